@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""A small distributed check, run by every rank of ntui's shipped presets.
+
+It initialises torch.distributed from the launcher's environment (RANK, WORLD_SIZE,
+MASTER_ADDR, MASTER_PORT), all-reduces ``rank + 1`` and prints one ``NTUI_CHECK {json}`` line
+with the rank, local rank, world size, node, all-reduce result and argv (exactly as received).
+
+Test controls come from the environment, never from argv (argv is only echoed):
+  NTUI_CHECK_FAIL_RANK=N   rank N raises RuntimeError after the all-reduce
+  NTUI_CHECK_SLEEP=S       every rank sleeps S seconds before exiting (cancel tests)
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+import sys
+import time
+
+
+def main() -> int:
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    world = int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    node = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    use_cuda = torch.cuda.is_available()
+    backend = "nccl" if use_cuda else "gloo"
+    if use_cuda:
+        torch.cuda.set_device(local_rank)
+    print(f"rank {rank}/{world} on {node}: init {backend} via {os.environ.get('MASTER_ADDR')}:"
+          f"{os.environ.get('MASTER_PORT')}", flush=True)
+    dist.init_process_group(backend=backend, timeout=datetime.timedelta(seconds=180))
+    t = torch.tensor([float(rank + 1)], device="cuda" if use_cuda else "cpu")
+    dist.all_reduce(t)
+    result = float(t.item())
+    expected = world * (world + 1) / 2
+    record = {
+        "rank": rank,
+        "local_rank": local_rank,
+        "world_size": world,
+        "node": node,
+        "allreduce": result,
+        "expected": expected,
+        "ok": result == expected and dist.get_world_size() == world,
+        "argv": sys.argv[1:],
+        "job_id": os.environ.get("SLURM_JOB_ID"),
+    }
+    print("NTUI_CHECK " + json.dumps(record), flush=True)
+    if os.environ.get("NTUI_CHECK_FAIL_RANK") == str(rank):
+        raise RuntimeError(f"ntui check: rank {rank} fails on purpose")
+    time.sleep(float(os.environ.get("NTUI_CHECK_SLEEP", "0")))
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0 if record["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""``ntui`` subcommands. Plain argparse, no Textual: scripts can rely on them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ntui import __version__
+from ntui.core.paths import atomic_write
+from ntui.core.presets import LoadedPreset, list_presets, load_preset
+from ntui.core.problems import PresetError, Problem
+from ntui.core.render import render
+from ntui.core.spec import JobSpec, validate
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 2
+EXIT_SLURM = 3
+
+
+def _add_preset_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("preset", help="preset name (user dir first, then shipped) or path to a YAML file")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a dotted key with a YAML value, e.g. --set sbatch.nodes=4 (repeatable)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ntui",
+        description="Compose, check, submit and watch distributed training jobs on Slurm. "
+        "Without a subcommand, opens the terminal app.",
+    )
+    parser.add_argument("--version", action="version", version=f"ntui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("presets", help="list presets: name, launcher, description, source file")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("render", help="print (or write) the sbatch script of a preset")
+    _add_preset_args(p)
+    p.add_argument("-o", "--output", type=Path, help="write the script to this file (atomically)")
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("check", help="check a preset statically; exits non-zero listing every problem")
+    _add_preset_args(p)
+    p.add_argument("--test-only", action="store_true", help="also ask Slurm: sbatch --test-only")
+    p.set_defaults(func=cmd_check)
+
+    from ntui import cli_slurm
+
+    cli_slurm.add_commands(sub, _add_preset_args)
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv))
+    if args.command is None:
+        from ntui.ui.app import run_app
+
+        return int(run_app())
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+def load_spec(
+    preset: str, overrides: Sequence[str], *, quiet_warnings: bool = False
+) -> tuple[LoadedPreset, JobSpec | None, list[Problem]]:
+    """Load + validate; print problems to stderr. Returns spec None on errors."""
+    try:
+        loaded = load_preset(preset, overrides)
+    except PresetError as exc:
+        return LoadedPreset(preset, None, {}), None, exc.problems
+    spec, problems = validate(loaded)
+    return loaded, spec, problems
+
+
+def print_problems(problems: Sequence[Problem], *, warnings: bool = True) -> None:
+    for p in problems:
+        if p.is_error or warnings:
+            print(str(p), file=sys.stderr)
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    rows = list_presets()
+    if not rows:
+        print("no presets found", file=sys.stderr)
+        return EXIT_PROBLEMS
+    width = max(len(r.name) for r in rows)
+    for r in rows:
+        desc = f"BROKEN: {r.problem}" if r.problem else r.description
+        print(f"{r.name:<{width}}  {r.launcher or '-':<10}  {r.origin:<7}  {r.path}  {desc}")
+    return EXIT_OK
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    _, spec, problems = load_spec(args.preset, args.overrides)
+    print_problems(problems, warnings=False)
+    if spec is None:
+        return EXIT_PROBLEMS
+    script = render(spec)
+    if args.output:
+        atomic_write(args.output, script, mode=0o600)
+    else:
+        sys.stdout.write(script)
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    _, spec, problems = load_spec(args.preset, args.overrides)
+    print_problems(problems)
+    if spec is None:
+        n = sum(1 for p in problems if p.is_error)
+        print(f"{n} error(s)", file=sys.stderr)
+        return EXIT_PROBLEMS
+    if args.test_only:
+        from ntui.cli_slurm import test_only
+
+        return test_only(spec)
+    warn = len(problems)
+    print(f"ok: {spec.name} ({spec.launcher}, {spec.nodes} node(s), world size {spec.world_size})"
+          + (f", {warn} warning(s)" if warn else ""))
+    return EXIT_OK

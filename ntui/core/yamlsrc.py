@@ -1,0 +1,83 @@
+"""YAML loading that remembers the line of every key (``yaml.safe_load`` semantics)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ntui.core.problems import Problem, Source
+
+KeyPath = tuple[str, ...]
+
+MAX_PRESET_BYTES = 1_000_000
+
+
+def _walk(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int], raw: dict[KeyPath, str]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                path = (*prefix, str(key_node.value))
+                lines[path] = key_node.start_mark.line + 1
+                _walk(value_node, path, lines, raw)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            path = (*prefix, str(i))
+            lines[path] = item.start_mark.line + 1
+            _walk(item, path, lines, raw)
+    elif isinstance(node, yaml.ScalarNode):
+        # The scalar exactly as written (after YAML quoting), so that `yes`, `0.10` or `1e3`
+        # reach a program verbatim instead of as True, 0.1 or 1000.0.
+        raw[prefix] = str(node.value)
+
+
+@dataclass(frozen=True)
+class YamlDoc:
+    data: Any
+    lines: dict[KeyPath, int]
+    raw: dict[KeyPath, str]
+
+
+def load_yaml_with_lines(text: str, filename: str) -> YamlDoc:
+    """Parse ``text`` safely; return the data, the 1-based line of every key and raw scalars.
+
+    Raises ``ValueError`` carrying a :class:`Problem` (file and line of the syntax error).
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise YamlProblem(Problem(Source(filename, line), "", f"YAML syntax error: {reason}")) from None
+    lines: dict[KeyPath, int] = {}
+    raw: dict[KeyPath, str] = {}
+    if node is not None:
+        _walk(node, (), lines, raw)
+    return YamlDoc(data, lines, raw)
+
+
+class YamlProblem(ValueError):
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
+
+
+def read_preset_text(path: str) -> str:
+    """Read a preset file as text, refusing huge or binary files with a clear problem."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_PRESET_BYTES + 1)
+    except OSError as exc:
+        raise YamlProblem(Problem(Source(path), "", f"cannot read: {exc.strerror}")) from None
+    if len(raw) > MAX_PRESET_BYTES:
+        raise YamlProblem(Problem(Source(path), "", f"file is larger than {MAX_PRESET_BYTES} bytes"))
+    if b"\x00" in raw:
+        raise YamlProblem(Problem(Source(path), "", "binary file (contains NUL bytes), not YAML"))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise YamlProblem(Problem(Source(path, line), "", "not valid UTF-8 text")) from None

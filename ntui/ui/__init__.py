@@ -1,0 +1,1 @@
+"""The Textual layer: screens, widgets and the stylesheet. All logic lives in ntui.core."""

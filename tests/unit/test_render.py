@@ -1,0 +1,135 @@
+"""Golden scripts for every shipped preset, structural rules, and launch-line behaviour."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ntui.core.presets import list_presets, load_preset
+from ntui.core.render import render
+from ntui.core.spec import validate
+from tests.conftest import REPO
+
+GOLDEN = REPO / "tests" / "data" / "golden"
+SHIPPED = sorted(p.stem for p in (REPO / "presets").glob("*.yaml"))
+
+
+def render_preset(name: str, *overrides: str) -> str:
+    spec, problems = validate(load_preset(name, overrides))
+    assert spec is not None, [str(p) for p in problems]
+    return render(spec)
+
+
+def normalised(script: str) -> str:
+    return script.replace(str(REPO), "<REPO>")
+
+
+def test_six_shipped_presets() -> None:
+    names = {p.name for p in list_presets()}
+    assert {
+        "perlmutter-srun", "perlmutter-torchrun", "perlmutter-accelerate",
+        "local-srun", "local-torchrun", "local-accelerate",
+    } <= names
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_golden(name: str) -> None:
+    script = normalised(render_preset(name, "logs.dir=/logs"))
+    golden = GOLDEN / f"{name}.sbatch"
+    if os.environ.get("NTUI_UPDATE_GOLDEN"):
+        golden.write_text(script)
+    assert script == golden.read_text(), f"golden differs; NTUI_UPDATE_GOLDEN=1 to accept: {golden}"
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_bash_syntax(name: str) -> None:
+    subprocess.run(["bash", "-n"], input=render_preset(name), text=True, check=True, timeout=10)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_directives_first_and_well_formed(name: str) -> None:
+    lines = render_preset(name).splitlines()
+    assert lines[0] == "#!/bin/bash"
+    first_cmd = next(i for i, ln in enumerate(lines) if ln.strip() and not ln.startswith("#"))
+    assert lines[first_cmd] == "set -euo pipefail"
+    # P1/P2: every directive above the first command, spelled exactly, in column 0.
+    for i, ln in enumerate(lines):
+        if re.match(r"\s*#\s*sbatch", ln, re.IGNORECASE):
+            assert ln.startswith("#SBATCH --"), ln
+            assert i < first_cmd, ln
+    directives = [ln for ln in lines if ln.startswith("#SBATCH")]
+    assert not any("$" in d for d in directives), "P3: no shell expansion in directives"
+    assert sum(d.startswith("#SBATCH --output=") for d in directives) == 1
+
+
+def test_per_task_values_never_expand_in_batch_shell() -> None:
+    for name in SHIPPED:
+        for ln in render_preset(name).splitlines():
+            for var in ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "$RANK"):
+                if var in ln:
+                    # Only inside a single-quoted payload.
+                    inside = re.findall(r"'[^']*'", ln)
+                    assert any(var in s for s in inside), (name, ln)
+
+
+def test_torchrun_rules() -> None:
+    s = render_preset("perlmutter-torchrun")
+    assert "--ntasks-per-node=1" in s
+    assert "--nproc-per-node=4" in s
+    assert '--rdzv-id="$SLURM_JOB_ID"' in s
+    assert "--rdzv-backend=c10d" in s
+    assert '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"' in s
+    assert "export MASTER_PORT=$(( 15000 + SLURM_JOB_ID % 20000 ))" in s
+    assert "shifter" in s and "#SBATCH --image=nersc/pytorch:25.02.01" in s
+    assert "#SBATCH --module=gpu,nccl-plugin" in s
+
+
+def test_torchrun_single_node_is_standalone() -> None:
+    s = render_preset("local-torchrun", "sbatch.nodes=1")
+    assert "--standalone" in s and "--rdzv-endpoint" not in s
+
+
+def test_accelerate_rules() -> None:
+    s = render_preset("perlmutter-accelerate")
+    assert '--num_processes="$(( SLURM_JOB_NUM_NODES * 4 ))"' in s
+    assert '--num_machines="$SLURM_JOB_NUM_NODES"' in s
+    assert "--machine_rank=\"$SLURM_NODEID\"" in s
+    assert "--multi_gpu" in s and " --cpu " not in s
+    assert "--mixed_precision=bf16" in s
+    assert "--rdzv_backend=c10d" in s
+
+
+def test_srun_rules() -> None:
+    s = render_preset("perlmutter-srun")
+    assert "#SBATCH --ntasks-per-node=4" in s and "#SBATCH --gpus-per-node=4" in s
+    assert '--cpus-per-task="$SLURM_CPUS_PER_TASK"' in s
+    assert "--gres" not in s
+    assert "-rank-%t.out" in s
+
+
+def test_fixed_port() -> None:
+    s = render_preset("local-torchrun", "launcher.master-port=29555")
+    assert "export MASTER_PORT=29555" in s
+
+
+def test_hostile_values_are_single_words() -> None:
+    s = render_preset(
+        "local-srun",
+        "args=[\"$(touch /tmp/ntui-pwned)\", \"a'b\", \"`id`\", \"x; rm -rf /\"]",
+        "env.EVIL=$(reboot)",
+        "sbatch.job-name=my job #1",
+    )
+    assert "#SBATCH --job-name='my job #1'" in s
+    assert "export EVIL='$(reboot)'" in s
+    assert "'$(touch /tmp/ntui-pwned)'" in s
+    assert "'a'\"'\"'b'" in s
+
+
+def test_log_paths_under_log_dir(tmp_path: Path) -> None:
+    s = render_preset("local-torchrun", f"logs.dir={tmp_path}")
+    assert f"#SBATCH --output={tmp_path}/local-torchrun-%j.out" in s
+    assert f"export NTUI_RANK_LOG_PREFIX={tmp_path}/local-torchrun-\"$SLURM_JOB_ID\"-rank-" in s
