@@ -1,0 +1,57 @@
+"""Fixtures for tests that need the real dev cluster (``scripts/dev-cluster up``).
+
+Every test in this directory is skipped, with the reason, unless ``SLURM_CONF`` is set and the controller
+answers ``scontrol ping``. Start the cluster with::
+
+    scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DEV_CLUSTER = REPO / "scripts" / "dev-cluster"
+
+
+@dataclass(frozen=True)
+class DevCluster:
+    slurm_conf: Path
+    state_dir: Path
+    env: dict[str, str]
+    script: Path = DEV_CLUSTER
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run a command with this cluster's environment; never raises on a non-zero exit."""
+        return subprocess.run(
+            list(args), env=self.env, capture_output=True, text=True, errors="replace", timeout=timeout
+        )
+
+
+@pytest.fixture(scope="session")
+def dev_cluster() -> DevCluster:
+    conf = os.environ.get("SLURM_CONF")
+    if not conf:
+        pytest.skip('SLURM_CONF is not set; run: scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"')
+    if shutil.which("scontrol") is None:
+        pytest.skip("scontrol is not installed; run scripts/dev-cluster up (it installs slurm-wlm)")
+    state_dir = Path(os.environ.get("NTUI_DEV_CLUSTER_DIR") or Path(conf).parent)
+    env = dict(os.environ, SLURM_CONF=conf, NTUI_DEV_CLUSTER_DIR=str(state_dir))
+    try:
+        ping = subprocess.run(
+            ["scontrol", "ping"], env=env, capture_output=True, text=True, errors="replace", timeout=30
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"scontrol ping timed out (SLURM_CONF={conf}); is scripts/dev-cluster up?")
+    if ping.returncode != 0 or "is UP" not in ping.stdout:
+        pytest.skip(
+            f"Slurm controller does not answer scontrol ping (SLURM_CONF={conf}, rc={ping.returncode}): "
+            f"{(ping.stdout + ping.stderr).strip()[:300]}; run scripts/dev-cluster up"
+        )
+    return DevCluster(slurm_conf=Path(conf), state_dir=state_dir, env=env)

@@ -1,0 +1,102 @@
+"""The dev cluster itself: daemons up, two idle/busy nodes, idempotent ``up``, a 2-node x 2-task job."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from .conftest import DevCluster
+
+pytestmark = pytest.mark.cluster
+
+NODES = ("nid001", "nid002")
+USABLE = {"idle", "mixed", "allocated", "completing"}
+FINISHED = {
+    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE",
+}  # fmt: skip
+
+
+def _require_script_cluster(c: DevCluster) -> None:
+    if not (c.state_dir / "run" / "slurmctld.pid").exists():
+        pytest.skip(f"SLURM_CONF={c.slurm_conf} is not a scripts/dev-cluster cluster (no pid files)")
+
+
+def test_status_reports_daemons_and_nodes(dev_cluster: DevCluster) -> None:
+    _require_script_cluster(dev_cluster)
+    res = dev_cluster.run(str(dev_cluster.script), "status", timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+    for daemon in ("munged", "slurmctld", "slurmd nid001", "slurmd nid002"):
+        line = next((ln for ln in res.stdout.splitlines() if ln.startswith(daemon + " ")), "")
+        assert line.endswith("alive"), f"{daemon!r} not alive in:\n{res.stdout}"
+    states = _node_states(dev_cluster)
+    assert set(states) >= set(NODES), states
+    for node in NODES:
+        assert states[node] in USABLE, f"{node} is {states[node]}"
+
+
+def test_up_again_is_quick_and_idempotent(dev_cluster: DevCluster) -> None:
+    _require_script_cluster(dev_cluster)
+    if os.geteuid() != 0:
+        pytest.skip("scripts/dev-cluster up needs root")
+    pids_before = _pids(dev_cluster.state_dir)
+    t0 = time.monotonic()
+    res = dev_cluster.run(str(dev_cluster.script), "up", timeout=120)
+    elapsed = time.monotonic() - t0
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert elapsed < 15, f"second 'up' took {elapsed:.1f}s"
+    assert "starting" not in res.stderr, res.stderr  # nothing was (re)started
+    assert _pids(dev_cluster.state_dir) == pids_before
+
+
+def test_env_prints_exports(dev_cluster: DevCluster) -> None:
+    _require_script_cluster(dev_cluster)
+    res = dev_cluster.run(str(dev_cluster.script), "env", timeout=30)
+    assert res.returncode == 0, res.stderr
+    assert f"export SLURM_CONF={dev_cluster.slurm_conf}" in res.stdout.splitlines()
+    assert any(ln.startswith("export NTUI_DEV_SIM_PATH=") for ln in res.stdout.splitlines())
+
+
+def test_two_nodes_two_tasks_each(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    out = tmp_path / "ranks-%j.out"
+    sub = dev_cluster.run(
+        "sbatch", "--parsable", "--job-name=ntui-test-2x2", "--nodes=2", "--ntasks-per-node=2",
+        "--time=00:02:00", f"--output={out}", "--wrap", "srun -l printenv SLURMD_NODENAME",
+        timeout=60,
+    )  # fmt: skip
+    assert sub.returncode == 0, sub.stderr
+    job_id = sub.stdout.strip().split(";")[0]
+    try:
+        state = _wait_finished(dev_cluster, job_id, timeout=180)
+        assert state == "COMPLETED", f"job {job_id} ended {state}"
+        text = Path(str(out).replace("%j", job_id)).read_text(errors="replace")
+        ranks = dict(ln.split(": ", 1) for ln in text.split("\n") if ": " in ln)
+        assert sorted(ranks) == ["0", "1", "2", "3"], text
+        assert Counter(ranks.values()) == {"nid001": 2, "nid002": 2}, text
+    finally:
+        dev_cluster.run("scancel", job_id, timeout=30)
+
+
+def _node_states(c: DevCluster) -> dict[str, str]:
+    res = c.run("sinfo", "-h", "-N", "-o", "%N %T", timeout=30)
+    assert res.returncode == 0, res.stderr
+    return dict(ln.split() for ln in res.stdout.splitlines() if ln.strip())
+
+
+def _pids(state_dir: Path) -> dict[str, str]:
+    return {p.name: p.read_text().strip() for p in sorted((state_dir / "run").glob("*.pid"))}
+
+
+def _wait_finished(c: DevCluster, job_id: str, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    state = ""
+    while time.monotonic() < deadline:
+        res = c.run("squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T", timeout=30)
+        state = res.stdout.strip()
+        if state in FINISHED:
+            return state
+        time.sleep(1)
+    pytest.fail(f"job {job_id} not finished after {timeout}s (last state {state!r})")
