@@ -1,0 +1,486 @@
+"""One runner for every Slurm command, the typed Slurm errors, and environment scrubbing.
+
+Every Slurm client call in ntui goes through a :class:`CommandRunner`: :class:`SubprocessRunner` in the
+app, :class:`FakeRunner` in tests and the screenshot/demo tooling. Results come back as a
+:class:`CommandResult`; :func:`check` turns one into a typed :class:`SlurmError` when Slurm failed,
+looking at the exit code *and* stderr (Slurm clients sometimes exit 0 after a failure).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Union
+
+__all__ = [
+    "CommandResult",
+    "CommandRunner",
+    "ControllerUnreachable",
+    "FakeCall",
+    "FakeRunner",
+    "FakeRunnerUnmatched",
+    "JobNotFound",
+    "SlurmError",
+    "SlurmNotInstalled",
+    "SlurmRejected",
+    "SlurmTimeout",
+    "SubprocessRunner",
+    "check",
+    "classify",
+    "result",
+    "scrubbed_env",
+]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one finished command produced (already decoded, invalid UTF-8 replaced)."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+class CommandRunner(Protocol):
+    """Runs one command (never through a shell) and returns its result; raises only
+    :class:`SlurmNotInstalled` (binary missing) and :class:`SlurmTimeout` (killed after ``timeout``)."""
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002 - mirrors subprocess.run
+    ) -> CommandResult: ...
+
+
+# ---------------------------------------------------------------- errors
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+class SlurmError(Exception):
+    """A Slurm command failed. ``str()`` is a one-line human message."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: Sequence[str] = (),
+        stderr: str = "",
+        returncode: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.argv: tuple[str, ...] = tuple(argv)
+        self.stderr = stderr
+        self.returncode = returncode
+
+    @property
+    def command(self) -> str:
+        """The command as one readable string (for dialogs and logs, never for a shell)."""
+        return " ".join(self.argv)
+
+    def __str__(self) -> str:
+        parts = [self.message]
+        if self.argv:
+            prog = os.path.basename(self.argv[0])
+            rc = f", exit {self.returncode}" if self.returncode is not None else ""
+            parts.append(f"[{prog}{rc}]")
+        return " ".join(parts)
+
+
+class SlurmNotInstalled(SlurmError):
+    """The Slurm client binary was not found (not on PATH, or not under the configured bin dir)."""
+
+
+class SlurmTimeout(SlurmError):
+    """The command ran longer than its timeout and was killed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        timeout: float,
+        argv: Sequence[str] = (),
+        stderr: str = "",
+        returncode: int | None = None,
+    ) -> None:
+        super().__init__(message, argv=argv, stderr=stderr, returncode=returncode)
+        self.timeout = timeout
+
+
+class ControllerUnreachable(SlurmError):
+    """slurmctld could not be reached or did not answer (socket timeout, connection refused, ...)."""
+
+
+class SlurmRejected(SlurmError):
+    """Slurm understood the request and refused it. ``reason`` is Slurm's own text."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        argv: Sequence[str] = (),
+        stderr: str = "",
+        returncode: int | None = None,
+    ) -> None:
+        super().__init__(message, argv=argv, stderr=stderr, returncode=returncode)
+        self.reason = reason
+
+
+class JobNotFound(SlurmRejected):
+    """The job ID is unknown to slurmctld ("Invalid job id specified"): never existed or already purged."""
+
+
+# ---------------------------------------------------------------- classification
+#
+# How check() classifies a result (first match wins; patterns are searched in stderr, case-insensitive):
+#
+# 1. ControllerUnreachable, whatever the exit code: "Unable to contact slurm controller",
+#    "Socket timed out", "Connection refused", "Connection timed out", "Zero Bytes were transmitted",
+#    "Transport endpoint is not connected", "Communication connection failure", "Slurm backup controller
+#    in standby mode", "Unable to establish/…a configuration source" (no slurm.conf). Note sbatch reports
+#    these as "Batch job submission failed: Unable to contact slurm controller", which is *not* a rejection.
+# 2. JobNotFound, whatever the exit code: "Invalid job id specified" / "Invalid job id".
+# 3. SlurmRejected, whatever the exit code: "Batch job submission failed: <reason>",
+#    "allocation failure: <reason>", and (rc 0 too, observed on 22.05.8: squeue drops the field and exits 0)
+#    "Invalid job format specification: <field>" / "Invalid ... specification".
+# 4. ControllerUnreachable, whatever the exit code: any other "slurm_load_<x> error: <text>" /
+#    "slurm_load_<x>: <text>" / "slurm_get_statistics: <text>" (the client could not load the data).
+# 5. Exit code 0: everything else on stderr is harmless (warnings, "sbatch: Job N to start at ..." from
+#    --test-only, job_submit plugin messages, config-parse "error:" noise from a newer slurm.conf), except a
+#    "fatal:" line, which raises SlurmError.
+# 6. Exit code != 0: SlurmRejected with the text after the last "error: " (or the first stderr line) as
+#    reason when stderr says anything; a bare SlurmError otherwise.
+
+_UNREACHABLE = re.compile(
+    r"unable to contact slurm controller|socket timed out|connection refused|connection timed out"
+    r"|zero bytes were transmitted|transport endpoint is not connected|communication connection failure"
+    r"|backup controller in standby mode|could not establish a configuration source"
+    r"|failed to fetch config",
+    re.IGNORECASE,
+)
+_NOT_FOUND = re.compile(r"invalid job id(?: specified)?", re.IGNORECASE)
+_REJECT_PREFIX = re.compile(r"(?:batch job submission failed|allocation failure):\s*(?P<reason>.*)", re.IGNORECASE)
+_BAD_SPEC = re.compile(r"invalid [\w ]*specification:?\s*.*", re.IGNORECASE)
+_LOAD_ERROR = re.compile(r"(?:slurm_load_\w+|slurm_get_statistics)(?: error)?:\s*(?P<reason>.*)", re.IGNORECASE)
+_FATAL = re.compile(r"(?:^|\s)fatal:\s*(?P<reason>.*)", re.IGNORECASE)
+_ERROR_TEXT = re.compile(r"error:\s*(?P<reason>.*)", re.IGNORECASE)
+
+
+def _matching_line(pattern: re.Pattern[str], text: str) -> tuple[str, re.Match[str]] | None:
+    for line in text.splitlines():
+        m = pattern.search(line)
+        if m:
+            return line.strip(), m
+    return None
+
+
+def classify(res: CommandResult) -> SlurmError | None:
+    """The typed error ``res`` stands for, or ``None`` when it succeeded (see the table above)."""
+    err = res.stderr
+
+    def plain(cls: type[SlurmError], message: str) -> SlurmError:
+        return cls(message, argv=res.argv, stderr=err, returncode=res.returncode)
+
+    def rejected(cls: type[SlurmRejected], prefix: str, reason: str) -> SlurmRejected:
+        return cls(f"{prefix}: {reason}", reason=reason, argv=res.argv, stderr=err, returncode=res.returncode)
+
+    hit = _matching_line(_UNREACHABLE, err)
+    if hit:
+        return plain(ControllerUnreachable, f"Slurm controller unreachable: {hit[0]}")
+    hit = _matching_line(_NOT_FOUND, err)
+    if hit:
+        return rejected(JobNotFound, "Job not found", hit[1].group(0))
+    hit = _matching_line(_REJECT_PREFIX, err)
+    if hit:
+        return rejected(SlurmRejected, "Slurm rejected the request", hit[1].group("reason").strip() or hit[0])
+    hit = _matching_line(_BAD_SPEC, err)
+    if hit:
+        return rejected(SlurmRejected, "Slurm rejected the arguments", hit[1].group(0).strip())
+    hit = _matching_line(_LOAD_ERROR, err)
+    if hit:
+        detail = hit[1].group("reason").strip() or hit[0]
+        return plain(ControllerUnreachable, f"Slurm could not load data: {detail}")
+    if res.returncode == 0:
+        hit = _matching_line(_FATAL, err)
+        return plain(SlurmError, f"Slurm command failed: {hit[0]}") if hit else None
+    reason = ""
+    for line in err.splitlines():
+        m = _ERROR_TEXT.search(line)
+        if m and m.group("reason").strip():
+            reason = m.group("reason").strip()
+    reason = reason or _first_line(err)
+    if reason:
+        return rejected(SlurmRejected, "Slurm refused", reason)
+    prog = os.path.basename(res.argv[0]) if res.argv else "command"
+    return plain(SlurmError, f"{prog} failed with exit code {res.returncode}")
+
+
+def check(res: CommandResult) -> CommandResult:
+    """Return ``res`` unchanged when it succeeded; raise the matching :class:`SlurmError` otherwise."""
+    err = classify(res)
+    if err is not None:
+        raise err
+    return res
+
+
+# ---------------------------------------------------------------- environment
+
+_SCRUB_INSIDE = ("SLURM_", "SBATCH_", "SRUN_")
+_KEEP = frozenset({"SLURM_CONF"})
+
+
+def scrubbed_env(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The environment to hand to Slurm commands, and the sorted names removed (the caller warns).
+
+    * ``SBATCH_*`` are always removed: they silently override the script's ``#SBATCH`` directives.
+    * Inside an allocation (``SLURM_JOB_ID`` set), every ``SLURM_*``, ``SBATCH_*`` and ``SRUN_*`` is removed
+      too, or the new job inherits the outer job's geometry.
+    * ``SLURM_CONF`` is always kept (it is how the client finds the cluster).
+    """
+    inside = bool(environ.get("SLURM_JOB_ID"))
+    prefixes = _SCRUB_INSIDE if inside else ("SBATCH_",)
+    kept: dict[str, str] = {}
+    removed: list[str] = []
+    for name, value in environ.items():
+        if name not in _KEEP and name.startswith(prefixes):
+            removed.append(name)
+        else:
+            kept[name] = value
+    return kept, sorted(removed)
+
+
+# ---------------------------------------------------------------- the real runner
+
+
+def _decode(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    if isinstance(data, str):
+        return data
+    return data.decode("utf-8", errors="replace")
+
+
+class SubprocessRunner:
+    """Runs commands with :mod:`subprocess` (no shell), in their own session so that a timeout kills the
+    whole process group (site wrappers around sbatch included). Thread-safe; ``calls`` counts every
+    attempted command, for the UI's RPC counter."""
+
+    def __init__(self, slurm_bin_dir: str | os.PathLike[str] | None = None) -> None:
+        self.slurm_bin_dir = Path(slurm_bin_dir) if slurm_bin_dir else None
+        self._calls = 0
+        self._lock = threading.Lock()
+
+    @property
+    def calls(self) -> int:
+        return self._calls
+
+    def resolve(self, program: str) -> str:
+        """``program`` under ``slurm_bin_dir`` when set and present there; else ``program`` (PATH lookup)."""
+        if self.slurm_bin_dir is not None and os.sep not in program:
+            candidate = self.slurm_bin_dir / program
+            if candidate.exists():
+                return str(candidate)
+        return program
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002
+    ) -> CommandResult:
+        if not argv:
+            raise ValueError("empty argv")
+        args = [self.resolve(argv[0]), *argv[1:]]
+        with self._lock:
+            self._calls += 1
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env) if env is not None else None,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            where = f" under {self.slurm_bin_dir} or" if self.slurm_bin_dir else ""
+            raise SlurmNotInstalled(
+                f"{argv[0]} not found{where} on PATH: is the Slurm client installed?",
+                argv=tuple(args),
+                stderr=str(exc),
+            ) from exc
+        try:
+            out, err = proc.communicate(input.encode() if input is not None else None, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            _kill_group(proc)
+            try:
+                out, err = proc.communicate(timeout=2)
+            except subprocess.TimeoutExpired:
+                out, err = exc.stdout or b"", exc.stderr or b""
+            raise SlurmTimeout(
+                f"{os.path.basename(argv[0])} did not answer within {timeout:g} s",
+                timeout=timeout,
+                argv=tuple(args),
+                stderr=_decode(err),
+            ) from None
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
+        return CommandResult(
+            argv=tuple(args),
+            returncode=proc.returncode,
+            stdout=_decode(out),
+            stderr=_decode(err),
+            duration_s=time.monotonic() - start,
+        )
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+# ---------------------------------------------------------------- the fake runner (tests, screenshots)
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """One call recorded by :class:`FakeRunner`."""
+
+    argv: tuple[str, ...]
+    timeout: float
+    env: Mapping[str, str] | None
+    input: str | None
+
+
+Responder = Callable[[tuple[str, ...]], CommandResult]
+#: A canned answer: a result, an exception to raise (e.g. SlurmTimeout), a callable on argv, or a list of
+#: those handed out in turn (the last one repeats).
+Response = Union[CommandResult, BaseException, Responder, "list[CommandResult | BaseException | Responder]"]
+
+
+class FakeRunnerUnmatched(LookupError):
+    """FakeRunner got a command it has no answer for."""
+
+
+def result(
+    argv: Sequence[str] | str = (),
+    stdout: str = "",
+    stderr: str = "",
+    returncode: int = 0,
+    duration_s: float = 0.0,
+) -> CommandResult:
+    """Shorthand to build a canned :class:`CommandResult` (``argv`` may be a space-separated string)."""
+    args = tuple(argv.split()) if isinstance(argv, str) else tuple(argv)
+    return CommandResult(args, returncode, stdout, stderr, duration_s)
+
+
+class FakeRunner:
+    """A :class:`CommandRunner` that answers from canned responses keyed by argv prefix.
+
+    ``FakeRunner({"squeue": result(stdout=...), ("scontrol", "show", "job"): ..., "sbatch --parsable": r})``.
+    String keys are split on whitespace. The longest matching prefix wins; ``argv[0]`` is compared by
+    basename, so ``/opt/slurm/bin/squeue`` matches ``squeue``. ``handler`` (a callable on argv returning a
+    result or ``None``) is asked first. Unmatched commands return ``default`` or raise
+    :class:`FakeRunnerUnmatched`. Every call is recorded in ``history``; ``calls`` counts them.
+    The argv of a canned result is replaced by the actual argv.
+    """
+
+    def __init__(
+        self,
+        responses: Mapping[str | tuple[str, ...], Response] | None = None,
+        *,
+        handler: Callable[[tuple[str, ...]], CommandResult | None] | None = None,
+        default: CommandResult | None = None,
+    ) -> None:
+        self._responses: dict[tuple[str, ...], list[CommandResult | BaseException | Responder]] = {}
+        self.handler = handler
+        self.default = default
+        self.history: list[FakeCall] = []
+        self._lock = threading.Lock()
+        for key, response in (responses or {}).items():
+            self.add(key, response)
+
+    @property
+    def calls(self) -> int:
+        return len(self.history)
+
+    def add(self, prefix: str | Sequence[str], response: Response) -> FakeRunner:
+        """Register (or replace) the answer for an argv prefix; returns self for chaining."""
+        key = tuple(prefix.split()) if isinstance(prefix, str) else tuple(prefix)
+        if not key:
+            raise ValueError("empty prefix")
+        self._responses[key] = list(response) if isinstance(response, list) else [response]
+        return self
+
+    def argvs(self) -> list[tuple[str, ...]]:
+        """The argv of every call so far, in order."""
+        return [c.argv for c in self.history]
+
+    def _lookup(self, argv: tuple[str, ...]) -> CommandResult | BaseException | Responder | None:
+        norm = (os.path.basename(argv[0]), *argv[1:])
+        best: tuple[str, ...] | None = None
+        for key in self._responses:
+            if norm[: len(key)] == key and (best is None or len(key) > len(best)):
+                best = key
+        if best is None:
+            return None
+        queue = self._responses[best]
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002
+    ) -> CommandResult:
+        args = tuple(argv)
+        if not args:
+            raise ValueError("empty argv")
+        with self._lock:
+            self.history.append(FakeCall(args, timeout, dict(env) if env is not None else None, input))
+            answer: CommandResult | BaseException | Responder | None = None
+            if self.handler is not None:
+                answer = self.handler(args)
+            if answer is None:
+                answer = self._lookup(args)
+        if answer is None:
+            if self.default is None:
+                raise FakeRunnerUnmatched(f"FakeRunner has no response for {args!r}")
+            answer = self.default
+        if isinstance(answer, BaseException):
+            raise answer
+        if callable(answer):
+            answer = answer(args)
+        return CommandResult(args, answer.returncode, answer.stdout, answer.stderr, answer.duration_s)

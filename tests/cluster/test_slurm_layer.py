@@ -1,0 +1,126 @@
+"""ntui.core.slurm against the real dev cluster: submit held, see it queued, test-only, release, details,
+cancel; plus an unreachable controller. Skipped without a cluster (see conftest.py)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from ntui.core import slurm
+from ntui.core.runner import ControllerUnreachable, JobNotFound, SubprocessRunner, scrubbed_env
+
+from .conftest import DevCluster
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture()
+def env(dev_cluster: DevCluster) -> dict[str, str]:
+    kept, _removed = scrubbed_env(dev_cluster.env)
+    return kept
+
+
+def _script(tmp_path: Path) -> Path:
+    script = tmp_path / "held job.sbatch"  # a space in the path on purpose
+    script.write_text(
+        "#!/bin/bash\n"
+        '#SBATCH --job-name="ntui-layer test"\n'
+        "#SBATCH --nodes=2\n"
+        "#SBATCH --ntasks-per-node=1\n"
+        "#SBATCH --gpus-per-node=1\n"
+        "#SBATCH --time=00:02:00\n"
+        f"#SBATCH --output={tmp_path}/%x-%j.out\n"
+        f"#SBATCH --chdir={tmp_path}\n"
+        "sleep 60\n"
+    )
+    return script
+
+
+def _wait(runner: SubprocessRunner, env: dict[str, str], job_id: str, want: str, seconds: float = 60) -> str:
+    deadline = time.monotonic() + seconds
+    state = ""
+    while time.monotonic() < deadline:
+        jobs = slurm.query_queue(runner, job_ids=[job_id], states="all", env=env)
+        state = jobs[0].state if jobs else "GONE"
+        if re.fullmatch(want, state):
+            return state
+        time.sleep(0.5)
+    pytest.fail(f"job {job_id} never reached {want} (last: {state})")
+
+
+def test_slurm_layer_lifecycle(dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path) -> None:
+    runner = SubprocessRunner()
+    assert slurm.slurm_version(runner, env=env) >= (22, 5)
+    assert slurm.probe_squeue_fields(runner, env=env) == ()  # every SQUEUE_FIELDS name is accepted
+
+    parts = slurm.list_partitions(runner, env=env)
+    default = next(p for p in parts if p.default)
+    assert default.up and len(default.node_names) >= 2
+    sinfo = slurm.sinfo_partitions(runner, env=env)
+    assert any(p.name == default.name and p.default for p in sinfo)
+
+    script = _script(tmp_path)
+    check = slurm.test_only(runner, str(script), env=env)
+    assert check.ok, check.raw
+    assert check.processors == 2 and check.partition == default.name
+    too_big = slurm.test_only(runner, str(script), extra_args=["--gpus-per-node=99"], env=env)
+    assert not too_big.ok and too_big.reason
+
+    before = slurm.rpc_counts_by_user(runner, env=env)
+    sub = slurm.submit(runner, str(script), extra_args=["--hold"], env=env)
+    assert sub.job_id.isdigit()
+    try:
+        (job,) = slurm.query_queue(runner, job_ids=[sub.job_id], env=env)
+        assert job.job_id == sub.job_id
+        assert job.name == "ntui-layer test"
+        assert job.state == "PENDING" and job.reason == "JobHeldUser"
+        assert job.workdir == str(tmp_path) and job.num_nodes == 2 and job.nodes == ()
+        assert job.exit_code is not None  # the exit_code field works on 22.05
+        assert sub.job_id in {j.job_id for j in slurm.query_queue(runner, env=env)}  # --me
+
+        held = slurm.show_job(runner, sub.job_id, env=env)
+        assert held.reason == "JobHeldUser" and held.std_out == f"{tmp_path}/ntui-layer test-{sub.job_id}.out"
+
+        slurm.release(runner, sub.job_id, env=env)
+        _wait(runner, env, sub.job_id, "RUNNING")
+        details = slurm.show_job(runner, sub.job_id, env=env)
+        assert details.state == "RUNNING"
+        assert len(details.nodes) == 2
+        assert set(details.gres_by_node) == set(details.nodes)
+        assert all(len(idx) == 1 for idx in details.gres_by_node.values()), details.gres_by_node
+        assert details.command == str(script)  # path with a space
+
+        slurm.cancel(runner, sub.job_id, signal="USR1", env=env)
+        slurm.cancel(runner, sub.job_id, env=env)
+        state = _wait(runner, env, sub.job_id, "CANCELLED|COMPLETING|GONE")
+        assert state in {"CANCELLED", "COMPLETING", "GONE"}
+    finally:
+        dev_cluster.run("scancel", sub.job_id)
+
+    after = slurm.rpc_counts_by_user(runner, env=env)
+    user = env.get("USER") or next(iter(after))
+    if user in before and user in after:
+        assert after[user] > before[user]
+    assert slurm.final_state(runner, sub.job_id, env=env) is None  # no slurmdbd on the dev cluster
+    assert not slurm.user_associations(runner, env=env).available
+    with pytest.raises(JobNotFound):
+        slurm.show_job(runner, "999999", env=env)
+    with pytest.raises(JobNotFound):
+        slurm.release(runner, "999999", env=env)
+
+
+def test_unreachable_controller(dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path) -> None:
+    conf = dev_cluster.slurm_conf.read_text()
+    conf = re.sub(r"(?m)^SlurmctldPort=.*$", "SlurmctldPort=16899", conf)
+    conf = re.sub(r"(?m)^MessageTimeout=.*$", "", conf) + "\nMessageTimeout=2\n"
+    dead = dev_cluster.slurm_conf.parent / f"dead-{tmp_path.name}.conf"
+    dead.write_text(conf)
+    try:
+        runner = SubprocessRunner()
+        with pytest.raises(ControllerUnreachable):
+            slurm.query_queue(runner, env={**env, "SLURM_CONF": str(dead)}, timeout=30)
+    finally:
+        dead.unlink()
