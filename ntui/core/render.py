@@ -33,13 +33,22 @@ SLINGSHOT_ENV = (
 )
 
 # Fixed payloads. Single-quoted in the script, so the batch shell expands nothing in them.
+# Each rank's log starts with "ntui: rank N on NODE" (joblogs.RANK_HEADER): with c10d rendezvous the
+# rank -> node mapping is only known at run time.
+RANK_HEADER = 'echo "ntui: rank $RANK on ${SLURMD_NODENAME:-$(hostname)}"'
 SRUN_RANK_PAYLOAD = (
     "export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS"
-    ' NODE_RANK=$SLURM_NODEID; exec "$0" "$@"'
+    f' NODE_RANK=$SLURM_NODEID; {RANK_HEADER}; exec "$0" "$@"'
 )
 # Run by torchrun/accelerate for each worker: RANK is the worker's *global* rank.
-WORKER_LOG_PAYLOAD = 'exec "$0" "$@" >>"$NTUI_RANK_LOG_PREFIX$RANK.out" 2>&1'
-ACCELERATE_PAYLOAD = 'exec "$0" launch --machine_rank="$SLURM_NODEID" "$@"'
+WORKER_LOG_PAYLOAD = f'exec >>"$NTUI_RANK_LOG_PREFIX$RANK.out" 2>&1; {RANK_HEADER}; exec "$0" "$@"'
+# c10d guesses whether it hosts the rendezvous store by matching the endpoint against the local
+# hostname; a mismatch (IP vs name, high-speed vs management name) hangs, and two agents that both
+# match race for the port (R8). Node 0 of the allocation is MASTER_ADDR, so say so explicitly:
+# torch reads `is_host` from --rdzv-conf (torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py).
+IS_HOST = "is_host=$(( SLURM_NODEID == 0 ))"
+TORCHRUN_PAYLOAD = f'exec "$0" --rdzv-conf={IS_HOST} "$@"'
+ACCELERATE_PAYLOAD = f'exec "$0" launch --machine_rank="$SLURM_NODEID" --rdzv_conf={IS_HOST} "$@"'
 
 
 @dataclass(frozen=True)
@@ -197,6 +206,8 @@ def _launch(spec: JobSpec, paths: LogPaths) -> str:
             '--nnodes="$SLURM_JOB_NUM_NODES"',
             f"--nproc-per-node={spec.nproc_per_node}",
         ]
+        if spec.nodes > 1:
+            torchrun = ["bash", "-c", q(TORCHRUN_PAYLOAD), *torchrun]
         return _continued(
             [srun, _container(spec), torchrun, rdzv, [*extra, "--no-python"], worker, _program(spec)]
         )

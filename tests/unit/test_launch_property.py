@@ -35,6 +35,9 @@ if name == "scontrol":
 if name == "accelerate":
     assert args[0] == "launch", args
     args = args[1:]
+if name in ("accelerate", "torchrun"):
+    conf = [a for a in args if a.startswith(("--rdzv-conf=", "--rdzv_conf="))]
+    assert conf == [conf[0][:12] + "is_host=1"], conf  # node 0 hosts the store
 marker = {{"srun": None, "torchrun": "--no-python", "accelerate": "--no_python"}}[name]
 if marker is None:
     i = 0
