@@ -1,0 +1,747 @@
+"""Following training logs without reading them whole (toolong's approach, no Textual).
+
+* :class:`FileTail` follows one file by byte offset. Each :meth:`FileTail.poll` opens the file (open/close
+  also revalidates NFS's attribute cache), ``fstat``\\ s it and ``os.pread``\\ s only the appended bytes in
+  64 KiB chunks. It keeps ``(dev, inode, offset, partial line)``; a smaller size, a different inode or
+  changed bytes just before the offset mean the file was truncated or replaced (a requeue without
+  ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing file (pending
+  job) is polled until it appears; a vanished one is reported and picked up again when it reappears.
+* Memory is bounded: a window of the last N cleaned lines (``deque``), and an ``array('Q')`` of line-start
+  offsets (8 bytes a line) so older lines are read lazily with :meth:`FileTail.read_lines` (``os.pread``).
+* Opening a huge file is tail-first: the first poll scans **backwards from the end** (``pread`` chunks +
+  ``rfind(b"\\n")``, toolong's ``scan_line_breaks``) until it has the last N lines, so a 256 MB log costs
+  about the size of its last N lines. :meth:`FileTail.index_all` indexes the rest in chunks for a
+  background thread (progress callback, cancellation). toolong mmaps; ntui preads because a log that is
+  truncated while mapped turns the next page access into ``SIGBUS``, and because reads are then countable
+  (``FileTail.bytes_read``).
+* :func:`clean_line` makes a line safe to show: no escape sequence or control character survives (nothing
+  can move the cursor or set the terminal title), ``\\r`` progress bars keep their last state, lines are
+  capped for display (``… [+N bytes]``) while offsets stay true. Long lines are accumulated head-only, so a
+  10 MB line costs 64 KiB of memory.
+* :class:`MultiTail` polls several files (one per rank) from one caller thread and merges their lines by
+  arrival (``[r2] ...``).
+
+Line numbers: ``TailUpdate.first_line_no`` and :meth:`FileTail.read_lines` use 0-based *index* numbers.
+While a big file is not fully indexed they count from the first indexed line (``FileTail.fully_indexed`` is
+False); :meth:`FileTail.index_all` returns how many lines it put in front, by which every number shifts.
+Small files (fewer lines than the window) are fully indexed on open, so their numbers are absolute.
+
+Thread-safety: one thread polls (the UI's watcher); ``index_all`` may run in another thread and
+``read_lines`` in a third; shared state is guarded by a lock and file IO happens on private descriptors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from array import array
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import islice
+from pathlib import Path
+from typing import Generic, Literal, TypeVar
+
+from ntui.core.triage import Finding
+
+__all__ = [
+    "CHUNK_SIZE",
+    "DEFAULT_WINDOW",
+    "DISPLAY_CAP",
+    "FileTail",
+    "MergedLine",
+    "MultiTail",
+    "RankLogs",
+    "RankState",
+    "RankStatus",
+    "TailUpdate",
+    "clean_line",
+    "discover_rank_logs",
+    "merge_lines",
+    "rank_label",
+    "rank_log_paths",
+    "rank_status",
+]
+
+CHUNK_SIZE = 64 * 1024
+DEFAULT_WINDOW = 5_000
+DISPLAY_CAP = 64 * 1024
+#: Most bytes one poll reads; beyond this the tail catches up over later polls (``TailUpdate.behind``).
+DEFAULT_MAX_READ = 16 * 1024 * 1024
+_FINGERPRINT = 16
+_INDEX_CHUNK = 1024 * 1024
+
+# ---------------------------------------------------------------------------------------------------------
+# cleaning
+
+_ESC_RE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI (also unterminated)
+    r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
+    r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (title, hyperlinks ...) to BEL / ST / end
+    r"|\x9d[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # 8-bit OSC
+    r"|\x1b[PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # DCS, SOS, PM, APC
+    r"|[\x90\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # 8-bit DCS, SOS, PM, APC
+    r"|\x1b[ -/]*[0-~]?"  # any other ESC sequence (or a lone ESC)
+    r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # remaining C0 (tab kept) and C1 controls, DEL
+)
+
+
+def clean_line(raw: bytes, *, max_bytes: int = DISPLAY_CAP, dropped: int = 0) -> str:
+    """Bytes of one line (newline optional) -> safe display text.
+
+    UTF-8 with ``errors="replace"``; one trailing ``\\r`` (CRLF) is dropped, then only the text after the
+    last ``\\r`` is kept (progress bars); lines longer than ``max_bytes`` are cut with ``… [+N bytes]``
+    (``dropped`` is added to N: bytes the caller already left out); escape sequences (CSI, OSC incl.
+    ``ESC ] 0 ; title BEL``, DCS ...) and control characters other than tab are removed.
+    """
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    cr = raw.rfind(b"\r")
+    if cr >= 0:
+        raw = raw[cr + 1 :]
+    extra = dropped
+    if len(raw) > max_bytes:
+        extra += len(raw) - max_bytes
+        raw = raw[:max_bytes]
+    text = _ESC_RE.sub("", raw.decode("utf-8", errors="replace"))
+    if extra:
+        text += f" … [+{extra} bytes]"
+    return text
+
+
+class _LineAcc:
+    """Accumulates one line's bytes across chunks: keeps the head after the last ``\\r`` up to a cap."""
+
+    __slots__ = ("cap", "dropped", "head", "pending_cr")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head = bytearray()
+        self.dropped = 0
+        self.pending_cr = False
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        if self.pending_cr:  # that \r was not the end of the line: a real carriage return
+            self.head.clear()
+            self.dropped = 0
+            self.pending_cr = False
+        if data[-1] == 0x0D:
+            data = data[:-1]
+            self.pending_cr = True
+        cr = data.rfind(b"\r")
+        if cr >= 0:
+            self.head.clear()
+            self.dropped = 0
+            data = data[cr + 1 :]
+        room = self.cap - len(self.head)
+        if room >= len(data):
+            self.head += data
+        else:
+            if room > 0:
+                self.head += data[:room]
+            self.dropped += len(data) - max(room, 0)
+
+    def text(self) -> str:
+        return clean_line(bytes(self.head), max_bytes=self.cap, dropped=self.dropped)
+
+    def take(self) -> str:
+        out = self.text()
+        self.head = bytearray()
+        self.dropped = 0
+        self.pending_cr = False
+        return out
+
+    def empty(self) -> bool:
+        return not self.head and not self.dropped
+
+
+# ---------------------------------------------------------------------------------------------------------
+# one file
+
+ResetReason = Literal["truncated", "replaced"]
+
+
+@dataclass(frozen=True)
+class TailUpdate:
+    """What one poll of one file found.
+
+    ``lines`` are new complete cleaned lines; ``first_line_no`` is the index number of ``lines[0]``.
+    ``backlog`` marks lines that were already in the file when it was (re)opened (their arrival time is
+    the file's mtime, not the poll time). ``reset`` means the file was truncated or replaced and the tail
+    restarted from 0 (show a marker; earlier line numbers are void). ``partial`` is the unterminated last
+    line (a progress bar, say), cleaned. ``behind`` counts bytes appended but left for the next poll.
+    ``first_seq`` is an arrival counter set by :class:`MultiTail` (0 from a bare FileTail).
+    """
+
+    path: Path
+    exists: bool = False
+    lines: tuple[str, ...] = ()
+    first_line_no: int = 0
+    appeared: bool = False
+    vanished: bool = False
+    reset: bool = False
+    reset_reason: ResetReason | None = None
+    backlog: bool = False
+    partial: str = ""
+    partial_changed: bool = False
+    size: int = 0
+    offset: int = 0
+    mtime: float | None = None
+    behind: int = 0
+    first_seq: int = 0
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.lines or self.appeared or self.vanished or self.reset or self.partial_changed or self.error)
+
+
+class FileTail:
+    """Follow one file by byte offset. See the module docstring."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        window: int = DEFAULT_WINDOW,
+        chunk_size: int = CHUNK_SIZE,
+        max_line_bytes: int = DISPLAY_CAP,
+        max_read_per_poll: int = DEFAULT_MAX_READ,
+    ) -> None:
+        if window < 1 or chunk_size < 1 or max_line_bytes < 1 or max_read_per_poll < 1:
+            raise ValueError("window, chunk_size, max_line_bytes and max_read_per_poll must be positive")
+        self.path = Path(path)
+        self.window_size = window
+        self.chunk_size = chunk_size
+        self.max_line_bytes = max_line_bytes
+        self.max_read_per_poll = max_read_per_poll
+        self._lock = threading.RLock()
+        self._window: deque[str] = deque(maxlen=window)
+        self._starts: array[int] = array("Q")
+        self._acc = _LineAcc(max_line_bytes)
+        self._ident: tuple[int, int] | None = None
+        self._opened = False
+        self._exists = False
+        self._offset = 0  # bytes consumed (complete lines + the partial line so far)
+        self._partial_start = 0  # where the partial line starts (= end of the complete lines)
+        self._index_from = 0  # byte offset of the first indexed line; 0 = fully indexed
+        self._fingerprint = b""
+        self._generation = 0
+        self._size = 0
+        self._mtime: float | None = None
+        self._last_partial = ""
+        #: bytes this tail has read from disk, all paths together (tests and benchmarks read it)
+        self.bytes_read = 0
+
+    # -- state ----------------------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return self._exists
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def mtime(self) -> float | None:
+        return self._mtime
+
+    @property
+    def offset(self) -> int:
+        return self._offset
+
+    @property
+    def generation(self) -> int:
+        """Bumped on every truncation / replacement."""
+        return self._generation
+
+    @property
+    def line_count(self) -> int:
+        """Complete lines in the index (all lines once :attr:`fully_indexed`)."""
+        return len(self._starts)
+
+    @property
+    def fully_indexed(self) -> bool:
+        return self._index_from == 0
+
+    @property
+    def indexed_from(self) -> int:
+        """Byte offset of the first indexed line (0 once fully indexed)."""
+        return self._index_from
+
+    @property
+    def window(self) -> list[str]:
+        """The last ``window`` complete lines, cleaned."""
+        with self._lock:
+            return list(self._window)
+
+    @property
+    def partial(self) -> str:
+        return self._last_partial
+
+    @property
+    def last_line(self) -> str:
+        with self._lock:
+            if self._last_partial:
+                return self._last_partial
+            return self._window[-1] if self._window else ""
+
+    # -- IO helpers -----------------------------------------------------------------------------------
+
+    def _pread(self, fd: int, n: int, offset: int) -> bytes:
+        data = os.pread(fd, n, offset)
+        self.bytes_read += len(data)
+        return data
+
+    def _reset_state(self) -> None:
+        self._window.clear()
+        self._starts = array("Q")
+        self._acc = _LineAcc(self.max_line_bytes)
+        self._opened = False
+        self._offset = 0
+        self._partial_start = 0
+        self._index_from = 0
+        self._fingerprint = b""
+        self._last_partial = ""
+        self._generation += 1
+
+    def _consume(self, fd: int, start: int, end: int) -> list[str]:
+        """Read ``[start, end)`` in chunks; append complete lines to index + window; keep the partial."""
+        out: list[str] = []
+        pos = start
+        fp = self._fingerprint if start == self._offset else b""
+        while pos < end:
+            data = self._pread(fd, min(self.chunk_size, end - pos), pos)
+            if not data:
+                break
+            fp = (fp + data[-_FINGERPRINT:])[-_FINGERPRINT:]
+            i = 0
+            n = len(data)
+            while i < n:
+                nl = data.find(b"\n", i)
+                if nl < 0:
+                    self._acc.feed(data[i:])
+                    break
+                self._acc.feed(data[i:nl])
+                out.append(self._acc.take())
+                self._starts.append(self._partial_start)
+                self._partial_start = pos + nl + 1
+                i = nl + 1
+            pos += n
+        self._offset = pos
+        self._window.extend(out[-self.window_size :])
+        self._fingerprint = fp
+        return out
+
+    def _backward_start(self, fd: int, size: int) -> int:
+        """Byte offset where the last ``window`` complete lines begin (scan from the end)."""
+        need = self.window_size + 1  # newlines: one ending each line + the one before the first
+        found = 0
+        earliest_nl = -1
+        pos = size
+        while pos > 0:
+            start = max(0, pos - self.chunk_size)
+            buf = self._pread(fd, pos - start, start)
+            if not buf:
+                break
+            hi = len(buf)
+            while found < need:
+                nl = buf.rfind(b"\n", 0, hi)
+                if nl < 0:
+                    break
+                found += 1
+                earliest_nl = start + nl
+                hi = nl
+            pos = start
+            if found >= need:
+                return earliest_nl + 1
+            if found >= 2 and size - pos >= self.max_read_per_poll:
+                return earliest_nl + 1  # enough for a first screen; index_all does the rest
+        return 0
+
+    # -- polling --------------------------------------------------------------------------------------
+
+    def poll(self) -> TailUpdate:
+        """Read what was appended since the last poll (the whole tail window on the first one)."""
+        with self._lock:
+            try:
+                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except (FileNotFoundError, NotADirectoryError):
+                vanished = self._exists
+                self._exists = False
+                return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset)
+            except OSError as exc:
+                vanished = self._exists
+                self._exists = False
+                return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset, error=str(exc))
+            try:
+                return self._poll_fd(fd)
+            except OSError as exc:
+                return TailUpdate(path=self.path, exists=True, offset=self._offset, error=str(exc))
+            finally:
+                os.close(fd)
+
+    def _poll_fd(self, fd: int) -> TailUpdate:
+        st = os.fstat(fd)
+        size = st.st_size
+        ident = (st.st_dev, st.st_ino)
+        appeared = not self._exists
+        self._exists = True
+        self._size = size
+        self._mtime = st.st_mtime
+        reason: ResetReason | None = None
+        if self._ident is not None and self._opened:
+            if ident != self._ident:
+                reason = "replaced"
+            elif size < self._offset:
+                reason = "truncated"
+            elif size > self._offset and self._fingerprint:
+                k = len(self._fingerprint)
+                if self._pread(fd, k, self._offset - k) != self._fingerprint:
+                    reason = "truncated"
+        if reason is not None:
+            self._reset_state()
+        self._ident = ident
+        backlog = not self._opened
+        first_no = len(self._starts)
+        if not self._opened:
+            self._opened = True
+            start = self._backward_start(fd, size) if size else 0
+            self._offset = self._partial_start = self._index_from = start
+            lines = self._consume(fd, start, size)
+        else:
+            end = min(size, self._offset + self.max_read_per_poll)
+            lines = self._consume(fd, self._offset, end) if end > self._offset else []
+        partial = "" if self._acc.empty() else self._acc.text()
+        partial_changed = partial != self._last_partial
+        self._last_partial = partial
+        return TailUpdate(
+            path=self.path,
+            exists=True,
+            lines=tuple(lines),
+            first_line_no=first_no,
+            appeared=appeared,
+            reset=reason is not None,
+            reset_reason=reason,
+            backlog=backlog,
+            partial=partial,
+            partial_changed=partial_changed,
+            size=size,
+            offset=self._offset,
+            mtime=st.st_mtime,
+            behind=max(0, size - self._offset),
+        )
+
+    # -- random access --------------------------------------------------------------------------------
+
+    def read_lines(self, start: int, count: int) -> list[str]:
+        """Lines ``start .. start+count-1`` by index number (cleaned), read lazily; [] when out of range.
+
+        Served from the window when possible, else by ``os.pread`` at the indexed offsets.
+        """
+        if count <= 0 or start < 0:
+            return []
+        with self._lock:
+            n = len(self._starts)
+            if start >= n:
+                return []
+            stop = min(n, start + count)
+            win_first = n - len(self._window)
+            if start >= win_first:
+                return list(islice(self._window, start - win_first, stop - win_first))
+            begin = self._starts[start]
+            end = self._starts[stop] if stop < n else self._partial_start
+            ident = self._ident
+            gen = self._generation
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return []
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != ident:
+                return []
+            out: list[str] = []
+            acc = _LineAcc(self.max_line_bytes)
+            pos = begin
+            while pos < end and len(out) < stop - start:
+                data = self._pread(fd, min(self.chunk_size, end - pos), pos)
+                if not data:
+                    break
+                i = 0
+                while i < len(data):
+                    nl = data.find(b"\n", i)
+                    if nl < 0:
+                        acc.feed(data[i:])
+                        break
+                    acc.feed(data[i:nl])
+                    out.append(acc.take())
+                    i = nl + 1
+                pos += len(data)
+        finally:
+            os.close(fd)
+        if gen != self._generation:
+            return []
+        return out
+
+    def index_all(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        *,
+        chunk_size: int = _INDEX_CHUNK,
+    ) -> int:
+        """Index the lines before the tail window (for a background thread).
+
+        Reads ``[0, indexed_from)`` forward in ``chunk_size`` chunks, collecting line starts in an
+        ``array('Q')``; calls ``progress(done_bytes, total_bytes)`` after each chunk and stops early (returning
+        -1) when ``cancelled()`` is true or the file was truncated/replaced meanwhile. Returns the number of
+        lines put in front of the index (every index number shifts by it); 0 when already complete.
+        """
+        with self._lock:
+            end = self._index_from
+            ident = self._ident
+            gen = self._generation
+        if end == 0 or ident is None:
+            return 0
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return -1
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != ident or st.st_size < end:
+                return -1
+            prefix: array[int] = array("Q", [0])
+            pos = 0
+            while pos < end:
+                if cancelled is not None and cancelled():
+                    return -1
+                data = self._pread(fd, min(chunk_size, end - pos), pos)
+                if not data:
+                    return -1
+                find = data.find
+                i = find(b"\n")
+                while i >= 0:
+                    s = pos + i + 1
+                    if s < end:
+                        prefix.append(s)
+                    i = find(b"\n", i + 1)
+                pos += len(data)
+                if progress is not None:
+                    progress(pos, end)
+        finally:
+            os.close(fd)
+        with self._lock:
+            if gen != self._generation or self._index_from != end:
+                return -1
+            self._starts = prefix + self._starts
+            self._index_from = 0
+        return len(prefix)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# several files
+
+K = TypeVar("K", bound=Hashable)
+
+
+def rank_label(key: object) -> str:
+    """``2`` -> ``"[r2] "``; other keys -> ``"[key] "``."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return f"[r{key}] "
+    return f"[{key}] "
+
+
+@dataclass(frozen=True)
+class MergedLine(Generic[K]):
+    seq: int
+    key: K
+    line_no: int
+    text: str
+
+    def render(self, label: Callable[[K], str] = rank_label) -> str:
+        return f"{label(self.key)}{self.text}"
+
+
+def merge_lines(
+    updates: Mapping[K, TailUpdate] | Iterable[tuple[K, TailUpdate]],
+    *,
+    label: Callable[[K], str] = rank_label,
+) -> list[str]:
+    """Lines of several updates with a per-file prefix (``[r2] ...``), by arrival (``first_seq``).
+
+    Within one poll the files' lines arrived together; ties keep the order in which files were polled.
+    """
+    items = list(updates.items()) if isinstance(updates, Mapping) else list(updates)
+    tagged: list[tuple[int, int, int, str]] = []
+    for order, (key, up) in enumerate(items):
+        prefix = label(key)
+        for i, text in enumerate(up.lines):
+            tagged.append((up.first_seq + i, order, i, prefix + text))
+    tagged.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [t[3] for t in tagged]
+
+
+class MultiTail(Generic[K]):
+    """Several :class:`FileTail` polled together by one caller thread.
+
+    Each line gets a global arrival sequence number (``TailUpdate.first_seq`` + i); :attr:`merged` keeps
+    the last ``merged_window`` lines of all files in that order.
+    """
+
+    def __init__(
+        self,
+        paths: Mapping[K, Path | str] | None = None,
+        *,
+        window: int = DEFAULT_WINDOW,
+        merged_window: int = DEFAULT_WINDOW,
+        **tail_kwargs: int,
+    ) -> None:
+        self._window = window
+        self._tail_kwargs = tail_kwargs
+        self._tails: dict[K, FileTail] = {}
+        self._seq = 0
+        self.merged: deque[MergedLine[K]] = deque(maxlen=merged_window)
+        for key, path in (paths or {}).items():
+            self.add(key, path)
+
+    def add(self, key: K, path: Path | str) -> FileTail:
+        tail = FileTail(path, window=self._window, **self._tail_kwargs)
+        self._tails[key] = tail
+        return tail
+
+    def remove(self, key: K) -> None:
+        self._tails.pop(key, None)
+
+    def keys(self) -> list[K]:
+        return list(self._tails)
+
+    def tail(self, key: K) -> FileTail:
+        return self._tails[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._tails
+
+    def __len__(self) -> int:
+        return len(self._tails)
+
+    def poll_all(self, keys: Iterable[K] | None = None) -> dict[K, TailUpdate]:
+        """Poll every file (or only ``keys``: poll the visible rank often, the others less)."""
+        out: dict[K, TailUpdate] = {}
+        for key in list(self._tails) if keys is None else list(keys):
+            tail = self._tails.get(key)
+            if tail is None:
+                continue
+            up = replace(tail.poll(), first_seq=self._seq)
+            for i, text in enumerate(up.lines):
+                self.merged.append(MergedLine(self._seq + i, key, up.first_line_no + i, text))
+            self._seq += len(up.lines)
+            out[key] = up
+        return out
+
+    def merged_view(self, last: int | None = None, *, label: Callable[[K], str] = rank_label) -> list[str]:
+        items = list(self.merged)
+        if last is not None:
+            items = items[-last:] if last > 0 else []
+        return [m.render(label) for m in items]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# per-rank files
+
+_RANK_FILE_RE = re.compile(r"-rank-(\d+)\.out$")
+
+
+@dataclass(frozen=True)
+class RankLogs:
+    """``<dir>/<name>-<jobid>.out`` and ``<dir>/<name>-<jobid>-rank-<N>.out`` (N = global rank)."""
+
+    batch: Path
+    ranks: Mapping[int, Path] = field(default_factory=dict)
+
+
+def discover_rank_logs(log_dir: Path, name: str, job_id: str) -> dict[int, Path]:
+    """Existing ``<name>-<job_id>-rank-<N>.out`` files in ``log_dir``, by rank (numeric order)."""
+    prefix = f"{name}-{job_id}-rank-"
+    found: dict[int, Path] = {}
+    try:
+        entries = list(os.scandir(log_dir))
+    except OSError:
+        return {}
+    for entry in entries:
+        fname = entry.name
+        if not fname.startswith(prefix):
+            continue
+        m = _RANK_FILE_RE.search(fname)
+        if m is None or fname[: m.start()] + "-rank-" != prefix:
+            continue
+        found[int(m.group(1))] = Path(log_dir) / fname
+    return dict(sorted(found.items()))
+
+
+def rank_log_paths(log_dir: Path, name: str, job_id: str, world_size: int | None) -> RankLogs:
+    """The batch log and per-rank log paths; with ``world_size=None`` the ranks whose files exist."""
+    log_dir = Path(log_dir)
+    batch = log_dir / f"{name}-{job_id}.out"
+    if world_size is None:
+        return RankLogs(batch=batch, ranks=discover_rank_logs(log_dir, name, job_id))
+    if world_size < 0:
+        raise ValueError("world_size must be >= 0")
+    ranks = {r: log_dir / f"{name}-{job_id}-rank-{r}.out" for r in range(world_size)}
+    return RankLogs(batch=batch, ranks=ranks)
+
+
+RankState = Literal["pending", "missing", "running", "finished", "errored"]
+
+
+@dataclass(frozen=True)
+class RankStatus:
+    """One rank's log at a glance. ``status``: errored (a finding), running / finished (by the job's
+    state), pending (no file yet, job still active) or missing (no file, job over)."""
+
+    rank: int
+    path: Path
+    node: str | None
+    exists: bool
+    size: int
+    mtime: float | None
+    last_line: str
+    status: RankState
+    finding: Finding | None = None
+
+
+def rank_status(
+    rank: int,
+    tail: FileTail,
+    *,
+    job_active: bool,
+    node: str | None = None,
+    findings: Sequence[Finding] = (),
+) -> RankStatus:
+    """Summarise a followed rank log (uses the tail's last poll; no IO)."""
+    first = min(findings, key=lambda f: (f.tier, f.time if f.time is not None else float("inf"), f.seq), default=None)
+    status: RankState
+    if first is not None:
+        status = "errored"
+    elif not tail.exists:
+        status = "pending" if job_active else "missing"
+    else:
+        status = "running" if job_active else "finished"
+    return RankStatus(
+        rank=rank,
+        path=tail.path,
+        node=node if node is not None else (first.node if first is not None else None),
+        exists=tail.exists,
+        size=tail.size,
+        mtime=tail.mtime,
+        last_line=tail.last_line,
+        status=status,
+        finding=first,
+    )

@@ -1,0 +1,277 @@
+"""ntui.core.triage over real torch/gloo output (tests/data/logs, see its README) and Slurm lines."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ntui.core.triage import (
+    Finding,
+    RankDetector,
+    parse_line_time,
+    scan_lines,
+    split_prefix,
+    triage,
+)
+
+LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
+T0 = datetime(2024, 5, 1, 12, 0, 0).timestamp()
+
+
+def lines(name: str) -> list[str]:
+    return (LOGS / name).read_text(encoding="utf-8").splitlines()
+
+
+def kinds(findings: list[Finding]) -> list[str]:
+    return [f.kind for f in findings]
+
+
+# ------------------------------------------------------------------------------------------- real torch logs
+
+
+def test_real_rank_files_rank1_raised_rank0_saw_peer_close() -> None:
+    r1 = scan_lines(lines("torchrun-gloo-rank-1.out"), rank=1, node="nid002", time=T0 + 1.0)
+    assert kinds(r1) == ["traceback"]
+    assert r1[0].first_line == "RuntimeError: boom: loss is NaN at step 3"
+    assert r1[0].line_no == 13 and r1[0].start_line_no == 5
+    assert r1[0].excerpt[0] == "Traceback (most recent call last):"
+    r0 = scan_lines(lines("torchrun-gloo-rank-0.out"), rank=0, node="nid001", time=T0 + 0.5)
+    assert kinds(r0) == ["peer_failure"]
+    # rank 0's file was modified 0.5 s *earlier*, yet its error only says "Connection closed by peer"
+    s = triage({0: r0, 1: r1})
+    assert s.rank == 1 and s.node == "nid002"
+    assert (
+        s.summary() == "rank 1 on nid002 failed first: RuntimeError: boom: loss is NaN at step 3 (traceback, line 13)"
+    )
+    assert s.failed_ranks == (0, 1)
+
+
+def test_time_decides_outside_the_window() -> None:
+    r1 = scan_lines(lines("torchrun-gloo-rank-1.out"), rank=1, time=T0 + 100)
+    r0 = scan_lines(lines("torchrun-gloo-rank-0.out"), rank=0, time=T0)
+    assert triage({0: r0, 1: r1}, window_s=10).rank == 0
+    assert triage({0: r0, 1: r1}, window_s=200).rank == 1
+
+
+def test_real_torchrun_agent_log_with_child_failed_summary() -> None:
+    found = scan_lines(lines("torchrun-gloo-agent.out"), time=T0)
+    assert kinds(found) == ["traceback", "peer_failure", "signal", "child_failed"]
+    tb, peer, sig, child = found
+    assert (tb.rank, tb.line_no) == (1, 21)  # from the [rank1]: prefix
+    assert peer.rank == 0
+    assert (sig.rank, sig.node) == (0, "localhost")
+    assert (child.rank, child.node, child.time_source) == (1, "localhost", "line")
+    assert "root cause" in child.first_line and "exitcode 1" in child.first_line
+    s = triage(found)
+    assert s.rank == 1 and s.node == "localhost"
+    assert s.first is not None and s.first.first_line == "RuntimeError: boom: loss is NaN at step 3"
+    assert s.summary().endswith("(traceback, line 21)")
+
+
+def test_real_gloo_store_timeouts() -> None:
+    master = scan_lines(lines("gloo-store-timeout-master.out"), rank=0, time=T0)
+    assert kinds(master) == ["dist_timeout"]
+    assert master[0].first_line.startswith("torch.distributed.DistStoreError: Timed out after 6 seconds")
+    client = scan_lines(lines("gloo-store-timeout-client.out"), rank=1, time=T0, year=2026)
+    # the error-level c10d line (with its own timestamp) and the final exception; the "[W ...] retrying"
+    # warning and the C++ "Exception raised from" frames are not findings
+    assert kinds(client) == ["dist_timeout", "dist_timeout"]
+    assert client[0].time_source == "line" and not client[0].from_traceback
+    assert client[1].first_line.startswith("torch.distributed.DistNetworkError: The client socket has timed out")
+    s = triage({1: client})
+    assert s.first is not None and s.first.from_traceback  # the traceback's line is the telling one
+
+
+def test_real_rendezvous_timeout_without_message() -> None:
+    found = scan_lines(lines("torchrun-rdzv-timeout.out"))
+    assert kinds(found) == ["dist_timeout"]
+    assert found[0].first_line == "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError"
+    assert triage(found).summary() == (
+        "the job failed first: torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError (dist_timeout, line 41)"
+    )
+
+
+# ------------------------------------------------------------------------------ synthetic (real formats)
+
+
+def test_cuda_oom() -> None:
+    found = scan_lines(lines("synthetic-cuda-oom-rank-3.out"), node="nid004")
+    assert kinds(found) == ["oom"]
+    f = found[0]
+    assert f.rank == 3 and f.node == "nid004" and f.line_no == 16
+    assert f.first_line.startswith("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB")
+    assert scan_lines(["RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB"])[0].kind == "oom"
+
+
+def test_nccl_watchdog_is_reported_once_with_its_timestamp() -> None:
+    found = scan_lines(lines("synthetic-nccl-watchdog-rank-1.out"), year=2024)
+    assert kinds(found) == ["nccl_timeout"]
+    f = found[0]
+    assert f.rank == 1 and f.line_no == 3 and f.time_source == "line"
+    assert f.time == pytest.approx(datetime(2024, 5, 1, 12, 10, 11, 61727).timestamp(), abs=1e-3)
+    assert "Watchdog caught collective operation timeout" in f.first_line
+
+
+def test_slurm_labelled_batch_log() -> None:
+    found = scan_lines(lines("synthetic-slurm-batch.out"), time=T0 + 60)
+    assert kinds(found) == ["traceback", "srun_exit", "cancelled", "signal", "signal"]
+    tb, srun, cancel, sig_range, sig3 = found
+    assert (tb.rank, tb.first_line, tb.line_no) == (2, "RuntimeError: boom", 12)
+    assert (srun.rank, srun.node) == (2, "nid002")
+    assert (cancel.node, cancel.rank, cancel.time_source) == ("nid001", None, "line")
+    assert cancel.time == datetime(2024, 5, 1, 12, 0, 45).timestamp()
+    assert (sig_range.rank, sig_range.node) == (None, "nid001")  # "tasks 0-1"
+    assert (sig3.rank, sig3.node) == (3, "nid002")
+    s = triage(found)
+    # the node comes from srun's line for the same rank
+    assert s.summary() == "rank 2 on nid002 failed first: RuntimeError: boom (traceback, line 12)"
+
+
+def test_time_limit() -> None:
+    found = scan_lines(lines("synthetic-time-limit.out"))
+    assert kinds(found) == ["time_limit"]  # the STEP line repeats the JOB line: reported once
+    s = triage(found)
+    assert s.rank is None and s.node == "nid001"
+    assert s.summary().startswith("the job on nid001 failed first: slurmstepd: error: *** JOB 4243 ON nid001")
+    assert s.summary().endswith("DUE TO TIME LIMIT *** (time_limit, line 3)")
+
+
+# ------------------------------------------------------------------------------------------ detector logic
+
+
+def test_incremental_feed_reports_at_the_exception_line() -> None:
+    det = RankDetector(rank=5)
+    feed = [
+        "step 1",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        "    main()",
+    ]
+    for line in feed:
+        assert det.feed(line) == []
+    out = det.feed("KeyError: 'lr'")
+    assert len(out) == 1 and out[0].first_line == "KeyError: 'lr'" and out[0].line_no == 5
+    assert det.findings == out
+
+
+def test_interleaved_tracebacks_of_two_ranks_in_one_log() -> None:
+    log = [
+        "0: Traceback (most recent call last):",
+        "1: Traceback (most recent call last):",
+        '0:   File "a.py", line 1, in f',
+        '1:   File "b.py", line 2, in g',
+        "1: ValueError: from one",
+        "0: OSError: from zero",
+    ]
+    found = scan_lines(log, time=T0)
+    assert [(f.rank, f.first_line) for f in found] == [(1, "ValueError: from one"), (0, "OSError: from zero")]
+    assert triage(found).rank == 1  # same time: arrival order decides
+
+
+def test_chained_exceptions_give_the_cause_first() -> None:
+    log = [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in f',
+        "ZeroDivisionError: division by zero",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "a.py", line 3, in g',
+        "RuntimeError: step failed",
+    ]
+    found = scan_lines(log, rank=0, time=T0)
+    assert [f.first_line for f in found] == ["ZeroDivisionError: division by zero", "RuntimeError: step failed"]
+    assert triage(found).first == found[0]
+
+
+def test_noise_inside_and_outside_tracebacks() -> None:
+    log = [
+        "nid001:1234:1234 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>",
+        "NCCL version 2.21.5+cuda12.4",
+        "[W501 12:00:00.000000000 TCPStore.cpp:340] [c10d] TCP client failed to connect - retrying",
+        "I0501 12:00:00.000000 1 ProcessGroupNCCL.cpp:900] ProcessGroupNCCL initialization options",
+        "Traceback (most recent call last):",
+        '  File "t.py", line 9, in f',
+        '    raise RuntimeError("CUDA out of memory? no: NCCL error in user code")',
+        "RuntimeError: plain",
+    ]
+    found = scan_lines(log)
+    assert [(f.kind, f.first_line) for f in found] == [("traceback", "RuntimeError: plain")]
+
+
+def test_incomplete_traceback_is_reported_on_flush() -> None:
+    det = RankDetector(rank=0)
+    det.feed_many(["Traceback (most recent call last):", '  File "x.py", line 1, in f'], first_line_no=10)
+    assert det.findings == []
+    out = det.flush()
+    assert len(out) == 1 and out[0].first_line.endswith("(incomplete)") and out[0].line_no == 10
+
+
+def test_reset_forgets_state() -> None:
+    det = RankDetector(rank=0)
+    det.feed("Traceback (most recent call last):")
+    det.feed('  File "x.py", line 1, in f')
+    det.reset()
+    assert det.feed("ValueError: x") == []  # no open traceback any more
+    assert det.findings == []
+
+
+def test_prefixes() -> None:
+    assert split_prefix("[default1]:[rank1]: Traceback") == (1, "Traceback")
+    assert split_prefix(" 3: hello") == (3, "hello")
+    assert split_prefix("[default0]:text") == (None, "text")
+    assert split_prefix("[r12] x") == (12, "x")
+    assert split_prefix("[rank7]:[E501 12:00:00.1 x]") == (7, "[E501 12:00:00.1 x]")
+    assert split_prefix("12:00:01 not a label") == (None, "12:00:01 not a label")
+
+
+def test_parse_line_time() -> None:
+    assert parse_line_time("E1130 04:22:32.736000 4572 x", year=2026) == pytest.approx(
+        datetime(2026, 11, 30, 4, 22, 32, 736000).timestamp()
+    )
+    assert parse_line_time("[2024-05-01 12:00:05,881] INFO") == pytest.approx(T0 + 5.881)
+    assert parse_line_time("time : 2024-05-01_12:00:07") == T0 + 7
+    assert parse_line_time("[E810 03:04:11.5 ProcessGroupNCCL.cpp:683]", year=2025) == pytest.approx(
+        datetime(2025, 8, 10, 3, 4, 11, 500000).timestamp()
+    )
+    assert parse_line_time("no time here") is None
+    assert parse_line_time("E1399 99:99:99.0 bad date") is None
+
+
+def test_rankless_report_loses_to_a_rank_finding_and_nodes_are_filled() -> None:
+    cancel = scan_lines(["slurmstepd: error: *** JOB 9 ON nid003 CANCELLED AT 2024-05-01T12:00:00 ***"])
+    rank = scan_lines(
+        ["Traceback (most recent call last):", '  File "x", line 1', "SystemExit: 3"], rank=4, time=T0 + 1
+    )
+    s = triage([*cancel, *rank], nodes_by_rank={4: "nid009"})
+    assert s.rank == 4 and s.node == "nid009"
+
+
+def test_empty() -> None:
+    s = triage({})
+    assert s.first is None and s.summary() == "no failure found" and s.total == 0
+
+
+def test_long_log_scans_with_bounded_state() -> None:
+    det = RankDetector(rank=0)
+    for i in range(50_000):
+        det.feed(f"[2024-05-01 12:00:00,000] INFO step {i} loss 0.1")
+    det.feed("Traceback (most recent call last):")
+    for i in range(5_000):  # a pathological traceback: the excerpt stays bounded
+        det.feed(f'  File "f{i}.py", line {i}, in f')
+    out = det.feed("RuntimeError: deep")
+    assert len(out) == 1 and len(out[0].excerpt) <= 41 and out[0].line_no == 55_002
+
+
+@given(st.lists(st.text(max_size=80), max_size=60))
+def test_detector_never_raises(text_lines: list[str]) -> None:
+    det = RankDetector()
+    for line in text_lines:
+        det.feed(line)
+    det.flush()
+    triage(det.findings).summary()
