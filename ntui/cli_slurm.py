@@ -1,17 +1,259 @@
-"""Subcommands that talk to Slurm (submit, jobs, show, logs, cancel, history)."""
+"""Subcommands that talk to Slurm: submit, jobs, show, logs, cancel, hold, release, requeue, history.
+
+Exit codes: 0 ok; 2 bad preset/arguments; 3 Slurm refused or failed; 4 the job did not COMPLETE
+(``submit --wait``); 130 interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import time
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
+from ntui.core import slurm
+from ntui.core.history import History
+from ntui.core.outcome import job_outcome
+from ntui.core.render import LogPaths
+from ntui.core.runner import CommandRunner, JobNotFound, SlurmError, SubprocessRunner
 from ntui.core.spec import JobSpec
+from ntui.core.submission import check_job, paths_for, slurm_env, submit_job
+
+EXIT_PROBLEMS = 2
+EXIT_SLURM = 3
+EXIT_JOB_FAILED = 4
+
+
+def _runner() -> CommandRunner:
+    return SubprocessRunner()
 
 
 def add_commands(sub: Any, add_preset_args: Callable[[argparse.ArgumentParser], None]) -> None:
-    return None
+    p = sub.add_parser("submit", help="submit a preset; prints the job id")
+    add_preset_args(p)
+    p.add_argument("--test-only", action="store_true", help="only ask sbatch --test-only; submit nothing")
+    p.add_argument("--wait", action="store_true", help="follow the job; exit 0 only if it COMPLETED")
+    p.add_argument("--hold", action="store_true", help="submit held (release with `ntui release`)")
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("jobs", help="list your jobs (one squeue call)")
+    p.add_argument("--all", action="store_true", help="all users' jobs")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_jobs)
+
+    p = sub.add_parser("show", help="details of one job (scontrol show job -d)")
+    p.add_argument("job_id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("cancel", help="cancel a job, or send it a signal")
+    p.add_argument("job_id")
+    p.add_argument("--signal", help="signal name or number (scancel --signal), e.g. USR2")
+    p.set_defaults(func=cmd_cancel)
+
+    for name, fn, text in (("hold", slurm.hold, "hold a pending job"),
+                           ("release", slurm.release, "release a held job"),
+                           ("requeue", slurm.requeue, "requeue a batch job")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("job_id")
+        p.set_defaults(func=_action(fn, name))
+
+    p = sub.add_parser("history", help="jobs submitted by ntui (local history)")
+    p.add_argument("-n", type=int, default=20, help="how many (default 20)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("logs", help="print a job's batch log, or one rank's log")
+    p.add_argument("job_id")
+    p.add_argument("--rank", type=int, help="global rank (default: the batch log)")
+    p.add_argument("--follow", "-f", action="store_true", help="keep printing appended lines")
+    p.add_argument("--lines", "-n", type=int, default=100, help="lines of the tail to print first")
+    p.add_argument("--triage", action="store_true", help="which rank failed first, where, and why")
+    p.set_defaults(func=cmd_logs)
+
+
+def _fail(exc: SlurmError) -> int:
+    print(f"ntui: {exc}", file=sys.stderr)
+    return EXIT_SLURM
 
 
 def test_only(spec: JobSpec) -> int:
-    raise NotImplementedError
+    try:
+        res = check_job(spec, _runner())
+    except SlurmError as exc:
+        return _fail(exc)
+    if res.ok:
+        where = f" on {res.nodes}" if res.nodes else ""
+        print(f"ok: would start at {res.start or '?'}{where}" + (f" in {res.partition}" if res.partition else ""))
+        return 0
+    print(f"sbatch --test-only: {res.reason}", file=sys.stderr)
+    return EXIT_SLURM
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from ntui.cli import load_spec, print_problems
+
+    loaded, spec, problems = load_spec(args.preset, args.overrides)
+    print_problems(problems)
+    if spec is None:
+        return EXIT_PROBLEMS
+    if args.test_only:
+        return test_only(spec)
+    runner = _runner()
+    history = History()
+    try:
+        job = submit_job(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
+    except SlurmError as exc:
+        return _fail(exc)
+    for w in job.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(job.job_id, flush=True)
+    if not args.wait:
+        return 0
+    return wait_for(runner, job.job_id)
+
+
+def wait_for(runner: CommandRunner, job_id: str, *, poll_s: float = 2.0, max_poll_s: float = 10.0) -> int:
+    """Follow a job until it ends, printing state changes to stderr. One squeue per poll,
+    the interval growing from ``poll_s`` to ``max_poll_s`` while nothing changes."""
+    last = ""
+    interval = poll_s
+    errors = 0
+    while True:
+        try:
+            out = job_outcome(runner, job_id)
+            errors = 0
+        except SlurmError as exc:
+            errors += 1
+            print(f"ntui: {exc} (retrying)", file=sys.stderr)
+            if errors >= 10:
+                return EXIT_SLURM
+            time.sleep(min(max_poll_s * 2, poll_s * 2**errors))
+            continue
+        if out.state != last:
+            print(f"{time.strftime('%H:%M:%S')} job {job_id}: {out.state}", file=sys.stderr, flush=True)
+            last = out.state
+            interval = poll_s
+        else:
+            interval = min(max_poll_s, interval * 1.5)
+        if out.finished:
+            code = f" (exit code {out.exit_code})" if out.exit_code else ""
+            print(f"job {job_id} ended: {out.state}{code}", file=sys.stderr)
+            return 0 if out.state == "COMPLETED" else EXIT_JOB_FAILED
+        time.sleep(interval)
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    env, _ = slurm_env()
+    try:
+        jobs = slurm.query_queue(_runner(), all_users=args.all, env=env)
+    except SlurmError as exc:
+        return _fail(exc)
+    if args.json:
+        print(json.dumps([asdict(j) for j in jobs], indent=1))
+        return 0
+    print(f"{'JOBID':<14} {'NAME':<22} {'STATE':<11} {'ELAPSED':>10} {'LIMIT':>10} {'NODES':>5}  NODELIST(REASON)")
+    for j in jobs:
+        where = j.nodelist if j.nodelist else f"({j.reason})" if j.reason else ""
+        print(f"{j.job_id:<14} {j.name[:22]:<22} {j.state:<11} {j.elapsed:>10} {j.time_limit:>10} "
+              f"{j.num_nodes or '':>5}  {where}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    runner = _runner()
+    try:
+        d = slurm.show_job(runner, args.job_id)
+    except JobNotFound:
+        try:
+            out = job_outcome(runner, args.job_id)
+        except SlurmError as exc:
+            return _fail(exc)
+        print(f"JobId={args.job_id} State={out.state} ExitCode={out.exit_code or '?'} (source: {out.source})")
+        return 0 if out.source != "none" else EXIT_SLURM
+    except SlurmError as exc:
+        return _fail(exc)
+    if args.json:
+        print(json.dumps(asdict(d), indent=1))
+        return 0
+    rows = [
+        ("JobId", d.job_id), ("Name", d.name), ("User", d.user), ("State", d.state), ("Reason", d.reason),
+        ("ExitCode", d.exit_code), ("Partition", d.partition), ("QOS", d.qos or ""),
+        ("Nodes", f"{d.num_nodes} {d.nodelist}"), ("TimeLimit", d.time_limit), ("RunTime", d.run_time),
+        ("Submit", d.submit_time or ""), ("Start", d.start_time or ""), ("End", d.end_time or ""),
+        ("Command", d.command or ""), ("WorkDir", d.work_dir), ("StdOut", d.std_out or ""),
+    ]
+    rows += [(f"GPUs {node}", ",".join(map(str, idx))) for node, idx in d.gres_by_node.items()]
+    entry = History().get(d.job_id)
+    if entry is not None:
+        rows.append(("Preset", f"{entry.preset} {' '.join(entry.overrides)}".strip()))
+        rows.append(("Script", entry.script_path or ""))
+    for key, value in rows:
+        print(f"{key:>12}: {value}")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    try:
+        slurm.cancel(_runner(), args.job_id, signal=args.signal)
+    except (SlurmError, ValueError) as exc:
+        print(f"ntui: {exc}", file=sys.stderr)
+        return EXIT_SLURM
+    what = f"sent {args.signal.upper()} to" if args.signal else "cancelled"
+    print(f"{what} job {args.job_id}")
+    return 0
+
+
+def _action(fn: Callable[..., object], name: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            fn(_runner(), args.job_id)
+        except SlurmError as exc:
+            return _fail(exc)
+        print(f"{name}: job {args.job_id}")
+        return 0
+
+    return run
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    entries = History().entries(limit=args.n)
+    if args.json:
+        print(json.dumps([asdict(e) | {"script": None} for e in entries], indent=1))
+        return 0
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
+        print(f"{e.job_id or '-':<10} {when}  {e.status:<9} {e.preset:<22} {' '.join(e.overrides)}")
+    return 0
+
+
+def _log_paths(job_id: str) -> LogPaths | None:
+    return paths_for(job_id, History())
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from ntui import cli_logs
+
+    paths = _log_paths(args.job_id)
+    if args.triage:
+        if paths is None:
+            print(f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known", file=sys.stderr)
+            return EXIT_PROBLEMS
+        entry = History().get(args.job_id)
+        return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None)
+    if paths is None:
+        try:
+            d = slurm.show_job(_runner(), args.job_id)
+        except SlurmError as exc:
+            return _fail(exc)
+        if args.rank is not None or not d.std_out:
+            print(f"ntui: job {args.job_id} was not submitted by ntui; only its batch log is known",
+                  file=sys.stderr)
+            return EXIT_PROBLEMS
+        path = d.std_out
+    else:
+        path = paths.batch(args.job_id) if args.rank is None else paths.rank(args.job_id, args.rank)
+    return cli_logs.print_log(path, lines=args.lines, follow=args.follow)

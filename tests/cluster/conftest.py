@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -34,13 +35,20 @@ class DevCluster:
         )
 
 
+def _skip(reason: str) -> NoReturn:
+    """Skip, unless the run requires the cluster (CI sets NTUI_REQUIRE_CLUSTER=1): then fail."""
+    if os.environ.get("NTUI_REQUIRE_CLUSTER") == "1":
+        pytest.fail(f"the dev cluster is required (NTUI_REQUIRE_CLUSTER=1): {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def dev_cluster() -> DevCluster:
     conf = os.environ.get("SLURM_CONF")
     if not conf:
-        pytest.skip('SLURM_CONF is not set; run: scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"')
+        _skip('SLURM_CONF is not set; run: scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"')
     if shutil.which("scontrol") is None:
-        pytest.skip("scontrol is not installed; run scripts/dev-cluster up (it installs slurm-wlm)")
+        _skip("scontrol is not installed; run scripts/dev-cluster up (it installs slurm-wlm)")
     state_dir = Path(os.environ.get("NTUI_DEV_CLUSTER_DIR") or Path(conf).parent)
     env = dict(os.environ, SLURM_CONF=conf, NTUI_DEV_CLUSTER_DIR=str(state_dir))
     try:
@@ -48,9 +56,9 @@ def dev_cluster() -> DevCluster:
             ["scontrol", "ping"], env=env, capture_output=True, text=True, errors="replace", timeout=30
         )
     except subprocess.TimeoutExpired:
-        pytest.skip(f"scontrol ping timed out (SLURM_CONF={conf}); is scripts/dev-cluster up?")
+        _skip(f"scontrol ping timed out (SLURM_CONF={conf}); is scripts/dev-cluster up?")
     if ping.returncode != 0 or "is UP" not in ping.stdout:
-        pytest.skip(
+        _skip(
             f"Slurm controller does not answer scontrol ping (SLURM_CONF={conf}, rc={ping.returncode}): "
             f"{(ping.stdout + ping.stderr).strip()[:300]}; run scripts/dev-cluster up"
         )

@@ -1,0 +1,86 @@
+"""A job's logs as a whole: which files exist, which node each rank ran on, who failed first.
+
+ntui knows every path from the job id and the history (``render.LogPaths``). Each rank's file
+starts with ``ntui: rank N on NODE`` (written by the rendered script), which gives the rank ->
+node map that c10d rendezvous only decides at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ntui.core.logtail import FileTail
+from ntui.core.render import LogPaths
+from ntui.core.triage import Finding, RankDetector, TriageSummary, triage
+
+RANK_HEADER = re.compile(r"^ntui: rank (\d+) on (\S+)")
+HEADER_BYTES = 4096
+TRIAGE_WINDOW = 5000
+
+
+@dataclass(frozen=True)
+class JobLogs:
+    batch: Path
+    ranks: dict[int, Path]
+
+
+def job_logs(paths: LogPaths, job_id: str, world_size: int | None = None) -> JobLogs:
+    """The batch log and one file per global rank: the expected ones when the world size is
+    known (files may not exist yet), else the ones on disk."""
+    if world_size:
+        ranks = {r: Path(paths.rank(job_id, r)) for r in range(world_size)}
+    else:
+        prefix = Path(paths.rank(job_id, 0)).name[: -len("0.out")]
+        ranks = {}
+        try:
+            with os.scandir(paths.log_dir) as it:
+                for entry in it:
+                    rest = entry.name[len(prefix):]
+                    if entry.name.startswith(prefix) and rest.endswith(".out") and rest[:-4].isdigit():
+                        ranks[int(rest[:-4])] = Path(entry.path)
+        except OSError:
+            pass
+        ranks = dict(sorted(ranks.items()))
+    return JobLogs(Path(paths.batch(job_id)), ranks)
+
+
+def node_of(path: Path) -> str | None:
+    """The node named by a rank file's ``ntui: rank N on NODE`` header (first 4 KiB only)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEADER_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in head.splitlines():
+        m = RANK_HEADER.match(line)
+        if m:
+            return m.group(2)
+    return None
+
+
+def scan_file(path: Path, rank: int | None, node: str | None, window: int = TRIAGE_WINDOW) -> list[Finding]:
+    """Findings in the last ``window`` lines of a file (tail-first read, bounded memory)."""
+    tail = FileTail(path, window=window)
+    update = tail.poll()
+    if not update.exists:
+        return []
+    det = RankDetector(rank, node)
+    lines = list(tail.window)
+    det.feed_many(lines, first_line_no=max(1, tail.line_count - len(lines) + 1), time=update.mtime)
+    det.flush()
+    return list(det.findings)
+
+
+def triage_job(paths: LogPaths, job_id: str, world_size: int | None = None) -> TriageSummary:
+    logs = job_logs(paths, job_id, world_size)
+    findings: dict[int | None, list[Finding]] = {None: scan_file(logs.batch, None, None)}
+    nodes: dict[int, str] = {}
+    for rank, path in logs.ranks.items():
+        node = node_of(path)
+        if node:
+            nodes[rank] = node
+        findings[rank] = scan_file(path, rank, node)
+    return triage(findings, nodes_by_rank=nodes)

@@ -1,0 +1,44 @@
+"""What became of a job: from the queue while it is there, then sacct, then scontrol.
+
+Each source is one RPC; callers ask only for jobs they watch, never per job per tick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ntui.core import slurm
+from ntui.core.runner import CommandRunner, JobNotFound
+
+UNKNOWN = "ended (state unknown)"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    job_id: str
+    state: str  # long state name, or UNKNOWN
+    exit_code: str | None
+    source: str  # squeue | sacct | scontrol | none
+    finished: bool
+
+
+def job_outcome(runner: CommandRunner, job_id: str, *, env: Mapping[str, str] | None = None) -> Outcome:
+    jobs = slurm.query_queue(runner, job_ids=[job_id], env=env)
+    for job in jobs:
+        if job.job_id == job_id or job.raw_job_id == job_id:
+            return Outcome(job_id, job.state, job.exit_code, "squeue", job.category.finished)
+    return finished_outcome(runner, job_id, env=env)
+
+
+def finished_outcome(runner: CommandRunner, job_id: str, *, env: Mapping[str, str] | None = None) -> Outcome:
+    """For a job no longer in the queue: sacct when accounting exists, else scontrol while the
+    controller still remembers the job (MinJobAge), else UNKNOWN."""
+    rec = slurm.final_state(runner, job_id, env=env)
+    if rec is not None:
+        return Outcome(job_id, rec.state, rec.exit_code, "sacct", True)
+    try:
+        details = slurm.show_job(runner, job_id, env=env)
+    except JobNotFound:
+        return Outcome(job_id, UNKNOWN, None, "none", True)
+    return Outcome(job_id, details.state, details.exit_code, "scontrol", details.category.finished)

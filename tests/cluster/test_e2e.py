@@ -1,0 +1,165 @@
+"""End to end on the real dev cluster: ntui submits, Slurm runs real gloo training on two nodes.
+
+Every launcher: 2 nodes x 2 processes, world size 4, ranks 0-3 exactly once, two per node, the
+all-reduce right, and the program's argv exactly as given (hostile strings included), read back
+from the per-rank log files whose paths ntui derives from the job id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import REPO, DevCluster
+
+pytestmark = pytest.mark.cluster
+
+HOSTILE_ARGS = ["$(touch CANARY)", "it's", 'say "hi"', "a b  c", "x;y", "`id`", "--lr=0.1", "", "ünï"]
+
+
+def ntui(cluster: DevCluster, *args: str, timeout: float = 300, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    full = dict(cluster.env)
+    full["PATH"] = f"{Path(sys.executable).parent}:{full.get('PATH', '')}"
+    full.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "ntui", *args], env=full, capture_output=True, text=True, errors="replace",
+        timeout=timeout, cwd=full.get("NTUI_TEST_CWD", str(REPO)),
+    )
+
+
+def rank_records(log_dir: Path, stem: str, job_id: str) -> list[dict[str, Any]]:
+    records = []
+    for path in sorted(log_dir.glob(f"{stem}-{job_id}-rank-*.out")):
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("NTUI_CHECK "):
+                rec = json.loads(line[len("NTUI_CHECK "):])
+                rec["file"] = path.name
+                records.append(rec)
+    return records
+
+
+@pytest.mark.parametrize("preset", ["local-srun", "local-torchrun", "local-accelerate"])
+def test_launcher_trains_across_two_nodes(dev_cluster: DevCluster, tmp_path: Path, preset: str) -> None:
+    log_dir = tmp_path / "logs"
+    args_yaml = json.dumps(HOSTILE_ARGS)
+    t0 = time.monotonic()
+    res = ntui(dev_cluster, "submit", preset, "--wait", "--set", f"logs.dir={log_dir}",
+               "--set", f"args={args_yaml}", env={"NTUI_TEST_CWD": str(tmp_path)})
+    wall = time.monotonic() - t0
+    assert res.returncode == 0, res.stdout + res.stderr
+    job_id = res.stdout.strip().splitlines()[0]
+    assert job_id.isdigit()
+    assert "COMPLETED" in res.stderr
+    records = rank_records(log_dir, preset, job_id)
+    assert sorted(r["rank"] for r in records) == [0, 1, 2, 3], records
+    for r in records:
+        assert r["file"] == f"{preset}-{job_id}-rank-{r['rank']}.out", "rank N's output is in rank N's file"
+        assert r["world_size"] == 4
+        assert r["allreduce"] == 10.0 and r["ok"]
+        assert r["argv"] == HOSTILE_ARGS
+        assert r["job_id"] == job_id
+    assert Counter(r["node"] for r in records) == {"nid001": 2, "nid002": 2}
+    assert not (tmp_path / "CANARY").exists()
+    # The script ntui submitted sits next to the logs, readable by the user only.
+    script = log_dir / f"{preset}-{job_id}.sbatch"
+    assert script.exists() and (script.stat().st_mode & 0o077) == 0
+    # `ntui logs --rank 3` shows rank 3's output.
+    logs = ntui(dev_cluster, "logs", job_id, "--rank", "3", timeout=60)
+    assert logs.returncode == 0, logs.stderr
+    assert '"rank": 3' in logs.stdout
+    hist = ntui(dev_cluster, "history", "--json", timeout=60)
+    assert any(e["job_id"] == job_id and e["preset"] == preset for e in json.loads(hist.stdout))
+    print(f"\n[e2e] {preset}: job {job_id} wall {wall:.1f}s")
+
+
+def test_failing_rank_fails_the_job(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    res = ntui(dev_cluster, "submit", "local-torchrun", "--wait", "--set", f"logs.dir={log_dir}",
+               "--set", "env.NTUI_CHECK_FAIL_RANK=2")
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "FAILED" in res.stderr
+    job_id = res.stdout.strip().splitlines()[0]
+    rank2 = (log_dir / f"local-torchrun-{job_id}-rank-2.out").read_text()
+    assert "Traceback (most recent call last)" in rank2
+    assert "RuntimeError: ntui check: rank 2 fails on purpose" in rank2
+    for other in (0, 1, 3):
+        text = (log_dir / f"local-torchrun-{job_id}-rank-{other}.out").read_text()
+        assert "fails on purpose" not in text
+
+
+def test_test_only(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    ok = ntui(dev_cluster, "submit", "local-torchrun", "--test-only", "--set", f"logs.dir={tmp_path}", timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert "would start at" in ok.stdout
+    bad = ntui(dev_cluster, "submit", "local-srun", "--test-only", "--set", "sbatch.gpus-per-node=5",
+               "--set", "sbatch.ntasks-per-node=5", "--set", f"logs.dir={tmp_path}", timeout=60)
+    assert bad.returncode == 3
+    assert "Requested node configuration is not available" in bad.stderr
+    assert "G6" in bad.stderr  # ntui's own static warning came first
+
+
+def _state(cluster: DevCluster, job_id: str) -> str:
+    res = ntui(cluster, "jobs", "--json", timeout=60)
+    assert res.returncode == 0, res.stderr
+    for job in json.loads(res.stdout):
+        if job["job_id"] == job_id:
+            return str(job["state"])
+    return ""
+
+
+def test_cancel_running_job(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    res = ntui(dev_cluster, "submit", "local-srun", "--set", f"logs.dir={tmp_path}",
+               "--set", "env.NTUI_CHECK_SLEEP=300", timeout=60)
+    assert res.returncode == 0, res.stderr
+    job_id = res.stdout.strip()
+    deadline = time.monotonic() + 120
+    while _state(dev_cluster, job_id) != "RUNNING":
+        assert time.monotonic() < deadline, "job never started"
+        time.sleep(1)
+    show = ntui(dev_cluster, "show", job_id, timeout=60)
+    assert show.returncode == 0 and "RUNNING" in show.stdout and "Preset" in show.stdout
+    cancel = ntui(dev_cluster, "cancel", job_id, timeout=60)
+    assert cancel.returncode == 0, cancel.stderr
+    deadline = time.monotonic() + 60
+    while True:
+        show = ntui(dev_cluster, "show", job_id, timeout=60)
+        if "CANCELLED" in show.stdout:
+            break
+        assert time.monotonic() < deadline, show.stdout
+        time.sleep(1)
+    assert _state(dev_cluster, job_id) in ("", "CANCELLED", "COMPLETING")
+
+
+def test_env_scrubbed_inside_allocation(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """Submitting from inside an allocation: SLURM_*/SBATCH_* would override the script."""
+    res = ntui(dev_cluster, "submit", "local-srun", "--hold", "--set", f"logs.dir={tmp_path}", timeout=60,
+               env={"SLURM_JOB_ID": "999999", "SBATCH_TIMELIMIT": "1", "SLURM_NTASKS_PER_NODE": "7"})
+    assert res.returncode == 0, res.stderr
+    assert "removed SBATCH_TIMELIMIT, SLURM_JOB_ID, SLURM_NTASKS_PER_NODE" in res.stderr
+    job_id = res.stdout.strip()
+    show = ntui(dev_cluster, "show", job_id, "--json", timeout=60)
+    details = json.loads(show.stdout)
+    assert details["time_limit"] == "00:10:00"
+    assert ntui(dev_cluster, "cancel", job_id, timeout=60).returncode == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private controller copy")
+def test_unreachable_controller_is_a_clear_error(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    conf = tmp_path / "slurm.conf"
+    text = dev_cluster.slurm_conf.read_text()
+    text = "\n".join(
+        "SlurmctldPort=1" if ln.startswith("SlurmctldPort=") else ln for ln in text.splitlines()
+    ) + "\nMessageTimeout=2\n"
+    conf.write_text(text)
+    res = ntui(dev_cluster, "jobs", env={"SLURM_CONF": str(conf)}, timeout=60)
+    assert res.returncode == 3
+    assert "controller" in res.stderr.lower() or "unable to contact" in res.stderr.lower(), res.stderr
