@@ -26,6 +26,14 @@ While a big file is not fully indexed they count from the first indexed line (``
 False); :meth:`FileTail.index_all` returns how many lines it put in front, by which every number shifts.
 Small files (fewer lines than the window) are fully indexed on open, so their numbers are absolute.
 
+Wiring failure triage (:mod:`ntui.core.triage`), one ``RankDetector`` per file::
+
+    for key, up in multi.poll_all().items():
+        if up.reset:
+            detectors[key].reset()
+        detectors[key].feed_many(up.lines, first_line_no=up.first_line_no + 1,
+                                 time=up.mtime if up.backlog else now, first_seq=up.first_seq)
+
 Thread-safety: one thread polls (the UI's watcher); ``index_all`` may run in another thread and
 ``read_lines`` in a third; shared state is guarded by a lock and file IO happens on private descriptors.
 """

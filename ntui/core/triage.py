@@ -48,7 +48,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 __all__ = [
     "KINDS",
@@ -714,6 +714,9 @@ class TriageSummary:
         return f"{where} failed first: {text} ({f.kind}, line {f.line_no})"
 
 
+_K = TypeVar("_K")
+
+
 def _order_key(f: Finding) -> tuple[float, int]:
     return (f.time if f.time is not None else float("inf"), f.seq)
 
@@ -729,7 +732,7 @@ def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
 
 
 def triage(
-    per_rank_findings: Mapping[int | None, Sequence[Finding]] | Iterable[Finding],
+    per_rank_findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding],
     *,
     nodes_by_rank: Mapping[int, str] | None = None,
     window_s: float = 10.0,

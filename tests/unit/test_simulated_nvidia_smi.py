@@ -1,0 +1,122 @@
+"""scripts/simulated-nvidia-smi: the CSV subset, parsed by ntui.core.gpus, and clean exits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ntui.core.gpus import QUERY_FIELDS, GpuBoard, parse_gpu_line
+
+SCRIPT = Path(__file__).resolve().parent.parent.parent / "scripts" / "simulated-nvidia-smi"
+QUERY = ["--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("SLURM_GPUS_ON_NODE", "CUDA_VISIBLE_DEVICES")}
+    base.update(SLURMD_NODENAME="nid001", NTUI_SIM_SEED="7")
+    base.update(extra)
+    return base
+
+
+def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env(**extra), timeout=30
+    )
+
+
+def test_script_header_and_help_say_simulated() -> None:
+    text = SCRIPT.read_text()
+    assert text.startswith("#!/usr/bin/env python3\n") and "SIMULATED" in text.splitlines()[1]
+    assert os.access(SCRIPT, os.X_OK)
+    out = run("--help")
+    assert out.returncode == 0 and "SIMULATED" in out.stdout
+
+
+def test_one_sample_parses_and_is_deterministic() -> None:
+    first = run(*QUERY)
+    assert first.returncode == 0, first.stderr
+    samples = [parse_gpu_line(line) for line in first.stdout.splitlines()]
+    assert len(samples) == 4 and all(s is not None for s in samples)
+    for i, s in enumerate(samples):
+        assert s is not None
+        assert s.index == i and s.simulated and s.name == "SIMULATED GPU (ntui dev)"
+        assert s.uuid.startswith("GPU-SIM-")
+        assert s.util_gpu is not None and 0 <= s.util_gpu <= 100
+        assert s.mem_used_mib is not None and s.mem_total_mib is not None
+        assert 0 < s.mem_used_mib <= s.mem_total_mib
+        assert s.power_w is not None and s.temp_c is not None
+    assert run(*QUERY).stdout == first.stdout  # same seed, same node
+    assert run(*QUERY, NTUI_SIM_SEED="8").stdout != first.stdout
+
+
+def test_gpu_count_from_the_environment() -> None:
+    assert len(run(*QUERY, SLURM_GPUS_ON_NODE="2").stdout.splitlines()) == 2
+    assert len(run(*QUERY, CUDA_VISIBLE_DEVICES="0,1,5").stdout.splitlines()) == 3
+    none = run(*QUERY, SLURM_GPUS_ON_NODE="0")
+    assert none.returncode == 6 and "No devices were found" in none.stdout
+
+
+def test_field_subset_and_order() -> None:
+    out = run("--query-gpu=memory.total,index", "--format=csv,noheader,nounits", SLURM_GPUS_ON_NODE="2")
+    assert out.stdout.splitlines() == ["81559, 0", "81559, 1"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--query-gpu=index,bogus.field", "--format=csv,noheader,nounits"],
+        ["--query-gpu=index", "--format=csv"],
+        ["--query-gpu=index", "--format=csv,noheader,nounits", "-i", "0"],
+        ["-q"],
+        [],
+        ["--query-gpu=index", "--format=csv,noheader,nounits", "-l", "0"],
+    ],
+)
+def test_unsupported_usage_exits_2(args: list[str]) -> None:
+    out = run(*args)
+    assert out.returncode == 2 and out.stderr and not out.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_loop_streams_blocks_and_exits_cleanly_on_signal(sig: signal.Signals) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *QUERY, "-l", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(SLURM_GPUS_ON_NODE="2", NTUI_SIM_IDLE="1"),
+    )
+    assert proc.stdout is not None
+    board = GpuBoard(["nid001"], interval_s=1)
+    lines = []
+    try:
+        for _ in range(4):  # two blocks of two GPUs: the second arrives after the 1 s sleep
+            line = proc.stdout.readline()
+            lines.append(line)
+            assert board.feed("0: " + line, now=float(len(lines))) is not None, line
+    finally:
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and err == ""
+    assert board.util_history("nid001", 1) == (0.0, 0.0)  # NTUI_SIM_IDLE=1
+    assert lines[0] != lines[2]  # values vary between samples
+    assert board.summary(now=4.0).simulated
+
+
+def test_closed_pipe_exits_cleanly() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *QUERY, "-l", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env(SLURM_GPUS_ON_NODE="1"),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away; the next block's write fails
+    assert proc.wait(timeout=10) == 0
+    assert proc.stderr.read() == b""
