@@ -16,6 +16,11 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ntui.core import slurm
+from ntui.core.gpus import build_gpu_step_argv, gpu_step_env, task_node_order
+from ntui.core.runner import CommandRunner
 
 STDERR_TAIL = 20
 
@@ -95,3 +100,48 @@ class GpuStream:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=timeout)
+
+
+@dataclass(frozen=True)
+class GpuWatchPlan:
+    """Everything needed to watch a running job's GPUs, from one ``scontrol show job -d``."""
+
+    job_id: str
+    nodes: tuple[str, ...]
+    task_nodes: tuple[str, ...]
+    expected: dict[str, tuple[int, ...]]
+    time_left_min: int | None
+    argv: tuple[str, ...]
+    env: dict[str, str]
+
+
+class NotWatchable(Exception):
+    """The job cannot be watched (not running, no nodes); the message says why."""
+
+
+def plan_gpu_watch(
+    runner: CommandRunner,
+    job_id: str,
+    *,
+    interval_s: int = 2,
+    nvidia_smi: str = "nvidia-smi",
+    environ: Mapping[str, str] | None = None,
+) -> GpuWatchPlan:
+    details = slurm.show_job(runner, job_id)
+    if details.category is not slurm.StateCategory.RUNNING:
+        raise NotWatchable(f"job {job_id} is {details.state}, not running: no GPUs to watch")
+    nodes = details.nodes
+    if not nodes:
+        raise NotWatchable(f"job {job_id} has no nodes yet")
+    limit, used = details.time_limit_s, details.run_time_s
+    left = None if limit is None or used is None else max(1, (limit - used) // 60)
+    argv = build_gpu_step_argv(details.job_id, nodes, interval_s, left, nvidia_smi)
+    return GpuWatchPlan(
+        job_id=details.job_id,
+        nodes=nodes,
+        task_nodes=task_node_order(nodes),
+        expected=dict(details.gres_by_node),
+        time_left_min=left,
+        argv=tuple(argv),
+        env=gpu_step_env(os.environ if environ is None else environ),
+    )
