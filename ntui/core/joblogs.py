@@ -7,12 +7,10 @@ node map that c10d rendezvous only decides at run time.
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from ntui.core.logtail import FileTail
+from ntui.core.logtail import FileTail, RankLogs, rank_log_paths
 from ntui.core.render import LogPaths
 from ntui.core.triage import Finding, RankDetector, TriageSummary, triage
 
@@ -21,30 +19,10 @@ HEADER_BYTES = 4096
 TRIAGE_WINDOW = 5000
 
 
-@dataclass(frozen=True)
-class JobLogs:
-    batch: Path
-    ranks: dict[int, Path]
-
-
-def job_logs(paths: LogPaths, job_id: str, world_size: int | None = None) -> JobLogs:
+def job_logs(paths: LogPaths, job_id: str, world_size: int | None = None) -> RankLogs:
     """The batch log and one file per global rank: the expected ones when the world size is
     known (files may not exist yet), else the ones on disk."""
-    if world_size:
-        ranks = {r: Path(paths.rank(job_id, r)) for r in range(world_size)}
-    else:
-        prefix = Path(paths.rank(job_id, 0)).name[: -len("0.out")]
-        ranks = {}
-        try:
-            with os.scandir(paths.log_dir) as it:
-                for entry in it:
-                    rest = entry.name[len(prefix):]
-                    if entry.name.startswith(prefix) and rest.endswith(".out") and rest[:-4].isdigit():
-                        ranks[int(rest[:-4])] = Path(entry.path)
-        except OSError:
-            pass
-        ranks = dict(sorted(ranks.items()))
-    return JobLogs(Path(paths.batch(job_id)), ranks)
+    return rank_log_paths(Path(paths.log_dir), paths.stem, job_id, world_size or None)
 
 
 def node_of(path: Path) -> str | None:
@@ -79,6 +57,7 @@ def triage_job(paths: LogPaths, job_id: str, world_size: int | None = None) -> T
     findings: dict[int | None, list[Finding]] = {None: scan_file(logs.batch, None, None)}
     nodes: dict[int, str] = {}
     for rank, path in logs.ranks.items():
+        path = Path(path)
         node = node_of(path)
         if node:
             nodes[rank] = node
