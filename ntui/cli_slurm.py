@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -18,7 +19,15 @@ from ntui.core import slurm
 from ntui.core.history import History
 from ntui.core.outcome import job_outcome
 from ntui.core.render import LogPaths
-from ntui.core.runner import CommandRunner, JobNotFound, SlurmError, SubprocessRunner
+from ntui.core.runner import (
+    CommandResult,
+    CommandRunner,
+    JobNotFound,
+    SlurmError,
+    SlurmNotInstalled,
+    SlurmTimeout,
+    SubprocessRunner,
+)
 from ntui.core.spec import JobSpec
 from ntui.core.submission import check_job, paths_for, slurm_env, submit_job
 
@@ -27,8 +36,41 @@ EXIT_SLURM = 3
 EXIT_JOB_FAILED = 4
 
 
+#: Environment override: seconds every Slurm command may take (default: 15 s for queries, 60 s for sbatch).
+TIMEOUT_ENV = "NTUI_SLURM_TIMEOUT"
+
+
+class _FixedTimeoutRunner:
+    """Runs every command with the timeout from ``NTUI_SLURM_TIMEOUT`` instead of the caller's."""
+
+    def __init__(self, inner: CommandRunner, timeout: float) -> None:
+        self.inner = inner
+        self.timeout = timeout
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
+    ) -> CommandResult:
+        return self.inner.run(argv, timeout=self.timeout, env=env, input=input)
+
+
 def _runner() -> CommandRunner:
-    return SubprocessRunner()
+    runner = SubprocessRunner()
+    value = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not value:
+        return runner
+    try:
+        timeout = float(value)
+    except ValueError:
+        timeout = 0.0
+    if not 0 < timeout < 86400:
+        print(f"ntui: ignoring {TIMEOUT_ENV}={value!r} (expected seconds > 0)", file=sys.stderr)
+        return runner
+    return _FixedTimeoutRunner(runner, timeout)
 
 
 def add_commands(sub: Any, add_preset_args: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -64,6 +106,8 @@ def add_commands(sub: Any, add_preset_args: Callable[[argparse.ArgumentParser], 
     p = sub.add_parser("history", help="jobs submitted by ntui (local history)")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--reconcile", action="store_true",
+                   help="first record own jobs in the queue that the history lacks (one squeue call)")
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("logs", help="print a job's batch log, or one rank's log")
@@ -76,7 +120,15 @@ def add_commands(sub: Any, add_preset_args: Callable[[argparse.ArgumentParser], 
 
 
 def _fail(exc: SlurmError) -> int:
-    print(f"ntui: {exc}", file=sys.stderr)
+    if isinstance(exc, SlurmNotInstalled):
+        prog = os.path.basename(exc.argv[0]) if exc.argv else "the Slurm client"
+        print(f"ntui: Slurm is not installed here: {prog} not found on PATH "
+              "(ntui can still render and check presets)", file=sys.stderr)
+    elif isinstance(exc, SlurmTimeout):
+        print(f"ntui: Slurm timed out: {exc.message} (the command was killed; "
+              f"set {TIMEOUT_ENV}=SECONDS to wait longer)", file=sys.stderr)
+    else:
+        print(f"ntui: {exc}", file=sys.stderr)
     return EXIT_SLURM
 
 
@@ -199,7 +251,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_cancel(args: argparse.Namespace) -> int:
     try:
         slurm.cancel(_runner(), args.job_id, signal=args.signal)
-    except (SlurmError, ValueError) as exc:
+    except SlurmError as exc:
+        return _fail(exc)
+    except ValueError as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_SLURM
     what = f"sent {args.signal.upper()} to" if args.signal else "cancelled"
@@ -220,14 +274,51 @@ def _action(fn: Callable[..., object], name: str) -> Callable[[argparse.Namespac
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    entries = History().entries(limit=args.n)
+    history = History()
+    rc = 0
+    if args.reconcile:
+        from ntui.core.reconcile import reconcile
+
+        env, _ = slurm_env()
+        try:
+            for line in reconcile(history, _runner(), env=env).lines():
+                print(f"reconcile: {line}", file=sys.stderr)
+        except SlurmError as exc:
+            rc = _fail(exc)
+    entries = history.entries(limit=args.n)
     if args.json:
         print(json.dumps([asdict(e) | {"script": None} for e in entries], indent=1))
-        return 0
+        return rc
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
         print(f"{e.job_id or '-':<10} {when}  {e.status:<9} {e.preset:<22} {' '.join(e.overrides)}")
-    return 0
+    return rc
+
+
+def _log_problem(path: str) -> str | None:
+    """Why the log at ``path`` cannot be read, when its directory (or the file) is gone or unreadable.
+    A missing file in a readable directory is not a problem: the job may not have started yet."""
+    log_dir = os.path.dirname(path) or "."
+    try:
+        if not os.path.isdir(log_dir):
+            os.stat(log_dir)  # raises for a missing directory, a parent that is a file, no permission
+            return f"log directory {log_dir} is not a directory"
+        with os.scandir(log_dir):  # readable? (opens it, lists nothing)
+            pass
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError as exc:
+        if exc.filename == path:
+            return None
+        return f"log directory {log_dir} does not exist (moved or deleted?)"
+    except NotADirectoryError:
+        return f"log directory {log_dir} does not exist: a component of the path is a file"
+    except PermissionError as exc:
+        what = "log file" if exc.filename == path else "log directory"
+        return f"{what} {exc.filename or log_dir} is not readable (permission denied)"
+    except OSError as exc:
+        return f"cannot read {exc.filename or path}: {exc.strerror or exc}"
+    return None
 
 
 def _log_paths(job_id: str) -> LogPaths | None:
@@ -241,6 +332,10 @@ def cmd_logs(args: argparse.Namespace) -> int:
     if args.triage:
         if paths is None:
             print(f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known", file=sys.stderr)
+            return EXIT_PROBLEMS
+        problem = _log_problem(paths.batch(args.job_id))
+        if problem:
+            print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
         entry = History().get(args.job_id)
         return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None)
@@ -256,4 +351,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
         path = d.std_out
     else:
         path = paths.batch(args.job_id) if args.rank is None else paths.rank(args.job_id, args.rank)
+    problem = _log_problem(path)
+    if problem:
+        print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
+        return EXIT_PROBLEMS
     return cli_logs.print_log(path, lines=args.lines, follow=args.follow)

@@ -128,16 +128,49 @@ class History:
         with self._tx() as c:
             c.execute("UPDATE submissions SET status='failed' WHERE token=?", (token,))
 
-    def record_recovered(self, job_id: str, job_name: str, log_dir: str = "", when: float | None = None) -> None:
-        """A job of ours found in the queue that the history lacked (e.g. ntui was killed mid-submit)."""
+    def record_recovered(
+        self,
+        job_id: str,
+        job_name: str,
+        log_dir: str = "",
+        when: float | None = None,
+        *,
+        log_stem: str = "",
+        token: str | None = None,
+        script_path: str | None = None,
+    ) -> None:
+        """A job of ours found in the queue that the history lacked (e.g. ntui was killed mid-submit).
+        ``token`` defaults to ``recovered-<job_id>``; reconcile passes the one in the script's name."""
         with self._tx() as c:
             c.execute(
                 "INSERT INTO submissions (token, job_id, preset, overrides, job_name, launcher, nodes, world_size,"
-                " log_dir, log_stem, script, created_at, submitted_at, status)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'recovered')",
-                (f"recovered-{job_id}", job_id, "?", "[]", job_name, "?", 0, 0, log_dir, "", "",
-                 when or time.time(), when or time.time()),
+                " log_dir, log_stem, script, script_path, created_at, submitted_at, status)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'recovered')",
+                (token or f"recovered-{job_id}", job_id, "?", "[]", job_name, "?", 0, 0, log_dir, log_stem, "",
+                 script_path, when or time.time(), when or time.time()),
             )
+
+    def record_recovered_intent(self, token: str, job_id: str, script_path: str | None = None) -> bool:
+        """Complete an intent (or failed) row that never got its job id; False when it already has one."""
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE submissions SET job_id=?, script_path=COALESCE(?, script_path), submitted_at=?,"
+                " status='recovered' WHERE token=? AND job_id IS NULL",
+                (job_id, script_path, time.time(), token),
+            )
+            return cur.rowcount == 1
+
+    def intents(self, *, include_failed: bool = False) -> list[HistoryEntry]:
+        """Rows without a job id: status 'intent' (ntui stopped between writing the row and recording the
+        job id), and with ``include_failed`` also 'failed' (sbatch errored or timed out)."""
+        statuses = ("intent", "failed") if include_failed else ("intent", "intent")
+        rows = self._conn.execute(
+            "SELECT * FROM submissions WHERE job_id IS NULL AND status IN (?, ?) ORDER BY id", statuses
+        )
+        return [self._entry(row) for row in rows]
+
+    def has_token(self, token: str) -> bool:
+        return self._conn.execute("SELECT 1 FROM submissions WHERE token=?", (token,)).fetchone() is not None
 
     def entries(self, limit: int | None = None) -> list[HistoryEntry]:
         sql = "SELECT * FROM submissions ORDER BY id DESC"

@@ -1,0 +1,137 @@
+"""Slurm missing from PATH, and a ``squeue`` that hangs past its timeout.
+
+No cluster needed: the first runs with a PATH holding no Slurm client at all, the second puts a stub
+``squeue`` (a Python script that starts a grandchild and sleeps 60 s) first on PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ntui.core.history import History
+from ntui.core.runner import SlurmTimeout, SubprocessRunner
+from tests.reliability.conftest import ntui_env, run_ntui
+
+
+def _no_slurm_env(tmp_path: Path) -> dict[str, str]:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir(exist_ok=True)
+    env = ntui_env(tmp_path / "home", PATH=str(empty))
+    env.pop("SLURM_CONF", None)
+    return env
+
+
+def test_without_slurm_ntui_still_composes_and_says_it_cannot_submit(tmp_path: Path) -> None:
+    env = _no_slurm_env(tmp_path)
+    logs = tmp_path / "logs"
+    for args in (("presets",), ("render", "local-srun"), ("check", "local-torchrun"),
+                 ("render", "local-accelerate", "-o", str(tmp_path / "job.sbatch"))):
+        res = run_ntui(*args, env=env)
+        assert res.returncode == 0, (args, res.stderr.decode())
+    assert (tmp_path / "job.sbatch").read_text().startswith("#!")
+    cases = {
+        ("submit", "local-srun", "--set", f"logs.dir={logs}"): "sbatch",
+        ("submit", "local-srun", "--test-only", "--set", f"logs.dir={logs}"): "sbatch",
+        ("jobs",): "squeue",
+        ("cancel", "123"): "scancel",
+    }
+    for args, prog in cases.items():
+        start = time.monotonic()
+        res = run_ntui(*args, env=env)
+        err = res.stderr.decode()
+        assert res.returncode == 3, (args, err)
+        assert "Slurm is not installed" in err and f"{prog} not found" in err, err
+        assert "Traceback" not in err
+        assert time.monotonic() - start < 10
+    # the failed submission is recorded as such, and its staging script is gone
+    entries = History(tmp_path / "home" / "state" / "ntui" / "history.sqlite3").entries()
+    assert [e.status for e in entries] == ["failed"]
+    assert not list(logs.glob(".*.sbatch"))
+
+
+STUB = """#!{python}
+import os, subprocess, sys, time
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+with open({pids!r}, "w") as fh:
+    fh.write(f"{{os.getpid()}} {{grandchild.pid}}\\n")
+time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """True unless ``pid`` is gone or a zombie (killed, not yet reaped by init)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.fixture
+def hanging_squeue(tmp_path: Path) -> tuple[Path, Path]:
+    bin_dir = tmp_path / "stub-bin"
+    bin_dir.mkdir()
+    pids = tmp_path / "stub.pids"
+    stub = bin_dir / "squeue"
+    stub.write_text(STUB.format(python=sys.executable, pids=str(pids)))
+    stub.chmod(stub.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    yield bin_dir, pids
+    if pids.exists():  # never leave the stub behind, even when an assertion failed
+        for pid in map(int, pids.read_text().split()):
+            if _alive(pid):
+                os.kill(pid, 9)
+
+
+def _assert_stub_gone(pids: Path) -> None:
+    deadline = time.monotonic() + 5
+    stub_pid, grandchild = map(int, pids.read_text().split())
+    while _alive(stub_pid) or _alive(grandchild):
+        assert time.monotonic() < deadline, f"orphans left: squeue stub {stub_pid}, its child {grandchild}"
+        time.sleep(0.05)
+
+
+def test_hanging_squeue_times_out_and_is_killed(hanging_squeue: tuple[Path, Path],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir, pids = hanging_squeue
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    start = time.monotonic()
+    with pytest.raises(SlurmTimeout) as info:
+        SubprocessRunner().run(["squeue", "--me"], timeout=1.0)
+    assert time.monotonic() - start < 5
+    assert info.value.timeout == 1.0 and "did not answer within 1 s" in str(info.value)
+    _assert_stub_gone(pids)
+
+
+def test_ntui_jobs_with_hanging_squeue_exits_3_quickly(tmp_path: Path, hanging_squeue: tuple[Path, Path]) -> None:
+    bin_dir, pids = hanging_squeue
+    env = ntui_env(tmp_path / "home", PATH=f"{bin_dir}:{os.environ['PATH']}", NTUI_SLURM_TIMEOUT="1.5")
+    start = time.monotonic()
+    res = run_ntui("jobs", env=env, timeout=30)
+    elapsed = time.monotonic() - start
+    err = res.stderr.decode()
+    assert res.returncode == 3, err
+    assert "timed out" in err and "squeue did not answer within 1.5 s" in err and "NTUI_SLURM_TIMEOUT" in err
+    assert "Traceback" not in err
+    assert elapsed < 8, elapsed
+    _assert_stub_gone(pids)
+
+
+def test_timeout_override(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ntui import cli_slurm
+    from ntui.core.runner import FakeRunner, result
+
+    monkeypatch.setenv("NTUI_SLURM_TIMEOUT", "soon")
+    assert isinstance(cli_slurm._runner(), SubprocessRunner)
+    assert "ignoring NTUI_SLURM_TIMEOUT='soon'" in capsys.readouterr().err
+    monkeypatch.setenv("NTUI_SLURM_TIMEOUT", "2.5")
+    runner = cli_slurm._runner()
+    fake = FakeRunner(default=result())
+    runner.inner = fake  # type: ignore[attr-defined]
+    runner.run(["squeue"], timeout=15)
+    assert fake.history[0].timeout == 2.5
