@@ -17,6 +17,7 @@ from typing import Any
 
 from ntui.core import slurm
 from ntui.core.history import History
+from ntui.core.logtail import inert
 from ntui.core.outcome import job_outcome
 from ntui.core.render import LogPaths
 from ntui.core.runner import (
@@ -209,9 +210,10 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         return 0
     print(f"{'JOBID':<14} {'NAME':<22} {'STATE':<11} {'ELAPSED':>10} {'LIMIT':>10} {'NODES':>5}  NODELIST(REASON)")
     for j in jobs:
-        where = j.nodelist if j.nodelist else f"({j.reason})" if j.reason else ""
-        print(f"{j.job_id:<14} {j.name[:22]:<22} {j.state:<11} {j.elapsed:>10} {j.time_limit:>10} "
-              f"{j.num_nodes or '':>5}  {where}")
+        # Names and reasons come from other users: print them inert (no escape sequences).
+        where = inert(j.nodelist) if j.nodelist else f"({inert(j.reason)})" if j.reason else ""
+        print(f"{inert(j.job_id):<14} {inert(j.name)[:22]:<22} {inert(j.state):<11} {inert(j.elapsed):>10} "
+              f"{inert(j.time_limit):>10} {j.num_nodes or '':>5}  {where}")
     return 0
 
 
@@ -244,7 +246,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         rows.append(("Preset", f"{entry.preset} {' '.join(entry.overrides)}".strip()))
         rows.append(("Script", entry.script_path or ""))
     for key, value in rows:
-        print(f"{key:>12}: {value}")
+        print(f"{inert(key):>12}: {inert(str(value))}")
     return 0
 
 
@@ -291,7 +293,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         return rc
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
-        print(f"{e.job_id or '-':<10} {when}  {e.status:<9} {e.preset:<22} {' '.join(e.overrides)}")
+        print(f"{e.job_id or '-':<10} {when}  {e.status:<9} {inert(e.preset):<22} {inert(' '.join(e.overrides))}")
     return rc
 
 

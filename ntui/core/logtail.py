@@ -65,6 +65,7 @@ __all__ = [
     "RankStatus",
     "TailUpdate",
     "clean_line",
+    "inert",
     "discover_rank_logs",
     "merge_lines",
     "rank_label",
@@ -118,6 +119,12 @@ def clean_line(raw: bytes, *, max_bytes: int = DISPLAY_CAP, dropped: int = 0) ->
     if extra:
         text += f" … [+{extra} bytes]"
     return text
+
+
+def inert(text: str) -> str:
+    """Text from elsewhere (job names, reasons, paths) made safe to print on one line: no escape
+    sequence or control character (newlines included) survives."""
+    return _ESC_RE.sub("", text)
 
 
 class _LineAcc:

@@ -42,6 +42,7 @@ def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    _remove_stale_temps(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -53,8 +54,34 @@ def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    dfd = os.open(path.parent, os.O_RDONLY)
+    dfd = os.open(path.parent, os.O_RDONLY)  # make the rename durable
     try:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove ``.<name>.<pid>.tmp`` files left by writers that died (kill -9) on this host.
+
+    A live writer's temp file is kept: its pid still exists. (On a shared filesystem a pid may
+    belong to another host's writer; then the file stays until that pid is gone here too.)
+    """
+    prefix = f".{path.name}."
+    try:
+        entries = os.listdir(path.parent)
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+            continue
+        pid_text = entry[len(prefix):-4]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path.parent / entry)
+        except PermissionError:
+            pass

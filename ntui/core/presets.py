@@ -76,13 +76,19 @@ def list_presets() -> list[PresetInfo]:
             seen.add(name)
             try:
                 loaded = load_preset(str(path))
-                launcher = loaded.data.get("launcher", {})
-                ltype = launcher.get("type", "") if isinstance(launcher, dict) else ""
-                out.append(
-                    PresetInfo(name, path, origin, str(loaded.data.get("description", "")), str(ltype))
-                )
             except PresetError as exc:
                 out.append(PresetInfo(name, path, origin, problem=str(exc.problems[0])))
+                continue
+            launcher = loaded.data.get("launcher", {})
+            ltype = launcher.get("type", "") if isinstance(launcher, dict) else ""
+            from ntui.core.spec import validate  # spec imports this module
+
+            _, problems = validate(loaded)
+            first = next((p for p in problems if p.is_error), None)
+            out.append(
+                PresetInfo(name, path, origin, str(loaded.data.get("description", "")), str(ltype),
+                           problem=str(first) if first else "")
+            )
     return out
 
 
@@ -134,11 +140,12 @@ def _prune(merged: dict[str, Any], table: dict[KeyPath, Any]) -> dict[KeyPath, A
     return {k: v for k, v in table.items() if _exists(merged, k)}
 
 
+class _ExtendsCycle(Exception):
+    pass
+
+
 def _load_chain(path: Path, chain: tuple[Path, ...]) -> LoadedPreset:
     fname = str(path)
-    if path in chain:
-        cycle = " -> ".join(str(p) for p in (*chain, path))
-        raise PresetError([Problem(Source(fname), "extends", f"cycle in extends: {cycle}")])
     try:
         doc = load_yaml_with_lines(read_preset_text(fname), fname)
     except YamlProblem as exc:
@@ -161,7 +168,18 @@ def _load_chain(path: Path, chain: tuple[Path, ...]) -> LoadedPreset:
             parent_path = find_preset(parent_ref, relative_to=path.parent)
         except PresetError as exc:
             raise PresetError([Problem(src, "extends", str(exc.problems[0].message))]) from None
-        parent = _load_chain(parent_path, (*chain, path))
+        if parent_path in (*chain, path):
+            cycle_text = " -> ".join(str(p) for p in (*chain, path, parent_path))
+            if not chain:
+                raise PresetError([Problem(src, "extends", f"cycle in extends: {cycle_text}")])
+            raise _ExtendsCycle(cycle_text)
+        try:
+            parent = _load_chain(parent_path, (*chain, path))
+        except _ExtendsCycle as cycle:
+            if chain:
+                raise
+            # Reported at the `extends` line of the preset the user asked for.
+            raise PresetError([Problem(src, "extends", f"cycle in extends: {cycle}")]) from None
         parent.data.pop("name", None)
         merged = deep_merge(parent.data, data)
         sources = _prune(merged, {**parent.sources, **sources})

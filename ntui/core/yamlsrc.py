@@ -45,6 +45,14 @@ def load_yaml_with_lines(text: str, filename: str) -> YamlDoc:
     Raises ``ValueError`` carrying a :class:`Problem` (file and line of the syntax error).
     """
     try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken):
+                # An alias is a reference; a few nested ones expand exponentially (a "billion
+                # laughs" bomb). Presets don't need them: `extends` shares settings.
+                raise YamlProblem(
+                    Problem(Source(filename, token.start_mark.line + 1), "",
+                            "YAML aliases (*name) are not allowed in presets; use extends")
+                )
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -116,8 +116,6 @@ def _squeue_line(job_id: str, name: str) -> str:
     return SQUEUE_SEPARATOR.join(values.get(f, "") for f in SQUEUE_FIELDS) + SQUEUE_SEPARATOR
 
 
-@pytest.mark.xfail(strict=True, reason="ntui/cli_slurm.py cmd_jobs/cmd_show print Slurm's job name raw: any "
-                   "user's job name (ntui jobs --all) can set the terminal title, clear it or write the clipboard")
 def test_ntui_jobs_prints_hostile_job_names_inert(monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from ntui import cli, cli_slurm

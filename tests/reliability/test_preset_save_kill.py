@@ -118,8 +118,6 @@ def test_preset_save_survives_kill_9(save_loop: tuple[Path, list[int], list[int]
     assert elapsed < 60
 
 
-@pytest.mark.xfail(strict=True, reason="ntui/core/paths.py atomic_write does not remove the temp files of "
-                   "killed writers (.<name>.<pid>.tmp); they accumulate, one per writer killed mid-write")
 def test_no_stray_temp_files_accumulate(save_loop: tuple[Path, list[int], list[int], float]) -> None:
     _, temps_after, _, _ = save_loop
     assert max(temps_after) <= 1, f"stray temp files after each kill: max {max(temps_after)}, end {temps_after[-1]}"
