@@ -1,0 +1,87 @@
+"""Typed messages: the contract between thread workers (which call the core) and the widgets.
+
+Workers never touch widgets; they post one of these (``post_message`` is thread-safe) and a handler
+on the UI thread applies it. Payloads are immutable core values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from ntui.core.presets import LoadedPreset, PresetInfo
+    from ntui.core.problems import Problem
+    from ntui.core.slurm import TestOnlyResult
+    from ntui.core.spec import JobSpec
+    from ntui.core.submission import SubmittedJob
+
+
+@dataclass
+class PresetsListed(Message):
+    """Every preset (user ones shadowing shipped ones); ``select`` names the one to open, if any."""
+
+    presets: tuple[PresetInfo, ...]
+    select: str | None = None
+
+
+@dataclass
+class PresetOpened(Message):
+    """A preset loaded without overrides (``base`` None with ``problems`` when it is broken)."""
+
+    name: str
+    base: LoadedPreset | None
+    problems: tuple[Problem, ...] = ()
+
+
+@dataclass
+class PreviewRendered(Message):
+    """The preset with the form's overrides, loaded, validated and rendered (``script`` None on errors)."""
+
+    generation: int
+    preset: str
+    overrides: tuple[str, ...]
+    loaded: LoadedPreset | None
+    spec: JobSpec | None
+    script: str | None
+    problems: tuple[Problem, ...]
+
+
+@dataclass
+class ClusterInfo(Message):
+    """Choices fed by the cluster. ``slurm_installed`` False: the client binaries are missing."""
+
+    slurm_installed: bool
+    partitions: tuple[str, ...] = ()
+    default_partition: str | None = None
+    accounts: tuple[str, ...] = ()
+    qos: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class CheckFinished(Message):
+    """``sbatch --test-only`` answered (``result.ok`` False carries Slurm's reason)."""
+
+    preset: str
+    result: TestOnlyResult
+
+
+@dataclass
+class JobSubmitted(Message):
+    """A job was submitted and recorded in the history. Bubbles to the app (``NtuiApp.last_submission``)."""
+
+    preset: str
+    job: SubmittedJob
+
+
+@dataclass
+class PresetSaved(Message):
+    """A preset file was written (the picker reloads and selects it)."""
+
+    name: str
+    path: str
+    warnings: tuple[str, ...] = ()
+    text: str = ""

@@ -1,0 +1,552 @@
+"""The compose view: preset picker, job form and script preview; check (``t``) and submit (``s``).
+
+Data flow (every core call runs in a thread worker that posts a typed message):
+
+* ``list_presets`` -> :class:`PresetsListed` -> picker; ``load_preset(name)`` -> :class:`PresetOpened`
+  -> the form is built from the preset;
+* each edit -> ``JobForm.Changed`` -> debounce (``DEBOUNCE_S``) -> ``load_preset(name, overrides)``,
+  ``validate``, ``render`` -> :class:`PreviewRendered` -> preview, inline problems, status. The preview
+  is therefore byte-identical to ``ntui render NAME --set O1 --set O2 ...``;
+* cluster choices (sinfo, sacctmgr) -> :class:`ClusterInfo`; ``check_job`` -> :class:`CheckFinished`;
+  ``submit_job`` -> :class:`JobSubmitted`. Failures go through the one worker-error handler
+  (:class:`~ntui.ui.screens.base.NtuiScreen`), and ``worker_failed`` shows them in the status panel.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Vertical
+from textual.content import Content
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+from textual.worker import Worker
+
+from ntui.ui.messages import (
+    CheckFinished,
+    ClusterInfo,
+    JobSubmitted,
+    PresetOpened,
+    PresetSaved,
+    PresetsListed,
+    PreviewRendered,
+)
+from ntui.ui.screens.base import NO_SLURM, NtuiScreen
+from ntui.ui.widgets.job_form import JobForm
+from ntui.ui.widgets.preset_picker import PresetPicker
+
+if TYPE_CHECKING:
+    from ntui.core.presets import LoadedPreset, PresetInfo
+    from ntui.core.problems import Problem
+    from ntui.ui.widgets.script_preview import ScriptPreview
+
+# The core (presets, YAML, validation, rendering, Slurm) is imported inside the workers: the first frame
+# needs none of it (start-up time, see bench/startup.py).
+
+DEBOUNCE_S = 0.15
+
+
+def render_command(preset: str, overrides: tuple[str, ...]) -> str:
+    """The shell command whose output the preview shows."""
+    words = ["ntui", "render", preset]
+    for o in overrides:
+        words += ["--set", o]
+    return shlex.join(words)
+
+
+class ComposeScreen(NtuiScreen):
+    """Compose a job from a preset. Side by side when wide, stacked when narrow (breakpoint classes)."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
+    BINDINGS = [
+        Binding("s", "submit", "Submit", id="ntui.submit", tooltip="Submit the job (shows the script to confirm)"),
+        Binding("t", "check", "Test-only", id="ntui.check", tooltip="sbatch --test-only: Slurm's start estimate"),
+        Binding("e", "edit_preset", "Edit preset", id="ntui.edit", tooltip="Edit the preset's YAML"),
+        Binding("n", "save_as", "Save as", id="ntui.save_as", tooltip="New preset from the current form"),
+        Binding("ctrl+r", "reset_form", "Reset form", id="ntui.reset", show=False),
+        Binding("escape", "leave_field", "Leave field", id="ntui.leave_field", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        # The breakpoint class for the current width up front, so the first resize restyles nothing.
+        try:
+            width = self.app.size.width
+        except Exception:  # constructed outside a running app
+            width = 120
+        self.add_class(next(c for w, c in reversed(self.HORIZONTAL_BREAKPOINTS) if width >= w))
+        self.preset_name: str | None = None
+        self.preset_info: PresetInfo | None = None
+        self.base: LoadedPreset | None = None
+        self.generation = 0
+        self.rendered: PreviewRendered | None = None
+        self.cluster: ClusterInfo | None = None
+        self.check_line: Content | None = None
+        self.submit_line: Content | None = None
+        self.unplaced: list[Problem] = []
+        self._timer: Timer | None = None
+        self._pending_action: str | None = None
+        self._busy: set[str] = set()
+
+    # ------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        # No Header: the rows go to the form (80x24), and the first frame stays light.
+        with Container(id="compose-body"):
+            with Vertical(id="left-pane"):
+                picker = PresetPicker(id="picker")
+                picker.border_title = "Presets"
+                yield picker
+                form = JobForm(id="form")
+                form.border_title = "Job"
+                yield form
+            with Vertical(id="right-pane"):
+                box = Vertical(id="preview-box")
+                box.border_title = "sbatch script"
+                with box:
+                    # The editor (and its grammar) is mounted right after the first frame.
+                    yield Static("", id="preview-placeholder")
+                yield Static("", id="status")
+        yield Footer()
+
+    @property
+    def picker(self) -> PresetPicker:
+        return self.query_one("#picker", PresetPicker)
+
+    @property
+    def form(self) -> JobForm:
+        return self.query_one("#form", JobForm)
+
+    @property
+    def preview(self) -> ScriptPreview:
+        from ntui.ui.widgets.script_preview import ScriptPreview
+
+        return self.query_one("#preview", ScriptPreview)
+
+    @property
+    def preview_box(self) -> Vertical:
+        return self.query_one("#preview-box", Vertical)
+
+    def on_mount(self) -> None:
+        self.picker.focus()
+        self._update_status()
+        # Paint the frame first; presets, the form and the cluster arrive right after.
+        self.call_after_refresh(self._start)
+
+    async def _start(self) -> None:
+        from ntui.ui.widgets.script_preview import ScriptPreview
+
+        box = self.preview_box
+        await box.query("#preview-placeholder").remove()
+        await box.mount(ScriptPreview.create(id="preview", lazy=True))
+        self._list_presets(self.ntui_app.initial_preset)
+        self._load_cluster()
+
+    # ------------------------------------------------------------ presets
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="presets", description="list presets")
+    def _list_presets(self, select: str | None) -> None:
+        from ntui.core.presets import list_presets
+
+        self.post_message(PresetsListed(tuple(list_presets()), select))
+
+    @on(PresetsListed)
+    def _presets_listed(self, message: PresetsListed) -> None:
+        names = [p.name for p in message.presets]
+        wanted = message.select or self.preset_name
+        if wanted not in names:
+            wanted = next((p.name for p in message.presets if not p.problem), names[0] if names else None)
+        self.picker.set_presets(message.presets, current=self.preset_name)
+        if wanted is None:
+            self.notify("No presets found.", severity="error")
+            return
+        if message.select or self.preset_name is None:
+            self.open_preset(wanted)
+
+    def open_preset(self, name: str) -> None:
+        """Load ``name`` (its form replaces the current one)."""
+        self._open_preset(name)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="open-preset", description="load preset")
+    def _open_preset(self, name: str) -> None:
+        from ntui.core.presets import load_preset
+        from ntui.core.problems import PresetError
+
+        try:
+            base = load_preset(name)
+        except PresetError as exc:
+            self.post_message(PresetOpened(name, None, tuple(exc.problems)))
+            return
+        self.post_message(PresetOpened(name, base, ()))
+
+    @on(PresetOpened)
+    async def _preset_opened(self, message: PresetOpened) -> None:
+        from ntui.ui.widgets.preset_files import problem_text
+
+        self.preset_name = message.name
+        self.preset_info = self.picker.info(message.name)
+        self.base = message.base
+        self.picker.mark_current(message.name)
+        self.check_line = None
+        self.form.border_title = f"Job · {message.name}"
+        if message.base is None:
+            self.rendered = None
+            await self.form.show_unavailable(
+                f"Preset {message.name} is broken:\n" + "\n".join(problem_text(p) for p in message.problems)
+                + "\n\nPress e to fix it."
+            )
+            self.preview.load_text("")
+            self.unplaced = list(message.problems)
+            self._update_status()
+            return
+        await self.form.load(message.base)
+        self.request_render(delay=0)
+
+    @on(PresetPicker.Chosen)
+    def _chosen(self, message: PresetPicker.Chosen) -> None:
+        if message.info.name == self.preset_name and not self.form.modified_keys:
+            self.form.focus_first()
+            return
+        if self.form.modified_keys:
+            self.notify(f"Discarded {len(self.form.modified_keys)} change(s) to {self.preset_name}.")
+        self.open_preset(message.info.name)
+
+    # ------------------------------------------------------------ preview
+
+    @on(JobForm.Changed)
+    def _form_changed(self, message: JobForm.Changed) -> None:
+        self.request_render()
+
+    def request_render(self, delay: float = DEBOUNCE_S) -> None:
+        """Debounced: only the last of a burst of edits is rendered (stale results are dropped)."""
+        self.generation += 1
+        if self._timer is not None:
+            self._timer.stop()
+        if delay <= 0:
+            self._timer = None
+            self._start_render()
+        else:
+            self._timer = self.set_timer(delay, self._start_render)
+
+    def _start_render(self) -> None:
+        self._timer = None
+        if self.preset_name is not None and self.base is not None:
+            self._render_preview(self.generation, self.preset_name, self.form.overrides)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="preview", description="render preview")
+    def _render_preview(self, generation: int, name: str, overrides: tuple[str, ...]) -> None:
+        from ntui.core.presets import load_preset
+        from ntui.core.problems import PresetError
+        from ntui.core.render import render
+        from ntui.core.spec import validate
+
+        try:
+            loaded = load_preset(name, overrides)
+        except PresetError as exc:
+            self.post_message(PreviewRendered(generation, name, overrides, None, None, None, tuple(exc.problems)))
+            return
+        spec, problems = validate(loaded)
+        script = render(spec) if spec is not None else None
+        self.post_message(PreviewRendered(generation, name, overrides, loaded, spec, script, tuple(problems)))
+
+    @on(PreviewRendered)
+    async def _rendered(self, message: PreviewRendered) -> None:
+        if message.generation != self.generation or message.preset != self.preset_name:
+            return  # a newer edit is on its way
+        self.rendered = message
+        self.unplaced = self.form.show_problems(message.problems)
+        if message.script is not None:
+            self.preview.show_script(message.script)
+        else:
+            self.preview.mark_stale()
+        self.preview_box.border_title = (
+            "sbatch script" if message.script is not None else "sbatch script · not renderable"
+        )
+        self._update_status()
+        action, self._pending_action = self._pending_action, None
+        if action:
+            await self.run_action(action)
+
+    @property
+    def up_to_date(self) -> bool:
+        return self._timer is None and self.rendered is not None and self.rendered.generation == self.generation
+
+    # ------------------------------------------------------------ cluster choices
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="cluster", description="cluster choices")
+    def _load_cluster(self) -> None:
+        from ntui.core import slurm
+        from ntui.core.runner import SlurmError, SlurmNotInstalled
+
+        runner = self.ntui_app.runner
+        notes: list[str] = []
+        try:
+            parts = slurm.sinfo_partitions(runner)
+        except SlurmNotInstalled:
+            self.post_message(ClusterInfo(False, notes=(NO_SLURM,)))
+            return
+        except SlurmError as exc:
+            parts = ()
+            notes.append(f"partitions unavailable ({exc}); free text")
+        names = tuple(dict.fromkeys(p.name for p in parts))
+        default = next((p.name for p in parts if p.default), None)
+        assoc = slurm.user_associations(runner)
+        if not assoc.available:
+            notes.append(f"accounts/QOS unavailable ({assoc.error or 'sacctmgr failed'}); free text")
+        self.post_message(ClusterInfo(True, names, default, assoc.accounts, assoc.qos, tuple(notes)))
+
+    @on(ClusterInfo)
+    def _cluster_info(self, message: ClusterInfo) -> None:
+        self.cluster = message
+        self.form.set_choices({"partition": message.partitions, "account": message.accounts, "qos": message.qos})
+        self._update_status()
+
+    @property
+    def slurm_missing(self) -> bool:
+        return self.cluster is not None and not self.cluster.slurm_installed
+
+    # ------------------------------------------------------------ check and submit
+
+    def _ready(self, action: str, verb: str) -> bool:
+        """True when the current form renders without error; otherwise says why (or waits for the render)."""
+        if self.base is None or self.preset_name is None:
+            self.notify(f"Cannot {verb}: no valid preset loaded.", severity="error")
+            return False
+        if not self.up_to_date:
+            self._pending_action = action
+            self.request_render(delay=0)
+            return False
+        assert self.rendered is not None
+        errors = [f"{k}: {m}" for k, m in self.form.local_errors]
+        errors += [f"{p.field}: {p.message}" if p.field else p.message for p in self.rendered.problems if p.is_error]
+        if errors or self.rendered.spec is None:
+            first = errors[0] if errors else "the preset does not validate"
+            self.notify(f"Cannot {verb}: {len(errors)} error(s) in the form. {first}", title="Fix the form first",
+                        severity="error")
+            self.submit_line = Content.assemble((f"✗ cannot {verb}: ", "bold $text-error"), (first, "$text-error"))
+            self._update_status()
+            return False
+        if self.slurm_missing:
+            self.notify(NO_SLURM, severity="error")
+            return False
+        return True
+
+    def action_check(self) -> None:
+        if "check" in self._busy or not self._ready("check", "check"):
+            return
+        assert self.rendered is not None and self.rendered.spec is not None
+        self._busy.add("check")
+        self.check_line = Content.assemble(("… sbatch --test-only running", "$text-muted"))
+        self._update_status()
+        self._check(self.rendered.preset, self.rendered.spec)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-check", description="sbatch --test-only")
+    def _check(self, preset: str, spec: Any) -> None:
+        from ntui.core.submission import check_job
+
+        self.post_message(CheckFinished(preset, check_job(spec, self.ntui_app.runner)))
+
+    @on(CheckFinished)
+    def _checked(self, message: CheckFinished) -> None:
+        self._busy.discard("check")
+        r = message.result
+        stamp = self.ntui_app.clock().strftime("%H:%M:%S")
+        if r.ok:
+            where = f" on {r.nodes}" if r.nodes else ""
+            part = f" in {r.partition}" if r.partition else ""
+            self.check_line = Content.assemble(
+                ("✓ test-only: ", "bold $text-success"),
+                (f"would start {r.start or '(no estimate)'}{where}{part}", ""),
+                (f"  ({stamp})", "$text-muted"),
+            )
+            self.notify(f"Slurm would start it {r.start or ''}{where}".strip(), title="sbatch --test-only")
+        else:
+            self.check_line = Content.assemble(
+                ("✗ test-only: Slurm says ", "bold $text-error"), (r.reason or "rejected", "$text-error"),
+                (f"  ({stamp})", "$text-muted"),
+            )
+            self.notify(r.reason or "rejected", title="sbatch --test-only refused", severity="error")
+        self._update_status()
+
+    def action_submit(self) -> None:
+        if "submit" in self._busy or not self._ready("submit", "submit"):
+            return
+        from ntui.ui.screens.confirm import ConfirmSubmitScreen
+
+        rendered = self.rendered
+        assert rendered is not None and rendered.spec is not None and rendered.script is not None
+        assert rendered.loaded is not None
+
+        def confirmed(ok: bool | None) -> None:
+            if ok:
+                self._busy.add("submit")
+                self.submit_line = Content.assemble(("… submitting", "$text-muted"))
+                self._update_status()
+                self._submit(rendered.preset, rendered.loaded, rendered.spec)
+
+        self.app.push_screen(
+            ConfirmSubmitScreen(rendered.spec, rendered.script, rendered.preset, rendered.overrides), confirmed
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch")
+    def _submit(self, preset: str, loaded: Any, spec: Any) -> None:
+        from ntui.core.submission import submit_job
+
+        history = self.ntui_app.open_history()
+        try:
+            job = submit_job(loaded, spec, self.ntui_app.runner, history)
+        finally:
+            if history is not None:
+                history.close()
+        self.post_message(JobSubmitted(preset, job))
+
+    @on(JobSubmitted)
+    def _submitted(self, message: JobSubmitted) -> None:
+        self._busy.discard("submit")
+        job = message.job
+        self.submit_line = Content.assemble(
+            ("✓ submitted job ", "bold $text-success"), (job.job_id, "bold"),
+            (f"  log {job.batch_log}", "$text-muted"),
+        )
+        self.notify(f"Submitted job {job.job_id} ({message.preset})", title="Submitted")
+        for warning in job.warnings:
+            self.notify(warning, severity="warning")
+        self._update_status()
+        # The message bubbles on to the app, which records it as ``last_submission`` for the jobs view.
+
+    def worker_failed(self, worker: Worker[Any], message: str) -> None:
+        from ntui.ui.widgets.preset_files import PresetSaveRefused
+
+        group = worker.group
+        if group == "slurm-check":
+            self._busy.discard("check")
+            self.check_line = Content.assemble(("✗ test-only: ", "bold $text-error"), (message, "$text-error"))
+        elif group == "slurm-submit":
+            self._busy.discard("submit")
+            self.submit_line = Content.assemble(("✗ not submitted: ", "bold $text-error"), (message, "$text-error"))
+        elif group == "save-preset" and isinstance(worker.error, PresetSaveRefused):
+            self.submit_line = Content.assemble(("✗ preset ", "bold $text-error"), (message, "$text-error"))
+        self._update_status()
+
+    # ------------------------------------------------------------ presets from the form, editing
+
+    def action_save_as(self) -> None:
+        if not self._ready("save_as", "save a preset from the form"):
+            return
+        from ntui.ui.screens.dialogs import SaveAsScreen
+
+        rendered = self.rendered
+        assert rendered is not None and rendered.loaded is not None and rendered.spec is not None
+        source = rendered.preset
+
+        spec = rendered.spec
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self._save_form_as(name, rendered.loaded, spec.script, source)
+
+        self.app.push_screen(
+            SaveAsScreen("New preset from the current form", f"{source}-custom",
+                         "Saves the form's values (preset + changes) as a user preset."),
+            chosen,
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="save-preset", description="save preset")
+    def _save_form_as(self, name: str, loaded: Any, script: str, source: str) -> None:
+        from ntui.ui.widgets.form_model import preset_yaml
+        from ntui.ui.widgets.preset_files import PresetSaveRefused, save_preset_text, user_preset_path
+
+        draft = preset_yaml(loaded, name, script, source)
+        target = user_preset_path(name)
+        problems = save_preset_text(draft.text, target)
+        if any(p.is_error for p in problems):
+            raise PresetSaveRefused(target, problems)
+        self.post_message(PresetSaved(name, str(target), tuple(draft.notes), draft.text))
+
+    @on(PresetSaved)
+    def _preset_saved(self, message: PresetSaved) -> None:
+        message.stop()
+        self.notify(f"Saved preset {message.name}", title="Preset saved")
+        self._list_presets(message.name)
+
+    def action_edit_preset(self) -> None:
+        from ntui.ui.screens.editor import PresetEditorScreen
+
+        info = self.preset_info
+        if info is None:
+            self.notify("No preset selected.", severity="error")
+            return
+
+        def closed(saved: str | None) -> None:
+            if saved:
+                self._list_presets(saved)
+
+        self.app.push_screen(PresetEditorScreen(info.name, info.path, info.origin), closed)
+
+    def action_reset_form(self) -> None:
+        if self.preset_name:
+            self.open_preset(self.preset_name)
+
+    def action_leave_field(self) -> None:
+        from textual.widgets import Input, Select, TextArea
+
+        if isinstance(self.focused, (Input, TextArea, Select)) and self.focused is not self.preview:
+            self.picker.focus()  # the picker takes no letters: s, t, e, n, q ... work again
+
+    # ------------------------------------------------------------ status panel
+
+    def _update_status(self) -> None:
+        lines: list[Content] = []
+        r = self.rendered
+        if self.preset_name is None:
+            lines.append(Content.assemble(("loading presets…", "$text-muted")))
+        elif r is None and self.base is not None:
+            lines.append(Content.assemble(("rendering…", "$text-muted")))
+        elif r is not None or self.unplaced:
+            problems = list(r.problems) if r else self.unplaced
+            n_err = len(self.form.error_keys()) + sum(p.is_error for p in self.unplaced)
+            n_warn = sum(not p.is_error for p in problems)
+            if n_err:
+                lines.append(Content.assemble((f"✗ {n_err} error(s)", "bold $text-error"),
+                                              (f", {n_warn} warning(s)" if n_warn else "", "$text-warning"),
+                                              (": fix the marked fields", "$text-error")))
+            elif r is not None and r.spec is not None:
+                s = r.spec
+                per = s.ntasks_per_node if s.launcher == "srun" else s.nproc_per_node
+                lines.append(Content.assemble(
+                    ("✓ valid", "bold $text-success"),
+                    (f" · {s.launcher} · {s.nodes} node(s) × {per} = world size {s.world_size}", ""),
+                    (f" · {n_warn} warning(s)" if n_warn else "", "$text-warning"),
+                ))
+            if self.unplaced:
+                from ntui.ui.widgets.preset_files import problem_text
+            for p in self.unplaced[:2]:
+                style = "$text-error" if p.is_error else "$text-warning"
+                lines.append(Content.assemble(("  " + problem_text(p), style)))
+            if r is not None:
+                lines.append(Content.assemble(("$ ", "$text-muted"), (render_command(r.preset, r.overrides), "")))
+        if self.cluster is None:
+            lines.append(Content.assemble(("Slurm: loading partitions…", "$text-muted")))
+        elif not self.cluster.slurm_installed:
+            lines.append(Content.assemble(("⚠ " + NO_SLURM, "bold $text-warning")))
+        else:
+            c = self.cluster
+            parts = ", ".join(f"{p}*" if p == c.default_partition else p for p in c.partitions) or "?"
+            who = self.ntui_app.identity
+            text = (f"{who} · " if who else "") + f"Slurm: partitions {parts}"
+            if c.accounts:
+                text += f" · accounts {', '.join(c.accounts)}"
+            if c.qos:
+                text += f" · QOS {', '.join(c.qos)}"
+            lines.append(Content.assemble((text, "$text-muted")))
+            lines.extend(Content.assemble(("  " + n, "$text-warning")) for n in c.notes)
+        if self.check_line is not None:
+            lines.append(self.check_line)
+        if self.submit_line is not None:
+            lines.append(self.submit_line)
+        self.query_one("#status", Static).update(Content("\n").join(lines))

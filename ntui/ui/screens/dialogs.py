@@ -1,0 +1,111 @@
+"""Small typed dialogs: yes/no, and a preset name for "save as"."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from ntui.ui.widgets.preset_files import check_preset_name, user_preset_path
+from ntui.ui.widgets.validators import CoreCheck
+
+
+class YesNoScreen(ModalScreen[bool]):
+    """Ask a yes/no question; dismisses with the answer."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="ntui.dialog.yes"),
+        Binding("n,escape", "answer(False)", "No", id="ntui.dialog.no"),
+    ]
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.question = question
+        self.yes, self.no = yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.question, classes="dialog-text")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self.yes, variant="warning", id="yes")
+                yield Button(self.no, id="no")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class SaveAsScreen(ModalScreen["str | None"]):
+    """Ask for a user preset name; dismisses with it (or None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="ntui.dialog.cancel")]
+
+    def __init__(self, title: str, default: str, note: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.default = default
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title")
+            if self.note:
+                yield Static(self.note, classes="dialog-text")
+            yield Input(
+                self.default,
+                placeholder="preset name",
+                id="save-as-name",
+                validators=[CoreCheck(check_preset_name)],
+                validate_on=["changed", "submitted"],
+            )
+            yield Static("", id="save-as-where", classes="dialog-note")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save", variant="primary", id="save")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        inp = self.query_one("#save-as-name", Input)
+        if self.app.is_headless:
+            inp.cursor_blink = False
+        self._where(inp.value)
+
+    def _where(self, name: str) -> None:
+        problem = check_preset_name(name)
+        where = self.query_one("#save-as-where", Static)
+        if problem:
+            where.update(f"✗ {problem}")
+            return
+        exists = user_preset_path(name).exists()
+        where.update(f"→ your presets: {name}.yaml" + ("  (exists: it will be replaced)" if exists else ""))
+
+    @on(Input.Changed, "#save-as-name")
+    def _changed(self, event: Input.Changed) -> None:
+        self._where(event.value)
+
+    @on(Input.Submitted, "#save-as-name")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self._accept(event.value)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self._accept(self.query_one("#save-as-name", Input).value)
+        else:
+            self.dismiss(None)
+
+    def _accept(self, name: str) -> None:
+        name = name.strip()
+        problem = check_preset_name(name)
+        if problem:
+            self.notify(problem, severity="error")
+            return
+        self.dismiss(name)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,70 @@
+"""UI fixtures: fixture presets instead of the shipped ones, a FakeRunner cluster, a frozen clock.
+
+Every screen these tests show is independent of the checkout location and of the user: the shipped
+preset directory is replaced by ``tests/ui/data/shipped`` (absolute script and log paths), the user
+directory is a fresh temporary XDG dir holding ``tests/ui/data/user``, the header shows no user, host or
+version, and the clock is frozen.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ntui.core.paths as core_paths
+from ntui.core.paths import user_presets_dir
+from ntui.core.runner import FakeRunner
+from ntui.screenshots import FROZEN_NOW, demo_runner, settle
+from ntui.ui.app import NtuiApp, make_app
+from tests.cluster.conftest import dev_cluster  # noqa: F401  (re-exported fixture for the cluster test)
+
+DATA = Path(__file__).parent / "data"
+SHIPPED = DATA / "shipped"
+USER = DATA / "user"
+
+__all__ = ["DATA", "SHIPPED", "USER", "settle"]
+
+
+def _shipped_dir(kind: str) -> Path:
+    return SHIPPED if kind == "presets" else core_paths.shipped_dir(kind)
+
+
+@pytest.fixture(autouse=True)
+def ui_presets(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Path:
+    """The fixture presets (shipped stand-ins + one user preset); returns the user preset directory.
+
+    Tests marked ``cluster`` keep the real shipped presets (they submit ``local-torchrun``)."""
+    if request.node.get_closest_marker("cluster") is not None:
+        return user_presets_dir()
+    monkeypatch.setattr("ntui.core.presets.shipped_dir", _shipped_dir)
+    monkeypatch.setattr("ntui.ui.widgets.preset_files.shipped_dir", _shipped_dir)
+    user = user_presets_dir()
+    user.mkdir(parents=True, exist_ok=True)
+    for p in USER.glob("*.yaml"):
+        shutil.copy(p, user / p.name)
+    return user
+
+
+AppFactory = Callable[..., NtuiApp]
+
+
+@pytest.fixture
+def app_factory() -> AppFactory:
+    """``app_factory(runner=..., preset=...)``: the real app with deterministic services."""
+
+    def factory(*, runner: FakeRunner | None = None, preset: str | None = "demo-torchrun", **kw: Any) -> NtuiApp:
+        kw.setdefault("history_factory", lambda: None)
+        return make_app(
+            runner=runner if runner is not None else demo_runner(),
+            clock=lambda: FROZEN_NOW,
+            preset=preset,
+            identity="",
+            cursor_blink=False,
+            **kw,
+        )
+
+    return factory

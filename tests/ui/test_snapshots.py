@@ -1,0 +1,66 @@
+"""Snapshot tests (pytest-textual-snapshot): plain ``def`` tests, fixed sizes, fixture presets, FakeRunner,
+frozen clock, no user/host/version, no cursor blink. Update with ``pytest tests/ui --snapshot-update``
+and review the SVGs in ``tests/ui/__snapshots__/``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.pilot import Pilot
+
+from ntui.screenshots import settle, type_into
+from tests.ui.conftest import AppFactory
+
+
+async def _settled(pilot: Pilot[Any]) -> None:
+    await settle(pilot)
+
+
+class TestCompose:
+    def test_compose_wide(self, snap_compare: Any, app_factory: AppFactory) -> None:
+        assert snap_compare(app_factory(), terminal_size=(120, 36), run_before=_settled)
+
+    def test_compose_narrow(self, snap_compare: Any, app_factory: AppFactory) -> None:
+        assert snap_compare(app_factory(), terminal_size=(80, 24), run_before=_settled)
+
+    def test_compose_with_errors(self, snap_compare: Any, app_factory: AppFactory) -> None:
+        async def run_before(pilot: Pilot[Any]) -> None:
+            await settle(pilot)
+            await type_into(pilot, "sbatch.nodes", "1")
+            await type_into(pilot, "sbatch.ntasks-per-node", "4")
+            await type_into(pilot, "sbatch.time", "90 min")
+            await pilot.press("escape")
+            await settle(pilot)
+
+        assert snap_compare(app_factory(), terminal_size=(120, 36), run_before=run_before)
+
+
+class TestDialogs:
+    def test_confirm_submit(self, snap_compare: Any, app_factory: AppFactory) -> None:
+        async def run_before(pilot: Pilot[Any]) -> None:
+            await settle(pilot)
+            await type_into(pilot, "sbatch.nodes", "1")
+            await pilot.press("escape", "s")
+            await settle(pilot)
+
+        assert snap_compare(app_factory(), terminal_size=(120, 36), run_before=run_before)
+
+    def test_preset_editor(self, snap_compare: Any, app_factory: AppFactory) -> None:
+        async def run_before(pilot: Pilot[Any]) -> None:
+            await settle(pilot)
+            await pilot.press("e")
+            await settle(pilot)
+
+        assert snap_compare(app_factory(preset="my-experiment"), terminal_size=(120, 36), run_before=run_before)
+
+    def test_preset_editor_refuses_invalid_yaml(self, snap_compare: Any, app_factory: AppFactory) -> None:
+        async def run_before(pilot: Pilot[Any]) -> None:
+            await settle(pilot)
+            await pilot.press("e")
+            await settle(pilot)
+            editor = pilot.app.screen.query_one("#preset-editor")
+            editor.load_text(editor.text.replace("  nodes: 4\n", "  nodes: [4\n"))  # type: ignore[attr-defined]
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+
+        assert snap_compare(app_factory(preset="my-experiment"), terminal_size=(120, 36), run_before=run_before)
