@@ -1,0 +1,663 @@
+"""The GPU pane: live per-node, per-GPU usage of one running job, from one long-lived overlapping step.
+
+Life cycle (the Jobs screen calls :meth:`GpuPane.watch_job`):
+
+1. a thread worker runs the one ``scontrol show job -d`` (:func:`~ntui.core.gpustream.plan_gpu_watch`);
+2. the pane starts a :class:`~ntui.core.gpustream.GpuStream` (``srun --jobid=J --overlap ... nvidia-smi -l N``);
+   its reader thread feeds the lines into a :class:`~ntui.core.gpus.GpuBoard` under a lock (no widget is
+   touched from a thread; the step's end comes back as a posted message);
+3. a ``set_interval`` tick (the sampling interval) redraws from the board: at most one redraw per interval
+   however many lines arrive, and no Slurm RPC per tick.
+
+The step exists only while the pane is visible: it is stopped when another job (or ``None``) is watched,
+when the pane is hidden (``Hide``: its tab was switched away, it was removed) or its screen leaves the
+screen stack (the user switched view), and on unmount; ``Show`` / the screen coming back restarts it for
+the same job (with a fresh ``scontrol show job -d``). Stopping runs in a background thread (srun is given
+SIGTERM, then the group SIGKILL), so the UI never waits for it.
+
+When the job is not running, the plan fails, srun or nvidia-smi is missing, or the step dies, the pane
+says why and shows the allocation (GPU indices per node from ``scontrol show job -d``) instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.dom import DOMNode, NoScreen
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Static
+from textual.worker import Worker, WorkerState
+
+from ntui.core import slurm
+from ntui.core.config import GpuSettings
+from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, sparkline
+from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
+from ntui.core.hosts import compress_nodelist
+from ntui.core.runner import CommandResult, CommandRunner, SlurmError
+from ntui.ui.screens.base import describe_error
+
+__all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board"]
+
+PaneState = Literal["idle", "planning", "starting", "streaming", "paused", "failed"]
+
+
+class GpuStreamLike(Protocol):
+    """What the pane needs of a stream (:class:`GpuStream`, or a fake in tests)."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = ...) -> None: ...
+
+
+class StreamFactory(Protocol):
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None,
+        on_line: Callable[[str], None],
+        on_exit: Callable[[int, str], None],
+    ) -> GpuStreamLike: ...
+
+
+# ---------------------------------------------------------------------------------------------------------
+# rendering (pure: board / allocation -> Content)
+
+BAR_WIDTH = 12
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+_TRACK = "on $panel"
+#: columns before the sparkline: "  " idx(3) flag(1) " " bar " " pct(4) "  " bar " " mem(15)
+#: "  " temp(5) "  " power(6) "  "
+_FIXED = 2 + 3 + 1 + 1 + BAR_WIDTH + 1 + 4 + 2 + BAR_WIDTH + 1 + 15 + 2 + 5 + 2 + 6 + 2
+
+
+def _bar(fraction: float | None, width: int = BAR_WIDTH, color: str = "$accent") -> Content:
+    if fraction is None:
+        return Content.styled(" " * width, _TRACK)
+    eighths = round(min(max(fraction, 0.0), 1.0) * width * 8)
+    full, rem = divmod(eighths, 8)
+    text = "█" * full + (_EIGHTHS[rem] if rem and full < width else "")
+    return Content.styled(text.ljust(width), f"{color} {_TRACK}")
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.0f}%"
+
+
+def _gib(mib: float | None) -> str:
+    return "?" if mib is None else f"{mib / 1024:.1f}"
+
+
+def _mem_text(s: GpuSample) -> str:
+    if s.mem_used_mib is None or s.mem_total_mib is None:
+        return "n/a"
+    if s.mem_total_mib >= 1024:
+        return f"{_gib(s.mem_used_mib)}/{_gib(s.mem_total_mib)} GiB"
+    return f"{s.mem_used_mib:.0f}/{s.mem_total_mib:.0f} MiB"
+
+
+def _idx_ranges(indices: Iterable[int]) -> str:
+    """``(0, 1, 2, 3, 6)`` -> ``"0-3,6"``."""
+    out: list[str] = []
+    run: list[int] = []
+    for i in sorted(set(indices)):
+        if run and i == run[-1] + 1:
+            run.append(i)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [i]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
+
+
+def render_allocation(expected: Mapping[str, tuple[int, ...]] | None, requested: str | None = None) -> Content:
+    """The allocation block: per node, the physical GPU indices from ``scontrol show job -d``
+    (``None``: unknown, scontrol gave no record)."""
+    lines = [Content.styled("Allocation (scontrol show job -d)", "bold")]
+    if expected is None:
+        lines.append(Content.styled("  unknown: no job record", "$text-muted"))
+        return Content("\n").join(lines)
+    if not expected:
+        lines.append(Content.styled("  no GPUs allocated on any node", "$text-muted"))
+        if requested:
+            lines.append(Content.styled(f"  requested: {requested}", "$text-muted"))
+        return Content("\n").join(lines)
+    width = max(len(n) for n in expected)
+    for node, idx in expected.items():
+        lines.append(
+            Content.assemble(
+                f"  {node.ljust(width)}  ",
+                (f"{len(idx)} GPU{'s' if len(idx) != 1 else ''}", "bold"),
+                (f"  IDX {_idx_ranges(idx)}" if idx else "", "$text-muted"),
+            )
+        )
+    total = sum(len(i) for i in expected.values())
+    lines.append(Content.styled(f"  {total} GPUs on {len(expected)} node(s)", "$text-muted"))
+    return Content("\n").join(lines)
+
+
+def render_summary(board: GpuBoard, job_id: str, now: float | None = None) -> Content:
+    """The top line: job averages over the fresh allocated GPUs, and the SIMULATED label."""
+    s = board.summary(now)
+    parts: list[Content | tuple[str, str] | str] = [(f"job {job_id}", "bold")]
+    parts.append(f"  {s.gpus} GPU{'s' if s.gpus != 1 else ''} on {s.nodes} node{'s' if s.nodes != 1 else ''}")
+    parts += ["  util ", (_pct(s.util_gpu_mean), "bold")]
+    if s.mem_total_mib:
+        pct = 100.0 * (s.mem_used_mib or 0.0) / s.mem_total_mib
+        parts += ["  memory ", (f"{_gib(s.mem_used_mib)}/{_gib(s.mem_total_mib)} GiB", "bold"), f" ({pct:.0f}%)"]
+    if s.power_w is not None:
+        parts += ["  power ", (f"{s.power_w:.0f} W", "bold")]
+    parts.append((f"  every {board.interval_s:g} s", "$text-muted"))
+    if s.simulated:
+        parts += ["  ", (" SIMULATED nvidia-smi ", "bold $text-warning on $warning-muted")]
+    return Content.assemble(*parts)
+
+
+def render_issues(issues: Sequence[GpuIssue]) -> Content:
+    lines = []
+    for issue in issues:
+        style = "$text-error" if issue.kind in ("stale", "never_reported") else "$text-warning"
+        lines.append(Content.assemble(("⚠ ", style), (issue.message, style)))
+    return Content("\n").join(lines)
+
+
+def render_board(board: GpuBoard, width: int, now: float | None = None) -> Content:
+    """Per node a header, then per GPU: util bar, memory bar, temperature, power, utilisation sparkline."""
+    issues = board.issues(now)
+    idle = {(i.node, i.index) for i in issues if i.kind == "idle" and i.index is not None}
+    by_node: dict[str, list[GpuIssue]] = {}
+    for issue in issues:
+        by_node.setdefault(issue.node, []).append(issue)
+    spark_w = max(8, min(board.history, width - _FIXED))
+    latest = board.latest()
+    lines: list[Content] = []
+    head = Content.styled(
+        "  GPU  "
+        + "util".ljust(BAR_WIDTH + 5)
+        + "  "
+        + "memory".ljust(BAR_WIDTH + 16)
+        + "  "
+        + " temp"
+        + "  "
+        + " power"
+        + "  "
+        + "util history",
+        "$text-muted",
+    )
+    for node in board.nodes:
+        if lines:
+            lines.append(Content(""))
+        gpus = latest.get(node, {})
+        want = board.expected.get(node)
+        title: list[Content | tuple[str, str] | str] = [(node, "bold $text-primary")]
+        title.append(f"  {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}")
+        if want is not None:
+            title.append((f"  allocated {len(want)}: IDX {_idx_ranges(want)}", "$text-muted"))
+        for issue in by_node.get(node, []):
+            if issue.kind in ("stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node"):
+                msg = issue.message.removeprefix(f"{node}: ")
+                style = "$text-error" if issue.kind in ("stale", "never_reported") else "$text-warning"
+                title += ["  ", (msg, style)]
+        lines.append(Content.assemble(*title))
+        if not gpus:
+            continue
+        lines.append(head)
+        for idx, s in gpus.items():
+            flagged = (node, idx) in idle
+            util_style = "bold $text-warning" if flagged else ""
+            mem_frac = s.mem_fraction
+            hist = board.util_history(node, idx)[-spark_w:]
+            lines.append(
+                Content.assemble(
+                    f"  {idx:>3}",
+                    ("!" if flagged else " ", "bold $text-warning"),
+                    " ",
+                    _bar(None if s.util_gpu is None else s.util_gpu / 100.0, color="$success"),
+                    (f" {_pct(s.util_gpu):>4}", util_style),
+                    "  ",
+                    _bar(mem_frac, color="$primary"),
+                    f" {_mem_text(s):>15}",
+                    f"  {'n/a' if s.temp_c is None else f'{s.temp_c:.0f}°C':>5}",
+                    f"  {'n/a' if s.power_w is None else f'{s.power_w:.0f} W':>6}",
+                    "  ",
+                    (sparkline(hist), "$text-success"),
+                )
+            )
+    return Content("\n").join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the runner that remembers the one scontrol answer (to show the allocation when the plan refuses)
+
+
+class _RecordingRunner:
+    def __init__(self, inner: CommandRunner) -> None:
+        self.inner = inner
+        self.results: list[CommandResult] = []
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002 - mirrors subprocess.run
+    ) -> CommandResult:
+        res = self.inner.run(argv, timeout=timeout, env=env, input=input)
+        self.results.append(res)
+        return res
+
+
+class _Replay:
+    def __init__(self, res: CommandResult) -> None:
+        self.res = res
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002
+    ) -> CommandResult:
+        return self.res
+
+
+def _allocation_from(
+    recorded: Sequence[CommandResult], job_id: str
+) -> tuple[dict[str, tuple[int, ...]] | None, str | None]:
+    """The allocation from the ``scontrol show job -d`` already done (no second RPC); None when unknown."""
+    if not recorded:
+        return None, None
+    try:
+        details = slurm.show_job(_Replay(recorded[-1]), job_id)
+    except (SlurmError, ValueError):
+        return None, None
+    return dict(details.gres_by_node), details.raw.get("TresPerNode") or details.raw.get("TresPerJob")
+
+
+def describe_step_end(rc: int, stderr: str) -> tuple[str, list[str]]:
+    """Why the watch step ended, and the stderr lines worth showing."""
+    tail = [line for line in stderr.splitlines() if line.strip()][-4:]
+    low = stderr.lower()
+    if "nvidia-smi" in low and ("no such file" in low or "not found" in low or "execve" in low):
+        return "nvidia-smi was not found on the job's nodes: no GPU usage to show", tail
+    if "no devices were found" in low:
+        return "nvidia-smi found no GPUs on the job's nodes", tail
+    if rc == 0 and not tail:
+        return "the GPU watch step ended (the job has probably finished)", tail
+    return f"the GPU watch step ended (exit {rc})", tail
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the pane
+
+
+class GpuPane(Widget):
+    """Live GPU usage of one running job. See the module docstring for the life cycle."""
+
+    DEFAULT_CSS = """
+    GpuPane { height: 1fr; width: 1fr; layout: vertical; }
+    GpuPane > #gpu-summary { height: auto; padding: 0 1; background: $boost; }
+    GpuPane > #gpu-issues { height: auto; max-height: 6; padding: 0 1; }
+    GpuPane > #gpu-issues.-empty { display: none; }
+    GpuPane > #gpu-scroll { height: 1fr; }
+    GpuPane #gpu-body { height: auto; padding: 0 1; }
+    """
+
+    @dataclass
+    class _Planned(Message, bubble=False):
+        generation: int
+        plan: GpuWatchPlan
+
+    @dataclass
+    class _PlanFailed(Message, bubble=False):
+        generation: int
+        reason: str
+        expected: dict[str, tuple[int, ...]] | None
+        requested: str | None
+
+    @dataclass
+    class _StepEnded(Message, bubble=False):
+        generation: int
+        returncode: int
+        stderr: str
+
+    def __init__(
+        self,
+        runner: CommandRunner,
+        settings: GpuSettings,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        stream_factory: StreamFactory = GpuStream,
+        nvidia_smi: str = "nvidia-smi",
+        environ: Mapping[str, str] | None = None,
+        id: str | None = None,  # noqa: A002
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.runner = runner
+        self.settings = settings
+        self.clock = clock
+        self.stream_factory = stream_factory
+        self.nvidia_smi = nvidia_smi
+        self.environ = environ
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._job_id: str | None = None
+        self._state: PaneState = "idle"
+        self._plan: GpuWatchPlan | None = None
+        self._board: GpuBoard | None = None
+        self._stream: GpuStreamLike | None = None
+        self._reason = ""
+        self._detail: list[str] = []
+        self._expected: dict[str, tuple[int, ...]] | None = None
+        self._requested: str | None = None
+        self._stoppers: list[threading.Thread] = []
+        self._ticker: Timer | None = None
+        self.redraws = 0
+
+    # -- public API ------------------------------------------------------------------------------------
+
+    @property
+    def job_id(self) -> str | None:
+        return self._job_id
+
+    @property
+    def state(self) -> PaneState:
+        """idle (no job), planning, starting (step up, no data yet), streaming, paused (hidden), failed."""
+        return self._state
+
+    @property
+    def reason(self) -> str:
+        """Why there is no GPU data (state ``failed``), else ``""``."""
+        return self._reason
+
+    @property
+    def board(self) -> GpuBoard | None:
+        return self._board
+
+    @property
+    def plan(self) -> GpuWatchPlan | None:
+        return self._plan
+
+    @property
+    def streaming(self) -> bool:
+        """A watch step is running (or being started) for this pane."""
+        return self._stream is not None
+
+    def watch_job(self, job_id: str | None) -> None:
+        """Watch ``job_id`` (a running job), stopping any previous step; ``None`` stops watching.
+
+        Watching the job already watched is a no-op, unless the last attempt failed (then it retries).
+        """
+        jid = (job_id or "").strip() or None
+        if jid is not None and jid == self._job_id and self._state not in ("failed", "idle"):
+            return
+        self._job_id = jid
+        self._restart()
+
+    def redraw(self) -> None:
+        """Rebuild the display from the board (the tick calls this; tests call it directly)."""
+        if not self.is_mounted:
+            return
+        self.redraws += 1
+        summary = self.query_one("#gpu-summary", Static)
+        issues_w = self.query_one("#gpu-issues", Static)
+        body = self.query_one("#gpu-body", Static)
+        issues: list[GpuIssue] = []
+        with self._lock:
+            board = self._board
+            if board is not None and self._state in ("starting", "streaming") and board.latest():
+                self._state = "streaming"
+            if self._state == "streaming" and board is not None and self._job_id is not None:
+                now = self.clock()
+                head = render_summary(board, self._job_id, now)
+                issues = board.issues(now)
+                main = render_board(board, max(40, body.content_region.width or self.size.width - 2), now)
+            else:
+                head, main = self._status_content()
+        with self.app.batch_update():
+            summary.update(head)
+            issues_w.update(render_issues(issues))
+            issues_w.set_class(not issues, "-empty")
+            body.update(main)
+
+    def wait_stopped(self, timeout: float = 10.0) -> bool:
+        """Wait for the steps being stopped in the background; True when all are gone (tests, shutdown)."""
+        deadline = time.monotonic() + timeout
+        for t in list(self._stoppers):
+            t.join(max(0.0, deadline - time.monotonic()))
+        self._stoppers = [t for t in self._stoppers if t.is_alive()]
+        return not self._stoppers
+
+    # -- composition and visibility --------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="gpu-summary")
+        yield Static(classes="-empty", id="gpu-issues")
+        with VerticalScroll(id="gpu-scroll"):
+            yield Static(id="gpu-body")
+
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(max(1, self.settings.interval), self._tick)
+        self.app.screen_change_signal.subscribe(self, self._screen_changed)
+        self.redraw()
+
+    def on_unmount(self) -> None:
+        self._generation += 1
+        self._stop_stream()
+        if self._ticker is not None:
+            self._ticker.stop()
+
+    def on_show(self) -> None:
+        self._visibility_changed()
+
+    def on_hide(self) -> None:
+        self._visibility_changed()
+
+    def on_resize(self) -> None:
+        if self._state == "streaming":
+            self.redraw()
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        if self.is_mounted:
+            self._visibility_changed()
+
+    @property
+    def visible_now(self) -> bool:
+        """Mounted, displayed (itself and every ancestor: a TabbedContent hides inactive panes with
+        ``display: none``), on a screen of the current view's screen stack.
+
+        Checked on ``Show`` / ``Hide``, on screen changes and on every tick: Textual 8.2.8 can miss a
+        ``Show`` (the compositor map rebuilt lazily in between), so the events alone are not enough.
+        """
+        if not self.is_mounted or self._closing or self._closed:
+            return False
+        try:
+            screen = self.screen
+        except NoScreen:
+            return False
+        if screen not in self.app.screen_stack:
+            return False
+        node: DOMNode | None = self
+        while node is not None and node is not screen:
+            if not node.display:
+                return False
+            node = node.parent
+        return True
+
+    def _visibility_changed(self) -> None:
+        if self.visible_now:
+            if self._state == "paused":
+                self._restart()
+        elif self._state in ("planning", "starting", "streaming"):
+            self._generation += 1
+            self._stop_stream()
+            self._state = "paused"
+            self.redraw()
+
+    # -- the watch -------------------------------------------------------------------------------------
+
+    def _restart(self) -> None:
+        self._generation += 1
+        self._stop_stream()
+        with self._lock:
+            self._board = None
+            self._plan = None
+        self._reason, self._detail = "", []
+        self._expected, self._requested = None, None
+        if self._job_id is None:
+            self._state = "idle"
+        elif not self.visible_now:
+            self._state = "paused"
+        else:
+            self._state = "planning"
+            self._plan_watch(self._generation, self._job_id)
+        self.redraw()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-plan", description="GPU watch")
+    def _plan_watch(self, generation: int, job_id: str) -> None:
+        """The one ``scontrol show job -d`` of this watch, off the UI thread."""
+        recorder = _RecordingRunner(self.runner)
+        try:
+            plan = plan_gpu_watch(
+                recorder,
+                job_id,
+                interval_s=max(1, int(self.settings.interval)),
+                nvidia_smi=self.nvidia_smi,
+                environ=self.environ,
+            )
+        except NotWatchable as exc:
+            expected, requested = _allocation_from(recorder.results, job_id)
+            self.post_message(self._PlanFailed(generation, str(exc), expected, requested))
+            return
+        except (SlurmError, ValueError) as exc:
+            expected, requested = _allocation_from(recorder.results, job_id)
+            self.post_message(self._PlanFailed(generation, describe_error(exc), expected, requested))
+            return
+        self.post_message(self._Planned(generation, plan))
+
+    @on(_Planned)
+    def _planned(self, message: _Planned) -> None:
+        if message.generation != self._generation or self._state != "planning":
+            return
+        plan = message.plan
+        board = GpuBoard(
+            plan.task_nodes,
+            expected=plan.expected,
+            interval_s=max(1, int(self.settings.interval)),
+            idle_after_s=self.settings.idle_after,
+            clock=self.clock,
+        )
+        generation = message.generation
+        lock = self._lock
+
+        def on_line(line: str) -> None:  # reader thread: the board only, under the lock
+            with lock:
+                board.feed(line)
+
+        def on_exit(returncode: int, stderr: str) -> None:  # waiter thread
+            self.post_message(self._StepEnded(generation, returncode, stderr))
+
+        with self._lock:
+            self._plan = plan
+            self._board = board
+        self._expected = dict(plan.expected)
+        try:
+            stream = self.stream_factory(plan.argv, env=plan.env, on_line=on_line, on_exit=on_exit)
+            stream.start()
+        except OSError as exc:
+            self._fail(f"could not start the GPU watch step: {plan.argv[0]} not found ({exc.strerror or exc})")
+            return
+        self._stream = stream
+        self._state = "starting"
+        self.redraw()
+
+    @on(_PlanFailed)
+    def _plan_failed(self, message: _PlanFailed) -> None:
+        if message.generation != self._generation:
+            return
+        self._expected, self._requested = message.expected, message.requested
+        self._fail(message.reason)
+
+    @on(_StepEnded)
+    def _step_ended(self, message: _StepEnded) -> None:
+        if message.generation != self._generation:
+            return
+        self._stream = None
+        reason, detail = describe_step_end(message.returncode, message.stderr)
+        self._fail(reason, detail)
+
+    @on(Worker.StateChanged)
+    def _worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Unexpected failures of the plan worker (expected ones are posted as ``_PlanFailed``)."""
+        event.stop()
+        if event.state is not WorkerState.ERROR or event.worker.group != "gpu-plan":
+            return
+        report = getattr(self.app, "report_worker_error", None)
+        message = report(event.worker) if callable(report) else describe_error(event.worker.error)
+        if self._state == "planning":
+            self._fail(str(message))
+
+    def _fail(self, reason: str, detail: Sequence[str] = ()) -> None:
+        self._stop_stream()
+        self._state = "failed"
+        self._reason = reason
+        self._detail = list(detail)
+        self.redraw()
+
+    def _stop_stream(self) -> None:
+        """Stop the step in a background thread (SIGTERM to srun, then SIGKILL); never blocks the UI."""
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return
+        t = threading.Thread(target=stream.stop, name="ntui-gpu-stop", daemon=False)
+        t.start()
+        self._stoppers = [s for s in self._stoppers if s.is_alive()] + [t]
+
+    def _tick(self) -> None:
+        self._visibility_changed()
+        if self._state in ("starting", "streaming"):
+            self.redraw()
+
+    # -- status views ----------------------------------------------------------------------------------
+
+    def _status_content(self) -> tuple[Content, Content]:
+        jid = self._job_id
+        plan = self._plan
+        if self._state == "idle" or jid is None:
+            return Content.styled("GPU usage", "bold"), Content.styled(
+                "Select a running job to watch its GPUs.", "$text-muted"
+            )
+        head = Content.assemble((f"job {jid}", "bold"), "  GPU usage")
+        if self._state == "planning":
+            return head, Content.styled("Reading the allocation (scontrol show job -d)…", "$text-muted")
+        if self._state == "paused":
+            return head, Content.styled("Paused while the pane is hidden (no watch step running).", "$text-muted")
+        alloc = render_allocation(self._expected, self._requested)
+        if self._state == "starting" and plan is not None:
+            where = compress_nodelist(plan.nodes)
+            text = Content.styled(
+                f"Starting the GPU watch step on {where} (srun --overlap, nvidia-smi every "
+                f"{max(1, int(self.settings.interval))} s)…",
+                "$text-muted",
+            )
+            return head, Content("\n").join([text, Content(""), alloc])
+        lines = [Content.assemble(("No GPU usage: ", "bold $text-error"), (self._reason, "$text-error"))]
+        lines += [Content.styled(f"  {d}", "$text-muted") for d in self._detail]
+        lines += [Content(""), alloc]
+        return head, Content("\n").join(lines)
