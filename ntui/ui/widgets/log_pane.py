@@ -1,0 +1,1172 @@
+"""The log pane: every rank's log of one job, live, with failure triage, in bounded memory.
+
+Layout, top to bottom: a one-line triage summary; the rank table (one row per global rank plus the batch
+log, diffed in place); a status line (what is shown, following or paused, search, progress-bar line);
+the live view (a Textual ``Log`` bounded by ``max_lines``); a search input that appears on ``/``.
+
+Threads (toolong's shape): one watcher thread per shown job owns the :class:`~ntui.core.logtail.FileTail`\\ s
+(a :class:`~ntui.core.logtail.MultiTail`) and one incremental :class:`~ntui.core.triage.RankDetector` per
+file. Every ``poll_interval`` it polls the visible files, and all files every ``HIDDEN_EVERY``-th tick; it
+posts immutable messages (:class:`LogPane.ViewLoaded`, :class:`LogPane.Lines`, :class:`LogPane.Rows`) and
+waits while the pane's queue is long (toolong's backpressure). The UI thread never touches a file: a view
+change (Enter, ``m``, ``E``, ``End`` after an excerpt) is a new immutable :class:`_View` the watcher picks up
+(an ``Event`` wakes it), so every line reaches the screen exactly once, tagged with the view generation.
+
+Memory: each file keeps a window of ``LogSettings.window`` lines plus an offset index of the lines read
+since it was opened (huge files are opened tail-first); the ``Log`` holds at most ``window`` lines; while
+following is paused new lines wait in a deque of the same bound (only a count beyond it).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+
+from rich.segment import Segment
+from rich.text import Text
+from textual import on
+from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Log, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ntui.core.config import LogSettings
+from ntui.core.joblogs import HEADER_BYTES, job_logs, node_of
+from ntui.core.logtail import FileTail, MultiTail, TailUpdate, merge_lines, rank_label, rank_status
+from ntui.core.render import LogPaths
+from ntui.core.triage import RankDetector, triage
+
+if TYPE_CHECKING:
+    from ntui.core.history import History
+
+Key: TypeAlias = int | str
+"""A file of the job: a global rank, or :data:`BATCH`."""
+
+BATCH = "batch"
+HIDDEN_EVERY = 4  # files not on screen are polled every 4th tick
+DISCOVER_EVERY = 8  # world size unknown: look for new rank files every 8th tick
+QUEUE_HIGH = 10  # backpressure: the watcher waits while the pane has more queued messages ...
+QUEUE_LOW = 2  # ... until it is down to this many
+FIRST_DRAW_WAIT = 0.5  # seconds the watcher waits, on open, for the first view to be drawn
+LAST_LINE_CELLS = 160  # the table clips the last column at the pane's edge
+EXCERPT_BEFORE = 15
+EXCERPT_AFTER = 45
+
+ViewMode = Literal["rank", "merged"]
+
+#: (label, key, width) of the rank table's columns
+COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("", "mark", 1),
+    ("rank", "rank", 5),
+    ("node", "node", 12),
+    ("size", "size", 10),
+    ("last write", "write", 10),
+    ("status", "status", 15),
+    ("last line", "line", LAST_LINE_CELLS),
+)
+
+
+# -------------------------------------------------------------------------------------------------------
+# immutable values shared by the watcher and the UI
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One row of the rank table, as the watcher saw it (``key`` a rank or ``"batch"``)."""
+
+    key: Key
+    node: str | None
+    exists: bool
+    size: int
+    age: str
+    last_line: str
+    status: str
+    first: bool = False
+    """This rank failed first (triage)."""
+    error_start: int | None = None
+    """0-based index number of the first line of its first error block (a traceback's header)."""
+    error_line: int | None = None
+    """0-based index number of that error's telling line (``XError: message``)."""
+
+
+@dataclass(frozen=True)
+class TriageLine:
+    text: str
+    failed: bool
+    key: Key | None = None
+    rank: int | None = None
+    node: str | None = None
+    error_start: int | None = None
+    """0-based index numbers, in ``key``'s file, of the first error's block start and telling line."""
+    error_line: int | None = None
+
+
+@dataclass(frozen=True)
+class _View:
+    gen: int
+    mode: ViewMode
+    keys: tuple[Key, ...]
+    focus: tuple[int, int] | None = None
+    """``E``: (start, telling line) index numbers to show in the rank view, read around if not in the window."""
+
+
+class _Session:
+    """One shown job. The UI thread replaces ``view`` / ``job_active`` and sets ``wake``; the watcher reads."""
+
+    def __init__(
+        self,
+        token: int,
+        job_id: str,
+        files: Mapping[Key, Path],
+        view: _View,
+        *,
+        job_active: bool,
+        paths: LogPaths | None,
+        discover: bool,
+    ) -> None:
+        self.token = token
+        self.job_id = job_id
+        self.files = dict(files)
+        self.view = view
+        self.job_active = job_active
+        self.paths = paths
+        self.discover = discover
+        self.wake = threading.Event()
+        self.shown = threading.Event()  # the UI drew the first view
+        self.stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.wake.set()
+
+
+def _key_id(key: Key) -> str:
+    return str(key)
+
+
+def _key_sort(key: Key) -> tuple[int, int]:
+    return (-1, 0) if isinstance(key, str) else (0, key)
+
+
+def _key_name(key: Key) -> str:
+    return "batch log" if isinstance(key, str) else f"rank {key}"
+
+
+def _label(key: Key) -> str:
+    return rank_label(key)
+
+
+def _inert(line: str) -> str:
+    """One ``Log`` line per log line: ``Log.write_lines`` splits on U+2028/9 and drops empty strings."""
+    if "\u2028" in line or "\u2029" in line:
+        line = line.replace("\u2028", " ").replace("\u2029", " ")
+    return line or " "
+
+
+def human_size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            return f"{value:.1f} {unit}"
+    return f"{n} B"  # pragma: no cover
+
+
+def human_age(seconds: float) -> str:
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s ago"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s ago"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m ago"
+    return f"{s // 86400}d{s % 86400 // 3600}h ago"
+
+
+def _crop(text: str, cells: int = LAST_LINE_CELLS) -> str:
+    text = text.strip()
+    return text if len(text) <= cells else text[: cells - 1] + "…"
+
+
+# -------------------------------------------------------------------------------------------------------
+# the widgets inside
+
+
+class _RankTable(DataTable[Any]):
+    """The rank table; ``End`` belongs to the pane (resume following), not to horizontal scrolling."""
+
+    def action_scroll_end(self) -> None:
+        raise SkipAction()
+
+
+class _TailLog(Log):
+    """``Log`` with a marked line (search hit, error) and scroll-up detection."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"tail-log--mark"}
+    DEFAULT_CSS = """
+    _TailLog > .tail-log--mark { background: $warning 45%; color: $text; text-style: bold; }
+    """
+
+    class ScrolledUp(Message):
+        """The user scrolled away from the end (pause following)."""
+
+    def __init__(self, *, max_lines: int, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(highlight=False, max_lines=max_lines, auto_scroll=False, id=id)
+        self.mark: int | None = None
+        self.quiet = False
+
+    def action_scroll_end(self) -> None:
+        raise SkipAction()  # End is the pane's: resume following (which also scrolls to the end)
+
+    def set_mark(self, y: int | None) -> None:
+        if y != self.mark:
+            self.mark = y
+            self.refresh()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self.quiet and new_value < old_value and round(new_value) < self.max_scroll_y:
+            self.post_message(self.ScrolledUp())
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if self.mark is not None and self.scroll_offset.y + y == self.mark:
+            style = self.get_component_rich_style("tail-log--mark")
+            strip = Strip(Segment.apply_style(strip, None, style), strip.cell_length)
+        return strip
+
+
+# -------------------------------------------------------------------------------------------------------
+# the pane
+
+
+class LogPane(Widget):
+    """Every rank's log of one job: rank table, triage line, live / merged view. See the module docstring.
+
+    The Jobs screen calls :meth:`show_job` when the selection or the job's state changes.
+    """
+
+    DEFAULT_CSS = """
+    LogPane { layout: vertical; height: 1fr; }
+    LogPane > #lp-triage {
+        height: 1; padding: 0 1; background: $boost; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    LogPane > #lp-triage.-failed { background: $error 30%; color: $text; text-style: bold; }
+    LogPane > #lp-triage.-ok { color: $text-success; }
+    LogPane > #lp-ranks { height: auto; max-height: 12; overflow-x: hidden; }
+    LogPane > #lp-status {
+        height: 1; padding: 0 1; background: $panel; color: $text-muted; text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    LogPane > #lp-status.-paused { background: $warning 35%; color: $text; }
+    LogPane > #lp-log { height: 1fr; min-height: 4; }
+    LogPane > #lp-search { display: none; height: 3; }
+    LogPane.-searching > #lp-search { display: block; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "merge", "Merge ranks", id="ntui.logs.merge", tooltip="Merged view of the marked (or all) ranks"),
+        Binding("E", "first_error", "First error", id="ntui.logs.error", tooltip="Jump to the first error"),
+        Binding("slash", "search", "Search", id="ntui.logs.search", key_display="/"),
+        Binding("n", "search_next", "Next", id="ntui.logs.next", show=False),
+        Binding("N", "search_prev", "Prev", id="ntui.logs.prev", show=False),
+        Binding("end", "follow", "Follow", id="ntui.logs.follow", tooltip="Resume following the end"),
+        Binding("space", "toggle_mark", "Mark", id="ntui.logs.mark", show=False),
+    ]
+
+    # -- messages (watcher -> pane; immutable payloads, not bubbling) --------------------------------
+
+    @dataclass
+    class Rows(Message, bubble=False):
+        """The rank table and the triage line. Status-like: a newer one replaces a queued one."""
+
+        token: int
+        rows: tuple[RankRow, ...]
+        triage: TriageLine
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LogPane.Rows) and message.token == self.token
+
+    @dataclass
+    class ViewLoaded(Message, bubble=False):
+        """The whole content of a view (after a view change, a reset, or a jump outside the window)."""
+
+        token: int
+        gen: int
+        lines: tuple[str, ...]
+        header: tuple[str, ...] = ()
+        first_index: int | None = None
+        """Index number of ``lines[0]`` (rank views), None for merged views."""
+        partial: str = ""
+        excerpt: bool = False
+        focus: tuple[int, int] | None = None
+
+    @dataclass
+    class Lines(Message, bubble=False):
+        """New lines for the shown view."""
+
+        token: int
+        gen: int
+        lines: tuple[str, ...]
+        partial: str = ""
+
+    # -- construction --------------------------------------------------------------------------------
+
+    def __init__(
+        self,
+        settings: LogSettings,
+        *,
+        history: History | None = None,
+        clock: Callable[[], float] = time.time,
+        id: str | None = None,  # noqa: A002
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.settings = settings
+        self.history = history
+        self.clock = clock
+        self._token = 0
+        self._session: _Session | None = None
+        self._job_id: str | None = None
+        self._note = ""
+        self._view = _View(0, "rank", ())
+        self._loaded_gen = -1
+        self._following = True
+        self._pending: deque[str] = deque(maxlen=max(1, settings.window))
+        self._pending_count = 0
+        self._first_index: int | None = None
+        self._header_count = 0
+        self._written = 0
+        self._partial = ""
+        self._excerpt = False
+        self._rows: dict[Key, RankRow] = {}
+        self._order: list[Key] = []
+        self._cells: dict[Key, tuple[Any, ...]] = {}
+        self._triage = TriageLine("no job selected", False)
+        self._marked: set[Key] = set()
+        self._last_rank: Key = 0
+        self._search: str | None = None
+        self._search_note = ""
+        self.polls = 0
+        """Rows messages applied (tests wait on it)."""
+        self._ready = False
+        self._deferred: tuple[str | None, dict[str, Any]] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("no job selected", id="lp-triage", markup=False)
+        table = _RankTable(id="lp-ranks", cursor_type="row", zebra_stripes=False)
+        yield table
+        yield Static("", id="lp-status", markup=False)
+        yield _TailLog(max_lines=max(1, self.settings.window), id="lp-log")
+        yield Input(placeholder="search the shown lines (Enter; Esc to close; n / N: next / previous)", id="lp-search")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#lp-ranks", DataTable)
+        # Fixed widths: a column DataTable re-measures on idle keeps rows it already rendered with the old
+        # widths in its render cache (Textual 8.2.8), so widths never change here; long cells are cut.
+        for label, key, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
+        self._ready = True
+        if self._deferred is not None:
+            job_id, kwargs = self._deferred
+            self._deferred = None
+            self.show_job(job_id, **kwargs)
+
+    def on_unmount(self) -> None:
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
+
+    # -- public API ----------------------------------------------------------------------------------
+
+    @property
+    def job_id(self) -> str | None:
+        return self._job_id
+
+    @property
+    def rows(self) -> Mapping[Key, RankRow]:
+        """The rows as last shown (by key)."""
+        return dict(self._rows)
+
+    @property
+    def triage_line(self) -> TriageLine:
+        return self._triage
+
+    @property
+    def following(self) -> bool:
+        return self._following
+
+    @property
+    def pending_count(self) -> int:
+        return self._pending_count
+
+    @property
+    def view_mode(self) -> ViewMode:
+        return self._view.mode
+
+    @property
+    def view_keys(self) -> tuple[Key, ...]:
+        return self._view.keys
+
+    @property
+    def log_lines(self) -> Sequence[str]:
+        """The lines in the live view (a bounded window)."""
+        return self._log.lines
+
+    @property
+    def marked_line(self) -> str | None:
+        """The highlighted line (search hit or error), if any."""
+        log = self._log
+        return log.lines[log.mark] if log.mark is not None and 0 <= log.mark < len(log.lines) else None
+
+    @property
+    def visible_lines(self) -> list[str]:
+        """The live-view lines on screen now."""
+        log = self._log
+        top = int(log.scroll_offset.y)
+        return list(log.lines[top : top + log.scrollable_content_region.height])
+
+    def show_job(
+        self,
+        job_id: str | None,
+        *,
+        paths: LogPaths | None,
+        world_size: int | None,
+        job_active: bool,
+        batch_log: str | None = None,
+    ) -> None:
+        """Show (and follow) a job's logs; None clears the pane.
+
+        ``paths`` come from the history (None for a job ntui did not submit: then only ``batch_log``,
+        the ``StdOut`` path from ``scontrol``, is shown, and per-rank logs are unknown). Calling it again
+        for the same job only updates ``job_active`` (running -> finished), keeping the view.
+        """
+        if not self._ready:  # before mount: apply it once the children exist
+            kwargs = {"paths": paths, "world_size": world_size, "job_active": job_active, "batch_log": batch_log}
+            self._deferred = (job_id, kwargs)
+            return
+        if job_id is not None and paths is None and self.history is not None:
+            from ntui.core.submission import paths_for
+
+            paths = paths_for(job_id, self.history)
+            if paths is not None and world_size is None:
+                entry = self.history.get(job_id)
+                world_size = entry.world_size if entry is not None and entry.world_size > 0 else None
+        session = self._session
+        if (
+            job_id is not None
+            and session is not None
+            and session.job_id == job_id
+            and session.paths == paths
+            and (paths is not None or session.files.get(BATCH) == (Path(batch_log) if batch_log else None))
+        ):
+            if session.job_active != job_active:
+                session.job_active = job_active
+                session.wake.set()
+            return
+        if session is not None:
+            session.stop()
+            self._session = None
+        self.workers.cancel_group(self, "log-pane")
+        self._token += 1
+        self._job_id = job_id
+        self._reset_view_state()
+        self._rows.clear()
+        self._cells.clear()
+        self._order.clear()
+        self._marked.clear()
+        self._ranks.clear()
+        self._log.clear()
+        self._search = None
+        self._search_note = ""
+        if job_id is None:
+            self._note = ""
+            self._set_triage(TriageLine("no job selected", False))
+            self._update_status()
+            return
+        files: dict[Key, Path] = {}
+        discover = False
+        if paths is not None:
+            logs = job_logs(paths, job_id, world_size) if world_size else None
+            files[BATCH] = Path(paths.batch(job_id))
+            if logs is not None:
+                files.update(dict(logs.ranks.items()))
+            else:
+                discover = True
+            self._note = ""
+        elif batch_log:
+            files[BATCH] = Path(batch_log)
+            self._note = "per-rank logs unknown (not submitted by ntui)"
+        else:
+            self._note = "no log paths known for this job (not submitted by ntui)"
+        first: Key = 0 if 0 in files else BATCH
+        self._last_rank = first
+        self._view = _View(0, "rank", (first,) if files else ())
+        placeholder = tuple(
+            RankRow(k, None, False, 0, "", "", "pending" if job_active else "missing")
+            for k in sorted(files, key=_key_sort)
+        )
+        self._apply_rows(placeholder)
+        self._set_triage(TriageLine("reading the logs…" if files else self._note, False))
+        self._update_status()
+        if not files and not discover:
+            return
+        self._session = _Session(
+            self._token, job_id, files, self._view, job_active=job_active, paths=paths, discover=discover
+        )
+        self.run_worker(
+            functools.partial(self._watch, self._session),
+            name="log-watcher",
+            group="log-pane",
+            description=f"following the logs of job {job_id}",
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def open_rank(self, key: Key) -> None:
+        """Follow one file (a rank, or ``"batch"``)."""
+        if key not in self._rows:
+            return
+        self._last_rank = key
+        self._set_view("rank", (key,))
+
+    def open_merged(self, keys: Iterable[Key] | None = None) -> None:
+        """Merged view (``[rN]`` prefixes) of ``keys``; default: the marked rows, else every rank."""
+        if keys is None:
+            keys = sorted(self._marked, key=_key_sort) or [k for k in self._order if not isinstance(k, str)]
+        chosen = tuple(k for k in keys if k in self._rows) or tuple(self._order)
+        self._set_view("merged", chosen)
+
+    # -- internals: widgets --------------------------------------------------------------------------
+
+    @property
+    def _log(self) -> _TailLog:
+        return self.query_one("#lp-log", _TailLog)
+
+    @property
+    def _ranks(self) -> DataTable[Any]:
+        return self.query_one("#lp-ranks", DataTable)
+
+    def _reset_view_state(self) -> None:
+        self._loaded_gen = -1
+        self._following = True
+        self._pending.clear()
+        self._pending_count = 0
+        self._first_index = None
+        self._header_count = 0
+        self._written = 0
+        self._partial = ""
+        self._excerpt = False
+        self._log.set_mark(None)
+
+    def _set_view(self, mode: ViewMode, keys: tuple[Key, ...], focus: tuple[int, int] | None = None) -> None:
+        self._view = _View(self._view.gen + 1, mode, keys, focus)
+        self._reset_view_state()
+        self._update_status()
+        if self._session is not None:
+            self._session.view = self._view
+            self._session.wake.set()
+
+    def _set_triage(self, line: TriageLine) -> None:
+        self._triage = line
+        widget = self.query_one("#lp-triage", Static)
+        text = line.text
+        if line.failed:
+            text = f"✗ {text} · E: jump to it"
+        widget.update(text)
+        widget.set_class(line.failed, "-failed")
+        widget.set_class(not line.failed and text.startswith("no failure"), "-ok")
+
+    def _update_status(self) -> None:
+        widget = self.query_one("#lp-status", Static)
+        if self._job_id is None:
+            widget.update("")
+            widget.set_class(False, "-paused")
+            return
+        view = self._view
+        if not view.keys:
+            widget.update(self._note)
+            widget.set_class(False, "-paused")
+            return
+        if view.mode == "merged":
+            ranks = [k for k in view.keys if not isinstance(k, str)]
+            what = f"merged: {len(ranks)} rank{'s' if len(ranks) != 1 else ''}"
+            if BATCH in view.keys:
+                what += " + batch log"
+        else:
+            key = view.keys[0]
+            row = self._rows.get(key)
+            what = _key_name(key)
+            if row is not None and row.node:
+                what += f" on {row.node}"
+            if self._session is not None and key in self._session.files:
+                what += f" · {self._session.files[key].name}"
+        parts = [what]
+        if self._excerpt:
+            parts.append("excerpt around the error · End: back to the live tail")
+        elif self._following:
+            parts.append("following")
+        else:
+            waiting = self._pending_count
+            parts.append(f"paused · {waiting} new line{'s' if waiting != 1 else ''} below · End: follow")
+        if self._search_note:
+            parts.append(self._search_note)
+        if self._note and view.mode == "rank":
+            parts.append(self._note)
+        if self._partial and view.mode == "rank":
+            parts.append(f"▸ {self._partial}")
+        widget.update(" · ".join(parts))
+        widget.set_class(not self._following or self._excerpt, "-paused")
+
+    # -- rows ----------------------------------------------------------------------------------------
+
+    def _cells_of(self, row: RankRow) -> tuple[Any, ...]:
+        errored = row.status.startswith("errored")
+        style = "bold red" if errored else ""
+        status = row.status + (" (first)" if row.first else "")
+        return (
+            "●" if row.key in self._marked else "",
+            Text(str(row.key), style=style),
+            row.node or "",
+            human_size(row.size) if row.exists else "–",
+            row.age,
+            Text(status, style=style),
+            Text(_crop(row.last_line), style="red" if errored else ""),
+        )
+
+    _COLUMNS: ClassVar[tuple[str, ...]] = tuple(key for _, key, _ in COLUMNS)
+
+    def _apply_rows(self, rows: Sequence[RankRow]) -> None:
+        """Diff the table: update changed cells, add new rows; rebuild only when the order changed."""
+        table = self._ranks
+        new = {r.key: r for r in rows}
+        order = sorted(new, key=_key_sort)
+        if order[: len(self._order)] != self._order or any(k not in new for k in self._order):
+            table.clear()
+            self._cells.clear()
+            self._order = []
+        with self.app.batch_update():
+            for key in order:
+                row = new[key]
+                cells = self._cells_of(row)
+                old = self._cells.get(key)
+                if old is None:
+                    table.add_row(*cells, key=_key_id(key))
+                    self._order.append(key)
+                elif old != cells:
+                    for col, before, after in zip(self._COLUMNS, old, cells, strict=True):
+                        if before != after:
+                            table.update_cell(_key_id(key), col, after)
+                self._cells[key] = cells
+        self._rows = new
+
+    def _refresh_mark_cell(self, key: Key) -> None:
+        row = self._rows.get(key)
+        if row is None:
+            return
+        cells = self._cells_of(row)
+        self._cells[key] = cells
+        self._ranks.update_cell(_key_id(key), "mark", cells[0])
+
+    # -- message handlers ----------------------------------------------------------------------------
+
+    def on_log_pane_rows(self, message: LogPane.Rows) -> None:
+        if message.token != self._token:
+            return
+        self._apply_rows(message.rows)
+        self._set_triage(message.triage)
+        self.polls += 1
+        if self._view.mode == "rank":
+            self._update_status()
+
+    def on_log_pane_view_loaded(self, message: LogPane.ViewLoaded) -> None:
+        if message.token != self._token or message.gen != self._view.gen:
+            return
+        log = self._log
+        log.quiet = True
+        try:
+            log.clear()
+            log.set_mark(None)
+            body = [_inert(x) for x in (*message.header, *message.lines)]
+            log.write_lines(body, scroll_end=False)
+        finally:
+            log.quiet = False
+        self._loaded_gen = message.gen
+        self._header_count = len(message.header)
+        self._first_index = message.first_index
+        self._written = len(body)
+        self._partial = message.partial
+        self._excerpt = message.excerpt
+        self._pending.clear()
+        self._pending_count = 0
+        if message.focus is not None:
+            self._following = False
+            self.call_after_refresh(self._show_focus, message.focus)
+        else:
+            self._following = True
+            self.call_after_refresh(self._scroll_to_end)
+        self._update_status()
+
+    def on_log_pane_lines(self, message: LogPane.Lines) -> None:
+        if message.token != self._token or message.gen != self._loaded_gen or message.gen != self._view.gen:
+            return
+        self._partial = message.partial
+        if message.lines:
+            if self._following and not self._excerpt:
+                self._write(message.lines)
+            else:
+                self._pending.extend(message.lines)
+                self._pending_count += len(message.lines)
+        self._update_status()
+
+    @on(_TailLog.ScrolledUp)
+    def _scrolled_up(self, event: _TailLog.ScrolledUp) -> None:
+        event.stop()
+        if self._following and self._loaded_gen == self._view.gen:
+            self._following = False
+            self._update_status()
+
+    @on(DataTable.RowSelected, "#lp-ranks")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        key = self._key_of(event.row_key.value)
+        if key is not None:
+            self.open_rank(key)
+
+    @on(Input.Submitted, "#lp-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._search = event.value.strip() or None
+        self.remove_class("-searching")
+        self._log.focus()
+        if self._search:
+            self._find(forward=True, from_start=True)
+        else:
+            self._search_note = ""
+            self._update_status()
+
+    def on_key(self, event: Any) -> None:
+        if event.key == "escape" and self.has_class("-searching"):
+            event.stop()
+            self.remove_class("-searching")
+            self._log.focus()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "log-pane" or event.state is not WorkerState.ERROR:
+            return
+        report = getattr(self.app, "report_worker_error", None)
+        error = event.worker.error
+        message = report(event.worker) if callable(report) else f"{type(error).__name__}: {error}"
+        if not callable(report):
+            self.notify(message, title="log watcher failed", severity="error")
+        self._set_triage(TriageLine(f"log watcher stopped: {message}", False))
+
+    def _key_of(self, row_key: str | None) -> Key | None:
+        for key in self._order:
+            if _key_id(key) == row_key:
+                return key
+        return None
+
+    # -- the Log -------------------------------------------------------------------------------------
+
+    def _write(self, lines: Sequence[str]) -> None:
+        log = self._log
+        log.quiet = True
+        try:
+            log.write_lines([_inert(x) for x in lines], scroll_end=False)
+            log.scroll_end(animate=False, immediate=True, x_axis=False)
+        finally:
+            log.quiet = False
+        self._written += len(lines)
+
+    def _scroll_to_end(self) -> None:
+        log = self._log
+        log.quiet = True
+        try:
+            log.scroll_end(animate=False, immediate=True, x_axis=False)
+        finally:
+            log.quiet = False
+        if self._session is not None:
+            self._session.shown.set()
+
+    def _pruned(self) -> int:
+        return self._written - len(self._log.lines)
+
+    def _y_of_index(self, index: int) -> int | None:
+        """Where the line with this index number is in the ``Log`` (rank views), or None."""
+        if self._first_index is None:
+            return None
+        y = index - self._first_index + self._header_count - self._pruned()
+        return y if self._header_count <= y + self._pruned() and 0 <= y < len(self._log.lines) else None
+
+    def _show_y(self, y: int, top: int | None = None) -> None:
+        log = self._log
+        height = max(1, log.scrollable_content_region.height)
+        if top is None:
+            top = y - height // 2
+        if y - top >= height:
+            top = y - height + 1
+        log.set_mark(y)
+        log.scroll_to(y=max(0, top), animate=False, immediate=True)
+
+    def _show_focus(self, focus: tuple[int, int]) -> None:
+        if self._session is not None:
+            self._session.shown.set()
+        start, line = focus
+        y = self._y_of_index(line)
+        if y is None:
+            self._update_status()
+            return
+        ys = self._y_of_index(start)
+        top = (ys if ys is not None else y) - 2
+        self._following = False
+        self._show_y(y, top)
+        self._update_status()
+
+    # -- actions -------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("search_next", "search_prev") and not self._search:
+            return False
+        return not (action == "first_error" and not self._triage.failed)
+
+    def action_merge(self) -> None:
+        if self._view.mode == "merged":
+            self.open_rank(self._last_rank if self._last_rank in self._rows else (self._order or [BATCH])[0])
+        else:
+            self.open_merged()
+
+    def action_toggle_mark(self) -> None:
+        table = self._ranks
+        if not self._order or table.cursor_row < 0:
+            return
+        try:
+            row_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        except Exception:
+            return
+        key = self._key_of(row_key.value)
+        if key is None:
+            return
+        self._marked.symmetric_difference_update({key})
+        self._refresh_mark_cell(key)
+
+    def action_follow(self) -> None:
+        if self._view.mode == "rank" and (self._excerpt or self._pending_count > len(self._pending)):
+            self._set_view("rank", self._view.keys)
+            return
+        if self._view.mode == "merged" and self._pending_count > len(self._pending):
+            self._set_view("merged", self._view.keys)
+            return
+        self._log.set_mark(None)
+        self._following = True
+        pending = list(self._pending)
+        self._pending.clear()
+        self._pending_count = 0
+        if pending:
+            self._write(pending)
+        else:
+            self._scroll_to_end()
+        self._update_status()
+
+    def action_first_error(self) -> None:
+        """Jump to the first error: the telling line of the rank that failed first (triage), in its log."""
+        tri = self._triage
+        row = self._rows.get(tri.key) if tri.key is not None else None
+        line, start = tri.error_line, tri.error_start
+        if row is not None and line is None:
+            line, start = row.error_line, row.error_start
+        if tri.key is None or row is None or line is None:
+            self.notify("no error found in these logs", timeout=4)
+            return
+        focus = (start if start is not None else line, line)
+        shown = self._view.mode == "rank" and self._view.keys == (tri.key,) and not self._excerpt
+        if shown and self._y_of_index(line) is not None:
+            self._show_focus(focus)
+            self._log.focus()
+            return
+        self._last_rank = tri.key
+        self._set_view("rank", (tri.key,), focus)
+        if tri.key in self._order:  # the table's cursor follows
+            self._ranks.move_cursor(row=self._order.index(tri.key), animate=False)
+        self._log.focus()
+
+    def action_search(self) -> None:
+        self.add_class("-searching")
+        box = self.query_one("#lp-search", Input)
+        box.value = self._search or ""
+        box.focus()
+
+    def action_search_next(self) -> None:
+        self._find(forward=True)
+
+    def action_search_prev(self) -> None:
+        self._find(forward=False)
+
+    def _find(self, *, forward: bool, from_start: bool = False) -> None:
+        term = (self._search or "").lower()
+        if not term:
+            return
+        log = self._log
+        lines = log.lines
+        n = len(lines)
+        if n == 0:
+            self._search_note = f"“{self._search}”: no lines"
+            self._update_status()
+            return
+        if from_start:  # a new search: from the top of the window while following, else from the screen
+            here = 0 if self._following else (log.mark if log.mark is not None else int(log.scroll_offset.y))
+            origin = here - 1
+        else:
+            origin = log.mark if log.mark is not None else int(log.scroll_offset.y)
+        step = 1 if forward else -1
+        for i in range(1, n + 1):
+            y = (origin + step * i) % n
+            if term in lines[y].lower():
+                self._following = False
+                self._show_y(y)
+                wrapped = (y <= origin) if forward else (y >= origin)
+                self._search_note = f"“{self._search}”: line {y + 1} of {n} shown" + (" (wrapped)" if wrapped else "")
+                self._update_status()
+                return
+        self._search_note = f"“{self._search}”: not in the {n} lines shown"
+        self._update_status()
+
+    # -- the watcher (a thread; touches no widget) ---------------------------------------------------
+
+    def _watch(self, session: _Session) -> None:
+        worker = get_current_worker()
+        window = max(1, self.settings.window)
+        interval = max(0.01, float(self.settings.poll_interval))
+        clock = self.clock
+        tails: MultiTail[Key] = MultiTail(window=window, merged_window=1)
+        detectors: dict[Key, RankDetector] = {}
+        nodes: dict[Key, str | None] = {}
+        header_done: set[Key] = set()
+
+        def add(key: Key, path: Path) -> None:
+            tails.add(key, path)
+            detectors[key] = RankDetector(key if isinstance(key, int) else None, None)
+            nodes[key] = None
+
+        for key, path in sorted(session.files.items(), key=lambda kv: _key_sort(kv[0])):
+            add(key, path)
+
+        def running() -> bool:
+            return not (session.stopped or worker.is_cancelled)
+
+        def post(message: Message) -> None:
+            self.post_message(message)
+            if self.message_queue_size > QUEUE_HIGH:
+                while running() and self.message_queue_size > QUEUE_LOW:
+                    time.sleep(0.02)
+
+        def feed(ups: Mapping[Key, TailUpdate], now: float) -> bool:
+            changed = False
+            for key, up in ups.items():
+                det = detectors[key]
+                if isinstance(key, int) and key not in header_done and up.exists:
+                    node = node_of(tails.tail(key).path)
+                    if node is not None or up.size >= HEADER_BYTES:
+                        header_done.add(key)
+                    if node is not None:
+                        nodes[key] = node
+                        det.node = node
+                if up.reset:
+                    det.reset()
+                    changed = True
+                if up.lines:
+                    before = len(det.findings)
+                    det.feed_many(
+                        up.lines,
+                        first_line_no=up.first_line_no + 1,
+                        time=up.mtime if up.backlog else now,
+                        first_seq=up.first_seq,
+                    )
+                    changed = changed or len(det.findings) != before
+                if up.changed:
+                    changed = True
+            return changed
+
+        def view_content(view: _View) -> LogPane.ViewLoaded:
+            if view.mode == "merged":
+                keys = [k for k in view.keys if k in tails]
+                share = max(1, window // max(1, len(keys)))
+                lines: list[str] = []
+                for k in keys:
+                    label = _label(k)
+                    lines.extend(label + x for x in tails.tail(k).window[-share:])
+                return LogPane.ViewLoaded(session.token, view.gen, tuple(lines[-window:]))
+            key = view.keys[0] if view.keys else None
+            if key is None or key not in tails:
+                return LogPane.ViewLoaded(session.token, view.gen, ())
+            tail: FileTail = tails.tail(key)
+            header: list[str] = []
+            if not tail.exists:
+                header.append(f"── {tail.path.name} does not exist yet; waiting for it ──")
+            elif tail.generation:
+                header.append("── the file was truncated or replaced; showing it from its new start ──")
+            win = tail.window
+            first = tail.line_count - len(win)
+            if view.focus is not None:
+                start, line = view.focus
+                if line < first:  # older than the window: read around it by offset
+                    lo = max(0, min(start, line) - EXCERPT_BEFORE)
+                    got = tail.read_lines(lo, line - lo + EXCERPT_AFTER)
+                    if got:
+                        header = [
+                            f"── {_key_name(key)}: lines {lo + 1}–{lo + len(got)} of the file's index, around its "
+                            f"first error · End: back to the live tail ──"
+                        ]
+                        return LogPane.ViewLoaded(
+                            session.token, view.gen, tuple(got), tuple(header), lo, tail.partial, True, view.focus
+                        )
+            return LogPane.ViewLoaded(
+                session.token, view.gen, tuple(win), tuple(header), first, tail.partial, False, view.focus
+            )
+
+        def new_lines(view: _View, ups: Mapping[Key, TailUpdate]) -> LogPane.Lines | LogPane.ViewLoaded | None:
+            if view.mode == "rank":
+                key = view.keys[0] if view.keys else None
+                up = ups.get(key) if key is not None else None
+                if up is None:
+                    return None
+                if up.reset or up.appeared or len(up.lines) >= window:
+                    return view_content(_View(view.gen, view.mode, view.keys))
+                if up.lines or up.partial_changed:
+                    return LogPane.Lines(session.token, view.gen, up.lines, up.partial)
+                return None
+            shown = {k: ups[k] for k in view.keys if k in ups}
+            out: list[str] = []
+            for k, up in shown.items():
+                if up.reset:
+                    out.append(f"{_label(k)}── the file was truncated or replaced; reading it from its new start ──")
+            out.extend(merge_rank_lines(shown))
+            if not out:
+                return None
+            return LogPane.Lines(session.token, view.gen, tuple(out[-window:]))
+
+        last_rows: tuple[RankRow, ...] | None = None
+        last_triage: TriageLine | None = None
+        findings_total = (-1, -1)
+        shown_gen = -1
+        tick = 0
+        flushed = False
+        next_poll = time.monotonic()
+        while running():
+            view = session.view
+            due = time.monotonic() >= next_poll
+            visible = [k for k in view.keys if k in tails]
+            now = clock()
+            ups: dict[Key, TailUpdate] = {}
+            if due:
+                ups = tails.poll_all(visible)
+            if view.gen != shown_gen:
+                post(view_content(view))
+                shown_gen = view.gen
+                if tick == 0:  # on open, let the UI draw the shown file before reading all the others
+                    session.shown.wait(FIRST_DRAW_WAIT)
+            elif ups:
+                msg = new_lines(view, ups)
+                if msg is not None:
+                    post(msg)
+            if due:
+                feed(ups, now)  # triage after the lines are on their way
+                if session.discover and session.paths is not None and tick % DISCOVER_EVERY == 0:
+                    for rank, path in job_logs(session.paths, session.job_id, None).ranks.items():
+                        if rank not in tails:
+                            add(rank, path)
+                if tick % HIDDEN_EVERY == 0:
+                    others = [k for k in tails.keys() if k not in visible]  # noqa: SIM118
+                    feed(tails.poll_all(others), now)
+                if not session.job_active and not flushed:
+                    for det in detectors.values():
+                        det.flush()
+                    flushed = True
+                total = (
+                    sum(len(d.findings) for d in detectors.values()),
+                    sum(1 for k in tails.keys() if tails.tail(k).exists),  # noqa: SIM118
+                )
+                if total != findings_total or last_triage is None:
+                    findings_total = total
+                    last_triage = _triage_line(tails, detectors, nodes)
+                rows = tuple(
+                    _row(k, tails.tail(k), detectors[k], nodes.get(k), session.job_active, now, last_triage)
+                    for k in sorted(tails.keys(), key=_key_sort)
+                )
+                if rows != last_rows:
+                    post(LogPane.Rows(session.token, rows, last_triage))
+                    last_rows = rows
+                tick += 1
+                next_poll = time.monotonic() + interval
+            if not running():
+                break
+            session.wake.wait(max(0.0, next_poll - time.monotonic()))
+            session.wake.clear()
+
+
+def merge_rank_lines(updates: Mapping[Key, TailUpdate]) -> list[str]:
+    """New lines of several files, ``[rN]``-prefixed, by arrival."""
+    return merge_lines(updates, label=_label)
+
+
+def _row(
+    key: Key,
+    tail: FileTail,
+    det: RankDetector,
+    node: str | None,
+    job_active: bool,
+    now: float,
+    tri: TriageLine,
+) -> RankRow:
+    st = rank_status(key if isinstance(key, int) else -1, tail, job_active=job_active, node=node, findings=det.findings)
+    f = st.finding
+    return RankRow(
+        key=key,
+        node=st.node if isinstance(key, int) else None,
+        exists=st.exists,
+        size=st.size,
+        age=human_age(now - st.mtime) if st.mtime is not None else "",
+        last_line=st.last_line,
+        status=st.status,
+        first=tri.failed and tri.key == key,
+        error_start=(f.start_line_no - 1) if f is not None and f.start_line_no else (f.line_no - 1 if f else None),
+        error_line=(f.line_no - 1) if f is not None else None,
+    )
+
+
+def _triage_line(
+    tails: MultiTail[Key], detectors: Mapping[Key, RankDetector], nodes: Mapping[Key, str | None]
+) -> TriageLine:
+    per_key = {k: list(d.findings) for k, d in detectors.items()}
+    rank_nodes = {k: n for k, n in nodes.items() if isinstance(k, int) and n}
+    summary = triage(per_key, nodes_by_rank=rank_nodes)
+    first = summary.first
+    if first is None:
+        existing = sum(1 for k in tails.keys() if tails.tail(k).exists)  # noqa: SIM118
+        if existing == 0:
+            return TriageLine("waiting for the logs to appear…", False)
+        return TriageLine(f"no failure found ({existing} log{'s' if existing != 1 else ''} read)", False)
+    key: Key | None = None
+    for k, group in per_key.items():
+        if any(f.seq == first.seq and f.line_no == first.line_no for f in group):
+            key = k
+            break
+    start: int | None = (first.start_line_no or first.line_no) - 1
+    line: int | None = first.line_no - 1
+    rank_det = detectors.get(first.rank) if isinstance(key, str) and first.rank is not None else None
+    if rank_det is not None and rank_det.findings:  # a batch-log report about a rank: jump to the rank's own error
+        key, start, line = first.rank, None, None
+    return TriageLine(summary.summary(), True, key, first.rank, first.node, start, line)
