@@ -208,6 +208,14 @@ def main(argv: list[str] | None = None) -> int:
         for shot in shots:
             path = asyncio.run(take(shot, args.out))
             print(path)
+    if args.only is None:
+        # The panes of the jobs view, each from its own deterministic scene.
+        from ntui.ui.screenshots_gpu import gpu_pane_screenshot
+        from ntui.ui.screenshots_logs import log_pane_screenshots
+
+        print(gpu_pane_screenshot(args.out / "gpu-pane.svg"))
+        for path in log_pane_screenshots(args.out):
+            print(path)
     return 0
 
 
