@@ -2,7 +2,7 @@
 
 ```yaml
 queue:
-  active-interval: 10     # seconds between squeue calls while own jobs pend or run
+  active-interval: 15     # seconds between squeue calls while own jobs pend or run
   idle-interval: 60       # ... when none do
   max-backoff: 300        # ceiling of the exponential back-off after controller errors
   all-users: false        # start with everyone's jobs shown
@@ -32,7 +32,7 @@ from ntui.core.problems import Problem, Source
 
 @dataclass(frozen=True)
 class QueueSettings:
-    active_interval: float = 10.0
+    active_interval: float = 15.0
     idle_interval: float = 60.0
     max_backoff: float = 300.0
     all_users: bool = False

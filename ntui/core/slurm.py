@@ -527,13 +527,17 @@ def build_squeue_argv(
     *,
     fields: Sequence[str] = SQUEUE_FIELDS,
     separator: str = SQUEUE_SEPARATOR,
+    local: bool = True,
 ) -> list[str]:
-    """``squeue --noheader [--array] [--me] [--jobs=..] [--states=..] -O "F1:SEP,F2:SEP,..."``.
+    """``squeue [--local] --noheader [--array] [--me] [--jobs=..] [--states=..] -O "F1:SEP,F2:SEP,..."``.
 
-    ``field:SUFFIX`` has width 0, so values are never truncated (squeue.1 / src/squeue/opts.c)."""
+    ``field:SUFFIX`` has width 0, so values are never truncated (squeue.1 / src/squeue/opts.c).
+    ``--local`` ("ignore other clusters in the federation", which only a site with
+    ``FederationParameters=fed_display`` shows anyway) drops the federation look-up: measured with
+    ``sdiag`` on 22.05.8, one squeue then costs two RPCs instead of three."""
     if not separator or "," in separator or separator[0].isdigit() or separator[0] == ".":
         raise ValueError(f"unusable squeue separator {separator!r}")
-    argv = ["squeue", "--noheader"]
+    argv = ["squeue", "--local", "--noheader"] if local else ["squeue", "--noheader"]
     if array_tasks:
         argv.append("--array")
     if not all_users:
@@ -683,17 +687,32 @@ def query_queue(
     field is tolerated when squeue still printed parseable lines (22.05.8 prints it empty); probe first
     with :func:`probe_squeue_fields` and pass ``fields`` without it."""
     argv = build_squeue_argv(all_users, array_tasks, job_ids, states, fields=fields)
+    stdout, tolerated = run_squeue(runner, argv, env=env, timeout=timeout)
+    jobs = parse_squeue(stdout, fields=fields)
+    if tolerated is not None and not jobs and stdout.strip():
+        raise tolerated  # nothing parsed: show the error, not an empty queue
+    return jobs
+
+
+def run_squeue(
+    runner: CommandRunner,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[str, SlurmError | None]:
+    """Run a squeue argv; return its stdout and a tolerated error, raising the typed errors otherwise.
+    Job IDs that left the queue give ``""``; an unsupported ``-O`` field (22.05 prints it empty and
+    exits 0) is tolerated and returned, for the caller to raise if nothing parses."""
     res = runner.run(argv, timeout=timeout, env=env)
     err = classify(res)
-    if isinstance(err, JobNotFound) and job_ids:
-        return ()
-    if err is not None:
-        if isinstance(err, SlurmRejected) and _BAD_FIELD_RE.search(res.stderr) and res.returncode == 0:
-            jobs = parse_squeue(res.stdout, fields=fields)
-            if jobs or not res.stdout.strip():
-                return jobs
-        raise err
-    return parse_squeue(res.stdout, fields=fields)
+    if err is None:
+        return res.stdout, None
+    if isinstance(err, JobNotFound) and any(a.startswith("--jobs=") for a in argv):
+        return "", None
+    if isinstance(err, SlurmRejected) and _BAD_FIELD_RE.search(res.stderr) and res.returncode == 0:
+        return res.stdout, err
+    raise err
 
 
 # ---------------------------------------------------------------- key=value records (scontrol)

@@ -252,13 +252,14 @@ def test_test_only_runner_rejection_vs_unreachable() -> None:
 
 def test_build_squeue_argv_defaults() -> None:
     argv = slurm.build_squeue_argv()
-    assert argv[:4] == ["squeue", "--noheader", "--array", "--me"]
-    assert argv[4] == "-O"
-    spec = argv[5]
+    assert argv[:5] == ["squeue", "--local", "--noheader", "--array", "--me"]
+    assert argv[5] == "-O"
+    spec = argv[6]
     assert spec.split(",")[0] == "JobID:\x1f"
     assert [f.rstrip(S).rstrip(":") for f in spec.split(",")] == list(SQUEUE_FIELDS)
     assert "ExitCode" not in spec  # rejected by 22.05 (see squeue_mix_with_exitcode)
-    assert len(argv) == 6
+    assert len(argv) == 7
+    assert "--local" not in slurm.build_squeue_argv(local=False)
 
 
 def test_build_squeue_argv_options() -> None:
@@ -397,7 +398,7 @@ def test_query_queue_runs_one_squeue() -> None:
     jobs = slurm.query_queue(fake, timeout=4)
     assert [j.job_id for j in jobs] == ["100"]
     assert fake.calls == 1 and fake.history[0].timeout == 4
-    assert fake.history[0].argv[:4] == ("squeue", "--noheader", "--array", "--me")
+    assert fake.history[0].argv[:5] == ("squeue", "--local", "--noheader", "--array", "--me")
 
 
 def test_query_queue_errors() -> None:
