@@ -1,11 +1,9 @@
 """The ntui app: views as Textual modes, app-wide bindings, the worker-error handler, the factory.
 
 Extension point: ``VIEWS``. Each entry is a mode with its key, title and screen class; the app builds
-``MODES`` and a ``1``/``2``/... binding from it. Later views (queue, GPU, logs) add a screen under
-``ntui/ui/screens/`` and replace or append an entry here, without touching the compose widgets:
-
-    View("jobs", "2", "Jobs", JobsScreen),      # replaces the placeholder
-    View("gpus", "3", "GPUs", GpuScreen),
+``MODES`` and a ``1``/``2``/... binding from it. A new view adds a screen under ``ntui/ui/screens/`` and
+an entry here, without touching the other views' widgets. The jobs view hosts the details, GPU and log
+panes as tabs.
 
 Views subclass :class:`~ntui.ui.screens.base.NtuiScreen` (one worker-error handler for all) and reach
 shared services through the app: ``app.runner`` (every Slurm call), ``app.clock``, ``app.open_history()``.
@@ -37,7 +35,7 @@ from ntui import __version__
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.base import describe_error
 from ntui.ui.screens.compose import ComposeScreen
-from ntui.ui.screens.placeholder import JobsPlaceholderScreen
+from ntui.ui.screens.jobs import JobsScreen
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -64,7 +62,7 @@ class View:
 #: The registration point for views (see the module docstring).
 VIEWS: tuple[View, ...] = (
     View("compose", "1", "Compose", ComposeScreen),
-    View("jobs", "2", "Jobs", JobsPlaceholderScreen),
+    View("jobs", "2", "Jobs", JobsScreen),
 )
 
 def _commands_provider() -> type[Provider]:

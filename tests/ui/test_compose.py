@@ -15,7 +15,7 @@ from ntui.screenshots import demo_runner, settle, type_into
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.confirm import ConfirmSubmitScreen
-from ntui.ui.screens.placeholder import JobsPlaceholderScreen
+from ntui.ui.screens.jobs import JobsScreen
 from tests.ui.conftest import AppFactory
 
 
@@ -348,7 +348,7 @@ async def test_views_switch_with_number_keys(app_factory: AppFactory) -> None:
         await settle(pilot)
         await pilot.press("2")
         await pilot.pause()
-        assert isinstance(pilot.app.screen, JobsPlaceholderScreen)
+        assert isinstance(pilot.app.screen, JobsScreen)
         await pilot.press("1")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ComposeScreen)

@@ -1,0 +1,296 @@
+"""Queue scale: the jobs view on a held 10,000-task array, on the dev cluster.
+
+    scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"
+    python bench/queue_scale.py [--tasks 10000] [--reps 7] [--presses 20]
+
+In one run, one app:
+
+* **refresh**: bare ``squeue`` (the exact argv ntui runs: ``--local --noheader --array --me -O <18 fields>``,
+  ``--array`` = ``-r``: one line per task) against ntui's refresh (the same squeue + parse + format in the worker
+  thread + diff and table update on the UI thread), interleaved rep by rep, medians and their ratio (target <= 3x);
+* **key latency**: ``down`` pressed at a random moment of a running refresh, time until the table handled it
+  (target <= 100 ms);
+* **first paint**: a fresh app; from the first squeue answer's arrival to the table's first frame of 10,000 rows
+  (target <= 1 s), and the same rows in Textual's ``DataTable`` for comparison.
+
+The array is submitted with ``sbatch --hold`` (nothing runs) and cancelled at the end, whatever happens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from textual import events  # noqa: E402
+
+from ntui.core.config import QueueSettings, Settings  # noqa: E402
+from ntui.core.runner import SubprocessRunner  # noqa: E402
+from ntui.core.slurm import build_squeue_argv, parse_squeue  # noqa: E402
+from ntui.ui.screens.jobs import JobsScreen, QueueFetcher, squeue_argv  # noqa: E402
+from ntui.ui.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
+from ntui.ui.widgets.queue_table import QueueTable, queue_row  # noqa: E402
+
+QUIET = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))  # refreshes only when asked
+
+
+def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run(list(argv), capture_output=True, text=True, errors="replace", timeout=120)
+    if check and res.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {res.stderr.strip()}")
+    return res
+
+
+def submit_array(tasks: int) -> str:
+    res = sh("sbatch", "--parsable", "--hold", f"--array=0-{tasks - 1}", "-J", "ntui-scale", "-o", "/dev/null",
+             "-t", "1", "--wrap", "true")
+    return res.stdout.strip().split(";")[0]
+
+
+def count_tasks(array_id: str) -> int:
+    out = sh("squeue", "--noheader", "--array", "-j", array_id, "-o", "%i").stdout
+    return sum(1 for line in out.splitlines() if line.strip())
+
+
+def bare_squeue() -> tuple[float, int]:
+    argv = squeue_argv(all_users=False)
+    t0 = time.perf_counter()
+    res = subprocess.run(argv, capture_output=True)
+    wall = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise SystemExit(f"squeue failed: {res.stderr.decode(errors='replace')}")
+    return wall, res.stdout.count(b"\n")
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:8.1f}"
+
+
+async def wait_refresh(pilot: Any, screen: JobsScreen, before: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while screen.refresh_count == before or screen._polling:
+        if time.monotonic() > deadline:
+            raise TimeoutError("refresh did not finish")
+        await asyncio.sleep(0.01)
+    await pilot.pause()
+
+
+async def refresh_and_latency(reps: int, presses: int) -> dict[str, Any]:
+    app = jobs_app(runner=SubprocessRunner(), settings=QUIET, user=None, clock=None)
+    out: dict[str, Any] = {"bare": [], "ntui": [], "fetch": [], "format": [], "apply": [], "lat": [], "phase": []}
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle_jobs(pilot, timeout=120)
+        screen = app.screen
+        assert isinstance(screen, JobsScreen)
+        out["rows"] = screen.table.total_count
+        for key in ("cold", "cold_fetch", "cold_parse", "cold_apply"):
+            out[key] = []
+        for _ in range(reps):  # interleaved: bare squeue, ntui's refresh, ntui's refresh with every line new
+            wall, lines = bare_squeue()
+            out["bare"].append(wall)
+            out["lines"] = lines
+            before = screen.refresh_count
+            screen.refresh_now()
+            await wait_refresh(pilot, screen, before)
+            st = screen.last_refresh
+            assert st is not None
+            out["ntui"].append(st.total_s)
+            out["fetch"].append(st.squeue_s)
+            out["format"].append(st.parse_s)
+            out["apply"].append(st.apply_s)
+            # worst case: every line differs from the last answer (e.g. 10,000 running tasks whose elapsed
+            # time moved): no line cache, every row re-parsed, re-formatted and diffed
+            screen._fetcher = QueueFetcher()
+            before = screen.refresh_count
+            screen.refresh_now()
+            await wait_refresh(pilot, screen, before)
+            st = screen.last_refresh
+            assert st is not None
+            out["cold"].append(st.total_s)
+            out["cold_fetch"].append(st.squeue_s)
+            out["cold_parse"].append(st.parse_s)
+            out["cold_apply"].append(st.apply_s)
+        # key latency while a refresh runs: "down" arrives from the driver, as a terminal's key would
+        table = screen.table
+        handled: list[float] = []
+        original = table.action_cursor_down
+
+        def down() -> None:
+            handled.append(time.perf_counter())
+            original()
+
+        table.action_cursor_down = down  # type: ignore[method-assign]
+
+        def send_key() -> float:
+            key = events.Key("down", None)
+            key.set_sender(app)
+            assert app._driver is not None
+            t = time.perf_counter()
+            app._driver.send_message(key)
+            return t
+
+        async def handled_after(t_press: float, n: int) -> float:
+            while len(handled) == n:
+                await asyncio.sleep(0.0005)
+            return handled[-1] - t_press
+
+        fetch_span = statistics.median(out["fetch"])
+        for _ in range(presses):  # at a random moment of the worker's squeue + parse
+            before = screen.refresh_count
+            screen.refresh_now()
+            await asyncio.sleep(random.uniform(0.0, 0.9 * fetch_span))
+            n = len(handled)
+            t_press = send_key()
+            out["lat"].append(await handled_after(t_press, n))
+            await wait_refresh(pilot, screen, before)
+            st = screen.last_refresh
+            assert st is not None
+            if t_press < st.started_at + st.squeue_s + st.parse_s:
+                out["phase"].append("worker")
+            elif t_press < st.finished_at:
+                out["phase"].append("apply")
+            else:
+                out["phase"].append("after")
+        # worst case: the key arrives just as the UI thread starts applying the refresh
+        original_apply = screen._apply
+        presses_at_apply: list[tuple[float, int]] = []
+
+        def apply_with_key(msg: Any) -> None:
+            presses_at_apply.append((send_key(), len(handled)))
+            original_apply(msg)
+
+        screen._apply = apply_with_key  # type: ignore[method-assign]
+        out["lat_apply"] = []
+        for _ in range(max(3, presses // 4)):
+            before = screen.refresh_count
+            screen.refresh_now()
+            await wait_refresh(pilot, screen, before)
+            t_press, n = presses_at_apply[-1]
+            out["lat_apply"].append(await handled_after(t_press, n))
+        screen._apply = original_apply  # type: ignore[method-assign]
+    return out
+
+
+async def first_paint() -> dict[str, float]:
+    marks: dict[str, float] = {}
+    renders: list[float] = []
+    original_render = QueueTable.render_line
+    original_apply = QueueTable.apply
+
+    def render_line(self: QueueTable, y: int) -> Any:
+        if self.total_count:
+            renders.append(time.perf_counter())
+        return original_render(self, y)
+
+    def apply(self: QueueTable, rows: Any, tags: Any = None) -> Any:
+        if "apply_start" not in marks:
+            marks["apply_start"] = time.perf_counter()
+        return original_apply(self, rows, tags)
+
+    QueueTable.render_line = render_line  # type: ignore[method-assign]
+    QueueTable.apply = apply  # type: ignore[method-assign]
+    try:
+        t0 = time.perf_counter()
+        app = jobs_app(runner=SubprocessRunner(), settings=QUIET, user=None, clock=None)
+        async with app.run_test(size=(160, 50)) as pilot:
+            while "apply_start" not in marks:
+                await asyncio.sleep(0.001)
+            await pilot.pause()
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, JobsScreen) and screen.last_refresh is not None
+            marks["painted"] = max(renders)
+            marks["from_fetched"] = marks["painted"] - marks["apply_start"]
+            marks["from_start"] = marks["painted"] - t0
+            marks["squeue"] = screen.last_refresh.squeue_s
+            marks["rows"] = float(screen.table.total_count)
+    finally:
+        QueueTable.render_line = original_render  # type: ignore[method-assign]
+        QueueTable.apply = original_apply  # type: ignore[method-assign]
+    return marks
+
+
+async def datatable_paint(rows: list[tuple[str, ...]]) -> float:
+    from textual.app import App, ComposeResult
+    from textual.widgets import DataTable
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DataTable()
+
+    app = One()
+    async with app.run_test(size=(160, 50)) as pilot:
+        table = app.query_one(DataTable)
+        table.add_columns("ID", "Name", "State", "Elapsed", "Limit", "Nodes", "Nodelist (reason)", "Partition", "QOS")
+        await pilot.pause()
+        t0 = time.perf_counter()
+        table.add_rows(rows)
+        await pilot.pause()
+        await pilot.pause()
+        return time.perf_counter() - t0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--presses", type=int, default=20)
+    args = parser.parse_args()
+    if not os.environ.get("SLURM_CONF"):
+        raise SystemExit('run: eval "$(scripts/dev-cluster env)"')
+    random.seed(5)
+    array_id = submit_array(args.tasks)
+    try:
+        deadline = time.monotonic() + 120
+        while count_tasks(array_id) < args.tasks:
+            if time.monotonic() > deadline:
+                raise SystemExit("the array did not show all its tasks")
+            time.sleep(1)
+        print(f"held array {array_id}: {args.tasks} tasks; squeue -r shows one line per task\n")
+        res = asyncio.run(refresh_and_latency(args.reps, args.presses))
+        paint = asyncio.run(first_paint())
+        jobs = parse_squeue(subprocess.run(build_squeue_argv(), capture_output=True).stdout)
+        dt = asyncio.run(datatable_paint([queue_row(j) for j in jobs]))
+    finally:
+        sh("scancel", array_id, check=False)
+        print(f"(scancel {array_id} done)")
+
+    med = statistics.median
+    bare, ntui = med(res["bare"]), med(res["ntui"])
+    print(f"rows in the table: {res['rows']}   squeue lines: {res['lines']}   reps: {args.reps}\n")
+    cold = med(res["cold"])
+    print("per refresh (ms, medians)        bare squeue   ntui refresh   ntui, every line changed")
+    print(f"  wall                            {ms(bare)}      {ms(ntui)}       {ms(cold)}")
+    print(f"    squeue (thread)                              {ms(med(res['fetch']))}       "
+          f"{ms(med(res['cold_fetch']))}")
+    print(f"    parse + format new lines (thread)            {ms(med(res['format']))}       "
+          f"{ms(med(res['cold_parse']))}")
+    print(f"    diff + table update (UI)                     {ms(med(res['apply']))}       "
+          f"{ms(med(res['cold_apply']))}")
+    print(f"  ratio ntui / bare               {ntui / bare:8.2f}x  (target <= 3x)   {cold / bare:8.2f}x")
+    lat = sorted(res["lat"])
+    phases = {p: res["phase"].count(p) for p in ("worker", "apply", "after")}
+    print(f"\nkey latency while a refresh runs ({len(lat)} presses; landed in {phases})")
+    print(f"  median {ms(med(lat))} ms   p90 {ms(lat[int(0.9 * (len(lat) - 1))])} ms   max {ms(lat[-1])} ms"
+          "   (target <= 100 ms)")
+    worst = sorted(res["lat_apply"])
+    print(f"  key arriving as the UI thread starts the table update ({len(worst)} presses): median "
+          f"{ms(med(worst))} ms   max {ms(worst[-1])} ms")
+    print(f"\nfirst paint of {int(paint['rows'])} rows")
+    print(f"  squeue answer -> first frame     {ms(paint['from_fetched'])} ms   (target <= 1000 ms)")
+    print(f"  app start -> first frame         {ms(paint['from_start'])} ms   (incl. squeue {ms(paint['squeue'])} ms)")
+    print(f"  DataTable add_rows + first paint {ms(dt)} ms   (same rows, for comparison)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

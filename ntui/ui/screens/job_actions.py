@@ -1,0 +1,122 @@
+"""Dialogs for the jobs view's actions: confirm a cancel, pick a signal."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+__all__ = ["SIGNALS", "ConfirmCancelScreen", "SignalPickerScreen"]
+
+#: The signals the picker offers (turm's set), with what each usually does to a training job.
+SIGNALS: tuple[tuple[str, str], ...] = (
+    ("TERM", "terminate: the polite stop (what scancel sends first)"),
+    ("INT", "interrupt, as Ctrl-C: Python raises KeyboardInterrupt"),
+    ("HUP", "hang up: some programs reload or checkpoint"),
+    ("USR1", "user signal 1: often 'checkpoint now'"),
+    ("USR2", "user signal 2: program-defined"),
+    ("STOP", "pause every process (the allocation is kept)"),
+    ("CONT", "resume stopped processes"),
+    ("KILL", "kill at once: no cleanup, no checkpoint"),
+)
+
+_DIALOG_CSS = """
+{name} {
+    align: center middle;
+    & > Vertical {
+        width: 72;
+        height: auto;
+        max-height: 90%;
+        border: thick $primary;
+        background: $surface;
+        padding: 1 2;
+    }
+    & .title { text-style: bold; margin-bottom: 1; }
+    & .text { margin-bottom: 1; height: auto; }
+    & .note { color: $text-muted; height: auto; }
+    & .buttons { height: auto; align-horizontal: right; margin-top: 1; }
+    & .buttons Button { margin-left: 2; }
+    & OptionList { height: auto; max-height: 12; }
+}
+"""
+
+
+class ConfirmCancelScreen(ModalScreen[bool]):
+    """"Cancel job N?" Dismisses with True only for an explicit yes."""
+
+    DEFAULT_CSS = _DIALOG_CSS.replace("{name}", "ConfirmCancelScreen")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Cancel the job", id="ntui.jobs.confirm_cancel.yes"),
+        Binding("n,escape", "answer(False)", "Keep it", id="ntui.jobs.confirm_cancel.no"),
+    ]
+
+    def __init__(self, job_id: str, summary: str = "") -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.summary = summary
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"Cancel job {self.job_id}?", classes="title")
+            if self.summary:
+                yield Static(self.summary, classes="text", markup=False)
+            yield Static(f"Runs: scancel {self.job_id}", classes="note", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Cancel job (y)", variant="error", id="yes")
+                yield Button("Keep it (n)", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class SignalPickerScreen(ModalScreen["str | None"]):
+    """Pick a signal to send to a job's steps; dismisses with its name (``"USR1"``) or None."""
+
+    DEFAULT_CSS = _DIALOG_CSS.replace("{name}", "SignalPickerScreen")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="ntui.jobs.signal.cancel"),
+    ]
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__()
+        self.job_id = job_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"Send a signal to job {self.job_id}", classes="title")
+            yield OptionList(
+                *(Option(f"{name:<5} {what}", id=name) for name, what in SIGNALS),
+                id="signal-list",
+            )
+            yield Static(
+                f"Runs: scancel --signal=SIG {self.job_id}: every step gets it; the batch shell does not.",
+                classes="note",
+                markup=False,
+            )
+
+    def on_mount(self) -> None:
+        options = self.query_one("#signal-list", OptionList)
+        options.highlighted = 0
+        options.focus()
+
+    @on(OptionList.OptionSelected, "#signal-list")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

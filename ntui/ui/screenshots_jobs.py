@@ -1,0 +1,271 @@
+"""The jobs view with deterministic data: ``screenshots/jobs.svg``, and the app factory tests and benchmarks use.
+
+    python -m ntui.ui.screenshots_jobs [--out screenshots]
+
+:func:`jobs_app` is the real :class:`~ntui.ui.app.NtuiApp` opened on the jobs view (whatever ``VIEWS`` registers
+under ``jobs``), with everything injectable. :func:`demo_jobs_runner` answers squeue / scontrol / sacct like a
+Perlmutter login node for user ``alice`` (two refreshes: the second one sees two jobs gone, which then show
+their final state from sacct). :func:`save_jobs_screenshot` writes the SVG; the lead's screenshot script calls it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ntui.core.config import Settings
+from ntui.core.history import HistoryEntry
+from ntui.core.runner import CommandRunner, FakeRunner, result
+from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR
+from ntui.screenshots import FROZEN_NOW  # the other screenshots' frozen clock
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from ntui.ui.app import NtuiApp
+
+__all__ = [
+    "FROZEN_NOW",
+    "DemoHistory",
+    "demo_jobs_runner",
+    "jobs_app",
+    "save_jobs_screenshot",
+    "settle_jobs",
+    "squeue_line",
+]
+
+USER = "alice"
+LOG_DIR = "/pscratch/sd/a/alice/ntui/logs"
+WORKDIR = "/global/homes/a/alice/train"
+
+
+def squeue_line(**values: str) -> str:
+    """One ``squeue -O F1:<S>,F2:<S>...`` line (``query_queue``'s fields) from keyword values."""
+    keys = {f.lower(): f for f in SQUEUE_FIELDS}
+    cells = {f: "" for f in SQUEUE_FIELDS}
+    for k, v in values.items():
+        cells[keys["tres-alloc" if k == "tres_alloc" else k.lower()]] = v
+    return "".join(cells[f] + SQUEUE_SEPARATOR for f in SQUEUE_FIELDS)
+
+
+def _job(job_id: str, name: str, state: str, reason: str, used: str, limit: str, nodes: str, nodelist: str,
+         qos: str, *, array: tuple[str, str] | None = None, start: str = "N/A") -> str:
+    compact = {"RUNNING": "R", "PENDING": "PD", "COMPLETING": "CG"}[state]
+    return squeue_line(
+        JobID=job_id, ArrayJobID=array[0] if array else job_id, ArrayTaskID=array[1] if array else "N/A",
+        Name=name, StateCompact=compact, State=state, Reason=reason, TimeUsed=used, TimeLimit=limit,
+        StartTime=start, NumNodes=nodes, NodeList=nodelist, tres_alloc=f"cpu={128 * int(nodes)},node={nodes}",
+        Partition="gpu_ss11", QOS=qos, WorkDir=WORKDIR, UserName=USER, exit_code="",
+    )
+
+
+_COMMON = [
+    _job("48213777", "alice-ddp", "RUNNING", "None", "1:02:13", "2:00:00", "4", "nid[200012-200015]", "gpu_regular",
+         start="2026-06-01T08:27:47"),
+    _job("48213802", "lr-sweep", "RUNNING", "None", "41:09", "1:00:00", "1", "nid200101", "gpu_regular",
+         array=("48213802", "0"), start="2026-06-01T08:48:51"),
+    _job("48213803", "lr-sweep", "RUNNING", "None", "41:09", "1:00:00", "1", "nid200102", "gpu_regular",
+         array=("48213802", "1"), start="2026-06-01T08:48:51"),
+    *(_job("48213802", "lr-sweep", "PENDING", "JobArrayTaskLimit", "0:00", "1:00:00", "1", "", "gpu_regular",
+           array=("48213802", str(t))) for t in range(2, 6)),
+    _job("48213811", "eval-ckpt", "PENDING", "Dependency", "0:00", "30:00", "1", "", "gpu_regular"),
+    _job("48213790", "alice-ddp-8n", "PENDING", "Priority", "0:00", "6:00:00", "8", "", "gpu_premium",
+         start="2026-06-01T11:02:00"),
+    _job("48213795", "tokenize-shard", "PENDING", "JobHeldUser", "0:00", "4:00:00", "1", "", "gpu_shared"),
+]
+_GONE = [
+    _job("48213650", "prep-data", "RUNNING", "None", "24:51", "30:00", "1", "nid200044", "gpu_debug",
+         start="2026-06-01T09:04:02"),
+    _job("48213701", "alice-ddp", "RUNNING", "None", "3:12", "2:00:00", "2", "nid[200020-200021]", "gpu_regular",
+         start="2026-06-01T09:25:40"),
+]
+SQUEUE_BEFORE = "\n".join(_COMMON[:1] + _GONE + _COMMON[1:]) + "\n"
+SQUEUE_AFTER = "\n".join(_COMMON) + "\n"
+
+SHOW_JOB = f"""\
+JobId=48213777 JobName=alice-ddp
+   UserId={USER}(74211) GroupId={USER}(74211) MCS_label=N/A
+   Priority=69417 Nice=0 Account=m4242_g QOS=gpu_regular
+   JobState=RUNNING Reason=None Dependency=(null)
+   Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0
+   RunTime=01:02:13 TimeLimit=02:00:00 TimeMin=N/A
+   SubmitTime=2026-06-01T08:12:05 EligibleTime=2026-06-01T08:12:05
+   StartTime=2026-06-01T08:27:47 EndTime=2026-06-01T10:27:47 Deadline=N/A
+   Partition=gpu_ss11 AllocNode:Sid=login22:1834412
+   NodeList=nid[200012-200015]
+   BatchHost=nid200012
+   NumNodes=4 NumCPUs=512 NumTasks=4 CPUs/Task=128 ReqB:S:C:T=0:0:*:*
+   TRES=cpu=512,mem=920000M,node=4,billing=512,gres/gpu=16
+   JOB_GRES=gpu:16
+     Nodes=nid[200012-200015] CPU_IDs=0-127 Mem=230000 GRES=gpu:4(IDX:0-3)
+   Features=gpu DelayBoot=00:00:00
+   Command={LOG_DIR}/alice-ddp-48213777.sbatch
+   WorkDir={WORKDIR}
+   StdErr={LOG_DIR}/alice-ddp-48213777.out
+   StdIn=/dev/null
+   StdOut={LOG_DIR}/alice-ddp-48213777.out
+"""
+
+SACCT = {
+    "48213650": "48213650|COMPLETED|0:0|00:25:02\n",
+    "48213701": "48213701|FAILED|1:0|00:03:19\n",
+}
+
+SCRIPT = """\
+#!/bin/bash
+#SBATCH --job-name=alice-ddp
+#SBATCH --account=m4242_g
+#SBATCH --nodes=4
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=4
+#SBATCH --cpus-per-task=128
+#SBATCH --constraint=gpu
+#SBATCH --qos=regular
+#SBATCH --time=02:00:00
+#SBATCH --output=/pscratch/sd/a/alice/ntui/logs/alice-ddp-%j.out
+# Generated by ntui from preset 'alice-ddp'.
+set -euo pipefail
+MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)
+export MASTER_ADDR MASTER_PORT=$(( 15000 + SLURM_JOB_ID % 20000 ))
+srun --ntasks-per-node=1 --cpus-per-task="$SLURM_CPUS_PER_TASK" --kill-on-bad-exit=1 \\
+    torchrun --nnodes="$SLURM_JOB_NUM_NODES" --nproc-per-node=4 \\
+    --rdzv-backend=c10d --rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT" \\
+    /global/homes/a/alice/train/ddp_check.py --epochs 3 --batch-size 64
+"""
+
+
+def demo_jobs_runner(*, refreshes: Sequence[str] = (SQUEUE_BEFORE, SQUEUE_AFTER)) -> FakeRunner:
+    """squeue answers handed out in turn (the last repeats); scontrol show job -d 48213777; sacct for the
+    two jobs that leave the queue."""
+
+    def sacct(argv: tuple[str, ...]) -> Any:
+        job = argv[argv.index("-j") + 1]
+        return result(stdout=SACCT.get(job, ""))
+
+    return FakeRunner(
+        {
+            "squeue": [result(stdout=text) for text in refreshes],
+            ("scontrol", "show", "job"): result(stdout=SHOW_JOB),
+            "sacct": sacct,
+        }
+    )
+
+
+@dataclass
+class DemoHistory:
+    """A stand-in for :class:`~ntui.core.history.History` that knows one or more submissions."""
+
+    entries: dict[str, HistoryEntry]
+
+    def get(self, job_id: str) -> HistoryEntry | None:
+        return self.entries.get(job_id) or self.entries.get(job_id.split("_", 1)[0])
+
+    def close(self) -> None:
+        pass
+
+
+def demo_history() -> DemoHistory:
+    entry = HistoryEntry(
+        token="demo",  # noqa: S106 - a history row id, not a secret
+        job_id="48213777", cluster="perlmutter", preset="alice-ddp",
+        preset_path="/global/homes/a/alice/.config/ntui/presets/alice-ddp.yaml",
+        overrides=("sbatch.nodes=4", "sbatch.time=2:00:00"), job_name="alice-ddp", launcher="torchrun", nodes=4,
+        world_size=16, log_dir=LOG_DIR, log_stem="alice-ddp", script=SCRIPT,
+        script_path=f"{LOG_DIR}/alice-ddp-48213777.sbatch", created_at=0.0, submitted_at=0.0, status="submitted",
+    )
+    return DemoHistory({"48213777": entry})
+
+
+def jobs_app(
+    *,
+    runner: CommandRunner,
+    settings: Settings | None = None,
+    user: str | None = USER,
+    clock: Callable[[], datetime] | None = lambda: FROZEN_NOW,
+    history_factory: Callable[[], Any] | None = lambda: None,
+    identity: str = "",
+) -> NtuiApp:
+    """The real app, opened on the jobs view; ``JobsScreen`` gets the injected services."""
+    import ntui.ui.app as app_module
+    from ntui.ui.app import NtuiApp
+    from ntui.ui.screens.jobs import JobsScreen
+
+    def screen() -> JobsScreen:
+        return JobsScreen(runner=runner, settings=settings or Settings(), user=user, clock=clock,
+                          history_factory=history_factory)
+
+    class JobsApp(NtuiApp):
+        CSS_PATH = str(Path(app_module.__file__).with_name("ntui.tcss"))
+        MODES = {**NtuiApp.MODES, "jobs": screen}
+        DEFAULT_MODE = "jobs"
+
+    return JobsApp(
+        runner=runner,
+        clock=clock or datetime.now,
+        history_factory=history_factory or (lambda: None),
+        identity=identity,
+        cursor_blink=False,
+    )
+
+
+async def settle_jobs(pilot: Pilot[Any], timeout: float = 10.0) -> None:
+    """Wait until the jobs view has no refresh, look-up or action running (the panes' own workers aside)."""
+    from ntui.ui.screens.jobs import JobsScreen
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        await pilot.pause(0.02)
+        screen = next((s for s in pilot.app.screen_stack if isinstance(s, JobsScreen)), None)
+        if screen is not None and screen.is_mounted and not screen.busy:
+            await pilot.pause()
+            if not screen.busy:
+                return
+    raise TimeoutError("the jobs view did not settle")
+
+
+async def _scene(pilot: Pilot[Any]) -> None:
+    from ntui.ui.screens.jobs import JobsScreen
+
+    await settle_jobs(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, JobsScreen)
+    screen.refresh_now()  # the second answer: two jobs have left the queue
+    await settle_jobs(pilot)
+    screen.table.move_cursor(key="48213777")
+    await settle_jobs(pilot)
+    screen._tick()
+    await pilot.pause()
+
+
+async def take_jobs_screenshot(path: Path, size: tuple[int, int] = (120, 36)) -> Path:
+    app = jobs_app(runner=demo_jobs_runner(), history_factory=demo_history)
+    async with app.run_test(size=size) as pilot:
+        await _scene(pilot)
+        svg = app.export_screenshot(title="ntui · jobs")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(svg, encoding="utf-8")
+    return path
+
+
+def save_jobs_screenshot(out: Path = Path("screenshots")) -> Path:
+    """Write ``<out>/jobs.svg`` (same bytes on every run)."""
+    return asyncio.run(take_jobs_screenshot(out / "jobs.svg"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ntui.ui.screenshots_jobs")
+    parser.add_argument("--out", type=Path, default=Path("screenshots"))
+    args = parser.parse_args(argv)
+    print(save_jobs_screenshot(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The details panel: ``scontrol show job -d`` of the selected job, plus what ntui knows from its history.
+
+:func:`details_fields` is pure (what to show, as label/value pairs) so that it is tested without an app;
+:class:`JobDetailsPanel` only lays it out: a key/value grid, then the script ntui submitted (highlighted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.highlight import highlight
+from textual.widgets import Static
+
+from ntui.core.history import HistoryEntry
+from ntui.core.outcome import UNKNOWN, Outcome
+from ntui.core.slurm import JobDetails, QueueJob, StateCategory, state_category
+
+__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "gpu_ranges", "state_style"]
+
+_STATE_STYLE = {
+    StateCategory.PENDING: "yellow",
+    StateCategory.RUNNING: "bold green",
+    StateCategory.COMPLETING: "cyan",
+    StateCategory.DONE: "green",
+    StateCategory.FAILED: "bold red",
+    StateCategory.OTHER: "magenta",
+}
+
+
+def state_style(state: str) -> str:
+    return _STATE_STYLE[state_category(state)]
+
+
+@dataclass(frozen=True)
+class DetailsView:
+    """Everything the panel shows for one job; each part may be missing."""
+
+    job_id: str
+    queue: QueueJob | None = None  # the last squeue line seen
+    details: JobDetails | None = None  # scontrol show job -d
+    entry: HistoryEntry | None = None  # what ntui submitted
+    outcome: Outcome | None = None  # for a job that left the queue
+    note: str = ""  # "loading…", "scontrol no longer knows this job", an error
+
+
+def gpu_ranges(indices: Iterable[int]) -> str:
+    """``(0, 1, 2, 3, 6)`` -> ``0-3,6``."""
+    out: list[str] = []
+    run: list[int] = []
+    for i in sorted(set(indices)):
+        if run and i == run[-1] + 1:
+            run.append(i)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [i]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
+
+
+def _nodes(d: JobDetails) -> str:
+    if not d.nodelist:
+        return "not allocated yet"
+    if not d.gres_by_node:
+        return d.nodelist
+    lines = []
+    for node in d.nodes:
+        idx = d.gres_by_node.get(node)
+        lines.append(f"{node}  GPU {gpu_ranges(idx)}" if idx else node)
+    return "\n".join(lines)
+
+
+def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
+    """Label/value pairs, most useful first (pure)."""
+    d, q, e, o = view.details, view.queue, view.entry, view.outcome
+    rows: list[tuple[str, str | Text]] = []
+    name = d.name if d else q.name if q else e.job_name if e else ""
+    job = view.job_id
+    raw = d.raw_job_id if d else q.raw_job_id if q else ""
+    if raw and raw != job:
+        job = f"{job}  (job {raw})"
+    rows.append(("Job", f"{job}  {name}".rstrip()))
+    user = d.user if d else q.user if q else ""
+    if user:
+        rows.append(("User", user))
+    state = d.state if d else q.state if q else ""
+    if o is not None and (d is None or not d.category.finished):
+        state = o.state
+    reason = d.reason if d else q.reason if q else ""
+    if state:
+        text = Text(state, style=state_style(state) if state != UNKNOWN else "magenta")
+        if reason and state_category(state) is not StateCategory.RUNNING:
+            text.append(f"  ({reason})", style="dim")
+        rows.append(("State", text))
+    exit_code = d.exit_code if d else (o.exit_code if o else None)
+    if o is not None and o.exit_code:
+        exit_code = o.exit_code
+    if exit_code and (state_category(state).finished or exit_code not in ("0:0", "")):
+        src = f"  (from {o.source})" if o is not None and o.source not in ("squeue", "none") else ""
+        rows.append(("Exit code", exit_code + src))
+    if d is not None:
+        rows.append(("Partition", " · ".join(x for x in (d.partition, d.qos and f"QOS {d.qos}",
+                                                          d.account and f"account {d.account}") if x)))
+        rows.append(("Nodes", _nodes(d)))
+        rows.append(("Time", f"{d.run_time} of {d.time_limit}"))
+        times = [f"submitted {d.submit_time}" if d.submit_time else "",
+                 f"started {d.start_time}" if d.start_time and state_category(d.state) is not StateCategory.PENDING
+                 else f"expected {d.start_time}" if d.start_time else "",
+                 f"ended {d.end_time}" if d.end_time and d.category.finished else ""]
+        if any(times):
+            rows.append(("When", "\n".join(t for t in times if t)))
+        rows.append(("Command", d.command or "(wrapped script)"))
+        rows.append(("Work dir", d.work_dir))
+        if d.std_out:
+            rows.append(("Stdout", d.std_out))
+        if d.std_err and d.std_err != d.std_out:
+            rows.append(("Stderr", d.std_err))
+        if d.restarts:
+            rows.append(("Restarts", str(d.restarts)))
+    elif q is not None:
+        rows.append(("Partition", " · ".join(x for x in (q.partition, q.qos and f"QOS {q.qos}") if x)))
+        rows.append(("Nodes", q.nodelist or "not allocated"))
+        rows.append(("Time", f"{q.elapsed} of {q.time_limit}"))
+        if q.workdir:
+            rows.append(("Work dir", q.workdir))
+    if e is not None:
+        preset = " ".join([e.preset, *(f"--set {o_}" for o_ in e.overrides)])
+        rows.append(("ntui preset", preset))
+        rows.append(("Launcher", f"{e.launcher} · {e.nodes} node(s) · world size {e.world_size}"))
+        if e.script_path:
+            rows.append(("Script", e.script_path))
+        if e.log_dir:
+            rows.append(("Logs", e.log_dir))
+    if view.note:
+        rows.append(("Note", Text(view.note, style="italic")))
+    return rows
+
+
+class JobDetailsPanel(VerticalScroll):
+    """Shows a :class:`DetailsView` (or a hint when no job is selected)."""
+
+    DEFAULT_CSS = """
+    JobDetailsPanel {
+        height: 1fr;
+        padding: 0 1;
+        & > #details-fields { height: auto; }
+        & > #details-script-title { height: auto; margin-top: 1; color: $text-muted; text-style: bold; }
+        & > #details-script { height: auto; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id, classes=classes)
+        self.view: DetailsView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("Select a job to see its details.", id="details-fields")
+        yield Static("", id="details-script-title")
+        yield Static("", id="details-script")
+
+    def show(self, view: DetailsView | None) -> None:
+        if view == self.view and view is not None:
+            return
+        scrolled_job = self.view.job_id if self.view else None
+        self.view = view
+        fields = self.query_one("#details-fields", Static)
+        title = self.query_one("#details-script-title", Static)
+        script = self.query_one("#details-script", Static)
+        if view is None:
+            fields.update("Select a job to see its details.")
+            title.update("")
+            script.update("")
+            return
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(style="bold", no_wrap=True, justify="right")
+        grid.add_column(overflow="fold", ratio=1)
+        for label, value in details_fields(view):
+            grid.add_row(label, value)
+        fields.update(grid)
+        if view.entry is not None and view.entry.script:
+            title.update("Script ntui submitted")
+            script.update(highlight(view.entry.script.rstrip("\n"), language="bash"))
+        else:
+            title.update("")
+            script.update("")
+        if scrolled_job != view.job_id:
+            self.scroll_home(animate=False)
