@@ -209,10 +209,12 @@ def main(argv: list[str] | None = None) -> int:
             path = asyncio.run(take(shot, args.out))
             print(path)
     if args.only is None:
-        # The panes of the jobs view, each from its own deterministic scene.
+        # The jobs view and its panes, each from its own deterministic scene.
         from ntui.ui.screenshots_gpu import gpu_pane_screenshot
+        from ntui.ui.screenshots_jobs import save_jobs_screenshot
         from ntui.ui.screenshots_logs import log_pane_screenshots
 
+        print(save_jobs_screenshot(args.out))
         print(gpu_pane_screenshot(args.out / "gpu-pane.svg"))
         for path in log_pane_screenshots(args.out):
             print(path)
