@@ -509,3 +509,26 @@ async def test_cluster_backoff_banner_appears_and_goes_on_recovery(dev_cluster: 
         r.env = dict(dev_cluster.env)  # the controller is reachable again: no restart, no key press
         await _wait(pilot, "recovery", lambda: not banner.display and screen.last_update is not None, timeout=60)
         assert screen.policy.errors == 0
+
+
+async def test_history_entry_survives_a_state_change() -> None:
+    """Regression: the details refresh for a new state skipped the history lookup and then stored
+    None over the entry found before, so a job ntui submitted lost its preset row and its log paths
+    as soon as it started running (seen for real: "per-rank logs unknown" on ntui's own job)."""
+    from dataclasses import replace as dc_replace
+
+    from ntui.ui.screenshots_jobs import DemoHistory, demo_history
+
+    entry = dc_replace(demo_history().entries["48213777"], job_id="36")
+    running = mix_without(replace={"36\x1f36\x1f1\x1farr-limited\x1fPD\x1fPENDING\x1fJobArrayTaskLimit":
+                                   "36\x1f36\x1f1\x1farr-limited\x1fR\x1fRUNNING\x1fNone"})
+    r = runner([MIX, running])
+    app = jobs_app(runner=r, settings=HOUR, user="root", history_factory=lambda: DemoHistory({"36": entry}))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = screen_of(app)
+        assert screen.table.cursor_key == "36_1"
+        await refresh(pilot)  # 36_1 starts running: details fetched again
+        assert len(calls(r, "scontrol", "show", "job")) == 2
+        fields = "\n".join(f"{k}: {v}" for k, v in details_fields(screen.details_panel.view))
+        assert "alice-ddp --set sbatch.nodes=4" in fields

@@ -781,7 +781,9 @@ class JobsScreen(NtuiScreen):
             finally:
                 if history is not None:
                     history.close()
-        self.post_message(self.DetailsFetched(key, state, details, entry, True, note, ok))
+        # Only a lookup made here is news about the history entry; a refresh for a new state
+        # must not overwrite the entry found earlier with None.
+        self.post_message(self.DetailsFetched(key, state, details, entry, not entry_known, note, ok))
 
     @on(DetailsFetched)
     def _details_fetched(self, msg: DetailsFetched) -> None:
