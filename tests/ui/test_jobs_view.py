@@ -532,3 +532,33 @@ async def test_history_entry_survives_a_state_change() -> None:
         assert len(calls(r, "scontrol", "show", "job")) == 2
         fields = "\n".join(f"{k}: {v}" for k, v in details_fields(screen.details_panel.view))
         assert "alice-ddp --set sbatch.nodes=4" in fields
+
+
+async def test_E_from_the_queue_opens_the_failing_rank(tmp_path: Path) -> None:
+    """`E` works from anywhere in the jobs view, not only with focus in the log pane (seen for real:
+    pressed on the queue table, it did nothing)."""
+    from dataclasses import replace as dc_replace
+
+    from ntui.ui.screenshots_jobs import DemoHistory, demo_history, demo_jobs_runner
+    from ntui.ui.screenshots_logs import FAILING_RANK, JOB_ID, write_demo_logs
+    from ntui.ui.widgets.log_pane import LogPane
+
+    paths = write_demo_logs(tmp_path)
+    entry = dc_replace(demo_history().entries[JOB_ID], log_dir=paths.log_dir, log_stem=paths.stem, world_size=4)
+    app = jobs_app(runner=demo_jobs_runner(), settings=HOUR, history_factory=lambda: DemoHistory({JOB_ID: entry}))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = screen_of(app)
+        assert screen.table.cursor_key == JOB_ID
+        screen.table.focus()
+        pane = screen.query_one(LogPane)
+        for _ in range(100):  # the watcher thread reads the files and triages them
+            await pilot.pause(0.05)
+            if pane.triage_line.rank == FAILING_RANK:
+                break
+        await pilot.press("E")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if pane.view_keys == (FAILING_RANK,):
+                break
+        assert pane.view_mode == "rank" and pane.view_keys == (FAILING_RANK,)

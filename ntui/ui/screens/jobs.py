@@ -294,6 +294,8 @@ class JobsScreen(NtuiScreen):
         Binding("d", "show_tab('tab-details')", "Details", id="ntui.jobs.tab_details", show=False),
         Binding("g", "show_tab('tab-gpus')", "GPUs", id="ntui.jobs.tab_gpus", show=False),
         Binding("l", "show_tab('tab-logs')", "Logs", id="ntui.jobs.tab_logs", show=False),
+        Binding("E", "first_error", "First error", id="ntui.jobs.first_error", show=False,
+                tooltip="Open the logs at the error of the rank that failed first"),
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
     ]
 
@@ -805,6 +807,14 @@ class JobsScreen(NtuiScreen):
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one("#jobs-tabs", TabbedContent).active = tab
+
+    def action_first_error(self) -> None:
+        """``E`` from anywhere in the view (the log pane has the same key when it has focus)."""
+        logs = self._panes.logs
+        if logs is None:
+            return
+        self.action_show_tab("tab-logs")
+        self.call_after_refresh(self._call_pane, logs, "action_first_error")
 
     def _feed_panes(self) -> None:
         """Give the GPU and log panes the selected job. The GPU pane runs its watch step only while it is
