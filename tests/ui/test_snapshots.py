@@ -14,6 +14,11 @@ from tests.ui.conftest import AppFactory
 
 async def _settled(pilot: Pilot[Any]) -> None:
     await settle(pilot)
+    # The picker scrolls its highlighted preset into view after a refresh; at 80x24 only two rows
+    # show, so wait for that scroll or the snapshot races it.
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 class TestCompose:
