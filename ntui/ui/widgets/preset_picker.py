@@ -74,6 +74,11 @@ class PresetPicker(OptionList):
             self.highlighted = min(highlighted, len(names) - 1)
         self.call_after_refresh(self.scroll_to_highlight)
 
+    def on_resize(self) -> None:
+        # The first scroll can run before the list has its size (a no-op then); keep the
+        # highlighted preset in view whenever the size settles or changes.
+        self.scroll_to_highlight()
+
     def info(self, name: str) -> PresetInfo | None:
         return next((p for p in self.presets if p.name == name), None)
 
