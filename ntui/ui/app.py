@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import importlib
 import signal
 import socket
 from collections.abc import Callable, Sequence
@@ -35,7 +36,6 @@ from ntui import __version__
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.base import describe_error
 from ntui.ui.screens.compose import ComposeScreen
-from ntui.ui.screens.jobs import JobsScreen
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -47,6 +47,22 @@ if TYPE_CHECKING:
 
 # Start-up budget (bench/startup.py): modules that the first frame does not need (Slurm layer, history,
 # dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used.
+
+
+@dataclass(frozen=True)
+class LazyScreen:
+    """A screen class imported on first use: the jobs view's modules cost ~75 ms to import, which
+    would otherwise delay the first frame of the compose view."""
+
+    module: str
+    name: str
+
+    def load(self) -> type[Screen[Any]]:
+        cls: type[Screen[Any]] = getattr(importlib.import_module(self.module), self.name)
+        return cls
+
+    def __call__(self) -> Screen[Any]:
+        return self.load()()
 
 
 @dataclass(frozen=True)
@@ -62,7 +78,7 @@ class View:
 #: The registration point for views (see the module docstring).
 VIEWS: tuple[View, ...] = (
     View("compose", "1", "Compose", ComposeScreen),
-    View("jobs", "2", "Jobs", JobsScreen),
+    View("jobs", "2", "Jobs", LazyScreen("ntui.ui.screens.jobs", "JobsScreen")),
 )
 
 def _commands_provider() -> type[Provider]:
@@ -155,7 +171,8 @@ class NtuiApp(App[int]):
         sections: list[tuple[str, Sequence[Binding]]] = [("Everywhere", [*_only_bindings(self.BINDINGS),
                                                                          PALETTE_BINDING])]
         for view in VIEWS:
-            bindings = _only_bindings(vars(view.screen).get("BINDINGS", []) if isinstance(view.screen, type) else [])
+            screen = view.screen.load() if isinstance(view.screen, LazyScreen) else view.screen
+            bindings = _only_bindings(vars(screen).get("BINDINGS", []) if isinstance(screen, type) else [])
             if bindings:
                 sections.append((f"{view.title} view", bindings))
         sections += [
