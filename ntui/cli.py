@@ -119,7 +119,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    _, spec, problems = load_spec(args.preset, args.overrides)
+    loaded, spec, problems = load_spec(args.preset, args.overrides)
     print_problems(problems)
     if spec is None:
         n = sum(1 for p in problems if p.is_error)
@@ -128,7 +128,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.test_only:
         from ntui.cli_slurm import test_only
 
-        return test_only(spec)
+        return test_only(spec, loaded)
     warn = len(problems)
     print(f"ok: {spec.name} ({spec.launcher}, {spec.nodes} node(s), world size {spec.world_size})"
           + (f", {warn} warning(s)" if warn else ""))

@@ -1,7 +1,8 @@
 """Subcommands that talk to Slurm: submit, jobs, show, logs, cancel, hold, release, requeue, history.
 
-Exit codes: 0 ok; 2 bad preset/arguments; 3 Slurm refused or failed; 4 the job did not COMPLETE
-(``submit --wait``); 130 interrupted.
+Exit codes: 0 ok; 2 bad preset/arguments, or a job this cluster's partitions would refuse or never run
+(:mod:`ntui.core.sitecheck`, checked before sbatch: nothing is submitted); 3 Slurm refused or failed; 4 the
+job did not COMPLETE (``submit --wait``); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from typing import Any
 
 from ntui.core import slurm
 from ntui.core.history import History
+from ntui.core.joblogs import log_problem
 from ntui.core.logtail import inert
 from ntui.core.outcome import job_outcome
+from ntui.core.presets import LoadedPreset
+from ntui.core.problems import Problem
 from ntui.core.render import LogPaths
 from ntui.core.runner import (
     CommandResult,
@@ -29,6 +33,7 @@ from ntui.core.runner import (
     SlurmTimeout,
     SubprocessRunner,
 )
+from ntui.core.sitecheck import PartitionLimits, check_against_cluster, partition_limits
 from ntui.core.spec import JobSpec
 from ntui.core.submission import check_job, paths_for, slurm_env, submit_job
 
@@ -133,12 +138,41 @@ def _fail(exc: SlurmError) -> int:
     return EXIT_SLURM
 
 
-def test_only(spec: JobSpec) -> int:
+def cluster_partitions(runner: CommandRunner) -> tuple[PartitionLimits, ...]:
+    """The partitions' limits (one ``scontrol show partition -o``); none when they cannot be listed (no Slurm,
+    controller down: sbatch, which runs next, reports that with its own words)."""
     try:
-        res = check_job(spec, _runner())
+        return partition_limits(slurm.list_partitions(runner))
+    except SlurmError:
+        return ()
+
+
+def _site_refused(problems: Sequence[Problem], what: str) -> bool:
+    """Print the site check's problems; True (and say so) when one is an error."""
+    for p in problems:
+        print(str(p), file=sys.stderr)
+    errors = sum(p.is_error for p in problems)
+    if errors:
+        print(f"ntui: {what}: {errors} problem(s) with this cluster's partitions (see above)", file=sys.stderr)
+    return bool(errors)
+
+
+def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
+    runner = _runner()
+    parts = cluster_partitions(runner)
+    before = check_against_cluster(spec, parts, loaded=loaded)
+    if _site_refused(before, "not sent to sbatch --test-only"):
+        return EXIT_PROBLEMS
+    try:
+        res = check_job(spec, runner)
     except SlurmError as exc:
         return _fail(exc)
     if res.ok:
+        # Slurm accepts a job over its partition's limits (EnforcePartLimits=NO); check where it would go.
+        after = [p for p in check_against_cluster(spec, parts, partition=res.partition, loaded=loaded)
+                 if p not in before]
+        if _site_refused(after, f"Slurm would accept it in partition {res.partition}, but it would never start"):
+            return EXIT_PROBLEMS
         where = f" on {res.nodes}" if res.nodes else ""
         print(f"ok: would start at {res.start or '?'}{where}" + (f" in {res.partition}" if res.partition else ""))
         return 0
@@ -154,8 +188,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if spec is None:
         return EXIT_PROBLEMS
     if args.test_only:
-        return test_only(spec)
+        return test_only(spec, loaded)
     runner = _runner()
+    if _site_refused(check_against_cluster(spec, cluster_partitions(runner), loaded=loaded), "not submitted"):
+        return EXIT_PROBLEMS
     history = History()
     try:
         job = submit_job(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
@@ -297,32 +333,6 @@ def cmd_history(args: argparse.Namespace) -> int:
     return rc
 
 
-def _log_problem(path: str) -> str | None:
-    """Why the log at ``path`` cannot be read, when its directory (or the file) is gone or unreadable.
-    A missing file in a readable directory is not a problem: the job may not have started yet."""
-    log_dir = os.path.dirname(path) or "."
-    try:
-        if not os.path.isdir(log_dir):
-            os.stat(log_dir)  # raises for a missing directory, a parent that is a file, no permission
-            return f"log directory {log_dir} is not a directory"
-        with os.scandir(log_dir):  # readable? (opens it, lists nothing)
-            pass
-        with open(path, "rb"):
-            pass
-    except FileNotFoundError as exc:
-        if exc.filename == path:
-            return None
-        return f"log directory {log_dir} does not exist (moved or deleted?)"
-    except NotADirectoryError:
-        return f"log directory {log_dir} does not exist: a component of the path is a file"
-    except PermissionError as exc:
-        what = "log file" if exc.filename == path else "log directory"
-        return f"{what} {exc.filename or log_dir} is not readable (permission denied)"
-    except OSError as exc:
-        return f"cannot read {exc.filename or path}: {exc.strerror or exc}"
-    return None
-
-
 def _log_paths(job_id: str) -> LogPaths | None:
     return paths_for(job_id, History())
 
@@ -335,7 +345,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
         if paths is None:
             print(f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known", file=sys.stderr)
             return EXIT_PROBLEMS
-        problem = _log_problem(paths.batch(args.job_id))
+        problem = log_problem(paths.batch(args.job_id))
         if problem:
             print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
@@ -353,7 +363,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
         path = d.std_out
     else:
         path = paths.batch(args.job_id) if args.rank is None else paths.rank(args.job_id, args.rank)
-    problem = _log_problem(path)
+    problem = log_problem(path)
     if problem:
         print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
         return EXIT_PROBLEMS

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
-from ntui.core.hosts import expand_nodelist
+from ntui.core.hosts import compress_nodelist, expand_nodelist
 from ntui.core.runner import (
     CommandResult,
     CommandRunner,
@@ -1221,6 +1221,64 @@ def sinfo_partitions(
 ) -> tuple[SinfoPartition, ...]:
     res = check(runner.run(build_sinfo_partitions_argv(), timeout=timeout, env=env))
     return parse_sinfo_partitions(res.stdout)
+
+
+# ---------------------------------------------------------------- node states (sinfo -N)
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """One node as ``sinfo -N`` prints it: ``state`` with Slurm's suffixes (``mixed*``: not responding,
+    ``idle~``: powered down, ...) and the administrator's or Slurm's ``reason`` (``Not responding``)."""
+
+    node: str
+    state: str
+    reason: str = ""
+
+    @property
+    def responding(self) -> bool:
+        return not self.state.endswith("*")
+
+    @property
+    def healthy(self) -> bool:
+        base = self.state.rstrip("*~#!%$@^-").upper()
+        return self.responding and base in ("IDLE", "MIXED", "ALLOCATED", "COMPLETING", "RESERVED", "PLANNED")
+
+
+NODE_STATE_SEPARATOR = "\x1f"
+
+
+def build_node_states_argv(nodes: Sequence[str], separator: str = NODE_STATE_SEPARATOR) -> list[str]:
+    """``sinfo -h -N -n NODES -o '%N<S>%T<S>%E'`` (one line per node and partition)."""
+    names = [_safe_token(n, "node name") for n in nodes]
+    return ["sinfo", "-h", "-N", "-n", compress_nodelist(names), "-o", separator.join(("%N", "%T", "%E"))]
+
+
+def parse_node_states(stdout: str | bytes, separator: str = NODE_STATE_SEPARATOR) -> tuple[NodeState, ...]:
+    """One :class:`NodeState` per node (a node in several partitions is listed once)."""
+    out: dict[str, NodeState] = {}
+    for line in _text(stdout).splitlines():
+        parts = line.split(separator)
+        if len(parts) < 2 or not parts[0].strip():
+            continue
+        reason = parts[2].strip() if len(parts) > 2 else ""
+        node = parts[0].strip()
+        out.setdefault(node, NodeState(node, parts[1].strip(), "" if reason.lower() == "none" else reason))
+    return tuple(out.values())
+
+
+def node_states(
+    runner: CommandRunner,
+    nodes: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[NodeState, ...]:
+    """The states of ``nodes`` (one sinfo call; none for no nodes)."""
+    if not nodes:
+        return ()
+    res = check(runner.run(build_node_states_argv(nodes), timeout=timeout, env=env))
+    return parse_node_states(res.stdout)
 
 
 # ---------------------------------------------------------------- accounts / QOS (sacctmgr)

@@ -14,6 +14,7 @@ from textual.message import Message
 if TYPE_CHECKING:
     from ntui.core.presets import LoadedPreset, PresetInfo
     from ntui.core.problems import Problem
+    from ntui.core.sitecheck import PartitionLimits
     from ntui.core.slurm import TestOnlyResult
     from ntui.core.spec import JobSpec
     from ntui.core.submission import SubmittedJob
@@ -51,7 +52,8 @@ class PreviewRendered(Message):
 
 @dataclass
 class ClusterInfo(Message):
-    """Choices fed by the cluster. ``slurm_installed`` False: the client binaries are missing."""
+    """Choices fed by the cluster. ``slurm_installed`` False: the client binaries are missing. ``limits``: the
+    partitions' time and node limits (from the same sinfo call), for the check before sbatch."""
 
     slurm_installed: bool
     partitions: tuple[str, ...] = ()
@@ -59,14 +61,17 @@ class ClusterInfo(Message):
     accounts: tuple[str, ...] = ()
     qos: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    limits: tuple[PartitionLimits, ...] = ()
 
 
 @dataclass
 class CheckFinished(Message):
-    """``sbatch --test-only`` answered (``result.ok`` False carries Slurm's reason)."""
+    """``sbatch --test-only`` answered (``result.ok`` False carries Slurm's reason). ``problems``: what the
+    partition Slurm chose would never run (``ntui.core.sitecheck``; Slurm accepts over-long jobs)."""
 
     preset: str
     result: TestOnlyResult
+    problems: tuple[Problem, ...] = ()
 
 
 @dataclass

@@ -741,3 +741,23 @@ def test_sdiag_several_users() -> None:
         "\tREQUEST_TERMINATE_JOB                   ( 6011) count:1\n"
     )
     assert slurm.parse_sdiag_rpc_by_user(text) == {"root": 10, "alice": 7}
+
+
+# ---------------------------------------------------------------- node states (sinfo -N), for the details panel
+
+
+def test_node_states_argv_and_captures() -> None:
+    assert slurm.build_node_states_argv(["nid002", "nid001"]) == [
+        "sinfo", "-h", "-N", "-n", "nid[001-002]", "-o", "%N\x1f%T\x1f%E"]
+    with pytest.raises(ValueError):
+        slurm.build_node_states_argv(["-x"])
+    idle = slurm.parse_node_states(cap("sinfo_node_states_idle").stdout)
+    assert [(n.node, n.state, n.reason, n.healthy) for n in idle] == [
+        ("nid001", "idle", "", True), ("nid002", "idle", "", True)]
+    # nid002's slurmd killed: a failed ping marks it not responding ("*"), SlurmdTimeout later it is DOWN
+    (_, silent) = slurm.parse_node_states(cap("sinfo_node_states_not_responding").stdout)
+    assert (silent.state, silent.responding, silent.healthy) == ("idle*", False, False)
+    (_, down) = slurm.parse_node_states(cap("sinfo_node_states_down").stdout)
+    assert (down.state, down.reason, down.healthy) == ("down*", "Not responding", False)
+    assert slurm.parse_node_states("nid001\x1fmixed\x1fnone\nnid001\x1fmixed\x1fnone\n") == (
+        slurm.NodeState("nid001", "mixed"),)  # a node in two partitions is listed once

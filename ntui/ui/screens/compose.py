@@ -8,8 +8,11 @@ Data flow (every core call runs in a thread worker that posts a typed message):
   ``validate``, ``render`` -> :class:`PreviewRendered` -> preview, inline problems, status. The preview
   is therefore byte-identical to ``ntui render NAME --set O1 --set O2 ...``;
 * cluster choices (sinfo, sacctmgr) -> :class:`ClusterInfo`; ``check_job`` -> :class:`CheckFinished`;
-  ``submit_job`` -> :class:`JobSubmitted`. Failures go through the one worker-error handler
-  (:class:`~ntui.ui.screens.base.NtuiScreen`), and ``worker_failed`` shows them in the status panel.
+  ``submit_job`` -> :class:`JobSubmitted`. Before either, the job is checked against the partitions' limits
+  from that sinfo (:func:`~ntui.core.sitecheck.check_against_cluster`: unknown partition, too many nodes, a
+  time limit Slurm would accept and never run); errors stop it there, with the reason. Failures go
+  through the one worker-error handler (:class:`~ntui.ui.screens.base.NtuiScreen`), and ``worker_failed``
+  shows them in the status panel.
 """
 
 from __future__ import annotations
@@ -282,6 +285,7 @@ class ComposeScreen(NtuiScreen):
     def _load_cluster(self) -> None:
         from ntui.core import slurm
         from ntui.core.runner import SlurmError, SlurmNotInstalled
+        from ntui.core.sitecheck import partition_limits
 
         runner = self.ntui_app.runner
         notes: list[str] = []
@@ -298,7 +302,8 @@ class ComposeScreen(NtuiScreen):
         assoc = slurm.user_associations(runner)
         if not assoc.available:
             notes.append(f"accounts/QOS unavailable ({assoc.error or 'sacctmgr failed'}); free text")
-        self.post_message(ClusterInfo(True, names, default, assoc.accounts, assoc.qos, tuple(notes)))
+        self.post_message(ClusterInfo(True, names, default, assoc.accounts, assoc.qos, tuple(notes),
+                                      partition_limits(parts)))
 
     @on(ClusterInfo)
     def _cluster_info(self, message: ClusterInfo) -> None:
@@ -312,8 +317,10 @@ class ComposeScreen(NtuiScreen):
 
     # ------------------------------------------------------------ check and submit
 
-    def _ready(self, action: str, verb: str) -> bool:
-        """True when the current form renders without error; otherwise says why (or waits for the render)."""
+    def _ready(self, action: str, verb: str, *, slurm: bool = False) -> bool:
+        """True when the current form renders without error; otherwise says why (or waits for the render).
+        ``slurm`` (check and submit): also needs the Slurm client, and a job the cluster's partitions would run
+        (saving a preset needs neither)."""
         if self.base is None or self.preset_name is None:
             self.notify(f"Cannot {verb}: no valid preset loaded.", severity="error")
             return False
@@ -331,32 +338,80 @@ class ComposeScreen(NtuiScreen):
             self.submit_line = Content.assemble((f"✗ cannot {verb}: ", "bold $text-error"), (first, "$text-error"))
             self._update_status()
             return False
+        if not slurm:
+            return True
         if self.slurm_missing:
             self.notify(NO_SLURM, severity="error")
+            line = Content.assemble((f"✗ cannot {verb}: ", "bold $text-error"), (NO_SLURM, "$text-error"))
+            if action == "check":
+                self.check_line = line
+            else:
+                self.submit_line = line
+            self._update_status()
+            return False
+        site_errors = [p for p in self.site_problems() if p.is_error]
+        if site_errors:
+            worst = site_errors[0]
+            text = f"{worst.field}: {worst.message}" if worst.field else worst.message
+            more = f" (+{len(site_errors) - 1} more)" if len(site_errors) > 1 else ""
+            self.notify(text + more, title="Not sent to Slurm: this cluster would not run it", severity="error",
+                        timeout=12)
+            line = Content.assemble((f"✗ not {'checked' if action == 'check' else 'submitted'}: ",
+                                     "bold $text-error"), (text + more, "$text-error"))
+            if action == "check":
+                self.check_line = line
+            else:
+                self.submit_line = line
+            self._update_status()
             return False
         return True
 
+    def site_problems(self, partition: str | None = None) -> list[Problem]:
+        """The rendered job against the cluster's partitions (none known: no problems)."""
+        from ntui.core.sitecheck import check_against_cluster
+
+        r = self.rendered
+        if r is None or r.spec is None or self.cluster is None:
+            return []
+        return check_against_cluster(r.spec, self.cluster.limits, partition=partition, loaded=r.loaded)
+
     def action_check(self) -> None:
-        if "check" in self._busy or not self._ready("check", "check"):
+        if "check" in self._busy or not self._ready("check", "check", slurm=True):
             return
         assert self.rendered is not None and self.rendered.spec is not None
         self._busy.add("check")
         self.check_line = Content.assemble(("… sbatch --test-only running", "$text-muted"))
         self._update_status()
-        self._check(self.rendered.preset, self.rendered.spec)
+        limits = self.cluster.limits if self.cluster is not None else ()
+        self._check(self.rendered.preset, self.rendered.spec, self.rendered.loaded, limits)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-check", description="sbatch --test-only")
-    def _check(self, preset: str, spec: Any) -> None:
+    def _check(self, preset: str, spec: Any, loaded: Any, limits: Any) -> None:
+        from ntui.core.sitecheck import check_against_cluster
         from ntui.core.submission import check_job
 
-        self.post_message(CheckFinished(preset, check_job(spec, self.ntui_app.runner)))
+        result = check_job(spec, self.ntui_app.runner)
+        # Slurm accepts a job over its partition's limits (EnforcePartLimits=NO): check the partition it chose.
+        problems = check_against_cluster(spec, limits, partition=result.partition, loaded=loaded) if result.ok else []
+        self.post_message(CheckFinished(preset, result, tuple(problems)))
 
     @on(CheckFinished)
     def _checked(self, message: CheckFinished) -> None:
         self._busy.discard("check")
         r = message.result
         stamp = self.ntui_app.clock().strftime("%H:%M:%S")
-        if r.ok:
+        errors = [p for p in message.problems if p.is_error]
+        for p in message.problems:
+            if not p.is_error:
+                self.notify(f"{p.field}: {p.message}", title="sbatch --test-only", severity="warning", timeout=12)
+        if r.ok and errors:
+            text = f"{errors[0].field}: {errors[0].message}"
+            self.check_line = Content.assemble(
+                (f"✗ test-only: Slurm would accept it in partition {r.partition}, but ", "bold $text-error"),
+                (text, "$text-error"), (f"  ({stamp})", "$text-muted"),
+            )
+            self.notify(text, title="sbatch --test-only: it would never start", severity="error", timeout=12)
+        elif r.ok:
             where = f" on {r.nodes}" if r.nodes else ""
             part = f" in {r.partition}" if r.partition else ""
             self.check_line = Content.assemble(
@@ -374,7 +429,7 @@ class ComposeScreen(NtuiScreen):
         self._update_status()
 
     def action_submit(self) -> None:
-        if "submit" in self._busy or not self._ready("submit", "submit"):
+        if "submit" in self._busy or not self._ready("submit", "submit", slurm=True):
             return
         from ntui.ui.screens.confirm import ConfirmSubmitScreen
 
@@ -382,8 +437,12 @@ class ComposeScreen(NtuiScreen):
         assert rendered is not None and rendered.spec is not None and rendered.script is not None
         assert rendered.loaded is not None
 
+        warnings = [p for p in self.site_problems() if not p.is_error]
+
         def confirmed(ok: bool | None) -> None:
             if ok:
+                for p in warnings:
+                    self.notify(f"{p.field}: {p.message}", title="Submitted anyway", severity="warning", timeout=12)
                 self._busy.add("submit")
                 self.submit_line = Content.assemble(("… submitting", "$text-muted"))
                 self._update_status()

@@ -1,0 +1,192 @@
+"""Check a job against the cluster's partitions before sbatch: what Slurm would accept and never run.
+
+Slurm's default ``EnforcePartLimits=NO`` makes sbatch (and ``sbatch --test-only``) accept a time limit over the
+partition's ``MaxTime``, or more nodes than its ``MaxNodes``: the job is queued and pends forever
+(``PartitionTimeLimit`` / ``PartitionNodeLimit``). An unknown partition, or more nodes than the partition
+has, is refused by Slurm with a generic reason. :func:`check_against_cluster` says so up front, naming the
+limit, from one partition listing (``scontrol show partition -o`` via :func:`~ntui.core.slurm.list_partitions`,
+or the ``sinfo`` lines the compose view already loads, :func:`~ntui.core.slurm.sinfo_partitions`).
+
+Which partition: the ones the job names (``sbatch.partition``, a comma list: the job may run in any of them,
+so a limit is a problem only when every one of them is exceeded); else the partition Slurm said it would
+use (``sbatch --test-only`` prints it; pass it as ``partition=``); else the default partition. Sites may route
+jobs without a partition elsewhere (a ``job_submit`` plugin, e.g. by QOS), so a job that only exceeds the
+default partition but fits another is a warning, not an error.
+
+Pure: no Slurm calls, no Textual. Accounts and QOS are only checked against a partition's ``AllowAccounts`` /
+``AllowQos`` (``scontrol`` listings), as warnings: Slurm enforces those only where accounting is enabled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ntui.core.presets import LoadedPreset
+from ntui.core.problems import Problem, Severity, Source
+from ntui.core.slurm import Partition, SinfoPartition, parse_duration
+from ntui.core.spec import JobSpec
+from ntui.core.timefmt import format_time_limit, parse_time_limit
+
+__all__ = ["PartitionLimits", "check_against_cluster", "partition_limits"]
+
+
+@dataclass(frozen=True)
+class PartitionLimits:
+    """What the check needs of one partition (``None``: unlimited or not known)."""
+
+    name: str
+    default: bool
+    state: str  # UP, DOWN, DRAIN, INACTIVE (sinfo: up, down, drain, inact)
+    max_time_s: int | None
+    max_time: str  # as Slurm prints it
+    total_nodes: int | None
+    max_nodes: int | None = None  # scontrol only
+    allow_accounts: tuple[str, ...] | None = None  # scontrol only; None = ALL
+    allow_qos: tuple[str, ...] | None = None
+
+    @property
+    def up(self) -> bool:
+        return self.state.upper() == "UP"
+
+
+def partition_limits(partitions: Iterable[Partition | SinfoPartition | PartitionLimits]) -> tuple[PartitionLimits, ...]:
+    """One :class:`PartitionLimits` per partition name, from ``scontrol`` or ``sinfo`` listings (``sinfo`` prints
+    a line per node state: the node counts are summed)."""
+    out: dict[str, PartitionLimits] = {}
+    for p in partitions:
+        if isinstance(p, PartitionLimits):
+            out[p.name] = p
+        elif isinstance(p, Partition):
+            out[p.name] = PartitionLimits(
+                name=p.name, default=p.default, state=p.state, max_time_s=p.max_time_s, max_time=p.max_time,
+                total_nodes=p.total_nodes, max_nodes=p.max_nodes, allow_accounts=p.allow_accounts,
+                allow_qos=p.allow_qos,
+            )
+        else:
+            seen = out.get(p.name)
+            if seen is not None:
+                nodes = None if seen.total_nodes is None or p.num_nodes is None else seen.total_nodes + p.num_nodes
+                out[p.name] = PartitionLimits(seen.name, seen.default or p.default, seen.state, seen.max_time_s,
+                                              seen.max_time, nodes)
+                continue
+            out[p.name] = PartitionLimits(
+                name=p.name, default=p.default, state=p.avail, max_time_s=parse_duration(p.time_limit),
+                max_time=p.time_limit, total_nodes=p.num_nodes,
+            )
+    return tuple(out.values())
+
+
+def _directive(spec: JobSpec, option: str) -> str | None:
+    for d in spec.directives:
+        if d.option == option:
+            return d.value
+    return None
+
+
+def _fits_time(p: PartitionLimits, seconds: int) -> bool:
+    return p.max_time_s is None or seconds <= p.max_time_s
+
+
+def _fits_nodes(p: PartitionLimits, nodes: int) -> bool:
+    return (p.total_nodes is None or nodes <= p.total_nodes) and (p.max_nodes is None or nodes <= p.max_nodes)
+
+
+def _names(parts: Sequence[PartitionLimits]) -> str:
+    return ", ".join(p.name for p in parts)
+
+
+def _limit(p: PartitionLimits) -> str:
+    return format_time_limit(p.max_time_s) if p.max_time_s is not None else p.max_time
+
+
+def check_against_cluster(
+    spec: JobSpec,
+    partitions: Iterable[Partition | SinfoPartition | PartitionLimits],
+    *,
+    partition: str | None = None,
+    loaded: LoadedPreset | None = None,
+) -> list[Problem]:
+    """Problems of ``spec`` on this cluster: errors for what Slurm would refuse or queue forever, warnings for
+    what it may. ``partition``: the partition Slurm chose (``sbatch --test-only``), used when the job names
+    none. ``loaded`` (optional) gives each problem its preset file and line. No partitions known: no problems."""
+    limits = partition_limits(partitions)
+    if not limits:
+        return []
+    by_name = {p.name: p for p in limits}
+    problems: list[Problem] = []
+
+    def add(key: str, message: str, severity: Severity = Severity.ERROR) -> None:
+        path = ("sbatch", key)
+        source = loaded.source_of(path) if loaded is not None else Source("")
+        problems.append(Problem(source, ".".join(path), message, severity))
+
+    named = _directive(spec, "partition")
+    if named:
+        wanted = [n.strip() for n in named.split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in by_name]
+        if unknown:
+            add("partition", f"no partition {', '.join(unknown)} on this cluster (partitions: {_names(limits)}); "
+                "Slurm would refuse the job: Invalid partition name specified")
+        candidates = [by_name[n] for n in wanted if n in by_name]
+        how = "explicit"
+    elif partition and partition in by_name:
+        candidates, how = [by_name[partition]], "chosen"
+    else:
+        default = next((p for p in limits if p.default), None)
+        candidates, how = ([default] if default else []), "default"
+    if not candidates:
+        return problems
+    where = (f"partition {candidates[0].name}" if len(candidates) == 1
+             else f"any of the partitions {_names(candidates)}")
+    if how == "default":
+        where = f"the default partition {candidates[0].name}"
+    elif how == "chosen":
+        where = f"partition {candidates[0].name} (where Slurm would put it)"
+
+    # time limit
+    time_text = _directive(spec, "time")
+    seconds = parse_time_limit(time_text) if time_text and time_text != "0" else None
+    if seconds is not None and not any(_fits_time(p, seconds) for p in candidates):
+        limit = max(candidates, key=lambda p: p.max_time_s or 0)
+        message = (f"{format_time_limit(seconds)} is over the MaxTime of {where} ({_limit(limit)}): Slurm would "
+                   "accept it and the job would pend forever (reason PartitionTimeLimit)")
+        others = [p for p in limits if p not in candidates and _fits_time(p, seconds)]
+        if how == "default" and others:
+            add("time", f"{message}, unless this site routes it to another partition; set sbatch.partition "
+                f"(fits: {_names(others)})", Severity.WARNING)
+        else:
+            add("time", message)
+
+    # nodes
+    if not any(_fits_nodes(p, spec.nodes) for p in candidates):
+        totals = [p for p in candidates if p.total_nodes is not None and spec.nodes > p.total_nodes]
+        if len(totals) == len(candidates):
+            most = max(p.total_nodes or 0 for p in candidates)
+            message = (f"{spec.nodes} nodes, but {where} has {most}: Slurm would refuse it "
+                       "(Requested node configuration is not available)")
+        else:
+            most = max(p.max_nodes or p.total_nodes or 0 for p in candidates)
+            message = (f"{spec.nodes} nodes is over the MaxNodes of {where} ({most}): Slurm would accept it "
+                       "and the job would pend forever (reason PartitionNodeLimit)")
+        others = [p for p in limits if p not in candidates and _fits_nodes(p, spec.nodes)]
+        if how == "default" and others:
+            add("nodes", f"{message}, unless this site routes it to another partition; set sbatch.partition "
+                f"(fits: {_names(others)})", Severity.WARNING)
+        else:
+            add("nodes", message)
+
+    # state, accounts, QOS (warnings)
+    if not any(p.up for p in candidates):
+        states = ", ".join(f"{p.name} {p.state.upper()}" for p in candidates)
+        add("partition", f"{states}: the job would wait until an administrator brings it up", Severity.WARNING)
+    for key in ("account", "qos"):
+        value = _directive(spec, key)
+        if not value:
+            continue
+        allowed = [p.allow_accounts if key == "account" else p.allow_qos for p in candidates]
+        if all(a is not None and value not in a for a in allowed):
+            lists = "; ".join(f"{p.name}: {', '.join(a or ())}" for p, a in zip(candidates, allowed, strict=True))
+            add(key, f"{value} is not allowed in {where} (Allow{'Accounts' if key == 'account' else 'Qos'} "
+                f"{lists}): Slurm refuses it where accounting is enforced", Severity.WARNING)
+    return problems
