@@ -7,6 +7,7 @@ node map that c10d rendezvous only decides at run time.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -63,3 +64,29 @@ def triage_job(paths: LogPaths, job_id: str, world_size: int | None = None) -> T
             nodes[rank] = node
         findings[rank] = scan_file(path, rank, node)
     return triage(findings, nodes_by_rank=nodes)
+
+
+def log_problem(path: str) -> str | None:
+    """Why the log at ``path`` cannot be read, when its directory (or the file) is gone or unreadable.
+    A missing file in a readable directory is not a problem: the job may not have started yet."""
+    log_dir = os.path.dirname(path) or "."
+    try:
+        if not os.path.isdir(log_dir):
+            os.stat(log_dir)  # raises for a missing directory, a parent that is a file, no permission
+            return f"log directory {log_dir} is not a directory"
+        with os.scandir(log_dir):  # readable? (opens it, lists nothing)
+            pass
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError as exc:
+        if exc.filename == path:
+            return None
+        return f"log directory {log_dir} does not exist (moved or deleted?)"
+    except NotADirectoryError:
+        return f"log directory {log_dir} does not exist: a component of the path is a file"
+    except PermissionError as exc:
+        what = "log file" if exc.filename == path else "log directory"
+        return f"{what} {exc.filename or log_dir} is not readable (permission denied)"
+    except OSError as exc:
+        return f"cannot read {exc.filename or path}: {exc.strerror or exc}"
+    return None

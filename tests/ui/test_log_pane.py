@@ -130,6 +130,7 @@ async def test_lists_every_rank_and_flags_the_one_that_failed(tmp_path: Path) ->
 
 async def test_pending_job_files_appear_later(tmp_path: Path) -> None:
     log_dir = tmp_path / "logs"
+    log_dir.mkdir()  # ntui creates it at submit; a missing one is reported (tests/reliability/test_app_panes.py)
     paths = LogPaths(str(log_dir), STEM)
     app = host()
     async with app.run_test(size=SIZE) as pilot:

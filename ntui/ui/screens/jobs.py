@@ -12,7 +12,9 @@ Polling discipline (dolphie's pattern, ``../shared/reference/textual-style.md`` 
   none do or this view is in the background; ``queue:`` in ``$XDG_CONFIG_HOME/ntui/config.yaml``);
   controller errors back off exponentially behind a banner ("controller unreachable, retry in N s") that goes
   away by itself on the first good answer;
-* ``scontrol show job -d`` only for the selected job, cached, refetched only when its state changes;
+* ``scontrol show job -d`` only for the selected job, cached, refetched when its state changes (and, while it
+  runs, when older than the idle interval), plus one ``sinfo -N`` of a running job's nodes with it (their
+  state: a dead ``slurmd`` shows as ``NOT RESPONDING``/``DOWN`` long before the job's state changes);
   ``finished_outcome`` once per job that leaves the queue (capped per refresh), never per tick.
 """
 
@@ -53,7 +55,7 @@ from ntui.core.runner import (
     SlurmTimeout,
     SubprocessRunner,
 )
-from ntui.core.slurm import JobDetails, QueueJob, StateCategory
+from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory
 from ntui.ui.screens.base import NtuiScreen, describe_error
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, SignalPickerScreen
 from ntui.ui.widgets.job_details import DetailsView, JobDetailsPanel, gpu_ranges
@@ -236,6 +238,8 @@ class _Cached:
     details: JobDetails | None
     note: str = ""
     failed: bool = False  # retried when the job is selected again or its state changes
+    nodes: tuple[NodeState, ...] = ()  # sinfo -N of a running job's nodes
+    at: float = 0.0  # time.monotonic() of the fetch
 
 
 @dataclass
@@ -329,6 +333,7 @@ class JobsScreen(NtuiScreen):
         entry_known: bool
         note: str = ""
         ok: bool = True
+        nodes: tuple[NodeState, ...] = ()
 
     @dataclass
     class OutcomesResolved(Message):
@@ -736,6 +741,7 @@ class JobsScreen(NtuiScreen):
             entry=self._entries.get(key),
             outcome=ended.outcome if ended else None,
             note=note or (cached.note if cached else ""),
+            node_states=cached.nodes if cached else (),
         )
 
     def _selection_changed(self) -> None:
@@ -749,6 +755,8 @@ class JobsScreen(NtuiScreen):
         state = self._state_of(key)
         cached = self._cache.get(key)
         fresh = cached is not None and cached.state == state and key in self._entries
+        if fresh and cached is not None and cached.nodes and time.monotonic() - cached.at > self.settings.idle_interval:
+            fresh = False  # a running job's nodes: look again now and then (a node may have died)
         if fresh:
             self.details_panel.show(self._view(key))
         elif self._details_inflight != (key, state):
@@ -772,6 +780,12 @@ class JobsScreen(NtuiScreen):
         except (SlurmError, ValueError) as exc:
             note = describe_error(exc)
             ok = False
+        nodes: tuple[NodeState, ...] = ()
+        if details is not None and details.category in (StateCategory.RUNNING, StateCategory.COMPLETING):
+            try:
+                nodes = slurm.node_states(self.runner, details.nodes, timeout=self.slurm_timeout)
+            except Exception:  # the node states are an extra; the details stand without them
+                nodes = ()
         entry: HistoryEntry | None = None
         if not entry_known:
             history = None
@@ -785,7 +799,7 @@ class JobsScreen(NtuiScreen):
                     history.close()
         # Only a lookup made here is news about the history entry; a refresh for a new state
         # must not overwrite the entry found earlier with None.
-        self.post_message(self.DetailsFetched(key, state, details, entry, not entry_known, note, ok))
+        self.post_message(self.DetailsFetched(key, state, details, entry, not entry_known, note, ok, nodes))
 
     @on(DetailsFetched)
     def _details_fetched(self, msg: DetailsFetched) -> None:
@@ -796,7 +810,9 @@ class JobsScreen(NtuiScreen):
             self._entries[msg.key] = msg.entry
         previous = self._cache.get(msg.key)
         details = msg.details or (previous.details if previous and not msg.ok else None)
-        self._cache[msg.key] = _Cached(msg.state, details, msg.note, failed=not msg.ok)
+        nodes = msg.nodes or (previous.nodes if previous and not msg.ok else ())
+        self._cache[msg.key] = _Cached(msg.state, details, msg.note, failed=not msg.ok, nodes=nodes,
+                                       at=time.monotonic())
         if msg.key == self.table.cursor_key:
             self._selection_changed()
 

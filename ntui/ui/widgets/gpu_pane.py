@@ -21,6 +21,7 @@ says why and shows the allocation (GPU indices per node from ``scontrol show job
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -299,6 +300,12 @@ def describe_step_end(rc: int, stderr: str) -> tuple[str, list[str]]:
         return "nvidia-smi found no GPUs on the job's nodes", tail
     if rc == 0 and not tail:
         return "the GPU watch step ended (the job has probably finished)", tail
+    if rc < 0:  # srun itself was killed (Popen's returncode is -SIGNAL)
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return f"the GPU watch step's srun was killed by {name}; showing the allocation instead", tail
     return f"the GPU watch step ended (exit {rc})", tail
 
 

@@ -17,10 +17,11 @@ from textual.highlight import highlight
 from textual.widgets import Static
 
 from ntui.core.history import HistoryEntry
+from ntui.core.logtail import inert
 from ntui.core.outcome import UNKNOWN, Outcome
-from ntui.core.slurm import JobDetails, QueueJob, StateCategory, state_category
+from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory, state_category
 
-__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "gpu_ranges", "state_style"]
+__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "gpu_ranges", "node_states_text", "state_style"]
 
 _STATE_STYLE = {
     StateCategory.PENDING: "yellow",
@@ -46,6 +47,26 @@ class DetailsView:
     entry: HistoryEntry | None = None  # what ntui submitted
     outcome: Outcome | None = None  # for a job that left the queue
     note: str = ""  # "loading…", "scontrol no longer knows this job", an error
+    node_states: tuple[NodeState, ...] = ()  # sinfo -N of a running job's nodes
+
+
+def inert_lines(text: str) -> str:
+    """:func:`~ntui.core.logtail.inert` for each line of a (multi-line) value."""
+    return "\n".join(inert(line) for line in text.split("\n"))
+
+
+def node_states_text(states: Iterable[NodeState]) -> Text:
+    """One line per node: its state as Slurm prints it; trouble (not responding, down, drained) in red."""
+    out = Text()
+    for i, n in enumerate(states):
+        if i:
+            out.append("\n")
+        words = n.state.upper() + ("  not responding" if not n.responding else "")
+        if n.reason and "respond" not in n.reason.lower():
+            words += f" · {n.reason}"
+        out.append(f"{n.node}  ")
+        out.append(words, style="" if n.healthy else "bold red")
+    return out
 
 
 def gpu_ranges(indices: Iterable[int]) -> str:
@@ -108,6 +129,8 @@ def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
         rows.append(("Partition", " · ".join(x for x in (d.partition, d.qos and f"QOS {d.qos}",
                                                           d.account and f"account {d.account}") if x)))
         rows.append(("Nodes", _nodes(d)))
+        if view.node_states:
+            rows.append(("Node state", node_states_text(view.node_states)))
         rows.append(("Time", f"{d.run_time} of {d.time_limit}"))
         times = [f"submitted {d.submit_time}" if d.submit_time else "",
                  f"started {d.start_time}" if d.start_time and state_category(d.state) is not StateCategory.PENDING
@@ -181,7 +204,8 @@ class JobDetailsPanel(VerticalScroll):
         grid.add_column(style="bold", no_wrap=True, justify="right")
         grid.add_column(overflow="fold", ratio=1)
         for label, value in details_fields(view):
-            grid.add_row(label, value)
+            # names, reasons and paths come from Slurm and other users: shown inert (no escape sequences)
+            grid.add_row(label, inert_lines(value) if isinstance(value, str) else value)
         fields.update(grid)
         if view.entry is not None and view.entry.script:
             title.update("Script ntui submitted")

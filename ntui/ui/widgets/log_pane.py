@@ -41,7 +41,7 @@ from textual.widgets import DataTable, Input, Log, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ntui.core.config import LogSettings
-from ntui.core.joblogs import HEADER_BYTES, job_logs, node_of
+from ntui.core.joblogs import HEADER_BYTES, job_logs, log_problem, node_of
 from ntui.core.logtail import FileTail, MultiTail, TailUpdate, merge_lines, rank_label, rank_status
 from ntui.core.render import LogPaths
 from ntui.core.triage import RankDetector, triage
@@ -109,6 +109,8 @@ class TriageLine:
     error_start: int | None = None
     """0-based index numbers, in ``key``'s file, of the first error's block start and telling line."""
     error_line: int | None = None
+    problem: bool = False
+    """``text`` says why the logs cannot be read (log directory gone or unreadable), not what failed."""
 
 
 @dataclass(frozen=True)
@@ -586,8 +588,10 @@ class LogPane(Widget):
         text = line.text
         if line.failed:
             text = f"✗ {text} · E: jump to it"
+        elif line.problem:
+            text = f"✗ {text}"
         widget.update(text)
-        widget.set_class(line.failed, "-failed")
+        widget.set_class(line.failed or line.problem, "-failed")
         widget.set_class(not line.failed and text.startswith("no failure"), "-ok")
 
     def _update_status(self) -> None:
@@ -1015,7 +1019,9 @@ class LogPane(Widget):
             tail: FileTail = tails.tail(key)
             header: list[str] = []
             if not tail.exists:
-                header.append(f"── {tail.path.name} does not exist yet; waiting for it ──")
+                problem = log_problem(str(tail.path))  # gone or unreadable, rather than not written yet?
+                header.append(f"── {problem}; waiting for it ──" if problem
+                              else f"── {tail.path.name} does not exist yet; waiting for it ──")
             elif tail.generation:
                 header.append("── the file was truncated or replaced; showing it from its new start ──")
             win = tail.window
@@ -1058,8 +1064,18 @@ class LogPane(Widget):
                 return None
             return LogPane.Lines(session.token, view.gen, tuple(out[-window:]))
 
+        def unreadable() -> TriageLine | None:
+            """Why the files cannot be read, when one is missing or failed (the directory gone, unreadable)."""
+            missing = [tails.tail(k) for k in tails.keys() if not tails.tail(k).exists]  # noqa: SIM118
+            if not missing:
+                return None
+            first = session.files.get(BATCH) or missing[0].path
+            problem = log_problem(str(first))
+            return TriageLine(problem, False, problem=True) if problem else None
+
         last_rows: tuple[RankRow, ...] | None = None
         last_triage: TriageLine | None = None
+        posted_triage: TriageLine | None = None
         findings_total = (-1, -1)
         shown_gen = -1
         tick = 0
@@ -1106,9 +1122,10 @@ class LogPane(Widget):
                     _row(k, tails.tail(k), detectors[k], nodes.get(k), session.job_active, now, last_triage)
                     for k in sorted(tails.keys(), key=_key_sort)
                 )
-                if rows != last_rows:
-                    post(LogPane.Rows(session.token, rows, last_triage))
-                    last_rows = rows
+                shown = unreadable() or last_triage
+                if rows != last_rows or shown != posted_triage:
+                    post(LogPane.Rows(session.token, rows, shown))
+                    last_rows, posted_triage = rows, shown
                 tick += 1
                 next_poll = time.monotonic() + interval
             if not running():

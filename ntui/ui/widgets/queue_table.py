@@ -36,6 +36,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ntui.core.logtail import inert
 from ntui.core.queue import diff_rows
 from ntui.core.slurm import QueueJob, StateCategory, parse_duration, state_category
 
@@ -704,13 +705,15 @@ def _where(job: QueueJob) -> str:
 
 
 def queue_row(job: QueueJob, all_users: bool = False) -> tuple[str, ...]:
-    """The table cells of one queue line (pure; runs in the poll thread)."""
+    """The table cells of one queue line (pure; runs in the poll thread). Names, users and reasons come from
+    other users: escape sequences and control characters in them are dropped (:func:`~ntui.core.logtail.inert`)."""
     nodes = "" if job.num_nodes is None else str(job.num_nodes)
+    name, where = inert(job.name), inert(_where(job))
     if all_users:
-        return (job.job_id, job.name, job.user, job.state, job.elapsed, job.time_limit, nodes, _where(job),
-                job.partition, job.qos or "")
-    return (job.job_id, job.name, job.state, job.elapsed, job.time_limit, nodes, _where(job), job.partition,
-            job.qos or "")
+        return (job.job_id, name, inert(job.user), job.state, job.elapsed, job.time_limit, nodes, where,
+                inert(job.partition), inert(job.qos or ""))
+    return (job.job_id, name, job.state, job.elapsed, job.time_limit, nodes, where, inert(job.partition),
+            inert(job.qos or ""))
 
 
 _ID = Column("id", "ID", min_width=5, sort_key=id_sort_key)
