@@ -51,3 +51,19 @@ def compress_nodelist(nodes: Iterable[str]) -> str:
     if not names:
         return ""
     return str(hostlist.collect_hostlist(names))
+
+
+def format_index_ranges(indices: Iterable[int]) -> str:
+    """``(0, 1, 2, 3, 6)`` -> ``"0-3,6"`` (GPU indices as Slurm prints them)."""
+    out: list[str] = []
+    run: list[int] = []
+    for i in sorted(set(indices)):
+        if run and i == run[-1] + 1:
+            run.append(i)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [i]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)

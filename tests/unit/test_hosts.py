@@ -61,3 +61,11 @@ def test_compress() -> None:
 def test_roundtrip(numbers: set[int]) -> None:
     names = sorted(f"nid{n:03d}" for n in numbers)
     assert sorted(expand_nodelist(compress_nodelist(names))) == names
+
+
+def test_format_index_ranges() -> None:
+    from ntui.core.hosts import format_index_ranges
+
+    assert format_index_ranges((3, 0, 1, 2, 6, 8, 9)) == "0-3,6,8-9"
+    assert format_index_ranges(()) == ""
+    assert format_index_ranges([5]) == "5"

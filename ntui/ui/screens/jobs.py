@@ -44,6 +44,7 @@ from textual.worker import Worker
 from ntui.core import slurm
 from ntui.core.config import Settings, load_settings
 from ntui.core.history import History, HistoryEntry
+from ntui.core.hosts import format_index_ranges
 from ntui.core.outcome import UNKNOWN, Outcome, finished_outcome
 from ntui.core.queue import ACTIVE, PollPolicy, departed
 from ntui.core.render import LogPaths
@@ -58,7 +59,7 @@ from ntui.core.runner import (
 from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory
 from ntui.ui.screens.base import NtuiScreen, describe_error
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, SignalPickerScreen
-from ntui.ui.widgets.job_details import DetailsView, JobDetailsPanel, gpu_ranges
+from ntui.ui.widgets.job_details import DetailsView, JobDetailsPanel
 from ntui.ui.widgets.queue_table import ENDED, QueueTable, TableChange, VirtualTable, queue_row
 
 __all__ = ["JobsScreen", "RefreshStats", "ended_row"]
@@ -132,7 +133,7 @@ def ended_row(ended: EndedJob, all_users: bool) -> tuple[str, ...]:
 
 def _task_ranges(tasks: list[str]) -> str:
     nums = sorted(int(t) for t in tasks if t.isdigit())
-    return gpu_ranges(nums) if nums else ",".join(tasks)
+    return format_index_ranges(nums) if nums else ",".join(tasks)
 
 
 @dataclass(frozen=True)

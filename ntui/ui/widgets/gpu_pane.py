@@ -24,7 +24,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -44,7 +44,7 @@ from ntui.core import slurm
 from ntui.core.config import GpuSettings
 from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, sparkline
 from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
-from ntui.core.hosts import compress_nodelist
+from ntui.core.hosts import compress_nodelist, format_index_ranges
 from ntui.core.runner import CommandResult, CommandRunner, SlurmError
 from ntui.ui.screens.base import describe_error
 
@@ -108,20 +108,6 @@ def _mem_text(s: GpuSample) -> str:
     return f"{s.mem_used_mib:.0f}/{s.mem_total_mib:.0f} MiB"
 
 
-def _idx_ranges(indices: Iterable[int]) -> str:
-    """``(0, 1, 2, 3, 6)`` -> ``"0-3,6"``."""
-    out: list[str] = []
-    run: list[int] = []
-    for i in sorted(set(indices)):
-        if run and i == run[-1] + 1:
-            run.append(i)
-            continue
-        if run:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [i]
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ",".join(out)
 
 
 def render_allocation(expected: Mapping[str, tuple[int, ...]] | None, requested: str | None = None) -> Content:
@@ -142,7 +128,7 @@ def render_allocation(expected: Mapping[str, tuple[int, ...]] | None, requested:
             Content.assemble(
                 f"  {node.ljust(width)}  ",
                 (f"{len(idx)} GPU{'s' if len(idx) != 1 else ''}", "bold"),
-                (f"  IDX {_idx_ranges(idx)}" if idx else "", "$text-muted"),
+                (f"  IDX {format_index_ranges(idx)}" if idx else "", "$text-muted"),
             )
         )
     total = sum(len(i) for i in expected.values())
@@ -206,7 +192,7 @@ def render_board(board: GpuBoard, width: int, now: float | None = None) -> Conte
         title: list[Content | tuple[str, str] | str] = [(node, "bold $text-primary")]
         title.append(f"  {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}")
         if want is not None:
-            title.append((f"  allocated {len(want)}: IDX {_idx_ranges(want)}", "$text-muted"))
+            title.append((f"  allocated {len(want)}: IDX {format_index_ranges(want)}", "$text-muted"))
         for issue in by_node.get(node, []):
             if issue.kind in ("stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node"):
                 msg = issue.message.removeprefix(f"{node}: ")

@@ -17,11 +17,12 @@ from textual.highlight import highlight
 from textual.widgets import Static
 
 from ntui.core.history import HistoryEntry
+from ntui.core.hosts import format_index_ranges
 from ntui.core.logtail import inert
 from ntui.core.outcome import UNKNOWN, Outcome
 from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory, state_category
 
-__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "gpu_ranges", "node_states_text", "state_style"]
+__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "node_states_text", "state_style"]
 
 _STATE_STYLE = {
     StateCategory.PENDING: "yellow",
@@ -69,20 +70,6 @@ def node_states_text(states: Iterable[NodeState]) -> Text:
     return out
 
 
-def gpu_ranges(indices: Iterable[int]) -> str:
-    """``(0, 1, 2, 3, 6)`` -> ``0-3,6``."""
-    out: list[str] = []
-    run: list[int] = []
-    for i in sorted(set(indices)):
-        if run and i == run[-1] + 1:
-            run.append(i)
-            continue
-        if run:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [i]
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ",".join(out)
 
 
 def _nodes(d: JobDetails) -> str:
@@ -93,7 +80,7 @@ def _nodes(d: JobDetails) -> str:
     lines = []
     for node in d.nodes:
         idx = d.gres_by_node.get(node)
-        lines.append(f"{node}  GPU {gpu_ranges(idx)}" if idx else node)
+        lines.append(f"{node}  GPU {format_index_ranges(idx)}" if idx else node)
     return "\n".join(lines)
 
 
