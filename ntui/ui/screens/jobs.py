@@ -13,7 +13,8 @@ Polling discipline (dolphie's pattern, ``../shared/reference/textual-style.md`` 
   controller errors back off exponentially behind a banner ("controller unreachable, retry in N s") that goes
   away by itself on the first good answer;
 * ``scontrol show job -d`` only for the selected job, cached, refetched when its state changes (and, while it
-  runs, when older than the idle interval), plus one ``sinfo -N`` of a running job's nodes with it (their
+  runs and the Details tab is shown, when older than the idle interval), plus one ``sinfo -N`` of a running
+  job's nodes with it (their
   state: a dead ``slurmd`` shows as ``NOT RESPONDING``/``DOWN`` long before the job's state changes);
   ``finished_outcome`` once per job that leaves the queue (capped per refresh), never per tick.
 """
@@ -756,8 +757,11 @@ class JobsScreen(NtuiScreen):
         state = self._state_of(key)
         cached = self._cache.get(key)
         fresh = cached is not None and cached.state == state and key in self._entries
-        if fresh and cached is not None and cached.nodes and time.monotonic() - cached.at > self.settings.idle_interval:
-            fresh = False  # a running job's nodes: look again now and then (a node may have died)
+        if (fresh and cached is not None and cached.nodes and self._details_visible()
+                and time.monotonic() - cached.at > self.settings.idle_interval):
+            # A running job's nodes: look again now and then (a node may have died), but only while
+            # the details are on screen: refresh the visible pane only (RPC budget).
+            fresh = False
         if fresh:
             self.details_panel.show(self._view(key))
         elif self._details_inflight != (key, state):
@@ -820,7 +824,16 @@ class JobsScreen(NtuiScreen):
     @on(TabbedContent.TabActivated, "#jobs-tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         event.stop()
-        self._feed_panes()
+        if self._details_visible():
+            self._selection_changed()  # refreshes stale node states, then feeds the panes
+        else:
+            self._feed_panes()
+
+    def _details_visible(self) -> bool:
+        try:
+            return self.query_one("#jobs-tabs", TabbedContent).active == "tab-details"
+        except Exception:  # not composed yet
+            return True
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one("#jobs-tabs", TabbedContent).active = tab
