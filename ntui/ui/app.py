@@ -25,7 +25,7 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -128,8 +128,10 @@ class NtuiApp(App[int]):
         preset: str | None = None,
         identity: str = "",
         cursor_blink: bool = True,
+        reconcile_on_start: bool = False,
     ) -> None:
         super().__init__()
+        self.reconcile_on_start = reconcile_on_start
         self.runner = runner
         self.clock = clock
         self.history_factory = history_factory
@@ -142,6 +144,29 @@ class NtuiApp(App[int]):
         for sig in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, partial(self.exit, return_code=128 + sig))
+        if self.reconcile_on_start:
+            self.call_after_refresh(self._reconcile)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reconcile", description="reconcile history")
+    def _reconcile(self) -> None:
+        """Once at start: own jobs that ntui submitted but the history lacks (ntui killed between sbatch
+        and the history write) are recorded as recovered. One squeue call; failures only logged."""
+        from ntui.core.reconcile import reconcile
+
+        history = self.open_history()
+        if history is None:
+            return
+        try:
+            report = reconcile(history, self.runner)
+        except Exception as exc:  # the controller may be down: the jobs view reports that itself
+            self.log.warning(f"reconcile skipped: {exc}")
+            return
+        finally:
+            history.close()
+        if report.recovered:
+            ids = ", ".join(r.job_id for r in report.recovered)
+            self.call_from_thread(self.notify, f"recorded job(s) {ids} that ntui submitted but had not recorded",
+                                  title="History recovered", timeout=8)
 
     def on_unmount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -242,6 +267,7 @@ def make_app(
 def run_app() -> int:
     """Run the app in the terminal; Textual restores the terminal on every exit (errors, signals, ^C)."""
     app = make_app()
+    app.reconcile_on_start = True
     try:
         app.run()
     except KeyboardInterrupt:

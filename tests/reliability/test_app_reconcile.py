@@ -1,0 +1,38 @@
+"""On start, the app reconciles the history with the queue (issue 8, "nothing lost")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ntui.core.history import History
+from ntui.core.runner import FakeRunner, result
+from ntui.ui.app import make_app
+from tests.reliability.test_reconcile import _intent, _line
+
+
+async def test_app_start_records_a_job_the_history_lacked(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "history.sqlite3"
+    history = History(path)
+    logs = tmp_path / "logs"
+    token = _intent(history, logs)  # ntui was killed after sbatch accepted job 777
+    history.close()
+    runner = FakeRunner({"squeue": result(stdout=_line("777", f"{logs}/.local-srun-{token}.sbatch") + "\n")})
+    app = make_app(runner=runner, history_factory=lambda: History(path), identity="", cursor_blink=False)
+    app.reconcile_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    entry = History(path).get("777")
+    assert entry is not None and entry.status == "recovered" and entry.token == token
+    assert any(a[0] == "squeue" for a in runner.argvs())
+
+
+async def test_app_start_does_not_reconcile_unless_asked(tmp_path: Path) -> None:
+    runner = FakeRunner({"squeue": result(stdout="")})
+    app = make_app(runner=runner, history_factory=lambda: History(tmp_path / "h.sqlite3"), identity="",
+                   cursor_blink=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    assert not any(a[0] == "squeue" for a in runner.argvs())
