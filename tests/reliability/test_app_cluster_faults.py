@@ -238,10 +238,16 @@ async def test_slurmd_killed_while_a_job_runs(dev_cluster: DevCluster, tmp_path:
                 if seen_states == ["RUNNING"] and heartbeats(logs) > beats_at_kill + 8:
                     followed_after_kill = True
 
+            on_details = False
             while time.monotonic() - t_kill < 60:
                 record()
-                if seen_states[-1] != "RUNNING":
+                if seen_states[-1] != "RUNNING" and on_details:
                     break
+                if (followed_after_kill or seen_states[-1] != "RUNNING") and not on_details:
+                    # The log pane kept following rank 0: now look at the details, as a user would. Node
+                    # states are refreshed only while the Details tab is shown (the RPC budget).
+                    await pilot.press("d")
+                    on_details = True
                 await pilot.pause(0.25)
             record()
             sinfo = dev_cluster.run("sinfo", "-h", "-N", "-n", "nid002", "-o", "%T").stdout.split()
