@@ -116,7 +116,13 @@ class GpuWatchPlan:
 
 
 class NotWatchable(Exception):
-    """The job cannot be watched (not running, no nodes); the message says why."""
+    """The job cannot be watched (not running, no nodes); the message says why. ``details`` is the
+    ``scontrol show job -d`` answer already fetched, so callers can show the allocation without a
+    second RPC."""
+
+    def __init__(self, message: str, details: slurm.JobDetails | None = None) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 def plan_gpu_watch(
@@ -129,13 +135,16 @@ def plan_gpu_watch(
 ) -> GpuWatchPlan:
     details = slurm.show_job(runner, job_id)
     if details.category is not slurm.StateCategory.RUNNING:
-        raise NotWatchable(f"job {job_id} is {details.state}, not running: no GPUs to watch")
+        raise NotWatchable(f"job {job_id} is {details.state}, not running: no GPUs to watch", details)
     nodes = details.nodes
     if not nodes:
-        raise NotWatchable(f"job {job_id} has no nodes yet")
+        raise NotWatchable(f"job {job_id} has no nodes yet", details)
     limit, used = details.time_limit_s, details.run_time_s
     left = None if limit is None or used is None else max(1, (limit - used) // 60)
-    argv = build_gpu_step_argv(details.job_id, nodes, interval_s, left, nvidia_smi)
+    try:
+        argv = build_gpu_step_argv(details.job_id, nodes, interval_s, left, nvidia_smi)
+    except ValueError as exc:
+        raise NotWatchable(str(exc), details) from None
     return GpuWatchPlan(
         job_id=details.job_id,
         nodes=nodes,

@@ -45,7 +45,7 @@ from ntui.core.config import GpuSettings
 from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, sparkline
 from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.hosts import compress_nodelist, format_index_ranges
-from ntui.core.runner import CommandResult, CommandRunner, SlurmError
+from ntui.core.runner import CommandRunner, SlurmError
 from ntui.ui.screens.base import describe_error
 
 __all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board"]
@@ -226,52 +226,11 @@ def render_board(board: GpuBoard, width: int, now: float | None = None) -> Conte
     return Content("\n").join(lines)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# the runner that remembers the one scontrol answer (to show the allocation when the plan refuses)
-
-
-class _RecordingRunner:
-    def __init__(self, inner: CommandRunner) -> None:
-        self.inner = inner
-        self.results: list[CommandResult] = []
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None = None,
-        input: str | None = None,  # noqa: A002 - mirrors subprocess.run
-    ) -> CommandResult:
-        res = self.inner.run(argv, timeout=timeout, env=env, input=input)
-        self.results.append(res)
-        return res
-
-
-class _Replay:
-    def __init__(self, res: CommandResult) -> None:
-        self.res = res
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None = None,
-        input: str | None = None,  # noqa: A002
-    ) -> CommandResult:
-        return self.res
-
-
-def _allocation_from(
-    recorded: Sequence[CommandResult], job_id: str
+def _allocation_of(
+    details: slurm.JobDetails | None,
 ) -> tuple[dict[str, tuple[int, ...]] | None, str | None]:
-    """The allocation from the ``scontrol show job -d`` already done (no second RPC); None when unknown."""
-    if not recorded:
-        return None, None
-    try:
-        details = slurm.show_job(_Replay(recorded[-1]), job_id)
-    except (SlurmError, ValueError):
+    """The allocation from the ``scontrol show job -d`` the plan already did (no second RPC)."""
+    if details is None:
         return None, None
     return dict(details.gres_by_node), details.raw.get("TresPerNode") or details.raw.get("TresPerJob")
 
@@ -525,22 +484,20 @@ class GpuPane(Widget):
     @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-plan", description="GPU watch")
     def _plan_watch(self, generation: int, job_id: str) -> None:
         """The one ``scontrol show job -d`` of this watch, off the UI thread."""
-        recorder = _RecordingRunner(self.runner)
         try:
             plan = plan_gpu_watch(
-                recorder,
+                self.runner,
                 job_id,
                 interval_s=max(1, int(self.settings.interval)),
                 nvidia_smi=self.nvidia_smi,
                 environ=self.environ,
             )
         except NotWatchable as exc:
-            expected, requested = _allocation_from(recorder.results, job_id)
+            expected, requested = _allocation_of(exc.details)
             self.post_message(self._PlanFailed(generation, str(exc), expected, requested))
             return
-        except (SlurmError, ValueError) as exc:
-            expected, requested = _allocation_from(recorder.results, job_id)
-            self.post_message(self._PlanFailed(generation, describe_error(exc), expected, requested))
+        except (SlurmError, ValueError) as exc:  # scontrol itself failed: no allocation known
+            self.post_message(self._PlanFailed(generation, describe_error(exc), None, None))
             return
         self.post_message(self._Planned(generation, plan))
 
