@@ -23,7 +23,6 @@ from ntui.core.logtail import inert
 from ntui.core.outcome import job_outcome
 from ntui.core.presets import LoadedPreset
 from ntui.core.problems import Problem
-from ntui.core.render import LogPaths
 from ntui.core.runner import (
     CommandResult,
     CommandRunner,
@@ -333,14 +332,12 @@ def cmd_history(args: argparse.Namespace) -> int:
     return rc
 
 
-def _log_paths(job_id: str) -> LogPaths | None:
-    return paths_for(job_id, History())
-
-
 def cmd_logs(args: argparse.Namespace) -> int:
     from ntui import cli_logs
 
-    paths = _log_paths(args.job_id)
+    history = History()
+    entry = history.get(args.job_id)
+    paths = paths_for(args.job_id, history)
     if args.triage:
         if paths is None:
             print(f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known", file=sys.stderr)
@@ -349,7 +346,6 @@ def cmd_logs(args: argparse.Namespace) -> int:
         if problem:
             print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
-        entry = History().get(args.job_id)
         return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None)
     if paths is None:
         try:
