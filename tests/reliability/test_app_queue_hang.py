@@ -33,7 +33,9 @@ with open({pids!r}, "a") as fh:
     fh.write(f"{{os.getpid()}} {{grandchild.pid}}\\n")
 time.sleep(60)
 """
-TIMEOUT = 1.5
+# Long enough that the key presses below (each allowed up to 1 s with Pilot's own waits, on a loaded
+# 2-core CI machine) surely land while squeue still hangs; 1.5 s raced them.
+TIMEOUT = 4.0
 
 
 @pytest.fixture
