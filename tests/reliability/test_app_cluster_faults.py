@@ -250,8 +250,16 @@ async def test_slurmd_killed_while_a_job_runs(dev_cluster: DevCluster, tmp_path:
                     on_details = True
                 await pilot.pause(0.25)
             record()
+            # COMPLETING is transitional (Slurm then requeues the job: PENDING): give the view a few
+            # refreshes to catch up with what squeue says now, rather than racing the transition.
+            deadline = time.monotonic() + 15
+            while True:
+                squeue = dev_cluster.run("squeue", "-h", "-j", job, "-t", "all", "-o", "%T %r").stdout.strip()
+                record()
+                if seen_states[-1] == squeue.partition(" ")[0] or time.monotonic() > deadline:
+                    break
+                await pilot.pause(0.5)
             sinfo = dev_cluster.run("sinfo", "-h", "-N", "-n", "nid002", "-o", "%T").stdout.split()
-            squeue = dev_cluster.run("squeue", "-h", "-j", job, "-t", "all", "-o", "%T %r").stdout.strip()
             figures.update(seen=seen_states, node=node_seen, sinfo_nid002=sinfo, squeue=squeue)
             print(f"\nF2 figures: {figures}")
             assert followed_after_kill, "the log pane stopped following rank 0 (on nid001) after nid002's slurmd died"
