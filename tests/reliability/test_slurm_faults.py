@@ -124,7 +124,7 @@ def test_ntui_jobs_with_hanging_squeue_exits_3_quickly(tmp_path: Path, hanging_s
 
 def test_timeout_override(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from ntui import cli_slurm
-    from ntui.core.runner import FakeRunner, result
+    from tests.support.fakes import FakeRunner, result
 
     monkeypatch.setenv("NTUI_SLURM_TIMEOUT", "soon")
     assert isinstance(cli_slurm._runner(), SubprocessRunner)

@@ -11,17 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntui.core import slurm
-from ntui.core.runner import (
-    CommandResult,
-    ControllerUnreachable,
-    FakeRunner,
-    JobNotFound,
-    SlurmError,
-    SlurmRejected,
-    SlurmTimeout,
-    result,
-)
+from ntui.core.runner import CommandResult, ControllerUnreachable, JobNotFound, SlurmError, SlurmRejected, SlurmTimeout
 from ntui.core.slurm import SQUEUE_FIELDS, StateCategory
+from tests.support.fakes import FakeRunner, result
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 S = "\x1f"
