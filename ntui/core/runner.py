@@ -29,6 +29,7 @@ __all__ = [
     "SlurmRejected",
     "SlurmTimeout",
     "SubprocessRunner",
+    "TimeoutRunner",
     "check",
     "classify",
     "scrubbed_env",
@@ -363,3 +364,26 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         proc.kill()
+
+
+class TimeoutRunner:
+    """Runs every command of ``inner`` with the configured timeout instead of its caller's: ``submit`` for
+    sbatch (which retries by itself while slurmctld is busy), ``query`` for every other Slurm client."""
+
+    def __init__(self, inner: CommandRunner, *, query: float, submit: float) -> None:
+        self.inner = inner
+        self.query = query
+        self.submit = submit
+
+    def timeout_for(self, argv: Sequence[str]) -> float:
+        return self.submit if argv and os.path.basename(argv[0]) == "sbatch" else self.query
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
+    ) -> CommandResult:
+        return self.inner.run(argv, timeout=self.timeout_for(argv), env=env, input=input)
