@@ -40,9 +40,9 @@ from ntui.core.runner import (
     SlurmNotInstalled,
     SlurmTimeout,
 )
-from ntui.core.sitecheck import PartitionLimits, check_against_cluster, partition_limits
+from ntui.core.sitecheck import check_against_cluster, check_test_only, cluster_limits
 from ntui.core.spec import JobSpec
-from ntui.core.submission import check_job, paths_for, slurm_env, submit_job
+from ntui.core.submission import paths_for, slurm_env, submit_job
 
 
 def _runner() -> CommandRunner:
@@ -109,15 +109,6 @@ def _fail(exc: SlurmError) -> int:
     return EXIT_SLURM
 
 
-def cluster_partitions(runner: CommandRunner) -> tuple[PartitionLimits, ...]:
-    """The partitions' limits (one ``scontrol show partition -o``); none when they cannot be listed (no Slurm,
-    controller down: sbatch, which runs next, reports that with its own words)."""
-    try:
-        return partition_limits(slurm.list_partitions(runner))
-    except SlurmError:
-        return ()
-
-
 def _site_refused(problems: Sequence[Problem], what: str) -> bool:
     """Print the site check's problems; True (and say so) when one is an error."""
     for p in problems:
@@ -130,18 +121,15 @@ def _site_refused(problems: Sequence[Problem], what: str) -> bool:
 
 def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
     runner = _runner()
-    parts = cluster_partitions(runner)
+    parts = cluster_limits(runner)
     before = check_against_cluster(spec, parts, loaded=loaded)
     if _site_refused(before, "not sent to sbatch --test-only"):
         return EXIT_PROBLEMS
     try:
-        res = check_job(spec, runner)
+        res, after = check_test_only(spec, runner, parts, loaded=loaded, reported=before)
     except SlurmError as exc:
         return _fail(exc)
     if res.ok:
-        # Slurm accepts a job over its partition's limits (EnforcePartLimits=NO); check where it would go.
-        after = [p for p in check_against_cluster(spec, parts, partition=res.partition, loaded=loaded)
-                 if p not in before]
         if _site_refused(after, f"Slurm would accept it in partition {res.partition}, but it would never start"):
             return EXIT_PROBLEMS
         where = f" on {res.nodes}" if res.nodes else ""
@@ -159,7 +147,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if args.test_only:
         return test_only(spec, loaded)
     runner = _runner()
-    if _site_refused(check_against_cluster(spec, cluster_partitions(runner), loaded=loaded), "not submitted"):
+    if _site_refused(check_against_cluster(spec, cluster_limits(runner), loaded=loaded), "not submitted"):
         return EXIT_PROBLEMS
     history = History()
     try:

@@ -13,22 +13,27 @@ use (``sbatch --test-only`` prints it; pass it as ``partition=``); else the defa
 jobs without a partition elsewhere (a ``job_submit`` plugin, e.g. by QOS), so a job that only exceeds the
 default partition but fits another is a warning, not an error.
 
-Pure: no Slurm calls, no Textual. Accounts and QOS are only checked against a partition's ``AllowAccounts`` /
-``AllowQos`` (``scontrol`` listings), as warnings: Slurm enforces those only where accounting is enabled.
+:func:`check_against_cluster` is pure (no Slurm calls, no Textual). Accounts and QOS are only checked against a
+partition's ``AllowAccounts`` / ``AllowQos`` (``scontrol`` listings), as warnings: Slurm enforces those only where
+accounting is enabled. The CLI and the compose view share the rest of the check here: :func:`cluster_limits`
+(the listing, through the runner) and :func:`check_test_only` (``sbatch --test-only``, then the partition Slurm
+chose).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ntui.core.presets import LoadedPreset
 from ntui.core.problems import Problem, Severity, Source
-from ntui.core.slurm import Partition, SinfoPartition, parse_duration
+from ntui.core.runner import CommandRunner, SlurmError
+from ntui.core.slurm import Partition, SinfoPartition, TestOnlyResult, list_partitions, parse_duration
 from ntui.core.spec import JobSpec
+from ntui.core.submission import check_job
 from ntui.core.timefmt import format_time_limit, parse_time_limit
 
-__all__ = ["PartitionLimits", "check_against_cluster", "partition_limits"]
+__all__ = ["PartitionLimits", "check_against_cluster", "check_test_only", "cluster_limits", "partition_limits"]
 
 
 @dataclass(frozen=True)
@@ -190,3 +195,31 @@ def check_against_cluster(
             add(key, f"{value} is not allowed in {where} (Allow{'Accounts' if key == 'account' else 'Qos'} "
                 f"{lists}): Slurm refuses it where accounting is enforced", Severity.WARNING)
     return problems
+
+
+def cluster_limits(runner: CommandRunner, *, env: Mapping[str, str] | None = None) -> tuple[PartitionLimits, ...]:
+    """The partitions' limits from one ``scontrol show partition -o``; none when they cannot be listed (no Slurm,
+    controller down: sbatch, which runs next, reports that in its own words)."""
+    try:
+        return partition_limits(list_partitions(runner, env=env))
+    except SlurmError:
+        return ()
+
+
+def check_test_only(
+    spec: JobSpec,
+    runner: CommandRunner,
+    partitions: Iterable[Partition | SinfoPartition | PartitionLimits],
+    *,
+    loaded: LoadedPreset | None = None,
+    reported: Sequence[Problem] = (),
+) -> tuple[TestOnlyResult, list[Problem]]:
+    """``sbatch --test-only`` for ``spec`` (:func:`~ntui.core.submission.check_job`; raises what it raises), then,
+    when Slurm accepted the job, the problems of the partition it chose: Slurm accepts a job over its partition's
+    limits (``EnforcePartLimits=NO``), so "would start" does not mean it ever will. ``reported``: problems the
+    caller already showed (from the check before sbatch), left out."""
+    result = check_job(spec, runner)
+    if not result.ok:
+        return result, []
+    problems = check_against_cluster(spec, partitions, partition=result.partition, loaded=loaded)
+    return result, [p for p in problems if p not in reported]
