@@ -17,12 +17,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CommandResult",
     "CommandRunner",
     "ControllerUnreachable",
+    "ErrorDetails",
     "JobNotFound",
     "SlurmError",
     "SlurmNotInstalled",
@@ -75,6 +79,14 @@ def _first_line(text: str) -> str:
     return ""
 
 
+class ErrorDetails(TypedDict, total=False):
+    """What every :class:`SlurmError` may carry besides its message (the subclasses pass them on)."""
+
+    argv: Sequence[str]
+    stderr: str
+    returncode: int | None
+
+
 class SlurmError(Exception):
     """A Slurm command failed. ``str()`` is a one-line human message."""
 
@@ -113,16 +125,8 @@ class SlurmNotInstalled(SlurmError):
 class SlurmTimeout(SlurmError):
     """The command ran longer than its timeout and was killed."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        timeout: float,
-        argv: Sequence[str] = (),
-        stderr: str = "",
-        returncode: int | None = None,
-    ) -> None:
-        super().__init__(message, argv=argv, stderr=stderr, returncode=returncode)
+    def __init__(self, message: str, *, timeout: float, **details: Unpack[ErrorDetails]) -> None:
+        super().__init__(message, **details)
         self.timeout = timeout
 
 
@@ -133,16 +137,8 @@ class ControllerUnreachable(SlurmError):
 class SlurmRejected(SlurmError):
     """Slurm understood the request and refused it. ``reason`` is Slurm's own text."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        reason: str,
-        argv: Sequence[str] = (),
-        stderr: str = "",
-        returncode: int | None = None,
-    ) -> None:
-        super().__init__(message, argv=argv, stderr=stderr, returncode=returncode)
+    def __init__(self, message: str, *, reason: str, **details: Unpack[ErrorDetails]) -> None:
+        super().__init__(message, **details)
         self.reason = reason
 
 
