@@ -136,7 +136,7 @@ def test_problems_name_the_preset_file_and_line(tmp_path: Path) -> None:
     assert str(problem).startswith(f"{preset}:4: sbatch.time: 03:00:00 is over the MaxTime")
 
 
-@pytest.mark.parametrize("limits", [PartitionLimits("p", True, "UP", None, "UNLIMITED", None)])
+@pytest.mark.parametrize("limits", [PartitionLimits("p", True, "UP", "UNLIMITED")])
 def test_unlimited_partition_accepts_anything(limits: PartitionLimits) -> None:
     assert check_against_cluster(spec("sbatch.time=30-00:00:00", "sbatch.nodes=2000"), [limits]) == []
 

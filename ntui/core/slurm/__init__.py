@@ -92,7 +92,6 @@ from ntui.core.slurm.sinfo import (
     NODE_STATE_SEPARATOR,
     SINFO_SEPARATOR,
     NodeState,
-    SinfoPartition,
     build_node_states_argv,
     build_sinfo_partitions_argv,
     build_version_argv,
@@ -114,6 +113,9 @@ from ntui.core.slurm.squeue import (
     query_queue,
     run_squeue,
 )
+
+#: The old name of the sinfo partition record; sinfo and scontrol now give the same :class:`Partition`.
+SinfoPartition = Partition
 
 __all__ = [
     "AccountingRecord",

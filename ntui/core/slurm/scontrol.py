@@ -278,21 +278,23 @@ def show_job(
 
 @dataclass(frozen=True)
 class Partition:
-    """One partition from ``scontrol show partition -o``."""
+    """One partition, from ``scontrol show partition -o`` (:func:`list_partitions`: every field) or from
+    ``sinfo`` (:func:`~ntui.core.slurm.sinfo.sinfo_partitions`: name, default, state, max time, nodes; the rest
+    stays unknown, ``None``). ``state`` is scontrol's spelling (``UP``, ``DOWN``, ``DRAIN``, ``INACTIVE``)."""
 
     name: str
     default: bool
     state: str
     max_time: str  # as printed: 02:00:00, UNLIMITED
-    default_time: str | None
-    nodes: str  # hostlist expression
-    total_nodes: int | None
-    total_cpus: int | None
-    max_nodes: int | None  # None = UNLIMITED
-    allow_accounts: tuple[str, ...] | None  # None = ALL
-    allow_qos: tuple[str, ...] | None  # None = ALL
-    qos: str | None
-    tres: str
+    default_time: str | None = None
+    nodes: str = ""  # hostlist expression
+    total_nodes: int | None = None
+    total_cpus: int | None = None
+    max_nodes: int | None = None  # None = UNLIMITED (or not known)
+    allow_accounts: tuple[str, ...] | None = None  # None = ALL (or not known)
+    allow_qos: tuple[str, ...] | None = None  # None = ALL (or not known)
+    qos: str | None = None
+    tres: str = ""
     raw: dict[str, str] = field(default_factory=dict, hash=False, repr=False)
 
     @property

@@ -1,10 +1,11 @@
-"""``sinfo``: the client version, the partitions as ``sinfo`` lists them, and node states (``-N``)."""
+"""``sinfo``: the client version, the partitions (as :class:`~ntui.core.slurm.scontrol.Partition`, with what
+sinfo knows of them) and node states (``-N``)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ntui.core.hosts import compress_nodelist
 from ntui.core.runner import (
@@ -18,6 +19,7 @@ from ntui.core.slurm.common import (
     _safe_token,
     _text,
 )
+from ntui.core.slurm.scontrol import Partition
 
 # ---------------------------------------------------------------- version
 
@@ -48,20 +50,6 @@ def slurm_version(
         raise SlurmError(str(exc), argv=res.argv, stderr=res.stderr, returncode=res.returncode) from exc
 
 
-@dataclass(frozen=True)
-class SinfoPartition:
-    """One ``sinfo`` line: a partition's nodes in one state (a partition can have several lines)."""
-
-    name: str
-    default: bool
-    avail: str
-    time_limit: str
-    num_nodes: int | None
-    state: str
-    nodelist: str
-    gres: str  # e.g. gpu:4, gpu:a100:8(S:0-1), (null)
-
-
 SINFO_SEPARATOR = "\x1f"
 _SINFO_FORMAT = ("%P", "%a", "%l", "%D", "%T", "%N", "%G")
 
@@ -71,28 +59,39 @@ def build_sinfo_partitions_argv(separator: str = SINFO_SEPARATOR) -> list[str]:
     return ["sinfo", "-h", "-o", separator.join(_SINFO_FORMAT)]
 
 
-def parse_sinfo_partitions(stdout: str | bytes, separator: str = SINFO_SEPARATOR) -> tuple[SinfoPartition, ...]:
-    """Parse :func:`build_sinfo_partitions_argv` output; lines with fewer than 7 fields are dropped (extra
-    trailing fields, as in a longer ``-o``, are ignored)."""
-    out: list[SinfoPartition] = []
+#: sinfo's partition availability (``%a``) in scontrol's spelling.
+_AVAIL = {"INACT": "INACTIVE"}
+
+
+def parse_sinfo_partitions(stdout: str | bytes, separator: str = SINFO_SEPARATOR) -> tuple[Partition, ...]:
+    """One :class:`Partition` per partition name in :func:`build_sinfo_partitions_argv` output, in order of
+    appearance: sinfo prints a line per node state, whose node counts are summed and node lists joined. Lines
+    with fewer than 7 fields are dropped (extra trailing fields, as in a longer ``-o``, are ignored); node
+    states and GRES (``%T``, ``%G``) are not kept."""
+    out: dict[str, Partition] = {}
     for line in _text(stdout).splitlines():
         parts = line.split(separator)
         if len(parts) < len(_SINFO_FORMAT):
             continue
-        name, avail, limit, count, state, nodelist, gres = (p.strip() for p in parts[:7])
-        out.append(
-            SinfoPartition(
-                name=name.rstrip("*"),
-                default=name.endswith("*"),
-                avail=avail,
-                time_limit=limit,
-                num_nodes=_int_or_none(count),
-                state=state,
-                nodelist=nodelist,
-                gres="" if gres == "(null)" else gres,
-            )
+        name, avail, limit, count, _state, nodelist, _gres = (p.strip() for p in parts[:7])
+        key = name.rstrip("*")
+        nodes = _int_or_none(count)
+        seen = out.get(key)
+        if seen is not None:
+            total = None if seen.total_nodes is None or nodes is None else seen.total_nodes + nodes
+            joined = ",".join(x for x in (seen.nodes, nodelist) if x)
+            out[key] = replace(seen, default=seen.default or name.endswith("*"), total_nodes=total, nodes=joined)
+            continue
+        state = avail.upper()
+        out[key] = Partition(
+            name=key,
+            default=name.endswith("*"),
+            state=_AVAIL.get(state, state),
+            max_time=limit,
+            nodes=nodelist,
+            total_nodes=nodes,
         )
-    return tuple(out)
+    return tuple(out.values())
 
 
 def sinfo_partitions(
@@ -100,7 +99,7 @@ def sinfo_partitions(
     *,
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-) -> tuple[SinfoPartition, ...]:
+) -> tuple[Partition, ...]:
     res = check(runner.run(build_sinfo_partitions_argv(), timeout=timeout, env=env))
     return parse_sinfo_partitions(res.stdout)
 
