@@ -14,10 +14,11 @@
   background thread (progress callback, cancellation). toolong mmaps; ntui preads because a log that is
   truncated while mapped turns the next page access into ``SIGBUS``, and because reads are then countable
   (``FileTail.bytes_read``).
-* :func:`clean_line` makes a line safe to show: no escape sequence or control character survives (nothing
-  can move the cursor or set the terminal title), ``\\r`` progress bars keep their last state, lines are
-  capped for display (``… [+N bytes]``) while offsets stay true. Long lines are accumulated head-only, so a
-  10 MB line costs 64 KiB of memory.
+* Lines are made safe to show by :mod:`ntui.core.textsafe` (:func:`clean_line`: no escape sequence or control
+  character survives, ``\\r`` progress bars keep their last state, display cap ``… [+N bytes]`` while offsets
+  stay true; long lines are accumulated head-only, so a 10 MB line costs 64 KiB of memory).
+* The file names (``<stem>-<job>-rank-N.out``) are :mod:`ntui.core.lognames`'; :class:`RankLogs`,
+  :func:`discover_rank_logs` and :func:`rank_log_paths` are re-exported from there.
 * :class:`MultiTail` polls several files (one per rank) from one caller thread and merges their lines by
   arrival (``[r2] ...``).
 
@@ -41,16 +42,17 @@ Thread-safety: one thread polls (the UI's watcher); ``index_all`` may run in ano
 from __future__ import annotations
 
 import os
-import re
 import threading
 from array import array
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
+from ntui.core.lognames import RankLogs, discover_rank_logs, rank_log_paths
+from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator, clean_line, inert
 from ntui.core.triage import Finding
 
 __all__ = [
@@ -75,105 +77,10 @@ __all__ = [
 
 CHUNK_SIZE = 64 * 1024
 DEFAULT_WINDOW = 5_000
-DISPLAY_CAP = 64 * 1024
 #: Most bytes one poll reads; beyond this the tail catches up over later polls (``TailUpdate.behind``).
 DEFAULT_MAX_READ = 16 * 1024 * 1024
 _FINGERPRINT = 16
 _INDEX_CHUNK = 1024 * 1024
-
-# ---------------------------------------------------------------------------------------------------------
-# cleaning
-
-_ESC_RE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI (also unterminated)
-    r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
-    r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (title, hyperlinks ...) to BEL / ST / end
-    r"|\x9d[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # 8-bit OSC
-    r"|\x1b[PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # DCS, SOS, PM, APC
-    r"|[\x90\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # 8-bit DCS, SOS, PM, APC
-    r"|\x1b[ -/]*[0-~]?"  # any other ESC sequence (or a lone ESC)
-    r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # remaining C0 (tab kept) and C1 controls, DEL
-)
-
-
-def clean_line(raw: bytes, *, max_bytes: int = DISPLAY_CAP, dropped: int = 0) -> str:
-    """Bytes of one line (newline optional) -> safe display text.
-
-    UTF-8 with ``errors="replace"``; one trailing ``\\r`` (CRLF) is dropped, then only the text after the
-    last ``\\r`` is kept (progress bars); lines longer than ``max_bytes`` are cut with ``… [+N bytes]``
-    (``dropped`` is added to N: bytes the caller already left out); escape sequences (CSI, OSC incl.
-    ``ESC ] 0 ; title BEL``, DCS ...) and control characters other than tab are removed.
-    """
-    if raw.endswith(b"\n"):
-        raw = raw[:-1]
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    cr = raw.rfind(b"\r")
-    if cr >= 0:
-        raw = raw[cr + 1 :]
-    extra = dropped
-    if len(raw) > max_bytes:
-        extra += len(raw) - max_bytes
-        raw = raw[:max_bytes]
-    text = _ESC_RE.sub("", raw.decode("utf-8", errors="replace"))
-    if extra:
-        text += f" … [+{extra} bytes]"
-    return text
-
-
-def inert(text: str) -> str:
-    """Text from elsewhere (job names, reasons, paths) made safe to print on one line: no escape
-    sequence or control character (newlines included) survives."""
-    return _ESC_RE.sub("", text)
-
-
-class _LineAcc:
-    """Accumulates one line's bytes across chunks: keeps the head after the last ``\\r`` up to a cap."""
-
-    __slots__ = ("cap", "dropped", "head", "pending_cr")
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.head = bytearray()
-        self.dropped = 0
-        self.pending_cr = False
-
-    def feed(self, data: bytes) -> None:
-        if not data:
-            return
-        if self.pending_cr:  # that \r was not the end of the line: a real carriage return
-            self.head.clear()
-            self.dropped = 0
-            self.pending_cr = False
-        if data[-1] == 0x0D:
-            data = data[:-1]
-            self.pending_cr = True
-        cr = data.rfind(b"\r")
-        if cr >= 0:
-            self.head.clear()
-            self.dropped = 0
-            data = data[cr + 1 :]
-        room = self.cap - len(self.head)
-        if room >= len(data):
-            self.head += data
-        else:
-            if room > 0:
-                self.head += data[:room]
-            self.dropped += len(data) - max(room, 0)
-
-    def text(self) -> str:
-        return clean_line(bytes(self.head), max_bytes=self.cap, dropped=self.dropped)
-
-    def take(self) -> str:
-        out = self.text()
-        self.head = bytearray()
-        self.dropped = 0
-        self.pending_cr = False
-        return out
-
-    def empty(self) -> bool:
-        return not self.head and not self.dropped
-
 
 # ---------------------------------------------------------------------------------------------------------
 # one file
@@ -238,7 +145,7 @@ class FileTail:
         self._lock = threading.RLock()
         self._window: deque[str] = deque(maxlen=window)
         self._starts: array[int] = array("Q")
-        self._acc = _LineAcc(max_line_bytes)
+        self._acc = LineAccumulator(max_line_bytes)
         self._ident: tuple[int, int] | None = None
         self._opened = False
         self._exists = False
@@ -317,7 +224,7 @@ class FileTail:
     def _reset_state(self) -> None:
         self._window.clear()
         self._starts = array("Q")
-        self._acc = _LineAcc(self.max_line_bytes)
+        self._acc = LineAccumulator(self.max_line_bytes)
         self._opened = False
         self._offset = 0
         self._partial_start = 0
@@ -483,7 +390,7 @@ class FileTail:
             if (st.st_dev, st.st_ino) != ident:
                 return []
             out: list[str] = []
-            acc = _LineAcc(self.max_line_bytes)
+            acc = LineAccumulator(self.max_line_bytes)
             pos = begin
             while pos < end and len(out) < stop - start:
                 data = self._pread(fd, min(self.chunk_size, end - pos), pos)
@@ -669,49 +576,7 @@ class MultiTail(Generic[K]):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# per-rank files
-
-_RANK_FILE_RE = re.compile(r"-rank-(\d+)\.out$")
-
-
-@dataclass(frozen=True)
-class RankLogs:
-    """``<dir>/<name>-<jobid>.out`` and ``<dir>/<name>-<jobid>-rank-<N>.out`` (N = global rank)."""
-
-    batch: Path
-    ranks: Mapping[int, Path] = field(default_factory=dict)
-
-
-def discover_rank_logs(log_dir: Path, name: str, job_id: str) -> dict[int, Path]:
-    """Existing ``<name>-<job_id>-rank-<N>.out`` files in ``log_dir``, by rank (numeric order)."""
-    prefix = f"{name}-{job_id}-rank-"
-    found: dict[int, Path] = {}
-    try:
-        entries = list(os.scandir(log_dir))
-    except OSError:
-        return {}
-    for entry in entries:
-        fname = entry.name
-        if not fname.startswith(prefix):
-            continue
-        m = _RANK_FILE_RE.search(fname)
-        if m is None or fname[: m.start()] + "-rank-" != prefix:
-            continue
-        found[int(m.group(1))] = Path(log_dir) / fname
-    return dict(sorted(found.items()))
-
-
-def rank_log_paths(log_dir: Path, name: str, job_id: str, world_size: int | None) -> RankLogs:
-    """The batch log and per-rank log paths; with ``world_size=None`` the ranks whose files exist."""
-    log_dir = Path(log_dir)
-    batch = log_dir / f"{name}-{job_id}.out"
-    if world_size is None:
-        return RankLogs(batch=batch, ranks=discover_rank_logs(log_dir, name, job_id))
-    if world_size < 0:
-        raise ValueError("world_size must be >= 0")
-    ranks = {r: log_dir / f"{name}-{job_id}-rank-{r}.out" for r in range(world_size)}
-    return RankLogs(batch=batch, ranks=ranks)
-
+# one rank at a glance
 
 RankState = Literal["pending", "missing", "running", "finished", "errored"]
 

@@ -56,7 +56,9 @@ __all__ = [
     "FindingKind",
     "RankDetector",
     "TimeSource",
+    "SlurmCancel",
     "TriageSummary",
+    "parse_cancel",
     "parse_line_time",
     "scan_lines",
     "split_prefix",
@@ -142,6 +144,9 @@ class Finding:
     seq: int = 0
     start_line_no: int = 0
     from_traceback: bool = False
+    task: int | None = None
+    """srun's task id (``srun: error: nid002: task 1: ...``) when it is not a global rank: with torchrun and
+    accelerate srun starts one launcher per node, so task N is node N's launcher."""
 
     @property
     def tier(self) -> int:
@@ -246,7 +251,7 @@ _PEER_RE = re.compile(
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
 _STEPD_CANCEL_RE = re.compile(
-    r"\*\*\* (?:JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
+    r"\*\*\* (?P<scope>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
     r"(?: DUE TO (?P<reason>.+?))?(?: \*\*\*|$)"
 )
 _OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
@@ -260,6 +265,25 @@ _CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)")
 _CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
+
+
+@dataclass(frozen=True)
+class SlurmCancel:
+    """slurmstepd's ``*** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO <reason>] ***``."""
+
+    scope: str  # "JOB" or "STEP"
+    id: str
+    node: str
+    at: str  # as printed: 2026-11-30T09:29:23
+    reason: str | None  # "TIME LIMIT", "NODE FAILURE", "PREEMPTION", ...
+
+
+def parse_cancel(text: str) -> SlurmCancel | None:
+    m = _STEPD_CANCEL_RE.search(text)
+    if m is None:
+        return None
+    reason = (m["reason"] or "").strip().rstrip("*").strip() or None
+    return SlurmCancel(m["scope"], m["id"], m["node"], m["at"], reason)
 
 
 def _classify_exception(text: str) -> str:
@@ -307,8 +331,11 @@ class RankDetector:
     from the line prefixes. Not thread-safe: feed from one thread.
     """
 
-    def __init__(self, rank: int | None = None, node: str | None = None, *, year: int | None = None) -> None:
+    def __init__(
+        self, rank: int | None = None, node: str | None = None, *, year: int | None = None, task_is_rank: bool = True
+    ) -> None:
         self.rank = rank
+        self.task_is_rank = task_is_rank
         self.node = node
         self._year = year
         self._line_no = 0
@@ -433,6 +460,7 @@ class RankDetector:
         start_line_no: int,
         *,
         from_tb: bool = False,
+        task: int | None = None,
         rank: int | None = None,
         node: str | None = None,
         seq: int | None = None,
@@ -458,6 +486,7 @@ class RankDetector:
             seq=self._seq if seq is None else seq,
             start_line_no=start_line_no,
             from_traceback=from_tb,
+            task=task,
         )
 
     def _feed_traceback(
@@ -521,12 +550,17 @@ class RankDetector:
         kind: str | None = None
         node: str | None = None
         rank: int | None = None
+        task: int | None = None
         m = _SRUN_RE.match(text)
         m2 = _STEPD_CANCEL_RE.search(text) if m is None else None
         if m is not None:
             node = m["node"]
             tasks = m["tasks"]
-            rank = int(tasks) if tasks.isdigit() else None
+            if tasks.isdigit():
+                if self.task_is_rank:
+                    rank = int(tasks)
+                else:
+                    task = int(tasks)
             what = m["what"].lower()
             if "out of memory" in what or "oom" in what:
                 kind = "oom_kill"
@@ -559,12 +593,15 @@ class RankDetector:
             kind = "dist_timeout"
         if kind is None:
             return
-        dedup_key = (prefix_rank if rank is None else rank, kind)
+        dedup_key: tuple[int | str | None, str] = (prefix_rank if rank is None else rank, kind)
+        if task is not None:
+            dedup_key = (f"task{task}", kind)
         last = self._last_kind_line.get(dedup_key)
         if dedup_key[0] is None:  # an unprefixed line repeats whichever rank reported this kind lately
             last = self._last_kind_line.get(("*", kind), last)
         if (
             kind not in ("srun_exit", "signal", "oom_kill")
+            and not (m2 is not None and m2["scope"] == "JOB")  # the job-level word is never a repeat
             and last is not None
             and (0 <= self._line_no - last < _DEDUP_LINES)
         ):
@@ -583,6 +620,7 @@ class RankDetector:
                 self._line_no,
                 rank=rank,
                 node=node,
+                task=task,
             )
         )
 
@@ -706,6 +744,8 @@ class TriageSummary:
             return "no failure found"
         if f.rank is not None:
             where = f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
+        elif f.task is not None:
+            where = "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
         else:
             where = f"the job on {f.node}" if f.node else "the job"
         text = f.first_line
