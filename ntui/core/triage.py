@@ -15,8 +15,8 @@ Recognised:
 * torch.distributed store / rendezvous failures (``RendezvousTimeoutError``, ``DistStoreError``,
   ``DistNetworkError``, ``Timed out after N seconds waiting for``);
 * ``srun: error: nid002: task 3: Exited with exit code 1`` (task id = global rank, one task per rank);
-* ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***`` and the
-  ``oom_kill`` event line;
+* ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***``,
+  ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line;
 * torchrun's ``ChildFailedError`` summary (``rank: 2 (local_rank: 0)`` / ``host:`` / ``exitcode:``).
 
 Line prefixes are understood and stripped: srun ``--label`` (``3: ``), torchrun ``--tee``
@@ -250,6 +250,7 @@ _PEER_RE = re.compile(
 )
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
+_SRUN_NODE_FAIL_RE = re.compile(r"^srun: error: Node failure on (?P<node>\S+)")
 _STEPD_CANCEL_RE = re.compile(
     r"\*\*\* (?P<scope>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
     r"(?: DUE TO (?P<reason>.+?))?(?: \*\*\*|$)"
@@ -553,6 +554,7 @@ class RankDetector:
         task: int | None = None
         m = _SRUN_RE.match(text)
         m2 = _STEPD_CANCEL_RE.search(text) if m is None else None
+        m3 = _SRUN_NODE_FAIL_RE.match(text) if m is None and m2 is None else None
         if m is not None:
             node = m["node"]
             tasks = m["tasks"]
@@ -568,6 +570,9 @@ class RankDetector:
                 kind = "srun_exit"
             else:  # Killed, Terminated, ...
                 kind = "signal"
+        elif m3 is not None:  # srun names the node that failed (slurmstepd names the batch host)
+            node = m3["node"]
+            kind = "node_failure"
         elif m2 is not None:
             node = m2["node"]
             reason = (m2["reason"] or "").upper()

@@ -144,6 +144,7 @@ class _JobEvent:
 def _job_event(flat: Sequence[Finding]) -> _JobEvent | None:
     """The job-level event the logs tell (the earliest, JOB lines before STEP lines)."""
     events: list[tuple[int, float, int, _JobEvent]] = []
+    failed_node: str | None = None
     for f in flat:
         if f.kind == "oom_kill":
             events.append((1, f.time or float("inf"), f.seq, _JobEvent("oom", f, f.node, None)))
@@ -152,6 +153,9 @@ def _job_event(flat: Sequence[Finding]) -> _JobEvent | None:
             continue
         c = parse_cancel(f.first_line)
         if c is None:
+            if f.kind == "node_failure":  # srun: error: Node failure on nid002
+                failed_node = failed_node or f.node
+                events.append((2, f.time or float("inf"), f.seq, _JobEvent("node_fail", f, f.node, None)))
             continue
         reason = (c.reason or "").upper()
         kind: JobLevel | None = next((k for text, k in _REASON_KIND if text in reason), None)
@@ -162,7 +166,10 @@ def _job_event(flat: Sequence[Finding]) -> _JobEvent | None:
         events.append((0 if c.scope == "JOB" else 1, f.time or float("inf"), f.seq, _JobEvent(kind, f, c.node, c.at)))
     if not events:
         return None
-    return min(events, key=lambda e: e[:3])[3]
+    best = min(events, key=lambda e: e[:3])[3]
+    if best.kind == "node_fail" and failed_node is not None:  # slurmstepd names the batch host, srun the failed node
+        best = _JobEvent(best.kind, best.finding, failed_node, best.when)
+    return best
 
 
 def _crop(text: str, n: int = _MAX_LINE) -> str:
@@ -253,7 +260,7 @@ def _job_line(kind: JobLevel, *, who: str | None, when: str | None, node: str | 
     if kind == "timeout":
         return f"time limit reached{at}: Slurm cancelled the job"
     if kind == "node_fail":
-        return "node failure" + (f" ({node})" if node else "") + at + ": Slurm ended the job"
+        return "node failure" + (f" on {node}" if node else "") + at + ": Slurm ended the job"
     if kind == "preempted":
         return f"preempted{at}: Slurm ended the job for a higher-priority one"
     f = event.finding if event else None
