@@ -41,7 +41,9 @@ Thread-safety: one thread polls (the UI's watcher); ``index_all`` may run in ano
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
 import threading
 from array import array
 from collections import deque
@@ -59,6 +61,7 @@ __all__ = [
     "CHUNK_SIZE",
     "DEFAULT_WINDOW",
     "DISPLAY_CAP",
+    "FdBudget",
     "FileTail",
     "MergedLine",
     "MultiTail",
@@ -123,6 +126,43 @@ class TailUpdate:
         return bool(self.lines or self.appeared or self.vanished or self.reset or self.partial_changed or self.error)
 
 
+FD_BUDGET_MAX = 256
+
+
+class FdBudget:
+    """How many log files may stay open between polls (shared by the tails of one watcher).
+
+    ``limit`` defaults to :data:`FD_BUDGET_MAX`, and never more than a quarter of the soft ``RLIMIT_NOFILE``
+    (the rest of the process needs descriptors too). Past the limit, or after an ``EMFILE``, tails fall back
+    to open/fstat/close on each poll (correct, just more metadata operations); :attr:`refused` counts those.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        room = FD_BUDGET_MAX if soft == resource.RLIM_INFINITY else max(0, soft // 4)
+        self.limit = min(FD_BUDGET_MAX if limit is None else max(0, limit), room)
+        self.held = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> bool:
+        with self._lock:
+            if self.held < self.limit:
+                self.held += 1
+                return True
+            self.refused += 1
+            return False
+
+    def release(self) -> None:
+        with self._lock:
+            self.held = max(0, self.held - 1)
+
+    def exhausted(self) -> None:
+        """The process ran out of descriptors: hold no more than are held now."""
+        with self._lock:
+            self.limit = self.held
+
+
 class FileTail:
     """Follow one file by byte offset. See the module docstring."""
 
@@ -134,6 +174,7 @@ class FileTail:
         chunk_size: int = CHUNK_SIZE,
         max_line_bytes: int = DISPLAY_CAP,
         max_read_per_poll: int = DEFAULT_MAX_READ,
+        budget: FdBudget | None = None,
     ) -> None:
         if window < 1 or chunk_size < 1 or max_line_bytes < 1 or max_read_per_poll < 1:
             raise ValueError("window, chunk_size, max_line_bytes and max_read_per_poll must be positive")
@@ -159,6 +200,12 @@ class FileTail:
         self._last_partial = ""
         #: bytes this tail has read from disk, all paths together (tests and benchmarks read it)
         self.bytes_read = 0
+        #: file-system metadata operations (each one an RPC to the metadata server on Lustre)
+        self.opens = 0
+        self.stats = 0
+        #: descriptors this tail may keep open between polls (None: open and close on every poll)
+        self.budget = budget
+        self._fd: int | None = None
 
     # -- state ----------------------------------------------------------------------------------------
 
@@ -290,10 +337,19 @@ class FileTail:
     # -- polling --------------------------------------------------------------------------------------
 
     def poll(self) -> TailUpdate:
-        """Read what was appended since the last poll (the whole tail window on the first one)."""
+        """Read what was appended since the last poll (the whole tail window on the first one).
+
+        Without a held descriptor: ``open`` + ``fstat`` + ``close`` (open/close also revalidates NFS's
+        attribute cache). With one (:attr:`budget` granted a slot): one ``stat`` of the path; the file is
+        only read through the held descriptor when it is the same inode and its size or mtime moved.
+        """
         with self._lock:
+            if self._fd is not None:
+                held = self._poll_held()
+                if held is not None:
+                    return held
             try:
-                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                fd = self._open()
             except (FileNotFoundError, NotADirectoryError):
                 vanished = self._exists
                 self._exists = False
@@ -301,16 +357,62 @@ class FileTail:
             except OSError as exc:
                 vanished = self._exists
                 self._exists = False
+                if self.budget is not None and exc.errno == errno.EMFILE:
+                    self.budget.exhausted()  # out of descriptors: stop holding any more
                 return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset, error=str(exc))
+            keep = self.budget is not None and self.budget.acquire()
             try:
                 return self._poll_fd(fd)
             except OSError as exc:
                 return TailUpdate(path=self.path, exists=True, offset=self._offset, error=str(exc))
             finally:
-                os.close(fd)
+                if keep:
+                    self._fd = fd
+                else:
+                    os.close(fd)
 
-    def _poll_fd(self, fd: int) -> TailUpdate:
-        st = os.fstat(fd)
+    def _open(self) -> int:
+        self.opens += 1
+        return os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+
+    def _poll_held(self) -> TailUpdate | None:
+        """Poll through the held descriptor; None when the path must be opened again (gone or replaced)."""
+        fd = self._fd
+        assert fd is not None
+        self.stats += 1
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            self.release()
+            return None
+        if (st.st_dev, st.st_ino) != self._ident:
+            self.release()
+            return None
+        if st.st_size == self._size and st.st_mtime == self._mtime and self._opened:
+            partial = self._last_partial
+            return TailUpdate(path=self.path, exists=True, partial=partial, size=self._size, offset=self._offset,
+                              mtime=self._mtime, behind=max(0, self._size - self._offset))
+        try:
+            return self._poll_fd(fd, st)
+        except OSError as exc:
+            self.release()
+            return TailUpdate(path=self.path, exists=True, offset=self._offset, error=str(exc))
+
+    def release(self) -> None:
+        """Close the held descriptor (if any) and give its slot back."""
+        with self._lock:
+            if self._fd is not None:
+                try:
+                    os.close(self._fd)
+                finally:
+                    self._fd = None
+                    if self.budget is not None:
+                        self.budget.release()
+
+    def _poll_fd(self, fd: int, st: os.stat_result | None = None) -> TailUpdate:
+        if st is None:
+            self.stats += 1
+            st = os.fstat(fd)
         size = st.st_size
         ident = (st.st_dev, st.st_ino)
         appeared = not self._exists
@@ -382,10 +484,11 @@ class FileTail:
             ident = self._ident
             gen = self._generation
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = self._open()
         except OSError:
             return []
         try:
+            self.stats += 1
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != ident:
                 return []
@@ -433,10 +536,11 @@ class FileTail:
         if end == 0 or ident is None:
             return 0
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = self._open()
         except OSError:
             return -1
         try:
+            self.stats += 1
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != ident or st.st_size < end:
                 return -1
@@ -524,8 +628,10 @@ class MultiTail(Generic[K]):
         *,
         window: int = DEFAULT_WINDOW,
         merged_window: int = DEFAULT_WINDOW,
+        budget: FdBudget | None = None,
         **tail_kwargs: int,
     ) -> None:
+        self.budget = budget
         self._window = window
         self._tail_kwargs = tail_kwargs
         self._tails: dict[K, FileTail] = {}
@@ -535,12 +641,24 @@ class MultiTail(Generic[K]):
             self.add(key, path)
 
     def add(self, key: K, path: Path | str) -> FileTail:
-        tail = FileTail(path, window=self._window, **self._tail_kwargs)
+        tail = FileTail(path, window=self._window, budget=self.budget, **self._tail_kwargs)
         self._tails[key] = tail
         return tail
 
     def remove(self, key: K) -> None:
-        self._tails.pop(key, None)
+        tail = self._tails.pop(key, None)
+        if tail is not None:
+            tail.release()
+
+    def close(self) -> None:
+        """Close every held descriptor (the tails still work: they open again on their next poll)."""
+        for tail in self._tails.values():
+            tail.release()
+
+    def ops(self) -> tuple[int, int]:
+        """File-system metadata operations so far: (opens, stats) over all files."""
+        tails = list(self._tails.values())
+        return sum(t.opens for t in tails), sum(t.stats for t in tails)
 
     def keys(self) -> list[K]:
         return list(self._tails)

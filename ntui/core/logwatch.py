@@ -25,8 +25,17 @@ from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
 from ntui.core.lognames import HEADER_BYTES, LogPaths, discover_rank_logs, log_problem, node_of, parse_rank_header
-from ntui.core.logtail import DEFAULT_WINDOW, FileTail, MultiTail, TailUpdate, merge_lines, rank_label, rank_status
-from ntui.core.triage import RankDetector, TriageSummary, triage
+from ntui.core.logtail import (
+    DEFAULT_WINDOW,
+    FdBudget,
+    FileTail,
+    MultiTail,
+    TailUpdate,
+    merge_lines,
+    rank_label,
+    rank_status,
+)
+from ntui.core.triage import Finding, RankDetector, TriageSummary, triage
 from ntui.core.verdict import JobVerdict, SlurmFinal, decide
 
 __all__ = [
@@ -155,6 +164,8 @@ class PollScheduler(Protocol):
 
     #: seconds between two polls of the caller's loop
     tick_s: float
+    #: the pane is not on screen: nothing is shown, poll as little as keeps failures found
+    hidden: bool
 
     def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
         """The files to poll now (``shown`` first: the caller shows their lines before the others)."""
@@ -175,10 +186,12 @@ class FixedScheduler:
     def __init__(self, tick_s: float = 0.5, hidden_every: int = 4) -> None:
         self.tick_s = max(0.01, tick_s)
         self.hidden_every = max(1, hidden_every)
+        self.hidden = False
         self._tick = 0
         self._wanted: set[Key] = set()
 
     def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
+        shown = () if self.hidden else shown
         out = [k for k in keys if k in shown]
         if self._tick % self.hidden_every == 0:
             out += [k for k in keys if k not in shown]
@@ -198,31 +211,65 @@ class FixedScheduler:
 class PoliteScheduler:
     """Polite to a shared file system (Lustre: every open/stat is a metadata-server RPC).
 
-    Shown files and the batch log (where srun's task exits and slurmstepd's cancellations land first) are
-    polled every ``fast_s``; every other file starts at ``slow_s`` and doubles its interval each time it is
-    found unchanged, up to ``max_s``; a change brings it back to ``slow_s``. :meth:`want` polls a file at the
-    next tick. With ``hidden=True`` (the pane is not on screen) nothing is "shown" and the fast set is
-    only the batch log.
+    * Shown files and the batch log (where srun's task exits and slurmstepd's cancellations land first) are
+      polled every ``fast_s``.
+    * Every other file starts at ``slow_s`` and doubles its interval each time it is found unchanged, up to
+      ``max_s``; a change brings it back to ``slow_s``.
+    * Those backed-off polls are also capped at ``rest_per_s`` per second (``hidden_rest_per_s`` while the pane
+      is hidden), the overdue ones first, so the rate does not grow with the rank count. A file never read
+      yet is read once regardless (the rank table needs every file once).
+    * :meth:`want` polls a file at the next tick (the user moved to its row; the batch log named its rank).
+    * ``hidden`` (the pane is off screen): nothing is shown and the batch log is polled every ``hidden_fast_s``.
+
+    A poll costs one ``stat`` with a held descriptor, ``open`` + ``fstat`` without one.
     """
 
     def __init__(
-        self, fast_s: float = 0.5, slow_s: float = 2.0, max_s: float = 30.0, *, fast_keys: Collection[Key] = (BATCH,)
+        self,
+        fast_s: float = 0.5,
+        slow_s: float = 2.0,
+        max_s: float = 30.0,
+        *,
+        fast_keys: Collection[Key] = (BATCH,),
+        rest_per_s: float = 20.0,
+        hidden_rest_per_s: float = 0.5,
+        hidden_fast_s: float = 1.0,
     ) -> None:
         self.tick_s = max(0.01, fast_s)
         self.slow_s = max(self.tick_s, slow_s)
         self.max_s = max(self.slow_s, max_s)
         self.fast_keys = set(fast_keys)
+        self.rest_per_s = rest_per_s
+        self.hidden_rest_per_s = hidden_rest_per_s
+        self.hidden_fast_s = hidden_fast_s
         self.hidden = False
         self._next: dict[Key, float] = {}
         self._every: dict[Key, float] = {}
         self._wanted: set[Key] = set()
+        self._tokens = 0.0
+        self._refilled: float | None = None
+        self._next_fast: dict[Key, float] = {}
 
     def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
-        fast = set(self.fast_keys) if self.hidden else set(self.fast_keys) | set(shown)
+        rate = self.hidden_rest_per_s if self.hidden else self.rest_per_s
+        if self._refilled is not None:
+            self._tokens = min(max(1.0, 2 * rate), self._tokens + (now - self._refilled) * rate)
+        self._refilled = now
+        if self.hidden:
+            fast = {k for k in self.fast_keys if self._next_fast.get(k, 0.0) <= now}
+            for k in fast:
+                self._next_fast[k] = now + self.hidden_fast_s
+        else:
+            fast = self.fast_keys | set(shown)
         first = [k for k in keys if k in fast or k in self._wanted]
-        rest = [k for k in keys if k not in fast and k not in self._wanted and self._next.get(k, 0.0) <= now]
+        taken = set(first) | self.fast_keys
+        never = [k for k in keys if k not in taken and k not in self._every]
+        overdue = sorted((k for k in keys if k not in taken and k in self._every and self._next[k] <= now),
+                         key=lambda k: self._next[k])
+        allowed = overdue[: int(self._tokens)]
+        self._tokens -= len(allowed)
         self._wanted.clear()
-        return first + rest
+        return first + never + allowed
 
     def observed(self, key: Key, update: TailUpdate, now: float) -> None:
         if key in self.fast_keys:
@@ -258,6 +305,8 @@ class JobLogWatcher:
         window: int = DEFAULT_WINDOW,
         scheduler: PollScheduler | None = None,
         clock: _Clock | None = None,
+        budget: FdBudget | None = None,
+        monotonic: _Clock | None = None,
     ) -> None:
         self.job_id = job_id
         self.paths = paths
@@ -266,7 +315,10 @@ class JobLogWatcher:
         self.window = max(1, window)
         self.scheduler: PollScheduler = scheduler or FixedScheduler()
         self.clock = clock or _time.time
-        self.tails: MultiTail[Key] = MultiTail(window=self.window, merged_window=1)
+        self.monotonic = monotonic or _time.monotonic
+        self.tails: MultiTail[Key] = MultiTail(window=self.window, merged_window=1, budget=budget)
+        #: opens for rank headers outside the tail window (with the tails' own, :meth:`ops`)
+        self.header_opens = 0
         self._detectors: dict[Key, RankDetector] = {}
         self._nodes: dict[Key, str | None] = {}
         self._header_done: set[Key] = set()
@@ -310,7 +362,7 @@ class JobLogWatcher:
         before the others are read. Returns every update.
         """
         when = self.clock() if now is None else now
-        mono = _time.monotonic()
+        mono = self.monotonic()
         if self.discover and mono >= self._next_discover:
             self._next_discover = mono + DISCOVER_EVERY_S
             self.discover_ranks()
@@ -348,6 +400,19 @@ class JobLogWatcher:
                 new.append(rank)
         return new
 
+    def set_hidden(self, hidden: bool) -> None:
+        """The pane left the screen (or came back): the scheduler polls accordingly."""
+        self.scheduler.hidden = hidden
+
+    def ops(self) -> tuple[int, int]:
+        """File-system metadata operations so far: (opens, stats)."""
+        opens, stats = self.tails.ops()
+        return opens + self.header_opens, stats
+
+    def close(self) -> None:
+        """Give back every held descriptor (the watcher stops or pauses)."""
+        self.tails.close()
+
     def finish(self) -> None:
         """The job is over: report what the detectors still hold (tracebacks cut short)."""
         if not self._flushed:
@@ -364,12 +429,25 @@ class JobLogWatcher:
                 det.reset()
                 self._header_done.discard(key)
             if up.lines:
-                det.feed_many(
+                found = det.feed_many(
                     up.lines,
                     first_line_no=up.first_line_no + 1,
                     time=up.mtime if up.backlog else now,
                     first_seq=up.first_seq,
                 )
+                if key == BATCH:
+                    self._want_named(found)
+
+    def _want_named(self, found: Sequence[Finding]) -> None:
+        """The batch log named a rank (srun's task exit, torchrun's ChildFailedError) or a node's launcher:
+        read those ranks' files at the next poll, whatever their back-off."""
+        for f in found:
+            if f.rank is not None and f.rank in self.tails:
+                self.scheduler.want(f.rank)
+            elif f.task is not None and f.node:
+                for k, n in self._nodes.items():
+                    if n == f.node:
+                        self.scheduler.want(k)
 
     def _read_header(self, key: Key, up: TailUpdate, det: RankDetector) -> None:
         node: str | None = None
@@ -378,6 +456,7 @@ class JobLogWatcher:
             node = parsed[1] if parsed else None
             done = True
         else:
+            self.header_opens += 1
             node = node_of(self.tail(key).path)
             done = node is not None or up.size >= HEADER_BYTES
         if done:

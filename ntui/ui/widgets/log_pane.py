@@ -42,9 +42,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ntui.core.config import LogSettings
 from ntui.core.lognames import LogPaths
-from ntui.core.logtail import TailUpdate
+from ntui.core.logtail import FdBudget, TailUpdate
 from ntui.core.logwatch import BATCH as BATCH
-from ntui.core.logwatch import Appended, FixedScheduler, JobLogWatcher, Loaded, watch_files
+from ntui.core.logwatch import Appended, JobLogWatcher, Loaded, PoliteScheduler, watch_files
 from ntui.core.logwatch import Key as Key
 from ntui.core.logwatch import RankRow as RankRow
 from ntui.core.logwatch import TriageLine as TriageLine
@@ -57,7 +57,8 @@ from ntui.core.logwatch import key_sort as _key_sort
 if TYPE_CHECKING:
     from ntui.core.history import History
 
-HIDDEN_EVERY = 4  # files not on screen are polled every 4th tick
+BACKOFF_FIRST = 4  # a file not on screen is polled every 4 ticks at first ...
+BACKOFF_MAX = 60  # ... doubling while it does not change, up to every 60 ticks (30 s at the 0.5 s default)
 QUEUE_HIGH = 10  # backpressure: the watcher waits while the pane has more queued messages ...
 QUEUE_LOW = 2  # ... until it is down to this many
 FIRST_DRAW_WAIT = 0.5  # seconds the watcher waits, on open, for the first view to be drawn
@@ -112,6 +113,8 @@ class _Session:
         self.paths = paths
         self.discover = discover
         self.wake = threading.Event()
+        self.hidden = False  # the pane is not on screen
+        self.wanted: set[Key] = set()  # files to read at once (the user looks at their row)
         self.shown = threading.Event()  # the UI drew the first view
         self.stopped = False
 
@@ -319,6 +322,18 @@ class LogPane(Widget):
             job_id, kwargs = self._deferred
             self._deferred = None
             self.show_job(job_id, **kwargs)
+
+    def on_show(self) -> None:
+        self._set_hidden(False)
+
+    def on_hide(self) -> None:
+        self._set_hidden(True)
+
+    def _set_hidden(self, hidden: bool) -> None:
+        """Off screen the watcher reads only the batch log often (failures still show in the triage line)."""
+        if self._session is not None and self._session.hidden != hidden:
+            self._session.hidden = hidden
+            self._session.wake.set()
 
     def on_unmount(self) -> None:
         if self._session is not None:
@@ -672,6 +687,15 @@ class LogPane(Widget):
             self._following = False
             self._update_status()
 
+    @on(DataTable.RowHighlighted, "#lp-ranks")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The user moved to a row: read that file now rather than at its backed-off time."""
+        event.stop()
+        key = self._key_of(event.row_key.value)
+        if key is not None and self._session is not None:
+            self._session.wanted.add(key)
+            self._session.wake.set()
+
     @on(DataTable.RowSelected, "#lp-ranks")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -886,7 +910,8 @@ class LogPane(Widget):
         watcher = JobLogWatcher(
             session.job_id, session.files, paths=session.paths, discover=session.discover,
             launcher=session.launcher or self._launcher_of(session.job_id),
-            window=max(1, self.settings.window), scheduler=FixedScheduler(interval, HIDDEN_EVERY), clock=self.clock,
+            window=max(1, self.settings.window), clock=self.clock, budget=FdBudget(),
+            scheduler=PoliteScheduler(interval, interval * BACKOFF_FIRST, min(30.0, interval * BACKOFF_MAX)),
         )
 
         def running() -> bool:
@@ -923,6 +948,10 @@ class LogPane(Widget):
                     show(view, watcher.view_update(view.mode, view.keys, ups))
 
             if time.monotonic() >= next_poll:
+                watcher.set_hidden(session.hidden)
+                for key in list(session.wanted):
+                    session.wanted.discard(key)
+                    watcher.want(key)
                 watcher.poll(view.keys, now=self.clock(), on_shown=on_shown)  # triage after the lines are on their way
                 if not session.job_active:
                     watcher.finish()
@@ -938,6 +967,7 @@ class LogPane(Widget):
                 break
             session.wake.wait(max(0.0, next_poll - time.monotonic()))
             session.wake.clear()
+        watcher.close()
 
     def _launcher_of(self, job_id: str) -> str | None:
         """The job's launcher from the history (worker thread: the history is a file)."""
