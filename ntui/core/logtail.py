@@ -1,10 +1,17 @@
 """Following training logs without reading them whole (toolong's approach, no Textual).
 
+One responsibility, tailing: following files by offset (:class:`FileTail`, :class:`MultiTail`), the
+descriptors they may hold (:class:`FdBudget`) and a tail's status at a glance (:func:`rank_status`). Display
+cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.lognames`', a job's files as a whole
+:mod:`ntui.core.logwatch`'s.
+
 * :class:`FileTail` follows one file by byte offset. Each :meth:`FileTail.poll` opens the file (open/close
   also revalidates NFS's attribute cache), ``fstat``\\ s it and ``os.pread``\\ s only the appended bytes in
-  64 KiB chunks. It keeps ``(dev, inode, offset, partial line)``; a smaller size, a different inode or
-  changed bytes just before the offset mean the file was truncated or replaced (a requeue without
-  ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing file (pending
+  64 KiB chunks; with a descriptor granted by an :class:`FdBudget` it keeps the file open and a poll is one
+  ``stat`` of the path (re-opened when the inode changes). ``opens`` / ``stats`` count the metadata
+  operations (each one an RPC on Lustre). It keeps ``(dev, inode, offset, partial line)``; a smaller size,
+  a different inode or changed bytes just before the offset mean the file was truncated or replaced (a
+  requeue without ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing file (pending
   job) is polled until it appears; a vanished one is reported and picked up again when it reappears.
 * Memory is bounded: a window of the last N cleaned lines (``deque``), and an ``array('Q')`` of line-start
   offsets (8 bytes a line) so older lines are read lazily with :meth:`FileTail.read_lines` (``os.pread``).

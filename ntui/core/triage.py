@@ -1,5 +1,8 @@
 """Failure triage over training logs: which rank failed first, where, and with what error.
 
+One responsibility: recognising failures in log lines (the job-level verdict on top is
+:mod:`ntui.core.verdict`'s).
+
 Pure and incremental. One :class:`RankDetector` per log file (one per rank, plus one for the batch log) is
 fed cleaned lines (see :func:`ntui.core.logtail.clean_line`) as they arrive; it keeps a few lines of state
 (an open traceback, an open torchrun ``ChildFailedError`` summary) and emits :class:`Finding` values. The

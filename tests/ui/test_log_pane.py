@@ -418,3 +418,31 @@ async def test_live_job_where_rank_2_raises(dev_cluster: DevCluster, tmp_path: P
             assert "[rank2]: Traceback (most recent call last):" in pane.visible_lines
     finally:
         dev_cluster.run("scancel", job_id)
+
+
+async def test_hidden_pane_tells_its_watcher_and_a_highlighted_row_is_read_at_once(tmp_path: Path) -> None:
+    """Off screen the watcher polls only the batch log often (issue 16); a row the user moves to is read at
+    the next tick, whatever its back-off."""
+    paths = write_job(tmp_path, failing=None)
+    app = host()
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.pane
+        await opened(pilot, pane, paths)
+        session = pane._session
+        assert session is not None and not session.hidden
+        pane.display = False
+        await until(pilot, lambda: session.hidden)
+        pane.display = True
+        await until(pilot, lambda: not session.hidden)
+        table = pane.query_one("#lp-ranks", DataTable)
+        wanted: list[object] = []
+
+        class Recording(set):  # type: ignore[type-arg]
+            def add(self, key: object) -> None:
+                wanted.append(key)
+                super().add(key)
+
+        session.wanted = Recording()
+        table.focus()
+        table.move_cursor(row=3)  # the batch log is row 0: rank 2
+        await until(pilot, lambda: 2 in wanted)

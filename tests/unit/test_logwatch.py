@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ntui.core.lognames import LogPaths, rank_header
-from ntui.core.logtail import TailUpdate
+from ntui.core.logtail import FdBudget, TailUpdate
 from ntui.core.logwatch import BATCH, Appended, FixedScheduler, JobLogWatcher, Loaded, PoliteScheduler, watch_files
 
 TRACEBACK = [
@@ -153,3 +153,40 @@ def test_watcher_uses_its_scheduler(tmp_path: Path) -> None:
     seen: list[list[object]] = []
     second = w.poll(shown=(1,), on_shown=lambda ups: seen.append(list(ups)))
     assert list(second) == [1] and seen == [[1]]
+
+
+def test_a_rank_named_by_the_batch_log_is_read_at_once_despite_its_back_off(tmp_path: Path) -> None:
+    paths = job(tmp_path)
+    files, _ = watch_files(paths, "42", 4)
+    t = [0.0]
+    w = JobLogWatcher("42", files, launcher="srun", scheduler=PoliteScheduler(0.5, 2.0, 30.0),
+                      clock=lambda: t[0], monotonic=lambda: t[0])
+    for _ in range(120):  # a minute of quiet: rank 3 is backed off to 30 s
+        w.poll(shown=(0,))
+        t[0] += 0.5
+    write(paths.rank("42", 3), *TRACEBACK)
+    write(paths.batch("42"), "srun: error: nid002: task 3: Exited with exit code 1")
+    w.poll(shown=(0,))  # the batch log (fast) names task 3 = rank 3 ...
+    t[0] += 0.5
+    w.poll(shown=(0,))  # ... whose file is read at the next tick, not in 30 s
+    tri = w.triage_line()
+    assert tri.failed and tri.rank == 3 and tri.key == 3
+    assert tri.text.startswith("rank 3 on nid002 failed first: RuntimeError: loss is nan")
+
+
+def test_hidden_watcher_reads_only_the_batch_log_often(tmp_path: Path) -> None:
+    paths = job(tmp_path, world=16)
+    files, _ = watch_files(paths, "42", 16)
+    t = [0.0]
+    w = JobLogWatcher("42", files, scheduler=PoliteScheduler(0.5, 2.0, 30.0), budget=FdBudget(limit=64),
+                      clock=lambda: t[0], monotonic=lambda: t[0])
+    w.set_hidden(True)
+    w.poll()  # the first poll reads every file once
+    before = w.ops()
+    for _ in range(120):  # 60 s
+        t[0] += 0.5
+        w.poll()
+    opens, stats = (a - b for a, b in zip(w.ops(), before, strict=True))
+    assert opens == 0  # every file stayed open (within the budget)
+    assert stats <= 2 * 60  # <= 2 metadata ops per second: the batch log each second + a trickle of ranks
+    w.close()

@@ -1,5 +1,8 @@
 """The log pane: every rank's log of one job, live, with failure triage, in bounded memory.
 
+One responsibility: drawing a job's logs and handling the pane's keys. What is read, when, and what it
+means is :class:`~ntui.core.logwatch.JobLogWatcher`'s (driven by one worker thread, see below).
+
 Layout, top to bottom: a one-line triage summary; the rank table (one row per global rank plus the batch
 log, diffed in place); a status line (what is shown, following or paused, search, progress-bar line);
 the live view (a Textual ``Log`` bounded by ``max_lines``); a search input that appears on ``/``.
