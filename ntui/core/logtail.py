@@ -11,8 +11,9 @@ cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.lognames`', 
   ``stat`` of the path (re-opened when the inode changes). ``opens`` / ``stats`` count the metadata
   operations (each one an RPC on Lustre). It keeps ``(dev, inode, offset, partial line)``; a smaller size,
   a different inode or changed bytes just before the offset mean the file was truncated or replaced (a
-  requeue without ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing file (pending
-  job) is polled until it appears; a vanished one is reported and picked up again when it reappears.
+  requeue without ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing
+  file (pending job) is polled until it appears; a vanished one is reported and picked up again when it
+  reappears.
 * Memory is bounded: a window of the last N cleaned lines (``deque``), and an ``array('Q')`` of line-start
   offsets (8 bytes a line) so older lines are read lazily with :meth:`FileTail.read_lines` (``os.pread``).
 * Opening a huge file is tail-first: the first poll scans **backwards from the end** (``pread`` chunks +
