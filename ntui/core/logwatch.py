@@ -65,6 +65,7 @@ ViewMode = Literal["rank", "merged"]
 EXCERPT_BEFORE = 15
 EXCERPT_AFTER = 45
 DISCOVER_EVERY_S = 4.0  # world size unknown: look for new rank files this often
+PROBLEM_EVERY_S = 5.0  # files missing: check this often whether their directory is gone or unreadable
 
 
 def key_sort(key: Key) -> tuple[int, int]:
@@ -325,6 +326,7 @@ class JobLogWatcher:
         self._flushed = False
         self._next_discover = 0.0
         self._triage_cache: tuple[tuple[int, int], TriageLine] | None = None
+        self._problem: tuple[int, float, TriageLine | None] | None = None
         for key, path in sorted(files.items(), key=lambda kv: key_sort(kv[0])):
             self.add(key, Path(path))
 
@@ -544,13 +546,20 @@ class JobLogWatcher:
 
     def problem(self) -> TriageLine | None:
         """Why the files cannot be read, when one is missing (the directory gone, unreadable); None if they
-        can (a missing file in a readable directory is just not written yet)."""
+        can (a missing file in a readable directory is just not written yet). Checked again when the number
+        of missing files changes, else every :data:`PROBLEM_EVERY_S` (each check costs metadata operations)."""
         missing = [self.tail(k).path for k in self.keys() if not self.tail(k).exists]
         if not missing:
+            self._problem = None
             return None
+        mono = self.monotonic()
+        if self._problem is not None and self._problem[0] == len(missing) and mono < self._problem[1]:
+            return self._problem[2]
         first = self.tail(BATCH).path if BATCH in self.tails else missing[0]
         why = log_problem(str(first))
-        return TriageLine(why, False, problem=True) if why else None
+        line = TriageLine(why, False, problem=True) if why else None
+        self._problem = (len(missing), mono + PROBLEM_EVERY_S, line)
+        return line
 
     # -- views ----------------------------------------------------------------------------------------
 

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 BACKOFF_FIRST = 4  # a file not on screen is polled every 4 ticks at first ...
 BACKOFF_MAX = 60  # ... doubling while it does not change, up to every 60 ticks (30 s at the 0.5 s default)
+FAST_SHOWN_MAX = 32  # a merged view of more ranks polls only its first 32 every tick (the rest back off)
 QUEUE_HIGH = 10  # backpressure: the watcher waits while the pane has more queued messages ...
 QUEUE_LOW = 2  # ... until it is down to this many
 FIRST_DRAW_WAIT = 0.5  # seconds the watcher waits, on open, for the first view to be drawn
@@ -955,7 +956,11 @@ class LogPane(Widget):
                 for key in list(session.wanted):
                     session.wanted.discard(key)
                     watcher.want(key)
-                watcher.poll(view.keys, now=self.clock(), on_shown=on_shown)  # triage after the lines are on their way
+                # the shown files first (their lines are posted by on_shown), triage after the lines are on their way
+                ups = watcher.poll(view.keys[:FAST_SHOWN_MAX], now=self.clock(), on_shown=on_shown)
+                slow = view.keys[FAST_SHOWN_MAX:]
+                if slow and view.gen == shown_gen:  # a merged view's ranks beyond the fast ones, as they come
+                    show(view, watcher.view_update(view.mode, slow, {k: ups[k] for k in slow if k in ups}))
                 if not session.job_active:
                     watcher.finish()
                 rows = watcher.rows(job_active=session.job_active)
