@@ -71,7 +71,8 @@ class JobVerdict:
     ``kind``: cancelled / timeout / node_fail / preempted / oom (job-level, Slurm's doing), rank_error (a
     rank's own error), none (nothing found). ``rank``/``node``: who failed (global rank; for a job-level verdict
     the node slurmstepd or Slurm named). ``who``/``when``: who cancelled (a user name, or a uid) and when
-    (``2026-11-30T09:29:23`` as Slurm printed it). ``root``: the finding the verdict rests on; ``cause``:
+    (``2026-11-30T09:29:23`` as Slurm printed it; for a rank error, the error's time: its line's timestamp,
+    else when the line was seen or the file's mtime). ``root``: the finding the verdict rests on; ``cause``:
     for a job-level verdict, a rank's real error that came before it; ``consequences``: findings on other
     ranks that followed the root. ``source``: "slurm" (Slurm's state decided the kind), "log", or "none".
     """
@@ -248,8 +249,9 @@ def decide(
     line = _crop(summary.summary())
     if consequences:
         line += f" · then {_ranks_text(consequences)} as a consequence"
+    when = datetime.fromtimestamp(root.time).isoformat(timespec="seconds") if root.time is not None else None
     return JobVerdict("rank_error", line, rank=root.rank, node=root.node, root=root, consequences=consequences,
-                      source=source, when=None)
+                      source=source, when=when)
 
 
 def _job_line(kind: JobLevel, *, who: str | None, when: str | None, node: str | None, event: _JobEvent | None
