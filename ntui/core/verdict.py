@@ -227,6 +227,7 @@ def decide(
     summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s)
     root = summary.first
     if kind is not None:
+        event = event if event is not None and event.kind == kind else None  # the logs may tell another story
         when = event.when if event else None
         node = event.node if event else None
         limit = _epoch(when)

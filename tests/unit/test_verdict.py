@@ -200,3 +200,10 @@ def test_nccl_watchdog_after_a_root_error_is_a_consequence() -> None:
     v = decide({3: oom, 1: watchdog})
     assert v.kind == "rank_error" and v.rank == 3 and v.root is not None and v.root.kind == "oom"
     assert [f.rank for f in v.consequences] == [1] and v.consequences[0].kind == "nccl_timeout"
+
+
+def test_slurm_kind_without_a_matching_log_line_keeps_no_stale_time() -> None:
+    """Slurm says TIMEOUT but the logs only show a cancel (e.g. the line was cut): Slurm's kind, no cancel time."""
+    c = case("cancel-srun")
+    v = verdict(c, slurm=SlurmFinal("TIMEOUT"))
+    assert v.kind == "timeout" and v.when is None and v.line.startswith("time limit reached: ")
