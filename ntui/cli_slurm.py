@@ -304,7 +304,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
         if problem:
             print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
-        return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None)
+        return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None,
+                                     launcher=entry.launcher if entry else None, follow=args.follow)
     if paths is None:
         try:
             d = slurm.show_job(_runner(), args.job_id)
