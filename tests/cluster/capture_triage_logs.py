@@ -81,14 +81,15 @@ def collect(case: str, preset: str, log_dir: Path, job_id: str, world: int, laun
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     for p in sorted(log_dir.glob(f"{preset}-{job_id}*.out")):  # names as ntui wrote them: LogPaths(dest, preset)
-        shutil.copy(p, dest / p.name)
+        shutil.copy2(p, dest / p.name)  # keep the mtime: it dates lines that carry no timestamp
     show = run("scontrol", "show", "job", "-o", job_id).stdout.strip()
     (dest / "scontrol.txt").write_text(show + "\n")
     sacct = run("sacct", "-n", "-P", "-j", job_id, "-o", "JobID,State,ExitCode,Reason,NodeList,Start,End")
     if sacct.returncode == 0 and sacct.stdout.strip():
         (dest / "sacct.txt").write_text(sacct.stdout)
     meta = {"job_id": job_id, "preset": preset, "launcher": launcher, "world_size": world, "what": note,
-            "captured": time.strftime("%Y-%m-%dT%H:%M:%S"), **extra}
+            "captured": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "mtimes": {p.name: round(p.stat().st_mtime, 6) for p in sorted(dest.glob("*.out"))}, **extra}
     (dest / "case.json").write_text(json.dumps(meta, indent=2) + "\n")
     print(f"{case}: job {job_id} -> {dest} ({state(job_id)})", flush=True)
 

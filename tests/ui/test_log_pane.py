@@ -26,6 +26,7 @@ from ntui.core.joblogs import node_of
 from ntui.core.render import LogPaths
 from ntui.ui.widgets.log_pane import BATCH, LogPane, human_age, human_size
 from tests.cluster.conftest import REPO, DevCluster, dev_cluster  # noqa: F401 - the fixture
+from tests.support.logcases import restore_mtimes
 from tests.support.screenshots_logs import LogPaneHost, log_pane_scene, log_pane_screenshots, write_demo_logs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -451,12 +452,11 @@ async def test_hidden_pane_tells_its_watcher_and_a_highlighted_row_is_read_at_on
 async def test_a_cancelled_job_is_said_cancelled_not_a_ranks_failure(tmp_path: Path) -> None:
     """The real logs of a torchrun job cancelled on the dev cluster (tests/data/logs/cancel-torchrun): the
     triage line states Slurm's verdict, not 'rank 0 failed first: srun: error: nid001: task 0: Exited'."""
-    import json
     import shutil
 
     case = DATA / "cancel-torchrun"
-    meta = json.loads((case / "case.json").read_text())
-    shutil.copytree(case, tmp_path / "logs")
+    meta = restore_mtimes(case)
+    shutil.copytree(case, tmp_path / "logs")  # copy2 keeps the captured mtimes
     paths = LogPaths(str(tmp_path / "logs"), meta["preset"])
     app = host()
     async with app.run_test(size=SIZE) as pilot:

@@ -8,7 +8,6 @@ cluster (no cgroup task plugin, no preemption): those tests use lines in Slurm 2
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +19,7 @@ from ntui.core.joblogs import job_verdict, triage_job
 from ntui.core.lognames import LogPaths
 from ntui.core.triage import Finding, RankDetector, scan_lines
 from ntui.core.verdict import SlurmFinal, decide
+from tests.support.logcases import restore_mtimes
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
 
@@ -36,7 +36,7 @@ class Case:
 
 def case(name: str) -> Case:
     d = DATA / name
-    meta = json.loads((d / "case.json").read_text())
+    meta = restore_mtimes(d)
     sacct = None
     if (d / "sacct.txt").exists():
         fields = (d / "sacct.txt").read_text().splitlines()[0].split("|")
