@@ -1,9 +1,9 @@
-"""The queue model behind the jobs view: polling policy, row diffs, finished jobs.
+"""The queue's building blocks: polling policy, row diffs, finished jobs and the one row formatter.
 
 Pure and Textual-free so that tests drive it with a fake clock and canned squeue results.
 One squeue call per refresh serves every view; refreshes never overlap (the caller re-arms
 only after one completes); the interval adapts to whether own jobs are active; controller
-errors back off exponentially.
+errors back off exponentially. :mod:`ntui.core.jobmodel` puts these together.
 """
 
 from __future__ import annotations
@@ -12,9 +12,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ntui.core.config import QueueSettings
+from ntui.core.logtail import inert
+from ntui.core.outcome import UNKNOWN, Outcome
 from ntui.core.slurm import QueueJob, StateCategory
 
 ACTIVE = frozenset({StateCategory.PENDING, StateCategory.RUNNING, StateCategory.COMPLETING})
+
+#: Row tag of jobs that left the queue (the table dims them and lists them after live rows).
+ENDED = "ended"
 
 
 @dataclass
@@ -70,12 +75,51 @@ def diff_rows(old: Mapping[str, Row], new: Mapping[str, Row]) -> RowDiff:
 
 @dataclass(frozen=True)
 class FinishedJob:
-    """An own job that left the queue, kept listed with what became of it."""
+    """A job of ours that left the queue, kept listed with what became of it."""
 
-    job: QueueJob
-    state: str
-    exit_code: str | None
-    source: str
+    key: str  # the row key (= job id, or "ARRAY_[tasks]" for collapsed array tasks)
+    query_id: str  # what sacct/scontrol are asked about
+    job: QueueJob  # the last squeue line seen
+    outcome: Outcome | None = None  # None while the look-up runs
+    tasks: int = 1
+    looked_up: bool = True  # False: more jobs left at once than are looked up (not looked up)
+
+    @property
+    def state(self) -> str:
+        """The final state (``ENDED`` while unknown), as the table's state column shows it."""
+        out = self.outcome
+        return "ENDED" if out is None or out.state == UNKNOWN else out.state
+
+
+def _where(job: QueueJob) -> str:
+    if job.nodelist:
+        return job.nodelist
+    return f"({job.reason})" if job.reason else ""
+
+
+def _ended_where(ended: FinishedJob) -> str:
+    out = ended.outcome
+    if out is None:
+        where = "(looking up the final state…)"
+    elif out.state == UNKNOWN:
+        where = f"ended (state unknown; last seen {ended.job.state})" if ended.looked_up else "ended (not looked up)"
+    else:
+        where = f"exit {out.exit_code}" if out.exit_code else "ended"
+    return f"{ended.tasks} tasks · {where}" if ended.tasks > 1 else where
+
+
+def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None = None) -> Row:
+    """The table cells of one job: a queue line, or (``ended``) a job that left the queue, with its final
+    state and the exit code where the reason was. Names, users and reasons come from other users: escape
+    sequences and control characters in them are dropped (:func:`~ntui.core.logtail.inert`). Pure; runs in
+    the poll thread."""
+    nodes = "" if job.num_nodes is None else str(job.num_nodes)
+    if ended is None:
+        key, state, where = job.job_id, job.state, inert(_where(job))
+    else:
+        key, state, where = ended.key, ended.state, inert(_ended_where(ended))
+    head = (key, inert(job.name), inert(job.user)) if all_users else (key, inert(job.name))
+    return (*head, state, job.elapsed, job.time_limit, nodes, where, inert(job.partition), inert(job.qos or ""))
 
 
 def departed(previous: Mapping[str, QueueJob], current: Iterable[QueueJob], user: str | None) -> list[QueueJob]:

@@ -6,7 +6,8 @@ an entry here, without touching the other views' widgets. The jobs view hosts th
 panes as tabs.
 
 Views subclass :class:`~ntui.ui.screens.base.NtuiScreen` (one worker-error handler for all) and reach
-shared services through the app: ``app.runner`` (every Slurm call), ``app.clock``, ``app.open_history()``.
+shared services through its typed ``ntui_app`` (:class:`~ntui.ui.services.NtuiServices`): ``runner`` (every
+Slurm call), ``clock``, ``open_history()``, ``settings`` (read once by :func:`make_app`, before the app starts).
 A submission posts :class:`~ntui.ui.messages.JobSubmitted`, which the app stores in the reactive
 ``last_submission``: a jobs view does ``self.watch(self.app, "last_submission", select_job)``.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-import importlib
 import signal
 import socket
 from collections.abc import Callable, Sequence
@@ -34,13 +34,14 @@ from textual.worker import Worker, WorkerState
 
 from ntui import __version__
 from ntui.ui.messages import JobSubmitted
-from ntui.ui.screens.base import describe_error
 from ntui.ui.screens.compose import ComposeScreen
 
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from ntui.core.config import Settings
     from ntui.core.history import History
+    from ntui.core.problems import Problem
     from ntui.core.runner import CommandRunner
     from ntui.core.submission import SubmittedJob
     from ntui.ui.screens.help import HelpSections
@@ -49,37 +50,36 @@ if TYPE_CHECKING:
 # dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used.
 
 
-@dataclass(frozen=True)
-class LazyScreen:
-    """A screen class imported on first use: the jobs view's modules cost ~75 ms to import, which
-    would otherwise delay the first frame of the compose view."""
+def _compose_screen() -> type[Screen[Any]]:
+    return ComposeScreen
 
-    module: str
-    name: str
 
-    def load(self) -> type[Screen[Any]]:
-        cls: type[Screen[Any]] = getattr(importlib.import_module(self.module), self.name)
-        return cls
+def _jobs_screen() -> type[Screen[Any]]:
+    """Imported on first use: the jobs view's modules would otherwise delay the compose view's first frame."""
+    from ntui.ui.screens.jobs import JobsScreen
 
-    def __call__(self) -> Screen[Any]:
-        return self.load()()
+    return JobsScreen
 
 
 @dataclass(frozen=True)
 class View:
-    """A top-level view: a Textual mode switched to with ``key``."""
+    """A top-level view: a Textual mode switched to with ``key``; ``screen`` gives its screen class."""
 
     mode: str
     key: str
     title: str
-    screen: Callable[[], Screen[Any]]
+    screen: Callable[[], type[Screen[Any]]]
+
+    def make(self) -> Screen[Any]:
+        return self.screen()()
 
 
 #: The registration point for views (see the module docstring).
 VIEWS: tuple[View, ...] = (
-    View("compose", "1", "Compose", ComposeScreen),
-    View("jobs", "2", "Jobs", LazyScreen("ntui.ui.screens.jobs", "JobsScreen")),
+    View("compose", "1", "Compose", _compose_screen),
+    View("jobs", "2", "Jobs", _jobs_screen),
 )
+
 
 def _commands_provider() -> type[Provider]:
     from ntui.ui.commands import NtuiCommands
@@ -108,7 +108,7 @@ class NtuiApp(App[int]):
     TITLE = "ntui"
     CSS_PATH = "ntui.tcss"
     COMMANDS = App.COMMANDS | {_commands_provider}
-    MODES = {v.mode: v.screen for v in VIEWS}
+    MODES = {v.mode: v.make for v in VIEWS}
     DEFAULT_MODE = VIEWS[0].mode
     BINDINGS = [
         Binding("q", "quit", "Quit", id="ntui.quit"),
@@ -129,8 +129,18 @@ class NtuiApp(App[int]):
         identity: str = "",
         cursor_blink: bool = True,
         reconcile_on_start: bool = False,
+        settings: Settings | None = None,
+        settings_problems: Sequence[Problem] = (),
     ) -> None:
         super().__init__()
+        if settings is None:
+            from ntui.core.config import Settings
+
+            settings = Settings()
+        self.settings = settings
+        """The user's settings (``$XDG_CONFIG_HOME/ntui/config.yaml``), read once before the app starts."""
+        self.settings_problems = tuple(settings_problems)
+        """What was wrong in the settings file (bad values fell back to defaults); shown once at start."""
         self.reconcile_on_start = reconcile_on_start
         self.runner = runner
         self.clock = clock
@@ -146,6 +156,14 @@ class NtuiApp(App[int]):
                 loop.add_signal_handler(sig, partial(self.exit, return_code=128 + sig))
         if self.reconcile_on_start:
             self.call_after_refresh(self._reconcile)
+        if self.settings_problems:
+            self.call_after_refresh(self._report_settings_problems)
+
+    def _report_settings_problems(self) -> None:
+        lines = [str(p) for p in self.settings_problems]
+        more = f"\n… and {len(lines) - 5} more" if len(lines) > 5 else ""
+        self.notify("\n".join(lines[:5]) + more + "\n(defaults used for these)", title="Settings ignored",
+                    severity="warning", timeout=15)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reconcile", description="reconcile history")
     def _reconcile(self) -> None:
@@ -196,8 +214,7 @@ class NtuiApp(App[int]):
         sections: list[tuple[str, Sequence[Binding]]] = [("Everywhere", [*_only_bindings(self.BINDINGS),
                                                                          PALETTE_BINDING])]
         for view in VIEWS:
-            screen = view.screen.load() if isinstance(view.screen, LazyScreen) else view.screen
-            bindings = _only_bindings(vars(screen).get("BINDINGS", []) if isinstance(screen, type) else [])
+            bindings = _only_bindings(vars(view.screen()).get("BINDINGS", []))
             if bindings:
                 sections.append((f"{view.title} view", bindings))
         sections += [
@@ -221,6 +238,8 @@ class NtuiApp(App[int]):
 
     def report_worker_error(self, worker: Worker[Any]) -> str:
         """The one place a failed worker is reported: a notification with the core's wording."""
+        from ntui.ui.errors import describe_error
+
         message = describe_error(worker.error)
         self.log.error(f"worker {worker.name!r} ({worker.group}) failed: {worker.error!r}")
         self.notify(message, title=worker.description or worker.name or "failed", severity="error", timeout=12)
@@ -248,8 +267,15 @@ def make_app(
     preset: str | None = None,
     identity: str | None = None,
     cursor_blink: bool = True,
+    settings: Settings | None = None,
 ) -> NtuiApp:
-    """The app, with everything injectable (tests and screenshots pass a FakeRunner, a frozen clock, ...)."""
+    """The app, with everything injectable (tests and screenshots pass a FakeRunner, a frozen clock, ...).
+    Without ``settings`` the user's settings file is read here, before the app starts (off the event loop)."""
+    problems: Sequence[Problem] = ()
+    if settings is None:
+        from ntui.core.config import load_settings
+
+        settings, problems = load_settings()
     if runner is None:
         from ntui.core.runner import SubprocessRunner
 
@@ -261,7 +287,15 @@ def make_app(
         preset=preset,
         identity=default_identity() if identity is None else identity,
         cursor_blink=cursor_blink,
+        settings=settings,
+        settings_problems=problems,
     )
+
+
+if TYPE_CHECKING:  # the app provides every service views and panes use (ntui.ui.services)
+    from ntui.ui.services import NtuiServices
+
+    _SERVICES: type[NtuiServices] = NtuiApp
 
 
 def run_app() -> int:

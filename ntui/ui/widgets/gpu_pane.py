@@ -46,7 +46,8 @@ from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, sparkline
 from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.hosts import compress_nodelist, format_index_ranges
 from ntui.core.runner import CommandRunner, SlurmError
-from ntui.ui.screens.base import describe_error
+from ntui.ui.errors import describe_error
+from ntui.ui.services import NtuiServices
 
 __all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board"]
 
@@ -558,8 +559,9 @@ class GpuPane(Widget):
         event.stop()
         if event.state is not WorkerState.ERROR or event.worker.group != "gpu-plan":
             return
-        report = getattr(self.app, "report_worker_error", None)
-        message = report(event.worker) if callable(report) else describe_error(event.worker.error)
+        app = self.app
+        message = (app.report_worker_error(event.worker) if isinstance(app, NtuiServices)
+                   else describe_error(event.worker.error))
         if self._state == "planning":
             self._fail(str(message))
 
