@@ -68,7 +68,8 @@ async def test_hanging_squeue_in_the_jobs_view(hanging_squeue: tuple[Path, Path]
         screen = app.screen
         assert isinstance(screen, JobsScreen)
         banner = screen.query_one("#jobs-banner")
-        await wait_for(pilot, "the first squeue to hang", lambda: bool(_pids(pids)) and screen.model.polling, timeout=10)
+        await wait_for(pilot, "the first squeue to hang", lambda: bool(_pids(pids)) and screen.model.polling,
+                       timeout=10)
         t_hang = time.monotonic()
         stub, child = _pids(pids)[:2]
 
