@@ -19,6 +19,7 @@ import contextlib
 import getpass
 import signal
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
     from ntui.core.runner import CommandRunner
     from ntui.core.submission import SubmittedJob
     from ntui.ui.screens.help import HelpSections
+
+#: Seconds after start before the settings file is read (in a worker): the first frame needs none of it.
+SETTINGS_DELAY_S = 0.3
 
 # Start-up budget (bench/startup.py): modules that the first frame does not need (Slurm layer, history,
 # dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used.
@@ -133,14 +137,10 @@ class NtuiApp(App[int]):
         settings_problems: Sequence[Problem] = (),
     ) -> None:
         super().__init__()
-        if settings is None:
-            from ntui.core.config import Settings
-
-            settings = Settings()
-        self.settings = settings
-        """The user's settings (``$XDG_CONFIG_HOME/ntui/config.yaml``), read once before the app starts."""
-        self.settings_problems = tuple(settings_problems)
-        """What was wrong in the settings file (bad values fell back to defaults); shown once at start."""
+        self._settings: Settings | None = settings
+        self._settings_lock = threading.Lock()
+        self.settings_problems: tuple[Problem, ...] = tuple(settings_problems)
+        """What was wrong in the settings file (bad values fell back to defaults); shown once."""
         self.reconcile_on_start = reconcile_on_start
         self.runner = runner
         self.clock = clock
@@ -156,8 +156,35 @@ class NtuiApp(App[int]):
                 loop.add_signal_handler(sig, partial(self.exit, return_code=128 + sig))
         if self.reconcile_on_start:
             self.call_after_refresh(self._reconcile)
-        if self.settings_problems:
+        if self._settings is None:  # read off the event loop, once the first frame is out
+            self.set_timer(SETTINGS_DELAY_S, self._read_settings, name="read settings")
+        elif self.settings_problems:
             self.call_after_refresh(self._report_settings_problems)
+
+    @property
+    def settings(self) -> Settings:
+        """The user's settings (``$XDG_CONFIG_HOME/ntui/config.yaml``, read once). Read in a worker shortly after
+        start; a view that needs them before (UI thread) reads them then."""
+        if self._ensure_settings():
+            self.call_later(self._report_settings_problems)
+        assert self._settings is not None
+        return self._settings
+
+    def _ensure_settings(self) -> tuple[Problem, ...]:
+        """Read the settings unless done; returns the problems when this call read them (to report once)."""
+        with self._settings_lock:
+            if self._settings is not None:
+                return ()
+            from ntui.core.config import load_settings
+
+            self._settings, problems = load_settings()
+            self.settings_problems = tuple(problems)
+            return self.settings_problems
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="settings", description="read settings")
+    def _read_settings(self) -> None:
+        if self._ensure_settings():
+            self.call_from_thread(self._report_settings_problems)
 
     def _report_settings_problems(self) -> None:
         lines = [str(p) for p in self.settings_problems]
@@ -270,12 +297,7 @@ def make_app(
     settings: Settings | None = None,
 ) -> NtuiApp:
     """The app, with everything injectable (tests and screenshots pass a FakeRunner, a frozen clock, ...).
-    Without ``settings`` the user's settings file is read here, before the app starts (off the event loop)."""
-    problems: Sequence[Problem] = ()
-    if settings is None:
-        from ntui.core.config import load_settings
-
-        settings, problems = load_settings()
+    Without ``settings`` the app reads the user's settings file itself (:attr:`NtuiApp.settings`)."""
     if runner is None:
         from ntui.core.runner import SubprocessRunner
 
@@ -288,7 +310,6 @@ def make_app(
         identity=default_identity() if identity is None else identity,
         cursor_blink=cursor_blink,
         settings=settings,
-        settings_problems=problems,
     )
 
 

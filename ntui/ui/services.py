@@ -33,8 +33,10 @@ class NtuiServices(Protocol):
     identity: str
     initial_preset: str | None
     cursor_blink_enabled: bool
-    settings: Settings
     settings_problems: tuple[Problem, ...]
+
+    @property
+    def settings(self) -> Settings: ...
 
     @property
     def last_submission(self) -> SubmittedJob | None: ...

@@ -605,3 +605,30 @@ async def test_logs_of_an_ntui_job_show_while_scontrol_hangs(tmp_path: Path) -> 
             assert pane.job_id == JOB_ID
     finally:
         gate.set()
+
+
+async def test_settings_are_read_once_off_the_loop_and_their_problems_shown(app_factory: Any) -> None:
+    """The app reads the settings file itself (in a worker, after the first frame; the jobs view gets them from
+    the app) and says what it ignored, naming the file and the field; it used to drop the problems."""
+    from ntui.core.config import config_path
+    from tests.ui.conftest import settle
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("queue:\n  active-interval: 7\n  idle-interval: -1\nbogus: 1\n")
+    app = app_factory()
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app._notifications:
+                break
+        (note,) = list(app._notifications)
+        assert note.title == "Settings ignored" and note.severity == "warning"
+        assert f"{path}: queue.idle-interval: expected a positive number, got -1" in note.message
+        assert f"{path}: bogus: unknown section" in note.message
+        await pilot.press("2")
+        await settle_jobs(pilot)
+        screen = screen_of(app)
+        assert screen.model.settings.active_interval == 7 and screen.model.settings.idle_interval == 60
+        assert [n.title for n in app._notifications].count("Settings ignored") == 1  # reported once
