@@ -148,6 +148,9 @@ class NtuiApp(App[int]):
         self.initial_preset = preset
         self.identity = identity
         self.cursor_blink_enabled = cursor_blink
+        self.first_frame_shown = False
+        """The first frame is on the terminal (Textual's ``Ready``); :meth:`after_first_frame` waits for it."""
+        self._after_first_frame: list[Callable[[], object]] = []
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -160,6 +163,20 @@ class NtuiApp(App[int]):
             self.set_timer(SETTINGS_DELAY_S, self._read_settings, name="read settings")
         elif self.settings_problems:
             self.call_after_refresh(self._report_settings_problems)
+
+    def after_first_frame(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once the first frame is on the terminal (at once, later on). Start-up work that the
+        first frame does not show waits for it: it would delay the frame otherwise."""
+        if self.first_frame_shown:
+            self.call_later(callback)
+        else:
+            self._after_first_frame.append(callback)
+
+    def on_ready(self) -> None:
+        self.first_frame_shown = True
+        waiting, self._after_first_frame = self._after_first_frame, []
+        for callback in waiting:
+            self.call_later(callback)
 
     @property
     def settings(self) -> Settings:

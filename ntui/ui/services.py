@@ -21,12 +21,18 @@ if TYPE_CHECKING:
     from ntui.core.runner import CommandRunner
     from ntui.core.submission import SubmittedJob
 
-__all__ = ["NtuiServices"]
+__all__ = ["NtuiServices", "ReportsWorkerErrors"]
 
 
 @runtime_checkable
-class NtuiServices(Protocol):
-    """The app's services (see ``NtuiApp`` for each)."""
+class ReportsWorkerErrors(Protocol):
+    """An app with the one worker-error report (widgets also run in plain test apps: they check for this)."""
+
+    def report_worker_error(self, worker: Worker[Any]) -> str: ...
+
+
+class NtuiServices(ReportsWorkerErrors, Protocol):
+    """The app's services (see ``NtuiApp`` for each). Not runtime-checked: ``settings`` is read on first use."""
 
     runner: CommandRunner
     clock: Callable[[], datetime]
@@ -34,6 +40,7 @@ class NtuiServices(Protocol):
     initial_preset: str | None
     cursor_blink_enabled: bool
     settings_problems: tuple[Problem, ...]
+    first_frame_shown: bool
 
     @property
     def settings(self) -> Settings: ...
@@ -43,4 +50,4 @@ class NtuiServices(Protocol):
 
     def open_history(self) -> History | None: ...
 
-    def report_worker_error(self, worker: Worker[Any]) -> str: ...
+    def after_first_frame(self, callback: Callable[[], object]) -> None: ...

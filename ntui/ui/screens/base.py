@@ -7,6 +7,7 @@ view inherits this handler (and the app has the same one), which all funnel into
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, cast
 
 from textual import on
@@ -26,6 +27,16 @@ class NtuiScreen(Screen[Any]):
     def ntui_app(self) -> NtuiServices:
         """The running app's services (runner, clock, settings, history, ...)."""
         return cast(NtuiServices, self.app)
+
+    def call_after_refresh(self, callback: Any, *args: Any, **kwargs: Any) -> bool:
+        """Textual's, except before the app's first frame: Textual 8.2.8 runs these callbacks before the first
+        paint while the app starts (its start-up batch is open), so work meant to follow the first frame
+        (mounting the preview, starting workers) would delay it. Until then they wait for the first frame."""
+        app = self.ntui_app
+        if not app.first_frame_shown:
+            app.after_first_frame(partial(super().call_after_refresh, callback, *args, **kwargs))
+            return True
+        return super().call_after_refresh(callback, *args, **kwargs)
 
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:

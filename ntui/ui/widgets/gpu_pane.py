@@ -48,7 +48,7 @@ from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_
 from ntui.core.hosts import compress_nodelist, format_index_ranges
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.ui.errors import describe_error
-from ntui.ui.services import NtuiServices
+from ntui.ui.services import ReportsWorkerErrors
 
 __all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board"]
 
@@ -578,7 +578,7 @@ class GpuPane(Widget):
         if event.state is not WorkerState.ERROR or event.worker.group != "gpu-plan":
             return
         app = self.app
-        message = (app.report_worker_error(event.worker) if isinstance(app, NtuiServices)
+        message = (app.report_worker_error(event.worker) if isinstance(app, ReportsWorkerErrors)
                    else describe_error(event.worker.error))
         if self._state == "planning":
             self._fail(str(message))
