@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual import events  # noqa: E402
 
 from ntui.core.config import QueueSettings, Settings  # noqa: E402
-from ntui.core.jobmodel import QueueFetcher, squeue_argv  # noqa: E402
+from ntui.core.queue import QueueFetcher, squeue_argv  # noqa: E402
 from ntui.core.runner import SubprocessRunner  # noqa: E402
 from ntui.core.slurm import build_squeue_argv, parse_squeue  # noqa: E402
 from ntui.ui.screens.jobs import JobsScreen  # noqa: E402

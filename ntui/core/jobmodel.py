@@ -7,7 +7,7 @@
   it); :meth:`~JobModel.poll_succeeded` / :meth:`~JobModel.poll_failed` return the delay before the next one
   (:class:`~ntui.core.queue.PollPolicy`: short while own jobs are active, long when none are or the view is in
   the background, exponential back-off on controller errors). The caller re-arms only after a refresh ends,
-  so refreshes never overlap. One squeue per refresh (:class:`QueueFetcher`, with a per-line parse cache);
+  so refreshes never overlap. One squeue per refresh (:class:`~ntui.core.queue.QueueFetcher`, with a per-line parse cache);
 * **ended jobs**: own jobs that leave the queue stay listed as :class:`~ntui.core.queue.FinishedJob` rows
   (many tasks of one array collapse into one row); their final state is resolved once per job
   (:meth:`~JobModel.take_lookups` / :meth:`~JobModel.resolve` / :meth:`~JobModel.outcomes_resolved`, capped
@@ -20,6 +20,7 @@
   (:meth:`~JobModel.history_request`, :meth:`~JobModel.lookup_entry`), independent of the controller, so the
   logs of ntui's own jobs show at once even while ``scontrol`` hangs (:meth:`~JobModel.log_target`).
 
+One responsibility (hence one module of ~600 lines): the state of the jobs view and the decisions about it.
 Methods marked *thread-side* run in worker threads: they read their arguments and the squeue cache only,
 and return values the UI thread hands back to the model. Everything else runs on the UI thread.
 """
@@ -38,7 +39,17 @@ from ntui.core.errors import describe_error
 from ntui.core.history import HistoryEntry
 from ntui.core.hosts import format_index_ranges
 from ntui.core.outcome import UNKNOWN, Outcome, finished_outcome
-from ntui.core.queue import ACTIVE, ENDED, FinishedJob, PollPolicy, Row, departed, queue_row
+from ntui.core.queue import (
+    ACTIVE,
+    ENDED,
+    Fetched,
+    FinishedJob,
+    PollPolicy,
+    QueueFetcher,
+    Row,
+    departed,
+    queue_row,
+)
 from ntui.core.render import LogPaths
 from ntui.core.runner import CommandRunner, ControllerUnreachable, JobNotFound, SlurmError, SlurmTimeout
 from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory
@@ -52,13 +63,10 @@ __all__ = [
     "DetailsRequest",
     "DetailsResult",
     "DetailsView",
-    "Fetched",
     "FinalStateResolver",
     "JobModel",
     "LogTarget",
     "PollRequest",
-    "QueueFetcher",
-    "squeue_argv",
 ]
 
 #: At most this many final-state look-ups per refresh; further departures show "not looked up".
@@ -82,96 +90,6 @@ class HistoryLike(Protocol):
 
 
 HistoryOpener = Callable[[], "HistoryLike | None"]
-
-
-# ---------------------------------------------------------------- squeue with a parse cache
-
-
-@dataclass(frozen=True)
-class Fetched:
-    """One squeue answer, parsed and formatted (everything here is computed off the UI thread)."""
-
-    jobs: tuple[QueueJob, ...]
-    live: dict[str, QueueJob]  # job id -> job
-    rows: dict[str, Row]  # job id -> table cells
-    counts: dict[str, int]  # "running" / "pending" / "other" -> jobs
-    unchanged: bool  # byte-identical to the previous answer (same view)
-    squeue_s: float
-    parse_s: float  # parse + format of the lines not seen last time
-
-
-def _count_label(job: QueueJob) -> str:
-    cat = job.category
-    if cat in (StateCategory.RUNNING, StateCategory.COMPLETING):
-        return "running"
-    return "pending" if cat is StateCategory.PENDING else "other"
-
-
-_Entry = tuple[QueueJob, Row, str]  # job, cells, count label
-
-
-def squeue_argv(all_users: bool) -> list[str]:
-    """:func:`~ntui.core.slurm.build_squeue_argv`: one line per array task for own jobs only (everyone's
-    pending tasks stay folded as ``123_[4-9999]``: a big site's queue would be millions of lines)."""
-    return slurm.build_squeue_argv(all_users, array_tasks=not all_users)
-
-
-class QueueFetcher:
-    """``squeue`` (one call, :func:`squeue_argv`) with a per-line cache.
-
-    Same command and error semantics as :func:`~ntui.core.slurm.query_queue`, but a line identical to one of
-    the previous answer reuses its parsed job and table cells: with 10,000 held array tasks nothing changes
-    between refreshes, and re-parsing them would cost more than the squeue call itself. Used from the poll
-    worker only (refreshes never overlap), so it needs no lock.
-    """
-
-    def __init__(self) -> None:
-        self._cache: dict[str, _Entry] = {}
-        self._view: bool | None = None
-        self._stdout: str | None = None
-        self._last: Fetched | None = None
-
-    def fetch(self, runner: CommandRunner, all_users: bool, timeout: float) -> Fetched:
-        t0 = time.perf_counter()
-        stdout, _ = slurm.run_squeue(runner, squeue_argv(all_users), timeout=timeout)
-        squeue_s = time.perf_counter() - t0
-        return self.parse(stdout, all_users, squeue_s)
-
-    def parse(self, stdout: str, all_users: bool, squeue_s: float = 0.0) -> Fetched:
-        """Parse one squeue answer, reusing the lines of the previous one."""
-        t1 = time.perf_counter()
-        if all_users != self._view:
-            self._cache, self._view, self._stdout, self._last = {}, all_users, None, None
-        last = self._last
-        if last is not None and stdout == self._stdout:
-            return Fetched(last.jobs, last.live, last.rows, last.counts, True, squeue_s, time.perf_counter() - t1)
-        lines = [ln for ln in stdout.split("\n") if ln]
-        cache = self._cache
-        missing = [ln for ln in lines if ln not in cache] if cache else lines
-        fresh: dict[str, _Entry] = {}
-        if missing:
-            parsed = slurm.parse_squeue("\n".join(missing))
-            pairs: Iterable[tuple[str, QueueJob]] = zip(missing, parsed, strict=False)
-            if len(parsed) != len(missing):  # some lines did not parse: pair them one by one
-                pairs = ((ln, job) for ln in missing for job in slurm.parse_squeue(ln))
-            for line, job in pairs:
-                fresh[line] = (job, queue_row(job, all_users), _count_label(job))
-        keep: dict[str, _Entry] = {}
-        live: dict[str, QueueJob] = {}
-        rows: dict[str, Row] = {}
-        counts: dict[str, int] = {}
-        for line in lines:
-            hit = cache.get(line) or fresh.get(line)
-            if hit is None:
-                continue
-            keep[line] = hit
-            job, cells, label = hit
-            live[job.job_id] = job
-            rows[job.job_id] = cells
-            counts[label] = counts.get(label, 0) + 1
-        got = Fetched(tuple(live.values()), live, rows, counts, False, squeue_s, time.perf_counter() - t1)
-        self._cache, self._stdout, self._last = keep, stdout, got
-        return got
 
 
 # ---------------------------------------------------------------- values exchanged with the view

@@ -13,10 +13,11 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from ntui.core.history import HistoryEntry
-    from ntui.core.jobmodel import DetailsResult, Fetched, PollRequest
+    from ntui.core.jobmodel import DetailsResult, PollRequest
     from ntui.core.outcome import Outcome
     from ntui.core.presets import LoadedPreset, PresetInfo
     from ntui.core.problems import Problem
+    from ntui.core.queue import Fetched
     from ntui.core.sitecheck import PartitionLimits
     from ntui.core.slurm import TestOnlyResult
     from ntui.core.spec import JobSpec

@@ -14,13 +14,11 @@ from ntui.core.jobmodel import (
     MAX_LOOKUPS_PER_REFRESH,
     Applied,
     DetailsResult,
-    Fetched,
     JobModel,
     PollRequest,
-    QueueFetcher,
 )
 from ntui.core.outcome import UNKNOWN, Outcome
-from ntui.core.queue import ENDED, FinishedJob, queue_row
+from ntui.core.queue import ENDED, Fetched, FinishedJob, QueueFetcher, queue_row
 from ntui.core.render import LogPaths
 from ntui.core.runner import CommandResult, CommandRunner, ControllerUnreachable
 from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR, NodeState, parse_scontrol_jobs
@@ -379,3 +377,22 @@ def test_fetch_runs_one_squeue_with_the_view_argv() -> None:
     assert isinstance(got, Fetched) and len(got.rows) == 18
     (argv,) = runner.seen
     assert "--me" in argv and "--array" in argv and "--local" in argv
+
+
+def test_actions_pick_the_command_for_the_jobs_state() -> None:
+    from ntui.core.jobactions import JobAction, plan_action
+
+    jobs = {j.job_id: j for j in QueueFetcher().parse(MIX, False).jobs}
+    runner = Runner({"scontrol": ok(""), "scancel": ok("")})
+    held = plan_action("hold", runner, "40", jobs["40"], timeout=5)  # held by the user: h releases
+    pending = plan_action("hold", runner, "38", jobs["38"], timeout=5)
+    running = plan_action("hold", runner, "34", jobs["34"], timeout=5)
+    assert isinstance(held, JobAction) and isinstance(pending, JobAction)
+    assert running == "Job 34 is RUNNING: Slurm holds only pending jobs."
+    held.call()
+    pending.call()
+    signal = plan_action("signal", runner, "34", jobs["34"], timeout=5, signal="USR1")
+    assert isinstance(signal, JobAction) and signal.done == "Sent SIGUSR1 to job 34's steps."
+    signal.call()
+    assert runner.seen == [("scontrol", "release", "40"), ("scontrol", "hold", "38"),
+                           ("scancel", "--signal=USR1", "34")]

@@ -10,6 +10,8 @@ and draws: the queue table, the back-off banner, the status line, the details pa
 * ``scontrol show job -d`` only for the selected job, cached per state; the history look-up that gives a
   job's log paths is a worker of its own, so the log pane of ntui's own jobs never waits for the controller;
 * final states once per job that leaves the queue, never per tick.
+
+One responsibility: the jobs view's widgets and workers (its decisions are the model's).
 """
 
 from __future__ import annotations
@@ -33,12 +35,12 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
-from ntui.core import slurm
 from ntui.core.config import Settings
+from ntui.core.jobactions import ActionKind, plan_action
 from ntui.core.jobmodel import DetailsRequest, HistoryLike, HistoryOpener, JobModel, LogTarget, PollRequest
 from ntui.core.queue import ENDED, PollPolicy
 from ntui.core.runner import CommandRunner, SlurmError
-from ntui.core.slurm import QueueJob, StateCategory
+from ntui.core.slurm import QueueJob
 from ntui.core.submission import SubmittedJob
 from ntui.ui.errors import describe_error
 from ntui.ui.messages import ActionDone, DetailsFetched, EntryFound, OutcomesResolved, QueueFailed, QueueFetched
@@ -194,9 +196,6 @@ class JobsScreen(NtuiScreen):
         if self._runner is None:
             self._runner = self.ntui_app.runner
         return self._runner
-
-    def now(self) -> datetime:
-        return self.model.clock()
 
     def _open_history(self) -> HistoryLike | None:
         """Called from worker threads."""
@@ -387,11 +386,6 @@ class JobsScreen(NtuiScreen):
             return True
         return any(w.group == ACTION_GROUP and not w.is_finished for w in self.workers)
 
-    @property
-    def selected_job(self) -> str | None:
-        """The highlighted row's key (a job id)."""
-        return self.table.cursor_key
-
     def _selection_changed(self) -> None:
         self._debounce_pending = False
         key = self.table.cursor_key
@@ -580,56 +574,42 @@ class JobsScreen(NtuiScreen):
         key, job = target
         where = job.nodelist or (f"({job.reason})" if job.reason else "")
         summary = f"{job.name} · {job.state} · {job.elapsed} of {job.time_limit} · {where}".strip(" ·")
-        self.app.push_screen(ConfirmCancelScreen(key, summary), partial(self._confirmed_cancel, key))
+        self.app.push_screen(ConfirmCancelScreen(key, summary), partial(self._confirmed_cancel, key, job))
 
-    def _confirmed_cancel(self, key: str, yes: bool | None) -> None:
+    def _confirmed_cancel(self, key: str, job: QueueJob, yes: bool | None) -> None:
         if yes:
-            self._run_action(f"cancel job {key}", partial(slurm.cancel, self.runner, key,
-                                                          timeout=self.model.slurm_timeout), f"Cancelled job {key}.")
+            self._act("cancel", key, job)
 
     def action_signal_job(self) -> None:
         target = self._target("signal")
-        if target is None:
-            return
-        key, _ = target
-        self.app.push_screen(SignalPickerScreen(key), partial(self._picked_signal, key))
+        if target is not None:
+            self.app.push_screen(SignalPickerScreen(target[0]), partial(self._picked_signal, *target))
 
-    def _picked_signal(self, key: str, signal: str | None) -> None:
+    def _picked_signal(self, key: str, job: QueueJob, signal: str | None) -> None:
         if signal:
-            self._run_action(f"signal {signal} to job {key}",
-                             partial(slurm.cancel, self.runner, key, signal=signal, timeout=self.model.slurm_timeout),
-                             f"Sent SIG{signal} to job {key}'s steps.")
+            self._act("signal", key, job, signal)
 
     def action_hold_release(self) -> None:
         target = self._target("hold")
-        if target is None:
-            return
-        key, job = target
-        timeout = self.model.slurm_timeout
-        held = job.category is StateCategory.PENDING and job.reason.startswith("JobHeld")
-        if held:
-            self._run_action(f"release job {key}", partial(slurm.release, self.runner, key, timeout=timeout),
-                             f"Released job {key}.")
-        elif job.category is StateCategory.PENDING:
-            self._run_action(f"hold job {key}", partial(slurm.hold, self.runner, key, timeout=timeout),
-                             f"Held job {key} (h again releases it).")
-        else:
-            self.notify(f"Job {key} is {job.state}: Slurm holds only pending jobs.", severity="warning")
+        if target is not None:
+            self._act("hold", *target)
 
     def action_requeue_job(self) -> None:
         target = self._target("requeue")
-        if target is None:
+        if target is not None:
+            self._act("requeue", *target)
+
+    def _act(self, kind: ActionKind, key: str, job: QueueJob, signal: str | None = None) -> None:
+        action = plan_action(kind, self.runner, key, job, timeout=self.model.slurm_timeout, signal=signal)
+        if isinstance(action, str):
+            self.notify(action, severity="warning")
             return
-        key, _ = target
-        self._run_action(f"requeue job {key}", partial(slurm.requeue, self.runner, key,
-                                                       timeout=self.model.slurm_timeout), f"Requeued job {key}.")
 
-    def _run_action(self, description: str, call: Callable[[], object], done: str) -> None:
         def work() -> None:
-            call()
-            self.post_message(ActionDone(done))
+            action.call()
+            self.post_message(ActionDone(action.done))
 
-        self.run_worker(work, thread=True, exit_on_error=False, group=ACTION_GROUP, description=description)
+        self.run_worker(work, thread=True, exit_on_error=False, group=ACTION_GROUP, description=action.description)
 
     @on(ActionDone)
     def _action_done(self, msg: ActionDone) -> None:
