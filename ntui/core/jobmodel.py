@@ -7,7 +7,8 @@
   it); :meth:`~JobModel.poll_succeeded` / :meth:`~JobModel.poll_failed` return the delay before the next one
   (:class:`~ntui.core.queue.PollPolicy`: short while own jobs are active, long when none are or the view is in
   the background, exponential back-off on controller errors). The caller re-arms only after a refresh ends,
-  so refreshes never overlap. One squeue per refresh (:class:`~ntui.core.queue.QueueFetcher`, with a per-line parse cache);
+  so refreshes never overlap. One squeue per refresh (:class:`~ntui.core.queue.QueueFetcher`, with a
+  per-line parse cache);
 * **ended jobs**: own jobs that leave the queue stay listed as :class:`~ntui.core.queue.FinishedJob` rows
   (many tasks of one array collapse into one row); their final state is resolved once per job
   (:meth:`~JobModel.take_lookups` / :meth:`~JobModel.resolve` / :meth:`~JobModel.outcomes_resolved`, capped

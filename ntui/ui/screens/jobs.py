@@ -37,7 +37,15 @@ from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobactions import ActionKind, plan_action
-from ntui.core.jobmodel import DetailsRequest, HistoryLike, HistoryOpener, JobModel, LogTarget, PollRequest
+from ntui.core.jobmodel import (
+    DetailsRequest,
+    FinalStateResolver,
+    HistoryLike,
+    HistoryOpener,
+    JobModel,
+    LogTarget,
+    PollRequest,
+)
 from ntui.core.queue import ENDED, PollPolicy
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.slurm import QueueJob
@@ -147,6 +155,7 @@ class JobsScreen(NtuiScreen):
         user: str | None = None,
         clock: Callable[[], datetime] | None = None,
         history_factory: HistoryOpener | None = None,
+        resolver: FinalStateResolver | None = None,
         name: str | None = None,
         id: str | None = None,  # noqa: A002
         classes: str | None = None,
@@ -156,7 +165,7 @@ class JobsScreen(NtuiScreen):
         self._runner = runner
         self._history_factory = history_factory
         self.model = JobModel(self.full_settings, user or _current_user(),
-                              clock=clock or (lambda: self.ntui_app.clock()))
+                              clock=clock or (lambda: self.ntui_app.clock()), resolver=resolver)
         self._poll_timer: Timer | None = None
         self._details_timer: Timer | None = None
         self._debounce_pending = False
