@@ -40,7 +40,7 @@ from ntui.ui.screens.compose import ComposeScreen
 if TYPE_CHECKING:
     from textual.command import Provider
 
-    from ntui.core.config import Settings
+    from ntui.core.config import Settings, SlurmSettings
     from ntui.core.history import History
     from ntui.core.problems import Problem
     from ntui.core.runner import CommandRunner
@@ -126,7 +126,7 @@ class NtuiApp(App[int]):
     def __init__(
         self,
         *,
-        runner: CommandRunner,
+        runner: CommandRunner | None = None,
         clock: Callable[[], datetime] = datetime.now,
         history_factory: Callable[[], History | None] | None = None,
         preset: str | None = None,
@@ -142,7 +142,12 @@ class NtuiApp(App[int]):
         self.settings_problems: tuple[Problem, ...] = tuple(settings_problems)
         """What was wrong in the settings file (bad values fell back to defaults); shown once."""
         self.reconcile_on_start = reconcile_on_start
-        self.runner = runner
+        self._problems_reported = False
+        if runner is None:  # the CLI's runner: timeouts and bin-dir from the same settings, read on first use
+            from ntui.core.config import SettingsRunner
+
+            runner = SettingsRunner(self._slurm_settings)
+        self.runner: CommandRunner = runner
         self.clock = clock
         self.history_factory = history_factory
         self.initial_preset = preset
@@ -187,6 +192,12 @@ class NtuiApp(App[int]):
         assert self._settings is not None
         return self._settings
 
+    def _slurm_settings(self) -> SlurmSettings:
+        """The Slurm section of the settings, from any thread (problems are reported by the settings worker)."""
+        self._ensure_settings()
+        assert self._settings is not None
+        return self._settings.slurm
+
     def _ensure_settings(self) -> tuple[Problem, ...]:
         """Read the settings unless done; returns the problems when this call read them (to report once)."""
         with self._settings_lock:
@@ -200,10 +211,13 @@ class NtuiApp(App[int]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="settings", description="read settings")
     def _read_settings(self) -> None:
-        if self._ensure_settings():
-            self.call_from_thread(self._report_settings_problems)
+        self._ensure_settings()  # a Slurm call may have read them first: report either way (once)
+        self.call_from_thread(self._report_settings_problems)
 
     def _report_settings_problems(self) -> None:
+        if self._problems_reported or not self.settings_problems:
+            return
+        self._problems_reported = True
         lines = [str(p) for p in self.settings_problems]
         more = f"\n… and {len(lines) - 5} more" if len(lines) > 5 else ""
         self.notify("\n".join(lines[:5]) + more + "\n(defaults used for these)", title="Settings ignored",
@@ -315,10 +329,6 @@ def make_app(
 ) -> NtuiApp:
     """The app, with everything injectable (tests and screenshots pass a FakeRunner, a frozen clock, ...).
     Without ``settings`` the app reads the user's settings file itself (:attr:`NtuiApp.settings`)."""
-    if runner is None:
-        from ntui.core.runner import SubprocessRunner
-
-        runner = SubprocessRunner()
     return NtuiApp(
         runner=runner,
         clock=clock or datetime.now,
