@@ -19,6 +19,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DEV_CLUSTER = REPO / "scripts" / "dev-cluster"
+#: slurm.conf's line when the dev cluster runs with slurmdbd (``scripts/dev-cluster up``, not ``--no-accounting``).
+ACCOUNTING_LINE = "AccountingStorageType=accounting_storage/slurmdbd"
+
+
+def conf_has_accounting(conf: str | os.PathLike[str] | None = None) -> bool:
+    """Whether the dev cluster's slurm.conf (default: ``$SLURM_CONF``) enables accounting; False if unreadable."""
+    path = conf or os.environ.get("SLURM_CONF")
+    if not path:
+        return False
+    try:
+        return ACCOUNTING_LINE in Path(path).read_text().splitlines()
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -27,6 +40,11 @@ class DevCluster:
     state_dir: Path
     env: dict[str, str]
     script: Path = DEV_CLUSTER
+
+    @property
+    def accounting(self) -> bool:
+        """True when this cluster runs with slurmdbd (sacct, sacctmgr, enforced associations)."""
+        return conf_has_accounting(self.slurm_conf)
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run a command with this cluster's environment; never raises on a non-zero exit."""
