@@ -53,9 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test-only", action="store_true", help="also ask Slurm: sbatch --test-only")
     p.set_defaults(func=cmd_check)
 
-    from ntui import cli_gpus, cli_slurm
+    from ntui import cli_gpus, cli_history, cli_slurm
 
     cli_slurm.add_commands(sub, _add_preset_args)
+    cli_history.add_commands(sub)  # after cli_slurm: replaces its `history`, wraps its `jobs`
     cli_gpus.add_command(sub)
     return parser
 

@@ -14,7 +14,7 @@ from ntui.core.runner import ControllerUnreachable, JobNotFound, SubprocessRunne
 
 from .conftest import DevCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.accounting_agnostic]
 
 
 @pytest.fixture()

@@ -84,6 +84,7 @@ async def _fill(pilot: Any, screen: ComposeScreen, fields: dict[str, str], logs:
 
 
 @pytest.mark.cluster
+@pytest.mark.accounting_agnostic
 async def test_rejections_from_the_compose_form(dev_cluster: DevCluster, tmp_path: Path) -> None:  # noqa: F811
     history = tmp_path / "history.sqlite3"
     logs = tmp_path / "logs"
@@ -144,6 +145,7 @@ async def test_rejections_from_the_compose_form(dev_cluster: DevCluster, tmp_pat
 
 
 @pytest.mark.cluster
+@pytest.mark.accounting_agnostic
 @pytest.mark.parametrize("case", [c for c in CASES if CASES[c][1] != "accepted"])
 def test_rejections_from_the_cli(dev_cluster: DevCluster, tmp_path: Path, case: str) -> None:  # noqa: F811
     fields, outcome, reason = CASES[case]
