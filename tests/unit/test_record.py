@@ -292,3 +292,30 @@ def test_recent_jobs_lists_ntui_records_and_the_users_other_jobs(history: Histor
     assert without.accounting is False and all(j.from_ntui for j in without.jobs)
     with pytest.raises(ValueError):
         recent_jobs(history, None, sort="nope")
+
+
+# ---------------------------------------------------------------- app start
+
+
+async def test_app_start_records_jobs_that_ended_while_it_was_closed(tmp_path: Path, logs: Path) -> None:
+    from ntui.ui.app import make_app
+
+    path = tmp_path / "state" / "history.sqlite3"
+    h = History(path)
+    for j in STEMS:
+        _submit(h, j, logs)
+    h.close()
+    runner = FakeRunner({"squeue": result(stdout=""), "sacct": sacct_capture()}, default=result(stdout=""))
+    app = make_app(runner=runner, history_factory=lambda: History(path), identity="", cursor_blink=False)
+    app.reconcile_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    h = History(path)
+    try:
+        assert {e.job_id: e.final_state for e in h.entries()} == {
+            "22": "COMPLETED", "23": "FAILED", "24": "CANCELLED", "25": "TIMEOUT"}
+    finally:
+        h.close()
+    assert sum(1 for a in runner.argvs() if a[0] == "sacct") == 1
