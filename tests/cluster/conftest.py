@@ -67,7 +67,9 @@ def dev_cluster() -> DevCluster:
         _skip('SLURM_CONF is not set; run: scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"')
     if shutil.which("scontrol") is None:
         _skip("scontrol is not installed; run scripts/dev-cluster up (it installs slurm-wlm)")
-    state_dir = Path(os.environ.get("NTUI_DEV_CLUSTER_DIR") or Path(conf).parent)
+    conf_dir = Path(conf).parent  # scripts/dev-cluster keeps its config in <state dir>/etc
+    state_dir = Path(os.environ.get("NTUI_DEV_CLUSTER_DIR") or (conf_dir.parent if conf_dir.name == "etc"
+                                                               else conf_dir))
     env = dict(os.environ, SLURM_CONF=conf, NTUI_DEV_CLUSTER_DIR=str(state_dir))
     try:
         ping = subprocess.run(
