@@ -228,6 +228,7 @@ class NtuiApp(App[int]):
         """Once at start: own jobs that ntui submitted but the history lacks (ntui killed between sbatch
         and the history write) are recorded as recovered. One squeue call; failures only logged."""
         from ntui.core.reconcile import reconcile
+        from ntui.core.record import resolve_records
 
         history = self.open_history()
         if history is None:
@@ -236,7 +237,12 @@ class NtuiApp(App[int]):
             report = reconcile(history, self.runner)
         except Exception as exc:  # the controller may be down: the jobs view reports that itself
             self.log.warning(f"reconcile skipped: {exc}")
+            history.close()
             return
+        try:
+            resolve_records(history, self.runner)  # the end of jobs that ended while ntui was closed
+        except Exception as exc:
+            self.log.warning(f"job records not resolved: {exc}")
         finally:
             history.close()
         if report.recovered:
