@@ -16,9 +16,9 @@ job has a job id but no final state yet, whether or not an ntui was running when
    With accounting, a job younger than ``grace_s`` is left for sacct (slurmdbd may lag behind slurmctld).
    When ``squeue`` fails (controller down) nothing is inferred: a job may still be running.
 
-Each resolved job also gets the triage verdict (:func:`ntui.core.joblogs.triage_job`, one line) when its logs
-are known. :func:`recent_jobs` lists the records of the last days, plus, where accounting exists, the user's
-other jobs from one ``sacct -S`` call (logs unknown).
+Each resolved job also gets its verdict (:func:`ntui.core.joblogs.job_verdict`, one line: Slurm's job-level
+verdict first, else the rank that failed first) when its logs are known. :func:`recent_jobs` lists the records
+of the last days, plus, where accounting exists, the user's other jobs from one ``sacct -S`` call (logs unknown).
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ from pathlib import Path
 
 from ntui.core import slurm
 from ntui.core.history import FinalRecord, History, HistoryEntry
-from ntui.core.joblogs import triage_job
+from ntui.core.joblogs import job_verdict
 from ntui.core.reconcile import OwnJob, own_jobs
 from ntui.core.render import LogPaths
 from ntui.core.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
+from ntui.core.verdict import SlurmFinal
 
 __all__ = [
     "DEFAULT_RECENT_DAYS",
@@ -146,16 +147,17 @@ def _paths(entry: HistoryEntry) -> LogPaths | None:
     return LogPaths(entry.log_dir, entry.log_stem) if entry.log_dir and entry.log_stem else None
 
 
-def verdict_for(entry: HistoryEntry, job_id: str) -> str:
-    """One line from triage over the job's logs; "" when there are no logs or nothing was found."""
+def verdict_for(entry: HistoryEntry, job_id: str, slurm_final: SlurmFinal | None = None) -> str:
+    """One line: Slurm's job-level verdict first (cancelled, time limit, node failure, ...), else the rank that
+    failed first over the job's logs (:func:`ntui.core.joblogs.job_verdict`); "" when there is nothing to say."""
     paths = _paths(entry)
     if paths is None or not os.path.isdir(paths.log_dir):
         return ""
     try:
-        summary = triage_job(paths, job_id, entry.world_size or None)
+        found = job_verdict(paths, job_id, entry.world_size or None, entry.launcher or None, slurm=slurm_final)
     except OSError:
         return ""
-    return summary.summary() if summary.first is not None else ""
+    return found.line if found.kind != "none" else ""
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ def resolve_records(
     timeout: float = slurm.DEFAULT_TIMEOUT,
     grace_s: float = GRACE_S,
     now: float | None = None,
-    verdict: Callable[[HistoryEntry, str], str] = verdict_for,
+    verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
 ) -> ResolveReport:
     """Fill the record of every ended, unresolved job in ``history`` (see the module doc)."""
     entries = [e for e in history.unresolved() if e.job_id]
@@ -191,6 +193,7 @@ def resolve_records(
     now = time.time() if now is None else now
     warnings: list[str] = []
     decided: dict[str, FinalRecord] = {}
+    said: dict[str, SlurmFinal] = {}  # Slurm's own final word, for the verdict
     waiting: set[str] = set()
     sacct_calls = squeue_calls = scontrol_calls = 0
     accounting: bool | None = None
@@ -207,6 +210,7 @@ def resolve_records(
     for job_id, rec in known.items():
         if _finished(rec.state):
             decided[job_id] = _from_sacct(rec)
+            said[job_id] = SlurmFinal(rec.raw_state, rec.reason or None, rec.node_list or None)
         else:
             waiting.add(job_id)
     rest = [j for j in ids if j not in decided and j not in waiting]
@@ -231,7 +235,9 @@ def resolve_records(
                     continue
                 try:
                     scontrol_calls += 1
-                    decided[job_id] = _from_scontrol(slurm.show_job(runner, job_id, env=env, timeout=timeout))
+                    details = slurm.show_job(runner, job_id, env=env, timeout=timeout)
+                    decided[job_id] = _from_scontrol(details)
+                    said[job_id] = SlurmFinal(details.state, details.reason or None, details.nodelist or None)
                     continue
                 except JobNotFound:
                     pass  # forgotten between the two calls: infer below
@@ -248,7 +254,7 @@ def resolve_records(
     resolved: list[tuple[str, FinalRecord]] = []
     for job_id, found in decided.items():
         try:
-            text = verdict(by_id[job_id], job_id)
+            text = verdict(by_id[job_id], job_id, said.get(job_id))
         except Exception as exc:  # a triage bug must not lose the state
             text = ""
             warnings.append(f"triage of job {job_id}: {exc}")

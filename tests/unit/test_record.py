@@ -69,7 +69,7 @@ def history(tmp_path: Path) -> History:
     return History(tmp_path / "state" / "history.sqlite3")
 
 
-def no_verdict(entry: object, job_id: str) -> str:
+def no_verdict(entry: object, job_id: str, slurm_final: object = None) -> str:
     return ""
 
 
