@@ -521,6 +521,15 @@ RULES: tuple[Rule, ...] = (
     # Logs
     Rule("L1", _E, ("logs.dir",), "The batch log is `--output=<absolute dir>/<name>-%j.out`, appended (L5).",
          "sbatch.1"),
+    Rule("L5", _E, ("sbatch.open-mode",), "Batch and rank logs are opened in append mode, so a requeued job "
+         "keeps its earlier output.", "sbatch.1 (--open-mode)"),
+    Rule("N4", _E, ("nccl.debug",), "NCCL_DEBUG is off unless nccl.debug is set.",
+         "docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"),
+    Rule("N7", _E, ("env",), "PYTHONUNBUFFERED=1 and SLURM_UNBUFFEREDIO=1, so logs stream.",
+         "pytorch/torchx slurm_scheduler.py; NVIDIA-NeMo/Run"),
+    Rule("E1", _E, ("sbatch",), "Submitting removes SBATCH_* from sbatch's environment (they would override "
+         "the directives you approved), with a warning; inside an allocation also SLURM_*/SRUN_* (E2).",
+         "sbatch.1 (INPUT ENVIRONMENT VARIABLES); mehta-lab/waveorder#201"),
     Rule("L2", _E, ("logs.dir",), "Every rank writes `<name>-<jobid>-rank-<global rank>.out`; a one-process "
          "job logs as rank 0.", "srun.1 (%t)"),
     # Container, network, program
