@@ -121,7 +121,7 @@ def render(spec: JobSpec) -> str:
     out.append("fi")
     out.append("export MASTER_ADDR")
     if spec.master_port is None:
-        out.append(f"export MASTER_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))  # below 32768 (R4)")
+        out.append(f"export MASTER_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))")
     else:
         out.append(f"export MASTER_PORT={spec.master_port}")
     out.append("# srun of Slurm 22.05-23.02 does not inherit --cpus-per-task (C1).")

@@ -407,8 +407,7 @@ def _k2(d: Draft) -> Iterable[Finding]:
 
 def _f1(d: Draft) -> Iterable[Finding]:
     if d.script and not d.script_exists:
-        yield "script", f"{d.script} does not exist on this host; fix the path (relative paths are taken from " \
-            "the preset file that sets script)"
+        yield "script", f"{d.script} does not exist on this host; fix the path"
 
 
 def _q7(d: Draft) -> Iterable[Finding]:

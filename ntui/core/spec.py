@@ -259,6 +259,11 @@ def writer_dir(loaded: LoadedPreset, path: KeyPath) -> Path | None:
 SET_PREFIX = "--set"
 
 
+def script_exists(path: str) -> bool:
+    """Whether the script is on this (the submitting) host (F1)."""
+    return os.path.exists(path)
+
+
 def default_log_dir() -> str:
     scratch = os.environ.get("SCRATCH")
     root = scratch if scratch else os.path.expanduser("~")
@@ -520,7 +525,7 @@ def _script_section(c: _Checker) -> tuple[str, bool]:
     if text is None:
         return "", True
     script = resolve_path(text, writer_dir(c.loaded, ("script",)))  # F2
-    return script, os.path.exists(script)
+    return script, script_exists(script)
 
 
 def _logs_section(c: _Checker) -> str:
