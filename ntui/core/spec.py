@@ -286,7 +286,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     runtime = _container_section(c)
     env = _env_section(c)
     setup = _str_list(c, ("setup",), loaded.data.get("setup"))
-    script, script_exists = _script_section(c)
+    script, script_present = _script_section(c)
     args = _str_list(c, ("args",), loaded.data.get("args"))
     log_dir = _logs_section(c)
     nccl = c.mapping(("nccl",))
@@ -299,7 +299,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         tasks_per_node=sb.tasks_per_node, nproc=launcher.nproc, launcher_keys=launcher.keys,
         multi_gpu=launcher.multi_gpu, cpu=launcher.cpu, master_port=launcher.master_port,
         python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime,
-        env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_exists,
+        env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_present,
     )
     c.findings(draft, rules)
     if any(p.is_error for p in c.problems):

@@ -186,6 +186,19 @@ def test_submit_refuses_a_missing_script(tmp_path: Path) -> None:
     assert "does not exist on this host" in res.stderr and "(F1)" in res.stderr and "not submitted" in res.stderr
 
 
+@pytest.mark.parametrize(("setting", "rule"), [("sbatch.account=yes", "V3"), ("sbatch.requeue=now", "V3"),
+                                             ("sbatch.exclusive=user", ""), ("sbatch.requeue=true", "")])
+def test_flags_and_values(setting: str, rule: str) -> None:
+    spec, problems = validate(load_preset("local-srun", [setting]))
+    if rule:
+        assert spec is None and any(p.rule == rule and p.field == setting.split("=")[0] for p in problems)
+    else:
+        assert spec is not None, [str(p) for p in problems]
+        key, _, value = setting.partition("=")
+        line = f"#SBATCH --{key.split('.')[1]}" + ("" if value == "true" else f"={value}")
+        assert line + "\n" in render(spec)
+
+
 @pytest.mark.parametrize("value", ["yes", "true"])
 def test_job_name_yes_is_not_dropped(value: str) -> None:
     _, problems = validate(load_preset("local-srun", [f"sbatch.job-name={value}"]))
@@ -241,6 +254,11 @@ def test_accelerate_one_by_one_and_cpu_two_nodes() -> None:
     assert spec is not None and spec.accelerate_device == "single" and spec.world_size == 1
     _, problems = validate(load_preset("local-accelerate", ["launcher.cpu=true", "launcher.nproc-per-node=1"]))
     assert any(p.rule == "A2" for p in problems)
+
+
+def test_accelerate_cpu_false_keeps_the_multi_process_launcher() -> None:
+    spec, problems = validate(load_preset("local-accelerate", ["launcher.cpu=false"]))
+    assert spec is not None and spec.accelerate_device == "multi_gpu", [str(p) for p in problems]
 
 
 def test_python_words_are_split() -> None:
