@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,11 +33,32 @@ def _submit(cluster: DevCluster, *args: str, env: dict[str, str] | None = None) 
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
 
 
-def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[str, str]:
+def _job_id(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()  # `submit --wait` prints the id first, then waits
+    assert line.isdigit(), line
+    return line
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> str:
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, out + err
     assert "COMPLETED" in err, err
-    return out.strip().splitlines()[0], err
+    return err
+
+
+def _ran_together(cluster: DevCluster, job_ids: list[str], timeout: float = 240) -> bool:
+    """Whether squeue ever showed both jobs RUNNING at once (one look a second)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        res = cluster.run("squeue", "-h", "-o", "%i %T", "-j", ",".join(job_ids))
+        states = dict(line.split() for line in res.stdout.splitlines() if len(line.split()) == 2)
+        if [states.get(j) for j in job_ids] == ["RUNNING", "RUNNING"]:
+            return True
+        if res.returncode == 0 and not states:
+            return False  # both gone
+        time.sleep(1)
+    return False
 
 
 @pytest.mark.parametrize("preset", ["local-srun", "local-torchrun", "local-accelerate"])
@@ -44,17 +66,21 @@ def test_two_single_node_jobs_share_a_node(dev_cluster: DevCluster, tmp_path: Pa
     layout = ["--set", "sbatch.ntasks-per-node=1"] if preset == "local-srun" else []
     procs = [
         _submit(dev_cluster, preset, *SHARED, *layout, "--set", f"logs.dir={tmp_path / str(i)}",
-                "--set", "env.NTUI_CHECK_SLEEP=5")
+                "--set", "env.NTUI_CHECK_SLEEP=8")
         for i in range(2)
     ]
-    jobs = [_finish(p) for p in procs]
+    jobs = [_job_id(p) for p in procs]
+    together = _ran_together(dev_cluster, jobs)
+    for p in procs:
+        _finish(p)
+    # Each job holds its rendezvous port while it sleeps, so running together is the collision case.
+    assert together, f"jobs {jobs} never ran at the same time on nid001 (is it busy?)"
     world = 1 if preset == "local-srun" else 2
-    for i, (job_id, _) in enumerate(jobs):
+    for i, job_id in enumerate(jobs):
         records = rank_records(tmp_path / str(i), preset, job_id)
         assert sorted(r["rank"] for r in records) == list(range(world)), records
         assert all(r["ok"] and r["world_size"] == world and r["node"] == "nid001" for r in records)
-    # The second job did not fail on a busy port: print how much they overlapped for the record.
-    print(f"\n[shared-node] {preset}: jobs {jobs[0][0]} and {jobs[1][0]} both COMPLETED on nid001")
+    print(f"\n[shared-node] {preset}: jobs {jobs[0]} and {jobs[1]} ran together on nid001, both COMPLETED")
 
 
 def test_accelerate_ignores_a_hostile_default_config(dev_cluster: DevCluster, tmp_path: Path) -> None:
@@ -67,7 +93,8 @@ def test_accelerate_ignores_a_hostile_default_config(dev_cluster: DevCluster, tm
     log_dir = tmp_path / "logs"
     proc = _submit(dev_cluster, "local-accelerate", "--set", f"logs.dir={log_dir}",
                    env={"HF_HOME": str(hf_home)})
-    job_id, _ = _finish(proc)
+    job_id = _job_id(proc)
+    _finish(proc)
     records = rank_records(log_dir, "local-accelerate", job_id)
     assert sorted(r["rank"] for r in records) == [0, 1, 2, 3], records
     assert all(r["world_size"] == 4 and r["ok"] for r in records)
