@@ -33,13 +33,27 @@ EPHEMERAL_PORTS = range(32768, 61000)
 PORT_BASE = 15000
 PORT_SPAN = 17000
 
+# sbatch(1) long options (22.05-25.11). Used to reject typos with a suggestion.
+_SBATCH_OPTIONS_TEXT = """
+account acctg-freq array batch bb bbf begin chdir cluster-constraint clusters comment constraint
+container container-id contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task
+deadline delay-boot dependency distribution exclude exclusive export export-file extra extra-node-
+info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-
+flags hint hold ignore-pbs image input job-name kill-on-invalid-dep licenses mail-type mail-user
+mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus module network nice no-kill no-requeue
+nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket
+open-mode overcommit oversubscribe partition power prefer priority profile propagate qos reboot
+requeue reservation resv-ports signal sockets-per-node spread-job switches thread-spec threads-per-
+core time time-min tmp tres-bind tres-per-task uid use-min-nodes verbose wckey
+"""
+SBATCH_OPTIONS = frozenset(_SBATCH_OPTIONS_TEXT.replace("-\n", "-").split())  # a name may wrap after "-"
 #: sbatch options that take no value (``true`` = bare flag) ...
 SBATCH_PURE_FLAGS = frozenset((
-    "contiguous", "hold", "ignore-pbs", "no-requeue", "overcommit", "oversubscribe", "requeue", "spread-job",
-    "use-min-nodes", "verbose",
+    "contiguous", "hold", "ignore-pbs", "no-requeue", "overcommit", "oversubscribe", "reboot", "requeue",
+    "spread-job", "use-min-nodes", "verbose",
 ))
-#: ... and all that may be bare flags (these four take an optional value).
-SBATCH_FLAGS = SBATCH_PURE_FLAGS | {"exclusive", "get-user-env", "no-kill", "propagate"}
+#: ... and all that may be bare flags (these take an optional value), per sbatch(1)'s synopsis.
+SBATCH_FLAGS = SBATCH_PURE_FLAGS | {"exclusive", "get-user-env", "nice", "no-kill", "propagate", "resv-ports"}
 #: Integer sbatch options (plain decimal only: YAML 1.1 reads 010 as 8 and 2:4 as 124).
 INT_OPTIONS = ("nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu", "mincpus")
 #: GPU requests, each ``[TYPE:]COUNT`` (gres: ``gpu[:TYPE]:COUNT`` in a comma list).

@@ -25,6 +25,7 @@ from ntui.core.rules import (
     GPU_OPTIONS,
     INT_OPTIONS,
     RULES,
+    SBATCH_OPTIONS,
     Draft,
     GpuRequest,
     Rule,
@@ -61,20 +62,6 @@ CONTAINER_KEYS = ("runtime",)
 LOGS_KEYS = ("dir",)
 NCCL_KEYS = ("debug", "slingshot")
 
-# sbatch(1) long options (22.05-25.11). Used to reject typos with a suggestion.
-_SBATCH_OPTIONS_TEXT = """
-account acctg-freq array batch bb bbf begin chdir cluster-constraint clusters comment constraint
-container container-id contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task
-deadline delay-boot dependency distribution exclude exclusive export export-file extra extra-node-
-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-
-flags hint hold ignore-pbs image input job-name kill-on-invalid-dep licenses mail-type mail-user
-mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus module network nice no-kill no-requeue
-nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket
-open-mode overcommit oversubscribe partition power prefer priority profile propagate qos reboot
-requeue reservation resv-ports signal sockets-per-node spread-job switches thread-spec threads-per-
-core time time-min tmp tres-bind tres-per-task uid use-min-nodes verbose wckey
-"""
-SBATCH_OPTIONS = frozenset(_SBATCH_OPTIONS_TEXT.split())
 # Options ntui manages itself or that make no sense in a script.
 SBATCH_RESERVED = {
     "output": "ntui writes the batch log itself; set logs.dir instead",

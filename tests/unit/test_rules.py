@@ -199,6 +199,12 @@ def test_flags_and_values(setting: str, rule: str) -> None:
         assert line + "\n" in render(spec)
 
 
+@pytest.mark.parametrize("option", ["gres-flags=enforce-binding", "threads-per-core=1", "extra-node-info=1:1"])
+def test_options_wrapped_in_the_table_are_known(option: str) -> None:
+    spec, problems = validate(load_preset("local-srun", [f"sbatch.{option}"]))
+    assert spec is not None, [str(p) for p in problems]
+
+
 @pytest.mark.parametrize("value", ["yes", "true"])
 def test_job_name_yes_is_not_dropped(value: str) -> None:
     _, problems = validate(load_preset("local-srun", [f"sbatch.job-name={value}"]))
