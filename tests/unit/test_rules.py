@@ -278,3 +278,23 @@ def test_master_port_formula_stays_below_ephemeral_range() -> None:
     assert PORT_BASE >= 1024
     assert PORT_BASE + PORT_SPAN <= EPHEMERAL_PORTS.start  # noqa: SIM300
     assert f"$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))" in _script("local-srun")
+
+
+def _core_imports(module: str) -> set[str]:
+    import ast
+
+    tree = ast.parse((REPO / "ntui" / "core" / f"{module}.py").read_text())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ntui.core."):
+            out.add(node.module.rsplit(".", 1)[1])
+        elif isinstance(node, ast.Import):
+            out.update(a.name.rsplit(".", 1)[1] for a in node.names if a.name.startswith("ntui.core."))
+    return out
+
+
+def test_rules_spec_presets_meet_without_a_cycle() -> None:
+    """rules <- spec <- presets, never back (issue 12: the rule table and spec meet without a cycle)."""
+    assert not _core_imports("rules") & {"spec", "presets", "render", "yamlsrc"}
+    assert "presets" not in _core_imports("spec") and "render" not in _core_imports("spec")
+    assert "rules" in _core_imports("spec") and "spec" in _core_imports("presets")
