@@ -139,6 +139,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     if args.test_only:
         return test_only(spec, loaded)
+    from ntui.core.rules import blocks_submit
+
+    if any(blocks_submit(p) for p in problems):  # e.g. a script that does not exist (F1)
+        print("not submitted", file=sys.stderr)
+        return EXIT_PROBLEMS
     runner = _runner()
     history = History()
     try:

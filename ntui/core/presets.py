@@ -9,36 +9,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ntui.core.paths import shipped_dir, user_presets_dir
 from ntui.core.problems import PresetError, Problem, Source
+from ntui.core.rules import problem as rule_problem
+from ntui.core.spec import validate
 from ntui.core.yamlsrc import KeyPath, YamlProblem, load_yaml_with_lines, read_preset_text
+from ntui.core.yamlsrc import LoadedPreset as LoadedPreset  # re-exported: its home before
 
 PRESET_SUFFIXES = (".yaml", ".yml")
 SET_SOURCE = "--set"
-
-
-@dataclass
-class LoadedPreset:
-    """A preset after ``extends`` and overrides, before validation."""
-
-    name: str
-    path: Path | None
-    data: dict[str, Any]
-    sources: dict[KeyPath, Source] = field(default_factory=dict)
-    raw: dict[KeyPath, str] = field(default_factory=dict)
-    overrides: tuple[str, ...] = ()
-
-    def source_of(self, path: KeyPath) -> Source:
-        """The nearest recorded source of ``path`` (or of its closest parent)."""
-        for i in range(len(path), 0, -1):
-            src = self.sources.get(path[:i])
-            if src is not None:
-                return src
-        return Source(str(self.path) if self.path else "<preset>", 0)
 
 
 @dataclass(frozen=True)
@@ -81,8 +64,6 @@ def list_presets() -> list[PresetInfo]:
                 continue
             launcher = loaded.data.get("launcher", {})
             ltype = launcher.get("type", "") if isinstance(launcher, dict) else ""
-            from ntui.core.spec import validate  # spec imports this module
-
             _, problems = validate(loaded)
             first = next((p for p in problems if p.is_error), None)
             out.append(
@@ -226,6 +207,13 @@ def apply_overrides(loaded: LoadedPreset, overrides: Iterable[str]) -> None:
             path, value, raw = parse_override(item)
         except PresetError as exc:
             problems.extend(exc.problems)
+            continue
+        if path == ("extends",):
+            problems.append(rule_problem(
+                "V6", Source(SET_SOURCE), "extends",
+                "extends is resolved when the preset file is read, so --set cannot change it; write a preset "
+                "with `extends:` instead",
+            ))
             continue
         cur: Any = loaded.data
         ok = True

@@ -33,6 +33,8 @@ class Problem:
     field: str
     message: str
     severity: Severity = Severity.ERROR
+    rule: str = ""
+    """The id of the rule (``ntui.core.rules``) that found it; empty for plain type/syntax problems."""
 
     def __str__(self) -> str:
         where = f"{self.source}: " if self.source.file else ""

@@ -18,21 +18,8 @@ import shlex
 from ntui.core.lognames import RANK_HEADER_SHELL
 from ntui.core.lognames import RANK_LOG_SUFFIX as RANK_LOG_SUFFIX
 from ntui.core.lognames import LogPaths as LogPaths
+from ntui.core.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV
 from ntui.core.spec import Directive, JobSpec
-
-SLINGSHOT_ENV = (
-    ("FI_MR_CACHE_MONITOR", "userfaultfd"),
-    ("FI_CXI_DISABLE_HOST_REGISTER", "1"),
-    ("FI_CXI_DEFAULT_CQ_SIZE", "131072"),
-    ("FI_CXI_RDZV_PROTO", "alt_read"),
-    ("FI_CXI_RDZV_EAGER_SIZE", "0"),
-    ("FI_CXI_RDZV_GET_MIN", "0"),
-    ("FI_CXI_DEFAULT_TX_SIZE", "2048"),
-    ("FI_CXI_RX_MATCH_MODE", "hybrid"),
-    ("NCCL_CROSS_NIC", "1"),
-    ("NCCL_NET_GDR_LEVEL", "PHB"),
-    ("NCCL_SOCKET_IFNAME", "hsn0,hsn1,hsn2,hsn3"),
-)
 
 # Fixed payloads. Single-quoted in the script, so the batch shell expands nothing in them.
 # Each rank's log starts with "ntui: rank N on NODE" (written and parsed in ntui.core.lognames).
@@ -41,15 +28,24 @@ SRUN_RANK_PAYLOAD = (
     "export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS"
     f' NODE_RANK=$SLURM_NODEID; {RANK_HEADER}; exec "$0" "$@"'
 )
-# Run by torchrun/accelerate for each worker: RANK is the worker's *global* rank.
-WORKER_LOG_PAYLOAD = f'exec >>"$NTUI_RANK_LOG_PREFIX$RANK.out" 2>&1; {RANK_HEADER}; exec "$0" "$@"'
+# Run by torchrun/accelerate for each worker: RANK is the worker's *global* rank. accelerate's
+# one-process mode sets no RANK: that process is rank 0 (L2).
+WORKER_LOG_PAYLOAD = (
+    f': "${{RANK:=0}}"; exec >>"$NTUI_RANK_LOG_PREFIX$RANK.out" 2>&1; {RANK_HEADER}; exec "$0" "$@"'
+)
 # c10d guesses whether it hosts the rendezvous store by matching the endpoint against the local
 # hostname; a mismatch (IP vs name, high-speed vs management name) hangs, and two agents that both
 # match race for the port (R8). Node 0 of the allocation is MASTER_ADDR, so say so explicitly:
 # torch reads `is_host` from --rdzv-conf (torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py).
 IS_HOST = "is_host=$(( SLURM_NODEID == 0 ))"
 TORCHRUN_PAYLOAD = f'exec "$0" --rdzv-conf={IS_HOST} "$@"'
-ACCELERATE_PAYLOAD = f'exec "$0" launch --machine_rank="$SLURM_NODEID" --rdzv_conf={IS_HOST} "$@"'
+ACCELERATE_PAYLOAD = (
+    'exec "$0" launch --config_file="$NTUI_ACCELERATE_CONFIG" --machine_rank="$SLURM_NODEID" '
+    f'--rdzv_conf={IS_HOST} "$@"'
+)
+ACCELERATE_CONFIG_NAME = "accelerate.yaml"
+# accelerate's distributed_type per ntui mode (accelerate.utils.DistributedType values).
+_ACCELERATE_TYPE = {"multi_gpu": "MULTI_GPU", "cpu": "NO", "single": "NO"}
 
 
 def log_paths(spec: JobSpec) -> LogPaths:
@@ -96,7 +92,7 @@ def render(spec: JobSpec) -> str:
     out.append("fi")
     out.append("export MASTER_ADDR")
     if spec.master_port is None:
-        out.append("export MASTER_PORT=$(( 15000 + SLURM_JOB_ID % 20000 ))")
+        out.append(f"export MASTER_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))")
     else:
         out.append(f"export MASTER_PORT={spec.master_port}")
     out.append("# srun of Slurm 22.05-23.02 does not inherit --cpus-per-task (C1).")
@@ -118,6 +114,8 @@ def render(spec: JobSpec) -> str:
         out.append(
             f"export NTUI_RANK_LOG_PREFIX={q(paths.rank_prefix_dir)}\"$SLURM_JOB_ID\"{q(RANK_LOG_SUFFIX)}"
         )
+    if spec.launcher == "accelerate":
+        out.extend(_accelerate_config(spec, paths))
     if spec.setup:
         out.append("")
         out.append("# Setup (from the preset).")
@@ -133,16 +131,48 @@ def _per_node(spec: JobSpec) -> int:
     return spec.ntasks_per_node if spec.launcher == "srun" else spec.nproc_per_node
 
 
+def _accelerate_config(spec: JobSpec, paths: LogPaths) -> list[str]:
+    """An explicit accelerate config next to the logs, so that a default config is never read (A1)."""
+    mode = spec.accelerate_device
+    config = {
+        "compute_environment": "LOCAL_MACHINE",
+        "distributed_type": f"'{_ACCELERATE_TYPE[mode]}'",  # quoted: YAML reads a bare NO as false
+        "mixed_precision": f"'{spec.mixed_precision}'",
+        "use_cpu": "true" if mode == "cpu" else "false",
+        "debug": "false",
+        "gpu_ids": "all",
+        "num_machines": "1",
+        "num_processes": "1",
+        "machine_rank": "0",
+        "rdzv_backend": "static",
+        "same_network": "false",
+        "main_training_function": "main",
+        "enable_cpu_affinity": "false",
+    }
+    prefix = paths.rank_prefix_dir
+    return [
+        "# accelerate reads this file, never $HF_HOME/accelerate/default_config.yaml (A1); the command line",
+        "# below sets the counts and the rendezvous.",
+        f"export NTUI_ACCELERATE_CONFIG={q(prefix)}\"$SLURM_JOB_ID\"{q('-' + ACCELERATE_CONFIG_NAME)}",
+        "cat >\"$NTUI_ACCELERATE_CONFIG\" <<'NTUI_EOF'",
+        *(f"{k}: {v}" for k, v in config.items()),
+        "NTUI_EOF",
+    ]
+
+
 def _srun_words(spec: JobSpec, paths: LogPaths) -> list[str]:
     words = [
         "srun",
         f"--ntasks-per-node={spec.ntasks_per_node}",
         '--cpus-per-task="$SLURM_CPUS_PER_TASK"',
+        "--export=ALL",  # whatever sbatch.export says, tasks get MASTER_*, PATH and ntui's variables (E3)
     ]
     if spec.kill_on_bad_exit:
         words.append("--kill-on-bad-exit=1")
     if spec.gpus_per_node:
-        words.append("--gpu-bind=none")
+        words.append("--gpu-bind=none")  # every GPU request style (G5)
+    if spec.rdzv_alt_read:
+        words.append("--network=disable_rdzv_get")  # required by FI_CXI_RDZV_PROTO=alt_read (N2)
     if spec.launcher == "srun":
         words += ["--open-mode=append", f"--output={q(paths.rank_pattern)}"]
     return words
@@ -153,7 +183,7 @@ def _container(spec: JobSpec) -> list[str]:
 
 
 def _program(spec: JobSpec) -> list[str]:
-    return [q(spec.python), q(spec.script), *(q(a) for a in spec.args)]
+    return [*(q(w) for w in spec.python_argv), q(spec.script), *(q(a) for a in spec.args)]
 
 
 def _launch(spec: JobSpec, paths: LogPaths) -> str:
@@ -190,7 +220,9 @@ def _launch(spec: JobSpec, paths: LogPaths) -> str:
         '--num_machines="$SLURM_JOB_NUM_NODES"',
         '--main_process_ip="$MASTER_ADDR"',
         '--main_process_port="$MASTER_PORT"',
-        "--rdzv_backend=c10d",
+        # One machine: accelerate passes no endpoint, so c10d would listen on 29400 and two jobs on
+        # one node collide; static rendezvous binds $MASTER_PORT instead (R5). Several: c10d (R6).
+        "--rdzv_backend=static" if spec.nodes == 1 else "--rdzv_backend=c10d",
     ]
     mode: list[str] = []
     if spec.accelerate_device == "multi_gpu":

@@ -2,7 +2,11 @@
 
 ``validate(loaded)`` turns a :class:`LoadedPreset` into a typed :class:`JobSpec` plus a list of
 problems. Errors block rendering; warnings are shown by ``ntui check`` but do not block.
-Rule ids (G1, R4, ...) refer to ``slurm-scripts.md`` (see README).
+
+Two stages: each section (launcher, sbatch, container, env, program, logs, nccl) is parsed by its
+own function into a :class:`~ntui.core.rules.Draft` (type and syntax problems only), then every
+cross-field rule of the table in :mod:`ntui.core.rules` runs over the draft; its problems end with
+the rule id, e.g. ``(G1)``. A new preset section is one more parser here plus its rules there.
 """
 
 from __future__ import annotations
@@ -10,19 +14,31 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ntui.core.presets import LoadedPreset
 from ntui.core.problems import Problem, Severity
+from ntui.core.rules import (
+    GPU_OPTIONS,
+    INT_OPTIONS,
+    RULES,
+    SBATCH_OPTIONS,
+    Draft,
+    GpuRequest,
+    Rule,
+    parse_gpu_request,
+    problem,
+    run_checks,
+)
 from ntui.core.timefmt import format_time_limit, parse_time_limit
-from ntui.core.yamlsrc import KeyPath
+from ntui.core.yamlsrc import KeyPath, LoadedPreset
 
 LAUNCHERS = ("srun", "torchrun", "accelerate")
 RUNTIMES = ("none", "shifter")
 MIXED_PRECISION = ("no", "fp16", "bf16", "fp8")
-PERLMUTTER_GPUS_PER_NODE = 4
 
 TOP_KEYS = {
     "name": "preset name (defaults to the file name)",
@@ -46,20 +62,6 @@ CONTAINER_KEYS = ("runtime",)
 LOGS_KEYS = ("dir",)
 NCCL_KEYS = ("debug", "slingshot")
 
-# sbatch(1) long options (22.05-25.11). Used to reject typos with a suggestion.
-_SBATCH_OPTIONS_TEXT = """
-account acctg-freq array batch bb bbf begin chdir cluster-constraint clusters comment constraint
-container container-id contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task
-deadline delay-boot dependency distribution exclude exclusive export export-file extra extra-node-
-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-
-flags hint hold ignore-pbs image input job-name kill-on-invalid-dep licenses mail-type mail-user
-mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus module network nice no-kill no-requeue
-nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket
-open-mode overcommit oversubscribe partition power prefer priority profile propagate qos reboot
-requeue reservation resv-ports signal sockets-per-node spread-job switches thread-spec threads-per-
-core time time-min tmp tres-bind tres-per-task uid use-min-nodes verbose wckey
-"""
-SBATCH_OPTIONS = frozenset(_SBATCH_OPTIONS_TEXT.split())
 # Options ntui manages itself or that make no sense in a script.
 SBATCH_RESERVED = {
     "output": "ntui writes the batch log itself; set logs.dir instead",
@@ -69,13 +71,7 @@ SBATCH_RESERVED = {
     "test-only": "use `ntui check --test-only` / the `t` key",
     "wait": "use `ntui submit --wait`",
 }
-INT_OPTIONS = (
-    "nodes", "ntasks", "ntasks-per-node", "gpus-per-node", "cpus-per-task", "gpus-per-task",
-    "cpus-per-gpu", "mincpus",
-)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_GRES_GPU = re.compile(r"(?:^|,)gpu(?::[\w.-]+)?:(\d+)")
-_SIGNAL = re.compile(r"^(?:[RB]{1,2}:)?\w+(?:@(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -101,6 +97,7 @@ class JobSpec:
     nproc_per_node: int
     master_port: int | None  # None = derived from the job id
     python: str
+    python_argv: tuple[str, ...]  # launcher.python split into words (Q7)
     kill_on_bad_exit: bool
     extra_launcher_args: tuple[str, ...]
     mixed_precision: str
@@ -114,6 +111,7 @@ class JobSpec:
     log_dir: str
     nccl_debug: bool
     nccl_slingshot: bool
+    rdzv_alt_read: bool = False  # FI_CXI_RDZV_PROTO=alt_read in effect (N2)
 
     @property
     def world_size(self) -> int:
@@ -135,6 +133,10 @@ class _Checker:
     def __init__(self, loaded: LoadedPreset) -> None:
         self.loaded = loaded
         self.problems: list[Problem] = []
+
+    def findings(self, draft: Draft, rules: Sequence[Rule]) -> None:
+        for rule, (key, message) in run_checks(draft, rules):
+            self.problems.append(problem(rule.id, self.loaded.source_of(tuple(key.split("."))), key, message))
 
     def add(self, path: KeyPath, message: str, severity: Severity = Severity.ERROR) -> None:
         self.problems.append(Problem(self.loaded.source_of(path), ".".join(path), message, severity))
@@ -217,29 +219,36 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def _directive_value(value: Any) -> str | None | bool:
-    """YAML value -> directive text; True = bare flag; False/None = omit."""
-    if value is True:
-        return True
-    if value is False or value is None:
-        return False
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
 def resolve_path(text: str, base: Path | None) -> str:
     """Expand ``~`` and ``$VARS`` in Python (directives get no shell expansion) and absolutise.
 
-    A relative path is taken relative to the preset's directory when the file exists there
-    (shipped presets point at shipped examples), otherwise relative to the current directory.
+    A relative path is taken relative to ``base`` (the directory of the preset file that wrote it,
+    F2), or to the current directory when there is none (``--set``, presets built in memory).
     """
     expanded = os.path.expanduser(os.path.expandvars(text))
     if os.path.isabs(expanded):
         return os.path.normpath(expanded)
-    if base is not None and (base / expanded).exists():
-        return os.path.normpath(str((base / expanded).resolve()))
+    if base is not None:
+        return os.path.normpath(str((base / expanded).absolute()))
     return os.path.normpath(os.path.abspath(expanded))
+
+
+def writer_dir(loaded: LoadedPreset, path: KeyPath) -> Path | None:
+    """The directory of the preset file that wrote ``path`` (through extends); None for ``--set``."""
+    src = loaded.sources.get(path)
+    if src is None:
+        return loaded.path.parent if loaded.path else None
+    if src.file.startswith(SET_PREFIX) or not os.path.isabs(src.file):
+        return None
+    return Path(src.file).parent
+
+
+SET_PREFIX = "--set"
+
+
+def script_exists(path: str) -> bool:
+    """Whether the script is on this (the submitting) host (F1)."""
+    return os.path.exists(path)
 
 
 def default_log_dir() -> str:
@@ -248,20 +257,93 @@ def default_log_dir() -> str:
     return os.path.join(root, "ntui", "logs")
 
 
-def validate(loaded: LoadedPreset) -> tuple[JobSpec | None, list[Problem]]:
-    """Check every field; return the spec (None if any error) and all problems."""
+def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSpec | None, list[Problem]]:
+    """Check every field; return the spec (None if any error) and all problems.
+
+    ``rules`` is the rule table (tests pass it with one rule left out to show each rule matters).
+    """
     c = _Checker(loaded)
-    data = loaded.data
-    c.unknown_keys(data, TOP_KEYS, ())
-    base = loaded.path.parent if loaded.path else None
-
-    name = c.text(("name",), data.get("name", loaded.name), allow_newline=False) or loaded.name
+    c.unknown_keys(loaded.data, TOP_KEYS, ())
+    name = c.text(("name",), loaded.data.get("name", loaded.name), allow_newline=False) or loaded.name
     description = ""
-    if "description" in data:
-        description = c.text(("description",), data["description"], allow_newline=False) or ""
+    if "description" in loaded.data:
+        description = c.text(("description",), loaded.data["description"], allow_newline=False) or ""
+    launcher = _launcher_section(c)
+    sb = _sbatch_section(c)
+    runtime = _container_section(c)
+    env = _env_section(c)
+    setup = _str_list(c, ("setup",), loaded.data.get("setup"))
+    script, script_present = _script_section(c)
+    args = _str_list(c, ("args",), loaded.data.get("args"))
+    log_dir = _logs_section(c)
+    nccl = c.mapping(("nccl",))
+    c.unknown_keys(nccl, NCCL_KEYS, ("nccl",))
+    nccl_debug = c.boolean(("nccl", "debug"), nccl.get("debug"), False)
+    nccl_slingshot = c.boolean(("nccl", "slingshot"), nccl.get("slingshot"), False)
 
-    # launcher
-    launcher = c.mapping(("launcher",))
+    draft = Draft(
+        launcher=launcher.type, sbatch=sb.options, raw=sb.raw, nodes=sb.nodes, gpu_requests=sb.gpus,
+        tasks_per_node=sb.tasks_per_node, nproc=launcher.nproc, launcher_keys=launcher.keys,
+        multi_gpu=launcher.multi_gpu, cpu=launcher.cpu, master_port=launcher.master_port,
+        python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime,
+        env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_present,
+    )
+    c.findings(draft, rules)
+    if any(p.is_error for p in c.problems):
+        return None, c.problems
+    directives = _layout_directives(sb.directives, draft, name)
+    spec = JobSpec(
+        name=name,
+        job_name=directives[0].value or name,
+        description=description,
+        preset_path=str(loaded.path) if loaded.path else None,
+        launcher=draft.launcher,
+        directives=tuple(directives),
+        nodes=draft.nodes,
+        ntasks_per_node=draft.ntasks_per_node,
+        cpus_per_task=sb.int_option("cpus-per-task", 1),
+        gpus_per_node=draft.gpus_per_node,
+        nproc_per_node=draft.processes_per_node,
+        master_port=draft.master_port,
+        python=launcher.python,
+        python_argv=draft.python_words or ("python",),
+        kill_on_bad_exit=launcher.kill_on_bad_exit,
+        extra_launcher_args=draft.extra_args,
+        mixed_precision=launcher.mixed_precision,
+        accelerate_device=draft.accelerate_mode,
+        dynamo_backend=launcher.dynamo_backend,
+        container=runtime,
+        env=tuple(env),
+        setup=tuple(setup),
+        script=script,
+        args=tuple(args),
+        log_dir=log_dir,
+        nccl_debug=nccl_debug,
+        nccl_slingshot=nccl_slingshot,
+        rdzv_alt_read=draft.rdzv_alt_read,
+    )
+    return spec, c.problems
+
+
+@dataclass(frozen=True)
+class _Launcher:
+    type: str
+    keys: frozenset[str]
+    nproc: int | None
+    master_port: int | None
+    python: str
+    python_argv: tuple[str, ...] | None
+    kill_on_bad_exit: bool
+    extra_args: tuple[str, ...]
+    mixed_precision: str
+    multi_gpu: bool | None
+    cpu: bool | None
+    dynamo_backend: str
+
+
+def _launcher_section(c: _Checker) -> _Launcher:
+    # null drops an inherited key: it is as if it were absent.
+    launcher = {k: v for k, v in c.mapping(("launcher",)).items() if v is not None}
     c.unknown_keys(launcher, LAUNCHER_KEYS, ("launcher",))
     ltype = launcher.get("type")
     if ltype not in LAUNCHERS:
@@ -269,13 +351,74 @@ def validate(loaded: LoadedPreset) -> tuple[JobSpec | None, list[Problem]]:
         extra = f"; did you mean {hint[0]!r}?" if hint else ""
         c.add(("launcher", "type"), f"expected one of {', '.join(LAUNCHERS)}, got {_show(ltype)}{extra}")
         ltype = "srun"
+    nproc = None
+    if "nproc-per-node" in launcher:
+        nproc = c.pos_int(("launcher", "nproc-per-node"), launcher["nproc-per-node"])
+    port_value = launcher.get("master-port", "auto")
+    master_port: int | None = None
+    if port_value not in ("auto", False):
+        if isinstance(port_value, bool) or not isinstance(port_value, int) or not 1024 <= port_value <= 65535:
+            c.add(("launcher", "master-port"), f"expected auto or a port 1024-65535, got {_show(port_value)}")
+        else:
+            master_port = port_value
+    python = c.text(("launcher", "python"), launcher.get("python", "python"), allow_newline=False) or "python"
+    try:
+        python_argv: tuple[str, ...] | None = tuple(shlex.split(python))
+    except ValueError:
+        python_argv = None
+    mp: Any = launcher.get("mixed-precision", "no")
+    if mp is False:
+        mp = "no"
+    if mp not in MIXED_PRECISION:
+        c.add(("launcher", "mixed-precision"), f"expected one of {', '.join(MIXED_PRECISION)}, got {_show(mp)}")
+        mp = "no"
+    multi_gpu = launcher.get("multi-gpu")
+    cpu = launcher.get("cpu")
+    dynamo = c.text(("launcher", "dynamo-backend"), launcher.get("dynamo-backend", "no"), allow_newline=False)
+    return _Launcher(
+        type=str(ltype),
+        keys=frozenset(str(k) for k in launcher),
+        nproc=nproc,
+        master_port=master_port,
+        python=python,
+        python_argv=python_argv,
+        kill_on_bad_exit=c.boolean(("launcher", "kill-on-bad-exit"), launcher.get("kill-on-bad-exit"), True),
+        extra_args=tuple(_str_list(c, ("launcher", "extra-args"), launcher.get("extra-args"))),
+        mixed_precision=str(mp),
+        multi_gpu=None if multi_gpu is None else c.boolean(("launcher", "multi-gpu"), multi_gpu, False),
+        cpu=None if cpu is None else c.boolean(("launcher", "cpu"), cpu, False),
+        dynamo_backend=dynamo or "no",
+    )
 
-    # sbatch
-    sbatch = c.mapping(("sbatch",))
-    directives: list[Directive] = []
-    ints: dict[str, int] = {}
-    for opt, value in sbatch.items():
+
+@dataclass
+class _Sbatch:
+    options: dict[str, object]
+    raw: dict[str, str]
+    directives: list[Directive]
+    gpus: tuple[GpuRequest, ...] = ()
+
+    def int_option(self, option: str, default: int) -> int:
+        n = self.options.get(option, default)
+        return n if isinstance(n, int) and not isinstance(n, bool) else default
+
+    @property
+    def nodes(self) -> int:
+        return self.int_option("nodes", 1)
+
+    @property
+    def tasks_per_node(self) -> int | None:
+        return self.int_option("ntasks-per-node", 0) or None
+
+
+def _sbatch_section(c: _Checker) -> _Sbatch:
+    """Each option as written, typed; the rules (P3-P5, V3, V4, J1, G*) judge the values."""
+    out = _Sbatch({}, {}, [])
+    gpus: list[GpuRequest] = []
+    for opt, value in c.mapping(("sbatch",)).items():
         path = ("sbatch", str(opt))
+        if value is None or value is False:
+            continue  # false/null = leave out (also an option inherited through extends)
         if opt in SBATCH_RESERVED:
             c.add(path, f"not allowed in a preset: {SBATCH_RESERVED[opt]}")
             continue
@@ -284,205 +427,99 @@ def validate(loaded: LoadedPreset) -> tuple[JobSpec | None, list[Problem]]:
             extra = f"; did you mean {hint[0]!r}?" if hint else ""
             c.add(path, f"unknown sbatch option{extra}")
             continue
-        if opt in INT_OPTIONS:
-            n = c.pos_int(path, value, minimum=0 if opt == "gpus-per-node" else 1)
-            if n is None:
-                continue
-            ints[opt] = n
-            directives.append(Directive(opt, str(n)))
-            continue
         if isinstance(value, dict):
             c.add(path, "expected a value, true for a bare flag, or a list, got a mapping")
             continue
-        dv = _directive_value(value)
-        if dv is False:
+        if value is True:
+            out.options[opt] = True
+            out.directives.append(Directive(opt, None))
             continue
-        if dv is True:
-            directives.append(Directive(opt, None))
-            continue
-        assert isinstance(dv, str)
-        raw = loaded.raw.get(path, dv) if not isinstance(value, list) else dv
-        if not raw:
-            c.add(path, "empty value; use false to leave the option out")
-            continue
-        if "\n" in raw or "\r" in raw or "\x00" in raw:
-            c.add(path, "must be a single line (a directive cannot span lines)")
-            continue
-        if "$" in raw or "`" in raw:
-            c.add(path, "directives get no shell expansion (P3); write the value out, paths in full")
-            continue
-        if raw.startswith(":"):
-            c.add(path, "a directive value may not start with ':' (P5)")
-            continue
-        if opt == "time":
+        raw = ",".join(str(v) for v in value) if isinstance(value, list) else c.loaded.raw.get(path, str(value))
+        if opt in INT_OPTIONS:
+            n = c.pos_int(path, value)
+            if n is None:
+                continue
+            value, text = n, str(n)
+        elif opt in GPU_OPTIONS:
+            req = parse_gpu_request(str(opt), raw)
+            if req is None:
+                form = "gpu[:TYPE]:COUNT (e.g. gpu:4 or gpu:a100:4)" if opt == "gres" else \
+                    "[TYPE:]COUNT in plain decimal (e.g. 4 or a100:4)"
+                c.add(path, f"expected {form}, got {_show(raw)}")
+                continue
+            if req.count:
+                gpus.append(req)
+            text = raw
+        elif opt == "time" and raw not in ("", "0") and "$" not in raw and "\n" not in raw:
             try:
-                raw = format_time_limit(parse_time_limit(raw)) if raw != "0" else "0"
+                text = format_time_limit(parse_time_limit(raw))
             except ValueError as exc:
                 c.add(path, str(exc))
                 continue
-        if opt == "signal":
-            m = _SIGNAL.match(raw)
-            if not m or (m.group(1) and int(m.group(1)) > 65535):
-                c.add(path, "expected [{R|B}:]SIG[@SECONDS] with SECONDS in 0..65535")
-                continue
-        directives.append(Directive(opt, raw))
-
-    job_name = name
-    for d in directives:
-        if d.option == "job-name" and d.value:
-            job_name = d.value
-    directives = [d for d in directives if d.option != "job-name"]
-    directives.insert(0, Directive("job-name", job_name))
-
-    nodes = ints.get("nodes", 1)
-    if "nodes" not in sbatch:
-        directives.insert(1, Directive("nodes", "1"))
-    gres = str(sbatch.get("gres", "") or "")
-    gres_gpus = _GRES_GPU.search(gres)
-    if "gpus-per-node" in ints and gres_gpus:
-        c.add(("sbatch", "gres"), "--gres=gpu and --gpus-per-node are mutually exclusive (G3)")
-    gpus_per_node = ints.get("gpus-per-node", int(gres_gpus.group(1)) if gres_gpus else 0)
-    if "gpus-per-task" in ints and "ntasks" not in ints and "gpus" not in sbatch:
-        c.add(("sbatch", "gpus-per-task"), "--gpus-per-task needs an explicit --ntasks or --gpus (G4)")
-    if gpus_per_node > PERLMUTTER_GPUS_PER_NODE:
-        c.warn(
-            ("sbatch", "gpus-per-node"),
-            f"{gpus_per_node} GPUs per node: Perlmutter nodes have {PERLMUTTER_GPUS_PER_NODE}; "
-            "Slurm will refuse (G6)",
-        )
-
-    cpus_per_task = ints.get("cpus-per-task", 1)
-    if "cpus-per-task" not in sbatch:
-        directives.append(Directive("cpus-per-task", "1"))
-
-    tpn_given = "ntasks-per-node" in ints
-    if ltype == "srun":
-        default_tpn = gpus_per_node if gpus_per_node else 1
-        ntasks_per_node = ints.get("ntasks-per-node", default_tpn)
-        if gpus_per_node and ntasks_per_node != gpus_per_node:
-            c.add(
-                ("sbatch", "ntasks-per-node"),
-                f"srun launcher: tasks per node ({ntasks_per_node}) must equal GPUs per node "
-                f"({gpus_per_node}), or local ranks map to the wrong GPUs (G1)",
-            )
-    else:
-        ntasks_per_node = ints.get("ntasks-per-node", 1)
-        if ntasks_per_node != 1:
-            c.add(
-                ("sbatch", "ntasks-per-node"),
-                f"{ltype} runs one launcher per node: ntasks-per-node must be 1, got {ntasks_per_node} (G2)",
-            )
-    if not tpn_given:
-        directives.append(Directive("ntasks-per-node", str(ntasks_per_node)))
-    if cpus_per_task * ntasks_per_node > 128 and str(sbatch.get("constraint", "")) == "gpu":
-        c.warn(
-            ("sbatch", "cpus-per-task"),
-            f"{ntasks_per_node} tasks x {cpus_per_task} CPUs exceeds a Perlmutter GPU node's 128 (G6)",
-        )
-
-    nproc_value = launcher.get("nproc-per-node")
-    nproc = gpus_per_node if gpus_per_node else 1
-    if nproc_value is not None:
-        n = c.pos_int(("launcher", "nproc-per-node"), nproc_value)
-        nproc = n if n is not None else nproc
-        if ltype == "srun":
-            c.warn(("launcher", "nproc-per-node"), "ignored by the srun launcher (one task per rank)")
-    if ltype != "srun" and gpus_per_node and nproc != gpus_per_node:
-        c.add(
-            ("launcher", "nproc-per-node"),
-            f"{ltype}: processes per node ({nproc}) must equal GPUs per node ({gpus_per_node}) (G2)",
-        )
-
-    port_value = launcher.get("master-port", "auto")
-    master_port: int | None = None
-    if port_value != "auto":
-        if isinstance(port_value, bool) or not isinstance(port_value, int) or not 1024 <= port_value <= 65535:
-            c.add(("launcher", "master-port"), f"expected auto or a port 1024-65535, got {_show(port_value)}")
         else:
-            master_port = port_value
-            c.warn(
-                ("launcher", "master-port"),
-                "a fixed port collides when two jobs share the first node; prefer auto (R4)",
-            )
+            text = raw
+        out.options[opt] = value
+        out.raw[opt] = raw
+        out.directives.append(Directive(opt, text))
+    out.gpus = tuple(gpus)
+    return out
 
-    python = c.text(("launcher", "python"), launcher.get("python", "python"), allow_newline=False) or "python"
-    kill_on_bad_exit = c.boolean(("launcher", "kill-on-bad-exit"), launcher.get("kill-on-bad-exit"), True)
-    extra_args = _str_list(c, ("launcher", "extra-args"), launcher.get("extra-args"))
 
-    mp: Any = launcher.get("mixed-precision", "no")
-    if mp is False:
-        mp = "no"
-    if mp not in MIXED_PRECISION:
-        c.add(("launcher", "mixed-precision"), f"expected one of {', '.join(MIXED_PRECISION)}, got {_show(mp)}")
-        mp = "no"
-    # accelerate: --multi_gpu selects torch.distributed's launcher (several processes per
-    # machine, also on CPU nodes with gloo); --cpu starts ONE process per machine. Never both.
-    multi_gpu = launcher.get("multi-gpu")
-    cpu = launcher.get("cpu")
-    mg = c.boolean(("launcher", "multi-gpu"), multi_gpu, False)
-    cp = c.boolean(("launcher", "cpu"), cpu, False)
-    if multi_gpu is None and cpu is None:
-        mg = nodes * nproc > 1
-    elif multi_gpu is None:
-        mg = not cp
-    if mg and cp:
-        c.add(("launcher", "cpu"), "--multi_gpu and --cpu are exclusive; set only one")
-    if ltype != "accelerate":
-        for key in ("mixed-precision", "multi-gpu", "cpu", "dynamo-backend"):
-            if key in launcher:
-                c.warn(("launcher", key), f"only used by the accelerate launcher, ignored by {ltype}")
-    else:
-        if cp and nproc > 1:
-            c.add(
-                ("launcher", "cpu"),
-                f"accelerate --cpu starts one process per machine, not {nproc}; "
-                "drop cpu (the multi-process launcher works on CPU nodes with gloo)",
-            )
-        if mg and nodes * nproc < 2:
-            c.add(("launcher", "multi-gpu"), "accelerate --multi_gpu needs at least 2 processes in all")
-    dynamo = c.text(("launcher", "dynamo-backend"), launcher.get("dynamo-backend", "no"), allow_newline=False)
+def _layout_directives(given: list[Directive], d: Draft, name: str) -> list[Directive]:
+    """job-name first, then nodes; cpus-per-task and ntasks-per-node always present (C1, G1, G2)."""
+    job_name = next((x.value for x in given if x.option == "job-name" and x.value), name)
+    out = [Directive("job-name", job_name), *(x for x in given if x.option != "job-name")]
+    if "nodes" not in d.sbatch:
+        out.insert(1, Directive("nodes", "1"))
+    if "cpus-per-task" not in d.sbatch:
+        out.append(Directive("cpus-per-task", "1"))
+    if "ntasks-per-node" not in d.sbatch:
+        out.append(Directive("ntasks-per-node", str(d.ntasks_per_node)))
+    return out
 
-    # container
+
+def _container_section(c: _Checker) -> str:
     container = c.mapping(("container",))
     c.unknown_keys(container, CONTAINER_KEYS, ("container",))
-    runtime = container.get("runtime", "none")
+    runtime = container.get("runtime") or "none"
     if runtime not in RUNTIMES:
         c.add(("container", "runtime"), f"expected one of {', '.join(RUNTIMES)}, got {_show(runtime)}")
-        runtime = "none"
-    if runtime == "shifter" and "image" not in sbatch:
-        c.add(("container", "runtime"), "shifter needs sbatch.image (e.g. nersc/pytorch:25.02.01)")
+        return "none"
+    return str(runtime)
 
-    # env
-    env_map = c.mapping(("env",))
+
+def _env_section(c: _Checker) -> list[tuple[str, str]]:
     env: list[tuple[str, str]] = []
-    for key, value in env_map.items():
+    for key, value in c.mapping(("env",)).items():
         path = ("env", str(key))
+        if value is None:
+            continue  # null drops an inherited variable
         if not _ENV_NAME.match(str(key)):
             c.add(path, "not a valid environment variable name")
             continue
         v = c.text(path, value)
         if v is not None:
             env.append((str(key), v))
+    return env
 
-    setup = _str_list(c, ("setup",), data.get("setup"))
 
-    # script and args
-    script_value = data.get("script")
-    script = ""
-    if script_value is None or script_value == "":
+def _script_section(c: _Checker) -> tuple[str, bool]:
+    value = c.loaded.data.get("script")
+    if value is None or value == "":
         c.add(("script",), "missing: the program each rank runs (e.g. train.py)")
-    else:
-        text = c.text(("script",), script_value)
-        if text is not None:
-            script = resolve_path(text, base)
-            if not os.path.exists(script):
-                c.warn(("script",), f"{script} does not exist on this host")
-    args = _str_list(c, ("args",), data.get("args"))
+        return "", True
+    text = c.text(("script",), value)
+    if text is None:
+        return "", True
+    script = resolve_path(text, writer_dir(c.loaded, ("script",)))  # F2
+    return script, script_exists(script)
 
+
+def _logs_section(c: _Checker) -> str:
     logs = c.mapping(("logs",))
     c.unknown_keys(logs, LOGS_KEYS, ("logs",))
     log_dir = default_log_dir()
-    if "dir" in logs:
+    if logs.get("dir") is not None:
         text = c.text(("logs", "dir"), logs["dir"], allow_newline=False)
         if text is not None:
             if "%" in text:
@@ -491,46 +528,7 @@ def validate(loaded: LoadedPreset) -> tuple[JobSpec | None, list[Problem]]:
                 c.add(("logs", "dir"), f"unresolved variable in {text!r}")
             else:
                 log_dir = resolve_path(text, None)
-
-    nccl = c.mapping(("nccl",))
-    c.unknown_keys(nccl, NCCL_KEYS, ("nccl",))
-    nccl_debug = c.boolean(("nccl", "debug"), nccl.get("debug"), False)
-    nccl_slingshot = c.boolean(("nccl", "slingshot"), nccl.get("slingshot"), False)
-
-    if "constraint" in sbatch and str(sbatch.get("constraint")) == "gpu" and "qos" not in sbatch:
-        c.warn(("sbatch", "qos"), "Perlmutter's default QOS is debug, which forbids production runs; set qos")
-
-    if any(p.is_error for p in c.problems):
-        return None, c.problems
-    spec = JobSpec(
-        name=name,
-        job_name=job_name,
-        description=description,
-        preset_path=str(loaded.path) if loaded.path else None,
-        launcher=ltype,
-        directives=tuple(directives),
-        nodes=nodes,
-        ntasks_per_node=ntasks_per_node,
-        cpus_per_task=cpus_per_task,
-        gpus_per_node=gpus_per_node,
-        nproc_per_node=nproc,
-        master_port=master_port,
-        python=python,
-        kill_on_bad_exit=kill_on_bad_exit,
-        extra_launcher_args=tuple(extra_args),
-        mixed_precision=str(mp),
-        accelerate_device="multi_gpu" if mg else ("cpu" if cp else "single"),
-        dynamo_backend=dynamo or "no",
-        container=str(runtime),
-        env=tuple(env),
-        setup=tuple(setup),
-        script=script,
-        args=tuple(args),
-        log_dir=log_dir,
-        nccl_debug=nccl_debug,
-        nccl_slingshot=nccl_slingshot,
-    )
-    return spec, c.problems
+    return log_dir
 
 
 def _str_list(c: _Checker, path: KeyPath, value: Any) -> list[str]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -89,3 +90,23 @@ def read_preset_text(path: str) -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise YamlProblem(Problem(Source(path, line), "", "not valid UTF-8 text")) from None
+
+
+@dataclass
+class LoadedPreset:
+    """A preset after ``extends`` and overrides, before validation."""
+
+    name: str
+    path: Path | None
+    data: dict[str, Any]
+    sources: dict[KeyPath, Source] = field(default_factory=dict)
+    raw: dict[KeyPath, str] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
+
+    def source_of(self, path: KeyPath) -> Source:
+        """The nearest recorded source of ``path`` (or of its closest parent)."""
+        for i in range(len(path), 0, -1):
+            src = self.sources.get(path[:i])
+            if src is not None:
+                return src
+        return Source(str(self.path) if self.path else "<preset>", 0)

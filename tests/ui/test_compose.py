@@ -6,6 +6,7 @@ import contextlib
 import io
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, Input, Select, TextArea
 
@@ -156,6 +157,7 @@ async def test_check_shows_slurms_reason(app_factory: AppFactory) -> None:
         assert line is not None and "Requested node configuration is not available" in line.plain
 
 
+@pytest.mark.usefixtures("fixture_scripts_exist")
 async def test_submit_confirms_then_notifies_the_job_id(app_factory: AppFactory, tmp_path: Any) -> None:
     runner = demo_runner(job_id="777")
     app = app_factory(runner=runner)
@@ -183,6 +185,7 @@ def compose_screen(pilot: Pilot[Any]) -> ComposeScreen:
     return next(s for s in pilot.app.screen_stack if isinstance(s, ComposeScreen))
 
 
+@pytest.mark.usefixtures("fixture_scripts_exist")
 async def test_cancel_in_the_dialog_submits_nothing(app_factory: AppFactory) -> None:
     runner = demo_runner()
     app = app_factory(runner=runner)
@@ -197,6 +200,7 @@ async def test_cancel_in_the_dialog_submits_nothing(app_factory: AppFactory) -> 
         assert not [a for a in runner.argvs() if a[:2] == ("sbatch", "--parsable")]
 
 
+@pytest.mark.usefixtures("fixture_scripts_exist")
 async def test_rejected_submission_shows_the_reason_and_keeps_the_form(app_factory: AppFactory, tmp_path: Any) -> None:
     reason = "Invalid account or account/partition combination specified"
     app = app_factory(runner=demo_runner(reject=reason))
@@ -322,6 +326,7 @@ async def test_footer_bindings_have_ids(app_factory: AppFactory) -> None:
         assert {"ntui.submit", "ntui.check", "ntui.edit", "ntui.save_as", "ntui.quit", "ntui.help"} <= shown
 
 
+@pytest.mark.usefixtures("fixture_scripts_exist")
 async def test_palette_loads_a_preset_and_runs_commands(app_factory: AppFactory) -> None:
     app = app_factory()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -361,3 +366,16 @@ async def test_quit(app_factory: AppFactory) -> None:
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_submit_refuses_a_script_that_does_not_exist(app_factory: AppFactory) -> None:
+    """F1: the fixture preset's script is not on this host: `s` says so and opens no dialog."""
+    runner = demo_runner()
+    app = app_factory(runner=runner)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, ComposeScreen)
+        assert any("does not exist on this host" in m and "(F1)" in m for m in notifications(pilot))
+        assert not [a for a in runner.argvs() if a[:2] == ("sbatch", "--parsable")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from tests.support.demo import settle, type_into
@@ -41,6 +42,7 @@ class TestCompose:
 
 
 class TestDialogs:
+    @pytest.mark.usefixtures("fixture_scripts_exist")
     def test_confirm_submit(self, snap_compare: Any, app_factory: AppFactory) -> None:
         async def run_before(pilot: Pilot[Any]) -> None:
             await settle(pilot)

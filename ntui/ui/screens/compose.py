@@ -433,6 +433,12 @@ class ComposeScreen(NtuiScreen):
         rendered = self.rendered
         assert rendered is not None and rendered.spec is not None and rendered.script is not None
         assert rendered.loaded is not None
+        from ntui.core.rules import blocks_submit
+
+        blocking = [p for p in rendered.problems if blocks_submit(p)]
+        if blocking:  # e.g. a script that does not exist (F1)
+            self.notify(str(blocking[0]), title="Not submitted", severity="error")
+            return
 
         warnings = [p for p in self.site_problems() if not p.is_error]
 

@@ -26,11 +26,14 @@ import yaml
 
 from ntui.core.presets import LoadedPreset, parse_override
 from ntui.core.problems import PresetError, Problem
+from ntui.core.rules import parse_gpu_request
 from ntui.core.spec import LAUNCHERS, MIXED_PRECISION, RUNTIMES
 from ntui.core.timefmt import parse_time_limit
 from ntui.core.yamlsrc import KeyPath
 
-FieldKind = Literal["int", "time", "text", "scalar", "choice", "flag", "tristate", "words", "lines", "env"]
+FieldKind = Literal[
+    "int", "gpus", "time", "text", "scalar", "choice", "flag", "tristate", "words", "lines", "env"
+]
 
 #: Sections in display order.
 SECTIONS = ("Slurm", "Launcher", "Program", "Environment", "Container", "Logs and NCCL")
@@ -63,7 +66,7 @@ class FieldSpec:
     @property
     def optional_option(self) -> bool:
         """An sbatch option that can be left out (clearing it writes ``=false``)."""
-        return self.key.startswith("sbatch.") and self.kind in ("text", "scalar", "time")
+        return self.key.startswith("sbatch.") and self.kind in ("text", "scalar", "time", "gpus")
 
 
 _S = "Slurm"
@@ -77,7 +80,8 @@ STANDARD_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("sbatch.nodes", "Nodes", "int", _S, "--nodes: number of nodes", default="1"),
     FieldSpec("sbatch.ntasks-per-node", "Tasks per node", "int", _S,
               "--ntasks-per-node: srun = one per GPU; torchrun/accelerate = 1 (one launcher per node)"),
-    FieldSpec("sbatch.gpus-per-node", "GPUs per node", "int", _S, "--gpus-per-node (0 = CPU only)"),
+    FieldSpec("sbatch.gpus-per-node", "GPUs per node", "gpus", _S,
+              "--gpus-per-node: COUNT or TYPE:COUNT, e.g. 4 or a100:4 (0 or empty = CPU only)"),
     FieldSpec("sbatch.cpus-per-task", "CPUs per task", "int", _S, "--cpus-per-task", default="1"),
     FieldSpec("sbatch.time", "Time limit", "time", _S,
               "--time: min, min:sec, h:m:s, d-h, d-h:m or d-h:m:s"),
@@ -316,8 +320,15 @@ def check_time(text: str) -> str | None:
     return None
 
 
+def check_gpu_count(text: str) -> str | None:
+    t = text.strip()
+    if t == "" or parse_gpu_request("gpus-per-node", t) is not None:
+        return None
+    return f'expected COUNT or TYPE:COUNT (e.g. 4 or a100:4), got "{text}"'
+
+
 #: Per-kind checks run on every keystroke (the full cross-field validation follows, debounced).
-QUICK_CHECKS = {"int": check_positive_int, "time": check_time}
+QUICK_CHECKS = {"int": check_positive_int, "gpus": check_gpu_count, "time": check_time}
 
 
 # ---------------------------------------------------------------- problems -> fields

@@ -1,0 +1,300 @@
+"""The rule table: every rule is needed (a known-bad preset is refused with its id, and accepted once
+that one rule is left out), every guarantee shows in the rendered script, and the docs are generated."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ntui.core.presets import load_preset
+from ntui.core.problems import PresetError, Severity
+from ntui.core.render import render
+from ntui.core.rules import BY_ID, RULES, blocks_submit, markdown, readme_section
+from ntui.core.spec import validate
+from tests.conftest import REPO
+
+# A known-bad example for every rule with a check: (preset, --set overrides).
+BAD: dict[str, tuple[str, tuple[str, ...]]] = {
+    "P3": ("local-torchrun", ("sbatch.chdir=$SCRATCH/run",)),
+    "P4": ("local-torchrun", ("sbatch.comment=",)),
+    "P5": ("local-torchrun", ("sbatch.comment=':x'",)),
+    "V3": ("local-torchrun", ("sbatch.qos=true",)),
+    "V4": ("local-torchrun", ("sbatch.nodes=010",)),
+    "J1": ("local-torchrun", ("sbatch.signal=B:USR2@99999",)),
+    "S1": ("perlmutter-srun", ("sbatch.qos=false",)),
+    "G1": ("local-srun", ("sbatch.gres=gpu:a100:4",)),
+    "G2": ("local-torchrun", ("sbatch.gpus-per-node=a100:4",)),
+    "G3": ("local-srun", ("sbatch.gpus-per-node=2", "sbatch.gres=gpu:2")),
+    "G4": ("local-srun", ("sbatch.gpus-per-task=1",)),
+    "G6": ("local-srun", ("sbatch.gpus-per-node=5", "sbatch.ntasks-per-node=5")),
+    "G9": ("local-torchrun", ("sbatch.ntasks=4",)),
+    "G10": ("local-srun", ("sbatch.gpus=4",)),
+    "G11": ("local-srun", ("launcher.nproc-per-node=2",)),
+    "C4": ("local-srun", ("sbatch.cpus-per-gpu=2",)),
+    "R4": ("local-torchrun", ("launcher.master-port=29555",)),
+    "R12": ("local-torchrun", ("launcher.master-port=40000",)),
+    "R11": ("local-torchrun", ('launcher.extra-args=["--rdzv-conf=timeout=900"]',)),
+    "Q7": ("local-srun", ('launcher.python=python "-u',)),
+    "A2": ("local-accelerate", ("launcher.multi-gpu=false",)),
+    "A3": ("local-accelerate", ("launcher.cpu=true", "launcher.multi-gpu=true")),
+    "A4": ("local-accelerate", ("sbatch.nodes=1", "launcher.nproc-per-node=1", "launcher.multi-gpu=true")),
+    "A6": ("local-torchrun", ("launcher.mixed-precision=bf16",)),
+    "K1": ("local-srun", ("container.runtime=shifter",)),
+    "K2": ("local-srun", ("sbatch.image=nersc/pytorch:25.02.01",)),
+    "F1": ("local-srun", ("script=/nonexistent/ntui/train.py",)),
+}
+
+
+def test_every_checking_rule_has_an_example() -> None:
+    assert set(BAD) == {r.id for r in RULES if r.check is not None}
+
+
+@pytest.mark.parametrize("rule_id", sorted(BAD))
+def test_rule_refuses_and_is_needed(rule_id: str) -> None:
+    preset, overrides = BAD[rule_id]
+    rule = BY_ID[rule_id]
+    loaded = load_preset(preset, overrides)
+    spec, problems = validate(loaded)
+    hits = [p for p in problems if p.rule == rule_id]
+    assert hits, [str(p) for p in problems]
+    for p in hits:
+        assert p.severity is rule.severity
+        assert str(p).endswith(f"({rule_id})")
+        assert str(p).startswith(f"--set {p.field.split('.')[0]}") or ":" in str(p)
+    if rule.severity is Severity.ERROR:
+        assert spec is None
+    # Without this one rule the same preset is accepted: the rule is what refuses it.
+    spec2, problems2 = validate(load_preset(preset, overrides), [r for r in RULES if r.id != rule_id])
+    assert spec2 is not None, [str(p) for p in problems2 if p.is_error]
+    assert not any(p.rule == rule_id for p in problems2)
+
+
+def _script(preset: str, *overrides: str) -> str:
+    spec, problems = validate(load_preset(preset, ("logs.dir=/logs", *overrides)))
+    assert spec is not None, [str(p) for p in problems]
+    return render(spec)
+
+
+def _launch(script: str) -> str:
+    return script.split("# Launch:")[1]
+
+
+# A check of the rendered script for every guarantee (a rule without a condition).
+GUARANTEED: dict[str, Callable[[], bool]] = {
+    "P1": lambda: next(ln for ln in _script("local-srun").splitlines() if not ln.startswith("#"))
+    == "set -euo pipefail",
+    "P2": lambda: all(ln.startswith("#SBATCH --") for ln in _script("local-srun").splitlines()
+                      if ln.replace(" ", "").lower().startswith("#sbatch")),
+    "G5": lambda: "--gpu-bind=none" in _launch(_script("local-srun", "sbatch.gpus-per-task=1", "sbatch.ntasks=4")),
+    "C1": lambda: '--cpus-per-task="$SLURM_CPUS_PER_TASK"' in _launch(_script("local-torchrun")),
+    "R1": lambda: 'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)' in _script("local-srun"),
+    "R5": lambda: "--rdzv_backend=static" in _script("local-accelerate", "sbatch.nodes=1")
+    and "--standalone" in _script("local-torchrun", "sbatch.nodes=1"),
+    "R6": lambda: '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"' in _script("local-torchrun")
+    and '--rdzv-id="$SLURM_JOB_ID"' in _script("local-torchrun"),
+    "R8": lambda: "is_host=$(( SLURM_NODEID == 0 ))" in _script("local-accelerate"),
+    "Q1": lambda: "'export RANK=$SLURM_PROCID" in _script("local-srun"),
+    "Q2": lambda: "'$(id)'" in _script("local-srun", 'args=["$(id)"]'),
+    "E3": lambda: "--export=ALL" in _launch(_script("local-srun", "sbatch.export=NONE")),
+    "A1": lambda: '--config_file="$NTUI_ACCELERATE_CONFIG"' in _script("local-accelerate")
+    and "gpu_ids: all" in _script("local-accelerate"),
+    "L1": lambda: "#SBATCH --output=/logs/local-srun-%j.out" in _script("local-srun"),
+    "L2": lambda: '"${RANK:=0}"' in _script("local-accelerate", "sbatch.nodes=1", "launcher.nproc-per-node=1"),
+    "L5": lambda: "#SBATCH --open-mode=append" in _script("local-srun"),
+    "N2": lambda: "--network=disable_rdzv_get" in _launch(_script("local-srun", "nccl.slingshot=true"))
+    and "--network=disable_rdzv_get" in _launch(_script("local-srun", "env.FI_CXI_RDZV_PROTO=alt_read"))
+    and "--network" not in _launch(_script("local-srun")),
+    "N4": lambda: "NCCL_DEBUG" not in _script("local-srun")
+    and "NCCL_DEBUG=INFO" in _script("local-srun", "nccl.debug=true"),
+    "N5": lambda: 'export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"' in _script("local-srun", "env={}"),
+    "N7": lambda: "export PYTHONUNBUFFERED=1 SLURM_UNBUFFEREDIO=1" in _script("local-torchrun"),
+    "Q7": lambda: " python -u " in _launch(_script("local-srun", "launcher.python=python -u")),
+}
+
+
+def _e1() -> bool:
+    from ntui.core.submission import slurm_env
+
+    env, removed = slurm_env({"PATH": "/bin", "SBATCH_QOS": "x"})
+    return "SBATCH_QOS" not in env and "SBATCH_QOS" in removed[0] and env["PATH"] == "/bin"
+
+
+def _f2() -> bool:
+    return True  # covered by test_relative_script_resolves_against_the_file_that_wrote_it
+
+
+def _v6() -> bool:
+    with pytest.raises(PresetError) as exc:
+        load_preset("local-srun", ["extends=local-torchrun"])
+    return str(exc.value).endswith("(V6)")
+
+
+GUARANTEED.update({"E1": _e1, "F2": _f2, "V6": _v6})
+
+
+def test_every_guarantee_is_checked() -> None:
+    assert {r.id for r in RULES if r.check is None} <= set(GUARANTEED)
+
+
+@pytest.mark.parametrize("rule_id", sorted(GUARANTEED))
+def test_guarantee_holds(rule_id: str) -> None:
+    assert GUARANTEED[rule_id]()
+
+
+def test_docs_are_generated_from_the_table() -> None:
+    assert (REPO / "docs" / "rules.md").read_text() == markdown(), "run: python -m ntui.core.rules --markdown"
+    assert readme_section() in (REPO / "README.md").read_text(), "run: python -m ntui.core.rules --readme"
+    for r in RULES:
+        assert f"| {r.id} |" in markdown() and r.source
+
+
+def test_cli_prints_the_docs() -> None:
+    res = subprocess.run([sys.executable, "-m", "ntui.core.rules", "--markdown"], capture_output=True, text=True,
+                         cwd=REPO, timeout=60)
+    assert res.returncode == 0 and res.stdout == markdown()
+
+
+# ------------------------------------------------------------------ the numbered items of issue 11
+
+
+def test_relative_script_resolves_against_the_file_that_wrote_it(tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    child = other / "child.yaml"
+    child.write_text("extends: perlmutter-torchrun\nsbatch: {nodes: 1}\n")
+    spec, _ = validate(load_preset(str(child)))
+    assert spec is not None and spec.script == str(REPO / "examples" / "ddp_check.py")
+    # A script the child sets itself is taken from the child's directory, existing or not.
+    child.write_text("extends: perlmutter-torchrun\nscript: train.py\n")
+    spec, problems = validate(load_preset(str(child)))
+    assert spec is not None and spec.script == str(other / "train.py")
+    f1 = [p for p in problems if p.rule == "F1"]
+    assert f1 and not f1[0].is_error and blocks_submit(f1[0])
+
+
+def test_submit_refuses_a_missing_script(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "ntui", "submit", "local-srun", "--set", "script=/nonexistent/ntui/x.py",
+         "--set", f"logs.dir={tmp_path}"],
+        capture_output=True, text=True, cwd=REPO, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert res.returncode == 2, res.stderr
+    assert "does not exist on this host" in res.stderr and "(F1)" in res.stderr and "not submitted" in res.stderr
+
+
+@pytest.mark.parametrize(("setting", "rule"), [("sbatch.account=yes", "V3"), ("sbatch.requeue=now", "V3"),
+                                             ("sbatch.exclusive=user", ""), ("sbatch.requeue=true", "")])
+def test_flags_and_values(setting: str, rule: str) -> None:
+    spec, problems = validate(load_preset("local-srun", [setting]))
+    if rule:
+        assert spec is None and any(p.rule == rule and p.field == setting.split("=")[0] for p in problems)
+    else:
+        assert spec is not None, [str(p) for p in problems]
+        key, _, value = setting.partition("=")
+        line = f"#SBATCH --{key.split('.')[1]}" + ("" if value == "true" else f"={value}")
+        assert line + "\n" in render(spec)
+
+
+@pytest.mark.parametrize("option", ["gres-flags=enforce-binding", "threads-per-core=1", "extra-node-info=1:1"])
+def test_options_wrapped_in_the_table_are_known(option: str) -> None:
+    spec, problems = validate(load_preset("local-srun", [f"sbatch.{option}"]))
+    assert spec is not None, [str(p) for p in problems]
+
+
+@pytest.mark.parametrize("value", ["yes", "true"])
+def test_job_name_yes_is_not_dropped(value: str) -> None:
+    _, problems = validate(load_preset("local-srun", [f"sbatch.job-name={value}"]))
+    assert any(p.rule == "V3" and p.field == "sbatch.job-name" for p in problems)
+    spec, _ = validate(load_preset("local-srun", [f'sbatch.job-name="{value}"']))
+    assert spec is not None and spec.job_name == value
+
+
+@pytest.mark.parametrize(("text", "rule"), [("010", "V4"), ("0x10", "V4"), ("2:4", "V4"), ("1_0", "V4"), ("0o10", "")])
+def test_yaml11_integers_refused(tmp_path: Path, text: str, rule: str) -> None:
+    p = tmp_path / "p.yaml"
+    p.write_text(f"extends: local-srun\nsbatch:\n  cpus-per-task: {text}\n")
+    spec, problems = validate(load_preset(str(p)))
+    assert spec is None
+    assert any(p.rule == rule and str(p).startswith(f"{tmp_path}/p.yaml:3: sbatch.cpus-per-task:")
+               for p in problems), [str(p) for p in problems]
+    # The same through --set, and in a GPU count (2:4 is not TYPE:COUNT).
+    _, problems = validate(load_preset("local-srun", [f"sbatch.cpus-per-task={text}"]))
+    assert any(p.field == "sbatch.cpus-per-task" and p.is_error for p in problems)
+    _, problems = validate(load_preset("local-srun", [f"sbatch.gpus-per-node={text}"]))
+    assert any(p.field == "sbatch.gpus-per-node" and p.is_error for p in problems)
+
+
+def test_false_and_null_drop_inherited_options(tmp_path: Path) -> None:
+    p = tmp_path / "p.yaml"
+    p.write_text("extends: perlmutter-srun\nsbatch: {gpus-per-node: null, ntasks-per-node: 2, qos: false,"
+                 " image: false, constraint: null}\ncontainer: {runtime: none}\nenv: {OMP_NUM_THREADS: null}\n")
+    spec, problems = validate(load_preset(str(p)))
+    assert spec is not None, [str(x) for x in problems]
+    options = {d.option for d in spec.directives}
+    assert not options & {"gpus-per-node", "qos", "image", "constraint"}
+    assert spec.gpus_per_node == 0 and dict(spec.env) == {}
+
+
+def test_image_false_with_shifter_is_refused() -> None:
+    _, problems = validate(load_preset("perlmutter-srun", ["sbatch.image=false"]))
+    assert any(p.rule == "K1" for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("style", "gpus_per_node"),
+    [("gpus-per-node=4", 4), ("gpus-per-node=a100:4", 4), ("gres=gpu:4", 4), ("gres=gpu:a100:4", 4),
+     ("gres=gpu:a100:4,nvme:1", 4)],
+)
+def test_every_gpu_style_counts(style: str, gpus_per_node: int) -> None:
+    spec, problems = validate(load_preset("local-srun", [f"sbatch.{style}", "sbatch.ntasks-per-node=4"]))
+    assert spec is not None and spec.gpus_per_node == gpus_per_node, [str(p) for p in problems]
+    assert "--gpu-bind=none" in _launch(render(spec))
+
+
+def test_accelerate_one_by_one_and_cpu_two_nodes() -> None:
+    spec, _ = validate(load_preset("local-accelerate", ["sbatch.nodes=1", "launcher.nproc-per-node=1"]))
+    assert spec is not None and spec.accelerate_device == "single" and spec.world_size == 1
+    _, problems = validate(load_preset("local-accelerate", ["launcher.cpu=true", "launcher.nproc-per-node=1"]))
+    assert any(p.rule == "A2" for p in problems)
+
+
+def test_accelerate_cpu_false_keeps_the_multi_process_launcher() -> None:
+    spec, problems = validate(load_preset("local-accelerate", ["launcher.cpu=false"]))
+    assert spec is not None and spec.accelerate_device == "multi_gpu", [str(p) for p in problems]
+
+
+def test_python_words_are_split() -> None:
+    spec, _ = validate(load_preset("local-torchrun", ["launcher.python=python -u -X dev"]))
+    assert spec is not None and spec.python_argv == ("python", "-u", "-X", "dev")
+
+
+def test_master_port_formula_stays_below_ephemeral_range() -> None:
+    from ntui.core.rules import EPHEMERAL_PORTS, PORT_BASE, PORT_SPAN
+
+    assert PORT_BASE >= 1024
+    assert PORT_BASE + PORT_SPAN <= EPHEMERAL_PORTS.start  # noqa: SIM300
+    assert f"$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))" in _script("local-srun")
+
+
+def _core_imports(module: str) -> set[str]:
+    import ast
+
+    tree = ast.parse((REPO / "ntui" / "core" / f"{module}.py").read_text())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ntui.core."):
+            out.add(node.module.rsplit(".", 1)[1])
+        elif isinstance(node, ast.Import):
+            out.update(a.name.rsplit(".", 1)[1] for a in node.names if a.name.startswith("ntui.core."))
+    return out
+
+
+def test_rules_spec_presets_meet_without_a_cycle() -> None:
+    """rules <- spec <- presets, never back (issue 12: the rule table and spec meet without a cycle)."""
+    assert not _core_imports("rules") & {"spec", "presets", "render", "yamlsrc"}
+    assert "presets" not in _core_imports("spec") and "render" not in _core_imports("spec")
+    assert "rules" in _core_imports("spec") and "spec" in _core_imports("presets")
