@@ -53,10 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test-only", action="store_true", help="also ask Slurm: sbatch --test-only")
     p.set_defaults(func=cmd_check)
 
-    from ntui import cli_gpus, cli_slurm
+    from ntui import cli_gpus, cli_report, cli_slurm
 
     cli_slurm.add_commands(sub, _add_preset_args)
     cli_gpus.add_command(sub)
+    cli_report.add_command(sub)
     return parser
 
 

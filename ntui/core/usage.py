@@ -159,8 +159,12 @@ class _Series:
         for k in range(n):
             lo = start_offset_s + k * step
             hi = lo + step
-            a = int(lo // self.width)
-            b = max(a + 1, int(math.ceil(hi / self.width)))
+            # the buckets whose middle lies in the slice; the one under the slice's middle when none does
+            a = math.ceil(lo / self.width - 0.5)
+            b = math.ceil(hi / self.width - 0.5)
+            if b <= a:
+                a = int((lo + hi) / 2 // self.width)
+                b = a + 1
             s = sum(self.sums[a:b])
             c = sum(self.counts[a:b])
             out.append(s / c if c else None)
