@@ -38,7 +38,8 @@ def _sim_dir(tmp: Path) -> Path:
     return d
 
 
-def _script(log_dir: Path, work: str, *, path_dir: Path | None, profile: str = "", after: str = "") -> str:
+def _script(log_dir: Path, work: str, *, path_dir: Path | None, profile: str = "", after: str = "",
+            time_min: int = 5) -> str:
     path = f"export PATH={path_dir}:$PATH" if path_dir else "export PATH=/usr/bin:/bin  # no nvidia-smi anywhere"
     lines = [
         "#!/bin/bash",
@@ -46,7 +47,7 @@ def _script(log_dir: Path, work: str, *, path_dir: Path | None, profile: str = "
         "#SBATCH --nodes=2",
         "#SBATCH --ntasks-per-node=2",
         "#SBATCH --gpus-per-node=2",
-        "#SBATCH --time=5",
+        f"#SBATCH --time={time_min}",
         f"#SBATCH --output={log_dir}/{STEM}-%j.out",
         "set -euo pipefail",
         path,
@@ -178,3 +179,12 @@ def test_cancelled_job_leaves_no_sampler(dev_cluster: DevCluster, tmp_path: Path
     assert dev_cluster.run("scancel", job_id).returncode == 0
     _wait_state(dev_cluster, job_id, END_STATES, timeout=60)
     _no_leftovers(dev_cluster, job_id, tmp_path)
+
+
+def test_job_killed_at_its_time_limit_leaves_no_sampler(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    job_id = _submit(dev_cluster, tmp_path, _script(tmp_path, "sleep 600", path_dir=_sim_dir(tmp_path), time_min=1))
+    info = _wait_state(dev_cluster, job_id, END_STATES, timeout=300)
+    assert info["JobState"] == "TIMEOUT"
+    _no_leftovers(dev_cluster, job_id, tmp_path)
+    report = build_report(find_sample_files(str(tmp_path), STEM, job_id), JobFacts(job_id))
+    assert report.gpus == 4 and all(g.samples >= 30 for g in report.all_gpus)
