@@ -189,12 +189,13 @@ class GpuSample:
 
 
 def parse_number(text: str) -> float | None:
-    """A ``nounits`` CSV value: a finite float, or None for ``[N/A]``, ``[Not Supported]``, ``N/A``, garbage."""
-    t = text.strip()
-    if not t or t.startswith("[") or t.upper() in ("N/A", "NA", "-"):
-        return None
+    """A ``nounits`` CSV value: a finite float, or None for ``[N/A]``, ``[Not Supported]``, ``N/A``, garbage.
+
+    ``float`` itself skips the spaces after the commas and rejects the bracketed words; this runs once per field
+    of every sample of a long job (:mod:`ntui.core.usage`), so it stays this short.
+    """
     try:
-        v = float(t)
+        v = float(text)
     except ValueError:
         return None
     return v if math.isfinite(v) else None

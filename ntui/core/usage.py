@@ -133,7 +133,11 @@ class _Series:
         self.limit = limit
 
     def add(self, offset_s: float, value: float) -> None:
-        i = int(max(0.0, offset_s) // self.width)
+        i = int(offset_s // self.width) if offset_s > 0 else 0
+        if i < len(self.sums):  # the common case: the current bucket
+            self.sums[i] += value
+            self.counts[i] += 1
+            return
         while i >= 2 * self.limit:
             self._halve()
             i = int(max(0.0, offset_s) // self.width)
@@ -178,7 +182,7 @@ class _Series:
 class _GpuAcc:
     __slots__ = (
         "node", "index", "uuid", "samples", "hist", "util_n", "util_sum", "mem_peak", "mem_total", "power_n",
-        "power_sum", "energy_ws", "covered_s", "busy_s", "prev_raw", "eff", "series",
+        "power_sum", "energy_ws", "covered_s", "busy_pct_s", "prev_raw", "eff", "series",
         "gaps", "longest_gap_s", "backwards",
     )  # fmt: skip
 
@@ -196,7 +200,7 @@ class _GpuAcc:
         self.power_sum = 0.0
         self.energy_ws = 0.0
         self.covered_s = 0.0
-        self.busy_s = 0.0  # utilisation x time, in seconds at 100 %
+        self.busy_pct_s = 0.0  # utilisation (percent) x time
         self.prev_raw: float | None = None
         self.eff: float | None = None  # this GPU's sample clock (raw time, jumps removed)
         self.series = _Series(max(interval, 1.0))
@@ -211,29 +215,34 @@ class _GpuAcc:
     def add(self, t: float, interval: float, origin: float, util: float | None, mem: float | None,
             mem_total: float | None, power: float | None) -> None:
         weight = interval
-        if self.prev_raw is None:
-            eff = t if self.eff is None else max(t, self.eff + interval)
+        prev_eff = self.eff
+        if self.prev_raw is None or prev_eff is None:
+            eff = t if prev_eff is None or t > prev_eff + interval else prev_eff + interval
         else:
             dt = t - self.prev_raw
-            assert self.eff is not None
             if dt <= 0:
                 self.backwards += 1
             elif dt > GAP_FACTOR * interval:
                 self.gaps += 1
-                self.longest_gap_s = max(self.longest_gap_s, dt)
+                if dt > self.longest_gap_s:
+                    self.longest_gap_s = dt
             else:
                 weight = dt
-            eff = self.eff + weight
+            eff = prev_eff + weight
         self.prev_raw = t
         self.eff = eff
         self.samples += 1
         self.covered_s += weight
         if util is not None:
-            u = min(100, max(0, int(util + 0.5)))
+            u = int(util + 0.5)
+            if u > 100:
+                u = 100
+            elif u < 0:
+                u = 0
             self.hist[u] += 1
             self.util_n += 1
             self.util_sum += u
-            self.busy_s += u * weight / 100.0
+            self.busy_pct_s += u * weight
             self.series.add(eff - weight - origin, u)
         if mem is not None and (self.mem_peak is None or mem > self.mem_peak):
             self.mem_peak = mem
@@ -426,43 +435,47 @@ class _NodeReader:
         if len(self.messages) < KEEP_MESSAGES:
             self.messages.append(f"{self.path}:{lineno}: {why}")
 
-    def feed(self, lineno: int, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if not line.strip():
-            return
-        if line.startswith(HEADER_TAG):
-            self._header(line)
+    def feed(self, lineno: int, line: str) -> None:
+        """One whole line (with its newline). The hot path: one split, cached timestamps, ``float``."""
+        if line[:1] == "#":
+            if line.startswith(HEADER_TAG):
+                self._header(line.rstrip("\r\n"))
             return
         parts = line.split(",")
         if len(parts) != _FIELD_COUNT:
-            shown = line.strip().replace("\x00", "\\0")
-            self._bad(lineno, f"not a sample ({len(parts)} fields, {_FIELD_COUNT} expected): {shown[:120]}")
+            shown = line.strip()
+            if shown:
+                shown = shown.replace("\x00", "\\0")
+                self._bad(lineno, f"not a sample ({len(parts)} fields, {_FIELD_COUNT} expected): {shown[:120]}")
             return
         t = self.clock.parse(parts[_I_TS])
         if t is None:
             self._bad(lineno, f"field timestamp: {parts[_I_TS].strip()[:40]!r} is not a time")
             return
-        idx_text = parts[_I_INDEX].strip()
-        if not idx_text.isdigit():
-            self._bad(lineno, f"field index: {idx_text[:40]!r} is not a GPU index")
+        try:
+            idx = int(parts[_I_INDEX])
+        except ValueError:
+            idx = -1
+        if idx < 0:
+            self._bad(lineno, f"field index: {parts[_I_INDEX].strip()[:40]!r} is not a GPU index")
             return
-        idx = int(idx_text)
         acc = self.gpus.get(idx)
         if acc is None:
             uuid = parts[_I_UUID].strip()
             acc = _GpuAcc(self.node, idx, "" if uuid.startswith("[") else uuid, self.interval)
             self.gpus[idx] = acc
-        if self.status == "no-samples":
-            self.status = "sampling"
-        acc.add(
-            t,
-            self.interval,
-            self.origin,
-            parse_number(parts[_I_UTIL]),
-            parse_number(parts[_I_MEM]),
-            parse_number(parts[_I_MEMTOT]),
-            parse_number(parts[_I_POWER]),
-        )
+            if self.status == "no-samples":
+                self.status = "sampling"
+        try:  # fast path: four plain numbers (parse_number's rule, without its per-field call)
+            util, mem, total, power = (float(parts[_I_UTIL]), float(parts[_I_MEM]), float(parts[_I_MEMTOT]),
+                                       float(parts[_I_POWER]))
+            if not math.isfinite(util + mem + total + power):
+                raise ValueError
+        except ValueError:  # [N/A], [Not Supported] ...: unknown for that statistic only
+            acc.add(t, self.interval, self.origin, parse_number(parts[_I_UTIL]), parse_number(parts[_I_MEM]),
+                    parse_number(parts[_I_MEMTOT]), parse_number(parts[_I_POWER]))
+            return
+        acc.add(t, self.interval, self.origin, util, mem, total, power)
 
     def _header(self, line: str) -> None:
         fields = _header_fields(line)
@@ -478,7 +491,7 @@ class _NodeReader:
                 acc.restart()
         if status == "no-nvidia-smi" and not self.gpus:
             self.status = "no-nvidia-smi"
-        elif self.status == "ended":
+        elif status == "sampling" or self.status == "ended":
             self.status = "sampling"
         wanted = fields.get("fields")
         if wanted and tuple(wanted.split(",")) != SAMPLE_FIELDS:
@@ -517,7 +530,7 @@ def _gpu_stats(acc: _GpuAcc, points: int, span_s: float) -> GpuStats:
         mem_total_mib=acc.mem_total,
         power_mean_w=acc.power_sum / acc.power_n if acc.power_n else None,
         energy_wh=acc.energy_ws / 3600.0 if acc.power_n else None,
-        busy_gpu_h=acc.busy_s / 3600.0,
+        busy_gpu_h=acc.busy_pct_s / 100.0 / 3600.0,
         util_series=acc.series.points(0.0, span_s, points),
     )
 
@@ -564,11 +577,11 @@ def _read_nodes(files: Mapping[str, str], *, points: int, origin: float | None =
     for node, (interval, _) in meta.items():
         reader = _NodeReader(node, files[node], interval, t0)
         try:
-            with open(files[node], "rb") as fh:
-                for lineno, raw in enumerate(fh, 1):
-                    if not raw.endswith(b"\n"):
+            with open(files[node], encoding="utf-8", errors="replace", newline="") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if line[-1:] != "\n":
                         break  # being written (or cut by a crash): not a whole sample
-                    reader.feed(lineno, raw)
+                    reader.feed(lineno, line)
         except OSError as exc:
             reader.messages.append(f"{files[node]}: {exc.strerror or exc}")
         readers[node] = reader
