@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import shutil
 import sys
 from collections.abc import Sequence
@@ -121,6 +122,12 @@ def _num(value: float | None, fmt: str = ".0f", unit: str = "") -> str:
     return "?" if value is None else f"{value:{fmt}}{unit}"
 
 
+def _energy(wh: float | None) -> str:
+    if wh is None:
+        return "?"
+    return f"{wh / 1000:.1f} kWh" if wh >= 1000 else f"{wh:.1f} Wh"
+
+
 def squeeze(points: Sequence[float | None], width: int) -> list[float | None]:
     """Average ``points`` down to ``width`` values (unknowns ignored; a slice of unknowns stays unknown)."""
     if width >= len(points) or width < 1:
@@ -133,8 +140,9 @@ def squeeze(points: Sequence[float | None], width: int) -> list[float | None]:
 
 
 def fix_command(entry: HistoryEntry, fix: str) -> str:
+    """The resubmit command line with the job's own overrides and the fix (shell-quoted)."""
     words = ["ntui", "submit", entry.preset, *(w for o in entry.overrides for w in ("--set", o)), "--set", fix]
-    return " ".join(words)
+    return shlex.join(words)
 
 
 def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting | None, width: int) -> list[str]:
@@ -151,10 +159,10 @@ def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting 
     if report.gpus:
         busy = report.gpu_hours_busy
         alloc = report.gpu_hours_allocated
-        share = f" ({_pct(busy / alloc)})" if busy is not None and alloc else ""
-        energy = f"; energy {_num(report.energy_wh, '.1f', ' Wh')}" if report.energy_wh is not None else ""
-        out.append(f"GPU-hours: {_num(alloc, '.2f')} allocated, {_num(busy, '.2f')} busy (utilisation-weighted)"
-                   f"{share}; mean utilisation {_num(report.util_mean, '.0f', ' %')}{energy}")
+        share = f"{_pct(busy / alloc)}, " if busy is not None and alloc else ""
+        energy = f"; energy {_energy(report.energy_wh)}" if report.energy_wh is not None else ""
+        out.append(f"GPU-hours: {_num(alloc, '.2f')} allocated, {_num(busy, '.2f')} busy ({share}utilisation-"
+                   f"weighted); mean utilisation {_num(report.util_mean, '.0f', ' %')}{energy}")
         out.append("")
         spark_w = max(SPARK_MIN, width - 78)
         out.append(f"{'node':<10} {'gpu':>3} {'mean':>5} {'p50':>4} {'p90':>4} {'idle':>5} {'peak memory':>17} "
@@ -166,7 +174,7 @@ def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting 
                 out.append(
                     f"{inert(node.node)[:10]:<10} {g.index:>3} {_num(g.util_mean, '.0f', '%'):>5} "
                     f"{_num(g.util_p50):>4} {_num(g.util_p90):>4} {_pct(g.idle_fraction):>5} {mem:>17} "
-                    f"{_num(g.power_mean_w, '.0f', 'W'):>6} {_num(g.energy_wh, '.1f', 'Wh'):>8}  "
+                    f"{_num(g.power_mean_w, '.0f', 'W'):>6} {_energy(g.energy_wh):>8}  "
                     f"{sparkline(squeeze(g.util_series, spark_w))}"
                 )
     for reason in report.no_data_reasons:

@@ -121,3 +121,20 @@ def test_helpers() -> None:
     assert time_limit_from_script("#SBATCH --nodes=1\n") is None
     assert squeeze([0, 100, None, None, 50, 50], 3) == [50.0, None, 50.0]
     assert squeeze([1.0, 2.0], 5) == [1.0, 2.0]
+
+
+def test_ended_job_gets_the_time_limit_fix_as_a_resubmit_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = FakeRunner({
+        ("scontrol", "show", "job"): captured("scontrol_show_job_completed"),  # RunTime 0 of TimeLimit 02:00:00
+        "sacct": captured("sacct_no_accounting"),
+    })
+    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    _history(tmp_path, "26")
+    assert cli.run(["report", "26", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["state"] == "COMPLETED" and data["finished"] and data["time_limit_s"] == 7200
+    (short,) = [f for f in data["findings"] if f["kind"] == "short-run"]
+    assert short["fix"] == "sbatch.time=00:15:00"
+    assert short["fix_command"] == "ntui submit local-torchrun --set sbatch.nodes=2 --set sbatch.time=00:15:00"
