@@ -147,7 +147,7 @@ def bench_sampler_cluster(seconds: float, interval: int) -> dict[str, Any]:
             started = time.monotonic()
             time.sleep(seconds)
             wall = time.monotonic() - started
-            ps = subprocess.run(["ps", "-eo", "pid=,etimes=,args="], capture_output=True, text=True).stdout
+            ps = subprocess.run(["ps", "-ww", "-eo", "pid=,etimes=,args="], capture_output=True, text=True).stdout
             parts: dict[str, float] = {}
             for row in ps.splitlines():
                 pid_s, _, rest = row.strip().partition(" ")

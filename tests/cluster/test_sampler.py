@@ -87,7 +87,7 @@ def _leftovers(cluster: DevCluster, job_id: str, log_dir: Path) -> tuple[list[st
     """The job's steps still known to squeue, and processes still running this job's sampler."""
     steps = [s for s in cluster.run("squeue", "-h", "-s", "-j", job_id, "-o", "%i %j").stdout.splitlines() if s]
     prefix = sample_prefix(str(log_dir), STEM, job_id)
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
     procs = [p for p in ps if prefix in p or (SAMPLER_NAME in p and f"job={job_id} " in p)]
     return steps, procs
 
