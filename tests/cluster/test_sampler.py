@@ -9,6 +9,7 @@ would keep the launch pending.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -167,13 +168,24 @@ def test_nodes_without_nvidia_smi_complete_and_say_why(dev_cluster: DevCluster, 
     )
 
 
-def test_cancelled_job_leaves_no_sampler(dev_cluster: DevCluster, tmp_path: Path) -> None:
-    job_id = _submit(dev_cluster, tmp_path, _script(tmp_path, "sleep 300", path_dir=_sim_dir(tmp_path)))
+def test_live_report_then_cancel_leaves_no_sampler(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    script = _script(tmp_path, "sleep 300", path_dir=_sim_dir(tmp_path))
+    job_id = _submit(dev_cluster, tmp_path, script)
     _wait_state(dev_cluster, job_id, ("RUNNING",))
     deadline = time.monotonic() + 60
-    while len(find_sample_files(str(tmp_path), STEM, job_id)) < 2:
-        assert time.monotonic() < deadline, "no sample files"
+    while True:  # both nodes' files with a few samples each
+        files = find_sample_files(str(tmp_path), STEM, job_id)
+        if len(files) == 2 and all(Path(p).read_text().count("\n") >= 7 for p in files.values()):
+            break
+        assert time.monotonic() < deadline, f"no samples yet: {files}"
         time.sleep(0.5)
+    _record_history(job_id, tmp_path, script)
+    live = ntui(dev_cluster, "report", job_id, "--json", timeout=60,
+                env={"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]})
+    assert live.returncode == 0, live.stderr
+    data = json.loads(live.stdout)
+    assert data["state"] == "RUNNING" and not data["finished"] and data["gpus"] == 4
+    assert [n["status"] for n in data["nodes"]] == ["sampling", "sampling"]
     steps, _ = _leftovers(dev_cluster, job_id, tmp_path)
     assert any(SAMPLER_NAME[:8] in s for s in steps), steps  # squeue -s truncates the step name
     assert dev_cluster.run("scancel", job_id).returncode == 0
