@@ -207,6 +207,9 @@ def _data_notes(report: UsageReport) -> list[str]:
                          f"(longest {n.longest_gap_s:.0f} s), counted as one interval each")
         if n.clock_backwards:
             notes.append(f"{n.node}: the clock went backwards {n.clock_backwards} time(s)")
+        if n.other_gpus:
+            notes.append(f"{n.node}: nvidia-smi also showed GPU(s) {','.join(map(str, n.other_gpus))}, not the "
+                         "job's (no device cgroup): not counted")
         if n.restarts:
             notes.append(f"{n.node}: the sampler restarted {n.restarts} time(s) (requeue)")
         if n.bad_lines:

@@ -97,7 +97,7 @@ def find_sample_files(log_dir: str, stem: str, job_id: str) -> dict[str, str]:
 _PAYLOAD = (
     'n=${SLURMD_NODENAME:-$(hostname -s)}; '
     'exec >>"$1$n' + SAMPLE_SUFFIX + '" 2>&1 </dev/null || exit 0; '
-    f'h="{HEADER_TAG} v1 job=$SLURM_JOB_ID node=$n interval=$2"; '
+    f'h="{HEADER_TAG} v1 job=$SLURM_JOB_ID node=$n interval=$2 visible=${{CUDA_VISIBLE_DEVICES:-}}"; '
     "if ! command -v nvidia-smi >/dev/null 2>&1; then "
     'echo "$h status=no-nvidia-smi (nvidia-smi not found on PATH: no GPU samples on this node)"; exit 0; fi; '
     'echo "$h status=sampling fields=$3"; '

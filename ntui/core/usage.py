@@ -2,16 +2,18 @@
 
 **File format** (one file per node, ``<log_dir>/<stem>-<jobid>-gpu-<node>.csv``)::
 
-    # ntui-gpu-samples v1 job=123 node=nid001 interval=10 status=sampling fields=timestamp,index,...
+    # ntui-gpu-samples v1 job=123 node=nid001 interval=10 visible=0,1,2,3 status=sampling fields=timestamp,...
     2026/11/30 09:27:59.123, 0, GPU-3f1..., 97, 61234, 81559, 402.17, 61
     ...
     # ntui-gpu-samples end
 
-The header names node and interval (a second header in the same file is a restart: requeue); ``status=
-no-nvidia-smi`` says the node had no nvidia-smi (no samples follow). Data lines are nvidia-smi's
-``--query-gpu=<SAMPLE_FIELDS> --format=csv,noheader,nounits``; ``[N/A]``/``[Not Supported]`` values count as
-unknown for that statistic only. Other lines (nvidia-smi errors, NUL garbage after a crash) are counted and the
-first ones kept with their line number. A last line without a newline is still being written: skipped.
+The header names node and interval (a second header in the same file is a restart: requeue); ``visible=`` is the
+step's ``CUDA_VISIBLE_DEVICES`` (the job's GPUs there: without a device cgroup nvidia-smi shows the node's other
+GPUs too, and those are left out); ``status=no-nvidia-smi`` says the node had no nvidia-smi (no samples follow).
+Data lines are nvidia-smi's ``--query-gpu=<SAMPLE_FIELDS> --format=csv,noheader,nounits``; ``[N/A]`` and ``[Not
+Supported]`` values count as unknown for that statistic only. Other lines (nvidia-smi errors, NUL garbage after a
+crash) are counted and the first ones kept with their line number. A last line without a newline is still being
+written: skipped.
 
 **Time.** Each sample stands for the time since the previous sample of that GPU; a step backwards (clock jump) or
 one longer than :data:`GAP_FACTOR` intervals (a gap, or a jump forwards) counts as one interval instead and is
@@ -312,6 +314,8 @@ class NodeStats:
     longest_gap_s: float = 0.0
     clock_backwards: int = 0
     restarts: int = 0
+    #: GPUs nvidia-smi showed that are not the job's (no device cgroup; the header's ``visible=``): not counted
+    other_gpus: tuple[int, ...] = ()
 
     @property
     def util_mean(self) -> float | None:
@@ -429,6 +433,8 @@ class _NodeReader:
         self.restarts = 0
         self.headers = 0
         self.clock = _Clock()
+        #: the step's CUDA_VISIBLE_DEVICES (the job's GPUs on this node) when it is a list of indices
+        self.visible: tuple[int, ...] | None = None
 
     def _bad(self, lineno: int, why: str) -> None:
         self.bad += 1
@@ -493,12 +499,21 @@ class _NodeReader:
             self.status = "no-nvidia-smi"
         elif status == "sampling" or self.status == "ended":
             self.status = "sampling"
+        visible = fields.get("visible", "").split(",")
+        self.visible = tuple(int(v) for v in visible) if all(v.isdigit() for v in visible) else None
         wanted = fields.get("fields")
         if wanted and tuple(wanted.split(",")) != SAMPLE_FIELDS:
             self._bad(0, f"header asks fields {wanted}, this ntui reads {','.join(SAMPLE_FIELDS)}")
 
     def result(self, points: int, span_s: float) -> NodeStats:
-        gpus = tuple(_gpu_stats(acc, points, span_s) for _, acc in sorted(self.gpus.items()))
+        accs = dict(sorted(self.gpus.items()))
+        want = set(self.visible or ())
+        others: tuple[int, ...] = ()
+        if want and want < set(accs):
+            # No device cgroup: nvidia-smi showed the node's other GPUs too; count the job's only.
+            others = tuple(i for i in accs if i not in want)
+            accs = {i: a for i, a in accs.items() if i in want}
+        gpus = tuple(_gpu_stats(acc, points, span_s) for acc in accs.values())
         return NodeStats(
             node=self.node,
             path=self.path,
@@ -511,6 +526,7 @@ class _NodeReader:
             longest_gap_s=max((a.longest_gap_s for a in self.gpus.values()), default=0.0),
             clock_backwards=sum(a.backwards for a in self.gpus.values()),
             restarts=self.restarts,
+            other_gpus=others,
         )
 
 

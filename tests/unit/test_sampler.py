@@ -98,7 +98,7 @@ def test_payload_samples_until_usr1_then_ends_cleanly(tmp_path: Path, to_group: 
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and out == b"" and err == b""
     text = path.read_text()
-    assert text.startswith(f"{HEADER_TAG} v1 job=7 node=nid001 interval=1 status=sampling fields=")
+    assert text.startswith(f"{HEADER_TAG} v1 job=7 node=nid001 interval=1 visible= status=sampling fields=")
     assert text.rstrip("\n").endswith(f"{HEADER_TAG} end")
     node = read_node_file("nid001", str(path))
     assert node.status == "ended" and node.bad_lines == 0, node.messages

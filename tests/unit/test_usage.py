@@ -198,3 +198,15 @@ def test_too_few_samples_give_no_findings(tmp_path: Path) -> None:
 
 def test_thresholds_are_sane() -> None:
     assert 0 < IDLE_GPU_FRACTION <= 1 and 0 < LOW_MEMORY_PEAK_FRACTION < 1
+
+
+def test_gpus_outside_the_steps_visible_devices_are_not_counted(tmp_path: Path) -> None:
+    head = header("nid001").replace(" status=", " visible=1,3 status=")
+    body = "".join(line(T0 + 10 * k, i, 50) for k in range(3) for i in range(4))
+    node = read_node_file("nid001", write(tmp_path, "nid001", head + body))
+    assert [g.index for g in node.gpus] == [1, 3] and node.other_gpus == (0, 2)
+    # with device cgroups nvidia-smi shows only the job's GPUs: nothing to drop
+    node = read_node_file("nid001", write(tmp_path, "nid001", head.replace("1,3", "0,1,2,3") + body))
+    assert len(node.gpus) == 4 and node.other_gpus == ()
+    node = read_node_file("nid001", write(tmp_path, "nid001", head.replace("1,3", "GPU-a,GPU-b") + body))
+    assert len(node.gpus) == 4
