@@ -28,7 +28,7 @@ from ntui.core.history import History, HistoryEntry
 from ntui.core.logtail import inert
 from ntui.core.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.sacct_steps import StepAccounting, step_accounting
-from ntui.core.sampler import find_sample_files, sample_path
+from ntui.core.sampler import find_sample_files, sample_path, srun_log_path
 from ntui.core.timefmt import parse_time_limit
 from ntui.core.usage import JobFacts, NodeStats, UsageReport, build_report
 
@@ -290,14 +290,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     report = build_report(files, got.facts, expected_nodes=got.facts.nodes)
     if not files and not got.facts.nodes:
         report = _no_files(report, entry, got.file_job_id)
+    said = sampler_log(entry.log_dir, entry.log_stem, got.file_job_id)
     if args.json:
-        print(json.dumps(report_json(report, got.cpu, entry, got.slurm_error), indent=1))
+        print(json.dumps(report_json(report, got.cpu, entry, got.slurm_error) | {"sampler_log": said}, indent=1))
     else:
         width = args.width or shutil.get_terminal_size((120, 24)).columns
         if got.slurm_error:
             print(f"ntui: Slurm: {got.slurm_error} (report from the samples alone)", file=sys.stderr)
-        print("\n".join(format_report(report, entry, got.cpu, width)))
+        lines = format_report(report, entry, got.cpu, width)
+        if said and not report.gpus:
+            lines[1:1] = [f"the sampler step said: {inert(line)}" for line in said]
+        print("\n".join(lines))
     return EXIT_SLURM if got.slurm_error else EXIT_OK
+
+
+def sampler_log(log_dir: str, stem: str, job_id: str, max_lines: int = 3) -> list[str]:
+    """The first lines srun wrote for the sampler step (why it did not start, on old Slurm or errors)."""
+    try:
+        with open(srun_log_path(log_dir, stem, job_id), "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [ln.strip() for ln in head.splitlines() if ln.strip()][:max_lines]
 
 
 def _no_files(report: UsageReport, entry: HistoryEntry, job_id: str) -> UsageReport:

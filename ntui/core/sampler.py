@@ -11,7 +11,8 @@ from the batch shell before the launch, with ``srun --overlap`` and *no* GPU req
   ``ConstrainDevices`` its cgroup holds exactly the job's GPUs on that node and nvidia-smi shows those;
 * ``--overlap`` (22.05+) "allows steps to share all resources (CPUs, memory, and GRES) with all other steps", so
   the training step that starts next is not held back by the sampler's CPU, memory or GPUs (before 22.05 it
-  shared only CPUs: the launch step would pend behind it);
+  shared only CPUs: the launch step would pend behind it, so on older Slurm (``srun --version``) the script
+  starts no sampler and says why in ``...-gpu-srun.log``);
 * the job's ``SLURM_*``/``SRUN_*`` input variables are removed first (``SLURM_CONF`` kept) and the step is
   addressed with ``--jobid``: srun reads ``SLURM_GPUS_PER_TASK``, ``SLURM_NTASKS_PER_NODE``, ``SLURM_MEM_PER_CPU``
   ... from its environment, and with ``--gpus-per-task=1`` in the job a one-task sampler would see one GPU.
@@ -161,6 +162,10 @@ def sampler_lines(
         f"NTUI_GPU_SAMPLES={prefix}",
         "ntui_gpu_sampler_run() {",
         '    local j="$SLURM_JOB_ID" n="$SLURM_JOB_NUM_NODES" v',
+        '    v=$(srun --version 2>/dev/null || true); v=${v##* }',
+        '    case "$v" in [0-9].*|1[0-9].*|2[01].*|22.0[0-4].*)',
+        '        echo "ntui: Slurm $v: --overlap shares GPUs only from 22.05; no GPU sampling" >&2; return 0 ;;',
+        "    esac",
         "    for v in $(compgen -e); do",
         '        case "$v" in SLURM_CONF) ;; SLURM_*|SRUN_*|SBATCH_*|SALLOC_*) unset "$v" ;; esac',
         "    done",

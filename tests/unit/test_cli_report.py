@@ -97,9 +97,11 @@ def test_report_of_a_job_not_from_ntui_exits_2(runner: FakeRunner, capsys: pytes
 def test_report_without_samples_says_where_it_looked(tmp_path: Path, runner: FakeRunner,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     _history(tmp_path)
+    (tmp_path / "try-12-gpu-srun.log").write_text("ntui: Slurm 21.08.8: --overlap shares GPUs only from 22.05\n")
     assert cli.run(["report", "12"]) == 0
     out = capsys.readouterr().out
     assert f"no GPU data: (all nodes): no sample file ({tmp_path}/try-12-gpu-<node>.csv)" in out
+    assert out.splitlines()[1] == "the sampler step said: ntui: Slurm 21.08.8: --overlap shares GPUs only from 22.05"
 
 
 def test_slurm_failure_still_reports_samples_and_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
