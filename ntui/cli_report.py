@@ -177,6 +177,11 @@ def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting 
                     f"{_num(g.power_mean_w, '.0f', 'W'):>6} {_energy(g.energy_wh):>8}  "
                     f"{sparkline(squeeze(g.util_series, spark_w))}"
                 )
+            if len(node.gpus) > 1:
+                out.append(
+                    f"{inert(node.node)[:10]:<10} {'all':>3} {_num(node.util_mean, '.0f', '%'):>5} {'':>4} {'':>4} "
+                    f"{'':>5} {'':>17} {_num(node.power_mean_w, '.0f', 'W'):>6} {_energy(node.energy_wh):>8}"
+                )
     for reason in report.no_data_reasons:
         out.append(f"no GPU data: {inert(reason)}")
     notes = _data_notes(report)
