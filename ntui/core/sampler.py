@@ -19,7 +19,8 @@ from the batch shell before the launch, with ``srun --overlap`` and *no* GPU req
 
 Running it inside the launch step on local rank 0 instead would need the launcher's payload to fork it, would run
 it inside the container, and would die with rank 0 of a failing launch before the last samples; a separate step
-keeps the sampler out of the launch line entirely. Verified on the Slurm 22.05 dev cluster (tests/cluster):
+keeps the sampler out of the launch line entirely. Verified on the Slurm 22.05 dev cluster
+(tests/cluster/test_sampler.py):
 the step gets the job's GPU count per node, and a launch step asking for every CPU and GPU starts beside it.
 
 **It never changes the job's outcome.** It runs in the background (its status is never tested under
@@ -30,7 +31,10 @@ to a small ``...-gpu-srun.log``). Without nvidia-smi the task writes one header 
 **It stops when the work ends.** An ``EXIT`` trap in the batch shell (it keeps the script's exit status, and runs
 also when ``set -e`` ends the script) sends SIGUSR1 to the sampler's srun, which forwards it to the task; the task
 kills nvidia-smi, writes an end line and exits 0, so the step ends COMPLETED with no srun message. After 5 s the
-trap gives up and SIGKILLs srun; a cancelled or timed-out job kills the step with the job (the task traps TERM).
+trap gives up and SIGKILLs srun; a cancelled, requeued or timed-out job kills the step with the job (then the batch
+log has slurmstepd's "STEP <job>.<n> ... CANCELLED" line for it too, as for every step, and the end line may be
+missing). The header's ``visible=`` is the step's ``CUDA_VISIBLE_DEVICES``: without a device cgroup nvidia-smi
+shows the node's other GPUs as well, and the report leaves those out.
 
 **Cost and size.** nvidia-smi wakes every N seconds (``nice -n 19``); nothing else polls. Files grow by one line
 per GPU per interval: a 24 h job with 4 GPUs at 10 s is 34,560 lines (about 3.5 MB) per node.
