@@ -125,7 +125,11 @@ def sampler_lines(
 ) -> list[str]:
     """The sbatch-script lines that start one GPU sampler per node and stop it when the script exits.
 
-    Place them after the setup and before the launch. ``gres`` (e.g. ``"gpu:4"``) only for ``--exclusive`` jobs
+    Place them after the environment exports (PATH decides which nvidia-smi runs) and before the preset's setup
+    lines: a setup that sets its own ``EXIT`` trap then replaces this one (bash keeps one per signal) and the
+    sampler step simply ends with the job, instead of the user's trap being lost.
+
+    ``gres`` (e.g. ``"gpu:4"``) only for ``--exclusive`` jobs
     whose GPUs came implicitly: their steps get no GPUs by default. Raises ValueError for an interval below 1.
     """
     if interval_s < 1:
