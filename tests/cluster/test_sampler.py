@@ -40,7 +40,7 @@ def _sim_dir(tmp: Path) -> Path:
 
 
 def _script(log_dir: Path, work: str, *, path_dir: Path | None, profile: str = "", after: str = "",
-            time_min: int = 5) -> str:
+            time_min: int = 5, setup: str = "") -> str:
     path = f"export PATH={path_dir}:$PATH" if path_dir else "export PATH=/usr/bin:/bin  # no nvidia-smi anywhere"
     lines = [
         "#!/bin/bash",
@@ -54,6 +54,7 @@ def _script(log_dir: Path, work: str, *, path_dir: Path | None, profile: str = "
         path,
         f"export NTUI_SIM_GPU_PROFILE={profile}" if profile else "",
         *sampler_lines(str(log_dir), STEM, interval_s=1),
+        setup,
         f"srun --ntasks-per-node=2 --kill-on-bad-exit=1 bash -c {work!r}",
         after,
         "",
@@ -200,3 +201,13 @@ def test_job_killed_at_its_time_limit_leaves_no_sampler(dev_cluster: DevCluster,
     _no_leftovers(dev_cluster, job_id, tmp_path)
     report = build_report(find_sample_files(str(tmp_path), STEM, job_id), JobFacts(job_id))
     assert report.gpus == 4 and all(g.samples >= 30 for g in report.all_gpus)
+
+
+def test_a_setup_exit_trap_wins_and_the_step_still_ends_with_the_job(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    script = _script(tmp_path, "sleep 3", path_dir=_sim_dir(tmp_path), setup="trap 'echo USER TRAP' EXIT")
+    job_id = _submit(dev_cluster, tmp_path, script)
+    info = _wait_state(dev_cluster, job_id, END_STATES)
+    assert (info["JobState"], info["ExitCode"]) == ("COMPLETED", "0:0")
+    assert "USER TRAP" in (tmp_path / f"{STEM}-{job_id}.out").read_text()
+    _no_leftovers(dev_cluster, job_id, tmp_path)
+    assert len(find_sample_files(str(tmp_path), STEM, job_id)) == 2
