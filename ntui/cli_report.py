@@ -25,6 +25,7 @@ from typing import Any
 from ntui.core import slurm
 from ntui.core.gpus import sparkline
 from ntui.core.history import History, HistoryEntry
+from ntui.core.hosts import expand_nodelist
 from ntui.core.logtail import inert
 from ntui.core.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.sacct_steps import StepAccounting, step_accounting
@@ -101,6 +102,7 @@ def gather_facts(runner: CommandRunner, job_id: str, entry: HistoryEntry) -> Gat
             finished = slurm.state_category(job.state).finished
             elapsed = float(job.elapsed_s) if job.elapsed_s is not None else None
             limit = float(job.time_limit_s) if job.time_limit_s else limit
+            nodes = expand_nodelist(job.nodelist, strict=False) if job.nodelist else ()
     facts = JobFacts(job_id, state, finished, elapsed, limit, nodes)
     return Gathered(facts, file_id, cpu, error)
 
@@ -291,8 +293,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
     got = gather_facts(_runner(), args.job_id, entry)
-    files = find_sample_files(entry.log_dir, entry.log_stem, got.file_job_id)
-    report = build_report(files, got.facts, expected_nodes=got.facts.nodes)
+    files = {n: sample_path(entry.log_dir, entry.log_stem, got.file_job_id, n) for n in got.facts.nodes}
+    files.update(find_sample_files(entry.log_dir, entry.log_stem, got.file_job_id))
+    report = build_report(files, got.facts)
     if not files and not got.facts.nodes:
         report = _no_files(report, entry, got.file_job_id)
     said = sampler_log(entry.log_dir, entry.log_stem, got.file_job_id)

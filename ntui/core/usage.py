@@ -648,10 +648,13 @@ def build_report(
     busy = sum(g.busy_gpu_h for g in gpus) if gpus else None
     utils = [g.util_mean for g in gpus if g.util_mean is not None]
     energies = [g.energy_wh for g in gpus if g.energy_wh is not None]
+    sampled = [n for n in ordered if n.gpus]
+    # Slurm no longer knows the job (no accounting): every node's sampler wrote its end line = the script ended.
+    ended = facts.state is None and bool(sampled) and all(n.status == "ended" for n in sampled)
     report = UsageReport(
         job_id=facts.job_id,
         state=facts.state,
-        finished=facts.finished,
+        finished=facts.finished or ended,
         nodes=tuple(ordered),
         elapsed_s=elapsed,
         elapsed_source=source,

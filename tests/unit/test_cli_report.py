@@ -84,8 +84,16 @@ def test_report_json_and_short_run_fix(tmp_path: Path, monkeypatch: pytest.Monke
     assert data["cpu"]["available"] is False and "accounting is disabled" in data["cpu"]["reason"]
     gpu1 = data["nodes"][0]["gpus"][1]
     assert gpu1["util_mean"] == 90 and gpu1["samples"] == 30 and len(gpu1["util_series"]) > 0
-    # not known to have ended (no Slurm record, the state is unknown): no time-limit advice yet
-    assert "short-run" not in [f["kind"] for f in data["findings"]]
+    # Slurm forgot the job, but every node's sampler wrote its end line: the script ended
+    assert data["finished"] is True
+    (short,) = [f for f in data["findings"] if f["kind"] == "short-run"]
+    assert short["fix"] == "sbatch.time=00:15:00"  # 300 s of samples x 1.5, rounded up to 15 min
+    # without the end line (still running, or the state is unknown): no time-limit advice
+    path = Path(sample_path(str(tmp_path), "try", "12", "nid001"))
+    path.write_text(path.read_text().replace(f"{HEADER_TAG} end\n", ""))
+    assert cli.run(["report", "12", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["finished"] is False and "short-run" not in [f["kind"] for f in data["findings"]]
 
 
 def test_report_of_a_job_not_from_ntui_exits_2(runner: FakeRunner, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,7 +108,9 @@ def test_report_without_samples_says_where_it_looked(tmp_path: Path, runner: Fak
     (tmp_path / "try-12-gpu-srun.log").write_text("ntui: Slurm 21.08.8: --overlap shares GPUs only from 22.05\n")
     assert cli.run(["report", "12"]) == 0
     out = capsys.readouterr().out
-    assert f"no GPU data: (all nodes): no sample file ({tmp_path}/try-12-gpu-<node>.csv)" in out
+    # sacct knows the job's nodes: each one is named with the file it should have written
+    assert f"no GPU data: nid001: no sample file ({tmp_path}/try-12-gpu-nid001.csv)" in out
+    assert f"no GPU data: nid002: no sample file ({tmp_path}/try-12-gpu-nid002.csv)" in out
     assert out.splitlines()[1] == "the sampler step said: ntui: Slurm 21.08.8: --overlap shares GPUs only from 22.05"
 
 
@@ -140,3 +150,18 @@ def test_ended_job_gets_the_time_limit_fix_as_a_resubmit_command(
     (short,) = [f for f in data["findings"] if f["kind"] == "short-run"]
     assert short["fix"] == "sbatch.time=00:15:00"
     assert short["fix_command"] == "ntui submit local-torchrun --set sbatch.nodes=2 --set sbatch.time=00:15:00"
+
+
+def test_no_samples_and_no_known_nodes_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = FakeRunner({
+        ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
+        "sacct": captured("sacct_no_accounting"),
+    })
+    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    _history(tmp_path)
+    assert cli.run(["report", "12"]) == 0
+    out = capsys.readouterr().out
+    assert f"no GPU data: (all nodes): no sample file ({tmp_path}/try-12-gpu-<node>.csv)" in out
+    assert "CPU: Slurm accounting is disabled on this cluster (no slurmdbd): no CPU numbers" in out
