@@ -37,8 +37,8 @@ from ntui.core.config import QueueSettings, Settings  # noqa: E402
 from ntui.core.runner import SubprocessRunner  # noqa: E402
 from ntui.core.slurm import build_squeue_argv, parse_squeue  # noqa: E402
 from ntui.ui.screens.jobs import JobsScreen, QueueFetcher, squeue_argv  # noqa: E402
-from ntui.ui.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
 from ntui.ui.widgets.queue_table import QueueTable, queue_row  # noqa: E402
+from tests.support.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
 
 QUIET = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))  # refreshes only when asked
 

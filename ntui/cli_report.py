@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from ntui.cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, cli_runner
 from ntui.core import slurm
 from ntui.core.gpus import sparkline
 from ntui.core.history import History, HistoryEntry
@@ -33,9 +34,6 @@ from ntui.core.sampler import find_sample_files, sample_path, srun_log_path
 from ntui.core.timefmt import parse_time_limit
 from ntui.core.usage import JobFacts, NodeStats, UsageReport, build_report
 
-EXIT_OK = 0
-EXIT_PROBLEMS = 2
-EXIT_SLURM = 3
 SPARK_MIN = 10
 
 _TIME_DIRECTIVE = re.compile(r"^#SBATCH\s+(?:--time[=\s]|-t\s*)(\S+)", re.MULTILINE)
@@ -280,8 +278,6 @@ def report_json(report: UsageReport, cpu: StepAccounting | None, entry: HistoryE
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ntui.cli_slurm import _runner
-
     entry = History().get(args.job_id)
     if entry is None or not entry.log_stem:
         print(f"ntui: job {args.job_id} was not submitted by ntui (not in the history): its GPU samples are "
@@ -292,7 +288,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
-    got = gather_facts(_runner(), args.job_id, entry)
+    got = gather_facts(cli_runner(), args.job_id, entry)
     files = {n: sample_path(entry.log_dir, entry.log_stem, got.file_job_id, n) for n in got.facts.nodes}
     files.update(find_sample_files(entry.log_dir, entry.log_stem, got.file_job_id))
     report = build_report(files, got.facts)

@@ -12,11 +12,21 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from ntui.cli_common import (
+    EXIT_JOB_FAILED,
+    EXIT_PROBLEMS,
+    EXIT_SLURM,
+    add_preset_args,
+    cli_runner,
+    load_spec,
+    print_problems,
+)
 from ntui.core import slurm
+from ntui.core.config import TIMEOUT_ENV
 from ntui.core.history import History
 from ntui.core.joblogs import log_problem
 from ntui.core.logtail import inert
@@ -24,61 +34,23 @@ from ntui.core.outcome import job_outcome
 from ntui.core.presets import LoadedPreset
 from ntui.core.problems import Problem
 from ntui.core.runner import (
-    CommandResult,
     CommandRunner,
     JobNotFound,
     SlurmError,
     SlurmNotInstalled,
     SlurmTimeout,
-    SubprocessRunner,
 )
-from ntui.core.sitecheck import PartitionLimits, check_against_cluster, partition_limits
+from ntui.core.sitecheck import check_against_cluster, check_test_only, cluster_limits
 from ntui.core.spec import JobSpec
-from ntui.core.submission import check_job, paths_for, slurm_env, submit_job
-
-EXIT_PROBLEMS = 2
-EXIT_SLURM = 3
-EXIT_JOB_FAILED = 4
-
-
-#: Environment override: seconds every Slurm command may take (default: 15 s for queries, 60 s for sbatch).
-TIMEOUT_ENV = "NTUI_SLURM_TIMEOUT"
-
-
-class _FixedTimeoutRunner:
-    """Runs every command with the timeout from ``NTUI_SLURM_TIMEOUT`` instead of the caller's."""
-
-    def __init__(self, inner: CommandRunner, timeout: float) -> None:
-        self.inner = inner
-        self.timeout = timeout
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None = None,
-        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
-    ) -> CommandResult:
-        return self.inner.run(argv, timeout=self.timeout, env=env, input=input)
+from ntui.core.submission import paths_for, slurm_env, submit_job
 
 
 def _runner() -> CommandRunner:
-    runner = SubprocessRunner()
-    value = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not value:
-        return runner
-    try:
-        timeout = float(value)
-    except ValueError:
-        timeout = 0.0
-    if not 0 < timeout < 86400:
-        print(f"ntui: ignoring {TIMEOUT_ENV}={value!r} (expected seconds > 0)", file=sys.stderr)
-        return runner
-    return _FixedTimeoutRunner(runner, timeout)
+    """This command's Slurm runner: the settings' timeouts (``NTUI_SLURM_TIMEOUT`` overrides them) and bin-dir."""
+    return cli_runner()
 
 
-def add_commands(sub: Any, add_preset_args: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_commands(sub: Any) -> None:
     p = sub.add_parser("submit", help="submit a preset; prints the job id")
     add_preset_args(p)
     p.add_argument("--test-only", action="store_true", help="only ask sbatch --test-only; submit nothing")
@@ -131,19 +103,10 @@ def _fail(exc: SlurmError) -> int:
               "(ntui can still render and check presets)", file=sys.stderr)
     elif isinstance(exc, SlurmTimeout):
         print(f"ntui: Slurm timed out: {exc.message} (the command was killed; "
-              f"set {TIMEOUT_ENV}=SECONDS to wait longer)", file=sys.stderr)
+              f"set {TIMEOUT_ENV}=SECONDS or slurm.timeout in the settings to wait longer)", file=sys.stderr)
     else:
         print(f"ntui: {exc}", file=sys.stderr)
     return EXIT_SLURM
-
-
-def cluster_partitions(runner: CommandRunner) -> tuple[PartitionLimits, ...]:
-    """The partitions' limits (one ``scontrol show partition -o``); none when they cannot be listed (no Slurm,
-    controller down: sbatch, which runs next, reports that with its own words)."""
-    try:
-        return partition_limits(slurm.list_partitions(runner))
-    except SlurmError:
-        return ()
 
 
 def _site_refused(problems: Sequence[Problem], what: str) -> bool:
@@ -158,18 +121,15 @@ def _site_refused(problems: Sequence[Problem], what: str) -> bool:
 
 def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
     runner = _runner()
-    parts = cluster_partitions(runner)
+    parts = cluster_limits(runner)
     before = check_against_cluster(spec, parts, loaded=loaded)
     if _site_refused(before, "not sent to sbatch --test-only"):
         return EXIT_PROBLEMS
     try:
-        res = check_job(spec, runner)
+        res, after = check_test_only(spec, runner, parts, loaded=loaded, reported=before)
     except SlurmError as exc:
         return _fail(exc)
     if res.ok:
-        # Slurm accepts a job over its partition's limits (EnforcePartLimits=NO); check where it would go.
-        after = [p for p in check_against_cluster(spec, parts, partition=res.partition, loaded=loaded)
-                 if p not in before]
         if _site_refused(after, f"Slurm would accept it in partition {res.partition}, but it would never start"):
             return EXIT_PROBLEMS
         where = f" on {res.nodes}" if res.nodes else ""
@@ -180,8 +140,6 @@ def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from ntui.cli import load_spec, print_problems
-
     loaded, spec, problems = load_spec(args.preset, args.overrides)
     print_problems(problems)
     if spec is None:
@@ -189,7 +147,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if args.test_only:
         return test_only(spec, loaded)
     runner = _runner()
-    if _site_refused(check_against_cluster(spec, cluster_partitions(runner), loaded=loaded), "not submitted"):
+    if _site_refused(check_against_cluster(spec, cluster_limits(runner), loaded=loaded), "not submitted"):
         return EXIT_PROBLEMS
     history = History()
     try:

@@ -28,7 +28,6 @@ from ntui.core.presets import load_preset
 from ntui.core.render import render
 from ntui.core.runner import SubprocessRunner
 from ntui.core.spec import validate
-from ntui.screenshots import settle, type_into
 from ntui.ui.app import make_app
 from ntui.ui.screens.base import NO_SLURM
 from ntui.ui.screens.compose import ComposeScreen
@@ -36,6 +35,7 @@ from ntui.ui.screens.confirm import ConfirmSubmitScreen
 from ntui.ui.screens.dialogs import SaveAsScreen
 from ntui.ui.screens.jobs import JobsScreen
 from tests.reliability.conftest import DevCluster, dev_cluster, ntui_env, run_ntui, wait_for  # noqa: F401
+from tests.support.demo import settle, type_into
 
 PRESET = "local-torchrun"
 JOB_NAME = "ntui-f3"

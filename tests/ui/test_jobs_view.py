@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from ntui.core.config import QueueSettings, Settings
-from ntui.core.runner import CommandResult, FakeRunner, SubprocessRunner, result
+from ntui.core.runner import CommandResult, SubprocessRunner
 from ntui.core.slurm import parse_squeue
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, SignalPickerScreen
 from ntui.ui.screens.jobs import ENDED, JobsScreen
-from ntui.ui.screenshots_jobs import jobs_app, settle_jobs, squeue_line
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
+from tests.support.fakes import FakeRunner, result
+from tests.support.screenshots_jobs import jobs_app, settle_jobs, squeue_line
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600))
@@ -517,7 +518,7 @@ async def test_history_entry_survives_a_state_change() -> None:
     as soon as it started running (seen for real: "per-rank logs unknown" on ntui's own job)."""
     from dataclasses import replace as dc_replace
 
-    from ntui.ui.screenshots_jobs import DemoHistory, demo_history
+    from tests.support.screenshots_jobs import DemoHistory, demo_history
 
     entry = dc_replace(demo_history().entries["48213777"], job_id="36")
     running = mix_without(replace={"36\x1f36\x1f1\x1farr-limited\x1fPD\x1fPENDING\x1fJobArrayTaskLimit":
@@ -539,9 +540,9 @@ async def test_E_from_the_queue_opens_the_failing_rank(tmp_path: Path) -> None:
     pressed on the queue table, it did nothing)."""
     from dataclasses import replace as dc_replace
 
-    from ntui.ui.screenshots_jobs import DemoHistory, demo_history, demo_jobs_runner
-    from ntui.ui.screenshots_logs import FAILING_RANK, JOB_ID, write_demo_logs
     from ntui.ui.widgets.log_pane import LogPane
+    from tests.support.screenshots_jobs import DemoHistory, demo_history, demo_jobs_runner
+    from tests.support.screenshots_logs import FAILING_RANK, JOB_ID, write_demo_logs
 
     paths = write_demo_logs(tmp_path)
     entry = dc_replace(demo_history().entries[JOB_ID], log_dir=paths.log_dir, log_stem=paths.stem, world_size=4)

@@ -3,7 +3,7 @@
 Rank files are written the way a job ntui submitted writes them (``<stem>-<job>-rank-N.out``, each starting
 with ``ntui: rank N on NODE``); rank 2 carries a real torchrun traceback (``tests/data/logs``). The watcher
 is a real thread polling every 50 ms; tests wait on the pane's state, never on fixed sleeps. The snapshot
-tests draw the canned job of :mod:`ntui.ui.screenshots_logs` (fixed mtimes, frozen clock). The cluster test
+tests draw the canned job of :mod:`tests.support.screenshots_logs` (fixed mtimes, frozen clock). The cluster test
 runs a 2x2 ``local-torchrun`` job on the dev cluster in which rank 2 raises, and follows it live.
 """
 
@@ -24,9 +24,9 @@ from textual.widgets import DataTable, Static
 from ntui.core.config import LogSettings
 from ntui.core.joblogs import node_of
 from ntui.core.render import LogPaths
-from ntui.ui.screenshots_logs import LogPaneHost, log_pane_scene, log_pane_screenshots, write_demo_logs
 from ntui.ui.widgets.log_pane import BATCH, LogPane, human_age, human_size
 from tests.cluster.conftest import REPO, DevCluster, dev_cluster  # noqa: F401 - the fixture
+from tests.support.screenshots_logs import LogPaneHost, log_pane_scene, log_pane_screenshots, write_demo_logs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
 JOB = "4242"

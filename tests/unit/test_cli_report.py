@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ntui import cli, cli_slurm
+from ntui import cli, cli_report
 from ntui.cli_report import squeeze, time_limit_from_script
 from ntui.core.gpus import SAMPLE_FIELDS
 from ntui.core.history import History
-from ntui.core.runner import CommandResult, FakeRunner, result
+from ntui.core.runner import CommandResult
 from ntui.core.sampler import HEADER_TAG, sample_path
+from tests.support.fakes import FakeRunner, result
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "slurm"
 T0 = 1_780_000_000.0
@@ -51,7 +52,7 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
         ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),  # the controller forgot the job
         "sacct": result(stdout=(DATA / "sacct_steps_2node.stdout").read_text()),
     })
-    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     return fake
 
 
@@ -75,7 +76,7 @@ def test_report_json_and_short_run_fix(tmp_path: Path, monkeypatch: pytest.Monke
         ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
         "sacct": captured("sacct_no_accounting"),
     })
-    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path)
     _samples(tmp_path, "nid001", 90)
     assert cli.run(["report", "12", "--json"]) == 0
@@ -118,7 +119,7 @@ def test_slurm_failure_still_reports_samples_and_exits_3(tmp_path: Path, monkeyp
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     fake = FakeRunner({("scontrol", "show", "job"): result(stderr="slurm_load_jobs error: Unable to contact "
                                                            "slurm controller (connect failure)", returncode=1)})
-    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path)
     _samples(tmp_path, "nid001", 90)
     assert cli.run(["report", "12"]) == 3
@@ -142,7 +143,7 @@ def test_ended_job_gets_the_time_limit_fix_as_a_resubmit_command(
         ("scontrol", "show", "job"): captured("scontrol_show_job_completed"),  # RunTime 0 of TimeLimit 02:00:00
         "sacct": captured("sacct_no_accounting"),
     })
-    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path, "26")
     assert cli.run(["report", "26", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -159,7 +160,7 @@ def test_no_samples_and_no_known_nodes_says_where_it_looked(
         ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
         "sacct": captured("sacct_no_accounting"),
     })
-    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path)
     assert cli.run(["report", "12"]) == 0
     out = capsys.readouterr().out

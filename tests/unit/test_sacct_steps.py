@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.runner import FakeRunner, SlurmError, result
+from ntui.core.runner import SlurmError
 from ntui.core.sacct_steps import (
     STEP_FIELDS,
     build_sacct_steps_argv,
@@ -16,6 +16,7 @@ from ntui.core.sacct_steps import (
     step_accounting,
     steps_of,
 )
+from tests.support.fakes import FakeRunner, result
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "slurm"
 

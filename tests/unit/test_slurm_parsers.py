@@ -11,17 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntui.core import slurm
-from ntui.core.runner import (
-    CommandResult,
-    ControllerUnreachable,
-    FakeRunner,
-    JobNotFound,
-    SlurmError,
-    SlurmRejected,
-    SlurmTimeout,
-    result,
-)
+from ntui.core.runner import CommandResult, ControllerUnreachable, JobNotFound, SlurmError, SlurmRejected, SlurmTimeout
 from ntui.core.slurm import SQUEUE_FIELDS, StateCategory
+from tests.support.fakes import FakeRunner, result
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 S = "\x1f"
@@ -663,14 +655,27 @@ def test_scontrol_partitions_multi() -> None:
 
 def test_sinfo_partitions_capture() -> None:
     (p,) = slurm.parse_sinfo_partitions(cap("sinfo_partitions_busy").stdout, separator="|")
-    assert (p.name, p.default, p.avail, p.time_limit, p.num_nodes, p.state, p.nodelist, p.gres) == (
-        "debug", True, "up", "2:00:00", 2, "allocated", "nid[001-002]", "gpu:4",
+    assert isinstance(p, slurm.Partition)  # the same model as scontrol's, with what sinfo knows
+    assert (p.name, p.default, p.state, p.max_time, p.max_time_s, p.total_nodes, p.nodes, p.node_names) == (
+        "debug", True, "UP", "2:00:00", 7200, 2, "nid[001-002]", ("nid001", "nid002"),
     )  # fmt: skip
+    assert p.up and (p.max_nodes, p.allow_accounts, p.allow_qos, p.total_cpus) == (None, None, None, None)
     argv = slurm.build_sinfo_partitions_argv()
     assert argv[:3] == ["sinfo", "-h", "-o"] and argv[3].split(S) == ["%P", "%a", "%l", "%D", "%T", "%N", "%G"]
     text = S.join(["gpu", "up", "infinite", "3", "mixed", "g[1-3]", "(null)"]) + "\nshort\n"
     (q,) = slurm.sinfo_partitions(FakeRunner({"sinfo": result(stdout=text)}))
-    assert q.name == "gpu" and not q.default and q.gres == ""
+    assert q.name == "gpu" and not q.default and q.max_time_s is None and q.total_nodes == 3
+
+
+def test_sinfo_partition_in_several_node_states_is_one_partition() -> None:
+    rows = [("debug*", "up", "idle", "1", "nid001"), ("old", "inact", "down", "1", "old1"),
+            ("debug*", "up", "allocated", "3", "nid[002-004]")]
+    text = "".join(S.join([name, avail, "30:00", n, state, nodes, "gpu:4"]) + "\n"
+                   for name, avail, state, n, nodes in rows)
+    debug, old = slurm.parse_sinfo_partitions(text)
+    assert (debug.name, debug.default, debug.total_nodes, debug.nodes) == ("debug", True, 4, "nid001,nid[002-004]")
+    assert debug.node_names == ("nid001", "nid002", "nid003", "nid004") and debug.max_time_s == 1800
+    assert (old.name, old.default, old.state, old.up) == ("old", False, "INACTIVE", False)
 
 
 # ---------------------------------------------------------------- accounts, sacct, sdiag
