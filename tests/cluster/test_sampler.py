@@ -75,7 +75,7 @@ def _job(cluster: DevCluster, job_id: str) -> dict[str, str]:
     return dict(re.findall(r"(\w+)=(\S*)", out))
 
 
-def _wait_state(cluster: DevCluster, job_id: str, states: tuple[str, ...], timeout: float = 240) -> dict[str, str]:
+def _wait_state(cluster: DevCluster, job_id: str, states: tuple[str, ...], timeout: float = 900) -> dict[str, str]:
     deadline = time.monotonic() + timeout
     while True:
         info = _job(cluster, job_id)
@@ -196,7 +196,7 @@ def test_live_report_then_cancel_leaves_no_sampler(dev_cluster: DevCluster, tmp_
 
 def test_job_killed_at_its_time_limit_leaves_no_sampler(dev_cluster: DevCluster, tmp_path: Path) -> None:
     job_id = _submit(dev_cluster, tmp_path, _script(tmp_path, "sleep 600", path_dir=_sim_dir(tmp_path), time_min=1))
-    info = _wait_state(dev_cluster, job_id, END_STATES, timeout=300)
+    info = _wait_state(dev_cluster, job_id, END_STATES)
     assert info["JobState"] == "TIMEOUT"
     _no_leftovers(dev_cluster, job_id, tmp_path)
     report = build_report(find_sample_files(str(tmp_path), STEM, job_id), JobFacts(job_id))
