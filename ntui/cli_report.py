@@ -43,7 +43,7 @@ def add_command(sub: Any) -> None:
     p = sub.add_parser("report", help="GPU (and CPU) usage report of a job submitted by ntui, with findings")
     p.add_argument("job_id")
     p.add_argument("--json", action="store_true", help="everything, structured")
-    p.add_argument("--width", type=int, help="columns for the utilisation sparklines (default: fit the terminal)")
+    p.add_argument("--width", type=int, help="columns to fit the table into (default: the terminal width)")
     p.set_defaults(func=cmd_report)
 
 
