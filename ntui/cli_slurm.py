@@ -42,7 +42,7 @@ from ntui.core.runner import (
 )
 from ntui.core.sitecheck import check_against_cluster, check_test_only, cluster_limits
 from ntui.core.spec import JobSpec
-from ntui.core.submission import paths_for, slurm_env, submit_job
+from ntui.core.submission import SubmittedJob, paths_for, slurm_env, submit_job
 
 
 def _runner() -> CommandRunner:
@@ -79,13 +79,6 @@ def add_commands(sub: Any) -> None:
         p = sub.add_parser(name, help=text)
         p.add_argument("job_id")
         p.set_defaults(func=_action(fn, name))
-
-    p = sub.add_parser("history", help="jobs submitted by ntui (local history)")
-    p.add_argument("-n", type=int, default=20, help="how many (default 20)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--reconcile", action="store_true",
-                   help="first record own jobs in the queue that the history lacks (one squeue call)")
-    p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("logs", help="print a job's batch log, or one rank's log")
     p.add_argument("job_id")
@@ -147,19 +140,32 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if args.test_only:
         return test_only(spec, loaded)
     runner = _runner()
-    if _site_refused(check_against_cluster(spec, cluster_limits(runner), loaded=loaded), "not submitted"):
-        return EXIT_PROBLEMS
     history = History()
     try:
-        job = submit_job(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
+        job = submit_checked(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
+    finally:
+        history.close()
+    if isinstance(job, int):
+        return job
+    if not args.wait:
+        return 0
+    return wait_for(runner, job.job_id)
+
+
+def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, history: History,
+                   **submit_args: Any) -> SubmittedJob | int:
+    """The partition check, then sbatch (``submit_job``); prints the warnings and the new job id. Returns the
+    job, or the exit code when the cluster's partitions or Slurm refused it."""
+    if _site_refused(check_against_cluster(spec, cluster_limits(runner), loaded=loaded), "not submitted"):
+        return EXIT_PROBLEMS
+    try:
+        job = submit_job(loaded, spec, runner, history, **submit_args)
     except SlurmError as exc:
         return _fail(exc)
     for w in job.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(job.job_id, flush=True)
-    if not args.wait:
-        return 0
-    return wait_for(runner, job.job_id)
+    return job
 
 
 def wait_for(runner: CommandRunner, job_id: str, *, poll_s: float = 2.0, max_poll_s: float = 10.0) -> int:
@@ -268,28 +274,6 @@ def _action(fn: Callable[..., object], name: str) -> Callable[[argparse.Namespac
     return run
 
 
-def cmd_history(args: argparse.Namespace) -> int:
-    history = History()
-    rc = 0
-    if args.reconcile:
-        from ntui.core.reconcile import reconcile
-
-        env, _ = slurm_env()
-        try:
-            for line in reconcile(history, _runner(), env=env).lines():
-                print(f"reconcile: {line}", file=sys.stderr)
-        except SlurmError as exc:
-            rc = _fail(exc)
-    entries = history.entries(limit=args.n)
-    if args.json:
-        print(json.dumps([asdict(e) | {"script": None} for e in entries], indent=1))
-        return rc
-    for e in entries:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
-        print(f"{e.job_id or '-':<10} {when}  {e.status:<9} {inert(e.preset):<22} {inert(' '.join(e.overrides))}")
-    return rc
-
-
 def cmd_logs(args: argparse.Namespace) -> int:
     from ntui import cli_logs
 
@@ -304,7 +288,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
         if problem:
             print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
-        return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None)
+        return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None,
+                                     launcher=entry.launcher if entry else None, follow=args.follow)
     if paths is None:
         try:
             d = slurm.show_job(_runner(), args.job_id)

@@ -26,7 +26,8 @@ Environment overrides (applied here, so the CLI and the app read the same values
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ import yaml
 
 from ntui.core.paths import config_dir
 from ntui.core.problems import Problem, Source
-from ntui.core.runner import CommandRunner, SubprocessRunner, TimeoutRunner
+from ntui.core.runner import CommandResult, CommandRunner, SubprocessRunner, TimeoutRunner
 from ntui.core.slurm import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "SlurmSettings",
     "config_path",
     "load_settings",
+    "SettingsRunner",
     "slurm_runner",
 ]
 
@@ -167,3 +169,29 @@ def slurm_runner(settings: SlurmSettings) -> CommandRunner:
     """The runner for these settings: Slurm clients under ``bin_dir`` (else on PATH), every command with the
     configured timeout (``submit_timeout`` for sbatch, ``timeout`` for the rest) whatever its caller passes."""
     return TimeoutRunner(SubprocessRunner(settings.bin_dir), query=settings.timeout, submit=settings.submit_timeout)
+
+
+class SettingsRunner:
+    """:func:`slurm_runner` for settings that are read on the first Slurm call, not before: the app reads its
+    settings file after its first frame, and its views may ask Slurm before that. Thread-safe."""
+
+    def __init__(self, slurm_settings: Callable[[], SlurmSettings]) -> None:
+        self._slurm_settings = slurm_settings
+        self._runner: CommandRunner | None = None
+        self._lock = threading.Lock()
+
+    def _inner(self) -> CommandRunner:
+        with self._lock:
+            if self._runner is None:
+                self._runner = slurm_runner(self._slurm_settings())
+            return self._runner
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
+    ) -> CommandResult:
+        return self._inner().run(argv, timeout=timeout, env=env, input=input)

@@ -548,3 +548,21 @@ async def test_pane_without_nvidia_smi_shows_why_and_the_allocation(
         assert "nvidia-smi" in pane.reason
         assert re.search(r"nid001\s+4 GPUs\s+IDX 0-3", body) and re.search(r"nid002\s+4 GPUs\s+IDX 0-3", body)
     assert _no_watch_step(dev_cluster, gpu_job)
+
+
+async def test_the_watch_step_starts_off_the_ui_thread() -> None:
+    """Starting ``srun`` (fork + exec) is blocking I/O: it runs in the plan worker, not in a message handler."""
+    import threading
+
+    threads: list[threading.Thread] = []
+
+    class Recording(FakeStream):
+        def start(self) -> None:
+            threads.append(threading.current_thread())
+            super().start()
+
+    pane = make_pane(factory=Recording)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane)
+        assert pane.state == "starting" and len(threads) == 1
+        assert threads[0] is not threading.main_thread()

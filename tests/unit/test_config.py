@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.config import TIMEOUT_ENV, Settings, SlurmSettings, load_settings, slurm_runner
+from ntui.core.config import TIMEOUT_ENV, Settings, SettingsRunner, SlurmSettings, load_settings, slurm_runner
 from ntui.core.runner import SubprocessRunner, TimeoutRunner
 from ntui.core.slurm import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
 from tests.support.fakes import FakeRunner, result
@@ -82,3 +82,23 @@ def test_cli_reads_the_same_settings_and_reports_their_problems(capsys: pytest.C
     runner = cli_runner()
     assert isinstance(runner, TimeoutRunner) and (runner.query, runner.submit) == (9.0, 60.0)
     assert capsys.readouterr().err == f"ntui: {path}: slurm.submit-timeout: expected a positive number, got 'fast'\n"
+
+
+def test_settings_runner_reads_the_settings_on_the_first_call_only(tmp_path: Path) -> None:
+    """The app's default runner: the same timeouts as the CLI, from settings read when Slurm is first asked."""
+    (tmp_path / "sbatch").write_text("#!/bin/sh\necho 42\n")
+    (tmp_path / "sbatch").chmod(0o755)
+    reads: list[int] = []
+
+    def slurm_settings() -> SlurmSettings:
+        reads.append(1)
+        return SlurmSettings(timeout=3.0, submit_timeout=7.0, bin_dir=str(tmp_path))
+
+    runner = SettingsRunner(slurm_settings)
+    assert reads == []  # nothing read before the first call
+    res = runner.run(["sbatch", "--parsable"], timeout=99)
+    runner.run(["sbatch", "--parsable"], timeout=99)
+    assert res.stdout.strip() == "42"  # found under bin_dir, not on PATH
+    assert reads == [1]
+    inner = runner._inner()
+    assert isinstance(inner, TimeoutRunner) and (inner.query, inner.submit) == (3.0, 7.0)

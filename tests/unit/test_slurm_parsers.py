@@ -708,12 +708,15 @@ def test_sacctmgr_parse() -> None:
 def test_sacct_disabled_capture_is_none() -> None:
     fake = FakeRunner({"sacct": cap("sacct_no_accounting")})
     assert slurm.final_state(fake, "26") is None
-    assert fake.history[0].argv == ("sacct", "-j", "26", "-X", "-P", "-n", "-o", "JobID,State,ExitCode,Elapsed")
+    assert fake.history[0].argv == ("sacct", "-j", "26", "-X", "-P", "-n", "--format=" + ",".join(slurm.RECORD_FIELDS))
 
 
 def test_sacct_parse_and_final_state() -> None:
-    text = "26|COMPLETED|0:0|00:00:01\n27|CANCELLED by 0|0:15|00:01:00\n28|CANCELLED+|0:0|1-00:00:00\nbad\n"
-    recs = slurm.parse_sacct(text)
+    rest = "|None|2026-11-30T09:00:00|2026-11-30T09:00:01|2026-11-30T09:00:02"
+    tail = "|nid001|acct|normal|debug|/home/u"
+    text = (f"26|a|COMPLETED|0:0{rest}|00:00:01{tail}\n27|b|CANCELLED by 0|0:15{rest}|00:01:00{tail}\n"
+            f"28|c|CANCELLED+|0:0{rest}|1-00:00:00{tail}\nbad\n")
+    recs = slurm.parse_sacct_records(text)
     assert [(r.job_id, r.state) for r in recs] == [("26", "COMPLETED"), ("27", "CANCELLED"), ("28", "CANCELLED")]
     assert recs[1].raw_state == "CANCELLED by 0" and recs[1].category is StateCategory.FAILED
     assert recs[2].elapsed_s == 86400
