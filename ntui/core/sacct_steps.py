@@ -25,7 +25,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ntui.core.runner import CommandRunner, check
-from ntui.core.slurm import DEFAULT_TIMEOUT, normalize_state, parse_duration, validate_job_id
+from ntui.core.slurm import (
+    DEFAULT_TIMEOUT,
+    accounting_disabled,
+    normalize_state,
+    parse_duration,
+    validate_job_id,
+)
 
 __all__ = [
     "STEP_FIELDS",
@@ -54,9 +60,6 @@ STEP_FIELDS = (
     "MaxRSSTask",
     "Timelimit",
     "NodeList",
-)
-NO_ACCOUNTING = re.compile(
-    r"accounting storage is disabled|not running a supported accounting_storage plugin", re.IGNORECASE
 )
 _UNITS = {"": 1 / 1024, "K": 1, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**4}
 
@@ -208,7 +211,7 @@ def step_accounting(
     """One ``sacct`` call. Accounting disabled -> ``available=False`` with the reason (no exception); other
     sacct failures raise :class:`~ntui.core.runner.SlurmError`."""
     res = runner.run(build_sacct_steps_argv(job_id), timeout=timeout, env=env)
-    if NO_ACCOUNTING.search(res.stderr):
+    if accounting_disabled(res.stderr):
         return StepAccounting(False, "Slurm accounting is disabled on this cluster (no slurmdbd): no CPU numbers")
     check(res)
     return steps_of(parse_sacct_steps(res.stdout), job_id)
