@@ -7,8 +7,9 @@ blocks as fit the width share a line, labelled with the line's first node (256 n
 line at 120 columns, 13 lines; 12 per line at 80 columns, 22 lines).
 
 The outliers, in words: GPUs idle now (below :data:`IDLE_PERCENT`), GPUs without a reading, and nodes that
-lag the rest (mean utilisation :data:`LAG_POINTS` points below the nodes' median, or mean power below
-:data:`LAG_POWER_FRACTION` of the median node's power: a straggler holds every rank of a synchronous job back).
+lag the rest (over their busy GPUs: mean utilisation :data:`LAG_POINTS` points below the nodes' median, or
+mean power below :data:`LAG_POWER_FRACTION` of the median node's power: a straggler holds every rank of a
+synchronous job back).
 """
 
 from __future__ import annotations
@@ -150,8 +151,10 @@ def outliers(latest: Mapping[str, Mapping[int, Reading]]) -> list[str]:
         out.append(f"{len(idle)} idle GPU{'s' if len(idle) != 1 else ''} (<{IDLE_PERCENT:g}%): {_names(idle)}")
     if unknown:
         out.append(f"{len(unknown)} GPU{'s' if len(unknown) != 1 else ''} without a reading: {_names(unknown)}")
-    util = {n: _mean([r.util_gpu for r in g.values()]) for n, g in latest.items()}
-    power = {n: _mean([r.power_w for r in g.values()]) for n, g in latest.items()}
+    # a node's pace over its busy GPUs (an idle GPU is named above, not counted again as its node lagging)
+    busy = {n: [r for r in g.values() if r.util_gpu is None or r.util_gpu >= IDLE_PERCENT] for n, g in latest.items()}
+    util = {n: _mean([r.util_gpu for r in g]) for n, g in busy.items()}
+    power = {n: _mean([r.power_w for r in g]) for n, g in busy.items()}
     known_u = [u for u in util.values() if u is not None]
     known_p = [p for p in power.values() if p is not None]
     if len(known_u) < 3:

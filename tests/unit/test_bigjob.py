@@ -114,7 +114,8 @@ def test_filters(big: BigJob, big_rows: tuple[RankRow, ...]) -> None:
 def test_named_only_by_the_batch_log(tmp_path: Path) -> None:
     """A rank reported by srun whose own file shows nothing (killed): failed, not errored."""
     job = make_bigjob(tmp_path, nodes=16, fail_rank=None)
-    (job.batch_path).write_text((job.batch_path).read_text() + "srun: error: nid000003: task 9: Exited with exit code 1\n")
+    with open(job.batch_path, "a") as fh:
+        fh.write("srun: error: nid000003: task 9: Exited with exit code 1\n")
     files, _ = watch_files(job.paths, job.job_id, job.ranks)
     w = JobLogWatcher(job.job_id, files, paths=job.paths, launcher="srun", clock=lambda: job.now)
     w.poll_all()
