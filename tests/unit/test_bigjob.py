@@ -13,6 +13,7 @@ from ntui.core.history import History
 from ntui.core.logtail import FdBudget
 from ntui.core.logwatch import BATCH, JobLogWatcher, PoliteScheduler, RankRow, watch_files
 from ntui.core.ranktable import FILTERS, matches, node_key, table_lines
+from ntui.core.sampletail import SampleTail
 from tests.support.bigjob import BigJob, make_bigjob
 
 
@@ -215,3 +216,41 @@ def test_outliers_in_words(big: BigJob) -> None:
 def test_no_outliers_on_an_even_job(tmp_path: Path) -> None:
     job = make_bigjob(tmp_path, nodes=8, idle_gpus=(), lagging_node=None, samples=False)
     assert outliers(_board(job).latest()) == []
+
+
+# ------------------------------------------------------------------------------------------ GPU sample files
+
+
+def test_sample_files_read_at_most_every_interval_and_only_new_bytes(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=64, fail_rank=None)
+    got: dict[str, list[str]] = {}
+    tail = SampleTail(job.sample_files, job.interval, tick_s=1.0, budget=FdBudget(16),
+                      on_lines=lambda node, lines: got.setdefault(node, []).extend(lines))
+    assert tail.per_poll == 7  # 64 files over 10 ticks
+    reads: dict[str, list[float]] = {}
+    t = 0.0
+    for _ in range(10):  # the first interval: every file read once, in slices of 7
+        for node in tail.poll(t):
+            reads.setdefault(node, []).append(t)
+        t += 1.0
+    assert sorted(reads) == sorted(job.nodes) and all(len(v) == 1 for v in reads.values())
+    assert got["nid000001"][0].startswith("# ntui-gpu-samples v1") and len(got["nid000001"]) == 1 + 4 * job.steps
+    before = tail.bytes_read()
+    extra = "2026/06/01 10:00:00.000, 0, GPU-x, 91, 31000, 40960, 380.00, 61\n"
+    for path in job.sample_files.values():
+        with open(path, "a") as fh:
+            fh.write(extra)
+    opens0, stats0 = tail.ops()
+    polled: dict[str, int] = {}
+    for _ in range(30):  # three intervals: each file read three times, never twice within 10 s
+        for node in tail.due(t):
+            polled[node] = polled.get(node, 0) + 1
+        tail.poll(t)
+        t += 1.0
+    assert set(polled.values()) == {3}
+    # only the appended bytes (and, once per change, the 16-byte fingerprint that tells a replaced file)
+    assert 64 * len(extra) <= tail.bytes_read() - before <= 64 * (len(extra) + 16)
+    opens, stats = tail.ops()
+    assert (opens - opens0 + stats - stats0) / 30 <= 64 / 10 * 2  # at most open + fstat per due file
+    assert got["nid000064"][-1] == extra.strip()
+    tail.close()
