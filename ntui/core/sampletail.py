@@ -5,7 +5,8 @@ interval, and only the bytes appended since the last read (one :class:`~ntui.cor
 file, descriptors held within a shared :class:`~ntui.core.logtail.FdBudget`: a read is one ``stat`` and a
 ``read`` of the new bytes; without a held descriptor ``open`` + ``fstat``). 256 nodes sampled every 10 s cost
 25.6 polls per second at most, spread over the interval (``per_poll`` files per call, round robin), not 256
-opens in one burst.
+opens in one burst; ``max_per_s`` caps that where the sample files share the log watcher's budget (10/s: each
+of 256 files every 25.6 s instead of 10 s).
 
 The lines' meaning is the sample reader's (the in-job sampler's file format is defined next to the sampler):
 :class:`SampleTail` hands complete lines to ``on_lines(node, lines)``; the GPU pane or ``ntui report --follow``
@@ -42,11 +43,13 @@ class SampleTail:
         tick_s: float = 1.0,
         on_lines: Callable[[str, Sequence[str]], None] | None = None,
         budget: FdBudget | None = None,
+        max_per_s: float | None = None,
         monotonic: Callable[[], float] = _time.monotonic,
     ) -> None:
         self.interval_s = max(0.1, float(interval_s))
         self.tick_s = max(0.01, float(tick_s))
         self.on_lines = on_lines
+        self.max_per_s = max_per_s
         self.monotonic = monotonic
         self.tails: MultiTail[str] = MultiTail(window=WINDOW, merged_window=1, budget=budget)
         self._last: dict[str, float] = {}
@@ -56,7 +59,10 @@ class SampleTail:
     @property
     def per_poll(self) -> int:
         ticks = max(1.0, self.interval_s / self.tick_s)
-        return max(1, math.ceil(len(self.tails) / ticks))
+        spread = max(1, math.ceil(len(self.tails) / ticks))
+        if self.max_per_s is None:
+            return spread
+        return max(1, min(spread, int(self.max_per_s * self.tick_s)))
 
     def add(self, node: str, path: Path | str) -> None:
         """A node's file appeared (the caller lists the directory rarely; see the sampler's file names)."""

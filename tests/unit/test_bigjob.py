@@ -254,3 +254,15 @@ def test_sample_files_read_at_most_every_interval_and_only_new_bytes(tmp_path: P
     assert (opens - opens0 + stats - stats0) / 30 <= 64 / 10 * 2  # at most open + fstat per due file
     assert got["nid000064"][-1] == extra.strip()
     tail.close()
+
+
+def test_sample_files_rate_cap(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=64, fail_rank=None)
+    tail = SampleTail(job.sample_files, job.interval, tick_s=0.5, max_per_s=4.0)
+    assert tail.per_poll == 2  # 4 per s at 0.5 s ticks (uncapped: 4 per tick)
+    seen = 0
+    for i in range(20):
+        seen += len(tail.due(i * 0.5))
+        tail.poll(i * 0.5)
+    assert seen == 40
+    tail.close()
