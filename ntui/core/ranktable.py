@@ -13,6 +13,7 @@ expandable to its ranks. Filters keep the ranks that matter:
   ranks of a job whose ranks should all write at the same pace), at most :data:`SLOWEST_MAX`.
 
 A filter draws the matching ranks flat under their node's line; nodes without a match are left out.
+Last writes are the files' mtimes as of their last poll (a backed-off file's may be that poll's age old).
 """
 
 from __future__ import annotations

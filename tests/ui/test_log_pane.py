@@ -524,10 +524,10 @@ async def test_big_job_table_groups_filters_and_expands(bigjob: BigJob) -> None:
         assert pane.rank_filter == "errored" and pane.table_keys[-1] == "517"
         await pilot.press("f")
         assert pane.rank_filter == "silent" and pane.table_keys == [BATCH, "node:nid000011", "42"]
-        await pilot.press("s")
+        await pilot.press("w")
         assert pane.rank_filter == "slowest" and pane.table_keys[1:3] == ["42", "517"]
         assert "table: slowest ranks (64)" in str(pane.query_one("#lp-status", Static).render())
-        await pilot.press("s")
+        await pilot.press("w")
         assert pane.rank_filter == "all"
         table.move_cursor(row=pane.table_keys.index("node:nid000130"))
         await pilot.press("enter")

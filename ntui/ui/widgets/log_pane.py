@@ -5,7 +5,8 @@ means is :class:`~ntui.core.logwatch.JobLogWatcher`'s (driven by one worker thre
 
 Layout, top to bottom: a one-line triage summary; the rank table (one row per global rank plus the batch
 log, diffed in place; for a big job one row per node, Enter expands it, ``f`` cycles the filters failed /
-errored / silent / slowest ranks, ``s`` the slowest view: :mod:`ntui.core.ranktable` decides the lines);
+errored / silent / slowest ranks, ``w`` the slowest view (``s`` stays the jobs view's sort):
+:mod:`ntui.core.ranktable` decides the lines);
 a status line (what is shown, following or paused, search, progress-bar line);
 the live view (a Textual ``Log`` bounded by ``max_lines``); a search input that appears on ``/``.
 
@@ -232,7 +233,7 @@ class LogPane(Widget):
         Binding("space", "toggle_mark", "Mark", id="ntui.logs.mark", show=False),
         Binding("f", "cycle_filter", "Filter", id="ntui.logs.filter",
                 tooltip="Rank table: all / failed / errored / silent / slowest ranks"),
-        Binding("s", "slowest", "Slowest", id="ntui.logs.slowest", show=False,
+        Binding("w", "slowest", "Slowest", id="ntui.logs.slowest", show=False,
                 tooltip="Rank table: the ranks by their last write, oldest first"),
     ]
 
