@@ -129,7 +129,7 @@ async def _pane(job: BigJob) -> dict[str, Any]:
     return {"tail_visible_s": visible, "pane_triage_s": rows, "rss_growth": after["VmRSS"] - before["VmRSS"]}
 
 
-def measure(root: Path, ranks: int, seconds: float) -> dict[str, Any]:
+def measure(root: Path, ranks: int, seconds: float, steps: int = 12) -> dict[str, Any]:
     out: dict[str, Any] = {}
     quiet = _job(root / "quiet", ranks, fail_rank=None, silent_rank=None, samples=False)
     for hidden in (False, True):
@@ -140,7 +140,8 @@ def measure(root: Path, ranks: int, seconds: float) -> dict[str, Any]:
         job = _job(d, ranks, fail_rank=None, silent_rank=None, samples=False)
         key = "named_srun_s" if srun_line else "named_rank_file_s"
         out[key] = time_to_name(job.paths, ranks, "polite", False, srun_line, job=job.job_id)
-    big = _job(root / "big", ranks)
+    big = _job(root / "big", ranks, steps=steps)
+    out["rank_file_bytes"] = big.rank_path(0).stat().st_size
     out.update(triage_time(big))
     out.update(heatmap_time(big))
     out["sample_ops_s"] = sample_ops(big)
@@ -156,6 +157,8 @@ def main() -> int:
     ap.add_argument("--dir", default=None)
     ap.add_argument("--strace", action="store_true")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--steps", type=int, default=12,
+                    help="training-step lines per rank log (12: ~0.6 KB files; 2000: ~90 KB) for triage and the pane")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="ntui-bigjob-", dir=args.dir))
     results: dict[str, Any] = {}
@@ -163,7 +166,7 @@ def main() -> int:
         for n in [int(x) for x in args.ranks.split(",")]:
             d = root / str(n)
             d.mkdir()
-            results[str(n)] = measure(d, n, args.seconds)
+            results[str(n)] = measure(d, n, args.seconds, args.steps)
         if args.strace:
             d = root / "strace"
             d.mkdir()
@@ -177,6 +180,7 @@ def main() -> int:
         ("ops/s, pane hidden (<= 2)", "hidden_ops_s", "{:.1f}"),
         ("failure named, srun line (s, <= 10)", "named_srun_s", "{:.1f}"),
         ("failure named, rank file only (s)", "named_rank_file_s", "{:.1f}"),
+        ("rank log size (bytes)", "rank_file_bytes", "{}"),
         ("triage, every file once (s, <= 2)", "triage_s", "{:.3f}"),
         ("pane: tail visible (s)", "tail_visible_s", "{:.3f}"),
         ("pane: every row + failure named (s)", "pane_triage_s", "{:.3f}"),

@@ -64,6 +64,12 @@ BATCH = "batch"
 ViewMode = Literal["rank", "merged"]
 EXCERPT_BEFORE = 15
 EXCERPT_AFTER = 45
+#: lines all rank files together read on open: a job with more ranks than fit reads each rank's last
+#: ``LINES_BUDGET / ranks`` lines (at least :data:`RANK_WINDOW_MIN`) instead of a full window, so triage over
+#: 1,024 files stays near 1 s and the pane near 20 MB (a full 5,000-line window each: 30 s and 250 MB for
+#: 2,000-line files). A failed rank's traceback is at the end of its file, where that backlog is.
+LINES_BUDGET = 100_000
+RANK_WINDOW_MIN = 100
 DISCOVER_EVERY_S = 4.0  # world size unknown: look for new rank files this often
 PROBLEM_EVERY_S = 5.0  # files missing: check this often whether their directory is gone or unreadable
 
@@ -345,13 +351,22 @@ class JobLogWatcher:
         self._next_discover = 0.0
         self._triage_cache: tuple[tuple[int, int], TriageLine] | None = None
         self._problem: tuple[int, float, TriageLine | None] | None = None
+        self._expected_ranks = sum(1 for k in files if isinstance(k, int))
         for key, path in sorted(files.items(), key=lambda kv: key_sort(kv[0])):
             self.add(key, Path(path))
 
     # -- files ----------------------------------------------------------------------------------------
 
+    def rank_window(self, ranks: int) -> int:
+        """The window (and backlog read on open) of each rank's file for a job of ``ranks`` ranks."""
+        if ranks * self.window <= LINES_BUDGET:
+            return self.window
+        return min(self.window, max(RANK_WINDOW_MIN, LINES_BUDGET // max(1, ranks)))
+
     def add(self, key: Key, path: Path) -> None:
-        self.tails.add(key, path)
+        ranks = sum(1 for k in self.tails.keys() if isinstance(k, int)) + 1  # noqa: SIM118
+        self.tails.add(key, path, window=self.window if isinstance(key, str) else self.rank_window(
+            max(ranks, self._expected_ranks)))
         rank = key if isinstance(key, int) else None
         self._detectors[key] = RankDetector(rank, None, task_is_rank=self.launcher in (None, "srun"))
         self._nodes[key] = None
@@ -615,6 +630,9 @@ class JobLogWatcher:
                           else f"── {tail.path.name} does not exist yet; waiting for it ──")
         elif tail.generation:
             header.append("── the file was truncated or replaced; showing it from its new start ──")
+        elif tail.window_size < self.window and not tail.fully_indexed:
+            header.append(f"── a big job: each rank's log read from its last {tail.window_size} lines on open; "
+                          "new lines follow ──")
         win = tail.window
         first = tail.line_count - len(win)
         if focus is not None:

@@ -266,3 +266,27 @@ def test_sample_files_rate_cap(tmp_path: Path) -> None:
         tail.poll(i * 0.5)
     assert seen == 40
     tail.close()
+
+
+def test_a_big_job_reads_each_rank_from_its_last_lines(tmp_path: Path) -> None:
+    """1,024 ranks of 2,000-line logs: each rank's file is read from its last 100 lines on open (the lines
+    budget), the batch log whole; the failing rank's traceback (at its end) is still found; a small job keeps
+    the full window."""
+    job = make_bigjob(tmp_path / "big", steps=2000, samples=False)
+    files, _ = watch_files(job.paths, job.job_id, job.ranks)
+    w = JobLogWatcher(job.job_id, files, paths=job.paths, launcher="srun", clock=lambda: job.now, window=5000)
+    assert w.tail(0).window_size == 100 and w.tail(BATCH).window_size == 5000
+    w.poll_all()
+    tri = w.triage_line()
+    assert tri.failed and tri.rank == 517 and tri.key == 517
+    assert len(w.tail(3).window) == 100
+    loaded = w.view_content("rank", (517,))
+    assert loaded.header == ("── a big job: each rank's log read from its last 100 lines on open; new lines follow ──",)
+    assert loaded.lines[-1] == "[rank517]: RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert tri.error_line is not None or w.rows(job_active=True)[518].error_line is not None
+    small = make_bigjob(tmp_path / "small", nodes=4, steps=2000, samples=False)
+    files, _ = watch_files(small.paths, small.job_id, small.ranks)
+    w2 = JobLogWatcher(small.job_id, files, paths=small.paths, launcher="srun", window=5000)
+    assert w2.tail(0).window_size == 5000
+    w2.poll_all()
+    assert len(w2.tail(0).window) == 2002 and w2.view_content("rank", (0,)).header == ()
