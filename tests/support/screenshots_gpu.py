@@ -7,7 +7,8 @@ GPUs per node, Perlmutter-shaped), a :class:`~tests.support.fakes.FakeStream` st
 ``srun ... nvidia-smi -l`` step, and :func:`canned_lines` makes 40 samples (80 s at the 2 s interval) of
 plausible A100 readings, with one GPU idle for the whole time (flagged) and one reporting ``[N/A]``.
 The clock is frozen, so the SVG is the same on every run.
-:func:`gpu_pane_scene` is the part a combined screenshot script can reuse.
+:func:`gpu_pane_scene` is the part a combined screenshot script can reuse; :func:`big_gpu_scene` feeds the
+big-job fixture's 1,024 GPUs (the heatmap) to a :func:`big_gpu_host`.
 """
 
 from __future__ import annotations

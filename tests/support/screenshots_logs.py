@@ -7,7 +7,8 @@
 rank 2 dies of a CUDA out-of-memory error, the other ranks then fail in NCCL; fixed mtimes (``os.utime``)
 and a frozen clock make every run draw the same picture. :func:`log_pane_scene` is the part a combined
 screenshot script (and the snapshot tests) reuse: open the job, wait for the watcher, then ``E`` (jump to
-the first error) or ``m`` (merged view).
+the first error) or ``m`` (merged view). :func:`big_log_scene` opens the big-job fixture
+(:mod:`tests.support.bigjob`, 256 nodes x 4 ranks) the same way: the grouped rank table after ``E``.
 """
 
 from __future__ import annotations
