@@ -72,8 +72,8 @@ class SimClock:
         return self.t
 
 
-def watcher_for(paths: LogPaths, ranks: int, policy: str, clock: SimClock) -> JobLogWatcher:
-    files, _ = watch_files(paths, JOB, ranks)
+def watcher_for(paths: LogPaths, ranks: int, policy: str, clock: SimClock, job: str = JOB) -> JobLogWatcher:
+    files, _ = watch_files(paths, job, ranks)
     sched: PollScheduler
     budget = None
     if policy == "polite":
@@ -81,13 +81,13 @@ def watcher_for(paths: LogPaths, ranks: int, policy: str, clock: SimClock) -> Jo
         budget = FdBudget()
     else:
         sched = FixedScheduler(TICK, 4)
-    return JobLogWatcher(JOB, files, paths=paths, launcher="srun", scheduler=sched, budget=budget,
+    return JobLogWatcher(job, files, paths=paths, launcher="srun", scheduler=sched, budget=budget,
                          clock=clock, monotonic=clock)
 
 
-def run(paths: LogPaths, ranks: int, policy: str, hidden: bool, seconds: float) -> dict[str, Any]:
+def run(paths: LogPaths, ranks: int, policy: str, hidden: bool, seconds: float, job: str = JOB) -> dict[str, Any]:
     clock = SimClock()
-    w = watcher_for(paths, ranks, policy, clock)
+    w = watcher_for(paths, ranks, policy, clock, job)
     w.set_hidden(hidden)
     ticks = int(seconds / TICK)
     warm = ticks // 3
@@ -97,7 +97,7 @@ def run(paths: LogPaths, ranks: int, policy: str, hidden: bool, seconds: float) 
         if i == warm:
             start_ops = w.ops()
             cpu0 = time.process_time()
-        append(paths.rank(JOB, 0), f"rank 0 step {i}")
+        append(paths.rank(job, 0), f"rank 0 step {i}")
         w.poll(() if hidden else (0,))
         clock.t += TICK
     opens, stats = w.ops()
@@ -110,9 +110,10 @@ def run(paths: LogPaths, ranks: int, policy: str, hidden: bool, seconds: float) 
             "held_fds": held}
 
 
-def time_to_name(paths: LogPaths, ranks: int, policy: str, hidden: bool, with_srun_line: bool) -> float:
+def time_to_name(paths: LogPaths, ranks: int, policy: str, hidden: bool, with_srun_line: bool,
+                 job: str = JOB) -> float:
     clock = SimClock()
-    w = watcher_for(paths, ranks, policy, clock)
+    w = watcher_for(paths, ranks, policy, clock, job)
     w.set_hidden(hidden)
     for _ in range(200):  # 100 s of quiet watching: every quiet file is backed off to the maximum
         w.poll(() if hidden else (0,))
@@ -121,9 +122,9 @@ def time_to_name(paths: LogPaths, ranks: int, policy: str, hidden: bool, with_sr
     # the worst case: the rank whose next back-off poll is furthest away (the last rank for the old policy)
     candidates = [k for k in nexts if isinstance(k, int) and k != 0]
     bad = int(max(candidates, key=lambda k: nexts[k])) if candidates else ranks - 1
-    append(paths.rank(JOB, bad), *TRACEBACK)
+    append(paths.rank(job, bad), *TRACEBACK)
     if with_srun_line:
-        append(paths.batch(JOB), f"srun: error: nid{bad // 4 + 1:06d}: task {bad}: Exited with exit code 1")
+        append(paths.batch(job), f"srun: error: nid{bad // 4 + 1:06d}: task {bad}: Exited with exit code 1")
     t0 = clock.t
     while clock.t - t0 < 120:
         w.poll(() if hidden else (0,))

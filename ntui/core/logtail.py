@@ -648,8 +648,9 @@ class MultiTail(Generic[K]):
         for key, path in (paths or {}).items():
             self.add(key, path)
 
-    def add(self, key: K, path: Path | str) -> FileTail:
-        tail = FileTail(path, window=self._window, budget=self.budget, **self._tail_kwargs)
+    def add(self, key: K, path: Path | str, *, window: int | None = None) -> FileTail:
+        """Follow one more file (``window``: its own window size, default the tails' one)."""
+        tail = FileTail(path, window=window or self._window, budget=self.budget, **self._tail_kwargs)
         self._tails[key] = tail
         return tail
 

@@ -64,6 +64,12 @@ BATCH = "batch"
 ViewMode = Literal["rank", "merged"]
 EXCERPT_BEFORE = 15
 EXCERPT_AFTER = 45
+#: lines all rank files together read on open: a job with more ranks than fit reads each rank's last
+#: ``LINES_BUDGET / ranks`` lines (at least :data:`RANK_WINDOW_MIN`) instead of a full window, so triage over
+#: 1,024 files stays near 1 s and the pane near 20 MB (a full 5,000-line window each: 30 s and 250 MB for
+#: 2,000-line files). A failed rank's traceback is at the end of its file, where that backlog is.
+LINES_BUDGET = 100_000
+RANK_WINDOW_MIN = 100
 DISCOVER_EVERY_S = 4.0  # world size unknown: look for new rank files this often
 PROBLEM_EVERY_S = 5.0  # files missing: check this often whether their directory is gone or unreadable
 
@@ -119,6 +125,10 @@ class RankRow:
     """0-based index number of the first line of its first error block (a traceback's header)."""
     error_line: int | None = None
     """0-based index number of that error's telling line (``XError: message``)."""
+    mtime: float | None = None
+    """The file's last write (None: not read yet, or missing)."""
+    named: bool = False
+    """The batch log names this rank as failed (srun's task exit, torchrun's ChildFailedError)."""
 
 
 @dataclass(frozen=True)
@@ -215,7 +225,10 @@ class PoliteScheduler:
     * Shown files and the batch log (where srun's task exits and slurmstepd's cancellations land first) are
       polled every ``fast_s``.
     * Every other file starts at ``slow_s`` and doubles its interval each time it is found unchanged, up to
-      ``max_s``; a change brings it back to ``slow_s``.
+      ``max_s``; a change brings it back to ``slow_s``. While the rate cap allows it (few files), the back-off
+      stops at ``revisit_s`` instead, so a failure shown only in a rank's own file is still read within
+      ``revisit_s`` (8 s: named within the 10 s target); with many files the cap decides, at best
+      ``files / rest_per_s`` seconds between two reads of a quiet file.
     * Those backed-off polls are also capped at ``rest_per_s`` per second (``hidden_rest_per_s`` while the pane
       is hidden), the overdue ones first, so the rate does not grow with the rank count. A file never read
       yet is read once regardless (the rank table needs every file once).
@@ -235,8 +248,11 @@ class PoliteScheduler:
         rest_per_s: float = 20.0,
         hidden_rest_per_s: float = 0.5,
         hidden_fast_s: float = 1.0,
+        revisit_s: float = 8.0,
     ) -> None:
         self.tick_s = max(0.01, fast_s)
+        self.revisit_s = revisit_s
+        self._rest_count = 0
         self.slow_s = max(self.tick_s, slow_s)
         self.max_s = max(self.slow_s, max_s)
         self.fast_keys = set(fast_keys)
@@ -264,6 +280,7 @@ class PoliteScheduler:
             fast = self.fast_keys | set(shown)
         first = [k for k in keys if k in fast or k in self._wanted]
         taken = set(first) | self.fast_keys
+        self._rest_count = len(keys) - len(taken & set(keys))
         never = [k for k in keys if k not in taken and k not in self._every]
         overdue = sorted((k for k in keys if k not in taken and k in self._every and self._next[k] <= now),
                          key=lambda k: self._next[k])
@@ -275,9 +292,16 @@ class PoliteScheduler:
     def observed(self, key: Key, update: TailUpdate, now: float) -> None:
         if key in self.fast_keys:
             return
-        every = self.slow_s if update.changed or key not in self._every else min(self.max_s, self._every[key] * 2)
+        every = self.slow_s if update.changed or key not in self._every else min(self._cap(), self._every[key] * 2)
         self._every[key] = every
         self._next[key] = now + every
+
+    def _cap(self) -> float:
+        """The longest back-off now: ``revisit_s`` while the rate cap can read every file that often."""
+        rate = self.hidden_rest_per_s if self.hidden else self.rest_per_s
+        if rate <= 0:
+            return self.max_s
+        return min(self.max_s, max(self.slow_s, self.revisit_s, self._rest_count / rate))
 
     def want(self, key: Key) -> None:
         self._wanted.add(key)
@@ -327,13 +351,22 @@ class JobLogWatcher:
         self._next_discover = 0.0
         self._triage_cache: tuple[tuple[int, int], TriageLine] | None = None
         self._problem: tuple[int, float, TriageLine | None] | None = None
+        self._expected_ranks = sum(1 for k in files if isinstance(k, int))
         for key, path in sorted(files.items(), key=lambda kv: key_sort(kv[0])):
             self.add(key, Path(path))
 
     # -- files ----------------------------------------------------------------------------------------
 
+    def rank_window(self, ranks: int) -> int:
+        """The window (and backlog read on open) of each rank's file for a job of ``ranks`` ranks."""
+        if ranks * self.window <= LINES_BUDGET:
+            return self.window
+        return min(self.window, max(RANK_WINDOW_MIN, LINES_BUDGET // max(1, ranks)))
+
     def add(self, key: Key, path: Path) -> None:
-        self.tails.add(key, path)
+        ranks = sum(1 for k in self.tails.keys() if isinstance(k, int)) + 1  # noqa: SIM118
+        self.tails.add(key, path, window=self.window if isinstance(key, str) else self.rank_window(
+            max(ranks, self._expected_ranks)))
         rank = key if isinstance(key, int) else None
         self._detectors[key] = RankDetector(rank, None, task_is_rank=self.launcher in (None, "srun"))
         self._nodes[key] = None
@@ -475,6 +508,14 @@ class JobLogWatcher:
     def existing(self) -> int:
         return sum(1 for k in self.tails.keys() if self.tails.tail(k).exists)  # noqa: SIM118
 
+    def named_ranks(self) -> set[int]:
+        """The ranks the batch log reports as failed (srun's ``task N: Exited`` for srun jobs, torchrun's
+        ``ChildFailedError`` ``rank: N`` lines)."""
+        det = self._detectors.get(BATCH)
+        if det is None:
+            return set()
+        return {f.rank for f in det.findings if f.rank is not None and f.rank in self.tails}
+
     def summary(self) -> TriageSummary:
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
         return triage(per_key, nodes_by_rank=self._rank_nodes())
@@ -522,6 +563,7 @@ class JobLogWatcher:
         """The rank table from the tails' last polls (no IO)."""
         when = self.clock() if now is None else now
         tri = self.triage_line()
+        named = self.named_ranks()
         out = []
         for key in self.keys():
             tail = self.tail(key)
@@ -541,6 +583,8 @@ class JobLogWatcher:
                 first=tri.failed and tri.key == key,
                 error_start=start,
                 error_line=(f.line_no - 1) if f is not None else None,
+                mtime=st.mtime,
+                named=key in named,
             ))
         return tuple(out)
 
@@ -586,6 +630,9 @@ class JobLogWatcher:
                           else f"── {tail.path.name} does not exist yet; waiting for it ──")
         elif tail.generation:
             header.append("── the file was truncated or replaced; showing it from its new start ──")
+        elif tail.window_size < self.window and not tail.fully_indexed:
+            header.append(f"── a big job: each rank's log read from its last {tail.window_size} lines on open; "
+                          "new lines follow ──")
         win = tail.window
         first = tail.line_count - len(win)
         if focus is not None:

@@ -7,7 +7,8 @@ GPUs per node, Perlmutter-shaped), a :class:`~tests.support.fakes.FakeStream` st
 ``srun ... nvidia-smi -l`` step, and :func:`canned_lines` makes 40 samples (80 s at the 2 s interval) of
 plausible A100 readings, with one GPU idle for the whole time (flagged) and one reporting ``[N/A]``.
 The clock is frozen, so the SVG is the same on every run.
-:func:`gpu_pane_scene` is the part a combined screenshot script can reuse.
+:func:`gpu_pane_scene` is the part a combined screenshot script can reuse; :func:`big_gpu_scene` feeds the
+big-job fixture's 1,024 GPUs (the heatmap) to a :func:`big_gpu_host`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from textual.app import App, ComposeResult
 
 from ntui.core.config import GpuSettings
 from ntui.ui.widgets.gpu_pane import GpuPane
+from tests.support.bigjob import BigJob
 from tests.support.fakes import FakeRunner, FakeStream, result
 
 JOB_ID = "48213777"
@@ -97,11 +99,11 @@ class GpuPaneHost(App[None]):
 
     TITLE = "ntui · gpu-pane"
 
-    def __init__(self, clock: FrozenClock | None = None) -> None:
+    def __init__(self, clock: FrozenClock | None = None, runner: FakeRunner | None = None) -> None:
         super().__init__()
         self.clock = clock or FrozenClock()
         self.pane = GpuPane(
-            demo_gpu_runner(),
+            runner or demo_gpu_runner(),
             GpuSettings(interval=INTERVAL, idle_after=60.0),
             clock=self.clock,
             stream_factory=FakeStream,
@@ -125,6 +127,28 @@ async def gpu_pane_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, samples:
     for step in range(samples):
         clock.advance(INTERVAL)
         for line in canned_lines(step):
+            stream.on_line(line)
+    pane.redraw()
+    await pilot.pause()
+
+
+def big_gpu_host(job: BigJob) -> GpuPaneHost:
+    """The pane over the big-job fixture's allocation (256 nodes x 4 GPUs by default)."""
+    return GpuPaneHost(runner=FakeRunner({"scontrol show job": result(stdout=job.scontrol_show_job())}))
+
+
+async def big_gpu_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, job: BigJob, samples: int = 3) -> None:
+    """Watch the big job, feed ``samples`` rounds of its readings: the heatmap with its outliers."""
+    await pilot.pause()
+    pane.watch_job(job.job_id)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    stream = FakeStream.made[-1] if FakeStream.made else None
+    if stream is None or not stream.started:
+        raise RuntimeError(f"the GPU pane did not start its stream (state {pane.state}: {pane.reason})")
+    for step in range(samples):
+        clock.advance(INTERVAL)
+        for line in job.watch_lines(step):
             stream.on_line(line)
     pane.redraw()
     await pilot.pause()

@@ -7,7 +7,8 @@
 rank 2 dies of a CUDA out-of-memory error, the other ranks then fail in NCCL; fixed mtimes (``os.utime``)
 and a frozen clock make every run draw the same picture. :func:`log_pane_scene` is the part a combined
 screenshot script (and the snapshot tests) reuse: open the job, wait for the watcher, then ``E`` (jump to
-the first error) or ``m`` (merged view).
+the first error) or ``m`` (merged view). :func:`big_log_scene` opens the big-job fixture
+(:mod:`tests.support.bigjob`, 256 nodes x 4 ranks) the same way: the grouped rank table after ``E``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from textual.app import App, ComposeResult
 from ntui.core.config import LogSettings
 from ntui.core.render import LogPaths
 from ntui.ui.widgets.log_pane import LogPane
+from tests.support.bigjob import BigJob
 
 JOB_ID = "48213777"
 STEM = "alice-ddp"
@@ -133,6 +135,18 @@ async def log_pane_scene(pilot: Any, pane: LogPane, paths: LogPaths, scene: Scen
     elif scene == "merged":
         await pilot.press("m")
         await wait_for(pilot, lambda: pane.view_mode == "merged" and len(pane.log_lines) > 20)
+    await settle(pilot)
+
+
+async def big_log_scene(pilot: Any, pane: LogPane, job: BigJob) -> None:
+    """Open the big-job fixture's logs (running), wait for every rank, then ``E``: the failing rank's node
+    expands in the grouped table and its traceback shows."""
+    await pilot.pause()
+    pane.show_job(job.job_id, paths=job.paths, world_size=job.ranks, job_active=True)
+    await wait_for(pilot, lambda: pane.triage_line.failed and len(pane.rows) == job.ranks + 1
+                   and all(r.exists for r in pane.rows.values()), timeout=30)
+    await pilot.press("E")
+    await wait_for(pilot, lambda: pane.view_keys == (job.fail_rank,) and pane.marked_line is not None)
     await settle(pilot)
 
 

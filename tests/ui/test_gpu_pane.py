@@ -25,8 +25,16 @@ from ntui.core.config import GpuSettings
 from ntui.core.runner import CommandRunner, SubprocessRunner
 from ntui.ui.widgets.gpu_pane import GpuPane
 from tests.cluster.conftest import DevCluster, dev_cluster  # noqa: F401 - the fixture
+from tests.support.bigjob import BigJob, make_bigjob
 from tests.support.fakes import FakeRunner, FakeStream, result
-from tests.support.screenshots_gpu import GpuPaneHost, canned_lines, gpu_pane_scene, gpu_pane_screenshot
+from tests.support.screenshots_gpu import (
+    GpuPaneHost,
+    big_gpu_host,
+    big_gpu_scene,
+    canned_lines,
+    gpu_pane_scene,
+    gpu_pane_screenshot,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHOW_RUNNING = (DATA / "slurm" / "scontrol_show_job_running_2node_gpu.stdout").read_text()
@@ -566,3 +574,47 @@ async def test_the_watch_step_starts_off_the_ui_thread() -> None:
         await start_watch(pilot, pane)
         assert pane.state == "starting" and len(threads) == 1
         assert threads[0] is not threading.main_thread()
+
+
+# ------------------------------------------------------------------------------------------ a big job: the heatmap
+
+
+@pytest.fixture(scope="module")
+def bigjob(tmp_path_factory: pytest.TempPathFactory) -> BigJob:
+    return make_bigjob(tmp_path_factory.mktemp("bigjob"), samples=False)
+
+
+def test_snapshot_of_the_heatmap_wide(snap_compare: Any, bigjob: BigJob) -> None:
+    host = big_gpu_host(bigjob)
+
+    async def run_before(pilot: Any) -> None:
+        await big_gpu_scene(pilot, host.pane, host.clock, bigjob)
+
+    assert snap_compare(host, terminal_size=(120, 36), run_before=run_before)
+
+
+def test_snapshot_of_the_heatmap_narrow(snap_compare: Any, bigjob: BigJob) -> None:
+    host = big_gpu_host(bigjob)
+
+    async def run_before(pilot: Any) -> None:
+        await big_gpu_scene(pilot, host.pane, host.clock, bigjob)
+
+    assert snap_compare(host, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_many_gpus_draw_a_heatmap_and_name_the_outliers(bigjob: BigJob, tmp_path: Path) -> None:
+    host = big_gpu_host(bigjob)
+    async with host.run_test(size=(120, 36)) as pilot:
+        await big_gpu_scene(pilot, host.pane, host.clock, bigjob)
+        body = str(host.pane.query_one("#gpu-body", Static).render())
+        assert "utilisation" in body and "20 nodes per line" in body
+        assert "2 idle GPUs (<5%): nid000004 GPU 1, nid000131 GPU 2" in body
+        assert "1 node lags the median node: nid000078" in body
+        assert sum(line.startswith("nid") for line in body.splitlines()) == 13
+        assert "util history" not in body  # no bar rows
+    small = make_bigjob(tmp_path, nodes=4, samples=False)  # 16 GPUs: the bar view stays
+    host = big_gpu_host(small)
+    async with host.run_test(size=(120, 36)) as pilot:
+        await big_gpu_scene(pilot, host.pane, host.clock, small)
+        body = str(host.pane.query_one("#gpu-body", Static).render())
+        assert "util history" in body and "nodes per line" not in body

@@ -26,8 +26,15 @@ from ntui.core.joblogs import node_of
 from ntui.core.render import LogPaths
 from ntui.ui.widgets.log_pane import BATCH, LogPane, human_age, human_size
 from tests.cluster.conftest import REPO, DevCluster, dev_cluster  # noqa: F401 - the fixture
+from tests.support.bigjob import BigJob, make_bigjob
 from tests.support.logcases import restore_mtimes
-from tests.support.screenshots_logs import LogPaneHost, log_pane_scene, log_pane_screenshots, write_demo_logs
+from tests.support.screenshots_logs import (
+    LogPaneHost,
+    big_log_scene,
+    log_pane_scene,
+    log_pane_screenshots,
+    write_demo_logs,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
 JOB = "4242"
@@ -468,3 +475,66 @@ async def test_a_cancelled_job_is_said_cancelled_not_a_ranks_failure(tmp_path: P
         pane.action_first_error()  # E: the batch log at slurmstepd's CANCELLED line
         await until(pilot, lambda: pane.marked_line is not None)
         assert "CANCELLED AT" in (pane.marked_line or "")
+
+
+# ------------------------------------------------------------------------------------------ a big job
+
+
+@pytest.fixture(scope="module")
+def bigjob(tmp_path_factory: pytest.TempPathFactory) -> BigJob:
+    return make_bigjob(tmp_path_factory.mktemp("bigjob"), samples=False)
+
+
+def test_snapshot_of_a_big_job_grouped_wide(snap_compare: Any, bigjob: BigJob) -> None:
+    app = LogPaneHost(now=bigjob.now)
+
+    async def run_before(pilot: Any) -> None:
+        await big_log_scene(pilot, app.pane, bigjob)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
+
+
+def test_snapshot_of_a_big_job_grouped_narrow(snap_compare: Any, bigjob: BigJob) -> None:
+    app = LogPaneHost(now=bigjob.now)
+
+    async def run_before(pilot: Any) -> None:
+        await big_log_scene(pilot, app.pane, bigjob)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_big_job_table_groups_filters_and_expands(bigjob: BigJob) -> None:
+    """256 node lines; E opens the failing rank's node; f cycles the filters; Enter on a node folds it."""
+    app = LogPaneHost(now=bigjob.now)
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = app.pane
+        await big_log_scene(pilot, pane, bigjob)
+        keys = pane.table_keys
+        assert keys[0] == BATCH and sum(k.startswith("node:") for k in keys) == 256
+        i = keys.index("node:nid000130")
+        assert keys[i + 1 : i + 5] == ["516", "517", "518", "519"]
+        table = pane.query_one("#lp-ranks", DataTable)
+        assert table.cursor_row == i + 2  # on rank 517
+        assert pane.triage_line.rank == 517
+        table.focus()
+        await pilot.press("f")
+        await until(pilot, lambda: pane.rank_filter == "failed")
+        assert pane.table_keys == [BATCH, "node:nid000130", "517"]
+        await pilot.press("f")
+        assert pane.rank_filter == "errored" and pane.table_keys[-1] == "517"
+        await pilot.press("f")
+        assert pane.rank_filter == "silent" and pane.table_keys == [BATCH, "node:nid000011", "42"]
+        await pilot.press("w")
+        assert pane.rank_filter == "slowest" and pane.table_keys[1:3] == ["42", "517"]
+        assert "table: slowest ranks (64)" in str(pane.query_one("#lp-status", Static).render())
+        await pilot.press("w")
+        assert pane.rank_filter == "all"
+        table.move_cursor(row=pane.table_keys.index("node:nid000130"))
+        await pilot.press("enter")
+        await until(pilot, lambda: "517" not in pane.table_keys)
+        assert len(pane.table_keys) == 257
+        table.move_cursor(row=pane.table_keys.index("node:nid000002"))
+        await pilot.press("enter")
+        await until(pilot, lambda: "4" in pane.table_keys)
+        await pilot.press("enter")  # the cursor stays on the node line: it folds again
+        await until(pilot, lambda: "4" not in pane.table_keys)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ntui.core.lognames import LogPaths, rank_header
 from ntui.core.logtail import FdBudget, TailUpdate
 from ntui.core.logwatch import BATCH, Appended, FixedScheduler, JobLogWatcher, Loaded, PoliteScheduler, watch_files
@@ -122,7 +124,7 @@ def test_fixed_scheduler_polls_hidden_files_every_nth_tick() -> None:
 
 
 def test_polite_scheduler_backs_off_unchanged_files_and_polls_wanted_ones_at_once() -> None:
-    s = PoliteScheduler(fast_s=0.5, slow_s=2.0, max_s=30.0)
+    s = PoliteScheduler(fast_s=0.5, slow_s=2.0, max_s=30.0, revisit_s=30.0)  # plain doubling to max_s
     keys = [BATCH, 0, 1]
     assert s.due(keys, (0,), 0.0) == [BATCH, 0, 1]  # everything once at the start
     intervals = []
@@ -142,6 +144,24 @@ def test_polite_scheduler_backs_off_unchanged_files_and_polls_wanted_ones_at_onc
         s.observed(key, _up(False), now + 0.1)
     s.hidden = True  # pane hidden: only the batch log stays fast, rank 0 is backed off like the others
     assert s.due(keys, (0,), now + 0.2) == [BATCH]
+
+
+def test_polite_scheduler_stops_backing_off_at_revisit_s_while_the_rate_cap_allows() -> None:
+    """Few files: every quiet one is re-read within revisit_s (a failure only its own file shows is named in
+    time); many files: the back-off goes on up to what the rate cap can serve (files / rest_per_s)."""
+    few = PoliteScheduler(fast_s=0.5, slow_s=2.0, max_s=30.0, revisit_s=8.0, rest_per_s=20.0)
+    few.due([BATCH, 0, 1, 2], (0,), 0.0)
+    for _ in range(6):
+        few.observed(1, _up(False), 0.0)
+    assert few._every[1] == 8.0
+    many = PoliteScheduler(fast_s=0.5, slow_s=2.0, max_s=30.0, revisit_s=8.0, rest_per_s=20.0)
+    many.due([BATCH, *range(400)], (0,), 0.0)  # 399 backed-off files / 20 per s: 19.95 s
+    for _ in range(6):
+        many.observed(1, _up(False), 0.0)
+    assert many._every[1] == pytest.approx(19.95)
+    many.hidden = True  # hidden: 0.5 per s, the cap is max_s
+    many.observed(1, _up(False), 0.0)
+    assert many._every[1] == 30.0
 
 
 def test_watcher_uses_its_scheduler(tmp_path: Path) -> None:

@@ -1,5 +1,8 @@
 """The GPU pane: live per-node, per-GPU usage of one running job, from one long-lived overlapping step.
 
+Small jobs get one bar row per GPU; a job with more than :data:`~ntui.core.gpuheat.HEATMAP_OVER` GPUs gets a
+compact heatmap (one cell per GPU, rows of nodes) with the outliers in words (:func:`render_heatmap`).
+
 Life cycle (the Jobs screen calls :meth:`GpuPane.watch_job`):
 
 1. a thread worker runs the one ``scontrol show job -d`` (:func:`~ntui.core.gpustream.plan_gpu_watch`);
@@ -43,6 +46,7 @@ from textual.worker import Worker, WorkerState
 
 from ntui.core import slurm
 from ntui.core.config import GpuSettings
+from ntui.core.gpuheat import GLYPHS, LEVELS, heatmap, use_heatmap
 from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, sparkline
 from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.hosts import compress_nodelist, format_index_ranges
@@ -50,7 +54,7 @@ from ntui.core.runner import CommandRunner, SlurmError
 from ntui.ui.errors import describe_error
 from ntui.ui.services import ReportsWorkerErrors
 
-__all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board"]
+__all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board", "render_heatmap"]
 
 PaneState = Literal["idle", "planning", "starting", "streaming", "paused", "failed"]
 
@@ -102,6 +106,17 @@ def _gib(mib: float | None) -> str:
     return "?" if mib is None else f"{mib / 1024:.1f}"
 
 
+def _mem_total(used: float | None, total: float) -> str:
+    """A job's memory: GiB, or TiB from 10 TiB on (a 256-node job has 40 TiB of GPU memory)."""
+    if total >= 10 * 1024 * 1024:
+        return f"{(used or 0.0) / 1024 / 1024:.1f}/{total / 1024 / 1024:.1f} TiB"
+    return f"{_gib(used)}/{_gib(total)} GiB"
+
+
+def _watts(w: float) -> str:
+    return f"{w / 1000:.1f} kW" if w >= 10_000 else f"{w:.0f} W"
+
+
 def _mem_text(s: GpuSample) -> str:
     if s.mem_used_mib is None or s.mem_total_mib is None:
         return "n/a"
@@ -146,9 +161,9 @@ def render_summary(board: GpuBoard, job_id: str, now: float | None = None) -> Co
     parts += ["  util ", (_pct(s.util_gpu_mean), "bold")]
     if s.mem_total_mib:
         pct = 100.0 * (s.mem_used_mib or 0.0) / s.mem_total_mib
-        parts += ["  memory ", (f"{_gib(s.mem_used_mib)}/{_gib(s.mem_total_mib)} GiB", "bold"), f" ({pct:.0f}%)"]
+        parts += ["  memory ", (_mem_total(s.mem_used_mib, s.mem_total_mib), "bold"), f" ({pct:.0f}%)"]
     if s.power_w is not None:
-        parts += ["  power ", (f"{s.power_w:.0f} W", "bold")]
+        parts += ["  power ", (_watts(s.power_w), "bold")]
     parts.append((f"  every {board.interval_s:g} s", "$text-muted"))
     if s.simulated:
         parts += ["  ", (" SIMULATED nvidia-smi ", "bold $text-warning on $warning-muted")]
@@ -225,6 +240,36 @@ def render_board(board: GpuBoard, width: int, now: float | None = None) -> Conte
                     (sparkline(hist), "$text-success"),
                 )
             )
+    return Content("\n").join(lines)
+
+
+#: the heatmap's colour per utilisation level (idle .. 85 %+), then "no reading"
+HEAT_STYLES = ("bold #e0503c", "#e8912d", "#d7c53c", "#6cb85a", "bold #3fd46b", "$text-muted")
+
+
+def render_heatmap(board: GpuBoard, width: int) -> Content:
+    """Many GPUs: one cell per GPU (glyph and colour: utilisation), node blocks packed per line, a legend,
+    and the outliers in words (layout and outliers: :mod:`ntui.core.gpuheat`)."""
+    heat = heatmap(board.latest(), width)
+    # the outliers first: on a small terminal the map itself scrolls
+    if heat.outliers:
+        lines = [Content.assemble(("⚠ ", "$text-warning"), (o, "$text-warning")) for o in heat.outliers]
+    else:
+        lines = [Content.styled("no outliers: every GPU busy, no node lagging", "$text-success")]
+    legend: list[Content | tuple[str, str] | str] = [("utilisation ", "$text-muted")]
+    for level, (_, words) in enumerate(LEVELS):
+        legend += [(GLYPHS[level], HEAT_STYLES[level]), (f" {words}  ", "$text-muted")]
+    legend += [(GLYPHS[-1], HEAT_STYLES[-1]), (" no reading", "$text-muted")]
+    lines.append(Content.assemble(*legend))
+    lines.append(Content.styled(f"{heat.nodes_per_line} nodes per line, {heat.gpus_per_node} cells (GPUs) per node",
+                                "$text-muted"))
+    for line in heat.lines:
+        parts: list[Content | tuple[str, str] | str] = [(line.label.ljust(heat.label_width), "$text-primary")]
+        for block in line.blocks:
+            parts.append(" ")
+            parts += [(c.glyph, HEAT_STYLES[c.level]) for c in block]
+            parts.append(" " * (heat.gpus_per_node - len(block)))
+        lines.append(Content.assemble(*parts))
     return Content("\n").join(lines)
 
 
@@ -383,7 +428,9 @@ class GpuPane(Widget):
                 now = self.clock()
                 head = render_summary(board, self._job_id, now)
                 issues = board.issues(now)
-                main = render_board(board, max(40, body.content_region.width or self.size.width - 2), now)
+                width = max(40, body.content_region.width or self.size.width - 2)
+                gpus = sum(len(g) for g in board.latest().values())
+                main = render_heatmap(board, width) if use_heatmap(gpus) else render_board(board, width, now)
             else:
                 head, main = self._status_content()
         with self.app.batch_update():

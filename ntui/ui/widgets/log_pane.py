@@ -4,7 +4,10 @@ One responsibility: drawing a job's logs and handling the pane's keys. What is r
 means is :class:`~ntui.core.logwatch.JobLogWatcher`'s (driven by one worker thread, see below).
 
 Layout, top to bottom: a one-line triage summary; the rank table (one row per global rank plus the batch
-log, diffed in place); a status line (what is shown, following or paused, search, progress-bar line);
+log, diffed in place; for a big job one row per node, Enter expands it, ``f`` cycles the filters failed /
+errored / silent / slowest ranks, ``w`` the slowest view (``s`` stays the jobs view's sort):
+:mod:`ntui.core.ranktable` decides the lines);
+a status line (what is shown, following or paused, search, progress-bar line);
 the live view (a Textual ``Log`` bounded by ``max_lines``); a search input that appears on ``/``.
 
 Threads (toolong's shape): the pane only draws. One worker thread per shown job drives the core
@@ -56,6 +59,7 @@ from ntui.core.logwatch import human_age as human_age
 from ntui.core.logwatch import human_size as human_size
 from ntui.core.logwatch import key_name as _key_name
 from ntui.core.logwatch import key_sort as _key_sort
+from ntui.core.ranktable import FILTERS, Filter, TableLine, table_lines
 
 if TYPE_CHECKING:
     from ntui.core.history import History
@@ -227,6 +231,10 @@ class LogPane(Widget):
         Binding("N", "search_prev", "Prev", id="ntui.logs.prev", show=False),
         Binding("end", "follow", "Follow", id="ntui.logs.follow", tooltip="Resume following the end"),
         Binding("space", "toggle_mark", "Mark", id="ntui.logs.mark", show=False),
+        Binding("f", "cycle_filter", "Filter", id="ntui.logs.filter",
+                tooltip="Rank table: all / failed / errored / silent / slowest ranks"),
+        Binding("w", "slowest", "Slowest", id="ntui.logs.slowest", show=False,
+                tooltip="Rank table: the ranks by their last write, oldest first"),
     ]
 
     # -- messages (watcher -> pane; immutable payloads, not bubbling) --------------------------------
@@ -296,7 +304,13 @@ class LogPane(Widget):
         self._excerpt = False
         self._rows: dict[Key, RankRow] = {}
         self._order: list[Key] = []
-        self._cells: dict[Key, tuple[Any, ...]] = {}
+        """Every file's key (rank order; the table may show fewer: grouped, filtered)."""
+        self._cells: dict[str, tuple[Any, ...]] = {}
+        self._lines: dict[str, TableLine] = {}
+        self._line_order: list[str] = []
+        self._filter: Filter = "all"
+        self._expanded: set[str | None] = set()
+        self._job_active = True
         self._triage = TriageLine("no job selected", False)
         self._marked: set[Key] = set()
         self._last_rank: Key = 0
@@ -429,6 +443,7 @@ class LogPane(Widget):
         ):
             if session.job_active != job_active:
                 session.job_active = job_active
+                self._job_active = job_active
                 session.wake.set()
             return
         if session is not None:
@@ -441,6 +456,11 @@ class LogPane(Widget):
         self._rows.clear()
         self._cells.clear()
         self._order.clear()
+        self._lines.clear()
+        self._line_order.clear()
+        self._expanded.clear()
+        self._filter = "all"
+        self._job_active = job_active
         self._marked.clear()
         self._ranks.clear()
         self._log.clear()
@@ -574,6 +594,10 @@ class LogPane(Widget):
         else:
             waiting = self._pending_count
             parts.append(f"paused · {waiting} new line{'s' if waiting != 1 else ''} below · End: follow")
+        if self._filter != "all":
+            shown = sum(1 for x in self._lines.values() if x.kind == "rank" and x.row is not None
+                        and isinstance(x.row.key, int))
+            parts.append(f"table: {self._filter} ranks ({shown}) · f: next filter")
         if self._search_note:
             parts.append(self._search_note)
         if self._note and view.mode == "rank":
@@ -585,13 +609,52 @@ class LogPane(Widget):
 
     # -- rows ----------------------------------------------------------------------------------------
 
-    def _cells_of(self, row: RankRow) -> tuple[Any, ...]:
+    @property
+    def rank_filter(self) -> Filter:
+        """The rank table's filter (``all``, ``failed``, ``errored``, ``silent``, ``slowest``)."""
+        return self._filter
+
+    @property
+    def table_keys(self) -> list[str]:
+        """The rank table's lines as drawn: ``str(rank)``, ``"batch"`` or ``node:<name>``."""
+        return list(self._line_order)
+
+    def set_filter(self, flt: Filter) -> None:
+        self._filter = flt
+        self._redraw_table()
+        self._update_status()
+
+    def toggle_node(self, node: str | None) -> None:
+        """Expand a node's line to its ranks, or fold it."""
+        self._expanded.symmetric_difference_update({node})
+        self._redraw_table()
+
+    def _cells_of(self, line: TableLine) -> tuple[Any, ...]:
+        if line.kind == "node":
+            worst = line.worst()
+            errored = line.errored()
+            style = "bold red" if errored else ""
+            first = line.ranks[0].key if line.ranks else ""
+            last = worst.last_line if worst is not None else ""
+            newest = line.newest()
+            return (
+                "▾" if line.expanded else "▸",
+                Text(str(first), style=style),
+                line.node or "?",
+                human_size(line.size()),
+                newest.age if newest is not None else "",
+                Text((worst.status + (" (first)" if worst.first else "")) if worst else "", style=style),
+                Text(_crop(f"ranks {line.ranks_text()}: {line.status_text()} · {last}"),
+                     style="red" if errored else "$text-muted"),
+            )
+        row = line.row
+        assert row is not None
         errored = row.status.startswith("errored")
         style = "bold red" if errored else ""
         status = row.status + (" (first)" if row.first else "")
         return (
             "●" if row.key in self._marked else "",
-            Text(str(row.key), style=style),
+            Text(("  " if line.indent else "") + str(row.key), style=style),
             row.node or "",
             human_size(row.size) if row.exists else "–",
             row.age,
@@ -602,36 +665,47 @@ class LogPane(Widget):
     _COLUMNS: ClassVar[tuple[str, ...]] = tuple(key for _, key, _ in COLUMNS)
 
     def _apply_rows(self, rows: Sequence[RankRow]) -> None:
-        """Diff the table: update changed cells, add new rows; rebuild only when the order changed."""
+        self._rows = {r.key: r for r in rows}
+        self._order = sorted(self._rows, key=_key_sort)
+        self._redraw_table()
+
+    def _redraw_table(self) -> None:
+        """Diff the table against the lines :func:`~ntui.core.ranktable.table_lines` gives: update changed
+        cells, add new lines; rebuild (keeping the cursor's line) only when the order changed."""
         table = self._ranks
-        new = {r.key: r for r in rows}
-        order = sorted(new, key=_key_sort)
-        if order[: len(self._order)] != self._order or any(k not in new for k in self._order):
+        lines = table_lines(list(self._rows.values()), flt=self._filter, expanded=self._expanded,
+                            now=self.clock(), job_active=self._job_active)
+        order = [x.key for x in lines]
+        cursor: str | None = None
+        if order[: len(self._line_order)] != self._line_order:
+            if self._line_order and 0 <= table.cursor_row < len(self._line_order):
+                cursor = self._line_order[table.cursor_row]
             table.clear()
             self._cells.clear()
-            self._order = []
+            self._line_order = []
         with self.app.batch_update():
-            for key in order:
-                row = new[key]
-                cells = self._cells_of(row)
-                old = self._cells.get(key)
+            for line in lines:
+                cells = self._cells_of(line)
+                old = self._cells.get(line.key)
                 if old is None:
-                    table.add_row(*cells, key=_key_id(key))
-                    self._order.append(key)
+                    table.add_row(*cells, key=line.key)
+                    self._line_order.append(line.key)
                 elif old != cells:
                     for col, before, after in zip(self._COLUMNS, old, cells, strict=True):
                         if before != after:
-                            table.update_cell(_key_id(key), col, after)
-                self._cells[key] = cells
-        self._rows = new
+                            table.update_cell(line.key, col, after)
+                self._cells[line.key] = cells
+            if cursor is not None and cursor in self._line_order:
+                table.move_cursor(row=self._line_order.index(cursor), animate=False)
+        self._lines = {x.key: x for x in lines}
 
     def _refresh_mark_cell(self, key: Key) -> None:
-        row = self._rows.get(key)
-        if row is None:
+        line = self._lines.get(_key_id(key))
+        if line is None:
             return
-        cells = self._cells_of(row)
-        self._cells[key] = cells
-        self._ranks.update_cell(_key_id(key), "mark", cells[0])
+        cells = self._cells_of(line)
+        self._cells[line.key] = cells
+        self._ranks.update_cell(line.key, "mark", cells[0])
 
     # -- message handlers ----------------------------------------------------------------------------
 
@@ -695,14 +769,23 @@ class LogPane(Widget):
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """The user moved to a row: read that file now rather than at its backed-off time."""
         event.stop()
+        line = self._lines.get(event.row_key.value or "")
+        keys = [r.key for r in line.ranks] if line is not None and line.kind == "node" else []
         key = self._key_of(event.row_key.value)
-        if key is not None and self._session is not None:
-            self._session.wanted.add(key)
+        if key is not None:
+            keys.append(key)
+        if keys and self._session is not None:
+            for k in keys:
+                self._session.wanted.add(k)
             self._session.wake.set()
 
     @on(DataTable.RowSelected, "#lp-ranks")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
+        line = self._lines.get(event.row_key.value or "")
+        if line is not None and line.kind == "node":
+            self.toggle_node(line.node)
+            return
         key = self._key_of(event.row_key.value)
         if key is not None:
             self.open_rank(key)
@@ -736,10 +819,8 @@ class LogPane(Widget):
         self._set_triage(TriageLine(f"log watcher stopped: {message}", False))
 
     def _key_of(self, row_key: str | None) -> Key | None:
-        for key in self._order:
-            if _key_id(key) == row_key:
-                return key
-        return None
+        line = self._lines.get(row_key or "")
+        return line.rank_key if line is not None else None
 
     # -- the Log -------------------------------------------------------------------------------------
 
@@ -818,11 +899,24 @@ class LogPane(Widget):
             row_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
         except Exception:
             return
+        line = self._lines.get(row_key.value or "")
+        if line is not None and line.kind == "node":  # a node's line marks (or unmarks) all its ranks
+            keys = {r.key for r in line.ranks}
+            self._marked = self._marked - keys if keys <= self._marked else self._marked | keys
+            for k in keys:
+                self._refresh_mark_cell(k)
+            return
         key = self._key_of(row_key.value)
         if key is None:
             return
         self._marked.symmetric_difference_update({key})
         self._refresh_mark_cell(key)
+
+    def action_cycle_filter(self) -> None:
+        self.set_filter(FILTERS[(FILTERS.index(self._filter) + 1) % len(FILTERS)])
+
+    def action_slowest(self) -> None:
+        self.set_filter("all" if self._filter == "slowest" else "slowest")
 
     def action_follow(self) -> None:
         if self._view.mode == "rank" and (self._excerpt or self._pending_count > len(self._pending)):
@@ -860,8 +954,12 @@ class LogPane(Widget):
             return
         self._last_rank = tri.key
         self._set_view("rank", (tri.key,), focus)
-        if tri.key in self._order:  # the table's cursor follows
-            self._ranks.move_cursor(row=self._order.index(tri.key), animate=False)
+        row_node = row.node
+        if _key_id(tri.key) not in self._lines and self._filter == "all":  # grouped: open its node
+            self._expanded.add(row_node)
+            self._redraw_table()
+        if _key_id(tri.key) in self._line_order:  # the table's cursor follows
+            self._ranks.move_cursor(row=self._line_order.index(_key_id(tri.key)), animate=False)
         self._log.focus()
 
     def action_search(self) -> None:
