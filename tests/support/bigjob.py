@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ntui.core.gpus import SAMPLE_FIELDS
 from ntui.core.history import History
 from ntui.core.lognames import LogPaths, rank_header
 
@@ -44,7 +45,7 @@ TRACEBACK = (
     "RuntimeError: CUDA error: an illegal memory access was encountered",
 )
 SAMPLE_HEADER_TAG = "# ntui-gpu-samples"
-SAMPLE_FIELDS_TEXT = "timestamp,index,uuid,utilization.gpu,memory.used,memory.total,power.draw,temperature.gpu"
+SAMPLE_FIELDS_TEXT = ",".join(SAMPLE_FIELDS)
 
 
 def node_name(i: int) -> str:
