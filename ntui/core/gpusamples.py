@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from ntui.core.gpus import GpuIssue, GpuSample, JobGpuSummary, parse_number
 from ntui.core.logtail import FdBudget
@@ -75,8 +76,14 @@ class SampleBoard:
         max_per_s: float | None = None,
         history: int = HISTORY_POINTS,
         monotonic: Callable[[], float] = _time.monotonic,
+        lock: AbstractContextManager[object] | None = None,
     ) -> None:
         self.job_id = job_id
+        #: held while read lines go into the readers (the UI draws under it); file IO runs outside it
+        self.lock: AbstractContextManager[object] = lock if lock is not None else nullcontext()
+        self._inbox: list[tuple[str, Sequence[str] | None]] = []
+        #: every node ended (the tick stops polling); a plain bool, read without the lock
+        self.done = False
         self.log_dir = log_dir
         self.stem = stem
         self.history = history
@@ -88,8 +95,10 @@ class SampleBoard:
         self._lineno: dict[str, int] = {}
         self._origin: float | None = None
         self._listed = monotonic()
-        self.tail = SampleTail(self._paths, DEFAULT_INTERVAL_S, tick_s=tick_s, on_lines=self._feed,
-                               on_reset=self._reset, budget=budget, max_per_s=max_per_s, monotonic=monotonic)
+        self.tail = SampleTail(self._paths, DEFAULT_INTERVAL_S, tick_s=tick_s,
+                               on_lines=lambda node, lines: self._inbox.append((node, lines)),
+                               on_reset=lambda node: self._inbox.append((node, None)),
+                               budget=budget, max_per_s=max_per_s, monotonic=monotonic)
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -100,20 +109,35 @@ class SampleBoard:
     def load(self) -> None:
         """Read every file whole (the history from the job's first sample)."""
         self.tail.read_all()
-        self._retune()
+        self._apply([])
 
     def poll(self, now: float | None = None) -> bool:
         """Read the files that are due (new bytes only); True when a sample or state line arrived."""
         when = self.monotonic() if now is None else now
-        if not self.ended and when - self._listed >= LIST_EVERY_S:
+        found: dict[str, str] = {}
+        if not self.done and when - self._listed >= LIST_EVERY_S:
             self._listed = when
-            for node, path in job_sample_files(self.log_dir, self.stem, self.job_id).items():
-                if node not in self._paths:
-                    self._paths[node] = path
-                    self.tail.add(node, path)
+            found = job_sample_files(self.log_dir, self.stem, self.job_id)
+        for node, path in found.items():
+            self.tail.add(node, path)  # the tail's own table: no reader looks at it
         got = self.tail.poll(when)
-        self._retune()
-        return bool(got)
+        new = {n: p for n, p in found.items() if n not in self._paths}
+        self._apply(sorted(new.items()))
+        return bool(got or new)
+
+    def _apply(self, new_files: Sequence[tuple[str, str]]) -> None:
+        """What the last read found, into the readers (under :attr:`lock`: no IO here)."""
+        inbox, self._inbox = self._inbox, []
+        with self.lock:
+            for node, path in new_files:
+                self._paths[node] = path
+            for node, lines in inbox:
+                if lines is None:
+                    self._reset(node)
+                else:
+                    self._feed(node, lines)
+            self._retune()
+            self.done = self.ended
 
     def close(self) -> None:
         self.tail.close()
