@@ -813,7 +813,8 @@ class GpuPane(Widget):
             )
         head = Content.assemble((f"job {jid}", "bold"), "  GPU usage")
         if self._state == "planning":
-            return head, Content.styled("Reading the allocation (scontrol show job -d)…", "$text-muted")
+            return head, Content.styled(
+                "Reading the job's GPU sample files, or else the allocation (scontrol show job -d)…", "$text-muted")
         if self._state == "paused":
             return head, Content.styled("Paused while the pane is hidden (no watch step running).", "$text-muted")
         alloc = render_allocation(self._expected, self._requested)
