@@ -108,8 +108,13 @@ class SampleBoard:
 
     def load(self) -> None:
         """Read every file whole (the history from the job's first sample)."""
-        self.tail.read_all()
-        self._apply([])
+        now = self.monotonic()
+        for node in list(self._paths):  # one file at a time: only one file's lines are in memory at once
+            self.tail.read_nodes([node], now)
+            self._apply([])
+            while self.tail.tails[node].behind:
+                self.tail.read_nodes([node], now)
+                self._apply([])
 
     def poll(self, now: float | None = None) -> bool:
         """Read the files that are due (new bytes only); True when a sample or state line arrived."""

@@ -30,6 +30,8 @@ from ntui.core.logtail import FdBudget
 __all__ = ["SampleFile", "SampleTail"]
 
 CHUNK = 1024 * 1024
+#: most bytes one read takes from one file (a month-long job's file is caught up over several reads)
+MAX_READ = 8 * CHUNK
 #: an unterminated line longer than this is not a sample line (NUL garbage after a crash): dropped
 MAX_PARTIAL = 64 * 1024
 
@@ -49,6 +51,8 @@ class SampleFile:
         self.error: str | None = None
         #: the file shrank or was replaced since the last read (the reader must start over)
         self.reset = False
+        #: bytes left for the next read (more than :data:`MAX_READ` had been appended)
+        self.behind = 0
         self._fd: int | None = None
 
     def read_new(self) -> list[str]:
@@ -101,13 +105,15 @@ class SampleFile:
             self.offset, self.partial, self.reset = 0, b"", True
         self.ident = ident
         chunks: list[bytes] = []
-        while self.offset < st.st_size:
-            data = os.pread(fd, min(CHUNK, st.st_size - self.offset), self.offset)
+        end = min(st.st_size, self.offset + MAX_READ)
+        while self.offset < end:
+            data = os.pread(fd, min(CHUNK, end - self.offset), self.offset)
             if not data:
                 break
             self.bytes_read += len(data)
             self.offset += len(data)
             chunks.append(data)
+        self.behind = max(0, st.st_size - self.offset)
         if not chunks:
             return []
         data = self.partial + b"".join(chunks)
@@ -180,13 +186,14 @@ class SampleTail:
 
     def poll(self, now: float | None = None) -> dict[str, tuple[str, ...]]:
         when = self.monotonic() if now is None else now
-        return self._read(self.due(when), when)
+        return self.read_nodes(self.due(when), when)
 
     def read_all(self, now: float | None = None) -> dict[str, tuple[str, ...]]:
         """Every file now, due or not (the first read of a job's files: its whole history at once)."""
-        return self._read(list(self.tails), self.monotonic() if now is None else now)
+        return self.read_nodes(list(self.tails), self.monotonic() if now is None else now)
 
-    def _read(self, nodes: Sequence[str], when: float) -> dict[str, tuple[str, ...]]:
+    def read_nodes(self, nodes: Sequence[str], when: float) -> dict[str, tuple[str, ...]]:
+        """These nodes' files now (due or not)."""
         out: dict[str, tuple[str, ...]] = {}
         for node in nodes:
             self._last[node] = when

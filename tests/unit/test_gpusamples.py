@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from ntui.core import sampletail
 from ntui.core.gpusamples import SampleBoard
 from ntui.core.sampler import HEADER_TAG, sample_path
 from ntui.core.usage import SERIES_BUCKETS
@@ -167,3 +170,13 @@ def test_a_node_file_that_appears_later_is_found(tmp_path: Path) -> None:
     assert board.nodes == ["nid001"]  # the directory is listed rarely
     board.poll(61.0)
     assert board.nodes == ["nid001", "nid002"] and board.latest()["nid002"][0].util_gpu == 40.0
+
+
+def test_a_file_longer_than_one_read_is_caught_up_on_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sampletail, "MAX_READ", 100)  # a few lines per read
+    path = Path(sample_path(str(tmp_path), "job", "7", "nid001"))
+    path.write_text(header("nid001", visible="0") + "".join(line(1000.0 + 10 * k, 0, k) for k in range(20)))
+    board = SampleBoard("7", str(tmp_path), "job", monotonic=Clock())
+    board.load()
+    assert board.util_series("nid001", 0, 120) == tuple(float(k) for k in range(20))
+    assert board.tail.tails["nid001"].behind == 0 and board.messages() == []
