@@ -145,6 +145,7 @@ class SampleBoard:
             self.done = self.ended
 
     def close(self) -> None:
+        """Give back the held descriptors; a later read reopens each file where it left off."""
         self.tail.close()
 
     def _retune(self) -> None:

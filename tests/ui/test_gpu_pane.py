@@ -712,3 +712,34 @@ async def test_an_ended_job_shows_its_whole_run_from_the_files(tmp_path: Path) -
         await pilot.app.workers.wait_for_complete()
         assert board.tail.bytes_read() == read  # nothing more to come: no polling
         assert runner.calls == 0 and FakeStream.made == []
+
+
+async def test_hidden_the_files_are_not_read_and_no_descriptor_is_held(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=2, steps=6, fail_rank=None)
+    runner, clock = FakeRunner(), Clock()
+    pane = files_pane(_history_with(tmp_path, job), clock, runner)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane, job.job_id)
+        board = pane.sample_board
+        assert board is not None and pane.budget.held == 2  # one per node's file, within the budget
+        pane.display = False
+        await pilot.pause()
+        pane._tick()
+        assert pane.state == "paused"
+        for _ in range(100):
+            if pane.budget.held == 0:
+                break
+            await pilot.pause(0.01)
+        assert pane.budget.held == 0
+        read = board.tail.bytes_read()
+        clock.now += 60
+        pane._tick()
+        await pilot.app.workers.wait_for_complete()
+        assert board.tail.bytes_read() == read
+        pane.display = True
+        await pilot.pause()
+        pane._tick()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pane.state == "streaming" and pane.sample_board is board  # read on, not read again
+        assert runner.calls == 0

@@ -399,8 +399,9 @@ class GpuPane(Widget):
         self.environ = environ
         #: where the job's history entry comes from (None: the app's ``open_history``, if it has one)
         self.history_factory = history_factory
-        #: descriptors the sample files may hold (shared with the log watcher where the app passes one)
-        self.budget = budget
+        #: descriptors the sample files may hold between reads (a held file costs one ``stat`` per read instead
+        #: of ``open`` + ``fstat``); the app may pass the log watcher's, else the pane has its own
+        self.budget = budget if budget is not None else FdBudget()
         self._files: SampleBoard | None = None
         self._file_io = threading.Lock()  # one reader of the files at a time (a slow poll is not doubled)
         self._lock = threading.Lock()
@@ -525,6 +526,8 @@ class GpuPane(Widget):
     def on_unmount(self) -> None:
         self._generation += 1
         self._stop_stream()
+        if self._files is not None:
+            self._close_in_background(self._files)
         if self._ticker is not None:
             self._ticker.stop()
 
@@ -577,6 +580,8 @@ class GpuPane(Widget):
         elif self._state in ("planning", "starting", "streaming"):
             self._generation += 1
             self._stop_stream()
+            if self._files is not None:  # no reads while hidden, and no descriptors held (reopened on show)
+                self._close_in_background(self._files)
             self._state = "paused"
             self.redraw()
 
