@@ -331,6 +331,19 @@ def describe_step_end(rc: int, stderr: str) -> tuple[str, list[str]]:
     return f"the GPU watch step ended (exit {rc})", tail
 
 
+def _history_entry(factory: Callable[[], HistoryLookup | None], job_id: str) -> HistoryEntry | None:
+    """*Worker thread*: what ntui recorded when it submitted ``job_id`` (None: not ntui's, or no history)."""
+    history = None
+    try:
+        history = factory()
+        return history.get(job_id) if history is not None else None
+    except Exception:  # an unreadable history only means: the watch step instead
+        return None
+    finally:
+        if history is not None:
+            history.close()
+
+
 # ---------------------------------------------------------------------------------------------------------
 # the pane
 
@@ -604,14 +617,16 @@ class GpuPane(Widget):
             self._state = "paused"
         else:
             self._state = "planning"
-            self._plan_watch(self._generation, self._job_id)
+            history = self.history_factory or getattr(self.app, "open_history", None)
+            self._plan_watch(self._generation, self._job_id, history)
         self.redraw()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-plan", description="GPU watch")
-    def _plan_watch(self, generation: int, job_id: str) -> None:
+    def _plan_watch(self, generation: int, job_id: str,
+                    history: Callable[[], HistoryLookup | None] | None = None) -> None:
         """The job's own sample files when it has them (no RPC at all); else the one ``scontrol show job -d``
         of this watch, then the watch step's start (``srun``: a fork and exec, kept off the UI thread too)."""
-        files = self._open_sample_files(job_id)
+        files = self._open_sample_files(job_id, history)
         if files is not None:
             if generation != self._generation:
                 files.close()
@@ -685,33 +700,19 @@ class GpuPane(Widget):
         self._state = "starting"
         self.redraw()
 
-    def _open_sample_files(self, job_id: str) -> SampleBoard | None:
+    def _open_sample_files(self, job_id: str,
+                           history: Callable[[], HistoryLookup | None] | None) -> SampleBoard | None:
         """*Worker thread*: the job's history entry, its sample files read whole; None when it has none."""
-        entry = self._history_entry(job_id)
+        entry = _history_entry(history, job_id) if history is not None else None
         if entry is None or not entry.log_dir or not entry.log_stem:
             return None
         board = SampleBoard(job_id, entry.log_dir, entry.log_stem,
-                            tick_s=max(1, int(self.settings.interval)), budget=self.budget, lock=self._lock,
-                            monotonic=self.clock)
+                            tick_s=max(1, int(self.settings.interval)), budget=self.budget, monotonic=self.clock)
         if not board.nodes:
             return None
-        board.load()
+        board.load()  # not shared yet: no lock while the whole files are parsed
+        board.lock = self._lock  # from now on the UI draws from it: new lines go in under the lock
         return board
-
-    def _history_entry(self, job_id: str) -> HistoryEntry | None:
-        """*Worker thread*: what ntui recorded when it submitted ``job_id`` (None: not ntui's, or no history)."""
-        factory = self.history_factory or getattr(self.app, "open_history", None)
-        if factory is None:
-            return None
-        history = None
-        try:
-            history = factory()
-            return history.get(job_id) if history is not None else None
-        except Exception:  # an unreadable history only means: the watch step instead
-            return None
-        finally:
-            if history is not None:
-                history.close()
 
     @on(_FilesFound)
     def _files_found(self, message: _FilesFound) -> None:
@@ -769,12 +770,12 @@ class GpuPane(Widget):
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Unexpected failures of the plan worker (expected ones are posted as ``_PlanFailed``)."""
         event.stop()
-        if event.state is not WorkerState.ERROR or event.worker.group != "gpu-plan":
+        if event.state is not WorkerState.ERROR or event.worker.group not in ("gpu-plan", "gpu-files"):
             return
         app = self.app
         message = (app.report_worker_error(event.worker) if isinstance(app, ReportsWorkerErrors)
                    else describe_error(event.worker.error))
-        if self._state == "planning":
+        if self._state == "planning" or (event.worker.group == "gpu-files" and self._files is not None):
             self._fail(str(message))
 
     def _fail(self, reason: str, detail: Sequence[str] = ()) -> None:
