@@ -34,11 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual import events  # noqa: E402
 
 from ntui.core.config import QueueSettings, Settings  # noqa: E402
+from ntui.core.queue import QueueFetcher, squeue_argv  # noqa: E402
 from ntui.core.runner import SubprocessRunner  # noqa: E402
 from ntui.core.slurm import build_squeue_argv, parse_squeue  # noqa: E402
-from ntui.ui.screens.jobs import JobsScreen, QueueFetcher, squeue_argv  # noqa: E402
-from ntui.ui.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
+from ntui.ui.screens.jobs import JobsScreen  # noqa: E402
 from ntui.ui.widgets.queue_table import QueueTable, queue_row  # noqa: E402
+from tests.support.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
 
 QUIET = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))  # refreshes only when asked
 
@@ -77,7 +78,7 @@ def ms(x: float) -> str:
 
 async def wait_refresh(pilot: Any, screen: JobsScreen, before: int, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
-    while screen.refresh_count == before or screen._polling:
+    while screen.refresh_count == before or screen.model.polling:
         if time.monotonic() > deadline:
             raise TimeoutError("refresh did not finish")
         await asyncio.sleep(0.01)
@@ -109,7 +110,7 @@ async def refresh_and_latency(reps: int, presses: int) -> dict[str, Any]:
             out["apply"].append(st.apply_s)
             # worst case: every line differs from the last answer (e.g. 10,000 running tasks whose elapsed
             # time moved): no line cache, every row re-parsed, re-formatted and diffed
-            screen._fetcher = QueueFetcher()
+            screen.model.fetcher = QueueFetcher()
             before = screen.refresh_count
             screen.refresh_now()
             await wait_refresh(pilot, screen, before)

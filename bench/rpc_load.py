@@ -44,7 +44,7 @@ from ntui.core.config import Settings, load_settings  # noqa: E402
 from ntui.core.runner import CommandResult, SubprocessRunner  # noqa: E402
 from ntui.core.slurm import parse_sdiag_rpc_by_user  # noqa: E402
 from ntui.ui.screens.jobs import ENDED, JobsScreen  # noqa: E402
-from ntui.ui.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
+from tests.support.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
 
 SLURM_TOOLS = ("squeue", "scontrol", "sacct", "scancel", "sbatch", "srun", "sinfo", "sacctmgr", "sstat", "sattach")
 APP_UID, LOOP_UID = 65534, 1  # nobody, daemon

@@ -7,28 +7,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ntui import __version__
+from ntui import __version__, cli_gpus, cli_history, cli_slurm
+from ntui.cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, add_preset_args, load_spec, print_problems
 from ntui.core.paths import atomic_write
-from ntui.core.presets import LoadedPreset, list_presets, load_preset
-from ntui.core.problems import PresetError, Problem
+from ntui.core.presets import list_presets
 from ntui.core.render import render
-from ntui.core.spec import JobSpec, validate
 
-EXIT_OK = 0
-EXIT_PROBLEMS = 2
-EXIT_SLURM = 3
-
-
-def _add_preset_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("preset", help="preset name (user dir first, then shipped) or path to a YAML file")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a dotted key with a YAML value, e.g. --set sbatch.nodes=4 (repeatable)",
-    )
+__all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_SLURM", "build_parser", "load_spec", "print_problems", "run"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,18 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_presets)
 
     p = sub.add_parser("render", help="print (or write) the sbatch script of a preset")
-    _add_preset_args(p)
+    add_preset_args(p)
     p.add_argument("-o", "--output", type=Path, help="write the script to this file (atomically)")
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("check", help="check a preset statically; exits non-zero listing every problem")
-    _add_preset_args(p)
+    add_preset_args(p)
     p.add_argument("--test-only", action="store_true", help="also ask Slurm: sbatch --test-only")
     p.set_defaults(func=cmd_check)
 
-    from ntui import cli_gpus, cli_slurm
-
-    cli_slurm.add_commands(sub, _add_preset_args)
+    cli_slurm.add_commands(sub)
+    cli_history.add_commands(sub)  # after cli_slurm: replaces its `history`, wraps its `jobs`
     cli_gpus.add_command(sub)
     return parser
 
@@ -73,24 +57,6 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
-
-
-def load_spec(
-    preset: str, overrides: Sequence[str], *, quiet_warnings: bool = False
-) -> tuple[LoadedPreset, JobSpec | None, list[Problem]]:
-    """Load + validate; print problems to stderr. Returns spec None on errors."""
-    try:
-        loaded = load_preset(preset, overrides)
-    except PresetError as exc:
-        return LoadedPreset(preset, None, {}), None, exc.problems
-    spec, problems = validate(loaded)
-    return loaded, spec, problems
-
-
-def print_problems(problems: Sequence[Problem], *, warnings: bool = True) -> None:
-    for p in problems:
-        if p.is_error or warnings:
-            print(str(p), file=sys.stderr)
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -126,9 +92,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"{n} error(s)", file=sys.stderr)
         return EXIT_PROBLEMS
     if args.test_only:
-        from ntui.cli_slurm import test_only
-
-        return test_only(spec, loaded)
+        return cli_slurm.test_only(spec, loaded)
     warn = len(problems)
     print(f"ok: {spec.name} ({spec.launcher}, {spec.nodes} node(s), world size {spec.world_size})"
           + (f", {warn} warning(s)" if warn else ""))

@@ -11,16 +11,18 @@ import sys
 import threading
 from typing import Any
 
+from ntui.cli_common import cli_runner, cli_settings
 from ntui.core.gpus import GpuBoard, sparkline
 from ntui.core.gpustream import GpuStream, NotWatchable, plan_gpu_watch
-from ntui.core.runner import SlurmError, SubprocessRunner
+from ntui.core.runner import SlurmError
 
 
 def add_command(sub: Any) -> None:
     p = sub.add_parser("gpus", help="per-node GPU usage of a running job (one long-lived srun step)")
     p.add_argument("job_id")
     p.add_argument("--once", action="store_true", help="print one sample of every GPU and exit")
-    p.add_argument("--interval", type=int, default=2, help="seconds between samples (nvidia-smi -l)")
+    p.add_argument("--interval", type=int, default=None,
+                   help="seconds between samples (nvidia-smi -l; default: the settings' gpu.interval, 2)")
     p.add_argument("--timeout", type=float, default=60.0, help="--once: give up after this many seconds")
     p.set_defaults(func=cmd_gpus)
 
@@ -55,7 +57,10 @@ def board_table(board: GpuBoard, job_id: str) -> Any:
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:
-    runner = SubprocessRunner()
+    settings = cli_settings()
+    runner = cli_runner(settings)
+    if args.interval is None:
+        args.interval = settings.gpu.interval
     try:
         plan = plan_gpu_watch(runner, args.job_id, interval_s=args.interval)
     except (SlurmError, NotWatchable) as exc:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 import time
 
-from ntui.core.joblogs import triage_job
+from ntui.core.joblogs import job_verdict
+from ntui.core.lognames import LogPaths
 from ntui.core.logtail import FileTail
-from ntui.core.render import LogPaths
+from ntui.core.logwatch import JobLogWatcher, PoliteScheduler, watch_files
+from ntui.core.textsafe import inert
 
 FOLLOW_INTERVAL_S = 0.5  # polling: inotify does not fire on Lustre/NFS
 
@@ -39,7 +41,29 @@ def print_log(path: str, *, lines: int = 100, follow: bool = False) -> int:
     return 0
 
 
-def print_triage(paths: LogPaths, job_id: str, world_size: int | None) -> int:
-    summary = triage_job(paths, job_id, world_size)
-    print(summary.summary())
-    return 1 if summary.first is not None else 0
+def print_triage(
+    paths: LogPaths, job_id: str, world_size: int | None, *, launcher: str | None = None, follow: bool = False
+) -> int:
+    """The verdict (Slurm's job-level verdict first, else the rank that failed first); with ``follow`` the
+    job's logs are watched and each new verdict printed as it changes (Ctrl-C ends). Exit 1 when one failed."""
+    if not follow:
+        verdict = job_verdict(paths, job_id, world_size, launcher)
+        print(inert(verdict.line))
+        return 1 if verdict.failed else 0
+    files, discover = watch_files(paths, job_id, world_size)
+    watcher = JobLogWatcher(job_id, files, paths=paths, discover=discover, launcher=launcher,
+                            scheduler=PoliteScheduler(fast_s=FOLLOW_INTERVAL_S))
+    shown = ""
+    failed = False
+    try:
+        while True:
+            watcher.poll()
+            line = watcher.triage_line()
+            failed = line.failed
+            if line.text != shown:
+                shown = line.text
+                print(f"{time.strftime('%H:%M:%S')} {inert(line.text)}", flush=True)
+            time.sleep(watcher.scheduler.tick_s)
+    except KeyboardInterrupt:
+        pass
+    return 1 if failed else 0

@@ -12,11 +12,21 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from ntui.cli_common import (
+    EXIT_JOB_FAILED,
+    EXIT_PROBLEMS,
+    EXIT_SLURM,
+    add_preset_args,
+    cli_runner,
+    load_spec,
+    print_problems,
+)
 from ntui.core import slurm
+from ntui.core.config import TIMEOUT_ENV
 from ntui.core.history import History
 from ntui.core.joblogs import log_problem
 from ntui.core.logtail import inert
@@ -24,61 +34,23 @@ from ntui.core.outcome import job_outcome
 from ntui.core.presets import LoadedPreset
 from ntui.core.problems import Problem
 from ntui.core.runner import (
-    CommandResult,
     CommandRunner,
     JobNotFound,
     SlurmError,
     SlurmNotInstalled,
     SlurmTimeout,
-    SubprocessRunner,
 )
-from ntui.core.sitecheck import PartitionLimits, check_against_cluster, partition_limits
+from ntui.core.sitecheck import check_against_cluster, check_test_only, cluster_limits
 from ntui.core.spec import JobSpec
-from ntui.core.submission import check_job, paths_for, slurm_env, submit_job
-
-EXIT_PROBLEMS = 2
-EXIT_SLURM = 3
-EXIT_JOB_FAILED = 4
-
-
-#: Environment override: seconds every Slurm command may take (default: 15 s for queries, 60 s for sbatch).
-TIMEOUT_ENV = "NTUI_SLURM_TIMEOUT"
-
-
-class _FixedTimeoutRunner:
-    """Runs every command with the timeout from ``NTUI_SLURM_TIMEOUT`` instead of the caller's."""
-
-    def __init__(self, inner: CommandRunner, timeout: float) -> None:
-        self.inner = inner
-        self.timeout = timeout
-
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None = None,
-        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
-    ) -> CommandResult:
-        return self.inner.run(argv, timeout=self.timeout, env=env, input=input)
+from ntui.core.submission import SubmittedJob, paths_for, slurm_env, submit_job
 
 
 def _runner() -> CommandRunner:
-    runner = SubprocessRunner()
-    value = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not value:
-        return runner
-    try:
-        timeout = float(value)
-    except ValueError:
-        timeout = 0.0
-    if not 0 < timeout < 86400:
-        print(f"ntui: ignoring {TIMEOUT_ENV}={value!r} (expected seconds > 0)", file=sys.stderr)
-        return runner
-    return _FixedTimeoutRunner(runner, timeout)
+    """This command's Slurm runner: the settings' timeouts (``NTUI_SLURM_TIMEOUT`` overrides them) and bin-dir."""
+    return cli_runner()
 
 
-def add_commands(sub: Any, add_preset_args: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_commands(sub: Any) -> None:
     p = sub.add_parser("submit", help="submit a preset; prints the job id")
     add_preset_args(p)
     p.add_argument("--test-only", action="store_true", help="only ask sbatch --test-only; submit nothing")
@@ -108,13 +80,6 @@ def add_commands(sub: Any, add_preset_args: Callable[[argparse.ArgumentParser], 
         p.add_argument("job_id")
         p.set_defaults(func=_action(fn, name))
 
-    p = sub.add_parser("history", help="jobs submitted by ntui (local history)")
-    p.add_argument("-n", type=int, default=20, help="how many (default 20)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--reconcile", action="store_true",
-                   help="first record own jobs in the queue that the history lacks (one squeue call)")
-    p.set_defaults(func=cmd_history)
-
     p = sub.add_parser("logs", help="print a job's batch log, or one rank's log")
     p.add_argument("job_id")
     p.add_argument("--rank", type=int, help="global rank (default: the batch log)")
@@ -131,19 +96,10 @@ def _fail(exc: SlurmError) -> int:
               "(ntui can still render and check presets)", file=sys.stderr)
     elif isinstance(exc, SlurmTimeout):
         print(f"ntui: Slurm timed out: {exc.message} (the command was killed; "
-              f"set {TIMEOUT_ENV}=SECONDS to wait longer)", file=sys.stderr)
+              f"set {TIMEOUT_ENV}=SECONDS or slurm.timeout in the settings to wait longer)", file=sys.stderr)
     else:
         print(f"ntui: {exc}", file=sys.stderr)
     return EXIT_SLURM
-
-
-def cluster_partitions(runner: CommandRunner) -> tuple[PartitionLimits, ...]:
-    """The partitions' limits (one ``scontrol show partition -o``); none when they cannot be listed (no Slurm,
-    controller down: sbatch, which runs next, reports that with its own words)."""
-    try:
-        return partition_limits(slurm.list_partitions(runner))
-    except SlurmError:
-        return ()
 
 
 def _site_refused(problems: Sequence[Problem], what: str) -> bool:
@@ -158,18 +114,15 @@ def _site_refused(problems: Sequence[Problem], what: str) -> bool:
 
 def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
     runner = _runner()
-    parts = cluster_partitions(runner)
+    parts = cluster_limits(runner)
     before = check_against_cluster(spec, parts, loaded=loaded)
     if _site_refused(before, "not sent to sbatch --test-only"):
         return EXIT_PROBLEMS
     try:
-        res = check_job(spec, runner)
+        res, after = check_test_only(spec, runner, parts, loaded=loaded, reported=before)
     except SlurmError as exc:
         return _fail(exc)
     if res.ok:
-        # Slurm accepts a job over its partition's limits (EnforcePartLimits=NO); check where it would go.
-        after = [p for p in check_against_cluster(spec, parts, partition=res.partition, loaded=loaded)
-                 if p not in before]
         if _site_refused(after, f"Slurm would accept it in partition {res.partition}, but it would never start"):
             return EXIT_PROBLEMS
         where = f" on {res.nodes}" if res.nodes else ""
@@ -180,8 +133,6 @@ def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from ntui.cli import load_spec, print_problems
-
     loaded, spec, problems = load_spec(args.preset, args.overrides)
     print_problems(problems)
     if spec is None:
@@ -194,19 +145,32 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print("not submitted", file=sys.stderr)
         return EXIT_PROBLEMS
     runner = _runner()
-    if _site_refused(check_against_cluster(spec, cluster_partitions(runner), loaded=loaded), "not submitted"):
-        return EXIT_PROBLEMS
     history = History()
     try:
-        job = submit_job(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
+        job = submit_checked(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
+    finally:
+        history.close()
+    if isinstance(job, int):
+        return job
+    if not args.wait:
+        return 0
+    return wait_for(runner, job.job_id)
+
+
+def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, history: History,
+                   **submit_args: Any) -> SubmittedJob | int:
+    """The partition check, then sbatch (``submit_job``); prints the warnings and the new job id. Returns the
+    job, or the exit code when the cluster's partitions or Slurm refused it."""
+    if _site_refused(check_against_cluster(spec, cluster_limits(runner), loaded=loaded), "not submitted"):
+        return EXIT_PROBLEMS
+    try:
+        job = submit_job(loaded, spec, runner, history, **submit_args)
     except SlurmError as exc:
         return _fail(exc)
     for w in job.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(job.job_id, flush=True)
-    if not args.wait:
-        return 0
-    return wait_for(runner, job.job_id)
+    return job
 
 
 def wait_for(runner: CommandRunner, job_id: str, *, poll_s: float = 2.0, max_poll_s: float = 10.0) -> int:
@@ -315,28 +279,6 @@ def _action(fn: Callable[..., object], name: str) -> Callable[[argparse.Namespac
     return run
 
 
-def cmd_history(args: argparse.Namespace) -> int:
-    history = History()
-    rc = 0
-    if args.reconcile:
-        from ntui.core.reconcile import reconcile
-
-        env, _ = slurm_env()
-        try:
-            for line in reconcile(history, _runner(), env=env).lines():
-                print(f"reconcile: {line}", file=sys.stderr)
-        except SlurmError as exc:
-            rc = _fail(exc)
-    entries = history.entries(limit=args.n)
-    if args.json:
-        print(json.dumps([asdict(e) | {"script": None} for e in entries], indent=1))
-        return rc
-    for e in entries:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
-        print(f"{e.job_id or '-':<10} {when}  {e.status:<9} {inert(e.preset):<22} {inert(' '.join(e.overrides))}")
-    return rc
-
-
 def cmd_logs(args: argparse.Namespace) -> int:
     from ntui import cli_logs
 
@@ -351,7 +293,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
         if problem:
             print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
-        return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None)
+        return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None,
+                                     launcher=entry.launcher if entry else None, follow=args.follow)
     if paths is None:
         try:
             d = slurm.show_job(_runner(), args.job_id)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+# ``tests.support`` (fakes, demo data, screenshot scenes) is imported as a package from the repository root,
+# also when pytest is started as ``pytest`` rather than ``python -m pytest``.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
 settings.register_profile("ci", max_examples=60, deadline=None)
 settings.register_profile("fuzz", max_examples=10_000, deadline=None)

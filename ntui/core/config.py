@@ -7,7 +7,8 @@ queue:
   max-backoff: 300        # ceiling of the exponential back-off after controller errors
   all-users: false        # start with everyone's jobs shown
 slurm:
-  timeout: 15             # seconds before a Slurm command is killed
+  timeout: 15             # seconds before a Slurm query or action is killed
+  submit-timeout: 60      # ... sbatch (it retries by itself while slurmctld is busy)
   bin-dir: null           # where sbatch/squeue/... live, when not on PATH
 gpu:
   interval: 2             # nvidia-smi -l N inside the watch step
@@ -16,11 +17,18 @@ logs:
   poll-interval: 0.5      # seconds; polling, since inotify is unreliable on Lustre/NFS
   window: 5000            # lines kept in memory per rank
 ```
+
+Environment overrides (applied here, so the CLI and the app read the same values):
+``NTUI_SLURM_TIMEOUT=SECONDS`` sets both ``slurm.timeout`` and ``slurm.submit-timeout``.
+:func:`load_settings` is the one loader; :func:`slurm_runner` builds the runner those settings describe.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +36,24 @@ import yaml
 
 from ntui.core.paths import config_dir
 from ntui.core.problems import Problem, Source
+from ntui.core.runner import CommandResult, CommandRunner, SubprocessRunner, TimeoutRunner
+from ntui.core.slurm import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
+
+__all__ = [
+    "TIMEOUT_ENV",
+    "GpuSettings",
+    "LogSettings",
+    "QueueSettings",
+    "Settings",
+    "SlurmSettings",
+    "config_path",
+    "load_settings",
+    "SettingsRunner",
+    "slurm_runner",
+]
+
+#: Environment override: seconds every Slurm command may take (queries, actions and sbatch alike).
+TIMEOUT_ENV = "NTUI_SLURM_TIMEOUT"
 
 
 @dataclass(frozen=True)
@@ -40,7 +66,8 @@ class QueueSettings:
 
 @dataclass(frozen=True)
 class SlurmSettings:
-    timeout: float = 15.0
+    timeout: float = DEFAULT_TIMEOUT  # queries and actions
+    submit_timeout: float = SUBMIT_TIMEOUT  # sbatch, also --test-only
     bin_dir: str | None = None
 
 
@@ -97,9 +124,16 @@ def _section(cls: type[Any], raw: Any, name: str, path: str, problems: list[Prob
     return cls(**{**{f: getattr(default, f) for f in known}, **values})
 
 
-def load_settings(path: Path | None = None) -> tuple[Settings, list[Problem]]:
-    """Settings plus problems (bad values fall back to defaults; ntui still starts)."""
-    path = path or config_path()
+def load_settings(
+    path: Path | None = None, environ: Mapping[str, str] | None = None
+) -> tuple[Settings, list[Problem]]:
+    """Settings from the file at ``path`` (default :func:`config_path`) with the environment's overrides
+    (``environ``, default ``os.environ``), plus problems: bad values fall back to defaults; ntui still starts."""
+    settings, problems = _load_file(path or config_path())
+    return _apply_env(settings, os.environ if environ is None else environ, problems), problems
+
+
+def _load_file(path: Path) -> tuple[Settings, list[Problem]]:
     problems: list[Problem] = []
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
@@ -115,3 +149,49 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[Problem]]:
             problems.append(Problem(Source(str(path)), str(key), "unknown section"))
     built = {k: _section(cls, raw.get(k), k, str(path), problems) for k, cls in sections.items()}
     return Settings(**built), problems
+
+
+def _apply_env(settings: Settings, environ: Mapping[str, str], problems: list[Problem]) -> Settings:
+    value = environ.get(TIMEOUT_ENV, "").strip()
+    if not value:
+        return settings
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < 86400:
+        problems.append(Problem(Source("environment"), "", f"ignoring {TIMEOUT_ENV}={value!r} (expected seconds > 0)"))
+        return settings
+    return replace(settings, slurm=replace(settings.slurm, timeout=seconds, submit_timeout=seconds))
+
+
+def slurm_runner(settings: SlurmSettings) -> CommandRunner:
+    """The runner for these settings: Slurm clients under ``bin_dir`` (else on PATH), every command with the
+    configured timeout (``submit_timeout`` for sbatch, ``timeout`` for the rest) whatever its caller passes."""
+    return TimeoutRunner(SubprocessRunner(settings.bin_dir), query=settings.timeout, submit=settings.submit_timeout)
+
+
+class SettingsRunner:
+    """:func:`slurm_runner` for settings that are read on the first Slurm call, not before: the app reads its
+    settings file after its first frame, and its views may ask Slurm before that. Thread-safe."""
+
+    def __init__(self, slurm_settings: Callable[[], SlurmSettings]) -> None:
+        self._slurm_settings = slurm_settings
+        self._runner: CommandRunner | None = None
+        self._lock = threading.Lock()
+
+    def _inner(self) -> CommandRunner:
+        with self._lock:
+            if self._runner is None:
+                self._runner = slurm_runner(self._slurm_settings())
+            return self._runner
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
+    ) -> CommandResult:
+        return self._inner().run(argv, timeout=timeout, env=env, input=input)

@@ -3,6 +3,12 @@
 One transaction per submission. An *intent* row is written before ``sbatch`` runs and
 completed with the job id after, so a crash between the two leaves a trace that
 ``reconcile`` can match against the queue. The file is readable by the user only.
+
+Schema version 2 (``PRAGMA user_version``; files without it are version 1) adds the job's
+*record*, filled once the job has ended (:mod:`ntui.core.record`): final state, exit code,
+reason, start/end/elapsed, nodes, the triage verdict, where the state came from
+(``sacct`` | ``scontrol`` | ``inferred`` from the batch log) and the job it was resubmitted from.
+A version-1 file is migrated in place (``ALTER TABLE ADD COLUMN``, one transaction) on open.
 """
 
 from __future__ import annotations
@@ -41,6 +47,21 @@ CREATE TABLE IF NOT EXISTS submissions (
 );
 CREATE INDEX IF NOT EXISTS submissions_job ON submissions(job_id);
 """
+SCHEMA_VERSION = 2
+#: Columns added by version 2 (the job record), in this order; all nullable.
+RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("final_state", "TEXT"),  # COMPLETED, FAILED, CANCELLED, TIMEOUT, ... (None: not resolved yet)
+    ("exit_code", "TEXT"),  # Slurm's "code:signal"
+    ("reason", "TEXT"),
+    ("start_time", "TEXT"),  # ISO, as Slurm prints it
+    ("end_time", "TEXT"),
+    ("elapsed_s", "INTEGER"),
+    ("node_list", "TEXT"),
+    ("verdict", "TEXT"),  # one line from triage, "" when it found nothing
+    ("record_source", "TEXT"),  # sacct | scontrol | inferred
+    ("resolved_at", "REAL"),
+    ("resubmit_of", "TEXT"),  # the job id this one was resubmitted from
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,36 @@ class HistoryEntry:
     created_at: float
     submitted_at: float | None
     status: str  # intent | submitted | failed | recovered
+    final_state: str | None = None
+    exit_code: str | None = None
+    reason: str | None = None
+    start_time: str | None = None
+    end_time: str | None = None
+    elapsed_s: int | None = None
+    node_list: str | None = None
+    verdict: str | None = None
+    record_source: str | None = None
+    resolved_at: float | None = None
+    resubmit_of: str | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.final_state is not None
+
+
+@dataclass(frozen=True)
+class FinalRecord:
+    """What became of a job that ended (see :mod:`ntui.core.record`)."""
+
+    state: str
+    exit_code: str | None
+    reason: str | None
+    start_time: str | None
+    end_time: str | None
+    elapsed_s: int | None
+    node_list: str | None
+    verdict: str
+    source: str  # sacct | scontrol | inferred
 
 
 def default_history_path() -> Path:
@@ -76,9 +127,27 @@ class History:
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
             os.close(fd)
         self._conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring the file to :data:`SCHEMA_VERSION` (idempotent; concurrent openers serialise on the lock)."""
+        if self._conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return
+        with self._tx() as c:
+            have = {row[1] for row in c.execute("PRAGMA table_info(submissions)")}
+            for name, kind in RECORD_COLUMNS:
+                if name not in have:
+                    c.execute(f"ALTER TABLE submissions ADD COLUMN {name} {kind}")
+            c.execute("CREATE INDEX IF NOT EXISTS submissions_unresolved ON submissions(final_state)")
+            c.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
         self._conn.close()
@@ -107,13 +176,15 @@ class History:
         log_dir: str,
         log_stem: str,
         script: str,
+        resubmit_of: str | None = None,
     ) -> None:
         with self._tx() as c:
             c.execute(
                 "INSERT INTO submissions (token, preset, preset_path, overrides, job_name, launcher, nodes,"
-                " world_size, log_dir, log_stem, script, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " world_size, log_dir, log_stem, script, created_at, resubmit_of)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (token, preset, preset_path, json.dumps(list(overrides)), job_name, launcher, nodes,
-                 world_size, log_dir, log_stem, script, time.time()),
+                 world_size, log_dir, log_stem, script, time.time(), resubmit_of),
             )
 
     def record_submitted(self, token: str, job_id: str, cluster: str | None, script_path: str | None) -> None:
@@ -187,20 +258,50 @@ class History:
         ).fetchone()
         return self._entry(row) if row else None
 
+    def unresolved(self) -> list[HistoryEntry]:
+        """Submitted jobs (with a job id) whose final state is not recorded yet, oldest first."""
+        rows = self._conn.execute(
+            "SELECT * FROM submissions WHERE job_id IS NOT NULL AND final_state IS NULL ORDER BY id")
+        return [self._entry(row) for row in rows]
+
+    def since(self, when: float) -> list[HistoryEntry]:
+        """Rows submitted (or created) at or after ``when``, newest first."""
+        rows = self._conn.execute(
+            "SELECT * FROM submissions WHERE COALESCE(submitted_at, created_at) >= ? ORDER BY id DESC", (when,))
+        return [self._entry(row) for row in rows]
+
+    def record_final(self, job_id: str, rec: FinalRecord, when: float | None = None) -> bool:
+        """Store a job's record; False when no unresolved row has this job id (resolved meanwhile)."""
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE submissions SET final_state=?, exit_code=?, reason=?, start_time=?, end_time=?,"
+                " elapsed_s=?, node_list=?, verdict=?, record_source=?, resolved_at=?"
+                " WHERE job_id=? AND final_state IS NULL",
+                (rec.state, rec.exit_code, rec.reason, rec.start_time, rec.end_time, rec.elapsed_s, rec.node_list,
+                 rec.verdict, rec.source, time.time() if when is None else when, job_id),
+            )
+            return cur.rowcount > 0
+
     def known_job_ids(self) -> set[str]:
         return {r[0] for r in self._conn.execute("SELECT job_id FROM submissions WHERE job_id IS NOT NULL")}
 
     @staticmethod
-    def _entry(row: tuple[object, ...]) -> HistoryEntry:
-        (_id, token, job_id, cluster, preset, preset_path, overrides, job_name, launcher, nodes, world_size,
-         log_dir, log_stem, script, script_path, created_at, submitted_at, status) = row
+    def _entry(row: sqlite3.Row) -> HistoryEntry:
+        submitted_at, elapsed, resolved_at = row["submitted_at"], row["elapsed_s"], row["resolved_at"]
         return HistoryEntry(
-            token=str(token), job_id=_opt(job_id), cluster=_opt(cluster), preset=str(preset),
-            preset_path=_opt(preset_path), overrides=tuple(json.loads(str(overrides))), job_name=str(job_name),
-            launcher=str(launcher), nodes=int(str(nodes)), world_size=int(str(world_size)), log_dir=str(log_dir),
-            log_stem=str(log_stem), script=str(script), script_path=_opt(script_path),
-            created_at=float(str(created_at)), submitted_at=float(str(submitted_at)) if submitted_at else None,
-            status=str(status),
+            token=str(row["token"]), job_id=_opt(row["job_id"]), cluster=_opt(row["cluster"]),
+            preset=str(row["preset"]), preset_path=_opt(row["preset_path"]),
+            overrides=tuple(json.loads(str(row["overrides"]))), job_name=str(row["job_name"]),
+            launcher=str(row["launcher"]), nodes=int(row["nodes"]), world_size=int(row["world_size"]),
+            log_dir=str(row["log_dir"]), log_stem=str(row["log_stem"]), script=str(row["script"]),
+            script_path=_opt(row["script_path"]), created_at=float(row["created_at"]),
+            submitted_at=float(submitted_at) if submitted_at else None, status=str(row["status"]),
+            final_state=_opt(row["final_state"]), exit_code=_opt(row["exit_code"]), reason=_opt(row["reason"]),
+            start_time=_opt(row["start_time"]), end_time=_opt(row["end_time"]),
+            elapsed_s=int(elapsed) if elapsed is not None else None, node_list=_opt(row["node_list"]),
+            verdict=_opt(row["verdict"]), record_source=_opt(row["record_source"]),
+            resolved_at=float(resolved_at) if resolved_at is not None else None,
+            resubmit_of=_opt(row["resubmit_of"]),
         )
 
 

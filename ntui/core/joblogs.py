@@ -1,22 +1,37 @@
-"""A job's logs as a whole: which files exist, which node each rank ran on, who failed first.
+"""A job's logs as a whole: which files exist, which node each rank ran on, who failed first, the verdict.
 
-ntui knows every path from the job id and the history (``render.LogPaths``). Each rank's file
-starts with ``ntui: rank N on NODE`` (written by the rendered script), which gives the rank ->
-node map that c10d rendezvous only decides at run time.
+ntui knows every path from the job id and the history (:class:`~ntui.core.lognames.LogPaths`). Each rank's
+file starts with ``ntui: rank N on NODE`` (:mod:`ntui.core.lognames`), which gives the rank -> node map
+that c10d rendezvous only decides at run time. The reading is :class:`~ntui.core.logwatch.JobLogWatcher`'s,
+polled once over every file (the log pane and ``ntui logs --follow --triage`` poll the same watcher live).
 """
 
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 
-from ntui.core.logtail import FileTail, RankLogs, rank_log_paths
-from ntui.core.render import LogPaths
-from ntui.core.triage import Finding, RankDetector, TriageSummary, triage
+from ntui.core.lognames import HEADER_BYTES as HEADER_BYTES
+from ntui.core.lognames import RANK_HEADER_RE as RANK_HEADER
+from ntui.core.lognames import LogPaths, RankLogs, rank_log_paths
+from ntui.core.lognames import log_problem as log_problem
+from ntui.core.lognames import node_of as node_of
+from ntui.core.logtail import FileTail
+from ntui.core.logwatch import JobLogWatcher, watch_files
+from ntui.core.triage import Finding, RankDetector, TriageSummary
+from ntui.core.verdict import JobVerdict, SlurmFinal
 
-RANK_HEADER = re.compile(r"^ntui: rank (\d+) on (\S+)")
-HEADER_BYTES = 4096
+__all__ = [
+    "HEADER_BYTES",
+    "RANK_HEADER",
+    "TRIAGE_WINDOW",
+    "job_logs",
+    "job_verdict",
+    "log_problem",
+    "node_of",
+    "scan_file",
+    "triage_job",
+]
+
 TRIAGE_WINDOW = 5000
 
 
@@ -24,20 +39,6 @@ def job_logs(paths: LogPaths, job_id: str, world_size: int | None = None) -> Ran
     """The batch log and one file per global rank: the expected ones when the world size is
     known (files may not exist yet), else the ones on disk."""
     return rank_log_paths(Path(paths.log_dir), paths.stem, job_id, world_size or None)
-
-
-def node_of(path: Path) -> str | None:
-    """The node named by a rank file's ``ntui: rank N on NODE`` header (first 4 KiB only)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEADER_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return None
-    for line in head.splitlines():
-        m = RANK_HEADER.match(line)
-        if m:
-            return m.group(2)
-    return None
 
 
 def scan_file(path: Path, rank: int | None, node: str | None, window: int = TRIAGE_WINDOW) -> list[Finding]:
@@ -53,40 +54,33 @@ def scan_file(path: Path, rank: int | None, node: str | None, window: int = TRIA
     return list(det.findings)
 
 
-def triage_job(paths: LogPaths, job_id: str, world_size: int | None = None) -> TriageSummary:
-    logs = job_logs(paths, job_id, world_size)
-    findings: dict[int | None, list[Finding]] = {None: scan_file(logs.batch, None, None)}
-    nodes: dict[int, str] = {}
-    for rank, path in logs.ranks.items():
-        path = Path(path)
-        node = node_of(path)
-        if node:
-            nodes[rank] = node
-        findings[rank] = scan_file(path, rank, node)
-    return triage(findings, nodes_by_rank=nodes)
+def _read_once(paths: LogPaths, job_id: str, world_size: int | None, launcher: str | None) -> JobLogWatcher:
+    files, discover = watch_files(paths, job_id, world_size or None)
+    watcher = JobLogWatcher(job_id, files, paths=paths, discover=discover, launcher=launcher, window=TRIAGE_WINDOW)
+    watcher.poll_all()
+    watcher.finish()
+    return watcher
 
 
-def log_problem(path: str) -> str | None:
-    """Why the log at ``path`` cannot be read, when its directory (or the file) is gone or unreadable.
-    A missing file in a readable directory is not a problem: the job may not have started yet."""
-    log_dir = os.path.dirname(path) or "."
-    try:
-        if not os.path.isdir(log_dir):
-            os.stat(log_dir)  # raises for a missing directory, a parent that is a file, no permission
-            return f"log directory {log_dir} is not a directory"
-        with os.scandir(log_dir):  # readable? (opens it, lists nothing)
-            pass
-        with open(path, "rb"):
-            pass
-    except FileNotFoundError as exc:
-        if exc.filename == path:
-            return None
-        return f"log directory {log_dir} does not exist (moved or deleted?)"
-    except NotADirectoryError:
-        return f"log directory {log_dir} does not exist: a component of the path is a file"
-    except PermissionError as exc:
-        what = "log file" if exc.filename == path else "log directory"
-        return f"{what} {exc.filename or log_dir} is not readable (permission denied)"
-    except OSError as exc:
-        return f"cannot read {exc.filename or path}: {exc.strerror or exc}"
-    return None
+def triage_job(
+    paths: LogPaths, job_id: str, world_size: int | None = None, *, launcher: str | None = None
+) -> TriageSummary:
+    """Who failed first, over every log of the job. ``launcher`` (srun / torchrun / accelerate) says whether
+    srun's ``task N`` is global rank N (srun) or node N's launcher (the others); None: as with srun."""
+    return _read_once(paths, job_id, world_size, launcher).summary()
+
+
+def job_verdict(
+    paths: LogPaths,
+    job_id: str,
+    world_size: int | None = None,
+    launcher: str | None = None,
+    *,
+    slurm: SlurmFinal | None = None,
+) -> JobVerdict:
+    """The job record's verdict (stable API): Slurm's job-level verdict first (cancelled, time limit, node
+    failure, preemption, OOM kill), else the root-cause rank and its node, with the consequences named as
+    such. ``verdict.line`` is one line for people; ``verdict.as_dict()`` the structured fields (kind, rank,
+    node, who, when). ``slurm`` (the final state from sacct/scontrol, when known) takes precedence over what
+    the batch log says; without it the verdict is inferred from the logs (``source == "log"``)."""
+    return _read_once(paths, job_id, world_size, launcher).verdict(slurm)

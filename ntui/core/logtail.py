@@ -1,11 +1,19 @@
 """Following training logs without reading them whole (toolong's approach, no Textual).
 
+One responsibility, tailing: following files by offset (:class:`FileTail`, :class:`MultiTail`), the
+descriptors they may hold (:class:`FdBudget`) and a tail's status at a glance (:func:`rank_status`). Display
+cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.lognames`', a job's files as a whole
+:mod:`ntui.core.logwatch`'s.
+
 * :class:`FileTail` follows one file by byte offset. Each :meth:`FileTail.poll` opens the file (open/close
   also revalidates NFS's attribute cache), ``fstat``\\ s it and ``os.pread``\\ s only the appended bytes in
-  64 KiB chunks. It keeps ``(dev, inode, offset, partial line)``; a smaller size, a different inode or
-  changed bytes just before the offset mean the file was truncated or replaced (a requeue without
-  ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing file (pending
-  job) is polled until it appears; a vanished one is reported and picked up again when it reappears.
+  64 KiB chunks; with a descriptor granted by an :class:`FdBudget` it keeps the file open and a poll is one
+  ``stat`` of the path (re-opened when the inode changes). ``opens`` / ``stats`` count the metadata
+  operations (each one an RPC on Lustre). It keeps ``(dev, inode, offset, partial line)``; a smaller size,
+  a different inode or changed bytes just before the offset mean the file was truncated or replaced (a
+  requeue without ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing
+  file (pending job) is polled until it appears; a vanished one is reported and picked up again when it
+  reappears.
 * Memory is bounded: a window of the last N cleaned lines (``deque``), and an ``array('Q')`` of line-start
   offsets (8 bytes a line) so older lines are read lazily with :meth:`FileTail.read_lines` (``os.pread``).
 * Opening a huge file is tail-first: the first poll scans **backwards from the end** (``pread`` chunks +
@@ -14,10 +22,11 @@
   background thread (progress callback, cancellation). toolong mmaps; ntui preads because a log that is
   truncated while mapped turns the next page access into ``SIGBUS``, and because reads are then countable
   (``FileTail.bytes_read``).
-* :func:`clean_line` makes a line safe to show: no escape sequence or control character survives (nothing
-  can move the cursor or set the terminal title), ``\\r`` progress bars keep their last state, lines are
-  capped for display (``… [+N bytes]``) while offsets stay true. Long lines are accumulated head-only, so a
-  10 MB line costs 64 KiB of memory.
+* Lines are made safe to show by :mod:`ntui.core.textsafe` (:func:`clean_line`: no escape sequence or control
+  character survives, ``\\r`` progress bars keep their last state, display cap ``… [+N bytes]`` while offsets
+  stay true; long lines are accumulated head-only, so a 10 MB line costs 64 KiB of memory).
+* The file names (``<stem>-<job>-rank-N.out``) are :mod:`ntui.core.lognames`'; :class:`RankLogs`,
+  :func:`discover_rank_logs` and :func:`rank_log_paths` are re-exported from there.
 * :class:`MultiTail` polls several files (one per rank) from one caller thread and merges their lines by
   arrival (``[r2] ...``).
 
@@ -40,23 +49,27 @@ Thread-safety: one thread polls (the UI's watcher); ``index_all`` may run in ano
 
 from __future__ import annotations
 
+import errno
 import os
-import re
+import resource
 import threading
 from array import array
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
+from ntui.core.lognames import RankLogs, discover_rank_logs, rank_log_paths
+from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator, clean_line, inert
 from ntui.core.triage import Finding
 
 __all__ = [
     "CHUNK_SIZE",
     "DEFAULT_WINDOW",
     "DISPLAY_CAP",
+    "FdBudget",
     "FileTail",
     "MergedLine",
     "MultiTail",
@@ -75,105 +88,10 @@ __all__ = [
 
 CHUNK_SIZE = 64 * 1024
 DEFAULT_WINDOW = 5_000
-DISPLAY_CAP = 64 * 1024
 #: Most bytes one poll reads; beyond this the tail catches up over later polls (``TailUpdate.behind``).
 DEFAULT_MAX_READ = 16 * 1024 * 1024
 _FINGERPRINT = 16
 _INDEX_CHUNK = 1024 * 1024
-
-# ---------------------------------------------------------------------------------------------------------
-# cleaning
-
-_ESC_RE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI (also unterminated)
-    r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
-    r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (title, hyperlinks ...) to BEL / ST / end
-    r"|\x9d[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # 8-bit OSC
-    r"|\x1b[PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # DCS, SOS, PM, APC
-    r"|[\x90\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # 8-bit DCS, SOS, PM, APC
-    r"|\x1b[ -/]*[0-~]?"  # any other ESC sequence (or a lone ESC)
-    r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # remaining C0 (tab kept) and C1 controls, DEL
-)
-
-
-def clean_line(raw: bytes, *, max_bytes: int = DISPLAY_CAP, dropped: int = 0) -> str:
-    """Bytes of one line (newline optional) -> safe display text.
-
-    UTF-8 with ``errors="replace"``; one trailing ``\\r`` (CRLF) is dropped, then only the text after the
-    last ``\\r`` is kept (progress bars); lines longer than ``max_bytes`` are cut with ``… [+N bytes]``
-    (``dropped`` is added to N: bytes the caller already left out); escape sequences (CSI, OSC incl.
-    ``ESC ] 0 ; title BEL``, DCS ...) and control characters other than tab are removed.
-    """
-    if raw.endswith(b"\n"):
-        raw = raw[:-1]
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    cr = raw.rfind(b"\r")
-    if cr >= 0:
-        raw = raw[cr + 1 :]
-    extra = dropped
-    if len(raw) > max_bytes:
-        extra += len(raw) - max_bytes
-        raw = raw[:max_bytes]
-    text = _ESC_RE.sub("", raw.decode("utf-8", errors="replace"))
-    if extra:
-        text += f" … [+{extra} bytes]"
-    return text
-
-
-def inert(text: str) -> str:
-    """Text from elsewhere (job names, reasons, paths) made safe to print on one line: no escape
-    sequence or control character (newlines included) survives."""
-    return _ESC_RE.sub("", text)
-
-
-class _LineAcc:
-    """Accumulates one line's bytes across chunks: keeps the head after the last ``\\r`` up to a cap."""
-
-    __slots__ = ("cap", "dropped", "head", "pending_cr")
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.head = bytearray()
-        self.dropped = 0
-        self.pending_cr = False
-
-    def feed(self, data: bytes) -> None:
-        if not data:
-            return
-        if self.pending_cr:  # that \r was not the end of the line: a real carriage return
-            self.head.clear()
-            self.dropped = 0
-            self.pending_cr = False
-        if data[-1] == 0x0D:
-            data = data[:-1]
-            self.pending_cr = True
-        cr = data.rfind(b"\r")
-        if cr >= 0:
-            self.head.clear()
-            self.dropped = 0
-            data = data[cr + 1 :]
-        room = self.cap - len(self.head)
-        if room >= len(data):
-            self.head += data
-        else:
-            if room > 0:
-                self.head += data[:room]
-            self.dropped += len(data) - max(room, 0)
-
-    def text(self) -> str:
-        return clean_line(bytes(self.head), max_bytes=self.cap, dropped=self.dropped)
-
-    def take(self) -> str:
-        out = self.text()
-        self.head = bytearray()
-        self.dropped = 0
-        self.pending_cr = False
-        return out
-
-    def empty(self) -> bool:
-        return not self.head and not self.dropped
-
 
 # ---------------------------------------------------------------------------------------------------------
 # one file
@@ -216,6 +134,43 @@ class TailUpdate:
         return bool(self.lines or self.appeared or self.vanished or self.reset or self.partial_changed or self.error)
 
 
+FD_BUDGET_MAX = 256
+
+
+class FdBudget:
+    """How many log files may stay open between polls (shared by the tails of one watcher).
+
+    ``limit`` defaults to :data:`FD_BUDGET_MAX`, and never more than a quarter of the soft ``RLIMIT_NOFILE``
+    (the rest of the process needs descriptors too). Past the limit, or after an ``EMFILE``, tails fall back
+    to open/fstat/close on each poll (correct, just more metadata operations); :attr:`refused` counts those.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        room = FD_BUDGET_MAX if soft == resource.RLIM_INFINITY else max(0, soft // 4)
+        self.limit = min(FD_BUDGET_MAX if limit is None else max(0, limit), room)
+        self.held = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> bool:
+        with self._lock:
+            if self.held < self.limit:
+                self.held += 1
+                return True
+            self.refused += 1
+            return False
+
+    def release(self) -> None:
+        with self._lock:
+            self.held = max(0, self.held - 1)
+
+    def exhausted(self) -> None:
+        """The process ran out of descriptors: hold no more than are held now."""
+        with self._lock:
+            self.limit = self.held
+
+
 class FileTail:
     """Follow one file by byte offset. See the module docstring."""
 
@@ -227,6 +182,7 @@ class FileTail:
         chunk_size: int = CHUNK_SIZE,
         max_line_bytes: int = DISPLAY_CAP,
         max_read_per_poll: int = DEFAULT_MAX_READ,
+        budget: FdBudget | None = None,
     ) -> None:
         if window < 1 or chunk_size < 1 or max_line_bytes < 1 or max_read_per_poll < 1:
             raise ValueError("window, chunk_size, max_line_bytes and max_read_per_poll must be positive")
@@ -238,7 +194,7 @@ class FileTail:
         self._lock = threading.RLock()
         self._window: deque[str] = deque(maxlen=window)
         self._starts: array[int] = array("Q")
-        self._acc = _LineAcc(max_line_bytes)
+        self._acc = LineAccumulator(max_line_bytes)
         self._ident: tuple[int, int] | None = None
         self._opened = False
         self._exists = False
@@ -252,6 +208,12 @@ class FileTail:
         self._last_partial = ""
         #: bytes this tail has read from disk, all paths together (tests and benchmarks read it)
         self.bytes_read = 0
+        #: file-system metadata operations (each one an RPC to the metadata server on Lustre)
+        self.opens = 0
+        self.stats = 0
+        #: descriptors this tail may keep open between polls (None: open and close on every poll)
+        self.budget = budget
+        self._fd: int | None = None
 
     # -- state ----------------------------------------------------------------------------------------
 
@@ -317,7 +279,7 @@ class FileTail:
     def _reset_state(self) -> None:
         self._window.clear()
         self._starts = array("Q")
-        self._acc = _LineAcc(self.max_line_bytes)
+        self._acc = LineAccumulator(self.max_line_bytes)
         self._opened = False
         self._offset = 0
         self._partial_start = 0
@@ -383,10 +345,19 @@ class FileTail:
     # -- polling --------------------------------------------------------------------------------------
 
     def poll(self) -> TailUpdate:
-        """Read what was appended since the last poll (the whole tail window on the first one)."""
+        """Read what was appended since the last poll (the whole tail window on the first one).
+
+        Without a held descriptor: ``open`` + ``fstat`` + ``close`` (open/close also revalidates NFS's
+        attribute cache). With one (:attr:`budget` granted a slot): one ``stat`` of the path; the file is
+        only read through the held descriptor when it is the same inode and its size or mtime moved.
+        """
         with self._lock:
+            if self._fd is not None:
+                held = self._poll_held()
+                if held is not None:
+                    return held
             try:
-                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                fd = self._open()
             except (FileNotFoundError, NotADirectoryError):
                 vanished = self._exists
                 self._exists = False
@@ -394,16 +365,62 @@ class FileTail:
             except OSError as exc:
                 vanished = self._exists
                 self._exists = False
+                if self.budget is not None and exc.errno == errno.EMFILE:
+                    self.budget.exhausted()  # out of descriptors: stop holding any more
                 return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset, error=str(exc))
+            keep = self.budget is not None and self.budget.acquire()
             try:
                 return self._poll_fd(fd)
             except OSError as exc:
                 return TailUpdate(path=self.path, exists=True, offset=self._offset, error=str(exc))
             finally:
-                os.close(fd)
+                if keep:
+                    self._fd = fd
+                else:
+                    os.close(fd)
 
-    def _poll_fd(self, fd: int) -> TailUpdate:
-        st = os.fstat(fd)
+    def _open(self) -> int:
+        self.opens += 1
+        return os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+
+    def _poll_held(self) -> TailUpdate | None:
+        """Poll through the held descriptor; None when the path must be opened again (gone or replaced)."""
+        fd = self._fd
+        assert fd is not None
+        self.stats += 1
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            self.release()
+            return None
+        if (st.st_dev, st.st_ino) != self._ident:
+            self.release()
+            return None
+        if st.st_size == self._size and st.st_mtime == self._mtime and self._opened:
+            partial = self._last_partial
+            return TailUpdate(path=self.path, exists=True, partial=partial, size=self._size, offset=self._offset,
+                              mtime=self._mtime, behind=max(0, self._size - self._offset))
+        try:
+            return self._poll_fd(fd, st)
+        except OSError as exc:
+            self.release()
+            return TailUpdate(path=self.path, exists=True, offset=self._offset, error=str(exc))
+
+    def release(self) -> None:
+        """Close the held descriptor (if any) and give its slot back."""
+        with self._lock:
+            if self._fd is not None:
+                try:
+                    os.close(self._fd)
+                finally:
+                    self._fd = None
+                    if self.budget is not None:
+                        self.budget.release()
+
+    def _poll_fd(self, fd: int, st: os.stat_result | None = None) -> TailUpdate:
+        if st is None:
+            self.stats += 1
+            st = os.fstat(fd)
         size = st.st_size
         ident = (st.st_dev, st.st_ino)
         appeared = not self._exists
@@ -475,15 +492,16 @@ class FileTail:
             ident = self._ident
             gen = self._generation
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = self._open()
         except OSError:
             return []
         try:
+            self.stats += 1
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != ident:
                 return []
             out: list[str] = []
-            acc = _LineAcc(self.max_line_bytes)
+            acc = LineAccumulator(self.max_line_bytes)
             pos = begin
             while pos < end and len(out) < stop - start:
                 data = self._pread(fd, min(self.chunk_size, end - pos), pos)
@@ -526,10 +544,11 @@ class FileTail:
         if end == 0 or ident is None:
             return 0
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = self._open()
         except OSError:
             return -1
         try:
+            self.stats += 1
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != ident or st.st_size < end:
                 return -1
@@ -617,8 +636,10 @@ class MultiTail(Generic[K]):
         *,
         window: int = DEFAULT_WINDOW,
         merged_window: int = DEFAULT_WINDOW,
+        budget: FdBudget | None = None,
         **tail_kwargs: int,
     ) -> None:
+        self.budget = budget
         self._window = window
         self._tail_kwargs = tail_kwargs
         self._tails: dict[K, FileTail] = {}
@@ -628,12 +649,24 @@ class MultiTail(Generic[K]):
             self.add(key, path)
 
     def add(self, key: K, path: Path | str) -> FileTail:
-        tail = FileTail(path, window=self._window, **self._tail_kwargs)
+        tail = FileTail(path, window=self._window, budget=self.budget, **self._tail_kwargs)
         self._tails[key] = tail
         return tail
 
     def remove(self, key: K) -> None:
-        self._tails.pop(key, None)
+        tail = self._tails.pop(key, None)
+        if tail is not None:
+            tail.release()
+
+    def close(self) -> None:
+        """Close every held descriptor (the tails still work: they open again on their next poll)."""
+        for tail in self._tails.values():
+            tail.release()
+
+    def ops(self) -> tuple[int, int]:
+        """File-system metadata operations so far: (opens, stats) over all files."""
+        tails = list(self._tails.values())
+        return sum(t.opens for t in tails), sum(t.stats for t in tails)
 
     def keys(self) -> list[K]:
         return list(self._tails)
@@ -669,49 +702,7 @@ class MultiTail(Generic[K]):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# per-rank files
-
-_RANK_FILE_RE = re.compile(r"-rank-(\d+)\.out$")
-
-
-@dataclass(frozen=True)
-class RankLogs:
-    """``<dir>/<name>-<jobid>.out`` and ``<dir>/<name>-<jobid>-rank-<N>.out`` (N = global rank)."""
-
-    batch: Path
-    ranks: Mapping[int, Path] = field(default_factory=dict)
-
-
-def discover_rank_logs(log_dir: Path, name: str, job_id: str) -> dict[int, Path]:
-    """Existing ``<name>-<job_id>-rank-<N>.out`` files in ``log_dir``, by rank (numeric order)."""
-    prefix = f"{name}-{job_id}-rank-"
-    found: dict[int, Path] = {}
-    try:
-        entries = list(os.scandir(log_dir))
-    except OSError:
-        return {}
-    for entry in entries:
-        fname = entry.name
-        if not fname.startswith(prefix):
-            continue
-        m = _RANK_FILE_RE.search(fname)
-        if m is None or fname[: m.start()] + "-rank-" != prefix:
-            continue
-        found[int(m.group(1))] = Path(log_dir) / fname
-    return dict(sorted(found.items()))
-
-
-def rank_log_paths(log_dir: Path, name: str, job_id: str, world_size: int | None) -> RankLogs:
-    """The batch log and per-rank log paths; with ``world_size=None`` the ranks whose files exist."""
-    log_dir = Path(log_dir)
-    batch = log_dir / f"{name}-{job_id}.out"
-    if world_size is None:
-        return RankLogs(batch=batch, ranks=discover_rank_logs(log_dir, name, job_id))
-    if world_size < 0:
-        raise ValueError("world_size must be >= 0")
-    ranks = {r: log_dir / f"{name}-{job_id}-rank-{r}.out" for r in range(world_size)}
-    return RankLogs(batch=batch, ranks=ranks)
-
+# one rank at a glance
 
 RankState = Literal["pending", "missing", "running", "finished", "errored"]
 

@@ -13,17 +13,17 @@ Structure (slurm-scripts.md rule ids in brackets):
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 
+# Log naming and the rank header live in ntui.core.lognames (re-exported here for older imports).
+from ntui.core.lognames import RANK_HEADER_SHELL
+from ntui.core.lognames import RANK_LOG_SUFFIX as RANK_LOG_SUFFIX
+from ntui.core.lognames import LogPaths as LogPaths
 from ntui.core.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV
 from ntui.core.spec import Directive, JobSpec
 
-RANK_LOG_SUFFIX = "-rank-"
-
 # Fixed payloads. Single-quoted in the script, so the batch shell expands nothing in them.
-# Each rank's log starts with "ntui: rank N on NODE" (joblogs.RANK_HEADER): with c10d rendezvous the
-# rank -> node mapping is only known at run time.
-RANK_HEADER = 'echo "ntui: rank $RANK on ${SLURMD_NODENAME:-$(hostname)}"'
+# Each rank's log starts with "ntui: rank N on NODE" (written and parsed in ntui.core.lognames).
+RANK_HEADER = RANK_HEADER_SHELL
 SRUN_RANK_PAYLOAD = (
     "export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS"
     f' NODE_RANK=$SLURM_NODEID; {RANK_HEADER}; exec "$0" "$@"'
@@ -46,35 +46,6 @@ ACCELERATE_PAYLOAD = (
 ACCELERATE_CONFIG_NAME = "accelerate.yaml"
 # accelerate's distributed_type per ntui mode (accelerate.utils.DistributedType values).
 _ACCELERATE_TYPE = {"multi_gpu": "MULTI_GPU", "cpu": "NO", "single": "NO"}
-
-
-@dataclass(frozen=True)
-class LogPaths:
-    """Where a job's logs go, as Slurm patterns and as concrete paths for a job id."""
-
-    log_dir: str
-    stem: str
-
-    @property
-    def batch_pattern(self) -> str:
-        return f"{self.log_dir}/{self.stem}-%j.out"
-
-    @property
-    def rank_pattern(self) -> str:
-        return f"{self.log_dir}/{self.stem}-%j{RANK_LOG_SUFFIX}%t.out"
-
-    @property
-    def rank_prefix_dir(self) -> str:
-        return f"{self.log_dir}/{self.stem}-"
-
-    def batch(self, job_id: str) -> str:
-        return f"{self.log_dir}/{self.stem}-{job_id}.out"
-
-    def rank(self, job_id: str, rank: int) -> str:
-        return f"{self.log_dir}/{self.stem}-{job_id}{RANK_LOG_SUFFIX}{rank}.out"
-
-    def script(self, job_id: str) -> str:
-        return f"{self.log_dir}/{self.stem}-{job_id}.sbatch"
 
 
 def log_paths(spec: JobSpec) -> LogPaths:

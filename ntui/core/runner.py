@@ -1,7 +1,7 @@
 """One runner for every Slurm command, the typed Slurm errors, and environment scrubbing.
 
 Every Slurm client call in ntui goes through a :class:`CommandRunner`: :class:`SubprocessRunner` in the
-app, :class:`FakeRunner` in tests and the screenshot/demo tooling. Results come back as a
+app (tests pass a fake that answers from canned results). Results come back as a
 :class:`CommandResult`; :func:`check` turns one into a typed :class:`SlurmError` when Slurm failed,
 looking at the exit code *and* stderr (Slurm clients sometimes exit 0 after a failure).
 """
@@ -14,27 +14,28 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Union
+from typing import TYPE_CHECKING, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CommandResult",
     "CommandRunner",
     "ControllerUnreachable",
-    "FakeCall",
-    "FakeRunner",
-    "FakeRunnerUnmatched",
+    "ErrorDetails",
     "JobNotFound",
     "SlurmError",
     "SlurmNotInstalled",
     "SlurmRejected",
     "SlurmTimeout",
     "SubprocessRunner",
+    "TimeoutRunner",
     "check",
     "classify",
-    "result",
     "scrubbed_env",
 ]
 
@@ -78,6 +79,14 @@ def _first_line(text: str) -> str:
     return ""
 
 
+class ErrorDetails(TypedDict, total=False):
+    """What every :class:`SlurmError` may carry besides its message (the subclasses pass them on)."""
+
+    argv: Sequence[str]
+    stderr: str
+    returncode: int | None
+
+
 class SlurmError(Exception):
     """A Slurm command failed. ``str()`` is a one-line human message."""
 
@@ -116,16 +125,8 @@ class SlurmNotInstalled(SlurmError):
 class SlurmTimeout(SlurmError):
     """The command ran longer than its timeout and was killed."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        timeout: float,
-        argv: Sequence[str] = (),
-        stderr: str = "",
-        returncode: int | None = None,
-    ) -> None:
-        super().__init__(message, argv=argv, stderr=stderr, returncode=returncode)
+    def __init__(self, message: str, *, timeout: float, **details: Unpack[ErrorDetails]) -> None:
+        super().__init__(message, **details)
         self.timeout = timeout
 
 
@@ -136,16 +137,8 @@ class ControllerUnreachable(SlurmError):
 class SlurmRejected(SlurmError):
     """Slurm understood the request and refused it. ``reason`` is Slurm's own text."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        reason: str,
-        argv: Sequence[str] = (),
-        stderr: str = "",
-        returncode: int | None = None,
-    ) -> None:
-        super().__init__(message, argv=argv, stderr=stderr, returncode=returncode)
+    def __init__(self, message: str, *, reason: str, **details: Unpack[ErrorDetails]) -> None:
+        super().__init__(message, **details)
         self.reason = reason
 
 
@@ -369,93 +362,17 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-# ---------------------------------------------------------------- the fake runner (tests, screenshots)
+class TimeoutRunner:
+    """Runs every command of ``inner`` with the configured timeout instead of its caller's: ``submit`` for
+    sbatch (which retries by itself while slurmctld is busy), ``query`` for every other Slurm client."""
 
+    def __init__(self, inner: CommandRunner, *, query: float, submit: float) -> None:
+        self.inner = inner
+        self.query = query
+        self.submit = submit
 
-@dataclass(frozen=True)
-class FakeCall:
-    """One call recorded by :class:`FakeRunner`."""
-
-    argv: tuple[str, ...]
-    timeout: float
-    env: Mapping[str, str] | None
-    input: str | None
-
-
-Responder = Callable[[tuple[str, ...]], CommandResult]
-#: A canned answer: a result, an exception to raise (e.g. SlurmTimeout), a callable on argv, or a list of
-#: those handed out in turn (the last one repeats).
-Response = Union[CommandResult, BaseException, Responder, "list[CommandResult | BaseException | Responder]"]
-
-
-class FakeRunnerUnmatched(LookupError):
-    """FakeRunner got a command it has no answer for."""
-
-
-def result(
-    argv: Sequence[str] | str = (),
-    stdout: str = "",
-    stderr: str = "",
-    returncode: int = 0,
-    duration_s: float = 0.0,
-) -> CommandResult:
-    """Shorthand to build a canned :class:`CommandResult` (``argv`` may be a space-separated string)."""
-    args = tuple(argv.split()) if isinstance(argv, str) else tuple(argv)
-    return CommandResult(args, returncode, stdout, stderr, duration_s)
-
-
-class FakeRunner:
-    """A :class:`CommandRunner` that answers from canned responses keyed by argv prefix.
-
-    ``FakeRunner({"squeue": result(stdout=...), ("scontrol", "show", "job"): ..., "sbatch --parsable": r})``.
-    String keys are split on whitespace. The longest matching prefix wins; ``argv[0]`` is compared by
-    basename, so ``/opt/slurm/bin/squeue`` matches ``squeue``. ``handler`` (a callable on argv returning a
-    result or ``None``) is asked first. Unmatched commands return ``default`` or raise
-    :class:`FakeRunnerUnmatched`. Every call is recorded in ``history``; ``calls`` counts them.
-    The argv of a canned result is replaced by the actual argv.
-    """
-
-    def __init__(
-        self,
-        responses: Mapping[str | tuple[str, ...], Response] | None = None,
-        *,
-        handler: Callable[[tuple[str, ...]], CommandResult | None] | None = None,
-        default: CommandResult | None = None,
-    ) -> None:
-        self._responses: dict[tuple[str, ...], list[CommandResult | BaseException | Responder]] = {}
-        self.handler = handler
-        self.default = default
-        self.history: list[FakeCall] = []
-        self._lock = threading.Lock()
-        for key, response in (responses or {}).items():
-            self.add(key, response)
-
-    @property
-    def calls(self) -> int:
-        return len(self.history)
-
-    def add(self, prefix: str | Sequence[str], response: Response) -> FakeRunner:
-        """Register (or replace) the answer for an argv prefix; returns self for chaining."""
-        key = tuple(prefix.split()) if isinstance(prefix, str) else tuple(prefix)
-        if not key:
-            raise ValueError("empty prefix")
-        self._responses[key] = list(response) if isinstance(response, list) else [response]
-        return self
-
-    def argvs(self) -> list[tuple[str, ...]]:
-        """The argv of every call so far, in order."""
-        return [c.argv for c in self.history]
-
-    def _lookup(self, argv: tuple[str, ...]) -> CommandResult | BaseException | Responder | None:
-        norm = (os.path.basename(argv[0]), *argv[1:])
-        best: tuple[str, ...] | None = None
-        for key in self._responses:
-            if norm[: len(key)] == key and (best is None or len(key) > len(best)):
-                best = key
-        if best is None:
-            return None
-        queue = self._responses[best]
-        return queue.pop(0) if len(queue) > 1 else queue[0]
+    def timeout_for(self, argv: Sequence[str]) -> float:
+        return self.submit if argv and os.path.basename(argv[0]) == "sbatch" else self.query
 
     def run(
         self,
@@ -463,24 +380,6 @@ class FakeRunner:
         *,
         timeout: float,
         env: Mapping[str, str] | None = None,
-        input: str | None = None,  # noqa: A002
+        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
     ) -> CommandResult:
-        args = tuple(argv)
-        if not args:
-            raise ValueError("empty argv")
-        with self._lock:
-            self.history.append(FakeCall(args, timeout, dict(env) if env is not None else None, input))
-            answer: CommandResult | BaseException | Responder | None = None
-            if self.handler is not None:
-                answer = self.handler(args)
-            if answer is None:
-                answer = self._lookup(args)
-        if answer is None:
-            if self.default is None:
-                raise FakeRunnerUnmatched(f"FakeRunner has no response for {args!r}")
-            answer = self.default
-        if isinstance(answer, BaseException):
-            raise answer
-        if callable(answer):
-            answer = answer(args)
-        return CommandResult(args, answer.returncode, answer.stdout, answer.stderr, answer.duration_s)
+        return self.inner.run(argv, timeout=self.timeout_for(argv), env=env, input=input)

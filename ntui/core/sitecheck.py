@@ -5,7 +5,8 @@ partition's ``MaxTime``, or more nodes than its ``MaxNodes``: the job is queued 
 (``PartitionTimeLimit`` / ``PartitionNodeLimit``). An unknown partition, or more nodes than the partition
 has, is refused by Slurm with a generic reason. :func:`check_against_cluster` says so up front, naming the
 limit, from one partition listing (``scontrol show partition -o`` via :func:`~ntui.core.slurm.list_partitions`,
-or the ``sinfo`` lines the compose view already loads, :func:`~ntui.core.slurm.sinfo_partitions`).
+or the ``sinfo`` listing the compose view already loads, :func:`~ntui.core.slurm.sinfo_partitions`; both
+give :class:`~ntui.core.slurm.Partition`).
 
 Which partition: the ones the job names (``sbatch.partition``, a comma list: the job may run in any of them,
 so a limit is a problem only when every one of them is exceeded); else the partition Slurm said it would
@@ -13,68 +14,36 @@ use (``sbatch --test-only`` prints it; pass it as ``partition=``); else the defa
 jobs without a partition elsewhere (a ``job_submit`` plugin, e.g. by QOS), so a job that only exceeds the
 default partition but fits another is a warning, not an error.
 
-Pure: no Slurm calls, no Textual. Accounts and QOS are only checked against a partition's ``AllowAccounts`` /
-``AllowQos`` (``scontrol`` listings), as warnings: Slurm enforces those only where accounting is enabled.
+:func:`check_against_cluster` is pure (no Slurm calls, no Textual). Accounts and QOS are only checked against a
+partition's ``AllowAccounts`` / ``AllowQos`` (``scontrol`` listings), as warnings: Slurm enforces those only where
+accounting is enabled. The CLI and the compose view share the rest of the check here: :func:`cluster_limits`
+(the listing, through the runner) and :func:`check_test_only` (``sbatch --test-only``, then the partition Slurm
+chose).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 
 from ntui.core.presets import LoadedPreset
 from ntui.core.problems import Problem, Severity, Source
-from ntui.core.slurm import Partition, SinfoPartition, parse_duration
+from ntui.core.runner import CommandRunner, SlurmError
+from ntui.core.slurm import Partition, TestOnlyResult, list_partitions
 from ntui.core.spec import JobSpec
+from ntui.core.submission import check_job
 from ntui.core.timefmt import format_time_limit, parse_time_limit
 
-__all__ = ["PartitionLimits", "check_against_cluster", "partition_limits"]
+__all__ = ["PartitionLimits", "check_against_cluster", "check_test_only", "cluster_limits", "partition_limits"]
 
 
-@dataclass(frozen=True)
-class PartitionLimits:
-    """What the check needs of one partition (``None``: unlimited or not known)."""
-
-    name: str
-    default: bool
-    state: str  # UP, DOWN, DRAIN, INACTIVE (sinfo: up, down, drain, inact)
-    max_time_s: int | None
-    max_time: str  # as Slurm prints it
-    total_nodes: int | None
-    max_nodes: int | None = None  # scontrol only
-    allow_accounts: tuple[str, ...] | None = None  # scontrol only; None = ALL
-    allow_qos: tuple[str, ...] | None = None
-
-    @property
-    def up(self) -> bool:
-        return self.state.upper() == "UP"
+#: What the check needs of a partition: the one partition model of :mod:`ntui.core.slurm` (``scontrol`` listings
+#: fill every limit; ``sinfo`` ones leave ``max_nodes`` and the Allow lists unknown, ``None``).
+PartitionLimits = Partition
 
 
-def partition_limits(partitions: Iterable[Partition | SinfoPartition | PartitionLimits]) -> tuple[PartitionLimits, ...]:
-    """One :class:`PartitionLimits` per partition name, from ``scontrol`` or ``sinfo`` listings (``sinfo`` prints
-    a line per node state: the node counts are summed)."""
-    out: dict[str, PartitionLimits] = {}
-    for p in partitions:
-        if isinstance(p, PartitionLimits):
-            out[p.name] = p
-        elif isinstance(p, Partition):
-            out[p.name] = PartitionLimits(
-                name=p.name, default=p.default, state=p.state, max_time_s=p.max_time_s, max_time=p.max_time,
-                total_nodes=p.total_nodes, max_nodes=p.max_nodes, allow_accounts=p.allow_accounts,
-                allow_qos=p.allow_qos,
-            )
-        else:
-            seen = out.get(p.name)
-            if seen is not None:
-                nodes = None if seen.total_nodes is None or p.num_nodes is None else seen.total_nodes + p.num_nodes
-                out[p.name] = PartitionLimits(seen.name, seen.default or p.default, seen.state, seen.max_time_s,
-                                              seen.max_time, nodes)
-                continue
-            out[p.name] = PartitionLimits(
-                name=p.name, default=p.default, state=p.avail, max_time_s=parse_duration(p.time_limit),
-                max_time=p.time_limit, total_nodes=p.num_nodes,
-            )
-    return tuple(out.values())
+def partition_limits(partitions: Iterable[Partition]) -> tuple[Partition, ...]:
+    """One partition per name (a later listing of a name replaces an earlier one)."""
+    return tuple({p.name: p for p in partitions}.values())
 
 
 def _directive(spec: JobSpec, option: str) -> str | None:
@@ -84,25 +53,25 @@ def _directive(spec: JobSpec, option: str) -> str | None:
     return None
 
 
-def _fits_time(p: PartitionLimits, seconds: int) -> bool:
+def _fits_time(p: Partition, seconds: int) -> bool:
     return p.max_time_s is None or seconds <= p.max_time_s
 
 
-def _fits_nodes(p: PartitionLimits, nodes: int) -> bool:
+def _fits_nodes(p: Partition, nodes: int) -> bool:
     return (p.total_nodes is None or nodes <= p.total_nodes) and (p.max_nodes is None or nodes <= p.max_nodes)
 
 
-def _names(parts: Sequence[PartitionLimits]) -> str:
+def _names(parts: Sequence[Partition]) -> str:
     return ", ".join(p.name for p in parts)
 
 
-def _limit(p: PartitionLimits) -> str:
+def _limit(p: Partition) -> str:
     return format_time_limit(p.max_time_s) if p.max_time_s is not None else p.max_time
 
 
 def check_against_cluster(
     spec: JobSpec,
-    partitions: Iterable[Partition | SinfoPartition | PartitionLimits],
+    partitions: Iterable[Partition],
     *,
     partition: str | None = None,
     loaded: LoadedPreset | None = None,
@@ -190,3 +159,31 @@ def check_against_cluster(
             add(key, f"{value} is not allowed in {where} (Allow{'Accounts' if key == 'account' else 'Qos'} "
                 f"{lists}): Slurm refuses it where accounting is enforced", Severity.WARNING)
     return problems
+
+
+def cluster_limits(runner: CommandRunner, *, env: Mapping[str, str] | None = None) -> tuple[Partition, ...]:
+    """The partitions' limits from one ``scontrol show partition -o``; none when they cannot be listed (no Slurm,
+    controller down: sbatch, which runs next, reports that in its own words)."""
+    try:
+        return partition_limits(list_partitions(runner, env=env))
+    except SlurmError:
+        return ()
+
+
+def check_test_only(
+    spec: JobSpec,
+    runner: CommandRunner,
+    partitions: Iterable[Partition],
+    *,
+    loaded: LoadedPreset | None = None,
+    reported: Sequence[Problem] = (),
+) -> tuple[TestOnlyResult, list[Problem]]:
+    """``sbatch --test-only`` for ``spec`` (:func:`~ntui.core.submission.check_job`; raises what it raises), then,
+    when Slurm accepted the job, the problems of the partition it chose: Slurm accepts a job over its partition's
+    limits (``EnforcePartLimits=NO``), so "would start" does not mean it ever will. ``reported``: problems the
+    caller already showed (from the check before sbatch), left out."""
+    result = check_job(spec, runner)
+    if not result.ok:
+        return result, []
+    problems = check_against_cluster(spec, partitions, partition=result.partition, loaded=loaded)
+    return result, [p for p in problems if p not in reported]

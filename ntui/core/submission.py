@@ -66,8 +66,10 @@ def submit_job(
     extra_args: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     timeout: float = slurm.SUBMIT_TIMEOUT,
+    resubmit_of: str | None = None,
 ) -> SubmittedJob:
-    """Submit; raises the typed Slurm errors (``SlurmRejected`` carries Slurm's reason)."""
+    """Submit; raises the typed Slurm errors (``SlurmRejected`` carries Slurm's reason). ``resubmit_of``: the
+    job this one repeats (``ntui resubmit``), linked in the history."""
     paths = log_paths(spec)
     script = render(spec)
     Path(spec.log_dir).mkdir(parents=True, exist_ok=True)
@@ -80,6 +82,7 @@ def submit_job(
             token=token, preset=loaded.name, preset_path=str(loaded.path) if loaded.path else None,
             overrides=loaded.overrides, job_name=spec.job_name, launcher=spec.launcher, nodes=spec.nodes,
             world_size=spec.world_size, log_dir=spec.log_dir, log_stem=paths.stem, script=script,
+            resubmit_of=resubmit_of,
         )
     try:
         sub = slurm.submit(runner, str(staging), extra_args=extra_args, env=env, timeout=timeout)

@@ -1,5 +1,8 @@
 """Failure triage over training logs: which rank failed first, where, and with what error.
 
+One responsibility: recognising failures in log lines (the job-level verdict on top is
+:mod:`ntui.core.verdict`'s).
+
 Pure and incremental. One :class:`RankDetector` per log file (one per rank, plus one for the batch log) is
 fed cleaned lines (see :func:`ntui.core.logtail.clean_line`) as they arrive; it keeps a few lines of state
 (an open traceback, an open torchrun ``ChildFailedError`` summary) and emits :class:`Finding` values. The
@@ -15,8 +18,8 @@ Recognised:
 * torch.distributed store / rendezvous failures (``RendezvousTimeoutError``, ``DistStoreError``,
   ``DistNetworkError``, ``Timed out after N seconds waiting for``);
 * ``srun: error: nid002: task 3: Exited with exit code 1`` (task id = global rank, one task per rank);
-* ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***`` and the
-  ``oom_kill`` event line;
+* ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***``,
+  ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line;
 * torchrun's ``ChildFailedError`` summary (``rank: 2 (local_rank: 0)`` / ``host:`` / ``exitcode:``).
 
 Line prefixes are understood and stripped: srun ``--label`` (``3: ``), torchrun ``--tee``
@@ -56,7 +59,9 @@ __all__ = [
     "FindingKind",
     "RankDetector",
     "TimeSource",
+    "SlurmCancel",
     "TriageSummary",
+    "parse_cancel",
     "parse_line_time",
     "scan_lines",
     "split_prefix",
@@ -142,6 +147,9 @@ class Finding:
     seq: int = 0
     start_line_no: int = 0
     from_traceback: bool = False
+    task: int | None = None
+    """srun's task id (``srun: error: nid002: task 1: ...``) when it is not a global rank: with torchrun and
+    accelerate srun starts one launcher per node, so task N is node N's launcher."""
 
     @property
     def tier(self) -> int:
@@ -245,8 +253,9 @@ _PEER_RE = re.compile(
 )
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
+_SRUN_NODE_FAIL_RE = re.compile(r"^srun: error: Node failure on (?P<node>\S+)")
 _STEPD_CANCEL_RE = re.compile(
-    r"\*\*\* (?:JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
+    r"\*\*\* (?P<scope>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
     r"(?: DUE TO (?P<reason>.+?))?(?: \*\*\*|$)"
 )
 _OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
@@ -260,6 +269,25 @@ _CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)")
 _CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
+
+
+@dataclass(frozen=True)
+class SlurmCancel:
+    """slurmstepd's ``*** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO <reason>] ***``."""
+
+    scope: str  # "JOB" or "STEP"
+    id: str
+    node: str
+    at: str  # as printed: 2026-11-30T09:29:23
+    reason: str | None  # "TIME LIMIT", "NODE FAILURE", "PREEMPTION", ...
+
+
+def parse_cancel(text: str) -> SlurmCancel | None:
+    m = _STEPD_CANCEL_RE.search(text)
+    if m is None:
+        return None
+    reason = (m["reason"] or "").strip().rstrip("*").strip() or None
+    return SlurmCancel(m["scope"], m["id"], m["node"], m["at"], reason)
 
 
 def _classify_exception(text: str) -> str:
@@ -307,8 +335,11 @@ class RankDetector:
     from the line prefixes. Not thread-safe: feed from one thread.
     """
 
-    def __init__(self, rank: int | None = None, node: str | None = None, *, year: int | None = None) -> None:
+    def __init__(
+        self, rank: int | None = None, node: str | None = None, *, year: int | None = None, task_is_rank: bool = True
+    ) -> None:
         self.rank = rank
+        self.task_is_rank = task_is_rank
         self.node = node
         self._year = year
         self._line_no = 0
@@ -433,6 +464,7 @@ class RankDetector:
         start_line_no: int,
         *,
         from_tb: bool = False,
+        task: int | None = None,
         rank: int | None = None,
         node: str | None = None,
         seq: int | None = None,
@@ -458,6 +490,7 @@ class RankDetector:
             seq=self._seq if seq is None else seq,
             start_line_no=start_line_no,
             from_traceback=from_tb,
+            task=task,
         )
 
     def _feed_traceback(
@@ -521,12 +554,18 @@ class RankDetector:
         kind: str | None = None
         node: str | None = None
         rank: int | None = None
+        task: int | None = None
         m = _SRUN_RE.match(text)
         m2 = _STEPD_CANCEL_RE.search(text) if m is None else None
+        m3 = _SRUN_NODE_FAIL_RE.match(text) if m is None and m2 is None else None
         if m is not None:
             node = m["node"]
             tasks = m["tasks"]
-            rank = int(tasks) if tasks.isdigit() else None
+            if tasks.isdigit():
+                if self.task_is_rank:
+                    rank = int(tasks)
+                else:
+                    task = int(tasks)
             what = m["what"].lower()
             if "out of memory" in what or "oom" in what:
                 kind = "oom_kill"
@@ -534,6 +573,9 @@ class RankDetector:
                 kind = "srun_exit"
             else:  # Killed, Terminated, ...
                 kind = "signal"
+        elif m3 is not None:  # srun names the node that failed (slurmstepd names the batch host)
+            node = m3["node"]
+            kind = "node_failure"
         elif m2 is not None:
             node = m2["node"]
             reason = (m2["reason"] or "").upper()
@@ -559,12 +601,15 @@ class RankDetector:
             kind = "dist_timeout"
         if kind is None:
             return
-        dedup_key = (prefix_rank if rank is None else rank, kind)
+        dedup_key: tuple[int | str | None, str] = (prefix_rank if rank is None else rank, kind)
+        if task is not None:
+            dedup_key = (f"task{task}", kind)
         last = self._last_kind_line.get(dedup_key)
         if dedup_key[0] is None:  # an unprefixed line repeats whichever rank reported this kind lately
             last = self._last_kind_line.get(("*", kind), last)
         if (
             kind not in ("srun_exit", "signal", "oom_kill")
+            and not (m2 is not None and m2["scope"] == "JOB")  # the job-level word is never a repeat
             and last is not None
             and (0 <= self._line_no - last < _DEDUP_LINES)
         ):
@@ -583,6 +628,7 @@ class RankDetector:
                 self._line_no,
                 rank=rank,
                 node=node,
+                task=task,
             )
         )
 
@@ -706,6 +752,8 @@ class TriageSummary:
             return "no failure found"
         if f.rank is not None:
             where = f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
+        elif f.task is not None:
+            where = "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
         else:
             where = f"the job on {f.node}" if f.node else "the job"
         text = f.first_line

@@ -6,7 +6,8 @@ an entry here, without touching the other views' widgets. The jobs view hosts th
 panes as tabs.
 
 Views subclass :class:`~ntui.ui.screens.base.NtuiScreen` (one worker-error handler for all) and reach
-shared services through the app: ``app.runner`` (every Slurm call), ``app.clock``, ``app.open_history()``.
+shared services through its typed ``ntui_app`` (:class:`~ntui.ui.services.NtuiServices`): ``runner`` (every
+Slurm call), ``clock``, ``open_history()``, ``settings`` (read once by :func:`make_app`, before the app starts).
 A submission posts :class:`~ntui.ui.messages.JobSubmitted`, which the app stores in the reactive
 ``last_submission``: a jobs view does ``self.watch(self.app, "last_submission", select_job)``.
 """
@@ -16,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-import importlib
 import signal
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,52 +35,55 @@ from textual.worker import Worker, WorkerState
 
 from ntui import __version__
 from ntui.ui.messages import JobSubmitted
-from ntui.ui.screens.base import describe_error
 from ntui.ui.screens.compose import ComposeScreen
 
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from ntui.core.config import Settings, SlurmSettings
     from ntui.core.history import History
+    from ntui.core.problems import Problem
     from ntui.core.runner import CommandRunner
     from ntui.core.submission import SubmittedJob
     from ntui.ui.screens.help import HelpSections
+
+#: Seconds after start before the settings file is read (in a worker): the first frame needs none of it.
+SETTINGS_DELAY_S = 0.3
 
 # Start-up budget (bench/startup.py): modules that the first frame does not need (Slurm layer, history,
 # dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used.
 
 
-@dataclass(frozen=True)
-class LazyScreen:
-    """A screen class imported on first use: the jobs view's modules cost ~75 ms to import, which
-    would otherwise delay the first frame of the compose view."""
+def _compose_screen() -> type[Screen[Any]]:
+    return ComposeScreen
 
-    module: str
-    name: str
 
-    def load(self) -> type[Screen[Any]]:
-        cls: type[Screen[Any]] = getattr(importlib.import_module(self.module), self.name)
-        return cls
+def _jobs_screen() -> type[Screen[Any]]:
+    """Imported on first use: the jobs view's modules would otherwise delay the compose view's first frame."""
+    from ntui.ui.screens.jobs import JobsScreen
 
-    def __call__(self) -> Screen[Any]:
-        return self.load()()
+    return JobsScreen
 
 
 @dataclass(frozen=True)
 class View:
-    """A top-level view: a Textual mode switched to with ``key``."""
+    """A top-level view: a Textual mode switched to with ``key``; ``screen`` gives its screen class."""
 
     mode: str
     key: str
     title: str
-    screen: Callable[[], Screen[Any]]
+    screen: Callable[[], type[Screen[Any]]]
+
+    def make(self) -> Screen[Any]:
+        return self.screen()()
 
 
 #: The registration point for views (see the module docstring).
 VIEWS: tuple[View, ...] = (
-    View("compose", "1", "Compose", ComposeScreen),
-    View("jobs", "2", "Jobs", LazyScreen("ntui.ui.screens.jobs", "JobsScreen")),
+    View("compose", "1", "Compose", _compose_screen),
+    View("jobs", "2", "Jobs", _jobs_screen),
 )
+
 
 def _commands_provider() -> type[Provider]:
     from ntui.ui.commands import NtuiCommands
@@ -108,7 +112,7 @@ class NtuiApp(App[int]):
     TITLE = "ntui"
     CSS_PATH = "ntui.tcss"
     COMMANDS = App.COMMANDS | {_commands_provider}
-    MODES = {v.mode: v.screen for v in VIEWS}
+    MODES = {v.mode: v.make for v in VIEWS}
     DEFAULT_MODE = VIEWS[0].mode
     BINDINGS = [
         Binding("q", "quit", "Quit", id="ntui.quit"),
@@ -122,22 +126,36 @@ class NtuiApp(App[int]):
     def __init__(
         self,
         *,
-        runner: CommandRunner,
+        runner: CommandRunner | None = None,
         clock: Callable[[], datetime] = datetime.now,
         history_factory: Callable[[], History | None] | None = None,
         preset: str | None = None,
         identity: str = "",
         cursor_blink: bool = True,
         reconcile_on_start: bool = False,
+        settings: Settings | None = None,
+        settings_problems: Sequence[Problem] = (),
     ) -> None:
         super().__init__()
+        self._settings: Settings | None = settings
+        self._settings_lock = threading.Lock()
+        self.settings_problems: tuple[Problem, ...] = tuple(settings_problems)
+        """What was wrong in the settings file (bad values fell back to defaults); shown once."""
         self.reconcile_on_start = reconcile_on_start
-        self.runner = runner
+        self._problems_reported = False
+        if runner is None:  # the CLI's runner: timeouts and bin-dir from the same settings, read on first use
+            from ntui.core.config import SettingsRunner
+
+            runner = SettingsRunner(self._slurm_settings)
+        self.runner: CommandRunner = runner
         self.clock = clock
         self.history_factory = history_factory
         self.initial_preset = preset
         self.identity = identity
         self.cursor_blink_enabled = cursor_blink
+        self.first_frame_shown = False
+        """The first frame is on the terminal (Textual's ``Ready``); :meth:`after_first_frame` waits for it."""
+        self._after_first_frame: list[Callable[[], object]] = []
 
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -146,12 +164,71 @@ class NtuiApp(App[int]):
                 loop.add_signal_handler(sig, partial(self.exit, return_code=128 + sig))
         if self.reconcile_on_start:
             self.call_after_refresh(self._reconcile)
+        if self._settings is None:  # read off the event loop, once the first frame is out
+            self.set_timer(SETTINGS_DELAY_S, self._read_settings, name="read settings")
+        elif self.settings_problems:
+            self.call_after_refresh(self._report_settings_problems)
+
+    def after_first_frame(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once the first frame is on the terminal (at once, later on). Start-up work that the
+        first frame does not show waits for it: it would delay the frame otherwise."""
+        if self.first_frame_shown:
+            self.call_later(callback)
+        else:
+            self._after_first_frame.append(callback)
+
+    def on_ready(self) -> None:
+        self.first_frame_shown = True
+        waiting, self._after_first_frame = self._after_first_frame, []
+        for callback in waiting:
+            self.call_later(callback)
+
+    @property
+    def settings(self) -> Settings:
+        """The user's settings (``$XDG_CONFIG_HOME/ntui/config.yaml``, read once). Read in a worker shortly after
+        start; a view that needs them before (UI thread) reads them then."""
+        if self._ensure_settings():
+            self.call_later(self._report_settings_problems)
+        assert self._settings is not None
+        return self._settings
+
+    def _slurm_settings(self) -> SlurmSettings:
+        """The Slurm section of the settings, from any thread (problems are reported by the settings worker)."""
+        self._ensure_settings()
+        assert self._settings is not None
+        return self._settings.slurm
+
+    def _ensure_settings(self) -> tuple[Problem, ...]:
+        """Read the settings unless done; returns the problems when this call read them (to report once)."""
+        with self._settings_lock:
+            if self._settings is not None:
+                return ()
+            from ntui.core.config import load_settings
+
+            self._settings, problems = load_settings()
+            self.settings_problems = tuple(problems)
+            return self.settings_problems
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="settings", description="read settings")
+    def _read_settings(self) -> None:
+        self._ensure_settings()  # a Slurm call may have read them first: report either way (once)
+        self.call_from_thread(self._report_settings_problems)
+
+    def _report_settings_problems(self) -> None:
+        if self._problems_reported or not self.settings_problems:
+            return
+        self._problems_reported = True
+        lines = [str(p) for p in self.settings_problems]
+        more = f"\n… and {len(lines) - 5} more" if len(lines) > 5 else ""
+        self.notify("\n".join(lines[:5]) + more + "\n(defaults used for these)", title="Settings ignored",
+                    severity="warning", timeout=15)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reconcile", description="reconcile history")
     def _reconcile(self) -> None:
         """Once at start: own jobs that ntui submitted but the history lacks (ntui killed between sbatch
         and the history write) are recorded as recovered. One squeue call; failures only logged."""
         from ntui.core.reconcile import reconcile
+        from ntui.core.record import resolve_records
 
         history = self.open_history()
         if history is None:
@@ -160,7 +237,12 @@ class NtuiApp(App[int]):
             report = reconcile(history, self.runner)
         except Exception as exc:  # the controller may be down: the jobs view reports that itself
             self.log.warning(f"reconcile skipped: {exc}")
+            history.close()
             return
+        try:
+            resolve_records(history, self.runner)  # the end of jobs that ended while ntui was closed
+        except Exception as exc:
+            self.log.warning(f"job records not resolved: {exc}")
         finally:
             history.close()
         if report.recovered:
@@ -196,8 +278,7 @@ class NtuiApp(App[int]):
         sections: list[tuple[str, Sequence[Binding]]] = [("Everywhere", [*_only_bindings(self.BINDINGS),
                                                                          PALETTE_BINDING])]
         for view in VIEWS:
-            screen = view.screen.load() if isinstance(view.screen, LazyScreen) else view.screen
-            bindings = _only_bindings(vars(screen).get("BINDINGS", []) if isinstance(screen, type) else [])
+            bindings = _only_bindings(vars(view.screen()).get("BINDINGS", []))
             if bindings:
                 sections.append((f"{view.title} view", bindings))
         sections += [
@@ -221,6 +302,8 @@ class NtuiApp(App[int]):
 
     def report_worker_error(self, worker: Worker[Any]) -> str:
         """The one place a failed worker is reported: a notification with the core's wording."""
+        from ntui.ui.errors import describe_error
+
         message = describe_error(worker.error)
         self.log.error(f"worker {worker.name!r} ({worker.group}) failed: {worker.error!r}")
         self.notify(message, title=worker.description or worker.name or "failed", severity="error", timeout=12)
@@ -248,12 +331,10 @@ def make_app(
     preset: str | None = None,
     identity: str | None = None,
     cursor_blink: bool = True,
+    settings: Settings | None = None,
 ) -> NtuiApp:
-    """The app, with everything injectable (tests and screenshots pass a FakeRunner, a frozen clock, ...)."""
-    if runner is None:
-        from ntui.core.runner import SubprocessRunner
-
-        runner = SubprocessRunner()
+    """The app, with everything injectable (tests and screenshots pass a FakeRunner, a frozen clock, ...).
+    Without ``settings`` the app reads the user's settings file itself (:attr:`NtuiApp.settings`)."""
     return NtuiApp(
         runner=runner,
         clock=clock or datetime.now,
@@ -261,7 +342,14 @@ def make_app(
         preset=preset,
         identity=default_identity() if identity is None else identity,
         cursor_blink=cursor_blink,
+        settings=settings,
     )
+
+
+if TYPE_CHECKING:  # the app provides every service views and panes use (ntui.ui.services)
+    from ntui.ui.services import NtuiServices
+
+    _SERVICES: type[NtuiServices] = NtuiApp
 
 
 def run_app() -> int:

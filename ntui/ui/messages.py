@@ -12,8 +12,12 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from ntui.core.history import HistoryEntry
+    from ntui.core.jobmodel import DetailsResult, PollRequest
+    from ntui.core.outcome import Outcome
     from ntui.core.presets import LoadedPreset, PresetInfo
     from ntui.core.problems import Problem
+    from ntui.core.queue import Fetched
     from ntui.core.sitecheck import PartitionLimits
     from ntui.core.slurm import TestOnlyResult
     from ntui.core.spec import JobSpec
@@ -90,3 +94,52 @@ class PresetSaved(Message):
     path: str
     warnings: tuple[str, ...] = ()
     text: str = ""
+
+
+# ---------------------------------------------------------------- the jobs view (posted to JobsScreen)
+
+
+@dataclass
+class QueueFetched(Message):
+    """One squeue answer, parsed and formatted off the UI thread."""
+
+    request: PollRequest
+    got: Fetched
+    started: float  # perf_counter at the start of the worker
+
+
+@dataclass
+class QueueFailed(Message):
+    """squeue failed (the view keeps its rows and backs off)."""
+
+    request: PollRequest
+    error: BaseException
+
+
+@dataclass
+class DetailsFetched(Message):
+    """``scontrol show job -d`` (and the nodes' states) of the selected job."""
+
+    result: DetailsResult
+
+
+@dataclass
+class EntryFound(Message):
+    """The history's answer for a job (None: ntui did not submit it); no Slurm call involved."""
+
+    key: str
+    entry: HistoryEntry | None
+
+
+@dataclass
+class OutcomesResolved(Message):
+    """Final states of jobs that left the queue."""
+
+    outcomes: tuple[tuple[str, Outcome], ...]
+
+
+@dataclass
+class ActionDone(Message):
+    """A job action (cancel, signal, hold, ...) went through; ``text`` says so."""
+
+    text: str

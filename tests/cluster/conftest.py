@@ -19,6 +19,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DEV_CLUSTER = REPO / "scripts" / "dev-cluster"
+#: slurm.conf's line when the dev cluster runs with slurmdbd (``scripts/dev-cluster up``, not ``--no-accounting``).
+ACCOUNTING_LINE = "AccountingStorageType=accounting_storage/slurmdbd"
+
+
+def conf_has_accounting(conf: str | os.PathLike[str] | None = None) -> bool:
+    """Whether the dev cluster's slurm.conf (default: ``$SLURM_CONF``) enables accounting; False if unreadable."""
+    path = conf or os.environ.get("SLURM_CONF")
+    if not path:
+        return False
+    try:
+        return ACCOUNTING_LINE in Path(path).read_text().splitlines()
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -27,6 +40,11 @@ class DevCluster:
     state_dir: Path
     env: dict[str, str]
     script: Path = DEV_CLUSTER
+
+    @property
+    def accounting(self) -> bool:
+        """True when this cluster runs with slurmdbd (sacct, sacctmgr, enforced associations)."""
+        return conf_has_accounting(self.slurm_conf)
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run a command with this cluster's environment; never raises on a non-zero exit."""
@@ -49,7 +67,9 @@ def dev_cluster() -> DevCluster:
         _skip('SLURM_CONF is not set; run: scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"')
     if shutil.which("scontrol") is None:
         _skip("scontrol is not installed; run scripts/dev-cluster up (it installs slurm-wlm)")
-    state_dir = Path(os.environ.get("NTUI_DEV_CLUSTER_DIR") or Path(conf).parent)
+    conf_dir = Path(conf).parent  # scripts/dev-cluster keeps its config in <state dir>/etc
+    state_dir = Path(os.environ.get("NTUI_DEV_CLUSTER_DIR") or (conf_dir.parent if conf_dir.name == "etc"
+                                                               else conf_dir))
     env = dict(os.environ, SLURM_CONF=conf, NTUI_DEV_CLUSTER_DIR=str(state_dir))
     try:
         ping = subprocess.run(

@@ -1,4 +1,6 @@
-"""The dev cluster itself: daemons up, two idle/busy nodes, idempotent ``up``, a 2-node x 2-task job."""
+"""The dev cluster itself: daemons up, two idle/busy nodes, idempotent ``up``, a 2-node x 2-task job; with
+accounting (the default ``up``) also MariaDB + slurmdbd, the accounts in sacctmgr and enforced associations, and
+without (``up --no-accounting``) none of that. Every test here runs in both modes (``accounting_agnostic``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 
 from .conftest import DevCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.accounting_agnostic]
 
 NODES = ("nid001", "nid002")
 USABLE = {"idle", "mixed", "allocated", "completing"}
@@ -29,7 +31,13 @@ def test_status_reports_daemons_and_nodes(dev_cluster: DevCluster) -> None:
     _require_script_cluster(dev_cluster)
     res = dev_cluster.run(str(dev_cluster.script), "status", timeout=60)
     assert res.returncode == 0, res.stdout + res.stderr
-    for daemon in ("munged", "slurmctld", "slurmd nid001", "slurmd nid002"):
+    daemons = ["munged", "slurmctld", "slurmd nid001", "slurmd nid002"]
+    if dev_cluster.accounting:
+        daemons += ["mariadbd", "slurmdbd"]
+        assert "accounting: on" in res.stdout, res.stdout
+    else:
+        assert "accounting: off" in res.stdout, res.stdout
+    for daemon in daemons:
         line = next((ln for ln in res.stdout.splitlines() if ln.startswith(daemon + " ")), "")
         assert line.endswith("alive"), f"{daemon!r} not alive in:\n{res.stdout}"
     states = _node_states(dev_cluster)
@@ -44,12 +52,46 @@ def test_up_again_is_quick_and_idempotent(dev_cluster: DevCluster) -> None:
         pytest.skip("scripts/dev-cluster up needs root")
     pids_before = _pids(dev_cluster.state_dir)
     t0 = time.monotonic()
-    res = dev_cluster.run(str(dev_cluster.script), "up", timeout=120)
+    mode = [] if dev_cluster.accounting else ["--no-accounting"]
+    res = dev_cluster.run(str(dev_cluster.script), "up", *mode, timeout=120)
     elapsed = time.monotonic() - t0
     assert res.returncode == 0, res.stdout + res.stderr
     assert elapsed < 15, f"second 'up' took {elapsed:.1f}s"
     assert "starting" not in res.stderr, res.stderr  # nothing was (re)started
     assert _pids(dev_cluster.state_dir) == pids_before
+
+
+def test_up_in_the_other_mode_is_refused_while_running(dev_cluster: DevCluster) -> None:
+    _require_script_cluster(dev_cluster)
+    if os.geteuid() != 0:
+        pytest.skip("scripts/dev-cluster up needs root")
+    other = ["--no-accounting"] if dev_cluster.accounting else []
+    pids_before = _pids(dev_cluster.state_dir)
+    res = dev_cluster.run(str(dev_cluster.script), "up", *other, timeout=120)
+    assert res.returncode != 0 and "down' first to switch" in res.stderr, res.stderr
+    assert _pids(dev_cluster.state_dir) == pids_before
+    mode = dev_cluster.run(str(dev_cluster.script), "accounting", timeout=30)
+    assert mode.stdout.strip() == ("on" if dev_cluster.accounting else "off")
+
+
+def test_accounting_associations_and_enforcement(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """With accounting: the cluster, both accounts and the user in slurmdbd, and an unknown account refused
+    with Slurm's reason. Without: sacctmgr and sacct say accounting is off, and the account is not checked."""
+    user = dev_cluster.run("id", "-un").stdout.strip()
+    assoc = dev_cluster.run("sacctmgr", "-nP", "show", "assoc", "where", f"user={user}",
+                             "format=cluster,account,qos")
+    probe = dev_cluster.run("sbatch", "--test-only", "--account=nosuchacct", f"--chdir={tmp_path}", "--wrap=true")
+    if dev_cluster.accounting:
+        assert assoc.returncode == 0, assoc.stderr
+        rows = {tuple(ln.split("|")) for ln in assoc.stdout.split()}
+        assert {("ntuidev", "ntuidev", "normal"), ("ntuidev", "ntuiother", "normal,ntuilow")} <= rows, rows
+        assert probe.returncode != 0
+        assert "Invalid account or account/partition combination specified" in probe.stderr, probe.stderr
+    else:
+        assert assoc.returncode != 0 and "accounting_storage" in assoc.stderr, assoc.stdout + assoc.stderr
+        sacct = dev_cluster.run("sacct", "-X", "-n")
+        assert "accounting storage is disabled" in sacct.stderr, sacct.stderr
+        assert probe.returncode == 0, probe.stderr  # no associations to enforce
 
 
 def test_env_prints_exports(dev_cluster: DevCluster) -> None:

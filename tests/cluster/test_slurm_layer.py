@@ -14,7 +14,7 @@ from ntui.core.runner import ControllerUnreachable, JobNotFound, SubprocessRunne
 
 from .conftest import DevCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.accounting_agnostic]
 
 
 @pytest.fixture()
@@ -104,8 +104,21 @@ def test_slurm_layer_lifecycle(dev_cluster: DevCluster, env: dict[str, str], tmp
     user = env.get("USER") or next(iter(after))
     if user in before and user in after:
         assert after[user] > before[user]
-    assert slurm.final_state(runner, sub.job_id, env=env) is None  # no slurmdbd on the dev cluster
-    assert not slurm.user_associations(runner, env=env).available
+    if dev_cluster.accounting:
+        # slurmdbd learns the end from slurmctld asynchronously: a moment after squeue shows it.
+        deadline = time.monotonic() + 60
+        rec = slurm.final_state(runner, sub.job_id, env=env)
+        while (rec is None or rec.state != "CANCELLED") and time.monotonic() < deadline:
+            time.sleep(1)
+            rec = slurm.final_state(runner, sub.job_id, env=env)
+        assert rec is not None and rec.state == "CANCELLED", rec
+        assoc = slurm.user_associations(runner, env=env)
+        assert assoc.available and {"ntuidev", "ntuiother"} <= set(assoc.accounts), assoc
+        assert {"normal", "ntuilow"} <= set(assoc.qos), assoc
+        assert ("ntuiother", ("normal", "ntuilow")) in assoc.pairs, assoc.pairs
+    else:
+        assert slurm.final_state(runner, sub.job_id, env=env) is None  # up --no-accounting: no slurmdbd
+        assert not slurm.user_associations(runner, env=env).available
     with pytest.raises(JobNotFound):
         slurm.show_job(runner, "999999", env=env)
     with pytest.raises(JobNotFound):

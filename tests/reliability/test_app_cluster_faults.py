@@ -147,7 +147,7 @@ async def test_controller_stopped_30s_while_the_queue_view_is_open(dev_cluster: 
             assert list(after) == list(before) and len(table.ordered_keys) == len(set(table.ordered_keys))
             for j in held:
                 assert after[j][:3] == before[j][:3] and after[j][6] == "(JobHeldUser)", (before[j], after[j])
-            assert screen.policy.errors == 0 and screen._error is None
+            assert screen.policy.errors == 0 and screen.model.error is None
         print(f"\nF1 figures: {figures}")
     finally:
         if not _ping(dev_cluster):

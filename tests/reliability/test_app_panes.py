@@ -27,10 +27,9 @@ import pytest
 
 from ntui.core.config import LogSettings, QueueSettings, Settings
 from ntui.core.history import History, HistoryEntry
-from ntui.core.runner import FakeRunner, SubprocessRunner, result
+from ntui.core.runner import SubprocessRunner
 from ntui.ui.screens.job_actions import ConfirmCancelScreen
 from ntui.ui.screens.jobs import ENDED, JobsScreen
-from ntui.ui.screenshots_jobs import DemoHistory, jobs_app, squeue_line
 from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.log_pane import LogPane
 from tests.reliability.conftest import (
@@ -43,6 +42,8 @@ from tests.reliability.conftest import (
 )
 from tests.reliability.test_app_cluster_faults import heartbeats, submit_heartbeat
 from tests.reliability.test_hostile_logs import BIG, HOSTILE_LINES
+from tests.support.fakes import FakeRunner, result
+from tests.support.screenshots_jobs import DemoHistory, jobs_app, squeue_line
 
 JOB = "4343"
 STEM = "run"
@@ -132,7 +133,7 @@ AS_NOBODY = """
 import asyncio, json, sys
 from ntui.core.config import LogSettings
 from ntui.core.render import LogPaths
-from ntui.ui.screenshots_logs import LogPaneHost
+from tests.support.screenshots_logs import LogPaneHost
 
 async def main() -> None:
     app = LogPaneHost(settings=LogSettings(poll_interval=0.05))

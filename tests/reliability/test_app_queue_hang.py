@@ -68,7 +68,8 @@ async def test_hanging_squeue_in_the_jobs_view(hanging_squeue: tuple[Path, Path]
         screen = app.screen
         assert isinstance(screen, JobsScreen)
         banner = screen.query_one("#jobs-banner")
-        await wait_for(pilot, "the first squeue to hang", lambda: bool(_pids(pids)) and screen._polling, timeout=10)
+        await wait_for(pilot, "the first squeue to hang", lambda: bool(_pids(pids)) and screen.model.polling,
+                       timeout=10)
         t_hang = time.monotonic()
         stub, child = _pids(pids)[:2]
 
@@ -84,7 +85,7 @@ async def test_hanging_squeue_in_the_jobs_view(hanging_squeue: tuple[Path, Path]
         await pilot.press("l")
         await wait_for(pilot, "the logs tab", lambda: tabs.active == "tab-logs", timeout=2, step=0.01)
         figures["tab_key_s"] = time.monotonic() - t
-        assert _alive(stub) and screen._polling, "the keys were not handled while squeue hung"
+        assert _alive(stub) and screen.model.polling, "the keys were not handled while squeue hung"
         assert figures["filter_keys_s"] < 1.0 and figures["tab_key_s"] < 1.0, figures  # incl. Pilot's own waits
         await pilot.press("d")
 

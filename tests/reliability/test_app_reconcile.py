@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ntui.core.history import History
-from ntui.core.runner import FakeRunner, result
 from ntui.ui.app import make_app
 from tests.reliability.test_reconcile import _intent, _line
+from tests.support.fakes import FakeRunner, result
 
 
 async def test_app_start_records_a_job_the_history_lacked(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def _squeue_line(job_id: str, name: str) -> str:
 def test_ntui_jobs_prints_hostile_job_names_inert(monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from ntui import cli, cli_slurm
-    from ntui.core.runner import FakeRunner, result
+    from tests.support.fakes import FakeRunner, result
 
     runner = FakeRunner({"squeue": result(stdout=_squeue_line("901", HOSTILE_NAME) + "\n")})
     monkeypatch.setattr(cli_slurm, "_runner", lambda: runner)

@@ -16,8 +16,9 @@ from ntui.core.reconcile import (
     reconcile,
     staging_name,
 )
-from ntui.core.runner import ControllerUnreachable, FakeRunner, result
+from ntui.core.runner import ControllerUnreachable
 from ntui.core.submission import paths_for
+from tests.support.fakes import FakeRunner, result
 
 SEP = "\x1f"
 

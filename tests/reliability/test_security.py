@@ -22,10 +22,10 @@ import pytest
 from ntui import cli
 from ntui.core.history import History
 from ntui.core.presets import load_preset
-from ntui.core.runner import FakeRunner, result
 from ntui.core.spec import validate
 from ntui.core.submission import submit_job
 from tests.reliability.conftest import REPO
+from tests.support.fakes import FakeRunner, result
 
 SAFE_LOADERS = {"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"}
 BANNED_CALLS = {"eval", "exec", "compile", "__import__"}

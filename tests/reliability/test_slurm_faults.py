@@ -124,14 +124,23 @@ def test_ntui_jobs_with_hanging_squeue_exits_3_quickly(tmp_path: Path, hanging_s
 
 def test_timeout_override(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from ntui import cli_slurm
-    from ntui.core.runner import FakeRunner, result
+    from ntui.core.runner import TimeoutRunner
+    from tests.support.fakes import FakeRunner, result
 
     monkeypatch.setenv("NTUI_SLURM_TIMEOUT", "soon")
-    assert isinstance(cli_slurm._runner(), SubprocessRunner)
+    runner = cli_slurm._runner()
+    assert isinstance(runner, TimeoutRunner) and isinstance(runner.inner, SubprocessRunner)
     assert "ignoring NTUI_SLURM_TIMEOUT='soon'" in capsys.readouterr().err
+    fake = FakeRunner(default=result())
+    runner.inner = fake
+    runner.run(["squeue"], timeout=99)
+    runner.run(["/opt/slurm/bin/sbatch", "--parsable", "x.sh"], timeout=99)
+    assert [c.timeout for c in fake.history] == [15.0, 60.0]  # the defaults, not the caller's and not "soon"
     monkeypatch.setenv("NTUI_SLURM_TIMEOUT", "2.5")
     runner = cli_slurm._runner()
+    assert isinstance(runner, TimeoutRunner)
     fake = FakeRunner(default=result())
-    runner.inner = fake  # type: ignore[attr-defined]
+    runner.inner = fake
     runner.run(["squeue"], timeout=15)
-    assert fake.history[0].timeout == 2.5
+    runner.run(["sbatch", "--parsable", "x.sh"], timeout=60)
+    assert [c.timeout for c in fake.history] == [2.5, 2.5]

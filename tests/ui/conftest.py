@@ -17,10 +17,10 @@ import pytest
 
 import ntui.core.paths as core_paths
 from ntui.core.paths import user_presets_dir
-from ntui.core.runner import FakeRunner
-from ntui.screenshots import FROZEN_NOW, demo_runner, settle
 from ntui.ui.app import NtuiApp, make_app
 from tests.cluster.conftest import dev_cluster  # noqa: F401  (re-exported fixture for the cluster test)
+from tests.support.demo import FROZEN_NOW, demo_runner, settle
+from tests.support.fakes import FakeRunner
 
 DATA = Path(__file__).parent / "data"
 SHIPPED = DATA / "shipped"

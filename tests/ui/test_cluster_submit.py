@@ -10,11 +10,11 @@ import pytest
 
 from ntui.core.history import History
 from ntui.core.runner import SubprocessRunner
-from ntui.screenshots import settle, type_into
 from ntui.ui.app import make_app
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.confirm import ConfirmSubmitScreen
+from tests.support.demo import settle, type_into
 
 pytestmark = pytest.mark.cluster
 

@@ -12,11 +12,11 @@ from textual.widgets import Checkbox, Input, Select, TextArea
 
 from ntui.cli import run as cli_run
 from ntui.core.runner import SlurmNotInstalled
-from ntui.screenshots import demo_runner, settle, type_into
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.confirm import ConfirmSubmitScreen
 from ntui.ui.screens.jobs import JobsScreen
+from tests.support.demo import demo_runner, settle, type_into
 from tests.ui.conftest import AppFactory
 
 
@@ -226,7 +226,7 @@ async def test_rejected_submission_shows_the_reason_and_keeps_the_form(app_facto
 
 
 async def test_without_slurm_the_app_composes_and_says_it_cannot_submit(app_factory: AppFactory) -> None:
-    from ntui.core.runner import FakeRunner
+    from tests.support.fakes import FakeRunner
 
     def missing(argv: tuple[str, ...]) -> Any:
         raise SlurmNotInstalled(f"{argv[0]} not found on PATH: is the Slurm client installed?", argv=argv)

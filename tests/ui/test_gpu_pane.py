@@ -1,6 +1,6 @@
 """The GPU pane (``ntui/ui/widgets/gpu_pane.py``) in a small host app, without the rest of ntui.
 
-Unit-level UI tests use a FakeRunner for the one ``scontrol show job -d`` and a fake stream fed with
+Unit-level UI tests use a FakeRunner for the one ``scontrol show job -d`` and a FakeStream fed with
 canned ``nvidia-smi`` lines; the cluster-marked tests run the real overlapping step with the SIMULATED
 nvidia-smi on the dev cluster, check that it is gone when the pane hides or goes away, and count the
 controller RPCs while it streams (``sdiag``).
@@ -12,7 +12,7 @@ import getpass
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,11 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ntui.core.config import GpuSettings
-from ntui.core.runner import CommandRunner, FakeRunner, SubprocessRunner, result
-from ntui.ui.screenshots_gpu import GpuPaneHost, canned_lines, gpu_pane_scene, gpu_pane_screenshot
+from ntui.core.runner import CommandRunner, SubprocessRunner
 from ntui.ui.widgets.gpu_pane import GpuPane
 from tests.cluster.conftest import DevCluster, dev_cluster  # noqa: F401 - the fixture
+from tests.support.fakes import FakeRunner, FakeStream, result
+from tests.support.screenshots_gpu import GpuPaneHost, canned_lines, gpu_pane_scene, gpu_pane_screenshot
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHOW_RUNNING = (DATA / "slurm" / "scontrol_show_job_running_2node_gpu.stdout").read_text()
@@ -43,38 +44,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-class FakeStream:
-    """Records what the pane asked for; the test calls ``on_line`` / ``on_exit``."""
-
-    made: list[FakeStream] = []
-
-    def __init__(
-        self,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None,
-        on_line: Callable[[str], None],
-        on_exit: Callable[[int, str], None],
-    ) -> None:
-        self.argv = tuple(argv)
-        self.env = env
-        self.on_line = on_line
-        self.on_exit = on_exit
-        self.started = False
-        self.stopped = False
-        FakeStream.made.append(self)
-
-    def start(self) -> None:
-        self.started = True
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self.stopped = True
-
-    def feed(self, lines: Sequence[str]) -> None:
-        for line in lines:
-            self.on_line(line)
 
 
 class NoSrun(FakeStream):
@@ -579,3 +548,21 @@ async def test_pane_without_nvidia_smi_shows_why_and_the_allocation(
         assert "nvidia-smi" in pane.reason
         assert re.search(r"nid001\s+4 GPUs\s+IDX 0-3", body) and re.search(r"nid002\s+4 GPUs\s+IDX 0-3", body)
     assert _no_watch_step(dev_cluster, gpu_job)
+
+
+async def test_the_watch_step_starts_off_the_ui_thread() -> None:
+    """Starting ``srun`` (fork + exec) is blocking I/O: it runs in the plan worker, not in a message handler."""
+    import threading
+
+    threads: list[threading.Thread] = []
+
+    class Recording(FakeStream):
+        def start(self) -> None:
+            threads.append(threading.current_thread())
+            super().start()
+
+    pane = make_pane(factory=Recording)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane)
+        assert pane.state == "starting" and len(threads) == 1
+        assert threads[0] is not threading.main_thread()

@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from ntui.core.config import QueueSettings, Settings
-from ntui.core.runner import CommandResult, FakeRunner, SubprocessRunner, result
+from ntui.core.runner import CommandResult, SubprocessRunner
 from ntui.core.slurm import parse_squeue
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, SignalPickerScreen
 from ntui.ui.screens.jobs import ENDED, JobsScreen
-from ntui.ui.screenshots_jobs import jobs_app, settle_jobs, squeue_line
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
+from tests.support.fakes import FakeRunner, result
+from tests.support.screenshots_jobs import jobs_app, settle_jobs, squeue_line
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600))
@@ -517,7 +518,7 @@ async def test_history_entry_survives_a_state_change() -> None:
     as soon as it started running (seen for real: "per-rank logs unknown" on ntui's own job)."""
     from dataclasses import replace as dc_replace
 
-    from ntui.ui.screenshots_jobs import DemoHistory, demo_history
+    from tests.support.screenshots_jobs import DemoHistory, demo_history
 
     entry = dc_replace(demo_history().entries["48213777"], job_id="36")
     running = mix_without(replace={"36\x1f36\x1f1\x1farr-limited\x1fPD\x1fPENDING\x1fJobArrayTaskLimit":
@@ -539,9 +540,9 @@ async def test_E_from_the_queue_opens_the_failing_rank(tmp_path: Path) -> None:
     pressed on the queue table, it did nothing)."""
     from dataclasses import replace as dc_replace
 
-    from ntui.ui.screenshots_jobs import DemoHistory, demo_history, demo_jobs_runner
-    from ntui.ui.screenshots_logs import FAILING_RANK, JOB_ID, write_demo_logs
     from ntui.ui.widgets.log_pane import LogPane
+    from tests.support.screenshots_jobs import DemoHistory, demo_history, demo_jobs_runner
+    from tests.support.screenshots_logs import FAILING_RANK, JOB_ID, write_demo_logs
 
     paths = write_demo_logs(tmp_path)
     entry = dc_replace(demo_history().entries[JOB_ID], log_dir=paths.log_dir, log_stem=paths.stem, world_size=4)
@@ -562,3 +563,73 @@ async def test_E_from_the_queue_opens_the_failing_rank(tmp_path: Path) -> None:
             if pane.view_keys == (FAILING_RANK,):
                 break
         assert pane.view_mode == "rank" and pane.view_keys == (FAILING_RANK,)
+
+
+async def test_logs_of_an_ntui_job_show_while_scontrol_hangs(tmp_path: Path) -> None:
+    """The history look-up that gives the log paths does not wait for the controller: with ``scontrol show
+    job`` hanging, the log pane already follows the job's rank files (it used to wait for the scontrol
+    round trip, i.e. the whole Slurm timeout on a hung controller)."""
+    import threading
+    from dataclasses import replace as dc_replace
+
+    from ntui.ui.widgets.log_pane import LogPane
+    from tests.support.screenshots_jobs import DemoHistory, demo_history, demo_jobs_runner
+    from tests.support.screenshots_logs import JOB_ID, write_demo_logs
+
+    paths = write_demo_logs(tmp_path)
+    entry = dc_replace(demo_history().entries[JOB_ID], log_dir=paths.log_dir, log_stem=paths.stem, world_size=4)
+    gate = threading.Event()
+    asked: list[tuple[str, ...]] = []
+
+    def hung_scontrol(argv: tuple[str, ...]) -> CommandResult:
+        asked.append(argv)
+        gate.wait(30)
+        return cap("scontrol_show_job_unknown")
+
+    r = demo_jobs_runner()
+    r.add(("scontrol", "show", "job", "-d", JOB_ID), hung_scontrol)
+    app = jobs_app(runner=r, settings=HOUR, history_factory=lambda: DemoHistory({JOB_ID: entry}))
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = screen_of(app)
+            pane = screen.query_one(LogPane)
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if pane.job_id == JOB_ID and pane.log_lines:
+                    break
+            assert pane.job_id == JOB_ID and pane.log_lines, "the log pane waited for scontrol"
+            assert asked and not gate.is_set() and screen.busy  # scontrol is still hanging
+            panel = screen.details_panel.view
+            assert panel is not None and panel.note == "loading details…"
+            gate.set()
+            await settle_jobs(pilot)
+            assert pane.job_id == JOB_ID
+    finally:
+        gate.set()
+
+
+async def test_settings_are_read_once_off_the_loop_and_their_problems_shown(app_factory: Any) -> None:
+    """The app reads the settings file itself (in a worker, after the first frame; the jobs view gets them from
+    the app) and says what it ignored, naming the file and the field; it used to drop the problems."""
+    from ntui.core.config import config_path
+    from tests.ui.conftest import settle
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("queue:\n  active-interval: 7\n  idle-interval: -1\nbogus: 1\n")
+    app = app_factory()
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app._notifications:
+                break
+        (note,) = list(app._notifications)
+        assert note.title == "Settings ignored" and note.severity == "warning"
+        assert f"{path}: queue.idle-interval: expected a positive number, got -1" in note.message
+        assert f"{path}: bogus: unknown section" in note.message
+        await pilot.press("2")
+        await settle_jobs(pilot)
+        screen = screen_of(app)
+        assert screen.model.settings.active_interval == 7 and screen.model.settings.idle_interval == 60
+        assert [n.title for n in app._notifications].count("Settings ignored") == 1  # reported once

@@ -3,7 +3,7 @@
 Rank files are written the way a job ntui submitted writes them (``<stem>-<job>-rank-N.out``, each starting
 with ``ntui: rank N on NODE``); rank 2 carries a real torchrun traceback (``tests/data/logs``). The watcher
 is a real thread polling every 50 ms; tests wait on the pane's state, never on fixed sleeps. The snapshot
-tests draw the canned job of :mod:`ntui.ui.screenshots_logs` (fixed mtimes, frozen clock). The cluster test
+tests draw the canned job of :mod:`tests.support.screenshots_logs` (fixed mtimes, frozen clock). The cluster test
 runs a 2x2 ``local-torchrun`` job on the dev cluster in which rank 2 raises, and follows it live.
 """
 
@@ -24,9 +24,10 @@ from textual.widgets import DataTable, Static
 from ntui.core.config import LogSettings
 from ntui.core.joblogs import node_of
 from ntui.core.render import LogPaths
-from ntui.ui.screenshots_logs import LogPaneHost, log_pane_scene, log_pane_screenshots, write_demo_logs
 from ntui.ui.widgets.log_pane import BATCH, LogPane, human_age, human_size
 from tests.cluster.conftest import REPO, DevCluster, dev_cluster  # noqa: F401 - the fixture
+from tests.support.logcases import restore_mtimes
+from tests.support.screenshots_logs import LogPaneHost, log_pane_scene, log_pane_screenshots, write_demo_logs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
 JOB = "4242"
@@ -418,3 +419,52 @@ async def test_live_job_where_rank_2_raises(dev_cluster: DevCluster, tmp_path: P
             assert "[rank2]: Traceback (most recent call last):" in pane.visible_lines
     finally:
         dev_cluster.run("scancel", job_id)
+
+
+async def test_hidden_pane_tells_its_watcher_and_a_highlighted_row_is_read_at_once(tmp_path: Path) -> None:
+    """Off screen the watcher polls only the batch log often (issue 16); a row the user moves to is read at
+    the next tick, whatever its back-off."""
+    paths = write_job(tmp_path, failing=None)
+    app = host()
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.pane
+        await opened(pilot, pane, paths)
+        session = pane._session
+        assert session is not None and not session.hidden
+        pane.display = False
+        await until(pilot, lambda: session.hidden)
+        pane.display = True
+        await until(pilot, lambda: not session.hidden)
+        table = pane.query_one("#lp-ranks", DataTable)
+        wanted: list[object] = []
+
+        class Recording(set):  # type: ignore[type-arg]
+            def add(self, key: object) -> None:
+                wanted.append(key)
+                super().add(key)
+
+        session.wanted = Recording()
+        table.focus()
+        table.move_cursor(row=3)  # the batch log is row 0: rank 2
+        await until(pilot, lambda: 2 in wanted)
+
+
+async def test_a_cancelled_job_is_said_cancelled_not_a_ranks_failure(tmp_path: Path) -> None:
+    """The real logs of a torchrun job cancelled on the dev cluster (tests/data/logs/cancel-torchrun): the
+    triage line states Slurm's verdict, not 'rank 0 failed first: srun: error: nid001: task 0: Exited'."""
+    import shutil
+
+    case = DATA / "cancel-torchrun"
+    meta = restore_mtimes(case)
+    shutil.copytree(case, tmp_path / "logs")  # copy2 keeps the captured mtimes
+    paths = LogPaths(str(tmp_path / "logs"), meta["preset"])
+    app = host()
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.pane
+        pane.show_job(meta["job_id"], paths=paths, world_size=4, job_active=False)
+        await until(pilot, lambda: pane.triage_line.failed)
+        assert pane.triage_line.text.startswith("cancelled at 2026-")
+        assert pane.triage_line.key == BATCH and pane.triage_line.rank is None
+        pane.action_first_error()  # E: the batch log at slurmstepd's CANCELLED line
+        await until(pilot, lambda: pane.marked_line is not None)
+        assert "CANCELLED AT" in (pane.marked_line or "")

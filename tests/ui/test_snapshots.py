@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from ntui.screenshots import settle, type_into
+from tests.support.demo import settle, type_into
 from tests.ui.conftest import AppFactory
 
 

@@ -49,3 +49,30 @@ def test_triage_names_failing_rank_and_node(tmp_path: Path) -> None:
 def test_clean_job_has_no_finding(tmp_path: Path) -> None:
     summary = triage_job(make_job(tmp_path, failing=-1), "42")
     assert summary.first is None and summary.summary() == "no failure found"
+
+
+def test_logs_triage_follow_prints_each_new_verdict(tmp_path: Path) -> None:
+    """``ntui logs JOB --triage --follow``: the core watcher as a stream; Ctrl-C ends it (exit 1: a failure)."""
+    import signal
+    import subprocess
+    import sys
+
+    paths = make_job(tmp_path, failing=-1)
+    code = (
+        "import sys; from ntui.cli_logs import print_triage; from ntui.core.lognames import LogPaths\n"
+        f"sys.exit(print_triage(LogPaths({str(tmp_path)!r}, 'train'), '42', 4, launcher='srun', follow=True))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout is not None
+    try:
+        first = proc.stdout.readline()
+        assert first.rstrip().endswith("no failure found (5 logs read)"), first
+        with open(paths.rank("42", 3), "a") as fh:
+            fh.write(TRACEBACK)
+        second = proc.stdout.readline()
+        assert "rank 3 on nid002 failed first: RuntimeError: loss is nan at step 120" in second, second
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 1
+    finally:
+        proc.kill()

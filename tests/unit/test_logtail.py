@@ -395,3 +395,68 @@ def test_rank_status(tmp_path: Path) -> None:
     s = rank_status(1, t, job_active=True, findings=findings)
     assert s.status == "errored" and s.finding is not None
     assert s.finding.first_line == "ValueError: bad"
+
+
+# ------------------------------------------------------------------------------- descriptors and metadata ops
+
+
+def test_held_descriptor_costs_one_stat_per_poll(tmp_path: Path) -> None:
+    from ntui.core.logtail import FdBudget
+
+    p = tmp_path / "r.out"
+    p.write_bytes(b"a\n")
+    budget = FdBudget(limit=4)
+    t = FileTail(p, budget=budget)
+    t.poll()
+    assert (t.opens, t.stats, budget.held) == (1, 1, 1)
+    for _ in range(5):
+        assert not t.poll().changed
+    assert (t.opens, t.stats) == (1, 6)  # no open, one stat of the path each
+    append(p, b"b\n")
+    assert t.poll().lines == ("b",) and t.opens == 1
+    plain = FileTail(p)
+    for _ in range(3):
+        plain.poll()
+    assert (plain.opens, plain.stats) == (3, 3)  # open + fstat (+ close) every poll
+    t.release()
+    assert budget.held == 0
+
+
+def test_held_descriptor_sees_a_replaced_file(tmp_path: Path) -> None:
+    from ntui.core.logtail import FdBudget
+
+    p = tmp_path / "r.out"
+    p.write_bytes(b"old\n")
+    t = FileTail(p, budget=FdBudget(limit=1))
+    t.poll()
+    tmp = tmp_path / "new"
+    tmp.write_bytes(b"new 1\nnew 2\n")
+    os.replace(tmp, p)  # a requeue without --open-mode=append
+    u = t.poll()
+    assert u.reset and u.reset_reason == "replaced" and u.lines == ("new 1", "new 2")
+    p.unlink()
+    assert t.poll().vanished
+
+
+def test_budget_is_a_limit_with_a_fallback(tmp_path: Path) -> None:
+    from ntui.core.logtail import FdBudget
+
+    budget = FdBudget(limit=2)
+    multi: MultiTail[int] = MultiTail(budget=budget)
+    for r in range(5):
+        (tmp_path / f"{r}.out").write_bytes(b"x\n")
+        multi.add(r, tmp_path / f"{r}.out")
+    multi.poll_all()
+    multi.poll_all()
+    assert budget.held == 2 and budget.refused >= 3
+    opens, stats = multi.ops()
+    assert opens == 2 + 3 * 2  # two held files opened once, three fall back to open on every poll
+    assert stats == 10
+    multi.close()
+    assert budget.held == 0
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert FdBudget().limit <= 256
+    if soft != resource.RLIM_INFINITY:
+        assert FdBudget(limit=10**9).limit <= soft // 4  # RLIMIT_NOFILE is respected whatever is asked

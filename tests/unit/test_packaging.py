@@ -1,8 +1,10 @@
-"""The wheel carries the shipped presets and the check program; they are found when installed."""
+"""The wheel carries the shipped presets and the check program; they are found when installed. Test and demo
+scaffolding (fakes, canned data, screenshot scenes: ``tests/support``) is not in it."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -46,3 +48,38 @@ def test_installed_layout_finds_presets_and_script(wheel: Path, tmp_path: Path) 
     script = subprocess.run([sys.executable, "-c", code, "render", "local-torchrun"], cwd=elsewhere, env=env,
                             capture_output=True, text=True, timeout=60, check=True).stdout
     assert f"python {site}/ntui/_data/examples/ddp_check.py" in script
+
+
+#: What only tests and the screenshot tooling use; none of it may ship.
+SCAFFOLDING = re.compile(
+    r"^(?:class (?:Fake\w*|CannedStream|FrozenClock|DemoHistory|\w*Host)\b|def (?:result|demo_\w+|settle\w*)\()",
+    re.MULTILINE,
+)
+
+
+def test_wheel_has_no_test_or_demo_scaffolding(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    assert "ntui/core/runner.py" in names and "ntui/core/gpustream.py" in names
+    assert not [n for n in names if "screenshots" in n or n.startswith(("tests/", "ntui/tests/"))]
+    leaks = {n: SCAFFOLDING.findall(archive.read(n).decode()) for n in names if n.endswith(".py")}
+    assert {n: found for n, found in leaks.items() if found} == {}
+    # the test itself can fail: the support package does define what it looks for
+    support = Path(REPO, "tests", "support")
+    assert SCAFFOLDING.search((support / "fakes.py").read_text())
+    assert SCAFFOLDING.search((support / "demo.py").read_text())
+
+
+def test_installed_package_has_no_fakes(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    env = dict(os.environ, PYTHONPATH=str(site))
+    code = (
+        "import importlib.util as u, ntui.core.runner as r, ntui.core.gpustream as g\n"
+        "print(sorted(n for n in ('FakeRunner', 'FakeCall', 'FakeRunnerUnmatched', 'result') if hasattr(r, n)),"
+        " hasattr(g, 'CannedStream'), u.find_spec('ntui.screenshots') is not None,"
+        " u.find_spec('ntui.ui.screenshots_jobs') is not None)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.strip() == "[] False False False"

@@ -13,8 +13,6 @@ import pytest
 from ntui.core.runner import (
     CommandResult,
     ControllerUnreachable,
-    FakeRunner,
-    FakeRunnerUnmatched,
     JobNotFound,
     SlurmError,
     SlurmNotInstalled,
@@ -23,9 +21,9 @@ from ntui.core.runner import (
     SubprocessRunner,
     check,
     classify,
-    result,
     scrubbed_env,
 )
+from tests.support.fakes import FakeRunner, FakeRunnerUnmatched, result
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 

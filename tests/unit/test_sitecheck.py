@@ -136,7 +136,7 @@ def test_problems_name_the_preset_file_and_line(tmp_path: Path) -> None:
     assert str(problem).startswith(f"{preset}:4: sbatch.time: 03:00:00 is over the MaxTime")
 
 
-@pytest.mark.parametrize("limits", [PartitionLimits("p", True, "UP", None, "UNLIMITED", None)])
+@pytest.mark.parametrize("limits", [PartitionLimits("p", True, "UP", "UNLIMITED")])
 def test_unlimited_partition_accepts_anything(limits: PartitionLimits) -> None:
     assert check_against_cluster(spec("sbatch.time=30-00:00:00", "sbatch.nodes=2000"), [limits]) == []
 
@@ -145,3 +145,38 @@ def test_the_idle_sinfo_capture_parses_for_the_compose_view() -> None:
     """The compose view's sinfo line format (7 fields) vs the capture's longer one: extra fields are ignored."""
     (limits,) = partition_limits(parse_sinfo_partitions(SINFO_IDLE.replace("|", "\x1f")))
     assert (limits.name, limits.max_time_s, limits.total_nodes) == ("debug", 7200, 2)
+
+
+# ---------------------------------------------------------------- the check around sbatch (CLI and compose view)
+
+
+def test_cluster_limits_from_one_scontrol_call_and_none_when_it_fails() -> None:
+    from ntui.core.runner import ControllerUnreachable
+    from ntui.core.sitecheck import cluster_limits
+    from tests.support.fakes import FakeRunner, result
+
+    fake = FakeRunner({"scontrol show partition": result(stdout=(DATA / "scontrol_show_partition_multi.stdout")
+                                                         .read_text())})
+    assert [p.name for p in cluster_limits(fake)] == ["debug", "long", "maint", "acctonly"]
+    assert fake.argvs() == [("scontrol", "show", "partition", "-o")]
+    down = FakeRunner({"scontrol": ControllerUnreachable("Unable to contact slurm controller")})
+    assert cluster_limits(down) == ()
+
+
+def test_check_test_only_checks_the_partition_slurm_chose() -> None:
+    from ntui.core.sitecheck import check_test_only
+    from tests.support.fakes import FakeRunner, result
+
+    accepted = (DATA / "sbatch_test_only_time_over_limit.stderr").read_text()  # "... in partition debug", rc 0
+    job = spec("sbatch.time=3:00:00")  # over debug's MaxTime 02:00:00
+    fake = FakeRunner({"sbatch --test-only": result(stderr=accepted)})
+    res, problems = check_test_only(job, fake, MULTI)
+    assert res.ok and res.partition == "debug"
+    assert errors(problems) == ["sbatch.time: 03:00:00 is over the MaxTime of partition debug (where Slurm would put "
+                                "it) (02:00:00): Slurm would accept it and the job would pend forever (reason "
+                                "PartitionTimeLimit)"]
+    # what the caller already reported is left out; a refusal has no partition to check
+    assert check_test_only(job, fake, MULTI, reported=problems)[1] == []
+    refused = FakeRunner({"sbatch --test-only": result(stderr="sbatch: error: Invalid account\n", returncode=1)})
+    res, problems = check_test_only(job, refused, MULTI)
+    assert not res.ok and problems == []

@@ -11,17 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntui.core import slurm
-from ntui.core.runner import (
-    CommandResult,
-    ControllerUnreachable,
-    FakeRunner,
-    JobNotFound,
-    SlurmError,
-    SlurmRejected,
-    SlurmTimeout,
-    result,
-)
+from ntui.core.runner import CommandResult, ControllerUnreachable, JobNotFound, SlurmError, SlurmRejected, SlurmTimeout
 from ntui.core.slurm import SQUEUE_FIELDS, StateCategory
+from tests.support.fakes import FakeRunner, result
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 S = "\x1f"
@@ -663,14 +655,27 @@ def test_scontrol_partitions_multi() -> None:
 
 def test_sinfo_partitions_capture() -> None:
     (p,) = slurm.parse_sinfo_partitions(cap("sinfo_partitions_busy").stdout, separator="|")
-    assert (p.name, p.default, p.avail, p.time_limit, p.num_nodes, p.state, p.nodelist, p.gres) == (
-        "debug", True, "up", "2:00:00", 2, "allocated", "nid[001-002]", "gpu:4",
+    assert isinstance(p, slurm.Partition)  # the same model as scontrol's, with what sinfo knows
+    assert (p.name, p.default, p.state, p.max_time, p.max_time_s, p.total_nodes, p.nodes, p.node_names) == (
+        "debug", True, "UP", "2:00:00", 7200, 2, "nid[001-002]", ("nid001", "nid002"),
     )  # fmt: skip
+    assert p.up and (p.max_nodes, p.allow_accounts, p.allow_qos, p.total_cpus) == (None, None, None, None)
     argv = slurm.build_sinfo_partitions_argv()
     assert argv[:3] == ["sinfo", "-h", "-o"] and argv[3].split(S) == ["%P", "%a", "%l", "%D", "%T", "%N", "%G"]
     text = S.join(["gpu", "up", "infinite", "3", "mixed", "g[1-3]", "(null)"]) + "\nshort\n"
     (q,) = slurm.sinfo_partitions(FakeRunner({"sinfo": result(stdout=text)}))
-    assert q.name == "gpu" and not q.default and q.gres == ""
+    assert q.name == "gpu" and not q.default and q.max_time_s is None and q.total_nodes == 3
+
+
+def test_sinfo_partition_in_several_node_states_is_one_partition() -> None:
+    rows = [("debug*", "up", "idle", "1", "nid001"), ("old", "inact", "down", "1", "old1"),
+            ("debug*", "up", "allocated", "3", "nid[002-004]")]
+    text = "".join(S.join([name, avail, "30:00", n, state, nodes, "gpu:4"]) + "\n"
+                   for name, avail, state, n, nodes in rows)
+    debug, old = slurm.parse_sinfo_partitions(text)
+    assert (debug.name, debug.default, debug.total_nodes, debug.nodes) == ("debug", True, 4, "nid001,nid[002-004]")
+    assert debug.node_names == ("nid001", "nid002", "nid003", "nid004") and debug.max_time_s == 1800
+    assert (old.name, old.default, old.state, old.up) == ("old", False, "INACTIVE", False)
 
 
 # ---------------------------------------------------------------- accounts, sacct, sdiag
@@ -703,12 +708,15 @@ def test_sacctmgr_parse() -> None:
 def test_sacct_disabled_capture_is_none() -> None:
     fake = FakeRunner({"sacct": cap("sacct_no_accounting")})
     assert slurm.final_state(fake, "26") is None
-    assert fake.history[0].argv == ("sacct", "-j", "26", "-X", "-P", "-n", "-o", "JobID,State,ExitCode,Elapsed")
+    assert fake.history[0].argv == ("sacct", "-j", "26", "-X", "-P", "-n", "--format=" + ",".join(slurm.RECORD_FIELDS))
 
 
 def test_sacct_parse_and_final_state() -> None:
-    text = "26|COMPLETED|0:0|00:00:01\n27|CANCELLED by 0|0:15|00:01:00\n28|CANCELLED+|0:0|1-00:00:00\nbad\n"
-    recs = slurm.parse_sacct(text)
+    rest = "|None|2026-11-30T09:00:00|2026-11-30T09:00:01|2026-11-30T09:00:02"
+    tail = "|nid001|acct|normal|debug|/home/u"
+    text = (f"26|a|COMPLETED|0:0{rest}|00:00:01{tail}\n27|b|CANCELLED by 0|0:15{rest}|00:01:00{tail}\n"
+            f"28|c|CANCELLED+|0:0{rest}|1-00:00:00{tail}\nbad\n")
+    recs = slurm.parse_sacct_records(text)
     assert [(r.job_id, r.state) for r in recs] == [("26", "COMPLETED"), ("27", "CANCELLED"), ("28", "CANCELLED")]
     assert recs[1].raw_state == "CANCELLED by 0" and recs[1].category is StateCategory.FAILED
     assert recs[2].elapsed_s == 86400

@@ -1,52 +1,42 @@
-"""The base of every ntui view: the one worker-error handler, and the error wording.
+"""The base of every ntui view: the one worker-error handler, and typed access to the app's services.
 
 ``Worker.StateChanged`` does not bubble, so it is handled on the node that started the worker; every
 view inherits this handler (and the app has the same one), which all funnel into
-:func:`describe_error` and ``NtuiApp.report_worker_error``.
+:func:`~ntui.ui.errors.describe_error` and ``NtuiApp.report_worker_error``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from functools import partial
+from typing import Any, cast
 
 from textual import on
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-if TYPE_CHECKING:
-    from ntui.ui.app import NtuiApp
+from ntui.ui.errors import NO_SLURM, describe_error
+from ntui.ui.services import NtuiServices
 
-NO_SLURM = "Slurm client not found: ntui can compose, render and save presets here, but cannot check or submit."
-
-
-def describe_error(error: BaseException | None) -> str:
-    """One line for a failed worker, with Slurm's own reason where there is one."""
-    from ntui.core.runner import ControllerUnreachable, SlurmError, SlurmNotInstalled, SlurmRejected, SlurmTimeout
-    from ntui.ui.widgets.preset_files import PresetSaveRefused
-
-    if isinstance(error, SlurmRejected):
-        return f"Slurm rejected it: {error.reason}"
-    if isinstance(error, SlurmNotInstalled):
-        return NO_SLURM
-    if isinstance(error, (ControllerUnreachable, SlurmTimeout)):
-        return str(error)
-    if isinstance(error, SlurmError):
-        return str(error)
-    if isinstance(error, PresetSaveRefused):
-        return str(error)
-    if isinstance(error, OSError):
-        return f"{error.strerror or error}: {error.filename}" if error.filename else str(error)
-    if error is None:
-        return "failed"
-    return f"{type(error).__name__}: {error}"
+__all__ = ["NO_SLURM", "NtuiScreen", "describe_error"]
 
 
 class NtuiScreen(Screen[Any]):
     """Base screen: handles its workers' failures (notify once, then ``worker_failed`` for local display)."""
 
     @property
-    def ntui_app(self) -> NtuiApp:
-        return cast("NtuiApp", self.app)
+    def ntui_app(self) -> NtuiServices:
+        """The running app's services (runner, clock, settings, history, ...)."""
+        return cast(NtuiServices, self.app)
+
+    def call_after_refresh(self, callback: Any, *args: Any, **kwargs: Any) -> bool:
+        """Textual's, except before the app's first frame: Textual 8.2.8 runs these callbacks before the first
+        paint while the app starts (its start-up batch is open), so work meant to follow the first frame
+        (mounting the preview, starting workers) would delay it. Until then they wait for the first frame."""
+        app = self.ntui_app
+        if not app.first_frame_shown:
+            app.after_first_frame(partial(super().call_after_refresh, callback, *args, **kwargs))
+            return True
+        return super().call_after_refresh(callback, *args, **kwargs)
 
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -387,12 +387,9 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-check", description="sbatch --test-only")
     def _check(self, preset: str, spec: Any, loaded: Any, limits: Any) -> None:
-        from ntui.core.sitecheck import check_against_cluster
-        from ntui.core.submission import check_job
+        from ntui.core.sitecheck import check_test_only
 
-        result = check_job(spec, self.ntui_app.runner)
-        # Slurm accepts a job over its partition's limits (EnforcePartLimits=NO): check the partition it chose.
-        problems = check_against_cluster(spec, limits, partition=result.partition, loaded=loaded) if result.ok else []
+        result, problems = check_test_only(spec, self.ntui_app.runner, limits, loaded=loaded)
         self.post_message(CheckFinished(preset, result, tuple(problems)))
 
     @on(CheckFinished)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from textual import on
+from dataclasses import dataclass
+
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ntui.ui.widgets.preset_files import check_preset_name, user_preset_path
+from ntui.core.paths import user_presets_dir
+from ntui.ui.widgets.preset_files import check_preset_name
 from ntui.ui.widgets.validators import CoreCheck
 
 
@@ -41,8 +45,21 @@ class YesNoScreen(ModalScreen[bool]):
         self.dismiss(answer)
 
 
+def user_preset_names() -> frozenset[str]:
+    """The names of the user's preset files (one directory listing; called from a worker thread)."""
+    try:
+        return frozenset(p.stem for p in user_presets_dir().glob("*.yaml"))
+    except OSError:  # no directory yet, or unreadable: nothing to replace
+        return frozenset()
+
+
 class SaveAsScreen(ModalScreen["str | None"]):
-    """Ask for a user preset name; dismisses with it (or None)."""
+    """Ask for a user preset name; dismisses with it (or None). Whether the name is taken comes from one
+    listing of the user's presets, read in a worker when the dialog opens (no file check per keystroke)."""
+
+    @dataclass
+    class _Listed(Message, bubble=False):
+        names: frozenset[str]
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="ntui.dialog.cancel")]
 
@@ -51,6 +68,7 @@ class SaveAsScreen(ModalScreen["str | None"]):
         self.title_text = title
         self.default = default
         self.note = note
+        self._existing: frozenset[str] = frozenset()
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -74,6 +92,16 @@ class SaveAsScreen(ModalScreen["str | None"]):
         if self.app.is_headless:
             inp.cursor_blink = False
         self._where(inp.value)
+        self._list_names()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="save-as-names", description="list presets")
+    def _list_names(self) -> None:
+        self.post_message(self._Listed(user_preset_names()))
+
+    @on(_Listed)
+    def _listed(self, message: _Listed) -> None:
+        self._existing = message.names
+        self._where(self.query_one("#save-as-name", Input).value)
 
     def _where(self, name: str) -> None:
         problem = check_preset_name(name)
@@ -81,7 +109,7 @@ class SaveAsScreen(ModalScreen["str | None"]):
         if problem:
             where.update(f"✗ {problem}")
             return
-        exists = user_preset_path(name).exists()
+        exists = name in self._existing
         where.update(f"→ your presets: {name}.yaml" + ("  (exists: it will be replaced)" if exists else ""))
 
     @on(Input.Changed, "#save-as-name")

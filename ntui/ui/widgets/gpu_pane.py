@@ -3,9 +3,10 @@
 Life cycle (the Jobs screen calls :meth:`GpuPane.watch_job`):
 
 1. a thread worker runs the one ``scontrol show job -d`` (:func:`~ntui.core.gpustream.plan_gpu_watch`);
-2. the pane starts a :class:`~ntui.core.gpustream.GpuStream` (``srun --jobid=J --overlap ... nvidia-smi -l N``);
-   its reader thread feeds the lines into a :class:`~ntui.core.gpus.GpuBoard` under a lock (no widget is
-   touched from a thread; the step's end comes back as a posted message);
+2. the same worker starts a :class:`~ntui.core.gpustream.GpuStream` (``srun --jobid=J --overlap ...
+   nvidia-smi -l N``: no fork/exec on the UI thread) and hands it to the pane; its reader thread feeds
+   the lines into a :class:`~ntui.core.gpus.GpuBoard` under a lock (no widget is touched from a thread;
+   the step's end comes back as a posted message);
 3. a ``set_interval`` tick (the sampling interval) redraws from the board: at most one redraw per interval
    however many lines arrive, and no Slurm RPC per tick.
 
@@ -46,7 +47,8 @@ from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, sparkline
 from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.hosts import compress_nodelist, format_index_ranges
 from ntui.core.runner import CommandRunner, SlurmError
-from ntui.ui.screens.base import describe_error
+from ntui.ui.errors import describe_error
+from ntui.ui.services import ReportsWorkerErrors
 
 __all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board"]
 
@@ -274,6 +276,7 @@ class GpuPane(Widget):
     class _Planned(Message, bubble=False):
         generation: int
         plan: GpuWatchPlan
+        board: GpuBoard  # fed by the step's reader thread, which is running already
 
     @dataclass
     class _PlanFailed(Message, bubble=False):
@@ -319,6 +322,7 @@ class GpuPane(Widget):
         self._expected: dict[str, tuple[int, ...]] | None = None
         self._requested: str | None = None
         self._stoppers: list[threading.Thread] = []
+        self._unclaimed: dict[int, GpuStreamLike] = {}  # started by the plan worker, not yet taken over
         self._ticker: Timer | None = None
         self.redraws = 0
 
@@ -483,7 +487,8 @@ class GpuPane(Widget):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-plan", description="GPU watch")
     def _plan_watch(self, generation: int, job_id: str) -> None:
-        """The one ``scontrol show job -d`` of this watch, off the UI thread."""
+        """The one ``scontrol show job -d`` of this watch, then the watch step's start (``srun``: a fork and
+        exec, kept off the UI thread too)."""
         try:
             plan = plan_gpu_watch(
                 self.runner,
@@ -499,13 +504,6 @@ class GpuPane(Widget):
         except (SlurmError, ValueError) as exc:  # scontrol itself failed: no allocation known
             self.post_message(self._PlanFailed(generation, describe_error(exc), None, None))
             return
-        self.post_message(self._Planned(generation, plan))
-
-    @on(_Planned)
-    def _planned(self, message: _Planned) -> None:
-        if message.generation != self._generation or self._state != "planning":
-            return
-        plan = message.plan
         board = GpuBoard(
             plan.task_nodes,
             expected=plan.expected,
@@ -513,7 +511,6 @@ class GpuPane(Widget):
             idle_after_s=self.settings.idle_after,
             clock=self.clock,
         )
-        generation = message.generation
         lock = self._lock
 
         def on_line(line: str) -> None:  # reader thread: the board only, under the lock
@@ -523,16 +520,38 @@ class GpuPane(Widget):
         def on_exit(returncode: int, stderr: str) -> None:  # waiter thread
             self.post_message(self._StepEnded(generation, returncode, stderr))
 
-        with self._lock:
-            self._plan = plan
-            self._board = board
-        self._expected = dict(plan.expected)
         try:
             stream = self.stream_factory(plan.argv, env=plan.env, on_line=on_line, on_exit=on_exit)
+            with lock:  # stopped by _stop_stream if the pane moves on before _Planned is handled
+                self._unclaimed[generation] = stream
             stream.start()
         except OSError as exc:
-            self._fail(f"could not start the GPU watch step: {plan.argv[0]} not found ({exc.strerror or exc})")
+            with lock:
+                self._unclaimed.pop(generation, None)
+            self.post_message(self._PlanFailed(
+                generation, f"could not start the GPU watch step: {plan.argv[0]} not found ({exc.strerror or exc})",
+                dict(plan.expected), None))
             return
+        if generation != self._generation:  # moved on (another job, hidden, unmounted) while srun started
+            with lock:
+                stale = self._unclaimed.pop(generation, None)
+            if stale is not None:
+                stale.stop()
+            return
+        self.post_message(self._Planned(generation, plan, board))
+
+    @on(_Planned)
+    def _planned(self, message: _Planned) -> None:
+        with self._lock:
+            stream = self._unclaimed.pop(message.generation, None)
+        if message.generation != self._generation or self._state != "planning" or stream is None:
+            if stream is not None:
+                self._stop_in_background(stream)
+            return
+        with self._lock:
+            self._plan = message.plan
+            self._board = message.board
+        self._expected = dict(message.plan.expected)
         self._stream = stream
         self._state = "starting"
         self.redraw()
@@ -558,8 +577,9 @@ class GpuPane(Widget):
         event.stop()
         if event.state is not WorkerState.ERROR or event.worker.group != "gpu-plan":
             return
-        report = getattr(self.app, "report_worker_error", None)
-        message = report(event.worker) if callable(report) else describe_error(event.worker.error)
+        app = self.app
+        message = (app.report_worker_error(event.worker) if isinstance(app, ReportsWorkerErrors)
+                   else describe_error(event.worker.error))
         if self._state == "planning":
             self._fail(str(message))
 
@@ -573,8 +593,14 @@ class GpuPane(Widget):
     def _stop_stream(self) -> None:
         """Stop the step in a background thread (SIGTERM to srun, then SIGKILL); never blocks the UI."""
         stream, self._stream = self._stream, None
-        if stream is None:
-            return
+        with self._lock:
+            unclaimed, self._unclaimed = list(self._unclaimed.values()), {}
+        for orphan in unclaimed:
+            self._stop_in_background(orphan)
+        if stream is not None:
+            self._stop_in_background(stream)
+
+    def _stop_in_background(self, stream: GpuStreamLike) -> None:
         t = threading.Thread(target=stream.stop, name="ntui-gpu-stop", daemon=False)
         t.start()
         self._stoppers = [s for s in self._stoppers if s.is_alive()] + [t]

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from rich.table import Table
 from rich.text import Text
@@ -16,11 +15,11 @@ from textual.containers import VerticalScroll
 from textual.highlight import highlight
 from textual.widgets import Static
 
-from ntui.core.history import HistoryEntry
 from ntui.core.hosts import format_index_ranges
+from ntui.core.jobmodel import DetailsView
 from ntui.core.logtail import inert
-from ntui.core.outcome import UNKNOWN, Outcome
-from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory, state_category
+from ntui.core.outcome import UNKNOWN
+from ntui.core.slurm import JobDetails, NodeState, StateCategory, state_category
 
 __all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "node_states_text", "state_style"]
 
@@ -36,19 +35,6 @@ _STATE_STYLE = {
 
 def state_style(state: str) -> str:
     return _STATE_STYLE[state_category(state)]
-
-
-@dataclass(frozen=True)
-class DetailsView:
-    """Everything the panel shows for one job; each part may be missing."""
-
-    job_id: str
-    queue: QueueJob | None = None  # the last squeue line seen
-    details: JobDetails | None = None  # scontrol show job -d
-    entry: HistoryEntry | None = None  # what ntui submitted
-    outcome: Outcome | None = None  # for a job that left the queue
-    note: str = ""  # "loading…", "scontrol no longer knows this job", an error
-    node_states: tuple[NodeState, ...] = ()  # sinfo -N of a running job's nodes
 
 
 def inert_lines(text: str) -> str:

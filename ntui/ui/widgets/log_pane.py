@@ -1,16 +1,19 @@
 """The log pane: every rank's log of one job, live, with failure triage, in bounded memory.
 
+One responsibility: drawing a job's logs and handling the pane's keys. What is read, when, and what it
+means is :class:`~ntui.core.logwatch.JobLogWatcher`'s (driven by one worker thread, see below).
+
 Layout, top to bottom: a one-line triage summary; the rank table (one row per global rank plus the batch
 log, diffed in place); a status line (what is shown, following or paused, search, progress-bar line);
 the live view (a Textual ``Log`` bounded by ``max_lines``); a search input that appears on ``/``.
 
-Threads (toolong's shape): one watcher thread per shown job owns the :class:`~ntui.core.logtail.FileTail`\\ s
-(a :class:`~ntui.core.logtail.MultiTail`) and one incremental :class:`~ntui.core.triage.RankDetector` per
-file. Every ``poll_interval`` it polls the visible files, and all files every ``HIDDEN_EVERY``-th tick; it
-posts immutable messages (:class:`LogPane.ViewLoaded`, :class:`LogPane.Lines`, :class:`LogPane.Rows`) and
-waits while the pane's queue is long (toolong's backpressure). The UI thread never touches a file: a view
-change (Enter, ``m``, ``E``, ``End`` after an excerpt) is a new immutable :class:`_View` the watcher picks up
-(an ``Event`` wakes it), so every line reaches the screen exactly once, tagged with the view generation.
+Threads (toolong's shape): the pane only draws. One worker thread per shown job drives the core
+:class:`~ntui.core.logwatch.JobLogWatcher` (tailing, node headers, detectors, triage and verdict; which
+files are read when is its scheduler's business): every ``poll_interval`` it polls, posts immutable
+messages (:class:`LogPane.ViewLoaded`, :class:`LogPane.Lines`, :class:`LogPane.Rows`) and waits while the
+pane's queue is long (toolong's backpressure). The UI thread never touches a file: a view change (Enter,
+``m``, ``E``, ``End`` after an excerpt) is a new immutable :class:`_View` the worker picks up (an ``Event``
+wakes it), so every line reaches the screen exactly once, tagged with the view generation.
 
 Memory: each file keeps a window of ``LogSettings.window`` lines plus an offset index of the lines read
 since it was opened (huge files are opened tail-first); the ``Log`` holds at most ``window`` lines; while
@@ -26,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
@@ -41,28 +44,29 @@ from textual.widgets import DataTable, Input, Log, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ntui.core.config import LogSettings
-from ntui.core.joblogs import HEADER_BYTES, job_logs, log_problem, node_of
-from ntui.core.logtail import FileTail, MultiTail, TailUpdate, merge_lines, rank_label, rank_status
-from ntui.core.render import LogPaths
-from ntui.core.triage import RankDetector, triage
+from ntui.core.lognames import LogPaths
+from ntui.core.logtail import FdBudget, TailUpdate
+from ntui.core.logwatch import BATCH as BATCH
+from ntui.core.logwatch import Appended, JobLogWatcher, Loaded, PoliteScheduler, watch_files
+from ntui.core.logwatch import Key as Key
+from ntui.core.logwatch import RankRow as RankRow
+from ntui.core.logwatch import TriageLine as TriageLine
+from ntui.core.logwatch import ViewMode as ViewMode
+from ntui.core.logwatch import human_age as human_age
+from ntui.core.logwatch import human_size as human_size
+from ntui.core.logwatch import key_name as _key_name
+from ntui.core.logwatch import key_sort as _key_sort
 
 if TYPE_CHECKING:
     from ntui.core.history import History
 
-Key: TypeAlias = int | str
-"""A file of the job: a global rank, or :data:`BATCH`."""
-
-BATCH = "batch"
-HIDDEN_EVERY = 4  # files not on screen are polled every 4th tick
-DISCOVER_EVERY = 8  # world size unknown: look for new rank files every 8th tick
+BACKOFF_FIRST = 4  # a file not on screen is polled every 4 ticks at first ...
+BACKOFF_MAX = 60  # ... doubling while it does not change, up to every 60 ticks (30 s at the 0.5 s default)
+FAST_SHOWN_MAX = 32  # a merged view of more ranks polls only its first 32 every tick (the rest back off)
 QUEUE_HIGH = 10  # backpressure: the watcher waits while the pane has more queued messages ...
 QUEUE_LOW = 2  # ... until it is down to this many
 FIRST_DRAW_WAIT = 0.5  # seconds the watcher waits, on open, for the first view to be drawn
 LAST_LINE_CELLS = 160  # the table clips the last column at the pane's edge
-EXCERPT_BEFORE = 15
-EXCERPT_AFTER = 45
-
-ViewMode = Literal["rank", "merged"]
 
 #: (label, key, width) of the rank table's columns
 COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -78,39 +82,6 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
 
 # -------------------------------------------------------------------------------------------------------
 # immutable values shared by the watcher and the UI
-
-
-@dataclass(frozen=True)
-class RankRow:
-    """One row of the rank table, as the watcher saw it (``key`` a rank or ``"batch"``)."""
-
-    key: Key
-    node: str | None
-    exists: bool
-    size: int
-    age: str
-    last_line: str
-    status: str
-    first: bool = False
-    """This rank failed first (triage)."""
-    error_start: int | None = None
-    """0-based index number of the first line of its first error block (a traceback's header)."""
-    error_line: int | None = None
-    """0-based index number of that error's telling line (``XError: message``)."""
-
-
-@dataclass(frozen=True)
-class TriageLine:
-    text: str
-    failed: bool
-    key: Key | None = None
-    rank: int | None = None
-    node: str | None = None
-    error_start: int | None = None
-    """0-based index numbers, in ``key``'s file, of the first error's block start and telling line."""
-    error_line: int | None = None
-    problem: bool = False
-    """``text`` says why the logs cannot be read (log directory gone or unreadable), not what failed."""
 
 
 @dataclass(frozen=True)
@@ -135,8 +106,10 @@ class _Session:
         job_active: bool,
         paths: LogPaths | None,
         discover: bool,
+        launcher: str | None = None,
     ) -> None:
         self.token = token
+        self.launcher = launcher
         self.job_id = job_id
         self.files = dict(files)
         self.view = view
@@ -144,6 +117,8 @@ class _Session:
         self.paths = paths
         self.discover = discover
         self.wake = threading.Event()
+        self.hidden = False  # the pane is not on screen
+        self.wanted: set[Key] = set()  # files to read at once (the user looks at their row)
         self.shown = threading.Event()  # the UI drew the first view
         self.stopped = False
 
@@ -156,45 +131,11 @@ def _key_id(key: Key) -> str:
     return str(key)
 
 
-def _key_sort(key: Key) -> tuple[int, int]:
-    return (-1, 0) if isinstance(key, str) else (0, key)
-
-
-def _key_name(key: Key) -> str:
-    return "batch log" if isinstance(key, str) else f"rank {key}"
-
-
-def _label(key: Key) -> str:
-    return rank_label(key)
-
-
 def _inert(line: str) -> str:
     """One ``Log`` line per log line: ``Log.write_lines`` splits on U+2028/9 and drops empty strings."""
     if "\u2028" in line or "\u2029" in line:
         line = line.replace("\u2028", " ").replace("\u2029", " ")
     return line or " "
-
-
-def human_size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024 or unit == "TiB":
-            return f"{value:.1f} {unit}"
-    return f"{n} B"  # pragma: no cover
-
-
-def human_age(seconds: float) -> str:
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s ago"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s ago"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m ago"
-    return f"{s // 86400}d{s % 86400 // 3600}h ago"
 
 
 def _crop(text: str, cells: int = LAST_LINE_CELLS) -> str:
@@ -386,6 +327,18 @@ class LogPane(Widget):
             self._deferred = None
             self.show_job(job_id, **kwargs)
 
+    def on_show(self) -> None:
+        self._set_hidden(False)
+
+    def on_hide(self) -> None:
+        self._set_hidden(True)
+
+    def _set_hidden(self, hidden: bool) -> None:
+        """Off screen the watcher reads only the batch log often (failures still show in the triage line)."""
+        if self._session is not None and self._session.hidden != hidden:
+            self._session.hidden = hidden
+            self._session.wake.set()
+
     def on_unmount(self) -> None:
         if self._session is not None:
             self._session.stop()
@@ -501,12 +454,7 @@ class LogPane(Widget):
         files: dict[Key, Path] = {}
         discover = False
         if paths is not None:
-            logs = job_logs(paths, job_id, world_size) if world_size else None
-            files[BATCH] = Path(paths.batch(job_id))
-            if logs is not None:
-                files.update(dict(logs.ranks.items()))
-            else:
-                discover = True
+            files, discover = watch_files(paths, job_id, world_size)
             self._note = ""
         elif batch_log:
             files[BATCH] = Path(batch_log)
@@ -743,6 +691,15 @@ class LogPane(Widget):
             self._following = False
             self._update_status()
 
+    @on(DataTable.RowHighlighted, "#lp-ranks")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The user moved to a row: read that file now rather than at its backed-off time."""
+        event.stop()
+        key = self._key_of(event.row_key.value)
+        if key is not None and self._session is not None:
+            self._session.wanted.add(key)
+            self._session.wake.set()
+
     @on(DataTable.RowSelected, "#lp-ranks")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -948,25 +905,18 @@ class LogPane(Widget):
         self._search_note = f"“{self._search}”: not in the {n} lines shown"
         self._update_status()
 
-    # -- the watcher (a thread; touches no widget) ---------------------------------------------------
+    # -- the worker (a thread; touches no widget) ----------------------------------------------------
 
     def _watch(self, session: _Session) -> None:
+        """Drive the core watcher for one shown job: poll, post the view's lines, the rows and the triage."""
         worker = get_current_worker()
-        window = max(1, self.settings.window)
         interval = max(0.01, float(self.settings.poll_interval))
-        clock = self.clock
-        tails: MultiTail[Key] = MultiTail(window=window, merged_window=1)
-        detectors: dict[Key, RankDetector] = {}
-        nodes: dict[Key, str | None] = {}
-        header_done: set[Key] = set()
-
-        def add(key: Key, path: Path) -> None:
-            tails.add(key, path)
-            detectors[key] = RankDetector(key if isinstance(key, int) else None, None)
-            nodes[key] = None
-
-        for key, path in sorted(session.files.items(), key=lambda kv: _key_sort(kv[0])):
-            add(key, path)
+        watcher = JobLogWatcher(
+            session.job_id, session.files, paths=session.paths, discover=session.discover,
+            launcher=session.launcher or self._launcher_of(session.job_id),
+            window=max(1, self.settings.window), clock=self.clock, budget=FdBudget(),
+            scheduler=PoliteScheduler(interval, interval * BACKOFF_FIRST, min(30.0, interval * BACKOFF_MAX)),
+        )
 
         def running() -> bool:
             return not (session.stopped or worker.is_cancelled)
@@ -977,213 +927,62 @@ class LogPane(Widget):
                 while running() and self.message_queue_size > QUEUE_LOW:
                     time.sleep(0.02)
 
-        def feed(ups: Mapping[Key, TailUpdate], now: float) -> bool:
-            changed = False
-            for key, up in ups.items():
-                det = detectors[key]
-                if isinstance(key, int) and key not in header_done and up.exists:
-                    node = node_of(tails.tail(key).path)
-                    if node is not None or up.size >= HEADER_BYTES:
-                        header_done.add(key)
-                    if node is not None:
-                        nodes[key] = node
-                        det.node = node
-                if up.reset:
-                    det.reset()
-                    changed = True
-                if up.lines:
-                    before = len(det.findings)
-                    det.feed_many(
-                        up.lines,
-                        first_line_no=up.first_line_no + 1,
-                        time=up.mtime if up.backlog else now,
-                        first_seq=up.first_seq,
-                    )
-                    changed = changed or len(det.findings) != before
-                if up.changed:
-                    changed = True
-            return changed
+        def show(view: _View, content: Loaded | Appended | None) -> None:
+            if isinstance(content, Loaded):
+                post(LogPane.ViewLoaded(session.token, view.gen, content.lines, content.header, content.first_index,
+                                        content.partial, content.excerpt, content.focus))
+            elif content is not None:
+                post(LogPane.Lines(session.token, view.gen, content.lines, content.partial))
 
-        def view_content(view: _View) -> LogPane.ViewLoaded:
-            if view.mode == "merged":
-                keys = [k for k in view.keys if k in tails]
-                share = max(1, window // max(1, len(keys)))
-                lines: list[str] = []
-                for k in keys:
-                    label = _label(k)
-                    lines.extend(label + x for x in tails.tail(k).window[-share:])
-                return LogPane.ViewLoaded(session.token, view.gen, tuple(lines[-window:]))
-            key = view.keys[0] if view.keys else None
-            if key is None or key not in tails:
-                return LogPane.ViewLoaded(session.token, view.gen, ())
-            tail: FileTail = tails.tail(key)
-            header: list[str] = []
-            if not tail.exists:
-                problem = log_problem(str(tail.path))  # gone or unreadable, rather than not written yet?
-                header.append(f"── {problem}; waiting for it ──" if problem
-                              else f"── {tail.path.name} does not exist yet; waiting for it ──")
-            elif tail.generation:
-                header.append("── the file was truncated or replaced; showing it from its new start ──")
-            win = tail.window
-            first = tail.line_count - len(win)
-            if view.focus is not None:
-                start, line = view.focus
-                if line < first:  # older than the window: read around it by offset
-                    lo = max(0, min(start, line) - EXCERPT_BEFORE)
-                    got = tail.read_lines(lo, line - lo + EXCERPT_AFTER)
-                    if got:
-                        header = [
-                            f"── {_key_name(key)}: lines {lo + 1}–{lo + len(got)} of the file's index, around its "
-                            f"first error · End: back to the live tail ──"
-                        ]
-                        return LogPane.ViewLoaded(
-                            session.token, view.gen, tuple(got), tuple(header), lo, tail.partial, True, view.focus
-                        )
-            return LogPane.ViewLoaded(
-                session.token, view.gen, tuple(win), tuple(header), first, tail.partial, False, view.focus
-            )
-
-        def new_lines(view: _View, ups: Mapping[Key, TailUpdate]) -> LogPane.Lines | LogPane.ViewLoaded | None:
-            if view.mode == "rank":
-                key = view.keys[0] if view.keys else None
-                up = ups.get(key) if key is not None else None
-                if up is None:
-                    return None
-                if up.reset or up.appeared or len(up.lines) >= window:
-                    return view_content(_View(view.gen, view.mode, view.keys))
-                if up.lines or up.partial_changed:
-                    return LogPane.Lines(session.token, view.gen, up.lines, up.partial)
-                return None
-            shown = {k: ups[k] for k in view.keys if k in ups}
-            out: list[str] = []
-            for k, up in shown.items():
-                if up.reset:
-                    out.append(f"{_label(k)}── the file was truncated or replaced; reading it from its new start ──")
-            out.extend(merge_rank_lines(shown))
-            if not out:
-                return None
-            return LogPane.Lines(session.token, view.gen, tuple(out[-window:]))
-
-        def unreadable() -> TriageLine | None:
-            """Why the files cannot be read, when one is missing or failed (the directory gone, unreadable)."""
-            missing = [tails.tail(k) for k in tails.keys() if not tails.tail(k).exists]  # noqa: SIM118
-            if not missing:
-                return None
-            first = session.files.get(BATCH) or missing[0].path
-            problem = log_problem(str(first))
-            return TriageLine(problem, False, problem=True) if problem else None
-
-        last_rows: tuple[RankRow, ...] | None = None
-        last_triage: TriageLine | None = None
-        posted_triage: TriageLine | None = None
-        findings_total = (-1, -1)
         shown_gen = -1
-        tick = 0
-        flushed = False
+        posted: tuple[tuple[RankRow, ...], TriageLine] | None = None
         next_poll = time.monotonic()
         while running():
             view = session.view
-            due = time.monotonic() >= next_poll
-            visible = [k for k in view.keys if k in tails]
-            now = clock()
-            ups: dict[Key, TailUpdate] = {}
-            if due:
-                ups = tails.poll_all(visible)
-            if view.gen != shown_gen:
-                post(view_content(view))
-                shown_gen = view.gen
-                if tick == 0:  # on open, let the UI draw the shown file before reading all the others
-                    session.shown.wait(FIRST_DRAW_WAIT)
-            elif ups:
-                msg = new_lines(view, ups)
-                if msg is not None:
-                    post(msg)
-            if due:
-                feed(ups, now)  # triage after the lines are on their way
-                if session.discover and session.paths is not None and tick % DISCOVER_EVERY == 0:
-                    for rank, path in job_logs(session.paths, session.job_id, None).ranks.items():
-                        if rank not in tails:
-                            add(rank, path)
-                if tick % HIDDEN_EVERY == 0:
-                    others = [k for k in tails.keys() if k not in visible]  # noqa: SIM118
-                    feed(tails.poll_all(others), now)
-                if not session.job_active and not flushed:
-                    for det in detectors.values():
-                        det.flush()
-                    flushed = True
-                total = (
-                    sum(len(d.findings) for d in detectors.values()),
-                    sum(1 for k in tails.keys() if tails.tail(k).exists),  # noqa: SIM118
-                )
-                if total != findings_total or last_triage is None:
-                    findings_total = total
-                    last_triage = _triage_line(tails, detectors, nodes)
-                rows = tuple(
-                    _row(k, tails.tail(k), detectors[k], nodes.get(k), session.job_active, now, last_triage)
-                    for k in sorted(tails.keys(), key=_key_sort)
-                )
-                shown = unreadable() or last_triage
-                if rows != last_rows or shown != posted_triage:
-                    post(LogPane.Rows(session.token, rows, shown))
-                    last_rows, posted_triage = rows, shown
-                tick += 1
+
+            def on_shown(ups: dict[Key, TailUpdate], view: _View = view) -> None:
+                nonlocal shown_gen
+                if view.gen != shown_gen:
+                    first_open = shown_gen < 0
+                    show(view, watcher.view_content(view.mode, view.keys, view.focus))
+                    shown_gen = view.gen
+                    if first_open:  # on open, let the UI draw the shown file before reading all the others
+                        session.shown.wait(FIRST_DRAW_WAIT)
+                else:
+                    show(view, watcher.view_update(view.mode, view.keys, ups))
+
+            if time.monotonic() >= next_poll:
+                watcher.set_hidden(session.hidden)
+                for key in list(session.wanted):
+                    session.wanted.discard(key)
+                    watcher.want(key)
+                # the shown files first (their lines are posted by on_shown), triage after the lines are on their way
+                ups = watcher.poll(view.keys[:FAST_SHOWN_MAX], now=self.clock(), on_shown=on_shown)
+                slow = view.keys[FAST_SHOWN_MAX:]
+                if slow and view.gen == shown_gen:  # a merged view's ranks beyond the fast ones, as they come
+                    show(view, watcher.view_update(view.mode, slow, {k: ups[k] for k in slow if k in ups}))
+                if not session.job_active:
+                    watcher.finish()
+                rows = watcher.rows(job_active=session.job_active)
+                current = (rows, watcher.problem() or watcher.triage_line())
+                if current != posted:
+                    post(LogPane.Rows(session.token, *current))
+                    posted = current
                 next_poll = time.monotonic() + interval
+            elif view.gen != shown_gen:
+                on_shown({})
             if not running():
                 break
             session.wake.wait(max(0.0, next_poll - time.monotonic()))
             session.wake.clear()
+        watcher.close()
 
-
-def merge_rank_lines(updates: Mapping[Key, TailUpdate]) -> list[str]:
-    """New lines of several files, ``[rN]``-prefixed, by arrival."""
-    return merge_lines(updates, label=_label)
-
-
-def _row(
-    key: Key,
-    tail: FileTail,
-    det: RankDetector,
-    node: str | None,
-    job_active: bool,
-    now: float,
-    tri: TriageLine,
-) -> RankRow:
-    st = rank_status(key if isinstance(key, int) else -1, tail, job_active=job_active, node=node, findings=det.findings)
-    f = st.finding
-    return RankRow(
-        key=key,
-        node=st.node if isinstance(key, int) else None,
-        exists=st.exists,
-        size=st.size,
-        age=human_age(now - st.mtime) if st.mtime is not None else "",
-        last_line=st.last_line,
-        status=st.status,
-        first=tri.failed and tri.key == key,
-        error_start=(f.start_line_no - 1) if f is not None and f.start_line_no else (f.line_no - 1 if f else None),
-        error_line=(f.line_no - 1) if f is not None else None,
-    )
-
-
-def _triage_line(
-    tails: MultiTail[Key], detectors: Mapping[Key, RankDetector], nodes: Mapping[Key, str | None]
-) -> TriageLine:
-    per_key = {k: list(d.findings) for k, d in detectors.items()}
-    rank_nodes = {k: n for k, n in nodes.items() if isinstance(k, int) and n}
-    summary = triage(per_key, nodes_by_rank=rank_nodes)
-    first = summary.first
-    if first is None:
-        existing = sum(1 for k in tails.keys() if tails.tail(k).exists)  # noqa: SIM118
-        if existing == 0:
-            return TriageLine("waiting for the logs to appear…", False)
-        return TriageLine(f"no failure found ({existing} log{'s' if existing != 1 else ''} read)", False)
-    key: Key | None = None
-    for k, group in per_key.items():
-        if any(f.seq == first.seq and f.line_no == first.line_no for f in group):
-            key = k
-            break
-    start: int | None = (first.start_line_no or first.line_no) - 1
-    line: int | None = first.line_no - 1
-    rank_det = detectors.get(first.rank) if isinstance(key, str) and first.rank is not None else None
-    if rank_det is not None and rank_det.findings:  # a batch-log report about a rank: jump to the rank's own error
-        key, start, line = first.rank, None, None
-    return TriageLine(summary.summary(), True, key, first.rank, first.node, start, line)
+    def _launcher_of(self, job_id: str) -> str | None:
+        """The job's launcher from the history (worker thread: the history is a file)."""
+        if self.history is None:
+            return None
+        try:
+            entry = self.history.get(job_id)
+        except Exception:  # noqa: BLE001 - a broken history must not stop the logs
+            return None
+        return entry.launcher if entry is not None else None

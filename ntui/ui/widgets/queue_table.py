@@ -12,8 +12,8 @@ It keeps the parts of the ``DataTable`` API the jobs view needs, with the same n
 ``filter_text`` (case-insensitive substring over every cell), and a per-row ``tag`` (``"ended"`` rows are
 dimmed and kept below live rows).
 
-:class:`QueueTable` is the jobs-view table on top: columns, row formatting from
-:class:`~ntui.core.slurm.QueueJob`, state colours, and :meth:`QueueTable.apply` which updates by diff
+:class:`QueueTable` is the jobs-view table on top: columns (the cells come from the one row formatter,
+:func:`~ntui.core.queue.queue_row`), state colours, and :meth:`QueueTable.apply` which updates by diff
 (``update_cell`` for changed cells, ``add_row(key=)`` for new rows, ``remove_row`` for a few departures and
 ``clear()`` + ``add_rows`` when many rows vanish), keeping the selection by job id.
 """
@@ -36,9 +36,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ntui.core.logtail import inert
-from ntui.core.queue import diff_rows
-from ntui.core.slurm import QueueJob, StateCategory, parse_duration, state_category
+from ntui.core.queue import ENDED, diff_rows, queue_row
+from ntui.core.slurm import StateCategory, parse_duration, state_category
 
 __all__ = [
     "ALL_USERS_COLUMNS",
@@ -51,10 +50,6 @@ __all__ = [
     "id_sort_key",
     "queue_row",
 ]
-
-#: Row tag of jobs that left the queue (dimmed, listed after live rows).
-ENDED = "ended"
-
 
 def _text_key(value: str) -> tuple[int, str]:
     return (0 if value else 1, value.casefold())
@@ -696,24 +691,6 @@ class VirtualTable(ScrollView, can_focus=True):
 
 
 # ---------------------------------------------------------------- the queue
-
-
-def _where(job: QueueJob) -> str:
-    if job.nodelist:
-        return job.nodelist
-    return f"({job.reason})" if job.reason else ""
-
-
-def queue_row(job: QueueJob, all_users: bool = False) -> tuple[str, ...]:
-    """The table cells of one queue line (pure; runs in the poll thread). Names, users and reasons come from
-    other users: escape sequences and control characters in them are dropped (:func:`~ntui.core.logtail.inert`)."""
-    nodes = "" if job.num_nodes is None else str(job.num_nodes)
-    name, where = inert(job.name), inert(_where(job))
-    if all_users:
-        return (job.job_id, name, inert(job.user), job.state, job.elapsed, job.time_limit, nodes, where,
-                inert(job.partition), inert(job.qos or ""))
-    return (job.job_id, name, job.state, job.elapsed, job.time_limit, nodes, where, inert(job.partition),
-            inert(job.qos or ""))
 
 
 _ID = Column("id", "ID", min_width=5, sort_key=id_sort_key)

@@ -1,6 +1,6 @@
 """``screenshots/log-pane.svg`` and ``screenshots/log-merged.svg``: the log pane alone, deterministically.
 
-    python -m ntui.ui.screenshots_logs [OUT_DIR]
+    python -m tests.support.screenshots_logs [OUT_DIR]   (from the repository root)
 
 :func:`write_demo_logs` writes a failed 2-node x 2-GPU job the way ntui lays it out
 (``<stem>-<job>.out`` + ``<stem>-<job>-rank-N.out``, each rank file starting with ``ntui: rank N on NODE``):

@@ -1,12 +1,13 @@
 """``screenshots/gpu-pane.svg``: the GPU pane alone, from canned data, deterministically.
 
-    python -m ntui.ui.screenshots_gpu [PATH]
+    python -m tests.support.screenshots_gpu [PATH]   (from the repository root)
 
-A :class:`~ntui.core.runner.FakeRunner` answers the one ``scontrol show job -d`` (a 2-node job with 4 GPUs
-per node, Perlmutter-shaped), a :class:`CannedStream` stands in for the ``srun ... nvidia-smi -l`` step,
-and :func:`canned_lines` makes 40 samples (80 s at the 2 s interval) of plausible A100 readings, with one
-GPU idle for the whole time (flagged) and one reporting ``[N/A]``. The clock is frozen, so the SVG is the
-same on every run. :func:`gpu_pane_scene` is the part a combined screenshot script can reuse.
+A :class:`~tests.support.fakes.FakeRunner` answers the one ``scontrol show job -d`` (a 2-node job with 4
+GPUs per node, Perlmutter-shaped), a :class:`~tests.support.fakes.FakeStream` stands in for the
+``srun ... nvidia-smi -l`` step, and :func:`canned_lines` makes 40 samples (80 s at the 2 s interval) of
+plausible A100 readings, with one GPU idle for the whole time (flagged) and one reporting ``[N/A]``.
+The clock is frozen, so the SVG is the same on every run.
+:func:`gpu_pane_scene` is the part a combined screenshot script can reuse.
 """
 
 from __future__ import annotations
@@ -14,15 +15,14 @@ from __future__ import annotations
 import asyncio
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, ComposeResult
 
 from ntui.core.config import GpuSettings
-from ntui.core.runner import FakeRunner, result
 from ntui.ui.widgets.gpu_pane import GpuPane
+from tests.support.fakes import FakeRunner, FakeStream, result
 
 JOB_ID = "48213777"
 NODES = ("nid001140", "nid001141")
@@ -88,33 +88,6 @@ class FrozenClock:
         self.now += seconds
 
 
-class CannedStream:
-    """A stand-in for :class:`~ntui.core.gpustream.GpuStream`: nothing runs; the scene feeds the lines."""
-
-    last: CannedStream | None = None
-
-    def __init__(
-        self,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None,
-        on_line: Callable[[str], None],
-        on_exit: Callable[[int, str], None],
-    ) -> None:
-        self.argv = tuple(argv)
-        self.on_line = on_line
-        self.on_exit = on_exit
-        self.started = False
-        self.stopped = False
-        CannedStream.last = self
-
-    def start(self) -> None:
-        self.started = True
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self.stopped = True
-
-
 def demo_gpu_runner() -> FakeRunner:
     return FakeRunner({"scontrol show job": result(stdout=SCONTROL_SHOW_JOB)})
 
@@ -131,7 +104,7 @@ class GpuPaneHost(App[None]):
             demo_gpu_runner(),
             GpuSettings(interval=INTERVAL, idle_after=60.0),
             clock=self.clock,
-            stream_factory=CannedStream,
+            stream_factory=FakeStream,
             environ={},
             id="gpu-pane",
         )
@@ -146,7 +119,7 @@ async def gpu_pane_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, samples:
     pane.watch_job(JOB_ID)
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
-    stream = CannedStream.last
+    stream = FakeStream.made[-1] if FakeStream.made else None
     if stream is None or not stream.started:
         raise RuntimeError(f"the GPU pane did not start its stream (state {pane.state}: {pane.reason})")
     for step in range(samples):

@@ -1,6 +1,6 @@
 """The jobs view with deterministic data: ``screenshots/jobs.svg``, and the app factory tests and benchmarks use.
 
-    python -m ntui.ui.screenshots_jobs [--out screenshots]
+    python -m tests.support.screenshots_jobs [--out screenshots]   (from the repository root)
 
 :func:`jobs_app` is the real :class:`~ntui.ui.app.NtuiApp` opened on the jobs view (whatever ``VIEWS`` registers
 under ``jobs``), with everything injectable. :func:`demo_jobs_runner` answers squeue / scontrol / sacct like a
@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from ntui.core.config import Settings
 from ntui.core.history import HistoryEntry
-from ntui.core.runner import CommandRunner, FakeRunner, result
+from ntui.core.runner import CommandRunner
 from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR
-from ntui.screenshots import FROZEN_NOW  # the other screenshots' frozen clock
+from tests.support.demo import FROZEN_NOW  # the other screenshots' frozen clock
+from tests.support.fakes import FakeRunner, result
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -260,7 +261,7 @@ def save_jobs_screenshot(out: Path = Path("screenshots")) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ntui.ui.screenshots_jobs")
+    parser = argparse.ArgumentParser(prog="python -m tests.support.screenshots_jobs")
     parser.add_argument("--out", type=Path, default=Path("screenshots"))
     args = parser.parse_args(argv)
     print(save_jobs_screenshot(args.out))

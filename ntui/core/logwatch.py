@@ -1,0 +1,637 @@
+"""Watching one job's logs as a stream: rank discovery, tailing, node headers, failure detection, triage.
+
+:class:`JobLogWatcher` owns one :class:`~ntui.core.logtail.FileTail` per file of the job (the batch log,
+key :data:`BATCH`, and one per global rank, key ``N``) and one incremental
+:class:`~ntui.core.triage.RankDetector` per file. The caller (the log pane's worker thread, ``ntui logs
+--follow --triage``, :func:`ntui.core.joblogs.triage_job`) calls :meth:`JobLogWatcher.poll` and reads the
+results: :meth:`~JobLogWatcher.rows` (the rank table), :meth:`~JobLogWatcher.triage_line` (who failed
+first, where its error is), :meth:`~JobLogWatcher.verdict` (the job-level verdict of
+:mod:`ntui.core.verdict`), and what to show for a view (:meth:`~JobLogWatcher.view_content`,
+:meth:`~JobLogWatcher.view_update`). No Textual, no threads of its own; one caller thread at a time.
+
+Which files are read when is a pluggable :class:`PollScheduler`: :class:`FixedScheduler` polls the shown
+files every tick and the others every ``hidden_every``-th tick (simple; one open+fstat per file per poll).
+:class:`PoliteScheduler` (many ranks, shared file systems) polls the shown files and the batch log every
+tick, backs the others off while they do not change, and polls a file at once when asked
+(:meth:`JobLogWatcher.want`, e.g. the user scrolled to its row).
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, TypeAlias
+
+from ntui.core.lognames import HEADER_BYTES, LogPaths, discover_rank_logs, log_problem, node_of, parse_rank_header
+from ntui.core.logtail import (
+    DEFAULT_WINDOW,
+    FdBudget,
+    FileTail,
+    MultiTail,
+    TailUpdate,
+    merge_lines,
+    rank_label,
+    rank_status,
+)
+from ntui.core.triage import Finding, RankDetector, TriageSummary, triage
+from ntui.core.verdict import JobVerdict, SlurmFinal, decide
+
+__all__ = [
+    "BATCH",
+    "EXCERPT_AFTER",
+    "EXCERPT_BEFORE",
+    "Appended",
+    "FixedScheduler",
+    "JobLogWatcher",
+    "Key",
+    "Loaded",
+    "PollScheduler",
+    "PoliteScheduler",
+    "RankRow",
+    "TriageLine",
+    "ViewMode",
+    "human_age",
+    "human_size",
+    "key_name",
+    "key_sort",
+]
+
+Key: TypeAlias = int | str
+"""A file of the job: a global rank, or :data:`BATCH`."""
+BATCH = "batch"
+ViewMode = Literal["rank", "merged"]
+EXCERPT_BEFORE = 15
+EXCERPT_AFTER = 45
+DISCOVER_EVERY_S = 4.0  # world size unknown: look for new rank files this often
+PROBLEM_EVERY_S = 5.0  # files missing: check this often whether their directory is gone or unreadable
+
+
+def key_sort(key: Key) -> tuple[int, int]:
+    return (-1, 0) if isinstance(key, str) else (0, key)
+
+
+def key_name(key: Key) -> str:
+    return "batch log" if isinstance(key, str) else f"rank {key}"
+
+
+def human_size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            return f"{value:.1f} {unit}"
+    return f"{n} B"  # pragma: no cover
+
+
+def human_age(seconds: float) -> str:
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s ago"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s ago"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m ago"
+    return f"{s // 86400}d{s % 86400 // 3600}h ago"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# what the watcher reports (immutable)
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One row of the rank table (``key`` a rank or ``"batch"``)."""
+
+    key: Key
+    node: str | None
+    exists: bool
+    size: int
+    age: str
+    last_line: str
+    status: str
+    first: bool = False
+    """This rank failed first (triage)."""
+    error_start: int | None = None
+    """0-based index number of the first line of its first error block (a traceback's header)."""
+    error_line: int | None = None
+    """0-based index number of that error's telling line (``XError: message``)."""
+
+
+@dataclass(frozen=True)
+class TriageLine:
+    text: str
+    failed: bool
+    key: Key | None = None
+    rank: int | None = None
+    node: str | None = None
+    error_start: int | None = None
+    """0-based index numbers, in ``key``'s file, of the first error's block start and telling line."""
+    error_line: int | None = None
+    problem: bool = False
+    """``text`` says why the logs cannot be read (log directory gone or unreadable), not what failed."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The whole content of a view (after a view change, a reset, or a jump outside the window)."""
+
+    lines: tuple[str, ...]
+    header: tuple[str, ...] = ()
+    first_index: int | None = None
+    """Index number of ``lines[0]`` (rank views), None for merged views."""
+    partial: str = ""
+    excerpt: bool = False
+    focus: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Appended:
+    """New lines for the shown view."""
+
+    lines: tuple[str, ...]
+    partial: str = ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# schedulers
+
+
+class PollScheduler(Protocol):
+    """Decides which files one :meth:`JobLogWatcher.poll` reads."""
+
+    #: seconds between two polls of the caller's loop
+    tick_s: float
+    #: the pane is not on screen: nothing is shown, poll as little as keeps failures found
+    hidden: bool
+
+    def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
+        """The files to poll now (``shown`` first: the caller shows their lines before the others)."""
+        ...
+
+    def observed(self, key: Key, update: TailUpdate, now: float) -> None:
+        """A file was polled (``update.changed``: it moved)."""
+        ...
+
+    def want(self, key: Key) -> None:
+        """Poll this file at the next tick (the user looks at it)."""
+        ...
+
+
+class FixedScheduler:
+    """Shown files every tick, the others every ``hidden_every``-th tick."""
+
+    def __init__(self, tick_s: float = 0.5, hidden_every: int = 4) -> None:
+        self.tick_s = max(0.01, tick_s)
+        self.hidden_every = max(1, hidden_every)
+        self.hidden = False
+        self._tick = 0
+        self._wanted: set[Key] = set()
+
+    def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
+        shown = () if self.hidden else shown
+        out = [k for k in keys if k in shown]
+        if self._tick % self.hidden_every == 0:
+            out += [k for k in keys if k not in shown]
+        else:
+            out += [k for k in keys if k in self._wanted and k not in shown]
+        self._wanted.clear()
+        self._tick += 1
+        return out
+
+    def observed(self, key: Key, update: TailUpdate, now: float) -> None:
+        return None
+
+    def want(self, key: Key) -> None:
+        self._wanted.add(key)
+
+
+class PoliteScheduler:
+    """Polite to a shared file system (Lustre: every open/stat is a metadata-server RPC).
+
+    * Shown files and the batch log (where srun's task exits and slurmstepd's cancellations land first) are
+      polled every ``fast_s``.
+    * Every other file starts at ``slow_s`` and doubles its interval each time it is found unchanged, up to
+      ``max_s``; a change brings it back to ``slow_s``.
+    * Those backed-off polls are also capped at ``rest_per_s`` per second (``hidden_rest_per_s`` while the pane
+      is hidden), the overdue ones first, so the rate does not grow with the rank count. A file never read
+      yet is read once regardless (the rank table needs every file once).
+    * :meth:`want` polls a file at the next tick (the user moved to its row; the batch log named its rank).
+    * ``hidden`` (the pane is off screen): nothing is shown and the batch log is polled every ``hidden_fast_s``.
+
+    A poll costs one ``stat`` with a held descriptor, ``open`` + ``fstat`` without one.
+    """
+
+    def __init__(
+        self,
+        fast_s: float = 0.5,
+        slow_s: float = 2.0,
+        max_s: float = 30.0,
+        *,
+        fast_keys: Collection[Key] = (BATCH,),
+        rest_per_s: float = 20.0,
+        hidden_rest_per_s: float = 0.5,
+        hidden_fast_s: float = 1.0,
+    ) -> None:
+        self.tick_s = max(0.01, fast_s)
+        self.slow_s = max(self.tick_s, slow_s)
+        self.max_s = max(self.slow_s, max_s)
+        self.fast_keys = set(fast_keys)
+        self.rest_per_s = rest_per_s
+        self.hidden_rest_per_s = hidden_rest_per_s
+        self.hidden_fast_s = hidden_fast_s
+        self.hidden = False
+        self._next: dict[Key, float] = {}
+        self._every: dict[Key, float] = {}
+        self._wanted: set[Key] = set()
+        self._tokens = 0.0
+        self._refilled: float | None = None
+        self._next_fast: dict[Key, float] = {}
+
+    def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
+        rate = self.hidden_rest_per_s if self.hidden else self.rest_per_s
+        if self._refilled is not None:
+            self._tokens = min(max(1.0, 2 * rate), self._tokens + (now - self._refilled) * rate)
+        self._refilled = now
+        if self.hidden:
+            fast = {k for k in self.fast_keys if self._next_fast.get(k, 0.0) <= now}
+            for k in fast:
+                self._next_fast[k] = now + self.hidden_fast_s
+        else:
+            fast = self.fast_keys | set(shown)
+        first = [k for k in keys if k in fast or k in self._wanted]
+        taken = set(first) | self.fast_keys
+        never = [k for k in keys if k not in taken and k not in self._every]
+        overdue = sorted((k for k in keys if k not in taken and k in self._every and self._next[k] <= now),
+                         key=lambda k: self._next[k])
+        allowed = overdue[: int(self._tokens)]
+        self._tokens -= len(allowed)
+        self._wanted.clear()
+        return first + never + allowed
+
+    def observed(self, key: Key, update: TailUpdate, now: float) -> None:
+        if key in self.fast_keys:
+            return
+        every = self.slow_s if update.changed or key not in self._every else min(self.max_s, self._every[key] * 2)
+        self._every[key] = every
+        self._next[key] = now + every
+
+    def want(self, key: Key) -> None:
+        self._wanted.add(key)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the watcher
+
+
+class JobLogWatcher:
+    """One job's log files, tailed and triaged incrementally. See the module docstring.
+
+    ``files``: the known files by key (the batch log under :data:`BATCH`); ``paths`` with ``discover=True``
+    (world size unknown) finds rank files as they appear. ``launcher`` (srun / torchrun / accelerate) says
+    what srun's ``task N`` is: a global rank for srun, a node's launcher otherwise.
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        files: Mapping[Key, Path | str],
+        *,
+        paths: LogPaths | None = None,
+        discover: bool = False,
+        launcher: str | None = None,
+        window: int = DEFAULT_WINDOW,
+        scheduler: PollScheduler | None = None,
+        clock: _Clock | None = None,
+        budget: FdBudget | None = None,
+        monotonic: _Clock | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.paths = paths
+        self.discover = discover and paths is not None
+        self.launcher = launcher
+        self.window = max(1, window)
+        self.scheduler: PollScheduler = scheduler or FixedScheduler()
+        self.clock = clock or _time.time
+        self.monotonic = monotonic or _time.monotonic
+        self.tails: MultiTail[Key] = MultiTail(window=self.window, merged_window=1, budget=budget)
+        #: opens for rank headers outside the tail window (with the tails' own, :meth:`ops`)
+        self.header_opens = 0
+        self._detectors: dict[Key, RankDetector] = {}
+        self._nodes: dict[Key, str | None] = {}
+        self._header_done: set[Key] = set()
+        self._flushed = False
+        self._next_discover = 0.0
+        self._triage_cache: tuple[tuple[int, int], TriageLine] | None = None
+        self._problem: tuple[int, float, TriageLine | None] | None = None
+        for key, path in sorted(files.items(), key=lambda kv: key_sort(kv[0])):
+            self.add(key, Path(path))
+
+    # -- files ----------------------------------------------------------------------------------------
+
+    def add(self, key: Key, path: Path) -> None:
+        self.tails.add(key, path)
+        rank = key if isinstance(key, int) else None
+        self._detectors[key] = RankDetector(rank, None, task_is_rank=self.launcher in (None, "srun"))
+        self._nodes[key] = None
+
+    def keys(self) -> list[Key]:
+        return sorted(self.tails.keys(), key=key_sort)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.tails
+
+    def tail(self, key: Key) -> FileTail:
+        return self.tails.tail(key)
+
+    def node(self, key: Key) -> str | None:
+        return self._nodes.get(key)
+
+    def want(self, key: Key) -> None:
+        """Read this file at the next poll (the user looks at it)."""
+        self.scheduler.want(key)
+
+    # -- polling --------------------------------------------------------------------------------------
+
+    def poll(self, shown: Collection[Key] = (), *, now: float | None = None,
+             on_shown: Callable[[dict[Key, TailUpdate]], None] | None = None) -> dict[Key, TailUpdate]:
+        """Poll the files the scheduler says are due and feed their new lines to the detectors.
+
+        The due files among ``shown`` are read first and handed to ``on_shown`` (the caller shows their lines)
+        before the others are read. Returns every update.
+        """
+        when = self.clock() if now is None else now
+        mono = self.monotonic()
+        if self.discover and mono >= self._next_discover:
+            self._next_discover = mono + DISCOVER_EVERY_S
+            self.discover_ranks()
+        due = self.scheduler.due(self.keys(), shown, mono)
+        ups = self._poll_keys([k for k in due if k in shown], mono)
+        if on_shown is not None:
+            on_shown(ups)
+        ups.update(self._poll_keys([k for k in due if k not in shown], mono))
+        self._feed(ups, when)
+        return ups
+
+    def _poll_keys(self, keys: list[Key], mono: float) -> dict[Key, TailUpdate]:
+        ups = self.tails.poll_all(keys)
+        for key, up in ups.items():
+            self.scheduler.observed(key, up, mono)
+        return ups
+
+    def poll_all(self, *, now: float | None = None) -> dict[Key, TailUpdate]:
+        """Read every file now (one-shot triage)."""
+        when = self.clock() if now is None else now
+        if self.discover:
+            self.discover_ranks()
+        ups = self.tails.poll_all(self.keys())
+        self._feed(ups, when)
+        return ups
+
+    def discover_ranks(self) -> list[int]:
+        """Add rank files that appeared (world size unknown). Returns the new ranks."""
+        if self.paths is None:
+            return []
+        new = []
+        for rank, path in discover_rank_logs(Path(self.paths.log_dir), self.paths.stem, self.job_id).items():
+            if rank not in self.tails:
+                self.add(rank, path)
+                new.append(rank)
+        return new
+
+    def set_hidden(self, hidden: bool) -> None:
+        """The pane left the screen (or came back): the scheduler polls accordingly."""
+        self.scheduler.hidden = hidden
+
+    def ops(self) -> tuple[int, int]:
+        """File-system metadata operations so far: (opens, stats)."""
+        opens, stats = self.tails.ops()
+        return opens + self.header_opens, stats
+
+    def close(self) -> None:
+        """Give back every held descriptor (the watcher stops or pauses)."""
+        self.tails.close()
+
+    def finish(self) -> None:
+        """The job is over: report what the detectors still hold (tracebacks cut short)."""
+        if not self._flushed:
+            for det in self._detectors.values():
+                det.flush()
+            self._flushed = True
+
+    def _feed(self, ups: Mapping[Key, TailUpdate], now: float) -> None:
+        for key, up in ups.items():
+            det = self._detectors[key]
+            if isinstance(key, int) and key not in self._header_done and up.exists:
+                self._read_header(key, up, det)
+            if up.reset:
+                det.reset()
+                self._header_done.discard(key)
+            if up.lines:
+                found = det.feed_many(
+                    up.lines,
+                    first_line_no=up.first_line_no + 1,
+                    time=up.mtime if up.backlog else now,
+                    first_seq=up.first_seq,
+                )
+                if key == BATCH:
+                    self._want_named(found)
+
+    def _want_named(self, found: Sequence[Finding]) -> None:
+        """The batch log named a rank (srun's task exit, torchrun's ChildFailedError) or a node's launcher:
+        read those ranks' files at the next poll, whatever their back-off."""
+        for f in found:
+            if f.rank is not None and f.rank in self.tails:
+                self.scheduler.want(f.rank)
+            elif f.task is not None and f.node:
+                for k, n in self._nodes.items():
+                    if n == f.node:
+                        self.scheduler.want(k)
+
+    def _read_header(self, key: Key, up: TailUpdate, det: RankDetector) -> None:
+        node: str | None = None
+        if up.lines and up.first_line_no == 0 and self.tail(key).fully_indexed:
+            parsed = parse_rank_header(up.lines[0])  # the header is the file's first line: no extra open
+            node = parsed[1] if parsed else None
+            done = True
+        else:
+            self.header_opens += 1
+            node = node_of(self.tail(key).path)
+            done = node is not None or up.size >= HEADER_BYTES
+        if done:
+            self._header_done.add(key)
+        if node is not None:
+            self._nodes[key] = node
+            det.node = node
+
+    # -- results --------------------------------------------------------------------------------------
+
+    def findings_count(self) -> int:
+        return sum(len(d.findings) for d in self._detectors.values())
+
+    def existing(self) -> int:
+        return sum(1 for k in self.tails.keys() if self.tails.tail(k).exists)  # noqa: SIM118
+
+    def summary(self) -> TriageSummary:
+        per_key = {k: list(d.findings) for k, d in self._detectors.items()}
+        return triage(per_key, nodes_by_rank=self._rank_nodes())
+
+    def _rank_nodes(self) -> dict[int, str]:
+        return {k: n for k, n in self._nodes.items() if isinstance(k, int) and n}
+
+    def verdict(self, slurm: SlurmFinal | None = None) -> JobVerdict:
+        """The job-level verdict (Slurm's verdicts first, then the root cause; see :mod:`ntui.core.verdict`)."""
+        per_key = {k: list(d.findings) for k, d in self._detectors.items()}
+        return decide(per_key, nodes_by_rank=self._rank_nodes(), launcher=self.launcher, slurm=slurm)
+
+    def triage_line(self) -> TriageLine:
+        """The one-line triage and where its error is (cached until findings or files change)."""
+        stamp = (self.findings_count(), self.existing())
+        if self._triage_cache is not None and self._triage_cache[0] == stamp:
+            return self._triage_cache[1]
+        line = self._triage_line()
+        self._triage_cache = (stamp, line)
+        return line
+
+    def _triage_line(self) -> TriageLine:
+        verdict = self.verdict()
+        first = verdict.root
+        if verdict.kind == "none" or first is None:
+            existing = self.existing()
+            if existing == 0:
+                return TriageLine("waiting for the logs to appear…", False)
+            if verdict.kind != "none":
+                return TriageLine(verdict.line, True)
+            return TriageLine(f"no failure found ({existing} log{'s' if existing != 1 else ''} read)", False)
+        key: Key | None = None
+        for k, det in self._detectors.items():
+            if any(f.seq == first.seq and f.line_no == first.line_no for f in det.findings):
+                key = k
+                break
+        start: int | None = (first.start_line_no or first.line_no) - 1
+        line: int | None = first.line_no - 1
+        rank_det = self._detectors.get(first.rank) if isinstance(key, str) and first.rank is not None else None
+        if rank_det is not None and rank_det.findings:  # a batch-log report about a rank: jump to its own error
+            key, start, line = first.rank, None, None
+        return TriageLine(verdict.line, True, key, first.rank, first.node, start, line)
+
+    def rows(self, *, job_active: bool, now: float | None = None) -> tuple[RankRow, ...]:
+        """The rank table from the tails' last polls (no IO)."""
+        when = self.clock() if now is None else now
+        tri = self.triage_line()
+        out = []
+        for key in self.keys():
+            tail = self.tail(key)
+            det = self._detectors[key]
+            st = rank_status(key if isinstance(key, int) else -1, tail, job_active=job_active,
+                             node=self._nodes.get(key), findings=det.findings)
+            f = st.finding
+            start = None if f is None else (f.start_line_no or f.line_no) - 1
+            out.append(RankRow(
+                key=key,
+                node=st.node if isinstance(key, int) else None,
+                exists=st.exists,
+                size=st.size,
+                age=human_age(when - st.mtime) if st.mtime is not None else "",
+                last_line=st.last_line,
+                status=st.status,
+                first=tri.failed and tri.key == key,
+                error_start=start,
+                error_line=(f.line_no - 1) if f is not None else None,
+            ))
+        return tuple(out)
+
+    def problem(self) -> TriageLine | None:
+        """Why the files cannot be read, when one is missing (the directory gone, unreadable); None if they
+        can (a missing file in a readable directory is just not written yet). Checked again when the number
+        of missing files changes, else every :data:`PROBLEM_EVERY_S` (each check costs metadata operations)."""
+        missing = [self.tail(k).path for k in self.keys() if not self.tail(k).exists]
+        if not missing:
+            self._problem = None
+            return None
+        mono = self.monotonic()
+        if self._problem is not None and self._problem[0] == len(missing) and mono < self._problem[1]:
+            return self._problem[2]
+        first = self.tail(BATCH).path if BATCH in self.tails else missing[0]
+        why = log_problem(str(first))
+        line = TriageLine(why, False, problem=True) if why else None
+        self._problem = (len(missing), mono + PROBLEM_EVERY_S, line)
+        return line
+
+    # -- views ----------------------------------------------------------------------------------------
+
+    def view_content(self, mode: ViewMode, keys: Sequence[Key], focus: tuple[int, int] | None = None) -> Loaded:
+        """What a view shows from scratch: the shown file's window (or an excerpt around ``focus``), or
+        the merged windows of ``keys``."""
+        window = self.window
+        if mode == "merged":
+            known = [k for k in keys if k in self.tails]
+            share = max(1, window // max(1, len(known)))
+            lines: list[str] = []
+            for k in known:
+                label = rank_label(k)
+                lines.extend(label + x for x in self.tail(k).window[-share:])
+            return Loaded(tuple(lines[-window:]))
+        key = keys[0] if keys else None
+        if key is None or key not in self.tails:
+            return Loaded(())
+        tail = self.tail(key)
+        header: list[str] = []
+        if not tail.exists:
+            why = log_problem(str(tail.path))  # gone or unreadable, rather than not written yet?
+            header.append(f"── {why}; waiting for it ──" if why
+                          else f"── {tail.path.name} does not exist yet; waiting for it ──")
+        elif tail.generation:
+            header.append("── the file was truncated or replaced; showing it from its new start ──")
+        win = tail.window
+        first = tail.line_count - len(win)
+        if focus is not None:
+            start, line = focus
+            if line < first:  # older than the window: read around it by offset
+                lo = max(0, min(start, line) - EXCERPT_BEFORE)
+                got = tail.read_lines(lo, line - lo + EXCERPT_AFTER)
+                if got:
+                    header = [f"── {key_name(key)}: lines {lo + 1}–{lo + len(got)} of the file's index, around its "
+                              f"first error · End: back to the live tail ──"]
+                    return Loaded(tuple(got), tuple(header), lo, tail.partial, True, focus)
+        return Loaded(tuple(win), tuple(header), first, tail.partial, False, focus)
+
+    def view_update(self, mode: ViewMode, keys: Sequence[Key], ups: Mapping[Key, TailUpdate]
+                    ) -> Loaded | Appended | None:
+        """What the shown view gains from these updates (None: nothing; :class:`Loaded`: redraw it)."""
+        if mode == "rank":
+            key = keys[0] if keys else None
+            up = ups.get(key) if key is not None else None
+            if up is None:
+                return None
+            if up.reset or up.appeared or len(up.lines) >= self.window:
+                return self.view_content(mode, keys)
+            if up.lines or up.partial_changed:
+                return Appended(up.lines, up.partial)
+            return None
+        shown = {k: ups[k] for k in keys if k in ups}
+        out: list[str] = []
+        for k, up in shown.items():
+            if up.reset:
+                out.append(f"{rank_label(k)}── the file was truncated or replaced; reading it from its new start ──")
+        out.extend(merge_lines(shown, label=rank_label))
+        if not out:
+            return None
+        return Appended(tuple(out[-self.window:]))
+
+
+class _Clock(Protocol):
+    def __call__(self) -> float: ...
+
+
+def watch_files(paths: LogPaths, job_id: str, world_size: int | None) -> tuple[dict[Key, Path], bool]:
+    """The files of a job ntui submitted: the batch log and every rank's (``discover``: world size unknown,
+    look for rank files as they appear)."""
+    files: dict[Key, Path] = {BATCH: Path(paths.batch(job_id))}
+    if world_size:
+        files.update({r: Path(paths.rank(job_id, r)) for r in range(world_size)})
+        return files, False
+    return files, True

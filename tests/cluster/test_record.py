@@ -1,0 +1,230 @@
+"""Job records on the real dev cluster, with and without accounting (``accounting_agnostic``).
+
+Four jobs are submitted with ``ntui submit`` (which exits at once) and end while no ntui process runs: one
+COMPLETES, one FAILS (exit 3), one is CANCELLED with plain ``scancel``, one hits its 1-minute TIMEOUT. Then
+``ntui history`` (a fresh process) shows each final state; with accounting it comes from **one** batched sacct
+call, without it from ``scontrol`` (the controller keeps finished jobs for MinJobAge = 300 s). ``ntui resubmit``
+re-renders the same script byte for byte, submits it and links the new job to the old one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntui.core.history import History
+from ntui.core.record import resolve_records
+from ntui.core.runner import CommandResult, CommandRunner, SubprocessRunner
+
+from .conftest import REPO, DevCluster
+
+pytestmark = [pytest.mark.cluster, pytest.mark.accounting_agnostic]
+
+EXIT_PY = "import sys, time\ntime.sleep(float(sys.argv[1]))\nsys.exit(int(sys.argv[2]))\n"
+# name -> (sleep s, exit code, time limit)
+JOBS = {
+    "rec-ok": ("1", "0", "00:05:00"),
+    "rec-fail": ("1", "3", "00:05:00"),
+    "rec-cancel": ("300", "0", "00:05:00"),
+    "rec-timeout": ("300", "0", "00:01:00"),
+}
+WANT = {"rec-ok": "COMPLETED", "rec-fail": "FAILED", "rec-cancel": "CANCELLED", "rec-timeout": "TIMEOUT"}
+LIVE = {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "REQUEUED", "RESIZING"}
+
+
+def _env(cluster: DevCluster, home: Path) -> dict[str, str]:
+    env = dict(cluster.env)
+    env["XDG_STATE_HOME"] = str(home / "state")
+    env["XDG_CONFIG_HOME"] = str(home / "config")
+    env["PYTHONPATH"] = str(REPO)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"  # the jobs' `python`
+    return env
+
+
+def ntui(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ntui", *args], env=env, capture_output=True, text=True,
+                          errors="replace", timeout=timeout, cwd=str(REPO))
+
+
+def _sets(script: Path, log_dir: Path, name: str, sleep: str, code: str, limit: str) -> list[str]:
+    sets = {"script": str(script), "args": json.dumps([sleep, code]), "sbatch.nodes": "1",
+            "sbatch.ntasks-per-node": "1", "logs.dir": str(log_dir), "sbatch.job-name": name, "sbatch.time": limit}
+    return [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+
+
+#: The shared cluster may be busy with other jobs (2 nodes x 2 CPUs): waits for a start are generous.
+START_WAIT_S = 600
+
+
+def _wait_gone(cluster: DevCluster, ids: Sequence[str], timeout: float = START_WAIT_S + 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = cluster.run("squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%T").stdout.split()
+        if not any(s in LIVE for s in out):
+            return
+        time.sleep(2)
+    pytest.fail(f"jobs {ids} did not end within {timeout} s")
+
+
+def _wait_sacct(cluster: DevCluster, ids: Sequence[str], timeout: float = 60) -> None:
+    """slurmdbd hears of an end from slurmctld asynchronously; wait until it knows them all."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = cluster.run("sacct", "-X", "-P", "-n", "-j", ",".join(ids), "-o", "JobID,State").stdout
+        states = dict(ln.split("|", 1) for ln in out.splitlines() if "|" in ln)
+        if all(states.get(i, "RUNNING").split()[0].rstrip("+") not in LIVE for i in ids):
+            return
+        time.sleep(1)
+    pytest.fail(f"sacct does not know the end of {ids} after {timeout} s")
+
+
+class CountingRunner:
+    def __init__(self, inner: CommandRunner) -> None:
+        self.inner = inner
+        self.argvs: list[tuple[str, ...]] = []
+
+    def run(self, argv: Sequence[str], *, timeout: float, env: Any = None,
+            input: str | None = None) -> CommandResult:  # noqa: A002 - mirrors CommandRunner
+        self.argvs.append(tuple(argv))
+        return self.inner.run(argv, timeout=timeout, env=env, input=input)
+
+
+def test_jobs_that_ended_while_ntui_was_closed_show_their_final_state(
+        dev_cluster: DevCluster, tmp_path: Path) -> None:
+    env = _env(dev_cluster, tmp_path / "home")
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_PY)
+    log_dir = tmp_path / "logs"
+    ids: dict[str, str] = {}
+    try:
+        for name, (sleep, code, limit) in JOBS.items():
+            res = ntui(env, "submit", "local-srun", *_sets(script, log_dir, name, sleep, code, limit))
+            assert res.returncode == 0, res.stderr
+            ids[name] = res.stdout.split()[0]
+        # ntui has exited; the jobs run and end on their own, one cancelled by plain scancel.
+        deadline = time.monotonic() + START_WAIT_S
+        while dev_cluster.run("squeue", "-h", "-j", ids["rec-cancel"], "-o", "%T").stdout.strip() != "RUNNING":
+            assert time.monotonic() < deadline, "rec-cancel never started"
+            time.sleep(1)
+        dev_cluster.run("scancel", ids["rec-cancel"])
+        _wait_gone(dev_cluster, list(ids.values()))
+        if dev_cluster.accounting:
+            _wait_sacct(dev_cluster, list(ids.values()))
+
+        # In-process on a copy of the history: how many Slurm calls one resolution makes.
+        db = tmp_path / "home" / "state" / "ntui" / "history.sqlite3"
+        copy = tmp_path / "copy.sqlite3"
+        src = sqlite_backup(db, copy)
+        counting = CountingRunner(SubprocessRunner())
+        report = resolve_records(src, counting, env=dev_cluster.env)
+        src.close()
+        kinds = [a[0] for a in counting.argvs]
+        print(f"\n[record] accounting={'on' if dev_cluster.accounting else 'off'}: one resolve of 4 jobs ran "
+              f"{kinds}; sources {sorted({r.source for _, r in report.resolved})}")
+        assert kinds.count("sacct") == 1
+        if dev_cluster.accounting:
+            assert kinds == ["sacct"]  # one batched call answered for all four
+        else:
+            assert kinds.count("squeue") == 1 and kinds.count("scontrol") == 4
+
+        res = ntui(env, "history", "--json")
+        assert res.returncode == 0, res.stderr
+        rows = {e["job_name"]: e for e in json.loads(res.stdout)}
+        want_source = "sacct" if dev_cluster.accounting else "scontrol"
+        for name, state in WANT.items():
+            row = rows[name]
+            assert row["job_id"] == ids[name]
+            assert (row["final_state"], row["record_source"]) == (state, want_source), row
+            assert row["elapsed_s"] is not None and row["node_list"] in ("nid001", "nid002"), row
+        assert rows["rec-fail"]["exit_code"] == "3:0"
+        assert rows["rec-timeout"]["elapsed_s"] >= 60
+        assert "exit code 3" in rows["rec-fail"]["verdict"]
+        text = ntui(env, "history")
+        assert text.returncode == 0, text.stderr
+        for name, state in WANT.items():
+            line = next(ln for ln in text.stdout.splitlines() if ln.startswith(ids[name] + " "))
+            assert state in line, line
+    finally:
+        if ids:
+            dev_cluster.run("scancel", *ids.values())
+
+
+def sqlite_backup(db: Path, copy: Path) -> History:
+    import sqlite3
+
+    with sqlite3.connect(db) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    return History(copy)
+
+
+def test_resubmit_renders_the_same_script_and_links_the_jobs(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    env = _env(dev_cluster, tmp_path / "home")
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_PY)
+    log_dir = tmp_path / "logs"
+    preset = tmp_path / "mine.yaml"
+    shutil.copy(REPO / "presets" / "local-srun.yaml", preset)
+    text = preset.read_text().replace("script: ../examples/ddp_check.py", f"script: {script}")
+    preset.write_text(text)
+    ids: list[str] = []
+    try:
+        res = ntui(env, "submit", str(preset), *_sets(script, log_dir, "rec-again", "1", "0", "00:05:00"))
+        assert res.returncode == 0, res.stderr
+        old = res.stdout.split()[0]
+        ids.append(old)
+        res = ntui(env, "resubmit", old, "--test-only")
+        assert res.returncode == 0 and "would start" in res.stdout, res.stdout + res.stderr
+        assert "changed" not in res.stderr, res.stderr
+        res = ntui(env, "resubmit", old)
+        assert res.returncode == 0, res.stderr
+        new = res.stdout.split()[0]
+        ids.append(new)
+        assert new.isdigit() and new != old and "changed" not in res.stderr, res.stderr
+        old_script = (log_dir / f"rec-again-{old}.sbatch").read_bytes()
+        assert (log_dir / f"rec-again-{new}.sbatch").read_bytes() == old_script  # byte-identical
+        rows = {e["job_id"]: e for e in json.loads(ntui(env, "history", "--json").stdout)}
+        assert rows[new]["resubmit_of"] == old and rows[old]["resubmit_of"] is None
+        assert rows[new]["overrides"] == rows[old]["overrides"]
+        assert dev_cluster.run("squeue", "-h", "-j", new, "-o", "%j").stdout.strip() in ("rec-again", "")
+
+        # The preset changed since: resubmit says what changed in the script (a unified diff) and submits that.
+        preset.write_text(text.replace('OMP_NUM_THREADS: "1"', 'OMP_NUM_THREADS: "2"'))
+        res = ntui(env, "resubmit", old, "--set", "sbatch.job-name=rec-again2")
+        assert res.returncode == 0, res.stderr
+        ids.append(res.stdout.split()[0])
+        assert "changed since job" in res.stderr
+        assert "-export OMP_NUM_THREADS=1\n+export OMP_NUM_THREADS=2" in res.stderr, res.stderr
+        assert "+#SBATCH --job-name=rec-again2" in res.stderr, res.stderr
+    finally:
+        if ids:
+            dev_cluster.run("scancel", *ids)
+
+
+def test_unknown_account_is_refused_with_slurms_reason(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """F3 of docs/reliability.md: with accounting (AccountingStorageEnforce=associations) Slurm refuses an
+    account the user has no association with; without accounting it cannot (the job is accepted)."""
+    env = _env(dev_cluster, tmp_path / "home")
+    res = ntui(env, "submit", "local-srun", "--hold", "--set", "sbatch.account=nosuchacct",
+               "--set", f"logs.dir={tmp_path / 'logs'}", "--set", "sbatch.job-name=rec-acct")
+    try:
+        if dev_cluster.accounting:
+            assert res.returncode == 3, res.stdout + res.stderr
+            assert "Invalid account or account/partition combination specified" in res.stderr, res.stderr
+            rows = json.loads(ntui(env, "history", "--json").stdout)
+            assert [r["status"] for r in rows] == ["failed"]
+        else:
+            assert res.returncode == 0, res.stderr
+    finally:
+        ids = dev_cluster.run("squeue", "-h", "-n", "rec-acct", "-o", "%i").stdout.split()
+        if ids:
+            dev_cluster.run("scancel", *ids)
+    assert os.path.isdir(tmp_path / "logs")

@@ -1,0 +1,398 @@
+"""The jobs view's model without an app (memray's poller tests): a fake clock, canned squeue answers (real
+captures from ``tests/data/slurm/``, Slurm 22.05.8), fake resolvers and runners. No Pilot, no timers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from ntui.core.config import QueueSettings, Settings, SlurmSettings
+from ntui.core.history import HistoryEntry
+from ntui.core.jobmodel import (
+    MAX_LOOKUPS_PER_REFRESH,
+    Applied,
+    DetailsResult,
+    JobModel,
+    PollRequest,
+)
+from ntui.core.outcome import UNKNOWN, Outcome
+from ntui.core.queue import ENDED, Fetched, FinishedJob, QueueFetcher, queue_row
+from ntui.core.render import LogPaths
+from ntui.core.runner import CommandResult, CommandRunner, ControllerUnreachable
+from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR, NodeState, parse_scontrol_jobs
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
+MIX = (DATA / "squeue_mix_array.stdout").read_text()
+SHOW_RUNNING = (DATA / "scontrol_show_job_running_2node_gpu.stdout").read_text()  # JobId=34
+SETTINGS = Settings(queue=QueueSettings(active_interval=10, idle_interval=60, max_backoff=300),
+                    slurm=SlurmSettings(timeout=5))
+T0 = datetime(2026, 6, 1, 9, 30, 0)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+        self.mono = 1000.0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.mono
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+        self.mono += seconds
+
+
+def line(**values: str) -> str:
+    keys = {f.lower(): f for f in SQUEUE_FIELDS}
+    cells = dict.fromkeys(SQUEUE_FIELDS, "")
+    for k, v in values.items():
+        cells[keys[k.lower()]] = v
+    return "".join(cells[f] + SQUEUE_SEPARATOR for f in SQUEUE_FIELDS) + "\n"
+
+
+def job_line(job_id: str, state: str = "RUNNING", name: str = "train", *, task: str = "N/A",
+             user: str = "root", array: str | None = None) -> str:
+    compact = {"RUNNING": "R", "PENDING": "PD"}[state]
+    return line(JobID=job_id, ArrayJobID=array or job_id, ArrayTaskID=task, Name=name, StateCompact=compact,
+                State=state, Reason="None" if state == "RUNNING" else "Priority", TimeUsed="0:10",
+                TimeLimit="10:00", NumNodes="1", Partition="debug", UserName=user)
+
+
+def without(text: str, *raw_ids: str) -> str:
+    return "".join(ln for ln in text.splitlines(keepends=True) if ln.split(SQUEUE_SEPARATOR, 1)[0] not in raw_ids)
+
+
+def model(clock: Clock | None = None, **kw: object) -> tuple[JobModel, Clock]:
+    clock = clock or Clock()
+    return JobModel(SETTINGS, "root", clock=clock, monotonic=clock.monotonic, **kw), clock  # type: ignore[arg-type]
+
+
+def refresh(m: JobModel, stdout: str, *, background: bool = False) -> tuple[Applied, float]:
+    """One whole refresh as the view runs it: request, fetch (canned), apply."""
+    request = m.request_poll()
+    assert request is not None
+    applied, delay = m.poll_succeeded(request, m.fetcher.parse(stdout, request.all_users), background=background)
+    assert applied is not None
+    return applied, delay
+
+
+class Runner:
+    """A CommandRunner answering by argv[0] (and recording every call)."""
+
+    def __init__(self, answers: Mapping[str, CommandResult | BaseException], gate: threading.Event | None = None):
+        self.answers = answers
+        self.gate = gate
+        self.seen: list[tuple[str, ...]] = []
+
+    def run(self, argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None,
+            input: str | None = None) -> CommandResult:  # noqa: A002
+        self.seen.append(tuple(argv))
+        if self.gate is not None:
+            self.gate.wait(5)
+        answer = self.answers[argv[0]]
+        if isinstance(answer, BaseException):
+            raise answer
+        return CommandResult(tuple(argv), 0, answer.stdout, answer.stderr, 0.0)
+
+
+def ok(stdout: str) -> CommandResult:
+    return CommandResult((), 0, stdout, "", 0.0)
+
+
+def entry(job_id: str, log_dir: str = "/scratch/logs", stem: str = "run", world_size: int = 4) -> HistoryEntry:
+    return HistoryEntry(token="t", job_id=job_id, cluster=None, preset="p", preset_path=None,  # noqa: S106
+                        overrides=(), job_name=stem, launcher="torchrun", nodes=1, world_size=world_size,
+                        log_dir=log_dir, log_stem=stem, script="#!/bin/bash\n", script_path=None, created_at=0.0,
+                        submitted_at=0.0, status="submitted")
+
+
+# ---------------------------------------------------------------- polling
+
+
+def test_refreshes_never_overlap_a_request_during_one_is_one_follow_up() -> None:
+    m, _ = model()
+    first = m.request_poll()
+    assert first == PollRequest(0, False, 1) and m.polling
+    assert m.request_poll() is None and m.request_poll() is None  # coalesced
+    _, delay = m.poll_succeeded(first, m.fetcher.parse(MIX, False))
+    assert delay == 0 and not m.polling  # exactly one follow-up, at once
+    second = m.request_poll()
+    assert second is not None and second.seq == 2
+    _, delay = m.poll_succeeded(second, m.fetcher.parse(MIX, False))
+    assert delay == 10  # own jobs are active: the short interval
+
+
+def test_interval_adapts_backs_off_behind_a_banner_and_recovers() -> None:
+    m, clock = model()
+    _, delay = refresh(m, "")
+    assert delay == 60  # no own job active: the long interval
+    _, delay = refresh(m, job_line("8"))
+    assert delay == 10
+    _, delay = refresh(m, job_line("8"), background=True)
+    assert delay == 60  # the view is in the background
+    assert m.banner() == ""
+    for expected in (10, 20, 40):
+        request = m.request_poll()
+        assert request is not None
+        assert m.banner() == "" if expected == 10 else m.banner().startswith(
+            "⚠ controller unreachable, retrying now…")
+        assert m.poll_failed(ControllerUnreachable("Unable to contact slurm controller")) == expected
+    clock.advance(15)
+    assert m.banner().startswith("⚠ controller unreachable, retry in 25 s")
+    assert "Unable to contact slurm controller" in m.banner() and "r: retry now" in m.banner()
+    assert "updated 15 s ago" in m.status_line() and "next in" not in m.status_line()
+    rows_before = dict(m.live)
+    _, delay = refresh(m, job_line("8"))
+    assert delay == 10 and m.banner() == "" and m.policy.errors == 0 and m.live.keys() == rows_before.keys()
+    assert "updated 0 s ago" in m.status_line() and "next in 10 s" in m.status_line()
+
+
+def test_a_view_change_during_a_fetch_discards_it_and_polls_again() -> None:
+    m, _ = model()
+    request = m.request_poll()
+    assert request is not None
+    m.toggle_all_users()
+    assert m.request_poll() is None  # the fetch still runs: the new view follows it
+    applied, delay = m.poll_succeeded(request, m.fetcher.parse(MIX, False))
+    assert applied is None and delay == 0
+    again = m.request_poll()
+    assert again is not None and again.all_users and again.generation == 1
+
+
+def test_a_byte_identical_answer_is_not_diffed() -> None:
+    m, _ = model()
+    first, _ = refresh(m, MIX)
+    second, _ = refresh(m, MIX)
+    assert not first.unchanged and second.unchanged
+    assert m.refresh_count == 2
+
+
+def test_stale_after_the_active_interval() -> None:
+    m, clock = model()
+    assert not m.stale()
+    refresh(m, MIX)
+    clock.advance(9)
+    assert not m.stale()
+    clock.advance(1)
+    assert m.stale()
+
+
+# ---------------------------------------------------------------- ended jobs
+
+
+def test_departed_jobs_stay_listed_and_are_resolved_once() -> None:
+    resolved: list[str] = []
+    departures: list[tuple[str, ...]] = []
+
+    def resolver(runner: CommandRunner, job_id: str) -> Outcome:
+        resolved.append(job_id)
+        if job_id == "35":
+            raise RuntimeError("sacct exploded")  # one failure does not lose the others
+        return Outcome(job_id, "COMPLETED", "0:0", "sacct", True)
+
+    m, _ = model(resolver=resolver)
+    m.on_departure(lambda gone: departures.append(tuple(f.key for f in gone)))
+    refresh(m, MIX)
+    assert m.take_lookups() is None and departures == []
+    applied, _ = refresh(m, without(MIX, "34", "35"))
+    assert departures == [("34", "35")]
+    assert applied.tags == {"34": ENDED, "35": ENDED}
+    assert applied.rows["34"][2] == "ENDED" and applied.rows["34"][6] == "(looking up the final state…)"
+    assert [f.key for f in m.recent] == ["34", "35"]
+    batch = m.take_lookups()
+    assert batch == (("34", "34"), ("35", "35")) and m.busy
+    assert m.take_lookups() is None  # one batch at a time
+    rows = m.outcomes_resolved(m.resolve(Runner({}), batch))
+    assert rows["34"][2] == "COMPLETED" and rows["34"][6] == "exit 0:0"
+    assert rows["35"][2] == "ENDED" and rows["35"][6] == "ended (state unknown; last seen RUNNING)"
+    for _ in range(3):
+        refresh(m, without(MIX, "34", "35"))
+    assert m.take_lookups() is None and resolved == ["34", "35"]  # once per job, not per tick
+    assert not m.busy
+
+
+def test_many_tasks_of_one_array_collapse_into_one_row_and_one_lookup() -> None:
+    def tasks(n: int) -> str:
+        return "".join(job_line("100", "PENDING", "sweep", task=str(i)) for i in range(n))
+
+    m, _ = model()
+    refresh(m, tasks(500))
+    applied, _ = refresh(m, tasks(20))
+    ended = [k for k, tag in applied.tags.items() if tag == ENDED]
+    assert ended == ["100_[20-499]"]
+    assert applied.rows["100_[20-499]"][6] == "480 tasks · (looking up the final state…)"
+    assert m.take_lookups() == (("100_[20-499]", "100"),)
+
+
+def test_lookups_are_capped_per_refresh() -> None:
+    n = MAX_LOOKUPS_PER_REFRESH + 5
+    m, _ = model()
+    refresh(m, "".join(job_line(str(200 + i)) for i in range(n)))
+    applied, _ = refresh(m, job_line("999"))
+    batch = m.take_lookups()
+    assert batch is not None and len(batch) == MAX_LOOKUPS_PER_REFRESH
+    not_looked_up = [f for f in m.recent if not f.looked_up]
+    assert len(not_looked_up) == 5 and all(f.outcome is not None and f.outcome.state == UNKNOWN
+                                           for f in not_looked_up)
+    assert applied.rows[not_looked_up[0].key][6] == "ended (not looked up)"
+
+
+def test_a_requeued_job_leaves_the_ended_rows() -> None:
+    m, _ = model()
+    refresh(m, MIX)
+    refresh(m, without(MIX, "34"))
+    assert "34" in m.ended
+    applied, _ = refresh(m, MIX)
+    assert "34" not in m.ended and "34" not in applied.tags
+
+
+def test_a_submission_that_ended_unseen_gets_its_row() -> None:
+    m, _ = model()
+    refresh(m, MIX)
+    m.expect_submission("47")
+    applied, _ = refresh(m, MIX)  # byte-identical, but the job is missing: not skipped
+    assert not applied.unchanged and applied.tags.get("47") == ENDED
+    assert m.take_lookups() == (("47", "47"),)
+
+
+def test_one_row_formatter_for_live_and_ended_rows_and_hostile_names() -> None:
+    hostile = "x\x1b]0;pwned\x07\x1b[31mred\x9b2J\rname"
+    job = QueueFetcher().parse(job_line("5", name=hostile), False).jobs[0]
+    live = queue_row(job)
+    ended = queue_row(job, True, FinishedJob("5", "5", job, Outcome("5", "FAILED", "1:0", "sacct", True)))
+    for cells in (live, ended):
+        assert not any(ch in cell for cell in cells for ch in "\x1b\x07\x9b\r"), cells
+    assert live[:3] == ("5", "xredname", "RUNNING")
+    assert ended[:4] == ("5", "xredname", "root", "FAILED") and ended[7] == "exit 1:0"
+
+
+# ---------------------------------------------------------------- details and history
+
+
+def test_details_are_cached_per_state_and_node_states_rechecked_only_when_shown() -> None:
+    m, clock = model()
+    refresh(m, MIX)
+    m.select("34")
+    step = m.details_step("34", details_visible=True)
+    assert step.request is not None and step.view is not None and step.view.note == "loading details…"
+    assert m.details_step("34", details_visible=True).request is None  # in flight: not asked twice
+    result = m.fetch_details(Runner({"scontrol": ok(SHOW_RUNNING), "sinfo": ok("")}), step.request)
+    assert result.details is not None and result.details.gres_by_node["nid001"] == (0, 1, 2, 3)
+    assert m.details_fetched(result)
+    fresh = m.details_step("34", details_visible=True)
+    assert fresh.request is None and fresh.view is not None and fresh.view.details is result.details
+    # a running job's nodes: looked at again after the idle interval, only while the details are shown
+    m.details_fetched(DetailsResult("34", m.state_of("34"), result.details, nodes=(NodeState("nid001", "mixed"),)))
+    clock.advance(61)
+    assert m.details_step("34", details_visible=False).request is None
+    assert m.details_step("34", details_visible=True).request is not None
+
+
+def test_a_failed_details_lookup_keeps_what_was_known_and_is_retried_on_reselect() -> None:
+    m, _ = model()
+    refresh(m, MIX)
+    m.select("34")
+    step = m.details_step("34", details_visible=True)
+    assert step.request is not None
+    failed = m.fetch_details(Runner({"scontrol": ControllerUnreachable("Unable to contact slurm controller")}),
+                             step.request)
+    assert not failed.ok and "Unable to contact" in failed.note
+    m.details_fetched(failed)
+    assert m.details_step("34", details_visible=True).request is None  # no retry storm
+    m.select("35")
+    m.select("34")  # reselecting retries
+    assert m.details_step("34", details_visible=True).request is not None
+
+
+def test_log_paths_of_ntui_jobs_do_not_wait_for_the_controller() -> None:
+    """The history look-up is separate from scontrol: while scontrol hangs, ntui's own job already has its
+    log target; a job ntui did not submit waits for scontrol's StdOut."""
+    m, _ = model()
+    refresh(m, MIX)
+    m.select("34")
+    step = m.details_step("34", details_visible=True)
+    assert step.request is not None
+    gate = threading.Event()
+    hung = Runner({"scontrol": ok(SHOW_RUNNING), "sinfo": ok("")}, gate=gate)
+    details: list[DetailsResult] = []
+    worker = threading.Thread(target=lambda: details.append(m.fetch_details(hung, step.request)))  # type: ignore[arg-type]
+    worker.start()
+    try:
+        assert m.log_target("34") is None  # the history has not answered yet
+        key = m.history_request("34")
+        assert key == "34" and m.history_request("34") is None
+        found = JobModel.lookup_entry(lambda: FakeHistory({"34": entry("34")}), key)
+        m.entry_found(key, found)
+        target = m.log_target("34")
+        assert target is not None and worker.is_alive() and not details  # scontrol still hangs
+        assert target.paths == LogPaths("/scratch/logs", "run") and target.world_size == 4 and target.job_active
+        assert target.batch_log is None
+        # a job ntui did not submit: no paths until scontrol told its StdOut
+        m.entry_found("35", None)
+        assert m.log_target("35") is None
+    finally:
+        gate.set()
+        worker.join(5)
+    m.details_fetched(details[0])
+    target = m.log_target("34")
+    assert target is not None and target.batch_log == "/tmp/ntui-capture/train 2n-34.out"
+    m.details_fetched(DetailsResult("35", m.state_of("35"), parse_scontrol_jobs(SHOW_RUNNING)[0]))
+    other = m.log_target("35")
+    assert other is not None and other.paths is None and other.batch_log is not None
+
+
+def test_history_lookup_survives_an_unreadable_history() -> None:
+    def broken() -> FakeHistory:
+        raise OSError(13, "Permission denied", "/home/a/.local/state/ntui/history.sqlite3")
+
+    assert JobModel.lookup_entry(broken, "34") is None
+    hist = FakeHistory({"12": entry("12")})
+    found = JobModel.lookup_entry(lambda: hist, "12_[3-9]")  # a collapsed array row: the array's entry
+    assert found is not None and found.job_id == "12" and hist.closed
+
+
+class FakeHistory:
+    def __init__(self, entries: dict[str, HistoryEntry]) -> None:
+        self.entries = entries
+        self.closed = False
+
+    def get(self, job_id: str) -> HistoryEntry | None:
+        return self.entries.get(job_id)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_fetch_runs_one_squeue_with_the_view_argv() -> None:
+    m, _ = model()
+    runner = Runner({"squeue": ok(MIX)})
+    request = m.request_poll()
+    assert request is not None
+    got = m.fetch(runner, request)
+    assert isinstance(got, Fetched) and len(got.rows) == 18
+    (argv,) = runner.seen
+    assert "--me" in argv and "--array" in argv and "--local" in argv
+
+
+def test_actions_pick_the_command_for_the_jobs_state() -> None:
+    from ntui.core.jobactions import JobAction, plan_action
+
+    jobs = {j.job_id: j for j in QueueFetcher().parse(MIX, False).jobs}
+    runner = Runner({"scontrol": ok(""), "scancel": ok("")})
+    held = plan_action("hold", runner, "40", jobs["40"], timeout=5)  # held by the user: h releases
+    pending = plan_action("hold", runner, "38", jobs["38"], timeout=5)
+    running = plan_action("hold", runner, "34", jobs["34"], timeout=5)
+    assert isinstance(held, JobAction) and isinstance(pending, JobAction)
+    assert running == "Job 34 is RUNNING: Slurm holds only pending jobs."
+    held.call()
+    pending.call()
+    signal = plan_action("signal", runner, "34", jobs["34"], timeout=5, signal="USR1")
+    assert isinstance(signal, JobAction) and signal.done == "Sent SIGUSR1 to job 34's steps."
+    signal.call()
+    assert runner.seen == [("scontrol", "release", "40"), ("scontrol", "hold", "38"),
+                           ("scancel", "--signal=USR1", "34")]
