@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ntui import __version__, cli_gpus, cli_history, cli_slurm
+from ntui import __version__, cli_gpus, cli_history, cli_report, cli_slurm
 from ntui.cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, add_preset_args, load_spec, print_problems
 from ntui.core.paths import atomic_write
 from ntui.core.presets import list_presets
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_slurm.add_commands(sub)
     cli_history.add_commands(sub)  # after cli_slurm: replaces its `history`, wraps its `jobs`
     cli_gpus.add_command(sub)
+    cli_report.add_command(sub)
     return parser
 
 

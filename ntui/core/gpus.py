@@ -52,6 +52,7 @@ from ntui.core.hosts import compress_nodelist, expand_nodelist
 
 __all__ = [
     "QUERY_FIELDS",
+    "SAMPLE_FIELDS",
     "GpuBoard",
     "GpuIssue",
     "GpuSample",
@@ -61,6 +62,7 @@ __all__ = [
     "gpu_step_env",
     "parse_gpu_csv",
     "parse_gpu_line",
+    "parse_number",
     "sparkline",
     "task_node_order",
 ]
@@ -76,6 +78,18 @@ QUERY_FIELDS: tuple[str, ...] = (
     "memory.total",
     "temperature.gpu",
     "power.draw",
+)
+#: The ``--query-gpu`` fields of the in-job sampler's files (:mod:`ntui.core.sampler`, read by
+#: :mod:`ntui.core.usage`): a timestamp first, no name (constant, and it would make every line longer).
+SAMPLE_FIELDS: tuple[str, ...] = (
+    "timestamp",
+    "index",
+    "uuid",
+    "utilization.gpu",
+    "memory.used",
+    "memory.total",
+    "power.draw",
+    "temperature.gpu",
 )
 STEP_JOB_NAME = "ntui-gpu-watch"
 
@@ -174,12 +188,14 @@ class GpuSample:
         return self.mem_used_mib / self.mem_total_mib
 
 
-def _num(text: str) -> float | None:
-    t = text.strip()
-    if not t or t.startswith("[") or t.upper() in ("N/A", "NA", "-"):
-        return None
+def parse_number(text: str) -> float | None:
+    """A ``nounits`` CSV value: a finite float, or None for ``[N/A]``, ``[Not Supported]``, ``N/A``, garbage.
+
+    ``float`` itself skips the spaces after the commas and rejects the bracketed words; this runs once per field
+    of every sample of a long job (:mod:`ntui.core.usage`), so it stays this short.
+    """
     try:
-        v = float(t)
+        v = float(text)
     except ValueError:
         return None
     return v if math.isfinite(v) else None
@@ -222,12 +238,12 @@ def parse_gpu_line(line: str, task_nodes: Sequence[str] = ()) -> GpuSample | Non
         index=int(idx_text),
         uuid=uuid,
         name=name,
-        util_gpu=_num(fields[3]),
-        util_mem=_num(fields[4]),
-        mem_used_mib=_num(fields[5]),
-        mem_total_mib=_num(fields[6]),
-        temp_c=_num(fields[7]),
-        power_w=_num(fields[8]),
+        util_gpu=parse_number(fields[3]),
+        util_mem=parse_number(fields[4]),
+        mem_used_mib=parse_number(fields[5]),
+        mem_total_mib=parse_number(fields[6]),
+        temp_c=parse_number(fields[7]),
+        power_w=parse_number(fields[8]),
         task=task,
     )
 

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.machinery
+import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ntui.core.gpus import QUERY_FIELDS, GpuBoard, parse_gpu_line
+from ntui.core.gpus import QUERY_FIELDS, SAMPLE_FIELDS, GpuBoard, parse_gpu_line
+from ntui.core.usage import read_node_file
 
 SCRIPT = Path(__file__).resolve().parent.parent.parent / "scripts" / "simulated-nvidia-smi"
 QUERY = ["--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
@@ -120,3 +126,66 @@ def test_closed_pipe_exits_cleanly() -> None:
     proc.stdout.close()  # the reader goes away; the next block's write fails
     assert proc.wait(timeout=10) == 0
     assert proc.stderr.read() == b""
+
+
+SAMPLER_QUERY = ["--query-gpu=" + ",".join(SAMPLE_FIELDS), "--format=csv,noheader,nounits"]
+
+
+def test_sampler_fields_with_a_timestamp_parse_in_the_usage_reader(tmp_path: Path) -> None:
+    out = run(*SAMPLER_QUERY, SLURM_GPUS_ON_NODE="2")
+    assert out.returncode == 0, out.stderr
+    stamp = out.stdout.split(",", 1)[0]
+    assert re.fullmatch(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}", stamp), stamp
+    path = tmp_path / "n.csv"
+    path.write_text(out.stdout)
+    node = read_node_file("nid001", str(path))
+    assert node.bad_lines == 0 and [g.index for g in node.gpus] == [0, 1]
+
+
+@functools.cache
+def _simulator() -> Any:
+    """The script as a module (it has no .py suffix), to read its values for a given sample number."""
+    loader = importlib.machinery.SourceFileLoader("simulated_nvidia_smi", str(SCRIPT))
+    spec = importlib.util.spec_from_loader("simulated_nvidia_smi", loader)
+    assert spec is not None
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def simulated_values(profile: str, node: str, i: int, t: int) -> list[str]:
+    mod = _simulator()
+    vals = mod.values("7", node, i, t, 4, False, mod.Profile(profile), 0.0)
+    return [vals["utilization.gpu"], vals["memory.used"], vals["memory.total"], vals["power.draw"]]
+
+
+def test_profile_idle_gpu_low_memory_and_straggler() -> None:
+    steady = [10, 11, 12, 13, 14, 15, 16, 17]  # past the warm-up, before the eval dip
+    for t in steady:
+        normal = [simulated_values("", "nid001", i, t) for i in range(4)]
+        scripted = [simulated_values("idle-gpu,low-mem,straggler=nid002", "nid001", i, t) for i in range(4)]
+        slow = [simulated_values("idle-gpu,low-mem,straggler=nid002", "nid002", i, t) for i in range(4)]
+        assert all(int(u) >= 70 for u, *_ in normal)
+        assert int(scripted[3][0]) <= 2 and all(int(u) >= 70 for u, *_ in scripted[:3])  # the last GPU idles
+        assert all(int(m) <= 0.16 * int(total) for _, m, total, _ in scripted)  # low-mem: about 15 %
+        assert all(int(m) >= 0.5 * int(total) for _, m, total, _ in normal)
+        assert all(30 <= int(u) <= 55 for u, *_ in slow[:3])  # the straggler: half the utilisation
+        assert float(slow[0][3]) < 0.75 * float(scripted[0][3])
+
+
+def test_unknown_profile_word_exits_2() -> None:
+    out = run(*QUERY, NTUI_SIM_GPU_PROFILE="idle-gpu,bogus")
+    assert out.returncode == 2 and "bogus" in out.stderr and not out.stdout
+
+
+def test_usr1_and_a_second_signal_exit_cleanly() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *SAMPLER_QUERY, "-l", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(SLURM_GPUS_ON_NODE="1"),
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.send_signal(signal.SIGUSR1)
+    proc.send_signal(signal.SIGTERM)  # a step's signal reaches every process: the wrapper sends one more
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and err == b""

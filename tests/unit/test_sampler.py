@@ -1,0 +1,129 @@
+"""ntui.core.sampler: the script lines, and the per-node payload run by plain bash with the SIMULATED nvidia-smi.
+
+What Slurm does with the step (GPUs seen, exit code kept, nothing left behind) is tested on the real dev
+cluster in tests/cluster/test_sampler.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ntui.core.gpus import SAMPLE_FIELDS
+from ntui.core.sampler import (
+    HEADER_TAG,
+    SAMPLER_NAME,
+    find_sample_files,
+    sample_path,
+    sample_prefix,
+    sampler_lines,
+    sampler_payload,
+)
+from ntui.core.usage import read_node_file
+
+SIM = Path(__file__).resolve().parents[2] / "scripts" / "simulated-nvidia-smi"
+
+
+def test_lines_parse_as_bash_and_explain_themselves(tmp_path: Path) -> None:
+    lines = sampler_lines("/scratch/u/logs", "train", interval_s=10)
+    assert lines[0].startswith("# GPU usage for `ntui report`: one nvidia-smi -l 10 per node")
+    assert any("monitor: {gpu: false}" in ln for ln in lines if ln.startswith("#"))
+    script = tmp_path / "s.sh"
+    script.write_text("#!/bin/bash\nset -euo pipefail\n" + "\n".join(lines) + "\n")
+    check = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    text = "\n".join(lines)
+    assert "--overlap" in text and "--gres" not in text and "trap ntui_gpu_sampler_stop EXIT" in text
+    assert "--kill-on-bad-exit=0" in text and "--output=/dev/null" in text
+    assert ",".join(SAMPLE_FIELDS) in text
+    assert "--gres=gpu:4" in "\n".join(sampler_lines("/l", "s", gres="gpu:4"))
+    with pytest.raises(ValueError):
+        sampler_lines("/l", "s", interval_s=0)
+
+
+def test_paths_are_one_rule(tmp_path: Path) -> None:
+    assert sample_prefix("/l", "s", "9") == "/l/s-9-gpu-"
+    assert sample_path("/l", "s", "9", "nid001") == "/l/s-9-gpu-nid001.csv"
+    for node in ("nid001", "nid010"):
+        Path(sample_path(str(tmp_path), "s", "9", node)).write_text("")
+    Path(sample_path(str(tmp_path), "s", "19", "nid001")).write_text("")  # another job
+    assert list(find_sample_files(str(tmp_path), "s", "9")) == ["nid001", "nid010"]
+
+
+def _payload(tmp: Path, path_dirs: list[str], **env: str) -> subprocess.Popen[bytes]:
+    full = {
+        "PATH": ":".join([*path_dirs, "/usr/bin", "/bin"]),
+        "SLURMD_NODENAME": "nid001",
+        "SLURM_JOB_ID": "7",
+        "SLURM_GPUS_ON_NODE": "2",
+        **env,
+    }
+    prefix = sample_prefix(str(tmp), "job", "7")
+    return subprocess.Popen(
+        ["bash", "-c", sampler_payload(), SAMPLER_NAME, prefix, "1", ",".join(SAMPLE_FIELDS)],
+        env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+
+
+def _sim_dir(tmp: Path) -> str:
+    d = tmp / "bin"
+    d.mkdir(exist_ok=True)
+    (d / "nvidia-smi").symlink_to(SIM)
+    return str(d)
+
+
+def _wait_lines(path: Path, n: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().count("\n") >= n:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{path} has fewer than {n} lines: {path.read_text() if path.exists() else 'missing'}")
+
+
+@pytest.mark.parametrize("to_group", [False, True], ids=["signal-to-shell", "signal-to-every-process"])
+def test_payload_samples_until_usr1_then_ends_cleanly(tmp_path: Path, to_group: bool) -> None:
+    proc = _payload(tmp_path, [_sim_dir(tmp_path)])
+    path = Path(sample_path(str(tmp_path), "job", "7", "nid001"))
+    _wait_lines(path, 1 + 2 * 2)  # header + two blocks of two GPUs
+    if to_group:  # as slurmstepd does: every process of the step
+        os.killpg(proc.pid, signal.SIGUSR1)
+    else:
+        proc.send_signal(signal.SIGUSR1)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and out == b"" and err == b""
+    text = path.read_text()
+    assert text.startswith(f"{HEADER_TAG} v1 job=7 node=nid001 interval=1 visible= status=sampling fields=")
+    assert text.rstrip("\n").endswith(f"{HEADER_TAG} end")
+    node = read_node_file("nid001", str(path))
+    assert node.status == "ended" and node.bad_lines == 0, node.messages
+    assert [g.index for g in node.gpus] == [0, 1] and all(g.samples >= 2 for g in node.gpus)
+    assert node.interval_s == 1
+
+
+def test_payload_without_nvidia_smi_writes_one_line_and_exits_0(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = _payload(tmp_path, [str(empty)], PATH=str(empty) + ":/usr/bin:/bin")
+    assert proc.wait(timeout=20) == 0
+    path = Path(sample_path(str(tmp_path), "job", "7", "nid001"))
+    (only,) = path.read_text().splitlines()
+    assert "status=no-nvidia-smi" in only and "nvidia-smi not found" in only
+    assert read_node_file("nid001", str(path)).why_no_data() == (
+        "nid001: nvidia-smi not found on the node: no GPU samples"
+    )
+
+
+def test_payload_when_nvidia_smi_fails_exits_0_and_keeps_its_message(tmp_path: Path) -> None:
+    proc = _payload(tmp_path, [_sim_dir(tmp_path)], SLURM_GPUS_ON_NODE="0")  # "No devices were found", exit 6
+    assert proc.wait(timeout=20) == 0
+    path = Path(sample_path(str(tmp_path), "job", "7", "nid001"))
+    lines = path.read_text().splitlines()
+    assert lines[1:] == ["No devices were found", f"{HEADER_TAG} end status=nvidia-smi-exit-6"]
+    node = read_node_file("nid001", str(path))
+    assert node.gpus == () and "No devices were found" in (node.why_no_data() or "")
