@@ -49,6 +49,7 @@ from ntui.core.jobmodel import (
 from ntui.core.queue import ENDED, FinishedJob, PollPolicy
 from ntui.core.recentview import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
 from ntui.core.record import RecentJob
+from ntui.core.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.slurm import QueueJob
 from ntui.core.submission import SubmittedJob
@@ -71,6 +72,7 @@ HISTORY_GROUP = "ntui-history"
 OUTCOME_GROUP = "ntui-outcome"
 ACTION_GROUP = "ntui-action"
 RECENT_GROUP = "ntui-recent"
+RESUBMIT_GROUP = "ntui-resubmit"
 
 #: Delay between a cursor move and the details look-up (holding an arrow key costs no RPCs).
 DETAILS_DEBOUNCE_S = 0.15
@@ -147,6 +149,8 @@ class JobsScreen(NtuiScreen):
         Binding("E", "first_error", "First error", id="ntui.jobs.first_error", show=False,
                 tooltip="Open the logs at the error of the rank that failed first"),
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
+        Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit",
+                tooltip="Open the job's preset with its recorded overrides in the compose view"),
     ]
 
     # ------------------------------------------------------------ set-up
@@ -711,3 +715,40 @@ class JobsScreen(NtuiScreen):
             self._guard("LogPane", partial(logs.show_job, target.job_id, paths=target.paths,
                                            world_size=target.world_size, job_active=False,
                                            batch_log=target.batch_log))
+
+    # ------------------------------------------------------------ resubmit (ntui/ui/screens/resubmit.py)
+
+    def action_resubmit(self) -> None:
+        """The selected job (a recent one, or the queue's) in the compose view: its preset and overrides."""
+        job_id = self._recent_job.job_id if self._recent_job is not None else self.table.cursor_key
+        if job_id is None:
+            self.notify("No job selected to resubmit.", severity="warning")
+            return
+        self.resubmit(job_id)
+
+    def resubmit(self, job_id: str, extra: tuple[str, ...] = ()) -> None:
+        """Plan the resubmission of ``job_id`` (with ``extra`` overrides on top) in a worker."""
+        self._resubmit_worker(job_id, extra)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=RESUBMIT_GROUP, description="resubmit")
+    def _resubmit_worker(self, job_id: str, extra: tuple[str, ...]) -> None:
+        entry = JobModel.lookup_entry(self._open_history, job_id)
+        if entry is None:
+            self.app.call_from_thread(self.notify, f"Job {job_id} was not submitted by ntui: no preset to open.",
+                                      severity="warning")
+            return
+        self.app.call_from_thread(self._resubmit_planned, plan_resubmit(entry, extra))
+
+    def _resubmit_planned(self, plan: ResubmitPlan) -> None:
+        from ntui.ui.screens.resubmit import ResubmitDiffScreen, open_in_compose
+
+        if plan.problem:
+            self.notify(plan.problem, title=f"Cannot resubmit job {plan.job_id}", severity="error", timeout=12)
+        elif plan.diff:
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.app.call_later(open_in_compose, self.app, plan)
+
+            self.app.push_screen(ResubmitDiffScreen(plan), answered)
+        else:
+            self.app.call_later(open_in_compose, self.app, plan)
