@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,6 +42,7 @@ __all__ = [
     "recent_scene",
     "save_jobs_screenshot",
     "settle_jobs",
+    "wait_until",
     "squeue_line",
 ]
 
@@ -218,6 +220,16 @@ def jobs_app(
     )
 
 
+async def wait_until(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Pause until ``check()`` holds (TimeoutError after ``timeout`` seconds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise TimeoutError("condition not reached")
+        await pilot.pause(0.05)
+
+
 async def settle_jobs(pilot: Pilot[Any], timeout: float = 10.0) -> None:
     """Wait until the jobs view has no refresh, look-up or action running (the panes' own workers aside)."""
     from ntui.ui.screens.jobs import JobsScreen
@@ -274,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(save_jobs_screenshot(args.out))
     print(save_recent_screenshot(args.out))
+    print(save_report_screenshot(args.out))
     return 0
 
 
@@ -373,3 +386,85 @@ async def take_recent_screenshot(path: Path, size: tuple[int, int] = (120, 36)) 
 def save_recent_screenshot(out: Path = Path("screenshots")) -> Path:
     """Write ``<out>/jobs-recent.svg`` (same bytes on every run)."""
     return asyncio.run(take_recent_screenshot(out / "jobs-recent.svg"))
+
+
+# ---------------------------------------------------------------- the Report tab
+
+REPORT_JOB = "48213702"
+REPORT_T0 = 1_780_000_000.0
+
+
+def report_history(directory: Path, *, script: str = "#!/bin/bash\n#SBATCH --time=00:30:00\n",
+                   preset: str = "my-experiment", overrides: tuple[str, ...] = ("sbatch.nodes=2",)
+                   ) -> Callable[[], History]:
+    """A history with one ended 2-node job of ntui's and its sampler files (``<directory>/logs``): GPU 0 of each
+    node idle, GPU 1 busy at 90 % (and 60 % on the second node), 5 minutes of a 30-minute limit."""
+    from ntui.core.gpus import SAMPLE_FIELDS
+    from ntui.core.sampler import HEADER_TAG, sample_path
+
+    logs = directory / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    history = History(directory / "history.sqlite3")
+    history.record_intent(token="report", preset=preset, preset_path=None, overrides=overrides,  # noqa: S106
+                          job_name="exp", launcher="torchrun", nodes=2, world_size=4, log_dir=str(logs),
+                          log_stem="exp", script=script)
+    history.record_submitted("report", REPORT_JOB, None, None)
+    now = FROZEN_NOW.timestamp()
+    history._conn.execute("UPDATE submissions SET created_at=?, submitted_at=?", (now - 900, now - 900))
+    history._conn.commit()
+    history.record_final(REPORT_JOB, FinalRecord("COMPLETED", "0:0", None, None, None, 300, "nid[001-002]", "",
+                                                 "inferred"), when=now)
+    history.close()
+    for node, util in (("nid001", 90), ("nid002", 60)):
+        rows = []
+        for k in range(30):
+            stamp = time.strftime("%Y/%m/%d %H:%M:%S.000", time.gmtime(REPORT_T0 + 10 * k))
+            busy = util if k % 6 else util // 2  # a dip now and then: something for the sparkline to draw
+            rows += [f"{stamp}, {i}, GPU-SIM-{node}-{i}, {busy if i else 1}, {9000 + 100 * k}, 81559, "
+                     f"{(250.0 if i else 60.0) * util / 90:.1f}, 50\n" for i in range(2)]
+        header = (f"{HEADER_TAG} v1 job={REPORT_JOB} node={node} interval=10 status=sampling "
+                  f"fields={','.join(SAMPLE_FIELDS)}\n")
+        Path(sample_path(str(logs), "exp", REPORT_JOB, node)).write_text(header + "".join(rows) + f"{HEADER_TAG} end\n")
+    return lambda: History(directory / "history.sqlite3")
+
+
+def report_runner() -> FakeRunner:
+    """The controller has forgotten the job; no accounting (the report comes from the samples alone)."""
+    captures = Path(__file__).resolve().parents[1] / "data" / "slurm"
+
+    def captured(name: str) -> Any:  # real answers of the dev cluster
+        return result(stdout=(captures / f"{name}.stdout").read_text(),
+                      stderr=(captures / f"{name}.stderr").read_text(),
+                      returncode=int((captures / f"{name}.rc").read_text().strip()))
+
+    return FakeRunner({"squeue": result(stdout=SQUEUE_AFTER),
+                       ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
+                       "sacct": captured("sacct_no_accounting")})
+
+
+async def report_scene(pilot: Pilot[Any]) -> None:
+    """The recent job selected and its Report tab shown (``u``), the report computed."""
+    from ntui.ui.screens.jobs import JobsScreen
+    from ntui.ui.widgets.recent_jobs import RecentJobsTable
+    from ntui.ui.widgets.report_pane import ReportPane
+
+    await recent_scene(pilot, REPORT_JOB)
+    screen = pilot.app.screen
+    assert isinstance(screen, JobsScreen)
+    screen.query_one("#jobs-recent", RecentJobsTable).focus()
+    await pilot.press("u")
+    pane = screen.query_one("#jobs-report", ReportPane)
+    await wait_until(pilot, lambda: pane.usage is not None)
+    await pilot.pause()
+
+
+def save_report_screenshot(out: Path = Path("screenshots")) -> Path:
+    """Write ``<out>/jobs-report.svg`` (same bytes on every run)."""
+    import tempfile
+
+    async def take(path: Path) -> Path:
+        with tempfile.TemporaryDirectory() as tmp:
+            app = jobs_app(runner=report_runner(), history_factory=report_history(Path(tmp)))
+            return await _shoot(app, report_scene, path, (120, 36), "ntui · report")
+
+    return asyncio.run(take(out / "jobs-report.svg"))

@@ -4,14 +4,12 @@ a changed preset first shows the script diff (the one ``ntui resubmit`` prints);
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 
 from ntui.core.history import History
 from ntui.core.presets import load_preset
@@ -24,7 +22,7 @@ from ntui.ui.screens.resubmit import ResubmitDiffScreen
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.support.demo import demo_runner
 from tests.support.fakes import FakeRunner, result
-from tests.support.screenshots_jobs import jobs_app, settle_jobs
+from tests.support.screenshots_jobs import jobs_app, settle_jobs, wait_until
 
 PRESET = "my-experiment"
 OVERRIDES = ("sbatch.time=0:30:00", "sbatch.nodes=2")
@@ -55,15 +53,6 @@ def _runner() -> FakeRunner:
     return runner
 
 
-async def _until(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise TimeoutError("condition not reached")
-        await pilot.pause(0.05)
-
-
 def _compose(app: Any) -> ComposeScreen | None:
     screen = app.screen
     return screen if isinstance(screen, ComposeScreen) else None
@@ -89,15 +78,15 @@ async def test_ctrl_r_opens_the_preset_with_its_overrides_and_the_new_job_links_
             return (c is not None and c.preset_name == PRESET and c.up_to_date and c.cluster is not None
                     and set(OVERRIDES) <= set(c.form.overrides))
 
-        await _until(pilot, ready)
+        await wait_until(pilot, ready)
         compose = _compose(app)
         assert compose is not None and compose.resubmit_of == "500"
         assert compose.rendered is not None and compose.rendered.script == _script()  # the same script
         await pilot.press("escape")  # leave the form field, if one has focus
         await pilot.press("s")
-        await _until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmSubmitScreen")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmSubmitScreen")
         await pilot.press("y")
-        await _until(pilot, lambda: compose.submit_line is not None and "600" in str(compose.submit_line))
+        await wait_until(pilot, lambda: compose.submit_line is not None and "600" in str(compose.submit_line))
     history = opener()
     try:
         new = history.get("600")
@@ -119,15 +108,15 @@ async def test_a_changed_preset_shows_the_script_diff_first(tmp_path: Path) -> N
         jobs = app.screen
         assert isinstance(jobs, JobsScreen)
         jobs.resubmit("501")
-        await _until(pilot, lambda: isinstance(app.screen, ResubmitDiffScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ResubmitDiffScreen))
         dialog = app.screen
         assert isinstance(dialog, ResubmitDiffScreen) and dialog.plan.diff == plan.diff
         await pilot.press("escape")  # cancel: stay in the jobs view
-        await _until(pilot, lambda: isinstance(app.screen, JobsScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen))
         jobs.resubmit("501")
-        await _until(pilot, lambda: isinstance(app.screen, ResubmitDiffScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ResubmitDiffScreen))
         await pilot.press("enter")
-        await _until(pilot, lambda: (c := _compose(app)) is not None and c.resubmit_of == "501"
+        await wait_until(pilot, lambda: (c := _compose(app)) is not None and c.resubmit_of == "501"
                      and set(OVERRIDES) <= set(c.form.overrides))
 
 
@@ -138,5 +127,5 @@ async def test_a_job_ntui_did_not_submit_cannot_be_resubmitted(tmp_path: Path) -
         jobs = app.screen
         assert isinstance(jobs, JobsScreen)
         jobs.resubmit("777")
-        await _until(pilot, lambda: any("not submitted by ntui" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any("not submitted by ntui" in n.message for n in app._notifications))
         assert isinstance(app.screen, JobsScreen)

@@ -36,6 +36,7 @@ from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPan
 from textual.worker import Worker
 
 from ntui.core.config import Settings
+from ntui.core.history import HistoryEntry
 from ntui.core.jobactions import ActionKind, plan_action
 from ntui.core.jobmodel import (
     DetailsRequest,
@@ -62,6 +63,7 @@ from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
 from ntui.ui.widgets.recent_jobs import RecentJobsTable, RecentLoaded
+from ntui.ui.widgets.report_pane import ReportPane
 
 __all__ = ["ENDED", "JobsScreen", "RefreshStats"]
 
@@ -149,7 +151,9 @@ class JobsScreen(NtuiScreen):
         Binding("E", "first_error", "First error", id="ntui.jobs.first_error", show=False,
                 tooltip="Open the logs at the error of the rank that failed first"),
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
-        Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit",
+        Binding("u", "show_report", "Report", id="ntui.jobs.tab_report", show=False,
+                tooltip="The GPU usage report of the selected ntui job"),
+        Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit", show=False,
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
     ]
 
@@ -238,6 +242,8 @@ class JobsScreen(NtuiScreen):
                                                              id="jobs-gpu"))
                 with TabPane("Logs", id="tab-logs"):
                     yield self._pane("The log pane", partial(LogPane, self.full_settings.logs, id="jobs-logs"))
+                with TabPane("Report", id="tab-report"):
+                    yield ReportPane(self.runner, id="jobs-report")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
 
@@ -487,6 +493,9 @@ class JobsScreen(NtuiScreen):
         """Give the GPU and log panes the selected job. The GPU pane runs its watch step only while it is
         visible (it pauses itself when its tab is hidden); the log pane reads files (no RPCs) and gets the
         job as soon as the history told where its logs are."""
+        if self._recent_job is not None:  # a recent job is selected: its record feeds the panes
+            self._show_record(self._recent_job)
+            return
         key = self.table.cursor_key
         gpu, logs = self._gpu, self._logs
         if gpu is not None:
@@ -494,6 +503,7 @@ class JobsScreen(NtuiScreen):
             if want != self._gpu_job:
                 self._gpu_job = want
                 self._guard("GpuPane", partial(gpu.watch_job, want))
+        self._feed_report(key, self.model.entries.get(key) if key else None, self.model.active(key))
         target = self.model.log_target(key)
         if logs is not None and target is not None and target != self._log_target:
             self._log_target = target
@@ -709,6 +719,7 @@ class JobsScreen(NtuiScreen):
         if gpu is not None and self._gpu_job is not None:
             self._gpu_job = None
             self._guard("GpuPane", partial(gpu.watch_job, None))
+        self._feed_report(job.job_id, job.entry, False)
         target = record_log_target(job)
         if logs is not None and target != self._log_target:
             self._log_target = target
@@ -752,3 +763,18 @@ class JobsScreen(NtuiScreen):
             self.app.push_screen(ResubmitDiffScreen(plan), answered)
         else:
             self.app.call_later(open_in_compose, self.app, plan)
+
+    # ------------------------------------------------------------ report tab (ntui/ui/widgets/report_pane.py)
+
+    def _feed_report(self, key: str | None, entry: HistoryEntry | None, active: bool) -> None:
+        report = self.query_one("#jobs-report", ReportPane)
+        self._guard("ReportPane", partial(report.show_job, key, entry, active=active))
+
+    def action_show_report(self) -> None:
+        self.action_show_tab("tab-report")
+        self.query_one("#jobs-report", ReportPane).focus()
+
+    @on(ReportPane.ApplyFix)
+    def _apply_fix(self, msg: ReportPane.ApplyFix) -> None:
+        msg.stop()
+        self.resubmit(msg.job_id, (msg.fix,))
