@@ -162,9 +162,11 @@ def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting 
         out.append(f"GPU-hours: {_num(alloc, '.2f')} allocated, {_num(busy, '.2f')} busy ({share}utilisation-"
                    f"weighted); mean utilisation {_num(report.util_mean, '.0f', ' %')}{energy}")
         out.append("")
-        spark_w = max(SPARK_MIN, width - 78)
+        spark_w = width - 78
+        # too narrow for a sparkline beside the numbers: one line per GPU below the table, as wide as fits
+        below = spark_w < SPARK_MIN
         out.append(f"{'node':<10} {'gpu':>3} {'mean':>5} {'p50':>4} {'p90':>4} {'idle':>5} {'peak memory':>17} "
-                   f"{'power':>6} {'energy':>8}  utilisation over time")
+                   f"{'power':>6} {'energy':>8}" + ("" if below else "  utilisation over time"))
         for node in report.nodes:
             for g in node.gpus:
                 mem = (f"{(g.mem_peak_mib or 0) / 1024:.1f}/{(g.mem_total_mib or 0) / 1024:.0f}G "
@@ -172,14 +174,21 @@ def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting 
                 out.append(
                     f"{inert(node.node)[:10]:<10} {g.index:>3} {_num(g.util_mean, '.0f', '%'):>5} "
                     f"{_num(g.util_p50):>4} {_num(g.util_p90):>4} {_pct(g.idle_fraction):>5} {mem:>17} "
-                    f"{_num(g.power_mean_w, '.0f', 'W'):>6} {_energy(g.energy_wh):>8}  "
-                    f"{sparkline(squeeze(g.util_series, spark_w))}"
+                    f"{_num(g.power_mean_w, '.0f', 'W'):>6} {_energy(g.energy_wh):>8}"
+                    + ("" if below else f"  {sparkline(squeeze(g.util_series, spark_w))}")
                 )
             if len(node.gpus) > 1:
                 out.append(
                     f"{inert(node.node)[:10]:<10} {'all':>3} {_num(node.util_mean, '.0f', '%'):>5} {'':>4} {'':>4} "
                     f"{'':>5} {'':>17} {_num(node.power_mean_w, '.0f', 'W'):>6} {_energy(node.energy_wh):>8}"
                 )
+        if below:
+            out.append("")
+            out.append("utilisation over time")
+            for node in report.nodes:
+                for g in node.gpus:
+                    line_w = max(SPARK_MIN, width - 16)
+                    out.append(f"{inert(node.node)[:10]:<10} {g.index:>3}  {sparkline(squeeze(g.util_series, line_w))}")
     for reason in report.no_data_reasons:
         out.append(f"no GPU data: {inert(reason)}")
     notes = report_notes(report)

@@ -46,7 +46,7 @@ async def test_report_tab_is_computed_when_shown_and_f_opens_compose_with_the_fi
         kinds = [f.kind for f in report.findings]
         assert kinds.count("idle-gpu") == 2 and "short-run" in kinds and "straggler" in kinds
         assert pane.fixes == ["sbatch.time=00:15:00"]
-        shown = str(pane.query_one("#report-text").render())
+        shown = str(pane.query_one("#report-findings").render()) + str(pane.query_one("#report-text").render())
         assert shown.index("Findings:") < shown.index("utilisation over time")  # the findings first
         assert "GPU 0 on nid002 idle 100 % of the time" in shown and "▁" in shown
         await pilot.press("f")  # the recorded script differs from the preset's: the diff first
@@ -79,3 +79,8 @@ async def test_a_job_ntui_did_not_submit_has_no_report(tmp_path: Path) -> None:
 def test_report_tab_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
     app = jobs_app(runner=report_runner(), history_factory=report_history(tmp_path))
     assert snap_compare(app, terminal_size=(120, 36), run_before=report_scene)
+
+
+def test_report_tab_snapshot_narrow(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
+    app = jobs_app(runner=report_runner(), history_factory=report_history(tmp_path))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=report_scene)

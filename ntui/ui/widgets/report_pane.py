@@ -36,6 +36,7 @@ class ReportPane(VerticalScroll):
     ReportPane {
         height: 1fr;
         padding: 0 1;
+        & > #report-findings { width: 1fr; height: auto; }
         & > #report-text { width: auto; height: auto; }
     }
     """
@@ -70,7 +71,8 @@ class ReportPane(VerticalScroll):
         self._done: set[str] = set()  # jobs whose report is computed and up to date
 
     def compose(self) -> ComposeResult:
-        yield Static("Select a job to see its GPU usage report.", id="report-text", markup=False)
+        yield Static("", id="report-findings", markup=False)  # wraps: sentences
+        yield Static("Select a job to see its GPU usage report.", id="report-text", markup=False)  # a table
 
     def _visible(self) -> bool:
         node: Widget | None = self
@@ -122,6 +124,8 @@ class ReportPane(VerticalScroll):
 
     def _draw(self) -> None:
         text = self.query_one("#report-text", Static)
+        said = self.query_one("#report-findings", Static)
+        said.update("")
         job, entry, usage = self.job_id, self.entry, self.usage
         if job is None:
             text.update("Select a job to see its GPU usage report.")
@@ -131,19 +135,19 @@ class ReportPane(VerticalScroll):
         elif usage is None:
             text.update(f"Reading the GPU samples of job {inert(job)}…")
         else:
-            out = Text(no_wrap=True)
-            if usage.slurm_error:
-                out.append(f"Slurm: {inert(usage.slurm_error)} (report from the samples alone)\n", style="yellow")
             lines = usage_lines(usage, entry, max(MIN_WIDTH, self.size.width - 2))
             cut = next((i for i, line in enumerate(lines) if line.startswith("Findings")), len(lines))
-            lines = [*lines[:1], *lines[cut:], "", *lines[1:cut]]  # the findings first, under the title
-            for line in lines:
+            head = Text()  # the title and the findings first, wrapped to the pane
+            if usage.slurm_error:
+                head.append(f"Slurm: {inert(usage.slurm_error)} (report from the samples alone)\n", style="yellow")
+            for line in [*lines[:1], *lines[cut:]]:
                 style = ("bold" if line.startswith(("job ", "Findings")) else "yellow" if line.startswith("  - ")
                          else "green" if line.startswith("    fix:") else "")
-                out.append(line + "\n", style=style)
+                head.append(line + "\n", style=style)
             if self.fixes:
-                out.append(f"f: open the preset in compose with {self.fixes[0]}", style="bold")
-            text.update(out)
+                head.append(f"f: open the preset in compose with {self.fixes[0]}\n", style="bold")
+            said.update(head)
+            text.update(Text("\n".join(lines[1:cut]), no_wrap=True))  # the table: scrolls, never wraps
 
     def action_apply_fix(self) -> None:
         fixes = self.fixes
