@@ -27,6 +27,7 @@ from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.timefmt import format_elapsed
 
 __all__ = [
+    "MAX_RECENT",
     "RECENT_COLUMNS",
     "RecentLoads",
     "RecentRequest",
@@ -39,6 +40,9 @@ __all__ = [
     "shown_jobs",
     "state_text",
 ]
+
+#: At most this many rows (the newest): a busy week of job arrays must not make the list slow to draw.
+MAX_RECENT = 500
 
 #: Column titles of the recent-jobs list (one home for the row format: :func:`recent_cells`).
 RECENT_COLUMNS: tuple[str, ...] = ("Job", "Name", "State", "Elapsed", "Submitted", "Verdict")
@@ -98,9 +102,16 @@ def load_recent(
     return RecentJobs(got.jobs, got.accounting, (*warnings, *got.warnings))
 
 
-def shown_jobs(jobs: Iterable[RecentJob], live: Container[str]) -> tuple[RecentJob, ...]:
-    """The jobs to list: those still in the live queue are shown there, not here."""
-    return tuple(j for j in jobs if j.job_id not in live)
+def shown_jobs(jobs: Iterable[RecentJob], live: Container[str], limit: int = MAX_RECENT) -> tuple[RecentJob, ...]:
+    """The jobs to list (at most ``limit``, in the given order): those still in the live queue are shown there,
+    not here."""
+    out: list[RecentJob] = []
+    for j in jobs:
+        if j.job_id not in live:
+            out.append(j)
+            if len(out) >= limit:
+                break
+    return tuple(out)
 
 
 def state_text(job: RecentJob) -> str:
@@ -130,10 +141,11 @@ def recent_cells(job: RecentJob, now: float) -> tuple[str, ...]:
     return (job.job_id, job.name, state_text(job), elapsed, age_text(job.submitted_at, now), said)
 
 
-def recent_title(days: float, jobs: int, accounting: bool | None) -> str:
+def recent_title(days: float, jobs: int, accounting: bool | None, limit: int = MAX_RECENT) -> str:
     span = f"{days:g} day" + ("" if days == 1 else "s")
     source = "" if accounting else " · ntui's jobs only (no accounting)" if accounting is False else ""
-    return f"Recent · last {span} · {jobs} job" + ("" if jobs == 1 else "s") + source
+    count = f"the newest {limit} jobs" if jobs >= limit else f"{jobs} job" + ("" if jobs == 1 else "s")
+    return f"Recent · last {span} · {count}{source}"
 
 
 def record_details(job: RecentJob) -> DetailsView:

@@ -56,6 +56,8 @@ def test_rows_say_state_elapsed_age_and_verdict_and_foreign_jobs_say_logs_unknow
     assert (age_text(NOW - 59, NOW), age_text(NOW - 3 * 86400, NOW), age_text(None, NOW)) == (
         "0 min ago", "3 d ago", "-")
     assert [j.job_id for j in shown_jobs([_job("1"), _job("2"), _job("3")], {"2"})] == ["1", "3"]
+    assert [j.job_id for j in shown_jobs([_job(str(i)) for i in range(9)], {"0"}, limit=3)] == ["1", "2", "3"]
+    assert recent_title(7, 500, True) == "Recent · last 7 days · the newest 500 jobs"
     assert recent_title(7, 1, False) == "Recent · last 7 days · 1 job · ntui's jobs only (no accounting)"
     assert recent_title(1.5, 3, True) == "Recent · last 1.5 days · 3 jobs"
 
