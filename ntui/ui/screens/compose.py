@@ -33,6 +33,7 @@ from ntui.ui.messages import (
     CheckFinished,
     ClusterInfo,
     JobSubmitted,
+    OverridesLoaded,
     PresetOpened,
     PresetSaved,
     PresetsListed,
@@ -224,7 +225,7 @@ class ComposeScreen(NtuiScreen):
     def _load_overrides(self, name: str, overrides: tuple[str, ...], keys: tuple[str, ...]) -> None:
         from ntui.core.presets import load_preset
         from ntui.core.problems import PresetError
-        from ntui.ui.screens.resubmit import OverridesLoaded, form_texts
+        from ntui.ui.widgets.form_model import form_texts
 
         try:
             loaded = load_preset(name, overrides)
@@ -234,8 +235,8 @@ class ComposeScreen(NtuiScreen):
         texts, unplaced = form_texts(loaded, keys, overrides)
         self.post_message(OverridesLoaded(name, texts, unplaced, None))
 
-    def on_overrides_loaded(self, message: Any) -> None:
-        """``OverridesLoaded`` (ntui/ui/screens/resubmit.py): a job's overrides go into the form's fields."""
+    def on_overrides_loaded(self, message: OverridesLoaded) -> None:
+        """A job's overrides (resubmit) go into the form's fields."""
         if message.name != self.preset_name:
             return
         for key, text in message.texts.items():

@@ -11,7 +11,6 @@ The plan (which preset, which overrides, what changed in the script) is the core
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from textual import on
@@ -19,55 +18,15 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.highlight import highlight
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from ntui.core.resubmit import ResubmitPlan
 
 if TYPE_CHECKING:
-    from ntui.core.presets import LoadedPreset
+    pass
 
-__all__ = ["OverridesLoaded", "ResubmitDiffScreen", "form_texts", "open_in_compose"]
-
-
-def form_texts(loaded: LoadedPreset, keys: Iterable[str], overrides: Sequence[str]) -> tuple[
-    dict[str, str], tuple[str, ...]
-]:
-    """The text each form field shows for ``loaded`` (a preset with ``overrides`` applied), for the fields
-    ``overrides`` touch (an override of ``env.X`` fills the ``env`` field), and the overrides no field of the
-    form (``keys``) holds."""
-    from ntui.core.presets import parse_override
-    from ntui.core.problems import PresetError
-    from ntui.ui.widgets.form_model import field_text, fields_for
-
-    specs = {s.key: s for s in fields_for(loaded.data)}
-    paths = {k: tuple(k.split(".")) for k in keys}
-    texts: dict[str, str] = {}
-    unplaced: list[str] = []
-    for item in overrides:
-        try:
-            path, _, _ = parse_override(item)
-        except PresetError:
-            unplaced.append(item)
-            continue
-        key = next((k for k, p in paths.items() if path[: len(p)] == p), None)
-        if key is None or key not in specs:
-            unplaced.append(item)
-            continue
-        texts[key] = field_text(specs[key], loaded)
-    return texts, tuple(unplaced)
-
-
-class OverridesLoaded(Message):
-    """The compose view's worker read a preset with a job's overrides: the form fields to fill."""
-
-    def __init__(self, name: str, texts: dict[str, str], unplaced: tuple[str, ...], error: str | None) -> None:
-        super().__init__()
-        self.name = name
-        self.texts = texts
-        self.unplaced = unplaced
-        self.error = error
+__all__ = ["ResubmitDiffScreen", "open_in_compose"]
 
 
 class ResubmitDiffScreen(ModalScreen[bool]):

@@ -401,3 +401,27 @@ def preset_yaml(loaded: LoadedPreset, name: str, resolved_script: str | None, so
     header = [f"# Saved by ntui from preset {source_name!r}" + (" with:" if loaded.overrides else ".")]
     header += ["#   --set " + o.replace("\r", "\\r").replace("\n", "\\n") for o in loaded.overrides]
     return PresetDraft(name, "\n".join(header) + "\n" + body, notes)
+
+
+def form_texts(loaded: LoadedPreset, keys: Iterable[str], overrides: Sequence[str]) -> tuple[
+    dict[str, str], tuple[str, ...]
+]:
+    """The text each form field shows for ``loaded`` (a preset with ``overrides`` applied), for the fields
+    ``overrides`` touch (an override of ``env.X`` fills the ``env`` field), and the overrides no field of the
+    form (``keys``) holds."""
+    specs = {s.key: s for s in fields_for(loaded.data)}
+    paths = {k: tuple(k.split(".")) for k in keys}
+    texts: dict[str, str] = {}
+    unplaced: list[str] = []
+    for item in overrides:
+        try:
+            path, _, _ = parse_override(item)
+        except PresetError:
+            unplaced.append(item)
+            continue
+        key = next((k for k, p in paths.items() if path[: len(p)] == p), None)
+        if key is None or key not in specs:
+            unplaced.append(item)
+            continue
+        texts[key] = field_text(specs[key], loaded)
+    return texts, tuple(unplaced)
