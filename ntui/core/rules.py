@@ -588,6 +588,8 @@ RULES: tuple[Rule, ...] = (
          "NERSC launchers page"),
     Rule("F1", _W, ("script",), "The script exists on the submitting host: a warning for check/render, an "
          "error for submit and the app's `s`.", "ntui submit model", _f1, blocks_submit=True),
+    Rule("F2", _E, ("script",), "A relative script path is taken from the directory of the preset file that "
+         "wrote it (through extends); from --set, from the current directory.", "ntui preset model"),
     # In-job GPU sampling
     Rule("M1", _E, ("monitor.interval",), f"The in-job GPU sampling interval is whole seconds from "
          f"{MONITOR_INTERVAL_MIN} to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}: a 24 h job with 4 GPUs "
@@ -595,8 +597,6 @@ RULES: tuple[Rule, ...] = (
     Rule("M2", _W, ("monitor.gpu", *_GPU_KEYS), "The GPU sampler is in the script by default exactly when the job "
          "asks for GPUs (any style); `monitor: {gpu: false}` removes it; `gpu: true` on a job without GPUs warns "
          "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model", _m2),
-    Rule("F2", _E, ("script",), "A relative script path is taken from the directory of the preset file that "
-         "wrote it (through extends); from --set, from the current directory.", "ntui preset model"),
 )
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 
