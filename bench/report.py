@@ -70,7 +70,7 @@ sys.path.insert(0, sys.argv[1])
 from ntui.core.sampler import find_sample_files
 from ntui.core.usage import JobFacts, build_report
 from ntui.core.history import HistoryEntry
-from ntui.cli_report import format_report
+from ntui.core.jobreport import format_report
 base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 cpu = time.process_time()

@@ -7,9 +7,7 @@ Exit codes as in :mod:`ntui.cli_slurm`: 0 ok; 2 bad arguments, unknown job, pres
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -21,7 +19,9 @@ from ntui.cli_slurm import _fail, submit_checked, test_only
 from ntui.core.history import History, HistoryEntry
 from ntui.core.logtail import inert
 from ntui.core.record import ResolveReport, resolve_records
+from ntui.core.resubmit import preset_ref, script_diff
 from ntui.core.runner import CommandRunner, SlurmError
+from ntui.core.timefmt import format_elapsed
 
 
 def add_commands(sub: Any) -> None:
@@ -91,15 +91,6 @@ def _resolving(inner: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
-def format_elapsed(seconds: int | None) -> str:
-    if seconds is None:
-        return "-"
-    d, rem = divmod(int(seconds), 86400)
-    h, rem = divmod(rem, 3600)
-    m, s = divmod(rem, 60)
-    return f"{d}-{h:02d}:{m:02d}:{s:02d}" if d else f"{h:02d}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
-
-
 def state_text(e: HistoryEntry) -> str:
     """The final state (``TIMEOUT``, ``FAILED 3:0``; ``~`` marks an inferred one), else the submission status."""
     if e.final_state is None:
@@ -142,11 +133,6 @@ def cmd_history(args: argparse.Namespace) -> int:
     return rc
 
 
-def script_diff(old: str, new: str, old_name: str, new_name: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=old_name, tofile=new_name))
-
-
 def cmd_resubmit(args: argparse.Namespace) -> int:
     from ntui.core.render import render
 
@@ -160,7 +146,7 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
             print(f"ntui: job {args.job_id} was recovered without its preset; resubmit its script "
                   f"({entry.script_path or 'unknown'}) with sbatch", file=sys.stderr)
             return EXIT_PROBLEMS
-        ref = entry.preset_path if entry.preset_path and os.path.isfile(entry.preset_path) else entry.preset
+        ref = preset_ref(entry)
         loaded, spec, problems = load_spec(ref, entry.overrides)
         print_problems(problems, warnings=False)
         if spec is None:

@@ -6,6 +6,7 @@ queue:
   idle-interval: 60       # ... when none do
   max-backoff: 300        # ceiling of the exponential back-off after controller errors
   all-users: false        # start with everyone's jobs shown
+  recent-days: 7          # the jobs view lists the jobs of the last N days under the queue
 slurm:
   timeout: 15             # seconds before a Slurm query or action is killed
   submit-timeout: 60      # ... sbatch (it retries by itself while slurmctld is busy)
@@ -62,6 +63,7 @@ class QueueSettings:
     idle_interval: float = 60.0
     max_backoff: float = 300.0
     all_users: bool = False
+    recent_days: float = 7.0  # the recent-jobs list under the queue (= ntui.core.record.DEFAULT_RECENT_DAYS)
 
 
 @dataclass(frozen=True)

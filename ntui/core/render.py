@@ -19,6 +19,7 @@ from ntui.core.lognames import RANK_HEADER_SHELL
 from ntui.core.lognames import RANK_LOG_SUFFIX as RANK_LOG_SUFFIX
 from ntui.core.lognames import LogPaths as LogPaths
 from ntui.core.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV
+from ntui.core.sampler import sampler_lines
 from ntui.core.spec import Directive, JobSpec
 
 # Fixed payloads. Single-quoted in the script, so the batch shell expands nothing in them.
@@ -116,6 +117,10 @@ def render(spec: JobSpec) -> str:
         )
     if spec.launcher == "accelerate":
         out.extend(_accelerate_config(spec, paths))
+    if spec.monitor_gpu:
+        # After the exports (PATH picks the nvidia-smi), before the setup: a setup's own EXIT trap wins.
+        out.append("")
+        out.extend(sampler_lines(spec.log_dir, spec.log_stem, interval_s=spec.monitor_interval))
     if spec.setup:
         out.append("")
         out.append("# Setup (from the preset).")

@@ -9,7 +9,7 @@ messages state the fix) or, for a guarantee the renderer keeps, no check.
 and the README section "What the generated script guarantees" come from :data:`RULES`
 (``python -m ntui.core.rules --markdown`` regenerates the document).
 
-Adding a preset section (e.g. a future ``monitor:``) means: parse it in ``spec`` into a field of
+Adding a preset section (as ``monitor:`` was) means: parse it in ``spec`` into a field of
 :class:`Draft`, then add its rules here.
 
 One responsibility, hence one file even past 600 lines: the table, its conditions and its documents.
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ntui.core.problems import Problem, Severity, Source
+from ntui.core.sampler import DEFAULT_INTERVAL_S
 
 #: GPUs per node on the target machine (Perlmutter), for the capacity warnings (G6).
 NODE_GPUS = 4
@@ -32,6 +33,10 @@ EPHEMERAL_PORTS = range(32768, 61000)
 #: MASTER_PORT = PORT_BASE + job id % PORT_SPAN stays below the ephemeral range (R4).
 PORT_BASE = 15000
 PORT_SPAN = 17000
+#: The in-job GPU sampler's interval bounds in seconds (M1): nvidia-smi -l takes whole seconds; above an hour a
+#: job's report has too few samples to say anything (a 6 h job: 6 per GPU).
+MONITOR_INTERVAL_MIN = 1
+MONITOR_INTERVAL_MAX = 3600
 
 # sbatch(1) long options (22.05-25.11). Used to reject typos with a suggestion.
 _SBATCH_OPTIONS_TEXT = """
@@ -145,6 +150,14 @@ class Draft:
     nccl_slingshot: bool = False
     script: str = ""
     script_exists: bool = True
+    monitor_gpu: bool | None = None
+    """``monitor.gpu`` as written; None (absent): on whenever the job asks for GPUs."""
+    monitor_interval: int = DEFAULT_INTERVAL_S
+
+    @property
+    def gpu_sampling(self) -> bool:
+        """Whether the script starts the in-job GPU sampler (M2): as asked, else iff GPUs are requested."""
+        return bool(self.gpu_requests) if self.monitor_gpu is None else self.monitor_gpu
 
     @property
     def gpu_request(self) -> GpuRequest | None:
@@ -435,6 +448,20 @@ def _q7(d: Draft) -> Iterable[Finding]:
         yield "launcher.python", "empty; write the interpreter, e.g. python"
 
 
+def _m1(d: Draft) -> Iterable[Finding]:
+    n = d.monitor_interval
+    if d.gpu_sampling and not MONITOR_INTERVAL_MIN <= n <= MONITOR_INTERVAL_MAX:
+        yield ("monitor.interval", f"{n} s: the GPU sampling interval is whole seconds from {MONITOR_INTERVAL_MIN} "
+               f"to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}); or monitor.gpu: false for no sampling")
+
+
+def _m2(d: Draft) -> Iterable[Finding]:
+    if d.monitor_gpu and not d.gpu_requests:
+        yield ("monitor.gpu", "the job asks for no GPUs, so the sampler's step gets none and records nothing "
+               "(unless the nodes expose their GPUs to every step); it is kept because you asked. Ask for GPUs "
+               "(sbatch.gpus-per-node), or drop monitor.gpu (the default samples GPU jobs only)")
+
+
 def _s1(d: Draft) -> Iterable[Finding]:
     if str(d.sbatch.get("constraint", "")) == "gpu" and "qos" not in d.sbatch:
         yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
@@ -563,6 +590,13 @@ RULES: tuple[Rule, ...] = (
          "error for submit and the app's `s`.", "ntui submit model", _f1, blocks_submit=True),
     Rule("F2", _E, ("script",), "A relative script path is taken from the directory of the preset file that "
          "wrote it (through extends); from --set, from the current directory.", "ntui preset model"),
+    # In-job GPU sampling
+    Rule("M1", _E, ("monitor.interval",), f"The in-job GPU sampling interval is whole seconds from "
+         f"{MONITOR_INTERVAL_MIN} to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}: a 24 h job with 4 GPUs "
+         "writes about 35k lines per node).", "nvidia-smi.1 (-l); ntui sampler model", _m1),
+    Rule("M2", _W, ("monitor.gpu", *_GPU_KEYS), "The GPU sampler is in the script by default exactly when the job "
+         "asks for GPUs (any style); `monitor: {gpu: false}` removes it; `gpu: true` on a job without GPUs warns "
+         "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model", _m2),
 )
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 

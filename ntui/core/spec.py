@@ -3,7 +3,7 @@
 ``validate(loaded)`` turns a :class:`LoadedPreset` into a typed :class:`JobSpec` plus a list of
 problems. Errors block rendering; warnings are shown by ``ntui check`` but do not block.
 
-Two stages: each section (launcher, sbatch, container, env, program, logs, nccl) is parsed by its
+Two stages: each section (launcher, sbatch, container, env, program, logs, nccl, monitor) is parsed by its
 own function into a :class:`~ntui.core.rules.Draft` (type and syntax problems only), then every
 cross-field rule of the table in :mod:`ntui.core.rules` runs over the draft; its problems end with
 the rule id, e.g. ``(G1)``. A new preset section is one more parser here plus its rules there.
@@ -33,6 +33,7 @@ from ntui.core.rules import (
     problem,
     run_checks,
 )
+from ntui.core.sampler import DEFAULT_INTERVAL_S
 from ntui.core.timefmt import format_time_limit, parse_time_limit
 from ntui.core.yamlsrc import KeyPath, LoadedPreset
 
@@ -53,6 +54,7 @@ TOP_KEYS = {
     "args": "its arguments, passed verbatim",
     "logs": "where batch and per-rank logs go",
     "nccl": "NCCL toggles",
+    "monitor": "in-job GPU sampling for `ntui report` (gpu: on by default for GPU jobs, interval: seconds)",
 }
 LAUNCHER_KEYS = (
     "type", "nproc-per-node", "master-port", "python", "kill-on-bad-exit", "extra-args",
@@ -61,6 +63,7 @@ LAUNCHER_KEYS = (
 CONTAINER_KEYS = ("runtime",)
 LOGS_KEYS = ("dir",)
 NCCL_KEYS = ("debug", "slingshot")
+MONITOR_KEYS = ("gpu", "interval")
 
 # Options ntui manages itself or that make no sense in a script.
 SBATCH_RESERVED = {
@@ -112,6 +115,8 @@ class JobSpec:
     nccl_debug: bool
     nccl_slingshot: bool
     rdzv_alt_read: bool = False  # FI_CXI_RDZV_PROTO=alt_read in effect (N2)
+    monitor_gpu: bool = False  # the in-job GPU sampler is rendered (M1, M2)
+    monitor_interval: int = DEFAULT_INTERVAL_S  # its nvidia-smi -l seconds
 
     @property
     def world_size(self) -> int:
@@ -280,6 +285,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     c.unknown_keys(nccl, NCCL_KEYS, ("nccl",))
     nccl_debug = c.boolean(("nccl", "debug"), nccl.get("debug"), False)
     nccl_slingshot = c.boolean(("nccl", "slingshot"), nccl.get("slingshot"), False)
+    monitor_gpu, monitor_interval = _monitor_section(c)
 
     draft = Draft(
         launcher=launcher.type, sbatch=sb.options, raw=sb.raw, nodes=sb.nodes, gpu_requests=sb.gpus,
@@ -287,6 +293,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         multi_gpu=launcher.multi_gpu, cpu=launcher.cpu, master_port=launcher.master_port,
         python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime,
         env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_present,
+        monitor_gpu=monitor_gpu, monitor_interval=monitor_interval,
     )
     c.findings(draft, rules)
     if any(p.is_error for p in c.problems):
@@ -321,6 +328,8 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         nccl_debug=nccl_debug,
         nccl_slingshot=nccl_slingshot,
         rdzv_alt_read=draft.rdzv_alt_read,
+        monitor_gpu=draft.gpu_sampling,
+        monitor_interval=draft.monitor_interval,
     )
     return spec, c.problems
 
@@ -529,6 +538,25 @@ def _logs_section(c: _Checker) -> str:
             else:
                 log_dir = resolve_path(text, None)
     return log_dir
+
+
+def _monitor_section(c: _Checker) -> tuple[bool | None, int]:
+    """``monitor: {gpu, interval}``: types only; the bounds and the GPU-less job are rules (M1, M2).
+
+    ``gpu`` absent or null: None (on whenever the job asks for GPUs, decided with the sbatch section).
+    """
+    monitor = {k: v for k, v in c.mapping(("monitor",)).items() if v is not None}  # null = absent
+    c.unknown_keys(monitor, MONITOR_KEYS, ("monitor",))
+    gpu = monitor.get("gpu")
+    interval: Any = monitor.get("interval", DEFAULT_INTERVAL_S)
+    if isinstance(interval, str) and re.fullmatch(r"\s*-?[0-9]+\s*", interval):
+        interval = int(interval)
+    raw = c.loaded.raw.get(("monitor", "interval"), str(interval)).strip()
+    if isinstance(interval, bool) or not isinstance(interval, int) or not re.fullmatch(r"-?(0|[1-9][0-9]*)", raw):
+        c.add(("monitor", "interval"), f"expected whole seconds in plain decimal (e.g. {DEFAULT_INTERVAL_S}), "
+              f"got {_show(raw if isinstance(interval, int) and not isinstance(interval, bool) else interval)}")
+        interval = DEFAULT_INTERVAL_S
+    return (None if gpu is None else c.boolean(("monitor", "gpu"), gpu, True)), int(interval)
 
 
 def _str_list(c: _Checker, path: KeyPath, value: Any) -> list[str]:

@@ -46,3 +46,13 @@ def format_time_limit(seconds: int) -> str:
     d, rem = divmod(minutes, 24 * 60)
     h, mi = divmod(rem, 60)
     return f"{d}-{h:02d}:{mi:02d}:00" if d else f"{h:02d}:{mi:02d}:00"
+
+
+def format_elapsed(seconds: int | None) -> str:
+    """An elapsed time as Slurm prints it, shortest form: ``05:07``, ``01:02:03``, ``2-01:00:00``; ``-`` unknown."""
+    if seconds is None:
+        return "-"
+    d, rem = divmod(int(seconds), 86400)
+    h, rem = divmod(rem, 3600)
+    m, s = divmod(rem, 60)
+    return f"{d}-{h:02d}:{m:02d}:{s:02d}" if d else f"{h:02d}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"

@@ -143,3 +143,14 @@ class ActionDone(Message):
     """A job action (cancel, signal, hold, ...) went through; ``text`` says so."""
 
     text: str
+
+
+class OverridesLoaded(Message):
+    """The compose view's worker read a preset with a job's overrides: the form fields to fill."""
+
+    def __init__(self, name: str, texts: dict[str, str], unplaced: tuple[str, ...], error: str | None) -> None:
+        super().__init__()
+        self.name = name
+        self.texts = texts
+        self.unplaced = unplaced
+        self.error = error

@@ -116,10 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.only is None:
         # The jobs view and its panes, each from its own deterministic scene.
         from tests.support.screenshots_gpu import gpu_pane_screenshot
-        from tests.support.screenshots_jobs import save_jobs_screenshot
+        from tests.support.screenshots_jobs import (
+            save_jobs_screenshot,
+            save_recent_screenshot,
+            save_report_screenshot,
+        )
         from tests.support.screenshots_logs import log_pane_screenshots
 
         print(save_jobs_screenshot(args.out))
+        print(save_recent_screenshot(args.out))
+        print(save_report_screenshot(args.out))
         print(gpu_pane_screenshot(args.out / "gpu-pane.svg"))
         for path in log_pane_screenshots(args.out):
             print(path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ntui.core.config import Settings
-from ntui.core.history import HistoryEntry
+from ntui.core.history import FinalRecord, History, HistoryEntry
 from ntui.core.runner import CommandRunner
 from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR
 from tests.support.demo import FROZEN_NOW  # the other screenshots' frozen clock
@@ -36,8 +37,12 @@ __all__ = [
     "DemoHistory",
     "demo_jobs_runner",
     "jobs_app",
+    "recent_history",
+    "recent_jobs_runner",
+    "recent_scene",
     "save_jobs_screenshot",
     "settle_jobs",
+    "wait_until",
     "squeue_line",
 ]
 
@@ -215,6 +220,16 @@ def jobs_app(
     )
 
 
+async def wait_until(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Pause until ``check()`` holds (TimeoutError after ``timeout`` seconds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise TimeoutError("condition not reached")
+        await pilot.pause(0.05)
+
+
 async def settle_jobs(pilot: Pilot[Any], timeout: float = 10.0) -> None:
     """Wait until the jobs view has no refresh, look-up or action running (the panes' own workers aside)."""
     from ntui.ui.screens.jobs import JobsScreen
@@ -245,14 +260,19 @@ async def _scene(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-async def take_jobs_screenshot(path: Path, size: tuple[int, int] = (120, 36)) -> Path:
-    app = jobs_app(runner=demo_jobs_runner(), history_factory=demo_history)
+async def _shoot(app: NtuiApp, scene: Callable[[Pilot[Any]], Any], path: Path, size: tuple[int, int],
+                 title: str) -> Path:
     async with app.run_test(size=size) as pilot:
-        await _scene(pilot)
-        svg = app.export_screenshot(title="ntui · jobs")
+        await scene(pilot)
+        svg = app.export_screenshot(title=title)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(svg, encoding="utf-8")
     return path
+
+
+async def take_jobs_screenshot(path: Path, size: tuple[int, int] = (120, 36)) -> Path:
+    app = jobs_app(runner=demo_jobs_runner(), history_factory=demo_history)
+    return await _shoot(app, _scene, path, size, "ntui · jobs")
 
 
 def save_jobs_screenshot(out: Path = Path("screenshots")) -> Path:
@@ -265,8 +285,186 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("screenshots"))
     args = parser.parse_args(argv)
     print(save_jobs_screenshot(args.out))
+    print(save_recent_screenshot(args.out))
+    print(save_report_screenshot(args.out))
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ---------------------------------------------------------------- recent jobs (under the queue)
+
+#: ntui's own jobs of the last days: (job id, name, seconds before FROZEN_NOW, record or None (unresolved)).
+RECENT: tuple[tuple[str, str, float, FinalRecord | None], ...] = (
+    ("48213777", "alice-ddp", 5400, None),  # still running: listed in the queue, not under it
+    ("48213701", "alice-ddp", 3000, FinalRecord(
+        "FAILED", "1:0", None, "2026-06-01T09:25:40", "2026-06-01T09:28:59", 199, "nid[200020-200021]",
+        "rank 5 on nid200021 failed first: torch.OutOfMemoryError: CUDA out of memory", "sacct")),
+    ("48213650", "prep-data", 2400, FinalRecord(
+        "COMPLETED", "0:0", None, "2026-06-01T09:04:02", "2026-06-01T09:29:04", 1502, "nid200044", "", "sacct")),
+    ("48213544", "alice-ddp", 20 * 3600, FinalRecord(
+        "TIMEOUT", "0:0", None, None, "2026-05-31T15:40:11", 7200, "nid[200012-200015]",
+        "time limit reached (02:00:00): Slurm ended the job", "sacct")),
+    ("48213410", "tokenize", 2 * 86400, FinalRecord(
+        "CANCELLED", None, "batch log: CANCELLED AT 2026-05-30T10:02:55", None, "2026-05-30T10:02:55", None,
+        "nid200101", "cancelled by the user at 2026-05-30T10:02:55", "inferred")),
+)
+#: ``sacct -S``: the user's jobs of the last days, with one that ntui did not submit (a notebook).
+SACCT_SINCE = (
+    "48213701|alice-ddp|FAILED|1:0|None|2026-06-01T08:40:00|2026-06-01T09:25:40|2026-06-01T09:28:59|00:03:19|"
+    "nid[200020-200021]|m4242_g|gpu_regular|gpu_ss11|/global/homes/a/alice/train\n"
+    "48213322|jupyter|COMPLETED|0:0|None|2026-06-01T04:12:00|2026-06-01T04:12:09|2026-06-01T08:12:09|04:00:00|"
+    "nid200311|m4242_g|gpu_interactive|gpu_ss11|/global/homes/a/alice\n"
+)
+SACCT_RUNNING = ("48213777|alice-ddp|RUNNING|0:0|None|2026-06-01T08:12:05|2026-06-01T08:27:47|Unknown|01:02:13|"
+                 "nid[200012-200015]|m4242_g|gpu_regular|gpu_ss11|/global/homes/a/alice/train\n")
+
+
+def recent_history(path: Path, *, unresolved: Sequence[str] = ()) -> Callable[[], History]:
+    """A real history file with :data:`RECENT` (times relative to :data:`FROZEN_NOW`; the jobs in ``unresolved``
+    without their record); returns its opener."""
+    history = History(path)
+    now = FROZEN_NOW.timestamp()
+    for job_id, name, ago, record in RECENT:
+        token = f"demo-{job_id}"
+        history.record_intent(token=token, preset=name, preset_path=None, overrides=("sbatch.nodes=2",),
+                              job_name=name, launcher="torchrun", nodes=2, world_size=8, log_dir=LOG_DIR,
+                              log_stem=name, script=SCRIPT)
+        history.record_submitted(token, job_id, "perlmutter", f"{LOG_DIR}/{name}-{job_id}.sbatch")
+        history._conn.execute("UPDATE submissions SET created_at=?, submitted_at=? WHERE token=?",
+                              (now - ago, now - ago, token))
+        history._conn.commit()
+        if record is not None and job_id not in unresolved:
+            history.record_final(job_id, record, when=now)
+    history.close()
+    return lambda: History(path)
+
+
+def recent_jobs_runner(refreshes: Sequence[str] = (SQUEUE_AFTER,)) -> FakeRunner:
+    """squeue answers in turn (default: the queue after two jobs left, :data:`SQUEUE_AFTER`), ``sacct -j`` for
+    the jobs it knows (:data:`SACCT_SINCE`, :data:`SACCT_RUNNING`), ``sacct -S`` for the user's jobs of the
+    last days."""
+
+    known = {line.split("|", 1)[0]: line + "\n" for line in (SACCT_SINCE + SACCT_RUNNING).splitlines()}
+
+    def sacct(argv: tuple[str, ...]) -> Any:
+        if "-S" in argv:
+            return result(stdout=SACCT_SINCE)
+        ids = argv[argv.index("-j") + 1].split(",")
+        return result(stdout="".join(known.get(j, "") for j in ids))
+
+    return FakeRunner({"squeue": [result(stdout=text) for text in refreshes],
+                       ("scontrol", "show", "job"): result(stdout=SHOW_JOB), "sacct": sacct})
+
+
+async def recent_scene(pilot: Pilot[Any], job_id: str = "48213701") -> None:
+    """The jobs view settled, the recent list focused on ``job_id`` (its record in the details)."""
+    from ntui.ui.screens.jobs import JobsScreen
+    from ntui.ui.widgets.recent_jobs import RecentJobsTable
+
+    await settle_jobs(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, JobsScreen)
+    table = screen.query_one("#jobs-recent", RecentJobsTable)
+    table.focus()
+    table.move_cursor(row=table.get_row_index(job_id))
+    await settle_jobs(pilot)
+    screen._tick()
+    await pilot.pause()
+
+
+async def take_recent_screenshot(path: Path, size: tuple[int, int] = (120, 36)) -> Path:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        app = jobs_app(runner=recent_jobs_runner(), history_factory=recent_history(Path(tmp) / "history.sqlite3"))
+        return await _shoot(app, recent_scene, path, size, "ntui · recent jobs")
+
+
+def save_recent_screenshot(out: Path = Path("screenshots")) -> Path:
+    """Write ``<out>/jobs-recent.svg`` (same bytes on every run)."""
+    return asyncio.run(take_recent_screenshot(out / "jobs-recent.svg"))
+
+
+# ---------------------------------------------------------------- the Report tab
+
+REPORT_JOB = "48213702"
+REPORT_T0 = 1_780_000_000.0
+
+
+def report_history(directory: Path, *, script: str = "#!/bin/bash\n#SBATCH --time=00:30:00\n",
+                   preset: str = "my-experiment", overrides: tuple[str, ...] = ("sbatch.nodes=2",)
+                   ) -> Callable[[], History]:
+    """A history with one ended 2-node job of ntui's and its sampler files (``<directory>/logs``): GPU 0 of each
+    node idle, GPU 1 busy at 90 % (and 60 % on the second node), 5 minutes of a 30-minute limit."""
+    from ntui.core.gpus import SAMPLE_FIELDS
+    from ntui.core.sampler import HEADER_TAG, sample_path
+
+    logs = directory / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    history = History(directory / "history.sqlite3")
+    history.record_intent(token="report", preset=preset, preset_path=None, overrides=overrides,  # noqa: S106
+                          job_name="exp", launcher="torchrun", nodes=2, world_size=4, log_dir=str(logs),
+                          log_stem="exp", script=script)
+    history.record_submitted("report", REPORT_JOB, None, None)
+    now = FROZEN_NOW.timestamp()
+    history._conn.execute("UPDATE submissions SET created_at=?, submitted_at=?", (now - 900, now - 900))
+    history._conn.commit()
+    history.record_final(REPORT_JOB, FinalRecord("COMPLETED", "0:0", None, None, None, 300, "nid[001-002]", "",
+                                                 "inferred"), when=now)
+    history.close()
+    for node, util in (("nid001", 90), ("nid002", 60)):
+        rows = []
+        for k in range(30):
+            stamp = time.strftime("%Y/%m/%d %H:%M:%S.000", time.gmtime(REPORT_T0 + 10 * k))
+            busy = util if k % 6 else util // 2  # a dip now and then: something for the sparkline to draw
+            rows += [f"{stamp}, {i}, GPU-SIM-{node}-{i}, {busy if i else 1}, {9000 + 100 * k}, 81559, "
+                     f"{(250.0 if i else 60.0) * util / 90:.1f}, 50\n" for i in range(2)]
+        header = (f"{HEADER_TAG} v1 job={REPORT_JOB} node={node} interval=10 status=sampling "
+                  f"fields={','.join(SAMPLE_FIELDS)}\n")
+        Path(sample_path(str(logs), "exp", REPORT_JOB, node)).write_text(header + "".join(rows) + f"{HEADER_TAG} end\n")
+    return lambda: History(directory / "history.sqlite3")
+
+
+def report_runner() -> FakeRunner:
+    """The controller has forgotten the job; no accounting (the report comes from the samples alone)."""
+    captures = Path(__file__).resolve().parents[1] / "data" / "slurm"
+
+    def captured(name: str) -> Any:  # real answers of the dev cluster
+        return result(stdout=(captures / f"{name}.stdout").read_text(),
+                      stderr=(captures / f"{name}.stderr").read_text(),
+                      returncode=int((captures / f"{name}.rc").read_text().strip()))
+
+    return FakeRunner({"squeue": result(stdout=SQUEUE_AFTER),
+                       ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
+                       "sacct": captured("sacct_no_accounting")})
+
+
+async def report_scene(pilot: Pilot[Any]) -> None:
+    """The recent job selected and its Report tab shown (``u``), the report computed."""
+    from ntui.ui.screens.jobs import JobsScreen
+    from ntui.ui.widgets.recent_jobs import RecentJobsTable
+    from ntui.ui.widgets.report_pane import ReportPane
+
+    await recent_scene(pilot, REPORT_JOB)
+    screen = pilot.app.screen
+    assert isinstance(screen, JobsScreen)
+    screen.query_one("#jobs-recent", RecentJobsTable).focus()
+    await pilot.press("u")
+    pane = screen.query_one("#jobs-report", ReportPane)
+    await wait_until(pilot, lambda: pane.usage is not None)
+    await pilot.pause()
+
+
+def save_report_screenshot(out: Path = Path("screenshots")) -> Path:
+    """Write ``<out>/jobs-report.svg`` (same bytes on every run)."""
+    import tempfile
+
+    async def take(path: Path) -> Path:
+        with tempfile.TemporaryDirectory() as tmp:
+            app = jobs_app(runner=report_runner(), history_factory=report_history(Path(tmp)))
+            return await _shoot(app, report_scene, path, (120, 36), "ntui · report")
+
+    return asyncio.run(take(out / "jobs-report.svg"))

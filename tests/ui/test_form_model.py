@@ -137,3 +137,20 @@ def test_preset_from_form_renders_like_the_overrides() -> None:
         expected, _ = validate(load_preset("demo-local", [*overrides, "name=copy"]))
         assert expected is not None
         assert render(spec2) == render(expected)
+
+
+def test_monitor_fields_follow_the_preset_and_switch_the_sampler() -> None:
+    gpu, interval = spec_of("monitor.gpu"), spec_of("monitor.interval")
+    assert (gpu.kind, gpu.section, interval.kind, interval.default) == ("tristate", "Monitoring", "int", "10")
+    keys = [f.key for f in fields_for(load_preset("demo-torchrun").data)]
+    assert keys[-2:] == ["monitor.gpu", "monitor.interval"]
+    loaded = load_preset("demo-torchrun", ["monitor.interval=30"])
+    assert (field_text(gpu, loaded), field_text(interval, loaded)) == ("", "30")  # "" = auto
+    off = field_state(gpu, "", "false").override
+    assert off == "monitor.gpu=false"
+    every = field_state(interval, "30", "5").override
+    assert every == "monitor.interval=5"
+    spec, _ = validate(load_preset("demo-torchrun", [every]))
+    assert spec is not None and "nvidia-smi -l 5 per node" in render(spec)
+    spec, _ = validate(load_preset("demo-torchrun", [every, off]))
+    assert spec is not None and "nvidia-smi" not in render(spec)

@@ -32,6 +32,16 @@ def test_file_keys(tmp_path: Path) -> None:
     assert settings.slurm == SlurmSettings(timeout=7.0, submit_timeout=90.0, bin_dir="/opt/slurm/bin")
 
 
+def test_recent_days_defaults_to_the_records_default_and_is_read_from_the_queue_section(tmp_path: Path) -> None:
+    from ntui.core.record import DEFAULT_RECENT_DAYS
+
+    assert Settings().queue.recent_days == DEFAULT_RECENT_DAYS == 7
+    settings, problems = load_settings(_cfg(tmp_path, "queue:\n  recent-days: 2.5\n"), environ={})
+    assert problems == [] and settings.queue.recent_days == 2.5
+    settings, problems = load_settings(_cfg(tmp_path, "queue:\n  recent-days: 0\n"), environ={})
+    assert settings.queue.recent_days == 7 and [p.field for p in problems] == ["queue.recent-days"]
+
+
 def test_env_overrides_the_file(tmp_path: Path) -> None:
     path = _cfg(tmp_path, "slurm:\n  timeout: 7\n  submit-timeout: 90\nqueue:\n  idle-interval: 30\n")
     settings, problems = load_settings(path, environ={TIMEOUT_ENV: " 2.5 "})

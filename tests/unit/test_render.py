@@ -134,3 +134,79 @@ def test_log_paths_under_log_dir(tmp_path: Path) -> None:
     s = render_preset("local-torchrun", f"logs.dir={tmp_path}")
     assert f"#SBATCH --output={tmp_path}/local-torchrun-%j.out" in s
     assert f"export NTUI_RANK_LOG_PREFIX={tmp_path}/local-torchrun-\"$SLURM_JOB_ID\"-rank-" in s
+
+
+# ------------------------------------------------------------------ the in-job GPU sampler (monitor:, M1, M2)
+
+SAMPLER_COMMENT = "# GPU usage for `ntui report`: one nvidia-smi -l"
+
+
+def _sampler_block(script: str) -> list[str]:
+    lines = script.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(SAMPLER_COMMENT))
+    end = lines.index("trap ntui_gpu_sampler_stop EXIT")
+    return lines[start : end + 1]
+
+
+@pytest.mark.parametrize("gpus", [("sbatch.gpus-per-node=2",), ("sbatch.gres=gpu:a100:2",),
+                                  ("sbatch.gpus-per-task=1", "sbatch.ntasks=4"),
+                                  ("sbatch.nodes=1", "sbatch.gpus=2")])
+def test_gpu_job_samples_by_default_with_its_comment(gpus: tuple[str, ...]) -> None:
+    from ntui.core.sampler import sampler_lines
+
+    script = render_preset("local-srun", "logs.dir=/logs", *gpus)
+    block = _sampler_block(script)
+    assert block == sampler_lines("/logs", "local-srun", interval_s=10)
+    assert "`monitor: {gpu: false}` in the preset removes these lines." in "\n".join(block)
+
+
+def test_sampler_sits_after_the_exports_and_before_the_setup() -> None:
+    script = render_preset("local-torchrun", "sbatch.gpus-per-node=2", "launcher.nproc-per-node=2",
+                           'setup=["trap \\"echo mine\\" EXIT"]', "env.PATH=/opt/sim/bin:/usr/bin")
+    lines = script.splitlines()
+    start = lines.index(_sampler_block(script)[0])
+    assert lines.index("export PATH=/opt/sim/bin:/usr/bin") < start
+    assert max(i for i, ln in enumerate(lines) if ln.startswith("export ")) < start
+    assert lines.index("trap ntui_gpu_sampler_stop EXIT") < lines.index('trap "echo mine" EXIT')
+    assert lines.index('trap "echo mine" EXIT') < next(i for i, ln in enumerate(lines) if ln.startswith("# Launch:"))
+
+
+def test_monitor_gpu_false_removes_the_sampler_entirely() -> None:
+    with_gpus = render_preset("local-srun", "sbatch.gpus-per-node=2")
+    assert "ntui_gpu_sampler" in with_gpus
+    off = render_preset("local-srun", "sbatch.gpus-per-node=2", "monitor.gpu=false")
+    for word in ("ntui_gpu_sampler", "NTUI_GPU_SAMPLES", "nvidia-smi", "trap ", "GPU usage"):
+        assert word not in off, word
+    # Exactly the lines of the block (and the blank line before it) are gone; the rest is unchanged.
+    kept = [ln for ln in with_gpus.splitlines() if ln not in _sampler_block(with_gpus)]
+    assert "\n".join(kept).replace("\n\n\n", "\n\n") == off.rstrip("\n").replace("\n\n\n", "\n\n")
+
+
+def test_cpu_job_has_no_sampler_unless_asked() -> None:
+    for name in ("local-srun", "local-torchrun", "local-accelerate"):
+        assert "ntui_gpu_sampler" not in render_preset(name), name
+    spec, problems = validate(load_preset("local-srun", ["monitor.gpu=true"]))
+    assert spec is not None and [p.rule for p in problems] == ["M2"]
+    assert SAMPLER_COMMENT in render(spec)  # asked for: kept, with the warning
+
+
+def test_monitor_interval_reaches_nvidia_smi() -> None:
+    block = "\n".join(_sampler_block(render_preset("local-srun", "sbatch.gpus-per-node=2", "monitor.interval=30")))
+    assert "nvidia-smi -l 30 per node" in block and '"$NTUI_GPU_SAMPLES" 30 ' in block
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("interval: 010", 'expected whole seconds in plain decimal (e.g. 10), got "010"'),
+    ("interval: 1.5", "expected whole seconds in plain decimal (e.g. 10), got 1.5"),
+    ("interval: 7200", "7200 s: the GPU sampling interval is whole seconds from 1 to 3600"),
+    ("gpu: maybe", 'expected true or false, got "maybe"'),
+    ("sample: 3", "unknown key"),
+])
+def test_monitor_problems_name_file_line_and_field(tmp_path: Path, text: str, message: str) -> None:
+    preset = tmp_path / "mon.yaml"
+    preset.write_text(f"extends: local-srun\nsbatch: {{gpus-per-node: 2}}\nmonitor:\n  {text}\n")
+    spec, problems = validate(load_preset(str(preset)))
+    assert spec is None
+    key = text.split(":")[0]
+    assert [str(p).split(": ", 2)[:2] for p in problems] == [[f"{preset}:4", f"monitor.{key}"]]
+    assert message in str(problems[0])

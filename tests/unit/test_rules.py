@@ -46,6 +46,8 @@ BAD: dict[str, tuple[str, tuple[str, ...]]] = {
     "K1": ("local-srun", ("container.runtime=shifter",)),
     "K2": ("local-srun", ("sbatch.image=nersc/pytorch:25.02.01",)),
     "F1": ("local-srun", ("script=/nonexistent/ntui/train.py",)),
+    "M1": ("local-srun", ("sbatch.gpus-per-node=2", "monitor.interval=0")),
+    "M2": ("local-srun", ("monitor.gpu=true",)),
 }
 
 

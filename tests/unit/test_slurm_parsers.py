@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -361,22 +360,16 @@ def test_parse_squeue_subset_of_fields() -> None:
     assert all(j.name == "" and j.nodes == () for j in jobs)
 
 
-def test_parse_squeue_is_fast() -> None:
+def test_parse_squeue_takes_10k_lines() -> None:
+    """Correctness at the size of a big array; its speed is measured in bench/queue_scale.py, not asserted here."""
     lines = [
         squeue_line(JobID=str(i), ArrayJobID=str(i), Name=f"job-{i}", NodeList=f"nid[{i % 90:03d}-{i % 90 + 3:03d}]")
         for i in range(10_000)
     ]
     text = "\n".join(lines) + "\n"
-    best = min(_timed(lambda: slurm.parse_squeue(text)) for _ in range(3))
     jobs = slurm.parse_squeue(text)
     assert len(jobs) == 10_000 and jobs[9999].job_id == "9999"
-    assert best < 0.1, f"parse_squeue took {best * 1000:.0f} ms for 10k lines"
-
-
-def _timed(fn: object) -> float:
-    start = time.perf_counter()
-    fn()  # type: ignore[operator]
-    return time.perf_counter() - start
+    assert jobs[4321].name == "job-4321" and jobs[4321].nodes == tuple(f"nid{n:03d}" for n in range(1, 5))
 
 
 @given(st.lists(st.sampled_from(["a", "1", S, "\n", "_", "N/A", "é", " ", "(null)", "R", "-"]), max_size=300))

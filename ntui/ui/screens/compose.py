@@ -33,6 +33,7 @@ from ntui.ui.messages import (
     CheckFinished,
     ClusterInfo,
     JobSubmitted,
+    OverridesLoaded,
     PresetOpened,
     PresetSaved,
     PresetsListed,
@@ -95,6 +96,9 @@ class ComposeScreen(NtuiScreen):
         self._timer: Timer | None = None
         self._pending_action: str | None = None
         self._busy: set[str] = set()
+        self._requested: str | None = None  # the preset asked for last (open_preset), before it is loaded
+        self._then_overrides: tuple[str, tuple[str, ...]] | None = None  # (preset, overrides) to fill in
+        self.resubmit_of: str | None = None  # the job this form resubmits (the submission records it)
 
     # ------------------------------------------------------------ layout
 
@@ -168,11 +172,15 @@ class ComposeScreen(NtuiScreen):
         if wanted is None:
             self.notify("No presets found.", severity="error")
             return
-        if message.select or self.preset_name is None:
+        if message.select or (self.preset_name is None and self._requested is None):
             self.open_preset(wanted)
 
-    def open_preset(self, name: str) -> None:
-        """Load ``name`` (its form replaces the current one)."""
+    def open_preset(self, name: str, overrides: tuple[str, ...] = (), *, resubmit_of: str | None = None) -> None:
+        """Load ``name`` (its form replaces the current one), then fill ``overrides`` into the form;
+        ``resubmit_of``: the job this resubmits (ntui/ui/screens/resubmit.py)."""
+        self._requested = name
+        self._then_overrides = (name, tuple(overrides)) if overrides else None
+        self.resubmit_of = resubmit_of
         self._open_preset(name)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="open-preset", description="load preset")
@@ -209,6 +217,33 @@ class ComposeScreen(NtuiScreen):
             return
         await self.form.load(message.base)
         self.request_render(delay=0)
+        then, self._then_overrides = self._then_overrides, None
+        if then is not None and then[0] == message.name:
+            self._load_overrides(message.name, then[1], tuple(self.form.specs))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="open-preset", description="load overrides")
+    def _load_overrides(self, name: str, overrides: tuple[str, ...], keys: tuple[str, ...]) -> None:
+        from ntui.core.presets import load_preset
+        from ntui.core.problems import PresetError
+        from ntui.ui.widgets.form_model import form_texts
+
+        try:
+            loaded = load_preset(name, overrides)
+        except PresetError as exc:
+            self.post_message(OverridesLoaded(name, {}, overrides, str(exc)))
+            return
+        texts, unplaced = form_texts(loaded, keys, overrides)
+        self.post_message(OverridesLoaded(name, texts, unplaced, None))
+
+    def on_overrides_loaded(self, message: OverridesLoaded) -> None:
+        """A job's overrides (resubmit) go into the form's fields."""
+        if message.name != self.preset_name:
+            return
+        for key, text in message.texts.items():
+            self.form.set_text(key, text)
+        if message.error or message.unplaced:
+            self.notify(message.error or "no form field for: " + ", ".join(message.unplaced),
+                        title="Overrides not applied", severity="warning", timeout=12)
 
     @on(PresetPicker.Chosen)
     def _chosen(self, message: PresetPicker.Chosen) -> None:
@@ -449,19 +484,19 @@ class ComposeScreen(NtuiScreen):
                 self._busy.add("submit")
                 self.submit_line = Content.assemble(("… submitting", "$text-muted"))
                 self._update_status()
-                self._submit(rendered.preset, rendered.loaded, rendered.spec)
+                self._submit(rendered.preset, rendered.loaded, rendered.spec, self.resubmit_of)
 
         self.app.push_screen(
             ConfirmSubmitScreen(rendered.spec, rendered.script, rendered.preset, rendered.overrides), confirmed
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch")
-    def _submit(self, preset: str, loaded: Any, spec: Any) -> None:
+    def _submit(self, preset: str, loaded: Any, spec: Any, resubmit_of: str | None = None) -> None:
         from ntui.core.submission import submit_job
 
         history = self.ntui_app.open_history()
         try:
-            job = submit_job(loaded, spec, self.ntui_app.runner, history)
+            job = submit_job(loaded, spec, self.ntui_app.runner, history, resubmit_of=resubmit_of)
         finally:
             if history is not None:
                 history.close()

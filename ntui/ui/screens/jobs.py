@@ -26,7 +26,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -36,6 +36,7 @@ from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPan
 from textual.worker import Worker
 
 from ntui.core.config import Settings
+from ntui.core.history import HistoryEntry
 from ntui.core.jobactions import ActionKind, plan_action
 from ntui.core.jobmodel import (
     DetailsRequest,
@@ -46,7 +47,10 @@ from ntui.core.jobmodel import (
     LogTarget,
     PollRequest,
 )
-from ntui.core.queue import ENDED, PollPolicy
+from ntui.core.queue import ENDED, FinishedJob, PollPolicy
+from ntui.core.recentview import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
+from ntui.core.record import RecentJob
+from ntui.core.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.slurm import QueueJob
 from ntui.core.submission import SubmittedJob
@@ -58,6 +62,8 @@ from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
+from ntui.ui.widgets.recent_jobs import RecentJobsTable, RecentLoaded
+from ntui.ui.widgets.report_pane import ReportPane
 
 __all__ = ["ENDED", "JobsScreen", "RefreshStats"]
 
@@ -67,6 +73,8 @@ DETAILS_GROUP = "ntui-details"
 HISTORY_GROUP = "ntui-history"
 OUTCOME_GROUP = "ntui-outcome"
 ACTION_GROUP = "ntui-action"
+RECENT_GROUP = "ntui-recent"
+RESUBMIT_GROUP = "ntui-resubmit"
 
 #: Delay between a cursor move and the details look-up (holding an arrow key costs no RPCs).
 DETAILS_DEBOUNCE_S = 0.15
@@ -143,6 +151,10 @@ class JobsScreen(NtuiScreen):
         Binding("E", "first_error", "First error", id="ntui.jobs.first_error", show=False,
                 tooltip="Open the logs at the error of the rank that failed first"),
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
+        Binding("u", "show_report", "Report", id="ntui.jobs.tab_report", show=False,
+                tooltip="The GPU usage report of the selected ntui job"),
+        Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit", show=False,
+                tooltip="Open the job's preset with its recorded overrides in the compose view"),
     ]
 
     # ------------------------------------------------------------ set-up
@@ -178,6 +190,8 @@ class JobsScreen(NtuiScreen):
         self._table: QueueTable | None = None
         self._status_text = ""
         self._banner_text = ""
+        self._recent_loads = RecentLoads()  # recent jobs (ntui/core/recentview.py)
+        self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
 
     # the model's state, as tests and benchmarks read it
     @property
@@ -219,6 +233,7 @@ class JobsScreen(NtuiScreen):
                 yield QueueTable(all_users=self.all_users, id="jobs-table", empty_text="no jobs in the queue")
                 yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
                             id="jobs-filter", compact=True)
+                yield RecentJobsTable(id="jobs-recent")
             with TabbedContent(id="jobs-tabs", initial="tab-details"):
                 with TabPane("Details", id="tab-details"):
                     yield JobDetailsPanel(id="jobs-details")
@@ -227,6 +242,8 @@ class JobsScreen(NtuiScreen):
                                                              id="jobs-gpu"))
                 with TabPane("Logs", id="tab-logs"):
                     yield self._pane("The log pane", partial(LogPane, self.full_settings.logs, id="jobs-logs"))
+                with TabPane("Report", id="tab-report"):
+                    yield ReportPane(self.runner, id="jobs-report")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
 
@@ -261,6 +278,8 @@ class JobsScreen(NtuiScreen):
         if last is not None:  # submitted before this view was first opened: select it
             self.table.move_cursor(key=str(last.job_id))
         self._start_poll()
+        self.model.on_departure(self._jobs_departed)
+        self._load_recent(resolve=True)
 
     def on_screen_resume(self) -> None:
         if self.model.stale():
@@ -329,6 +348,8 @@ class JobsScreen(NtuiScreen):
             self.model.lookups_failed()
         elif worker.group == ACTION_GROUP:
             self.refresh_now()
+        elif worker.group == RECENT_GROUP:
+            self._recent_done()
 
     # ------------------------------------------------------------ applying a refresh
 
@@ -375,10 +396,16 @@ class JobsScreen(NtuiScreen):
         event.stop()
         if not self.model.select(event.row_key):
             return
+        self._recent_job = None
         if self._details_timer is not None:
             self._details_timer.stop()
         self._debounce_pending = True
         self._details_timer = self.set_timer(DETAILS_DEBOUNCE_S, self._selection_changed, name="details debounce")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if event.widget is self.table and self._recent_job is not None:  # back from the recent jobs
+            self._recent_job = None
+            self._selection_changed()
 
     @on(VirtualTable.HeaderSelected, "#jobs-table")
     def _header_selected(self, event: VirtualTable.HeaderSelected) -> None:
@@ -391,12 +418,15 @@ class JobsScreen(NtuiScreen):
     def busy(self) -> bool:
         """A refresh, details, history or final-state look-up, or an action is running (tests and benchmarks
         wait for ``not busy``; the panes' own long-lived workers do not count)."""
-        if self.model.busy or self._debounce_pending:
+        if self.model.busy or self._debounce_pending or self._recent_loads.running:
             return True
         return any(w.group == ACTION_GROUP and not w.is_finished for w in self.workers)
 
     def _selection_changed(self) -> None:
         self._debounce_pending = False
+        if self._recent_job is not None:  # a recent job is selected: its record, not the queue's cursor
+            self._show_record(self._recent_job)
+            return
         key = self.table.cursor_key
         if key is None:
             self.model.selected = None
@@ -463,6 +493,9 @@ class JobsScreen(NtuiScreen):
         """Give the GPU and log panes the selected job. The GPU pane runs its watch step only while it is
         visible (it pauses itself when its tab is hidden); the log pane reads files (no RPCs) and gets the
         job as soon as the history told where its logs are."""
+        if self._recent_job is not None:  # a recent job is selected: its record feeds the panes
+            self._show_record(self._recent_job)
+            return
         key = self.table.cursor_key
         gpu, logs = self._gpu, self._logs
         if gpu is not None:
@@ -470,6 +503,7 @@ class JobsScreen(NtuiScreen):
             if want != self._gpu_job:
                 self._gpu_job = want
                 self._guard("GpuPane", partial(gpu.watch_job, want))
+        self._feed_report(key, self.model.entries.get(key) if key else None, self.model.active(key))
         target = self.model.log_target(key)
         if logs is not None and target is not None and target != self._log_target:
             self._log_target = target
@@ -634,3 +668,113 @@ class JobsScreen(NtuiScreen):
         self.model.expect_submission(str(job.job_id))
         self.table.move_cursor(key=str(job.job_id))
         self.refresh_now()
+
+    # ------------------------------------------------------------ recent jobs (ntui/core/recentview.py)
+
+    def _jobs_departed(self, gone: tuple[FinishedJob, ...]) -> None:
+        self._load_recent(resolve=True)  # their records first, then the list
+
+    def _load_recent(self, *, resolve: bool) -> None:
+        request = self._recent_loads.request(resolve=resolve)
+        if request is not None:
+            self._recent_worker(request)
+
+    @work(thread=True, exit_on_error=False, group=RECENT_GROUP, description="recent jobs")
+    def _recent_worker(self, request: RecentRequest) -> None:
+        history = self._open_history()
+        try:
+            got = load_recent(history, self.runner, request, days=self.full_settings.queue.recent_days,
+                              now=self.model.clock().timestamp(), timeout=self.model.slurm_timeout)
+        finally:
+            if history is not None:
+                history.close()
+        self.post_message(RecentLoaded(got))
+
+    @on(RecentLoaded)
+    def _recent_loaded(self, msg: RecentLoaded) -> None:
+        msg.stop()
+        if msg.jobs is not None:
+            for warning in msg.jobs.warnings:
+                self.log.warning(f"recent jobs: {warning}")
+            self.query_one("#jobs-recent", RecentJobsTable).show_jobs(
+                msg.jobs, live=set(self.model.live), now=self.model.clock().timestamp(),
+                days=self.full_settings.queue.recent_days)
+        self._recent_done()
+
+    def _recent_done(self) -> None:
+        again = self._recent_loads.finished()
+        if again is not None:
+            self._recent_worker(again)
+
+    @on(RecentJobsTable.Selected)
+    def _recent_selected(self, msg: RecentJobsTable.Selected) -> None:
+        msg.stop()
+        self._recent_job = msg.job
+        self._show_record(msg.job)
+
+    def _show_record(self, job: RecentJob) -> None:
+        """A recent job's details come from its record (no Slurm call); its logs as for a live job."""
+        self.details_panel.show(record_details(job))
+        gpu, logs = self._gpu, self._logs
+        if gpu is not None and self._gpu_job is not None:
+            self._gpu_job = None
+            self._guard("GpuPane", partial(gpu.watch_job, None))
+        self._feed_report(job.job_id, job.entry, False)
+        target = record_log_target(job)
+        if logs is not None and target != self._log_target:
+            self._log_target = target
+            self._guard("LogPane", partial(logs.show_job, target.job_id, paths=target.paths,
+                                           world_size=target.world_size, job_active=False,
+                                           batch_log=target.batch_log))
+
+    # ------------------------------------------------------------ resubmit (ntui/ui/screens/resubmit.py)
+
+    def action_resubmit(self) -> None:
+        """The selected job (a recent one, or the queue's) in the compose view: its preset and overrides."""
+        job_id = self._recent_job.job_id if self._recent_job is not None else self.table.cursor_key
+        if job_id is None:
+            self.notify("No job selected to resubmit.", severity="warning")
+            return
+        self.resubmit(job_id)
+
+    def resubmit(self, job_id: str, extra: tuple[str, ...] = ()) -> None:
+        """Plan the resubmission of ``job_id`` (with ``extra`` overrides on top) in a worker."""
+        self._resubmit_worker(job_id, extra)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=RESUBMIT_GROUP, description="resubmit")
+    def _resubmit_worker(self, job_id: str, extra: tuple[str, ...]) -> None:
+        entry = JobModel.lookup_entry(self._open_history, job_id)
+        if entry is None:
+            self.app.call_from_thread(self.notify, f"Job {job_id} was not submitted by ntui: no preset to open.",
+                                      severity="warning")
+            return
+        self.app.call_from_thread(self._resubmit_planned, plan_resubmit(entry, extra))
+
+    def _resubmit_planned(self, plan: ResubmitPlan) -> None:
+        from ntui.ui.screens.resubmit import ResubmitDiffScreen, open_in_compose
+
+        if plan.problem:
+            self.notify(plan.problem, title=f"Cannot resubmit job {plan.job_id}", severity="error", timeout=12)
+        elif plan.diff:
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.app.call_later(open_in_compose, self.app, plan)
+
+            self.app.push_screen(ResubmitDiffScreen(plan), answered)
+        else:
+            self.app.call_later(open_in_compose, self.app, plan)
+
+    # ------------------------------------------------------------ report tab (ntui/ui/widgets/report_pane.py)
+
+    def _feed_report(self, key: str | None, entry: HistoryEntry | None, active: bool) -> None:
+        report = self.query_one("#jobs-report", ReportPane)
+        self._guard("ReportPane", partial(report.show_job, key, entry, active=active))
+
+    def action_show_report(self) -> None:
+        self.action_show_tab("tab-report")
+        self.query_one("#jobs-report", ReportPane).focus()
+
+    @on(ReportPane.ApplyFix)
+    def _apply_fix(self, msg: ReportPane.ApplyFix) -> None:
+        msg.stop()
+        self.resubmit(msg.job_id, (msg.fix,))

@@ -26,7 +26,8 @@ import yaml
 
 from ntui.core.presets import LoadedPreset, parse_override
 from ntui.core.problems import PresetError, Problem
-from ntui.core.rules import parse_gpu_request
+from ntui.core.rules import MONITOR_INTERVAL_MAX, MONITOR_INTERVAL_MIN, parse_gpu_request
+from ntui.core.sampler import DEFAULT_INTERVAL_S
 from ntui.core.spec import LAUNCHERS, MIXED_PRECISION, RUNTIMES
 from ntui.core.timefmt import parse_time_limit
 from ntui.core.yamlsrc import KeyPath
@@ -36,7 +37,7 @@ FieldKind = Literal[
 ]
 
 #: Sections in display order.
-SECTIONS = ("Slurm", "Launcher", "Program", "Environment", "Container", "Logs and NCCL")
+SECTIONS = ("Slurm", "Launcher", "Program", "Environment", "Container", "Logs and NCCL", "Monitoring")
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,11 @@ STANDARD_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("nccl.debug", "NCCL_DEBUG=INFO", "flag", "Logs and NCCL", "debugging only", default="false"),
     FieldSpec("nccl.slingshot", "Slingshot env", "flag", "Logs and NCCL", "HPE Slingshot NCCL/libfabric profile",
               default="false"),
+    FieldSpec("monitor.gpu", "GPU sampling", "tristate", "Monitoring",
+              "in-job nvidia-smi per node for `ntui report`; auto = on when the job asks for GPUs", default="auto"),
+    FieldSpec("monitor.interval", "Sample every (s)", "int", "Monitoring",
+              f"seconds between GPU samples, {MONITOR_INTERVAL_MIN}-{MONITOR_INTERVAL_MAX}",
+              default=str(DEFAULT_INTERVAL_S)),
 )
 _STANDARD_KEYS = {f.key for f in STANDARD_FIELDS}
 
@@ -356,7 +362,7 @@ def choice_warning(value: str, choices: Sequence[str], what: str) -> str | None:
 
 
 _TOP_ORDER = ("name", "description", "launcher", "sbatch", "container", "env", "setup", "script", "args", "logs",
-              "nccl")
+              "nccl", "monitor")
 
 
 def _restore_raw(value: Any, path: KeyPath, raw: Mapping[KeyPath, str]) -> Any:
@@ -401,3 +407,27 @@ def preset_yaml(loaded: LoadedPreset, name: str, resolved_script: str | None, so
     header = [f"# Saved by ntui from preset {source_name!r}" + (" with:" if loaded.overrides else ".")]
     header += ["#   --set " + o.replace("\r", "\\r").replace("\n", "\\n") for o in loaded.overrides]
     return PresetDraft(name, "\n".join(header) + "\n" + body, notes)
+
+
+def form_texts(loaded: LoadedPreset, keys: Iterable[str], overrides: Sequence[str]) -> tuple[
+    dict[str, str], tuple[str, ...]
+]:
+    """The text each form field shows for ``loaded`` (a preset with ``overrides`` applied), for the fields
+    ``overrides`` touch (an override of ``env.X`` fills the ``env`` field), and the overrides no field of the
+    form (``keys``) holds."""
+    specs = {s.key: s for s in fields_for(loaded.data)}
+    paths = {k: tuple(k.split(".")) for k in keys}
+    texts: dict[str, str] = {}
+    unplaced: list[str] = []
+    for item in overrides:
+        try:
+            path, _, _ = parse_override(item)
+        except PresetError:
+            unplaced.append(item)
+            continue
+        key = next((k for k, p in paths.items() if path[: len(p)] == p), None)
+        if key is None or key not in specs:
+            unplaced.append(item)
+            continue
+        texts[key] = field_text(specs[key], loaded)
+    return texts, tuple(unplaced)

@@ -256,13 +256,7 @@ class LogPane(Widget):
 
         token: int
         gen: int
-        lines: tuple[str, ...]
-        header: tuple[str, ...] = ()
-        first_index: int | None = None
-        """Index number of ``lines[0]`` (rank views), None for merged views."""
-        partial: str = ""
-        excerpt: bool = False
-        focus: tuple[int, int] | None = None
+        content: Loaded
 
     @dataclass
     class Lines(Message, bubble=False):
@@ -726,21 +720,21 @@ class LogPane(Widget):
         try:
             log.clear()
             log.set_mark(None)
-            body = [_inert(x) for x in (*message.header, *message.lines)]
+            body = [_inert(x) for x in (*message.content.header, *message.content.lines)]
             log.write_lines(body, scroll_end=False)
         finally:
             log.quiet = False
         self._loaded_gen = message.gen
-        self._header_count = len(message.header)
-        self._first_index = message.first_index
+        self._header_count = len(message.content.header)
+        self._first_index = message.content.first_index
         self._written = len(body)
-        self._partial = message.partial
-        self._excerpt = message.excerpt
+        self._partial = message.content.partial
+        self._excerpt = message.content.excerpt
         self._pending.clear()
         self._pending_count = 0
-        if message.focus is not None:
+        if message.content.focus is not None:
             self._following = False
-            self.call_after_refresh(self._show_focus, message.focus)
+            self.call_after_refresh(self._show_focus, message.content.focus)
         else:
             self._following = True
             self.call_after_refresh(self._scroll_to_end)
@@ -1027,8 +1021,7 @@ class LogPane(Widget):
 
         def show(view: _View, content: Loaded | Appended | None) -> None:
             if isinstance(content, Loaded):
-                post(LogPane.ViewLoaded(session.token, view.gen, content.lines, content.header, content.first_index,
-                                        content.partial, content.excerpt, content.focus))
+                post(LogPane.ViewLoaded(session.token, view.gen, content))
             elif content is not None:
                 post(LogPane.Lines(session.token, view.gen, content.lines, content.partial))
 

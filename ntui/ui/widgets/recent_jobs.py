@@ -1,0 +1,98 @@
+"""The recent-jobs list under the live queue: draws :mod:`ntui.core.recentview` rows (the core decides the rows).
+
+Hidden while it has nothing to show (no history, no recent job). Highlighting a row posts
+:class:`RecentJobsTable.Selected` with the job's record; the jobs view shows its details and logs.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import DataTable
+
+from ntui.core.logtail import inert
+from ntui.core.recentview import RECENT_COLUMNS, recent_cells, recent_title, shown_jobs
+from ntui.core.record import RecentJob, RecentJobs
+from ntui.ui.widgets.job_details import state_style
+
+__all__ = ["RecentJobsTable", "RecentLoaded"]
+
+
+class RecentJobsTable(DataTable[str | Text]):
+    """One row per recent job (newest first)."""
+
+    DEFAULT_CSS = """
+    RecentJobsTable {
+        display: none;
+        height: auto;
+        max-height: 50%;
+        min-height: 5;
+        overflow-x: hidden;
+        border: round $panel-lighten-2;
+        border-title-color: $text-muted;
+        &.-shown { display: block; }
+        &:focus { border: round $primary; border-title-color: $text; }
+    }
+    """
+
+    class Selected(Message):
+        """A recent job was highlighted."""
+
+        def __init__(self, job: RecentJob) -> None:
+            super().__init__()
+            self.job = job
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        self.jobs: dict[str, RecentJob] = {}
+        self.loaded: RecentJobs | None = None
+
+    def on_mount(self) -> None:
+        for title in RECENT_COLUMNS:
+            self.add_column(title, key=title.lower())
+
+    def show_jobs(self, loaded: RecentJobs, *, live: set[str], now: float, days: float) -> None:
+        """Replace the rows (keeps the cursor on the same job where it is still listed)."""
+        self.loaded = loaded
+        jobs = shown_jobs(loaded.jobs, live)
+        current = self.cursor_job
+        self.jobs = {j.job_id: j for j in jobs}
+        self.clear()
+        for job in jobs:
+            cells = [inert(c) for c in recent_cells(job, now)]
+            state = Text(cells[2], style=state_style(job.state) if job.state else "magenta")
+            said = Text(cells[5], style="italic dim" if not job.from_ntui else "")
+            self.add_row(cells[0], cells[1], state, cells[3], cells[4], said, key=job.job_id)
+        self.border_title = recent_title(days, len(jobs), loaded.accounting)
+        self.set_class(bool(jobs), "-shown")
+        if current is not None and current.job_id in self.jobs:
+            self.move_cursor(row=self.get_row_index(current.job_id))
+
+    @property
+    def cursor_job(self) -> RecentJob | None:
+        if not self.jobs or self.row_count == 0:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:  # no row under the cursor
+            return None
+        return self.jobs.get(key) if key is not None else None
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        job = self.jobs.get(event.row_key.value) if event.row_key.value is not None else None
+        if job is not None and self.has_focus:
+            self.post_message(self.Selected(job))
+
+    def on_focus(self) -> None:
+        job = self.cursor_job
+        if job is not None:
+            self.post_message(self.Selected(job))
+
+
+class RecentLoaded(Message):
+    """A recent-jobs load ended (posted by the jobs view's worker; ``jobs`` None: no history to list)."""
+
+    def __init__(self, jobs: RecentJobs | None) -> None:
+        super().__init__()
+        self.jobs = jobs

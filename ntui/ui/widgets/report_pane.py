@@ -1,0 +1,157 @@
+"""The Report tab: how the selected ntui job used its GPUs, from its in-job sampler files.
+
+The report is the core's (:func:`ntui.core.jobreport.job_usage`, the same as ``ntui report``), computed in a
+thread worker only while the tab is visible (for an ended job once; a running job again when it is selected
+again, over the samples so far), and laid out by :func:`~ntui.core.jobreport.usage_lines` to the pane's width:
+per node and GPU the statistics and a utilisation sparkline, then the findings in words. ``f`` posts
+:class:`ReportPane.ApplyFix` with the first finding's suggested ``--set`` override (the jobs view opens the
+compose view with the job's preset, its overrides and the fix).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Static
+
+from ntui.core.history import HistoryEntry
+from ntui.core.jobreport import JobUsage, job_usage, usage_lines
+from ntui.core.logtail import inert
+from ntui.core.runner import CommandRunner
+
+__all__ = ["ReportPane"]
+
+MIN_WIDTH = 60
+
+
+class ReportPane(VerticalScroll):
+    """The usage report of one job (see the module docstring)."""
+
+    DEFAULT_CSS = """
+    ReportPane {
+        height: 1fr;
+        padding: 0 1;
+        & > #report-findings { width: 1fr; height: auto; }
+        & > #report-text { width: auto; height: auto; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("f", "apply_fix", "Apply fix", id="ntui.report.fix",
+                tooltip="Open the job's preset in compose with the first finding's suggested change"),
+    ]
+
+    class ApplyFix(Message):
+        """Resubmit ``job_id`` with ``fix`` (a ``--set`` override) on top of its recorded overrides."""
+
+        def __init__(self, job_id: str, fix: str) -> None:
+            super().__init__()
+            self.job_id = job_id
+            self.fix = fix
+
+    class _Computed(Message, bubble=False):
+        def __init__(self, job_id: str, usage: JobUsage) -> None:
+            super().__init__()
+            self.job_id = job_id
+            self.usage = usage
+
+    def __init__(self, runner: CommandRunner, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.runner = runner
+        self.job_id: str | None = None
+        self.entry: HistoryEntry | None = None
+        self.active = False
+        self.usage: JobUsage | None = None  # the shown job's report
+        self.computing: str | None = None  # the job whose report a worker computes
+        self._done: set[str] = set()  # jobs whose report is computed and up to date
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="report-findings", markup=False)  # wraps: sentences
+        yield Static("Select a job to see its GPU usage report.", id="report-text", markup=False)  # a table
+
+    def _visible(self) -> bool:
+        node: Widget | None = self
+        while isinstance(node, Widget):
+            if not node.display:
+                return False
+            parent = node.parent
+            node = parent if isinstance(parent, Widget) else None
+        return True
+
+    def show_job(self, job_id: str | None, entry: HistoryEntry | None, *, active: bool) -> None:
+        """The job to report on (``entry``: ntui's history entry; None: not ntui's job). Computed now if the
+        pane is visible, else when it is shown (the jobs view calls again on a tab change)."""
+        changed = job_id != self.job_id
+        self.job_id, self.entry, self.active = job_id, entry, active
+        if changed:
+            self.usage = None
+            if job_id is not None and active:
+                self._done.discard(job_id)  # a running job: its samples so far, again
+            self._draw()
+        if job_id is None or entry is None or not entry.log_stem or not self._visible():
+            return
+        if job_id not in self._done and self.computing != job_id:
+            self.computing = job_id
+            self._draw()
+            self._compute(job_id, entry)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-report", description="usage report")
+    def _compute(self, job_id: str, entry: HistoryEntry) -> None:
+        self.post_message(self._Computed(job_id, job_usage(self.runner, job_id, entry)))
+
+    @on(_Computed)
+    def _computed(self, msg: ReportPane._Computed) -> None:
+        if self.computing == msg.job_id:
+            self.computing = None
+        self._done.add(msg.job_id)
+        if msg.job_id == self.job_id:
+            self.usage = msg.usage
+            self._draw()
+
+    def on_resize(self) -> None:
+        if self.usage is not None:
+            self._draw()
+
+    @property
+    def fixes(self) -> list[str]:
+        """The suggested ``--set`` overrides of the shown report's findings, in order."""
+        return [f.fix for f in self.usage.report.findings if f.fix] if self.usage is not None else []
+
+    def _draw(self) -> None:
+        text = self.query_one("#report-text", Static)
+        said = self.query_one("#report-findings", Static)
+        said.update("")
+        job, entry, usage = self.job_id, self.entry, self.usage
+        if job is None:
+            text.update("Select a job to see its GPU usage report.")
+        elif entry is None or not entry.log_stem:
+            text.update(f"No report for job {inert(job)}: ntui did not submit it, so its GPU sample files are "
+                        "unknown (ntui report needs the job's history entry).")
+        elif usage is None:
+            text.update(f"Reading the GPU samples of job {inert(job)}…")
+        else:
+            lines = usage_lines(usage, entry, max(MIN_WIDTH, self.size.width - 2))
+            cut = next((i for i, line in enumerate(lines) if line.startswith("Findings")), len(lines))
+            head = Text()  # the title and the findings first, wrapped to the pane
+            if usage.slurm_error:
+                head.append(f"Slurm: {inert(usage.slurm_error)} (report from the samples alone)\n", style="yellow")
+            for line in [*lines[:1], *lines[cut:]]:
+                style = ("bold" if line.startswith(("job ", "Findings")) else "yellow" if line.startswith("  - ")
+                         else "green" if line.startswith("    fix:") else "")
+                head.append(line + "\n", style=style)
+            if self.fixes:
+                head.append(f"f: open the preset in compose with {self.fixes[0]}\n", style="bold")
+            said.update(head)
+            text.update(Text("\n".join(lines[1:cut]), no_wrap=True))  # the table: scrolls, never wraps
+
+    def action_apply_fix(self) -> None:
+        fixes = self.fixes
+        if self.job_id is None or not fixes:
+            self.notify("No finding with a suggested change.", severity="warning")
+            return
+        self.post_message(self.ApplyFix(self.job_id, fixes[0]))

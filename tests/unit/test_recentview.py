@@ -1,0 +1,112 @@
+"""The recent-jobs list's core (:mod:`ntui.core.recentview`): loads, rows, what a selected record shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ntui.core.history import History
+from ntui.core.recentview import (
+    RecentLoads,
+    RecentRequest,
+    age_text,
+    load_recent,
+    recent_cells,
+    recent_title,
+    record_details,
+    record_log_target,
+    shown_jobs,
+    state_text,
+)
+from ntui.core.record import NOT_FROM_NTUI, RecentJob
+from tests.support.fakes import FakeRunner, result
+from tests.support.screenshots_jobs import (
+    FROZEN_NOW,
+    LOG_DIR,
+    SACCT_RUNNING,
+    SACCT_SINCE,
+    recent_history,
+    recent_jobs_runner,
+)
+
+NOW = FROZEN_NOW.timestamp()
+
+
+def _job(job_id: str = "7", **kw: object) -> RecentJob:
+    values: dict[str, object] = dict(job_id=job_id, name="train", state="FAILED", exit_code="1:0", elapsed_s=199,
+                                     verdict="rank 3 failed first", submitted_at=NOW - 7200, end_time=None,
+                                     source="sacct", from_ntui=True)
+    values.update(kw)
+    return RecentJob(**values)  # type: ignore[arg-type]
+
+
+def test_loads_never_overlap_and_a_waiting_resolve_is_kept() -> None:
+    loads = RecentLoads()
+    assert loads.request(resolve=False) == RecentRequest(False)
+    assert loads.request(resolve=True) is None and loads.request(resolve=False) is None
+    assert loads.finished() == RecentRequest(True)  # one more, resolving: one of the waiting asked to
+    assert loads.running and loads.finished() is None and not loads.running
+
+
+def test_rows_say_state_elapsed_age_and_verdict_and_foreign_jobs_say_logs_unknown() -> None:
+    assert recent_cells(_job(), NOW) == ("7", "train", "FAILED 1:0", "03:19", "2 h ago", "rank 3 failed first")
+    foreign = _job("8", from_ntui=False, note=NOT_FROM_NTUI, verdict="", state="COMPLETED", exit_code="0:0")
+    assert recent_cells(foreign, NOW)[2:] == ("COMPLETED", "03:19", "2 h ago", "not from ntui: logs unknown")
+    assert state_text(_job(source="inferred", state="TIMEOUT", exit_code=None)) == "~TIMEOUT"
+    assert recent_cells(_job(state="", exit_code=None, verdict="", elapsed_s=None), NOW)[2:4] == ("?", "-")
+    assert (age_text(NOW - 59, NOW), age_text(NOW - 3 * 86400, NOW), age_text(None, NOW)) == (
+        "0 min ago", "3 d ago", "-")
+    assert [j.job_id for j in shown_jobs([_job("1"), _job("2"), _job("3")], {"2"})] == ["1", "3"]
+    assert [j.job_id for j in shown_jobs([_job(str(i)) for i in range(9)], {"0"}, limit=3)] == ["1", "2", "3"]
+    assert recent_title(7, 500, True) == "Recent · last 7 days · the newest 500 jobs"
+    assert recent_title(7, 1, False) == "Recent · last 7 days · 1 job · ntui's jobs only (no accounting)"
+    assert recent_title(1.5, 3, True) == "Recent · last 1.5 days · 3 jobs"
+
+
+def test_load_resolves_first_then_lists_with_one_sacct_each(tmp_path: Path) -> None:
+    opener = recent_history(tmp_path / "h.sqlite3")
+    runner = recent_jobs_runner()
+    history = opener()
+    got = load_recent(history, runner, RecentRequest(True), days=7, now=NOW, timeout=5)
+    history.close()
+    assert got is not None and got.accounting is True
+    sacct = [a for a in runner.argvs() if a[0] == "sacct"]
+    assert len(sacct) == 2 and "-j" in sacct[0] and "-S" in sacct[1]  # resolve (batched), then the list
+    by_id = {j.job_id: j for j in got.jobs}
+    assert by_id["48213777"].state == ""  # still running: sacct says so, left unresolved
+    assert by_id["48213322"].note == NOT_FROM_NTUI and not by_id["48213322"].from_ntui
+    assert by_id["48213701"].state == "FAILED" and by_id["48213701"].verdict.startswith("rank 5")
+    # without resolving: only the list's sacct
+    runner2 = recent_jobs_runner()
+    history = opener()
+    load_recent(history, runner2, RecentRequest(False), days=7, now=NOW, timeout=5)
+    history.close()
+    assert [a for a in runner2.argvs() if a[0] == "sacct" and "-j" in a] == []
+    # a stand-in that is not the history file: nothing to list
+    assert load_recent(object(), runner2, RecentRequest(True), days=7, now=NOW, timeout=5) is None
+    assert SACCT_SINCE and SACCT_RUNNING
+
+
+def test_a_failing_sacct_leaves_the_list_with_a_warning(tmp_path: Path) -> None:
+    history = History(tmp_path / "h.sqlite3")
+    runner = FakeRunner({"sacct": result(stderr="sacct: error: slurmdbd: connection refused", returncode=1),
+                         "squeue": result(stdout="")})
+    got = load_recent(history, runner, RecentRequest(True), days=7, now=NOW, timeout=5)
+    assert got is not None and got.jobs == () and got.warnings
+
+
+def test_a_selected_record_shows_its_details_and_its_logs_as_for_a_live_job(tmp_path: Path) -> None:
+    opener = recent_history(tmp_path / "h.sqlite3")
+    history = opener()
+    got = load_recent(history, None, RecentRequest(False), days=7, now=NOW, timeout=5)
+    history.close()
+    assert got is not None
+    job = next(j for j in got.jobs if j.job_id == "48213701")
+    view = record_details(job)
+    assert view.outcome is not None and (view.outcome.state, view.outcome.exit_code) == ("FAILED", "1:0")
+    assert view.entry is not None and "verdict: rank 5 on nid200021" in view.note
+    target = record_log_target(job)
+    assert target.paths is not None and target.paths.log_dir == LOG_DIR and not target.job_active
+    assert target.world_size == 8 and target.batch_log == f"{LOG_DIR}/alice-ddp-48213701.out"
+    foreign = _job("9", from_ntui=False, note=NOT_FROM_NTUI)
+    assert "logs unknown" in record_details(foreign).note
+    assert record_log_target(foreign).paths is None
