@@ -46,7 +46,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from ntui.core.hosts import compress_nodelist, expand_nodelist
 
@@ -56,6 +56,7 @@ __all__ = [
     "GpuBoard",
     "GpuIssue",
     "GpuSample",
+    "GpuView",
     "IdleGpu",
     "JobGpuSummary",
     "build_gpu_step_argv",
@@ -261,7 +262,8 @@ def parse_gpu_csv(text: str, task_nodes: Sequence[str] = ()) -> list[GpuSample]:
 # ---------------------------------------------------------------------------------------------------------
 # aggregation
 
-IssueKind = Literal["idle", "stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node"]
+IssueKind = Literal["idle", "stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node",
+                    "no_nvidia_smi", "ended"]
 
 
 @dataclass(frozen=True)
@@ -295,6 +297,33 @@ class JobGpuSummary:
     mem_total_mib: float | None
     power_w: float | None
     simulated: bool
+
+
+class GpuView(Protocol):
+    """What the GPU pane draws from: the watch step's :class:`GpuBoard`, or the job's own sample files
+    (:class:`ntui.core.gpusamples.SampleBoard`)."""
+
+    @property
+    def interval_s(self) -> float: ...
+
+    @property
+    def history(self) -> int: ...
+
+    @property
+    def expected(self) -> dict[str, tuple[int, ...]]: ...
+
+    @property
+    def nodes(self) -> list[str]: ...
+
+    def latest(self) -> dict[str, dict[int, GpuSample]]: ...
+
+    def util_series(self, node: str, index: int, points: int) -> tuple[float | None, ...]:
+        """At most ``points`` utilisation values, oldest first, for the sparkline."""
+        ...
+
+    def issues(self, now: float | None = None) -> list[GpuIssue]: ...
+
+    def summary(self, now: float | None = None) -> JobGpuSummary: ...
 
 
 @dataclass
@@ -406,6 +435,10 @@ class GpuBoard:
     def util_history(self, node: str, index: int) -> tuple[float | None, ...]:
         st = self._gpus.get(node, {}).get(index)
         return tuple(st.util_hist) if st else ()
+
+    def util_series(self, node: str, index: int, points: int) -> tuple[float | None, ...]:
+        """The last ``points`` samples of :meth:`util_history` (the sparkline)."""
+        return self.util_history(node, index)[-points:] if points > 0 else ()
 
     def mem_history(self, node: str, index: int) -> tuple[float | None, ...]:
         """Memory used, percent of total, per sample."""

@@ -1,30 +1,136 @@
 """Following the in-job GPU sample files (one per node) within the log watcher's metadata budget.
 
 One responsibility: reading the new lines of every node's sample file no more often than the sampling
-interval, and only the bytes appended since the last read (one :class:`~ntui.core.logtail.FileTail` per
-file, descriptors held within a shared :class:`~ntui.core.logtail.FdBudget`: a read is one ``stat`` and a
-``read`` of the new bytes; without a held descriptor ``open`` + ``fstat``). 256 nodes sampled every 10 s cost
-25.6 polls per second at most, spread over the interval (``per_poll`` files per call, round robin), not 256
-opens in one burst; ``max_per_s`` caps that where the sample files share the log watcher's budget (10/s: each
-of 256 files every 25.6 s instead of 10 s).
+interval, and only the bytes appended since the last read. A read is one ``stat`` of the path while a
+descriptor is held (within a shared :class:`~ntui.core.logtail.FdBudget`), else ``open`` + ``fstat``; then a
+``pread`` of the new bytes. 256 nodes sampled every 10 s cost 25.6 polls per second at most, spread over the
+interval (``per_poll`` files per call, round robin), not 256 opens in one burst; ``max_per_s`` caps that where
+the sample files share the log watcher's budget (10/s: each of 256 files every 25.6 s instead of 10 s).
 
-The lines' meaning is the sample reader's (the in-job sampler's file format is defined next to the sampler):
-:class:`SampleTail` hands complete lines to ``on_lines(node, lines)``; the GPU pane or ``ntui report --follow``
-plugs its parser in there. No Textual, no threads of its own.
+Unlike a rank log (:class:`~ntui.core.logtail.FileTail`: tail-first, a line index for scrolling back), a sample
+file is read **from its first byte** on the first poll (the GPU history starts at the job's first sample) and
+nothing is kept but the offset and an unterminated last line: the reader's aggregates are bounded, so memory does
+not grow with the job. A file that shrinks or is replaced starts over (``on_reset``).
+
+The lines' meaning is the sample reader's (:class:`ntui.core.usage.NodeSampleReader`; the GPU pane's file
+source :mod:`ntui.core.gpusamples` plugs it into ``on_lines(node, lines)``). No Textual, no threads of its own.
 """
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ntui.core.logtail import FdBudget, MultiTail
+from ntui.core.logtail import FdBudget
 
-__all__ = ["SampleTail"]
+__all__ = ["SampleFile", "SampleTail"]
 
-WINDOW = 64  # lines kept per file (the reader keeps its own aggregates; this is only the tail's window)
+CHUNK = 1024 * 1024
+#: most bytes one read takes from one file (a month-long job's file is caught up over several reads)
+MAX_READ = 8 * CHUNK
+#: an unterminated line longer than this is not a sample line (NUL garbage after a crash): dropped
+MAX_PARTIAL = 64 * 1024
+
+
+class SampleFile:
+    """One sample file followed by byte offset from its start: only whole lines are handed out."""
+
+    def __init__(self, path: Path | str, budget: FdBudget | None = None) -> None:
+        self.path = Path(path)
+        self.budget = budget
+        self.offset = 0
+        self.partial = b""
+        self.ident: tuple[int, int] | None = None
+        self.opens = 0
+        self.stats = 0
+        self.bytes_read = 0
+        self.error: str | None = None
+        #: the file shrank or was replaced since the last read (the reader must start over)
+        self.reset = False
+        #: bytes left for the next read (more than :data:`MAX_READ` had been appended)
+        self.behind = 0
+        self._fd: int | None = None
+
+    def read_new(self) -> list[str]:
+        """The complete lines appended since the last call (all of them on the first)."""
+        self.reset = False
+        fd = self._fd
+        st: os.stat_result | None = None
+        if fd is not None:
+            self.stats += 1
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                st = None
+            if st is None or (st.st_dev, st.st_ino) != self.ident:
+                self.release()
+                fd = st = None
+            elif st.st_size == self.offset:
+                return []
+        if fd is None or st is None:
+            try:
+                self.opens += 1
+                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError as exc:
+                if exc.errno == errno.EMFILE and self.budget is not None:
+                    self.budget.exhausted()
+                self.error = None if exc.errno == errno.ENOENT else f"{self.path}: {exc.strerror or exc}"
+                return []
+            self.stats += 1
+            try:
+                st = os.fstat(fd)
+            except OSError as exc:
+                os.close(fd)
+                self.error = f"{self.path}: {exc.strerror or exc}"
+                return []
+            if self.budget is not None and self.budget.acquire():
+                self._fd = fd
+        try:
+            return self._read(fd, st)
+        except OSError as exc:
+            self.error = f"{self.path}: {exc.strerror or exc}"
+            return []
+        finally:
+            if fd is not self._fd:
+                os.close(fd)
+
+    def _read(self, fd: int, st: os.stat_result) -> list[str]:
+        self.error = None
+        ident = (st.st_dev, st.st_ino)
+        if self.ident is not None and (ident != self.ident or st.st_size < self.offset):
+            self.offset, self.partial, self.reset = 0, b"", True
+        self.ident = ident
+        chunks: list[bytes] = []
+        end = min(st.st_size, self.offset + MAX_READ)
+        while self.offset < end:
+            data = os.pread(fd, min(CHUNK, end - self.offset), self.offset)
+            if not data:
+                break
+            self.bytes_read += len(data)
+            self.offset += len(data)
+            chunks.append(data)
+        self.behind = max(0, st.st_size - self.offset)
+        if not chunks:
+            return []
+        data = self.partial + b"".join(chunks)
+        cut = data.rfind(b"\n") + 1
+        self.partial = data[cut:]
+        if len(self.partial) > MAX_PARTIAL:
+            self.partial = b""
+        return data[:cut].decode("utf-8", "replace").splitlines()
+
+    def release(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            finally:
+                self._fd = None
+                if self.budget is not None:
+                    self.budget.release()
 
 
 class SampleTail:
@@ -42,6 +148,7 @@ class SampleTail:
         *,
         tick_s: float = 1.0,
         on_lines: Callable[[str, Sequence[str]], None] | None = None,
+        on_reset: Callable[[str], None] | None = None,
         budget: FdBudget | None = None,
         max_per_s: float | None = None,
         monotonic: Callable[[], float] = _time.monotonic,
@@ -49,12 +156,14 @@ class SampleTail:
         self.interval_s = max(0.1, float(interval_s))
         self.tick_s = max(0.01, float(tick_s))
         self.on_lines = on_lines
+        self.on_reset = on_reset
         self.max_per_s = max_per_s
         self.monotonic = monotonic
-        self.tails: MultiTail[str] = MultiTail(window=WINDOW, merged_window=1, budget=budget)
+        self.budget = budget
+        self.tails: dict[str, SampleFile] = {}
         self._last: dict[str, float] = {}
         for node, path in files.items():
-            self.tails.add(node, Path(path))
+            self.add(node, path)
 
     @property
     def per_poll(self) -> int:
@@ -67,31 +176,47 @@ class SampleTail:
     def add(self, node: str, path: Path | str) -> None:
         """A node's file appeared (the caller lists the directory rarely; see the sampler's file names)."""
         if node not in self.tails:
-            self.tails.add(node, Path(path))
+            self.tails[node] = SampleFile(path, self.budget)
 
     def due(self, now: float) -> list[str]:
-        waiting = [n for n in self.tails.keys()  # noqa: SIM118 - MultiTail is not iterable
+        waiting = [n for n in self.tails
                    if now - self._last.get(n, -math.inf) >= self.interval_s]
         waiting.sort(key=lambda n: self._last.get(n, -math.inf))
         return waiting[: self.per_poll]
 
     def poll(self, now: float | None = None) -> dict[str, tuple[str, ...]]:
         when = self.monotonic() if now is None else now
+        return self.read_nodes(self.due(when), when)
+
+    def read_all(self, now: float | None = None) -> dict[str, tuple[str, ...]]:
+        """Every file now, due or not (the first read of a job's files: its whole history at once)."""
+        return self.read_nodes(list(self.tails), self.monotonic() if now is None else now)
+
+    def read_nodes(self, nodes: Sequence[str], when: float) -> dict[str, tuple[str, ...]]:
+        """These nodes' files now (due or not)."""
         out: dict[str, tuple[str, ...]] = {}
-        for node, up in self.tails.poll_all(self.due(when)).items():
+        for node in nodes:
             self._last[node] = when
-            if up.lines:
-                out[node] = up.lines
+            tail = self.tails[node]
+            lines = tail.read_new()
+            if tail.reset and self.on_reset is not None:
+                self.on_reset(node)
+            if lines:
+                out[node] = tuple(lines)
                 if self.on_lines is not None:
-                    self.on_lines(node, up.lines)
+                    self.on_lines(node, out[node])
         return out
 
     def ops(self) -> tuple[int, int]:
         """File-system metadata operations so far: (opens, stats)."""
-        return self.tails.ops()
+        return (sum(t.opens for t in self.tails.values()), sum(t.stats for t in self.tails.values()))
 
     def bytes_read(self) -> int:
-        return sum(self.tails.tail(k).bytes_read for k in self.tails.keys())  # noqa: SIM118
+        return sum(t.bytes_read for t in self.tails.values())
+
+    def errors(self) -> dict[str, str]:
+        return {n: t.error for n, t in self.tails.items() if t.error}
 
     def close(self) -> None:
-        self.tails.close()
+        for t in self.tails.values():
+            t.release()

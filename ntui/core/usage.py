@@ -47,11 +47,13 @@ __all__ = [
     "Finding",
     "GpuStats",
     "JobFacts",
+    "NodeSampleReader",
     "NodeStats",
     "UsageReport",
     "build_report",
     "findings",
     "read_node_file",
+    "sample_time",
     "suggest_time_limit",
 ]
 
@@ -185,7 +187,7 @@ class _GpuAcc:
     __slots__ = (
         "node", "index", "uuid", "samples", "hist", "util_n", "util_sum", "mem_peak", "mem_total", "power_n",
         "power_sum", "energy_ws", "covered_s", "busy_pct_s", "prev_raw", "eff", "series",
-        "gaps", "longest_gap_s", "backwards",
+        "gaps", "longest_gap_s", "backwards", "last",
     )  # fmt: skip
 
     def __init__(self, node: str, index: int, uuid: str, interval: float) -> None:
@@ -209,6 +211,8 @@ class _GpuAcc:
         self.gaps = 0
         self.longest_gap_s = 0.0
         self.backwards = 0
+        #: the fields of this GPU's latest data line (the live view shows them; the report does not)
+        self.last: list[str] = []
 
     def restart(self) -> None:
         """A new header (requeue): the next sample starts a new segment."""
@@ -405,6 +409,13 @@ def _header_fields(line: str) -> dict[str, str]:
     return out
 
 
+def sample_time(line: str) -> float | None:
+    """The timestamp of one data line (None for a header, an end line or garbage)."""
+    if line[:1] == "#":
+        return None
+    return _Clock().parse(line.split(",", 1)[0])
+
+
 def first_sample_time(stream: BinaryIO, limit_lines: int = 1000) -> float | None:
     """The timestamp of the first data line (scans at most ``limit_lines``)."""
     clock = _Clock()
@@ -420,7 +431,10 @@ def first_sample_time(stream: BinaryIO, limit_lines: int = 1000) -> float | None
     return None
 
 
-class _NodeReader:
+class NodeSampleReader:
+    """One node's file, line by line (``feed``), into per-GPU accumulators: the one reader of the format, used
+    whole by the report and incrementally by the GPU pane's file source (:mod:`ntui.core.gpusamples`)."""
+
     def __init__(self, node: str, path: str, interval: float, origin: float) -> None:
         self.node = node
         self.path = path
@@ -472,6 +486,7 @@ class _NodeReader:
             self.gpus[idx] = acc
             if self.status == "no-samples":
                 self.status = "sampling"
+        acc.last = parts
         try:  # fast path: four plain numbers (parse_number's rule, without its per-field call)
             util, mem, total, power = (float(parts[_I_UTIL]), float(parts[_I_MEM]), float(parts[_I_MEMTOT]),
                                        float(parts[_I_POWER]))
@@ -589,9 +604,9 @@ def _read_nodes(files: Mapping[str, str], *, points: int, origin: float | None =
     # The series' time 0: the start of the period the earliest first sample stands for.
     t0 = origin if origin is not None else (min(firsts) - step if firsts else 0.0)
     # Pass 2: stream every file once.
-    readers: dict[str, _NodeReader] = {}
+    readers: dict[str, NodeSampleReader] = {}
     for node, (interval, _) in meta.items():
-        reader = _NodeReader(node, files[node], interval, t0)
+        reader = NodeSampleReader(node, files[node], interval, t0)
         try:
             with open(files[node], encoding="utf-8", errors="replace", newline="") as fh:
                 for lineno, line in enumerate(fh, 1):

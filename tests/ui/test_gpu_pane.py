@@ -22,10 +22,11 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ntui.core.config import GpuSettings
+from ntui.core.history import History
 from ntui.core.runner import CommandRunner, SubprocessRunner
 from ntui.ui.widgets.gpu_pane import GpuPane
 from tests.cluster.conftest import DevCluster, dev_cluster  # noqa: F401 - the fixture
-from tests.support.bigjob import BigJob, make_bigjob
+from tests.support.bigjob import BigJob, _stamp, make_bigjob
 from tests.support.fakes import FakeRunner, FakeStream, result
 from tests.support.screenshots_gpu import (
     GpuPaneHost,
@@ -618,3 +619,127 @@ async def test_many_gpus_draw_a_heatmap_and_name_the_outliers(bigjob: BigJob, tm
         await big_gpu_scene(pilot, host.pane, host.clock, small)
         body = str(host.pane.query_one("#gpu-body", Static).render())
         assert "util history" in body and "nodes per line" not in body
+
+
+# ------------------------------------------------------------------------------------------ the job's own samples
+
+
+def _history_with(tmp_path: Path, job: BigJob) -> Callable[[], History]:
+    path = tmp_path / "history.db"
+    h = History(path)
+    job.record_history(h)
+    h.close()
+    return lambda: History(path)
+
+
+def files_pane(history: Callable[[], History], clock: Clock, runner: FakeRunner) -> GpuPane:
+    return GpuPane(runner, GpuSettings(interval=2, idle_after=60.0), clock=clock, stream_factory=FakeStream,
+                   environ={"PATH": "/usr/bin"}, history_factory=history, id="gpus")
+
+
+async def test_a_job_with_sample_files_shows_them_with_no_step_and_no_rpc(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=2, steps=12, idle_gpus=((1, 2),), lagging_node=None, fail_rank=None)
+    runner, clock = FakeRunner(), Clock()
+    pane = files_pane(_history_with(tmp_path, job), clock, runner)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane, job.job_id)
+        assert pane.state == "streaming" and pane.source == "samples"
+        summary = text(pane, "#gpu-summary")
+        assert f"job {job.job_id}" in summary and "8 GPUs on 2 nodes" in summary
+        assert "from the job's own samples, every 10 s" in summary and "watch step" not in summary
+        body = text(pane)
+        rows = [line for line in body.splitlines() if re.match(r"^\s+\d[ !] ", line)]
+        assert len(rows) == 8
+        u = job.reading(0, 0, job.steps - 1)[0]
+        first = rows[0]
+        assert f"{u:.0f}%" in first and "30.3/40.0 GiB" in first
+        assert len(first.rstrip().split("  ")[-1]) == job.steps  # the sparkline: every sample since the first
+        assert "nid000002 GPU 2: idle (< 5 %) 100 % of the run" in text(pane, "#gpu-issues")
+        # appended samples arrive on the tick, at most once per sampling interval, with no RPC
+        t = job.now
+        with open(job.sample_files["nid000001"], "a") as fh:
+            fh.write("".join(f"{_stamp(t)}, {g}, GPU-0000{g}-big, 3, 31000, 40960, 100.00, 40\n" for g in range(4)))
+        clock.now += 10
+        for _ in range(2):  # two files, spread over the interval: one per tick
+            pane._tick()
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            clock.now += 2
+        assert re.search(r"^\s+0  .*  3% ", text(pane), re.M)
+        assert runner.calls == 0 and FakeStream.made == []
+
+
+async def test_a_job_without_sample_files_uses_the_watch_step_as_before(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=2, steps=12, fail_rank=None, samples=False)
+    runner = running_runner()
+    pane = files_pane(_history_with(tmp_path, job), Clock(), runner)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane, job.job_id)
+        assert runner.argvs() == [("scontrol", "show", "job", "-d", job.job_id)]
+        (stream,) = FakeStream.made
+        stream.feed(CANNED)
+        pane.redraw()
+        await pilot.pause()
+        assert pane.source == "step" and "live from a watch step, every 2 s" in text(pane, "#gpu-summary")
+
+
+async def test_a_job_not_in_the_history_uses_the_watch_step(tmp_path: Path) -> None:
+    other = make_bigjob(tmp_path, nodes=2, steps=3, fail_rank=None)
+    runner = running_runner()
+    pane = files_pane(_history_with(tmp_path, other), Clock(), runner)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane, "34")
+        assert runner.calls == 1 and len(FakeStream.made) == 1 and pane.sample_board is None
+
+
+async def test_an_ended_job_shows_its_whole_run_from_the_files(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=2, steps=40, idle_gpus=(), lagging_node=None, fail_rank=None)
+    for path in job.sample_files.values():
+        with open(path, "a") as fh:
+            fh.write("# ntui-gpu-samples end\n")
+    runner, clock = FakeRunner(), Clock()
+    pane = files_pane(_history_with(tmp_path, job), clock, runner)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane, job.job_id)
+        assert "the whole run (sampling ended)" in text(pane, "#gpu-summary")
+        rows = [line for line in text(pane).splitlines() if re.match(r"^\s+\d[ !] ", line)]
+        assert len(rows) == 8 and len(rows[0].rstrip().split("  ")[-1]) == 40
+        board = pane.sample_board
+        assert board is not None and board.done
+        read = board.tail.bytes_read()
+        clock.now += 60
+        pane._tick()
+        await pilot.app.workers.wait_for_complete()
+        assert board.tail.bytes_read() == read  # nothing more to come: no polling
+        assert runner.calls == 0 and FakeStream.made == []
+
+
+async def test_hidden_the_files_are_not_read_and_no_descriptor_is_held(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=2, steps=6, fail_rank=None)
+    runner, clock = FakeRunner(), Clock()
+    pane = files_pane(_history_with(tmp_path, job), clock, runner)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane, job.job_id)
+        board = pane.sample_board
+        assert board is not None and pane.budget.held == 2  # one per node's file, within the budget
+        pane.display = False
+        await pilot.pause()
+        pane._tick()
+        assert pane.state == "paused"
+        for _ in range(100):
+            if pane.budget.held == 0:
+                break
+            await pilot.pause(0.01)
+        assert pane.budget.held == 0
+        read = board.tail.bytes_read()
+        clock.now += 60
+        pane._tick()
+        await pilot.app.workers.wait_for_complete()
+        assert board.tail.bytes_read() == read
+        pane.display = True
+        await pilot.pause()
+        pane._tick()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pane.state == "streaming" and pane.sample_board is board  # read on, not read again
+        assert runner.calls == 0

@@ -1,4 +1,12 @@
-"""The GPU pane: live per-node, per-GPU usage of one running job, from one long-lived overlapping step.
+"""The GPU pane: per-node, per-GPU usage of one job, from the job's own sample files or one overlapping step.
+
+**Source.** For ntui's own jobs with GPU monitoring on, the in-job sampler already writes one file per node
+(:mod:`ntui.core.sampler`): the pane reads those (:class:`~ntui.core.gpusamples.SampleBoard`: no step, no Slurm
+RPC, history from the job's first sample, each file read at most every sampling interval, only its new bytes)
+and says so ("from the job's own samples, every 10 s"); an ended job shows its whole run. The history entry
+(log directory and stem) is looked up in the plan worker through the app's history (``open_history``). Jobs
+without such files (not from ntui, monitoring off, an array task) get the watch step below ("live from a watch
+step"). Every file read runs in a thread worker, never on the event loop.
 
 Small jobs get one bar row per GPU; a job with more than :data:`~ntui.core.gpuheat.HEATMAP_OVER` GPUs gets a
 compact heatmap (one cell per GPU, rows of nodes) with the outliers in words (:func:`render_heatmap`).
@@ -47,9 +55,12 @@ from textual.worker import Worker, WorkerState
 from ntui.core import slurm
 from ntui.core.config import GpuSettings
 from ntui.core.gpuheat import GLYPHS, LEVELS, heatmap, use_heatmap
-from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, sparkline
+from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, GpuView, sparkline
+from ntui.core.gpusamples import SampleBoard
 from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
+from ntui.core.history import HistoryEntry
 from ntui.core.hosts import compress_nodelist, format_index_ranges
+from ntui.core.logtail import FdBudget
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.ui.errors import describe_error
 from ntui.ui.services import ReportsWorkerErrors
@@ -57,6 +68,14 @@ from ntui.ui.services import ReportsWorkerErrors
 __all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board", "render_heatmap"]
 
 PaneState = Literal["idle", "planning", "starting", "streaming", "paused", "failed"]
+
+
+class HistoryLookup(Protocol):
+    """What the pane needs of the history (:class:`ntui.core.history.History`, or a fake in tests)."""
+
+    def get(self, job_id: str) -> HistoryEntry | None: ...
+
+    def close(self) -> None: ...
 
 
 class GpuStreamLike(Protocol):
@@ -153,8 +172,17 @@ def render_allocation(expected: Mapping[str, tuple[int, ...]] | None, requested:
     return Content("\n").join(lines)
 
 
-def render_summary(board: GpuBoard, job_id: str, now: float | None = None) -> Content:
-    """The top line: job averages over the fresh allocated GPUs, and the SIMULATED label."""
+def source_text(board: GpuView) -> str:
+    """Where the numbers come from, in words (the summary line says it)."""
+    if isinstance(board, SampleBoard):
+        if board.ended:
+            return f"from the job's own samples, every {board.interval_s:g} s: the whole run (sampling ended)"
+        return f"from the job's own samples, every {board.interval_s:g} s"
+    return f"live from a watch step, every {board.interval_s:g} s"
+
+
+def render_summary(board: GpuView, job_id: str, now: float | None = None) -> Content:
+    """The top line: job averages over the fresh allocated GPUs, the source, and the SIMULATED label."""
     s = board.summary(now)
     parts: list[Content | tuple[str, str] | str] = [(f"job {job_id}", "bold")]
     parts.append(f"  {s.gpus} GPU{'s' if s.gpus != 1 else ''} on {s.nodes} node{'s' if s.nodes != 1 else ''}")
@@ -164,7 +192,7 @@ def render_summary(board: GpuBoard, job_id: str, now: float | None = None) -> Co
         parts += ["  memory ", (_mem_total(s.mem_used_mib, s.mem_total_mib), "bold"), f" ({pct:.0f}%)"]
     if s.power_w is not None:
         parts += ["  power ", (_watts(s.power_w), "bold")]
-    parts.append((f"  every {board.interval_s:g} s", "$text-muted"))
+    parts.append((f"  {source_text(board)}", "$text-muted"))
     if s.simulated:
         parts += ["  ", (" SIMULATED nvidia-smi ", "bold $text-warning on $warning-muted")]
     return Content.assemble(*parts)
@@ -173,12 +201,12 @@ def render_summary(board: GpuBoard, job_id: str, now: float | None = None) -> Co
 def render_issues(issues: Sequence[GpuIssue]) -> Content:
     lines = []
     for issue in issues:
-        style = "$text-error" if issue.kind in ("stale", "never_reported") else "$text-warning"
+        style = "$text-error" if issue.kind in ("stale", "never_reported", "no_nvidia_smi") else "$text-warning"
         lines.append(Content.assemble(("⚠ ", style), (issue.message, style)))
     return Content("\n").join(lines)
 
 
-def render_board(board: GpuBoard, width: int, now: float | None = None) -> Content:
+def render_board(board: GpuView, width: int, now: float | None = None) -> Content:
     """Per node a header, then per GPU: util bar, memory bar, temperature, power, utilisation sparkline."""
     issues = board.issues(now)
     idle = {(i.node, i.index) for i in issues if i.kind == "idle" and i.index is not None}
@@ -211,9 +239,11 @@ def render_board(board: GpuBoard, width: int, now: float | None = None) -> Conte
         if want is not None:
             title.append((f"  allocated {len(want)}: IDX {format_index_ranges(want)}", "$text-muted"))
         for issue in by_node.get(node, []):
-            if issue.kind in ("stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node"):
+            if issue.kind in ("stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node",
+                              "no_nvidia_smi", "ended"):
                 msg = issue.message.removeprefix(f"{node}: ")
-                style = "$text-error" if issue.kind in ("stale", "never_reported") else "$text-warning"
+                style = ("$text-error" if issue.kind in ("stale", "never_reported", "no_nvidia_smi")
+                         else "$text-muted" if issue.kind == "ended" else "$text-warning")
                 title += ["  ", (msg, style)]
         lines.append(Content.assemble(*title))
         if not gpus:
@@ -223,7 +253,7 @@ def render_board(board: GpuBoard, width: int, now: float | None = None) -> Conte
             flagged = (node, idx) in idle
             util_style = "bold $text-warning" if flagged else ""
             mem_frac = s.mem_fraction
-            hist = board.util_history(node, idx)[-spark_w:]
+            hist = board.util_series(node, idx, spark_w)
             lines.append(
                 Content.assemble(
                     f"  {idx:>3}",
@@ -247,7 +277,7 @@ def render_board(board: GpuBoard, width: int, now: float | None = None) -> Conte
 HEAT_STYLES = ("bold #e0503c", "#e8912d", "#d7c53c", "#6cb85a", "bold #3fd46b", "$text-muted")
 
 
-def render_heatmap(board: GpuBoard, width: int) -> Content:
+def render_heatmap(board: GpuView, width: int) -> Content:
     """Many GPUs: one cell per GPU (glyph and colour: utilisation), node blocks packed per line, a legend,
     and the outliers in words (layout and outliers: :mod:`ntui.core.gpuheat`)."""
     heat = heatmap(board.latest(), width)
@@ -301,6 +331,19 @@ def describe_step_end(rc: int, stderr: str) -> tuple[str, list[str]]:
     return f"the GPU watch step ended (exit {rc})", tail
 
 
+def _history_entry(factory: Callable[[], HistoryLookup | None], job_id: str) -> HistoryEntry | None:
+    """*Worker thread*: what ntui recorded when it submitted ``job_id`` (None: not ntui's, or no history)."""
+    history = None
+    try:
+        history = factory()
+        return history.get(job_id) if history is not None else None
+    except Exception:  # an unreadable history only means: the watch step instead
+        return None
+    finally:
+        if history is not None:
+            history.close()
+
+
 # ---------------------------------------------------------------------------------------------------------
 # the pane
 
@@ -331,6 +374,16 @@ class GpuPane(Widget):
         requested: str | None
 
     @dataclass
+    class _FilesFound(Message, bubble=False):
+        generation: int
+        board: SampleBoard  # read whole already (the history from the job's first sample)
+
+    @dataclass
+    class _FilesPolled(Message, bubble=False):
+        generation: int
+        changed: bool
+
+    @dataclass
     class _StepEnded(Message, bubble=False):
         generation: int
         returncode: int
@@ -345,6 +398,8 @@ class GpuPane(Widget):
         stream_factory: StreamFactory = GpuStream,
         nvidia_smi: str = "nvidia-smi",
         environ: Mapping[str, str] | None = None,
+        history_factory: Callable[[], HistoryLookup | None] | None = None,
+        budget: FdBudget | None = None,
         id: str | None = None,  # noqa: A002
         classes: str | None = None,
     ) -> None:
@@ -355,6 +410,13 @@ class GpuPane(Widget):
         self.stream_factory = stream_factory
         self.nvidia_smi = nvidia_smi
         self.environ = environ
+        #: where the job's history entry comes from (None: the app's ``open_history``, if it has one)
+        self.history_factory = history_factory
+        #: descriptors the sample files may hold between reads (a held file costs one ``stat`` per read instead
+        #: of ``open`` + ``fstat``); the app may pass the log watcher's, else the pane has its own
+        self.budget = budget if budget is not None else FdBudget()
+        self._files: SampleBoard | None = None
+        self._file_io = threading.Lock()  # one reader of the files at a time (a slow poll is not doubled)
         self._lock = threading.Lock()
         self._generation = 0
         self._job_id: str | None = None
@@ -396,6 +458,18 @@ class GpuPane(Widget):
         return self._plan
 
     @property
+    def sample_board(self) -> SampleBoard | None:
+        """The job's own sample files, when the pane shows those (else the watch step's :attr:`board`)."""
+        return self._files
+
+    @property
+    def source(self) -> Literal["samples", "step"] | None:
+        """What the pane shows: the job's sample files, the watch step, or nothing yet."""
+        if self._files is not None:
+            return "samples"
+        return "step" if self._board is not None else None
+
+    @property
     def streaming(self) -> bool:
         """A watch step is running (or being started) for this pane."""
         return self._stream is not None
@@ -421,13 +495,15 @@ class GpuPane(Widget):
         body = self.query_one("#gpu-body", Static)
         issues: list[GpuIssue] = []
         with self._lock:
-            board = self._board
+            board: GpuView | None = self._files or self._board
             if board is not None and self._state in ("starting", "streaming") and board.latest():
                 self._state = "streaming"
             if self._state == "streaming" and board is not None and self._job_id is not None:
                 now = self.clock()
                 head = render_summary(board, self._job_id, now)
                 issues = board.issues(now)
+                if isinstance(board, SampleBoard):
+                    issues += [GpuIssue("stale", "", m) for m in board.messages()[:3]]
                 width = max(40, body.content_region.width or self.size.width - 2)
                 gpus = sum(len(g) for g in board.latest().values())
                 main = render_heatmap(board, width) if use_heatmap(gpus) else render_board(board, width, now)
@@ -463,6 +539,8 @@ class GpuPane(Widget):
     def on_unmount(self) -> None:
         self._generation += 1
         self._stop_stream()
+        if self._files is not None:
+            self._close_in_background(self._files)
         if self._ticker is not None:
             self._ticker.stop()
 
@@ -505,11 +583,18 @@ class GpuPane(Widget):
 
     def _visibility_changed(self) -> None:
         if self.visible_now:
-            if self._state == "paused":
+            if self._state == "paused" and self._files is not None:
+                self._generation += 1  # the files are read on: what was read stays
+                self._state = "streaming"
+                self.redraw()
+                self._poll_files(self._generation)
+            elif self._state == "paused":
                 self._restart()
         elif self._state in ("planning", "starting", "streaming"):
             self._generation += 1
             self._stop_stream()
+            if self._files is not None:  # no reads while hidden, and no descriptors held (reopened on show)
+                self._close_in_background(self._files)
             self._state = "paused"
             self.redraw()
 
@@ -521,6 +606,9 @@ class GpuPane(Widget):
         with self._lock:
             self._board = None
             self._plan = None
+            files, self._files = self._files, None
+        if files is not None:
+            self._close_in_background(files)
         self._reason, self._detail = "", []
         self._expected, self._requested = None, None
         if self._job_id is None:
@@ -529,13 +617,22 @@ class GpuPane(Widget):
             self._state = "paused"
         else:
             self._state = "planning"
-            self._plan_watch(self._generation, self._job_id)
+            history = self.history_factory or getattr(self.app, "open_history", None)
+            self._plan_watch(self._generation, self._job_id, history)
         self.redraw()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-plan", description="GPU watch")
-    def _plan_watch(self, generation: int, job_id: str) -> None:
-        """The one ``scontrol show job -d`` of this watch, then the watch step's start (``srun``: a fork and
-        exec, kept off the UI thread too)."""
+    def _plan_watch(self, generation: int, job_id: str,
+                    history: Callable[[], HistoryLookup | None] | None = None) -> None:
+        """The job's own sample files when it has them (no RPC at all); else the one ``scontrol show job -d``
+        of this watch, then the watch step's start (``srun``: a fork and exec, kept off the UI thread too)."""
+        files = self._open_sample_files(job_id, history)
+        if files is not None:
+            if generation != self._generation:
+                files.close()
+                return
+            self.post_message(self._FilesFound(generation, files))
+            return
         try:
             plan = plan_gpu_watch(
                 self.runner,
@@ -603,6 +700,57 @@ class GpuPane(Widget):
         self._state = "starting"
         self.redraw()
 
+    def _open_sample_files(self, job_id: str,
+                           history: Callable[[], HistoryLookup | None] | None) -> SampleBoard | None:
+        """*Worker thread*: the job's history entry, its sample files read whole; None when it has none."""
+        entry = _history_entry(history, job_id) if history is not None else None
+        if entry is None or not entry.log_dir or not entry.log_stem:
+            return None
+        board = SampleBoard(job_id, entry.log_dir, entry.log_stem,
+                            tick_s=max(1, int(self.settings.interval)), budget=self.budget, monotonic=self.clock)
+        if not board.nodes:
+            return None
+        board.load()  # not shared yet: no lock while the whole files are parsed
+        board.lock = self._lock  # from now on the UI draws from it: new lines go in under the lock
+        return board
+
+    @on(_FilesFound)
+    def _files_found(self, message: _FilesFound) -> None:
+        if message.generation != self._generation or self._state != "planning":
+            self._close_in_background(message.board)
+            return
+        with self._lock:
+            self._files = message.board
+        self._state = "streaming"
+        self.redraw()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-files", description="GPU sample files")
+    def _poll_files(self, generation: int) -> None:
+        """*Worker thread*: the due files' new bytes (each file at most every sampling interval)."""
+        files = self._files
+        if files is None or generation != self._generation or not self._file_io.acquire(blocking=False):
+            return
+        try:
+            changed = files.poll()  # reads outside the lock; feeds the readers under it
+        finally:
+            self._file_io.release()
+        self.post_message(self._FilesPolled(generation, changed))
+
+    @on(_FilesPolled)
+    def _files_polled(self, message: _FilesPolled) -> None:
+        if message.generation == self._generation and message.changed and self._state == "streaming":
+            self.redraw()
+
+    def _close_in_background(self, files: SampleBoard) -> None:
+        """Release the files' held descriptors off the UI thread, after any poll in flight."""
+        io = self._file_io
+
+        def close() -> None:
+            with io:
+                files.close()
+
+        threading.Thread(target=close, name="ntui-gpu-files-close", daemon=True).start()
+
     @on(_PlanFailed)
     def _plan_failed(self, message: _PlanFailed) -> None:
         if message.generation != self._generation:
@@ -622,12 +770,12 @@ class GpuPane(Widget):
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Unexpected failures of the plan worker (expected ones are posted as ``_PlanFailed``)."""
         event.stop()
-        if event.state is not WorkerState.ERROR or event.worker.group != "gpu-plan":
+        if event.state is not WorkerState.ERROR or event.worker.group not in ("gpu-plan", "gpu-files"):
             return
         app = self.app
         message = (app.report_worker_error(event.worker) if isinstance(app, ReportsWorkerErrors)
                    else describe_error(event.worker.error))
-        if self._state == "planning":
+        if self._state == "planning" or (event.worker.group == "gpu-files" and self._files is not None):
             self._fail(str(message))
 
     def _fail(self, reason: str, detail: Sequence[str] = ()) -> None:
@@ -654,7 +802,10 @@ class GpuPane(Widget):
 
     def _tick(self) -> None:
         self._visibility_changed()
-        if self._state in ("starting", "streaming"):
+        if self._files is not None:
+            if self._state == "streaming" and not self._files.done:
+                self._poll_files(self._generation)  # redraws when something arrived
+        elif self._state in ("starting", "streaming"):
             self.redraw()
 
     # -- status views ----------------------------------------------------------------------------------
@@ -668,7 +819,8 @@ class GpuPane(Widget):
             )
         head = Content.assemble((f"job {jid}", "bold"), "  GPU usage")
         if self._state == "planning":
-            return head, Content.styled("Reading the allocation (scontrol show job -d)…", "$text-muted")
+            return head, Content.styled(
+                "Reading the job's GPU sample files, or else the allocation (scontrol show job -d)…", "$text-muted")
         if self._state == "paused":
             return head, Content.styled("Paused while the pane is hidden (no watch step running).", "$text-muted")
         alloc = render_allocation(self._expected, self._requested)
