@@ -24,7 +24,8 @@ def gpu_job(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -
     logs = tmp_path_factory.mktemp("gpulogs")
     res = ntui(dev_cluster, "submit", "local-torchrun", "--set", f"logs.dir={logs}",
                "--set", "sbatch.gpus-per-node=4", "--set", "launcher.nproc-per-node=4",
-               "--set", "env.NTUI_CHECK_SLEEP=240", timeout=60)
+               "--set", "env.NTUI_CHECK_SLEEP=240",
+               "--set", "monitor.gpu=false", timeout=60)  # no in-job sampler: these tests watch the overlap step
     assert res.returncode == 0, res.stderr
     job_id = res.stdout.strip()
     deadline = time.monotonic() + 120

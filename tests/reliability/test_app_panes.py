@@ -223,7 +223,7 @@ async def test_gpu_step_killed_then_cancel_while_the_log_pane_follows(dev_cluste
     monkeypatch.setenv("PATH", f"{sim}:{os.environ['PATH']}")  # the simulated nvidia-smi for the watch step
     write_settings(queue={"active-interval": 1, "idle-interval": 5, "max-backoff": 4}, gpu={"interval": 1})
     history = tmp_path / "history.sqlite3"
-    job = submit_heartbeat(tmp_path, history, "sbatch.gpus-per-node=2")
+    job = submit_heartbeat(tmp_path, history, "sbatch.gpus-per-node=2", "monitor.gpu=false")  # the step path
     figures: dict[str, Any] = {}
     try:
         app = make_app(runner=SubprocessRunner(), identity="", cursor_blink=False,
