@@ -36,7 +36,7 @@ from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPan
 from textual.worker import Worker
 
 from ntui.core.config import Settings
-from ntui.core.jobactions import ActionKind, plan_action
+from ntui.core.jobactions import ActionKind, loss_warning, plan_action
 from ntui.core.jobmodel import (
     DetailsRequest,
     FinalStateResolver,
@@ -53,7 +53,7 @@ from ntui.core.submission import SubmittedJob
 from ntui.ui.errors import describe_error
 from ntui.ui.messages import ActionDone, DetailsFetched, EntryFound, OutcomesResolved, QueueFailed, QueueFetched
 from ntui.ui.screens.base import NtuiScreen
-from ntui.ui.screens.job_actions import ConfirmCancelScreen, SignalPickerScreen
+from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
@@ -134,7 +134,8 @@ class JobsScreen(NtuiScreen):
         Binding("h", "hold_release", "Hold/release", id="ntui.jobs.hold", tooltip="scontrol hold / release"),
         Binding("R", "requeue_job", "Requeue", id="ntui.jobs.requeue", tooltip="scontrol requeue"),
         Binding("a", "toggle_all_users", "All users", id="ntui.jobs.all_users", tooltip="Own jobs / everyone's"),
-        Binding("slash", "filter", "Filter", id="ntui.jobs.filter", key_display="/"),
+        Binding("slash", "filter", "Filter jobs", id="ntui.jobs.filter", key_display="/",
+                tooltip="Filter the queue's rows (the log pane's / searches its lines)"),
         Binding("s", "sort", "Sort", id="ntui.jobs.sort", tooltip="Sort by the next column"),
         Binding("S", "reverse_sort", "Reverse sort", id="ntui.jobs.reverse_sort", show=False),
         Binding("d", "show_tab('tab-details')", "Details", id="ntui.jobs.tab_details", show=False),
@@ -144,6 +145,9 @@ class JobsScreen(NtuiScreen):
                 tooltip="Open the logs at the error of the rank that failed first"),
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
     ]
+
+    #: The panes with keys of their own, for the help screen before this view is first opened.
+    HELP_PANES: ClassVar[tuple[type[Widget], ...]] = (QueueTable, LogPane)
 
     # ------------------------------------------------------------ set-up
 
@@ -253,6 +257,9 @@ class JobsScreen(NtuiScreen):
         self._gpu = gpus.first() if gpus else None
         self._logs = logs.first() if logs else None
         self.sub_title = self.ntui_app.identity
+        # the tab bar is no tab stop: d / g / l switch panes, and it swallowed Up, Down and Home
+        for bar in self.query("#jobs-tabs ContentTabs"):
+            bar.can_focus = False
         self._set_queue_title()
         self.table.focus()
         self.set_interval(1.0, self._tick)
@@ -449,7 +456,14 @@ class JobsScreen(NtuiScreen):
             return True
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one("#jobs-tabs", TabbedContent).active = tab
+        """``d`` / ``g`` / ``l`` from any pane of the view. With the focus inside the pane being hidden, it
+        goes to the queue first: Textual would move it to the next widget of the same pane, whose focus
+        re-activates that pane's tab (the key seemed to do nothing)."""
+        tabs = self.query_one("#jobs-tabs", TabbedContent)
+        focused = self.focused
+        if tab != tabs.active and focused is not None and tabs in focused.ancestors:
+            self.table.focus()
+        tabs.active = tab
 
     def action_first_error(self) -> None:
         """``E`` from anywhere in the view (the log pane has the same key when it has focus)."""
@@ -576,18 +590,22 @@ class JobsScreen(NtuiScreen):
             return None
         return key, job
 
+    @staticmethod
+    def _summary(job: QueueJob) -> str:
+        where = job.nodelist or (f"({job.reason})" if job.reason else "")
+        return f"{job.name} · {job.state} · {job.elapsed} of {job.time_limit} · {where}".strip(" ·")
+
     def action_cancel_job(self) -> None:
         target = self._target("cancel")
         if target is None:
             return
         key, job = target
-        where = job.nodelist or (f"({job.reason})" if job.reason else "")
-        summary = f"{job.name} · {job.state} · {job.elapsed} of {job.time_limit} · {where}".strip(" ·")
-        self.app.push_screen(ConfirmCancelScreen(key, summary), partial(self._confirmed_cancel, key, job))
+        self.app.push_screen(ConfirmCancelScreen(key, self._summary(job)),
+                             partial(self._confirmed, "cancel", key, job))
 
-    def _confirmed_cancel(self, key: str, job: QueueJob, yes: bool | None) -> None:
+    def _confirmed(self, kind: ActionKind, key: str, job: QueueJob, yes: bool | None) -> None:
         if yes:
-            self._act("cancel", key, job)
+            self._act(kind, key, job)
 
     def action_signal_job(self) -> None:
         target = self._target("signal")
@@ -604,9 +622,13 @@ class JobsScreen(NtuiScreen):
             self._act("hold", *target)
 
     def action_requeue_job(self) -> None:
+        """``R`` asks first: a running job's work since its last checkpoint is lost."""
         target = self._target("requeue")
-        if target is not None:
-            self._act("requeue", *target)
+        if target is None:
+            return
+        key, job = target
+        self.app.push_screen(ConfirmRequeueScreen(key, self._summary(job), loss_warning("requeue", job) or ""),
+                             partial(self._confirmed, "requeue", key, job))
 
     def _act(self, kind: ActionKind, key: str, job: QueueJob, signal: str | None = None) -> None:
         action = plan_action(kind, self.runner, key, job, timeout=self.model.slurm_timeout, signal=signal)

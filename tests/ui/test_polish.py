@@ -1,0 +1,189 @@
+"""Issue 15 ([polish]): keys that work the same everywhere, status that tells the truth, no edit lost.
+
+Each test here failed on the code before the issue's change (the docstrings say what it did then)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+import pytest
+from textual.color import Color
+from textual.dom import DOMNode
+from textual.widgets import Checkbox, Input, Select, TabbedContent
+from textual.widgets._tabbed_content import ContentTabs
+
+import ntui.ui.screens
+import ntui.ui.widgets
+from ntui.core.config import QueueSettings, Settings
+from ntui.ui.screens.help import HelpScreen, own_bindings
+from ntui.ui.screens.jobs import JobsScreen
+from tests.support.screenshots_jobs import demo_jobs_runner, jobs_app, settle_jobs
+from tests.ui.conftest import AppFactory, settle
+
+HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600))
+
+
+def jobs_screen(app: Any) -> JobsScreen:
+    screen = app.screen
+    assert isinstance(screen, JobsScreen)
+    return screen
+
+
+# ---------------------------------------------------------------- keys and focus
+
+
+@pytest.mark.parametrize("focus", ["#jobs-table", "#lp-ranks", "#lp-log"])
+async def test_view_keys_work_from_every_pane(focus: str) -> None:
+    """Before: with the focus in the log pane, `d` and `g` did nothing (the focus moved to the pane's next
+    widget, which re-activated the Logs tab)."""
+    app = jobs_app(runner=demo_jobs_runner(), settings=HOUR)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = jobs_screen(app)
+        tabs = screen.query_one("#jobs-tabs", TabbedContent)
+        for key, tab in (("d", "tab-details"), ("g", "tab-gpus"), ("d", "tab-details"), ("l", "tab-logs")):
+            await pilot.press("l")
+            await pilot.pause()
+            screen.query_one(focus).focus()
+            await pilot.pause()
+            await pilot.press(key)
+            await pilot.pause()
+            assert tabs.active == tab, (focus, key)
+        screen.query_one(focus).focus()
+        await pilot.pause()
+        before = screen.all_users
+        await pilot.press("a")
+        await settle_jobs(pilot)
+        assert screen.all_users is not before
+
+
+async def test_tab_bar_is_no_tab_stop() -> None:
+    """Before: Tab from the queue landed on the invisible "Details GPUs Logs" bar, which swallowed Up, Down
+    and Home."""
+    app = jobs_app(runner=demo_jobs_runner(), settings=HOUR)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = jobs_screen(app)
+        assert not any(isinstance(w, ContentTabs) for w in screen.focus_chain)
+        await pilot.press("tab")
+        await pilot.pause()
+        assert not isinstance(app.focused, ContentTabs)
+
+
+async def test_slash_says_what_it_searches() -> None:
+    """Before: `/` was "Filter" in the queue and "Search" in the log pane, the footer said neither what."""
+    app = jobs_app(runner=demo_jobs_runner(), settings=HOUR)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = jobs_screen(app)
+        assert app.active_bindings["slash"].binding.description == "Filter jobs"
+        await pilot.press("l")
+        screen.query_one("#lp-log").focus()
+        await pilot.pause()
+        assert app.active_bindings["slash"].binding.description == "Search log"
+
+
+def _ntui_classes_with_keys() -> list[type[DOMNode]]:
+    """Every screen and widget class of ntui's UI that defines keys of its own."""
+    for package in (ntui.ui.screens, ntui.ui.widgets):
+        for mod in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{mod.name}")
+    found: list[type[DOMNode]] = []
+    todo: list[type[DOMNode]] = [DOMNode]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__module__.startswith("ntui.ui.") and "BINDINGS" in vars(cls) and vars(cls)["BINDINGS"]:
+            found.append(cls)
+    return found
+
+
+def _help_text(app: Any) -> tuple[str, list[str]]:
+    screen = app.screen
+    assert isinstance(screen, HelpScreen)
+    return str(screen.query_one("#help-table").content), [title for title, _ in screen.sections]
+
+
+async def test_help_lists_every_binding_of_every_screen_and_widget_current_view_first(
+        app_factory: AppFactory) -> None:
+    """Before: help omitted the log pane's keys (m, /, n, N, End, space) and, opened from the jobs view, started
+    with the compose section."""
+    classes = _ntui_classes_with_keys()
+    assert {c.__name__ for c in classes} >= {"JobsScreen", "ComposeScreen", "LogPane", "VirtualTable",
+                                             "ConfirmRequeueScreen", "PresetEditorScreen"}
+    app = app_factory(settings=HOUR)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text, titles = _help_text(app)
+        assert titles[0] == "Compose view"
+        await pilot.press("escape", "2")
+        await settle_jobs(pilot)
+        await pilot.press("l", "question_mark")
+        await pilot.pause()
+        text, titles = _help_text(app)
+        assert titles[:3] == ["Jobs view", "Jobs view · Queue table", "Jobs view · Log pane"], titles
+        assert titles.index("Compose view") > titles.index("Everywhere")
+        for cls in classes:
+            for b in own_bindings(cls):
+                assert (b.id or b.description) in text, (cls.__name__, b)
+        for b in app.BINDINGS:
+            assert b.id in text  # type: ignore[union-attr]
+
+
+async def test_help_fits_80x24(app_factory: AppFactory) -> None:
+    """Before: at 80×24 the help dialog (96 wide) lost its right border."""
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        dialog = app.screen.query_one("#help-dialog")
+        assert dialog.region.right <= 80 and dialog.region.bottom <= 24
+        table = app.screen.query_one("#help-table")
+        assert table.virtual_size.width <= table.parent.content_region.width  # type: ignore[union-attr]
+
+
+def _luminance(c: Color) -> float:
+    def ch(v: int) -> float:
+        x = v / 255
+        return x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * ch(c.r) + 0.7152 * ch(c.g) + 0.0722 * ch(c.b)
+
+
+def _contrast(a: Color, b: Color) -> float:
+    """WCAG contrast ratio of two opaque colours (1 = the same)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def _look(w: Any) -> tuple[Color, Color]:
+    """The background and the left border colour as drawn (tints and alpha applied over the parent)."""
+    base, bg = w.background_colors
+    border = w.styles.border_left[1]
+    return bg, base + border if border.a < 1 else border
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_focus_is_unmistakable_on_every_form_widget(app_factory: AppFactory, theme: str) -> None:
+    """Before: focus on a Select or a Checkbox was a one-step background change (contrast ~1.1)."""
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.theme = theme
+        await settle(pilot)
+        for kind in (Select, Checkbox, Input):
+            widgets = list(app.screen.query(kind))
+            assert len(widgets) >= 2, kind
+            focused, other = widgets[0], widgets[1]
+            focused.focus()
+            await pilot.pause()
+            target = focused.query_one("SelectCurrent") if kind is Select else focused
+            peer = other.query_one("SelectCurrent") if kind is Select else other
+            (bg1, b1), (bg2, b2) = _look(target), _look(peer)
+            bg, border = _contrast(bg1, bg2), _contrast(b1, b2)
+            print(theme, kind.__name__, round(bg, 2), round(border, 2))
+            assert max(bg, border) >= 1.5, (theme, kind.__name__, bg, border)
