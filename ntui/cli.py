@@ -92,7 +92,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     if args.test_only:
         return cli_slurm.test_only(spec, loaded)
-    warn = len(problems)
+    refused, site_warnings = cli_slurm.site_check(spec, loaded)
+    if refused:
+        return EXIT_PROBLEMS
+    warn = len(problems) + site_warnings
     print(f"ok: {spec.name} ({spec.launcher}, {spec.nodes} node(s), world size {spec.world_size})"
           + (f", {warn} warning(s)" if warn else ""))
     return EXIT_OK

@@ -119,6 +119,13 @@ def _site_refused(problems: Sequence[Problem], what: str) -> bool:
     return bool(errors)
 
 
+def site_check(spec: JobSpec, loaded: LoadedPreset | None = None) -> tuple[bool, int]:
+    """``check`` runs what the form and ``submit`` run: the job against the cluster's partitions, whenever
+    the cluster answers (no Slurm, no answer: nothing to check against). Returns (refused, warnings)."""
+    problems = check_against_cluster(spec, cluster_limits(_runner()), loaded=loaded)
+    return _site_refused(problems, "this cluster would not run it"), sum(not p.is_error for p in problems)
+
+
 def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
     runner = _runner()
     parts = cluster_limits(runner)

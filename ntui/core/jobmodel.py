@@ -52,7 +52,14 @@ from ntui.core.queue import (
     queue_row,
 )
 from ntui.core.render import LogPaths
-from ntui.core.runner import CommandRunner, ControllerUnreachable, JobNotFound, SlurmError, SlurmTimeout
+from ntui.core.runner import (
+    CommandRunner,
+    ControllerUnreachable,
+    JobNotFound,
+    SlurmConfigError,
+    SlurmError,
+    SlurmTimeout,
+)
 from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory
 
 __all__ = [
@@ -590,8 +597,12 @@ class JobModel:
         if err is None:
             return ""
         polling = self.polling if polling_now is None else polling_now
-        unreachable = isinstance(err, (ControllerUnreachable, SlurmTimeout))
-        what = "controller unreachable" if unreachable else "squeue failed"
+        if isinstance(err, SlurmConfigError):  # Slurm's own words; the controller was never asked
+            what = "Slurm's configuration cannot be read"
+        elif isinstance(err, (ControllerUnreachable, SlurmTimeout)):
+            what = "controller unreachable"
+        else:
+            what = "squeue failed"
         head = f"⚠ {what}, retrying now…" if polling else f"⚠ {what}, retry in {self.retry_in()} s"
         return f"{head}  ·  {describe_error(err)}  ·  r: retry now"
 
@@ -600,10 +611,21 @@ class JobModel:
             return 0
         return max(0, round((self.next_poll - self.clock()).total_seconds()))
 
+    def empty_text(self) -> str:
+        """What the queue table says when it has no rows: "no jobs" only once squeue answered."""
+        if self.last_update is not None:
+            return "no jobs in the queue"
+        if self.error is not None:
+            return f"no data: {describe_error(self.error)}"
+        return "waiting for squeue…"
+
     def status_line(self, *, filter_text: str = "", shown: int = 0, slurm_calls: int | None = None) -> str:
         counts = self.counts
         who = "everyone's jobs" if self.all_users else f"{self.user}'s jobs" if self.user else "my jobs"
-        parts = [who, " · ".join(f"{n} {label}" for label, n in counts.items() if n) or "none queued"]
+        if self.last_update is None:  # no answer yet: nothing is known about the queue
+            parts = [who]
+        else:
+            parts = [who, " · ".join(f"{n} {label}" for label, n in counts.items() if n) or "none queued"]
         if self.ended:
             parts.append(f"{len(self.ended)} ended")
         if filter_text:

@@ -187,3 +187,95 @@ async def test_focus_is_unmistakable_on_every_form_widget(app_factory: AppFactor
             bg, border = _contrast(bg1, bg2), _contrast(b1, b2)
             print(theme, kind.__name__, round(bg, 2), round(border, 2))
             assert max(bg, border) >= 1.5, (theme, kind.__name__, bg, border)
+
+
+# ---------------------------------------------------------------- status that tells the truth
+
+
+async def test_missing_slurm_conf_is_reported_in_slurms_words_and_no_empty_queue_is_claimed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: "controller unreachable … squeue did not answer within 15 s", and the empty table said "no jobs
+    in the queue" though squeue never answered."""
+    from ntui.core.runner import SubprocessRunner
+    from ntui.ui.widgets.queue_table import QueueTable
+
+    monkeypatch.setenv("SLURM_CONF", "/nonexistent")
+    app = jobs_app(runner=SubprocessRunner(), settings=HOUR)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = jobs_screen(app)
+        screen._tick()
+        banner = str(screen.query_one("#jobs-banner").content)  # type: ignore[attr-defined]
+        assert "cannot stat file /nonexistent" in banner
+        assert "unreachable" not in banner and "did not answer" not in banner
+        table = screen.query_one(QueueTable)
+        assert "no jobs" not in table.empty_text and "cannot stat file" in table.empty_text
+        status = str(screen.query_one("#jobs-status").content)  # type: ignore[attr-defined]
+        assert "none queued" not in status and "no data yet" in status
+
+
+def _status(screen: Any) -> str:
+    return str(screen.query_one("#status").content)
+
+
+async def test_status_lines_go_when_the_state_they_describe_changes(app_factory: AppFactory) -> None:
+    """Before: "✓ test-only: would start…" stayed after the form became invalid, "✗ cannot check…" after
+    ctrl+r, "✓ submitted job …" after switching presets."""
+    from tests.support.demo import type_into
+
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("escape", "t")
+        await settle(pilot)
+        assert "✓ test-only" in _status(screen)
+        await type_into(pilot, "sbatch.nodes", "0")
+        await settle(pilot)
+        assert "test-only" not in _status(screen)
+        await pilot.press("escape", "t")
+        await settle(pilot)
+        assert "✗ cannot check" in _status(screen)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert "cannot check" not in _status(screen) and "✓ valid" in _status(screen)
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert "✓ submitted job" in _status(screen)
+        others = [p for p in screen.picker.presets if p.name != screen.preset_name]  # type: ignore[attr-defined]
+        screen.open_preset(others[0].name)  # type: ignore[attr-defined]
+        await settle(pilot)
+        assert "submitted job" not in _status(screen)
+
+
+async def test_the_form_counts_errors_like_the_cli_and_runs_the_cluster_checks_live(app_factory: AppFactory) -> None:
+    """Before: "Cannot check: 2 error(s)" where the form and the CLI count 1 (the field's own check and the
+    preset's validation were both counted); and "✓ valid" for more nodes than the partition has."""
+    import contextlib
+    import io
+
+    from ntui.cli import run as cli_run
+    from tests.support.demo import type_into
+
+    app = app_factory()
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await type_into(pilot, "sbatch.nodes", "two")
+        await settle(pilot)
+        await pilot.press("escape", "t")
+        await settle(pilot)
+        notes = [n.message for n in app._notifications]
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            cli_run(["check", "demo-torchrun", "--set", "sbatch.nodes=two"])
+        cli_count = next(line for line in err.getvalue().splitlines() if line.endswith("error(s)"))
+        assert cli_count == "1 error(s)"
+        assert any(n.startswith("Cannot check: 1 error(s)") for n in notes), notes
+        assert "✗ 1 error(s)" in _status(screen)
+        await type_into(pilot, "sbatch.nodes", "100000")
+        await settle(pilot)
+        assert "✓ valid" not in _status(screen)
+        assert "this cluster would not run it: sbatch.nodes: 100000 nodes" in _status(screen)

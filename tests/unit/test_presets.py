@@ -115,7 +115,7 @@ def test_overrides_are_yaml_and_named() -> None:
     bad = load_preset("local-torchrun", ["sbatch.nodes=two"])
     _, problems = validate(bad)
     assert [str(p) for p in problems if p.is_error] == [
-        '--set sbatch.nodes: sbatch.nodes: expected a positive integer, got "two"'
+        '--set sbatch.nodes: expected a positive integer, got "two"'  # the field is named once (issue 15)
     ]
 
 

@@ -89,12 +89,65 @@ class ComposeScreen(NtuiScreen):
         self.generation = 0
         self.rendered: PreviewRendered | None = None
         self.cluster: ClusterInfo | None = None
-        self.check_line: Content | None = None
-        self.submit_line: Content | None = None
+        self._lines: dict[str, tuple[object, Content]] = {}
         self.unplaced: list[Problem] = []
         self._timer: Timer | None = None
         self._pending_action: str | None = None
         self._busy: set[str] = set()
+
+    # ------------------------------------------------------------ status lines tied to the state they describe
+
+    def _state_key(self) -> object:
+        """What the form holds now: a status line written for one state goes when it changes (another
+        preset, ctrl+r, an edit that makes the form invalid)."""
+        r = self.rendered
+        return (self.preset_name, r.overrides if r is not None else None, self.form.local_errors
+                if self.is_mounted else ())
+
+    def _line(self, kind: str) -> Content | None:
+        got = self._lines.get(kind)
+        if got is None:
+            return None
+        if got[0] != self._state_key():
+            del self._lines[kind]
+            return None
+        return got[1]
+
+    def _set_line(self, kind: str, line: Content | None) -> None:
+        if line is None:
+            self._lines.pop(kind, None)
+        else:
+            self._lines[kind] = (self._state_key(), line)
+
+    @property
+    def check_line(self) -> Content | None:
+        """The last ``t`` (sbatch --test-only) result, while the form is as it was checked."""
+        return self._line("check")
+
+    @check_line.setter
+    def check_line(self, line: Content | None) -> None:
+        self._set_line("check", line)
+
+    @property
+    def submit_line(self) -> Content | None:
+        """The last submit (or refusal), while the form is as it was then."""
+        return self._line("submit")
+
+    @submit_line.setter
+    def submit_line(self, line: Content | None) -> None:
+        self._set_line("submit", line)
+
+    def form_errors(self) -> list[str]:
+        """The form's errors, one per field (a field's own check and the preset's validation may both flag
+        it): the status line, ``s`` / ``t`` and the CLI count the same."""
+        found: dict[str, str] = {}
+        for key, message in self.form.local_errors:
+            found.setdefault(key, f"{key}: {message}")
+        problems = [*(self.rendered.problems if self.rendered else ()), *self.unplaced]
+        for p in problems:
+            if p.is_error:
+                found.setdefault(p.field or p.message, f"{p.field}: {p.message}" if p.field else p.message)
+        return list(found.values())
 
     # ------------------------------------------------------------ layout
 
@@ -195,7 +248,7 @@ class ComposeScreen(NtuiScreen):
         self.preset_info = self.picker.info(message.name)
         self.base = message.base
         self.picker.mark_current(message.name)
-        self.check_line = None
+        self._lines.clear()  # another preset, or the same one reset: nothing said about the old form holds
         self.form.border_title = f"Job · {message.name}"
         if message.base is None:
             self.rendered = None
@@ -329,13 +382,16 @@ class ComposeScreen(NtuiScreen):
             self.request_render(delay=0)
             return False
         assert self.rendered is not None
-        errors = [f"{k}: {m}" for k, m in self.form.local_errors]
-        errors += [f"{p.field}: {p.message}" if p.field else p.message for p in self.rendered.problems if p.is_error]
+        errors = self.form_errors()
         if errors or self.rendered.spec is None:
             first = errors[0] if errors else "the preset does not validate"
             self.notify(f"Cannot {verb}: {len(errors)} error(s) in the form. {first}", title="Fix the form first",
                         severity="error")
-            self.submit_line = Content.assemble((f"✗ cannot {verb}: ", "bold $text-error"), (first, "$text-error"))
+            line = Content.assemble((f"✗ cannot {verb}: ", "bold $text-error"), (first, "$text-error"))
+            if action == "check":
+                self.check_line = line
+            else:
+                self.submit_line = line
             self._update_status()
             return False
         if not slurm:
@@ -565,12 +621,21 @@ class ComposeScreen(NtuiScreen):
             lines.append(Content.assemble(("rendering…", "$text-muted")))
         elif r is not None or self.unplaced:
             problems = list(r.problems) if r else self.unplaced
-            n_err = len(self.form.error_keys()) + sum(p.is_error for p in self.unplaced)
+            n_err = len(self.form_errors())
             n_warn = sum(not p.is_error for p in problems)
+            site = self.site_problems()  # the cluster's partitions, once they answered (cached per start)
+            site_errors = [p for p in site if p.is_error]
+            n_warn += len(site) - len(site_errors)
             if n_err:
                 lines.append(Content.assemble((f"✗ {n_err} error(s)", "bold $text-error"),
                                               (f", {n_warn} warning(s)" if n_warn else "", "$text-warning"),
                                               (": fix the marked fields", "$text-error")))
+            elif site_errors:
+                worst = site_errors[0]
+                text = f"{worst.field}: {worst.message}" if worst.field else worst.message
+                more = f" (+{len(site_errors) - 1} more)" if len(site_errors) > 1 else ""
+                lines.append(Content.assemble(("✗ this cluster would not run it: ", "bold $text-error"),
+                                              (text + more, "$text-error")))
             elif r is not None and r.spec is not None:
                 s = r.spec
                 per = s.ntasks_per_node if s.launcher == "srun" else s.nproc_per_node

@@ -220,7 +220,7 @@ class JobsScreen(NtuiScreen):
         yield Static("", id="jobs-banner", markup=False)
         with Vertical(id="jobs-body"):
             with Vertical(id="jobs-queue"):
-                yield QueueTable(all_users=self.all_users, id="jobs-table", empty_text="no jobs in the queue")
+                yield QueueTable(all_users=self.all_users, id="jobs-table", empty_text=self.model.empty_text())
                 yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
                             id="jobs-filter", compact=True)
             with TabbedContent(id="jobs-tabs", initial="tab-details"):
@@ -518,6 +518,11 @@ class JobsScreen(NtuiScreen):
             banner.update("")
             banner.remove_class("-shown")
         table = self.table
+        empty = self.model.empty_text()
+        if empty != table.empty_text:
+            table.empty_text = empty
+            if not table.row_count:
+                table.refresh()
         calls = getattr(self.runner, "calls", None)  # counted by test and demo runners only
         status = self.model.status_line(filter_text=table.filter_text, shown=table.row_count,
                                         slurm_calls=calls if isinstance(calls, int) else None)
