@@ -16,10 +16,12 @@ import pytest
 import ntui.core.runner as runner_mod
 from ntui.core.problems import Problem, Source
 from ntui.core.runner import SlurmConfigError, SubprocessRunner, classify
-from tests.cluster.conftest import DevCluster, dev_cluster  # noqa: F401  (the dev cluster fixture)
+from tests.cluster import conftest as cluster_fixtures
+from tests.cluster.conftest import DevCluster
 from tests.support.fakes import result
 
 REPO = Path(__file__).resolve().parents[2]
+dev_cluster = cluster_fixtures.dev_cluster  # the dev cluster fixture (skips without a cluster)
 
 
 def ntui_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
