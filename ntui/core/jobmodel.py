@@ -28,6 +28,7 @@ and return values the UI thread hands back to the model. Everything else runs on
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -102,6 +103,15 @@ HistoryOpener = Callable[[], "HistoryLike | None"]
 
 # ---------------------------------------------------------------- values exchanged with the view
 
+
+
+def shown_command(command: str | None, script_path: str | None) -> str | None:
+    """The job's command as it exists now. Slurm's ``Command`` is the path sbatch was given: for ntui's own jobs
+    a temporary name that ntui renames to ``<preset>-<jobid>.sbatch`` once sbatch answered, which the history
+    records; that final name is shown (details and ``ntui show`` alike)."""
+    if script_path and (not command or os.path.dirname(command) == os.path.dirname(script_path)):
+        return script_path
+    return command
 
 @dataclass(frozen=True)
 class PollRequest:

@@ -6,6 +6,7 @@ real client (installed with the dev cluster) and skip without it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ dev_cluster = cluster_fixtures.dev_cluster  # the dev cluster fixture (skips wit
 def ntui_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     full = dict(os.environ)
     full.update(env or {})
+    full["PATH"] = f"{Path(sys.executable).parent}:{full.get('PATH', '')}"  # the job's python has torch
     return subprocess.run([sys.executable, "-m", "ntui", *args], env=full, capture_output=True, text=True,
                           errors="replace", timeout=timeout, cwd=str(REPO))
 
@@ -90,3 +92,89 @@ def test_a_set_problem_names_its_field_once() -> None:
     p = Problem(Source("--set sbatch.nodes"), "sbatch.nodes", "3 nodes, but …")
     assert str(p) == "--set sbatch.nodes: 3 nodes, but …"
     assert str(Problem(Source("x.yaml", 3), "sbatch.nodes", "bad")) == "x.yaml:3: sbatch.nodes: bad"
+
+
+# ---------------------------------------------------------------- hold, logs, show, help
+
+
+def test_every_exit_code_is_documented_in_help_and_readme() -> None:
+    """Before: `--triage` exited 1 and nothing said so; --help listed no exit code."""
+    from ntui.cli_common import EXIT_CODES
+
+    helptext = ntui_cli("--help").stdout
+    readme = (REPO / "README.md").read_text()
+    for code, text in EXIT_CODES:
+        assert f"{code:>3}  {text}" in helptext
+        assert f"| {code} | " in readme
+    import ntui.cli_logs as cli_logs_mod
+    import ntui.cli_slurm as cli_slurm_mod
+
+    documented = {code for code, _ in EXIT_CODES}
+    for mod in (cli_logs_mod, cli_slurm_mod):  # every literal code a subcommand returns
+        for literal in ("return 1 ", "return 1\n"):
+            if literal in Path(mod.__file__).read_text():
+                assert 1 in documented
+
+
+def test_presets_description_column_is_aligned() -> None:
+    res = ntui_cli("presets")
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    starts = {ln.rindex(re.split(r"\s{2,}", ln)[-1]) for ln in lines}
+    assert res.returncode == 0 and len(lines) >= 2 and len(starts) == 1, res.stdout
+
+
+def _isolated(dev: DevCluster, tmp_path: Path) -> dict[str, str]:
+    return {**dev.env, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+
+@pytest.mark.cluster
+def test_hold_on_a_running_job_says_what_hold_does(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """Before: "hold: job 102", exit 0, and nothing happened (Slurm accepts it and changes nothing)."""
+    script = tmp_path / "sleep.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -o /dev/null\nsleep 60\n")
+    job = dev_cluster.run("sbatch", "--parsable", str(script)).stdout.strip()
+    try:
+        import time
+
+        for _ in range(60):
+            if dev_cluster.run("squeue", "-h", "-j", job, "-o", "%T").stdout.strip() == "RUNNING":
+                break
+            time.sleep(0.5)
+        res = ntui_cli("hold", job, env=_isolated(dev_cluster, tmp_path))
+        assert res.returncode == 2
+        assert f"job {job} is RUNNING: hold only keeps a pending job from starting" in res.stderr
+        reason = dev_cluster.run("squeue", "-h", "-j", job, "-o", "%r").stdout.strip()
+        assert "JobHeld" not in reason
+        pending = dev_cluster.run("sbatch", "--parsable", "--begin=now+3600", str(script)).stdout.strip()
+        try:
+            assert ntui_cli("hold", pending, env=_isolated(dev_cluster, tmp_path)).returncode == 0
+            # a user hold, even when run as root: the owner can release it
+            assert dev_cluster.run("squeue", "-h", "-j", pending, "-o", "%r").stdout.strip() == "JobHeldUser"
+        finally:
+            dev_cluster.run("scancel", pending)
+    finally:
+        dev_cluster.run("scancel", job)
+
+
+@pytest.mark.cluster
+def test_logs_rank_range_follow_stops_and_show_names_the_final_script(dev_cluster: DevCluster,
+                                                                      tmp_path: Path) -> None:
+    """Before: `--rank 7` (world size 4) said "no such file (yet)"; `--follow` never stopped; `show` printed
+    the temporary `.local-srun-….sbatch` and empty "GPUs nid001:" lines for a CPU job."""
+    env = _isolated(dev_cluster, tmp_path)
+    sub = ntui_cli("submit", "local-srun", "--set", f"logs.dir={tmp_path / 'logs'}", env=env, timeout=120)
+    assert sub.returncode == 0, sub.stderr
+    job = sub.stdout.strip().splitlines()[0]
+    try:
+        out = ntui_cli("logs", job, "--rank", "7", env=env)
+        assert out.returncode == 2 and "rank 7 is out of range (world size 4: ranks 0-3)" in out.stderr
+        show = ntui_cli("show", job, env=env)
+        assert show.returncode == 0, show.stderr
+        command = next(ln for ln in show.stdout.splitlines() if ln.strip().startswith("Command:"))
+        assert command.rstrip().endswith(f"local-srun-{job}.sbatch"), command
+        assert not re.search(r"GPUs \S+:\s*$", show.stdout, re.MULTILINE), show.stdout
+        follow = ntui_cli("logs", job, "--follow", env=env, timeout=180)  # stops by itself once it ended
+        assert follow.returncode == 0, follow.stderr
+        assert re.search(r"job ended \([A-Z_]+\); its log is drained", follow.stderr), follow.stderr
+    finally:
+        dev_cluster.run("scancel", job)
