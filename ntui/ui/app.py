@@ -261,6 +261,14 @@ class NtuiApp(App[int]):
 
     # ------------------------------------------------------------ views, help
 
+    async def action_quit(self) -> None:
+        """``q``: edits in the compose form are never dropped without asking (save as / discard / cancel)."""
+        compose = self._mounted_view(VIEWS[0].mode)
+        if isinstance(compose, ComposeScreen) and compose.is_mounted:
+            compose.guard_edits("Quitting", self.exit)
+        else:
+            self.exit()
+
     def action_switch_view(self, mode: str) -> None:
         if mode != self.current_mode:
             self.switch_mode(mode)
@@ -269,7 +277,7 @@ class NtuiApp(App[int]):
         """Every key, generated from the bindings: the current view (or dialog) first, its panes as mounted,
         then the app's keys, the other views and the dialogs."""
         from ntui.ui.screens.confirm import ConfirmSubmitScreen
-        from ntui.ui.screens.dialogs import SaveAsScreen, YesNoScreen
+        from ntui.ui.screens.dialogs import SaveAsScreen, UnsavedEditsScreen, YesNoScreen
         from ntui.ui.screens.editor import PresetEditorScreen
         from ntui.ui.screens.help import HelpScreen, as_bindings, mounted_panes, view_sections
         from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
@@ -290,7 +298,8 @@ class NtuiApp(App[int]):
         dialogs = (("Preset editor", PresetEditorScreen), ("Confirm submission", ConfirmSubmitScreen),
                    ("Confirm cancel", ConfirmCancelScreen), ("Confirm requeue", ConfirmRequeueScreen),
                    ("Signal picker", SignalPickerScreen), ("Yes / no questions", YesNoScreen),
-                   ("Save as", SaveAsScreen), ("This help", HelpScreen))
+                   ("Save as", SaveAsScreen), ("Unsaved edits", UnsavedEditsScreen),
+                   ("This help", HelpScreen))
         for title, cls in dialogs:
             if not isinstance(current, cls):
                 sections += view_sections(title, cls, ())

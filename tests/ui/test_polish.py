@@ -279,3 +279,106 @@ async def test_the_form_counts_errors_like_the_cli_and_runs_the_cluster_checks_l
         await settle(pilot)
         assert "✓ valid" not in _status(screen)
         assert "this cluster would not run it: sbatch.nodes: 100000 nodes" in _status(screen)
+
+
+# ---------------------------------------------------------------- no edit lost
+
+
+async def _edited(pilot: Any) -> Any:
+    from tests.support.demo import type_into
+
+    await settle(pilot)
+    await type_into(pilot, "sbatch.nodes", "1")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert screen.form.overrides == ("sbatch.nodes=1",)
+    return screen
+
+
+async def test_what_replaces_the_form_asks_first(app_factory: AppFactory) -> None:
+    """Before: another preset, the palette's "load", ctrl+r and q discarded the form's edits without asking."""
+    from ntui.ui.screens.dialogs import UnsavedEditsScreen
+
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _edited(pilot)
+        for trigger in ("load", "ctrl+r", "q"):
+            if trigger == "load":
+                screen.load_preset("demo-local")  # the picker's choice and the palette's "Load preset: X"
+            else:
+                await pilot.press("escape", trigger)
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedEditsScreen), trigger
+            await pilot.press("escape")  # cancel: nothing happens
+            await settle(pilot)
+            assert app.screen is screen and app.is_running
+            assert screen.preset_name == "demo-torchrun" and screen.form.overrides == ("sbatch.nodes=1",)
+        screen.load_preset("demo-local")
+        await pilot.pause()
+        await pilot.press("d")  # discard
+        await settle(pilot)
+        assert screen.preset_name == "demo-local" and screen.form.overrides == ()
+
+
+async def test_save_as_from_the_question_saves_then_goes_on(app_factory: AppFactory, ui_presets: Any) -> None:
+    from textual.widgets import Input
+
+    from ntui.ui.screens.dialogs import SaveAsScreen
+
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _edited(pilot)
+        screen.load_preset("demo-local")
+        await pilot.pause()
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SaveAsScreen)
+        app.screen.query_one("#save-as-name", Input).value = "torch-one-node"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert (ui_presets / "torch-one-node.yaml").exists()
+        assert "nodes: 1" in (ui_presets / "torch-one-node.yaml").read_text()
+        assert screen.preset_name == "demo-local"
+
+
+async def test_editor_save_as_rewrites_name_and_relative_script(app_factory: AppFactory, ui_presets: Any,
+                                                                tmp_path: Any) -> None:
+    """Before: `e` on a shipped preset, ctrl+s → "my-x" kept `name: x` and `../examples/train.py`, which then
+    resolved against the user's directory."""
+    from ntui.core.presets import load_preset
+    from ntui.core.spec import validate
+    from ntui.ui.screens.dialogs import SaveAsScreen
+    from ntui.ui.screens.editor import PresetEditorScreen
+
+    (tmp_path / "examples").mkdir()
+    train = tmp_path / "examples" / "train.py"
+    train.write_text("print('hi')\n")
+    (tmp_path / "presets").mkdir()
+    shipped = tmp_path / "presets" / "x.yaml"
+    shipped.write_text("# a shipped preset\nname: x\nlauncher: {type: srun}\nscript: ../examples/train.py\n"
+                       "sbatch: {nodes: 1, time: '00:10:00'}\n")
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.push_screen(PresetEditorScreen("x", shipped, "shipped"))
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, SaveAsScreen)
+        await pilot.press("enter")  # "my-x"
+        await settle(pilot)
+    text = (ui_presets / "my-x.yaml").read_text()
+    assert text.startswith("# a shipped preset\n") and 'name: "my-x"' in text
+    assert f'script: "{train}"' in text
+    spec, problems = validate(load_preset("my-x"))
+    assert spec is not None and spec.name == "my-x" and spec.script == str(train), problems
+
+
+def test_a_yaml_error_is_reported_on_the_line_at_fault() -> None:
+    """Before: an unclosed bracket on line 2 was reported on line 3 (where the parser noticed)."""
+    from ntui.core.yamlsrc import YamlProblem, load_yaml_with_lines
+
+    for text in ("a: 1\nb: [1, 2\nc: 3\n", "a: 1\nfoo\nc: 3\n"):
+        with pytest.raises(YamlProblem) as got:
+            load_yaml_with_lines(text, "x.yaml")
+        assert got.value.problem.source.line == 2, text

@@ -18,6 +18,8 @@ Data flow (every core call runs in a thread worker that posts a typed message):
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -94,6 +96,7 @@ class ComposeScreen(NtuiScreen):
         self._timer: Timer | None = None
         self._pending_action: str | None = None
         self._busy: set[str] = set()
+        self._after_save: Callable[[], object] | None = None
 
     # ------------------------------------------------------------ status lines tied to the state they describe
 
@@ -268,9 +271,29 @@ class ComposeScreen(NtuiScreen):
         if message.info.name == self.preset_name and not self.form.modified_keys:
             self.form.focus_first()
             return
-        if self.form.modified_keys:
-            self.notify(f"Discarded {len(self.form.modified_keys)} change(s) to {self.preset_name}.")
-        self.open_preset(message.info.name)
+        self.load_preset(message.info.name)
+
+    def load_preset(self, name: str) -> None:
+        """Open ``name`` for the user (picker, palette): edits in the form are never dropped without asking."""
+        self.guard_edits(f"Loading {name}", partial(self.open_preset, name))
+
+    def guard_edits(self, what: str, then: Callable[[], object]) -> None:
+        """Run ``then`` (which replaces the form) at once when the form has no edits; else ask: save as (then
+        ``then`` once saved), discard, or cancel."""
+        changes = self.form.overrides if self.base is not None else ()
+        if not changes:
+            then()
+            return
+        from ntui.ui.screens.dialogs import UnsavedEditsScreen
+
+        def answered(answer: str | None) -> None:
+            if answer == "discard":
+                then()
+            elif answer == "save":
+                self._after_save = then
+                self.action_save_as()
+
+        self.app.push_screen(UnsavedEditsScreen(self.preset_name or "the preset", changes, what), answered)
 
     # ------------------------------------------------------------ preview
 
@@ -541,7 +564,9 @@ class ComposeScreen(NtuiScreen):
         elif group == "slurm-submit":
             self._busy.discard("submit")
             self.submit_line = Content.assemble(("✗ not submitted: ", "bold $text-error"), (message, "$text-error"))
-        elif group == "save-preset" and isinstance(worker.error, PresetSaveRefused):
+        if group == "save-preset":
+            self._after_save = None  # not saved: what waited for it does not happen
+        if group == "save-preset" and isinstance(worker.error, PresetSaveRefused):
             self.submit_line = Content.assemble(("✗ preset ", "bold $text-error"), (message, "$text-error"))
         self._update_status()
 
@@ -549,6 +574,8 @@ class ComposeScreen(NtuiScreen):
 
     def action_save_as(self) -> None:
         if not self._ready("save_as", "save a preset from the form"):
+            if self._pending_action != "save_as":  # refused (not just waiting for the render)
+                self._after_save = None
             return
         from ntui.ui.screens.dialogs import SaveAsScreen
 
@@ -561,6 +588,8 @@ class ComposeScreen(NtuiScreen):
         def chosen(name: str | None) -> None:
             if name:
                 self._save_form_as(name, rendered.loaded, spec.script, source)
+            else:  # cancelled: whatever waited for the save does not happen
+                self._after_save = None
 
         self.app.push_screen(
             SaveAsScreen("New preset from the current form", f"{source}-custom",
@@ -584,7 +613,12 @@ class ComposeScreen(NtuiScreen):
     def _preset_saved(self, message: PresetSaved) -> None:
         message.stop()
         self.notify(f"Saved preset {message.name}", title="Preset saved")
-        self._list_presets(message.name)
+        then, self._after_save = self._after_save, None
+        if then is None:
+            self._list_presets(message.name)
+        else:  # saved on the way to something that replaces the form: do it now
+            self._list_presets(None)
+            then()
 
     def action_edit_preset(self) -> None:
         from ntui.ui.screens.editor import PresetEditorScreen
@@ -602,7 +636,7 @@ class ComposeScreen(NtuiScreen):
 
     def action_reset_form(self) -> None:
         if self.preset_name:
-            self.open_preset(self.preset_name)
+            self.guard_edits("Resetting the form", partial(self.open_preset, self.preset_name))
 
     def action_leave_field(self) -> None:
         from textual.widgets import Input, Select, TextArea
