@@ -384,3 +384,96 @@ def test_a_yaml_error_is_reported_on_the_line_at_fault() -> None:
         with pytest.raises(YamlProblem) as got:
             load_yaml_with_lines(text, "x.yaml")
         assert got.value.problem.source.line == 2, text
+
+
+# ---------------------------------------------------------------- layout
+
+
+async def test_queue_takes_its_rows_and_the_lower_pane_the_rest_at_80x24_and_z_zooms() -> None:
+    """Before: at 80×24 the log pane kept 5 lines of text (queue box 10 rows, fixed 1fr split); no zoom key."""
+    app = jobs_app(runner=demo_jobs_runner(), settings=HOUR)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle_jobs(pilot)
+        screen = jobs_screen(app)
+        queue = screen.query_one("#jobs-queue")
+        assert 6 <= queue.region.height <= 24 * 0.4
+        await pilot.press("l")
+        await pilot.pause()
+        log = screen.query_one("#lp-log")
+        assert log.region.height >= 7, log.region
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is queue and queue.region.height >= 22
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        log.focus()
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one("#jobs-tabs") and log.region.height >= 14
+
+
+async def test_one_header_convention_and_placeholders_that_say_the_default(app_factory: AppFactory) -> None:
+    """Before: the jobs view had a header bar and the compose view none; "Partition (not set) debug …" and
+    "Job name (not set)" though the script uses the preset's name."""
+    from textual.widgets import Header
+
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        form = screen.form  # type: ignore[attr-defined]
+        assert form.control("sbatch.partition").placeholder.startswith("default: debug")
+        assert form.control("sbatch.job-name").placeholder.startswith("default: demo-torchrun")
+        assert not screen.query(Header)
+        await pilot.press("escape", "2")
+        await settle_jobs(pilot)
+        assert isinstance(app.screen, JobsScreen) and not app.screen.query(Header)
+
+
+# ---------------------------------------------------------------- snapshots (120×36 and 80×24)
+
+
+def _jobs_snapshot_app() -> Any:
+    from tests.ui.test_jobs_view import MIX, cap, mix_without, runner
+
+    r = runner([MIX, mix_without("42")], scontrol_show_job=cap("scontrol_show_job_running_2node_gpu"),
+               sacct=cap("sacct_no_accounting"))
+    r.add(("scontrol", "show", "job", "-d", "42"), cap("scontrol_show_job_unknown"))
+    return jobs_app(runner=r, settings=HOUR, user="alice")
+
+
+async def _jobs_ready(pilot: Any) -> None:
+    await settle_jobs(pilot)
+    screen = jobs_screen(pilot.app)
+    screen.refresh_now()
+    await settle_jobs(pilot)
+    screen.table.move_cursor(key="34")
+    await settle_jobs(pilot)
+    screen._tick()
+    await pilot.pause()
+
+
+def test_jobs_view_snapshot_80x24(snap_compare: Any) -> None:
+    """The queue sized to its rows (at most ~40 %), the details below with the rest, no header bar."""
+    assert snap_compare(_jobs_snapshot_app(), terminal_size=(80, 24), run_before=_jobs_ready)
+
+
+def test_help_snapshot_80x24_from_the_jobs_view(snap_compare: Any) -> None:
+    """The jobs view's keys first (view, queue, log pane), the whole border on screen."""
+
+    async def run_before(pilot: Any) -> None:
+        await _jobs_ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(_jobs_snapshot_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_unsaved_edits_question_snapshot(snap_compare: Any, app_factory: AppFactory) -> None:
+    async def run_before(pilot: Any) -> None:
+        screen = await _edited(pilot)
+        screen.load_preset("demo-local")
+        await pilot.pause()
+
+    assert snap_compare(app_factory(), terminal_size=(80, 24), run_before=run_before)

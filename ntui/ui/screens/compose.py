@@ -171,7 +171,9 @@ class ComposeScreen(NtuiScreen):
                     # The editor (and its grammar) is mounted right after the first frame.
                     yield Static("", id="preview-placeholder")
                 yield Static("", id="status")
-        yield Footer()
+        # The Footer (the largest single item of the first frame: it builds a widget per binding) is mounted
+        # right after the first frame; until then one line says where the keys are.
+        yield Static("loading…  ? keys  ^p palette  q quit", id="footer-placeholder", markup=False)
 
     @property
     def picker(self) -> PresetPicker:
@@ -203,6 +205,9 @@ class ComposeScreen(NtuiScreen):
         box = self.preview_box
         await box.query("#preview-placeholder").remove()
         await box.mount(ScriptPreview.create(id="preview", lazy=True))
+        await self.query("#footer-placeholder").remove()
+        await self.mount(Footer())
+        self.refresh_bindings()  # a Footer mounted late draws its keys on the next bindings update
         self._list_presets(self.ntui_app.initial_preset)
         self._load_cluster()
 
@@ -384,7 +389,8 @@ class ComposeScreen(NtuiScreen):
     @on(ClusterInfo)
     def _cluster_info(self, message: ClusterInfo) -> None:
         self.cluster = message
-        self.form.set_choices({"partition": message.partitions, "account": message.accounts, "qos": message.qos})
+        self.form.set_choices({"partition": message.partitions, "account": message.accounts, "qos": message.qos},
+                              {"partition": message.default_partition} if message.default_partition else None)
         self._update_status()
 
     @property

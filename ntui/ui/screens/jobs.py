@@ -32,7 +32,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
 from ntui.core.config import Settings
@@ -111,13 +111,21 @@ class JobsScreen(NtuiScreen):
         #jobs-banner.-shown { display: block; }
         #jobs-body { height: 1fr; layout: vertical; }
         &.-wide #jobs-body { layout: horizontal; }
+        /* the queue takes the rows it has (at least a few, at most ~40 %); the lower pane gets the rest */
         #jobs-queue {
-            height: 1fr;
+            height: auto;
+            min-height: 6;
+            max-height: 40%;
             border: round $panel-lighten-2;
             border-title-color: $text-muted;
             border-subtitle-color: $text-muted;
         }
         #jobs-queue:focus-within { border: round $primary; border-title-color: $text; }
+        #jobs-table { height: auto; max-height: 100%; }
+        &.-wide #jobs-queue { height: 1fr; max-height: 100%; }
+        &.-wide #jobs-table { height: 1fr; }
+        #jobs-queue.-maximized, #jobs-tabs.-maximized { height: 1fr; max-height: 100%; width: 1fr; }
+        #jobs-queue.-maximized #jobs-table { height: 1fr; }
         #jobs-filter { display: none; }
         #jobs-filter.-shown { display: block; }
         #jobs-tabs { height: 1fr; }
@@ -144,6 +152,8 @@ class JobsScreen(NtuiScreen):
         Binding("E", "first_error", "First error", id="ntui.jobs.first_error", show=False,
                 tooltip="Open the logs at the error of the rank that failed first"),
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
+        Binding("z", "toggle_maximize", "Zoom pane", id="ntui.jobs.zoom",
+                tooltip="Maximise the focused pane (queue, or details / GPUs / logs); z again restores"),
     ]
 
     #: The panes with keys of their own, for the help screen before this view is first opened.
@@ -216,7 +226,7 @@ class JobsScreen(NtuiScreen):
         return factory()
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        # No Header, as in the compose view: the rows go to the panes; who and where is the queue's subtitle.
         yield Static("", id="jobs-banner", markup=False)
         with Vertical(id="jobs-body"):
             with Vertical(id="jobs-queue"):
@@ -257,6 +267,7 @@ class JobsScreen(NtuiScreen):
         self._gpu = gpus.first() if gpus else None
         self._logs = logs.first() if logs else None
         self.sub_title = self.ntui_app.identity
+        self.query_one("#jobs-queue").border_subtitle = self.ntui_app.identity
         # the tab bar is no tab stop: d / g / l switch panes, and it swallowed Up, Down and Home
         for bar in self.query("#jobs-tabs ContentTabs"):
             bar.can_focus = False
@@ -464,6 +475,15 @@ class JobsScreen(NtuiScreen):
         if tab != tabs.active and focused is not None and tabs in focused.ancestors:
             self.table.focus()
         tabs.active = tab
+
+    def action_toggle_maximize(self) -> None:
+        """``z``: the focused pane (the queue, or the details / GPU / log tabs) fills the view; ``z`` restores."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        tabs = self.query_one("#jobs-tabs", TabbedContent)
+        focused = self.focused
+        self.maximized = tabs if focused is not None and tabs in focused.ancestors else self.query_one("#jobs-queue")
 
     def action_first_error(self) -> None:
         """``E`` from anywhere in the view (the log pane has the same key when it has focus)."""
