@@ -477,3 +477,65 @@ def test_unsaved_edits_question_snapshot(snap_compare: Any, app_factory: AppFact
         await pilot.pause()
 
     assert snap_compare(app_factory(), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_elapsed_ticks_between_polls() -> None:
+    """Before: Elapsed stayed at squeue's value until the next poll."""
+    from datetime import timedelta
+
+    from tests.support.demo import FROZEN_NOW
+    from tests.ui.test_jobs_view import runner
+
+    now = [FROZEN_NOW]
+    app = jobs_app(runner=runner(), settings=HOUR, clock=lambda: now[0])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = jobs_screen(app)
+        assert screen.table.get_cell("34", "elapsed") == "0:12"  # RUNNING, as squeue said
+        pending = screen.table.get_cell("38", "elapsed")
+        now[0] = FROZEN_NOW + timedelta(seconds=95)
+        screen._tick()
+        await pilot.pause()
+        assert screen.table.get_cell("34", "elapsed") == "1:47"
+        assert screen.table.get_cell("38", "elapsed") == pending  # a pending job's clock does not run
+
+
+def test_format_elapsed_is_squeues_style() -> None:
+    from ntui.core.jobmodel import format_elapsed
+
+    assert [format_elapsed(s) for s in (0, 95, 3600, 90061)] == ["0:00", "1:35", "1:00:00", "1-01:01:01"]
+
+
+async def test_a_job_submitted_from_the_cli_that_ended_between_polls_is_listed() -> None:
+    """Before: a job submitted from the CLI that started and failed between two polls never appeared (the
+    status said "N ended" but listed nothing): ntui's own jobs now come from its history too."""
+    import time as time_mod
+
+    from ntui.core.history import HistoryEntry
+    from ntui.ui.screens.jobs import ENDED
+    from tests.ui.test_jobs_view import runner
+
+    entry = HistoryEntry(token="t", job_id="77", cluster=None, preset="local-srun", preset_path=None, overrides=(),
+                         job_name="quick-fail", launcher="srun", nodes=2, world_size=4, log_dir="/tmp/x",
+                         log_stem="quick-fail", script="", script_path=None, created_at=time_mod.time() + 1,
+                         submitted_at=time_mod.time() + 1, status="submitted")
+
+    class CliHistory:
+        def get(self, job_id: str) -> HistoryEntry | None:
+            return entry if job_id == "77" else None
+
+        def entries(self, limit: int | None = None) -> list[HistoryEntry]:
+            return [entry]
+
+        def close(self) -> None:
+            pass
+
+    app = jobs_app(runner=runner(), settings=HOUR, history_factory=CliHistory)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = jobs_screen(app)
+        for _ in range(2):
+            screen.refresh_now()
+            await settle_jobs(pilot)
+        assert "77" in screen.table and screen.table.row_tag("77") == ENDED
+        assert screen.table.get_cell("77", "name") == "quick-fail"

@@ -306,6 +306,9 @@ class JobsScreen(NtuiScreen):
 
     @work(thread=True, exit_on_error=False, group=SQUEUE_GROUP, name="squeue", description="squeue")
     def _poll_worker(self, request: PollRequest) -> None:
+        recent = self._recent_history()
+        if recent:
+            self.app.call_from_thread(self.model.history_submissions, recent)
         started = time.perf_counter()
         try:
             got = self.model.fetch(self.runner, request)
@@ -313,6 +316,23 @@ class JobsScreen(NtuiScreen):
             self.post_message(QueueFailed(request, exc))
             return
         self.post_message(QueueFetched(request, got, started))
+
+    def _recent_history(self) -> list[Any]:
+        """*Thread-side*: the history's latest submissions (a local file): jobs submitted from the CLI that
+        may start and end between two polls (:meth:`JobModel.history_submissions`)."""
+        try:
+            history = self._open_history()
+        except Exception:  # the history is a help here, never a reason for the queue to fail
+            return []
+        if history is None:
+            return []
+        try:
+            entries = getattr(history, "entries", None)
+            return list(entries(limit=20)) if callable(entries) else []
+        except Exception:
+            return []
+        finally:
+            history.close()
 
     def _arm(self, delay: float) -> None:
         if delay > 0:
@@ -538,6 +558,9 @@ class JobsScreen(NtuiScreen):
             banner.update("")
             banner.remove_class("-shown")
         table = self.table
+        for key, text in self.model.ticked_elapsed().items():  # elapsed ticks between polls
+            if key in table and table.row_tag(key) != ENDED:
+                table.update_cell(key, "elapsed", text, update_width=False)
         empty = self.model.empty_text()
         if empty != table.empty_text:
             table.empty_text = empty
