@@ -136,10 +136,13 @@ def test_hold_on_a_running_job_says_what_hold_does(dev_cluster: DevCluster, tmp_
     try:
         import time
 
-        for _ in range(60):
-            if dev_cluster.run("squeue", "-h", "-j", job, "-o", "%T").stdout.strip() == "RUNNING":
+        state = ""
+        for _ in range(240):  # the dev cluster is shared: other jobs may hold its two nodes for a while
+            state = dev_cluster.run("squeue", "-h", "-j", job, "-o", "%T").stdout.strip()
+            if state == "RUNNING":
                 break
             time.sleep(0.5)
+        assert state == "RUNNING", f"job {job} never started (last: {state}); the test needs a running job"
         res = ntui_cli("hold", job, env=_isolated(dev_cluster, tmp_path))
         assert res.returncode == 2
         assert f"job {job} is RUNNING: hold only keeps a pending job from starting" in res.stderr
@@ -173,7 +176,13 @@ def test_logs_rank_range_follow_stops_and_show_names_the_final_script(dev_cluste
         command = next(ln for ln in show.stdout.splitlines() if ln.strip().startswith("Command:"))
         assert command.rstrip().endswith(f"local-srun-{job}.sbatch"), command
         assert not re.search(r"GPUs \S+:\s*$", show.stdout, re.MULTILINE), show.stdout
-        follow = ntui_cli("logs", job, "--follow", env=env, timeout=180)  # stops by itself once it ended
+        import time
+
+        for _ in range(300):  # the dev cluster is shared: wait for the job to be over (then --follow must stop)
+            if not dev_cluster.run("squeue", "-h", "-j", job, "-o", "%T").stdout.strip():
+                break
+            time.sleep(1)
+        follow = ntui_cli("logs", job, "--follow", env=env, timeout=60)  # stops by itself: over and drained
         assert follow.returncode == 0, follow.stderr
         assert re.search(r"job ended \([A-Z_]+\); its log is drained", follow.stderr), follow.stderr
     finally:
