@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ntui import __version__, cli_gpus, cli_history, cli_report, cli_slurm
-from ntui.cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, add_preset_args, load_spec, print_problems
+from ntui.cli_common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_SLURM,
+    add_preset_args,
+    exit_codes_help,
+    load_spec,
+    print_problems,
+)
 from ntui.core.paths import atomic_write
 from ntui.core.presets import list_presets
 from ntui.core.render import render
@@ -21,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ntui",
         description="Compose, check, submit and watch distributed training jobs on Slurm. "
         "Without a subcommand, opens the terminal app.",
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ntui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -66,9 +76,11 @@ def cmd_presets(args: argparse.Namespace) -> int:
         print("no presets found", file=sys.stderr)
         return EXIT_PROBLEMS
     width = max(len(r.name) for r in rows)
+    path_width = max(len(str(r.path)) for r in rows)  # the description column starts at one place
     for r in rows:
         desc = f"BROKEN: {r.problem}" if r.problem else r.description
-        print(f"{r.name:<{width}}  {r.launcher or '-':<10}  {r.origin:<7}  {r.path}  {desc}")
+        print(f"{r.name:<{width}}  {r.launcher or '-':<10}  {r.origin:<7}  {str(r.path):<{path_width}}  {desc}"
+              .rstrip())
     return EXIT_OK
 
 
@@ -94,7 +106,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     if args.test_only:
         return cli_slurm.test_only(spec, loaded)
-    warn = len(problems)
+    refused, site_warnings = cli_slurm.site_check(spec, loaded)
+    if refused:
+        return EXIT_PROBLEMS
+    warn = len(problems) + site_warnings
     print(f"ok: {spec.name} ({spec.launcher}, {spec.nodes} node(s), world size {spec.world_size})"
           + (f", {warn} warning(s)" if warn else ""))
     return EXIT_OK

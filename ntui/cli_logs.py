@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 
 from ntui.core.joblogs import job_verdict
 from ntui.core.lognames import LogPaths
@@ -12,9 +13,13 @@ from ntui.core.logwatch import JobLogWatcher, PoliteScheduler, watch_files
 from ntui.core.textsafe import inert
 
 FOLLOW_INTERVAL_S = 0.5  # polling: inotify does not fire on Lustre/NFS
+JOB_CHECK_S = 5.0  # --follow asks Slurm whether the job is over at most this often (one squeue)
 
 
-def print_log(path: str, *, lines: int = 100, follow: bool = False) -> int:
+def print_log(path: str, *, lines: int = 100, follow: bool = False,
+              job_over: Callable[[], str | None] | None = None) -> int:
+    """Print the tail; with ``follow``, appended lines until Ctrl-C or, given ``job_over`` (the job's final
+    state once it ended, else None), until the job is over and the file is drained (read to its end)."""
     tail = FileTail(path, window=max(1, lines))
     update = tail.poll()
     if not update.exists and not follow:
@@ -26,6 +31,8 @@ def print_log(path: str, *, lines: int = 100, follow: bool = False) -> int:
     for line in tail.window:
         out.write(line + "\n")
     out.flush()
+    ended: str | None = None
+    checked = time.monotonic()
     try:
         while follow:
             time.sleep(FOLLOW_INTERVAL_S)
@@ -36,6 +43,16 @@ def print_log(path: str, *, lines: int = 100, follow: bool = False) -> int:
                 out.write(line + "\n")
             if update.lines or update.reset:
                 out.flush()
+                continue  # more may follow: drained means a poll that found nothing new
+            if ended is not None:  # over, and this poll found the file drained
+                if update.partial:  # an unterminated last line: nothing will complete it now
+                    out.write(update.partial + "\n")
+                out.flush()
+                print(f"ntui: job ended ({ended}); its log is drained", file=sys.stderr)
+                break
+            if job_over is not None and time.monotonic() - checked >= JOB_CHECK_S:
+                checked = time.monotonic()
+                ended = job_over()
     except KeyboardInterrupt:
         pass
     return 0

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 from ntui.cli_common import (
@@ -28,7 +29,9 @@ from ntui.cli_common import (
 from ntui.core import slurm
 from ntui.core.config import TIMEOUT_ENV
 from ntui.core.history import History
+from ntui.core.jobactions import hold_note
 from ntui.core.joblogs import log_problem
+from ntui.core.jobmodel import shown_command
 from ntui.core.logtail import inert
 from ntui.core.outcome import job_outcome
 from ntui.core.presets import LoadedPreset
@@ -41,6 +44,7 @@ from ntui.core.runner import (
     SlurmTimeout,
 )
 from ntui.core.sitecheck import check_against_cluster, check_test_only, cluster_limits
+from ntui.core.slurm import StateCategory, state_category
 from ntui.core.spec import JobSpec
 from ntui.core.submission import SubmittedJob, paths_for, slurm_env, submit_job
 
@@ -73,7 +77,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--signal", help="signal name or number (scancel --signal), e.g. USR2")
     p.set_defaults(func=cmd_cancel)
 
-    for name, fn, text in (("hold", slurm.hold, "hold a pending job"),
+    for name, fn, text in (("hold", slurm.hold, "hold a pending job as its user (scontrol uhold; "
+                                                "a running job is not affected)"),
                            ("release", slurm.release, "release a held job"),
                            ("requeue", slurm.requeue, "requeue a batch job")):
         p = sub.add_parser(name, help=text)
@@ -110,6 +115,13 @@ def _site_refused(problems: Sequence[Problem], what: str) -> bool:
     if errors:
         print(f"ntui: {what}: {errors} problem(s) with this cluster's partitions (see above)", file=sys.stderr)
     return bool(errors)
+
+
+def site_check(spec: JobSpec, loaded: LoadedPreset | None = None) -> tuple[bool, int]:
+    """``check`` runs what the form and ``submit`` run: the job against the cluster's partitions, whenever
+    the cluster answers (no Slurm, no answer: nothing to check against). Returns (refused, warnings)."""
+    problems = check_against_cluster(spec, cluster_limits(_runner()), loaded=loaded)
+    return _site_refused(problems, "this cluster would not run it"), sum(not p.is_error for p in problems)
 
 
 def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
@@ -242,13 +254,17 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("ExitCode", d.exit_code), ("Partition", d.partition), ("QOS", d.qos or ""),
         ("Nodes", f"{d.num_nodes} {d.nodelist}"), ("TimeLimit", d.time_limit), ("RunTime", d.run_time),
         ("Submit", d.submit_time or ""), ("Start", d.start_time or ""), ("End", d.end_time or ""),
-        ("Command", d.command or ""), ("WorkDir", d.work_dir), ("StdOut", d.std_out or ""),
     ]
-    rows += [(f"GPUs {node}", ",".join(map(str, idx))) for node, idx in d.gres_by_node.items()]
     entry = History().get(d.job_id)
+    script = entry.script_path if entry is not None else None
+    rows += [("Command", shown_command(d.command, script) or ""), ("WorkDir", d.work_dir),
+             ("StdOut", d.std_out or "")]
+    # CPU jobs have no GPU indices: no empty "GPUs nid001:" lines
+    rows += [(f"GPUs {node}", ",".join(map(str, idx))) for node, idx in d.gres_by_node.items() if idx]
     if entry is not None:
         rows.append(("Preset", f"{entry.preset} {' '.join(entry.overrides)}".strip()))
-        rows.append(("Script", entry.script_path or ""))
+        if script and shown_command(d.command, script) != script:
+            rows.append(("Script", script))
     for key, value in rows:
         print(f"{inert(key):>12}: {inert(str(value))}")
     return 0
@@ -269,8 +285,15 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 def _action(fn: Callable[..., object], name: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
+        runner = _runner()
         try:
-            fn(_runner(), args.job_id)
+            if name == "hold":  # Slurm accepts a hold on a started job and it changes nothing: say so instead
+                state = slurm.show_job(runner, args.job_id).state
+                if state_category(state) is not StateCategory.PENDING:
+                    print(f"ntui: job {args.job_id} is {state}: {hold_note(state)}; nothing held",
+                          file=sys.stderr)
+                    return EXIT_PROBLEMS
+            fn(runner, args.job_id)
         except SlurmError as exc:
             return _fail(exc)
         print(f"{name}: job {args.job_id}")
@@ -306,9 +329,25 @@ def cmd_logs(args: argparse.Namespace) -> int:
             return EXIT_PROBLEMS
         path = d.std_out
     else:
+        world = entry.world_size if entry is not None and entry.world_size > 0 else None
+        if args.rank is not None and (args.rank < 0 or (world is not None and args.rank >= world)):
+            known = f"world size {world}: ranks 0-{world - 1}" if world is not None else "ranks start at 0"
+            print(f"ntui: job {args.job_id}: rank {args.rank} is out of range ({known})", file=sys.stderr)
+            return EXIT_PROBLEMS
         path = paths.batch(args.job_id) if args.rank is None else paths.rank(args.job_id, args.rank)
     problem = log_problem(path)
     if problem:
         print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
         return EXIT_PROBLEMS
-    return cli_logs.print_log(path, lines=args.lines, follow=args.follow)
+    return cli_logs.print_log(path, lines=args.lines, follow=args.follow,
+                              job_over=partial(_ended_state, _runner(), args.job_id) if args.follow else None)
+
+
+def _ended_state(runner: CommandRunner, job_id: str) -> str | None:
+    """The job's final state once it is over (``logs --follow`` stops then), else None (also when Slurm does
+    not answer: following goes on)."""
+    try:
+        out = job_outcome(runner, job_id)
+    except SlurmError:
+        return None
+    return out.state if out.finished else None

@@ -24,6 +24,11 @@ class JobAction:
     done: str
 
 
+def hold_note(state: str) -> str:
+    """What ``hold`` does to a job in ``state`` (the CLI and the view say the same)."""
+    return f"hold only keeps a pending job from starting; a {state} job is not affected"
+
+
 def plan_action(kind: ActionKind, runner: CommandRunner, key: str, job: QueueJob, *, timeout: float,
                 signal: str | None = None) -> JobAction | str:
     """The command for ``kind`` on ``job`` (row ``key``), or why there is none (a warning for the user)."""
@@ -43,4 +48,17 @@ def plan_action(kind: ActionKind, runner: CommandRunner, key: str, job: QueueJob
     if job.category is StateCategory.PENDING:
         return JobAction(f"hold job {key}", partial(slurm.hold, runner, key, timeout=timeout),
                          f"Held job {key} (h again releases it).")
-    return f"Job {key} is {job.state}: Slurm holds only pending jobs."
+    return f"Job {key} is {job.state}: {hold_note(job.state)}."
+
+
+def loss_warning(kind: ActionKind, job: QueueJob) -> str | None:
+    """What the action costs when it loses work (the view asks first), or None when it loses nothing.
+
+    Requeue kills a started job (cancel has its own dialog; the signal picker is a dialog already)."""
+    started = job.category is StateCategory.RUNNING
+    if kind == "requeue":
+        if started:
+            return ("The running job is killed and starts again from the beginning: "
+                    "everything since its last checkpoint is lost.")
+        return "The job goes back to the queue."
+    return None

@@ -28,6 +28,7 @@ and return values the UI thread hands back to the model. Everything else runs on
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -52,8 +53,16 @@ from ntui.core.queue import (
     queue_row,
 )
 from ntui.core.render import LogPaths
-from ntui.core.runner import CommandRunner, ControllerUnreachable, JobNotFound, SlurmError, SlurmTimeout
+from ntui.core.runner import (
+    CommandRunner,
+    ControllerUnreachable,
+    JobNotFound,
+    SlurmConfigError,
+    SlurmError,
+    SlurmTimeout,
+)
 from ntui.core.slurm import JobDetails, NodeState, QueueJob, StateCategory
+from ntui.core.timefmt import parse_time_limit
 
 __all__ = [
     "ARRAY_COLLAPSE",
@@ -95,6 +104,27 @@ HistoryOpener = Callable[[], "HistoryLike | None"]
 
 # ---------------------------------------------------------------- values exchanged with the view
 
+
+
+def format_elapsed(seconds: int) -> str:
+    """Seconds in squeue's elapsed style: ``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``."""
+    days, rem = divmod(max(0, seconds), 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes, secs = divmod(rem, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{minutes}:{secs:02d}"
+
+
+def shown_command(command: str | None, script_path: str | None) -> str | None:
+    """The job's command as it exists now. Slurm's ``Command`` is the path sbatch was given: for ntui's own jobs
+    a temporary name that ntui renames to ``<preset>-<jobid>.sbatch`` once sbatch answered, which the history
+    records; that final name is shown (details and ``ntui show`` alike)."""
+    if script_path and (not command or os.path.dirname(command) == os.path.dirname(script_path)):
+        return script_path
+    return command
 
 @dataclass(frozen=True)
 class PollRequest:
@@ -227,6 +257,9 @@ class JobModel:
         self._have_snapshot = False
         self.ended: dict[str, FinishedJob] = {}
         self._expect: dict[str, int] = {}  # submitted job id -> polls started before it was submitted
+        self._from_history: dict[str, HistoryEntry] = {}  # job id -> what the history knows of it
+        self.started_at = time.time()
+        """Wall-clock start (the history's clock): ntui's jobs submitted since are listed even if no poll saw them."""
         self._lookups: list[tuple[str, str]] = []  # (row key, query id) waiting for the resolver
         self.looking_up = False
         self._departure_hooks: list[Callable[[tuple[FinishedJob, ...]], None]] = []
@@ -320,6 +353,20 @@ class JobModel:
         """A job submitted from this app: if no squeue started after now lists it, it ended in between."""
         self._expect[job_id] = self.poll_seq  # polls up to this one may have started before sbatch
 
+    def history_submissions(self, entries: Iterable[HistoryEntry]) -> None:
+        """Hook for ntui's own jobs from its history (the job record adds final states there): a job submitted
+        since this view started (from the CLI too) that no squeue lists ended between two polls; it is listed
+        like any job that left the queue, with what the history knows (name, nodes), its final state looked up
+        once. Called on the UI thread with the history's recent entries."""
+        for entry in entries:
+            job_id = entry.job_id
+            when = entry.submitted_at or entry.created_at
+            if not job_id or when < self.started_at or job_id in self._from_history:
+                continue
+            self._from_history[job_id] = entry
+            if job_id not in self.live and job_id not in self.ended and job_id not in self._expect:
+                self.expect_submission(job_id)
+
     # ------------------------------------------------------------ applying a refresh
 
     def _apply(self, request: PollRequest, got: Fetched) -> Applied:
@@ -389,7 +436,10 @@ class JobModel:
             elif seq > since:  # this squeue ran after the submission and did not list the job
                 del self._expect[job_id]
                 if job_id not in self.ended:
-                    placeholder = QueueJob(job_id=job_id, raw_job_id=job_id, user=self.user)
+                    known = self._from_history.get(job_id)
+                    placeholder = QueueJob(job_id=job_id, raw_job_id=job_id, user=self.user,
+                                           name=known.job_name if known else "",
+                                           num_nodes=known.nodes if known else None)
                     self.ended[job_id] = FinishedJob(job_id, job_id, placeholder)
                     self._lookups.append((job_id, job_id))
                     found = True
@@ -590,8 +640,12 @@ class JobModel:
         if err is None:
             return ""
         polling = self.polling if polling_now is None else polling_now
-        unreachable = isinstance(err, (ControllerUnreachable, SlurmTimeout))
-        what = "controller unreachable" if unreachable else "squeue failed"
+        if isinstance(err, SlurmConfigError):  # Slurm's own words; the controller was never asked
+            what = "Slurm's configuration cannot be read"
+        elif isinstance(err, (ControllerUnreachable, SlurmTimeout)):
+            what = "controller unreachable"
+        else:
+            what = "squeue failed"
         head = f"⚠ {what}, retrying now…" if polling else f"⚠ {what}, retry in {self.retry_in()} s"
         return f"{head}  ·  {describe_error(err)}  ·  r: retry now"
 
@@ -600,10 +654,43 @@ class JobModel:
             return 0
         return max(0, round((self.next_poll - self.clock()).total_seconds()))
 
+    #: Running rows whose elapsed ticks between polls (more are left as squeue said: a cell update each).
+    TICK_LIMIT = 300
+
+    def ticked_elapsed(self) -> dict[str, str]:
+        """The elapsed time of running jobs now: squeue's value (as of the last poll) plus the time since, so
+        the column ticks between polls. Keys -> cell text; at most :attr:`TICK_LIMIT` jobs."""
+        if self.last_update is None:
+            return {}
+        since = max(0, int((self.clock() - self.last_update).total_seconds()))
+        out: dict[str, str] = {}
+        for key, job in self.live.items():
+            if job.category is not StateCategory.RUNNING:
+                continue
+            try:
+                base = parse_time_limit(job.elapsed) if job.elapsed else 0
+            except ValueError:
+                continue
+            out[key] = format_elapsed(base + since)
+            if len(out) >= self.TICK_LIMIT:
+                break
+        return out
+
+    def empty_text(self) -> str:
+        """What the queue table says when it has no rows: "no jobs" only once squeue answered."""
+        if self.last_update is not None:
+            return "no jobs in the queue"
+        if self.error is not None:
+            return f"no data: {describe_error(self.error)}"
+        return "waiting for squeue…"
+
     def status_line(self, *, filter_text: str = "", shown: int = 0, slurm_calls: int | None = None) -> str:
         counts = self.counts
         who = "everyone's jobs" if self.all_users else f"{self.user}'s jobs" if self.user else "my jobs"
-        parts = [who, " · ".join(f"{n} {label}" for label, n in counts.items() if n) or "none queued"]
+        if self.last_update is None:  # no answer yet: nothing is known about the queue
+            parts = [who]
+        else:
+            parts = [who, " · ".join(f"{n} {label}" for label, n in counts.items() if n) or "none queued"]
         if self.ended:
             parts.append(f"{len(self.ended)} ended")
         if filter_text:

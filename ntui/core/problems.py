@@ -38,7 +38,9 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.source}: " if self.source.file else ""
-        what = f"{self.field}: " if self.field else ""
+        # a --set override's source already names the field ("--set sbatch.nodes: 3 nodes ...")
+        named = self.source.file == f"--set {self.field}"
+        what = f"{self.field}: " if self.field and not named else ""
         tag = "warning: " if self.severity is Severity.WARNING else ""
         return f"{where}{tag}{what}{self.message}"
 

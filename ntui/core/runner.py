@@ -28,6 +28,7 @@ __all__ = [
     "ControllerUnreachable",
     "ErrorDetails",
     "JobNotFound",
+    "SlurmConfigError",
     "SlurmError",
     "SlurmNotInstalled",
     "SlurmRejected",
@@ -130,6 +131,11 @@ class SlurmTimeout(SlurmError):
         self.timeout = timeout
 
 
+class SlurmConfigError(SlurmError):
+    """The Slurm client cannot read its configuration (``SLURM_CONF`` names no file, slurm.conf does not parse).
+    Nothing was asked of the controller: waiting longer or retrying does not help."""
+
+
 class ControllerUnreachable(SlurmError):
     """slurmctld could not be reached or did not answer (socket timeout, connection refused, ...)."""
 
@@ -150,6 +156,10 @@ class JobNotFound(SlurmRejected):
 #
 # How check() classifies a result (first match wins; patterns are searched in stderr, case-insensitive):
 #
+# 0. SlurmConfigError, whatever the exit code: the client could not read slurm.conf ("s_p_parse_file: cannot
+#    stat file /x: No such file or directory", "Parse error in file", "Unable to process configuration file").
+#    The client then retries for a minute: :class:`SubprocessRunner` checks ``SLURM_CONF`` before running and
+#    classifies the stderr of a command it had to kill, so this is reported, not a timeout.
 # 1. ControllerUnreachable, whatever the exit code: "Unable to contact slurm controller",
 #    "Socket timed out", "Connection refused", "Connection timed out", "Zero Bytes were transmitted",
 #    "Transport endpoint is not connected", "Communication connection failure", "Slurm backup controller
@@ -174,6 +184,10 @@ _UNREACHABLE = re.compile(
     r"|failed to fetch config",
     re.IGNORECASE,
 )
+_CONFIG = re.compile(
+    r"cannot stat file|s_p_parse_file|parse error in file|unable to process configuration file",
+    re.IGNORECASE,
+)
 _NOT_FOUND = re.compile(r"invalid job id(?: specified)?", re.IGNORECASE)
 _REJECT_PREFIX = re.compile(r"(?:batch job submission failed|allocation failure):\s*(?P<reason>.*)", re.IGNORECASE)
 _BAD_SPEC = re.compile(r"invalid [\w ]*specification:?\s*.*", re.IGNORECASE)
@@ -190,6 +204,34 @@ def _matching_line(pattern: re.Pattern[str], text: str) -> tuple[str, re.Match[s
     return None
 
 
+#: The Slurm clients (the programs that read slurm.conf).
+_SLURM_CLIENTS = frozenset({"sbatch", "squeue", "scontrol", "scancel", "sacct", "sacctmgr", "sinfo", "sdiag",
+                            "srun", "salloc", "sprio", "sshare", "sstat", "sreport"})
+
+
+def _strip_retry(line: str) -> str:
+    """Slurm's line without its ", retrying in 1sec up to 60sec" tail."""
+    return re.sub(r",\s*retrying in .*$", "", line).strip()
+
+
+def config_source_problem(argv: Sequence[str], env: Mapping[str, str] | None) -> SlurmConfigError | None:
+    """The configuration source is checked before a Slurm command runs: a ``SLURM_CONF`` that names no file
+    makes every client retry for a minute before it fails (Slurm 22.05), so it is reported at once, in the
+    words Slurm would use."""
+    if not argv or os.path.basename(argv[0]) not in _SLURM_CLIENTS:
+        return None
+    conf = (os.environ if env is None else env).get("SLURM_CONF")
+    if not conf or os.path.isfile(conf):
+        return None
+    try:
+        os.stat(conf)
+        reason = "not a regular file"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    return SlurmConfigError(f"Slurm cannot read its configuration: s_p_parse_file: cannot stat file {conf}: {reason}"
+                            f" (SLURM_CONF={conf})", argv=tuple(argv))
+
+
 def classify(res: CommandResult) -> SlurmError | None:
     """The typed error ``res`` stands for, or ``None`` when it succeeded (see the table above)."""
     err = res.stderr
@@ -200,6 +242,9 @@ def classify(res: CommandResult) -> SlurmError | None:
     def rejected(cls: type[SlurmRejected], prefix: str, reason: str) -> SlurmRejected:
         return cls(f"{prefix}: {reason}", reason=reason, argv=res.argv, stderr=err, returncode=res.returncode)
 
+    hit = _matching_line(_CONFIG, err)
+    if hit:
+        return plain(SlurmConfigError, f"Slurm cannot read its configuration: {_strip_retry(hit[0])}")
     hit = _matching_line(_UNREACHABLE, err)
     if hit:
         return plain(ControllerUnreachable, f"Slurm controller unreachable: {hit[0]}")
@@ -308,6 +353,9 @@ class SubprocessRunner:
     ) -> CommandResult:
         if not argv:
             raise ValueError("empty argv")
+        problem = config_source_problem(argv, env)
+        if problem is not None:
+            raise problem
         args = [self.resolve(argv[0]), *argv[1:]]
         with self._lock:
             self._calls += 1
@@ -336,6 +384,10 @@ class SubprocessRunner:
                 out, err = proc.communicate(timeout=2)
             except subprocess.TimeoutExpired:
                 out, err = exc.stdout or b"", exc.stderr or b""
+            hit = _matching_line(_CONFIG, _decode(err))
+            if hit:  # it was retrying to read slurm.conf, not waiting for the controller
+                raise SlurmConfigError(f"Slurm cannot read its configuration: {_strip_retry(hit[0])}",
+                                       argv=tuple(args), stderr=_decode(err)) from None
             raise SlurmTimeout(
                 f"{os.path.basename(argv[0])} did not answer within {timeout:g} s",
                 timeout=timeout,

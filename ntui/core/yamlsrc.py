@@ -59,6 +59,14 @@ def load_yaml_with_lines(text: str, filename: str) -> YamlDoc:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
+        # an unclosed bracket or a key without its colon is noticed on a later line: the line at fault is
+        # where the construct began ("while parsing a flow sequence" / "while scanning a simple key")
+        # (not "while parsing a block mapping": its start is not the fault, the bad indentation is)
+        context = getattr(exc, "context_mark", None)
+        started = str(getattr(exc, "context", "") or "")
+        if (context is not None and mark is not None and context.line < mark.line
+                and started.startswith(("while parsing a flow", "while scanning"))):
+            line = context.line + 1
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise YamlProblem(Problem(Source(filename, line), "", f"YAML syntax error: {reason}")) from None
     lines: dict[KeyPath, int] = {}

@@ -94,9 +94,10 @@ def _commands_provider() -> type[Provider]:
 PALETTE_BINDING = Binding("ctrl+p", "command_palette", "Command palette", id="ntui.palette")
 
 
-def _only_bindings(items: Sequence[Any]) -> list[Binding]:
-    """``BINDINGS`` entries as Binding objects (tuples are allowed there too)."""
-    return [b if isinstance(b, Binding) else Binding(*b) for b in items]
+def pane_title_of(screen: Screen[Any]) -> str:
+    from ntui.ui.screens.help import pane_title
+
+    return pane_title(type(screen))
 
 
 def _view_bindings(views: Sequence[View]) -> list[Binding]:
@@ -266,27 +267,55 @@ class NtuiApp(App[int]):
 
     # ------------------------------------------------------------ views, help
 
+    async def action_quit(self) -> None:
+        """``q``: edits in the compose form are never dropped without asking (save as / discard / cancel)."""
+        compose = self._mounted_view(VIEWS[0].mode)
+        if isinstance(compose, ComposeScreen) and compose.is_mounted:
+            compose.guard_edits("Quitting", self.exit)
+        else:
+            self.exit()
+
     def action_switch_view(self, mode: str) -> None:
         if mode != self.current_mode:
             self.switch_mode(mode)
 
     def help_sections(self) -> HelpSections:
+        """Every key, generated from the bindings: the current view (or dialog) first, its panes as mounted,
+        then the app's keys, the other views and the dialogs."""
         from ntui.ui.screens.confirm import ConfirmSubmitScreen
-        from ntui.ui.screens.dialogs import SaveAsScreen, YesNoScreen
+        from ntui.ui.screens.dialogs import SaveAsScreen, UnsavedEditsScreen, YesNoScreen
         from ntui.ui.screens.editor import PresetEditorScreen
+        from ntui.ui.screens.help import HelpScreen, as_bindings, mounted_panes, view_sections
+        from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
+        from ntui.ui.screens.resubmit import ResubmitDiffScreen
 
-        sections: list[tuple[str, Sequence[Binding]]] = [("Everywhere", [*_only_bindings(self.BINDINGS),
-                                                                         PALETTE_BINDING])]
+        current = next((s for s in reversed(self.screen_stack) if not isinstance(s, HelpScreen)), self.screen)
+        titles = {v.screen(): f"{v.title} view" for v in VIEWS}
+        first = view_sections(titles.get(type(current), pane_title_of(current)), type(current),
+                              mounted_panes(current))
+        sections: list[tuple[str, Sequence[Binding]]] = [*first]
+        sections.append(("Everywhere", [*as_bindings(self.BINDINGS), PALETTE_BINDING]))
         for view in VIEWS:
-            bindings = _only_bindings(vars(view.screen()).get("BINDINGS", []))
-            if bindings:
-                sections.append((f"{view.title} view", bindings))
-        sections += [
-            ("Preset editor", _only_bindings(PresetEditorScreen.BINDINGS)),
-            ("Confirm submission", _only_bindings(ConfirmSubmitScreen.BINDINGS)),
-            ("Dialogs", _only_bindings([*YesNoScreen.BINDINGS, *SaveAsScreen.BINDINGS])),
-        ]
+            cls = view.screen()
+            if isinstance(current, cls):
+                continue
+            mounted = self._mounted_view(view.mode)
+            panes = mounted_panes(mounted) if mounted is not None else getattr(cls, "HELP_PANES", ())
+            sections += view_sections(f"{view.title} view", cls, panes)
+        dialogs = (("Preset editor", PresetEditorScreen), ("Confirm submission", ConfirmSubmitScreen),
+                   ("Confirm cancel", ConfirmCancelScreen), ("Confirm requeue", ConfirmRequeueScreen),
+                   ("Signal picker", SignalPickerScreen), ("Yes / no questions", YesNoScreen),
+                   ("Save as", SaveAsScreen), ("Unsaved edits", UnsavedEditsScreen),
+                   ("Resubmit: the preset changed", ResubmitDiffScreen), ("This help", HelpScreen))
+        for title, cls in dialogs:
+            if not isinstance(current, cls):
+                sections += view_sections(title, cls, ())
         return sections
+
+    def _mounted_view(self, mode: str) -> Screen[Any] | None:
+        """The base screen of a view that has been opened (its widgets are mounted), else None."""
+        stack = self._screen_stacks.get(mode) or []
+        return stack[0] if stack else None
 
     def action_help(self) -> None:
         from ntui.ui.screens.help import HelpScreen

@@ -38,7 +38,7 @@ class NtuiCommands(Provider):
             ]
             for p in getattr(self, "presets", []):
                 help_text = f"{p.launcher or '?'} · {p.origin} · {p.problem or p.description}"
-                out.append((f"Load preset: {p.name}", help_text, partial(screen.open_preset, p.name)))
+                out.append((f"Load preset: {p.name}", help_text, partial(screen.load_preset, p.name)))
         out.append(("Help: keys", "Every binding", partial(self.app.run_action, "help")))
         return out
 

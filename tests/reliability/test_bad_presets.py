@@ -37,7 +37,7 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "nested-args.yaml": (5, "args.1"),
     "reserved-sbatch-output.yaml": (5, "sbatch.output"),
     "syntax-bad-indent.yaml": (4, "YAML syntax error"),
-    "syntax-unclosed-flow.yaml": (6, "YAML syntax error"),  # where the parser notices (the `[` is on line 5)
+    "syntax-unclosed-flow.yaml": (5, "YAML syntax error"),  # the unclosed `[` (the parser notices on line 6)
     "tabs.yaml": (3, "YAML syntax error"),
     "top-level-list.yaml": (1, "expected a YAML mapping"),
     "top-level-scalar.yaml": (1, "expected a YAML mapping"),

@@ -18,7 +18,7 @@ import pytest
 from ntui.core.config import QueueSettings, Settings
 from ntui.core.runner import CommandResult, SubprocessRunner
 from ntui.core.slurm import parse_squeue
-from ntui.ui.screens.job_actions import ConfirmCancelScreen, SignalPickerScreen
+from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.screens.jobs import ENDED, JobsScreen
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
@@ -283,18 +283,24 @@ async def test_actions_run_the_right_commands() -> None:
         await select("38")  # pending: h holds
         await pilot.press("h")
         await settle_jobs(pilot)
-        assert calls(r, "scontrol", "hold") == [("scontrol", "hold", "38")]
+        assert calls(r, "scontrol", "uhold") == [("scontrol", "uhold", "38")]
         await select("34")  # running: Slurm would ignore a hold, so ntui says so and sends nothing
         await pilot.press("h")
         await settle_jobs(pilot)
-        assert len(calls(r, "scontrol", "hold")) == 1
-        assert any("holds only pending" in m for m, _ in notes)
+        assert len(calls(r, "scontrol", "uhold")) == 1
+        assert any("only keeps a pending job from starting" in m for m, _ in notes)
 
-        await pilot.press("R")
+        await pilot.press("R")  # requeue loses the running job's work: it asks first
+        assert isinstance(app.screen, ConfirmRequeueScreen)
+        assert "everything since its last checkpoint is lost" in str(app.screen.query_one("#warning").visual)
+        await pilot.press("n")
+        await settle_jobs(pilot)
+        assert not calls(r, "scontrol", "requeue")
+        await pilot.press("R", "y")
         await settle_jobs(pilot)
         assert calls(r, "scontrol", "requeue") == [("scontrol", "requeue", "34")]
         await select("38")
-        await pilot.press("R")  # Slurm refuses: the reason shows, the view stays
+        await pilot.press("R", "y")  # Slurm refuses: the reason shows, the view stays
         await settle_jobs(pilot)
         assert any("Job is pending execution" in m and sev == "error" for m, sev in notes)
         assert screen.table.row_count == 18 and app.screen is screen

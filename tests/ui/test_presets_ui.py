@@ -101,7 +101,9 @@ async def test_shipped_preset_is_saved_as_a_user_copy(app_factory: AppFactory, u
         await settle(pilot)
         assert shipped.read_text() == before
         copy = ui_presets / "my-demo-local.yaml"
-        assert copy.read_text() == before.replace("nodes: 2", "nodes: 1")
+        # saved under a new name, the copy says so (issue 15: it kept "name: demo-local")
+        assert copy.read_text() == before.replace("nodes: 2", "nodes: 1").replace("name: demo-local",
+                                                                                  'name: "my-demo-local"')
         assert compose(pilot).preset_name == "my-demo-local"
 
 

@@ -388,11 +388,12 @@ def test_actions_pick_the_command_for_the_jobs_state() -> None:
     pending = plan_action("hold", runner, "38", jobs["38"], timeout=5)
     running = plan_action("hold", runner, "34", jobs["34"], timeout=5)
     assert isinstance(held, JobAction) and isinstance(pending, JobAction)
-    assert running == "Job 34 is RUNNING: Slurm holds only pending jobs."
+    assert running == ("Job 34 is RUNNING: hold only keeps a pending job from starting; "
+                       "a RUNNING job is not affected.")
     held.call()
     pending.call()
     signal = plan_action("signal", runner, "34", jobs["34"], timeout=5, signal="USR1")
     assert isinstance(signal, JobAction) and signal.done == "Sent SIGUSR1 to job 34's steps."
     signal.call()
-    assert runner.seen == [("scontrol", "release", "40"), ("scontrol", "hold", "38"),
+    assert runner.seen == [("scontrol", "release", "40"), ("scontrol", "uhold", "38"),
                            ("scancel", "--signal=USR1", "34")]

@@ -64,7 +64,7 @@ def test_all_problems_at_once_with_file_line_and_field(tmp_path: Path) -> None:
     [
         ("", ":1: empty preset"),
         ("- a\n- b\n", ":1: expected a YAML mapping, got list"),
-        ("name: x\nsbatch: {nodes: 2\n", ":3: YAML syntax error"),
+        ("name: x\nsbatch: {nodes: 2\n", ":2: YAML syntax error"),  # the unclosed brace, not the end (issue 15)
         ("name: [unclosed\n", "YAML syntax error"),
     ],
 )
@@ -115,7 +115,7 @@ def test_overrides_are_yaml_and_named() -> None:
     bad = load_preset("local-torchrun", ["sbatch.nodes=two"])
     _, problems = validate(bad)
     assert [str(p) for p in problems if p.is_error] == [
-        '--set sbatch.nodes: sbatch.nodes: expected a positive integer, got "two"'
+        '--set sbatch.nodes: expected a positive integer, got "two"'  # the field is named once (issue 15)
     ]
 
 

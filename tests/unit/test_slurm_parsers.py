@@ -558,7 +558,7 @@ def test_action_argvs() -> None:
         "scancel", "--signal=USR1", "--full", "12", "13_2",
     ]  # fmt: skip
     assert slurm.build_scancel_argv("12", signal=15, batch=True) == ["scancel", "--signal=15", "--batch", "12"]
-    assert slurm.build_hold_argv(["1", "2"]) == ["scontrol", "hold", "1", "2"]
+    assert slurm.build_hold_argv(["1", "2"]) == ["scontrol", "uhold", "1", "2"]  # a user hold, even as root
     assert slurm.build_release_argv("3") == ["scontrol", "release", "3"]
     assert slurm.build_requeue_argv(["1", "2", "3_4"]) == ["scontrol", "requeue", "1,2,3_4"]
 
@@ -591,7 +591,7 @@ def test_actions_through_runner() -> None:
     fake = FakeRunner(
         {
             "scancel": cap("scancel_unknown"),  # 22.05.8: silent, rc 0
-            "scontrol hold": cap("scontrol_hold_pending"),
+            "scontrol uhold": cap("scontrol_hold_pending"),
             "scontrol release": cap("scontrol_release_unknown"),
             "scontrol requeue": cap("scontrol_requeue_pending"),
         }

@@ -45,8 +45,10 @@ def build_scancel_argv(
 
 
 def build_hold_argv(job_ids: str | Sequence[str]) -> list[str]:
-    """``scontrol hold ID ID...`` (separate arguments; verified on 22.05.8)."""
-    return ["scontrol", "hold", *_ids(job_ids)]
+    """``scontrol uhold ID ID...``: held as the user (``JobHeldUser``, as ``sbatch --hold`` does) even when
+    run by root or an operator, whose plain ``hold`` would be an admin hold (``JobHeldAdmin``) that the owner
+    cannot release. Separate arguments; verified on 22.05.8."""
+    return ["scontrol", "uhold", *_ids(job_ids)]
 
 
 def build_release_argv(job_ids: str | Sequence[str]) -> list[str]:

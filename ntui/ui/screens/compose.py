@@ -18,6 +18,8 @@ Data flow (every core call runs in a thread worker that posts a typed message):
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -90,8 +92,7 @@ class ComposeScreen(NtuiScreen):
         self.generation = 0
         self.rendered: PreviewRendered | None = None
         self.cluster: ClusterInfo | None = None
-        self.check_line: Content | None = None
-        self.submit_line: Content | None = None
+        self._lines: dict[str, tuple[object, Content]] = {}
         self.unplaced: list[Problem] = []
         self._timer: Timer | None = None
         self._pending_action: str | None = None
@@ -99,6 +100,61 @@ class ComposeScreen(NtuiScreen):
         self._requested: str | None = None  # the preset asked for last (open_preset), before it is loaded
         self._then_overrides: tuple[str, tuple[str, ...]] | None = None  # (preset, overrides) to fill in
         self.resubmit_of: str | None = None  # the job this form resubmits (the submission records it)
+        self._after_save: Callable[[], object] | None = None
+
+    # ------------------------------------------------------------ status lines tied to the state they describe
+
+    def _state_key(self) -> object:
+        """What the form holds now: a status line written for one state goes when it changes (another
+        preset, ctrl+r, an edit that makes the form invalid)."""
+        r = self.rendered
+        return (self.preset_name, r.overrides if r is not None else None, self.form.local_errors
+                if self.is_mounted else ())
+
+    def _line(self, kind: str) -> Content | None:
+        got = self._lines.get(kind)
+        if got is None:
+            return None
+        if got[0] != self._state_key():
+            del self._lines[kind]
+            return None
+        return got[1]
+
+    def _set_line(self, kind: str, line: Content | None) -> None:
+        if line is None:
+            self._lines.pop(kind, None)
+        else:
+            self._lines[kind] = (self._state_key(), line)
+
+    @property
+    def check_line(self) -> Content | None:
+        """The last ``t`` (sbatch --test-only) result, while the form is as it was checked."""
+        return self._line("check")
+
+    @check_line.setter
+    def check_line(self, line: Content | None) -> None:
+        self._set_line("check", line)
+
+    @property
+    def submit_line(self) -> Content | None:
+        """The last submit (or refusal), while the form is as it was then."""
+        return self._line("submit")
+
+    @submit_line.setter
+    def submit_line(self, line: Content | None) -> None:
+        self._set_line("submit", line)
+
+    def form_errors(self) -> list[str]:
+        """The form's errors, one per field (a field's own check and the preset's validation may both flag
+        it): the status line, ``s`` / ``t`` and the CLI count the same."""
+        found: dict[str, str] = {}
+        for key, message in self.form.local_errors:
+            found.setdefault(key, f"{key}: {message}")
+        problems = [*(self.rendered.problems if self.rendered else ()), *self.unplaced]
+        for p in problems:
+            if p.is_error:
+                found.setdefault(p.field or p.message, f"{p.field}: {p.message}" if p.field else p.message)
+        return list(found.values())
 
     # ------------------------------------------------------------ layout
 
@@ -119,7 +175,9 @@ class ComposeScreen(NtuiScreen):
                     # The editor (and its grammar) is mounted right after the first frame.
                     yield Static("", id="preview-placeholder")
                 yield Static("", id="status")
-        yield Footer()
+        # The Footer (the largest single item of the first frame: it builds a widget per binding) is mounted
+        # right after the first frame; until then one line says where the keys are.
+        yield Static("loading…  ? keys  ^p palette  q quit", id="footer-placeholder", markup=False)
 
     @property
     def picker(self) -> PresetPicker:
@@ -151,6 +209,9 @@ class ComposeScreen(NtuiScreen):
         box = self.preview_box
         await box.query("#preview-placeholder").remove()
         await box.mount(ScriptPreview.create(id="preview", lazy=True))
+        await self.query("#footer-placeholder").remove()
+        await self.mount(Footer())
+        self.refresh_bindings()  # a Footer mounted late draws its keys on the next bindings update
         self._list_presets(self.ntui_app.initial_preset)
         self._load_cluster()
 
@@ -203,7 +264,7 @@ class ComposeScreen(NtuiScreen):
         self.preset_info = self.picker.info(message.name)
         self.base = message.base
         self.picker.mark_current(message.name)
-        self.check_line = None
+        self._lines.clear()  # another preset, or the same one reset: nothing said about the old form holds
         self.form.border_title = f"Job · {message.name}"
         if message.base is None:
             self.rendered = None
@@ -250,9 +311,29 @@ class ComposeScreen(NtuiScreen):
         if message.info.name == self.preset_name and not self.form.modified_keys:
             self.form.focus_first()
             return
-        if self.form.modified_keys:
-            self.notify(f"Discarded {len(self.form.modified_keys)} change(s) to {self.preset_name}.")
-        self.open_preset(message.info.name)
+        self.load_preset(message.info.name)
+
+    def load_preset(self, name: str) -> None:
+        """Open ``name`` for the user (picker, palette): edits in the form are never dropped without asking."""
+        self.guard_edits(f"Loading {name}", partial(self.open_preset, name))
+
+    def guard_edits(self, what: str, then: Callable[[], object]) -> None:
+        """Run ``then`` (which replaces the form) at once when the form has no edits; else ask: save as (then
+        ``then`` once saved), discard, or cancel."""
+        changes = self.form.overrides if self.base is not None else ()
+        if not changes:
+            then()
+            return
+        from ntui.ui.screens.dialogs import UnsavedEditsScreen
+
+        def answered(answer: str | None) -> None:
+            if answer == "discard":
+                then()
+            elif answer == "save":
+                self._after_save = then
+                self.action_save_as()
+
+        self.app.push_screen(UnsavedEditsScreen(self.preset_name or "the preset", changes, what), answered)
 
     # ------------------------------------------------------------ preview
 
@@ -343,7 +424,8 @@ class ComposeScreen(NtuiScreen):
     @on(ClusterInfo)
     def _cluster_info(self, message: ClusterInfo) -> None:
         self.cluster = message
-        self.form.set_choices({"partition": message.partitions, "account": message.accounts, "qos": message.qos})
+        self.form.set_choices({"partition": message.partitions, "account": message.accounts, "qos": message.qos},
+                              {"partition": message.default_partition} if message.default_partition else None)
         self._update_status()
 
     @property
@@ -364,13 +446,16 @@ class ComposeScreen(NtuiScreen):
             self.request_render(delay=0)
             return False
         assert self.rendered is not None
-        errors = [f"{k}: {m}" for k, m in self.form.local_errors]
-        errors += [f"{p.field}: {p.message}" if p.field else p.message for p in self.rendered.problems if p.is_error]
+        errors = self.form_errors()
         if errors or self.rendered.spec is None:
             first = errors[0] if errors else "the preset does not validate"
             self.notify(f"Cannot {verb}: {len(errors)} error(s) in the form. {first}", title="Fix the form first",
                         severity="error")
-            self.submit_line = Content.assemble((f"✗ cannot {verb}: ", "bold $text-error"), (first, "$text-error"))
+            line = Content.assemble((f"✗ cannot {verb}: ", "bold $text-error"), (first, "$text-error"))
+            if action == "check":
+                self.check_line = line
+            else:
+                self.submit_line = line
             self._update_status()
             return False
         if not slurm:
@@ -526,7 +611,9 @@ class ComposeScreen(NtuiScreen):
         elif group == "slurm-submit":
             self._busy.discard("submit")
             self.submit_line = Content.assemble(("✗ not submitted: ", "bold $text-error"), (message, "$text-error"))
-        elif group == "save-preset" and isinstance(worker.error, PresetSaveRefused):
+        if group == "save-preset":
+            self._after_save = None  # not saved: what waited for it does not happen
+        if group == "save-preset" and isinstance(worker.error, PresetSaveRefused):
             self.submit_line = Content.assemble(("✗ preset ", "bold $text-error"), (message, "$text-error"))
         self._update_status()
 
@@ -534,6 +621,8 @@ class ComposeScreen(NtuiScreen):
 
     def action_save_as(self) -> None:
         if not self._ready("save_as", "save a preset from the form"):
+            if self._pending_action != "save_as":  # refused (not just waiting for the render)
+                self._after_save = None
             return
         from ntui.ui.screens.dialogs import SaveAsScreen
 
@@ -546,6 +635,8 @@ class ComposeScreen(NtuiScreen):
         def chosen(name: str | None) -> None:
             if name:
                 self._save_form_as(name, rendered.loaded, spec.script, source)
+            else:  # cancelled: whatever waited for the save does not happen
+                self._after_save = None
 
         self.app.push_screen(
             SaveAsScreen("New preset from the current form", f"{source}-custom",
@@ -569,7 +660,12 @@ class ComposeScreen(NtuiScreen):
     def _preset_saved(self, message: PresetSaved) -> None:
         message.stop()
         self.notify(f"Saved preset {message.name}", title="Preset saved")
-        self._list_presets(message.name)
+        then, self._after_save = self._after_save, None
+        if then is None:
+            self._list_presets(message.name)
+        else:  # saved on the way to something that replaces the form: do it now
+            self._list_presets(None)
+            then()
 
     def action_edit_preset(self) -> None:
         from ntui.ui.screens.editor import PresetEditorScreen
@@ -587,7 +683,7 @@ class ComposeScreen(NtuiScreen):
 
     def action_reset_form(self) -> None:
         if self.preset_name:
-            self.open_preset(self.preset_name)
+            self.guard_edits("Resetting the form", partial(self.open_preset, self.preset_name))
 
     def action_leave_field(self) -> None:
         from textual.widgets import Input, Select, TextArea
@@ -606,12 +702,21 @@ class ComposeScreen(NtuiScreen):
             lines.append(Content.assemble(("rendering…", "$text-muted")))
         elif r is not None or self.unplaced:
             problems = list(r.problems) if r else self.unplaced
-            n_err = len(self.form.error_keys()) + sum(p.is_error for p in self.unplaced)
+            n_err = len(self.form_errors())
             n_warn = sum(not p.is_error for p in problems)
+            site = self.site_problems()  # the cluster's partitions, once they answered (cached per start)
+            site_errors = [p for p in site if p.is_error]
+            n_warn += len(site) - len(site_errors)
             if n_err:
                 lines.append(Content.assemble((f"✗ {n_err} error(s)", "bold $text-error"),
                                               (f", {n_warn} warning(s)" if n_warn else "", "$text-warning"),
                                               (": fix the marked fields", "$text-error")))
+            elif site_errors:
+                worst = site_errors[0]
+                text = f"{worst.field}: {worst.message}" if worst.field else worst.message
+                more = f" (+{len(site_errors) - 1} more)" if len(site_errors) > 1 else ""
+                lines.append(Content.assemble(("✗ this cluster would not run it: ", "bold $text-error"),
+                                              (text + more, "$text-error")))
             elif r is not None and r.spec is not None:
                 s = r.spec
                 per = s.ntasks_per_node if s.launcher == "srun" else s.nproc_per_node

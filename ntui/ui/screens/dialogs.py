@@ -1,4 +1,4 @@
-"""Small typed dialogs: yes/no, and a preset name for "save as"."""
+"""Small typed dialogs: yes/no, unsaved edits (save as / discard / cancel), and a preset name for "save as"."""
 
 from __future__ import annotations
 
@@ -42,6 +42,40 @@ class YesNoScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
     def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class UnsavedEditsScreen(ModalScreen["str | None"]):
+    """The form has edits and something would replace them: dismisses with "save", "discard" or None (cancel)."""
+
+    BINDINGS = [
+        Binding("s", "answer('save')", "Save as …", id="ntui.edits.save"),
+        Binding("d", "answer('discard')", "Discard", id="ntui.edits.discard"),
+        Binding("escape,c", "answer(None)", "Cancel", id="ntui.edits.cancel"),
+    ]
+
+    def __init__(self, preset: str, changes: tuple[str, ...], then: str) -> None:
+        super().__init__()
+        self.preset, self.changes, self.then = preset, changes, then
+
+    def compose(self) -> ComposeResult:
+        shown = ", ".join(self.changes[:4]) + (f" and {len(self.changes) - 4} more" if len(self.changes) > 4 else "")
+        with Vertical(classes="dialog", id="edits-dialog"):
+            yield Label(f"{len(self.changes)} unsaved change(s) to {self.preset}", classes="dialog-title")
+            yield Static(f"{shown}\n\n{self.then} would discard them.", classes="dialog-text", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save as … (s)", variant="primary", id="save")
+                yield Button("Discard (d)", variant="warning", id="discard")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id if event.button.id in ("save", "discard") else None)
+
+    def action_answer(self, answer: str | None) -> None:
         self.dismiss(answer)
 
 

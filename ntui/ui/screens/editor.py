@@ -164,9 +164,31 @@ class PresetEditorScreen(NtuiScreen):
 
         def chosen(name: str | None) -> None:
             if name:
-                self._save(text, user_preset_path(name))
+                self._save(self._relocated(text, name), user_preset_path(name))
 
         self.app.push_screen(SaveAsScreen("Save preset as", default, note), chosen)
+
+    def _relocated(self, text: str, name: str) -> str:
+        """The text as it must read under ``name`` in the user's directory: the same rule as save-as ``n``
+        (:func:`~ntui.ui.widgets.form_model.relocation`): the new name, a relative script made absolute."""
+        import yaml
+
+        from ntui.core.spec import resolve_path
+        from ntui.ui.widgets.form_model import relocate_text, relocation
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return text  # the save reports the syntax error, on its line
+        if not isinstance(data, dict):
+            return text
+        script = data.get("script")
+        base = self.path.parent if self.path is not None else None
+        resolved = resolve_path(script, base) if isinstance(script, str) and script else None
+        changes, notes = relocation(data, name, resolved)
+        for note in notes:
+            self.notify(note, title="Saved as a copy")
+        return relocate_text(text, changes)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="save-preset", description="save preset")
     def _save(self, text: str, target: Path) -> None:

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-__all__ = ["SIGNALS", "ConfirmCancelScreen", "SignalPickerScreen"]
+__all__ = ["SIGNALS", "ConfirmCancelScreen", "ConfirmJobActionScreen", "ConfirmRequeueScreen", "SignalPickerScreen"]
 
 #: The signals the picker offers (turm's set), with what each usually does to a training job.
 SIGNALS: tuple[tuple[str, str], ...] = (
@@ -47,29 +47,32 @@ _DIALOG_CSS = """
 """
 
 
-class ConfirmCancelScreen(ModalScreen[bool]):
-    """"Cancel job N?" Dismisses with True only for an explicit yes."""
+class ConfirmJobActionScreen(ModalScreen[bool]):
+    """"<Verb> job N?" for an action that loses work. Dismisses with True only for an explicit yes; the focus
+    starts on the safe button."""
 
-    DEFAULT_CSS = _DIALOG_CSS.replace("{name}", "ConfirmCancelScreen")
+    DEFAULT_CSS = _DIALOG_CSS.replace("{name}", "ConfirmJobActionScreen")
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Cancel the job", id="ntui.jobs.confirm_cancel.yes"),
-        Binding("n,escape", "answer(False)", "Keep it", id="ntui.jobs.confirm_cancel.no"),
-    ]
+    # each action's dialog binds y / n,escape to ``answer`` with ids of its own (help lists them per dialog)
 
-    def __init__(self, job_id: str, summary: str = "") -> None:
+    def __init__(self, job_id: str, summary: str = "", *, verb: str, runs: str, warning: str = "") -> None:
         super().__init__()
         self.job_id = job_id
         self.summary = summary
+        self.verb = verb
+        self.runs = runs
+        self.warning = warning
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Cancel job {self.job_id}?", classes="title")
+            yield Label(f"{self.verb.capitalize()} job {self.job_id}?", classes="title")
             if self.summary:
                 yield Static(self.summary, classes="text", markup=False)
-            yield Static(f"Runs: scancel {self.job_id}", classes="note", markup=False)
+            if self.warning:
+                yield Static(self.warning, classes="text", id="warning", markup=False)
+            yield Static(f"Runs: {self.runs}", classes="note", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button("Cancel job (y)", variant="error", id="yes")
+                yield Button(f"{self.verb.capitalize()} job (y)", variant="error", id="yes")
                 yield Button("Keep it (n)", id="no")
 
     def on_mount(self) -> None:
@@ -81,6 +84,34 @@ class ConfirmCancelScreen(ModalScreen[bool]):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+
+class ConfirmCancelScreen(ConfirmJobActionScreen):
+    """"Cancel job N?" (``c``)."""
+
+    DEFAULT_CSS = _DIALOG_CSS.replace("{name}", "ConfirmCancelScreen")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Cancel the job", id="ntui.jobs.confirm_cancel.yes"),
+        Binding("n,escape", "answer(False)", "Keep it", id="ntui.jobs.confirm_cancel.no"),
+    ]
+
+    def __init__(self, job_id: str, summary: str = "") -> None:
+        super().__init__(job_id, summary, verb="cancel", runs=f"scancel {job_id}")
+
+
+class ConfirmRequeueScreen(ConfirmJobActionScreen):
+    """"Requeue job N?" (``R``): a running job is killed and starts again from the beginning."""
+
+    DEFAULT_CSS = _DIALOG_CSS.replace("{name}", "ConfirmRequeueScreen")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Requeue the job", id="ntui.jobs.confirm_requeue.yes"),
+        Binding("n,escape", "answer(False)", "Keep it", id="ntui.jobs.confirm_requeue.no"),
+    ]
+
+    def __init__(self, job_id: str, summary: str = "", warning: str = "") -> None:
+        super().__init__(job_id, summary, verb="requeue", runs=f"scontrol requeue {job_id}", warning=warning)
 
 
 class SignalPickerScreen(ModalScreen["str | None"]):

@@ -32,12 +32,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.history import HistoryEntry
-from ntui.core.jobactions import ActionKind, plan_action
+from ntui.core.jobactions import ActionKind, loss_warning, plan_action
 from ntui.core.jobmodel import (
     DetailsRequest,
     FinalStateResolver,
@@ -57,7 +57,7 @@ from ntui.core.submission import SubmittedJob
 from ntui.ui.errors import describe_error
 from ntui.ui.messages import ActionDone, DetailsFetched, EntryFound, OutcomesResolved, QueueFailed, QueueFetched
 from ntui.ui.screens.base import NtuiScreen
-from ntui.ui.screens.job_actions import ConfirmCancelScreen, SignalPickerScreen
+from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
@@ -119,13 +119,21 @@ class JobsScreen(NtuiScreen):
         #jobs-banner.-shown { display: block; }
         #jobs-body { height: 1fr; layout: vertical; }
         &.-wide #jobs-body { layout: horizontal; }
+        /* the queue takes the rows it has (at least a few, at most ~40 %); the lower pane gets the rest */
         #jobs-queue {
-            height: 1fr;
+            height: auto;
+            min-height: 6;
+            max-height: 40%;
             border: round $panel-lighten-2;
             border-title-color: $text-muted;
             border-subtitle-color: $text-muted;
         }
         #jobs-queue:focus-within { border: round $primary; border-title-color: $text; }
+        #jobs-table { height: auto; max-height: 100%; }
+        &.-wide #jobs-queue { height: 1fr; max-height: 100%; }
+        &.-wide #jobs-table { height: 1fr; }
+        #jobs-queue.-maximized, #jobs-tabs.-maximized { height: 1fr; max-height: 100%; width: 1fr; }
+        #jobs-queue.-maximized #jobs-table { height: 1fr; }
         #jobs-filter { display: none; }
         #jobs-filter.-shown { display: block; }
         #jobs-tabs { height: 1fr; }
@@ -142,7 +150,8 @@ class JobsScreen(NtuiScreen):
         Binding("h", "hold_release", "Hold/release", id="ntui.jobs.hold", tooltip="scontrol hold / release"),
         Binding("R", "requeue_job", "Requeue", id="ntui.jobs.requeue", tooltip="scontrol requeue"),
         Binding("a", "toggle_all_users", "All users", id="ntui.jobs.all_users", tooltip="Own jobs / everyone's"),
-        Binding("slash", "filter", "Filter", id="ntui.jobs.filter", key_display="/"),
+        Binding("slash", "filter", "Filter jobs", id="ntui.jobs.filter", key_display="/",
+                tooltip="Filter the queue's rows (the log pane's / searches its lines)"),
         Binding("s", "sort", "Sort", id="ntui.jobs.sort", tooltip="Sort by the next column"),
         Binding("S", "reverse_sort", "Reverse sort", id="ntui.jobs.reverse_sort", show=False),
         Binding("d", "show_tab('tab-details')", "Details", id="ntui.jobs.tab_details", show=False),
@@ -155,7 +164,12 @@ class JobsScreen(NtuiScreen):
                 tooltip="The GPU usage report of the selected ntui job"),
         Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit", show=False,
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
+        Binding("z", "toggle_maximize", "Zoom pane", id="ntui.jobs.zoom",
+                tooltip="Maximise the focused pane (queue, or details / GPUs / logs); z again restores"),
     ]
+
+    #: The panes with keys of their own, for the help screen before this view is first opened.
+    HELP_PANES: ClassVar[tuple[type[Widget], ...]] = (QueueTable, LogPane, ReportPane)
 
     # ------------------------------------------------------------ set-up
 
@@ -226,11 +240,11 @@ class JobsScreen(NtuiScreen):
         return factory()
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        # No Header, as in the compose view: the rows go to the panes; who and where is the queue's subtitle.
         yield Static("", id="jobs-banner", markup=False)
         with Vertical(id="jobs-body"):
             with Vertical(id="jobs-queue"):
-                yield QueueTable(all_users=self.all_users, id="jobs-table", empty_text="no jobs in the queue")
+                yield QueueTable(all_users=self.all_users, id="jobs-table", empty_text=self.model.empty_text())
                 yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
                             id="jobs-filter", compact=True)
                 yield RecentJobsTable(id="jobs-recent")
@@ -270,6 +284,10 @@ class JobsScreen(NtuiScreen):
         self._gpu = gpus.first() if gpus else None
         self._logs = logs.first() if logs else None
         self.sub_title = self.ntui_app.identity
+        self.query_one("#jobs-queue").border_subtitle = self.ntui_app.identity
+        # the tab bar is no tab stop: d / g / l switch panes, and it swallowed Up, Down and Home
+        for bar in self.query("#jobs-tabs ContentTabs"):
+            bar.can_focus = False
         self._set_queue_title()
         self.table.focus()
         self.set_interval(1.0, self._tick)
@@ -307,6 +325,9 @@ class JobsScreen(NtuiScreen):
 
     @work(thread=True, exit_on_error=False, group=SQUEUE_GROUP, name="squeue", description="squeue")
     def _poll_worker(self, request: PollRequest) -> None:
+        recent = self._recent_history()
+        if recent:
+            self.app.call_from_thread(self.model.history_submissions, recent)
         started = time.perf_counter()
         try:
             got = self.model.fetch(self.runner, request)
@@ -314,6 +335,23 @@ class JobsScreen(NtuiScreen):
             self.post_message(QueueFailed(request, exc))
             return
         self.post_message(QueueFetched(request, got, started))
+
+    def _recent_history(self) -> list[Any]:
+        """*Thread-side*: the history's latest submissions (a local file): jobs submitted from the CLI that
+        may start and end between two polls (:meth:`JobModel.history_submissions`)."""
+        try:
+            history = self._open_history()
+        except Exception:  # the history is a help here, never a reason for the queue to fail
+            return []
+        if history is None:
+            return []
+        try:
+            entries = getattr(history, "entries", None)
+            return list(entries(limit=20)) if callable(entries) else []
+        except Exception:
+            return []
+        finally:
+            history.close()
 
     def _arm(self, delay: float) -> None:
         if delay > 0:
@@ -479,7 +517,23 @@ class JobsScreen(NtuiScreen):
             return True
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one("#jobs-tabs", TabbedContent).active = tab
+        """``d`` / ``g`` / ``l`` from any pane of the view. With the focus inside the pane being hidden, it
+        goes to the queue first: Textual would move it to the next widget of the same pane, whose focus
+        re-activates that pane's tab (the key seemed to do nothing)."""
+        tabs = self.query_one("#jobs-tabs", TabbedContent)
+        focused = self.focused
+        if tab != tabs.active and focused is not None and tabs in focused.ancestors:
+            self.table.focus()
+        tabs.active = tab
+
+    def action_toggle_maximize(self) -> None:
+        """``z``: the focused pane (the queue, or the details / GPU / log tabs) fills the view; ``z`` restores."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        tabs = self.query_one("#jobs-tabs", TabbedContent)
+        focused = self.focused
+        self.maximized = tabs if focused is not None and tabs in focused.ancestors else self.query_one("#jobs-queue")
 
     def action_first_error(self) -> None:
         """``E`` from anywhere in the view (the log pane has the same key when it has focus)."""
@@ -538,6 +592,14 @@ class JobsScreen(NtuiScreen):
             banner.update("")
             banner.remove_class("-shown")
         table = self.table
+        for key, text in self.model.ticked_elapsed().items():  # elapsed ticks between polls
+            if key in table and table.row_tag(key) != ENDED:
+                table.update_cell(key, "elapsed", text, update_width=False)
+        empty = self.model.empty_text()
+        if empty != table.empty_text:
+            table.empty_text = empty
+            if not table.row_count:
+                table.refresh()
         calls = getattr(self.runner, "calls", None)  # counted by test and demo runners only
         status = self.model.status_line(filter_text=table.filter_text, shown=table.row_count,
                                         slurm_calls=calls if isinstance(calls, int) else None)
@@ -610,18 +672,22 @@ class JobsScreen(NtuiScreen):
             return None
         return key, job
 
+    @staticmethod
+    def _summary(job: QueueJob) -> str:
+        where = job.nodelist or (f"({job.reason})" if job.reason else "")
+        return f"{job.name} · {job.state} · {job.elapsed} of {job.time_limit} · {where}".strip(" ·")
+
     def action_cancel_job(self) -> None:
         target = self._target("cancel")
         if target is None:
             return
         key, job = target
-        where = job.nodelist or (f"({job.reason})" if job.reason else "")
-        summary = f"{job.name} · {job.state} · {job.elapsed} of {job.time_limit} · {where}".strip(" ·")
-        self.app.push_screen(ConfirmCancelScreen(key, summary), partial(self._confirmed_cancel, key, job))
+        self.app.push_screen(ConfirmCancelScreen(key, self._summary(job)),
+                             partial(self._confirmed, "cancel", key, job))
 
-    def _confirmed_cancel(self, key: str, job: QueueJob, yes: bool | None) -> None:
+    def _confirmed(self, kind: ActionKind, key: str, job: QueueJob, yes: bool | None) -> None:
         if yes:
-            self._act("cancel", key, job)
+            self._act(kind, key, job)
 
     def action_signal_job(self) -> None:
         target = self._target("signal")
@@ -638,9 +704,13 @@ class JobsScreen(NtuiScreen):
             self._act("hold", *target)
 
     def action_requeue_job(self) -> None:
+        """``R`` asks first: a running job's work since its last checkpoint is lost."""
         target = self._target("requeue")
-        if target is not None:
-            self._act("requeue", *target)
+        if target is None:
+            return
+        key, job = target
+        self.app.push_screen(ConfirmRequeueScreen(key, self._summary(job), loss_warning("requeue", job) or ""),
+                             partial(self._confirmed, "requeue", key, job))
 
     def _act(self, kind: ActionKind, key: str, job: QueueJob, signal: str | None = None) -> None:
         action = plan_action(kind, self.runner, key, job, timeout=self.model.slurm_timeout, signal=signal)

@@ -11,6 +11,7 @@ The plan (which preset, which overrides, what changed in the script) is the core
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual import on
@@ -76,8 +77,9 @@ async def open_in_compose(app: App[Any], plan: ResubmitPlan) -> None:
 
     await app.switch_mode("compose")
     screen = app.screen
-    if isinstance(screen, ComposeScreen):
-        screen.open_preset(plan.ref, plan.overrides, resubmit_of=plan.job_id)
+    if isinstance(screen, ComposeScreen):  # edits in the form are never dropped without asking
+        screen.guard_edits(f"Resubmitting job {plan.job_id}",
+                           partial(screen.open_preset, plan.ref, plan.overrides, resubmit_of=plan.job_id))
     app.notify(f"Job {plan.job_id}: preset {plan.ref}" + (f" with {len(plan.overrides)} override(s)"
                                                            if plan.overrides else "") + "; s submits it again",
                title="Resubmit")

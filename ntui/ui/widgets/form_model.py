@@ -17,6 +17,8 @@ Encoding rules (each checked by ``parse_override`` round trips in the tests):
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -387,20 +389,42 @@ class PresetDraft:
     notes: list[str] = field(default_factory=list)
 
 
+def relocation(data: Mapping[str, Any], name: str, resolved_script: str | None) -> tuple[dict[str, str], list[str]]:
+    """What changes when a preset is saved under ``name`` into the user's directory (save-as ``n`` from the form
+    and the editor's save as alike): its ``name``, and a relative ``script`` made absolute (``resolved_script``:
+    it was relative to the old preset's directory). Returns the new top-level values and notes for the user."""
+    changes = {"name": name}
+    notes: list[str] = []
+    script = data.get("script")
+    if resolved_script and isinstance(script, str) and script != resolved_script and not script.startswith("/"):
+        changes["script"] = resolved_script
+        notes.append(f"script made absolute: {resolved_script}")
+    return changes, notes
+
+
+def relocate_text(text: str, changes: Mapping[str, str]) -> str:
+    """``text`` (a preset's YAML, comments kept) with the top-level scalars in ``changes`` replaced (or, for a
+    key not there, added at the top). Values are written as JSON strings, which YAML reads back verbatim."""
+    lines = text.splitlines(keepends=True)
+    todo = dict(changes)
+    for i, line in enumerate(lines):
+        m = re.match(r"^([A-Za-z_][\w-]*)\s*:(\s|$)", line)
+        if m and m.group(1) in todo:
+            end = "\n" if line.endswith("\n") else ""
+            lines[i] = f"{m.group(1)}: {json.dumps(todo.pop(m.group(1)), ensure_ascii=False)}{end}"
+    head = [f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in todo.items()]
+    return "".join(head + lines)
+
+
 def preset_yaml(loaded: LoadedPreset, name: str, resolved_script: str | None, source_name: str) -> PresetDraft:
     """The YAML of a new preset equal to ``loaded`` (a preset with the form's overrides applied).
 
     ``name`` replaces the preset name; a relative script path is replaced by ``resolved_script`` (it was
     relative to the old preset's directory). Scalars keep their YAML text (``00:20:00`` stays a time).
     """
-    data = _restore_raw(loaded.data, (), loaded.raw)
-    data = dict(data)
-    data["name"] = name
-    notes: list[str] = []
-    script = data.get("script")
-    if resolved_script and isinstance(script, str) and script != resolved_script and not script.startswith("/"):
-        data["script"] = resolved_script
-        notes.append(f"script made absolute: {resolved_script}")
+    data = dict(_restore_raw(loaded.data, (), loaded.raw))
+    changes, notes = relocation(data, name, resolved_script)
+    data.update(changes)
     ordered = {k: data[k] for k in _TOP_ORDER if k in data}
     ordered.update({k: v for k, v in data.items() if k not in ordered})
     body = yaml.safe_dump(ordered, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)

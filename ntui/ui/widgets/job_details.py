@@ -16,7 +16,7 @@ from textual.highlight import highlight
 from textual.widgets import Static
 
 from ntui.core.hosts import format_index_ranges
-from ntui.core.jobmodel import DetailsView
+from ntui.core.jobmodel import DetailsView, shown_command
 from ntui.core.logtail import inert
 from ntui.core.outcome import UNKNOWN
 from ntui.core.slurm import JobDetails, NodeState, StateCategory, state_category
@@ -111,7 +111,7 @@ def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
                  f"ended {d.end_time}" if d.end_time and d.category.finished else ""]
         if any(times):
             rows.append(("When", "\n".join(t for t in times if t)))
-        rows.append(("Command", d.command or "(wrapped script)"))
+        rows.append(("Command", shown_command(d.command, e.script_path if e else None) or "(wrapped script)"))
         rows.append(("Work dir", d.work_dir))
         if d.std_out:
             rows.append(("Stdout", d.std_out))
@@ -129,7 +129,7 @@ def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
         preset = " ".join([e.preset, *(f"--set {o_}" for o_ in e.overrides)])
         rows.append(("ntui preset", preset))
         rows.append(("Launcher", f"{e.launcher} · {e.nodes} node(s) · world size {e.world_size}"))
-        if e.script_path:
+        if e.script_path and (d is None or shown_command(d.command, e.script_path) != e.script_path):
             rows.append(("Script", e.script_path))
         if e.log_dir:
             rows.append(("Logs", e.log_dir))

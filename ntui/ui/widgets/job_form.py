@@ -122,6 +122,7 @@ class JobForm(VerticalScroll):
         self.problems: dict[str, list[Problem]] = {}
         self.quick_errors: dict[str, str] = {}
         self.choices: dict[str, tuple[str, ...]] = {}
+        self.choice_defaults: dict[str, str] = {}
         self._loading = False
 
     # ------------------------------------------------------------ building
@@ -163,7 +164,7 @@ class JobForm(VerticalScroll):
             area.cursor_blink = self._blink()
             return area
         check = QUICK_CHECKS.get(kind)
-        placeholder = spec.default or ("(not set)" if spec.key.startswith("sbatch.") else "")
+        placeholder = self._placeholder(spec)
         inp = Input(
             text,
             placeholder=placeholder,
@@ -368,9 +369,25 @@ class JobForm(VerticalScroll):
             else:
                 row.set_message(None, False)
 
-    def set_choices(self, choices: Mapping[str, Sequence[str]]) -> None:
-        """Cluster-fed values (``partition``/``account``/``qos``): offered as completions, free text stays."""
+    def _placeholder(self, spec: FieldSpec) -> str:
+        """What an empty field means, in words: the value the job gets without it."""
+        if spec.key == "sbatch.job-name" and self.base is not None:
+            return f"default: {self.base.data.get('name') or self.base.name} (the preset's name)"
+        if spec.key == "launcher.nproc-per-node":
+            return "default: GPUs per node (1 without GPUs)"
+        if spec.key == "logs.dir":
+            from ntui.core.spec import default_log_dir
+
+            return f"default: {default_log_dir()}"
+        if spec.default:
+            return f"default: {spec.default}"
+        return "not set: Slurm's default" if spec.key.startswith("sbatch.") else ""
+
+    def set_choices(self, choices: Mapping[str, Sequence[str]], defaults: Mapping[str, str] | None = None) -> None:
+        """Cluster-fed values (``partition``/``account``/``qos``): offered as completions, free text stays.
+        ``defaults``: what Slurm uses when the field is empty (the default partition)."""
         self.choices = {k: tuple(v) for k, v in choices.items() if v}
+        self.choice_defaults = dict(defaults or {})
         self._apply_choices()
         self._show_messages()
 
@@ -383,8 +400,11 @@ class JobForm(VerticalScroll):
                 values = self.choices.get(source, ())
                 row.control.suggester = SuggestFromList(values, case_sensitive=True) if values else None
                 if values:
-                    shown = ", ".join(values[:4]) + (" …" if len(values) > 4 else "")
-                    row.control.placeholder = f"(not set) {shown}"
+                    default = self.choice_defaults.get(source)
+                    others = [v for v in values if v != default]
+                    shown = ", ".join(others[:3]) + (" …" if len(others) > 3 else "")
+                    row.control.placeholder = (f"default: {default}" + (f" (also {shown})" if shown else "")
+                                               if default else f"not set: Slurm's default ({shown})")
                     row.control.tooltip = f"{row.spec.help}\nOn this cluster: {', '.join(values)}"
 
     def error_keys(self) -> tuple[str, ...]:

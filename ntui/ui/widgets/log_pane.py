@@ -226,7 +226,7 @@ class LogPane(Widget):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "merge", "Merge ranks", id="ntui.logs.merge", tooltip="Merged view of the marked (or all) ranks"),
         Binding("E", "first_error", "First error", id="ntui.logs.error", tooltip="Jump to the first error"),
-        Binding("slash", "search", "Search", id="ntui.logs.search", key_display="/"),
+        Binding("slash", "search", "Search log", id="ntui.logs.search", key_display="/"),
         Binding("n", "search_next", "Next", id="ntui.logs.next", show=False),
         Binding("N", "search_prev", "Prev", id="ntui.logs.prev", show=False),
         Binding("end", "follow", "Follow", id="ntui.logs.follow", tooltip="Resume following the end"),
