@@ -55,6 +55,7 @@ __all__ = [
     "gpu_summary_for",
     "infer_from_batch_log",
     "recent_jobs",
+    "refresh_gpu_summary",
     "resolve_records",
 ]
 
@@ -189,6 +190,15 @@ def gpu_summary_for(entry: HistoryEntry, job_id: str, final: FinalRecord) -> Gpu
     elapsed = float(final.elapsed_s) if final.elapsed_s is not None else None
     facts = JobFacts(job_id, final.state, True, elapsed, time_limit_from_script(entry.script))
     return gpu_summary(build_report(files, facts))
+
+
+def refresh_gpu_summary(history: History, entry: HistoryEntry, report: UsageReport) -> bool:
+    """After a full report of an ended, resolved job (``ntui report``): store its summary (e.g. for a record
+    resolved before summaries existed). False when nothing was stored (not resolved, not ended, no GPU data)."""
+    summary = gpu_summary(report)
+    if entry.job_id is None or entry.final_state is None or not report.finished or summary is None:
+        return False
+    return history.record_gpu_summary(entry.job_id, summary)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from ntui.cli_history import cmd_history
-from ntui.core.history import SCHEMA_VERSION, GpuSummary, History, HistoryEntry
+from ntui.core.history import SCHEMA_VERSION, FinalRecord, GpuSummary, History, HistoryEntry
 from ntui.core.recentview import recent_cells, record_details
-from ntui.core.record import recent_jobs, resolve_records
-from ntui.core.usage import IDLE_UTIL_PERCENT
+from ntui.core.record import gpu_summary, recent_jobs, refresh_gpu_summary, resolve_records
+from ntui.core.sampler import find_sample_files
+from ntui.core.usage import IDLE_UTIL_PERCENT, JobFacts, build_report
 from tests.support.bigjob import BigJob, make_bigjob
 from tests.support.fakes import FakeRunner, result
 
@@ -152,6 +153,26 @@ def test_a_failing_summary_is_a_warning_and_the_state_is_kept(tmp_path: Path, hi
     assert report.warnings == ("GPU usage of job 702: bad sample file",)
 
 
+def test_a_full_report_refreshes_the_summary_of_a_record_resolved_without_one(tmp_path: Path,
+                                                                            history: History) -> None:
+    job = _job(tmp_path / "a", "703", idle_gpus=((0, 1),))
+    job.record_history(history)
+    files = find_sample_files(job.paths.log_dir, job.paths.stem, "703")
+    entry = history.get("703")
+    assert entry is not None
+    live = build_report(files, JobFacts("703", "RUNNING", False))
+    assert not refresh_gpu_summary(history, entry, live)  # not resolved, still running: nothing stored
+    history.record_final("703", FinalRecord("COMPLETED", "0:0", None, None, None, 120, None, "", "sacct"),
+                         when=0.0)
+    entry = history.get("703")
+    assert entry is not None and entry.gpu is None  # resolved before its summary existed
+    ended = build_report(files, JobFacts("703", "COMPLETED", True, 120.0))
+    assert refresh_gpu_summary(history, entry, ended)
+    got = history.get("703")
+    assert got is not None and got.gpu == gpu_summary(ended) and got.gpu is not None and got.gpu.gpus == 8
+    assert got.gpu.idle_fraction == pytest.approx(1 / 8)
+
+
 # ---------------------------------------------------------------- history and the recent list
 
 
@@ -206,3 +227,30 @@ def test_recent_jobs_sort_by_gpu_and_rows_show_it(three_jobs: dict[str, BigJob])
     note = record_details(by_id["710"]).note
     assert "GPU: 8 sampled" in note and "idle 25 %" in note and "finding: " in note
     assert "GPU:" not in record_details(by_id["712"]).note
+
+
+def test_ntui_report_of_an_ended_job_stores_its_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from ntui import cli, cli_report
+    from tests.unit.test_cli_report import DATA as REPORT_DATA
+    from tests.unit.test_cli_report import _history, _samples, captured
+
+    fake = FakeRunner({("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
+                       "sacct": result(stdout=(REPORT_DATA / "sacct_steps_2node.stdout").read_text())})
+    monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
+    _history(tmp_path)
+    _samples(tmp_path, "nid001", 90)
+    _samples(tmp_path, "nid002", 60)
+    h = History()
+    h.record_final("12", FinalRecord("FAILED", "1:0", None, None, None, 9, None, "", "sacct"), when=0.0)
+    h.close()
+    assert cli.run(["report", "12", "--width", "100"]) == 0
+    capsys.readouterr()
+    h = History()
+    try:
+        got = h.get("12")
+    finally:
+        h.close()
+    assert got is not None and got.gpu is not None
+    assert (got.gpu.gpus, got.gpu.idle_fraction) == (4, pytest.approx(0.5))  # GPU 0 of each node reads 1 %
+    assert got.gpu.util_mean == pytest.approx((1 + 90 + 1 + 60) / 4)
