@@ -18,6 +18,7 @@ from ntui.cli_common import EXIT_PROBLEMS, cli_runner, load_spec, print_problems
 from ntui.cli_slurm import _fail, submit_checked, test_only
 from ntui.core.history import History, HistoryEntry
 from ntui.core.logtail import inert
+from ntui.core.recentview import gpu_text
 from ntui.core.record import ResolveReport, resolve_records
 from ntui.core.resubmit import preset_ref, script_diff
 from ntui.core.runner import CommandRunner, SlurmError
@@ -29,7 +30,8 @@ def add_commands(sub: Any) -> None:
     resolve the records of ended jobs before listing the queue."""
     p = sub.choices.get("history") or sub.add_parser("history", help="jobs submitted by ntui (local history)")
     p.description = ("Jobs submitted by ntui, newest first, with what became of them: final state, elapsed, "
-                     "triage verdict (resolved from sacct, scontrol or the batch log).")
+                     "mean GPU utilisation (from the in-job samples; - without them), triage verdict (resolved "
+                     "from sacct, scontrol or the batch log). --json has the whole GPU summary under \"gpu\".")
     known = {a.dest for a in p._actions}
     if "n" not in known:
         p.add_argument("-n", type=int, default=20, help="how many (default 20)")
@@ -123,13 +125,13 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([asdict(e) | {"script": None} for e in entries], indent=1))
         return rc
-    print(f"{'JOBID':<10} {'SUBMITTED':<16}  {'STATE':<16} {'ELAPSED':>9}  {'PRESET':<22} VERDICT")
+    print(f"{'JOBID':<10} {'SUBMITTED':<16}  {'STATE':<16} {'ELAPSED':>9} {'GPU':>4}  {'PRESET':<22} VERDICT")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
         tail = e.verdict or ""
         link = f" (resubmit of {e.resubmit_of})" if e.resubmit_of else ""
-        print(f"{e.job_id or '-':<10} {when:<16}  {inert(state_text(e)):<16} {format_elapsed(e.elapsed_s):>9}  "
-              f"{inert(e.preset):<22} {inert(tail)}{link}")
+        print(f"{e.job_id or '-':<10} {when:<16}  {inert(state_text(e)):<16} {format_elapsed(e.elapsed_s):>9} "
+              f"{gpu_text(e.gpu.util_mean if e.gpu else None):>4}  {inert(e.preset):<22} {inert(tail)}{link}")
     return rc
 
 

@@ -3,7 +3,8 @@
 Reads the in-job sampler's files (:mod:`ntui.core.sampler`) found through the history (log dir and stem), so it
 works while the job runs (over the samples so far) and after it ended, with no step and no RPC per sample.
 Slurm is asked twice at most: ``scontrol show job`` (state, elapsed, time limit, nodes; while the controller
-remembers the job) and one ``sacct`` (steps; only where accounting exists).
+remembers the job) and one ``sacct`` (steps; only where accounting exists). The report of an ended job whose
+record is resolved also stores its GPU summary in the history (:func:`ntui.core.record.refresh_gpu_summary`).
 
 Exit codes (as the other commands): 0 report printed (also when it says why there is no GPU data); 2 the job
 was not submitted by ntui (no history entry: its sample files are unknown); 3 Slurm failed (the report from the
@@ -31,6 +32,7 @@ from ntui.core.jobreport import (  # noqa: F401  (squeeze, time_limit_from_scrip
     time_limit_from_script,
     usage_lines,
 )
+from ntui.core.record import refresh_gpu_summary
 from ntui.core.sacct_steps import StepAccounting
 from ntui.core.usage import UsageReport
 
@@ -71,7 +73,8 @@ def report_json(report: UsageReport, cpu: StepAccounting | None, entry: HistoryE
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    entry = History().get(args.job_id)
+    history = History()
+    entry = history.get(args.job_id)
     if entry is None or not entry.log_stem:
         print(f"ntui: job {args.job_id} was not submitted by ntui (not in the history): its GPU samples are "
               "unknown", file=sys.stderr)
@@ -82,6 +85,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
     got = job_usage(cli_runner(), args.job_id, entry)
+    refresh_gpu_summary(history, entry, got.report)  # the record's summary, from this full report
+    history.close()
     if args.json:
         print(json.dumps(report_json(got.report, got.cpu, entry, got.slurm_error)
                          | {"sampler_log": list(got.sampler_said)}, indent=1))

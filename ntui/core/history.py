@@ -8,7 +8,10 @@ Schema version 2 (``PRAGMA user_version``; files without it are version 1) adds 
 *record*, filled once the job has ended (:mod:`ntui.core.record`): final state, exit code,
 reason, start/end/elapsed, nodes, the triage verdict, where the state came from
 (``sacct`` | ``scontrol`` | ``inferred`` from the batch log) and the job it was resubmitted from.
-A version-1 file is migrated in place (``ALTER TABLE ADD COLUMN``, one transaction) on open.
+Schema version 3 adds the job's GPU usage *summary* (:class:`GpuSummary`, from the in-job sampler's files when the
+record is resolved; NULL when the job left no samples): mean utilisation, idle share, peak memory share, GPU count,
+energy, and the findings (count and the first one's line). The samples themselves stay in their files.
+An older file (version 1 or 2) is migrated in place (``ALTER TABLE ADD COLUMN``, one transaction) on open.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ CREATE TABLE IF NOT EXISTS submissions (
 );
 CREATE INDEX IF NOT EXISTS submissions_job ON submissions(job_id);
 """
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Columns added by version 2 (the job record), in this order; all nullable.
 RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("final_state", "TEXT"),  # COMPLETED, FAILED, CANCELLED, TIMEOUT, ... (None: not resolved yet)
@@ -62,6 +65,29 @@ RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("resolved_at", "REAL"),
     ("resubmit_of", "TEXT"),  # the job id this one was resubmitted from
 )
+#: Columns added by version 3 (the GPU usage summary, :class:`GpuSummary`), in this order; all nullable.
+USAGE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("gpu_util_mean", "REAL"),  # percent, mean over the job's GPUs
+    ("gpu_idle_fraction", "REAL"),  # 0..1, mean over the GPUs of the share of time below the idle threshold
+    ("gpu_mem_peak_fraction", "REAL"),  # 0..1, the highest peak memory / total of any GPU
+    ("gpu_count", "INTEGER"),  # GPUs sampled
+    ("gpu_energy_wh", "REAL"),
+    ("gpu_findings", "INTEGER"),  # how many findings the report has
+    ("gpu_finding", "TEXT"),  # the first finding's line ("" when none)
+)
+
+
+@dataclass(frozen=True)
+class GpuSummary:
+    """A job's GPU usage in a few numbers (from :func:`ntui.core.record.gpu_summary`); any may be unknown."""
+
+    util_mean: float | None
+    idle_fraction: float | None
+    mem_peak_fraction: float | None
+    gpus: int
+    energy_wh: float | None
+    findings: int
+    first_finding: str
 
 
 @dataclass(frozen=True)
@@ -94,6 +120,7 @@ class HistoryEntry:
     record_source: str | None = None
     resolved_at: float | None = None
     resubmit_of: str | None = None
+    gpu: GpuSummary | None = None  # None: no samples (or not summarised yet)
 
     @property
     def resolved(self) -> bool:
@@ -139,7 +166,7 @@ class History:
             return
         with self._tx() as c:
             have = {row[1] for row in c.execute("PRAGMA table_info(submissions)")}
-            for name, kind in RECORD_COLUMNS:
+            for name, kind in (*RECORD_COLUMNS, *USAGE_COLUMNS):
                 if name not in have:
                     c.execute(f"ALTER TABLE submissions ADD COLUMN {name} {kind}")
             c.execute("CREATE INDEX IF NOT EXISTS submissions_unresolved ON submissions(final_state)")
@@ -282,6 +309,20 @@ class History:
             )
             return cur.rowcount > 0
 
+    def record_gpu_summary(self, job_id: str, summary: GpuSummary | None) -> bool:
+        """Store (or with None clear) the GPU usage summary of ``job_id``'s newest row; False when no row has it."""
+        values = (None,) * len(USAGE_COLUMNS) if summary is None else (
+            summary.util_mean, summary.idle_fraction, summary.mem_peak_fraction, summary.gpus, summary.energy_wh,
+            summary.findings, summary.first_finding)
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE submissions SET gpu_util_mean=?, gpu_idle_fraction=?, gpu_mem_peak_fraction=?, gpu_count=?,"
+                " gpu_energy_wh=?, gpu_findings=?, gpu_finding=?"
+                " WHERE id=(SELECT MAX(id) FROM submissions WHERE job_id=?)",
+                (*values, job_id),
+            )
+            return cur.rowcount > 0
+
     def known_job_ids(self) -> set[str]:
         return {r[0] for r in self._conn.execute("SELECT job_id FROM submissions WHERE job_id IS NOT NULL")}
 
@@ -301,8 +342,20 @@ class History:
             elapsed_s=int(elapsed) if elapsed is not None else None, node_list=_opt(row["node_list"]),
             verdict=_opt(row["verdict"]), record_source=_opt(row["record_source"]),
             resolved_at=float(resolved_at) if resolved_at is not None else None,
-            resubmit_of=_opt(row["resubmit_of"]),
+            resubmit_of=_opt(row["resubmit_of"]), gpu=_gpu_summary(row),
         )
+
+
+def _float(value: object) -> float | None:
+    return None if value is None else float(str(value))
+
+
+def _gpu_summary(row: sqlite3.Row) -> GpuSummary | None:
+    if row["gpu_count"] is None:
+        return None
+    return GpuSummary(_float(row["gpu_util_mean"]), _float(row["gpu_idle_fraction"]),
+                      _float(row["gpu_mem_peak_fraction"]), int(row["gpu_count"]), _float(row["gpu_energy_wh"]),
+                      int(row["gpu_findings"] or 0), str(row["gpu_finding"] or ""))
 
 
 def _opt(value: object) -> str | None:

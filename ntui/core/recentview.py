@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 
-from ntui.core.history import History
+from ntui.core.history import GpuSummary, History
 from ntui.core.jobmodel import DetailsView, LogTarget
 from ntui.core.outcome import UNKNOWN, Outcome
 from ntui.core.record import NOT_FROM_NTUI, RecentJob, RecentJobs, recent_jobs, resolve_records
@@ -32,6 +32,8 @@ __all__ = [
     "RecentLoads",
     "RecentRequest",
     "age_text",
+    "gpu_line",
+    "gpu_text",
     "load_recent",
     "recent_cells",
     "recent_title",
@@ -45,7 +47,7 @@ __all__ = [
 MAX_RECENT = 500
 
 #: Column titles of the recent-jobs list (one home for the row format: :func:`recent_cells`).
-RECENT_COLUMNS: tuple[str, ...] = ("Job", "Name", "State", "Elapsed", "Submitted", "Verdict")
+RECENT_COLUMNS: tuple[str, ...] = ("Job", "Name", "State", "Elapsed", "GPU", "Submitted", "Verdict")
 
 
 @dataclass(frozen=True)
@@ -86,9 +88,11 @@ def load_recent(
     now: float,
     timeout: float,
     env: Mapping[str, str] | None = None,
+    sort: str = "submitted",
 ) -> RecentJobs | None:
     """*Thread-side*: the recent jobs (None when ``history`` is not ntui's history file, e.g. a test stand-in).
-    With ``request.resolve``, records of jobs that ended are filled first (one batched sacct)."""
+    With ``request.resolve``, records of jobs that ended are filled first (one batched sacct). ``sort``: a key of
+    :data:`ntui.core.record.SORT_KEYS` (``gpu``: by mean GPU utilisation, unmeasured jobs last)."""
     if not isinstance(history, History):
         return None
     warnings: list[str] = []
@@ -98,7 +102,7 @@ def load_recent(
             warnings.extend(report.warnings)
         except (SlurmError, OSError) as exc:  # the list stands without fresh records
             warnings.append(f"records not resolved: {exc}")
-    got = recent_jobs(history, runner, days=days, now=now, env=env, timeout=timeout)
+    got = recent_jobs(history, runner, days=days, now=now, env=env, timeout=timeout, sort=sort)
     return RecentJobs(got.jobs, got.accounting, (*warnings, *got.warnings))
 
 
@@ -134,11 +138,31 @@ def age_text(submitted_at: float | None, now: float) -> str:
     return f"{int(ago // 86400)} d ago"
 
 
+def gpu_text(util_mean: float | None) -> str:
+    """A job's mean GPU utilisation as its record keeps it: ``37%``; ``-`` without samples."""
+    return "-" if util_mean is None else f"{util_mean:.0f}%"
+
+
+def gpu_line(gpu: GpuSummary) -> str:
+    """The record's GPU summary in one line (the details panel; ``ntui report`` has the whole report)."""
+    def pct(x: float | None) -> str:
+        return "?" if x is None else f"{100 * x:.0f} %"
+
+    energy = f", {gpu.energy_wh:.1f} Wh" if gpu.energy_wh is not None else ""
+    line = (f"GPU: {gpu.gpus} sampled, mean utilisation {gpu_text(gpu.util_mean)}, idle {pct(gpu.idle_fraction)}, "
+            f"peak memory {pct(gpu.mem_peak_fraction)} of total{energy}")
+    if gpu.findings:
+        more = f" (+{gpu.findings - 1} more)" if gpu.findings > 1 else ""
+        line += f"\nfinding: {gpu.first_finding}{more}"
+    return line
+
+
 def recent_cells(job: RecentJob, now: float) -> tuple[str, ...]:
     """One row of the list, in the order of :data:`RECENT_COLUMNS`."""
     elapsed = format_elapsed(job.elapsed_s) if job.elapsed_s is not None else "-"
     said = job.note if not job.from_ntui else job.verdict or ("" if job.state else "not resolved yet")
-    return (job.job_id, job.name, state_text(job), elapsed, age_text(job.submitted_at, now), said)
+    return (job.job_id, job.name, state_text(job), elapsed, gpu_text(job.gpu_util), age_text(job.submitted_at, now),
+            said)
 
 
 def recent_title(days: float, jobs: int, accounting: bool | None, limit: int = MAX_RECENT) -> str:
@@ -166,6 +190,8 @@ def record_details(job: RecentJob) -> DetailsView:
             parts.append(f"ended {job.end_time}")
         if job.verdict:
             parts.append(f"verdict: {job.verdict}")
+        if entry is not None and entry.gpu is not None:
+            parts.append(gpu_line(entry.gpu))
         if entry is not None and entry.resubmit_of:
             parts.append(f"resubmit of job {entry.resubmit_of}")
         note = "\n".join(parts)

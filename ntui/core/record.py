@@ -17,7 +17,9 @@ job has a job id but no final state yet, whether or not an ntui was running when
    When ``squeue`` fails (controller down) nothing is inferred: a job may still be running.
 
 Each resolved job also gets its verdict (:func:`ntui.core.joblogs.job_verdict`, one line: Slurm's job-level
-verdict first, else the rank that failed first) when its logs are known. :func:`recent_jobs` lists the records
+verdict first, else the rank that failed first) when its logs are known, and, when the in-job GPU sampler left its
+files, the job's GPU usage summary (:func:`gpu_summary`: one streamed pass over the files; a failure is a warning
+and never loses the final state). :func:`recent_jobs` lists the records
 of the last days, plus, where accounting exists, the user's other jobs from one ``sacct -S`` call (logs unknown).
 """
 
@@ -32,12 +34,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ntui.core import slurm
-from ntui.core.history import FinalRecord, History, HistoryEntry
+from ntui.core.history import FinalRecord, GpuSummary, History, HistoryEntry
 from ntui.core.joblogs import job_verdict
+from ntui.core.jobreport import time_limit_from_script
 from ntui.core.reconcile import OwnJob, own_jobs
 from ntui.core.render import LogPaths
 from ntui.core.runner import CommandRunner, JobNotFound, SlurmError
+from ntui.core.sampler import find_sample_files
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
+from ntui.core.usage import JobFacts, UsageReport, build_report
 from ntui.core.verdict import SlurmFinal
 
 __all__ = [
@@ -46,8 +51,11 @@ __all__ = [
     "RecentJob",
     "RecentJobs",
     "ResolveReport",
+    "gpu_summary",
+    "gpu_summary_for",
     "infer_from_batch_log",
     "recent_jobs",
+    "refresh_gpu_summary",
     "resolve_records",
 ]
 
@@ -160,6 +168,39 @@ def verdict_for(entry: HistoryEntry, job_id: str, slurm_final: SlurmFinal | None
     return found.line if found.kind != "none" else ""
 
 
+def gpu_summary(report: UsageReport) -> GpuSummary | None:
+    """The few numbers of ``report`` the history keeps (None when no GPU was sampled)."""
+    gpus = report.all_gpus
+    if not gpus:
+        return None
+    idle = [g.idle_fraction for g in gpus if g.idle_fraction is not None]
+    peaks = [f for g in gpus if (f := g.mem_peak_fraction) is not None]
+    first = report.findings[0].message if report.findings else ""
+    return GpuSummary(report.util_mean, sum(idle) / len(idle) if idle else None, max(peaks, default=None),
+                      len(gpus), report.energy_wh, len(report.findings), first)
+
+
+def gpu_summary_for(entry: HistoryEntry, job_id: str, final: FinalRecord) -> GpuSummary | None:
+    """The summary over the job's sample files (None when there are none): one streamed pass per file."""
+    if not entry.log_dir or not entry.log_stem:
+        return None
+    files = find_sample_files(entry.log_dir, entry.log_stem, job_id)
+    if not files:
+        return None
+    elapsed = float(final.elapsed_s) if final.elapsed_s is not None else None
+    facts = JobFacts(job_id, final.state, True, elapsed, time_limit_from_script(entry.script))
+    return gpu_summary(build_report(files, facts))
+
+
+def refresh_gpu_summary(history: History, entry: HistoryEntry, report: UsageReport) -> bool:
+    """After a full report of an ended, resolved job (``ntui report``): store its summary (e.g. for a record
+    resolved before summaries existed). False when nothing was stored (not resolved, not ended, no GPU data)."""
+    summary = gpu_summary(report)
+    if entry.job_id is None or entry.final_state is None or not report.finished or summary is None:
+        return False
+    return history.record_gpu_summary(entry.job_id, summary)
+
+
 @dataclass(frozen=True)
 class ResolveReport:
     resolved: tuple[tuple[str, FinalRecord], ...] = ()
@@ -185,6 +226,7 @@ def resolve_records(
     grace_s: float = GRACE_S,
     now: float | None = None,
     verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
+    usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
 ) -> ResolveReport:
     """Fill the record of every ended, unresolved job in ``history`` (see the module doc)."""
     entries = [e for e in history.unresolved() if e.job_id]
@@ -261,6 +303,12 @@ def resolve_records(
         final = replace(found, verdict=text)
         if history.record_final(job_id, final):
             resolved.append((job_id, final))
+            try:
+                summary = usage(by_id[job_id], job_id, final)
+                if summary is not None:
+                    history.record_gpu_summary(job_id, summary)
+            except Exception as exc:  # the state is recorded already; a bad sample file must not hide it
+                warnings.append(f"GPU usage of job {job_id}: {exc}")
     return ResolveReport(tuple(resolved), tuple(sorted(waiting)), sacct_calls, squeue_calls, scontrol_calls,
                          accounting, tuple(warnings))
 
@@ -283,6 +331,12 @@ class RecentJob:
     note: str = ""  # NOT_FROM_NTUI for the user's other jobs
     entry: HistoryEntry | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def gpu_util(self) -> float | None:
+        """Mean GPU utilisation (percent) from the record's summary; None without samples or a record."""
+        gpu = self.entry.gpu if self.entry is not None else None
+        return gpu.util_mean if gpu is not None else None
+
 
 @dataclass(frozen=True)
 class RecentJobs:
@@ -297,6 +351,8 @@ SORT_KEYS: dict[str, Callable[[RecentJob], tuple[object, ...]]] = {
     "elapsed": lambda j: (j.elapsed_s if j.elapsed_s is not None else -1, j.job_id),
     "state": lambda j: (j.state, j.job_id),
     "job": lambda j: (len(j.job_id), j.job_id),
+    # jobs without a summary sort below every measured one (descending: last)
+    "gpu": lambda j: (j.gpu_util is not None, j.gpu_util or 0.0, j.job_id),
 }
 
 

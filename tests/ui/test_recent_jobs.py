@@ -46,7 +46,7 @@ async def test_recent_jobs_listed_under_the_queue_and_a_record_shows_details_and
         # newest first; the running job is in the queue above, not here; the notebook job is sacct's
         assert list(recent.jobs) == ["48213650", "48213701", "48213322", "48213544", "48213410"]
         assert "last 7 days · 5 jobs" in str(recent.border_title)
-        assert recent.get_row("48213322")[5].plain == "not from ntui: logs unknown"  # type: ignore[union-attr]
+        assert recent.get_row("48213322")[6].plain == "not from ntui: logs unknown"  # type: ignore[union-attr]
         await pilot.press("tab")  # from the queue to the recent list
         assert recent.has_focus
         recent.move_cursor(row=recent.get_row_index("48213701"))

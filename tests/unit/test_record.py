@@ -85,10 +85,10 @@ def test_a_version_1_history_file_is_migrated_in_place(tmp_path: Path) -> None:
     assert [r[1] for r in before] == ["22", "23", "24", "25"]
     h = History(path)
     try:
-        assert h.schema_version == SCHEMA_VERSION == 2
+        assert h.schema_version == SCHEMA_VERSION == 3
         entries = {e.job_id: e for e in h.entries()}
         assert set(entries) == set(STEMS)
-        assert all(e.final_state is None and e.record_source is None and e.resubmit_of is None
+        assert all(e.final_state is None and e.record_source is None and e.resubmit_of is None and e.gpu is None
                    for e in entries.values())
         assert [e.job_id for e in h.unresolved()] == ["22", "23", "24", "25"]
         rec = FinalRecord("TIMEOUT", "0:0", None, "2026-11-30T09:33:46", "2026-11-30T09:34:48", 62, "nid002",
@@ -102,7 +102,7 @@ def test_a_version_1_history_file_is_migrated_in_place(tmp_path: Path) -> None:
         h.close()
     again = History(path)  # idempotent: a second open changes nothing
     try:
-        assert again.schema_version == 2
+        assert again.schema_version == 3
         with sqlite3.connect(path) as conn:
             after = conn.execute("SELECT token, job_id, preset, overrides, script FROM submissions ORDER BY id")
             assert after.fetchall() == before

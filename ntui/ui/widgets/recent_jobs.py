@@ -61,8 +61,8 @@ class RecentJobsTable(DataTable[str | Text]):
         for job in jobs:
             cells = [inert(c) for c in recent_cells(job, now)]
             state = Text(cells[2], style=state_style(job.state) if job.state else "magenta")
-            said = Text(cells[5], style="italic dim" if not job.from_ntui else "")
-            self.add_row(cells[0], cells[1], state, cells[3], cells[4], said, key=job.job_id)
+            said = Text(cells[-1], style="italic dim" if not job.from_ntui else "")
+            self.add_row(*cells[:2], state, *cells[3:-1], said, key=job.job_id)
         self.border_title = recent_title(days, len(jobs), loaded.accounting)
         self.set_class(bool(jobs), "-shown")
         if current is not None and current.job_id in self.jobs:

@@ -1,0 +1,45 @@
+"""On the dev cluster: a job's GPU usage summary reaches its history record when the record is resolved.
+
+The job samples the dev-only simulated nvidia-smi with a scripted profile (one idle GPU per node, low memory, a
+straggler node); ``ntui history --json`` resolves its record and carries the summary, the table shows its mean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ntui.core.sampler import find_sample_files
+from ntui.core.usage import JobFacts, build_report
+from tests.cluster.conftest import DevCluster
+from tests.cluster.test_e2e import ntui
+from tests.cluster.test_sampler import END_STATES, STEM, _record_history, _script, _sim_dir, _submit, _wait_state
+
+pytestmark = pytest.mark.cluster
+
+
+def test_the_history_record_of_an_ended_job_carries_its_gpu_summary(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    script = _script(tmp_path, "sleep 8", path_dir=_sim_dir(tmp_path), profile="idle-gpu,low-mem,straggler=nid002")
+    job_id = _submit(dev_cluster, tmp_path, script)
+    _record_history(job_id, tmp_path, script)
+    info = _wait_state(dev_cluster, job_id, END_STATES)
+    assert info["JobState"] == "COMPLETED"
+    env = {"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
+    res = ntui(dev_cluster, "history", "--json", timeout=120, env=env)
+    assert res.returncode == 0, res.stderr
+    row = next(r for r in json.loads(res.stdout) if r["job_id"] == job_id)
+    assert row["final_state"] == "COMPLETED", row
+    gpu = row["gpu"]
+    assert gpu is not None, res.stderr
+    # the same numbers as the full report over the same files
+    report = build_report(find_sample_files(str(tmp_path), STEM, job_id), JobFacts(job_id, "COMPLETED", True))
+    assert gpu["gpus"] == report.gpus == 4
+    assert gpu["util_mean"] == pytest.approx(report.util_mean)
+    assert gpu["findings"] >= 3 and gpu["first_finding"] == report.findings[0].message
+    assert 0.2 <= gpu["idle_fraction"] <= 0.6  # one GPU of two idle on each node
+    table = ntui(dev_cluster, "history", "--no-resolve", timeout=60, env=env)
+    line = next(ln for ln in table.stdout.splitlines() if ln.startswith(job_id + " "))
+    assert f"{gpu['util_mean']:.0f}%" in line.split()
