@@ -128,6 +128,8 @@ class JobsScreen(NtuiScreen):
             border-title-color: $text-muted;
             border-subtitle-color: $text-muted;
         }
+        #jobs-queue.-with-recent { max-height: 70%; }
+        #jobs-queue.-with-recent #jobs-table { max-height: 50%; }
         #jobs-queue:focus-within { border: round $primary; border-title-color: $text; }
         #jobs-table { height: auto; max-height: 100%; }
         &.-wide #jobs-queue { height: 1fr; max-height: 100%; }
@@ -766,9 +768,11 @@ class JobsScreen(NtuiScreen):
         if msg.jobs is not None:
             for warning in msg.jobs.warnings:
                 self.log.warning(f"recent jobs: {warning}")
-            self.query_one("#jobs-recent", RecentJobsTable).show_jobs(
-                msg.jobs, live=set(self.model.live), now=self.model.clock().timestamp(),
-                days=self.full_settings.queue.recent_days)
+            recent = self.query_one("#jobs-recent", RecentJobsTable)
+            recent.show_jobs(msg.jobs, live=set(self.model.live), now=self.model.clock().timestamp(),
+                             days=self.full_settings.queue.recent_days)
+            # the queue box makes room for the list under the live queue (the queue keeps at least half)
+            self.query_one("#jobs-queue").set_class(recent.has_class("-shown"), "-with-recent")
         self._recent_done()
 
     def _recent_done(self) -> None:
