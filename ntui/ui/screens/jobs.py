@@ -49,7 +49,7 @@ from ntui.core.jobmodel import (
 )
 from ntui.core.queue import ENDED, FinishedJob, PollPolicy
 from ntui.core.recentview import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
-from ntui.core.record import RecentJob
+from ntui.core.record import RecentJob, RecentJobs
 from ntui.core.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.slurm import QueueJob
@@ -405,6 +405,8 @@ class JobsScreen(NtuiScreen):
             got = msg.got
             self.last_refresh = RefreshStats(got.squeue_s, got.parse_s, t1 - t0, t1 - msg.started, rows, change,
                                              msg.started, t1)
+            if not applied.unchanged:
+                self._show_recent()  # a job that entered or left the queue moves between the two lists
             self._start_lookups()
             self._selection_changed()
         self._arm(delay)
@@ -768,12 +770,19 @@ class JobsScreen(NtuiScreen):
         if msg.jobs is not None:
             for warning in msg.jobs.warnings:
                 self.log.warning(f"recent jobs: {warning}")
-            recent = self.query_one("#jobs-recent", RecentJobsTable)
-            recent.show_jobs(msg.jobs, live=set(self.model.live), now=self.model.clock().timestamp(),
-                             days=self.full_settings.queue.recent_days)
-            # the queue box makes room for the list under the live queue (the queue keeps at least half)
-            self.query_one("#jobs-queue").set_class(recent.has_class("-shown"), "-with-recent")
+            self._show_recent(msg.jobs)
         self._recent_done()
+
+    def _show_recent(self, jobs: RecentJobs | None = None) -> None:
+        """The recent jobs (``jobs``: a new load, else the last one) without those in the live queue."""
+        recent = self.query_one("#jobs-recent", RecentJobsTable)
+        loaded = jobs if jobs is not None else recent.loaded
+        if loaded is None:
+            return
+        recent.show_jobs(loaded, live=set(self.model.live), now=self.model.clock().timestamp(),
+                         days=self.full_settings.queue.recent_days)
+        # the queue box makes room for the list under the live queue (the queue keeps at least half)
+        self.query_one("#jobs-queue").set_class(recent.has_class("-shown"), "-with-recent")
 
     def _recent_done(self) -> None:
         again = self._recent_loads.finished()
