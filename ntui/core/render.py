@@ -1,6 +1,6 @@
 """Render a validated :class:`JobSpec` into an sbatch script.
 
-Structure (slurm-scripts.md rule ids in brackets):
+Structure (rule ids of ntui.core.rules and docs/rules.md in brackets):
   shebang; every ``#SBATCH`` line [P1, P2]; only then commands, starting with ``set -euo pipefail``.
   Directive values are resolved in Python and quoted with ``shlex.quote`` [P3, P4].
   Values that are the same on every node (MASTER_ADDR, MASTER_PORT) are computed in the batch
