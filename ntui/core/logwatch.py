@@ -1,5 +1,8 @@
 """Watching one job's logs as a stream: rank discovery, tailing, node headers, failure detection, triage.
 
+One responsibility: turning one job's log files into what a view shows, as a stream (which file is read when
+is the scheduler's choice, see :class:`PoliteScheduler`).
+
 :class:`JobLogWatcher` owns one :class:`~ntui.core.logtail.FileTail` per file of the job (the batch log,
 key :data:`BATCH`, and one per global rank, key ``N``) and one incremental
 :class:`~ntui.core.triage.RankDetector` per file. The caller (the log pane's worker thread, ``ntui logs

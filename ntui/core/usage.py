@@ -1,5 +1,7 @@
 """GPU usage report from the in-job sampler's files (:mod:`ntui.core.sampler`), streamed in O(1) memory per GPU.
 
+One responsibility: the sample file format and the per-GPU statistics over it (read, summarised, judged).
+
 **File format** (one file per node, ``<log_dir>/<stem>-<jobid>-gpu-<node>.csv``)::
 
     # ntui-gpu-samples v1 job=123 node=nid001 interval=10 visible=0,1,2,3 status=sampling fields=timestamp,...
