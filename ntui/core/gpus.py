@@ -61,6 +61,7 @@ __all__ = [
     "JobGpuSummary",
     "build_gpu_step_argv",
     "gpu_step_env",
+    "no_gpus_allocated",
     "parse_gpu_csv",
     "parse_gpu_line",
     "parse_number",
@@ -498,6 +499,9 @@ class GpuBoard:
                 out.append(
                     GpuIssue("fewer_gpus", node, f"{node}: {len(fresh)} of {len(want)} allocated GPUs reporting")
                 )
+            elif not want:  # a job without GPUs: what nvidia-smi shows is not the job's
+                out.append(GpuIssue("more_gpus", node,
+                                    f"{node}: no GPUs allocated; nvidia-smi shows {len(fresh)}, not the job's"))
             elif len(fresh) > len(want):
                 out.append(GpuIssue("more_gpus", node, f"{node}: {len(fresh)} GPUs visible, {len(want)} allocated"))
         for idle in self.idle_gpus(t):
@@ -533,6 +537,12 @@ class GpuBoard:
             power_w=total([s.power_w for s in samples]),
             simulated=any(s.simulated for s in samples),
         )
+
+
+def no_gpus_allocated(expected: Mapping[str, tuple[int, ...]] | None) -> bool:
+    """True when the allocation is known and holds no GPU on any node (a CPU job): whatever nvidia-smi
+    shows on its nodes is not the job's."""
+    return expected is not None and bool(expected) and not any(expected.values())
 
 
 _BARS = "▁▂▃▄▅▆▇█"

@@ -50,6 +50,7 @@ from ntui.core.queue import (
     QueueFetcher,
     Row,
     departed,
+    format_elapsed,
     queue_row,
 )
 from ntui.core.render import LogPaths
@@ -104,18 +105,6 @@ HistoryOpener = Callable[[], "HistoryLike | None"]
 
 # ---------------------------------------------------------------- values exchanged with the view
 
-
-
-def format_elapsed(seconds: int) -> str:
-    """Seconds in squeue's elapsed style: ``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``."""
-    days, rem = divmod(max(0, seconds), 86400)
-    hours, rem = divmod(rem, 3600)
-    minutes, secs = divmod(rem, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
-    if hours:
-        return f"{hours}:{minutes:02d}:{secs:02d}"
-    return f"{minutes}:{secs:02d}"
 
 
 def shown_command(command: str | None, script_path: str | None) -> str | None:

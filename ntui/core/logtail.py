@@ -705,13 +705,17 @@ class MultiTail(Generic[K]):
 # ---------------------------------------------------------------------------------------------------------
 # one rank at a glance
 
-RankState = Literal["pending", "missing", "running", "finished", "errored"]
+RankState = Literal["pending", "missing", "never started", "running", "finished", "failed", "killed", "errored"]
 
 
 @dataclass(frozen=True)
 class RankStatus:
-    """One rank's log at a glance. ``status``: errored (a finding), running / finished (by the job's
-    state), pending (no file yet, job still active) or missing (no file, job over)."""
+    """One rank's log at a glance. ``status``: errored (a finding in its own log), running / finished (by the
+    job's state), pending (no file yet, job still active), missing (no file, job over, other logs exist),
+    never started (the job ended and wrote no log at all: cancelled or failed while pending). Once the job is
+    over and it failed: failed (this rank is the one that failed, or the batch log names it, with no error in
+    its own log) or killed (a rank without an error of its own, stopped by the launcher or Slurm after another
+    rank failed or the job was cancelled)."""
 
     rank: int
     path: Path
@@ -731,16 +735,20 @@ def rank_status(
     job_active: bool,
     node: str | None = None,
     findings: Sequence[Finding] = (),
+    ended_as: Literal["finished", "failed", "killed"] = "finished",
+    any_log: bool = True,
 ) -> RankStatus:
-    """Summarise a followed rank log (uses the tail's last poll; no IO)."""
+    """Summarise a followed rank log (uses the tail's last poll; no IO). For an ended job, ``ended_as`` is what
+    the job's verdict makes of this rank when its own log shows no error (:meth:`ntui.core.logwatch.LogWatcher.rows`
+    decides), and ``any_log`` whether any log of the job exists (none: the job never started)."""
     first = min(findings, key=lambda f: (f.tier, f.time if f.time is not None else float("inf"), f.seq), default=None)
     status: RankState
     if first is not None:
         status = "errored"
     elif not tail.exists:
-        status = "pending" if job_active else "missing"
+        status = "pending" if job_active else "missing" if any_log else "never started"
     else:
-        status = "running" if job_active else "finished"
+        status = "running" if job_active else ended_as
     return RankStatus(
         rank=rank,
         path=tail.path,

@@ -352,7 +352,7 @@ class JobLogWatcher:
         self._header_done: set[Key] = set()
         self._flushed = False
         self._next_discover = 0.0
-        self._triage_cache: tuple[tuple[int, int], TriageLine] | None = None
+        self._triage_cache: tuple[tuple[int, int, bool], TriageLine] | None = None
         self._problem: tuple[int, float, TriageLine | None] | None = None
         self._expected_ranks = sum(1 for k in files if isinstance(k, int))
         for key, path in sorted(files.items(), key=lambda kv: key_sort(kv[0])):
@@ -531,20 +531,24 @@ class JobLogWatcher:
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
         return decide(per_key, nodes_by_rank=self._rank_nodes(), launcher=self.launcher, slurm=slurm)
 
-    def triage_line(self) -> TriageLine:
-        """The one-line triage and where its error is (cached until findings or files change)."""
-        stamp = (self.findings_count(), self.existing())
+    def triage_line(self, *, job_active: bool = True) -> TriageLine:
+        """The one-line triage and where its error is (cached until findings, files or the job's activity
+        change). ``job_active`` False: the job is over (a job with no log then never started)."""
+        stamp = (self.findings_count(), self.existing(), job_active)
         if self._triage_cache is not None and self._triage_cache[0] == stamp:
             return self._triage_cache[1]
-        line = self._triage_line()
+        line = self._triage_line(job_active)
         self._triage_cache = (stamp, line)
         return line
 
-    def _triage_line(self) -> TriageLine:
+    def _triage_line(self, job_active: bool) -> TriageLine:
         verdict = self.verdict()
         first = verdict.root
         if verdict.kind == "none" or first is None:
             existing = self.existing()
+            if existing == 0 and not job_active:
+                return TriageLine("the job ended without writing any log: it never started "
+                                  "(cancelled or failed while pending)", False)
             if existing == 0:
                 return TriageLine("waiting for the logs to appear…", False)
             if verdict.kind != "none":
@@ -565,14 +569,19 @@ class JobLogWatcher:
     def rows(self, *, job_active: bool, now: float | None = None) -> tuple[RankRow, ...]:
         """The rank table from the tails' last polls (no IO)."""
         when = self.clock() if now is None else now
-        tri = self.triage_line()
+        tri = self.triage_line(job_active=job_active)
         named = self.named_ranks()
+        any_log = self.existing() > 0
         out = []
         for key in self.keys():
             tail = self.tail(key)
             det = self._detectors[key]
+            ended_as: Literal["finished", "failed", "killed"] = "finished"
+            if isinstance(key, int) and tri.failed and not tri.problem:
+                # the job failed: the rank that failed (or that the batch log names), else one stopped after it
+                ended_as = "failed" if key == tri.rank or key in named else "killed"
             st = rank_status(key if isinstance(key, int) else -1, tail, job_active=job_active,
-                             node=self._nodes.get(key), findings=det.findings)
+                             node=self._nodes.get(key), findings=det.findings, ended_as=ended_as, any_log=any_log)
             f = st.finding
             start = None if f is None else (f.start_line_no or f.line_no) - 1
             out.append(RankRow(

@@ -21,6 +21,8 @@ class Outcome:
     exit_code: str | None
     source: str  # squeue | sacct | scontrol | none
     finished: bool
+    #: the job's whole run time (sacct ``Elapsed``, scontrol ``RunTime``); None when the source has none
+    elapsed_s: int | None = None
 
 
 def job_outcome(runner: CommandRunner, job_id: str, *, env: Mapping[str, str] | None = None) -> Outcome:
@@ -36,9 +38,10 @@ def finished_outcome(runner: CommandRunner, job_id: str, *, env: Mapping[str, st
     controller still remembers the job (MinJobAge), else UNKNOWN."""
     rec = slurm.final_state(runner, job_id, env=env)
     if rec is not None:
-        return Outcome(job_id, rec.state, rec.exit_code, "sacct", True)
+        return Outcome(job_id, rec.state, rec.exit_code, "sacct", True, rec.elapsed_s)
     try:
         details = slurm.show_job(runner, job_id, env=env)
     except JobNotFound:
         return Outcome(job_id, UNKNOWN, None, "none", True)
-    return Outcome(job_id, details.state, details.exit_code, "scontrol", details.category.finished)
+    return Outcome(job_id, details.state, details.exit_code, "scontrol", details.category.finished,
+                   details.run_time_s if details.category.finished else None)

@@ -212,6 +212,34 @@ async def test_stale_node_and_fewer_gpus_are_shown() -> None:
         assert "3 GPUs on 1 node" in text(pane, "#gpu-summary")
 
 
+#: the same job without GPUs (``-C gpu`` nodes, no ``--gpus``): one node, an empty GRES on its ``-d`` line
+SHOW_CPU_JOB = (
+    SHOW_RUNNING.replace("NodeList=nid[001-002]", "NodeList=nid001")
+    .replace("JOB_GRES=gpu:8", "JOB_GRES=(null)")
+    .replace("Nodes=nid[001-002] CPU_IDs=1 Mem=0 GRES=gpu:4(IDX:0-3)", "Nodes=nid001 CPU_IDs=1 Mem=0 GRES=")
+    .replace("TresPerNode=gres:gpu:4", "TresPerNode=")
+)
+
+
+async def test_a_job_without_gpus_says_so_and_what_nvidia_smi_shows() -> None:
+    clock = Clock()
+    pane = make_pane(running_runner(SHOW_CPU_JOB), clock=clock)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane)
+        assert pane.state == "starting"
+        assert "no GPUs allocated on nid001: the job has no GPUs" in text(pane)
+        clock.now += 2
+        FakeStream.made[0].feed([line for line in CANNED if line.startswith("0: ")])
+        pane.redraw()
+        await pilot.pause()
+        summary, body = text(pane, "#gpu-summary"), text(pane)
+        assert "the job has no GPUs" in summary and "nvidia-smi on its nodes shows 4 GPUs, not the job's" in summary
+        assert "0 GPUs on 0 nodes" not in summary and "util n/a" not in summary
+        assert "nid001  no GPUs allocated; nvidia-smi shows 4, not the job's" in body
+        assert "allocated 0" not in body and "IDX  " not in body
+        assert "no GPUs allocated; nvidia-smi shows 4" in text(pane, "#gpu-issues")
+
+
 # ------------------------------------------------------------------------------------------ failures
 
 

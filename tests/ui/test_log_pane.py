@@ -130,10 +130,31 @@ async def test_lists_every_rank_and_flags_the_one_that_failed(tmp_path: Path) ->
         assert str(table.get_cell("2", "status")) == "errored (first)"
         assert "red" in str(table.get_cell("2", "status").style)  # highlighted
         assert str(table.get_cell("2", "node")) == "nid002"
-        # the job ends: the table is diffed in place, statuses turn to finished
+        # the job ends: the table is diffed in place; the ranks stopped after rank 2 failed say "killed"
+        # (issue 15: they said "finished"), the batch log that saw no error of its own is finished
         pane.show_job(JOB, paths=paths, world_size=4, job_active=False)
-        await until(pilot, lambda: pane.rows[0].status == "finished")
+        await until(pilot, lambda: pane.rows[0].status != "running")
+        assert [pane.rows[r].status for r in (0, 1, 3)] == ["killed"] * 3
         assert pane.rows[2].status == "errored" and table.row_count == 5
+        assert str(table.get_cell("0", "status")) == "killed" and pane.rows[BATCH].status == "finished"
+
+
+async def test_a_job_cancelled_while_pending_says_it_never_started(tmp_path: Path) -> None:
+    """Issue 15: it said "waiting for the logs to appear…" forever."""
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    paths = LogPaths(str(log_dir), STEM)
+    app = host()
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.pane
+        pane.show_job(JOB, paths=paths, world_size=2, job_active=True)
+        await until(pilot, lambda: pane.polls > 0)
+        assert pane.triage_line.text.startswith("waiting")
+        pane.show_job(JOB, paths=paths, world_size=2, job_active=False)  # scancel'd while pending: no log, ever
+        await until(pilot, lambda: "never started" in pane.triage_line.text)
+        await until(pilot, lambda: {r.status for r in pane.rows.values()} == {"never started"})
+        banner = str(pane.query_one("#lp-triage", Static).render())
+        assert "never started" in banner and "waiting" not in banner
 
 
 async def test_pending_job_files_appear_later(tmp_path: Path) -> None:

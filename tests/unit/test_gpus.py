@@ -19,6 +19,7 @@ from ntui.core.gpus import (
     GpuSample,
     build_gpu_step_argv,
     gpu_step_env,
+    no_gpus_allocated,
     parse_gpu_csv,
     parse_gpu_line,
     sparkline,
@@ -244,6 +245,19 @@ def test_gpu_count_against_allocation() -> None:
     assert msgs["unexpected_node"] == "nid009: reports GPUs but has none allocated"
     # job averages count only the allocated indices of nid002 (4-7), not its other four
     assert board.summary().gpus == 3 + 4 + 1
+
+
+def test_a_job_without_gpus_has_no_allocated_gpus_and_says_what_is_visible() -> None:
+    """Issue 15: a CPU job's node (an empty GRES on its ``-d`` line) read "4 GPUs visible, 0 allocated"."""
+    clock = Clock()
+    expected: dict[str, tuple[int, ...]] = {"nid001": ()}
+    assert no_gpus_allocated(expected) and not no_gpus_allocated({}) and not no_gpus_allocated(None)
+    assert not no_gpus_allocated({"nid001": (), "nid002": (0,)})
+    board = GpuBoard(("nid001",), expected=expected, interval_s=2, clock=clock)
+    board.feed_many(block(0, [93] * 4))
+    assert [(i.kind, i.message) for i in board.issues()] == [
+        ("more_gpus", "nid001: no GPUs allocated; nvidia-smi shows 4, not the job's")]
+    assert board.summary().gpus == 0 and board.idle_gpus() == []
 
 
 def test_simulated_samples_are_flagged() -> None:

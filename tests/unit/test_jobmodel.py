@@ -185,6 +185,27 @@ def test_stale_after_the_active_interval() -> None:
 # ---------------------------------------------------------------- ended jobs
 
 
+def test_an_ended_row_shows_its_final_elapsed_once_the_final_state_is_known() -> None:
+    """The last poll saw job 34 at 0:12; sacct's Elapsed (95 s) replaces it once looked up (issue 15: an
+    ended job kept its last polled elapsed, 1:24 for a ~95 s run)."""
+
+    def resolver(runner: CommandRunner, job_id: str) -> Outcome:
+        return Outcome(job_id, "COMPLETED", "0:0", "sacct", True, elapsed_s=95)
+
+    m, _ = model(resolver=resolver)
+    refresh(m, MIX)
+    applied, _ = refresh(m, without(MIX, "34"))
+    assert applied.rows["34"][3] == "0:12"  # still looking up: the last polled value
+    batch = m.take_lookups()
+    assert batch is not None
+    rows = m.outcomes_resolved(m.resolve(Runner({}), batch))
+    assert rows["34"][2] == "COMPLETED" and rows["34"][3] == "1:35"
+    # no run time known (scontrol forgot the job, no accounting): the last polled value stays
+    job = m.ended["34"].job
+    unknown = FinishedJob("34", "34", job, Outcome("34", UNKNOWN, None, "none", True))
+    assert queue_row(job, False, unknown)[3] == "0:12"
+
+
 def test_departed_jobs_stay_listed_and_are_resolved_once() -> None:
     resolved: list[str] = []
     departures: list[tuple[str, ...]] = []

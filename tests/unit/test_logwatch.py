@@ -50,6 +50,42 @@ def test_stream_names_the_failing_rank_once_it_fails(tmp_path: Path) -> None:
     assert w.verdict().kind == "rank_error"
 
 
+def test_status_words_of_an_ended_job_say_what_happened_to_each_rank(tmp_path: Path) -> None:
+    """Issue 15: ranks stopped after another rank failed showed "finished"; now: failed first (errored),
+    killed (no error of their own), and a rank that ended cleanly in a job that did not fail is finished."""
+    paths = job(tmp_path)
+    files, discover = watch_files(paths, "42", 4)
+    w = JobLogWatcher("42", files, paths=paths, discover=discover, launcher="torchrun")
+    w.poll_all(now=100.0)
+    assert {r.key: r.status for r in w.rows(job_active=False, now=100.0)} == {
+        BATCH: "finished", 0: "finished", 1: "finished", 2: "finished", 3: "finished"}
+    write(paths.rank("42", 2), *TRACEBACK)
+    w.poll_all(now=101.0)
+    w.finish()
+    running = {r.key: r.status for r in w.rows(job_active=True, now=101.0)}
+    assert running == {BATCH: "running", 0: "running", 1: "running", 2: "errored", 3: "running"}
+    ended = {r.key: r.status for r in w.rows(job_active=False, now=102.0)}
+    assert ended == {BATCH: "finished", 0: "killed", 1: "killed", 2: "errored", 3: "killed"}
+
+
+def test_a_job_that_ended_without_any_log_never_started(tmp_path: Path) -> None:
+    """Issue 15: a job cancelled while pending said "waiting for the logs to appear…" forever."""
+    paths = LogPaths(str(tmp_path), "train")
+    files, discover = watch_files(paths, "42", 2)
+    w = JobLogWatcher("42", files, paths=paths, discover=discover)
+    w.poll_all(now=100.0)
+    assert w.triage_line(job_active=True).text == "waiting for the logs to appear…"
+    assert {r.status for r in w.rows(job_active=True, now=100.0)} == {"pending"}
+    tri = w.triage_line(job_active=False)
+    assert not tri.failed and "never started" in tri.text and "waiting" not in tri.text
+    assert {r.key: r.status for r in w.rows(job_active=False, now=100.0)} == {
+        BATCH: "never started", 0: "never started", 1: "never started"}
+    write(paths.batch("42"), "launching")  # one log exists: the others are missing, not "never started"
+    w.poll_all(now=101.0)
+    assert {r.key: r.status for r in w.rows(job_active=False, now=101.0)} == {
+        BATCH: "finished", 0: "missing", 1: "missing"}
+
+
 def test_rank_files_are_discovered_when_the_world_size_is_unknown(tmp_path: Path) -> None:
     paths = LogPaths(str(tmp_path), "train")
     write(paths.batch("42"), "launching")

@@ -55,7 +55,7 @@ from textual.worker import Worker, WorkerState
 from ntui.core import slurm
 from ntui.core.config import GpuSettings
 from ntui.core.gpuheat import GLYPHS, LEVELS, heatmap, use_heatmap
-from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, GpuView, sparkline
+from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, GpuView, no_gpus_allocated, sparkline
 from ntui.core.gpusamples import SampleBoard
 from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.history import HistoryEntry
@@ -153,8 +153,9 @@ def render_allocation(expected: Mapping[str, tuple[int, ...]] | None, requested:
     if expected is None:
         lines.append(Content.styled("  unknown: no job record", "$text-muted"))
         return Content("\n").join(lines)
-    if not expected:
-        lines.append(Content.styled("  no GPUs allocated on any node", "$text-muted"))
+    if not any(expected.values()):
+        where = f" on {compress_nodelist(list(expected))}" if expected else " on any node"
+        lines.append(Content.styled(f"  no GPUs allocated{where}: the job has no GPUs", "$text-muted"))
         if requested:
             lines.append(Content.styled(f"  requested: {requested}", "$text-muted"))
         return Content("\n").join(lines)
@@ -185,6 +186,13 @@ def render_summary(board: GpuView, job_id: str, now: float | None = None) -> Con
     """The top line: job averages over the fresh allocated GPUs, the source, and the SIMULATED label."""
     s = board.summary(now)
     parts: list[Content | tuple[str, str] | str] = [(f"job {job_id}", "bold")]
+    if no_gpus_allocated(board.expected):
+        visible = sum(len(g) for g in board.latest().values())
+        parts.append(("  the job has no GPUs", "bold"))
+        if visible:
+            parts.append(f"  (nvidia-smi on its nodes shows {visible} GPU{'s' if visible != 1 else ''}, not the job's)")
+        parts.append((f"  {source_text(board)}", "$text-muted"))
+        return Content.assemble(*parts)
     parts.append(f"  {s.gpus} GPU{'s' if s.gpus != 1 else ''} on {s.nodes} node{'s' if s.nodes != 1 else ''}")
     parts += ["  util ", (_pct(s.util_gpu_mean), "bold")]
     if s.mem_total_mib:
@@ -235,8 +243,9 @@ def render_board(board: GpuView, width: int, now: float | None = None) -> Conten
         gpus = latest.get(node, {})
         want = board.expected.get(node)
         title: list[Content | tuple[str, str] | str] = [(node, "bold $text-primary")]
-        title.append(f"  {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}")
-        if want is not None:
+        if want != ():  # no GPUs allocated: the issue below says so, and what nvidia-smi shows
+            title.append(f"  {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}")
+        if want:
             title.append((f"  allocated {len(want)}: IDX {format_index_ranges(want)}", "$text-muted"))
         for issue in by_node.get(node, []):
             if issue.kind in ("stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node",

@@ -1055,7 +1055,7 @@ class LogPane(Widget):
                 if not session.job_active:
                     watcher.finish()
                 rows = watcher.rows(job_active=session.job_active)
-                current = (rows, watcher.problem() or watcher.triage_line())
+                current = (rows, watcher.problem() or watcher.triage_line(job_active=session.job_active))
                 if current != posted:
                     post(LogPane.Rows(session.token, *current))
                     posted = current
