@@ -46,7 +46,7 @@ SILENT_S = 120.0
 """A running rank that wrote nothing for this long is silent."""
 SLOWEST_MAX = 64
 NODE_PREFIX = "node:"
-_STATUS_ORDER = ("errored", "missing", "pending", "running", "finished")
+_STATUS_ORDER = ("errored", "failed", "killed", "missing", "never started", "pending", "running", "finished")
 
 
 def node_key(node: str | None) -> str:
