@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 SETTINGS_DELAY_S = 0.3
 
 # Start-up budget (bench/startup.py): modules that the first frame does not need (Slurm layer, history,
-# dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used.
+# dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used; the
+# default runner (YAML, settings, Slurm layer) is built on its first use (tests/ui/test_startup.py).
 
 
 def _compose_screen() -> type[Screen[Any]]:
@@ -75,7 +76,13 @@ class View:
     screen: Callable[[], type[Screen[Any]]]
 
     def make(self) -> Screen[Any]:
-        return self.screen()()
+        screen = self.screen()()
+        # Textual re-parses the whole stylesheet (refresh_css) when a mode's screen is first shown and its CSS
+        # generation differs from the app's; a screen made now is styled when mounted with the app's current
+        # variables, so that re-parse (twice the CSS work of the first frame) only repeats what mounting does.
+        with contextlib.suppress(Exception):  # outside a running app: nothing to sync
+            screen._css_update_count = screen.app._css_update_count
+        return screen
 
 
 #: The registration point for views (see the module docstring).
@@ -144,11 +151,8 @@ class NtuiApp(App[int]):
         """What was wrong in the settings file (bad values fell back to defaults); shown once."""
         self.reconcile_on_start = reconcile_on_start
         self._problems_reported = False
-        if runner is None:  # the CLI's runner: timeouts and bin-dir from the same settings, read on first use
-            from ntui.core.config import SettingsRunner
-
-            runner = SettingsRunner(self._slurm_settings)
-        self.runner: CommandRunner = runner
+        self._runner: CommandRunner | None = runner
+        self._runner_lock = threading.Lock()
         self.clock = clock
         self.history_factory = history_factory
         self.initial_preset = preset
@@ -158,13 +162,30 @@ class NtuiApp(App[int]):
         """The first frame is on the terminal (Textual's ``Ready``); :meth:`after_first_frame` waits for it."""
         self._after_first_frame: list[Callable[[], object]] = []
 
+    @property
+    def runner(self) -> CommandRunner:
+        """Every Slurm call goes through it. Without one given, the CLI's runner (timeouts and bin-dir from
+        the settings, read on first use), built on first use from any thread: its modules (YAML, the Slurm
+        layer) would otherwise delay the first frame."""
+        with self._runner_lock:
+            if self._runner is None:
+                from ntui.core.config import SettingsRunner
+
+                self._runner = SettingsRunner(self._slurm_settings)
+            return self._runner
+
+    @runner.setter
+    def runner(self, runner: CommandRunner) -> None:
+        with self._runner_lock:
+            self._runner = runner
+
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, partial(self.exit, return_code=128 + sig))
-        if self.reconcile_on_start:
-            self.call_after_refresh(self._reconcile)
+        if self.reconcile_on_start:  # its thread (history, squeue) would compete with the first frame
+            self.after_first_frame(self._reconcile)
         if self._settings is None:  # read off the event loop, once the first frame is out
             self.set_timer(SETTINGS_DELAY_S, self._read_settings, name="read settings")
         elif self.settings_problems:

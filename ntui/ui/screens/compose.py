@@ -80,12 +80,14 @@ class ComposeScreen(NtuiScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        # The breakpoint class for the current width up front, so the first resize restyles nothing.
+        # The breakpoint class for the current width up front, so the first resize restyles nothing. Not
+        # restyled now (update=False): the screen is styled when it is mounted, and a restyle here would parse
+        # the whole stylesheet once more before the first frame.
         try:
             width = self.app.size.width
         except Exception:  # constructed outside a running app
             width = 120
-        self.add_class(next(c for w, c in reversed(self.HORIZONTAL_BREAKPOINTS) if width >= w))
+        self.add_class(next(c for w, c in reversed(self.HORIZONTAL_BREAKPOINTS) if width >= w), update=False)
         self.preset_name: str | None = None
         self.preset_info: PresetInfo | None = None
         self.base: LoadedPreset | None = None
