@@ -33,7 +33,7 @@ from ntui.core.jobreport import (  # noqa: F401  (squeeze, time_limit_from_scrip
     usage_lines,
 )
 from ntui.core.record import refresh_gpu_summary
-from ntui.core.sacct_steps import StepAccounting
+from ntui.core.slurm.sacct_steps import StepAccounting
 from ntui.core.usage import UsageReport
 
 

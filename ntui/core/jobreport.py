@@ -21,8 +21,8 @@ from ntui.core.history import HistoryEntry
 from ntui.core.hosts import expand_nodelist
 from ntui.core.logtail import inert
 from ntui.core.runner import CommandRunner, JobNotFound, SlurmError
-from ntui.core.sacct_steps import StepAccounting, step_accounting
 from ntui.core.sampler import find_sample_files, sample_path, srun_log_path
+from ntui.core.slurm.sacct_steps import StepAccounting, step_accounting
 from ntui.core.timefmt import parse_time_limit
 from ntui.core.usage import JobFacts, NodeStats, UsageReport, build_report
 

@@ -25,13 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ntui.core.runner import CommandRunner, check
-from ntui.core.slurm import (
-    DEFAULT_TIMEOUT,
-    accounting_disabled,
-    normalize_state,
-    parse_duration,
-    validate_job_id,
-)
+from ntui.core.slurm.common import DEFAULT_TIMEOUT, normalize_state, parse_duration, validate_job_id
+from ntui.core.slurm.sacct import accounting_disabled
 
 __all__ = [
     "STEP_FIELDS",
