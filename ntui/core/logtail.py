@@ -171,6 +171,15 @@ class FdBudget:
             self.limit = self.held
 
 
+def close_held(fd: int, budget: FdBudget | None) -> None:
+    """Close a descriptor held within ``budget`` and give its slot back (also when the close fails)."""
+    try:
+        os.close(fd)
+    finally:
+        if budget is not None:
+            budget.release()
+
+
 class FileTail:
     """Follow one file by byte offset. See the module docstring."""
 
@@ -410,12 +419,8 @@ class FileTail:
         """Close the held descriptor (if any) and give its slot back."""
         with self._lock:
             if self._fd is not None:
-                try:
-                    os.close(self._fd)
-                finally:
-                    self._fd = None
-                    if self.budget is not None:
-                        self.budget.release()
+                fd, self._fd = self._fd, None
+                close_held(fd, self.budget)
 
     def _poll_fd(self, fd: int, st: os.stat_result | None = None) -> TailUpdate:
         if st is None:

@@ -25,7 +25,7 @@ import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ntui.core.logtail import FdBudget
+from ntui.core.logtail import FdBudget, close_held
 
 __all__ = ["SampleFile", "SampleTail"]
 
@@ -125,12 +125,8 @@ class SampleFile:
 
     def release(self) -> None:
         if self._fd is not None:
-            try:
-                os.close(self._fd)
-            finally:
-                self._fd = None
-                if self.budget is not None:
-                    self.budget.release()
+            fd, self._fd = self._fd, None
+            close_held(fd, self.budget)
 
 
 class SampleTail:
