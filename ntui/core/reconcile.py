@@ -96,6 +96,7 @@ class ReconcileReport:
     in_progress: tuple[str, ...] = ()  # tokens of recent intents that may still be submitting
     unmatched: tuple[str, ...] = ()  # tokens of older intents with no job in the queue
     warnings: tuple[str, ...] = field(default=())
+    queue: tuple[OwnJob, ...] = ()  # the squeue answer it matched (record resolution can reuse it)
 
     def lines(self) -> list[str]:
         """A human summary, one fact per line."""
@@ -234,4 +235,4 @@ def reconcile(
     in_progress += [t for t, e in open_rows.items()
                     if e.status == "intent" and t not in matched and now - e.created_at < grace_s]
     return ReconcileReport(tuple(recovered), tuple(known), tuple(foreign), tuple(in_progress), tuple(unmatched),
-                           tuple(warnings))
+                           tuple(warnings), tuple(jobs))

@@ -29,7 +29,7 @@ import os
 import pwd
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -227,6 +227,7 @@ def resolve_records(
     now: float | None = None,
     verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
     usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
+    queue: Sequence[OwnJob] | None = None,
 ) -> ResolveReport:
     """Fill the record of every ended, unresolved job in ``history`` (see the module doc)."""
     entries = [e for e in history.unresolved() if e.job_id]
@@ -257,22 +258,25 @@ def resolve_records(
             waiting.add(job_id)
     rest = [j for j in ids if j not in decided and j not in waiting]
     if rest:
-        queue: dict[str, OwnJob] | None
-        try:
-            squeue_calls += 1
-            queue = {j.job_id: j for j in own_jobs(runner, env=env, timeout=timeout)}
-        except SlurmError as exc:
-            warnings.append(f"squeue: {exc}; jobs not in accounting left unresolved")
-            queue = None
+        own: dict[str, OwnJob] | None
+        if queue is not None:  # the caller's fresh squeue answer (app start: the one reconcile just got)
+            own = {j.job_id: j for j in queue}
+        else:
+            try:
+                squeue_calls += 1
+                own = {j.job_id: j for j in own_jobs(runner, env=env, timeout=timeout)}
+            except SlurmError as exc:
+                warnings.append(f"squeue: {exc}; jobs not in accounting left unresolved")
+                own = None
         by_id = {e.job_id: e for e in entries}
         for job_id in rest:
-            if queue is None:
+            if own is None:
                 waiting.add(job_id)
                 continue
-            own = queue.get(job_id)
+            job = own.get(job_id)
             entry = by_id[job_id]
-            if own is not None:
-                if not _finished(own.state):
+            if job is not None:
+                if not _finished(job.state):
                     waiting.add(job_id)
                     continue
                 try:

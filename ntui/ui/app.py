@@ -262,7 +262,8 @@ class NtuiApp(App[int]):
             history.close()
             return
         try:
-            resolve_records(history, self.runner)  # the end of jobs that ended while ntui was closed
+            # the end of jobs that ended while ntui was closed; reuses reconcile's squeue answer
+            resolve_records(history, self.runner, queue=report.queue)
         except Exception as exc:
             self.log.warning(f"job records not resolved: {exc}")
         finally:

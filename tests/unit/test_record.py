@@ -249,6 +249,26 @@ def test_resolve_without_accounting_uses_scontrol_then_the_batch_log(history: Hi
                    "25": ("TIMEOUT", "scontrol"), "26": (None, None)}
 
 
+def test_resolve_reuses_a_fresh_squeue_answer(history: History, logs: Path) -> None:
+    """At app start reconcile has just asked squeue: resolution takes that answer instead of asking again."""
+    from ntui.core.reconcile import parse_own_jobs
+
+    for j in STEMS:
+        _submit(history, j, logs)
+    _submit(history, "26", logs)  # still running
+    queue = parse_own_jobs("\n".join([_queue_line("25", "TIMEOUT"), _queue_line("26", "RUNNING")]) + "\n")
+    runner = FakeRunner({
+        "sacct": no_accounting(),
+        ("scontrol", "show", "job"): result(stdout=(REC / "scontrol_show_job_timeout.stdout").read_text()),
+    })
+    report = resolve_records(history, runner, verdict=no_verdict, queue=queue)
+    kinds = [a[0] for a in runner.argvs()]
+    assert "squeue" not in kinds and report.squeue_calls == 0 and kinds.count("scontrol") == 1
+    assert report.unresolved == ("26",)
+    got = {e.job_id: e.record_source for e in history.entries()}
+    assert got["25"] == "scontrol" and got["22"] == "inferred" and got["26"] is None
+
+
 def test_with_accounting_a_young_job_missing_from_sacct_waits_for_slurmdbd(history: History, logs: Path) -> None:
     _submit(history, "22", logs, age=10)
     runner = FakeRunner({"sacct": result(stdout=""), "squeue": result(stdout="")})
