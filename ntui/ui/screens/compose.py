@@ -1,5 +1,7 @@
 """The compose view: preset picker, job form and script preview; check (``t``) and submit (``s``).
 
+One responsibility: the compose view's screen (layout, keys, and routing the core's answers to its widgets).
+
 Data flow (every core call runs in a thread worker that posts a typed message):
 
 * ``list_presets`` -> :class:`PresetsListed` -> picker; ``load_preset(name)`` -> :class:`PresetOpened`

@@ -1,5 +1,7 @@
 """The GPU pane: per-node, per-GPU usage of one job, from the job's own sample files or one overlapping step.
 
+One responsibility: drawing one job's GPU usage (bars or heatmap) from whichever source feeds it.
+
 **Source.** For ntui's own jobs with GPU monitoring on, the in-job sampler already writes one file per node
 (:mod:`ntui.core.sampler`): the pane reads those (:class:`~ntui.core.gpusamples.SampleBoard`: no step, no Slurm
 RPC, history from the job's first sample, each file read at most every sampling interval, only its new bytes)
