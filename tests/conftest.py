@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,3 +30,52 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     return home
+
+
+# ---------------------------------------------------------------- cluster hygiene between modules
+
+
+def _queued_job_ids() -> set[str] | None:
+    """Every job the dev cluster still lists (any state), or None when squeue does not answer."""
+    try:
+        res = subprocess.run(["squeue", "-h", "-a", "-o", "%i"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if res.returncode != 0:
+        return None
+    return {line.strip() for line in res.stdout.splitlines() if line.strip()}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cluster_jobs_cleaned_up(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module of cluster tests leaves the queue as it found it.
+
+    The suite runs serially on one two-node cluster, so a job one module leaves behind (a crashed test, a
+    cleanup that failed) would hold the nodes and make a later test wait for it and time out far from the
+    cause. After each module that has cluster tests, jobs it left are named in a warning, cancelled, and
+    waited for (nodes idle again) before the next module starts.
+    """
+    module = request.module
+    has_cluster = any(
+        item.get_closest_marker("cluster") is not None
+        for item in request.session.items
+        if getattr(item, "module", None) is module
+    )
+    before = _queued_job_ids() if has_cluster and os.environ.get("SLURM_CONF") else None
+    yield
+    if before is None:
+        return
+    after = _queued_job_ids()
+    left = sorted((after or set()) - before, key=lambda j: (len(j), j))
+    if not left:
+        return
+    warnings.warn(f"{module.__name__} left job(s) {', '.join(left)} in the dev cluster's queue; cancelling them",
+                  stacklevel=1)
+    subprocess.run(["scancel", *left], capture_output=True, timeout=30, check=False)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        now = _queued_job_ids()
+        if now is not None and not now & set(left):
+            return
+        time.sleep(1)
+    warnings.warn(f"jobs {', '.join(left)} are still listed 90 s after scancel", stacklevel=1)

@@ -433,11 +433,23 @@ def _cluster_settings() -> Settings:
     return Settings(queue=QueueSettings(active_interval=1, idle_interval=5, max_backoff=4))
 
 
-async def _wait(pilot: Any, what: str, cond: Callable[[], bool], timeout: float = 90) -> None:
+async def _wait(pilot: Any, what: str, cond: Callable[[], bool], timeout: float = 90,
+                diagnose: Callable[[], str] = lambda: "") -> None:
     deadline = time.monotonic() + timeout
     while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{diagnose()}", pytrace=False)
         await pilot.pause(0.25)
+
+
+def _cluster_view(dev_cluster: Any, *job_ids: str) -> str:
+    """What the cluster says when a wait times out: queue, nodes, and the jobs' records."""
+    parts = []
+    for argv in (("squeue", "-a", "-o", "%i %T %r %N %M"), ("sinfo", "-N", "-o", "%N %T %E"),
+                 *(("scontrol", "show", "job", j) for j in job_ids)):
+        res = dev_cluster.run(*argv, timeout=30)
+        parts.append(f"$ {' '.join(argv)}\n{(res.stdout + res.stderr).strip()}")
+    return "\n".join(parts)
 
 
 @pytest.mark.cluster
@@ -478,7 +490,8 @@ async def test_cluster_two_jobs_update_without_keys_and_c_cancels(dev_cluster: A
                     and table.row_tag(long_job) == ENDED and table.get_row(long_job)[2] == "CANCELLED"
                     and bool(short_state()))
         assert ("scancel", long_job) in r.seen
-        await _wait(pilot, "the short job to complete", lambda: short_state() == "COMPLETED", timeout=180)
+        await _wait(pilot, "the short job to complete", lambda: short_state() == "COMPLETED", timeout=180,
+                    diagnose=lambda: f"states seen: {seen}\n{_cluster_view(dev_cluster, long_job, short_job)}")
         assert "RUNNING" in seen and seen[-1] == "COMPLETED", seen
         assert table.row_tag(short_job) == ENDED and table.get_row(short_job)[6] == "exit 0:0"
         assert table.row_tag(long_job) == ENDED  # both stay listed
