@@ -86,6 +86,9 @@ MAX_LOOKUPS_PER_REFRESH = 20
 ARRAY_COLLAPSE = 8
 #: Ended rows kept (oldest dropped first).
 MAX_ENDED = 200
+#: A look-up whose sources have no final state yet (accounting lags the controller) is asked again with the
+#: next batch, at most this many times; then the row keeps what the last answer said.
+MAX_LOOKUP_RETRIES = 30
 
 FinalStateResolver = Callable[[CommandRunner, str], Outcome]
 """What became of a job that left the queue (default :func:`~ntui.core.outcome.finished_outcome`: sacct, then
@@ -250,6 +253,8 @@ class JobModel:
         self.started_at = time.time()
         """Wall-clock start (the history's clock): ntui's jobs submitted since are listed even if no poll saw them."""
         self._lookups: list[tuple[str, str]] = []  # (row key, query id) waiting for the resolver
+        self._lookup_retries: dict[str, int] = {}  # row key -> look-ups that found no final state yet
+        self._deferred: list[tuple[str, str]] = []  # those, asked again after the next refresh (not in a loop)
         self.looking_up = False
         self._departure_hooks: list[Callable[[tuple[FinishedJob, ...]], None]] = []
         # details and history
@@ -361,6 +366,9 @@ class JobModel:
     def _apply(self, request: PollRequest, got: Fetched) -> Applied:
         self.last_update = self.clock()
         self.refresh_count += 1
+        if self._deferred:
+            self._lookups.extend(self._deferred)
+            self._deferred.clear()
         if got.unchanged and self._have_snapshot and not self._check_expected(self.live, request.seq):
             # byte-identical answer: nothing to diff (10,000 held tasks cost nothing here)
             return Applied({}, {}, True)
@@ -463,6 +471,12 @@ class JobModel:
             ended = self.ended.get(key)
             if ended is None:
                 continue
+            if not outcome.finished:
+                tries = self._lookup_retries[key] = self._lookup_retries.get(key, 0) + 1
+                if tries <= MAX_LOOKUP_RETRIES:
+                    self._deferred.append((key, ended.query_id))  # not final yet: ask after the next refresh
+                    continue
+            self._lookup_retries.pop(key, None)
             ended = self.ended[key] = replace(ended, outcome=outcome)
             rows[key] = queue_row(ended.job, self.all_users, ended)
         return rows

@@ -35,13 +35,20 @@ def job_outcome(runner: CommandRunner, job_id: str, *, env: Mapping[str, str] | 
 
 def finished_outcome(runner: CommandRunner, job_id: str, *, env: Mapping[str, str] | None = None) -> Outcome:
     """For a job no longer in the queue: sacct when accounting exists, else scontrol while the
-    controller still remembers the job (MinJobAge), else UNKNOWN."""
+    controller still remembers the job (MinJobAge), else UNKNOWN.
+
+    slurmdbd learns of a job's end after the controller does: for a moment after the job leaves squeue,
+    sacct may still say RUNNING (more often on a loaded host). Such a record is not a final state; the
+    controller is asked instead, and when neither has one yet the outcome says ``finished=False`` so the
+    caller asks again later rather than showing an ended job as RUNNING."""
     rec = slurm.final_state(runner, job_id, env=env)
-    if rec is not None:
+    if rec is not None and rec.category.finished:
         return Outcome(job_id, rec.state, rec.exit_code, "sacct", True, rec.elapsed_s)
     try:
         details = slurm.show_job(runner, job_id, env=env)
     except JobNotFound:
+        if rec is not None:  # accounting lags and the controller has forgotten the job: keep asking
+            return Outcome(job_id, rec.state, rec.exit_code, "sacct", False)
         return Outcome(job_id, UNKNOWN, None, "none", True)
     return Outcome(job_id, details.state, details.exit_code, "scontrol", details.category.finished,
                    details.run_time_s if details.category.finished else None)

@@ -11,11 +11,12 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar, Union
 
 from ntui.core.runner import CommandResult
 
-__all__ = ["FakeCall", "FakeRunner", "FakeRunnerUnmatched", "FakeStream", "Response", "result"]
+__all__ = ["FakeCall", "FakeRunner", "FakeRunnerUnmatched", "FakeStream", "Response", "capture", "result"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,21 @@ Response = Union[CommandResult, BaseException, Responder, "list[CommandResult | 
 
 class FakeRunnerUnmatched(LookupError):
     """FakeRunner got a command it has no answer for."""
+
+
+#: Real Slurm answers (Slurm 22.05.8 on the dev cluster), one ``NAME.stdout/.stderr/.rc`` triple each.
+CAPTURES = Path(__file__).resolve().parents[1] / "data" / "slurm"
+
+
+def capture(name: str, argv: Sequence[str] = ("slurm",)) -> CommandResult:
+    """A captured Slurm answer from ``tests/data/slurm/NAME.*`` as a :class:`CommandResult`."""
+    return CommandResult(
+        tuple(argv),
+        int((CAPTURES / f"{name}.rc").read_text().strip()),
+        (CAPTURES / f"{name}.stdout").read_bytes().decode("utf-8", "replace"),
+        (CAPTURES / f"{name}.stderr").read_bytes().decode("utf-8", "replace"),
+        0.0,
+    )
 
 
 def result(

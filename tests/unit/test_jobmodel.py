@@ -11,6 +11,7 @@ from pathlib import Path
 from ntui.core.config import QueueSettings, Settings, SlurmSettings
 from ntui.core.history import HistoryEntry
 from ntui.core.jobmodel import (
+    MAX_LOOKUP_RETRIES,
     MAX_LOOKUPS_PER_REFRESH,
     Applied,
     DetailsResult,
@@ -204,6 +205,51 @@ def test_an_ended_row_shows_its_final_elapsed_once_the_final_state_is_known() ->
     job = m.ended["34"].job
     unknown = FinishedJob("34", "34", job, Outcome("34", UNKNOWN, None, "none", True))
     assert queue_row(job, False, unknown)[3] == "0:12"
+
+
+def test_a_final_state_not_known_yet_is_asked_again_after_the_next_refresh_not_in_a_loop() -> None:
+    """Accounting lags the controller: the first answer is not final (finished=False). The row keeps
+    "looking up" (never an ended job shown as RUNNING) and the look-up is repeated after the next refresh."""
+    answers = [Outcome("34", "RUNNING", "0:0", "sacct", False), Outcome("34", "COMPLETED", "0:0", "scontrol", True)]
+    asked: list[str] = []
+
+    def resolver(runner: CommandRunner, job_id: str) -> Outcome:
+        asked.append(job_id)
+        return answers[len(asked) - 1]
+
+    m, _ = model(resolver=resolver)
+    refresh(m, MIX)
+    refresh(m, without(MIX, "34"))
+    batch = m.take_lookups()
+    assert batch == (("34", "34"),)
+    assert m.outcomes_resolved(m.resolve(Runner({}), batch)) == {}
+    assert m.take_lookups() is None and m.ended["34"].outcome is None  # not again at once
+    refresh(m, without(MIX, "34"))
+    assert queue_row(m.ended["34"].job, False, m.ended["34"])[6] == "(looking up the final state…)"
+    batch = m.take_lookups()
+    assert batch == (("34", "34"),)
+    rows = m.outcomes_resolved(m.resolve(Runner({}), batch))
+    assert rows["34"][2] == "COMPLETED" and asked == ["34", "34"]
+
+
+def test_look_ups_that_never_become_final_stop_after_the_cap() -> None:
+    asked: list[str] = []
+
+    def resolver(runner: CommandRunner, job_id: str) -> Outcome:
+        asked.append(job_id)
+        return Outcome(job_id, "RUNNING", "0:0", "sacct", False)
+
+    m, _ = model(resolver=resolver)
+    refresh(m, MIX)
+    refresh(m, without(MIX, "34"))
+    rows: dict[str, object] = {}
+    for _ in range(MAX_LOOKUP_RETRIES + 5):
+        batch = m.take_lookups()
+        if batch is not None:
+            rows = dict(m.outcomes_resolved(m.resolve(Runner({}), batch)))
+        refresh(m, without(MIX, "34"))
+    assert len(asked) == MAX_LOOKUP_RETRIES + 1 and "34" in rows  # then the row keeps the last answer
+    assert m.take_lookups() is None
 
 
 def test_departed_jobs_stay_listed_and_are_resolved_once() -> None:

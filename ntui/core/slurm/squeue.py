@@ -133,7 +133,7 @@ def build_squeue_argv(
 ) -> list[str]:
     """``squeue [--local] --noheader [--array] [--me] [--jobs=..] [--states=..] -O "F1:SEP,F2:SEP,..."``.
 
-    ``field:SUFFIX`` has width 0, so values are never truncated (squeue.1 / src/squeue/opts.c).
+    ``field:SUFFIX`` has width 0, so values are never truncated (squeue(1), ``--format``).
     ``--local`` ("ignore other clusters in the federation", which only a site with
     ``FederationParameters=fed_display`` shows anyway) drops the federation look-up: measured with
     ``sdiag`` on 22.05.8, one squeue then costs two RPCs instead of three."""
