@@ -12,20 +12,11 @@ from ntui import cli, cli_report
 from ntui.cli_report import squeeze, time_limit_from_script
 from ntui.core.gpus import SAMPLE_FIELDS
 from ntui.core.history import History
-from ntui.core.runner import CommandResult
 from ntui.core.sampler import HEADER_TAG, sample_path
-from tests.support.fakes import FakeRunner, result
+from tests.support.fakes import FakeRunner, capture, result
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "slurm"
 T0 = 1_780_000_000.0
-
-
-def captured(name: str) -> CommandResult:
-    return result(
-        stdout=(DATA / f"{name}.stdout").read_text(),
-        stderr=(DATA / f"{name}.stderr").read_text(),
-        returncode=int((DATA / f"{name}.rc").read_text().strip()),
-    )
 
 
 def _history(log_dir: Path, job_id: str = "12") -> None:
@@ -49,7 +40,7 @@ def _samples(log_dir: Path, node: str, util: int, n: int = 30) -> None:
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
     fake = FakeRunner({
-        ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),  # the controller forgot the job
+        ("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),  # the controller forgot the job
         "sacct": result(stdout=(DATA / "sacct_steps_2node.stdout").read_text()),
     })
     monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
@@ -73,8 +64,8 @@ def test_report_text(tmp_path: Path, runner: FakeRunner, capsys: pytest.CaptureF
 def test_report_json_and_short_run_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     fake = FakeRunner({
-        ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
-        "sacct": captured("sacct_no_accounting"),
+        ("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),
+        "sacct": capture("sacct_no_accounting"),
     })
     monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path)
@@ -140,8 +131,8 @@ def test_ended_job_gets_the_time_limit_fix_as_a_resubmit_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake = FakeRunner({
-        ("scontrol", "show", "job"): captured("scontrol_show_job_completed"),  # RunTime 0 of TimeLimit 02:00:00
-        "sacct": captured("sacct_no_accounting"),
+        ("scontrol", "show", "job"): capture("scontrol_show_job_completed"),  # RunTime 0 of TimeLimit 02:00:00
+        "sacct": capture("sacct_no_accounting"),
     })
     monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path, "26")
@@ -157,8 +148,8 @@ def test_no_samples_and_no_known_nodes_says_where_it_looked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake = FakeRunner({
-        ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
-        "sacct": captured("sacct_no_accounting"),
+        ("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),
+        "sacct": capture("sacct_no_accounting"),
     })
     monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path)

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from ntui.core.runner import (
-    CommandResult,
     ControllerUnreachable,
     JobNotFound,
     SlurmError,
@@ -23,20 +22,9 @@ from ntui.core.runner import (
     classify,
     scrubbed_env,
 )
-from tests.support.fakes import FakeRunner, FakeRunnerUnmatched, result
+from tests.support.fakes import FakeRunner, FakeRunnerUnmatched, capture, result
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
-
-
-def capture(name: str, argv: tuple[str, ...] = ("slurm",)) -> CommandResult:
-    """A real captured output (tests/data/slurm/NAME.{stdout,stderr,rc}) as a CommandResult."""
-    return CommandResult(
-        argv,
-        int((DATA / f"{name}.rc").read_text().strip()),
-        (DATA / f"{name}.stdout").read_bytes().decode("utf-8", "replace"),
-        (DATA / f"{name}.stderr").read_bytes().decode("utf-8", "replace"),
-        0.0,
-    )
 
 
 def stub(directory: Path, name: str, body: str) -> Path:

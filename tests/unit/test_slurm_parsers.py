@@ -10,24 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntui.core import slurm
-from ntui.core.runner import CommandResult, ControllerUnreachable, JobNotFound, SlurmError, SlurmRejected, SlurmTimeout
+from ntui.core.runner import ControllerUnreachable, JobNotFound, SlurmError, SlurmRejected, SlurmTimeout
 from ntui.core.slurm import SQUEUE_FIELDS, StateCategory
-from tests.support.fakes import FakeRunner, result
+from tests.support.fakes import FakeRunner, capture, result
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 S = "\x1f"
 #: the field list the captures were made with (= SQUEUE_FIELDS without exit_code)
 CAPTURE_FIELDS = SQUEUE_FIELDS[:-1]
-
-
-def cap(name: str) -> CommandResult:
-    return CommandResult(
-        ("slurm",),
-        int((DATA / f"{name}.rc").read_text().strip()),
-        (DATA / f"{name}.stdout").read_bytes().decode("utf-8", "replace"),
-        (DATA / f"{name}.stderr").read_bytes().decode("utf-8", "replace"),
-        0.0,
-    )
 
 
 def squeue_line(**over: str) -> str:
@@ -136,7 +126,7 @@ def test_parse_parsable(stdout: str, job_id: str, cluster: str | None) -> None:
 
 
 def test_parse_parsable_real_capture() -> None:
-    assert slurm.parse_sbatch_parsable(cap("sbatch_parsable").stdout) == slurm.Submission("28", None)
+    assert slurm.parse_sbatch_parsable(capture("sbatch_parsable").stdout) == slurm.Submission("28", None)
 
 
 @pytest.mark.parametrize("stdout", ["", "Submitted batch job 12\n", "abc\n", "12 on cluster x\n"])
@@ -165,7 +155,7 @@ def test_submit_job_id_wins_over_stderr_noise() -> None:
 
 
 def test_submit_rejected_real_capture() -> None:
-    fake = FakeRunner({"sbatch": cap("sbatch_bad_partition")})
+    fake = FakeRunner({"sbatch": capture("sbatch_bad_partition")})
     with pytest.raises(SlurmRejected) as info:
         slurm.submit(fake, "j.sh")
     assert info.value.reason == "Invalid partition name specified"
@@ -188,7 +178,7 @@ def test_submit_without_job_id() -> None:
 
 
 def test_test_only_ok_real_capture() -> None:
-    r = slurm.parse_sbatch_test_only(cap("sbatch_test_only_ok"))
+    r = slurm.parse_sbatch_test_only(capture("sbatch_test_only_ok"))
     assert r.ok
     assert r.job_id == "29"
     assert r.start == "2026-11-30T04:26:41"
@@ -200,7 +190,7 @@ def test_test_only_ok_real_capture() -> None:
 
 
 def test_test_only_over_time_limit_is_ok_on_2205() -> None:
-    r = slurm.parse_sbatch_test_only(cap("sbatch_test_only_time_over_limit"))
+    r = slurm.parse_sbatch_test_only(capture("sbatch_test_only_time_over_limit"))
     assert r.ok and r.processors == 1 and r.nodes == "nid001"
 
 
@@ -213,7 +203,7 @@ def test_test_only_over_time_limit_is_ok_on_2205() -> None:
     ],
 )
 def test_test_only_rejections_real_capture(name: str, reason: str) -> None:
-    r = slurm.parse_sbatch_test_only(cap(name))
+    r = slurm.parse_sbatch_test_only(capture(name))
     assert not r.ok
     assert r.reason == reason
     assert r.job_id is None
@@ -227,7 +217,7 @@ def test_test_only_other_failures() -> None:
 
 
 def test_test_only_runner_rejection_vs_unreachable() -> None:
-    fake = FakeRunner({"sbatch --test-only": cap("sbatch_test_only_gpus5")})
+    fake = FakeRunner({"sbatch --test-only": capture("sbatch_test_only_gpus5")})
     r = slurm.test_only(fake, "job.sh", extra_args=["-N", "2"])
     assert not r.ok and r.reason == "Requested node configuration is not available"
     assert fake.history[0].argv == ("sbatch", "--test-only", "-N", "2", "job.sh")
@@ -267,7 +257,7 @@ def test_build_squeue_argv_options() -> None:
 
 
 def test_parse_squeue_array_capture() -> None:
-    jobs = slurm.parse_squeue(cap("squeue_mix_array").stdout, fields=CAPTURE_FIELDS)
+    jobs = slurm.parse_squeue(capture("squeue_mix_array").stdout, fields=CAPTURE_FIELDS)
     assert len(jobs) == 18
     by_id = {j.job_id: j for j in jobs}
     assert [j for j in by_id if j.startswith("36_")] == ["36_1", "36_2", "36_3", "36_0"]
@@ -299,7 +289,7 @@ def test_parse_squeue_array_capture() -> None:
 
 
 def test_parse_squeue_noarray_capture() -> None:
-    jobs = slurm.parse_squeue(cap("squeue_mix_noarray").stdout, fields=CAPTURE_FIELDS)
+    jobs = slurm.parse_squeue(capture("squeue_mix_noarray").stdout, fields=CAPTURE_FIELDS)
     ids = [j.job_id for j in jobs]
     assert "36_[1-3%1]" in ids and "41_[0-5]" in ids and "36_0" in ids
     assert len(jobs) == 11
@@ -353,7 +343,7 @@ def test_parse_squeue_state_fallbacks() -> None:
 
 def test_parse_squeue_subset_of_fields() -> None:
     fields = ("JobID", "State", "Reason")
-    jobs = slurm.parse_squeue(cap("squeue_all_states").stdout, fields=fields)
+    jobs = slurm.parse_squeue(capture("squeue_all_states").stdout, fields=fields)
     assert len(jobs) == 50
     states = {j.state for j in jobs}
     assert states == {"CANCELLED", "COMPLETED", "FAILED", "PENDING", "RUNNING"}
@@ -387,7 +377,7 @@ def test_query_queue_runs_one_squeue() -> None:
 
 
 def test_query_queue_errors() -> None:
-    fake = FakeRunner({"squeue": cap("squeue_unreachable")})
+    fake = FakeRunner({"squeue": capture("squeue_unreachable")})
     with pytest.raises(ControllerUnreachable):
         slurm.query_queue(fake)
     timed_out = FakeRunner({"squeue": result(stderr="slurm_load_jobs error: Socket timed out on send/recv operation")})
@@ -402,7 +392,7 @@ def test_query_queue_errors() -> None:
 def test_query_queue_tolerates_rejected_field_real_capture() -> None:
     """22.05.8 prints an unsupported field empty (field count kept) and exits 0 with an error on stderr."""
     fields = (*CAPTURE_FIELDS, "ExitCode")
-    fake = FakeRunner({"squeue": cap("squeue_mix_with_exitcode")})
+    fake = FakeRunner({"squeue": capture("squeue_mix_with_exitcode")})
     jobs = slurm.query_queue(fake, fields=fields)
     assert len(jobs) == 18 and jobs[0].job_id == "36_1"
     # when nothing parses, the error is raised instead of showing an empty queue
@@ -412,18 +402,18 @@ def test_query_queue_tolerates_rejected_field_real_capture() -> None:
 
 
 def test_probe_squeue_fields() -> None:
-    fake = FakeRunner({"squeue": cap("squeue_mix_with_exitcode")})
+    fake = FakeRunner({"squeue": capture("squeue_mix_with_exitcode")})
     assert slurm.probe_squeue_fields(fake, (*CAPTURE_FIELDS, "ExitCode")) == ("ExitCode",)
-    assert slurm.probe_squeue_fields(FakeRunner({"squeue": cap("squeue_mix_array")})) == ()
+    assert slurm.probe_squeue_fields(FakeRunner({"squeue": capture("squeue_mix_array")})) == ()
     with pytest.raises(ControllerUnreachable):
-        slurm.probe_squeue_fields(FakeRunner({"squeue": cap("squeue_unreachable")}))
+        slurm.probe_squeue_fields(FakeRunner({"squeue": capture("squeue_unreachable")}))
 
 
 # ---------------------------------------------------------------- scontrol show job -d
 
 
 def test_show_job_running_2node_gpu_capture() -> None:
-    (job,) = slurm.parse_scontrol_jobs(cap("scontrol_show_job_running_2node_gpu").stdout)
+    (job,) = slurm.parse_scontrol_jobs(capture("scontrol_show_job_running_2node_gpu").stdout)
     assert job.job_id == "34" and job.raw_job_id == "34" and job.array_job_id is None
     assert job.name == "train 2n"
     assert job.user == "root"
@@ -452,7 +442,7 @@ def test_show_job_running_2node_gpu_capture() -> None:
 
 
 def test_show_job_pending_capture() -> None:
-    (job,) = slurm.parse_scontrol_jobs(cap("scontrol_show_job_pending").stdout)
+    (job,) = slurm.parse_scontrol_jobs(capture("scontrol_show_job_pending").stdout)
     assert job.state == "PENDING" and job.reason == "Resources"
     assert job.nodelist == "" and job.nodes == () and job.gres_by_node == {}
     assert job.raw["SchedNodeList"] == "nid001"  # "NodeList= SchedNodeList=nid001": empty value, then a key
@@ -460,17 +450,17 @@ def test_show_job_pending_capture() -> None:
 
 
 def test_show_job_array_capture() -> None:
-    (task,) = slurm.parse_scontrol_jobs(cap("scontrol_show_job_array_task_running").stdout)
+    (task,) = slurm.parse_scontrol_jobs(capture("scontrol_show_job_array_task_running").stdout)
     assert (task.job_id, task.raw_job_id, task.array_job_id, task.array_task_id) == ("36_0", "37", "36", "0")
     assert task.gres_by_node == {"nid002": ()}  # CPU-only job: "GRES=" empty
-    (held,) = slurm.parse_scontrol_jobs(cap("scontrol_show_job_held_array").stdout)
+    (held,) = slurm.parse_scontrol_jobs(capture("scontrol_show_job_held_array").stdout)
     assert held.job_id == "41_[0-5]" and held.reason == "JobHeldUser" and held.start_time is None
 
 
 def test_show_job_failed_and_unicode_captures() -> None:
-    (failed,) = slurm.parse_scontrol_jobs(cap("scontrol_show_job_failed").stdout)
+    (failed,) = slurm.parse_scontrol_jobs(capture("scontrol_show_job_failed").stdout)
     assert failed.state == "FAILED" and failed.exit_code == "3:0" and failed.category is StateCategory.FAILED
-    (uni,) = slurm.parse_scontrol_jobs(cap("scontrol_show_job_requeued_pending").stdout)
+    (uni,) = slurm.parse_scontrol_jobs(capture("scontrol_show_job_requeued_pending").stdout)
     assert uni.name == "ünï cödé: run #1"
     assert uni.std_out == "/tmp/ntui-capture/ünï cödé: run #1-35.out"
     assert uni.restarts == 1 and uni.reason == "BeginTime"
@@ -537,12 +527,12 @@ def test_parse_gres_indices(gres: str, indices: tuple[int, ...]) -> None:
 
 
 def test_show_job_runner() -> None:
-    fake = FakeRunner({"scontrol show job": cap("scontrol_show_job_array_task_running")})
+    fake = FakeRunner({"scontrol show job": capture("scontrol_show_job_array_task_running")})
     job = slurm.show_job(fake, "36_0")
     assert job.job_id == "36_0"
     assert fake.history[0].argv == ("scontrol", "show", "job", "-d", "36_0")
     with pytest.raises(JobNotFound):
-        slurm.show_job(FakeRunner({"scontrol": cap("scontrol_show_job_unknown")}), "999999")
+        slurm.show_job(FakeRunner({"scontrol": capture("scontrol_show_job_unknown")}), "999999")
     with pytest.raises(JobNotFound):
         slurm.show_job(FakeRunner({"scontrol": result(stdout="")}), "5")
     with pytest.raises(ValueError):
@@ -590,10 +580,10 @@ def test_validate_job_id() -> None:
 def test_actions_through_runner() -> None:
     fake = FakeRunner(
         {
-            "scancel": cap("scancel_unknown"),  # 22.05.8: silent, rc 0
-            "scontrol uhold": cap("scontrol_hold_pending"),
-            "scontrol release": cap("scontrol_release_unknown"),
-            "scontrol requeue": cap("scontrol_requeue_pending"),
+            "scancel": capture("scancel_unknown"),  # 22.05.8: silent, rc 0
+            "scontrol uhold": capture("scontrol_hold_pending"),
+            "scontrol release": capture("scontrol_release_unknown"),
+            "scontrol requeue": capture("scontrol_requeue_pending"),
         }
     )
     assert slurm.cancel(fake, "999999").returncode == 0
@@ -609,19 +599,19 @@ def test_actions_through_runner() -> None:
 
 
 def test_version() -> None:
-    assert slurm.parse_version(cap("sinfo_version").stdout) == (22, 5, 8)
+    assert slurm.parse_version(capture("sinfo_version").stdout) == (22, 5, 8)
     assert slurm.parse_version("slurm 23.11.4\n") == (23, 11, 4)
     assert slurm.parse_version("slurm 24.05") == (24, 5)
     with pytest.raises(ValueError):
         slurm.parse_version("nothing")
-    fake = FakeRunner({"sinfo --version": cap("sinfo_version")})
+    fake = FakeRunner({"sinfo --version": capture("sinfo_version")})
     assert slurm.slurm_version(fake) >= (22, 5)
     with pytest.raises(SlurmError):
         slurm.slurm_version(FakeRunner({"sinfo": result(stdout="???")}))
 
 
 def test_scontrol_partitions_capture() -> None:
-    (p,) = slurm.parse_scontrol_partitions(cap("scontrol_show_partition").stdout)
+    (p,) = slurm.parse_scontrol_partitions(capture("scontrol_show_partition").stdout)
     assert p.name == "debug" and p.default and p.up
     assert p.max_time == "02:00:00" and p.max_time_s == 7200
     assert p.default_time is None
@@ -647,7 +637,7 @@ def test_scontrol_partitions_multi() -> None:
 
 
 def test_sinfo_partitions_capture() -> None:
-    (p,) = slurm.parse_sinfo_partitions(cap("sinfo_partitions_busy").stdout, separator="|")
+    (p,) = slurm.parse_sinfo_partitions(capture("sinfo_partitions_busy").stdout, separator="|")
     assert isinstance(p, slurm.Partition)  # the same model as scontrol's, with what sinfo knows
     assert (p.name, p.default, p.state, p.max_time, p.max_time_s, p.total_nodes, p.nodes, p.node_names) == (
         "debug", True, "UP", "2:00:00", 7200, 2, "nid[001-002]", ("nid001", "nid002"),
@@ -675,7 +665,7 @@ def test_sinfo_partition_in_several_node_states_is_one_partition() -> None:
 
 
 def test_sacctmgr_disabled_capture_is_graceful() -> None:
-    fake = FakeRunner({"sacctmgr": cap("sacctmgr_users")})
+    fake = FakeRunner({"sacctmgr": capture("sacctmgr_users")})
     assoc = slurm.user_associations(fake, "root")
     assert not assoc.available and assoc.accounts == () and assoc.qos == ()
     assert assoc.error == "You are not running a supported accounting_storage plugin"
@@ -699,7 +689,7 @@ def test_sacctmgr_parse() -> None:
 
 
 def test_sacct_disabled_capture_is_none() -> None:
-    fake = FakeRunner({"sacct": cap("sacct_no_accounting")})
+    fake = FakeRunner({"sacct": capture("sacct_no_accounting")})
     assert slurm.final_state(fake, "26") is None
     assert fake.history[0].argv == ("sacct", "-j", "26", "-X", "-P", "-n", "--format=" + ",".join(slurm.RECORD_FIELDS))
 
@@ -722,13 +712,13 @@ def test_sacct_parse_and_final_state() -> None:
 
 
 def test_sdiag_capture() -> None:
-    text = cap("sdiag").stdout
+    text = capture("sdiag").stdout
     assert slurm.parse_sdiag_rpc_by_user(text) == {"root": 454}
     by_type = slurm.parse_sdiag_rpc_by_type(text)
     assert by_type["REQUEST_JOB_INFO"] == 58
     assert by_type["REQUEST_PARTITION_INFO"] == 116
     assert "root" not in by_type
-    fake = FakeRunner({"sdiag": cap("sdiag")})
+    fake = FakeRunner({"sdiag": capture("sdiag")})
     assert slurm.rpc_counts_by_user(fake) == {"root": 454}
 
 
@@ -752,13 +742,13 @@ def test_node_states_argv_and_captures() -> None:
         "sinfo", "-h", "-N", "-n", "nid[001-002]", "-o", "%N\x1f%T\x1f%E"]
     with pytest.raises(ValueError):
         slurm.build_node_states_argv(["-x"])
-    idle = slurm.parse_node_states(cap("sinfo_node_states_idle").stdout)
+    idle = slurm.parse_node_states(capture("sinfo_node_states_idle").stdout)
     assert [(n.node, n.state, n.reason, n.healthy) for n in idle] == [
         ("nid001", "idle", "", True), ("nid002", "idle", "", True)]
     # nid002's slurmd killed: a failed ping marks it not responding ("*"), SlurmdTimeout later it is DOWN
-    (_, silent) = slurm.parse_node_states(cap("sinfo_node_states_not_responding").stdout)
+    (_, silent) = slurm.parse_node_states(capture("sinfo_node_states_not_responding").stdout)
     assert (silent.state, silent.responding, silent.healthy) == ("idle*", False, False)
-    (_, down) = slurm.parse_node_states(cap("sinfo_node_states_down").stdout)
+    (_, down) = slurm.parse_node_states(capture("sinfo_node_states_down").stdout)
     assert (down.state, down.reason, down.healthy) == ("down*", "Not responding", False)
     assert slurm.parse_node_states("nid001\x1fmixed\x1fnone\nnid001\x1fmixed\x1fnone\n") == (
         slurm.NodeState("nid001", "mixed"),)  # a node in two partitions is listed once
