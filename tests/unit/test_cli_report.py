@@ -15,7 +15,6 @@ from ntui.core.history import History
 from ntui.core.sampler import HEADER_TAG, sample_path
 from tests.support.fakes import FakeRunner, capture, result
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "slurm"
 T0 = 1_780_000_000.0
 
 
@@ -41,7 +40,7 @@ def _samples(log_dir: Path, node: str, util: int, n: int = 30) -> None:
 def runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
     fake = FakeRunner({
         ("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),  # the controller forgot the job
-        "sacct": result(stdout=(DATA / "sacct_steps_2node.stdout").read_text()),
+        "sacct": capture("sacct_steps_2node"),
     })
     monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     return fake

@@ -24,8 +24,6 @@ from ntui.core.runner import (
 )
 from tests.support.fakes import FakeRunner, FakeRunnerUnmatched, capture, result
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
-
 
 def stub(directory: Path, name: str, body: str) -> Path:
     """An executable Python script (shebang = this interpreter; no shell involved)."""

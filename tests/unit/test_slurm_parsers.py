@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -14,7 +13,6 @@ from ntui.core.runner import ControllerUnreachable, JobNotFound, SlurmError, Slu
 from ntui.core.slurm import SQUEUE_FIELDS, StateCategory
 from tests.support.fakes import FakeRunner, capture, result
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 S = "\x1f"
 #: the field list the captures were made with (= SQUEUE_FIELDS without exit_code)
 CAPTURE_FIELDS = SQUEUE_FIELDS[:-1]
