@@ -35,15 +35,19 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
 # ---------------------------------------------------------------- cluster hygiene between modules
 
 
-def _queued_job_ids() -> set[str] | None:
-    """Every job the dev cluster still lists (any state), or None when squeue does not answer."""
+#: Job states in which a job is still being torn down (its cleanup ran; the nodes free up on their own).
+_ENDING = {"CANCELLED", "COMPLETING", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED"}
+
+
+def _queued_jobs() -> dict[str, str] | None:
+    """Every job the dev cluster still lists (id -> state), or None when squeue does not answer."""
     try:
-        res = subprocess.run(["squeue", "-h", "-a", "-o", "%i"], capture_output=True, text=True, timeout=30)
+        res = subprocess.run(["squeue", "-h", "-a", "-o", "%i %T"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if res.returncode != 0:
         return None
-    return {line.strip() for line in res.stdout.splitlines() if line.strip()}
+    return dict(line.split(None, 1) for line in res.stdout.splitlines() if len(line.split(None, 1)) == 2)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -52,8 +56,9 @@ def _cluster_jobs_cleaned_up(request: pytest.FixtureRequest) -> Iterator[None]:
 
     The suite runs serially on one two-node cluster, so a job one module leaves behind (a crashed test, a
     cleanup that failed) would hold the nodes and make a later test wait for it and time out far from the
-    cause. After each module that has cluster tests, jobs it left are named in a warning, cancelled, and
-    waited for (nodes idle again) before the next module starts.
+    cause. After each module that has cluster tests, its jobs still pending or running are named in a
+    warning and cancelled, and every job it added is waited for (cancelled ones still completing too), so
+    the next module starts on idle nodes.
     """
     module = request.module
     has_cluster = any(
@@ -61,21 +66,23 @@ def _cluster_jobs_cleaned_up(request: pytest.FixtureRequest) -> Iterator[None]:
         for item in request.session.items
         if getattr(item, "module", None) is module
     )
-    before = _queued_job_ids() if has_cluster and os.environ.get("SLURM_CONF") else None
+    before = _queued_jobs() if has_cluster and os.environ.get("SLURM_CONF") else None
     yield
     if before is None:
         return
-    after = _queued_job_ids()
-    left = sorted((after or set()) - before, key=lambda j: (len(j), j))
-    if not left:
+    after = _queued_jobs() or {}
+    added = {j: state for j, state in after.items() if j not in before}
+    if not added:
         return
-    warnings.warn(f"{module.__name__} left job(s) {', '.join(left)} in the dev cluster's queue; cancelling them",
-                  stacklevel=1)
-    subprocess.run(["scancel", *left], capture_output=True, timeout=30, check=False)
+    left = sorted((j for j, state in added.items() if state not in _ENDING), key=lambda j: (len(j), j))
+    if left:
+        warnings.warn(f"{module.__name__} left job(s) {', '.join(left)} pending or running in the dev "
+                      "cluster's queue; cancelling them", stacklevel=1)
+        subprocess.run(["scancel", *left], capture_output=True, timeout=30, check=False)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        now = _queued_job_ids()
-        if now is not None and not now & set(left):
+        now = _queued_jobs()
+        if now is not None and not now.keys() & added.keys():
             return
         time.sleep(1)
-    warnings.warn(f"jobs {', '.join(left)} are still listed 90 s after scancel", stacklevel=1)
+    warnings.warn(f"jobs {', '.join(sorted(added))} are still listed 90 s after the module ended", stacklevel=1)

@@ -17,7 +17,7 @@ from ntui.core.record import gpu_summary, recent_jobs, refresh_gpu_summary, reso
 from ntui.core.sampler import find_sample_files
 from ntui.core.usage import IDLE_UTIL_PERCENT, JobFacts, build_report
 from tests.support.bigjob import BigJob, make_bigjob
-from tests.support.fakes import FakeRunner, result
+from tests.support.fakes import FakeRunner, capture, result
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SLURM = DATA / "slurm"
@@ -232,11 +232,10 @@ def test_recent_jobs_sort_by_gpu_and_rows_show_it(three_jobs: dict[str, BigJob])
 def test_ntui_report_of_an_ended_job_stores_its_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     from ntui import cli, cli_report
-    from tests.unit.test_cli_report import DATA as REPORT_DATA
-    from tests.unit.test_cli_report import _history, _samples, captured
+    from tests.unit.test_cli_report import _history, _samples
 
-    fake = FakeRunner({("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
-                       "sacct": result(stdout=(REPORT_DATA / "sacct_steps_2node.stdout").read_text())})
+    fake = FakeRunner({("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),
+                       "sacct": capture("sacct_steps_2node")})
     monkeypatch.setattr(cli_report, "cli_runner", lambda: fake)
     _history(tmp_path)
     _samples(tmp_path, "nid001", 90)
