@@ -7,8 +7,14 @@ Per rank count (4 ranks and 4 GPUs per node):
 * **ops/s** open / hidden: file-system metadata operations (open + stat, counted by the tailer, plus the
   rank-header reads) per second of the log watcher as the pane drives it (0.5 s ticks, rank 0 shown and
   appending, the other ranks quiet), simulated clock over ``--seconds``, real file IO, steady state;
+* **reads/s** open / hidden: ``pread`` calls per second of the same runs (the polls through held
+  descriptors: no metadata operation, on Lustre an object-server matter at most, but not free), and the
+  descriptors held;
 * **failure named**: seconds (simulated) from a rank's traceback to the triage naming it, (a) with srun's
-  ``task N: Exited`` line in the batch log, (b) only the rank's own file (the worst-placed rank);
+  ``task N: Exited`` line in the batch log, (b) only the rank's own file: the rank whose next read is the
+  furthest away when it fails (bench/logs_watch_ops.py's measure), and the fixture's failing rank (517 at
+  1,024 ranks) failing just after a poll read its file (the longest wait for the next read, whatever the
+  phase);
 * **triage**: real seconds for a fresh watcher to read every file once and name the failing rank (what
   ``ntui logs --triage`` and the pane's first poll do);
 * **tail visible** / **pane triage** / **RSS**: the real log pane (Textual, headless, 120x36) opening the job:
@@ -21,7 +27,8 @@ Per rank count (4 ranks and 4 GPUs per node):
 
 Targets (issue 16, for 1,024 ranks): <= 50 ops/s open, <= 2 hidden, a failure named within 10 s, triage over
 1,024 files <= 2 s. ``--strace`` cross-checks the counters once (bench/logs_watch_ops.py's check: 20 s real time,
-1,024 ranks, ``strace -c -f -e trace=openat,newfstatat,fstat,statx``). Ratios within one run, not absolute times,
+1,024 ranks, ``strace -c -f -e trace=openat,newfstatat,fstat,statx,read,pread64``; Python's ``os.fstat`` shows
+as ``newfstatat``, ``os.pread`` as ``pread64``). Ratios within one run, not absolute times,
 are what to compare between machines.
 """
 
@@ -41,7 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.logs_tail import proc_status  # noqa: E402
-from bench.logs_watch_ops import make_job, run, strace_check, time_to_name  # noqa: E402
+from bench.logs_watch_ops import TICK, SimClock, make_job, run, strace_check, time_to_name, watcher_for  # noqa: E402
 from ntui.core.gpuheat import heatmap  # noqa: E402
 from ntui.core.gpus import GpuBoard  # noqa: E402
 from ntui.core.logtail import FdBudget  # noqa: E402
@@ -57,6 +64,32 @@ def _job(root: Path, ranks: int, **kw: Any) -> BigJob:
     nodes = max(1, ranks // PER_NODE)
     kw.setdefault("fail_rank", min(517, ranks - 3))
     return make_bigjob(root, nodes=nodes, per_node=PER_NODE, **kw)
+
+
+def named_after_read(job: BigJob, rank: int, *, srun_line: bool) -> float:
+    """Seconds (simulated) from ``rank``'s traceback to the triage naming it, the traceback written just after
+    a poll read the rank's file (after 100 s of quiet watching: every back-off at its cap)."""
+    clock = SimClock()
+    w = watcher_for(job.paths, job.ranks, "polite", clock, job.job_id)
+    try:
+        for _ in range(200):
+            w.poll((0,))
+            clock.t += TICK
+        for _ in range(400):  # until a poll reads the rank's file
+            clock.t += TICK
+            if rank in w.poll((0,)):
+                break
+        job.inject_failure(rank, srun_line=srun_line)
+        t0 = clock.t
+        while clock.t - t0 < 120:
+            clock.t += TICK
+            w.poll((0,))
+            tri = w.triage_line()
+            if tri.failed and tri.rank == rank:
+                break
+        return clock.t - t0
+    finally:
+        w.close()
 
 
 def triage_time(job: BigJob) -> dict[str, Any]:
@@ -134,12 +167,17 @@ def measure(root: Path, ranks: int, seconds: float, steps: int = 12) -> dict[str
     quiet = _job(root / "quiet", ranks, fail_rank=None, silent_rank=None, samples=False)
     for hidden in (False, True):
         r = run(quiet.paths, ranks, "polite", hidden, seconds, job=quiet.job_id)
-        out["hidden_ops_s" if hidden else "open_ops_s"] = r["ops_s"]
+        side = "hidden" if hidden else "open"
+        out[f"{side}_ops_s"], out[f"{side}_reads_s"], out[f"{side}_held"] = r["ops_s"], r["reads_s"], r["held_fds"]
+    fail_rank = min(517, ranks - 3)
+    out["fail_rank"] = fail_rank
     for srun_line in (True, False):
         d = root / f"fail-{srun_line}"
         job = _job(d, ranks, fail_rank=None, silent_rank=None, samples=False)
         key = "named_srun_s" if srun_line else "named_rank_file_s"
         out[key] = time_to_name(job.paths, ranks, "polite", False, srun_line, job=job.job_id)
+        job = _job(root / f"after-read-{srun_line}", ranks, fail_rank=None, silent_rank=None, samples=False)
+        out[key + "_after_read"] = named_after_read(job, fail_rank, srun_line=srun_line)
     big = _job(root / "big", ranks, steps=steps)
     out["rank_file_bytes"] = big.rank_path(0).stat().st_size
     out.update(triage_time(big))
@@ -176,10 +214,15 @@ def main() -> int:
         shutil.rmtree(root, ignore_errors=True)
     cols = list(results)
     rows = [
-        ("ops/s, pane open (<= 50)", "open_ops_s", "{:.1f}"),
-        ("ops/s, pane hidden (<= 2)", "hidden_ops_s", "{:.1f}"),
+        ("metadata ops/s, pane open (<= 50)", "open_ops_s", "{:.1f}"),
+        ("metadata ops/s, pane hidden (<= 2)", "hidden_ops_s", "{:.1f}"),
+        ("reads/s (pread), pane open", "open_reads_s", "{:.1f}"),
+        ("reads/s (pread), pane hidden", "hidden_reads_s", "{:.1f}"),
+        ("descriptors held", "open_held", "{}"),
         ("failure named, srun line (s, <= 10)", "named_srun_s", "{:.1f}"),
-        ("failure named, rank file only (s)", "named_rank_file_s", "{:.1f}"),
+        ("  the same, just after a read (s)", "named_srun_s_after_read", "{:.1f}"),
+        ("failure named, rank file only (s, <= 10)", "named_rank_file_s", "{:.1f}"),
+        ("  the same, just after a read (s)", "named_rank_file_s_after_read", "{:.1f}"),
         ("rank log size (bytes)", "rank_file_bytes", "{}"),
         ("triage, every file once (s, <= 2)", "triage_s", "{:.3f}"),
         ("pane: tail visible (s)", "tail_visible_s", "{:.3f}"),
@@ -202,11 +245,14 @@ def main() -> int:
             cells.append("-" if v is None else fmt.format(v))
         print(f"{label:42}" + "".join(f"{x:>14}" for x in cells))
     for c in ranks:
-        print(f"  {c} ranks: triage named rank {results[c]['named']}; outliers: {results[c]['outliers']}")
+        print(f"  {c} ranks: triage named rank {results[c]['named']}; failing just after a read: rank "
+              f"{results[c]['fail_rank']}; outliers: {results[c]['outliers']}")
     if len(ranks) >= 2:
         a, b = results[ranks[0]], results[ranks[-1]]
         print(f"growth {ranks[0]} -> {ranks[-1]} ranks (x{int(ranks[-1]) // int(ranks[0])}): "
-              f"ops open x{b['open_ops_s'] / a['open_ops_s']:.1f}, triage x{b['triage_s'] / a['triage_s']:.1f}, "
+              f"ops open x{b['open_ops_s'] / max(0.01, a['open_ops_s']):.1f}, "
+              f"reads open x{b['open_reads_s'] / max(0.01, a['open_reads_s']):.1f}, "
+              f"triage x{b['triage_s'] / a['triage_s']:.1f}, "
               f"heatmap x{b['heatmap_ms'] / a['heatmap_ms']:.1f}, RSS x{b['rss_growth'] / max(1, a['rss_growth']):.1f}")
     if "strace" in results:
         print("strace cross-check (1,024 ranks, pane open, 20 s real time):", results["strace"])

@@ -5,13 +5,19 @@ descriptors they may hold (:class:`FdBudget`) and a tail's status at a glance (:
 cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.lognames`', a job's files as a whole
 :mod:`ntui.core.logwatch`'s.
 
-* :class:`FileTail` follows one file by byte offset. Each :meth:`FileTail.poll` opens the file (open/close
-  also revalidates NFS's attribute cache), ``fstat``\\ s it and ``os.pread``\\ s only the appended bytes in
-  64 KiB chunks; with a descriptor granted by an :class:`FdBudget` it keeps the file open and a poll is one
-  ``stat`` of the path (re-opened when the inode changes). ``opens`` / ``stats`` count the metadata
-  operations (each one an RPC on Lustre). It keeps ``(dev, inode, offset, partial line)``; a smaller size,
-  a different inode or changed bytes just before the offset mean the file was truncated or replaced (a
-  requeue without ``--open-mode=append``): it restarts from 0 and says so (``TailUpdate.reset``). A missing
+* :class:`FileTail` follows one file by byte offset. A full poll (:meth:`FileTail.poll`) opens the file
+  (open/close also revalidates NFS's attribute cache), ``fstat``\\ s it and ``os.pread``\\ s only the appended
+  bytes in 64 KiB chunks; with a descriptor granted by an :class:`FdBudget` it keeps the file open and a full
+  poll is one ``stat`` of the path (re-opened when the inode changes). A *light* poll (``poll(light=True)``)
+  skips the metadata: through a held descriptor it is one ``pread`` from the last offset (no open, no stat:
+  on Lustre a read of an open file goes to the object servers, not the metadata server), without one it is
+  ``open`` + ``pread`` + ``close`` (one metadata operation instead of two); the ``pread`` starts 16 bytes
+  before the offset, so a truncation shows as changed bytes and turns the poll into a full one. Only a file
+  *replaced* under the path (a new inode) needs a full poll to be seen. ``opens`` / ``stats`` count the
+  metadata operations (each one an RPC on Lustre), ``reads`` the ``pread`` calls. It keeps ``(dev, inode,
+  offset, partial line)``; a smaller size, a different inode or changed bytes just before the offset mean the
+  file was truncated or replaced (a requeue without ``--open-mode=append``): it restarts from 0 and says so
+  (``TailUpdate.reset``). A missing
   file (pending job) is polled until it appears; a vanished one is reported and picked up again when it
   reappears.
 * Memory is bounded: a window of the last N cleaned lines (``deque``), and an ``array('Q')`` of line-start
@@ -53,9 +59,10 @@ import errno
 import os
 import resource
 import threading
+import time as _time
 from array import array
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
@@ -84,6 +91,7 @@ __all__ = [
     "rank_label",
     "rank_log_paths",
     "rank_status",
+    "raise_nofile",
 ]
 
 CHUNK_SIZE = 64 * 1024
@@ -108,7 +116,8 @@ class TailUpdate:
     the file's mtime, not the poll time). ``reset`` means the file was truncated or replaced and the tail
     restarted from 0 (show a marker; earlier line numbers are void). ``partial`` is the unterminated last
     line (a progress bar, say), cleaned. ``behind`` counts bytes appended but left for the next poll.
-    ``first_seq`` is an arrival counter set by :class:`MultiTail` (0 from a bare FileTail).
+    ``first_seq`` is an arrival counter set by :class:`MultiTail` (0 from a bare FileTail). After a light
+    poll that found new bytes, ``mtime`` is the poll's time (no ``stat`` was made) and ``size`` the offset.
     """
 
     path: Path
@@ -128,6 +137,8 @@ class TailUpdate:
     behind: int = 0
     first_seq: int = 0
     error: str | None = None
+    held: bool = False
+    """A descriptor of the file is held after this poll (set by :class:`MultiTail`): a light poll is a read."""
 
     @property
     def changed(self) -> bool:
@@ -135,23 +146,76 @@ class TailUpdate:
 
 
 FD_BUDGET_MAX = 256
+#: most descriptors :meth:`FdBudget.reserve` grants one default budget (a 4,096-rank job holds every rank file)
+FD_RESERVE_MAX = 4096
+#: the soft ``RLIMIT_NOFILE`` is never raised above this (nor above the hard limit)
+NOFILE_SOFT_MAX = 16384
+
+
+def _nofile_room() -> int:
+    """A quarter of the soft ``RLIMIT_NOFILE`` (the rest of the process needs descriptors too)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return FD_RESERVE_MAX if soft == resource.RLIM_INFINITY else max(0, soft // 4)
+
+
+def raise_nofile(target: int) -> int:
+    """Raise the process's soft ``RLIMIT_NOFILE`` toward ``target``, never above its hard limit nor
+    :data:`NOFILE_SOFT_MAX` (raising the soft limit up to the hard one needs no privilege; it is the common
+    practice of programs that hold many files). Returns the soft limit now; a refusal leaves it as it was."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return NOFILE_SOFT_MAX
+    ceiling = NOFILE_SOFT_MAX if hard == resource.RLIM_INFINITY else min(hard, NOFILE_SOFT_MAX)
+    new = min(max(0, target), ceiling)
+    if new <= soft:
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+    except (ValueError, OSError):
+        return soft
+    return new
 
 
 class FdBudget:
     """How many log files may stay open between polls (shared by the tails of one watcher).
 
     ``limit`` defaults to :data:`FD_BUDGET_MAX`, and never more than a quarter of the soft ``RLIMIT_NOFILE``
-    (the rest of the process needs descriptors too). Past the limit, or after an ``EMFILE``, tails fall back
-    to open/fstat/close on each poll (correct, just more metadata operations); :attr:`refused` counts those.
+    (the rest of the process needs descriptors too). A default budget grows with :meth:`reserve` (a big job:
+    one descriptor per rank file, so polls need no metadata operation), up to :data:`FD_RESERVE_MAX`, raising
+    the soft ``RLIMIT_NOFILE`` toward the hard limit when a quarter of it is too small (:func:`raise_nofile`;
+    ``nofile_raised`` records it); an explicit ``limit`` is a hard cap. Past the limit, or after an ``EMFILE``
+    (the limit then stays at what is held, and no longer grows), tails fall back to open/close on each poll
+    (correct, just more metadata operations); :attr:`refused` counts those.
     """
 
     def __init__(self, limit: int | None = None) -> None:
-        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        room = FD_BUDGET_MAX if soft == resource.RLIM_INFINITY else max(0, soft // 4)
+        room = _nofile_room()
+        self.cap = FD_RESERVE_MAX if limit is None else max(0, limit)
         self.limit = min(FD_BUDGET_MAX if limit is None else max(0, limit), room)
         self.held = 0
         self.refused = 0
+        #: (soft before, soft after) when :meth:`reserve` raised ``RLIMIT_NOFILE``
+        self.nofile_raised: tuple[int, int] | None = None
+        self._exhausted = False
         self._lock = threading.Lock()
+
+    def reserve(self, files: int) -> int:
+        """``files`` files would each like a descriptor: grow the limit toward that (never past :attr:`cap`,
+        nor past a quarter of the soft ``RLIMIT_NOFILE``, raised toward the hard limit if needed). Returns the
+        limit now."""
+        with self._lock:
+            want = min(max(0, files), self.cap)
+            if self._exhausted or want <= self.limit:
+                return self.limit
+            room = _nofile_room()
+            if room < want:
+                before = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+                after = raise_nofile(4 * want)
+                if after > before:
+                    self.nofile_raised = (before, after)
+                room = _nofile_room()
+            self.limit = max(self.limit, min(want, room))
+            return self.limit
 
     def acquire(self) -> bool:
         with self._lock:
@@ -166,9 +230,10 @@ class FdBudget:
             self.held = max(0, self.held - 1)
 
     def exhausted(self) -> None:
-        """The process ran out of descriptors: hold no more than are held now."""
+        """The process ran out of descriptors: hold no more than are held now (and grow no more)."""
         with self._lock:
             self.limit = self.held
+            self._exhausted = True
 
 
 def close_held(fd: int, budget: FdBudget | None) -> None:
@@ -220,6 +285,8 @@ class FileTail:
         #: file-system metadata operations (each one an RPC to the metadata server on Lustre)
         self.opens = 0
         self.stats = 0
+        #: ``pread`` calls (not metadata operations, but not free either: benchmarks report them)
+        self.reads = 0
         #: descriptors this tail may keep open between polls (None: open and close on every poll)
         self.budget = budget
         self._fd: int | None = None
@@ -229,6 +296,11 @@ class FileTail:
     @property
     def exists(self) -> bool:
         return self._exists
+
+    @property
+    def held(self) -> bool:
+        """A descriptor is kept open between polls."""
+        return self._fd is not None
 
     @property
     def size(self) -> int:
@@ -282,6 +354,7 @@ class FileTail:
 
     def _pread(self, fd: int, n: int, offset: int) -> bytes:
         data = os.pread(fd, n, offset)
+        self.reads += 1
         self.bytes_read += len(data)
         return data
 
@@ -297,13 +370,21 @@ class FileTail:
         self._last_partial = ""
         self._generation += 1
 
-    def _consume(self, fd: int, start: int, end: int) -> list[str]:
-        """Read ``[start, end)`` in chunks; append complete lines to index + window; keep the partial."""
+    def _consume(self, fd: int, start: int, end: int, *, first: bytes | None = None, short_stops: bool = False
+                 ) -> list[str]:
+        """Read ``[start, end)`` in chunks; append complete lines to index + window; keep the partial.
+
+        ``first``: the first chunk, already read at ``start``; ``short_stops``: a read shorter than asked is the
+        end of the file (the size is not known: a light poll made no ``fstat``)."""
         out: list[str] = []
         pos = start
         fp = self._fingerprint if start == self._offset else b""
         while pos < end:
-            data = self._pread(fd, min(self.chunk_size, end - pos), pos)
+            ask = min(self.chunk_size, end - pos)
+            if first is not None:
+                data, first = first, None
+            else:
+                data = self._pread(fd, ask, pos)
             if not data:
                 break
             fp = (fp + data[-_FINGERPRINT:])[-_FINGERPRINT:]
@@ -320,6 +401,8 @@ class FileTail:
                 self._partial_start = pos + nl + 1
                 i = nl + 1
             pos += n
+            if short_stops and n < ask:
+                break
         self._offset = pos
         self._window.extend(out[-self.window_size :])
         self._fingerprint = fp
@@ -353,30 +436,31 @@ class FileTail:
 
     # -- polling --------------------------------------------------------------------------------------
 
-    def poll(self) -> TailUpdate:
+    def poll(self, *, light: bool = False, now: float | None = None) -> TailUpdate:
         """Read what was appended since the last poll (the whole tail window on the first one).
 
         Without a held descriptor: ``open`` + ``fstat`` + ``close`` (open/close also revalidates NFS's
         attribute cache). With one (:attr:`budget` granted a slot): one ``stat`` of the path; the file is
         only read through the held descriptor when it is the same inode and its size or mtime moved.
+
+        ``light``: no metadata operation through a held descriptor (one ``pread`` from the offset), ``open`` +
+        ``pread`` + ``close`` without one; a full poll instead when the file was never read, is missing, or
+        the bytes before the offset changed (truncated). ``now``: the time a light poll that finds new bytes
+        gives as the file's mtime (default ``time.time()``).
         """
         with self._lock:
+            if light and self._opened and self._exists:
+                got = self._poll_light(now)
+                if got is not None:
+                    return got
             if self._fd is not None:
                 held = self._poll_held()
                 if held is not None:
                     return held
             try:
                 fd = self._open()
-            except (FileNotFoundError, NotADirectoryError):
-                vanished = self._exists
-                self._exists = False
-                return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset)
             except OSError as exc:
-                vanished = self._exists
-                self._exists = False
-                if self.budget is not None and exc.errno == errno.EMFILE:
-                    self.budget.exhausted()  # out of descriptors: stop holding any more
-                return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset, error=str(exc))
+                return self._failed_open(exc)
             keep = self.budget is not None and self.budget.acquire()
             try:
                 return self._poll_fd(fd)
@@ -391,6 +475,66 @@ class FileTail:
     def _open(self) -> int:
         self.opens += 1
         return os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+
+    def _failed_open(self, exc: OSError) -> TailUpdate:
+        vanished = self._exists
+        self._exists = False
+        if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+            return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset)
+        if self.budget is not None and exc.errno == errno.EMFILE:
+            self.budget.exhausted()  # out of descriptors: stop holding any more
+        return TailUpdate(path=self.path, exists=False, vanished=vanished, offset=self._offset, error=str(exc))
+
+    def _poll_light(self, now: float | None) -> TailUpdate | None:
+        """A poll without ``stat``: ``pread`` through the held descriptor, else ``open`` + ``pread`` + ``close``.
+        None: do a full poll (the bytes before the offset changed, or the read failed)."""
+        fd = self._fd
+        owned = fd is None
+        if fd is None:
+            try:
+                fd = self._open()
+            except OSError as exc:
+                return self._failed_open(exc)
+        keep = False
+        try:
+            got = self._read_new(fd, now)
+            if got is None and owned:
+                got = self._poll_fd(fd)  # a fresh descriptor: fstat it (truncated? replaced?)
+            keep = owned and got is not None and self.budget is not None and self.budget.acquire()
+            return got
+        except OSError as exc:
+            if not owned:
+                self.release()
+                return None
+            return TailUpdate(path=self.path, exists=True, offset=self._offset, error=str(exc))
+        finally:
+            if owned:
+                if keep:
+                    self._fd = fd
+                else:
+                    os.close(fd)
+
+    def _read_new(self, fd: int, now: float | None) -> TailUpdate | None:
+        """One ``pread`` from just before the offset: the appended bytes, or None when the bytes before the
+        offset are not the ones read last time (the file was truncated, or rewritten)."""
+        k = len(self._fingerprint)
+        ask = min(self.chunk_size, self.max_read_per_poll)
+        data = self._pread(fd, k + ask, self._offset - k)
+        if data[:k] != self._fingerprint:
+            return None
+        new = data[k:]
+        if not new:
+            return TailUpdate(path=self.path, exists=True, partial=self._last_partial, size=self._size,
+                              offset=self._offset, mtime=self._mtime, behind=max(0, self._size - self._offset))
+        first_no = len(self._starts)
+        lines = self._consume(fd, self._offset, self._offset + self.max_read_per_poll, first=new, short_stops=True)
+        self._size = max(self._size, self._offset)
+        self._mtime = _time.time() if now is None else now
+        partial = "" if self._acc.empty() else self._acc.text()
+        partial_changed = partial != self._last_partial
+        self._last_partial = partial
+        return TailUpdate(path=self.path, exists=True, lines=tuple(lines), first_line_no=first_no, partial=partial,
+                          partial_changed=partial_changed, size=self._size, offset=self._offset, mtime=self._mtime)
 
     def _poll_held(self) -> TailUpdate | None:
         """Poll through the held descriptor; None when the path must be opened again (gone or replaced)."""
@@ -438,7 +582,7 @@ class FileTail:
                 reason = "replaced"
             elif size < self._offset:
                 reason = "truncated"
-            elif size > self._offset and self._fingerprint:
+            elif size >= self._offset and self._fingerprint:  # rewritten to the same length: bytes differ too
                 k = len(self._fingerprint)
                 if self._pread(fd, k, self._offset - k) != self._fingerprint:
                     reason = "truncated"
@@ -674,6 +818,10 @@ class MultiTail(Generic[K]):
         tails = list(self._tails.values())
         return sum(t.opens for t in tails), sum(t.stats for t in tails)
 
+    def reads(self) -> int:
+        """``pread`` calls so far over all files (not metadata operations)."""
+        return sum(t.reads for t in list(self._tails.values()))
+
     def keys(self) -> list[K]:
         return list(self._tails)
 
@@ -686,14 +834,16 @@ class MultiTail(Generic[K]):
     def __len__(self) -> int:
         return len(self._tails)
 
-    def poll_all(self, keys: Iterable[K] | None = None) -> dict[K, TailUpdate]:
-        """Poll every file (or only ``keys``: poll the visible rank often, the others less)."""
+    def poll_all(self, keys: Iterable[K] | None = None, *, light: Collection[K] = (), now: float | None = None
+                 ) -> dict[K, TailUpdate]:
+        """Poll every file (or only ``keys``: poll the visible rank often, the others less); those in ``light``
+        with a light poll (:meth:`FileTail.poll`; ``now`` its time)."""
         out: dict[K, TailUpdate] = {}
         for key in list(self._tails) if keys is None else list(keys):
             tail = self._tails.get(key)
             if tail is None:
                 continue
-            up = replace(tail.poll(), first_seq=self._seq)
+            up = replace(tail.poll(light=key in light, now=now), first_seq=self._seq, held=tail.held)
             for i, text in enumerate(up.lines):
                 self.merged.append(MergedLine(self._seq + i, key, up.first_line_no + i, text))
             self._seq += len(up.lines)

@@ -12,11 +12,12 @@ first, where its error is), :meth:`~JobLogWatcher.verdict` (the job-level verdic
 :mod:`ntui.core.verdict`), and what to show for a view (:meth:`~JobLogWatcher.view_content`,
 :meth:`~JobLogWatcher.view_update`). No Textual, no threads of its own; one caller thread at a time.
 
-Which files are read when is a pluggable :class:`PollScheduler`: :class:`FixedScheduler` polls the shown
-files every tick and the others every ``hidden_every``-th tick (simple; one open+fstat per file per poll).
-:class:`PoliteScheduler` (many ranks, shared file systems) polls the shown files and the batch log every
-tick, backs the others off while they do not change, and polls a file at once when asked
-(:meth:`JobLogWatcher.want`, e.g. the user scrolled to its row).
+Which files are read when, and how, is a pluggable :class:`PollScheduler`: :class:`FixedScheduler` polls the
+shown files every tick and the others every ``hidden_every``-th tick (simple; one open+fstat per file per
+poll). :class:`PoliteScheduler` (many ranks, shared file systems) reads the shown files and the batch log
+every tick, the others with back-off, through held descriptors where it can (a read of an open file is no
+metadata operation), spends the metadata budget (open/stat) on the files it cannot hold and on rare full
+checks, and polls a file at once when asked (:meth:`JobLogWatcher.want`, e.g. the user scrolled to its row).
 """
 
 from __future__ import annotations
@@ -180,6 +181,8 @@ class PollScheduler(Protocol):
     tick_s: float
     #: the pane is not on screen: nothing is shown, poll as little as keeps failures found
     hidden: bool
+    #: of the keys the last :meth:`due` gave, those to poll light (a read, no ``stat``: :meth:`FileTail.poll`)
+    light: Collection[Key]
 
     def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
         """The files to poll now (``shown`` first: the caller shows their lines before the others)."""
@@ -201,6 +204,7 @@ class FixedScheduler:
         self.tick_s = max(0.01, tick_s)
         self.hidden_every = max(1, hidden_every)
         self.hidden = False
+        self.light: Collection[Key] = frozenset()
         self._tick = 0
         self._wanted: set[Key] = set()
 
@@ -223,22 +227,29 @@ class FixedScheduler:
 
 
 class PoliteScheduler:
-    """Polite to a shared file system (Lustre: every open/stat is a metadata-server RPC).
+    """Polite to a shared file system (Lustre: every open/stat is a metadata-server RPC; a read of a file
+    already open is not).
+
+    Two budgets: **metadata operations** (open, stat: ``rest_per_s`` per second, ``hidden_rest_per_s`` while
+    the pane is hidden) and **reads through held descriptors** (``read_per_s`` / ``hidden_read_per_s``).
 
     * Shown files and the batch log (where srun's task exits and slurmstepd's cancellations land first) are
-      polled every ``fast_s``.
-    * Every other file starts at ``slow_s`` and doubles its interval each time it is found unchanged, up to
-      ``max_s``; a change brings it back to ``slow_s``. While the rate cap allows it (few files), the back-off
-      stops at ``revisit_s`` instead, so a failure shown only in a rank's own file is still read within
-      ``revisit_s`` (8 s: named within the 10 s target); with many files the cap decides, at best
-      ``files / rest_per_s`` seconds between two reads of a quiet file.
-    * Those backed-off polls are also capped at ``rest_per_s`` per second (``hidden_rest_per_s`` while the pane
-      is hidden), the overdue ones first, so the rate does not grow with the rank count. A file never read
-      yet is read once regardless (the rank table needs every file once).
+      polled every ``fast_s`` (the batch log every ``hidden_fast_s`` while hidden), light: a read when their
+      descriptor is held.
+    * Every other file held open is *read* (light poll) from ``slow_s``, doubling while it does not change up
+      to ``revisit_s`` (8 s: a failure shown only in a rank's own file is named within the 10 s target), or
+      longer when ``read_per_s`` cannot read every held file that often. Its *full check* (a ``stat`` of the
+      path: a file replaced under its name, the true mtime) comes every ``check_s``, or as often as the
+      metadata budget allows over all held files. Truncation needs no check: a light read starts 16 bytes
+      before the offset and sees them change.
+    * A file without a descriptor (past the :class:`~ntui.core.logtail.FdBudget`) costs a metadata operation
+      per poll (``open``; light: no ``fstat``). It starts at ``slow_s`` and doubles while unchanged up to
+      ``max_s``; while the metadata budget allows it (few such files) the back-off stops at ``revisit_s``,
+      with many, ``files / rest_per_s`` seconds.
+    * Polls costing metadata operations are capped at the metadata budget, the overdue ones first, so the
+      rate does not grow with the rank count; reads likewise within theirs. A file never read yet is read
+      once regardless (the rank table needs every file once).
     * :meth:`want` polls a file at the next tick (the user moved to its row; the batch log named its rank).
-    * ``hidden`` (the pane is off screen): nothing is shown and the batch log is polled every ``hidden_fast_s``.
-
-    A poll costs one ``stat`` with a held descriptor, ``open`` + ``fstat`` without one.
     """
 
     def __init__(
@@ -248,10 +259,13 @@ class PoliteScheduler:
         max_s: float = 30.0,
         *,
         fast_keys: Collection[Key] = (BATCH,),
-        rest_per_s: float = 20.0,
+        rest_per_s: float = 40.0,
         hidden_rest_per_s: float = 0.5,
         hidden_fast_s: float = 1.0,
         revisit_s: float = 8.0,
+        read_per_s: float = 256.0,
+        hidden_read_per_s: float = 64.0,
+        check_s: float = 60.0,
     ) -> None:
         self.tick_s = max(0.01, fast_s)
         self.revisit_s = revisit_s
@@ -262,18 +276,36 @@ class PoliteScheduler:
         self.rest_per_s = rest_per_s
         self.hidden_rest_per_s = hidden_rest_per_s
         self.hidden_fast_s = hidden_fast_s
+        self.read_per_s = read_per_s
+        self.hidden_read_per_s = hidden_read_per_s
+        self.check_s = max(self.slow_s, check_s)
         self.hidden = False
+        self.light: Collection[Key] = frozenset()
+        #: metadata schedule: a held file's next full check, another file's next poll
         self._next: dict[Key, float] = {}
         self._every: dict[Key, float] = {}
+        #: read schedule of the held files
+        self._held: set[Key] = set()
+        self._rnext: dict[Key, float] = {}
+        self._revery: dict[Key, float] = {}
         self._wanted: set[Key] = set()
         self._tokens = 0.0
+        self._rtokens = 0.0
         self._refilled: float | None = None
         self._next_fast: dict[Key, float] = {}
 
+    def _rates(self) -> tuple[float, float]:
+        """(metadata operations, reads) per second now."""
+        if self.hidden:
+            return self.hidden_rest_per_s, self.hidden_read_per_s
+        return self.rest_per_s, self.read_per_s
+
     def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
-        rate = self.hidden_rest_per_s if self.hidden else self.rest_per_s
+        rate, rrate = self._rates()
         if self._refilled is not None:
-            self._tokens = min(max(1.0, 2 * rate), self._tokens + (now - self._refilled) * rate)
+            span = now - self._refilled
+            self._tokens = min(max(1.0, 2 * rate), self._tokens + span * rate)
+            self._rtokens = min(max(1.0, 2 * rrate), self._rtokens + span * rrate)
         self._refilled = now
         if self.hidden:
             fast = {k for k in self.fast_keys if self._next_fast.get(k, 0.0) <= now}
@@ -289,22 +321,65 @@ class PoliteScheduler:
                          key=lambda k: self._next[k])
         allowed = overdue[: int(self._tokens)]
         self._tokens -= len(allowed)
+        chosen = set(allowed)
+        reading = sorted((k for k in self._held if k not in taken and k not in chosen
+                          and self._rnext.get(k, now) <= now), key=lambda k: self._rnext.get(k, now))
+        reading = reading[: int(self._rtokens)]
+        self._rtokens -= len(reading)
+        checks = [k for k in first if k in self._held and self._next.get(k, 0.0) <= now]
+        checks = checks[: max(0, int(self._tokens))]
+        self._tokens -= len(checks)
+        self.light = (set(first) - set(checks)) | set(reading) | {k for k in allowed if k not in self._held}
         self._wanted.clear()
-        return first + never + allowed
+        return first + never + allowed + reading
 
     def observed(self, key: Key, update: TailUpdate, now: float) -> None:
+        light = key in self.light
+        if update.held:
+            self._held.add(key)
+        else:
+            self._held.discard(key)
+            self._rnext.pop(key, None)
+            self._revery.pop(key, None)
+        if update.held and (not light or key not in self._next):  # a full check of a held file, or its first poll
+            self._every[key] = self._check_every()
+            self._next[key] = now + self._every[key]
         if key in self.fast_keys:
+            return
+        if update.held:
+            prev = self._revery.get(key)
+            every = self.slow_s if update.changed or prev is None else min(self._read_cap(), prev * 2)
+            self._revery[key] = every
+            self._rnext[key] = now + every
             return
         every = self.slow_s if update.changed or key not in self._every else min(self._cap(), self._every[key] * 2)
         self._every[key] = every
         self._next[key] = now + every
 
     def _cap(self) -> float:
-        """The longest back-off now: ``revisit_s`` while the rate cap can read every file that often."""
-        rate = self.hidden_rest_per_s if self.hidden else self.rest_per_s
+        """The longest back-off of a file without a descriptor now: ``revisit_s`` while the metadata budget can
+        poll every such file that often."""
+        rate = self._rates()[0]
         if rate <= 0:
             return self.max_s
-        return min(self.max_s, max(self.slow_s, self.revisit_s, self._rest_count / rate))
+        unheld = self._rest_count - len(self._held - self.fast_keys)
+        return min(self.max_s, max(self.slow_s, self.revisit_s, unheld / rate))
+
+    def _read_cap(self) -> float:
+        """The longest read back-off of a held file now: ``revisit_s`` while the read budget allows."""
+        rrate = self._rates()[1]
+        return max(self.slow_s, self.revisit_s, len(self._held) / rrate if rrate > 0 else self.max_s)
+
+    def _check_every(self) -> float:
+        """How often a held file gets a full check: ``check_s``, or less often when half the metadata budget of
+        the open pane cannot check every held file that often (hidden, the budget's cap spaces them further)."""
+        rate = self.rest_per_s
+        return max(self.check_s, 2 * len(self._held) / rate if rate > 0 else self.check_s)
+
+    def next_look(self, key: Key) -> float | None:
+        """When ``key``'s new bytes are next read, on the schedule (benchmarks pick the worst-placed file)."""
+        times = [t for t in (self._next.get(key), self._rnext.get(key)) if t is not None]
+        return min(times) if times else None
 
     def want(self, key: Key) -> None:
         self._wanted.add(key)
@@ -357,6 +432,12 @@ class JobLogWatcher:
         self._expected_ranks = sum(1 for k in files if isinstance(k, int))
         for key, path in sorted(files.items(), key=lambda kv: key_sort(kv[0])):
             self.add(key, Path(path))
+        self._reserve()
+
+    def _reserve(self) -> None:
+        """Ask the descriptor budget for one descriptor per file (a big job: reads, not opens)."""
+        if self.tails.budget is not None:
+            self.tails.budget.reserve(len(self.tails))
 
     # -- files ----------------------------------------------------------------------------------------
 
@@ -405,15 +486,15 @@ class JobLogWatcher:
             self._next_discover = mono + DISCOVER_EVERY_S
             self.discover_ranks()
         due = self.scheduler.due(self.keys(), shown, mono)
-        ups = self._poll_keys([k for k in due if k in shown], mono)
+        ups = self._poll_keys([k for k in due if k in shown], mono, when)
         if on_shown is not None:
             on_shown(ups)
-        ups.update(self._poll_keys([k for k in due if k not in shown], mono))
+        ups.update(self._poll_keys([k for k in due if k not in shown], mono, when))
         self._feed(ups, when)
         return ups
 
-    def _poll_keys(self, keys: list[Key], mono: float) -> dict[Key, TailUpdate]:
-        ups = self.tails.poll_all(keys)
+    def _poll_keys(self, keys: list[Key], mono: float, when: float) -> dict[Key, TailUpdate]:
+        ups = self.tails.poll_all(keys, light=self.scheduler.light, now=when)
         for key, up in ups.items():
             self.scheduler.observed(key, up, mono)
         return ups
@@ -436,6 +517,8 @@ class JobLogWatcher:
             if rank not in self.tails:
                 self.add(rank, path)
                 new.append(rank)
+        if new:
+            self._reserve()
         return new
 
     def set_hidden(self, hidden: bool) -> None:
@@ -446,6 +529,10 @@ class JobLogWatcher:
         """File-system metadata operations so far: (opens, stats)."""
         opens, stats = self.tails.ops()
         return opens + self.header_opens, stats
+
+    def reads(self) -> int:
+        """``pread`` calls so far (no metadata operations; the rank-header reads are counted in :meth:`ops`)."""
+        return self.tails.reads()
 
     def close(self) -> None:
         """Give back every held descriptor (the watcher stops or pauses)."""

@@ -173,6 +173,79 @@ def test_failure_named_for_a_big_job_within_the_rate_bound(tmp_path: Path) -> No
     assert _ticks_to_name(job, 1000, srun_line=False) <= 1024 // 20 * 2 + 4
 
 
+def _pane_watcher(job: BigJob, clock: Clock) -> JobLogWatcher:
+    """The log pane's watcher (0.5 s ticks, back-off 2 s -> 30 s, a default descriptor budget)."""
+    files, _ = watch_files(job.paths, job.job_id, job.ranks)
+    return JobLogWatcher(job.job_id, files, paths=job.paths, launcher="srun", clock=clock, monotonic=clock,
+                         scheduler=PoliteScheduler(0.5, 2.0, 30.0), budget=FdBudget())
+
+
+def _metadata_ops(w: JobLogWatcher) -> int:
+    return sum(w.ops())
+
+
+def test_rank_file_only_failure_on_rank_517_is_named_within_10_s_within_the_ops_budget(tmp_path: Path) -> None:
+    """Issue 16: 1,024 ranks, rank 517 prints a traceback but keeps running (srun writes no task-exit line): the
+    watcher holds every rank file and reads it (no open, no stat) at least every 8 s, so the failure is named
+    within 10 s of simulated clock even when it lands just after a read, while the pane open costs <= 50
+    metadata operations per second and the hidden pane <= 2."""
+    job = make_bigjob(tmp_path, nodes=256, fail_rank=None, silent_rank=None, samples=False)
+    assert job.ranks == 1024
+    clock = Clock(1000.0)
+    w = _pane_watcher(job, clock)
+    budget = w.tails.budget
+    assert budget is not None
+    if budget.limit < job.ranks + 1:
+        pytest.skip(f"RLIMIT_NOFILE allows only {budget.limit} held files here (hard limit too low)")
+    try:
+        for _ in range(200):  # 100 s of quiet watching: every back-off at its cap
+            w.poll((0,))
+            clock.t += 0.5
+        assert budget.held == job.ranks + 1
+        ops0, opens0, reads0 = _metadata_ops(w), w.ops()[0], w.reads()
+        last: dict[object, float] = {}
+        gap = 0.0
+        for _ in range(120):  # a steady minute, pane open
+            for key in w.poll((0,)):
+                gap = max(gap, clock.t - last.get(key, clock.t))
+                last[key] = clock.t
+            clock.t += 0.5
+        assert _metadata_ops(w) - ops0 <= 50 * 60
+        assert w.ops()[0] == opens0  # every file held: no open at all, only the rare full checks (stat)
+        assert len(last) == job.ranks + 1 and gap <= 8.0  # every file looked at, at least every 8 s ...
+        assert w.reads() - reads0 <= 256 * 60  # ... by reads within their own budget
+        for _ in range(40):  # ... so wait for a poll that reads rank 517: the failure lands just after it
+            clock.t += 0.5
+            if 517 in w.poll((0,)):
+                break
+        else:
+            raise AssertionError("rank 517 was not read within 20 s")
+        assert not w.triage_line().failed
+        job.inject_failure(517, srun_line=False)
+        ops1 = _metadata_ops(w)
+        ticks = 0
+        while not w.triage_line().failed:
+            ticks += 1
+            assert ticks <= 20, "not named within 10 s"
+            clock.t += 0.5
+            w.poll((0,))
+        tri = w.triage_line()
+        assert tri.rank == 517 and tri.node == job.node_of(517) and "RuntimeError: CUDA error" in tri.text
+        assert _metadata_ops(w) - ops1 <= 50 * ticks / 2
+        w.set_hidden(True)
+        for _ in range(40):
+            w.poll()
+            clock.t += 0.5
+        ops2 = _metadata_ops(w)
+        for _ in range(240):  # two minutes hidden
+            w.poll()
+            clock.t += 0.5
+        assert _metadata_ops(w) - ops2 <= 2 * 120
+    finally:
+        w.close()
+    assert budget.held == 0
+
+
 # ------------------------------------------------------------------------------------------ GPU heatmap
 
 

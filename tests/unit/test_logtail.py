@@ -432,7 +432,8 @@ def test_held_descriptor_sees_a_replaced_file(tmp_path: Path) -> None:
     tmp = tmp_path / "new"
     tmp.write_bytes(b"new 1\nnew 2\n")
     os.replace(tmp, p)  # a requeue without --open-mode=append
-    u = t.poll()
+    assert not t.poll(light=True).changed  # a light poll reads the held (old) inode: it needs the full one
+    u = t.poll()  # a stat of the path: a new inode
     assert u.reset and u.reset_reason == "replaced" and u.lines == ("new 1", "new 2")
     p.unlink()
     assert t.poll().vanished
@@ -460,3 +461,84 @@ def test_budget_is_a_limit_with_a_fallback(tmp_path: Path) -> None:
     assert FdBudget().limit <= 256
     if soft != resource.RLIM_INFINITY:
         assert FdBudget(limit=10**9).limit <= soft // 4  # RLIMIT_NOFILE is respected whatever is asked
+
+
+def test_light_poll_through_a_held_descriptor_is_one_read_and_no_metadata_operation(tmp_path: Path) -> None:
+    from ntui.core.logtail import FdBudget
+
+    p = tmp_path / "r.out"
+    p.write_bytes(b"a\n")
+    t = FileTail(p, budget=FdBudget(limit=4))
+    assert t.poll(light=True).lines == ("a",)  # never read yet: a full poll (open + fstat)
+    assert (t.opens, t.stats) == (1, 1) and t.held
+    reads = t.reads
+    for _ in range(5):
+        assert not t.poll(light=True, now=50.0).changed
+    assert (t.opens, t.stats, t.reads - reads) == (1, 1, 5)  # one pread each, no open, no stat
+    append(p, b"b\nc")
+    u = t.poll(light=True, now=60.0)
+    assert u.lines == ("b",) and u.partial == "c" and (t.opens, t.stats) == (1, 1)
+    assert (u.mtime, u.size, u.offset) == (60.0, 5, 5)  # no stat: the poll's time and the offset
+    append(p, b"\n")
+    assert t.poll(light=True, now=61.0).lines == ("c",)
+
+
+def test_light_poll_without_a_descriptor_is_one_open(tmp_path: Path) -> None:
+    p = tmp_path / "r.out"
+    p.write_bytes(b"a\n")
+    t = FileTail(p)
+    t.poll()
+    assert (t.opens, t.stats) == (1, 1)
+    append(p, b"b\n")
+    assert t.poll(light=True, now=1.0).lines == ("b",)
+    assert not t.poll(light=True, now=2.0).changed
+    assert (t.opens, t.stats) == (3, 1) and not t.held  # open + pread + close: no fstat
+    p.unlink()
+    assert t.poll(light=True).vanished
+
+
+def test_light_poll_sees_a_truncation_by_the_bytes_before_the_offset(tmp_path: Path) -> None:
+    from ntui.core.logtail import FdBudget
+
+    p = tmp_path / "r.out"
+    p.write_bytes(b"first run line 1\nfirst run line 2\n")
+    t = FileTail(p, budget=FdBudget(limit=1))
+    t.poll()
+    p.write_bytes(b"x\n")  # truncated and rewritten (a requeue without --open-mode=append), shorter
+    u = t.poll(light=True)
+    assert u.reset and u.reset_reason == "truncated" and u.lines == ("x",)
+    with open(p, "wb") as fh:  # truncated again, then longer than the old offset
+        fh.write(b"second run, a much longer first line than before\n")
+    u = t.poll(light=True)
+    assert u.reset and u.lines == ("second run, a much longer first line than before",)
+
+
+def test_budget_reserve_grows_toward_the_files_within_a_cap_raising_the_soft_nofile_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import resource
+
+    from ntui.core import logtail
+    from ntui.core.logtail import FD_RESERVE_MAX, FdBudget
+
+    limits = {"soft": 1024, "hard": 8192}
+    monkeypatch.setattr(logtail.resource, "getrlimit", lambda _which: (limits["soft"], limits["hard"]))
+
+    def setrlimit(_which: int, value: tuple[int, int]) -> None:
+        if value[0] > limits["hard"]:
+            raise ValueError("not allowed")
+        limits["soft"] = value[0]
+
+    monkeypatch.setattr(logtail.resource, "setrlimit", setrlimit)
+    b = FdBudget()
+    assert b.limit == 256  # a quarter of the soft limit
+    assert b.reserve(1025) == 1025 and b.nofile_raised == (1024, 4100) and limits["soft"] == 4100
+    assert b.reserve(100_000) == 2048 and limits["soft"] == 8192  # never past the hard limit (a quarter of it)
+    limits.update(soft=1024, hard=1024)
+    low = FdBudget()
+    assert low.reserve(1025) == 256 and low.nofile_raised is None  # the hard limit allows no more: fallback
+    limits.update(soft=100_000, hard=resource.RLIM_INFINITY)
+    assert FdBudget().reserve(100_000) == FD_RESERVE_MAX  # the hard cap
+    assert FdBudget(limit=64).reserve(1025) == 64  # an explicit limit is a cap
+    gone = FdBudget()
+    gone.exhausted()  # EMFILE: hold no more, and grow no more
+    assert gone.reserve(1025) == 0

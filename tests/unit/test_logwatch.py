@@ -246,3 +246,39 @@ def test_hidden_watcher_reads_only_the_batch_log_often(tmp_path: Path) -> None:
     assert opens == 0  # every file stayed open (within the budget)
     assert stats <= 2 * 60  # <= 2 metadata ops per second: the batch log each second + a trickle of ranks
     w.close()
+
+
+def _held(changed: bool) -> TailUpdate:
+    return TailUpdate(path=Path("x"), exists=True, lines=("new",) if changed else (), held=True)
+
+
+def test_polite_scheduler_reads_held_files_and_checks_them_rarely() -> None:
+    """A held file is read (light: no metadata operation) with back-off up to revisit_s, and fully checked
+    (a stat) only every check_s; the batch log and the shown file are read every tick."""
+    s = PoliteScheduler(fast_s=0.5, slow_s=2.0, max_s=30.0, revisit_s=8.0, check_s=60.0)
+    keys = [BATCH, 0, 1]
+    assert s.due(keys, (0,), 0.0) == [BATCH, 0, 1] and 1 not in s.light  # first poll: full (never read: the tail
+    # polls a file it never read in full even when asked for a light poll, as for the batch log and rank 0)
+    for key in keys:
+        s.observed(key, _held(False), 0.0)
+    assert s._rnext[1] == 2.0 and s._next[1] == 60.0
+    now, reads = 0.0, []
+    while now < 59.0:
+        now += 0.5
+        due = s.due(keys, (0,), now)
+        assert due[:2] == [BATCH, 0] and {BATCH, 0} <= s.light  # read every tick, light
+        if 1 in due:
+            assert 1 in s.light
+            reads.append(now)
+        for key in due:
+            s.observed(key, _held(False), now)
+    assert reads == [2.0, 6.0, 14.0, 22.0, 30.0, 38.0, 46.0, 54.0]  # 2, 4, then every revisit_s
+    due = s.due(keys, (0,), 60.0)
+    assert 1 in due and 1 not in s.light and BATCH not in s.light  # the full checks (stat) fall due
+    for key in due:
+        s.observed(key, _held(False), 60.0)
+    assert s._next[1] == 120.0
+    s.observed(1, _held(True), 61.0)  # new bytes: read soon again
+    assert s._rnext[1] == 63.0
+    s.observed(1, TailUpdate(path=Path("x"), exists=True, held=False), 63.0)  # descriptor given back
+    assert 1 not in s._held and 1 not in s._rnext
