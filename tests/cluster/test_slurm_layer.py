@@ -137,3 +137,25 @@ def test_unreachable_controller(dev_cluster: DevCluster, env: dict[str, str], tm
             slurm.query_queue(runner, env={**env, "SLURM_CONF": str(dead)}, timeout=30)
     finally:
         dead.unlink()
+
+
+def test_a_job_that_just_left_the_queue_has_its_final_state_not_a_lagging_one(
+    dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Right after a job leaves squeue, slurmdbd may not have its end yet (sacct still says RUNNING or even
+    PENDING: seen on the dev cluster for about half of such jobs). The final state ntui shows must be the
+    controller's COMPLETED, never the lagging record; five jobs make a lag all but certain to occur."""
+    from ntui.core.outcome import finished_outcome
+
+    runner = SubprocessRunner()
+    for i in range(5):
+        sub = dev_cluster.run("sbatch", "--parsable", "-N2", "-J", f"ntui-lag-{i}", "-o", str(tmp_path / "%j.out"),
+                              "--wrap", "srun sleep 1")
+        assert sub.returncode == 0, sub.stderr
+        job_id = sub.stdout.strip().split(";")[0]
+        deadline = time.monotonic() + 120
+        while dev_cluster.run("squeue", "-h", "-j", job_id).stdout.strip():
+            assert time.monotonic() < deadline, f"job {job_id} never left the queue"
+            time.sleep(0.05)
+        out = finished_outcome(runner, job_id, env=env)
+        assert (out.state, out.finished, out.exit_code) == ("COMPLETED", True, "0:0"), out
