@@ -50,15 +50,29 @@ def _queued_jobs() -> dict[str, str] | None:
     return dict(line.split(None, 1) for line in res.stdout.splitlines() if len(line.split(None, 1)) == 2)
 
 
+def _stdout_of(job_id: str) -> str:
+    """The job's StdOut path (``scontrol show job -o``), or "" when the controller does not say."""
+    try:
+        res = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    for word in res.stdout.split():
+        if word.startswith("StdOut="):
+            return word.removeprefix("StdOut=")
+    return ""
+
+
 @pytest.fixture(scope="module", autouse=True)
-def _cluster_jobs_cleaned_up(request: pytest.FixtureRequest) -> Iterator[None]:
+def _cluster_jobs_cleaned_up(request: pytest.FixtureRequest,
+                             tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A module of cluster tests leaves the queue as it found it.
 
     The suite runs serially on one two-node cluster, so a job one module leaves behind (a crashed test, a
     cleanup that failed) would hold the nodes and make a later test wait for it and time out far from the
-    cause. After each module that has cluster tests, its jobs still pending or running are named in a
-    warning and cancelled, and every job it added is waited for (cancelled ones still completing too), so
-    the next module starts on idle nodes.
+    cause. After each module that has cluster tests, the jobs it added whose output goes under this test
+    run's temporary directory (so: this run's jobs, not another session's on a shared dev cluster) are
+    handled: those still pending or running are named in a warning and cancelled, and all of them are
+    waited for (cancelled ones still completing too), so the next module starts on idle nodes.
     """
     module = request.module
     has_cluster = any(
@@ -70,8 +84,9 @@ def _cluster_jobs_cleaned_up(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if before is None:
         return
+    ours = str(tmp_path_factory.getbasetemp().resolve()) + os.sep
     after = _queued_jobs() or {}
-    added = {j: state for j, state in after.items() if j not in before}
+    added = {j: state for j, state in after.items() if j not in before and _stdout_of(j).startswith(ours)}
     if not added:
         return
     left = sorted((j for j, state in added.items() if state not in _ENDING), key=lambda j: (len(j), j))
