@@ -18,7 +18,7 @@ import shlex
 from ntui.core.lognames import RANK_HEADER_SHELL
 from ntui.core.lognames import RANK_LOG_SUFFIX as RANK_LOG_SUFFIX
 from ntui.core.lognames import LogPaths as LogPaths
-from ntui.core.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV
+from ntui.core.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvConf, merge_rdzv_conf, split_rdzv_conf
 from ntui.core.sampler import sampler_lines
 from ntui.core.spec import Directive, JobSpec
 
@@ -36,14 +36,31 @@ WORKER_LOG_PAYLOAD = (
 )
 # c10d guesses whether it hosts the rendezvous store by matching the endpoint against the local
 # hostname; a mismatch (IP vs name, high-speed vs management name) hangs, and two agents that both
-# match race for the port (R8). Node 0 of the allocation is MASTER_ADDR, so say so explicitly:
-# torch reads `is_host` from --rdzv-conf (torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py).
+# match race for the port (R8). Node 0 of the allocation is MASTER_ADDR, so say so explicitly: the
+# c10d backend takes an `is_host` key of the rendezvous configuration over its hostname guess.
 IS_HOST = "is_host=$(( SLURM_NODEID == 0 ))"
-TORCHRUN_PAYLOAD = f'exec "$0" --rdzv-conf={IS_HOST} "$@"'
-ACCELERATE_PAYLOAD = (
-    'exec "$0" launch --config_file="$NTUI_ACCELERATE_CONFIG" --machine_rank="$SLURM_NODEID" '
-    f'--rdzv_conf={IS_HOST} "$@"'
-)
+# The launchers keep only the last rendezvous configuration option, so a user's one from extra-args
+# reaches the tasks in this variable and joins ntui's key in the single option they read (R13).
+RDZV_CONF_ENV = "NTUI_RDZV_CONF"
+
+
+def _rdzv_conf_word(option: str, user: bool) -> str:
+    """The one rendezvous-configuration word of a payload: the user's keys (if any), then ntui's."""
+    value = merge_rdzv_conf(f"${RDZV_CONF_ENV}" if user else "", IS_HOST)
+    return f'{option}="{value}"' if user else f"{option}={value}"
+
+
+def torchrun_payload(user_rdzv_conf: bool = False) -> str:
+    return f'exec "$0" {_rdzv_conf_word("--rdzv-conf", user_rdzv_conf)} "$@"'
+
+
+def accelerate_payload(user_rdzv_conf: bool = False) -> str:
+    return (
+        'exec "$0" launch --config_file="$NTUI_ACCELERATE_CONFIG" --machine_rank="$SLURM_NODEID" '
+        f'{_rdzv_conf_word("--rdzv_conf", user_rdzv_conf)} "$@"'
+    )
+
+
 ACCELERATE_CONFIG_NAME = "accelerate.yaml"
 # accelerate's distributed_type per ntui mode (accelerate.utils.DistributedType values).
 _ACCELERATE_TYPE = {"multi_gpu": "MULTI_GPU", "cpu": "NO", "single": "NO"}
@@ -110,6 +127,10 @@ def render(spec: JobSpec) -> str:
     if spec.env:
         out.append("# Preset environment (values verbatim).")
         out.extend(f"export {k}={q(v)}" for k, v in spec.env)
+    rdzv = split_rdzv_conf(spec.extra_launcher_args if spec.launcher != "srun" else ())
+    if rdzv.text:
+        out.append("# Rendezvous configuration from launcher.extra-args; joins ntui's is_host in one option (R13).")
+        out.append(f"export {RDZV_CONF_ENV}={q(rdzv.text)}")
     if spec.launcher != "srun":
         out.append("# Rank N of the job writes to ...-rank-N.out (global rank, not local).")
         out.append(
@@ -127,7 +148,7 @@ def render(spec: JobSpec) -> str:
         out.extend(spec.setup)
     out.append("")
     out.append(f"# Launch: {spec.launcher}, {spec.nodes} node(s) x {_per_node(spec)} process(es).")
-    out.append(_launch(spec, paths))
+    out.append(_launch(spec, paths, rdzv))
     out.append("")
     return "\n".join(out)
 
@@ -191,9 +212,10 @@ def _program(spec: JobSpec) -> list[str]:
     return [*(q(w) for w in spec.python_argv), q(spec.script), *(q(a) for a in spec.args)]
 
 
-def _launch(spec: JobSpec, paths: LogPaths) -> str:
+def _launch(spec: JobSpec, paths: LogPaths, rdzv: RdzvConf) -> str:
     srun = _srun_words(spec, paths)
-    extra = [q(a) for a in spec.extra_launcher_args]
+    extra = [q(a) for a in rdzv.rest]
+    user_conf = bool(rdzv.text)
     if spec.launcher == "srun":
         return _continued(
             [srun, _container(spec), ["bash", "-c", q(SRUN_RANK_PAYLOAD)], _program(spec)]
@@ -201,9 +223,11 @@ def _launch(spec: JobSpec, paths: LogPaths) -> str:
     worker = ["bash", "-c", q(WORKER_LOG_PAYLOAD)]
     if spec.launcher == "torchrun":
         if spec.nodes == 1:
-            rdzv = ["--standalone"]  # R5
+            rendezvous = ["--standalone"]  # R5
+            if user_conf:
+                rendezvous.append(f'--rdzv-conf="${RDZV_CONF_ENV}"')  # no payload, no is_host: R13
         else:
-            rdzv = [
+            rendezvous = [
                 "--rdzv-backend=c10d",
                 '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"',
                 '--rdzv-id="$SLURM_JOB_ID"',
@@ -214,9 +238,9 @@ def _launch(spec: JobSpec, paths: LogPaths) -> str:
             f"--nproc-per-node={spec.nproc_per_node}",
         ]
         if spec.nodes > 1:
-            torchrun = ["bash", "-c", q(TORCHRUN_PAYLOAD), *torchrun]
+            torchrun = ["bash", "-c", q(torchrun_payload(user_conf)), *torchrun]
         return _continued(
-            [srun, _container(spec), torchrun, rdzv, [*extra, "--no-python"], worker, _program(spec)]
+            [srun, _container(spec), torchrun, rendezvous, [*extra, "--no-python"], worker, _program(spec)]
         )
     # accelerate: --machine_rank must expand per task (Q1), so it lives in a fixed payload and
     # everything else is passed as positional words.
@@ -239,7 +263,7 @@ def _launch(spec: JobSpec, paths: LogPaths) -> str:
         [
             srun,
             _container(spec),
-            ["bash", "-c", q(ACCELERATE_PAYLOAD), "accelerate"],
+            ["bash", "-c", q(accelerate_payload(user_conf)), "accelerate"],
             accel,
             [*mode, *extra, "--no_python"],
             worker,

@@ -66,16 +66,21 @@ GPU_OPTIONS = ("gpus-per-node", "gpus-per-task", "gpus", "gres")
 #: Launcher options ntui sets itself; a copy in ``launcher.extra-args`` would replace or fight them.
 OWNED_LAUNCHER_ARGS: Mapping[str, tuple[str, ...]] = {
     "torchrun": (
-        "--rdzv-conf", "--rdzv-endpoint", "--rdzv-backend", "--rdzv-id", "--nnodes", "--nproc-per-node",
+        "--rdzv-endpoint", "--rdzv-backend", "--rdzv-id", "--nnodes", "--nproc-per-node",
         "--standalone", "--node-rank", "--master-addr", "--master-port", "--no-python",
     ),
     "accelerate": (
-        "--rdzv_conf", "--main_process_ip", "--main_process_port", "--rdzv_backend", "--num_processes",
+        "--main_process_ip", "--main_process_port", "--rdzv_backend", "--num_processes",
         "--num_machines", "--machine_rank", "--config_file", "--multi_gpu", "--cpu", "--no_python",
         "--mixed_precision", "--dynamo_backend", "--gpu_ids",
     ),
     "srun": (),
 }
+#: The rendezvous configuration (``key=value,...``): not owned but merged (R13). torchrun and accelerate
+#: launch both take either spelling, as ``--opt=VALUE`` or ``--opt VALUE``, and keep only the last one.
+RDZV_CONF_OPTIONS = ("--rdzv-conf", "--rdzv_conf")
+#: Rendezvous configuration keys ntui sets per node (R8); a user copy is refused (R13).
+RDZV_NTUI_KEYS = ("is_host",)
 SLINGSHOT_ENV = (
     ("FI_MR_CACHE_MONITOR", "userfaultfd"),
     ("FI_CXI_DISABLE_HOST_REGISTER", "1"),
@@ -122,6 +127,72 @@ def parse_gpu_request(option: str, text: str) -> GpuRequest | None:
     if not m or not _DECIMAL.fullmatch(m.group(2)):
         return None
     return GpuRequest(option, int(m.group(2)), m.group(1) or "")
+
+
+@dataclass(frozen=True)
+class RdzvConf:
+    """``launcher.extra-args`` with every rendezvous-configuration option taken out, its keys merged (R13)."""
+
+    pairs: tuple[tuple[str, str], ...] = ()
+    """The user's keys in first-seen order; a repeated key keeps its last value, as torch does."""
+    rest: tuple[str, ...] = ()
+    """The other extra args, in order."""
+    errors: tuple[tuple[int, str], ...] = ()
+    """(index in extra-args, message) for what torch would refuse or what would break R8."""
+
+    @property
+    def text(self) -> str:
+        """The user's part of the one ``--rdzv-conf`` value: ``key=value,...`` ('' for none)."""
+        return ",".join(f"{k}={v}" for k, v in self.pairs)
+
+
+def split_rdzv_conf(extra_args: Sequence[str]) -> RdzvConf:
+    """Take every ``--rdzv-conf``/``--rdzv_conf`` (``=VALUE`` or next word) out of ``extra_args``."""
+    keys: dict[str, str] = {}
+    rest: list[str] = []
+    errors: list[tuple[int, str]] = []
+    i = 0
+    while i < len(extra_args):
+        name, eq, value = extra_args[i].partition("=")
+        if name not in RDZV_CONF_OPTIONS:
+            rest.append(extra_args[i])
+            i += 1
+            continue
+        if not eq:
+            if i + 1 == len(extra_args) or extra_args[i + 1].startswith("-"):
+                errors.append((i, f"{name} needs a value: {name}=KEY=VALUE[,KEY=VALUE...]"))
+                i += 1
+                continue
+            i += 1
+            value = extra_args[i]
+        errors.extend((i, message) for message in _rdzv_items(name, value, keys))
+        i += 1
+    return RdzvConf(tuple(keys.items()), tuple(rest), tuple(errors))
+
+
+def _rdzv_items(name: str, value: str, into: dict[str, str]) -> Iterator[str]:
+    """Parse ``key=value,...`` as torch does (keys and values stripped; blank = none) into ``into``."""
+    if not value.strip():
+        return
+    for item in value.split(","):
+        key, _, val = (part.strip() for part in item.partition("="))
+        if not key:
+            yield (f"{name} {value!r} has an empty key (a stray ',' or '='); write KEY=VALUE[,KEY=VALUE...], "
+                   "which torch requires")
+        elif not val:
+            yield f"{name}: {key!r} has no value; write {key}=VALUE (torch refuses a key alone)"
+        elif key in RDZV_NTUI_KEYS:
+            yield (f"{name}: {key} is ntui's: node 0 gets 1 and every other node 0, so node 0 hosts the "
+                   f"rendezvous store (R8); one value for all nodes makes every node host, or none. Remove {key}; "
+                   "the other keys are merged")
+        else:
+            into[key] = val
+
+
+def merge_rdzv_conf(*parts: str) -> str:
+    """One rendezvous-configuration value from several, later keys last (torch keeps only the last
+    ``--rdzv-conf`` it is given, and the last value of a repeated key) (R13)."""
+    return ",".join(part for part in parts if part)
 
 
 @dataclass(frozen=True)
@@ -400,6 +471,12 @@ def _r11(d: Draft) -> Iterable[Finding]:
                    "here would replace or contradict it. Use the matching preset key instead")
 
 
+def _r13(d: Draft) -> Iterable[Finding]:
+    if d.launcher in ("torchrun", "accelerate"):
+        for i, message in split_rdzv_conf(d.extra_args).errors:
+            yield f"launcher.extra-args.{i}", message
+
+
 def _a2(d: Draft) -> Iterable[Finding]:
     if d.launcher == "accelerate" and d.accelerate_mode != "multi_gpu" and d.world_size > 1:
         key = "launcher.cpu" if d.cpu else "launcher.multi-gpu"
@@ -536,8 +613,15 @@ RULES: tuple[Rule, ...] = (
     Rule("R8", _E, ("launcher.type",), "Several nodes: node 0 hosts the c10d store (`--rdzv-conf "
          "is_host=...`, expanded per task), whatever the host names look like.", "pytorch/pytorch#73656"),
     Rule("R11", _E, ("launcher.extra-args",), "launcher.extra-args cannot repeat an option ntui sets "
-         "(rendezvous, counts, accelerate mode/config): it would silently replace ntui's.",
+         "(rendezvous endpoint/backend/id, counts, accelerate mode/config): it would silently replace ntui's. "
+         "A `--rdzv-conf` is merged instead (R13).",
          "torch/distributed/run.py; accelerate launch --help", _r11),
+    Rule("R13", _E, ("launcher.extra-args",), "A `--rdzv-conf`/`--rdzv_conf` in launcher.extra-args (either "
+         "spelling, `=VALUE` or the next word) is merged with ntui's per-node `is_host` into the one option "
+         "the launcher reads (torchrun and accelerate keep only the last one given); an `is_host` key (R8) or a "
+         "value torch refuses (not `KEY=VALUE,...`) is refused.",
+         "torch/distributed/run.py (--rdzv-conf); torch/distributed/elastic/rendezvous/utils.py "
+         "(_parse_rendezvous_config); accelerate launch --help (--rdzv_conf)", _r13),
     # Per task
     Rule("Q1", _E, ("launcher.type",), "Per-task variables (SLURM_PROCID, SLURM_NODEID, RANK) expand only inside "
          "fixed single-quoted payloads run by each task.", "docs.nersc.gov/machinelearning/launchers; "

@@ -7,6 +7,7 @@ from the per-rank log files whose paths ntui derives from the job id.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -94,6 +95,24 @@ def test_failing_rank_fails_the_job(dev_cluster: DevCluster, tmp_path: Path) -> 
     for other in (0, 1, 3):
         text = (log_dir / f"local-torchrun-{job_id}-rank-{other}.out").read_text()
         assert "fails on purpose" not in text
+
+
+def test_user_rdzv_conf_is_merged_on_two_nodes(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """R13 with the real torchrun: the user's --rdzv-conf key and ntui's per-node is_host (R8) reach
+    both agents in the one configuration torch reads (its INFO log prints it; a user value is text,
+    torch's own default timeout the number 900), and the job trains."""
+    log_dir = tmp_path / "logs"
+    res = ntui(dev_cluster, "submit", "local-torchrun", "--wait", "--set", f"logs.dir={log_dir}",
+               "--set", 'launcher.extra-args=["--rdzv-conf=timeout=900"]', "--set", "env.LOGLEVEL=INFO")
+    assert res.returncode == 0, res.stdout + res.stderr
+    job_id = res.stdout.strip().splitlines()[0]
+    assert "COMPLETED" in res.stderr
+    assert sorted(r["rank"] for r in rank_records(log_dir, "local-torchrun", job_id)) == [0, 1, 2, 3]
+    batch = (log_dir / f"local-torchrun-{job_id}.out").read_text(errors="replace")
+    configs = [ast.literal_eval(line.split("rdzv_configs", 1)[1].split(":", 1)[1].strip())
+               for line in batch.splitlines() if "rdzv_configs" in line]
+    assert sorted(c.get("is_host") for c in configs) == ["0", "1"], batch
+    assert all(c.get("timeout") == "900" for c in configs), configs
 
 
 def test_test_only(dev_cluster: DevCluster, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ endpoint, GPUs and log file."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,16 @@ def run_cell(script: str, stub_bin: Path, work: Path, nodes: int, env_extra: dic
     return [line.split("|") for line in out.read_text().splitlines()]
 
 
+def expected_rdzv_conf(launcher: str, nodes: int, node: int, user: str = "") -> str:
+    """The rendezvous configuration the launcher on ``node`` reads, as the stubs show it (sorted keys):
+    the user's keys and, where ntui passes one (every accelerate launch, torchrun on several nodes),
+    is_host=1 on node 0 only (R8, R13)."""
+    keys = dict(item.split("=", 1) for item in user.split(",") if item)
+    if launcher == "accelerate" or (launcher == "torchrun" and nodes > 1):
+        keys["is_host"] = str(int(node == 0))
+    return ",".join(f"{k}={v}" for k, v in sorted(keys.items())) if launcher != "srun" else ""
+
+
 CELLS = [(la, st, n, c) for la in LAUNCHERS for st in STYLES for n in NODES for c in CONTAINERS]
 
 
@@ -112,11 +123,12 @@ def test_cell(launcher: str, style: str, nodes: int, container: str, stub_bin: P
     per_node = GPUS  # srun: 4 tasks per node; torchrun/accelerate: 4 workers per node
     world = nodes * per_node
     assert sorted(int(r[0]) for r in records) == list(range(world)), records
-    for rank_s, local_s, world_s, endpoint, master, cvd, node, shifter, log, argv in records:
+    for rank_s, local_s, world_s, endpoint, master, cvd, node, shifter, rdzv_conf, log, argv in records:
         rank, local = int(rank_s), int(local_s)
         assert int(world_s) == world
         assert local == rank % per_node
         assert node == f"nid{rank // per_node + 1:03d}"
+        assert rdzv_conf == expected_rdzv_conf(launcher, nodes, rank // per_node)
         assert argv == "/opt/train.py --lr 0.1"
         assert shifter == ("1" if container == "shifter" else "")
         assert master == f"nid001:{PORT}"
@@ -152,4 +164,36 @@ def test_accelerate_one_process_logs_as_rank_0(stub_bin: Path, tmp_path: Path) -
     spec, _ = validate(loaded)
     assert spec is not None and spec.accelerate_device == "single"
     records = run_cell(render(spec), stub_bin, tmp_path, 1, {})
-    assert len(records) == 1 and records[0][8] == f"{tmp_path}/cell-{JOB_ID}-rank-0.out"
+    assert len(records) == 1 and records[0][9] == f"{tmp_path}/cell-{JOB_ID}-rank-0.out"
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 8])
+@pytest.mark.parametrize(
+    ("launcher", "extra", "user"),
+    [
+        ("torchrun", ["--rdzv-conf=timeout=900"], "timeout=900"),
+        ("torchrun", ["--rdzv_conf", "join_timeout=600,read_timeout=120", "--max-restarts=0"],
+         "join_timeout=600,read_timeout=120"),
+        ("accelerate", ["--rdzv_conf", "join_timeout=600,read_timeout=120"], "join_timeout=600,read_timeout=120"),
+        ("accelerate", ["--rdzv-conf=timeout=900", "--rdzv_conf= read_timeout = 30 "], "read_timeout=30,timeout=900"),
+    ],
+)
+def test_user_rdzv_conf_is_merged(launcher: str, extra: list[str], user: str, nodes: int, stub_bin: Path,
+                                  tmp_path: Path) -> None:
+    """R13: the launcher on each node reads the user's keys AND ntui's per-node is_host (R8) from its
+    one rendezvous configuration (the stubs keep only the last option given, as the real ones do)."""
+    loaded = cell_preset(launcher, "gpus-per-node", nodes, "none", tmp_path)
+    loaded.data["launcher"]["extra-args"] = extra
+    spec, problems = validate(loaded)
+    assert spec is not None, [str(p) for p in problems]
+    script = render(spec)
+    launch = script.split("# Launch:")[1]
+    assert len(re.findall(r"--rdzv[-_]conf", launch)) == 1, launch  # one option, the user's not separate
+    assert all(a in launch for a in extra if a.startswith("--max-restarts")), launch  # other args stay
+    records = run_cell(script, stub_bin, tmp_path, nodes, {"NTUI_STUB_GPUS_PER_NODE": str(GPUS)})
+    assert sorted(int(r[0]) for r in records) == list(range(nodes * GPUS))
+    for r in records:
+        assert r[8] == expected_rdzv_conf(launcher, nodes, int(r[0]) // GPUS, user), r
+    if nodes > 1:
+        assert {r[8].split("is_host=")[1][0] for r in records if r[6] == "nid001"} == {"1"}
+        assert {r[8].split("is_host=")[1][0] for r in records if r[6] != "nid001"} == {"0"}

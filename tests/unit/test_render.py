@@ -89,6 +89,32 @@ def test_torchrun_rules() -> None:
     assert "#SBATCH --module=gpu,nccl-plugin" in s
 
 
+@pytest.mark.parametrize(("preset", "launcher"), [("local-torchrun", "torchrun"), ("local-accelerate", "accelerate")])
+def test_user_rdzv_conf_joins_is_host_per_node(preset: str, launcher: str, tmp_path: Path) -> None:
+    """R13: the user's keys (verbatim, never expanded) and ntui's per-node is_host in ONE option (R8)."""
+    hostile = "note=$(touch canary) *"
+    s = render_preset(preset, f'launcher.extra-args=["--rdzv_conf", "join_timeout=600,{hostile}", "--max-restarts=2"]')
+    export = next(ln for ln in s.splitlines() if ln.startswith("export NTUI_RDZV_CONF="))
+    m = re.search(rf"bash -c ('[^']*') {launcher}", s)
+    assert m, s
+    launch = s.split("# Launch:")[1]
+    assert "--max-restarts=2" in launch and launch.count("rdzv_conf") + launch.count("rdzv-conf") == 1, launch
+    for node in (0, 1):
+        res = subprocess.run(
+            ["bash", "-c", f"{export}\nbash -c {m.group(1)} echo"], env={"PATH": "/usr/bin:/bin",
+            "SLURM_NODEID": str(node), "NTUI_ACCELERATE_CONFIG": "c.yaml"},
+            cwd=tmp_path, capture_output=True, text=True, timeout=30,
+        )
+        option = "--rdzv-conf" if launcher == "torchrun" else "--rdzv_conf"
+        assert f"{option}=join_timeout=600,{hostile},is_host={int(node == 0)}" in res.stdout, res
+    assert not (tmp_path / "canary").exists()
+
+
+def test_scripts_without_user_rdzv_conf_are_unchanged() -> None:
+    s = render_preset("local-torchrun")
+    assert "NTUI_RDZV_CONF" not in s and "--rdzv-conf=is_host=$(( SLURM_NODEID == 0 )) " in s
+
+
 def test_torchrun_single_node_is_standalone() -> None:
     s = render_preset("local-torchrun", "sbatch.nodes=1")
     assert "--standalone" in s and "--rdzv-endpoint" not in s

@@ -13,7 +13,16 @@ import pytest
 from ntui.core.presets import load_preset
 from ntui.core.problems import PresetError, Severity
 from ntui.core.render import render
-from ntui.core.rules import BY_ID, RULES, blocks_submit, markdown, readme_section
+from ntui.core.rules import (
+    BY_ID,
+    RULES,
+    RdzvConf,
+    blocks_submit,
+    markdown,
+    merge_rdzv_conf,
+    readme_section,
+    split_rdzv_conf,
+)
 from ntui.core.spec import validate
 from tests.conftest import REPO
 
@@ -37,7 +46,8 @@ BAD: dict[str, tuple[str, tuple[str, ...]]] = {
     "C4": ("local-srun", ("sbatch.cpus-per-gpu=2",)),
     "R4": ("local-torchrun", ("launcher.master-port=29555",)),
     "R12": ("local-torchrun", ("launcher.master-port=40000",)),
-    "R11": ("local-torchrun", ('launcher.extra-args=["--rdzv-conf=timeout=900"]',)),
+    "R11": ("local-torchrun", ('launcher.extra-args=["--rdzv-endpoint=nid002:29500"]',)),
+    "R13": ("local-torchrun", ('launcher.extra-args=["--rdzv-conf=timeout=900,is_host=1"]',)),
     "Q7": ("local-srun", ('launcher.python=python "-u',)),
     "A2": ("local-accelerate", ("launcher.multi-gpu=false",)),
     "A3": ("local-accelerate", ("launcher.cpu=true", "launcher.multi-gpu=true")),
@@ -300,3 +310,85 @@ def test_rules_spec_presets_meet_without_a_cycle() -> None:
     assert not _core_imports("rules") & {"spec", "presets", "render", "yamlsrc"}
     assert "presets" not in _core_imports("spec") and "render" not in _core_imports("spec")
     assert "rules" in _core_imports("spec") and "spec" in _core_imports("presets")
+
+
+# ------------------------------------------------------------------ a user rendezvous configuration (R13)
+
+
+@pytest.mark.parametrize(
+    ("extra", "pairs", "rest"),
+    [
+        (["--rdzv-conf=timeout=900"], (("timeout", "900"),), ()),
+        (["--rdzv_conf", "join_timeout=600,read_timeout=120"], (("join_timeout", "600"), ("read_timeout", "120")),
+         ()),
+        # torch strips keys and values; a blank value is no configuration at all.
+        (["--max-restarts=1", "--rdzv-conf= a = 1 ,b=2", "--rdzv_conf="], (("a", "1"), ("b", "2")),
+         ("--max-restarts=1",)),
+        # Several options: every key kept, a repeated key keeps its last value (torch's rule within one value).
+        (["--rdzv-conf=a=1,b=2", "--log-dir", "/x", "--rdzv_conf", "a=3"], (("a", "3"), ("b", "2")),
+         ("--log-dir", "/x")),
+        (["--rdzv-conf=store_url=x=y"], (("store_url", "x=y"),), ()),
+        (["--rdzv-config=a=1"], (), ("--rdzv-config=a=1",)),
+    ],
+)
+def test_split_rdzv_conf(extra: list[str], pairs: tuple[tuple[str, str], ...], rest: tuple[str, ...]) -> None:
+    conf = split_rdzv_conf(extra)
+    assert conf == RdzvConf(pairs, rest, ())
+    assert conf.text == ",".join(f"{k}={v}" for k, v in pairs)
+
+
+@pytest.mark.parametrize(
+    ("extra", "index", "words"),
+    [
+        (["--rdzv-conf=timeout"], 0, "'timeout' has no value"),
+        (["--rdzv-conf=timeout="], 0, "'timeout' has no value"),
+        (["--rdzv_conf", "=5"], 1, "empty key"),
+        (["--rdzv-conf=a=1,"], 0, "empty key"),
+        (["--rdzv-conf=a=1,,b=2"], 0, "empty key"),
+        (["--max-restarts=1", "--rdzv_conf"], 1, "needs a value"),
+        (["--rdzv-conf", "--max-restarts=1"], 0, "needs a value"),
+        (["--rdzv_conf", "join_timeout=60, is_host=0"], 1, "is_host is ntui's"),
+    ],
+)
+def test_split_rdzv_conf_refuses(extra: list[str], index: int, words: str) -> None:
+    conf = split_rdzv_conf(extra)
+    assert [i for i, _ in conf.errors] == [index], conf.errors
+    assert words in conf.errors[0][1]
+    assert "is_host" not in dict(conf.pairs)
+
+
+def test_merge_rdzv_conf_puts_ntui_last() -> None:
+    assert merge_rdzv_conf("timeout=900,a=b", "is_host=1") == "timeout=900,a=b,is_host=1"
+    assert merge_rdzv_conf("", "is_host=1") == "is_host=1"
+    assert merge_rdzv_conf("timeout=900") == "timeout=900"
+
+
+@pytest.mark.parametrize("launcher", ["local-torchrun", "local-accelerate"])
+def test_user_rdzv_conf_refused_with_file_line_and_field(launcher: str, tmp_path: Path) -> None:
+    p = tmp_path / "p.yaml"
+    p.write_text(f"extends: {launcher}\nlauncher:\n  extra-args:\n    - --rdzv_conf\n    - timeout=900,is_host=1\n"
+                 "    - --rdzv-conf=read_timeout\n")
+    spec, problems = validate(load_preset(str(p)))
+    assert spec is None
+    r13 = sorted(str(x) for x in problems if x.rule == "R13")
+    assert len(r13) == 2 and all(x.endswith("(R13)") for x in r13), r13
+    assert r13[0].startswith(f"{p}:5: launcher.extra-args.1: --rdzv_conf: is_host is ntui's"), r13
+    assert r13[1].startswith(f"{p}:6: launcher.extra-args.2: --rdzv-conf: 'read_timeout' has no value"), r13
+    assert not any(x.rule == "R11" for x in problems)
+
+
+@pytest.mark.parametrize("option", ["--rdzv-conf=timeout=900", "--rdzv_conf=timeout=900"])
+@pytest.mark.parametrize("launcher", ["local-torchrun", "local-accelerate"])
+def test_user_rdzv_conf_is_accepted_and_merged(launcher: str, option: str) -> None:
+    script = _script(launcher, f'launcher.extra-args=["{option}"]')
+    assert "export NTUI_RDZV_CONF=timeout=900\n" in script
+    assert "rdzv-conf=timeout" not in _launch(script) and "rdzv_conf=timeout" not in _launch(script)
+    spelling = "--rdzv-conf" if launcher == "local-torchrun" else "--rdzv_conf"
+    assert f'{spelling}="$NTUI_RDZV_CONF,is_host=$(( SLURM_NODEID == 0 ))"' in _launch(script)
+
+
+@pytest.mark.parametrize("option", ["--rdzv-endpoint=nid002:1", "--rdzv_backend=static", "--nnodes=3",
+                                    "--node_rank=1", "--no-python"])
+def test_r11_still_refuses_other_torchrun_options(option: str) -> None:
+    _, problems = validate(load_preset("local-torchrun", [f'launcher.extra-args=["{option}"]']))
+    assert any(p.rule == "R11" for p in problems), [str(p) for p in problems]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import yaml
+from stubargs import parse_options, rdzv_conf, shown
 
 CLUSTER_CONFIG_KEYS = {
     "compute_environment", "distributed_type", "mixed_precision", "use_cpu", "debug", "num_processes",
@@ -20,30 +21,31 @@ CLUSTER_CONFIG_KEYS = {
 args = sys.argv[1:]
 assert args[0] == "launch", args
 cut = args.index("--no_python")
-opts = dict((a[2:].partition("=")[0], a[2:].partition("=")[2]) for a in args[1:cut])
+opts = parse_options(args[1:cut])
 cmd = args[cut + 1:]
-assert opts.get("config_file"), "A1: no --config_file, the default config would be read"
-with open(opts["config_file"]) as fh:
+conf = rdzv_conf(opts.get("rdzv-conf", ""))  # handed on to torch.distributed.run as it is
+assert opts.get("config-file"), "A1: no --config_file, the default config would be read"
+with open(opts["config-file"]) as fh:
     config = yaml.safe_load(fh)
 assert set(config) <= CLUSTER_CONFIG_KEYS, set(config) - CLUSTER_CONFIG_KEYS
 assert config["gpu_ids"] == "all" and config["debug"] is False, config
-machines, processes = int(opts["num_machines"]), int(opts["num_processes"])
-node = int(opts["machine_rank"])
+machines, processes = int(opts["num-machines"]), int(opts["num-processes"])
+node = int(opts["machine-rank"])
 assert node == int(os.environ["SLURM_NODEID"])
-multi = "multi_gpu" in opts or config["distributed_type"] == "MULTI_GPU"
+multi = "multi-gpu" in opts or config["distributed_type"] == "MULTI_GPU"
 if not multi:
     sys.exit(subprocess.run(cmd).returncode)  # simple launcher: each machine alone, no RANK
 assert processes >= 2 and processes % machines == 0
 nproc = processes // machines
-port = opts["main_process_port"]
+port = opts["main-process-port"]
 if machines > 1:
-    assert opts["rdzv_conf"] == f"is_host={int(node == 0)}", opts
-    endpoint = f"{opts['main_process_ip']}:{port}" if opts["rdzv_backend"] == "c10d" else f"static:{port}"
+    assert conf.get("is_host") == str(int(node == 0)), opts  # node 0 hosts the store (R8)
+    endpoint = f"{opts['main-process-ip']}:{port}" if opts["rdzv-backend"] == "c10d" else f"static:{port}"
 else:
-    endpoint = f"127.0.0.1:{port}" if opts["rdzv_backend"] == "static" else "127.0.0.1:29400"
+    endpoint = f"127.0.0.1:{port}" if opts["rdzv-backend"] == "static" else "127.0.0.1:29400"
 rc = 0
 for local in range(nproc):
     env = dict(os.environ, RANK=str(node * nproc + local), LOCAL_RANK=str(local), WORLD_SIZE=str(processes),
-               NTUI_STUB_ENDPOINT=endpoint)
+               NTUI_STUB_ENDPOINT=endpoint, NTUI_STUB_RDZV_CONF=shown(conf))
     rc = rc or subprocess.run(cmd, env=env).returncode
 sys.exit(rc)
