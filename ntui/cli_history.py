@@ -19,7 +19,7 @@ from ntui.cli_slurm import _fail, submit_checked, test_only
 from ntui.core.history import History, HistoryEntry
 from ntui.core.logtail import inert
 from ntui.core.recentview import gpu_text
-from ntui.core.record import ResolveReport, resolve_records
+from ntui.core.record import RECENT_ORDERS, ResolveReport, recent_order, record_job, resolve_records, sort_recent
 from ntui.core.resubmit import preset_ref, script_diff
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.timefmt import format_elapsed
@@ -29,9 +29,10 @@ def add_commands(sub: Any) -> None:
     """Register ``history`` (replacing a plainer one registered earlier) and ``resubmit``; make ``jobs``
     resolve the records of ended jobs before listing the queue."""
     p = sub.choices.get("history") or sub.add_parser("history", help="jobs submitted by ntui (local history)")
-    p.description = ("Jobs submitted by ntui, newest first, with what became of them: final state, elapsed, "
-                     "mean GPU utilisation (from the in-job samples; - without them), triage verdict (resolved "
-                     "from sacct, scontrol or the batch log). --json has the whole GPU summary under \"gpu\".")
+    p.description = ("Jobs submitted by ntui, newest first (--sort: another order), with what became of them: "
+                     "final state, elapsed, mean GPU utilisation (from the in-job samples; - without them), "
+                     "triage verdict (resolved from sacct, scontrol or the batch log). --json has the whole GPU "
+                     "summary under \"gpu\".")
     known = {a.dest for a in p._actions}
     if "n" not in known:
         p.add_argument("-n", type=int, default=20, help="how many (default 20)")
@@ -42,6 +43,10 @@ def add_commands(sub: Any) -> None:
                        help="first record own jobs in the queue that the history lacks (one squeue call)")
     p.add_argument("--no-resolve", action="store_true",
                    help="print the history as stored; do not ask Slurm what became of ended jobs")
+    if "sort" not in known:  # the orders of the app's recent-jobs list (one list: ntui.core.record)
+        p.add_argument("--sort", choices=[o.name for o in RECENT_ORDERS], default=RECENT_ORDERS[0].name,
+                       help="; ".join(f"{o.name}: {o.label}" for o in RECENT_ORDERS)
+                       + " (the -n shown are the first n in this order; default: %(default)s)")
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("resubmit", help="submit a job again: its preset with its recorded overrides (+ --set)")
@@ -119,7 +124,11 @@ def cmd_history(args: argparse.Namespace) -> int:
                 rc = _fail(exc)
         if not args.no_resolve:
             resolve_quietly(history, runner)
-        entries = history.entries(limit=args.n)
+        order = recent_order(getattr(args, "sort", RECENT_ORDERS[0].name))
+        if order is RECENT_ORDERS[0]:  # newest first is the stored order: only the newest n are read
+            entries = history.entries(limit=args.n)
+        else:  # the first n of the whole history in this order (e.g. the n jobs that used their GPUs least)
+            entries = [j.entry for j in sort_recent(map(record_job, history.entries()), order) if j.entry][:args.n]
     finally:
         history.close()
     if args.json:

@@ -88,7 +88,9 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("logs", help="print a job's batch log, or one rank's log")
     p.add_argument("job_id")
     p.add_argument("--rank", type=int, help="global rank (default: the batch log)")
-    p.add_argument("--follow", "-f", action="store_true", help="keep printing appended lines")
+    p.add_argument("--follow", "-f", action="store_true",
+                   help="keep printing appended lines (with --triage: each new verdict) until the job is over "
+                        "and its logs are drained, or Ctrl-C")
     p.add_argument("--lines", "-n", type=int, default=100, help="lines of the tail to print first")
     p.add_argument("--triage", action="store_true", help="which rank failed first, where, and why")
     p.set_defaults(func=cmd_logs)
@@ -308,6 +310,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
     history = History()
     entry = history.get(args.job_id)
     paths = paths_for(args.job_id, history)
+    job_over = partial(_ended_state, _runner(), args.job_id) if args.follow else None
     if args.triage:
         if paths is None:
             print(f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known", file=sys.stderr)
@@ -317,7 +320,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
             print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
         return cli_logs.print_triage(paths, args.job_id, entry.world_size if entry else None,
-                                     launcher=entry.launcher if entry else None, follow=args.follow)
+                                     launcher=entry.launcher if entry else None, follow=args.follow,
+                                     job_over=job_over)
     if paths is None:
         try:
             d = slurm.show_job(_runner(), args.job_id)
@@ -339,13 +343,12 @@ def cmd_logs(args: argparse.Namespace) -> int:
     if problem:
         print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
         return EXIT_PROBLEMS
-    return cli_logs.print_log(path, lines=args.lines, follow=args.follow,
-                              job_over=partial(_ended_state, _runner(), args.job_id) if args.follow else None)
+    return cli_logs.print_log(path, lines=args.lines, follow=args.follow, job_over=job_over)
 
 
 def _ended_state(runner: CommandRunner, job_id: str) -> str | None:
-    """The job's final state once it is over (``logs --follow`` stops then), else None (also when Slurm does
-    not answer: following goes on)."""
+    """The job's final state once it is over (``logs --follow``, with or without ``--triage``, stops then),
+    else None (also when Slurm does not answer: following goes on)."""
     try:
         out = job_outcome(runner, job_id)
     except SlurmError:

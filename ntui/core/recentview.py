@@ -7,8 +7,9 @@ accounting exists, the user's other jobs from ``sacct`` (their logs are unknown,
 * :func:`load_recent` (*thread-side*): first :func:`~ntui.core.record.resolve_records` when asked (a job just
   left the queue: its record is filled now), then the list. A failure to resolve does not hide the list.
 * :class:`RecentLoads`: loads never overlap; a request during a load makes exactly one more follow it.
-* :func:`recent_cells` / :data:`RECENT_COLUMNS`: one row per job (jobs still in the live queue are left out:
-  the queue above shows them).
+* :func:`shown_jobs` / :func:`recent_cells` / :data:`RECENT_COLUMNS`: one row per job (jobs still in the live
+  queue are left out: the queue above shows them), in the order the user picked
+  (:data:`ntui.core.record.RECENT_ORDERS`).
 * :func:`record_details` / :func:`record_log_target`: the details panel's view and the log pane's target for a
   selected record (logs as for a live job, ``job_active=False``).
 """
@@ -21,7 +22,15 @@ from dataclasses import dataclass
 from ntui.core.history import GpuSummary, History
 from ntui.core.jobmodel import DetailsView, LogTarget
 from ntui.core.outcome import UNKNOWN, Outcome
-from ntui.core.record import NOT_FROM_NTUI, RecentJob, RecentJobs, recent_jobs, resolve_records
+from ntui.core.record import (
+    NOT_FROM_NTUI,
+    RecentJob,
+    RecentJobs,
+    RecentOrder,
+    recent_jobs,
+    resolve_records,
+    sort_recent,
+)
 from ntui.core.render import LogPaths
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.timefmt import format_elapsed
@@ -106,16 +115,18 @@ def load_recent(
     return RecentJobs(got.jobs, got.accounting, (*warnings, *got.warnings))
 
 
-def shown_jobs(jobs: Iterable[RecentJob], live: Container[str], limit: int = MAX_RECENT) -> tuple[RecentJob, ...]:
-    """The jobs to list (at most ``limit``, in the given order): those still in the live queue are shown there,
-    not here."""
+def shown_jobs(jobs: Iterable[RecentJob], live: Container[str], limit: int = MAX_RECENT,
+               order: RecentOrder | None = None) -> tuple[RecentJob, ...]:
+    """The jobs to list: the first ``limit`` in the given (loaded: newest first) order, then in ``order`` when
+    given (:data:`ntui.core.record.RECENT_ORDERS`; re-sorting asks Slurm nothing). Those still in the live
+    queue are shown there, not here."""
     out: list[RecentJob] = []
     for j in jobs:
         if j.job_id not in live:
             out.append(j)
             if len(out) >= limit:
                 break
-    return tuple(out)
+    return tuple(out if order is None else sort_recent(out, order))
 
 
 def state_text(job: RecentJob) -> str:

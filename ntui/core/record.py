@@ -29,7 +29,7 @@ import os
 import pwd
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -48,15 +48,21 @@ from ntui.core.verdict import SlurmFinal
 __all__ = [
     "DEFAULT_RECENT_DAYS",
     "GRACE_S",
+    "RECENT_ORDERS",
     "RecentJob",
     "RecentJobs",
+    "RecentOrder",
     "ResolveReport",
     "gpu_summary",
     "gpu_summary_for",
     "infer_from_batch_log",
+    "next_order",
     "recent_jobs",
+    "recent_order",
+    "record_job",
     "refresh_gpu_summary",
     "resolve_records",
+    "sort_recent",
 ]
 
 #: Slurm's default MinJobAge: how long the controller keeps a finished job (scontrol still knows it).
@@ -357,7 +363,54 @@ SORT_KEYS: dict[str, Callable[[RecentJob], tuple[object, ...]]] = {
     "job": lambda j: (len(j.job_id), j.job_id),
     # jobs without a summary sort below every measured one (descending: last)
     "gpu": lambda j: (j.gpu_util is not None, j.gpu_util or 0.0, j.job_id),
+    # descending: measured jobs first, the lowest utilisation (the most GPU time wasted) on top, then newest first
+    "gpu-low": lambda j: (j.gpu_util is not None, -(j.gpu_util or 0.0), j.submitted_at or 0.0, j.job_id),
+    # descending: the jobs that ended unsuccessfully (failed, cancelled, timeout, OOM, ...) first, newest first
+    "failed": lambda j: (slurm.state_category(j.state) is slurm.StateCategory.FAILED, j.submitted_at or 0.0,
+                         j.job_id),
 }
+
+
+@dataclass(frozen=True)
+class RecentOrder:
+    """An order a person picks for the recent jobs: ``name`` (``ntui history --sort``), ``label`` (shown with the
+    list), a :data:`SORT_KEYS` key and its direction."""
+
+    name: str
+    label: str
+    key: str
+    descending: bool = True
+
+
+#: The orders the jobs view's recent list cycles through and ``ntui history --sort`` accepts, the default first.
+RECENT_ORDERS: tuple[RecentOrder, ...] = (
+    RecentOrder("newest", "newest first", "submitted"),
+    RecentOrder("gpu", "lowest GPU use first", "gpu-low"),
+    RecentOrder("failed", "failed first", "failed"),
+)
+
+
+def recent_order(name: str) -> RecentOrder:
+    """The order called ``name`` (:data:`RECENT_ORDERS`); ``ValueError`` names the choices."""
+    for order in RECENT_ORDERS:
+        if order.name == name:
+            return order
+    raise ValueError(f"unknown order {name!r} (one of {', '.join(o.name for o in RECENT_ORDERS)})")
+
+
+def next_order(order: RecentOrder) -> RecentOrder:
+    """The order after ``order`` in :data:`RECENT_ORDERS` (after the last one, the first again)."""
+    return RECENT_ORDERS[(RECENT_ORDERS.index(order) + 1) % len(RECENT_ORDERS)]
+
+
+def sort_recent(jobs: Iterable[RecentJob], order: RecentOrder) -> list[RecentJob]:
+    return sorted(jobs, key=SORT_KEYS[order.key], reverse=order.descending)
+
+
+def record_job(e: HistoryEntry) -> RecentJob:
+    """A history row as a recent job (ntui's own: its record, when resolved)."""
+    return RecentJob(e.job_id or "", e.job_name, e.final_state or "", e.exit_code, e.elapsed_s, e.verdict or "",
+                     e.submitted_at or e.created_at, e.end_time, e.record_source or "", True, entry=e)
 
 
 def _iso(ts: float) -> str:
@@ -397,8 +450,7 @@ def recent_jobs(
         if not e.job_id:
             continue
         seen.add(e.job_id)
-        jobs.append(RecentJob(e.job_id, e.job_name, e.final_state or "", e.exit_code, e.elapsed_s, e.verdict or "",
-                              e.submitted_at or e.created_at, e.end_time, e.record_source or "", True, entry=e))
+        jobs.append(record_job(e))
     accounting: bool | None = None
     warnings: list[str] = []
     if runner is not None:

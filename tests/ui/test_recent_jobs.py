@@ -11,7 +11,7 @@ from ntui.core.config import QueueSettings, Settings
 from ntui.core.runner import CommandResult
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.log_pane import LogPane
-from ntui.ui.widgets.recent_jobs import RecentJobsTable
+from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable
 from tests.support.fakes import result
 from tests.support.screenshots_jobs import (
     LOG_DIR,
@@ -24,6 +24,7 @@ from tests.support.screenshots_jobs import (
     recent_scene,
     settle_jobs,
 )
+from tests.unit.test_recentview import gpu_history
 
 #: One refresh an hour: the test decides when the next one runs.
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))
@@ -102,6 +103,49 @@ async def test_a_job_that_leaves_the_queue_gets_its_record_and_joins_the_list(tm
         assert entry is not None and entry.final_state == "FAILED" and entry.record_source == "sacct"
     finally:
         history.close()
+
+
+async def test_the_order_key_cycles_the_recent_list_and_the_subtitle_names_it(tmp_path: Path) -> None:
+    """Issue 14: the recent list can be sorted by GPU use (the wasteful jobs on top). ``o`` works from any pane of
+    the view, re-sorts what was loaded (no Slurm call), keeps the cursor on its job, and the box says the order."""
+    runner = recent_jobs_runner()
+    app = jobs_app(runner=runner, settings=HOUR, history_factory=gpu_history(tmp_path / "h.sqlite3"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        recent = screen.query_one("#jobs-recent", RecentJobsTable)
+        newest = ["48213650", "48213701", "48213322", "48213544", "48213410"]
+        assert list(recent.jobs) == newest and _rows(recent) == newest
+        assert str(recent.border_subtitle) == f"newest first ({ORDER_KEY}: order)"
+        recent.move_cursor(row=recent.get_row_index("48213701"))
+        calls = runner.calls
+        assert screen.table.has_focus
+        await pilot.press(ORDER_KEY)  # from the queue: a view-level key
+        await pilot.pause()
+        # measured first, the lowest mean utilisation on top; then the unmeasured ones, newest first
+        assert _rows(recent) == ["48213544", "48213701", "48213650", "48213322", "48213410"]
+        assert str(recent.border_subtitle) == f"lowest GPU use first ({ORDER_KEY}: order)"
+        assert recent.cursor_job is not None and recent.cursor_job.job_id == "48213701"
+        assert recent.get_row("48213544")[4] == "12%"
+        await pilot.press("tab")  # into the recent list: the same key there
+        assert recent.has_focus
+        await pilot.press(ORDER_KEY)
+        await pilot.pause()
+        # FAILED, TIMEOUT and CANCELLED (newest first), then the rest
+        assert _rows(recent) == ["48213701", "48213544", "48213410", "48213650", "48213322"]
+        assert str(recent.border_subtitle) == f"failed first ({ORDER_KEY}: order)"
+        await pilot.press(ORDER_KEY)
+        await pilot.pause()
+        assert _rows(recent) == newest  # round again
+        assert runner.calls == calls  # re-sorted in place: Slurm was not asked
+        # no other binding of the app, the view or any widget in it (Textual's own included) uses the key
+        holders = [node for node in (app, screen, *screen.walk_children())
+                   if ORDER_KEY in node._bindings.key_to_bindings]
+        assert holders == [screen] and len(screen._bindings.key_to_bindings[ORDER_KEY]) == 1
+
+
+def _rows(table: RecentJobsTable) -> list[str]:
+    return [str(table.coordinate_to_cell_key((r, 0)).row_key.value) for r in range(table.row_count)]
 
 
 async def test_no_history_no_list() -> None:

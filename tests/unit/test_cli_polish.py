@@ -187,3 +187,28 @@ def test_logs_rank_range_follow_stops_and_show_names_the_final_script(dev_cluste
         assert re.search(r"job ended \([A-Z_]+\); its log is drained", follow.stderr), follow.stderr
     finally:
         dev_cluster.run("scancel", job)
+
+
+@pytest.mark.cluster
+def test_logs_triage_follow_stops_with_the_final_verdict(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """Before: `logs JOB --triage --follow` followed an ended job until Ctrl-C. Started while the job is queued
+    or running, it must end by itself once the job is over and its logs are drained, the final verdict
+    (rank 3 raised) last, exit 1 (a failure)."""
+    env = _isolated(dev_cluster, tmp_path)
+    sub = ntui_cli("submit", "local-srun", "--set", f"logs.dir={tmp_path / 'logs'}",
+                   "--set", "env.NTUI_CHECK_FAIL_RANK=3", "--set", "env.NTUI_CHECK_SLEEP=5", env=env, timeout=120)
+    assert sub.returncode == 0, sub.stderr
+    job = sub.stdout.strip().splitlines()[0]
+    try:
+        # the dev cluster is shared: the job may wait for nodes first; --follow waits with it
+        follow = ntui_cli("logs", job, "--triage", "--follow", env=env, timeout=400)
+        assert follow.returncode == 1, follow.stdout + follow.stderr
+        assert re.search(r"job ended \([A-Z_]+\); its logs are drained", follow.stderr), follow.stderr
+        assert not dev_cluster.run("squeue", "-h", "-j", job, "-o", "%T").stdout.strip()  # it was over
+        # the last line is the ended job's verdict: what a one-shot --triage says now, with the same exit code
+        once = ntui_cli("logs", job, "--triage", env=env, timeout=60)
+        last = follow.stdout.strip().splitlines()[-1]
+        assert once.returncode == 1 and last.split(" ", 1)[1] == once.stdout.strip(), follow.stdout + once.stdout
+        assert "failed first" in last, follow.stdout  # a rank's error (rank 3's, unless the cluster had another)
+    finally:
+        dev_cluster.run("scancel", job)

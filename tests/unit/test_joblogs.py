@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from ntui.core.joblogs import job_logs, node_of, triage_job
 from ntui.core.render import LogPaths
@@ -76,3 +79,111 @@ def test_logs_triage_follow_prints_each_new_verdict(tmp_path: Path) -> None:
         assert proc.wait(timeout=30) == 1
     finally:
         proc.kill()
+
+
+class FakeTime:
+    """Stands in for ``ntui.cli_logs.time``: ``sleep`` advances a fake clock at once (no real waiting) and
+    runs ``on_sleep`` (the test's hook: write a log line, end the job)."""
+
+    def __init__(self, on_sleep: Callable[[float], None] | None = None) -> None:
+        self.now = 1000.0
+        self.sleeps = 0
+        self.on_sleep = on_sleep
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.sleeps += 1
+        assert self.sleeps < 10_000, "--follow never stopped"
+        if self.on_sleep is not None:
+            self.on_sleep(self.now)
+
+    @staticmethod
+    def strftime(fmt: str) -> str:
+        return "12:00:00"
+
+
+def test_logs_triage_follow_stops_once_the_job_is_over_and_its_logs_are_drained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``--triage --follow`` followed an ended job until Ctrl-C. Now it ends as ``logs --follow`` does
+    (Slurm says the job is over, and a pass over every file finds nothing new), the final verdict last, exit 1
+    for a failure. The traceback written just before the end is in a rank file the polite scheduler had backed
+    off from: the drain still reads it."""
+    from ntui import cli_logs
+
+    paths = make_job(tmp_path, failing=-1)
+    asked: list[float] = []
+
+    def job_over() -> str | None:
+        asked.append(clock.now)
+        if len(asked) < 3:
+            return None
+        with open(paths.rank("42", 3), "a") as fh:  # the last words, as Slurm reports the job over
+            fh.write(TRACEBACK)
+        return "FAILED"
+
+    clock = FakeTime()
+    monkeypatch.setattr(cli_logs, "time", clock)
+    code = cli_logs.print_triage(paths, "42", 4, launcher="srun", follow=True, job_over=job_over)
+    out, err = capsys.readouterr()
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "12:00:00 no failure found (5 logs read)"
+    assert "rank 3 on nid002 failed first: RuntimeError: loss is nan at step 120" in lines[-1], out
+    assert err.strip() == "ntui: job ended (FAILED); its logs are drained"
+    assert len(asked) == 3  # asked until it said over, then never again
+    assert all(b - a >= cli_logs.JOB_CHECK_S for a, b in zip(asked, asked[1:], strict=False))  # throttled
+
+
+def test_logs_triage_follow_of_a_clean_job_ends_with_exit_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ntui import cli_logs
+
+    paths = make_job(tmp_path, failing=-1)
+
+    def grow(now: float) -> None:  # the job keeps writing while it runs: the end waits for a quiet pass
+        if now < 1010:
+            with open(paths.rank("42", 0), "a") as fh:
+                fh.write(f"step {now} loss 1.0\n")
+
+    monkeypatch.setattr(cli_logs, "time", FakeTime(grow))
+    code = cli_logs.print_triage(paths, "42", 4, launcher="srun", follow=True, job_over=lambda: "COMPLETED")
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert out.splitlines() == ["12:00:00 no failure found (5 logs read)"]  # the final verdict is the last line
+    assert "job ended (COMPLETED); its logs are drained" in err
+
+
+def test_logs_triage_follow_asks_slurm_whether_the_job_is_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ntui logs JOB --triage --follow`` through the CLI: the same "job is over" rule as ``logs --follow``
+    (squeue no longer lists it; no accounting, so scontrol's final state), with canned Slurm answers."""
+    from ntui import cli, cli_logs, cli_slurm
+    from ntui.core.history import History
+    from tests.support.fakes import FakeRunner, result
+
+    data = Path(__file__).resolve().parent.parent / "data" / "slurm"
+    make_job(tmp_path, failing=2)
+    h = History()
+    h.record_intent(token="t", preset="local-srun", preset_path=None, overrides=[], job_name="train",
+                    launcher="srun", nodes=2, world_size=4, log_dir=str(tmp_path), log_stem="train",
+                    script="#!/bin/bash\n")
+    h.record_submitted("t", "42", None, None)
+    h.close()
+    fake = FakeRunner({
+        "squeue": result(stdout=""),  # no longer in the queue
+        "sacct": result(returncode=1, stderr=(data / "sacct_no_accounting.stderr").read_text()),
+        ("scontrol", "show", "job"): result(stdout=(data / "scontrol_show_job_failed.stdout").read_text()),
+    })
+    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    monkeypatch.setattr(cli_logs, "time", FakeTime())
+    assert cli.run(["logs", "42", "--triage", "--follow"]) == 1
+    out, err = capsys.readouterr()
+    assert "rank 2 on nid002 failed first: RuntimeError: loss is nan at step 120" in out.splitlines()[-1]
+    assert "job ended (FAILED); its logs are drained" in err
+    assert [c.argv[0] for c in fake.history][:1] == ["squeue"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from ntui.core.history import History
+import pytest
+
+from ntui.core.history import GpuSummary, History
 from ntui.core.recentview import (
     RecentLoads,
     RecentRequest,
@@ -17,7 +20,7 @@ from ntui.core.recentview import (
     shown_jobs,
     state_text,
 )
-from ntui.core.record import NOT_FROM_NTUI, RecentJob
+from ntui.core.record import NOT_FROM_NTUI, RECENT_ORDERS, RecentJob, next_order, recent_jobs, recent_order, sort_recent
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_jobs import (
     FROZEN_NOW,
@@ -110,3 +113,64 @@ def test_a_selected_record_shows_its_details_and_its_logs_as_for_a_live_job(tmp_
     foreign = _job("9", from_ntui=False, note=NOT_FROM_NTUI)
     assert "logs unknown" in record_details(foreign).note
     assert record_log_target(foreign).paths is None
+
+
+# ---------------------------------------------------------------- orders (issue 14: sort by GPU use)
+
+#: Mean GPU utilisation recorded for three of the canned recent jobs (the others have no samples).
+GPU_UTIL = {"48213650": 80.0, "48213701": 55.0, "48213544": 12.0}
+
+
+def gpu_history(path: Path) -> Callable[[], History]:
+    """The canned recent history (:func:`recent_history`) with :data:`GPU_UTIL` in its records; its opener."""
+    opener = recent_history(path)
+    h = opener()
+    try:
+        for job_id, util in GPU_UTIL.items():
+            assert h.record_gpu_summary(job_id, GpuSummary(util, 0.1, 0.3, 8, 12.0, 0, ""))
+    finally:
+        h.close()
+    return opener
+
+
+def test_orders_newest_lowest_gpu_use_failed_first_and_round_again(tmp_path: Path) -> None:
+    gpu_history(tmp_path / "h.sqlite3")
+    h = History(tmp_path / "h.sqlite3")
+    try:
+        loaded = recent_jobs(h, None, now=NOW)
+    finally:
+        h.close()
+    assert [o.name for o in RECENT_ORDERS] == ["newest", "gpu", "failed"]
+    newest, gpu, failed = RECENT_ORDERS
+    live = {"48213777"}
+    ids = lambda order: [j.job_id for j in shown_jobs(loaded.jobs, live, order=order)]  # noqa: E731
+    assert ids(newest) == ["48213650", "48213701", "48213544", "48213410"] == ids(None)
+    assert ids(gpu) == ["48213544", "48213701", "48213650", "48213410"]  # measured, lowest first; then the rest
+    assert ids(failed) == ["48213701", "48213544", "48213410", "48213650"]  # FAILED, TIMEOUT, ~CANCELLED first
+    assert [next_order(o) for o in RECENT_ORDERS] == [gpu, failed, newest]
+    assert recent_order("gpu") is gpu
+    with pytest.raises(ValueError, match="newest, gpu, failed"):
+        recent_order("fastest")
+    # the newest ``limit`` are cut first, then sorted: the title's "the newest N jobs" stays true
+    assert [j.job_id for j in shown_jobs(loaded.jobs, live, limit=2, order=gpu)] == ["48213701", "48213650"]
+    assert sort_recent([_job("1", state=""), _job("2", state="COMPLETED")], failed)[0].job_id == "2"
+
+
+def test_history_sort_takes_the_same_orders(capsys: pytest.CaptureFixture[str]) -> None:
+    from ntui import cli
+    from ntui.core.history import default_history_path
+
+    gpu_history(default_history_path())  # the test's own state dir (tests/conftest.py)
+
+    def ids(*args: str) -> list[str]:
+        assert cli.run(["history", "--no-resolve", *args]) == 0
+        return [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[1:]]
+
+    # newest first is the stored order (submission order; the canned history was written oldest-last)
+    assert ids() == ids("--sort", "newest") == ["48213410", "48213544", "48213650", "48213701", "48213777"]
+    assert ids("--sort", "gpu") == ["48213544", "48213701", "48213650", "48213777", "48213410"]
+    assert ids("--sort", "gpu", "-n", "2") == ["48213544", "48213701"]  # the two that used their GPUs least
+    assert ids("--sort", "failed") == ["48213701", "48213544", "48213410", "48213650", "48213777"]
+    with pytest.raises(SystemExit):
+        cli.run(["history", "--sort", "fastest"])
+    assert "invalid choice: 'fastest' (choose from 'newest', 'gpu', 'failed')" in capsys.readouterr().err

@@ -49,7 +49,7 @@ from ntui.core.jobmodel import (
 )
 from ntui.core.queue import ENDED, FinishedJob, PollPolicy
 from ntui.core.recentview import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
-from ntui.core.record import RecentJob, RecentJobs
+from ntui.core.record import RECENT_ORDERS, RecentJob, RecentJobs, next_order
 from ntui.core.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.runner import CommandRunner, SlurmError
 from ntui.core.slurm import QueueJob
@@ -62,7 +62,7 @@ from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
-from ntui.ui.widgets.recent_jobs import RecentJobsTable, RecentLoaded
+from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable, RecentLoaded
 from ntui.ui.widgets.report_pane import ReportPane
 
 __all__ = ["ENDED", "JobsScreen", "RefreshStats"]
@@ -166,6 +166,8 @@ class JobsScreen(NtuiScreen):
                 tooltip="The GPU usage report of the selected ntui job"),
         Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit", show=False,
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
+        Binding(ORDER_KEY, "recent_order", "Recent order", id="ntui.jobs.recent_order", show=False,
+                tooltip="Recent jobs: " + " → ".join(o.label for o in RECENT_ORDERS) + " (the box's subtitle)"),
         Binding("z", "toggle_maximize", "Zoom pane", id="ntui.jobs.zoom",
                 tooltip="Maximise the focused pane (queue, or details / GPUs / logs); z again restores"),
     ]
@@ -783,6 +785,12 @@ class JobsScreen(NtuiScreen):
                          days=self.full_settings.queue.recent_days)
         # the queue box makes room for the list under the live queue (the queue keeps at least half)
         self.query_one("#jobs-queue").set_class(recent.has_class("-shown"), "-with-recent")
+
+    def action_recent_order(self) -> None:
+        """The recent list's next order (:data:`ntui.core.record.RECENT_ORDERS`): re-sorted at once, no new load."""
+        recent = self.query_one("#jobs-recent", RecentJobsTable)
+        recent.order = next_order(recent.order)
+        self._show_recent()
 
     def _recent_done(self) -> None:
         again = self._recent_loads.finished()

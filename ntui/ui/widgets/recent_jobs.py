@@ -12,14 +12,18 @@ from textual.widgets import DataTable
 
 from ntui.core.logtail import inert
 from ntui.core.recentview import RECENT_COLUMNS, recent_cells, recent_title, shown_jobs
-from ntui.core.record import RecentJob, RecentJobs
+from ntui.core.record import RECENT_ORDERS, RecentJob, RecentJobs, RecentOrder
 from ntui.ui.widgets.job_details import state_style
 
-__all__ = ["RecentJobsTable", "RecentLoaded"]
+__all__ = ["ORDER_KEY", "RecentJobsTable", "RecentLoaded"]
+
+#: The jobs view's key that cycles the list's order (the box's subtitle names it).
+ORDER_KEY = "o"
 
 
 class RecentJobsTable(DataTable[str | Text]):
-    """One row per recent job (newest first)."""
+    """One row per recent job, in :attr:`order` (newest first until the user picks another; the subtitle says
+    which)."""
 
     DEFAULT_CSS = """
     RecentJobsTable {
@@ -46,6 +50,8 @@ class RecentJobsTable(DataTable[str | Text]):
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
         self.jobs: dict[str, RecentJob] = {}
         self.loaded: RecentJobs | None = None
+        #: the rows' order (the jobs view's ORDER_KEY cycles it; the loads come newest first)
+        self.order: RecentOrder = RECENT_ORDERS[0]
 
     def on_mount(self) -> None:
         for title in RECENT_COLUMNS:
@@ -54,7 +60,7 @@ class RecentJobsTable(DataTable[str | Text]):
     def show_jobs(self, loaded: RecentJobs, *, live: set[str], now: float, days: float) -> None:
         """Replace the rows (keeps the cursor on the same job where it is still listed)."""
         self.loaded = loaded
-        jobs = shown_jobs(loaded.jobs, live)
+        jobs = shown_jobs(loaded.jobs, live, order=self.order)
         current = self.cursor_job
         self.jobs = {j.job_id: j for j in jobs}
         self.clear()
@@ -64,6 +70,7 @@ class RecentJobsTable(DataTable[str | Text]):
             said = Text(cells[-1], style="italic dim" if not job.from_ntui else "")
             self.add_row(*cells[:2], state, *cells[3:-1], said, key=job.job_id)
         self.border_title = recent_title(days, len(jobs), loaded.accounting)
+        self.border_subtitle = f"{self.order.label} ({ORDER_KEY}: order)"
         self.set_class(bool(jobs), "-shown")
         if current is not None and current.job_id in self.jobs:
             self.move_cursor(row=self.get_row_index(current.job_id))
