@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ntui.core.joblogs import job_verdict
 from ntui.core.lognames import LogPaths
-from ntui.core.logtail import FileTail
+from ntui.core.logtail import FdBudget, FileTail
 from ntui.core.logwatch import JobLogWatcher, PoliteScheduler, watch_files
 from ntui.core.textsafe import inert
 
@@ -91,8 +91,9 @@ def print_triage(
         print(inert(verdict.line))
         return 1 if verdict.failed else 0
     files, discover = watch_files(paths, job_id, world_size)
+    # Held descriptors (as in the app's log pane): a poll of a held rank file is a read, not an open + stat.
     watcher = JobLogWatcher(job_id, files, paths=paths, discover=discover, launcher=launcher,
-                            scheduler=PoliteScheduler(fast_s=FOLLOW_INTERVAL_S))
+                            scheduler=PoliteScheduler(fast_s=FOLLOW_INTERVAL_S), budget=FdBudget())
     end = EndWatch(job_over)
     shown = ""
     failed = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,3 +188,36 @@ def test_logs_triage_follow_asks_slurm_whether_the_job_is_over(
     assert "rank 2 on nid002 failed first: RuntimeError: loss is nan at step 120" in out.splitlines()[-1]
     assert "job ended (FAILED); its logs are drained" in err
     assert [c.argv[0] for c in fake.history][:1] == ["squeue"]
+
+
+def test_logs_triage_follow_holds_each_log_open_instead_of_reopening_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like the app's log pane, the CLI's watcher holds a descriptor per file: following a job for a while
+    opens each file about once and then only reads (on Lustre every open is a metadata-server RPC)."""
+    from ntui import cli_logs
+
+    paths = make_job(tmp_path, failing=-1)
+    made: list[cli_logs.JobLogWatcher] = []
+
+    class Spy(cli_logs.JobLogWatcher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    asked: list[float] = []
+
+    def job_over() -> str | None:
+        asked.append(clock.now)
+        return "COMPLETED" if len(asked) >= 6 else None
+
+    clock = FakeTime()
+    monkeypatch.setattr(cli_logs, "time", clock)
+    monkeypatch.setattr(cli_logs, "JobLogWatcher", Spy)
+    cli_logs.print_triage(paths, "42", 4, launcher="srun", follow=True, job_over=job_over)
+    capsys.readouterr()
+    (watcher,) = made
+    opens, _stats = watcher.ops()
+    files = 5  # the batch log and 4 rank files
+    assert opens <= 2 * files, opens  # opened once (plus the rank header), not once per poll
+    assert watcher.reads() > 4 * files  # and read many times meanwhile
