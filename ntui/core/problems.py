@@ -38,9 +38,11 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.source}: " if self.source.file else ""
-        # a --set override's source already names the field ("--set sbatch.nodes: 3 nodes ...")
-        named = self.source.file == f"--set {self.field}"
-        what = f"{self.field}: " if self.field and not named else ""
+        what = f"{self.field}: " if self.field else ""
+        set_key = self.source.file.removeprefix("--set ") if self.source.file.startswith("--set ") else None
+        if set_key is not None and self.field and (self.field == set_key or self.field.startswith(set_key + ".")):
+            # the field is named once: "--set sbatch.nodes: 3 nodes ...", "--set launcher.extra-args.0: ..."
+            where, what = f"--set {self.field}: ", ""
         tag = "warning: " if self.severity is Severity.WARNING else ""
         return f"{where}{tag}{what}{self.message}"
 

@@ -117,6 +117,11 @@ def test_overrides_are_yaml_and_named() -> None:
     assert [str(p) for p in problems if p.is_error] == [
         '--set sbatch.nodes: expected a positive integer, got "two"'  # the field is named once (issue 15)
     ]
+    # also when the problem is in one item of the value set: the item's field, once
+    item = load_preset("local-torchrun", ['launcher.extra-args=["--rdzv-conf=is_host=1"]'])
+    _, problems = validate(item)
+    (msg,) = [str(p) for p in problems if p.is_error]
+    assert msg.startswith("--set launcher.extra-args.0: --rdzv-conf: is_host") and msg.count("extra-args") == 1
 
 
 def test_raw_scalars_reach_args_verbatim(tmp_path: Path) -> None:
