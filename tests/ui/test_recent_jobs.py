@@ -36,13 +36,18 @@ def _screen(app: Any) -> JobsScreen:
     return screen
 
 
+async def _settled(pilot: Any, app: Any) -> tuple[JobsScreen, RecentJobsTable]:
+    """The jobs view once its first refresh and look-ups are done, and its recent-jobs list."""
+    await settle_jobs(pilot)
+    screen = _screen(app)
+    return screen, screen.query_one("#jobs-recent", RecentJobsTable)
+
+
 async def test_recent_jobs_listed_under_the_queue_and_a_record_shows_details_and_logs(tmp_path: Path) -> None:
     runner = recent_jobs_runner()
     app = jobs_app(runner=runner, settings=HOUR, history_factory=recent_history(tmp_path / "h.sqlite3"))
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        recent = screen.query_one("#jobs-recent", RecentJobsTable)
+        screen, recent = await _settled(pilot, app)
         assert recent.display
         # newest first; the running job is in the queue above, not here; the notebook job is sacct's
         assert list(recent.jobs) == ["48213650", "48213701", "48213322", "48213544", "48213410"]
@@ -86,9 +91,7 @@ async def test_a_job_that_leaves_the_queue_gets_its_record_and_joins_the_list(tm
     opener = recent_history(tmp_path / "h.sqlite3", unresolved=("48213701",))
     app = jobs_app(runner=runner, settings=HOUR, history_factory=opener)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        recent = screen.query_one("#jobs-recent", RecentJobsTable)
+        screen, recent = await _settled(pilot, app)
         assert "48213701" not in recent.jobs  # running: in the queue
         screen.refresh_now()  # 48213701 and 48213650 leave the queue
         await settle_jobs(pilot)
@@ -111,9 +114,7 @@ async def test_the_order_key_cycles_the_recent_list_and_the_subtitle_names_it(tm
     runner = recent_jobs_runner()
     app = jobs_app(runner=runner, settings=HOUR, history_factory=gpu_history(tmp_path / "h.sqlite3"))
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        recent = screen.query_one("#jobs-recent", RecentJobsTable)
+        screen, recent = await _settled(pilot, app)
         newest = ["48213650", "48213701", "48213322", "48213544", "48213410"]
         assert list(recent.jobs) == newest and _rows(recent) == newest
         assert str(recent.border_subtitle) == f"newest first ({ORDER_KEY}: order)"
