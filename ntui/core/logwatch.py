@@ -235,7 +235,9 @@ class PoliteScheduler:
 
     * Shown files and the batch log (where srun's task exits and slurmstepd's cancellations land first) are
       polled every ``fast_s`` (the batch log every ``hidden_fast_s`` while hidden), light: a read when their
-      descriptor is held.
+      descriptor is held, with a full check every ``fast_check_s`` while the pane is shown (a read through a
+      held descriptor still succeeds after the file or its directory was deleted: only a ``stat`` of the path
+      tells, and the user should hear of it within seconds).
     * Every other file held open is *read* (light poll) from ``slow_s``, doubling while it does not change up
       to ``revisit_s`` (8 s: a failure shown only in a rank's own file is named within the 10 s target), or
       longer when ``read_per_s`` cannot read every held file that often. Its *full check* (a ``stat`` of the
@@ -266,6 +268,7 @@ class PoliteScheduler:
         read_per_s: float = 256.0,
         hidden_read_per_s: float = 64.0,
         check_s: float = 60.0,
+        fast_check_s: float = 2.0,
     ) -> None:
         self.tick_s = max(0.01, fast_s)
         self.revisit_s = revisit_s
@@ -279,6 +282,9 @@ class PoliteScheduler:
         self.read_per_s = read_per_s
         self.hidden_read_per_s = hidden_read_per_s
         self.check_s = max(self.slow_s, check_s)
+        self.fast_check_s = max(self.tick_s, fast_check_s)
+        #: the files polled every tick now (shown ones and the batch log; only the batch log while hidden)
+        self._fast: set[Key] = set()
         self.hidden = False
         self.light: Collection[Key] = frozenset()
         #: metadata schedule: a held file's next full check, another file's next poll
@@ -313,6 +319,7 @@ class PoliteScheduler:
                 self._next_fast[k] = now + self.hidden_fast_s
         else:
             fast = self.fast_keys | set(shown)
+        self._fast = set() if self.hidden else fast
         first = [k for k in keys if k in fast or k in self._wanted]
         taken = set(first) | self.fast_keys
         self._rest_count = len(keys) - len(taken & set(keys))
@@ -342,8 +349,11 @@ class PoliteScheduler:
             self._rnext.pop(key, None)
             self._revery.pop(key, None)
         if update.held and (not light or key not in self._next):  # a full check of a held file, or its first poll
-            self._every[key] = self._check_every()
-            self._next[key] = now + self._every[key]
+            every = self._check_every()
+            if key in self._fast:  # what the user looks at: a deleted or replaced file is said within seconds
+                every = min(every, self.fast_check_s)
+            self._every[key] = every
+            self._next[key] = now + every
         if key in self.fast_keys:
             return
         if update.held:
