@@ -7,6 +7,7 @@ from pathlib import Path
 from ntui.core.history import History
 from ntui.ui.app import make_app
 from tests.reliability.test_reconcile import _intent, _line
+from tests.support.appstart import start_app_once
 from tests.support.fakes import FakeRunner, result
 
 
@@ -17,12 +18,7 @@ async def test_app_start_records_a_job_the_history_lacked(tmp_path: Path) -> Non
     token = _intent(history, logs)  # ntui was killed after sbatch accepted job 777
     history.close()
     runner = FakeRunner({"squeue": result(stdout=_line("777", f"{logs}/.local-srun-{token}.sbatch") + "\n")})
-    app = make_app(runner=runner, history_factory=lambda: History(path), identity="", cursor_blink=False)
-    app.reconcile_on_start = True
-    async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    await start_app_once(runner, path)
     entry = History(path).get("777")
     assert entry is not None and entry.status == "recovered" and entry.token == token
     assert any(a[0] == "squeue" for a in runner.argvs())

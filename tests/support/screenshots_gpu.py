@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +116,11 @@ class GpuPaneHost(App[None]):
         yield self.pane
 
 
-async def gpu_pane_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, samples: int = SAMPLES) -> None:
-    """Watch the canned job, feed ``samples`` rounds, redraw: the state every GPU-pane picture shows."""
+async def _stream_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, job_id: str,
+                        lines: Callable[[int], Iterable[str]], samples: int) -> None:
+    """Watch ``job_id``, then feed ``samples`` rounds of ``lines(step)`` through the pane's stream."""
     await pilot.pause()
-    pane.watch_job(JOB_ID)
+    pane.watch_job(job_id)
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     stream = FakeStream.made[-1] if FakeStream.made else None
@@ -126,8 +128,13 @@ async def gpu_pane_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, samples:
         raise RuntimeError(f"the GPU pane did not start its stream (state {pane.state}: {pane.reason})")
     for step in range(samples):
         clock.advance(INTERVAL)
-        for line in canned_lines(step):
+        for line in lines(step):
             stream.on_line(line)
+
+
+async def gpu_pane_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, samples: int = SAMPLES) -> None:
+    """Watch the canned job, feed ``samples`` rounds, redraw: the state every GPU-pane picture shows."""
+    await _stream_scene(pilot, pane, clock, JOB_ID, canned_lines, samples)
     pane.redraw()
     await pilot.pause()
 
@@ -139,17 +146,7 @@ def big_gpu_host(job: BigJob) -> GpuPaneHost:
 
 async def big_gpu_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, job: BigJob, samples: int = 3) -> None:
     """Watch the big job, feed ``samples`` rounds of its readings: the heatmap with its outliers."""
-    await pilot.pause()
-    pane.watch_job(job.job_id)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    stream = FakeStream.made[-1] if FakeStream.made else None
-    if stream is None or not stream.started:
-        raise RuntimeError(f"the GPU pane did not start its stream (state {pane.state}: {pane.reason})")
-    for step in range(samples):
-        clock.advance(INTERVAL)
-        for line in job.watch_lines(step):
-            stream.on_line(line)
+    await _stream_scene(pilot, pane, clock, job.job_id, job.watch_lines, samples)
     pane.redraw()
     await pilot.pause()
 

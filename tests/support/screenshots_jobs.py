@@ -25,7 +25,7 @@ from ntui.core.history import FinalRecord, History, HistoryEntry
 from ntui.core.runner import CommandRunner
 from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR
 from tests.support.demo import FROZEN_NOW  # the other screenshots' frozen clock
-from tests.support.fakes import FakeRunner, result
+from tests.support.fakes import FakeRunner, capture, result
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -430,16 +430,9 @@ def report_history(directory: Path, *, script: str = "#!/bin/bash\n#SBATCH --tim
 
 def report_runner() -> FakeRunner:
     """The controller has forgotten the job; no accounting (the report comes from the samples alone)."""
-    captures = Path(__file__).resolve().parents[1] / "data" / "slurm"
-
-    def captured(name: str) -> Any:  # real answers of the dev cluster
-        return result(stdout=(captures / f"{name}.stdout").read_text(),
-                      stderr=(captures / f"{name}.stderr").read_text(),
-                      returncode=int((captures / f"{name}.rc").read_text().strip()))
-
     return FakeRunner({"squeue": result(stdout=SQUEUE_AFTER),
-                       ("scontrol", "show", "job"): captured("scontrol_show_job_unknown"),
-                       "sacct": captured("sacct_no_accounting")})
+                       ("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),
+                       "sacct": capture("sacct_no_accounting")})
 
 
 async def report_scene(pilot: Pilot[Any]) -> None:

@@ -22,22 +22,13 @@ from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScree
 from ntui.ui.screens.jobs import ENDED, JobsScreen
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
-from tests.support.fakes import FakeRunner, result
+from tests.support.fakes import FakeRunner, capture, result
 from tests.support.screenshots_jobs import jobs_app, settle_jobs, squeue_line
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600))
 
 
-def cap(name: str) -> CommandResult:
-    return result(
-        stdout=(DATA / f"{name}.stdout").read_text(),
-        stderr=(DATA / f"{name}.stderr").read_text(),
-        returncode=int((DATA / f"{name}.rc").read_text().strip() or 0),
-    )
-
-
-MIX = cap("squeue_mix_array")
+MIX = capture("squeue_mix_array")
 MIX_LINES = MIX.stdout.splitlines(keepends=True)
 
 
@@ -51,7 +42,7 @@ def mix_without(*job_ids: str, replace: dict[str, str] | None = None, extra: str
 
 
 def runner(squeue: Any = MIX, **more: Any) -> FakeRunner:
-    r = FakeRunner({"squeue": squeue, ("scontrol", "show", "job"): cap("scontrol_show_job_running_2node_gpu")})
+    r = FakeRunner({"squeue": squeue, ("scontrol", "show", "job"): capture("scontrol_show_job_running_2node_gpu")})
     for key, value in more.items():
         r.add(key.replace("_", " "), value)
     return r
@@ -103,7 +94,7 @@ async def test_diff_updates_in_place_and_keeps_the_selection() -> None:
                                            StateCompact="PD", State="PENDING", Reason="Priority", TimeUsed="0:00",
                                            TimeLimit="10:00", NumNodes="1", Partition="debug", UserName="root")
                          + "\n")
-    r = runner([MIX, second], sacct=cap("sacct_no_accounting"))
+    r = runner([MIX, second], sacct=capture("sacct_no_accounting"))
     app = jobs_app(runner=r, settings=HOUR, user="root")
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
@@ -134,7 +125,7 @@ async def test_many_departures_clear_and_refill_instead_of_remove_row_storms() -
         )
 
     r = runner([result(stdout=array(500)), result(stdout=array(20))],
-               sacct=cap("sacct_no_accounting"), scontrol_show_job=cap("scontrol_show_job_unknown"))
+               sacct=capture("sacct_no_accounting"), scontrol_show_job=capture("scontrol_show_job_unknown"))
     app = jobs_app(runner=r, settings=HOUR, user="root")
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
@@ -155,7 +146,7 @@ async def test_many_departures_clear_and_refill_instead_of_remove_row_storms() -
 
 async def test_banner_on_unreachable_controller_backs_off_and_goes_after_recovery() -> None:
     settings = Settings(queue=QueueSettings(active_interval=10, idle_interval=60, max_backoff=300))
-    unreachable = cap("squeue_unreachable")
+    unreachable = capture("squeue_unreachable")
     r = runner([MIX, unreachable, unreachable, MIX])
     app = jobs_app(runner=r, settings=settings, user="root")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -310,10 +301,10 @@ async def test_actions_run_the_right_commands() -> None:
 
 
 async def test_finished_job_keeps_its_final_state_and_is_looked_up_once() -> None:
-    completed = cap("scontrol_show_job_completed").stdout.replace("JobId=26", "JobId=34")
-    r = runner([MIX, mix_without("34", "35")], sacct=cap("sacct_no_accounting"))
+    completed = capture("scontrol_show_job_completed").stdout.replace("JobId=26", "JobId=34")
+    r = runner([MIX, mix_without("34", "35")], sacct=capture("sacct_no_accounting"))
     r.add(("scontrol", "show", "job", "-d", "34"), result(stdout=completed))
-    r.add(("scontrol", "show", "job", "-d", "35"), cap("scontrol_show_job_unknown"))
+    r.add(("scontrol", "show", "job", "-d", "35"), capture("scontrol_show_job_unknown"))
     app = jobs_app(runner=r, settings=HOUR, user="root")
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
@@ -358,8 +349,8 @@ async def test_a_submission_refreshes_at_once_selects_the_job_and_catches_a_quic
     new_job = squeue_line(JobID="46", ArrayJobID="46", ArrayTaskID="N/A", Name="just submitted", StateCompact="PD",
                           State="PENDING", Reason="Priority", TimeUsed="0:00", TimeLimit="10:00", NumNodes="1",
                           Partition="debug", UserName="root") + "\n"
-    r = runner([MIX, result(stdout=MIX.stdout + new_job)], sacct=cap("sacct_no_accounting"))
-    r.add(("scontrol", "show", "job", "-d", "47"), cap("scontrol_show_job_completed"))
+    r = runner([MIX, result(stdout=MIX.stdout + new_job)], sacct=capture("sacct_no_accounting"))
+    r.add(("scontrol", "show", "job", "-d", "47"), capture("scontrol_show_job_completed"))
     app = jobs_app(runner=r, settings=HOUR, user="root")
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
@@ -380,9 +371,9 @@ async def test_a_submission_refreshes_at_once_selects_the_job_and_catches_a_quic
 
 
 def test_jobs_view_snapshot(snap_compare: Callable[..., bool]) -> None:
-    r = runner([MIX, mix_without("42")], scontrol_show_job=cap("scontrol_show_job_running_2node_gpu"),
-               sacct=cap("sacct_no_accounting"))
-    r.add(("scontrol", "show", "job", "-d", "42"), cap("scontrol_show_job_unknown"))
+    r = runner([MIX, mix_without("42")], scontrol_show_job=capture("scontrol_show_job_running_2node_gpu"),
+               sacct=capture("sacct_no_accounting"))
+    r.add(("scontrol", "show", "job", "-d", "42"), capture("scontrol_show_job_unknown"))
     app = jobs_app(runner=r, settings=HOUR, user="alice")
 
     async def run_before(pilot: Any) -> None:
@@ -603,7 +594,7 @@ async def test_logs_of_an_ntui_job_show_while_scontrol_hangs(tmp_path: Path) -> 
     def hung_scontrol(argv: tuple[str, ...]) -> CommandResult:
         asked.append(argv)
         gate.wait(30)
-        return cap("scontrol_show_job_unknown")
+        return capture("scontrol_show_job_unknown")
 
     r = demo_jobs_runner()
     r.add(("scontrol", "show", "job", "-d", JOB_ID), hung_scontrol)

@@ -436,11 +436,12 @@ async def test_one_header_convention_and_placeholders_that_say_the_default(app_f
 
 
 def _jobs_snapshot_app() -> Any:
-    from tests.ui.test_jobs_view import MIX, cap, mix_without, runner
+    from tests.support.fakes import capture
+    from tests.ui.test_jobs_view import MIX, mix_without, runner
 
-    r = runner([MIX, mix_without("42")], scontrol_show_job=cap("scontrol_show_job_running_2node_gpu"),
-               sacct=cap("sacct_no_accounting"))
-    r.add(("scontrol", "show", "job", "-d", "42"), cap("scontrol_show_job_unknown"))
+    r = runner([MIX, mix_without("42")], scontrol_show_job=capture("scontrol_show_job_running_2node_gpu"),
+               sacct=capture("sacct_no_accounting"))
+    r.add(("scontrol", "show", "job", "-d", "42"), capture("scontrol_show_job_unknown"))
     return jobs_app(runner=r, settings=HOUR, user="alice")
 
 

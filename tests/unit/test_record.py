@@ -318,7 +318,7 @@ def test_recent_jobs_lists_ntui_records_and_the_users_other_jobs(history: Histor
 
 
 async def test_app_start_records_jobs_that_ended_while_it_was_closed(tmp_path: Path, logs: Path) -> None:
-    from ntui.ui.app import make_app
+    from tests.support.appstart import start_app_once
 
     path = tmp_path / "state" / "history.sqlite3"
     h = History(path)
@@ -326,12 +326,7 @@ async def test_app_start_records_jobs_that_ended_while_it_was_closed(tmp_path: P
         _submit(h, j, logs)
     h.close()
     runner = FakeRunner({"squeue": result(stdout=""), "sacct": sacct_capture()}, default=result(stdout=""))
-    app = make_app(runner=runner, history_factory=lambda: History(path), identity="", cursor_blink=False)
-    app.reconcile_on_start = True
-    async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    await start_app_once(runner, path)
     h = History(path)
     try:
         assert {e.job_id: e.final_state for e in h.entries()} == {
