@@ -469,7 +469,8 @@ class JobModel:
         rows: dict[str, Row] = {}
         for key, outcome in outcomes:
             ended = self.ended.get(key)
-            if ended is None:
+            if ended is None:  # back in the queue (requeued) or dropped from the ended rows
+                self._lookup_retries.pop(key, None)
                 continue
             if not outcome.finished:
                 tries = self._lookup_retries[key] = self._lookup_retries.get(key, 0) + 1
