@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ntui.core.launchcli import read_extra_args
 from ntui.core.problems import Problem, Severity, Source
 from ntui.core.sampler import DEFAULT_INTERVAL_S
 
@@ -68,11 +69,12 @@ OWNED_LAUNCHER_ARGS: Mapping[str, tuple[str, ...]] = {
     "torchrun": (
         "--rdzv-endpoint", "--rdzv-backend", "--rdzv-id", "--nnodes", "--nproc-per-node",
         "--standalone", "--node-rank", "--master-addr", "--master-port", "--no-python",
+        "--module", "--run-path", "--help",
     ),
     "accelerate": (
         "--main_process_ip", "--main_process_port", "--rdzv_backend", "--num_processes",
         "--num_machines", "--machine_rank", "--config_file", "--multi_gpu", "--cpu", "--no_python",
-        "--mixed_precision", "--dynamo_backend", "--gpu_ids",
+        "--mixed_precision", "--dynamo_backend", "--gpu_ids", "--module", "--help",
     ),
     "srun": (),
 }
@@ -461,14 +463,30 @@ def _r12(d: Draft) -> Iterable[Finding]:
                "pick a port below 32768, or auto")
 
 
+#: Why an owned option that is not a setting ntui writes is refused (R11).
+_RULED_OUT = {
+    "--module": "ntui runs each rank's program through its worker (--no-python), which the launcher refuses "
+                "beside --module; set launcher.python and script instead",
+    "--run-path": "it runs the program in the launcher's own Python, which ntui's worker script is not",
+    "--help": "the launcher would print its help and exit 0: the job would end COMPLETED without training",
+}
+
+
 def _r11(d: Draft) -> Iterable[Finding]:
     owned = OWNED_LAUNCHER_ARGS.get(d.launcher, ())
-    for i, arg in enumerate(d.extra_args):
-        name = arg.split("=", 1)[0]
-        alt = name.replace("_", "-") if d.launcher == "torchrun" else name.replace("-", "_")
-        if name in owned or alt in owned:
-            yield (f"launcher.extra-args.{i}", f"{name} is set by ntui (rendezvous, process counts, mode); a copy "
-                   "here would replace or contradict it. Use the matching preset key instead")
+    for word in read_extra_args(d.launcher, d.extra_args):
+        if word.problem is None and word.option is not None and word.option in owned:  # a typo is R14's
+            name = d.extra_args[word.index].split("=", 1)[0]
+            why = _RULED_OUT.get(word.option.replace("_", "-"))
+            yield (f"launcher.extra-args.{word.index}", f"{name}: {why}" if why else
+                   f"{name} is set by ntui (rendezvous, process counts, mode); a copy here would replace or "
+                   "contradict it. Use the matching preset key instead")
+
+
+def _r14(d: Draft) -> Iterable[Finding]:
+    for word in read_extra_args(d.launcher, d.extra_args):
+        if word.problem is not None:
+            yield f"launcher.extra-args.{word.index}", word.problem
 
 
 def _r13(d: Draft) -> Iterable[Finding]:
@@ -622,6 +640,13 @@ RULES: tuple[Rule, ...] = (
          "value torch refuses (not `KEY=VALUE,...`) is refused.",
          "torch/distributed/run.py (--rdzv-conf); torch/distributed/elastic/rendezvous/utils.py "
          "(_parse_rendezvous_config); accelerate launch --help (--rdzv_conf)", _r13),
+    Rule("R14", _E, ("launcher.extra-args",), "Every word of launcher.extra-args is read as torchrun (torch "
+         "2.13) or accelerate launch (accelerate 1.15) would read it: an option spelled in full (either "
+         "spelling) with its value, never an abbreviation (torchrun takes one silently, past R11 and R13), an "
+         "unknown option, a flag with a value, an option missing its value or a bare word (which the launcher "
+         "takes as the program). srun's extra arguments are not checked.",
+         "torch/distributed/run.py (get_args_parser); accelerate launch --help; Python argparse (allow_abbrev)",
+         _r14),
     # Per task
     Rule("Q1", _E, ("launcher.type",), "Per-task variables (SLURM_PROCID, SLURM_NODEID, RANK) expand only inside "
          "fixed single-quoted payloads run by each task.", "docs.nersc.gov/machinelearning/launchers; "

@@ -48,6 +48,7 @@ BAD: dict[str, tuple[str, tuple[str, ...]]] = {
     "R12": ("local-torchrun", ("launcher.master-port=40000",)),
     "R11": ("local-torchrun", ('launcher.extra-args=["--rdzv-endpoint=nid002:29500"]',)),
     "R13": ("local-torchrun", ('launcher.extra-args=["--rdzv-conf=timeout=900,is_host=1"]',)),
+    "R14": ("local-torchrun", ('launcher.extra-args=["--rdzv-co=timeout=900,is_host=1"]',)),
     "Q7": ("local-srun", ('launcher.python=python "-u',)),
     "A2": ("local-accelerate", ("launcher.multi-gpu=false",)),
     "A3": ("local-accelerate", ("launcher.cpu=true", "launcher.multi-gpu=true")),
