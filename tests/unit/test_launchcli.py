@@ -134,7 +134,8 @@ def test_plain_options_pass(extra: list[str]) -> None:
 def test_an_abbreviated_owned_option_is_refused_in_a_preset_with_its_field() -> None:
     """Before: `--rdzv-co=...` slipped past R11 and R13 (torchrun reads it as --rdzv-conf, and the user's value,
     given last, replaced ntui's is_host: every node or none hosted the store)."""
-    _, problems = validate(load_preset("local-torchrun", ['launcher.extra-args=["--max-restarts=1", "--rdzv-co=is_host=1"]']))
+    extra = 'launcher.extra-args=["--max-restarts=1", "--rdzv-co=is_host=1"]'
+    _, problems = validate(load_preset("local-torchrun", [extra]))
     r14 = [str(p) for p in problems if p.rule == "R14"]
     assert len(r14) == 1 and r14[0].startswith("--set launcher.extra-args.1: --rdzv-co abbreviates --rdzv-conf"), r14
 
