@@ -640,11 +640,11 @@ RULES: tuple[Rule, ...] = (
          "value torch refuses (not `KEY=VALUE,...`) is refused.",
          "torch/distributed/run.py (--rdzv-conf); torch/distributed/elastic/rendezvous/utils.py "
          "(_parse_rendezvous_config); accelerate launch --help (--rdzv_conf)", _r13),
-    Rule("R14", _E, ("launcher.extra-args",), "Every word of launcher.extra-args is read as torchrun (torch "
-         "2.13) or accelerate launch (accelerate 1.15) would read it: an option spelled in full (either "
-         "spelling) with its value, never an abbreviation (torchrun takes one silently, past R11 and R13), an "
-         "unknown option, a flag with a value, an option missing its value or a bare word (which the launcher "
-         "takes as the program). srun's extra arguments are not checked.",
+    Rule("R14", _E, ("launcher.extra-args",), "launcher.extra-args is read word by word as torchrun (torch "
+         "2.13) or accelerate launch (accelerate 1.15) reads it. Refused: an abbreviation (torchrun takes one "
+         "silently, past R11 and R13), an ambiguous or unknown option, a flag with a value, an option without "
+         "its value or with one its parser refuses (a number, a choice), and a bare word (the launcher would "
+         "take it as the program). srun's extra arguments are not read.",
          "torch/distributed/run.py (get_args_parser); accelerate launch --help; Python argparse (allow_abbrev)",
          _r14),
     # Per task
