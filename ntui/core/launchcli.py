@@ -14,6 +14,7 @@ checks (R11, R13) and the renderer know options by their full names only. Textua
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -47,10 +48,6 @@ def _kinds(choices: Mapping[str, tuple[str, ...]], **by_kind: str) -> dict[str, 
     return out
 
 
-def _key(name: str) -> str:
-    return name.replace("_", "-")
-
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -68,17 +65,20 @@ class LauncherCli:
     values: Mapping[str, ValueKind] = field(default_factory=dict)  # what a valued option's parser accepts
 
     @cached_property
-    def _by_key(self) -> dict[str, str]:
-        return {_key(o): o for o in self.flags | self.valued}
+    def _spellings(self) -> dict[str, str]:
+        """Each option's two spellings (all dashes, all underscores; never mixed) -> its documented one."""
+        out: dict[str, str] = {}
+        for o in self.flags | self.valued:
+            out["--" + o[2:].replace("_", "-")] = out["--" + o[2:].replace("-", "_")] = o
+        return out
 
     def full(self, name: str) -> str | None:
         """The documented spelling of a long option given in either spelling (None: not an option)."""
-        return self._by_key.get(_key(name))
+        return self._spellings.get(name)
 
     def prefixed(self, prefix: str) -> list[str]:
-        """The options (documented spelling, sorted) that ``prefix`` abbreviates in either spelling."""
-        start = _key(prefix)
-        return sorted(o for k, o in self._by_key.items() if k.startswith(start))
+        """The options (documented spelling, sorted) of which ``prefix`` begins a spelling."""
+        return sorted({o for spelling, o in self._spellings.items() if spelling.startswith(prefix)})
 
 
 TORCHRUN = LauncherCli(
@@ -185,14 +185,14 @@ def read_extra_args(launcher: str, args: Sequence[str]) -> list[Word]:
     i = 0
     while i < len(args):
         word = args[i]
-        if word in ("-", "--") or not word.startswith("-") or _numeric(word):
+        if word == "--" or not _option_like(cli, word):
             out.append(Word(i, problem=(
                 f"{word!r} is not an option: {cli.title} would take it as the program, and ntui's worker as the "
                 "program's arguments. Put the program's arguments in `args`")))
             break  # the launcher reads no option after the program
         option, value, problem = _one(cli, word)
         nxt = args[i + 1] if i + 1 < len(args) else None
-        takes_next = nxt is not None and (not nxt.startswith("-") or _numeric(nxt))
+        takes_next = nxt is not None and nxt != "--" and not _option_like(cli, nxt)
         if option is None or option in cli.flags or value is not None:
             takes_next = takes_next and option is None  # an unknown option's value goes with it: one problem
         elif takes_next:
@@ -242,10 +242,18 @@ def _unknown(cli: LauncherCli, name: str, candidates: Sequence[str]) -> str:
             "'unrecognized arguments'")
 
 
-def _numeric(word: str) -> bool:
-    """argparse reads ``-1``/``-0.5`` as a value, not an option (neither parser has an option like it)."""
-    try:
-        float(word)
-    except ValueError:
+def _option_like(cli: LauncherCli, word: str) -> bool:
+    """Whether argparse takes ``word`` for an option (else a value or the program): it starts with ``-`` and is
+    longer than that, and names an option (exactly, with ``=VALUE``, by a prefix or a short form), or else is
+    neither a negative number nor text with a space."""
+    if not word.startswith("-") or word == "-":
         return False
-    return True
+    name = word.partition("=")[0]
+    if (cli.full(name) is not None or word[:2] in cli.short
+            or (cli.abbrev and word.startswith("--") and cli.prefixed(name))):
+        return True
+    return not (_NEGATIVE.match(word) or " " in word)
+
+
+#: argparse's own test for a negative number (read as a value when no option looks like one).
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")

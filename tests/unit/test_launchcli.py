@@ -69,10 +69,12 @@ def _real(parser: argparse.ArgumentParser, launcher: str, extra: Sequence[str]) 
 
 
 def _vocabulary(cli: LauncherCli, rng: random.Random) -> list[str]:
-    words = ["3", "x", "-1", "--", "-", "--bogus", "-x", "--bogus=1"]
+    words = ["3", "x", "-1", "-0.5", "-1e3", "-inf", "", "-x y", "--", "-", "--bogus", "-x", "--bogus=1"]
     for o in sorted(cli.flags | cli.valued):
         alt = "--" + o[2:].replace("-", "_") if "-" in o[2:] else "--" + o[2:].replace("_", "-")
         words += [o, alt, f"{o}=1", f"{o}="]
+        if o[2:].count("-") + o[2:].count("_") > 1:  # a mixed spelling: neither parser takes it
+            words.append(o.replace("_", "-").replace("-", "_", 3))
         words += [o[:n] for n in sorted({3, rng.randrange(3, len(o) + 1), len(o) - 1}) if 2 < n < len(o)]
         words += [f"{o[:n]}=1" for n in (rng.randrange(3, len(o)),) if 2 < n < len(o)]
     for s in cli.short:
@@ -117,6 +119,7 @@ def test_ntui_refuses_every_word_list_the_launcher_refuses(launcher: str) -> Non
     ("torchrun", ["--max-restarts", "3", "train.py"], 2, "would take it as the program"),
     ("torchrun", ["--bogus"], 0, "not an option of torchrun (torch 2.13)"),
     ("accelerate", ["--multi"], 0, "it takes no abbreviations: --multi_gpu?"),
+    ("torchrun", ["--nproc_per-node=2"], 0, "not an option of torchrun"),
     ("accelerate", ["--num_cpu_threads_per_process", "--debug"], 0, "needs a value"),
 ])
 def test_each_kind_of_word_is_named(launcher: str, extra: list[str], index: int, words: str) -> None:
