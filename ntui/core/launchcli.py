@@ -177,7 +177,7 @@ class Word:
 
 def read_extra_args(launcher: str, args: Sequence[str]) -> list[Word]:
     """Read ``args`` as the launcher's parser would, each option word's option and problem (see :class:`Word`;
-    an option's value gets no entry). The srun launcher's extra arguments are not read here ([] for it)."""
+    an option's value gets no entry). [] for the srun launcher, which takes no extra arguments (R14)."""
     cli = LAUNCHER_CLIS.get(launcher)
     if cli is None:
         return []

@@ -484,6 +484,10 @@ def _r11(d: Draft) -> Iterable[Finding]:
 
 
 def _r14(d: Draft) -> Iterable[Finding]:
+    if d.launcher == "srun" and d.extra_args:
+        yield ("launcher.extra-args", "the srun launcher takes no extra arguments (ntui writes its srun line, and "
+               "would drop them); set srun options through the variables srun reads, in env (SLURM_CPU_BIND: "
+               "cores, SLURM_DISTRIBUTION: block:block, SLURM_MPI_TYPE: pmi2), or the matching sbatch keys")
     for word in read_extra_args(d.launcher, d.extra_args):
         if word.problem is not None:
             yield f"launcher.extra-args.{word.index}", word.problem
@@ -644,7 +648,7 @@ RULES: tuple[Rule, ...] = (
          "2.13) or accelerate launch (accelerate 1.15) reads it. Refused: an abbreviation (torchrun takes one "
          "silently, past R11 and R13), an ambiguous or unknown option, a flag with a value, an option without "
          "its value or with one its parser refuses (a number, a choice), and a bare word (the launcher would "
-         "take it as the program). srun's extra arguments are not read.",
+         "take it as the program). The srun launcher takes none (ntui writes its srun line).",
          "torch/distributed/run.py (get_args_parser); accelerate launch --help; Python argparse (allow_abbrev)",
          _r14),
     # Per task

@@ -15,6 +15,7 @@ import pytest
 
 from ntui.core.launchcli import LAUNCHER_CLIS, LauncherCli, read_extra_args
 from ntui.core.presets import load_preset
+from ntui.core.render import render
 from ntui.core.rules import OWNED_LAUNCHER_ARGS
 from ntui.core.spec import validate
 
@@ -149,3 +150,15 @@ def test_options_that_defeat_ntuis_worker_are_refused_with_the_reason(preset: st
     _, problems = validate(load_preset(preset, [f'launcher.extra-args=["{option}"]']))
     r11 = [str(p) for p in problems if p.rule == "R11"]
     assert len(r11) == 1 and ("worker" in r11[0] or "help" in r11[0]), r11
+
+
+def test_the_srun_launcher_refuses_extra_args_instead_of_dropping_them() -> None:
+    """Before: the srun launcher's script had no trace of launcher.extra-args, and check passed."""
+    loaded = load_preset("local-srun", ['launcher.extra-args=["--cpu-bind=cores"]'])
+    spec, problems = validate(loaded)
+    r14 = [str(p) for p in problems if p.rule == "R14"]
+    assert spec is None and len(r14) == 1 and r14[0].startswith("--set launcher.extra-args: the srun launcher"), r14
+    assert "SLURM_CPU_BIND" in r14[0]
+    spec, problems = validate(load_preset("local-srun", ["env.SLURM_CPU_BIND=cores"]))  # the way it names
+    assert spec is not None and not [p for p in problems if p.rule == "R14"]
+    assert "export SLURM_CPU_BIND=cores" in render(spec)
