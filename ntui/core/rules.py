@@ -226,6 +226,7 @@ class Draft:
     monitor_gpu: bool | None = None
     """``monitor.gpu`` as written; None (absent): on whenever the job asks for GPUs."""
     monitor_interval: int = DEFAULT_INTERVAL_S
+    monitor_interval_written: bool = False
 
     @property
     def gpu_sampling(self) -> bool:
@@ -561,6 +562,13 @@ def _m2(d: Draft) -> Iterable[Finding]:
                "(sbatch.gpus-per-node), or drop monitor.gpu (the default samples GPU jobs only)")
 
 
+def _m3(d: Draft) -> Iterable[Finding]:
+    if d.monitor_interval_written and not d.gpu_sampling:
+        why, fix = (("monitor.gpu is false", "set monitor.gpu: true") if d.monitor_gpu is False else
+                    ("the job asks for no GPUs", "ask for GPUs (sbatch.gpus-per-node)"))
+        yield "monitor.interval", f"unused: {why}, so the script has no GPU sampler; drop the interval, or {fix}"
+
+
 def _s1(d: Draft) -> Iterable[Finding]:
     if str(d.sbatch.get("constraint", "")) == "gpu" and "qos" not in d.sbatch:
         yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
@@ -710,6 +718,8 @@ RULES: tuple[Rule, ...] = (
     Rule("M2", _W, ("monitor.gpu", *_GPU_KEYS), "The GPU sampler is in the script by default exactly when the job "
          "asks for GPUs (any style); `monitor: {gpu: false}` removes it; `gpu: true` on a job without GPUs warns "
          "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model", _m2),
+    Rule("M3", _W, ("monitor.interval",), "A monitor.interval on a job without the GPU sampler (no GPUs asked "
+         "for, or `gpu: false`) warns instead of being silently unused.", "ntui sampler model", _m3),
 )
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 

@@ -285,7 +285,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     c.unknown_keys(nccl, NCCL_KEYS, ("nccl",))
     nccl_debug = c.boolean(("nccl", "debug"), nccl.get("debug"), False)
     nccl_slingshot = c.boolean(("nccl", "slingshot"), nccl.get("slingshot"), False)
-    monitor_gpu, monitor_interval = _monitor_section(c)
+    monitor_gpu, monitor_interval, interval_written = _monitor_section(c)
 
     draft = Draft(
         launcher=launcher.type, sbatch=sb.options, raw=sb.raw, nodes=sb.nodes, gpu_requests=sb.gpus,
@@ -293,7 +293,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         multi_gpu=launcher.multi_gpu, cpu=launcher.cpu, master_port=launcher.master_port,
         python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime,
         env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_present,
-        monitor_gpu=monitor_gpu, monitor_interval=monitor_interval,
+        monitor_gpu=monitor_gpu, monitor_interval=monitor_interval, monitor_interval_written=interval_written,
     )
     c.findings(draft, rules)
     if any(p.is_error for p in c.problems):
@@ -540,8 +540,9 @@ def _logs_section(c: _Checker) -> str:
     return log_dir
 
 
-def _monitor_section(c: _Checker) -> tuple[bool | None, int]:
-    """``monitor: {gpu, interval}``: types only; the bounds and the GPU-less job are rules (M1, M2).
+def _monitor_section(c: _Checker) -> tuple[bool | None, int, bool]:
+    """``monitor: {gpu, interval}``: types only; the bounds, the GPU-less job and an interval nobody uses are
+    rules (M1, M2, M3). Returns (gpu, interval, whether the interval is written).
 
     ``gpu`` absent or null: None (on whenever the job asks for GPUs, decided with the sbatch section).
     """
@@ -556,7 +557,8 @@ def _monitor_section(c: _Checker) -> tuple[bool | None, int]:
         c.add(("monitor", "interval"), f"expected whole seconds in plain decimal (e.g. {DEFAULT_INTERVAL_S}), "
               f"got {_show(raw if isinstance(interval, int) and not isinstance(interval, bool) else interval)}")
         interval = DEFAULT_INTERVAL_S
-    return (None if gpu is None else c.boolean(("monitor", "gpu"), gpu, True)), int(interval)
+    gpu_on = None if gpu is None else c.boolean(("monitor", "gpu"), gpu, True)
+    return gpu_on, int(interval), "interval" in monitor
 
 
 def _str_list(c: _Checker, path: KeyPath, value: Any) -> list[str]:

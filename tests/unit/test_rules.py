@@ -59,6 +59,7 @@ BAD: dict[str, tuple[str, tuple[str, ...]]] = {
     "F1": ("local-srun", ("script=/nonexistent/ntui/train.py",)),
     "M1": ("local-srun", ("sbatch.gpus-per-node=2", "monitor.interval=0")),
     "M2": ("local-srun", ("monitor.gpu=true",)),
+    "M3": ("local-srun", ("monitor.interval=7",)),
 }
 
 
