@@ -167,17 +167,21 @@ LAUNCHER_CLIS: Mapping[str, LauncherCli] = {"torchrun": TORCHRUN, "accelerate": 
 @dataclass(frozen=True)
 class Word:
     """What the launcher makes of ``launcher.extra-args[index]``: ``option`` is its documented spelling when the
-    word names one (exactly, by its short form, or as an abbreviation); ``problem`` says why the launcher would
-    refuse it or read it differently from how it is written (R14)."""
+    word names one (exactly, by its short form, or as an abbreviation); ``value`` is that option's value and
+    ``value_index`` the word that holds it (this one for ``=VALUE``, the next for a separate word); ``problem``
+    says why the launcher would refuse it or read it differently from how it is written (R14)."""
 
     index: int
     option: str | None = None
     problem: str | None = None
+    value: str | None = None
+    value_index: int | None = None
 
 
 def read_extra_args(launcher: str, args: Sequence[str]) -> list[Word]:
-    """Read ``args`` as the launcher's parser would, each option word's option and problem (see :class:`Word`;
-    an option's value gets no entry). [] for the srun launcher, which takes no extra arguments (R14)."""
+    """Read ``args`` as the launcher's parser would, each option word's option, value and problem (see
+    :class:`Word`; an option's value gets no entry of its own). [] for the srun launcher, which takes no extra
+    arguments (R14)."""
     cli = LAUNCHER_CLIS.get(launcher)
     if cli is None:
         return []
@@ -191,19 +195,20 @@ def read_extra_args(launcher: str, args: Sequence[str]) -> list[Word]:
                 "program's arguments. Put the program's arguments in `args`")))
             break  # the launcher reads no option after the program
         option, value, problem = _one(cli, word)
+        value_index = None if value is None else i
         nxt = args[i + 1] if i + 1 < len(args) else None
         takes_next = nxt is not None and nxt != "--" and not _option_like(cli, nxt)
         if option is None or option in cli.flags or value is not None:
             takes_next = takes_next and option is None  # an unknown option's value goes with it: one problem
         elif takes_next:
-            value = nxt
+            value, value_index = nxt, i + 1
         else:
             problem = problem or (f"{word} needs a value ({option}=VALUE); {cli.title} would stop at start with "
                                   "'expected one argument'")
         kind = cli.values.get(option or "")
         if problem is None and kind is not None and value is not None and (why := value_problem(kind, value)):
             problem = f"{word}: the value {value!r} is refused ({option} {why}); {cli.title} would stop at start"
-        out.append(Word(i, option, problem))
+        out.append(Word(i, option, problem, value if option is not None else None, value_index))
         i += 2 if takes_next else 1
     return out
 

@@ -127,7 +127,7 @@ def render(spec: JobSpec) -> str:
     if spec.env:
         out.append("# Preset environment (values verbatim).")
         out.extend(f"export {k}={q(v)}" for k, v in spec.env)
-    rdzv = split_rdzv_conf(spec.extra_launcher_args if spec.launcher != "srun" else ())
+    rdzv = split_rdzv_conf(spec.launcher, spec.extra_launcher_args)
     if rdzv.text:
         out.append("# Rendezvous configuration from launcher.extra-args; joins ntui's is_host in one option (R13).")
         out.append(f"export {RDZV_CONF_ENV}={q(rdzv.text)}")

@@ -148,28 +148,24 @@ class RdzvConf:
         return ",".join(f"{k}={v}" for k, v in self.pairs)
 
 
-def split_rdzv_conf(extra_args: Sequence[str]) -> RdzvConf:
-    """Take every ``--rdzv-conf``/``--rdzv_conf`` (``=VALUE`` or next word) out of ``extra_args``."""
+def split_rdzv_conf(launcher: str, extra_args: Sequence[str]) -> RdzvConf:
+    """Take every ``--rdzv-conf``/``--rdzv_conf`` (``=VALUE`` or next word, read as the launcher reads
+    ``extra_args``: :func:`~ntui.core.launchcli.read_extra_args`) out of ``extra_args``."""
     keys: dict[str, str] = {}
-    rest: list[str] = []
+    taken: set[int] = set()
     errors: list[tuple[int, str]] = []
-    i = 0
-    while i < len(extra_args):
-        name, eq, value = extra_args[i].partition("=")
-        if name not in RDZV_CONF_OPTIONS:
-            rest.append(extra_args[i])
-            i += 1
+    for word in read_extra_args(launcher, extra_args):
+        name = extra_args[word.index].partition("=")[0]
+        if name not in RDZV_CONF_OPTIONS:  # an abbreviation of it is R14's
             continue
-        if not eq:
-            if i + 1 == len(extra_args) or extra_args[i + 1].startswith("-"):
-                errors.append((i, f"{name} needs a value: {name}=KEY=VALUE[,KEY=VALUE...]"))
-                i += 1
-                continue
-            i += 1
-            value = extra_args[i]
-        errors.extend((i, message) for message in _rdzv_items(name, value, keys))
-        i += 1
-    return RdzvConf(tuple(keys.items()), tuple(rest), tuple(errors))
+        taken.add(word.index)
+        if word.value is None or word.value_index is None:
+            errors.append((word.index, f"{name} needs a value: {name}=KEY=VALUE[,KEY=VALUE...]"))
+            continue
+        taken.add(word.value_index)
+        errors.extend((word.value_index, message) for message in _rdzv_items(name, word.value, keys))
+    rest = tuple(arg for i, arg in enumerate(extra_args) if i not in taken)
+    return RdzvConf(tuple(keys.items()), rest, tuple(errors))
 
 
 def _rdzv_items(name: str, value: str, into: dict[str, str]) -> Iterator[str]:
@@ -490,13 +486,13 @@ def _r14(d: Draft) -> Iterable[Finding]:
                "would drop them); set srun options through the variables srun reads, in env (SLURM_CPU_BIND: "
                "cores, SLURM_DISTRIBUTION: block:block, SLURM_MPI_TYPE: pmi2), or the matching sbatch keys")
     for word in read_extra_args(d.launcher, d.extra_args):
-        if word.problem is not None:
-            yield f"launcher.extra-args.{word.index}", word.problem
+        if word.problem is not None and d.extra_args[word.index].partition("=")[0] not in RDZV_CONF_OPTIONS:
+            yield f"launcher.extra-args.{word.index}", word.problem  # the option spelled in full is R13's
 
 
 def _r13(d: Draft) -> Iterable[Finding]:
     if d.launcher in ("torchrun", "accelerate"):
-        for i, message in split_rdzv_conf(d.extra_args).errors:
+        for i, message in split_rdzv_conf(d.launcher, d.extra_args).errors:
             yield f"launcher.extra-args.{i}", message
 
 

@@ -162,3 +162,17 @@ def test_the_srun_launcher_refuses_extra_args_instead_of_dropping_them() -> None
     spec, problems = validate(load_preset("local-srun", ["env.SLURM_CPU_BIND=cores"]))  # the way it names
     assert spec is not None and not [p for p in problems if p.rule == "R14"]
     assert "export SLURM_CPU_BIND=cores" in render(spec)
+
+
+def test_a_rendezvous_option_without_its_value_is_reported_once() -> None:
+    """R13 owns --rdzv-conf in full spelling (its value is merged); R14 used to repeat R13's 'needs a value'."""
+    _, problems = validate(load_preset("local-torchrun", ['launcher.extra-args=["--max-restarts=1", "--rdzv_conf"]']))
+    said = [(p.rule, p.field) for p in problems if p.field.startswith("launcher.extra-args")]
+    assert said == [("R13", "launcher.extra-args.1")], [str(p) for p in problems]
+
+
+@pytest.mark.parametrize("launcher", sorted(OWNED_LAUNCHER_ARGS.keys() & LAUNCHER_CLIS.keys()))
+def test_every_owned_option_is_one_of_the_launchers(launcher: str) -> None:
+    """R11 compares documented spellings: an owned entry the table does not know would never match."""
+    cli = LAUNCHER_CLIS[launcher]
+    assert [o for o in OWNED_LAUNCHER_ARGS[launcher] if cli.full(o) != o] == []

@@ -67,10 +67,11 @@ def _current(data: dict[str, Any], key: str) -> str | None:
 @pytest.mark.parametrize("shape", SHAPES, ids=["own-shape", "one-node"])
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_key_changes_the_script_or_says_why_not(preset: str, shape: tuple[str, ...]) -> None:
-    spec, before = validate(load_preset(preset, shape))
+    loaded = load_preset(preset, shape)
+    spec, before = validate(loaded)
     assert spec is not None, [str(p) for p in before]
     script = render(spec)
-    data = load_preset(preset, shape).data
+    data = loaded.data
     silent = []
     for key, values in VALUES.items():
         tried = [v for v in values if v != _current(data, key)]

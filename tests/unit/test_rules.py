@@ -334,7 +334,7 @@ def test_rules_spec_presets_meet_without_a_cycle() -> None:
     ],
 )
 def test_split_rdzv_conf(extra: list[str], pairs: tuple[tuple[str, str], ...], rest: tuple[str, ...]) -> None:
-    conf = split_rdzv_conf(extra)
+    conf = split_rdzv_conf("torchrun", extra)
     assert conf == RdzvConf(pairs, rest, ())
     assert conf.text == ",".join(f"{k}={v}" for k, v in pairs)
 
@@ -353,7 +353,7 @@ def test_split_rdzv_conf(extra: list[str], pairs: tuple[tuple[str, str], ...], r
     ],
 )
 def test_split_rdzv_conf_refuses(extra: list[str], index: int, words: str) -> None:
-    conf = split_rdzv_conf(extra)
+    conf = split_rdzv_conf("torchrun", extra)
     assert [i for i, _ in conf.errors] == [index], conf.errors
     assert words in conf.errors[0][1]
     assert "is_host" not in dict(conf.pairs)
