@@ -19,10 +19,10 @@ Per rank count (4 ranks and 4 GPUs per node):
   ``ntui logs --triage`` and the pane's first poll do);
 * **tail visible** / **pane triage** / **RSS**: the real log pane (Textual, headless, 120x36) opening the job:
   seconds to the shown rank's lines, to every row read and the failure named, and the RSS growth (VmRSS);
-* **table**: milliseconds to compute the grouped rank table (:func:`ntui.core.ranktable.table_lines`);
+* **table**: milliseconds to compute the grouped rank table (:func:`ntui.core.logs.ranktable.table_lines`);
 * **heatmap**: milliseconds to lay out and draw the GPU heatmap (:func:`ntui.ui.widgets.gpu_pane.render_heatmap`)
   for the job's GPUs, and the outliers it names;
-* **sample files**: metadata ops/s of :class:`ntui.core.sampletail.SampleTail` over the nodes' GPU sample files
+* **sample files**: metadata ops/s of :class:`ntui.core.gpu.sampletail.SampleTail` over the nodes' GPU sample files
   (10 s interval), simulated clock.
 
 Targets (issue 16, for 1,024 ranks): <= 50 ops/s open, <= 2 hidden, a failure named within 10 s, triage over
@@ -49,12 +49,12 @@ sys.path.insert(0, str(REPO))
 
 from bench.logs_tail import proc_status  # noqa: E402
 from bench.logs_watch_ops import TICK, SimClock, make_job, run, strace_check, time_to_name, watcher_for  # noqa: E402
-from ntui.core.gpuheat import heatmap  # noqa: E402
-from ntui.core.gpus import GpuBoard  # noqa: E402
-from ntui.core.logtail import FdBudget  # noqa: E402
-from ntui.core.logwatch import JobLogWatcher, watch_files  # noqa: E402
-from ntui.core.ranktable import table_lines  # noqa: E402
-from ntui.core.sampletail import SampleTail  # noqa: E402
+from ntui.core.gpu.heatmap import heatmap  # noqa: E402
+from ntui.core.gpu.sampletail import SampleTail  # noqa: E402
+from ntui.core.gpu.smi import GpuBoard  # noqa: E402
+from ntui.core.logs.ranktable import table_lines  # noqa: E402
+from ntui.core.logs.tail import FdBudget  # noqa: E402
+from ntui.core.logs.watch import JobLogWatcher, watch_files  # noqa: E402
 from tests.support.bigjob import BigJob, make_bigjob  # noqa: E402
 
 PER_NODE = 4

@@ -118,7 +118,7 @@ async def _ntui(log_dir: Path, files: int, size_mb: int, appends: int) -> dict[s
     from textual.app import App
 
     from ntui.core.config import LogSettings
-    from ntui.core.lognames import LogPaths
+    from ntui.core.jobfiles.lognames import LogPaths
     from ntui.ui.widgets.log_pane import LogPane
 
     app: App[None] = App()

@@ -5,7 +5,7 @@
 On Lustre every ``open`` and ``stat`` is an RPC to the metadata server, so the watcher's politeness is counted
 in opens + stats per second (the tailer counts them: ``FileTail.opens`` / ``.stats``, plus the rank-header
 reads). For each rank count it writes a job's logs the way ntui lays them out (batch log + one file per rank,
-``ntui: rank N on NODE`` first), then drives :class:`~ntui.core.logwatch.JobLogWatcher` exactly as the log
+``ntui: rank N on NODE`` first), then drives :class:`~ntui.core.logs.watch.JobLogWatcher` exactly as the log
 pane does (one poll per 0.5 s tick, rank 0 shown), with the real file IO but a simulated clock, so 300 s of
 watching take a few seconds. Rank 0 appends a line every tick (the followed rank), the other ranks are quiet.
 
@@ -39,9 +39,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from ntui.core.lognames import LogPaths, rank_header  # noqa: E402
-from ntui.core.logtail import FdBudget  # noqa: E402
-from ntui.core.logwatch import FixedScheduler, JobLogWatcher, PoliteScheduler, PollScheduler, watch_files  # noqa: E402
+from ntui.core.jobfiles.lognames import LogPaths, rank_header  # noqa: E402
+from ntui.core.logs.tail import FdBudget  # noqa: E402
+from ntui.core.logs.watch import FixedScheduler, JobLogWatcher, PoliteScheduler, PollScheduler, watch_files  # noqa: E402
 
 JOB = "777"
 TICK = 0.5

@@ -34,11 +34,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual import events  # noqa: E402
 
 from ntui.core.config import QueueSettings, Settings  # noqa: E402
-from ntui.core.queue import QueueFetcher, squeue_argv  # noqa: E402
-from ntui.core.runner import SubprocessRunner  # noqa: E402
-from ntui.core.slurm import build_squeue_argv, parse_squeue  # noqa: E402
+from ntui.core.jobs.queue import (  # noqa: E402
+    QueueFetcher,
+    queue_row,  # noqa: E402
+    squeue_argv,
+)
+from ntui.core.slurm.runner import SubprocessRunner  # noqa: E402
+from ntui.core.slurm.squeue import build_squeue_argv, parse_squeue  # noqa: E402
 from ntui.ui.screens.jobs import JobsScreen  # noqa: E402
-from ntui.ui.widgets.queue_table import QueueTable, queue_row  # noqa: E402
+from ntui.ui.widgets.queue_table import QueueTable
 from tests.support.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
 
 QUIET = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))  # refreshes only when asked

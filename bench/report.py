@@ -2,11 +2,11 @@
 
     python bench/report.py [--nodes 8] [--gpus 4] [--interval 10] [--hours 6,24] [--sampler-seconds 60] [--json]
 
-**Report.** For each length in ``--hours`` it synthesises the sampler's files (:mod:`ntui.core.sampler`'s names
+**Report.** For each length in ``--hours`` it synthesises the sampler's files (:mod:`ntui.core.compose.sampler`'s names
 and header, nvidia-smi's CSV: 8 nodes x 4 GPUs x 24 h at 10 s = 276,480 samples) in a temporary directory, then,
 in a fresh Python process each time (so memory figures do not leak between runs), times (wall and CPU: the CPU
 time is the steadier figure on a shared machine)
-:func:`ntui.core.usage.build_report` plus the text rendering of ``ntui report`` and reads the peak RSS
+:func:`ntui.core.gpu.usage.build_report` plus the text rendering of ``ntui report`` and reads the peak RSS
 (``ru_maxrss``), next to the RSS of the same process after the imports (the baseline). Targets (issue 14):
 <= 1 s and <= 100 MB for 24 h, and memory not growing with the job's length (6 h vs 24 h vs longer).
 
@@ -35,8 +35,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from ntui.core.gpus import SAMPLE_FIELDS  # noqa: E402
-from ntui.core.sampler import HEADER_TAG, SAMPLER_NAME, sample_path, sample_prefix, sampler_payload  # noqa: E402
+from ntui.core.jobfiles.samplefiles import (  # noqa: E402
+    HEADER_TAG,
+    SAMPLE_FIELDS,
+    SAMPLER_NAME,
+    SAMPLER_PAYLOAD,
+    sample_path,
+    sample_prefix,
+)
 
 JOB = "90002"
 STEM = "bench"
@@ -67,10 +73,10 @@ def synthesise(directory: Path, nodes: int, gpus: int, hours: float, interval: i
 _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from ntui.core.sampler import find_sample_files
-from ntui.core.usage import JobFacts, build_report
-from ntui.core.history import HistoryEntry
-from ntui.core.jobreport import format_report
+from ntui.core.compose.sampler import find_sample_files
+from ntui.core.gpu.usage import JobFacts, build_report
+from ntui.core.records.history import HistoryEntry
+from ntui.core.jobs.report import format_report
 base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 cpu = time.process_time()
@@ -110,7 +116,7 @@ def bench_sampler(seconds: float, interval: int) -> dict[str, Any]:
                    SLURM_GPUS_ON_NODE="4")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.monotonic()
-        proc = subprocess.Popen(["bash", "-c", sampler_payload(), SAMPLER_NAME, sample_prefix(tmp, STEM, JOB),
+        proc = subprocess.Popen(["bash", "-c", SAMPLER_PAYLOAD, SAMPLER_NAME, sample_prefix(tmp, STEM, JOB),
                                  str(interval), ",".join(SAMPLE_FIELDS)], env=env)
         time.sleep(seconds)
         proc.send_signal(signal.SIGUSR1)
@@ -130,7 +136,7 @@ def _proc_cpu_s(pid: int) -> float:
 def bench_sampler_cluster(seconds: float, interval: int) -> dict[str, Any]:
     """A 1-node job whose script starts the sampler; near its end, the CPU seconds of srun, slurmstepd, the
     payload and nvidia-smi of the sampler step, over the step's age."""
-    from ntui.core.sampler import sampler_lines
+    from ntui.core.compose.sampler import sampler_lines
 
     with tempfile.TemporaryDirectory(prefix="ntui-bench-sampler-", dir="/tmp") as tmp:
         simbin = Path(tmp) / "bin"

@@ -41,9 +41,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ntui.core.config import Settings, load_settings  # noqa: E402
-from ntui.core.runner import CommandResult, SubprocessRunner  # noqa: E402
-from ntui.core.slurm import parse_sdiag_rpc_by_user  # noqa: E402
-from ntui.ui.screens.jobs import ENDED, JobsScreen  # noqa: E402
+from ntui.core.jobs.queue import ENDED
+from ntui.core.slurm.runner import CommandResult, SubprocessRunner  # noqa: E402
+from ntui.core.slurm.sdiag import parse_sdiag_rpc_by_user  # noqa: E402
+from ntui.ui.screens.jobs import JobsScreen  # noqa: E402
 from tests.support.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
 
 SLURM_TOOLS = ("squeue", "scontrol", "sacct", "scancel", "sbatch", "srun", "sinfo", "sacctmgr", "sstat", "sattach")

@@ -37,8 +37,8 @@ import yaml
 
 from ntui.core.paths import config_dir
 from ntui.core.problems import Problem, Source
-from ntui.core.runner import CommandResult, CommandRunner, SubprocessRunner, TimeoutRunner
-from ntui.core.slurm import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
+from ntui.core.slurm.common import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
+from ntui.core.slurm.runner import CommandResult, CommandRunner, SubprocessRunner, TimeoutRunner
 
 __all__ = [
     "TIMEOUT_ENV",
@@ -63,7 +63,7 @@ class QueueSettings:
     idle_interval: float = 60.0
     max_backoff: float = 300.0
     all_users: bool = False
-    recent_days: float = 7.0  # the recent-jobs list under the queue (= ntui.core.record.DEFAULT_RECENT_DAYS)
+    recent_days: float = 7.0  # the recent-jobs list under the queue (= ntui.core.records.record.DEFAULT_RECENT_DAYS)
 
 
 @dataclass(frozen=True)

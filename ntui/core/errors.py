@@ -12,7 +12,7 @@ NO_SLURM = "Slurm client not found: ntui can compose, render and save presets he
 
 def describe_error(error: BaseException | None) -> str:
     """One line for a failed call, with Slurm's own reason where there is one."""
-    from ntui.core.runner import ControllerUnreachable, SlurmError, SlurmNotInstalled, SlurmRejected, SlurmTimeout
+    from ntui.core.slurm.runner import ControllerUnreachable, SlurmError, SlurmNotInstalled, SlurmRejected, SlurmTimeout
 
     if isinstance(error, SlurmRejected):
         return f"Slurm rejected it: {error.reason}"

@@ -34,7 +34,7 @@ class Problem:
     message: str
     severity: Severity = Severity.ERROR
     rule: str = ""
-    """The id of the rule (``ntui.core.rules``) that found it; empty for plain type/syntax problems."""
+    """The id of the rule (``ntui.core.compose.rules``) that found it; empty for plain type/syntax problems."""
 
     def __str__(self) -> str:
         where = f"{self.source}: " if self.source.file else ""

@@ -41,10 +41,10 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from ntui.core.config import Settings, SlurmSettings
-    from ntui.core.history import History
+    from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem
-    from ntui.core.runner import CommandRunner
-    from ntui.core.submission import SubmittedJob
+    from ntui.core.records.history import History
+    from ntui.core.slurm.runner import CommandRunner
     from ntui.ui.screens.help import HelpSections
 
 #: Seconds after start before the settings file is read (in a worker): the first frame needs none of it.
@@ -249,8 +249,8 @@ class NtuiApp(App[int]):
     def _reconcile(self) -> None:
         """Once at start: own jobs that ntui submitted but the history lacks (ntui killed between sbatch
         and the history write) are recorded as recovered. One squeue call; failures only logged."""
-        from ntui.core.reconcile import reconcile
-        from ntui.core.record import resolve_records
+        from ntui.core.records.reconcile import reconcile
+        from ntui.core.records.record import resolve_records
 
         history = self.open_history()
         if history is None:
@@ -282,7 +282,7 @@ class NtuiApp(App[int]):
     def open_history(self) -> History | None:
         """A history handle for one submission (closed by the caller); called from worker threads."""
         if self.history_factory is None:
-            from ntui.core.history import History
+            from ntui.core.records.history import History
 
             return History()
         return self.history_factory()

@@ -8,7 +8,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from ntui.core.presets import PresetInfo, list_presets
+from ntui.core.compose.presets import PresetInfo, list_presets
 
 
 class NtuiCommands(Provider):

@@ -3,6 +3,7 @@ error types. A module of its own so that widgets and screens both import it with
 
 from __future__ import annotations
 
+from ntui.core.compose.presetfiles import PresetSaveRefused
 from ntui.core.errors import NO_SLURM
 from ntui.core.errors import describe_error as describe_core_error
 
@@ -11,8 +12,6 @@ __all__ = ["NO_SLURM", "describe_error"]
 
 def describe_error(error: BaseException | None) -> str:
     """One line for a failed worker, with Slurm's own reason where there is one."""
-    from ntui.ui.widgets.preset_files import PresetSaveRefused
-
     if isinstance(error, PresetSaveRefused):
         return str(error)
     return describe_core_error(error)

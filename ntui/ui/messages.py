@@ -12,16 +12,17 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from ntui.core.history import HistoryEntry
-    from ntui.core.jobmodel import DetailsResult, PollRequest
-    from ntui.core.outcome import Outcome
-    from ntui.core.presets import LoadedPreset, PresetInfo
+    from ntui.core.compose.presets import PresetInfo
+    from ntui.core.compose.sitecheck import PartitionLimits
+    from ntui.core.compose.spec import JobSpec
+    from ntui.core.compose.yamlsrc import LoadedPreset
+    from ntui.core.jobs.model import DetailsResult, PollRequest
+    from ntui.core.jobs.queue import Fetched
+    from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem
-    from ntui.core.queue import Fetched
-    from ntui.core.sitecheck import PartitionLimits
-    from ntui.core.slurm import TestOnlyResult
-    from ntui.core.spec import JobSpec
-    from ntui.core.submission import SubmittedJob
+    from ntui.core.records.history import HistoryEntry
+    from ntui.core.records.outcome import Outcome
+    from ntui.core.slurm.sbatch import TestOnlyResult
 
 
 @dataclass
@@ -71,7 +72,7 @@ class ClusterInfo(Message):
 @dataclass
 class CheckFinished(Message):
     """``sbatch --test-only`` answered (``result.ok`` False carries Slurm's reason). ``problems``: what the
-    partition Slurm chose would never run (``ntui.core.sitecheck``; Slurm accepts over-long jobs)."""
+    partition Slurm chose would never run (``ntui.core.compose.sitecheck``; Slurm accepts over-long jobs)."""
 
     preset: str
     result: TestOnlyResult

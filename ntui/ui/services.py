@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from ntui.core.config import Settings
-    from ntui.core.history import History
+    from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem
-    from ntui.core.runner import CommandRunner
-    from ntui.core.submission import SubmittedJob
+    from ntui.core.records.history import History
+    from ntui.core.slurm.runner import CommandRunner
 
 __all__ = ["NtuiServices", "ReportsWorkerErrors"]
 

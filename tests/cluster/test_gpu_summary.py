@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.sampler import find_sample_files
-from ntui.core.usage import JobFacts, build_report
+from ntui.core.gpu.usage import JobFacts, build_report
+from ntui.core.jobfiles.samplefiles import find_sample_files
 from tests.cluster.conftest import DevCluster
 from tests.cluster.test_e2e import ntui
 from tests.cluster.test_sampler import END_STATES, STEM, _record_history, _script, _sim_dir, _submit, _wait_state

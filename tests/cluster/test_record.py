@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.record import resolve_records
-from ntui.core.runner import CommandResult, CommandRunner, SubprocessRunner
+from ntui.core.records.history import History
+from ntui.core.records.record import resolve_records
+from ntui.core.slurm.runner import CommandResult, CommandRunner, SubprocessRunner
 
 from .conftest import REPO, DevCluster
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.sampler import HEADER_TAG, SAMPLER_NAME, find_sample_files, sample_prefix, sampler_lines
-from ntui.core.usage import JobFacts, build_report
+from ntui.core.compose.sampler import sampler_lines
+from ntui.core.gpu.usage import JobFacts, build_report
+from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLER_NAME, find_sample_files, sample_prefix
+from ntui.core.records.history import History
 from tests.cluster.conftest import REPO, DevCluster
 from tests.cluster.test_e2e import ntui
 

@@ -9,8 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core import slurm
-from ntui.core.runner import ControllerUnreachable, JobNotFound, SubprocessRunner, scrubbed_env
+from ntui.core.slurm.actions import cancel, release
+from ntui.core.slurm.runner import ControllerUnreachable, JobNotFound, SubprocessRunner, scrubbed_env
+from ntui.core.slurm.sacct import final_state
+from ntui.core.slurm.sacctmgr import user_associations
+from ntui.core.slurm.sbatch import submit, test_only
+from ntui.core.slurm.scontrol import list_partitions, show_job
+from ntui.core.slurm.sdiag import rpc_counts_by_user
+from ntui.core.slurm.sinfo import sinfo_partitions, slurm_version
+from ntui.core.slurm.squeue import probe_squeue_fields, query_queue
 
 from .conftest import DevCluster
 
@@ -43,7 +50,7 @@ def _wait(runner: SubprocessRunner, env: dict[str, str], job_id: str, want: str,
     deadline = time.monotonic() + seconds
     state = ""
     while time.monotonic() < deadline:
-        jobs = slurm.query_queue(runner, job_ids=[job_id], states="all", env=env)
+        jobs = query_queue(runner, job_ids=[job_id], states="all", env=env)
         state = jobs[0].state if jobs else "GONE"
         if re.fullmatch(want, state):
             return state
@@ -53,76 +60,76 @@ def _wait(runner: SubprocessRunner, env: dict[str, str], job_id: str, want: str,
 
 def test_slurm_layer_lifecycle(dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path) -> None:
     runner = SubprocessRunner()
-    assert slurm.slurm_version(runner, env=env) >= (22, 5)
-    assert slurm.probe_squeue_fields(runner, env=env) == ()  # every SQUEUE_FIELDS name is accepted
+    assert slurm_version(runner, env=env) >= (22, 5)
+    assert probe_squeue_fields(runner, env=env) == ()  # every SQUEUE_FIELDS name is accepted
 
-    parts = slurm.list_partitions(runner, env=env)
+    parts = list_partitions(runner, env=env)
     default = next(p for p in parts if p.default)
     assert default.up and len(default.node_names) >= 2
-    sinfo = slurm.sinfo_partitions(runner, env=env)
+    sinfo = sinfo_partitions(runner, env=env)
     assert any(p.name == default.name and p.default for p in sinfo)
 
     script = _script(tmp_path)
-    check = slurm.test_only(runner, str(script), env=env)
+    check = test_only(runner, str(script), env=env)
     assert check.ok, check.raw
     assert check.processors == 2 and check.partition == default.name
-    too_big = slurm.test_only(runner, str(script), extra_args=["--gpus-per-node=99"], env=env)
+    too_big = test_only(runner, str(script), extra_args=["--gpus-per-node=99"], env=env)
     assert not too_big.ok and too_big.reason
 
-    before = slurm.rpc_counts_by_user(runner, env=env)
-    sub = slurm.submit(runner, str(script), extra_args=["--hold"], env=env)
+    before = rpc_counts_by_user(runner, env=env)
+    sub = submit(runner, str(script), extra_args=["--hold"], env=env)
     assert sub.job_id.isdigit()
     try:
-        (job,) = slurm.query_queue(runner, job_ids=[sub.job_id], env=env)
+        (job,) = query_queue(runner, job_ids=[sub.job_id], env=env)
         assert job.job_id == sub.job_id
         assert job.name == "ntui-layer test"
         assert job.state == "PENDING" and job.reason == "JobHeldUser"
         assert job.workdir == str(tmp_path) and job.num_nodes == 2 and job.nodes == ()
         assert job.exit_code is not None  # the exit_code field works on 22.05
-        assert sub.job_id in {j.job_id for j in slurm.query_queue(runner, env=env)}  # --me
+        assert sub.job_id in {j.job_id for j in query_queue(runner, env=env)}  # --me
 
-        held = slurm.show_job(runner, sub.job_id, env=env)
+        held = show_job(runner, sub.job_id, env=env)
         assert held.reason == "JobHeldUser" and held.std_out == f"{tmp_path}/ntui-layer test-{sub.job_id}.out"
 
-        slurm.release(runner, sub.job_id, env=env)
+        release(runner, sub.job_id, env=env)
         _wait(runner, env, sub.job_id, "RUNNING")
-        details = slurm.show_job(runner, sub.job_id, env=env)
+        details = show_job(runner, sub.job_id, env=env)
         assert details.state == "RUNNING"
         assert len(details.nodes) == 2
         assert set(details.gres_by_node) == set(details.nodes)
         assert all(len(idx) == 1 for idx in details.gres_by_node.values()), details.gres_by_node
         assert details.command == str(script)  # path with a space
 
-        slurm.cancel(runner, sub.job_id, signal="USR1", env=env)
-        slurm.cancel(runner, sub.job_id, env=env)
+        cancel(runner, sub.job_id, signal="USR1", env=env)
+        cancel(runner, sub.job_id, env=env)
         state = _wait(runner, env, sub.job_id, "CANCELLED|COMPLETING|GONE")
         assert state in {"CANCELLED", "COMPLETING", "GONE"}
     finally:
         dev_cluster.run("scancel", sub.job_id)
 
-    after = slurm.rpc_counts_by_user(runner, env=env)
+    after = rpc_counts_by_user(runner, env=env)
     user = env.get("USER") or next(iter(after))
     if user in before and user in after:
         assert after[user] > before[user]
     if dev_cluster.accounting:
         # slurmdbd learns the end from slurmctld asynchronously: a moment after squeue shows it.
         deadline = time.monotonic() + 60
-        rec = slurm.final_state(runner, sub.job_id, env=env)
+        rec = final_state(runner, sub.job_id, env=env)
         while (rec is None or rec.state != "CANCELLED") and time.monotonic() < deadline:
             time.sleep(1)
-            rec = slurm.final_state(runner, sub.job_id, env=env)
+            rec = final_state(runner, sub.job_id, env=env)
         assert rec is not None and rec.state == "CANCELLED", rec
-        assoc = slurm.user_associations(runner, env=env)
+        assoc = user_associations(runner, env=env)
         assert assoc.available and {"ntuidev", "ntuiother"} <= set(assoc.accounts), assoc
         assert {"normal", "ntuilow"} <= set(assoc.qos), assoc
         assert ("ntuiother", ("normal", "ntuilow")) in assoc.pairs, assoc.pairs
     else:
-        assert slurm.final_state(runner, sub.job_id, env=env) is None  # up --no-accounting: no slurmdbd
-        assert not slurm.user_associations(runner, env=env).available
+        assert final_state(runner, sub.job_id, env=env) is None  # up --no-accounting: no slurmdbd
+        assert not user_associations(runner, env=env).available
     with pytest.raises(JobNotFound):
-        slurm.show_job(runner, "999999", env=env)
+        show_job(runner, "999999", env=env)
     with pytest.raises(JobNotFound):
-        slurm.release(runner, "999999", env=env)
+        release(runner, "999999", env=env)
 
 
 def test_unreachable_controller(dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path) -> None:
@@ -134,7 +141,7 @@ def test_unreachable_controller(dev_cluster: DevCluster, env: dict[str, str], tm
     try:
         runner = SubprocessRunner()
         with pytest.raises(ControllerUnreachable):
-            slurm.query_queue(runner, env={**env, "SLURM_CONF": str(dead)}, timeout=30)
+            query_queue(runner, env={**env, "SLURM_CONF": str(dead)}, timeout=30)
     finally:
         dead.unlink()
 
@@ -145,7 +152,7 @@ def test_a_job_that_just_left_the_queue_has_its_final_state_not_a_lagging_one(
     """Right after a job leaves squeue, slurmdbd may not have its end yet (sacct still says RUNNING or even
     PENDING: seen on the dev cluster for about half of such jobs). The final state ntui shows must be the
     controller's COMPLETED, never the lagging record; five jobs make a lag all but certain to occur."""
-    from ntui.core.outcome import finished_outcome
+    from ntui.core.records.outcome import finished_outcome
 
     runner = SubprocessRunner()
     for i in range(5):

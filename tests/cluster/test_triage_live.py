@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.joblogs import job_verdict
-from ntui.core.lognames import LogPaths, node_of
-from ntui.core.logwatch import JobLogWatcher, watch_files
+from ntui.core.jobfiles.lognames import LogPaths, node_of
+from ntui.core.logs.joblogs import job_verdict
+from ntui.core.logs.watch import JobLogWatcher, watch_files
 from tests.cluster.conftest import DevCluster
 from tests.cluster.test_e2e import _state, ntui
 

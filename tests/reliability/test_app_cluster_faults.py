@@ -25,13 +25,14 @@ from typing import Any
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.presets import load_preset
-from ntui.core.runner import SubprocessRunner
-from ntui.core.spec import validate
-from ntui.core.submission import submit_job
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.spec import validate
+from ntui.core.jobs.queue import ENDED
+from ntui.core.jobs.submission import submit_job
+from ntui.core.records.history import History
+from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.app import make_app
-from ntui.ui.screens.jobs import ENDED, JobsScreen
+from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.log_pane import LogPane
 from tests.reliability.conftest import (
     DevCluster,

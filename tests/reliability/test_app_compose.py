@@ -3,7 +3,7 @@
 F3 (dev cluster): four rejections from the form, each checked with ``t`` (sbatch --test-only) and ``s``
 (submit + confirm): the reason is shown, the form keeps its overrides and script, nothing is queued. Slurm
 22.05 with ``EnforcePartLimits=NO`` accepts a time over the partition's MaxTime (the job would pend forever)
-and, without accounting, any account: ntui's site check (:mod:`ntui.core.sitecheck`) refuses the first before
+and, without accounting, any account: ntui's site check (:mod:`ntui.core.compose.sitecheck`) refuses the first before
 sbatch; the second is accepted by the cluster without accounting (``dev-cluster up --no-accounting``), and the
 test records that; with accounting (``AccountingStorageEnforce=associations``) Slurm refuses it with its reason.
 The CLI gets the same four.
@@ -24,14 +24,14 @@ from typing import Any
 import pytest
 from textual.widgets import Input
 
-from ntui.core.history import History
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import validate
+from ntui.core.errors import NO_SLURM
 from ntui.core.paths import user_presets_dir
-from ntui.core.presets import load_preset
-from ntui.core.render import render
-from ntui.core.runner import SubprocessRunner
-from ntui.core.spec import validate
+from ntui.core.records.history import History
+from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.app import make_app
-from ntui.ui.screens.base import NO_SLURM
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.confirm import ConfirmSubmitScreen
 from ntui.ui.screens.dialogs import SaveAsScreen

@@ -26,10 +26,11 @@ from typing import Any
 import pytest
 
 from ntui.core.config import LogSettings, QueueSettings, Settings
-from ntui.core.history import History, HistoryEntry
-from ntui.core.runner import SubprocessRunner
+from ntui.core.jobs.queue import ENDED
+from ntui.core.records.history import History, HistoryEntry
+from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.screens.job_actions import ConfirmCancelScreen
-from ntui.ui.screens.jobs import ENDED, JobsScreen
+from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.log_pane import LogPane
 from tests.reliability.conftest import (
@@ -132,7 +133,7 @@ def world_dir() -> Iterator[Path]:
 AS_NOBODY = """
 import asyncio, json, sys
 from ntui.core.config import LogSettings
-from ntui.core.render import LogPaths
+from ntui.core.compose.render import LogPaths
 from tests.support.screenshots_logs import LogPaneHost
 
 async def main() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, TabbedContent
 
-from ntui.core.runner import SubprocessRunner
+from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.app import make_app
 from ntui.ui.screens.jobs import JobsScreen
 from tests.reliability.conftest import wait_for, write_settings

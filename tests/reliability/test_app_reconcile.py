@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.history import History
+from ntui.core.records.history import History
 from ntui.ui.app import make_app
 from tests.reliability.test_reconcile import _intent, _line
 from tests.support.appstart import start_app_once

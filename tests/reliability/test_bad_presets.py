@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ntui import cli
+from ntui.cli.compose import load_spec
 from ntui.core.paths import user_presets_dir
 from tests.reliability.conftest import REPO, ntui_env, run_ntui
 
@@ -79,7 +80,7 @@ def test_rejected_with_file_line_and_field(name: str, capsys: pytest.CaptureFixt
     directory = _install_corpus(user_presets_dir())
     path = directory / name
     line, field = EXPECTED[name]
-    _, spec, problems = cli.load_spec(str(path), ())
+    _, spec, problems = load_spec(str(path), ())
     errors = [str(p) for p in problems if p.is_error]
     assert spec is None and errors
     if line is None:

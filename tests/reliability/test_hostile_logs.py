@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.logtail import DISPLAY_CAP, FileTail, clean_line
+from ntui.core.logs.tail import FileTail
+from ntui.core.records.history import History
+from ntui.core.textsafe import DISPLAY_CAP, clean_line
 from tests.reliability.conftest import ntui_env, run_ntui
 
 HOSTILE_LINES: dict[str, bytes] = {
@@ -108,7 +109,7 @@ HOSTILE_NAME = "x\x1b]0;pwned\x07\x1b[2J\x1b]52;c;cm0gLXJm\x07y"
 
 
 def _squeue_line(job_id: str, name: str) -> str:
-    from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR
+    from ntui.core.slurm.squeue import SQUEUE_FIELDS, SQUEUE_SEPARATOR
 
     values = {"JobID": job_id, "ArrayJobID": job_id, "ArrayTaskID": "N/A", "Name": name, "StateCompact": "PD",
               "State": "PENDING", "Reason": "JobHeldUser", "TimeUsed": "0:00", "TimeLimit": "10:00",
@@ -118,11 +119,12 @@ def _squeue_line(job_id: str, name: str) -> str:
 
 def test_ntui_jobs_prints_hostile_job_names_inert(monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from ntui import cli, cli_slurm
+    from ntui import cli
+    from ntui.cli import jobs as cli_jobs
     from tests.support.fakes import FakeRunner, result
 
     runner = FakeRunner({"squeue": result(stdout=_squeue_line("901", HOSTILE_NAME) + "\n")})
-    monkeypatch.setattr(cli_slurm, "_runner", lambda: runner)
+    monkeypatch.setattr(cli_jobs, "cli_runner", lambda: runner)
     assert cli.run(["jobs", "--all"]) == 0
     out = capsys.readouterr().out
     assert "901" in out

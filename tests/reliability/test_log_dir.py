@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.history import History
+from ntui.core.records.history import History
 from tests.reliability.conftest import REPO, ntui_env, run_ntui
 
 JOB = "4343"

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.spec import validate
 from ntui.core.paths import atomic_write
-from ntui.core.presets import load_preset
-from ntui.core.spec import validate
 
 KILLS = 250
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ddp_check.py"

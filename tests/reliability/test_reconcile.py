@@ -1,4 +1,4 @@
-"""``ntui.core.reconcile`` against canned ``squeue`` output (the real-cluster run is test_submit_kill.py)."""
+"""``ntui.core.records.reconcile`` against canned ``squeue`` output (the real-cluster run is test_submit_kill.py)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.reconcile import (
+from ntui.core.jobs.submission import paths_for
+from ntui.core.records.history import History
+from ntui.core.records.reconcile import (
     RECONCILE_FIELDS,
     build_reconcile_argv,
     parse_own_jobs,
     reconcile,
     staging_name,
 )
-from ntui.core.runner import ControllerUnreachable
-from ntui.core.submission import paths_for
+from ntui.core.slurm.runner import ControllerUnreachable
 from tests.support.fakes import FakeRunner, result
 
 SEP = "\x1f"

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from ntui import cli
-from ntui.core.history import History
-from ntui.core.presets import load_preset
-from ntui.core.spec import validate
-from ntui.core.submission import submit_job
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.spec import validate
+from ntui.core.jobs.submission import submit_job
+from ntui.core.records.history import History
 from tests.reliability.conftest import REPO
 from tests.support.fakes import FakeRunner, result
 

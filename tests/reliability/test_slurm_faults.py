@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.runner import SlurmTimeout, SubprocessRunner
+from ntui.cli.slurm import cli_runner
+from ntui.core.records.history import History
+from ntui.core.slurm.runner import SlurmTimeout, SubprocessRunner
 from tests.reliability.conftest import ntui_env, run_ntui
 
 
@@ -123,12 +124,11 @@ def test_ntui_jobs_with_hanging_squeue_exits_3_quickly(tmp_path: Path, hanging_s
 
 
 def test_timeout_override(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from ntui import cli_slurm
-    from ntui.core.runner import TimeoutRunner
+    from ntui.core.slurm.runner import TimeoutRunner
     from tests.support.fakes import FakeRunner, result
 
     monkeypatch.setenv("NTUI_SLURM_TIMEOUT", "soon")
-    runner = cli_slurm._runner()
+    runner = cli_runner()
     assert isinstance(runner, TimeoutRunner) and isinstance(runner.inner, SubprocessRunner)
     assert "ignoring NTUI_SLURM_TIMEOUT='soon'" in capsys.readouterr().err
     fake = FakeRunner(default=result())
@@ -137,7 +137,7 @@ def test_timeout_override(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     runner.run(["/opt/slurm/bin/sbatch", "--parsable", "x.sh"], timeout=99)
     assert [c.timeout for c in fake.history] == [15.0, 60.0]  # the defaults, not the caller's and not "soon"
     monkeypatch.setenv("NTUI_SLURM_TIMEOUT", "2.5")
-    runner = cli_slurm._runner()
+    runner = cli_runner()
     assert isinstance(runner, TimeoutRunner)
     fake = FakeRunner(default=result())
     runner.inner = fake

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.reconcile import staging_name
+from ntui.core.records.reconcile import staging_name
 from tests.reliability.conftest import REPO, DevCluster, ntui_env, run_ntui
 
 pytestmark = pytest.mark.cluster

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.history import History
-from ntui.core.runner import CommandRunner
+from ntui.core.records.history import History
+from ntui.core.slurm.runner import CommandRunner
 
 
 async def start_app_once(runner: CommandRunner, history_path: Path) -> None:

@@ -3,7 +3,7 @@
 :func:`make_bigjob` writes, under a directory, what such a job leaves behind the way ntui lays it out:
 
 * the batch log ``<stem>-<job>.out`` and one log per global rank ``<stem>-<job>-rank-N.out``, each starting
-  with the ``ntui: rank N on NODE`` header (:func:`ntui.core.lognames.rank_header`), with fixed mtimes;
+  with the ``ntui: rank N on NODE`` header (:func:`ntui.core.jobfiles.lognames.rank_header`), with fixed mtimes;
 * one GPU sample file per node ``<stem>-<job>-gpu-<node>.csv`` in the in-job sampler's format (a
   ``# ntui-gpu-samples v1 ...`` header, then ``nvidia-smi --query-gpu=timestamp,index,uuid,utilization.gpu,
   memory.used,memory.total,power.draw,temperature.gpu --format=csv,noheader,nounits`` lines);
@@ -13,7 +13,7 @@ Injected on purpose: ``fail_rank`` raises at ``fail_at`` (its log ends with a tr
 ``fail_at``; with ``srun_line`` the batch log has srun's ``task N: Exited`` line, as Slurm writes it);
 ``silent_rank`` stopped writing ``silent_for`` seconds before ``now``; GPUs in ``idle_gpus`` read 0 %; node
 ``lagging_node`` runs at a third of the others' utilisation and power. :meth:`BigJob.watch_lines` gives the
-same readings as the GPU watch step's ``srun --label`` lines (what :class:`~ntui.core.gpus.GpuBoard` eats),
+same readings as the GPU watch step's ``srun --label`` lines (what :class:`~ntui.core.gpu.smi.GpuBoard` eats),
 :meth:`BigJob.scontrol_show_job` the ``scontrol show job -d`` record of the allocation.
 
 Parametrised by ``nodes`` and ``per_node`` so benches can write 8, 128 and 1,024 ranks.
@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ntui.core.gpus import SAMPLE_FIELDS
-from ntui.core.history import History
-from ntui.core.lognames import LogPaths, rank_header
+from ntui.core.jobfiles.lognames import LogPaths, rank_header
+from ntui.core.jobfiles.samplefiles import SAMPLE_FIELDS
+from ntui.core.records.history import History
 
 JOB_ID = "5012345"
 STEM = "llm-pretrain"

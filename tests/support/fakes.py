@@ -1,7 +1,7 @@
 """Test and demo stand-ins (never installed): a fake Slurm runner and a fake GPU watch stream.
 
-:class:`FakeRunner` is a :class:`~ntui.core.runner.CommandRunner` answering from canned results;
-:class:`FakeStream` stands in for :class:`~ntui.core.gpustream.GpuStream` (nothing runs; the test or the
+:class:`FakeRunner` is a :class:`~ntui.core.slurm.runner.CommandRunner` answering from canned results;
+:class:`FakeStream` stands in for :class:`~ntui.core.gpu.stream.GpuStream` (nothing runs; the test or the
 screenshot scene feeds the ``nvidia-smi`` lines).
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Union
 
-from ntui.core.runner import CommandResult
+from ntui.core.slurm.runner import CommandResult
 
 __all__ = ["FakeCall", "FakeRunner", "FakeRunnerUnmatched", "FakeStream", "Response", "capture", "result"]
 
@@ -149,7 +149,7 @@ class FakeRunner:
 
 
 class FakeStream:
-    """A stand-in for :class:`~ntui.core.gpustream.GpuStream` (the pane's ``stream_factory``): records what
+    """A stand-in for :class:`~ntui.core.gpu.stream.GpuStream` (the pane's ``stream_factory``): records what
     the pane asked for and starts nothing; the caller feeds lines with :meth:`feed` or ``on_line`` and ends
     it with ``on_exit``. Every stream made is appended to ``made`` (tests reset it)."""
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ntui.core.config import Settings
-from ntui.core.history import FinalRecord, History, HistoryEntry
-from ntui.core.runner import CommandRunner
-from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR
+from ntui.core.records.history import FinalRecord, History, HistoryEntry
+from ntui.core.slurm.runner import CommandRunner
+from ntui.core.slurm.squeue import SQUEUE_FIELDS, SQUEUE_SEPARATOR
 from tests.support.demo import FROZEN_NOW  # the other screenshots' frozen clock
 from tests.support.fakes import FakeRunner, capture, result
 
@@ -165,7 +165,7 @@ def demo_jobs_runner(*, refreshes: Sequence[str] = (SQUEUE_BEFORE, SQUEUE_AFTER)
 
 @dataclass
 class DemoHistory:
-    """A stand-in for :class:`~ntui.core.history.History` that knows one or more submissions."""
+    """A stand-in for :class:`~ntui.core.records.history.History` that knows one or more submissions."""
 
     entries: dict[str, HistoryEntry]
 
@@ -399,8 +399,7 @@ def report_history(directory: Path, *, script: str = "#!/bin/bash\n#SBATCH --tim
                    ) -> Callable[[], History]:
     """A history with one ended 2-node job of ntui's and its sampler files (``<directory>/logs``): GPU 0 of each
     node idle, GPU 1 busy at 90 % (and 60 % on the second node), 5 minutes of a 30-minute limit."""
-    from ntui.core.gpus import SAMPLE_FIELDS
-    from ntui.core.sampler import HEADER_TAG, sample_path
+    from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS, sample_path
 
     logs = directory / "logs"
     logs.mkdir(parents=True, exist_ok=True)

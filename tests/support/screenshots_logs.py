@@ -23,7 +23,7 @@ from typing import Any, Literal
 from textual.app import App, ComposeResult
 
 from ntui.core.config import LogSettings
-from ntui.core.render import LogPaths
+from ntui.core.jobfiles.lognames import LogPaths
 from ntui.ui.widgets.log_pane import LogPane
 from tests.support.bigjob import BigJob
 

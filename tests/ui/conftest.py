@@ -41,8 +41,8 @@ def ui_presets(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) 
     Tests marked ``cluster`` keep the real shipped presets (they submit ``local-torchrun``)."""
     if request.node.get_closest_marker("cluster") is not None:
         return user_presets_dir()
-    monkeypatch.setattr("ntui.core.presets.shipped_dir", _shipped_dir)
-    monkeypatch.setattr("ntui.ui.widgets.preset_files.shipped_dir", _shipped_dir)
+    monkeypatch.setattr("ntui.core.compose.presets.shipped_dir", _shipped_dir)
+    monkeypatch.setattr("ntui.core.compose.presetfiles.shipped_dir", _shipped_dir)
     user = user_presets_dir()
     user.mkdir(parents=True, exist_ok=True)
     for p in USER.glob("*.yaml"):
@@ -54,7 +54,7 @@ def ui_presets(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) 
 def fixture_scripts_exist(monkeypatch: pytest.MonkeyPatch) -> None:
     """For tests that submit: the fixture presets' scripts (absolute, user-independent paths that do not
     exist here) count as present on this host, so the app's ``s`` does not refuse them (F1)."""
-    monkeypatch.setattr("ntui.core.spec.script_exists", lambda path: path.startswith(FIXTURE_SCRIPTS))
+    monkeypatch.setattr("ntui.core.compose.spec.script_exists", lambda path: path.startswith(FIXTURE_SCRIPTS))
 
 
 AppFactory = Callable[..., NtuiApp]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.runner import SubprocessRunner
+from ntui.core.records.history import History
+from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.app import make_app
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.compose import ComposeScreen

@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Checkbox, Input, Select, TextArea
 
 from ntui.cli import run as cli_run
-from ntui.core.runner import SlurmNotInstalled
+from ntui.core.slurm.runner import SlurmNotInstalled
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.confirm import ConfirmSubmitScreen

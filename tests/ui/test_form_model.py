@@ -8,10 +8,10 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ntui.core.presets import load_preset, parse_override
+from ntui.core.compose.presets import load_preset, parse_override
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import validate
 from ntui.core.problems import Problem, Severity, Source
-from ntui.core.render import render
-from ntui.core.spec import validate
 from ntui.ui.widgets.form_model import (
     STANDARD_FIELDS,
     FieldSpec,
@@ -34,7 +34,7 @@ def spec_of(key: str) -> FieldSpec:
 
 
 def test_form_model_imports_no_textual() -> None:
-    code = "import ntui.ui.widgets.form_model, ntui.ui.widgets.preset_files, sys; print('textual' in sys.modules)"
+    code = "import ntui.ui.widgets.form_model, ntui.core.compose.presetfiles, sys; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "False"
 

@@ -22,8 +22,8 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ntui.core.config import GpuSettings
-from ntui.core.history import History
-from ntui.core.runner import CommandRunner, SubprocessRunner
+from ntui.core.records.history import History
+from ntui.core.slurm.runner import CommandRunner, SubprocessRunner
 from ntui.ui.widgets.gpu_pane import GpuPane
 from tests.cluster.conftest import DevCluster, dev_cluster  # noqa: F401 - the fixture
 from tests.support.bigjob import BigJob, _stamp, make_bigjob

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from ntui.core.config import QueueSettings, Settings
-from ntui.core.runner import CommandResult, SubprocessRunner
-from ntui.core.slurm import parse_squeue
+from ntui.core.jobs.queue import ENDED
+from ntui.core.slurm.runner import CommandResult, SubprocessRunner
+from ntui.core.slurm.squeue import parse_squeue
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
-from ntui.ui.screens.jobs import ENDED, JobsScreen
+from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
 from tests.support.fakes import FakeRunner, capture, result
@@ -344,7 +345,7 @@ async def test_details_fetched_once_per_state_with_gpu_indices() -> None:
 
 
 async def test_a_submission_refreshes_at_once_selects_the_job_and_catches_a_quick_finish() -> None:
-    from ntui.core.submission import SubmittedJob
+    from ntui.core.jobs.submission import SubmittedJob
 
     new_job = squeue_line(JobID="46", ArrayJobID="46", ArrayTaskID="N/A", Name="just submitted", StateCompact="PD",
                           State="PENDING", Reason="Priority", TimeUsed="0:00", TimeLimit="10:00", NumNodes="1",
@@ -402,7 +403,7 @@ async def test_queue_table_alone_renders_only_visible_lines() -> None:
     app = One()
     async with app.run_test(size=(100, 8)) as pilot:
         table = app.query_one(QueueTable)
-        from ntui.ui.widgets.queue_table import queue_row
+        from ntui.core.jobs.queue import queue_row
 
         table.apply({j.job_id: queue_row(j) for j in jobs})
         await pilot.pause()

@@ -22,9 +22,9 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from ntui.core.config import LogSettings
-from ntui.core.joblogs import node_of
-from ntui.core.render import LogPaths
-from ntui.ui.widgets.log_pane import BATCH, LogPane, human_age, human_size
+from ntui.core.jobfiles.lognames import LogPaths, node_of
+from ntui.core.logs.watch import BATCH, human_age, human_size
+from ntui.ui.widgets.log_pane import LogPane
 from tests.cluster.conftest import REPO, DevCluster, dev_cluster  # noqa: F401 - the fixture
 from tests.support.bigjob import BigJob, make_bigjob
 from tests.support.logcases import restore_mtimes

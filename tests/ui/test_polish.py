@@ -196,7 +196,7 @@ async def test_missing_slurm_conf_is_reported_in_slurms_words_and_no_empty_queue
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: "controller unreachable … squeue did not answer within 15 s", and the empty table said "no jobs
     in the queue" though squeue never answered."""
-    from ntui.core.runner import SubprocessRunner
+    from ntui.core.slurm.runner import SubprocessRunner
     from ntui.ui.widgets.queue_table import QueueTable
 
     monkeypatch.setenv("SLURM_CONF", "/nonexistent")
@@ -348,8 +348,8 @@ async def test_editor_save_as_rewrites_name_and_relative_script(app_factory: App
                                                                 tmp_path: Any) -> None:
     """Before: `e` on a shipped preset, ctrl+s → "my-x" kept `name: x` and `../examples/train.py`, which then
     resolved against the user's directory."""
-    from ntui.core.presets import load_preset
-    from ntui.core.spec import validate
+    from ntui.core.compose.presets import load_preset
+    from ntui.core.compose.spec import validate
     from ntui.ui.screens.dialogs import SaveAsScreen
     from ntui.ui.screens.editor import PresetEditorScreen
 
@@ -379,7 +379,7 @@ async def test_editor_save_as_rewrites_name_and_relative_script(app_factory: App
 
 def test_a_yaml_error_is_reported_on_the_line_at_fault() -> None:
     """Before: an unclosed bracket on line 2 was reported on line 3 (where the parser noticed)."""
-    from ntui.core.yamlsrc import YamlProblem, load_yaml_with_lines
+    from ntui.core.compose.yamlsrc import YamlProblem, load_yaml_with_lines
 
     for text in ("a: 1\nb: [1, 2\nc: 3\n", "a: 1\nfoo\nc: 3\n"):
         with pytest.raises(YamlProblem) as got:
@@ -503,7 +503,7 @@ async def test_elapsed_ticks_between_polls() -> None:
 
 
 def test_format_elapsed_is_squeues_style() -> None:
-    from ntui.core.jobmodel import format_elapsed
+    from ntui.core.jobs.queue import format_elapsed
 
     assert [format_elapsed(s) for s in (0, 95, 3600, 90061)] == ["0:00", "1:35", "1:00:00", "1-01:01:01"]
 
@@ -513,8 +513,8 @@ async def test_a_job_submitted_from_the_cli_that_ended_between_polls_is_listed()
     status said "N ended" but listed nothing): ntui's own jobs now come from its history too."""
     import time as time_mod
 
-    from ntui.core.history import HistoryEntry
-    from ntui.ui.screens.jobs import ENDED
+    from ntui.core.jobs.queue import ENDED
+    from ntui.core.records.history import HistoryEntry
     from tests.ui.test_jobs_view import runner
 
     entry = HistoryEntry(token="t", job_id="77", cluster=None, preset="local-srun", preset_path=None, overrides=(),

@@ -9,13 +9,13 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from ntui.core.presets import load_preset
-from ntui.core.render import render
-from ntui.core.spec import validate
+from ntui.core.compose.presetfiles import check_preset_text, save_preset_text
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import validate
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.dialogs import SaveAsScreen
 from ntui.ui.screens.editor import PresetEditorScreen
-from ntui.ui.widgets.preset_files import check_preset_text, save_preset_text
 from tests.support.demo import settle, type_into
 from tests.ui.conftest import SHIPPED, AppFactory
 

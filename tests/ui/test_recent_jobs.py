@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ntui.core.config import QueueSettings, Settings
-from ntui.core.runner import CommandResult
+from ntui.core.slurm.runner import CommandResult
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from ntui.core.history import History
-from ntui.core.presets import load_preset
-from ntui.core.render import render
-from ntui.core.resubmit import plan_resubmit, script_diff
-from ntui.core.spec import validate
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import validate
+from ntui.core.jobs.resubmit import plan_resubmit, script_diff
+from ntui.core.records.history import History
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.screens.resubmit import ResubmitDiffScreen

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ntui.core.config import Settings, SettingsRunner
-from ntui.core.runner import SubprocessRunner
+from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.app import make_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def test_creating_the_app_imports_neither_yaml_nor_the_slurm_layer() -> None:
         "import sys\n"
         "from ntui.ui.app import make_app\n"
         "make_app()\n"
-        "print(sorted(m for m in ('yaml', 'ntui.core.config', 'ntui.core.slurm', 'ntui.core.runner')"
+        "print(sorted(m for m in ('yaml', 'ntui.core.config', 'ntui.core.slurm', 'ntui.core.slurm.runner')"
         " if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.gpuheat import GLYPHS, heatmap, level_of, outliers, use_heatmap
-from ntui.core.gpus import GpuBoard
-from ntui.core.history import History
-from ntui.core.logtail import FdBudget
-from ntui.core.logwatch import BATCH, JobLogWatcher, PoliteScheduler, RankRow, watch_files
-from ntui.core.ranktable import FILTERS, matches, node_key, table_lines
-from ntui.core.sampletail import SampleTail
+from ntui.core.gpu.heatmap import GLYPHS, heatmap, level_of, outliers, use_heatmap
+from ntui.core.gpu.sampletail import SampleTail
+from ntui.core.gpu.smi import GpuBoard
+from ntui.core.logs.ranktable import FILTERS, matches, node_key, table_lines
+from ntui.core.logs.tail import FdBudget
+from ntui.core.logs.watch import BATCH, JobLogWatcher, PoliteScheduler, RankRow, watch_files
+from ntui.core.records.history import History
 from tests.support.bigjob import BigJob, make_bigjob
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ntui import cli, cli_report
-from ntui.cli_report import squeeze, time_limit_from_script
-from ntui.core.gpus import SAMPLE_FIELDS
-from ntui.core.history import History
-from ntui.core.sampler import HEADER_TAG, sample_path
+from ntui import cli
+from ntui.cli import report as cli_report
+from ntui.core.compose.timefmt import time_limit_from_script
+from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS, sample_path
+from ntui.core.jobs.report import squeeze
+from ntui.core.records.history import History
 from tests.support.fakes import FakeRunner, capture, result
 
 T0 = 1_780_000_000.0

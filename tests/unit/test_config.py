@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from ntui.core.config import TIMEOUT_ENV, Settings, SettingsRunner, SlurmSettings, load_settings, slurm_runner
-from ntui.core.runner import SubprocessRunner, TimeoutRunner
-from ntui.core.slurm import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
+from ntui.core.slurm.common import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
+from ntui.core.slurm.runner import SubprocessRunner, TimeoutRunner
 from tests.support.fakes import FakeRunner, result
 
 
@@ -33,7 +33,7 @@ def test_file_keys(tmp_path: Path) -> None:
 
 
 def test_recent_days_defaults_to_the_records_default_and_is_read_from_the_queue_section(tmp_path: Path) -> None:
-    from ntui.core.record import DEFAULT_RECENT_DAYS
+    from ntui.core.records.record import DEFAULT_RECENT_DAYS
 
     assert Settings().queue.recent_days == DEFAULT_RECENT_DAYS == 7
     settings, problems = load_settings(_cfg(tmp_path, "queue:\n  recent-days: 2.5\n"), environ={})
@@ -82,7 +82,7 @@ def test_slurm_runner_applies_the_timeouts_and_bin_dir() -> None:
 
 def test_cli_reads_the_same_settings_and_reports_their_problems(capsys: pytest.CaptureFixture[str],
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from ntui.cli_common import cli_runner
+    from ntui.cli.slurm import cli_runner
     from ntui.core.config import config_path
 
     path = config_path()

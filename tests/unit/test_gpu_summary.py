@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from ntui.cli_history import cmd_history
-from ntui.core.history import SCHEMA_VERSION, FinalRecord, GpuSummary, History, HistoryEntry
-from ntui.core.recentview import recent_cells, record_details
-from ntui.core.record import gpu_summary, recent_jobs, refresh_gpu_summary, resolve_records
-from ntui.core.sampler import find_sample_files
-from ntui.core.usage import IDLE_UTIL_PERCENT, JobFacts, build_report
+from ntui.cli.history import cmd_history
+from ntui.core.gpu.usage import IDLE_UTIL_PERCENT, JobFacts, build_report
+from ntui.core.jobfiles.samplefiles import find_sample_files
+from ntui.core.jobs.recent import recent_cells, record_details
+from ntui.core.records.history import SCHEMA_VERSION, FinalRecord, GpuSummary, History, HistoryEntry
+from ntui.core.records.record import gpu_summary, recent_jobs, refresh_gpu_summary, resolve_records
 from tests.support.bigjob import BigJob, make_bigjob
 from tests.support.fakes import FakeRunner, capture, result
 
@@ -231,7 +231,8 @@ def test_recent_jobs_sort_by_gpu_and_rows_show_it(three_jobs: dict[str, BigJob])
 
 def test_ntui_report_of_an_ended_job_stores_its_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    from ntui import cli, cli_report
+    from ntui import cli
+    from ntui.cli import report as cli_report
     from tests.unit.test_cli_report import _history, _samples
 
     fake = FakeRunner({("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),

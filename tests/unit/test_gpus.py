@@ -1,4 +1,4 @@
-"""ntui.core.gpus: the watch step's argv, the nvidia-smi CSV parser, and the GpuBoard aggregator.
+"""ntui.core.gpu.smi: the watch step's argv, the nvidia-smi CSV parser, and the GpuBoard aggregator.
 
 Sample output follows NVIDIA's documented ``--query-gpu=... --format=csv,noheader,nounits`` format (one line
 per GPU, values separated by ", ", ``[N/A]`` / ``[Not Supported]`` for missing values), as printed through
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ntui.core.gpus import (
+from ntui.core.gpu.smi import (
     QUERY_FIELDS,
     GpuBoard,
     GpuSample,

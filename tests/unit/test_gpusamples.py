@@ -1,4 +1,4 @@
-"""The GPU pane's file source (ntui/core/gpusamples.py) over files written the way the in-job sampler writes them
+"""The GPU pane's file source (ntui/core/gpu/samples.py) over files written the way the in-job sampler writes them
 (tests/support/bigjob.py's writer, and hand-written lines for the states). No Textual, no timings."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core import sampletail
-from ntui.core.gpusamples import SampleBoard
-from ntui.core.sampler import HEADER_TAG, sample_path
-from ntui.core.usage import SERIES_BUCKETS
+from ntui.core.gpu import sampletail
+from ntui.core.gpu.samples import SampleBoard
+from ntui.core.gpu.usage import SERIES_BUCKETS
+from ntui.core.jobfiles.samplefiles import HEADER_TAG, sample_path
 from tests.support.bigjob import SAMPLE_FIELDS_TEXT, STEM, _stamp, make_bigjob
 
 

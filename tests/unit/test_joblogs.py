@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from ntui.core.joblogs import job_logs, node_of, triage_job
-from ntui.core.render import LogPaths
+from ntui.cli import logs as cli_logs
+from ntui.core.jobfiles.lognames import LogPaths, node_of
+from ntui.core.logs.joblogs import job_logs, triage_job
 
 TRACEBACK = """Traceback (most recent call last):
   File "/opt/train.py", line 41, in <module>
@@ -63,7 +64,7 @@ def test_logs_triage_follow_prints_each_new_verdict(tmp_path: Path) -> None:
 
     paths = make_job(tmp_path, failing=-1)
     code = (
-        "import sys; from ntui.cli_logs import print_triage; from ntui.core.lognames import LogPaths\n"
+        "import sys; from ntui.cli.logs import print_triage; from ntui.core.jobfiles.lognames import LogPaths\n"
         f"sys.exit(print_triage(LogPaths({str(tmp_path)!r}, 'train'), '42', 4, launcher='srun', follow=True))\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
@@ -83,7 +84,7 @@ def test_logs_triage_follow_prints_each_new_verdict(tmp_path: Path) -> None:
 
 
 class FakeTime:
-    """Stands in for ``ntui.cli_logs.time``: ``sleep`` advances a fake clock at once (no real waiting) and
+    """Stands in for ``ntui.cli.logs.time``: ``sleep`` advances a fake clock at once (no real waiting) and
     runs ``on_sleep`` (the test's hook: write a log line, end the job)."""
 
     def __init__(self, on_sleep: Callable[[float], None] | None = None) -> None:
@@ -113,7 +114,6 @@ def test_logs_triage_follow_stops_once_the_job_is_over_and_its_logs_are_drained(
     (Slurm says the job is over, and a pass over every file finds nothing new), the final verdict last, exit 1
     for a failure. The traceback written just before the end is in a rank file the polite scheduler had backed
     off from: the drain still reads it."""
-    from ntui import cli_logs
 
     paths = make_job(tmp_path, failing=-1)
     asked: list[float] = []
@@ -142,7 +142,6 @@ def test_logs_triage_follow_stops_once_the_job_is_over_and_its_logs_are_drained(
 def test_logs_triage_follow_of_a_clean_job_ends_with_exit_0(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ntui import cli_logs
 
     paths = make_job(tmp_path, failing=-1)
 
@@ -164,8 +163,8 @@ def test_logs_triage_follow_asks_slurm_whether_the_job_is_over(
 ) -> None:
     """``ntui logs JOB --triage --follow`` through the CLI: the same "job is over" rule as ``logs --follow``
     (squeue no longer lists it; no accounting, so scontrol's final state), with canned Slurm answers."""
-    from ntui import cli, cli_logs, cli_slurm
-    from ntui.core.history import History
+    from ntui import cli
+    from ntui.core.records.history import History
     from tests.support.fakes import FakeRunner, result
 
     data = Path(__file__).resolve().parent.parent / "data" / "slurm"
@@ -181,7 +180,7 @@ def test_logs_triage_follow_asks_slurm_whether_the_job_is_over(
         "sacct": result(returncode=1, stderr=(data / "sacct_no_accounting.stderr").read_text()),
         ("scontrol", "show", "job"): result(stdout=(data / "scontrol_show_job_failed.stdout").read_text()),
     })
-    monkeypatch.setattr(cli_slurm, "_runner", lambda: fake)
+    monkeypatch.setattr(cli_logs, "cli_runner", lambda: fake)
     monkeypatch.setattr(cli_logs, "time", FakeTime())
     assert cli.run(["logs", "42", "--triage", "--follow"]) == 1
     out, err = capsys.readouterr()
@@ -195,7 +194,6 @@ def test_logs_triage_follow_holds_each_log_open_instead_of_reopening_it(
 ) -> None:
     """Like the app's log pane, the CLI's watcher holds a descriptor per file: following a job for a while
     opens each file about once and then only reads (on Lustre every open is a metadata-server RPC)."""
-    from ntui import cli_logs
 
     paths = make_job(tmp_path, failing=-1)
     made: list[cli_logs.JobLogWatcher] = []

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from ntui.core.config import QueueSettings, Settings, SlurmSettings
-from ntui.core.history import HistoryEntry
-from ntui.core.jobmodel import (
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.model import (
     MAX_LOOKUP_RETRIES,
     MAX_LOOKUPS_PER_REFRESH,
     Applied,
@@ -18,11 +18,13 @@ from ntui.core.jobmodel import (
     JobModel,
     PollRequest,
 )
-from ntui.core.outcome import UNKNOWN, Outcome
-from ntui.core.queue import ENDED, Fetched, FinishedJob, QueueFetcher, queue_row
-from ntui.core.render import LogPaths
-from ntui.core.runner import CommandResult, CommandRunner, ControllerUnreachable
-from ntui.core.slurm import SQUEUE_FIELDS, SQUEUE_SEPARATOR, NodeState, parse_scontrol_jobs
+from ntui.core.jobs.queue import ENDED, Fetched, FinishedJob, QueueFetcher, queue_row
+from ntui.core.records.history import HistoryEntry
+from ntui.core.records.outcome import UNKNOWN, Outcome
+from ntui.core.slurm.runner import CommandResult, CommandRunner, ControllerUnreachable
+from ntui.core.slurm.scontrol import parse_scontrol_jobs
+from ntui.core.slurm.sinfo import NodeState
+from ntui.core.slurm.squeue import SQUEUE_FIELDS, SQUEUE_SEPARATOR
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 MIX = (DATA / "squeue_mix_array.stdout").read_text()
@@ -447,7 +449,7 @@ def test_fetch_runs_one_squeue_with_the_view_argv() -> None:
 
 
 def test_actions_pick_the_command_for_the_jobs_state() -> None:
-    from ntui.core.jobactions import JobAction, plan_action
+    from ntui.core.jobs.actions import JobAction, plan_action
 
     jobs = {j.job_id: j for j in QueueFetcher().parse(MIX, False).jobs}
     runner = Runner({"scontrol": ok(""), "scancel": ok("")})

@@ -1,11 +1,11 @@
-"""The report's layout (:mod:`ntui.core.jobreport`): the per-GPU table and sparklines fit the width asked for."""
+"""The report's layout (:mod:`ntui.core.jobs.report`): the per-GPU table and sparklines fit the width asked for."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.history import HistoryEntry
-from ntui.core.jobreport import JobUsage, format_report, job_usage
+from ntui.core.jobs.report import JobUsage, format_report, job_usage
+from ntui.core.records.history import HistoryEntry
 from tests.support.screenshots_jobs import REPORT_JOB, report_history, report_runner
 
 

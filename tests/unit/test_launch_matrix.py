@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from ntui.core.render import render
-from ntui.core.rules import PORT_BASE, PORT_SPAN
-from ntui.core.spec import validate
-from ntui.core.yamlsrc import LoadedPreset
+from ntui.core.compose.render import render
+from ntui.core.compose.rules import PORT_BASE, PORT_SPAN
+from ntui.core.compose.spec import validate
+from ntui.core.compose.yamlsrc import LoadedPreset
 
 STUBS = Path(__file__).parent / "stubs"
 JOB_ID = 4242

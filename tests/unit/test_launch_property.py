@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ntui.core.presets import LoadedPreset
-from ntui.core.render import render
-from ntui.core.spec import validate
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import validate
+from ntui.core.compose.yamlsrc import LoadedPreset
 
 STUB_LAUNCHER = r'''#!{python}
 # Stub for {name}: skip the launcher's own options, then exec the program as "rank 0".

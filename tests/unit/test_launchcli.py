@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from ntui.core.launchcli import LAUNCHER_CLIS, LauncherCli, read_extra_args
-from ntui.core.presets import load_preset
-from ntui.core.render import render
-from ntui.core.rules import OWNED_LAUNCHER_ARGS
-from ntui.core.spec import validate
+from ntui.core.compose.launchcli import LAUNCHER_CLIS, LauncherCli, read_extra_args
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.rules import OWNED_LAUNCHER_ARGS
+from ntui.core.compose.spec import validate
 
 
 def _torchrun() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""ntui.core.logtail: offset following, cleaning, tail-first indexing, lazy reads, multi-file merge."""
+"""ntui.core.logs.tail: offset following, cleaning, tail-first indexing, lazy reads, multi-file merge."""
 
 from __future__ import annotations
 
@@ -10,18 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ntui.core.logtail import (
-    DISPLAY_CAP,
-    FileTail,
-    MultiTail,
-    TailUpdate,
-    clean_line,
-    discover_rank_logs,
-    merge_lines,
-    rank_log_paths,
-    rank_status,
-)
-from ntui.core.triage import scan_lines
+from ntui.core.jobfiles.lognames import discover_rank_logs, rank_log_paths
+from ntui.core.logs.tail import FileTail, MultiTail, TailUpdate, merge_lines, rank_status
+from ntui.core.logs.triage import scan_lines
+from ntui.core.textsafe import DISPLAY_CAP, clean_line
 
 
 def append(path: Path, data: bytes) -> None:
@@ -401,7 +393,7 @@ def test_rank_status(tmp_path: Path) -> None:
 
 
 def test_held_descriptor_costs_one_stat_per_poll(tmp_path: Path) -> None:
-    from ntui.core.logtail import FdBudget
+    from ntui.core.logs.tail import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"a\n")
@@ -423,7 +415,7 @@ def test_held_descriptor_costs_one_stat_per_poll(tmp_path: Path) -> None:
 
 
 def test_held_descriptor_sees_a_replaced_file(tmp_path: Path) -> None:
-    from ntui.core.logtail import FdBudget
+    from ntui.core.logs.tail import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"old\n")
@@ -440,7 +432,7 @@ def test_held_descriptor_sees_a_replaced_file(tmp_path: Path) -> None:
 
 
 def test_budget_is_a_limit_with_a_fallback(tmp_path: Path) -> None:
-    from ntui.core.logtail import FdBudget
+    from ntui.core.logs.tail import FdBudget
 
     budget = FdBudget(limit=2)
     multi: MultiTail[int] = MultiTail(budget=budget)
@@ -464,7 +456,7 @@ def test_budget_is_a_limit_with_a_fallback(tmp_path: Path) -> None:
 
 
 def test_light_poll_through_a_held_descriptor_is_one_read_and_no_metadata_operation(tmp_path: Path) -> None:
-    from ntui.core.logtail import FdBudget
+    from ntui.core.logs.tail import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"a\n")
@@ -498,7 +490,7 @@ def test_light_poll_without_a_descriptor_is_one_open(tmp_path: Path) -> None:
 
 
 def test_light_poll_sees_a_truncation_by_the_bytes_before_the_offset(tmp_path: Path) -> None:
-    from ntui.core.logtail import FdBudget
+    from ntui.core.logs.tail import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"first run line 1\nfirst run line 2\n")
@@ -517,8 +509,8 @@ def test_budget_reserve_grows_toward_the_files_within_a_cap_raising_the_soft_nof
         monkeypatch: pytest.MonkeyPatch) -> None:
     import resource
 
-    from ntui.core import logtail
-    from ntui.core.logtail import FD_RESERVE_MAX, FdBudget
+    from ntui.core.logs import tail as logtail
+    from ntui.core.logs.tail import FD_RESERVE_MAX, FdBudget
 
     limits = {"soft": 1024, "hard": 8192}
     monkeypatch.setattr(logtail.resource, "getrlimit", lambda _which: (limits["soft"], limits["hard"]))

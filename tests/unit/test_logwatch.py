@@ -1,4 +1,4 @@
-"""ntui.core.logwatch: the job log watcher as a stream (no Textual), and its poll schedulers."""
+"""ntui.core.logs.watch: the job log watcher as a stream (no Textual), and its poll schedulers."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.lognames import LogPaths, rank_header
-from ntui.core.logtail import FdBudget, TailUpdate
-from ntui.core.logwatch import BATCH, Appended, FixedScheduler, JobLogWatcher, Loaded, PoliteScheduler, watch_files
+from ntui.core.jobfiles.lognames import LogPaths, rank_header
+from ntui.core.logs.tail import FdBudget, TailUpdate
+from ntui.core.logs.watch import BATCH, Appended, FixedScheduler, JobLogWatcher, Loaded, PoliteScheduler, watch_files
 
 TRACEBACK = [
     "Traceback (most recent call last):",

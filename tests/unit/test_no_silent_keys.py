@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from ntui.core.presets import load_preset
-from ntui.core.render import render
-from ntui.core.spec import (
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import (
     CONTAINER_KEYS,
     LAUNCHER_KEYS,
     LOGS_KEYS,

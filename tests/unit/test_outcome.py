@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ntui.core.outcome import UNKNOWN, finished_outcome
+from ntui.core.records.outcome import UNKNOWN, finished_outcome
 from ntui.core.slurm.sacct import RECORD_FIELDS
 from tests.support.fakes import FakeRunner, capture, result
 

@@ -32,7 +32,7 @@ def test_wheel_contents(wheel: Path) -> None:
                    "perlmutter-srun", "perlmutter-torchrun", "perlmutter-accelerate"):
         assert f"ntui/_data/presets/{preset}.yaml" in names
     assert "ntui/_data/examples/ddp_check.py" in names
-    assert "ntui/core/render.py" in names
+    assert "ntui/core/compose/render.py" in names
 
 
 def test_installed_layout_finds_presets_and_script(wheel: Path, tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ SCAFFOLDING = re.compile(
 def test_wheel_has_no_test_or_demo_scaffolding(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     names = archive.namelist()
-    assert "ntui/core/runner.py" in names and "ntui/core/gpustream.py" in names
+    assert "ntui/core/slurm/runner.py" in names and "ntui/core/gpu/stream.py" in names
     assert not [n for n in names if "screenshots" in n or n.startswith(("tests/", "ntui/tests/"))]
     leaks = {n: SCAFFOLDING.findall(archive.read(n).decode()) for n in names if n.endswith(".py")}
     assert {n: found for n, found in leaks.items() if found} == {}
@@ -75,7 +75,7 @@ def test_installed_package_has_no_fakes(wheel: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(site)
     env = dict(os.environ, PYTHONPATH=str(site))
     code = (
-        "import importlib.util as u, ntui.core.runner as r, ntui.core.gpustream as g\n"
+        "import importlib.util as u, ntui.core.slurm.runner as r, ntui.core.gpu.stream as g\n"
         "print(sorted(n for n in ('FakeRunner', 'FakeCall', 'FakeRunnerUnmatched', 'result') if hasattr(r, n)),"
         " hasattr(g, 'CannedStream'), u.find_spec('ntui.screenshots') is not None,"
         " u.find_spec('ntui.ui.screenshots_jobs') is not None)"

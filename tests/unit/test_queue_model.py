@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ntui.core.config import QueueSettings, load_settings
-from ntui.core.queue import PollPolicy, departed, diff_rows
-from ntui.core.slurm import QueueJob
+from ntui.core.jobs.queue import PollPolicy, departed, diff_rows
+from ntui.core.slurm.squeue import QueueJob
 
 
 def job(jid: str, state: str = "RUNNING", user: str = "alice") -> QueueJob:

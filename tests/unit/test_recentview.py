@@ -1,4 +1,4 @@
-"""The recent-jobs list's core (:mod:`ntui.core.recentview`): loads, rows, what a selected record shows."""
+"""The recent-jobs list's core (:mod:`ntui.core.jobs.recent`): loads, rows, what a selected record shows."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.history import GpuSummary, History
-from ntui.core.recentview import (
+from ntui.core.jobs.recent import (
     RecentLoads,
     RecentRequest,
     age_text,
@@ -20,7 +19,16 @@ from ntui.core.recentview import (
     shown_jobs,
     state_text,
 )
-from ntui.core.record import NOT_FROM_NTUI, RECENT_ORDERS, RecentJob, next_order, recent_jobs, recent_order, sort_recent
+from ntui.core.records.history import GpuSummary, History
+from ntui.core.records.record import (
+    NOT_FROM_NTUI,
+    RECENT_ORDERS,
+    RecentJob,
+    next_order,
+    recent_jobs,
+    recent_order,
+    sort_recent,
+)
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_jobs import (
     FROZEN_NOW,
@@ -158,7 +166,7 @@ def test_orders_newest_lowest_gpu_use_failed_first_and_round_again(tmp_path: Pat
 
 def test_history_sort_takes_the_same_orders(capsys: pytest.CaptureFixture[str]) -> None:
     from ntui import cli
-    from ntui.core.history import default_history_path
+    from ntui.core.records.history import default_history_path
 
     gpu_history(default_history_path())  # the test's own state dir (tests/conftest.py)
 

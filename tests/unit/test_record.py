@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.history import SCHEMA_VERSION, FinalRecord, History
-from ntui.core.record import NOT_FROM_NTUI, infer_from_batch_log, recent_jobs, resolve_records
+from ntui.core.records.history import SCHEMA_VERSION, FinalRecord, History
+from ntui.core.records.record import NOT_FROM_NTUI, infer_from_batch_log, recent_jobs, resolve_records
 from ntui.core.slurm.sacct import (
     RECORD_FIELDS,
     SacctUnavailable,
@@ -251,7 +251,7 @@ def test_resolve_without_accounting_uses_scontrol_then_the_batch_log(history: Hi
 
 def test_resolve_reuses_a_fresh_squeue_answer(history: History, logs: Path) -> None:
     """At app start reconcile has just asked squeue: resolution takes that answer instead of asking again."""
-    from ntui.core.reconcile import parse_own_jobs
+    from ntui.core.records.reconcile import parse_own_jobs
 
     for j in STEMS:
         _submit(history, j, logs)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.presets import list_presets, load_preset
-from ntui.core.render import render
-from ntui.core.spec import validate
+from ntui.core.compose.presets import list_presets, load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import validate
 from tests.conftest import REPO
 
 GOLDEN = REPO / "tests" / "data" / "golden"
@@ -178,7 +178,7 @@ def _sampler_block(script: str) -> list[str]:
                                   ("sbatch.gpus-per-task=1", "sbatch.ntasks=4"),
                                   ("sbatch.nodes=1", "sbatch.gpus=2")])
 def test_gpu_job_samples_by_default_with_its_comment(gpus: tuple[str, ...]) -> None:
-    from ntui.core.sampler import sampler_lines
+    from ntui.core.compose.sampler import sampler_lines
 
     script = render_preset("local-srun", "logs.dir=/logs", *gpus)
     block = _sampler_block(script)

@@ -1,14 +1,14 @@
-"""The resubmit plan (:mod:`ntui.core.resubmit`), shared by ``ntui resubmit`` and the jobs view's key."""
+"""The resubmit plan (:mod:`ntui.core.jobs.resubmit`), shared by ``ntui resubmit`` and the jobs view's key."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.history import HistoryEntry
-from ntui.core.presets import load_preset
-from ntui.core.render import render
-from ntui.core.resubmit import plan_resubmit, preset_ref, script_diff
-from ntui.core.spec import validate
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import validate
+from ntui.core.jobs.resubmit import plan_resubmit, preset_ref, script_diff
+from ntui.core.records.history import HistoryEntry
 
 PRESET = "local-srun"
 

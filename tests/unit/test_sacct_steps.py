@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.runner import SlurmError
+from ntui.core.slurm.runner import SlurmError
 from ntui.core.slurm.sacct_steps import (
     STEP_FIELDS,
     build_sacct_steps_argv,

@@ -1,4 +1,5 @@
-"""ntui.core.sampler: the script lines, and the per-node payload run by plain bash with the SIMULATED nvidia-smi.
+"""ntui.core.compose.sampler: the script lines, and the per-node payload (ntui.core.jobfiles.samplefiles) run by
+plain bash with the SIMULATED nvidia-smi.
 
 What Slurm does with the step (GPUs seen, exit code kept, nothing left behind) is tested on the real dev
 cluster in tests/cluster/test_sampler.py.
@@ -14,17 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.gpus import SAMPLE_FIELDS
-from ntui.core.sampler import (
+from ntui.core.compose.sampler import sampler_lines
+from ntui.core.gpu.usage import read_node_file
+from ntui.core.jobfiles.samplefiles import (
     HEADER_TAG,
+    SAMPLE_FIELDS,
     SAMPLER_NAME,
+    SAMPLER_PAYLOAD,
     find_sample_files,
     sample_path,
     sample_prefix,
-    sampler_lines,
-    sampler_payload,
 )
-from ntui.core.usage import read_node_file
 
 SIM = Path(__file__).resolve().parents[2] / "scripts" / "simulated-nvidia-smi"
 
@@ -65,7 +66,7 @@ def _payload(tmp: Path, path_dirs: list[str], **env: str) -> subprocess.Popen[by
     }
     prefix = sample_prefix(str(tmp), "job", "7")
     return subprocess.Popen(
-        ["bash", "-c", sampler_payload(), SAMPLER_NAME, prefix, "1", ",".join(SAMPLE_FIELDS)],
+        ["bash", "-c", SAMPLER_PAYLOAD, SAMPLER_NAME, prefix, "1", ",".join(SAMPLE_FIELDS)],
         env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
 

@@ -1,4 +1,4 @@
-"""scripts/simulated-nvidia-smi: the CSV subset, parsed by ntui.core.gpus, and clean exits."""
+"""scripts/simulated-nvidia-smi: the CSV subset, parsed by ntui.core.gpu.smi, and clean exits."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from ntui.core.gpus import QUERY_FIELDS, SAMPLE_FIELDS, GpuBoard, parse_gpu_line
-from ntui.core.usage import read_node_file
+from ntui.core.gpu.smi import QUERY_FIELDS, GpuBoard, parse_gpu_line
+from ntui.core.gpu.usage import read_node_file
+from ntui.core.jobfiles.samplefiles import SAMPLE_FIELDS
 
 SCRIPT = Path(__file__).resolve().parent.parent.parent / "scripts" / "simulated-nvidia-smi"
 QUERY = ["--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]

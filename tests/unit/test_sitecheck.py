@@ -1,4 +1,4 @@
-"""``ntui.core.sitecheck``: a job against the cluster's partitions, from captured ``scontrol``/``sinfo`` output.
+"""``ntui.core.compose.sitecheck``: a job against the cluster's partitions, from captured ``scontrol``/``sinfo`` output.
 
 Captures (``tests/data/slurm/``, dev cluster, Slurm 22.05.8): ``scontrol_show_partition`` (``debug`` only:
 default, MaxTime 02:00:00, 2 nodes) and ``*_multi`` with three temporary partitions next to it: ``long``
@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.presets import load_preset
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.sitecheck import PartitionLimits, check_against_cluster, partition_limits
+from ntui.core.compose.spec import JobSpec, validate
 from ntui.core.problems import Problem
-from ntui.core.sitecheck import PartitionLimits, check_against_cluster, partition_limits
-from ntui.core.slurm import parse_scontrol_partitions, parse_sinfo_partitions
-from ntui.core.spec import JobSpec, validate
+from ntui.core.slurm.scontrol import parse_scontrol_partitions
+from ntui.core.slurm.sinfo import parse_sinfo_partitions
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
 ONE = parse_scontrol_partitions((DATA / "scontrol_show_partition.stdout").read_text())
@@ -151,8 +152,8 @@ def test_the_idle_sinfo_capture_parses_for_the_compose_view() -> None:
 
 
 def test_cluster_limits_from_one_scontrol_call_and_none_when_it_fails() -> None:
-    from ntui.core.runner import ControllerUnreachable
-    from ntui.core.sitecheck import cluster_limits
+    from ntui.core.compose.sitecheck import cluster_limits
+    from ntui.core.slurm.runner import ControllerUnreachable
     from tests.support.fakes import FakeRunner, result
 
     fake = FakeRunner({"scontrol show partition": result(stdout=(DATA / "scontrol_show_partition_multi.stdout")
@@ -164,7 +165,7 @@ def test_cluster_limits_from_one_scontrol_call_and_none_when_it_fails() -> None:
 
 
 def test_check_test_only_checks_the_partition_slurm_chose() -> None:
-    from ntui.core.sitecheck import check_test_only
+    from ntui.core.compose.sitecheck import check_test_only
     from tests.support.fakes import FakeRunner, result
 
     accepted = (DATA / "sbatch_test_only_time_over_limit.stderr").read_text()  # "... in partition debug", rc 0

@@ -1,4 +1,4 @@
-"""ntui.core.triage over real torch/gloo output (tests/data/logs, see its README) and Slurm lines."""
+"""ntui.core.logs.triage over real torch/gloo output (tests/data/logs, see its README) and Slurm lines."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ntui.core.triage import (
+from ntui.core.logs.triage import (
     Finding,
     RankDetector,
     parse_line_time,

@@ -1,4 +1,4 @@
-"""ntui.core.usage: the sample-file reader, the statistics, the series and the findings."""
+"""ntui.core.gpu.usage: the sample-file reader, the statistics, the series and the findings."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.gpus import SAMPLE_FIELDS
-from ntui.core.sampler import HEADER_TAG, find_sample_files, sample_path
-from ntui.core.usage import (
+from ntui.core.gpu.usage import (
     IDLE_GPU_FRACTION,
     LOW_MEMORY_PEAK_FRACTION,
     SERIES_BUCKETS,
@@ -19,6 +17,7 @@ from ntui.core.usage import (
     read_node_file,
     suggest_time_limit,
 )
+from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS, find_sample_files, sample_path
 
 FIELDS = ",".join(SAMPLE_FIELDS)
 T0 = 1_780_000_000.0  # an arbitrary epoch second

@@ -1,4 +1,4 @@
-"""The job verdict (``ntui.core.verdict`` through ``joblogs.job_verdict``) over logs of REAL dev-cluster runs.
+"""The job verdict (``ntui.core.logs.verdict`` through ``joblogs.job_verdict``) over logs of REAL dev-cluster runs.
 
 Each ``tests/data/logs/<case>/`` holds the batch log and the rank logs of one real job (captured by
 ``tests/cluster/capture_triage_logs.py``; ``case.json`` says what was done), plus Slurm's own final word
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.joblogs import job_verdict, triage_job
-from ntui.core.lognames import LogPaths
-from ntui.core.triage import Finding, RankDetector, scan_lines
-from ntui.core.verdict import SlurmFinal, decide
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.logs.joblogs import job_verdict, triage_job
+from ntui.core.logs.triage import Finding, RankDetector, scan_lines
+from ntui.core.logs.verdict import SlurmFinal, decide
 from tests.support.logcases import restore_mtimes
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"

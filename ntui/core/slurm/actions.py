@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ntui.core.runner import (
-    CommandResult,
-    CommandRunner,
-    check,
-)
 from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     _ids,
+)
+from ntui.core.slurm.runner import (
+    CommandResult,
+    CommandRunner,
+    check,
 )
 
 # ---------------------------------------------------------------- actions

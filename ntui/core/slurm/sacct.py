@@ -3,7 +3,7 @@
 One ``sacct`` call answers for many jobs (``-j id1,id2,...``) or for the user's jobs since a time (``-S``); never
 one call per job. Without slurmdbd sacct prints "Slurm accounting storage is disabled" (rc 1):
 :func:`accounting_disabled` recognises it, and callers fall back to ``scontrol`` and the batch log
-(:mod:`ntui.core.record`).
+(:mod:`ntui.core.records.record`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ntui.core.runner import CommandRunner, SlurmError, check
 from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     StateCategory,
@@ -21,6 +20,7 @@ from ntui.core.slurm.common import (
     state_category,
     validate_job_id,
 )
+from ntui.core.slurm.runner import CommandRunner, SlurmError, check
 
 #: ``sacct --format`` fields, in this order (``-P``: ``|``-separated, never truncated).
 RECORD_FIELDS: tuple[str, ...] = ("JobID", "JobName", "State", "ExitCode", "Reason", "Submit", "Start", "End",

@@ -24,8 +24,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ntui.core.runner import CommandRunner, check
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, normalize_state, parse_duration, validate_job_id
+from ntui.core.slurm.runner import CommandRunner, check
 from ntui.core.slurm.sacct import accounting_disabled
 
 __all__ = [
@@ -204,7 +204,7 @@ def step_accounting(
     runner: CommandRunner, job_id: str, *, env: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT
 ) -> StepAccounting:
     """One ``sacct`` call. Accounting disabled -> ``available=False`` with the reason (no exception); other
-    sacct failures raise :class:`~ntui.core.runner.SlurmError`."""
+    sacct failures raise :class:`~ntui.core.slurm.runner.SlurmError`."""
     res = runner.run(build_sacct_steps_argv(job_id), timeout=timeout, env=env)
     if accounting_disabled(res.stderr):
         return StepAccounting(False, "Slurm accounting is disabled on this cluster (no slurmdbd): no CPU numbers")

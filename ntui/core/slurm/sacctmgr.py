@@ -6,15 +6,15 @@ import getpass
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ntui.core.runner import (
-    CommandRunner,
-    SlurmError,
-    check,
-)
 from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     _safe_token,
     _text,
+)
+from ntui.core.slurm.runner import (
+    CommandRunner,
+    SlurmError,
+    check,
 )
 
 # ---------------------------------------------------------------- accounts / QOS (sacctmgr)

@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ntui.core.runner import (
+from ntui.core.slurm.common import (
+    SUBMIT_TIMEOUT,
+    _text,
+)
+from ntui.core.slurm.runner import (
     CommandResult,
     CommandRunner,
     ControllerUnreachable,
     SlurmError,
     check,
     classify,
+    scrubbed_env,
 )
-from ntui.core.slurm.common import (
-    SUBMIT_TIMEOUT,
-    _text,
-)
+
+
+def slurm_env(environ: Mapping[str, str] | None = None) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment for sbatch, plus warnings naming what was scrubbed (E1, E2)."""
+    env, removed = scrubbed_env(os.environ if environ is None else environ)
+    if not removed:
+        return env, ()
+    inside = "inside an allocation: " if (environ or os.environ).get("SLURM_JOB_ID") else ""
+    return env, (f"{inside}removed {', '.join(removed)} from sbatch's environment (they override the script)",)
+
 
 # ---------------------------------------------------------------- sbatch --parsable
 

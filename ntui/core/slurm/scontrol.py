@@ -8,11 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ntui.core.hosts import expand_nodelist
-from ntui.core.runner import (
-    CommandRunner,
-    JobNotFound,
-    check,
-)
 from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     StateCategory,
@@ -24,6 +19,11 @@ from ntui.core.slurm.common import (
     parse_duration,
     state_category,
     validate_job_id,
+)
+from ntui.core.slurm.runner import (
+    CommandRunner,
+    JobNotFound,
+    check,
 )
 
 # ---------------------------------------------------------------- key=value records (scontrol)

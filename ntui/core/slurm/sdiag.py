@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ntui.core.runner import (
-    CommandRunner,
-    check,
-)
 from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     _text,
+)
+from ntui.core.slurm.runner import (
+    CommandRunner,
+    check,
 )
 
 # ---------------------------------------------------------------- sdiag

@@ -8,16 +8,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ntui.core.hosts import compress_nodelist
-from ntui.core.runner import (
-    CommandRunner,
-    SlurmError,
-    check,
-)
 from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     _int_or_none,
     _safe_token,
     _text,
+)
+from ntui.core.slurm.runner import (
+    CommandRunner,
+    SlurmError,
+    check,
 )
 from ntui.core.slurm.scontrol import Partition
 

@@ -8,13 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ntui.core.hosts import expand_nodelist
-from ntui.core.runner import (
-    CommandRunner,
-    JobNotFound,
-    SlurmError,
-    SlurmRejected,
-    classify,
-)
 from ntui.core.slurm.common import (
     _CATEGORY,
     _NULL_WORDS,
@@ -26,6 +19,13 @@ from ntui.core.slurm.common import (
     _text,
     parse_duration,
     parse_timestamp,
+)
+from ntui.core.slurm.runner import (
+    CommandRunner,
+    JobNotFound,
+    SlurmError,
+    SlurmRejected,
+    classify,
 )
 
 # ---------------------------------------------------------------- squeue

@@ -14,7 +14,8 @@ from textual import on
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from ntui.ui.errors import NO_SLURM, describe_error
+from ntui.core.errors import NO_SLURM
+from ntui.ui.errors import describe_error
 from ntui.ui.services import NtuiServices
 
 __all__ = ["NO_SLURM", "NtuiScreen", "describe_error"]

@@ -11,7 +11,7 @@ Data flow (every core call runs in a thread worker that posts a typed message):
   is therefore byte-identical to ``ntui render NAME --set O1 --set O2 ...``;
 * cluster choices (sinfo, sacctmgr) -> :class:`ClusterInfo`; ``check_job`` -> :class:`CheckFinished`;
   ``submit_job`` -> :class:`JobSubmitted`. Before either, the job is checked against the partitions' limits
-  from that sinfo (:func:`~ntui.core.sitecheck.check_against_cluster`: unknown partition, too many nodes, a
+  from that sinfo (:func:`~ntui.core.compose.sitecheck.check_against_cluster`: unknown partition, too many nodes, a
   time limit Slurm would accept and never run); errors stop it there, with the reason. Failures go
   through the one worker-error handler (:class:`~ntui.ui.screens.base.NtuiScreen`), and ``worker_failed``
   shows them in the status panel.
@@ -33,6 +33,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker
 
+from ntui.core.errors import NO_SLURM
 from ntui.ui.messages import (
     CheckFinished,
     ClusterInfo,
@@ -43,12 +44,13 @@ from ntui.ui.messages import (
     PresetsListed,
     PreviewRendered,
 )
-from ntui.ui.screens.base import NO_SLURM, NtuiScreen
+from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.job_form import JobForm
 from ntui.ui.widgets.preset_picker import PresetPicker
 
 if TYPE_CHECKING:
-    from ntui.core.presets import LoadedPreset, PresetInfo
+    from ntui.core.compose.presets import PresetInfo
+    from ntui.core.compose.yamlsrc import LoadedPreset
     from ntui.core.problems import Problem
     from ntui.ui.widgets.script_preview import ScriptPreview
 
@@ -223,7 +225,7 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="presets", description="list presets")
     def _list_presets(self, select: str | None) -> None:
-        from ntui.core.presets import list_presets
+        from ntui.core.compose.presets import list_presets
 
         self.post_message(PresetsListed(tuple(list_presets()), select))
 
@@ -250,7 +252,7 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="open-preset", description="load preset")
     def _open_preset(self, name: str) -> None:
-        from ntui.core.presets import load_preset
+        from ntui.core.compose.presets import load_preset
         from ntui.core.problems import PresetError
 
         try:
@@ -262,7 +264,7 @@ class ComposeScreen(NtuiScreen):
 
     @on(PresetOpened)
     async def _preset_opened(self, message: PresetOpened) -> None:
-        from ntui.ui.widgets.preset_files import problem_text
+        from ntui.core.compose.presetfiles import problem_text
 
         self.preset_name = message.name
         self.preset_info = self.picker.info(message.name)
@@ -288,7 +290,7 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="open-preset", description="load overrides")
     def _load_overrides(self, name: str, overrides: tuple[str, ...], keys: tuple[str, ...]) -> None:
-        from ntui.core.presets import load_preset
+        from ntui.core.compose.presets import load_preset
         from ntui.core.problems import PresetError
         from ntui.ui.widgets.form_model import form_texts
 
@@ -363,10 +365,10 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="preview", description="render preview")
     def _render_preview(self, generation: int, name: str, overrides: tuple[str, ...]) -> None:
-        from ntui.core.presets import load_preset
+        from ntui.core.compose.presets import load_preset
+        from ntui.core.compose.render import render
+        from ntui.core.compose.spec import validate
         from ntui.core.problems import PresetError
-        from ntui.core.render import render
-        from ntui.core.spec import validate
 
         try:
             loaded = load_preset(name, overrides)
@@ -403,14 +405,15 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="cluster", description="cluster choices")
     def _load_cluster(self) -> None:
-        from ntui.core import slurm
-        from ntui.core.runner import SlurmError, SlurmNotInstalled
-        from ntui.core.sitecheck import partition_limits
+        from ntui.core.compose.sitecheck import partition_limits
+        from ntui.core.slurm.runner import SlurmError, SlurmNotInstalled
+        from ntui.core.slurm.sacctmgr import user_associations
+        from ntui.core.slurm.sinfo import sinfo_partitions
 
         runner = self.ntui_app.runner
         notes: list[str] = []
         try:
-            parts = slurm.sinfo_partitions(runner)
+            parts = sinfo_partitions(runner)
         except SlurmNotInstalled:
             self.post_message(ClusterInfo(False, notes=(NO_SLURM,)))
             return
@@ -419,7 +422,7 @@ class ComposeScreen(NtuiScreen):
             notes.append(f"partitions unavailable ({exc}); free text")
         names = tuple(dict.fromkeys(p.name for p in parts))
         default = next((p.name for p in parts if p.default), None)
-        assoc = slurm.user_associations(runner)
+        assoc = user_associations(runner)
         if not assoc.available:
             notes.append(f"accounts/QOS unavailable ({assoc.error or 'sacctmgr failed'}); free text")
         self.post_message(ClusterInfo(True, names, default, assoc.accounts, assoc.qos, tuple(notes),
@@ -492,7 +495,7 @@ class ComposeScreen(NtuiScreen):
 
     def site_problems(self, partition: str | None = None) -> list[Problem]:
         """The rendered job against the cluster's partitions (none known: no problems)."""
-        from ntui.core.sitecheck import check_against_cluster
+        from ntui.core.compose.sitecheck import check_against_cluster
 
         r = self.rendered
         if r is None or r.spec is None or self.cluster is None:
@@ -511,7 +514,7 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-check", description="sbatch --test-only")
     def _check(self, preset: str, spec: Any, loaded: Any, limits: Any) -> None:
-        from ntui.core.sitecheck import check_test_only
+        from ntui.core.compose.sitecheck import check_test_only
 
         result, problems = check_test_only(spec, self.ntui_app.runner, limits, loaded=loaded)
         self.post_message(CheckFinished(preset, result, tuple(problems)))
@@ -557,7 +560,7 @@ class ComposeScreen(NtuiScreen):
         rendered = self.rendered
         assert rendered is not None and rendered.spec is not None and rendered.script is not None
         assert rendered.loaded is not None
-        from ntui.core.rules import blocks_submit
+        from ntui.core.compose.rules import blocks_submit
 
         blocking = [p for p in rendered.problems if blocks_submit(p)]
         if blocking:  # e.g. a script that does not exist (F1)
@@ -581,7 +584,7 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch")
     def _submit(self, preset: str, loaded: Any, spec: Any, resubmit_of: str | None = None) -> None:
-        from ntui.core.submission import submit_job
+        from ntui.core.jobs.submission import submit_job
 
         history = self.ntui_app.open_history()
         try:
@@ -606,7 +609,7 @@ class ComposeScreen(NtuiScreen):
         # The message bubbles on to the app, which records it as ``last_submission`` for the jobs view.
 
     def worker_failed(self, worker: Worker[Any], message: str) -> None:
-        from ntui.ui.widgets.preset_files import PresetSaveRefused
+        from ntui.core.compose.presetfiles import PresetSaveRefused
 
         group = worker.group
         if group == "slurm-check":
@@ -650,8 +653,8 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="save-preset", description="save preset")
     def _save_form_as(self, name: str, loaded: Any, script: str, source: str) -> None:
+        from ntui.core.compose.presetfiles import PresetSaveRefused, save_preset_text, user_preset_path
         from ntui.ui.widgets.form_model import preset_yaml
-        from ntui.ui.widgets.preset_files import PresetSaveRefused, save_preset_text, user_preset_path
 
         draft = preset_yaml(loaded, name, script, source)
         target = user_preset_path(name)
@@ -730,7 +733,7 @@ class ComposeScreen(NtuiScreen):
                     (f" · {n_warn} warning(s)" if n_warn else "", "$text-warning"),
                 ))
             if self.unplaced:
-                from ntui.ui.widgets.preset_files import problem_text
+                from ntui.core.compose.presetfiles import problem_text
             for p in self.unplaced[:2]:
                 style = "$text-error" if p.is_error else "$text-warning"
                 lines.append(Content.assemble(("  " + problem_text(p), style)))

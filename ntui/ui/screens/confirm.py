@@ -10,8 +10,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from ntui.core.render import log_paths
-from ntui.core.spec import JobSpec
+from ntui.core.compose.render import log_paths
+from ntui.core.compose.spec import JobSpec
 from ntui.ui.widgets.script_preview import ScriptPreview
 
 

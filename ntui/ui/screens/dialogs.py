@@ -12,8 +12,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from ntui.core.compose.presetfiles import check_preset_name
 from ntui.core.paths import user_presets_dir
-from ntui.ui.widgets.preset_files import check_preset_name
 from ntui.ui.widgets.validators import CoreCheck
 
 

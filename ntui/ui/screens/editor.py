@@ -24,18 +24,18 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static, TextArea
 from textual.worker import Worker
 
-from ntui.core.problems import Problem
-from ntui.core.yamlsrc import YamlProblem, load_yaml_with_lines
-from ntui.ui.messages import PresetSaved
-from ntui.ui.screens.base import NtuiScreen
-from ntui.ui.screens.dialogs import SaveAsScreen, YesNoScreen
-from ntui.ui.widgets.preset_files import (
+from ntui.core.compose.presetfiles import (
     PresetSaveRefused,
     display_path,
     first_error_line,
     save_preset_text,
     user_preset_path,
 )
+from ntui.core.compose.yamlsrc import YamlProblem, load_yaml_with_lines
+from ntui.core.problems import Problem
+from ntui.ui.messages import PresetSaved
+from ntui.ui.screens.base import NtuiScreen
+from ntui.ui.screens.dialogs import SaveAsScreen, YesNoScreen
 
 CHECK_DELAY_S = 0.3
 
@@ -173,7 +173,7 @@ class PresetEditorScreen(NtuiScreen):
         (:func:`~ntui.ui.widgets.form_model.relocation`): the new name, a relative script made absolute."""
         import yaml
 
-        from ntui.core.spec import resolve_path
+        from ntui.core.compose.spec import resolve_path
         from ntui.ui.widgets.form_model import relocate_text, relocation
 
         try:

@@ -1,4 +1,4 @@
-"""The jobs view: renders :class:`~ntui.core.jobmodel.JobModel` and forwards keys.
+"""The jobs view: renders :class:`~ntui.core.jobs.model.JobModel` and forwards keys.
 
 The model (Textual-free, unit-tested without an app) decides every Slurm call and holds every row; this
 screen runs its thread-side calls in workers that post :mod:`ntui.ui.messages`, arms the timers it asks for,
@@ -36,9 +36,8 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
 from ntui.core.config import Settings
-from ntui.core.history import HistoryEntry
-from ntui.core.jobactions import ActionKind, loss_warning, plan_action
-from ntui.core.jobmodel import (
+from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
+from ntui.core.jobs.model import (
     DetailsRequest,
     FinalStateResolver,
     HistoryLike,
@@ -47,13 +46,14 @@ from ntui.core.jobmodel import (
     LogTarget,
     PollRequest,
 )
-from ntui.core.queue import ENDED, FinishedJob, PollPolicy
-from ntui.core.recentview import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
-from ntui.core.record import RECENT_ORDERS, RecentJob, RecentJobs, next_order
-from ntui.core.resubmit import ResubmitPlan, plan_resubmit
-from ntui.core.runner import CommandRunner, SlurmError
-from ntui.core.slurm import QueueJob
-from ntui.core.submission import SubmittedJob
+from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
+from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
+from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
+from ntui.core.jobs.submission import SubmittedJob
+from ntui.core.records.history import HistoryEntry
+from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs, next_order
+from ntui.core.slurm.runner import CommandRunner, SlurmError
+from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.errors import describe_error
 from ntui.ui.messages import ActionDone, DetailsFetched, EntryFound, OutcomesResolved, QueueFailed, QueueFetched
 from ntui.ui.screens.base import NtuiScreen
@@ -208,7 +208,7 @@ class JobsScreen(NtuiScreen):
         self._table: QueueTable | None = None
         self._status_text = ""
         self._banner_text = ""
-        self._recent_loads = RecentLoads()  # recent jobs (ntui/core/recentview.py)
+        self._recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
 
     # the model's state, as tests and benchmarks read it
@@ -745,7 +745,7 @@ class JobsScreen(NtuiScreen):
         self.table.move_cursor(key=str(job.job_id))
         self.refresh_now()
 
-    # ------------------------------------------------------------ recent jobs (ntui/core/recentview.py)
+    # ------------------------------------------------------------ recent jobs (ntui/core/jobs/recent.py)
 
     def _jobs_departed(self, gone: tuple[FinishedJob, ...]) -> None:
         self._load_recent(resolve=True)  # their records first, then the list
@@ -787,7 +787,8 @@ class JobsScreen(NtuiScreen):
         self.query_one("#jobs-queue").set_class(recent.has_class("-shown"), "-with-recent")
 
     def action_recent_order(self) -> None:
-        """The recent list's next order (:data:`ntui.core.record.RECENT_ORDERS`): re-sorted at once, no new load."""
+        """The recent list's next order (:data:`ntui.core.records.record.RECENT_ORDERS`): re-sorted at once, no new
+        load."""
         recent = self.query_one("#jobs-recent", RecentJobsTable)
         recent.order = next_order(recent.order)
         self._show_recent()

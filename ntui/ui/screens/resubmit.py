@@ -1,7 +1,7 @@
 """Resubmit from the app: the diff dialog, opening the compose view with a job's preset and overrides.
 
 The plan (which preset, which overrides, what changed in the script) is the core's
-(:func:`ntui.core.resubmit.plan_resubmit`, the same as ``ntui resubmit``); this module only shows it:
+(:func:`ntui.core.jobs.resubmit.plan_resubmit`, the same as ``ntui resubmit``); this module only shows it:
 
 * :class:`ResubmitDiffScreen`: the preset changed since the job was submitted; the unified diff of the
   recorded script against the script the preset renders now; ``enter`` opens it in the compose view anyway;
@@ -22,7 +22,7 @@ from textual.highlight import highlight
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from ntui.core.resubmit import ResubmitPlan
+from ntui.core.jobs.resubmit import ResubmitPlan
 
 if TYPE_CHECKING:
     pass

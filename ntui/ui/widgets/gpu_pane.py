@@ -3,22 +3,22 @@
 One responsibility: drawing one job's GPU usage (bars or heatmap) from whichever source feeds it.
 
 **Source.** For ntui's own jobs with GPU monitoring on, the in-job sampler already writes one file per node
-(:mod:`ntui.core.sampler`): the pane reads those (:class:`~ntui.core.gpusamples.SampleBoard`: no step, no Slurm
+(:mod:`ntui.core.compose.sampler`): the pane reads those (:class:`~ntui.core.gpu.samples.SampleBoard`: no step, no Slurm
 RPC, history from the job's first sample, each file read at most every sampling interval, only its new bytes)
 and says so ("from the job's own samples, every 10 s"); an ended job shows its whole run. The history entry
 (log directory and stem) is looked up in the plan worker through the app's history (``open_history``). Jobs
 without such files (not from ntui, monitoring off, an array task) get the watch step below ("live from a watch
 step"). Every file read runs in a thread worker, never on the event loop.
 
-Small jobs get one bar row per GPU; a job with more than :data:`~ntui.core.gpuheat.HEATMAP_OVER` GPUs gets a
+Small jobs get one bar row per GPU; a job with more than :data:`~ntui.core.gpu.heatmap.HEATMAP_OVER` GPUs gets a
 compact heatmap (one cell per GPU, rows of nodes) with the outliers in words (:func:`render_heatmap`).
 
 Life cycle (the Jobs screen calls :meth:`GpuPane.watch_job`):
 
-1. a thread worker runs the one ``scontrol show job -d`` (:func:`~ntui.core.gpustream.plan_gpu_watch`);
-2. the same worker starts a :class:`~ntui.core.gpustream.GpuStream` (``srun --jobid=J --overlap ...
+1. a thread worker runs the one ``scontrol show job -d`` (:func:`~ntui.core.gpu.stream.plan_gpu_watch`);
+2. the same worker starts a :class:`~ntui.core.gpu.stream.GpuStream` (``srun --jobid=J --overlap ...
    nvidia-smi -l N``: no fork/exec on the UI thread) and hands it to the pane; its reader thread feeds
-   the lines into a :class:`~ntui.core.gpus.GpuBoard` under a lock (no widget is touched from a thread;
+   the lines into a :class:`~ntui.core.gpu.smi.GpuBoard` under a lock (no widget is touched from a thread;
    the step's end comes back as a posted message);
 3. a ``set_interval`` tick (the sampling interval) redraws from the board: at most one redraw per interval
    however many lines arrive, and no Slurm RPC per tick.
@@ -54,16 +54,16 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from ntui.core import slurm
 from ntui.core.config import GpuSettings
-from ntui.core.gpuheat import GLYPHS, LEVELS, heatmap, use_heatmap
-from ntui.core.gpus import GpuBoard, GpuIssue, GpuSample, GpuView, no_gpus_allocated, sparkline
-from ntui.core.gpusamples import SampleBoard
-from ntui.core.gpustream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
-from ntui.core.history import HistoryEntry
+from ntui.core.gpu.heatmap import GLYPHS, LEVELS, heatmap, use_heatmap
+from ntui.core.gpu.samples import SampleBoard
+from ntui.core.gpu.smi import GpuBoard, GpuIssue, GpuSample, GpuView, no_gpus_allocated, sparkline
+from ntui.core.gpu.stream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.hosts import compress_nodelist, format_index_ranges
-from ntui.core.logtail import FdBudget
-from ntui.core.runner import CommandRunner, SlurmError
+from ntui.core.logs.tail import FdBudget
+from ntui.core.records.history import HistoryEntry
+from ntui.core.slurm.runner import CommandRunner, SlurmError
+from ntui.core.slurm.scontrol import JobDetails
 from ntui.ui.errors import describe_error
 from ntui.ui.services import ReportsWorkerErrors
 
@@ -73,7 +73,7 @@ PaneState = Literal["idle", "planning", "starting", "streaming", "paused", "fail
 
 
 class HistoryLookup(Protocol):
-    """What the pane needs of the history (:class:`ntui.core.history.History`, or a fake in tests)."""
+    """What the pane needs of the history (:class:`ntui.core.records.history.History`, or a fake in tests)."""
 
     def get(self, job_id: str) -> HistoryEntry | None: ...
 
@@ -290,7 +290,7 @@ HEAT_STYLES = ("bold #e0503c", "#e8912d", "#d7c53c", "#6cb85a", "bold #3fd46b", 
 
 def render_heatmap(board: GpuView, width: int) -> Content:
     """Many GPUs: one cell per GPU (glyph and colour: utilisation), node blocks packed per line, a legend,
-    and the outliers in words (layout and outliers: :mod:`ntui.core.gpuheat`)."""
+    and the outliers in words (layout and outliers: :mod:`ntui.core.gpu.heatmap`)."""
     heat = heatmap(board.latest(), width)
     # the outliers first: on a small terminal the map itself scrolls
     if heat.outliers:
@@ -315,7 +315,7 @@ def render_heatmap(board: GpuView, width: int) -> Content:
 
 
 def _allocation_of(
-    details: slurm.JobDetails | None,
+    details: JobDetails | None,
 ) -> tuple[dict[str, tuple[int, ...]] | None, str | None]:
     """The allocation from the ``scontrol show job -d`` the plan already did (no second RPC)."""
     if details is None:

@@ -16,10 +16,13 @@ from textual.highlight import highlight
 from textual.widgets import Static
 
 from ntui.core.hosts import format_index_ranges
-from ntui.core.jobmodel import DetailsView, shown_command
-from ntui.core.logtail import inert
-from ntui.core.outcome import UNKNOWN
-from ntui.core.slurm import JobDetails, NodeState, StateCategory, state_category
+from ntui.core.jobfiles.lognames import shown_command
+from ntui.core.jobs.model import DetailsView
+from ntui.core.records.outcome import UNKNOWN
+from ntui.core.slurm.common import StateCategory, state_category
+from ntui.core.slurm.scontrol import JobDetails
+from ntui.core.slurm.sinfo import NodeState
+from ntui.core.textsafe import inert
 
 __all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "node_states_text", "state_style"]
 
@@ -38,7 +41,7 @@ def state_style(state: str) -> str:
 
 
 def inert_lines(text: str) -> str:
-    """:func:`~ntui.core.logtail.inert` for each line of a (multi-line) value."""
+    """:func:`~ntui.core.logs.tail.inert` for each line of a (multi-line) value."""
     return "\n".join(inert(line) for line in text.split("\n"))
 
 

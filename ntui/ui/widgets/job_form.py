@@ -22,7 +22,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 if TYPE_CHECKING:
     from textual.widgets import TextArea
 
-    from ntui.core.presets import LoadedPreset
+    from ntui.core.compose.yamlsrc import LoadedPreset
     from ntui.core.problems import Problem
     from ntui.ui.widgets.form_model import FieldSpec, FieldState
 
@@ -376,7 +376,7 @@ class JobForm(VerticalScroll):
         if spec.key == "launcher.nproc-per-node":
             return "default: GPUs per node (1 without GPUs)"
         if spec.key == "logs.dir":
-            from ntui.core.spec import default_log_dir
+            from ntui.core.compose.spec import default_log_dir
 
             return f"default: {default_log_dir()}"
         if spec.default:

@@ -1,17 +1,17 @@
 """The log pane: every rank's log of one job, live, with failure triage, in bounded memory.
 
 One responsibility: drawing a job's logs and handling the pane's keys. What is read, when, and what it
-means is :class:`~ntui.core.logwatch.JobLogWatcher`'s (driven by one worker thread, see below).
+means is :class:`~ntui.core.logs.watch.JobLogWatcher`'s (driven by one worker thread, see below).
 
 Layout, top to bottom: a one-line triage summary; the rank table (one row per global rank plus the batch
 log, diffed in place; for a big job one row per node, Enter expands it, ``f`` cycles the filters failed /
 errored / silent / slowest ranks, ``w`` the slowest view (``s`` stays the jobs view's sort):
-:mod:`ntui.core.ranktable` decides the lines);
+:mod:`ntui.core.logs.ranktable` decides the lines);
 a status line (what is shown, following or paused, search, progress-bar line);
 the live view (a Textual ``Log`` bounded by ``max_lines``); a search input that appears on ``/``.
 
 Threads (toolong's shape): the pane only draws. One worker thread per shown job drives the core
-:class:`~ntui.core.logwatch.JobLogWatcher` (tailing, node headers, detectors, triage and verdict; which
+:class:`~ntui.core.logs.watch.JobLogWatcher` (tailing, node headers, detectors, triage and verdict; which
 files are read when is its scheduler's business): every ``poll_interval`` it polls, posts immutable
 messages (:class:`LogPane.ViewLoaded`, :class:`LogPane.Lines`, :class:`LogPane.Rows`) and waits while the
 pane's queue is long (toolong's backpressure). The UI thread never touches a file: a view change (Enter,
@@ -47,22 +47,22 @@ from textual.widgets import DataTable, Input, Log, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ntui.core.config import LogSettings
-from ntui.core.lognames import LogPaths
-from ntui.core.logtail import FdBudget, TailUpdate
-from ntui.core.logwatch import BATCH as BATCH
-from ntui.core.logwatch import Appended, JobLogWatcher, Loaded, PoliteScheduler, watch_files
-from ntui.core.logwatch import Key as Key
-from ntui.core.logwatch import RankRow as RankRow
-from ntui.core.logwatch import TriageLine as TriageLine
-from ntui.core.logwatch import ViewMode as ViewMode
-from ntui.core.logwatch import human_age as human_age
-from ntui.core.logwatch import human_size as human_size
-from ntui.core.logwatch import key_name as _key_name
-from ntui.core.logwatch import key_sort as _key_sort
-from ntui.core.ranktable import FILTERS, Filter, TableLine, table_lines
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.logs.ranktable import FILTERS, Filter, TableLine, table_lines
+from ntui.core.logs.tail import FdBudget, TailUpdate
+from ntui.core.logs.watch import BATCH as BATCH
+from ntui.core.logs.watch import Appended, JobLogWatcher, Loaded, PoliteScheduler, watch_files
+from ntui.core.logs.watch import Key as Key
+from ntui.core.logs.watch import RankRow as RankRow
+from ntui.core.logs.watch import TriageLine as TriageLine
+from ntui.core.logs.watch import ViewMode as ViewMode
+from ntui.core.logs.watch import human_age as human_age
+from ntui.core.logs.watch import human_size as human_size
+from ntui.core.logs.watch import key_name as _key_name
+from ntui.core.logs.watch import key_sort as _key_sort
 
 if TYPE_CHECKING:
-    from ntui.core.history import History
+    from ntui.core.records.history import History
 
 BACKOFF_FIRST = 4  # a file not on screen is polled every 4 ticks at first ...
 BACKOFF_MAX = 60  # ... doubling while it does not change, up to every 60 ticks (30 s at the 0.5 s default)
@@ -421,7 +421,7 @@ class LogPane(Widget):
             self._deferred = (job_id, kwargs)
             return
         if job_id is not None and paths is None and self.history is not None:
-            from ntui.core.submission import paths_for
+            from ntui.core.jobs.submission import paths_for
 
             paths = paths_for(job_id, self.history)
             if paths is not None and world_size is None:
@@ -664,7 +664,7 @@ class LogPane(Widget):
         self._redraw_table()
 
     def _redraw_table(self) -> None:
-        """Diff the table against the lines :func:`~ntui.core.ranktable.table_lines` gives: update changed
+        """Diff the table against the lines :func:`~ntui.core.logs.ranktable.table_lines` gives: update changed
         cells, add new lines; rebuild (keeping the cursor's line) only when the order changed."""
         table = self._ranks
         lines = table_lines(list(self._rows.values()), flt=self._filter, expanded=self._expanded,

@@ -13,7 +13,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:
-    from ntui.core.presets import PresetInfo
+    from ntui.core.compose.presets import PresetInfo
 
 
 def _prompt(info: PresetInfo, current: bool) -> Content:

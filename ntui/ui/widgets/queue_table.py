@@ -15,7 +15,7 @@ It keeps the parts of the ``DataTable`` API the jobs view needs, with the same n
 dimmed and kept below live rows).
 
 :class:`QueueTable` is the jobs-view table on top: columns (the cells come from the one row formatter,
-:func:`~ntui.core.queue.queue_row`), state colours, and :meth:`QueueTable.apply` which updates by diff
+:func:`~ntui.core.jobs.queue.queue_row`), state colours, and :meth:`QueueTable.apply` which updates by diff
 (``update_cell`` for changed cells, ``add_row(key=)`` for new rows, ``remove_row`` for a few departures and
 ``clear()`` + ``add_rows`` when many rows vanish), keeping the selection by job id.
 """
@@ -38,8 +38,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ntui.core.queue import ENDED, diff_rows, queue_row
-from ntui.core.slurm import StateCategory, parse_duration, state_category
+from ntui.core.jobs.queue import ENDED, diff_rows, queue_row
+from ntui.core.slurm.common import StateCategory, parse_duration, state_category
 
 __all__ = [
     "ALL_USERS_COLUMNS",

@@ -1,4 +1,4 @@
-"""The recent-jobs list under the live queue: draws :mod:`ntui.core.recentview` rows (the core decides the rows).
+"""The recent-jobs list under the live queue: draws :mod:`ntui.core.jobs.recent` rows (the core decides the rows).
 
 Hidden while it has nothing to show (no history, no recent job). Highlighting a row posts
 :class:`RecentJobsTable.Selected` with the job's record; the jobs view shows its details and logs.
@@ -10,9 +10,9 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from ntui.core.logtail import inert
-from ntui.core.recentview import RECENT_COLUMNS, recent_cells, recent_title, shown_jobs
-from ntui.core.record import RECENT_ORDERS, RecentJob, RecentJobs, RecentOrder
+from ntui.core.jobs.recent import RECENT_COLUMNS, recent_cells, recent_title, shown_jobs
+from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs, RecentOrder
+from ntui.core.textsafe import inert
 from ntui.ui.widgets.job_details import state_style
 
 __all__ = ["ORDER_KEY", "RecentJobsTable", "RecentLoaded"]

@@ -1,8 +1,8 @@
 """The Report tab: how the selected ntui job used its GPUs, from its in-job sampler files.
 
-The report is the core's (:func:`ntui.core.jobreport.job_usage`, the same as ``ntui report``), computed in a
+The report is the core's (:func:`ntui.core.jobs.report.job_usage`, the same as ``ntui report``), computed in a
 thread worker only while the tab is visible (for an ended job once; a running job again when it is selected
-again, over the samples so far), and laid out by :func:`~ntui.core.jobreport.usage_lines` to the pane's width:
+again, over the samples so far), and laid out by :func:`~ntui.core.jobs.report.usage_lines` to the pane's width:
 per node and GPU the statistics and a utilisation sparkline, then the findings in words. ``f`` posts
 :class:`ReportPane.ApplyFix` with the first finding's suggested ``--set`` override (the jobs view opens the
 compose view with the job's preset, its overrides and the fix).
@@ -19,10 +19,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ntui.core.history import HistoryEntry
-from ntui.core.jobreport import JobUsage, job_usage, usage_lines
-from ntui.core.logtail import inert
-from ntui.core.runner import CommandRunner
+from ntui.core.jobs.report import JobUsage, job_usage, usage_lines
+from ntui.core.records.history import HistoryEntry
+from ntui.core.slurm.runner import CommandRunner
+from ntui.core.textsafe import inert
 
 __all__ = ["ReportPane"]
 

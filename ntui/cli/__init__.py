@@ -1,0 +1,149 @@
+"""``ntui`` subcommands. Plain argparse, no Textual: scripts can rely on them.
+
+The parser is built from :data:`COMMANDS`, one row per subcommand: its name, its one-line help and the module
+that implements it (``configure(name, parser)`` adds its arguments and sets ``func``). Only the module of the
+subcommand being run is imported, so ``ntui render`` loads the preset and renderer code and none of the history,
+log or GPU code; ``ntui --help`` imports none of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ntui import __version__
+from ntui.cli.common import EXIT_OK, exit_codes_help
+
+__all__ = ["COMMANDS", "Command", "build_parser", "run"]
+
+
+class CommandModule(Protocol):
+    def configure(self, name: str, parser: argparse.ArgumentParser) -> None: ...
+
+
+def _compose() -> CommandModule:
+    from ntui.cli import compose
+
+    return compose
+
+
+def _check() -> CommandModule:
+    from ntui.cli import check
+
+    return check
+
+
+def _submit() -> CommandModule:
+    from ntui.cli import submit
+
+    return submit
+
+
+def _jobs() -> CommandModule:
+    from ntui.cli import jobs
+
+    return jobs
+
+
+def _actions() -> CommandModule:
+    from ntui.cli import actions
+
+    return actions
+
+
+def _logs() -> CommandModule:
+    from ntui.cli import logs
+
+    return logs
+
+
+def _history() -> CommandModule:
+    from ntui.cli import history
+
+    return history
+
+
+def _gpus() -> CommandModule:
+    from ntui.cli import gpus
+
+    return gpus
+
+
+def _report() -> CommandModule:
+    from ntui.cli import report
+
+    return report
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    load: Callable[[], CommandModule]
+
+
+#: Every subcommand, in the order ``ntui --help`` lists them.
+COMMANDS: tuple[Command, ...] = (
+    Command("presets", "list presets: name, launcher, description, source file", _compose),
+    Command("render", "print (or write) the sbatch script of a preset", _compose),
+    Command("check", "check a preset statically; exits non-zero listing every problem", _check),
+    Command("submit", "submit a preset; prints the job id", _submit),
+    Command("jobs", "list your jobs (one squeue call)", _jobs),
+    Command("show", "details of one job (scontrol show job -d)", _jobs),
+    Command("cancel", "cancel a job, or send it a signal", _actions),
+    Command("hold", "hold a pending job as its user (scontrol uhold; a running job is not affected)", _actions),
+    Command("release", "release a held job", _actions),
+    Command("requeue", "requeue a batch job", _actions),
+    Command("logs", "print a job's batch log, or one rank's log", _logs),
+    Command("history", "jobs submitted by ntui (local history)", _history),
+    Command("resubmit", "submit a job again: its preset with its recorded overrides (+ --set)", _history),
+    Command("gpus", "per-node GPU usage of a running job (one long-lived srun step)", _gpus),
+    Command("report", "GPU (and CPU) usage report of a job submitted by ntui, with findings", _report),
+)
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is not an option), if it is one of ours."""
+    names = {c.name for c in COMMANDS}
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in names else None
+    return None
+
+
+def build_parser(command: str | None = None, *, every: bool = True) -> argparse.ArgumentParser:
+    """The ``ntui`` parser. Every subcommand is listed; the arguments are added for ``command`` only (for all of
+    them when ``command`` is None and ``every``), importing only the modules that implement them."""
+    parser = argparse.ArgumentParser(
+        prog="ntui",
+        description="Compose, check, submit and watch distributed training jobs on Slurm. "
+        "Without a subcommand, opens the terminal app.",
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ntui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for c in COMMANDS:
+        p = sub.add_parser(c.name, help=c.help)
+        if c.name == command or (command is None and every):
+            c.load().configure(c.name, p)
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    words = list(argv)
+    command = command_of(words)
+    parser = build_parser(command, every=False)
+    args = parser.parse_args(words)
+    if args.command is None:
+        from ntui.ui.app import run_app
+
+        return int(run_app())
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130

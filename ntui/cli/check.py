@@ -1,0 +1,84 @@
+"""``ntui check``: a preset statically, then against this cluster's partitions (``--test-only``: and
+``sbatch --test-only``); the partition check and the test-only call that ``submit`` and ``resubmit`` share.
+
+Exit codes: 0 ok; 2 the preset has errors, or this cluster's partitions would refuse or never run the job
+(:mod:`ntui.core.compose.sitecheck`); 3 Slurm refused or failed (``--test-only``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, print_problems
+from ntui.cli.compose import add_preset_args, load_spec
+from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.core.compose.sitecheck import check_against_cluster, check_test_only, cluster_limits
+from ntui.core.compose.spec import JobSpec
+from ntui.core.compose.yamlsrc import LoadedPreset
+from ntui.core.problems import Problem
+from ntui.core.slurm.runner import SlurmError
+
+__all__ = ["configure", "site_check", "site_refused", "test_only"]
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> None:
+    add_preset_args(p)
+    p.add_argument("--test-only", action="store_true", help="also ask Slurm: sbatch --test-only")
+    p.set_defaults(func=cmd_check)
+
+
+def site_refused(problems: Sequence[Problem], what: str) -> bool:
+    """Print the site check's problems; True (and say so) when one is an error."""
+    for p in problems:
+        print(str(p), file=sys.stderr)
+    errors = sum(p.is_error for p in problems)
+    if errors:
+        print(f"ntui: {what}: {errors} problem(s) with this cluster's partitions (see above)", file=sys.stderr)
+    return bool(errors)
+
+
+def site_check(spec: JobSpec, loaded: LoadedPreset | None = None) -> tuple[bool, int]:
+    """``check`` runs what the form and ``submit`` run: the job against the cluster's partitions, whenever
+    the cluster answers (no Slurm, no answer: nothing to check against). Returns (refused, warnings)."""
+    problems = check_against_cluster(spec, cluster_limits(cli_runner()), loaded=loaded)
+    return site_refused(problems, "this cluster would not run it"), sum(not p.is_error for p in problems)
+
+
+def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
+    runner = cli_runner()
+    parts = cluster_limits(runner)
+    before = check_against_cluster(spec, parts, loaded=loaded)
+    if site_refused(before, "not sent to sbatch --test-only"):
+        return EXIT_PROBLEMS
+    try:
+        res, after = check_test_only(spec, runner, parts, loaded=loaded, reported=before)
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    if res.ok:
+        if site_refused(after, f"Slurm would accept it in partition {res.partition}, but it would never start"):
+            return EXIT_PROBLEMS
+        where = f" on {res.nodes}" if res.nodes else ""
+        print(f"ok: would start at {res.start or '?'}{where}" + (f" in {res.partition}" if res.partition else ""))
+        return 0
+    print(f"sbatch --test-only: {res.reason}", file=sys.stderr)
+    return EXIT_SLURM
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    loaded, spec, problems = load_spec(args.preset, args.overrides)
+    print_problems(problems)
+    if spec is None:
+        n = sum(1 for p in problems if p.is_error)
+        print(f"{n} error(s)", file=sys.stderr)
+        return EXIT_PROBLEMS
+    if args.test_only:
+        return test_only(spec, loaded)
+    refused, site_warnings = site_check(spec, loaded)
+    if refused:
+        return EXIT_PROBLEMS
+    warn = len(problems) + site_warnings
+    print(f"ok: {spec.name} ({spec.launcher}, {spec.nodes} node(s), world size {spec.world_size})"
+          + (f", {warn} warning(s)" if warn else ""))
+    return EXIT_OK

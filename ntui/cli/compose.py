@@ -1,0 +1,80 @@
+"""``ntui presets`` and ``ntui render``; and loading a preset (with ``--set`` overrides), which ``check``,
+``submit`` and ``resubmit`` share. No Slurm: nothing here imports the Slurm layer.
+
+Exit codes: 0 ok; 2 the preset has errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, print_problems
+from ntui.core.compose.presets import list_presets, load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.spec import JobSpec, validate
+from ntui.core.compose.yamlsrc import LoadedPreset
+from ntui.core.paths import atomic_write
+from ntui.core.problems import PresetError, Problem
+
+__all__ = ["add_preset_args", "configure", "load_spec"]
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> None:
+    if name == "presets":
+        p.set_defaults(func=cmd_presets)
+    elif name == "render":
+        add_preset_args(p)
+        p.add_argument("-o", "--output", type=Path, help="write the script to this file (atomically)")
+        p.set_defaults(func=cmd_render)
+
+
+def add_preset_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("preset", help="preset name (user dir first, then shipped) or path to a YAML file")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a dotted key with a YAML value, e.g. --set sbatch.nodes=4 (repeatable)",
+    )
+
+
+def load_spec(preset: str, overrides: Sequence[str]) -> tuple[LoadedPreset, JobSpec | None, list[Problem]]:
+    """Load + validate. Returns spec None on errors (the problems say which)."""
+    try:
+        loaded = load_preset(preset, overrides)
+    except PresetError as exc:
+        return LoadedPreset(preset, None, {}), None, exc.problems
+    spec, problems = validate(loaded)
+    return loaded, spec, problems
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    rows = list_presets()
+    if not rows:
+        print("no presets found", file=sys.stderr)
+        return EXIT_PROBLEMS
+    width = max(len(r.name) for r in rows)
+    path_width = max(len(str(r.path)) for r in rows)  # the description column starts at one place
+    for r in rows:
+        desc = f"BROKEN: {r.problem}" if r.problem else r.description
+        print(f"{r.name:<{width}}  {r.launcher or '-':<10}  {r.origin:<7}  {str(r.path):<{path_width}}  {desc}"
+              .rstrip())
+    return EXIT_OK
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    _, spec, problems = load_spec(args.preset, args.overrides)
+    print_problems(problems, warnings=False)
+    if spec is None:
+        return EXIT_PROBLEMS
+    script = render(spec)
+    if args.output:
+        atomic_write(args.output, script, mode=0o600)
+    else:
+        sys.stdout.write(script)
+    return EXIT_OK

@@ -1,0 +1,147 @@
+"""``ntui history`` (with each job's record) and ``ntui resubmit``.
+
+Exit codes: 0 ok; 2 bad arguments, unknown job, preset gone or site check refused;
+3 Slurm refused or failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+
+from ntui.cli.check import test_only
+from ntui.cli.common import EXIT_PROBLEMS, print_problems
+from ntui.cli.compose import load_spec
+from ntui.cli.jobs import resolve_quietly
+from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.cli.submit import submit_checked
+from ntui.core.compose.timefmt import format_elapsed
+from ntui.core.jobs.recent import gpu_text
+from ntui.core.jobs.resubmit import preset_ref, script_diff
+from ntui.core.records.history import History, HistoryEntry
+from ntui.core.records.record import (
+    RECENT_ORDERS,
+    recent_order,
+    record_job,
+    sort_recent,
+)
+from ntui.core.slurm.runner import SlurmError
+from ntui.core.textsafe import inert
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> None:
+    if name == "history":
+        p.description = ("Jobs submitted by ntui, newest first (--sort: another order), with what became of them: "
+                         "final state, elapsed, mean GPU utilisation (from the in-job samples; - without them), "
+                         "triage verdict (resolved from sacct, scontrol or the batch log). --json has the whole GPU "
+                         "summary under \"gpu\".")
+        p.add_argument("-n", type=int, default=20, help="how many (default 20)")
+        p.add_argument("--json", action="store_true")
+        p.add_argument("--reconcile", action="store_true",
+                       help="first record own jobs in the queue that the history lacks (one squeue call)")
+        p.add_argument("--no-resolve", action="store_true",
+                       help="print the history as stored; do not ask Slurm what became of ended jobs")
+        # the orders of the app's recent-jobs list (one list: ntui.core.records.record)
+        p.add_argument("--sort", choices=[o.name for o in RECENT_ORDERS], default=RECENT_ORDERS[0].name,
+                       help="; ".join(f"{o.name}: {o.label}" for o in RECENT_ORDERS)
+                       + " (the -n shown are the first n in this order; default: %(default)s)")
+        p.set_defaults(func=cmd_history)
+    elif name == "resubmit":
+        p.add_argument("job_id")
+        p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="an extra override on top of the recorded ones (repeatable)")
+        p.add_argument("--test-only", action="store_true", help="only ask sbatch --test-only; submit nothing")
+        p.set_defaults(func=cmd_resubmit)
+
+
+def state_text(e: HistoryEntry) -> str:
+    """The final state (``TIMEOUT``, ``FAILED 3:0``; ``~`` marks an inferred one), else the submission status."""
+    if e.final_state is None:
+        return e.status
+    code = f" {e.exit_code}" if e.exit_code and e.exit_code != "0:0" else ""
+    return ("~" if e.record_source == "inferred" else "") + e.final_state + code
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    history = History()
+    rc = 0
+    try:
+        runner = None
+        if args.reconcile:
+            from ntui.core.records.reconcile import reconcile
+            from ntui.core.slurm.sbatch import slurm_env
+
+            env, _ = slurm_env()
+            runner = cli_runner()
+            try:
+                for line in reconcile(history, runner, env=env).lines():
+                    print(f"reconcile: {line}", file=sys.stderr)
+            except SlurmError as exc:
+                rc = slurm_failed(exc)
+        if not args.no_resolve:
+            resolve_quietly(history, runner)
+        order = recent_order(getattr(args, "sort", RECENT_ORDERS[0].name))
+        if order is RECENT_ORDERS[0]:  # newest first is the stored order: only the newest n are read
+            entries = history.entries(limit=args.n)
+        else:  # the first n of the whole history in this order (e.g. the n jobs that used their GPUs least)
+            entries = [j.entry for j in sort_recent(map(record_job, history.entries()), order) if j.entry][:args.n]
+    finally:
+        history.close()
+    if args.json:
+        print(json.dumps([asdict(e) | {"script": None} for e in entries], indent=1))
+        return rc
+    print(f"{'JOBID':<10} {'SUBMITTED':<16}  {'STATE':<16} {'ELAPSED':>9} {'GPU':>4}  {'PRESET':<22} VERDICT")
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
+        tail = e.verdict or ""
+        link = f" (resubmit of {e.resubmit_of})" if e.resubmit_of else ""
+        print(f"{e.job_id or '-':<10} {when:<16}  {inert(state_text(e)):<16} {format_elapsed(e.elapsed_s):>9} "
+              f"{gpu_text(e.gpu.util_mean if e.gpu else None):>4}  {inert(e.preset):<22} {inert(tail)}{link}")
+    return rc
+
+
+def cmd_resubmit(args: argparse.Namespace) -> int:
+    from ntui.core.compose.render import render
+
+    history = History()
+    try:
+        entry = history.get(args.job_id)
+        if entry is None:
+            print(f"ntui: job {args.job_id} is not in ntui's history", file=sys.stderr)
+            return EXIT_PROBLEMS
+        if entry.preset == "?" or not entry.script:
+            print(f"ntui: job {args.job_id} was recovered without its preset; resubmit its script "
+                  f"({entry.script_path or 'unknown'}) with sbatch", file=sys.stderr)
+            return EXIT_PROBLEMS
+        ref = preset_ref(entry)
+        loaded, spec, problems = load_spec(ref, entry.overrides)
+        print_problems(problems, warnings=False)
+        if spec is None:
+            print(f"ntui: the preset of job {args.job_id} ({ref}) no longer renders with its overrides",
+                  file=sys.stderr)
+            return EXIT_PROBLEMS
+        same = render(spec)
+        if same != entry.script:
+            print(f"ntui: preset {ref} changed since job {entry.job_id} was submitted; the script differs:",
+                  file=sys.stderr)
+            sys.stderr.write(script_diff(entry.script, same, f"job {entry.job_id}", "now"))
+        if args.overrides:
+            loaded, spec, problems = load_spec(ref, [*entry.overrides, *args.overrides])
+            print_problems(problems)
+            if spec is None:
+                return EXIT_PROBLEMS
+            sys.stderr.write(script_diff(same, render(spec), "recorded overrides", "with --set"))
+        if args.test_only:
+            return test_only(spec, loaded)
+        runner = cli_runner()
+        job = submit_checked(loaded, spec, runner, history, resubmit_of=entry.job_id)
+    finally:
+        history.close()
+    if isinstance(job, int):
+        return job
+    print(f"resubmitted job {entry.job_id} as {job.job_id}", file=sys.stderr)
+    return 0
+

@@ -1,0 +1,201 @@
+"""``ntui logs``: print a log's tail (never the whole file), optionally follow it; ``--triage`` names the rank
+that failed first.
+
+Exit codes: 0 ok; 1 ``--triage``: a rank (or the job) failed; 2 not an ntui job (for rank logs and triage), a rank
+out of range, a log not there yet; 3 Slurm refused or failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+
+from ntui.cli.common import EXIT_PROBLEMS
+from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.core.jobfiles.lognames import LogPaths, log_problem
+from ntui.core.jobs.submission import paths_for
+from ntui.core.logs.joblogs import job_verdict
+from ntui.core.logs.tail import FdBudget, FileTail
+from ntui.core.logs.watch import JobLogWatcher, PoliteScheduler, watch_files
+from ntui.core.records.history import History
+from ntui.core.records.outcome import job_outcome
+from ntui.core.slurm.runner import CommandRunner, SlurmError
+from ntui.core.slurm.scontrol import show_job
+from ntui.core.textsafe import inert
+
+FOLLOW_INTERVAL_S = 0.5  # polling: inotify does not fire on Lustre/NFS
+JOB_CHECK_S = 5.0  # --follow asks Slurm whether the job is over at most this often (one squeue)
+
+#: The job's final state once it is over, else None (also when Slurm does not answer: following goes on).
+JobOver = Callable[[], "str | None"]
+
+
+class EndWatch:
+    """When ``--follow`` stops: ``job_over`` is asked at most every :data:`JOB_CHECK_S` (the first time one
+    interval after the start); :attr:`ended` holds the final state once it said the job is over. Without
+    ``job_over`` the job never ends here (Ctrl-C does)."""
+
+    def __init__(self, job_over: JobOver | None) -> None:
+        self.job_over = job_over
+        self.ended: str | None = None
+        self._checked = time.monotonic()
+
+    def check(self) -> str | None:
+        if self.ended is None and self.job_over is not None and time.monotonic() - self._checked >= JOB_CHECK_S:
+            self._checked = time.monotonic()
+            self.ended = self.job_over()
+        return self.ended
+
+
+def _drained_note(ended: str, what: str) -> None:
+    print(f"ntui: job ended ({ended}); {what} drained", file=sys.stderr)
+
+
+def print_log(path: str, *, lines: int = 100, follow: bool = False, job_over: JobOver | None = None) -> int:
+    """Print the tail; with ``follow``, appended lines until Ctrl-C or, given ``job_over`` (the job's final
+    state once it ended, else None), until the job is over and the file is drained (read to its end)."""
+    tail = FileTail(path, window=max(1, lines))
+    update = tail.poll()
+    if not update.exists and not follow:
+        print(f"ntui: {path}: no such file (yet)", file=sys.stderr)
+        return 2
+    if not update.exists:
+        print(f"ntui: waiting for {path} to appear ...", file=sys.stderr)
+    out = sys.stdout
+    for line in tail.window:
+        out.write(line + "\n")
+    out.flush()
+    end = EndWatch(job_over)
+    try:
+        while follow:
+            time.sleep(FOLLOW_INTERVAL_S)
+            update = tail.poll()
+            if update.reset:
+                out.write(f"--- ntui: {path} was {update.reset_reason}; reading from the start ---\n")
+            for line in update.lines:
+                out.write(line + "\n")
+            if update.lines or update.reset:
+                out.flush()
+                continue  # more may follow: drained means a poll that found nothing new
+            if end.ended is not None:  # over, and this poll found the file drained
+                if update.partial:  # an unterminated last line: nothing will complete it now
+                    out.write(update.partial + "\n")
+                out.flush()
+                _drained_note(end.ended, "its log is")
+                break
+            end.check()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def print_triage(
+    paths: LogPaths, job_id: str, world_size: int | None, *, launcher: str | None = None, follow: bool = False,
+    job_over: JobOver | None = None,
+) -> int:
+    """The verdict (Slurm's job-level verdict first, else the rank that failed first); with ``follow`` the
+    job's logs are watched and each new verdict printed as it changes, until Ctrl-C or, given ``job_over``
+    (as for :func:`print_log`), until the job is over and every log is drained: then the final verdict (the
+    last line printed) decides the exit code. Exit 1 when one failed."""
+    if not follow:
+        verdict = job_verdict(paths, job_id, world_size, launcher)
+        print(inert(verdict.line))
+        return 1 if verdict.failed else 0
+    files, discover = watch_files(paths, job_id, world_size)
+    # Held descriptors (as in the app's log pane): a poll of a held rank file is a read, not an open + stat.
+    watcher = JobLogWatcher(job_id, files, paths=paths, discover=discover, launcher=launcher,
+                            scheduler=PoliteScheduler(fast_s=FOLLOW_INTERVAL_S), budget=FdBudget())
+    end = EndWatch(job_over)
+    shown = ""
+    failed = False
+
+    def show(active: bool) -> None:
+        nonlocal shown, failed
+        line = watcher.triage_line(job_active=active)
+        failed = line.failed
+        if line.text != shown:
+            shown = line.text
+            print(f"{time.strftime('%H:%M:%S')} {inert(line.text)}", flush=True)
+
+    try:
+        while True:
+            if end.ended is not None:  # over: read every file (not only the due ones) until one pass finds nothing
+                if not any(up.lines or up.reset for up in watcher.poll_all().values()):
+                    watcher.finish()  # tracebacks cut short by the end count now
+                    show(False)
+                    _drained_note(end.ended, "its logs are")
+                    break
+            else:
+                watcher.poll()
+                show(True)
+                end.check()
+            time.sleep(watcher.scheduler.tick_s)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.close()
+    return 1 if failed else 0
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> None:
+    p.add_argument("job_id")
+    p.add_argument("--rank", type=int, help="global rank (default: the batch log)")
+    p.add_argument("--follow", "-f", action="store_true",
+                   help="keep printing appended lines (with --triage: each new verdict) until the job is over "
+                        "and its logs are drained, or Ctrl-C")
+    p.add_argument("--lines", "-n", type=int, default=100, help="lines of the tail to print first")
+    p.add_argument("--triage", action="store_true", help="which rank failed first, where, and why")
+    p.set_defaults(func=cmd_logs)
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    history = History()
+    entry = history.get(args.job_id)
+    paths = paths_for(args.job_id, history)
+    job_over = partial(_ended_state, cli_runner(), args.job_id) if args.follow else None
+    if args.triage:
+        if paths is None:
+            print(f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known", file=sys.stderr)
+            return EXIT_PROBLEMS
+        problem = log_problem(paths.batch(args.job_id))
+        if problem:
+            print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
+            return EXIT_PROBLEMS
+        return print_triage(paths, args.job_id, entry.world_size if entry else None,
+                                     launcher=entry.launcher if entry else None, follow=args.follow,
+                                     job_over=job_over)
+    if paths is None:
+        try:
+            d = show_job(cli_runner(), args.job_id)
+        except SlurmError as exc:
+            return slurm_failed(exc)
+        if args.rank is not None or not d.std_out:
+            print(f"ntui: job {args.job_id} was not submitted by ntui; only its batch log is known",
+                  file=sys.stderr)
+            return EXIT_PROBLEMS
+        path = d.std_out
+    else:
+        world = entry.world_size if entry is not None and entry.world_size > 0 else None
+        if args.rank is not None and (args.rank < 0 or (world is not None and args.rank >= world)):
+            known = f"world size {world}: ranks 0-{world - 1}" if world is not None else "ranks start at 0"
+            print(f"ntui: job {args.job_id}: rank {args.rank} is out of range ({known})", file=sys.stderr)
+            return EXIT_PROBLEMS
+        path = paths.batch(args.job_id) if args.rank is None else paths.rank(args.job_id, args.rank)
+    problem = log_problem(path)
+    if problem:
+        print(f"ntui: job {args.job_id}: {problem}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    return print_log(path, lines=args.lines, follow=args.follow, job_over=job_over)
+
+
+def _ended_state(runner: CommandRunner, job_id: str) -> str | None:
+    """The job's final state once it is over (``logs --follow``, with or without ``--triage``, stops then),
+    else None (also when Slurm does not answer: following goes on)."""
+    try:
+        out = job_outcome(runner, job_id)
+    except SlurmError:
+        return None
+    return out.state if out.finished else None

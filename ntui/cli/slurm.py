@@ -1,0 +1,42 @@
+"""The Slurm side of a subcommand: the settings (file + environment) with the runner they describe, and how a
+Slurm failure is said. Imported by the subcommands that talk to Slurm only (``ntui render`` never loads it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ntui.cli.common import EXIT_SLURM
+from ntui.core.config import TIMEOUT_ENV, Settings, load_settings, slurm_runner
+from ntui.core.slurm.runner import CommandRunner, SlurmError, SlurmNotInstalled, SlurmTimeout
+
+__all__ = ["cli_runner", "cli_settings", "slurm_failed"]
+
+
+def slurm_failed(exc: SlurmError) -> int:
+    """Say why Slurm could not be used or refused, in one line on stderr; returns :data:`EXIT_SLURM`."""
+    if isinstance(exc, SlurmNotInstalled):
+        prog = os.path.basename(exc.argv[0]) if exc.argv else "the Slurm client"
+        print(f"ntui: Slurm is not installed here: {prog} not found on PATH "
+              "(ntui can still render and check presets)", file=sys.stderr)
+    elif isinstance(exc, SlurmTimeout):
+        print(f"ntui: Slurm timed out: {exc.message} (the command was killed; "
+              f"set {TIMEOUT_ENV}=SECONDS or slurm.timeout in the settings to wait longer)", file=sys.stderr)
+    else:
+        print(f"ntui: {exc}", file=sys.stderr)
+    return EXIT_SLURM
+
+
+def cli_settings() -> Settings:
+    """The user's settings (config file + environment overrides, :func:`ntui.core.config.load_settings`, as the
+    app reads them); their problems go to stderr and the defaults stand in for what is wrong."""
+    settings, problems = load_settings()
+    for p in problems:
+        print(f"ntui: {p}", file=sys.stderr)
+    return settings
+
+
+def cli_runner(settings: Settings | None = None) -> CommandRunner:
+    """The runner for Slurm commands: the settings' timeouts and ``bin-dir`` (loaded when not given)."""
+    return slurm_runner((settings if settings is not None else cli_settings()).slurm)

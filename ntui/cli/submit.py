@@ -1,0 +1,105 @@
+"""``ntui submit``: the partition check, then sbatch; ``--wait`` follows the job to its end.
+
+Exit codes: 0 submitted (with ``--wait``: the job COMPLETED); 2 bad preset, or a job this cluster's partitions
+would refuse or never run (checked before sbatch: nothing is submitted); 3 Slurm refused or failed; 4 the job did
+not COMPLETE (``--wait``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ntui.cli.check import site_refused, test_only
+from ntui.cli.common import EXIT_JOB_FAILED, EXIT_PROBLEMS, EXIT_SLURM, print_problems
+from ntui.cli.compose import add_preset_args, load_spec
+from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.core.compose.rules import blocks_submit
+from ntui.core.compose.sitecheck import check_against_cluster, cluster_limits
+from ntui.core.compose.spec import JobSpec
+from ntui.core.compose.yamlsrc import LoadedPreset
+from ntui.core.jobs.submission import SubmittedJob, submit_job
+from ntui.core.records.history import History
+from ntui.core.records.outcome import job_outcome
+from ntui.core.slurm.runner import CommandRunner, SlurmError
+
+__all__ = ["configure", "submit_checked", "wait_for"]
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> None:
+    add_preset_args(p)
+    p.add_argument("--test-only", action="store_true", help="only ask sbatch --test-only; submit nothing")
+    p.add_argument("--wait", action="store_true", help="follow the job; exit 0 only if it COMPLETED")
+    p.add_argument("--hold", action="store_true", help="submit held (release with `ntui release`)")
+    p.set_defaults(func=cmd_submit)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    loaded, spec, problems = load_spec(args.preset, args.overrides)
+    print_problems(problems)
+    if spec is None:
+        return EXIT_PROBLEMS
+    if args.test_only:
+        return test_only(spec, loaded)
+    if any(blocks_submit(p) for p in problems):  # e.g. a script that does not exist (F1)
+        print("not submitted", file=sys.stderr)
+        return EXIT_PROBLEMS
+    runner = cli_runner()
+    history = History()
+    try:
+        job = submit_checked(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
+    finally:
+        history.close()
+    if isinstance(job, int):
+        return job
+    if not args.wait:
+        return 0
+    return wait_for(runner, job.job_id)
+
+
+def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, history: History,
+                   **submit_args: Any) -> SubmittedJob | int:
+    """The partition check, then sbatch (``submit_job``); prints the warnings and the new job id. Returns the
+    job, or the exit code when the cluster's partitions or Slurm refused it."""
+    if site_refused(check_against_cluster(spec, cluster_limits(runner), loaded=loaded), "not submitted"):
+        return EXIT_PROBLEMS
+    try:
+        job = submit_job(loaded, spec, runner, history, **submit_args)
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    for w in job.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(job.job_id, flush=True)
+    return job
+
+
+def wait_for(runner: CommandRunner, job_id: str, *, poll_s: float = 2.0, max_poll_s: float = 10.0) -> int:
+    """Follow a job until it ends, printing state changes to stderr. One squeue per poll,
+    the interval growing from ``poll_s`` to ``max_poll_s`` while nothing changes."""
+    last = ""
+    interval = poll_s
+    errors = 0
+    while True:
+        try:
+            out = job_outcome(runner, job_id)
+            errors = 0
+        except SlurmError as exc:
+            errors += 1
+            print(f"ntui: {exc} (retrying)", file=sys.stderr)
+            if errors >= 10:
+                return EXIT_SLURM
+            time.sleep(min(max_poll_s * 2, poll_s * 2**errors))
+            continue
+        if out.state != last:
+            print(f"{time.strftime('%H:%M:%S')} job {job_id}: {out.state}", file=sys.stderr, flush=True)
+            last = out.state
+            interval = poll_s
+        else:
+            interval = min(max_poll_s, interval * 1.5)
+        if out.finished:
+            code = f" (exit code {out.exit_code})" if out.exit_code else ""
+            print(f"job {job_id} ended: {out.state}{code}", file=sys.stderr)
+            return 0 if out.state == "COMPLETED" else EXIT_JOB_FAILED
+        time.sleep(interval)

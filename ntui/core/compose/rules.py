@@ -1,0 +1,790 @@
+"""The rule table: every launcher x sbatch rule ntui enforces or guarantees, in one place.
+
+Each :class:`Rule` has an id (the reference ids P1, G5, R8, ... kept; new ones in the same style),
+a severity, the preset keys it applies to (the same dotted keys ``--set`` and the form use), its
+source, and either a ``check`` (a condition over the parsed :class:`Draft`, returning findings whose
+messages state the fix) or, for a guarantee the renderer keeps, no check.
+
+``ntui check``, ``submit``, the form's inline errors (all through ``spec.validate``), ``docs/rules.md``
+and the README section "What the generated script guarantees" come from :data:`RULES`
+(``python -m ntui.core.compose.rules --markdown`` regenerates the document).
+
+Adding a preset section (as ``monitor:`` was) means: parse it in ``spec`` into a field of
+:class:`Draft`, then add its rules here.
+
+One responsibility, hence one file even past 600 lines: the table, its conditions and its documents.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ntui.core.compose.launchcli import read_extra_args
+from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
+from ntui.core.problems import Problem, Severity, Source
+
+#: GPUs per node on the target machine (Perlmutter), for the capacity warnings (G6).
+NODE_GPUS = 4
+NODE_CPUS = 128
+#: The Linux default ephemeral port range (net.ipv4.ip_local_port_range).
+EPHEMERAL_PORTS = range(32768, 61000)
+#: MASTER_PORT = PORT_BASE + job id % PORT_SPAN stays below the ephemeral range (R4).
+PORT_BASE = 15000
+PORT_SPAN = 17000
+#: The in-job GPU sampler's interval bounds in seconds (M1): nvidia-smi -l takes whole seconds; above an hour a
+#: job's report has too few samples to say anything (a 6 h job: 6 per GPU).
+MONITOR_INTERVAL_MIN = 1
+MONITOR_INTERVAL_MAX = 3600
+
+# sbatch(1) long options (22.05-25.11). Used to reject typos with a suggestion.
+_SBATCH_OPTIONS_TEXT = """
+account acctg-freq array batch bb bbf begin chdir cluster-constraint clusters comment constraint
+container container-id contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task
+deadline delay-boot dependency distribution exclude exclusive export export-file extra extra-node-
+info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-
+flags hint hold ignore-pbs image input job-name kill-on-invalid-dep licenses mail-type mail-user
+mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus module network nice no-kill no-requeue
+nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket
+open-mode overcommit oversubscribe partition power prefer priority profile propagate qos reboot
+requeue reservation resv-ports signal sockets-per-node spread-job switches thread-spec threads-per-
+core time time-min tmp tres-bind tres-per-task uid use-min-nodes verbose wckey
+"""
+SBATCH_OPTIONS = frozenset(_SBATCH_OPTIONS_TEXT.replace("-\n", "-").split())  # a name may wrap after "-"
+#: sbatch options that take no value (``true`` = bare flag) ...
+SBATCH_PURE_FLAGS = frozenset((
+    "contiguous", "hold", "ignore-pbs", "no-requeue", "overcommit", "oversubscribe", "reboot", "requeue",
+    "spread-job", "use-min-nodes", "verbose",
+))
+#: ... and all that may be bare flags (these take an optional value), per sbatch(1)'s synopsis.
+SBATCH_FLAGS = SBATCH_PURE_FLAGS | {"exclusive", "get-user-env", "nice", "no-kill", "propagate", "resv-ports"}
+#: Integer sbatch options (plain decimal only: YAML 1.1 reads 010 as 8 and 2:4 as 124).
+INT_OPTIONS = ("nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu", "mincpus")
+#: GPU requests, each ``[TYPE:]COUNT`` (gres: ``gpu[:TYPE]:COUNT`` in a comma list).
+GPU_OPTIONS = ("gpus-per-node", "gpus-per-task", "gpus", "gres")
+#: Launcher options ntui sets itself; a copy in ``launcher.extra-args`` would replace or fight them.
+OWNED_LAUNCHER_ARGS: Mapping[str, tuple[str, ...]] = {
+    "torchrun": (
+        "--rdzv-endpoint", "--rdzv-backend", "--rdzv-id", "--nnodes", "--nproc-per-node",
+        "--standalone", "--node-rank", "--master-addr", "--master-port", "--no-python",
+        "--module", "--run-path", "--help",
+    ),
+    "accelerate": (
+        "--main_process_ip", "--main_process_port", "--rdzv_backend", "--num_processes",
+        "--num_machines", "--machine_rank", "--config_file", "--multi_gpu", "--cpu", "--no_python",
+        "--mixed_precision", "--dynamo_backend", "--gpu_ids", "--module", "--help",
+    ),
+    "srun": (),
+}
+#: The rendezvous configuration (``key=value,...``): not owned but merged (R13). torchrun and accelerate
+#: launch both take either spelling, as ``--opt=VALUE`` or ``--opt VALUE``, and keep only the last one.
+RDZV_CONF_OPTIONS = ("--rdzv-conf", "--rdzv_conf")
+#: Rendezvous configuration keys ntui sets per node (R8); a user copy is refused (R13).
+RDZV_NTUI_KEYS = ("is_host",)
+SLINGSHOT_ENV = (
+    ("FI_MR_CACHE_MONITOR", "userfaultfd"),
+    ("FI_CXI_DISABLE_HOST_REGISTER", "1"),
+    ("FI_CXI_DEFAULT_CQ_SIZE", "131072"),
+    ("FI_CXI_RDZV_PROTO", "alt_read"),
+    ("FI_CXI_RDZV_EAGER_SIZE", "0"),
+    ("FI_CXI_RDZV_GET_MIN", "0"),
+    ("FI_CXI_DEFAULT_TX_SIZE", "2048"),
+    ("FI_CXI_RX_MATCH_MODE", "hybrid"),
+    ("NCCL_CROSS_NIC", "1"),
+    ("NCCL_NET_GDR_LEVEL", "PHB"),
+    ("NCCL_SOCKET_IFNAME", "hsn0,hsn1,hsn2,hsn3"),
+)
+
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+_TYPED_COUNT = re.compile(r"(?:([A-Za-z][\w.-]*):)?([0-9]+)")
+_SIGNAL = re.compile(r"^(?:[RB]{1,2}:)?\w+(?:@(\d+))?$")
+
+
+@dataclass(frozen=True)
+class GpuRequest:
+    """One way the preset asks for GPUs: the sbatch option, the count it names, and its type."""
+
+    option: str
+    count: int
+    type: str = ""
+
+
+def parse_gpu_request(option: str, text: str) -> GpuRequest | None:
+    """``4``/``a100:4`` (or gres ``gpu:a100:4,nvme:1``) -> the GPU part; None if not that form.
+
+    A gres without a gpu part is a request for 0 GPUs.
+    """
+    if option == "gres":
+        for part in text.split(","):
+            bits = part.split(":")
+            if bits[0] != "gpu":
+                continue
+            if len(bits) in (2, 3) and _DECIMAL.fullmatch(bits[-1]):
+                return GpuRequest(option, int(bits[-1]), bits[1] if len(bits) == 3 else "")
+            return None
+        return GpuRequest(option, 0)
+    m = _TYPED_COUNT.fullmatch(text)
+    if not m or not _DECIMAL.fullmatch(m.group(2)):
+        return None
+    return GpuRequest(option, int(m.group(2)), m.group(1) or "")
+
+
+@dataclass(frozen=True)
+class RdzvConf:
+    """``launcher.extra-args`` with every rendezvous-configuration option taken out, its keys merged (R13)."""
+
+    pairs: tuple[tuple[str, str], ...] = ()
+    """The user's keys in first-seen order; a repeated key keeps its last value, as torch does."""
+    rest: tuple[str, ...] = ()
+    """The other extra args, in order."""
+    errors: tuple[tuple[int, str], ...] = ()
+    """(index in extra-args, message) for what torch would refuse or what would break R8."""
+
+    @property
+    def text(self) -> str:
+        """The user's part of the one ``--rdzv-conf`` value: ``key=value,...`` ('' for none)."""
+        return ",".join(f"{k}={v}" for k, v in self.pairs)
+
+
+def split_rdzv_conf(launcher: str, extra_args: Sequence[str]) -> RdzvConf:
+    """Take every ``--rdzv-conf``/``--rdzv_conf`` (``=VALUE`` or next word, read as the launcher reads
+    ``extra_args``: :func:`~ntui.core.compose.launchcli.read_extra_args`) out of ``extra_args``."""
+    keys: dict[str, str] = {}
+    taken: set[int] = set()
+    errors: list[tuple[int, str]] = []
+    for word in read_extra_args(launcher, extra_args):
+        name = extra_args[word.index].partition("=")[0]
+        if name not in RDZV_CONF_OPTIONS:  # an abbreviation of it is R14's
+            continue
+        taken.add(word.index)
+        if word.value is None or word.value_index is None:
+            errors.append((word.index, f"{name} needs a value: {name}=KEY=VALUE[,KEY=VALUE...]"))
+            continue
+        taken.add(word.value_index)
+        errors.extend((word.value_index, message) for message in _rdzv_items(name, word.value, keys))
+    rest = tuple(arg for i, arg in enumerate(extra_args) if i not in taken)
+    return RdzvConf(tuple(keys.items()), rest, tuple(errors))
+
+
+def _rdzv_items(name: str, value: str, into: dict[str, str]) -> Iterator[str]:
+    """Parse ``key=value,...`` as torch does (keys and values stripped; blank = none) into ``into``."""
+    if not value.strip():
+        return
+    for item in value.split(","):
+        key, _, val = (part.strip() for part in item.partition("="))
+        if not key:
+            yield (f"{name} {value!r} has an empty key (a stray ',' or '='); write KEY=VALUE[,KEY=VALUE...], "
+                   "which torch requires")
+        elif not val:
+            yield f"{name}: {key!r} has no value; write {key}=VALUE (torch refuses a key alone)"
+        elif key in RDZV_NTUI_KEYS:
+            yield (f"{name}: {key} is ntui's: node 0 gets 1 and every other node 0, so node 0 hosts the "
+                   f"rendezvous store (R8); one value for all nodes makes every node host, or none. Remove {key}; "
+                   "the other keys are merged")
+        else:
+            into[key] = val
+
+
+def merge_rdzv_conf(*parts: str) -> str:
+    """One rendezvous-configuration value from several, later keys last (torch keeps only the last
+    ``--rdzv-conf`` it is given, and the last value of a repeated key) (R13)."""
+    return ",".join(part for part in parts if part)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A preset after each section is parsed, before the cross-field rules run.
+
+    ``sbatch`` holds the options that stay (``false``/``null`` already dropped) as YAML values,
+    ``raw`` their text as written.
+    """
+
+    launcher: str = "srun"
+    sbatch: Mapping[str, object] = field(default_factory=dict)
+    raw: Mapping[str, str] = field(default_factory=dict)
+    nodes: int = 1
+    gpu_requests: tuple[GpuRequest, ...] = ()
+    tasks_per_node: int | None = None
+    nproc: int | None = None
+    launcher_keys: frozenset[str] = frozenset()
+    multi_gpu: bool | None = None
+    cpu: bool | None = None
+    master_port: int | None = None
+    python_words: tuple[str, ...] | None = ("python",)
+    extra_args: tuple[str, ...] = ()
+    container: str = "none"
+    env: Mapping[str, str] = field(default_factory=dict)
+    nccl_slingshot: bool = False
+    script: str = ""
+    script_exists: bool = True
+    monitor_gpu: bool | None = None
+    """``monitor.gpu`` as written; None (absent): on whenever the job asks for GPUs."""
+    monitor_interval: int = DEFAULT_INTERVAL_S
+    monitor_interval_written: bool = False
+
+    @property
+    def gpu_sampling(self) -> bool:
+        """Whether the script starts the in-job GPU sampler (M2): as asked, else iff GPUs are requested."""
+        return bool(self.gpu_requests) if self.monitor_gpu is None else self.monitor_gpu
+
+    @property
+    def gpu_request(self) -> GpuRequest | None:
+        return self.gpu_requests[0] if self.gpu_requests else None
+
+    @property
+    def ntasks_per_node(self) -> int:
+        """srun: one task per GPU unless given; torchrun/accelerate: one launcher per node (G1, G2)."""
+        if self.tasks_per_node is not None:
+            return self.tasks_per_node
+        if self.launcher != "srun":
+            return 1
+        req = self.gpu_request
+        if req is not None and req.option != "gpus-per-task" and self.gpus_per_node_of(1):
+            return self.gpus_per_node_of(1)
+        return 1
+
+    def gpus_per_node_of(self, tasks_per_node: int) -> int:
+        req = self.gpu_request
+        if req is None:
+            return 0
+        if req.option == "gpus-per-task":
+            return req.count * tasks_per_node
+        if req.option == "gpus":
+            return req.count // self.nodes if self.nodes else 0
+        return req.count
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs each node gets, whichever way they were asked for (G1, G5)."""
+        return self.gpus_per_node_of(self.ntasks_per_node)
+
+    @property
+    def processes_per_node(self) -> int:
+        if self.launcher == "srun":
+            return self.ntasks_per_node
+        if self.nproc is not None:
+            return self.nproc
+        return self.gpus_per_node or 1
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.processes_per_node
+
+    @property
+    def accelerate_mode(self) -> str:
+        """``multi_gpu`` (torch.distributed's launcher, also on CPU with gloo), ``cpu`` or ``single``."""
+        if self.multi_gpu is None:
+            if self.cpu:
+                return "cpu"
+            return "multi_gpu" if self.world_size > 1 else "single"
+        if self.multi_gpu:
+            return "multi_gpu"
+        return "cpu" if self.cpu else "single"
+
+    @property
+    def rdzv_alt_read(self) -> bool:
+        return self.nccl_slingshot or self.env.get("FI_CXI_RDZV_PROTO") == "alt_read"
+
+
+Finding = tuple[str, str]  # (dotted preset key, message stating the fix)
+Check = Callable[[Draft], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    where: tuple[str, ...]
+    """Preset keys (dotted, as for ``--set`` and the form) the rule applies to."""
+    summary: str
+    """What a preset ntui accepts is guaranteed to do (for the docs)."""
+    source: str
+    check: Check | None = None
+    """None: a guarantee the renderer keeps for every accepted preset."""
+    blocks_submit: bool = False
+    """A warning for ``check``/``render`` that ``submit`` and the app's ``s`` treat as an error."""
+    enforced_in: str = ""
+    """For a refusal made outside ``validate`` (e.g. while applying ``--set``): where."""
+
+    @property
+    def kind(self) -> str:
+        if self.check is None and not self.enforced_in:
+            return "guarantee"
+        return str(self.severity.value)
+
+
+# ----------------------------------------------------------------------------- conditions
+
+
+def _options(d: Draft, names: Iterable[str]) -> Iterator[tuple[str, str]]:
+    for opt in names:
+        if opt in d.sbatch:
+            yield opt, d.raw.get(opt, str(d.sbatch[opt]))
+
+
+
+def _directive_texts(d: Draft) -> Iterable[tuple[str, str]]:
+    for opt, value in d.sbatch.items():
+        if value is True:
+            continue
+        yield opt, d.raw.get(opt, str(value))
+
+
+def _v3(d: Draft) -> Iterable[Finding]:
+    for opt, value in d.sbatch.items():
+        if value is True and opt not in SBATCH_FLAGS:
+            yield (f"sbatch.{opt}", f"--{opt} needs a value; true would make sbatch read the next directive "
+                   f"as it. Write the value (quote it if it is text like \"yes\"), or false to leave it out")
+        elif value is not True and opt in SBATCH_PURE_FLAGS:
+            yield (f"sbatch.{opt}", f"--{opt} is a flag and takes no value: write true, or false to leave it out")
+
+
+def _v4(d: Draft) -> Iterable[Finding]:
+    for opt, text in _options(d, INT_OPTIONS):
+        value = d.sbatch[opt]
+        if isinstance(value, int) and not isinstance(value, bool) and not _DECIMAL.fullmatch(text.strip()):
+            yield (f"sbatch.{opt}", f"{text!r} is read by YAML 1.1 as {value}, not what it looks like; "
+                   f"write the number in plain decimal")
+
+
+def _p3(d: Draft) -> Iterable[Finding]:
+    for opt, text in _directive_texts(d):
+        if "$" in text or "`" in text:
+            yield f"sbatch.{opt}", "directives get no shell expansion; write the value out, paths in full"
+
+
+def _p4(d: Draft) -> Iterable[Finding]:
+    for opt, text in _directive_texts(d):
+        if any(ch in text for ch in "\n\r\x00"):
+            yield f"sbatch.{opt}", "must be a single line (a directive cannot span lines)"
+        elif text == "":
+            yield f"sbatch.{opt}", "empty value; use false to leave the option out"
+
+
+def _p5(d: Draft) -> Iterable[Finding]:
+    for opt, text in _directive_texts(d):
+        if text.startswith(":"):
+            yield f"sbatch.{opt}", "a directive value may not start with ':' (it separates hetjob components)"
+
+
+def _j1(d: Draft) -> Iterable[Finding]:
+    for _, text in _options(d, ("signal",)):
+        m = _SIGNAL.match(text)
+        if not m or (m.group(1) and int(m.group(1)) > 65535):
+            yield "sbatch.signal", "expected [{R|B}:]SIG[@SECONDS] with SECONDS in 0..65535"
+
+
+def _g1(d: Draft) -> Iterable[Finding]:
+    gpn = d.gpus_per_node
+    if d.launcher == "srun" and gpn and d.ntasks_per_node != gpn:
+        yield ("sbatch.ntasks-per-node", f"srun launcher: tasks per node ({d.ntasks_per_node}) must equal GPUs "
+               f"per node ({gpn}), or local ranks map to the wrong GPUs; set ntasks-per-node: {gpn}")
+
+
+def _g2(d: Draft) -> Iterable[Finding]:
+    if d.launcher == "srun":
+        return
+    if d.ntasks_per_node != 1:
+        yield ("sbatch.ntasks-per-node", f"{d.launcher} runs one launcher per node: ntasks-per-node must be 1, "
+               f"got {d.ntasks_per_node}")
+    gpn = d.gpus_per_node
+    if gpn and d.processes_per_node != gpn:
+        yield ("launcher.nproc-per-node", f"{d.launcher}: processes per node ({d.processes_per_node}) must equal "
+               f"GPUs per node ({gpn}); set launcher.nproc-per-node: {gpn}")
+
+
+def _g3(d: Draft) -> Iterable[Finding]:
+    if len(d.gpu_requests) > 1:
+        names = ", ".join(r.option for r in d.gpu_requests)
+        yield (f"sbatch.{d.gpu_requests[1].option}", f"GPUs asked for in more than one way ({names}); "
+               "they are mutually exclusive: keep one (gpus-per-node is the usual)")
+
+
+def _g4(d: Draft) -> Iterable[Finding]:
+    req = d.gpu_request
+    if req is not None and req.option == "gpus-per-task" and "ntasks" not in d.sbatch:
+        yield ("sbatch.gpus-per-task", "--gpus-per-task needs an explicit --ntasks or --gpus; set "
+               f"sbatch.ntasks: {d.nodes * d.ntasks_per_node} (nodes x tasks per node) or use gpus-per-node")
+
+
+def _g6(d: Draft) -> Iterable[Finding]:
+    gpn = d.gpus_per_node
+    if gpn > NODE_GPUS:
+        key = f"sbatch.{d.gpu_request.option}" if d.gpu_request else "sbatch.gpus-per-node"
+        yield key, f"{gpn} GPUs per node: Perlmutter nodes have {NODE_GPUS}; Slurm will refuse"
+    cpt = d.sbatch.get("cpus-per-task", 1)
+    if isinstance(cpt, int) and cpt * d.ntasks_per_node > NODE_CPUS and str(d.sbatch.get("constraint")) == "gpu":
+        yield ("sbatch.cpus-per-task", f"{d.ntasks_per_node} tasks x {cpt} CPUs exceeds a Perlmutter GPU "
+               f"node's {NODE_CPUS}")
+
+
+def _g9(d: Draft) -> Iterable[Finding]:
+    n = d.sbatch.get("ntasks")
+    want = d.nodes * d.ntasks_per_node
+    if isinstance(n, int) and not isinstance(n, bool) and n != want:
+        what = "one launcher per node" if d.launcher != "srun" else "nodes x ntasks-per-node"
+        yield ("sbatch.ntasks", f"ntasks ({n}) must be {want} ({what}): other counts leave ranks out or start "
+               "extra launchers; drop ntasks (ntui sets the layout) or set it to that")
+
+
+def _g10(d: Draft) -> Iterable[Finding]:
+    req = d.gpu_request
+    if req is not None and req.option == "gpus" and d.nodes > 1:
+        yield ("sbatch.gpus", "--gpus is a total that Slurm may spread unevenly over nodes; with several nodes "
+               f"use gpus-per-node: {req.count // d.nodes or 1} instead")
+
+
+def _g11(d: Draft) -> Iterable[Finding]:
+    if d.launcher == "srun" and "nproc-per-node" in d.launcher_keys:
+        yield "launcher.nproc-per-node", "ignored by the srun launcher (one task per rank); remove it"
+
+
+def _c4(d: Draft) -> Iterable[Finding]:
+    if "cpus-per-gpu" in d.sbatch:
+        yield ("sbatch.cpus-per-gpu", "sbatch refuses cpus-per-gpu beside cpus-per-task, which ntui always sets "
+               "(C1); set cpus-per-task to the CPUs each task needs instead")
+
+
+def _r4(d: Draft) -> Iterable[Finding]:
+    if d.master_port is not None:
+        yield ("launcher.master-port", "a fixed port collides when two jobs share the first node; prefer auto "
+               "(derived from the job id)")
+
+
+def _r12(d: Draft) -> Iterable[Finding]:
+    if d.master_port is not None and d.master_port in EPHEMERAL_PORTS:
+        yield ("launcher.master-port", f"{d.master_port} is in the kernel's ephemeral range "
+               f"({EPHEMERAL_PORTS.start}-{EPHEMERAL_PORTS.stop - 1}), where any outgoing connection may hold it; "
+               "pick a port below 32768, or auto")
+
+
+#: Why an owned option that is not a setting ntui writes is refused (R11).
+_RULED_OUT = {
+    "--module": "ntui runs each rank's program through its worker (--no-python), which the launcher refuses "
+                "beside --module; set launcher.python and script instead",
+    "--run-path": "it runs the program in the launcher's own Python, which ntui's worker script is not",
+    "--help": "the launcher would print its help and exit 0: the job would end COMPLETED without training",
+}
+
+
+def _r11(d: Draft) -> Iterable[Finding]:
+    owned = OWNED_LAUNCHER_ARGS.get(d.launcher, ())
+    for word in read_extra_args(d.launcher, d.extra_args):
+        if word.problem is None and word.option is not None and word.option in owned:  # a typo is R14's
+            name = d.extra_args[word.index].split("=", 1)[0]
+            why = _RULED_OUT.get(word.option.replace("_", "-"))
+            yield (f"launcher.extra-args.{word.index}", f"{name}: {why}" if why else
+                   f"{name} is set by ntui (rendezvous, process counts, mode); a copy here would replace or "
+                   "contradict it. Use the matching preset key instead")
+
+
+def _r14(d: Draft) -> Iterable[Finding]:
+    if d.launcher == "srun" and d.extra_args:
+        yield ("launcher.extra-args", "the srun launcher takes no extra arguments (ntui writes its srun line, and "
+               "would drop them); set srun options through the variables srun reads, in env (SLURM_CPU_BIND: "
+               "cores, SLURM_DISTRIBUTION: block:block, SLURM_MPI_TYPE: pmi2), or the matching sbatch keys")
+    for word in read_extra_args(d.launcher, d.extra_args):
+        if word.problem is not None and d.extra_args[word.index].partition("=")[0] not in RDZV_CONF_OPTIONS:
+            yield f"launcher.extra-args.{word.index}", word.problem  # the option spelled in full is R13's
+
+
+def _r13(d: Draft) -> Iterable[Finding]:
+    if d.launcher in ("torchrun", "accelerate"):
+        for i, message in split_rdzv_conf(d.launcher, d.extra_args).errors:
+            yield f"launcher.extra-args.{i}", message
+
+
+def _a2(d: Draft) -> Iterable[Finding]:
+    if d.launcher == "accelerate" and d.accelerate_mode != "multi_gpu" and d.world_size > 1:
+        key = "launcher.cpu" if d.cpu else "launcher.multi-gpu"
+        yield (key, f"accelerate starts {d.world_size} processes only with --multi_gpu (torch.distributed's "
+               "launcher, also on CPU nodes with gloo); without it each node runs alone. Set multi-gpu: true "
+               "and drop cpu, or run 1 node x 1 process")
+
+
+def _a3(d: Draft) -> Iterable[Finding]:
+    if d.launcher == "accelerate" and d.multi_gpu and d.cpu:
+        yield "launcher.cpu", "--multi_gpu and --cpu are exclusive; set only one"
+
+
+def _a4(d: Draft) -> Iterable[Finding]:
+    if d.launcher == "accelerate" and d.multi_gpu and d.world_size < 2:
+        yield "launcher.multi-gpu", "accelerate --multi_gpu needs at least 2 processes in all; drop multi-gpu"
+
+
+def _a6(d: Draft) -> Iterable[Finding]:
+    if d.launcher != "accelerate":
+        for key in ("mixed-precision", "multi-gpu", "cpu", "dynamo-backend"):
+            if key in d.launcher_keys:
+                yield f"launcher.{key}", f"only used by the accelerate launcher, ignored by {d.launcher}; remove it"
+
+
+def _k1(d: Draft) -> Iterable[Finding]:
+    if d.container == "shifter" and "image" not in d.sbatch:
+        yield "container.runtime", "shifter needs sbatch.image (e.g. nersc/pytorch:25.02.01)"
+
+
+def _k2(d: Draft) -> Iterable[Finding]:
+    if d.container == "none" and "image" in d.sbatch:
+        yield ("sbatch.image", "an image without container.runtime: shifter is pulled but not used; the job "
+               "runs on the host. Set container.runtime: shifter, or image: false")
+
+
+def _f1(d: Draft) -> Iterable[Finding]:
+    if d.script and not d.script_exists:
+        yield "script", f"{d.script} does not exist on this host; fix the path"
+
+
+def _q7(d: Draft) -> Iterable[Finding]:
+    if d.python_words is None:
+        yield "launcher.python", "cannot split into words (unbalanced quote?); e.g. python: python -u"
+    elif not d.python_words:
+        yield "launcher.python", "empty; write the interpreter, e.g. python"
+
+
+def _m1(d: Draft) -> Iterable[Finding]:
+    n = d.monitor_interval
+    if d.gpu_sampling and not MONITOR_INTERVAL_MIN <= n <= MONITOR_INTERVAL_MAX:
+        yield ("monitor.interval", f"{n} s: the GPU sampling interval is whole seconds from {MONITOR_INTERVAL_MIN} "
+               f"to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}); or monitor.gpu: false for no sampling")
+
+
+def _m2(d: Draft) -> Iterable[Finding]:
+    if d.monitor_gpu and not d.gpu_requests:
+        yield ("monitor.gpu", "the job asks for no GPUs, so the sampler's step gets none and records nothing "
+               "(unless the nodes expose their GPUs to every step); it is kept because you asked. Ask for GPUs "
+               "(sbatch.gpus-per-node), or drop monitor.gpu (the default samples GPU jobs only)")
+
+
+def _m3(d: Draft) -> Iterable[Finding]:
+    if d.monitor_interval_written and not d.gpu_sampling:
+        why, fix = (("monitor.gpu is false", "set monitor.gpu: true") if d.monitor_gpu is False else
+                    ("the job asks for no GPUs", "ask for GPUs (sbatch.gpus-per-node)"))
+        yield "monitor.interval", f"unused: {why}, so the script has no GPU sampler; drop the interval, or {fix}"
+
+
+def _s1(d: Draft) -> Iterable[Finding]:
+    if str(d.sbatch.get("constraint", "")) == "gpu" and "qos" not in d.sbatch:
+        yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
+
+
+_E = Severity.ERROR
+_W = Severity.WARNING
+_GPU_KEYS = ("sbatch.gpus-per-node", "sbatch.gpus-per-task", "sbatch.gpus", "sbatch.gres")
+_PTS = ("launcher.type", "sbatch.nodes", "sbatch.ntasks-per-node", "launcher.nproc-per-node")
+
+RULES: tuple[Rule, ...] = (
+    # Directive block
+    Rule("P1", _E, ("sbatch",), "Every #SBATCH line comes before the first command; `set -euo pipefail` "
+         "after them.", "sbatch.1; NVIDIA-NeMo/Megatron-Bridge#3068"),
+    Rule("P2", _E, ("sbatch",), "Directives are spelled `#SBATCH --option` in column 0.",
+         "SchedMD/slurm:src/sbatch/opt.c"),
+    Rule("P3", _E, ("sbatch",), "Directive values contain no `$`/backquote (sbatch does not expand them); paths are "
+         "resolved by ntui.", "sbatch.1", _p3),
+    Rule("P4", _E, ("sbatch",), "Directive values are single, non-empty lines, quoted with shlex.quote.",
+         "SchedMD/slurm:src/sbatch/opt.c", _p4),
+    Rule("P5", _E, ("sbatch",), "No directive value starts with `:` (the hetjob separator).",
+         "SchedMD/slurm:src/sbatch/opt.c", _p5),
+    Rule("V3", _E, ("sbatch",), "Options that need a value never become bare flags (`qos: true` would swallow "
+         "the next directive); pure flags never get a value.", "sbatch.1 (option synopsis)", _v3),
+    Rule("V6", _E, ("extends",), "`extends` is read from preset files only; `--set extends=...` is refused "
+         "instead of silently ignored.", "ntui preset model", enforced_in="presets.apply_overrides"),
+    Rule("V4", _E, tuple(f"sbatch.{o}" for o in INT_OPTIONS), "Integer options are plain decimal: YAML 1.1 "
+         "forms (010, 0x10, 2:4) are refused instead of silently becoming 8, 16, 124.", "YAML 1.1 int type", _v4),
+    Rule("J1", _E, ("sbatch.signal",), "`--signal` is `[{R|B}:]SIG[@SECONDS]` with SECONDS in 0..65535.",
+         "sbatch.1", _j1),
+    Rule("S1", _W, ("sbatch.qos",), "GPU jobs name a QOS (Perlmutter's default debug QOS forbids production "
+         "runs).", "docs.nersc.gov/jobs/policy", _s1),
+    # Tasks and GPUs
+    Rule("G1", _E, ("sbatch.ntasks-per-node", *_GPU_KEYS), "srun launcher: tasks per node equal GPUs per node, "
+         "for every way of asking for GPUs (gpus-per-node, gpus-per-task, gpus, gres, typed or not).",
+         "kempnerinstitute KempnerForge slurm-distributed-setup; Lightning-AI cluster_advanced.rst", _g1),
+    Rule("G2", _E, ("sbatch.ntasks-per-node", "launcher.nproc-per-node", *_GPU_KEYS), "torchrun/accelerate: one "
+         "task per node, processes per node equal GPUs per node.", "pytorch/pytorch:torch/distributed/run.py", _g2),
+    Rule("G3", _E, _GPU_KEYS, "GPUs are asked for in exactly one way (gpus-per-node, gpus-per-task, gpus or "
+         "gres).", "sbatch.1, srun.1", _g3),
+    Rule("G4", _E, ("sbatch.gpus-per-task", "sbatch.ntasks"), "`--gpus-per-task` comes with an explicit "
+         "`--ntasks`.", "srun.1; meta-pytorch/torchx#1100", _g4),
+    Rule("G5", _E, _GPU_KEYS, "Whenever GPUs are requested (any style), srun gets `--gpu-bind=none`: every task "
+         "sees all of its node's GPUs, so `cuda:LOCAL_RANK` exists and CUDA IPC works.",
+         "srun.1 (--tres-bind); SchedMD bug 17793; NERSC/sc25-dl-tutorial:submit_pm.sh"),
+    Rule("G6", _W, ("sbatch.gpus-per-node", "sbatch.cpus-per-task"), "Warns above a Perlmutter node's 4 GPUs or "
+         "128 CPUs (Slurm would refuse).", "goodfire-ai/spd#524; NERSC launchers page", _g6),
+    Rule("G9", _E, ("sbatch.ntasks",), "`ntasks`, when given, equals nodes x tasks per node (one launcher per "
+         "node for torchrun/accelerate).", "sbatch.1; pytorch/pytorch:torch/distributed/run.py", _g9),
+    Rule("G10", _E, ("sbatch.gpus",), "`--gpus` (a job total) is only used on one node; several nodes use "
+         "gpus-per-node, which Slurm places evenly.", "sbatch.1 (--gpus); outerloop-science/outerloop#176",
+         _g10),
+    Rule("G11", _W, ("launcher.nproc-per-node",), "Warns that nproc-per-node is ignored by the srun launcher.",
+         "ntui launcher model", _g11),
+    Rule("C1", _E, ("sbatch.cpus-per-task",), "srun always gets `--cpus-per-task=$SLURM_CPUS_PER_TASK` (and "
+         "SRUN_CPUS_PER_TASK for Slurm 22.05-23.02).", "RELEASE_NOTES (slurm-22.05); srun.1"),
+    Rule("C4", _E, ("sbatch.cpus-per-gpu",), "`cpus-per-gpu` is refused: sbatch rejects it beside the "
+         "`cpus-per-task` ntui always sets.", "sbatch.1 (--cpus-per-gpu)", _c4),
+    # Rendezvous
+    Rule("R1", _E, ("launcher.type",), "MASTER_ADDR is the first host of SLURM_JOB_NODELIST, computed in the batch "
+         "shell outside any container; the job stops if it cannot be resolved (R2).", "sbatch.1; NVIDIA/pyxis#129"),
+    Rule("R4", _W, ("launcher.master-port",), "MASTER_PORT = 15000 + job id % 17000 (15000-31999): two jobs on "
+         "one node differ, and the port is below the kernel's ephemeral range. A fixed port warns.",
+         "Lightning-AI slurm.py environment; rwth-i6/i6_core#552", _r4),
+    Rule("R12", _E, ("launcher.master-port",), "A fixed master-port is never in the ephemeral range "
+         "32768-60999.", "Linux ip-sysctl (ip_local_port_range)", _r12),
+    Rule("R5", _E, ("sbatch.nodes", "launcher.type"), "One node: torchrun uses --standalone (a free port); "
+         "accelerate uses static rendezvous on $MASTER_PORT, never c10d's default 29400, so two jobs can share "
+         "a node.", "torch/distributed/run.py; huggingface/accelerate:src/accelerate/utils/launch.py"),
+    Rule("R6", _E, ("launcher.type",), "Several nodes: c10d rendezvous at $MASTER_ADDR:$MASTER_PORT with "
+         "rdzv-id $SLURM_JOB_ID.", "torch/distributed/run.py"),
+    Rule("R8", _E, ("launcher.type",), "Several nodes: node 0 hosts the c10d store (`--rdzv-conf "
+         "is_host=...`, expanded per task), whatever the host names look like.", "pytorch/pytorch#73656"),
+    Rule("R11", _E, ("launcher.extra-args",), "launcher.extra-args cannot repeat an option ntui sets "
+         "(rendezvous endpoint/backend/id, counts, accelerate mode/config): it would silently replace ntui's. "
+         "A `--rdzv-conf` is merged instead (R13).",
+         "torch/distributed/run.py; accelerate launch --help", _r11),
+    Rule("R13", _E, ("launcher.extra-args",), "A `--rdzv-conf`/`--rdzv_conf` in launcher.extra-args (either "
+         "spelling, `=VALUE` or the next word) is merged with ntui's per-node `is_host` into the one option "
+         "the launcher reads (torchrun and accelerate keep only the last one given); an `is_host` key (R8) or a "
+         "value torch refuses (not `KEY=VALUE,...`) is refused.",
+         "torch/distributed/run.py (--rdzv-conf); torch/distributed/elastic/rendezvous/utils.py "
+         "(_parse_rendezvous_config); accelerate launch --help (--rdzv_conf)", _r13),
+    Rule("R14", _E, ("launcher.extra-args",), "launcher.extra-args is read word by word as torchrun (torch "
+         "2.13) or accelerate launch (accelerate 1.15) reads it. Refused: an abbreviation (torchrun takes one "
+         "silently, past R11 and R13), an ambiguous or unknown option, a flag with a value, an option without "
+         "its value or with one its parser refuses (a number, a choice), and a bare word (the launcher would "
+         "take it as the program). The srun launcher takes none (ntui writes its srun line).",
+         "torch/distributed/run.py (get_args_parser); accelerate launch --help; Python argparse (allow_abbrev)",
+         _r14),
+    # Per task
+    Rule("Q1", _E, ("launcher.type",), "Per-task variables (SLURM_PROCID, SLURM_NODEID, RANK) expand only inside "
+         "fixed single-quoted payloads run by each task.", "docs.nersc.gov/machinelearning/launchers; "
+         "huggingface/accelerate#2816"),
+    Rule("Q2", _E, ("args", "env", "script"), "User values are single shell words (shlex.quote) and reach the "
+         "program verbatim; the program is exec'd (Q4).", "pytorch/torchx:torchx/components/dist.py"),
+    Rule("Q7", _E, ("launcher.python",), "launcher.python is split into words like a shell would "
+         "(`python -u` is two words); unsplittable text is refused.", "ntui launcher model", _q7),
+    Rule("E3", _E, ("sbatch.export",), "The launch step runs with `srun --export=ALL`, so MASTER_ADDR/PORT, PATH "
+         "and ntui's variables reach every task whatever sbatch.export says.", "sbatch.1; OSC/ondemand#1847"),
+    # accelerate
+    Rule("A1", _E, ("launcher.type",), "accelerate reads an explicit config written by the job, never "
+         "$HF_HOME/accelerate/default_config.yaml: a stray `accelerate config` result (gpu_ids, debug, unknown "
+         "keys) cannot change or abort the launch.",
+         "huggingface/accelerate:src/accelerate/commands/launch.py (_validate_launch_command)"),
+    Rule("A2", _E, ("launcher.multi-gpu", "launcher.cpu", *_PTS), "accelerate with more than one process in all "
+         "always uses --multi_gpu (otherwise each node runs alone).",
+         "huggingface/accelerate:src/accelerate/commands/launch.py", _a2),
+    Rule("A3", _E, ("launcher.cpu", "launcher.multi-gpu"), "accelerate --cpu and --multi_gpu are never both set.",
+         "huggingface/accelerate:src/accelerate/commands/launch.py", _a3),
+    Rule("A4", _E, ("launcher.multi-gpu",), "accelerate --multi_gpu is only used with 2 or more processes.",
+         "huggingface/accelerate:src/accelerate/commands/launch.py", _a4),
+    Rule("A6", _W, ("launcher.mixed-precision", "launcher.multi-gpu", "launcher.cpu", "launcher.dynamo-backend"),
+         "Warns about accelerate-only keys on another launcher.", "ntui launcher model", _a6),
+    # Logs
+    Rule("L1", _E, ("logs.dir",), "The batch log is `--output=<absolute dir>/<name>-%j.out`, appended (L5).",
+         "sbatch.1"),
+    Rule("L5", _E, ("sbatch.open-mode",), "Batch and rank logs are opened in append mode, so a requeued job "
+         "keeps its earlier output.", "sbatch.1 (--open-mode)"),
+    Rule("N4", _E, ("nccl.debug",), "NCCL_DEBUG is off unless nccl.debug is set.",
+         "docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"),
+    Rule("N7", _E, ("env",), "PYTHONUNBUFFERED=1 and SLURM_UNBUFFEREDIO=1, so logs stream.",
+         "pytorch/torchx slurm_scheduler.py; NVIDIA-NeMo/Run"),
+    Rule("E1", _E, ("sbatch",), "Submitting removes SBATCH_* from sbatch's environment (they would override "
+         "the directives you approved), with a warning; inside an allocation also SLURM_*/SRUN_* (E2).",
+         "sbatch.1 (INPUT ENVIRONMENT VARIABLES); mehta-lab/waveorder#201"),
+    Rule("L2", _E, ("logs.dir",), "Every rank writes `<name>-<jobid>-rank-<global rank>.out`; a one-process "
+         "job logs as rank 0.", "srun.1 (%t)"),
+    # Container, network, program
+    Rule("K1", _E, ("container.runtime", "sbatch.image"), "Shifter jobs name an image (`image: false` counts as "
+         "none).", "NERSC Shifter docs", _k1),
+    Rule("K2", _W, ("sbatch.image",), "Warns about an image that no container runtime uses.",
+         "NERSC Shifter docs", _k2),
+    Rule("N2", _E, ("nccl.slingshot", "env.FI_CXI_RDZV_PROTO"), "When FI_CXI_RDZV_PROTO=alt_read is set (the "
+         "Slingshot profile or env), srun gets `--network=disable_rdzv_get`, which that setting requires.",
+         "HewlettPackard/shs-ccl-docs:ccl_env.sh"),
+    Rule("N5", _E, ("env.OMP_NUM_THREADS",), "srun launcher: OMP_NUM_THREADS defaults to the task's CPUs.",
+         "NERSC launchers page"),
+    Rule("F1", _W, ("script",), "The script exists on the submitting host: a warning for check/render, an "
+         "error for submit and the app's `s`.", "ntui submit model", _f1, blocks_submit=True),
+    Rule("F2", _E, ("script",), "A relative script path is taken from the directory of the preset file that "
+         "wrote it (through extends); from --set, from the current directory.", "ntui preset model"),
+    # In-job GPU sampling
+    Rule("M1", _E, ("monitor.interval",), f"The in-job GPU sampling interval is whole seconds from "
+         f"{MONITOR_INTERVAL_MIN} to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}: a 24 h job with 4 GPUs "
+         "writes about 35k lines per node).", "nvidia-smi.1 (-l); ntui sampler model", _m1),
+    Rule("M2", _W, ("monitor.gpu", *_GPU_KEYS), "The GPU sampler is in the script by default exactly when the job "
+         "asks for GPUs (any style); `monitor: {gpu: false}` removes it; `gpu: true` on a job without GPUs warns "
+         "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model", _m2),
+    Rule("M3", _W, ("monitor.interval",), "A monitor.interval on a job without the GPU sampler (no GPUs asked "
+         "for, or `gpu: false`) warns instead of being silently unused.", "ntui sampler model", _m3),
+)
+BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
+
+
+def run_checks(draft: Draft, rules: Sequence[Rule] = RULES) -> list[tuple[Rule, Finding]]:
+    """Every finding of every checking rule in ``rules``, in table order."""
+    out: list[tuple[Rule, Finding]] = []
+    for rule in rules:
+        if rule.check is not None:
+            out.extend((rule, f) for f in rule.check(draft))
+    return out
+
+
+def problem(rule_id: str, source: Source, key: str, message: str) -> Problem:
+    """A problem for ``rule_id``: ``file:line: key: message (ID)`` with the rule's severity."""
+    rule = BY_ID[rule_id]
+    return Problem(source, key, f"{message} ({rule.id})", rule.severity, rule.id)
+
+
+def blocks_submit(p: Problem) -> bool:
+    """True for problems that stop ``submit`` (errors, and warnings of rules marked so)."""
+    return p.is_error or (p.rule in BY_ID and BY_ID[p.rule].blocks_submit)
+
+
+# ----------------------------------------------------------------------------- docs
+
+README_BEGIN = "<!-- rules:begin (generated: python -m ntui.core.compose.rules --readme) -->"
+README_END = "<!-- rules:end -->"
+
+
+def markdown(rules: Sequence[Rule] = RULES) -> str:
+    """``docs/rules.md``: every rule with its id, kind, keys and source."""
+    lines = [
+        "# Rules for generated scripts",
+        "",
+        "Generated from `ntui/core/compose/rules.py` by `python -m ntui.core.compose.rules --markdown`; do not edit.",
+        "Errors stop `check`, `render` and `submit`; warnings are shown; guarantees hold for every",
+        "script ntui renders. Each problem ends with its rule id, e.g. `(G1)`.",
+        "",
+        "| Id | Kind | What | Applies to | Source |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rules:
+        keys = ", ".join(f"`{k}`" for k in r.where)
+        kind = r.kind + (" (blocks submit)" if r.blocks_submit else "")
+        lines.append(f"| {r.id} | {kind} | {r.summary.replace('|', '/')} | {keys} | {r.source} |")
+    return "\n".join(lines) + "\n"
+
+
+def readme_section(rules: Sequence[Rule] = RULES) -> str:
+    """The bullet list under the README's "What the generated script guarantees"."""
+    lines = [README_BEGIN, ""]
+    for r in rules:
+        tag = "" if r.kind == "guarantee" else (" *(refused)*" if r.severity is Severity.ERROR else " *(warning)*")
+        lines.append(f"- **{r.id}**{tag} {r.summary}")
+    lines += ["", "Full table with sources: [docs/rules.md](docs/rules.md).", README_END]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str]) -> int:
+    if argv[:1] == ["--markdown"]:
+        sys.stdout.write(markdown())
+        return 0
+    if argv[:1] == ["--readme"]:
+        sys.stdout.write(readme_section() + "\n")
+        return 0
+    print("usage: python -m ntui.core.compose.rules --markdown | --readme", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,706 @@
+"""The jobs view's model: the queue's rows and their life cycle, without Textual.
+
+:class:`JobModel` holds everything the jobs view shows and decides every Slurm call it makes; the view
+(``ntui.ui.screens.jobs``) only renders it, forwards keys and runs the model's thread-side calls in workers:
+
+* **polling**: :meth:`JobModel.request_poll` starts a refresh unless one runs (then exactly one more follows
+  it); :meth:`~JobModel.poll_succeeded` / :meth:`~JobModel.poll_failed` return the delay before the next one
+  (:class:`~ntui.core.jobs.queue.PollPolicy`: short while own jobs are active, long when none are or the view is in
+  the background, exponential back-off on controller errors). The caller re-arms only after a refresh ends,
+  so refreshes never overlap. One squeue per refresh (:class:`~ntui.core.jobs.queue.QueueFetcher`, with a
+  per-line parse cache);
+* **ended jobs**: own jobs that leave the queue stay listed as :class:`~ntui.core.jobs.queue.FinishedJob` rows
+  (many tasks of one array collapse into one row); their final state is resolved once per job
+  (:meth:`~JobModel.take_lookups` / :meth:`~JobModel.resolve` / :meth:`~JobModel.outcomes_resolved`, capped
+  per refresh). A job submitted from this app that ended before any squeue saw it gets its row too.
+  Hooks: :meth:`~JobModel.on_departure` (called with the jobs that just left) and
+  :attr:`~JobModel.recent` (the ended jobs, oldest first); the final-state resolver is injectable;
+* **details**: ``scontrol show job -d`` of the selected job only, cached per state
+  (:meth:`~JobModel.select`, :meth:`~JobModel.details_step`, :meth:`~JobModel.fetch_details`);
+* **history**: the entry ntui recorded for a job (its log paths, its script) comes from its own look-up
+  (:meth:`~JobModel.history_request`, :meth:`~JobModel.lookup_entry`), independent of the controller, so the
+  logs of ntui's own jobs show at once even while ``scontrol`` hangs (:meth:`~JobModel.log_target`).
+
+One responsibility (hence one module of ~600 lines): the state of the jobs view and the decisions about it.
+Methods marked *thread-side* run in worker threads: they read their arguments and the squeue cache only,
+and return values the UI thread hands back to the model. Everything else runs on the UI thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from ntui.core.compose.timefmt import parse_time_limit
+from ntui.core.config import Settings
+from ntui.core.errors import describe_error
+from ntui.core.hosts import format_index_ranges
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.queue import (
+    ACTIVE,
+    ENDED,
+    Fetched,
+    FinishedJob,
+    PollPolicy,
+    QueueFetcher,
+    Row,
+    departed,
+    format_elapsed,
+    queue_row,
+)
+from ntui.core.records.history import HistoryEntry
+from ntui.core.records.outcome import UNKNOWN, Outcome, finished_outcome
+from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.runner import (
+    CommandRunner,
+    ControllerUnreachable,
+    JobNotFound,
+    SlurmConfigError,
+    SlurmError,
+    SlurmTimeout,
+)
+from ntui.core.slurm.scontrol import JobDetails, show_job
+from ntui.core.slurm.sinfo import NodeState, node_states
+from ntui.core.slurm.squeue import QueueJob
+
+__all__ = [
+    "ARRAY_COLLAPSE",
+    "MAX_ENDED",
+    "MAX_LOOKUPS_PER_REFRESH",
+    "Applied",
+    "CachedDetails",
+    "DetailsRequest",
+    "DetailsResult",
+    "DetailsView",
+    "FinalStateResolver",
+    "JobModel",
+    "LogTarget",
+    "PollRequest",
+]
+
+#: At most this many final-state look-ups per refresh; further departures show "not looked up".
+MAX_LOOKUPS_PER_REFRESH = 20
+#: More tasks of one array than this leaving in one refresh collapse into one ended row (one look-up).
+ARRAY_COLLAPSE = 8
+#: Ended rows kept (oldest dropped first).
+MAX_ENDED = 200
+#: A look-up whose sources have no final state yet (accounting lags the controller) is asked again with the
+#: next batch, at most this many times; then the row keeps what the last answer said.
+MAX_LOOKUP_RETRIES = 30
+
+FinalStateResolver = Callable[[CommandRunner, str], Outcome]
+"""What became of a job that left the queue (default :func:`~ntui.core.records.outcome.finished_outcome`: sacct, then
+scontrol, then unknown). Runs in a worker thread."""
+
+
+class HistoryLike(Protocol):
+    """What the model needs of :class:`~ntui.core.records.history.History` (tests pass stand-ins)."""
+
+    def get(self, job_id: str) -> HistoryEntry | None: ...
+
+    def close(self) -> None: ...
+
+
+HistoryOpener = Callable[[], "HistoryLike | None"]
+
+
+# ---------------------------------------------------------------- values exchanged with the view
+
+
+@dataclass(frozen=True)
+class PollRequest:
+    """One refresh to run (:meth:`JobModel.fetch` in a worker)."""
+
+    generation: int  # the view (own jobs / all users) it was started for
+    all_users: bool
+    seq: int  # which poll (counted from 1)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What a refresh changed: the rows to show (live rows in squeue order, then ended rows)."""
+
+    rows: dict[str, Row]
+    tags: dict[str, str]  # row key -> ENDED for jobs that left the queue
+    unchanged: bool  # byte-identical answer and nothing new: nothing to redraw
+    departed: tuple[FinishedJob, ...] = ()
+
+
+@dataclass(frozen=True)
+class DetailsRequest:
+    """One ``scontrol show job -d`` to run (:meth:`JobModel.fetch_details` in a worker)."""
+
+    key: str  # the row key
+    query: str  # the job id asked about
+    state: str  # the state the details are fetched at (cache key)
+
+
+@dataclass(frozen=True)
+class DetailsResult:
+    key: str
+    state: str
+    details: JobDetails | None
+    note: str = ""
+    ok: bool = True
+    nodes: tuple[NodeState, ...] = ()
+
+
+@dataclass(frozen=True)
+class CachedDetails:
+    state: str  # the job state the details were fetched at
+    details: JobDetails | None
+    note: str = ""
+    failed: bool = False  # retried when the job is selected again or its state changes
+    nodes: tuple[NodeState, ...] = ()  # sinfo -N of a running job's nodes
+    at: float = 0.0  # monotonic time of the fetch
+
+
+@dataclass(frozen=True)
+class DetailsView:
+    """Everything the details panel shows for one job; each part may be missing."""
+
+    job_id: str
+    queue: QueueJob | None = None  # the last squeue line seen
+    details: JobDetails | None = None  # scontrol show job -d
+    entry: HistoryEntry | None = None  # what ntui submitted
+    outcome: Outcome | None = None  # for a job that left the queue
+    note: str = ""  # "loading…", "scontrol no longer knows this job", an error
+    node_states: tuple[NodeState, ...] = ()  # sinfo -N of a running job's nodes
+
+
+@dataclass(frozen=True)
+class DetailsStep:
+    """What a selection change means for the details panel: a view to show (None: leave it as it is) and a
+    look-up to start (None: none needed)."""
+
+    view: DetailsView | None
+    request: DetailsRequest | None
+
+
+@dataclass(frozen=True)
+class LogTarget:
+    """The arguments of the log pane's ``show_job`` for the selected job."""
+
+    job_id: str | None
+    paths: LogPaths | None
+    world_size: int | None
+    job_active: bool
+    batch_log: str | None
+
+
+def _task_ranges(tasks: list[str]) -> str:
+    nums = sorted(int(t) for t in tasks if t.isdigit())
+    return format_index_ranges(nums) if nums else ",".join(tasks)
+
+
+def _history_key(key: str) -> str:
+    """The job id a history entry is recorded under (collapsed array rows ``12_[3-9]`` -> ``12``)."""
+    return key.split("_[", 1)[0]
+
+
+# ---------------------------------------------------------------- the model
+
+
+class JobModel:
+    """The queue, ended jobs, details and history entries of the jobs view (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        user: str,
+        *,
+        clock: Callable[[], datetime] = datetime.now,
+        monotonic: Callable[[], float] = time.monotonic,
+        resolver: FinalStateResolver | None = None,
+    ) -> None:
+        self.settings = settings.queue
+        self.slurm_timeout = settings.slurm.timeout
+        self.policy = PollPolicy(settings.queue)
+        self.all_users = settings.queue.all_users
+        self.user = user
+        self.clock = clock
+        self.monotonic = monotonic
+        self.resolver: FinalStateResolver = resolver or (lambda runner, job_id: finished_outcome(runner, job_id))
+        self.fetcher = QueueFetcher()
+        # polling
+        self.generation = 0
+        self.polling = False
+        self._again = False
+        self.next_poll: datetime | None = None
+        self.error: BaseException | None = None
+        self.last_update: datetime | None = None
+        self.refresh_count = 0
+        self.poll_seq = 0
+        self.counts: dict[str, int] = {}
+        # the queue and ended jobs
+        self.live: dict[str, QueueJob] = {}
+        self._live_all_users = self.all_users
+        self._have_snapshot = False
+        self.ended: dict[str, FinishedJob] = {}
+        self._expect: dict[str, int] = {}  # submitted job id -> polls started before it was submitted
+        self._from_history: dict[str, HistoryEntry] = {}  # job id -> what the history knows of it
+        self.started_at = time.time()
+        """Wall-clock start (the history's clock): ntui's jobs submitted since are listed even if no poll saw them."""
+        self._lookups: list[tuple[str, str]] = []  # (row key, query id) waiting for the resolver
+        self._lookup_retries: dict[str, int] = {}  # row key -> look-ups that found no final state yet
+        self._deferred: list[tuple[str, str]] = []  # those, asked again after the next refresh (not in a loop)
+        self.looking_up = False
+        self._departure_hooks: list[Callable[[tuple[FinishedJob, ...]], None]] = []
+        # details and history
+        self.selected: str | None = None
+        self.cache: dict[str, CachedDetails] = {}
+        self.details_inflight: tuple[str, str] | None = None
+        self.entries: dict[str, HistoryEntry | None] = {}
+        self.history_inflight: set[str] = set()
+
+    # ------------------------------------------------------------ hooks
+
+    def on_departure(self, hook: Callable[[tuple[FinishedJob, ...]], None]) -> None:
+        """Call ``hook`` (UI thread) with the own jobs that just left the queue, as soon as a refresh sees them
+        go (their final state is not known yet: ``outcome`` None, or "not looked up" beyond the cap)."""
+        self._departure_hooks.append(hook)
+
+    @property
+    def recent(self) -> tuple[FinishedJob, ...]:
+        """The ended jobs still listed, oldest first (at most :data:`MAX_ENDED`)."""
+        return tuple(self.ended.values())
+
+    @property
+    def busy(self) -> bool:
+        """A refresh, a details, history or final-state look-up is running or waiting."""
+        return bool(self.polling or self.details_inflight is not None or self.looking_up or self._lookups
+                    or self.history_inflight)
+
+    # ------------------------------------------------------------ polling
+
+    def request_poll(self) -> PollRequest | None:
+        """A refresh to start now, or None when one is running (then another follows right after it)."""
+        if self.polling:
+            self._again = True
+            return None
+        self.polling = True
+        self._again = False
+        self.next_poll = None
+        self.poll_seq += 1
+        return PollRequest(self.generation, self.all_users, self.poll_seq)
+
+    def fetch(self, runner: CommandRunner, request: PollRequest) -> Fetched:
+        """*Thread-side*: the squeue of one refresh (raises :class:`~ntui.core.slurm.runner.SlurmError`)."""
+        return self.fetcher.fetch(runner, request.all_users, self.slurm_timeout)
+
+    def poll_succeeded(self, request: PollRequest, got: Fetched, *, background: bool = False) -> tuple[
+        Applied | None, float
+    ]:
+        """Apply a refresh; returns what changed (None: the view changed during the fetch, nothing to apply)
+        and the delay before the next refresh."""
+        if request.generation != self.generation:  # the view changed (all users) during the fetch
+            self._again = True
+            return None, self._rearm(0.0, background)
+        self.error = None
+        applied = self._apply(request, got)
+        if got.unchanged:  # same jobs, same activity
+            self.policy.errors = 0
+            delay = self.policy.delay()
+        else:
+            delay = self.policy.on_success(got.jobs, user=self.user if request.all_users else None)
+        return applied, self._rearm(delay, background)
+
+    def poll_failed(self, error: BaseException, *, background: bool = False) -> float:
+        """A refresh failed: keep the rows, back off; returns the delay before the next try."""
+        self.error = error
+        return self._rearm(self.policy.on_error(), background)
+
+    def _rearm(self, delay: float, background: bool) -> float:
+        self.polling = False
+        if self._again:
+            delay = 0.0
+        elif self.error is None and background:
+            delay = max(delay, self.settings.idle_interval)  # in the background: poll slowly
+        self._again = False
+        self.next_poll = self.clock() + timedelta(seconds=delay)
+        return delay
+
+    def stale(self) -> bool:
+        """The rows are older than the active interval and no refresh runs (the view came back)."""
+        if self.last_update is None or self.polling:
+            return False
+        return (self.clock() - self.last_update).total_seconds() >= self.settings.active_interval
+
+    def toggle_all_users(self) -> None:
+        """Own jobs <-> everyone's: another view, nothing of the old one is reused."""
+        self.all_users = not self.all_users
+        self.generation += 1
+        self.fetcher = QueueFetcher()
+
+    def expect_submission(self, job_id: str) -> None:
+        """A job submitted from this app: if no squeue started after now lists it, it ended in between."""
+        self._expect[job_id] = self.poll_seq  # polls up to this one may have started before sbatch
+
+    def history_submissions(self, entries: Iterable[HistoryEntry]) -> None:
+        """Hook for ntui's own jobs from its history (the job record adds final states there): a job submitted
+        since this view started (from the CLI too) that no squeue lists ended between two polls; it is listed
+        like any job that left the queue, with what the history knows (name, nodes), its final state looked up
+        once. Called on the UI thread with the history's recent entries."""
+        for entry in entries:
+            job_id = entry.job_id
+            when = entry.submitted_at or entry.created_at
+            if not job_id or when < self.started_at or job_id in self._from_history:
+                continue
+            self._from_history[job_id] = entry
+            if job_id not in self.live and job_id not in self.ended and job_id not in self._expect:
+                self.expect_submission(job_id)
+
+    # ------------------------------------------------------------ applying a refresh
+
+    def _apply(self, request: PollRequest, got: Fetched) -> Applied:
+        self.last_update = self.clock()
+        self.refresh_count += 1
+        if self._deferred:
+            self._lookups.extend(self._deferred)
+            self._deferred.clear()
+        if got.unchanged and self._have_snapshot and not self._check_expected(self.live, request.seq):
+            # byte-identical answer: nothing to diff (10,000 held tasks cost nothing here)
+            return Applied({}, {}, True)
+        live = got.live
+        gone: tuple[FinishedJob, ...] = ()
+        if self._have_snapshot:
+            both_own = not (request.all_users or self._live_all_users)
+            gone = self._record_departures(departed(self.live, got.jobs, None if both_own else self.user))
+        self._check_expected(live, request.seq)
+        for key in [k for k in self.ended if k in live]:  # back in the queue (requeued)
+            del self.ended[key]
+        self.live, self._live_all_users, self._have_snapshot = live, request.all_users, True
+        rows = got.rows
+        tags: dict[str, str] = {}
+        if self.ended:
+            rows = dict(rows)
+            for key, ended in self.ended.items():
+                rows[key] = queue_row(ended.job, request.all_users, ended)
+                tags[key] = ENDED
+        self.counts = got.counts
+        if gone:
+            for hook in self._departure_hooks:
+                hook(gone)
+        return Applied(rows, tags, False, gone)
+
+    def _record_departures(self, gone: list[QueueJob]) -> tuple[FinishedJob, ...]:
+        if not gone:
+            return ()
+        by_array: dict[str, list[QueueJob]] = {}
+        singles: list[QueueJob] = []
+        for job in gone:
+            if job.array_job_id and job.array_task_id is not None:
+                by_array.setdefault(job.array_job_id, []).append(job)
+            else:
+                singles.append(job)
+        new: list[FinishedJob] = []
+        for array_id, tasks in by_array.items():
+            if len(tasks) > ARRAY_COLLAPSE:
+                key = f"{array_id}_[{_task_ranges([t.array_task_id or '' for t in tasks])}]"
+                new.append(FinishedJob(key, array_id, tasks[0], tasks=len(tasks)))
+            else:
+                singles.extend(tasks)
+        new.extend(FinishedJob(j.job_id, j.job_id, j) for j in singles)
+        for i, ended in enumerate(new):
+            if i < MAX_LOOKUPS_PER_REFRESH:
+                self._lookups.append((ended.key, ended.query_id))
+            else:
+                new[i] = ended = replace(ended, outcome=Outcome(ended.query_id, UNKNOWN, None, "none", True),
+                                         looked_up=False)
+            self.ended[ended.key] = ended
+        while len(self.ended) > MAX_ENDED:
+            del self.ended[next(iter(self.ended))]
+        return tuple(new)
+
+    def _check_expected(self, live: dict[str, QueueJob], seq: int) -> bool:
+        """A job submitted from this app that never showed up: it ended between two refreshes (True when
+        such a job was found)."""
+        found = False
+        for job_id, since in list(self._expect.items()):
+            if job_id in live or any(j.raw_job_id == job_id for j in live.values()):
+                del self._expect[job_id]
+            elif seq > since:  # this squeue ran after the submission and did not list the job
+                del self._expect[job_id]
+                if job_id not in self.ended:
+                    known = self._from_history.get(job_id)
+                    placeholder = QueueJob(job_id=job_id, raw_job_id=job_id, user=self.user,
+                                           name=known.job_name if known else "",
+                                           num_nodes=known.nodes if known else None)
+                    self.ended[job_id] = FinishedJob(job_id, job_id, placeholder)
+                    self._lookups.append((job_id, job_id))
+                    found = True
+        return found
+
+    # ------------------------------------------------------------ final states
+
+    def take_lookups(self) -> tuple[tuple[str, str], ...] | None:
+        """The (row key, job id) pairs to resolve now, or None (nothing waits, or a batch is running)."""
+        if self.looking_up or not self._lookups:
+            return None
+        batch, self._lookups = tuple(self._lookups), []
+        self.looking_up = True
+        return batch
+
+    def resolve(self, runner: CommandRunner, batch: Iterable[tuple[str, str]]) -> tuple[tuple[str, Outcome], ...]:
+        """*Thread-side*: the final state of each job of a batch (one failure does not lose the others)."""
+        out: list[tuple[str, Outcome]] = []
+        for key, query_id in batch:
+            try:
+                outcome = self.resolver(runner, query_id)
+            except Exception:  # one failed look-up must not lose the others
+                outcome = Outcome(query_id, UNKNOWN, None, "none", True)
+            out.append((key, outcome))
+        return tuple(out)
+
+    def outcomes_resolved(self, outcomes: Iterable[tuple[str, Outcome]]) -> dict[str, Row]:
+        """Store resolved final states; returns the new cells of the ended rows they change."""
+        self.looking_up = False
+        rows: dict[str, Row] = {}
+        for key, outcome in outcomes:
+            ended = self.ended.get(key)
+            if ended is None:  # back in the queue (requeued) or dropped from the ended rows
+                self._lookup_retries.pop(key, None)
+                continue
+            if not outcome.finished:
+                tries = self._lookup_retries[key] = self._lookup_retries.get(key, 0) + 1
+                if tries <= MAX_LOOKUP_RETRIES:
+                    self._deferred.append((key, ended.query_id))  # not final yet: ask after the next refresh
+                    continue
+            self._lookup_retries.pop(key, None)
+            ended = self.ended[key] = replace(ended, outcome=outcome)
+            rows[key] = queue_row(ended.job, self.all_users, ended)
+        return rows
+
+    def lookups_failed(self) -> None:
+        """The resolver's worker died unexpectedly: let the next batch start."""
+        self.looking_up = False
+
+    # ------------------------------------------------------------ selection and details
+
+    def state_of(self, key: str) -> str:
+        job = self.live.get(key)
+        if job is not None:
+            return job.state
+        ended = self.ended.get(key)
+        if ended is not None:
+            return f"ENDED:{ended.outcome.state if ended.outcome else '?'}"
+        return ""
+
+    def select(self, key: str | None) -> bool:
+        """The cursor moved to ``key``; False when it was already there. Reselecting retries a failed
+        look-up."""
+        if key == self.selected:
+            return False
+        self.selected = key
+        cached = self.cache.get(key) if key else None
+        if key is not None and cached is not None and cached.failed:
+            del self.cache[key]
+        return True
+
+    def details_view(self, key: str, note: str = "") -> DetailsView:
+        cached = self.cache.get(key)
+        ended = self.ended.get(key)
+        return DetailsView(
+            job_id=key,
+            queue=self.live.get(key) or (ended.job if ended else None),
+            details=cached.details if cached else None,
+            entry=self.entries.get(key),
+            outcome=ended.outcome if ended else None,
+            note=note or (cached.note if cached else ""),
+            node_states=cached.nodes if cached else (),
+        )
+
+    def details_step(self, key: str, *, details_visible: bool) -> DetailsStep:
+        """The details of the selected job: cached per state; a running job's node states are looked at
+        again now and then, but only while the details are on screen (RPC budget)."""
+        self.selected = key
+        state = self.state_of(key)
+        cached = self.cache.get(key)
+        fresh = cached is not None and cached.state == state
+        if (fresh and cached is not None and cached.nodes and details_visible
+                and self.monotonic() - cached.at > self.settings.idle_interval):
+            fresh = False  # a node may have died
+        if fresh:
+            return DetailsStep(self.details_view(key), None)
+        if self.details_inflight == (key, state):
+            return DetailsStep(None, None)
+        view = self.details_view(key, note="loading details…") if cached is None or cached.state != state else None
+        ended = self.ended.get(key)
+        self.details_inflight = (key, state)
+        return DetailsStep(view, DetailsRequest(key, ended.query_id if ended else key, state))
+
+    def fetch_details(self, runner: CommandRunner, request: DetailsRequest) -> DetailsResult:
+        """*Thread-side*: ``scontrol show job -d``, plus ``sinfo -N`` of a running job's nodes."""
+        details: JobDetails | None = None
+        note = ""
+        ok = True
+        try:
+            details = show_job(runner, request.query, timeout=self.slurm_timeout)
+        except JobNotFound:
+            note = "Slurm no longer knows this job (it forgets finished jobs after MinJobAge)."
+        except (SlurmError, ValueError) as exc:
+            note = describe_error(exc)
+            ok = False
+        nodes: tuple[NodeState, ...] = ()
+        if details is not None and details.category in (StateCategory.RUNNING, StateCategory.COMPLETING):
+            try:
+                nodes = node_states(runner, details.nodes, timeout=self.slurm_timeout)
+            except Exception:  # the node states are an extra; the details stand without them
+                nodes = ()
+        return DetailsResult(request.key, request.state, details, note, ok, nodes)
+
+    def details_fetched(self, result: DetailsResult) -> bool:
+        """Store a details answer; True when it is for the selected job (the view shows it)."""
+        if self.details_inflight == (result.key, result.state):
+            self.details_inflight = None
+        previous = self.cache.get(result.key)
+        details = result.details or (previous.details if previous and not result.ok else None)
+        nodes = result.nodes or (previous.nodes if previous and not result.ok else ())
+        self.cache[result.key] = CachedDetails(result.state, details, result.note, failed=not result.ok,
+                                               nodes=nodes, at=self.monotonic())
+        return result.key == self.selected
+
+    def details_failed(self) -> None:
+        """The details worker died unexpectedly: the next selection change asks again."""
+        self.details_inflight = None
+
+    # ------------------------------------------------------------ history entries
+
+    def history_request(self, key: str) -> str | None:
+        """The row key whose history entry to look up now, or None (known, or being looked up)."""
+        if key in self.entries or key in self.history_inflight:
+            return None
+        self.history_inflight.add(key)
+        return key
+
+    @staticmethod
+    def lookup_entry(open_history: HistoryOpener, key: str) -> HistoryEntry | None:
+        """*Thread-side*: what ntui recorded when it submitted the job (None: not ntui's, or unreadable)."""
+        history = None
+        try:
+            history = open_history()
+            return history.get(_history_key(key)) if history is not None else None
+        except Exception:  # an unreadable history only hides the script and the per-rank logs
+            return None
+        finally:
+            if history is not None:
+                history.close()
+
+    def entry_found(self, key: str, entry: HistoryEntry | None) -> bool:
+        """Store a history answer; True when it is for the selected job."""
+        self.history_inflight.discard(key)
+        self.entries[key] = entry
+        return key == self.selected
+
+    def history_failed(self, key: str | None = None) -> None:
+        if key is None:
+            self.history_inflight.clear()
+        else:
+            self.history_inflight.discard(key)
+
+    # ------------------------------------------------------------ what the panes get
+
+    def active(self, key: str | None) -> bool:
+        job = self.live.get(key) if key else None
+        return job is not None and job.category in ACTIVE
+
+    def running(self, key: str | None) -> bool:
+        job = self.live.get(key) if key else None
+        return job is not None and job.category in (StateCategory.RUNNING, StateCategory.COMPLETING)
+
+    def log_target(self, key: str | None) -> LogTarget | None:
+        """What the log pane shows for ``key``, or None while that is not known yet. ntui's own jobs (the
+        history names their log files) show as soon as the history answered, whatever the controller does;
+        other jobs wait for the details (their batch log is ``scontrol``'s StdOut)."""
+        if key is None:
+            return LogTarget(None, None, None, False, None)
+        if key not in self.entries:
+            return None
+        entry = self.entries[key]
+        paths = LogPaths(entry.log_dir, entry.log_stem) if entry and entry.log_stem else None
+        cached = self.cache.get(key)
+        if paths is None and cached is None:
+            return None
+        world_size = entry.world_size if entry and entry.world_size > 0 else None
+        batch_log = cached.details.std_out if cached and cached.details else None
+        return LogTarget(key, paths, world_size, self.active(key), batch_log)
+
+    # ------------------------------------------------------------ banner and status line
+
+    def banner(self, polling_now: bool | None = None) -> str:
+        """The back-off banner ("" when squeue answered last time)."""
+        err = self.error
+        if err is None:
+            return ""
+        polling = self.polling if polling_now is None else polling_now
+        if isinstance(err, SlurmConfigError):  # Slurm's own words; the controller was never asked
+            what = "Slurm's configuration cannot be read"
+        elif isinstance(err, (ControllerUnreachable, SlurmTimeout)):
+            what = "controller unreachable"
+        else:
+            what = "squeue failed"
+        head = f"⚠ {what}, retrying now…" if polling else f"⚠ {what}, retry in {self.retry_in()} s"
+        return f"{head}  ·  {describe_error(err)}  ·  r: retry now"
+
+    def retry_in(self) -> int:
+        if self.next_poll is None:
+            return 0
+        return max(0, round((self.next_poll - self.clock()).total_seconds()))
+
+    #: Running rows whose elapsed ticks between polls (more are left as squeue said: a cell update each).
+    TICK_LIMIT = 300
+
+    def ticked_elapsed(self) -> dict[str, str]:
+        """The elapsed time of running jobs now: squeue's value (as of the last poll) plus the time since, so
+        the column ticks between polls. Keys -> cell text; at most :attr:`TICK_LIMIT` jobs."""
+        if self.last_update is None:
+            return {}
+        since = max(0, int((self.clock() - self.last_update).total_seconds()))
+        out: dict[str, str] = {}
+        for key, job in self.live.items():
+            if job.category is not StateCategory.RUNNING:
+                continue
+            try:
+                base = parse_time_limit(job.elapsed) if job.elapsed else 0
+            except ValueError:
+                continue
+            out[key] = format_elapsed(base + since)
+            if len(out) >= self.TICK_LIMIT:
+                break
+        return out
+
+    def empty_text(self) -> str:
+        """What the queue table says when it has no rows: "no jobs" only once squeue answered."""
+        if self.last_update is not None:
+            return "no jobs in the queue"
+        if self.error is not None:
+            return f"no data: {describe_error(self.error)}"
+        return "waiting for squeue…"
+
+    def status_line(self, *, filter_text: str = "", shown: int = 0, slurm_calls: int | None = None) -> str:
+        counts = self.counts
+        who = "everyone's jobs" if self.all_users else f"{self.user}'s jobs" if self.user else "my jobs"
+        if self.last_update is None:  # no answer yet: nothing is known about the queue
+            parts = [who]
+        else:
+            parts = [who, " · ".join(f"{n} {label}" for label, n in counts.items() if n) or "none queued"]
+        if self.ended:
+            parts.append(f"{len(self.ended)} ended")
+        if filter_text:
+            parts.append(f"filter {filter_text!r}: {shown} shown")
+        if self.last_update is None:
+            parts.append("waiting for squeue…" if self.error is None else "no data yet")
+        else:
+            age = max(0, int((self.clock() - self.last_update).total_seconds()))
+            parts.append(f"updated {age} s ago")
+        if self.polling:
+            parts.append("refreshing…")
+        elif self.next_poll is not None and self.error is None:
+            parts.append(f"next in {self.retry_in()} s")
+        if slurm_calls is not None:
+            parts.append(f"{slurm_calls} Slurm calls")
+        return "  │  ".join(parts)
+

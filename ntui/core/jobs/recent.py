@@ -1,0 +1,220 @@
+"""The jobs view's list of recent jobs, without Textual: what to load, one row per job, what selecting one shows.
+
+The jobs view shows, under the live queue, the user's jobs of the last ``queue.recent-days`` days
+(:func:`ntui.core.records.record.recent_jobs`): ntui's own with their record (final state, elapsed, verdict), and, where
+accounting exists, the user's other jobs from ``sacct`` (their logs are unknown, and the row says so).
+
+* :func:`load_recent` (*thread-side*): first :func:`~ntui.core.records.record.resolve_records` when asked (a job just
+  left the queue: its record is filled now), then the list. A failure to resolve does not hide the list.
+* :class:`RecentLoads`: loads never overlap; a request during a load makes exactly one more follow it.
+* :func:`shown_jobs` / :func:`recent_cells` / :data:`RECENT_COLUMNS`: one row per job (jobs still in the live
+  queue are left out: the queue above shows them), in the order the user picked
+  (:data:`ntui.core.records.record.RECENT_ORDERS`).
+* :func:`record_details` / :func:`record_log_target`: the details panel's view and the log pane's target for a
+  selected record (logs as for a live job, ``job_active=False``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass
+
+from ntui.core.compose.timefmt import format_elapsed
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.model import DetailsView, LogTarget
+from ntui.core.records.history import GpuSummary, History
+from ntui.core.records.outcome import UNKNOWN, Outcome
+from ntui.core.records.record import (
+    NOT_FROM_NTUI,
+    RecentJob,
+    RecentJobs,
+    RecentOrder,
+    recent_jobs,
+    resolve_records,
+    sort_recent,
+)
+from ntui.core.slurm.runner import CommandRunner, SlurmError
+
+__all__ = [
+    "MAX_RECENT",
+    "RECENT_COLUMNS",
+    "RecentLoads",
+    "RecentRequest",
+    "age_text",
+    "gpu_line",
+    "gpu_text",
+    "load_recent",
+    "recent_cells",
+    "recent_title",
+    "record_details",
+    "record_log_target",
+    "shown_jobs",
+    "state_text",
+]
+
+#: At most this many rows (the newest): a busy week of job arrays must not make the list slow to draw.
+MAX_RECENT = 500
+
+#: Column titles of the recent-jobs list (one home for the row format: :func:`recent_cells`).
+RECENT_COLUMNS: tuple[str, ...] = ("Job", "Name", "State", "Elapsed", "GPU", "Submitted", "Verdict")
+
+
+@dataclass(frozen=True)
+class RecentRequest:
+    """One load to run: ``resolve`` first fills the records of jobs that ended."""
+
+    resolve: bool
+
+
+class RecentLoads:
+    """Loads never overlap: :meth:`request` returns the load to start now, or None while one runs (then one
+    more follows it, resolving if any of the waiting requests asked to)."""
+
+    def __init__(self) -> None:
+        self.running = False
+        self._waiting: RecentRequest | None = None
+
+    def request(self, *, resolve: bool) -> RecentRequest | None:
+        if self.running:
+            self._waiting = RecentRequest(resolve or (self._waiting is not None and self._waiting.resolve))
+            return None
+        self.running = True
+        return RecentRequest(resolve)
+
+    def finished(self) -> RecentRequest | None:
+        """The load ended (or failed): the one to start now, if any was asked for meanwhile."""
+        self.running = False
+        waiting, self._waiting = self._waiting, None
+        return self.request(resolve=waiting.resolve) if waiting is not None else None
+
+
+def load_recent(
+    history: object,
+    runner: CommandRunner | None,
+    request: RecentRequest,
+    *,
+    days: float,
+    now: float,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    sort: str = "submitted",
+) -> RecentJobs | None:
+    """*Thread-side*: the recent jobs (None when ``history`` is not ntui's history file, e.g. a test stand-in).
+    With ``request.resolve``, records of jobs that ended are filled first (one batched sacct). ``sort``: a key of
+    :data:`ntui.core.records.record.SORT_KEYS` (``gpu``: by mean GPU utilisation, unmeasured jobs last)."""
+    if not isinstance(history, History):
+        return None
+    warnings: list[str] = []
+    if request.resolve and runner is not None:
+        try:
+            report = resolve_records(history, runner, env=env, timeout=timeout, now=now)
+            warnings.extend(report.warnings)
+        except (SlurmError, OSError) as exc:  # the list stands without fresh records
+            warnings.append(f"records not resolved: {exc}")
+    got = recent_jobs(history, runner, days=days, now=now, env=env, timeout=timeout, sort=sort)
+    return RecentJobs(got.jobs, got.accounting, (*warnings, *got.warnings))
+
+
+def shown_jobs(jobs: Iterable[RecentJob], live: Container[str], limit: int = MAX_RECENT,
+               order: RecentOrder | None = None) -> tuple[RecentJob, ...]:
+    """The jobs to list: the first ``limit`` in the given (loaded: newest first) order, then in ``order`` when
+    given (:data:`ntui.core.records.record.RECENT_ORDERS`; re-sorting asks Slurm nothing). Those still in the live
+    queue are shown there, not here."""
+    out: list[RecentJob] = []
+    for j in jobs:
+        if j.job_id not in live:
+            out.append(j)
+            if len(out) >= limit:
+                break
+    return tuple(out if order is None else sort_recent(out, order))
+
+
+def state_text(job: RecentJob) -> str:
+    """``COMPLETED``, ``FAILED 1:0``, ``~TIMEOUT`` (``~``: inferred from the batch log), ``?`` unresolved."""
+    if not job.state:
+        return "?"
+    code = f" {job.exit_code}" if job.exit_code and job.exit_code not in ("0:0", "0") else ""
+    return ("~" if job.source == "inferred" else "") + job.state + code
+
+
+def age_text(submitted_at: float | None, now: float) -> str:
+    """How long ago, in the largest unit that fits (``45 min ago``, ``3 h ago``, ``2 d ago``)."""
+    if submitted_at is None:
+        return "-"
+    ago = max(0.0, now - submitted_at)
+    if ago < 3600:
+        return f"{int(ago // 60)} min ago"
+    if ago < 86400:
+        return f"{int(ago // 3600)} h ago"
+    return f"{int(ago // 86400)} d ago"
+
+
+def gpu_text(util_mean: float | None) -> str:
+    """A job's mean GPU utilisation as its record keeps it: ``37%``; ``-`` without samples."""
+    return "-" if util_mean is None else f"{util_mean:.0f}%"
+
+
+def gpu_line(gpu: GpuSummary) -> str:
+    """The record's GPU summary in one line (the details panel; ``ntui report`` has the whole report)."""
+    def pct(x: float | None) -> str:
+        return "?" if x is None else f"{100 * x:.0f} %"
+
+    energy = f", {gpu.energy_wh:.1f} Wh" if gpu.energy_wh is not None else ""
+    line = (f"GPU: {gpu.gpus} sampled, mean utilisation {gpu_text(gpu.util_mean)}, idle {pct(gpu.idle_fraction)}, "
+            f"peak memory {pct(gpu.mem_peak_fraction)} of total{energy}")
+    if gpu.findings:
+        more = f" (+{gpu.findings - 1} more)" if gpu.findings > 1 else ""
+        line += f"\nfinding: {gpu.first_finding}{more}"
+    return line
+
+
+def recent_cells(job: RecentJob, now: float) -> tuple[str, ...]:
+    """One row of the list, in the order of :data:`RECENT_COLUMNS`."""
+    elapsed = format_elapsed(job.elapsed_s) if job.elapsed_s is not None else "-"
+    said = job.note if not job.from_ntui else job.verdict or ("" if job.state else "not resolved yet")
+    return (job.job_id, job.name, state_text(job), elapsed, gpu_text(job.gpu_util), age_text(job.submitted_at, now),
+            said)
+
+
+def recent_title(days: float, jobs: int, accounting: bool | None, limit: int = MAX_RECENT) -> str:
+    span = f"{days:g} day" + ("" if days == 1 else "s")
+    source = "" if accounting else " · ntui's jobs only (no accounting)" if accounting is False else ""
+    count = f"the newest {limit} jobs" if jobs >= limit else f"{jobs} job" + ("" if jobs == 1 else "s")
+    return f"Recent · last {span} · {count}{source}"
+
+
+def record_details(job: RecentJob) -> DetailsView:
+    """The details panel's view of a record (no Slurm call: the record is what Slurm said when it ended)."""
+    outcome = Outcome(job.job_id, job.state or UNKNOWN, job.exit_code, job.source or "none", bool(job.state))
+    entry = job.entry
+    if not job.from_ntui:
+        note = f"{NOT_FROM_NTUI} (listed by sacct; ntui did not submit it)"
+    elif not job.state:
+        note = "not resolved yet: Slurm has not said how it ended"
+    else:
+        parts = [f"record from {job.source}" + (" (the batch log)" if job.source == "inferred" else "")]
+        if entry is not None and entry.reason:
+            parts.append(f"reason: {entry.reason}")
+        if job.elapsed_s is not None:
+            parts.append(f"elapsed {format_elapsed(job.elapsed_s)}")
+        if job.end_time:
+            parts.append(f"ended {job.end_time}")
+        if job.verdict:
+            parts.append(f"verdict: {job.verdict}")
+        if entry is not None and entry.gpu is not None:
+            parts.append(gpu_line(entry.gpu))
+        if entry is not None and entry.resubmit_of:
+            parts.append(f"resubmit of job {entry.resubmit_of}")
+        note = "\n".join(parts)
+    return DetailsView(job_id=job.job_id, entry=entry, outcome=outcome, note=note)
+
+
+def record_log_target(job: RecentJob) -> LogTarget:
+    """The log pane's target for a record: the per-rank logs from the history, the job no longer active.
+    A job ntui did not submit has no known logs (the details say so)."""
+    entry = job.entry
+    if entry is None or not entry.log_stem:
+        return LogTarget(job.job_id, None, None, False, None)
+    paths = LogPaths(entry.log_dir, entry.log_stem)
+    world = entry.world_size if entry.world_size > 0 else None
+    return LogTarget(job.job_id, paths, world, False, str(paths.batch(job.job_id)))

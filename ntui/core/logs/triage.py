@@ -1,0 +1,825 @@
+"""Failure triage over training logs: which rank failed first, where, and with what error.
+
+One responsibility: recognising failures in log lines (the job-level verdict on top is
+:mod:`ntui.core.logs.verdict`'s).
+
+Pure and incremental. One :class:`RankDetector` per log file (one per rank, plus one for the batch log) is
+fed cleaned lines (see :func:`ntui.core.logs.tail.clean_line`) as they arrive; it keeps a few lines of state
+(an open traceback, an open torchrun ``ChildFailedError`` summary) and emits :class:`Finding` values. The
+caller feeds the tail window on open and then only new lines, so the cost is per new line, not per log.
+
+Recognised:
+
+* Python tracebacks, up to the final ``XError: message`` line (chained ones give one finding each);
+* CUDA OOM (``torch.OutOfMemoryError: CUDA out of memory``, ``RuntimeError: CUDA out of memory``,
+  ``CUDA error: out of memory``);
+* NCCL errors (``NCCL error``, ``ncclInternalError`` ..., error-level ``ProcessGroupNCCL`` lines) and
+  NCCL watchdog timeouts (``Watchdog caught collective operation timeout``);
+* torch.distributed store / rendezvous failures (``RendezvousTimeoutError``, ``DistStoreError``,
+  ``DistNetworkError``, ``Timed out after N seconds waiting for``);
+* ``srun: error: nid002: task 3: Exited with exit code 1`` (task id = global rank, one task per rank);
+* ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***``,
+  ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line;
+* torchrun's ``ChildFailedError`` summary (``rank: 2 (local_rank: 0)`` / ``host:`` / ``exitcode:``).
+
+Line prefixes are understood and stripped: srun ``--label`` (``3: ``), torchrun ``--tee``
+(``[default1]:``), torch's own ``[rank1]:`` and ntui's merged view ``[r1] ``. In a combined log they also
+give the rank, and tracebacks of different ranks may interleave.
+
+**Which rank failed first.** Every finding carries a ``time`` and an arrival ``seq``:
+
+* ``time`` is the timestamp printed in the line when there is one (glog ``E1130 04:22:32.7``, ISO
+  ``2024-05-01 12:00:00``, torchrun's ``2024-05-01_12:00:00``, slurmstepd's ``CANCELLED AT``), read as
+  local time; otherwise the time the caller passed with the line: the poll time for lines that arrived
+  while following, the file's mtime for lines that were already in the file when it was opened.
+* ``seq`` is the caller's arrival counter (a global one across files when several are followed together),
+  the tie-breaker, and the only order when no time is known.
+
+A crash makes the other ranks fail too (``Connection closed by peer``, watchdog timeouts, SIGTERM from the
+launcher), usually within moments, and an mtime can lag the error line by whatever the rank wrote after it.
+So :func:`triage` takes the earliest finding, then among the findings no later than ``window_s`` (default
+10 s) after it picks the most telling *tier* (real errors before timeouts/peer failures, before launcher and
+scheduler reports, before cancellations/signals), and only then the earliest. Each rank is reduced to one
+representative finding the same way.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Literal, TypeVar
+
+__all__ = [
+    "KINDS",
+    "Finding",
+    "FindingKind",
+    "RankDetector",
+    "TimeSource",
+    "SlurmCancel",
+    "TriageSummary",
+    "parse_cancel",
+    "parse_line_time",
+    "scan_lines",
+    "split_prefix",
+    "tier_of",
+    "triage",
+]
+
+FindingKind = Literal[
+    "traceback",  # a Python exception (the generic case)
+    "oom",  # CUDA out of memory
+    "oom_kill",  # the kernel OOM killer, as reported by slurmstepd / srun
+    "nccl",  # NCCL error
+    "nccl_timeout",  # NCCL watchdog timeout
+    "dist_timeout",  # torch.distributed store / rendezvous timeout or network error
+    "peer_failure",  # an error that only says another rank went away
+    "node_failure",  # Slurm: CANCELLED DUE TO NODE FAILURE
+    "child_failed",  # torchrun's ChildFailedError summary entry (exit code > 0)
+    "srun_exit",  # srun: error: <node>: task N: Exited with exit code N
+    "time_limit",  # Slurm: CANCELLED DUE TO TIME LIMIT
+    "cancelled",  # Slurm: CANCELLED (user, preemption, ...)
+    "signal",  # killed / terminated by a signal (mostly a consequence of another failure)
+]
+TimeSource = Literal["line", "given", "none"]
+
+KINDS: tuple[str, ...] = (
+    "traceback",
+    "oom",
+    "oom_kill",
+    "nccl",
+    "nccl_timeout",
+    "dist_timeout",
+    "peer_failure",
+    "node_failure",
+    "child_failed",
+    "srun_exit",
+    "time_limit",
+    "cancelled",
+    "signal",
+)
+
+_TIERS: dict[str, int] = {
+    "traceback": 0,
+    "oom": 0,
+    "oom_kill": 0,
+    "nccl": 0,
+    "node_failure": 1,
+    "nccl_timeout": 1,
+    "dist_timeout": 1,
+    "peer_failure": 1,
+    "child_failed": 2,
+    "srun_exit": 2,
+    "time_limit": 2,
+    "cancelled": 3,
+    "signal": 3,
+}
+
+_EXCERPT_LINES = 40
+_DEDUP_LINES = 200  # the same line-level kind is reported once per this many lines per stream
+_MAX_TB_LINES = 2000  # a "traceback" with no exception line after this many lines is abandoned
+
+
+def tier_of(kind: str) -> int:
+    """0 real errors, 1 timeouts / peer failures, 2 launcher and scheduler reports, 3 cancel / signals."""
+    return _TIERS.get(kind, 0)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One detected failure in one log.
+
+    ``line_no`` is 1-based and points at the most telling line (the ``XError: msg`` line of a traceback);
+    ``start_line_no`` is the first line of the block. ``first_line`` is that telling line without prefixes.
+    """
+
+    kind: str
+    rank: int | None
+    node: str | None
+    line_no: int
+    time: float | None
+    first_line: str
+    excerpt: tuple[str, ...] = ()
+    time_source: TimeSource = "none"
+    seq: int = 0
+    start_line_no: int = 0
+    from_traceback: bool = False
+    task: int | None = None
+    """srun's task id (``srun: error: nid002: task 1: ...``) when it is not a global rank: with torchrun and
+    accelerate srun starts one launcher per node, so task N is node N's launcher."""
+
+    @property
+    def tier(self) -> int:
+        return tier_of(self.kind)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# prefixes and timestamps
+
+_PREFIX_RE = re.compile(
+    r"^(?:\[r(?P<merged>\d+)\] )?"
+    r"(?:\s*(?P<label>\d+): )?"
+    r"(?:\[default(?P<local>\d+)\]:)?"
+    r"(?:\[rank(?P<rank>\d+)\]:[ ]?)?"
+)
+
+
+def split_prefix(line: str) -> tuple[int | None, str]:
+    """Strip launcher prefixes; return ``(rank from the prefix or None, rest)``.
+
+    ``[rank1]:`` (torch) wins over an srun ``--label`` task id and ntui's ``[r1] ``. ``[default1]:`` is a
+    *local* rank and gives no rank.
+    """
+    m = _PREFIX_RE.match(line)
+    if m is None or m.end() == 0:
+        return None, line
+    rank: int | None = None
+    for group in ("rank", "label", "merged"):
+        value = m.group(group)
+        if value is not None:
+            rank = int(value)
+            break
+    return rank, line[m.end() :]
+
+
+_GLOG_RE = re.compile(
+    r"^\[?(?P<lvl>[IWEF])(?P<mo>\d\d?)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    r"(?:\.(?P<f>\d+))?"
+)
+_ISO_RE = re.compile(
+    r"(?P<y>(?:19|20)\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    r"(?:[.,](?P<f>\d+))?"
+)
+
+
+def _mk_time(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None) -> float | None:
+    try:
+        stamp = datetime(y, mo, d, h, mi, s).timestamp()  # naive = local time, like file mtimes shown
+    except (ValueError, OverflowError, OSError):
+        return None
+    if frac:
+        stamp += float("0." + frac[:9])
+    return stamp
+
+
+def _glog_level(text: str) -> str | None:
+    m = _GLOG_RE.match(text)
+    return m.group("lvl") if m else None
+
+
+def parse_line_time(text: str, *, year: int | None = None) -> float | None:
+    """Epoch seconds of a timestamp at the start of ``text`` (prefixes already stripped), or None.
+
+    Understands glog (``E1130 04:22:32.736000``, ``[E1130 04:22:32.7 ...]``, c10's unpadded month
+    ``[E810 03:04:11.06 ...]``; the year is missing from the
+    format, ``year`` supplies it, default the current year) and ISO-like dates in the first 64 characters
+    (``2024-05-01 12:00:00,123``, ``2024-05-01T12:00:00``, ``2024-05-01_12:00:00``).
+    """
+    m = _GLOG_RE.match(text)
+    if m is not None:
+        y = year if year is not None else _time.localtime().tm_year
+        return _mk_time(y, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), m["f"])
+    m2 = _ISO_RE.search(text, 0, 64)
+    if m2 is not None:
+        return _mk_time(int(m2["y"]), int(m2["mo"]), int(m2["d"]), int(m2["h"]), int(m2["mi"]), int(m2["s"]), m2["f"])
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# line patterns
+
+_TB_HEADER = "Traceback (most recent call last):"
+_EXC_LINE_RE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?: .*)?)?$")
+_OOM_RE = re.compile(r"CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|HIP out of memory")
+_NCCL_TIMEOUT_RE = re.compile(
+    r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*(?:timed out|timeout)", re.IGNORECASE
+)
+_NCCL_ERR_RE = re.compile(
+    r"NCCL error|nccl(?:Internal|System|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error"
+    r"|ProcessGroupNCCL.*(?:error|abort|terminat|exception)",
+    re.IGNORECASE,
+)
+_DIST_TIMEOUT_RE = re.compile(
+    r"RendezvousTimeoutError|RendezvousClosedError|DistStoreError|DistNetworkError"
+    r"|Timed out after \d+ seconds? waiting for|client socket has timed out"
+)
+_PEER_RE = re.compile(
+    r"Connection closed by peer|Connection reset by peer|remote worker crashing|Broken pipe"
+    r"|NCCL communicator was aborted",
+    re.IGNORECASE,
+)
+_SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
+_SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
+_SRUN_NODE_FAIL_RE = re.compile(r"^srun: error: Node failure on (?P<node>\S+)")
+_STEPD_CANCEL_RE = re.compile(
+    r"\*\*\* (?P<scope>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
+    r"(?: DUE TO (?P<reason>.+?))?(?: \*\*\*|$)"
+)
+_OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
+# a cheap pre-filter: one search per ordinary line
+_ANY_RE = re.compile(
+    r"out of memory|OutOfMemory|oom.kill|NCCL|nccl\w+Error|Rendezvous\w*Error|DistStoreError|DistNetworkError"
+    r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) ",
+    re.IGNORECASE,
+)
+_CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
+_CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)")
+_CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
+
+
+@dataclass(frozen=True)
+class SlurmCancel:
+    """slurmstepd's ``*** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO <reason>] ***``."""
+
+    scope: str  # "JOB" or "STEP"
+    id: str
+    node: str
+    at: str  # as printed: 2026-11-30T09:29:23
+    reason: str | None  # "TIME LIMIT", "NODE FAILURE", "PREEMPTION", ...
+
+
+def parse_cancel(text: str) -> SlurmCancel | None:
+    m = _STEPD_CANCEL_RE.search(text)
+    if m is None:
+        return None
+    reason = (m["reason"] or "").strip().rstrip("*").strip() or None
+    return SlurmCancel(m["scope"], m["id"], m["node"], m["at"], reason)
+
+
+def _classify_exception(text: str) -> str:
+    if _OOM_RE.search(text):
+        return "oom"
+    if _NCCL_TIMEOUT_RE.search(text):
+        return "nccl_timeout"
+    if _PEER_RE.search(text):
+        return "peer_failure"
+    if _NCCL_ERR_RE.search(text):
+        return "nccl"
+    if _DIST_TIMEOUT_RE.search(text):
+        return "dist_timeout"
+    if _SIGNAL_EXC_RE.match(text):
+        return "signal"
+    return "traceback"
+
+
+@dataclass
+class _Traceback:
+    start_line_no: int
+    header_time: float | None
+    header_given_time: float | None
+    header_seq: int
+    lines: deque[str] = field(default_factory=lambda: deque(maxlen=_EXCERPT_LINES))
+    head: str = _TB_HEADER
+    frames: int = 0
+    count: int = 1
+
+
+@dataclass
+class _ChildFailed:
+    section: str = ""  # "failures" | "root"
+    rules: int = 0  # "=====" lines seen
+    entry: dict[str, str] | None = None
+    entry_lines: list[str] = field(default_factory=list)
+    entry_line_no: int = 0
+    count: int = 0
+
+
+class RankDetector:
+    """Stateful, incremental failure detector for one log stream.
+
+    ``rank`` / ``node`` describe the file (a per-rank file); a combined log leaves them None and ranks come
+    from the line prefixes. Not thread-safe: feed from one thread.
+    """
+
+    def __init__(
+        self, rank: int | None = None, node: str | None = None, *, year: int | None = None, task_is_rank: bool = True
+    ) -> None:
+        self.rank = rank
+        self.task_is_rank = task_is_rank
+        self.node = node
+        self._year = year
+        self._line_no = 0
+        self._seq = 0
+        self._tb: dict[int | None, _Traceback] = {}
+        self._cf: _ChildFailed | None = None
+        self._last_kind_line: dict[tuple[int | str | None, str], int] = {}
+        self.findings: list[Finding] = []
+
+    def reset(self) -> None:
+        """Forget all state (the file was truncated or replaced)."""
+        self._line_no = 0
+        self._tb.clear()
+        self._cf = None
+        self._last_kind_line.clear()
+        self.findings = []
+
+    # -- feeding --------------------------------------------------------------------------------------
+
+    def feed_many(
+        self,
+        lines: Iterable[str],
+        *,
+        first_line_no: int | None = None,
+        time: float | None = None,
+        first_seq: int | None = None,
+    ) -> list[Finding]:
+        """Feed consecutive lines; ``first_line_no`` is the 1-based number of the first one."""
+        out: list[Finding] = []
+        for i, line in enumerate(lines):
+            out.extend(
+                self.feed(
+                    line,
+                    line_no=None if first_line_no is None else first_line_no + i,
+                    time=time,
+                    seq=None if first_seq is None else first_seq + i,
+                )
+            )
+        return out
+
+    def feed(
+        self, line: str, *, line_no: int | None = None, time: float | None = None, seq: int | None = None
+    ) -> list[Finding]:
+        """Feed one line; return the findings it completed (usually none).
+
+        ``line_no`` (1-based) defaults to the previous one + 1; ``time`` is the arrival time (poll time, or
+        the file mtime for lines already in the file); ``seq`` a global arrival counter (default: own).
+        """
+        self._line_no = line_no if line_no is not None else self._line_no + 1
+        self._seq = seq if seq is not None else self._seq + 1
+        prefix_rank, text = split_prefix(line.rstrip("\r\n"))
+        key = prefix_rank
+        out: list[Finding] = []
+
+        if self._cf is not None:
+            done = self._feed_child_failed(text, prefix_rank, time, out)
+            if not done:
+                return self._keep(out)
+
+        tb = self._tb.get(key)
+        if tb is not None and self._feed_traceback(tb, key, text, prefix_rank, time, out):
+            return self._keep(out)
+
+        if text.startswith(_TB_HEADER):
+            self._tb[key] = _Traceback(
+                start_line_no=self._line_no,
+                header_time=parse_line_time(text, year=self._year),
+                header_given_time=time,
+                header_seq=self._seq,
+            )
+            self._tb[key].lines.append(text)
+            return self._keep(out)
+
+        if "ChildFailedError" in text and not text.lstrip().startswith(("File ", "raise ")):
+            self._cf = _ChildFailed()
+            return self._keep(out)
+
+        if _ANY_RE.search(text):
+            self._line_level(text, prefix_rank, time, out)
+        return self._keep(out)
+
+    def flush(self) -> list[Finding]:
+        """End of input (the job is over): report tracebacks that never reached an exception line."""
+        out: list[Finding] = []
+        for key, tb in list(self._tb.items()):
+            if tb.frames:
+                out.append(
+                    self._finding(
+                        "traceback",
+                        key,
+                        f"{tb.head} (incomplete)",
+                        tb.start_line_no,
+                        tb.header_given_time,
+                        tb.header_time,
+                        tuple(tb.lines),
+                        tb.start_line_no,
+                        from_tb=True,
+                        seq=tb.header_seq,
+                    )
+                )
+        self._tb.clear()
+        if self._cf is not None and self._cf.entry is not None:
+            self._emit_cf_entry(self._cf, None, out)
+        self._cf = None
+        return self._keep(out)
+
+    # -- internals ------------------------------------------------------------------------------------
+
+    def _keep(self, out: list[Finding]) -> list[Finding]:
+        self.findings.extend(out)
+        return out
+
+    def _finding(
+        self,
+        kind: str,
+        prefix_rank: int | None,
+        first_line: str,
+        line_no: int,
+        given_time: float | None,
+        line_time: float | None,
+        excerpt: tuple[str, ...],
+        start_line_no: int,
+        *,
+        from_tb: bool = False,
+        task: int | None = None,
+        rank: int | None = None,
+        node: str | None = None,
+        seq: int | None = None,
+    ) -> Finding:
+        when: float | None
+        src: TimeSource
+        if line_time is not None:
+            when, src = line_time, "line"
+        elif given_time is not None:
+            when, src = given_time, "given"
+        else:
+            when, src = None, "none"
+        r = rank if rank is not None else (prefix_rank if prefix_rank is not None else self.rank)
+        return Finding(
+            kind=kind,
+            rank=r,
+            node=node if node is not None else self.node,
+            line_no=line_no,
+            time=when,
+            first_line=first_line.strip(),
+            excerpt=excerpt,
+            time_source=src,
+            seq=self._seq if seq is None else seq,
+            start_line_no=start_line_no,
+            from_traceback=from_tb,
+            task=task,
+        )
+
+    def _feed_traceback(
+        self,
+        tb: _Traceback,
+        key: int | None,
+        text: str,
+        prefix_rank: int | None,
+        time: float | None,
+        out: list[Finding],
+    ) -> bool:
+        """Return True when the line was consumed by the open traceback."""
+        tb.count += 1
+        if not text or text[0] in " \t":
+            tb.lines.append(text)
+            if text.lstrip().startswith("File "):
+                tb.frames += 1
+            return True
+        if text.startswith(_TB_HEADER):  # a new traceback without an exception line: restart
+            del self._tb[key]
+            return False
+        m = _EXC_LINE_RE.match(text)
+        if tb.frames == 0 or m is None:
+            if tb.count > _MAX_TB_LINES:
+                del self._tb[key]
+                return False
+            tb.lines.append(text)  # interleaved noise
+            return True
+        del self._tb[key]
+        tb.lines.append(text)
+        if "ChildFailedError" in m.group("name"):
+            self._cf = _ChildFailed()  # the summary that follows says more than this line
+            return True
+        line_time = parse_line_time(text, year=self._year)
+        if line_time is None:
+            line_time = tb.header_time
+        kind = _classify_exception(text)
+        excerpt = (tb.head, *tb.lines) if tb.lines and tb.lines[0] != tb.head else tuple(tb.lines)
+        out.append(
+            self._finding(
+                kind,
+                prefix_rank,
+                text,
+                self._line_no,
+                time,
+                line_time,
+                excerpt,
+                tb.start_line_no,
+                from_tb=True,
+            )
+        )
+        self._last_kind_line[(key, kind)] = self._line_no
+        self._last_kind_line[("*", kind)] = self._line_no
+        return True
+
+    def _line_level(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding]) -> None:
+        level = _glog_level(text)
+        if level in ("I", "W"):
+            return  # info / warning (e.g. "retrying"): not a failure
+        line_time = parse_line_time(text, year=self._year)
+        kind: str | None = None
+        node: str | None = None
+        rank: int | None = None
+        task: int | None = None
+        m = _SRUN_RE.match(text)
+        m2 = _STEPD_CANCEL_RE.search(text) if m is None else None
+        m3 = _SRUN_NODE_FAIL_RE.match(text) if m is None and m2 is None else None
+        if m is not None:
+            node = m["node"]
+            tasks = m["tasks"]
+            if tasks.isdigit():
+                if self.task_is_rank:
+                    rank = int(tasks)
+                else:
+                    task = int(tasks)
+            what = m["what"].lower()
+            if "out of memory" in what or "oom" in what:
+                kind = "oom_kill"
+            elif "exited with exit code" in what:
+                kind = "srun_exit"
+            else:  # Killed, Terminated, ...
+                kind = "signal"
+        elif m3 is not None:  # srun names the node that failed (slurmstepd names the batch host)
+            node = m3["node"]
+            kind = "node_failure"
+        elif m2 is not None:
+            node = m2["node"]
+            reason = (m2["reason"] or "").upper()
+            at = m2["at"]
+            line_time = parse_line_time(at.replace("T", " "), year=self._year) or line_time
+            if "TIME LIMIT" in reason:
+                kind = "time_limit"
+            elif "NODE FAIL" in reason:
+                kind = "node_failure"
+            else:
+                kind = "cancelled"
+        elif _OOM_KILL_RE.search(text):
+            kind = "oom_kill"
+        elif _OOM_RE.search(text):
+            kind = "oom"
+        elif _NCCL_TIMEOUT_RE.search(text):
+            kind = "nccl_timeout"
+        elif _NCCL_ERR_RE.search(text):
+            if level is None and not re.search(r"error|fail", text, re.IGNORECASE):
+                return
+            kind = "nccl"
+        elif _DIST_TIMEOUT_RE.search(text):
+            kind = "dist_timeout"
+        if kind is None:
+            return
+        dedup_key: tuple[int | str | None, str] = (prefix_rank if rank is None else rank, kind)
+        if task is not None:
+            dedup_key = (f"task{task}", kind)
+        last = self._last_kind_line.get(dedup_key)
+        if dedup_key[0] is None:  # an unprefixed line repeats whichever rank reported this kind lately
+            last = self._last_kind_line.get(("*", kind), last)
+        if (
+            kind not in ("srun_exit", "signal", "oom_kill")
+            and not (m2 is not None and m2["scope"] == "JOB")  # the job-level word is never a repeat
+            and last is not None
+            and (0 <= self._line_no - last < _DEDUP_LINES)
+        ):
+            return
+        self._last_kind_line[dedup_key] = self._line_no
+        self._last_kind_line[("*", kind)] = self._line_no
+        out.append(
+            self._finding(
+                kind,
+                prefix_rank,
+                text,
+                self._line_no,
+                time,
+                line_time,
+                (text,),
+                self._line_no,
+                rank=rank,
+                node=node,
+                task=task,
+            )
+        )
+
+    def _feed_child_failed(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding]) -> bool:
+        """Parse torchrun's summary block; return True when the block ended (line not consumed)."""
+        cf = self._cf
+        assert cf is not None
+        cf.count += 1
+        stripped = text.strip()
+        if stripped.startswith("====="):
+            cf.rules += 1
+            if cf.entry is not None:
+                self._emit_cf_entry(cf, time, out)
+            if cf.rules >= 2:
+                self._cf = None  # the closing rule ends the block (and is consumed)
+            return False
+        if cf.count > 200 or text.startswith(_TB_HEADER):  # not the format we know: give up
+            self._cf = None
+            return True
+        if stripped.startswith("-----"):
+            if cf.entry is not None:
+                self._emit_cf_entry(cf, time, out)
+            return False
+        if stripped.startswith("Failures:"):
+            cf.section = "failures"
+            return False
+        if stripped.startswith("Root Cause"):
+            cf.section = "root"
+            return False
+        if _CF_ENTRY_RE.match(text):
+            if cf.entry is not None:
+                self._emit_cf_entry(cf, time, out)
+            cf.entry = {}
+            cf.entry_lines = [text]
+            cf.entry_line_no = self._line_no
+            return False
+        fm = _CF_FIELD_RE.match(text)
+        if fm is not None and cf.entry is not None:
+            cf.entry[fm["key"]] = fm["value"].strip()
+            cf.entry_lines.append(text)
+        return False
+
+    def _emit_cf_entry(self, cf: _ChildFailed, time: float | None, out: list[Finding]) -> None:
+        entry = cf.entry or {}
+        cf.entry = None
+        rank_m = _CF_RANK_RE.match(entry.get("rank", ""))
+        exit_m = _CF_EXIT_RE.match(entry.get("exitcode", ""))
+        if rank_m is None and exit_m is None:
+            return
+        rank = int(rank_m["rank"]) if rank_m else None
+        code = int(exit_m["code"]) if exit_m else None
+        host = entry.get("host") or None
+        tb_text = entry.get("traceback", "")
+        kind = "signal" if code is not None and code < 0 else "child_failed"
+        where = f"rank {entry.get('rank', '?')}"
+        msg = f"ChildFailedError: {where} on {host or '?'} exited with exitcode {entry.get('exitcode', '?')}"
+        if tb_text and not tb_text.startswith("To enable traceback") and tb_text != "<N/A>":
+            msg += f": {tb_text}"
+        if cf.section == "root":
+            msg += " (root cause)"
+        line_time = parse_line_time(entry.get("time", ""), year=self._year)
+        out.append(
+            self._finding(
+                kind,
+                None,
+                msg,
+                cf.entry_line_no,
+                time,
+                line_time,
+                tuple(cf.entry_lines),
+                cf.entry_line_no,
+                rank=rank,
+                node=host,
+            )
+        )
+
+
+def scan_lines(
+    lines: Iterable[str],
+    *,
+    rank: int | None = None,
+    node: str | None = None,
+    time: float | None = None,
+    year: int | None = None,
+) -> list[Finding]:
+    """One-shot convenience: feed ``lines`` (numbered from 1) to a fresh detector, flush, return findings."""
+    det = RankDetector(rank, node, year=year)
+    det.feed_many(lines, first_line_no=1, time=time)
+    det.flush()
+    return list(det.findings)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the summary
+
+
+@dataclass(frozen=True)
+class TriageSummary:
+    """The outcome of :func:`triage`. ``first`` is None when nothing was found."""
+
+    first: Finding | None
+    per_rank: Mapping[int | None, Finding]
+    total: int
+
+    @property
+    def rank(self) -> int | None:
+        return self.first.rank if self.first else None
+
+    @property
+    def node(self) -> str | None:
+        return self.first.node if self.first else None
+
+    @property
+    def failed_ranks(self) -> tuple[int, ...]:
+        return tuple(sorted(r for r in self.per_rank if r is not None))
+
+    def summary(self) -> str:
+        """``rank 2 on nid002 failed first: RuntimeError: boom (traceback, line 41)``."""
+        f = self.first
+        if f is None:
+            return "no failure found"
+        if f.rank is not None:
+            where = f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
+        elif f.task is not None:
+            where = "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
+        else:
+            where = f"the job on {f.node}" if f.node else "the job"
+        text = f.first_line
+        if len(text) > 200:
+            text = text[:199] + "…"
+        return f"{where} failed first: {text} ({f.kind}, line {f.line_no})"
+
+
+_K = TypeVar("_K")
+
+
+def _order_key(f: Finding) -> tuple[float, int]:
+    return (f.time if f.time is not None else float("inf"), f.seq)
+
+
+def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
+    earliest = min(findings, key=_order_key)
+    if earliest.time is None:
+        pool = list(findings)
+    else:
+        limit = earliest.time + window_s
+        pool = [f for f in findings if f.time is None or f.time <= limit]
+    return min(pool, key=lambda f: (f.tier, 0 if f.from_traceback else 1, *_order_key(f)))
+
+
+def triage(
+    per_rank_findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding],
+    *,
+    nodes_by_rank: Mapping[int, str] | None = None,
+    window_s: float = 10.0,
+) -> TriageSummary:
+    """Name the rank that failed first (see the module docstring for the ordering rule).
+
+    Accepts ``{rank: findings}`` (the key is only a grouping hint; each finding's own ``rank`` decides) or a
+    flat iterable. ``nodes_by_rank`` fills in the node when the finding does not name one; otherwise a
+    node named by another finding for the same rank (``srun: error: nid002: task 2``, torchrun's
+    ``host:``) is used.
+    """
+    if isinstance(per_rank_findings, Mapping):
+        flat = [f for group in per_rank_findings.values() for f in group]
+    else:
+        flat = list(per_rank_findings)
+    if not flat:
+        return TriageSummary(first=None, per_rank={}, total=0)
+    by_rank: dict[int | None, list[Finding]] = {}
+    nodes: dict[int, str] = dict(nodes_by_rank or {})
+    for f in flat:
+        by_rank.setdefault(f.rank, []).append(f)
+        if f.rank is not None and f.node and f.rank not in nodes and f.node != "localhost":
+            nodes[f.rank] = f.node
+    for f in flat:  # localhost only as a last resort
+        if f.rank is not None and f.node and f.rank not in nodes:
+            nodes[f.rank] = f.node
+    per_rank: dict[int | None, Finding] = {}
+    for r, group in by_rank.items():
+        rep = _pick(group, window_s)
+        if rep.node is None and r is not None and r in nodes:
+            rep = replace(rep, node=nodes[r])
+        per_rank[r] = rep
+    candidates = list(per_rank.values())
+    ranked = [f for f in candidates if f.rank is not None]
+    first = _pick(candidates, window_s)
+    if first.rank is None and ranked:
+        # a rank-less report (the batch log's "CANCELLED", a ranged srun error) loses to a rank's own
+        # finding of the same or a more telling tier
+        alt = _pick(ranked, window_s)
+        if alt.tier <= first.tier:
+            first = alt
+    return TriageSummary(first=first, per_rank=per_rank, total=len(flat))

@@ -1,0 +1,272 @@
+"""The verdict on a job that ended (or is ending): what Slurm did first, then which rank's error was the cause.
+
+Pure: it reads :class:`~ntui.core.logs.triage.Finding` values (the detectors' output over the batch log and the
+rank logs) and, when known, Slurm's final word (:class:`SlurmFinal`: the state from ``sacct``/``scontrol``).
+
+Order of the verdict:
+
+1. **Job-level verdicts** are stated first, because then the ranks' errors are consequences: cancelled
+   (``scancel``; who from sacct's ``CANCELLED by <uid>``, when from slurmstepd's ``*** JOB <id> ON <node>
+   CANCELLED AT <time> ***``), time limit (``... DUE TO TIME LIMIT``), node failure (``... DUE TO NODE
+   FAILURE`` or Slurm's NODE_FAIL), preemption (``... DUE TO PREEMPTION`` or PREEMPTED), OOM kill by the
+   cgroup (slurmstepd's ``Detected N oom_kill event`` / srun's ``task N: Out Of Memory`` or OUT_OF_MEMORY).
+   A real error on a rank *before* that moment is named after it ("before that: rank 2 ...").
+2. Otherwise the **root cause** on a rank (:func:`ntui.core.logs.triage.triage`: the earliest finding, the most
+   telling tier within 10 s): a Traceback, CUDA OOM, an NCCL error, named by its **global** rank and node.
+   srun's ``task N`` is a global rank only with the srun launcher; with torchrun/accelerate it is the
+   launcher of node N (the detectors are told so, and such a finding names the node and the task).
+3. Findings on other ranks that came after the root and only say a peer went away (NCCL watchdog timeouts,
+   ``Connection closed by peer``, store timeouts, SIGTERM from the launcher) are **consequences**, listed
+   after the cause, never as it.
+"""
+
+from __future__ import annotations
+
+import pwd
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, TypeVar
+
+from ntui.core.logs.triage import Finding, parse_cancel, triage
+
+__all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide"]
+
+VerdictKind = Literal["cancelled", "timeout", "node_fail", "preempted", "oom", "rank_error", "none"]
+VERDICT_KINDS: tuple[str, ...] = ("cancelled", "timeout", "node_fail", "preempted", "oom", "rank_error", "none")
+JobLevel = Literal["cancelled", "timeout", "node_fail", "preempted", "oom"]
+
+# Slurm's final state -> job-level verdict (states that are not one: COMPLETED, FAILED, ...)
+_STATE_KIND: dict[str, JobLevel] = {
+    "CANCELLED": "cancelled",
+    "TIMEOUT": "timeout",
+    "NODE_FAIL": "node_fail",
+    "PREEMPTED": "preempted",
+    "OUT_OF_MEMORY": "oom",
+}
+_REASON_KIND: tuple[tuple[str, JobLevel], ...] = (
+    ("TIME LIMIT", "timeout"),
+    ("NODE FAIL", "node_fail"),
+    ("PREEMPT", "preempted"),
+)
+_BY_RE = re.compile(r"\bby (?P<who>\S+)")
+_MAX_LINE = 220
+
+
+@dataclass(frozen=True)
+class SlurmFinal:
+    """Slurm's final word on a job, when known: ``state`` as sacct/scontrol print it (``CANCELLED by 1000``,
+    ``TIMEOUT``, ``FAILED`` ...), ``reason`` (scontrol's Reason / sacct's Reason), the nodes."""
+
+    state: str
+    reason: str | None = None
+    nodes: str | None = None
+
+
+@dataclass(frozen=True)
+class JobVerdict:
+    """The verdict: ``line`` for people, the rest for the job record.
+
+    ``kind``: cancelled / timeout / node_fail / preempted / oom (job-level, Slurm's doing), rank_error (a
+    rank's own error), none (nothing found). ``rank``/``node``: who failed (global rank; for a job-level verdict
+    the node slurmstepd or Slurm named). ``who``/``when``: who cancelled (a user name, or a uid) and when
+    (``2026-11-30T09:29:23`` as Slurm printed it; for a rank error, the error's time: its line's timestamp,
+    else when the line was seen or the file's mtime). ``root``: the finding the verdict rests on; ``cause``:
+    for a job-level verdict, a rank's real error that came before it; ``consequences``: findings on other
+    ranks that followed the root. ``source``: "slurm" (Slurm's state decided the kind), "log", or "none".
+    """
+
+    kind: VerdictKind
+    line: str
+    rank: int | None = None
+    node: str | None = None
+    who: str | None = None
+    when: str | None = None
+    root: Finding | None = None
+    cause: Finding | None = None
+    consequences: tuple[Finding, ...] = ()
+    source: Literal["slurm", "log", "none"] = "none"
+
+    @property
+    def failed(self) -> bool:
+        return self.kind != "none"
+
+    def as_dict(self) -> dict[str, object]:
+        """The structured fields (JSON-ready) for the job record."""
+        return {
+            "kind": self.kind,
+            "line": self.line,
+            "rank": self.rank,
+            "node": self.node,
+            "who": self.who,
+            "when": self.when,
+            "source": self.source,
+            "consequences": sorted({f.rank for f in self.consequences if f.rank is not None}),
+        }
+
+
+_K = TypeVar("_K")
+
+
+def _flat(findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding]) -> list[Finding]:
+    if isinstance(findings, Mapping):
+        return [f for group in findings.values() for f in group]
+    return list(findings)
+
+
+def _user(who: str) -> str:
+    """``1000`` -> the user name when this machine knows the uid, else the uid as given."""
+    if who.isdigit():
+        try:
+            return pwd.getpwuid(int(who)).pw_name
+        except (KeyError, OverflowError):
+            return who
+    return who
+
+
+def _epoch(at: str | None) -> float | None:
+    if not at:
+        return None
+    try:
+        return datetime.fromisoformat(at).timestamp()
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class _JobEvent:
+    kind: JobLevel
+    finding: Finding | None
+    node: str | None
+    when: str | None
+
+
+def _job_event(flat: Sequence[Finding]) -> _JobEvent | None:
+    """The job-level event the logs tell (the earliest, JOB lines before STEP lines)."""
+    events: list[tuple[int, float, int, _JobEvent]] = []
+    failed_node: str | None = None
+    for f in flat:
+        if f.kind == "oom_kill":
+            events.append((1, f.time or float("inf"), f.seq, _JobEvent("oom", f, f.node, None)))
+            continue
+        if f.kind not in ("cancelled", "time_limit", "node_failure"):
+            continue
+        c = parse_cancel(f.first_line)
+        if c is None:
+            if f.kind == "node_failure":  # srun: error: Node failure on nid002
+                failed_node = failed_node or f.node
+                events.append((2, f.time or float("inf"), f.seq, _JobEvent("node_fail", f, f.node, None)))
+            continue
+        reason = (c.reason or "").upper()
+        kind: JobLevel | None = next((k for text, k in _REASON_KIND if text in reason), None)
+        if kind is None:
+            if c.scope != "JOB":
+                continue  # a step cancelled by srun (--kill-on-bad-exit) or by the launcher: not Slurm's verdict
+            kind = "cancelled"
+        events.append((0 if c.scope == "JOB" else 1, f.time or float("inf"), f.seq, _JobEvent(kind, f, c.node, c.at)))
+    if not events:
+        return None
+    best = min(events, key=lambda e: e[:3])[3]
+    if best.kind == "node_fail" and failed_node is not None:  # slurmstepd names the batch host, srun the failed node
+        best = _JobEvent(best.kind, best.finding, failed_node, best.when)
+    return best
+
+
+def _crop(text: str, n: int = _MAX_LINE) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _where(f: Finding) -> str:
+    if f.rank is not None:
+        return f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
+    if f.task is not None:
+        return "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
+    return f"the job on {f.node}" if f.node else "the job"
+
+
+def _ranks_text(found: Sequence[Finding]) -> str:
+    ranks = sorted({f.rank for f in found if f.rank is not None})
+    if not ranks:
+        return ""
+    shown = ", ".join(str(r) for r in ranks[:8]) + (f" and {len(ranks) - 8} more" if len(ranks) > 8 else "")
+    return f"rank{'s' if len(ranks) != 1 else ''} {shown}"
+
+
+def decide(
+    findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding],
+    *,
+    nodes_by_rank: Mapping[int, str] | None = None,
+    launcher: str | None = None,
+    slurm: SlurmFinal | None = None,
+    window_s: float = 10.0,
+) -> JobVerdict:
+    """The verdict over a job's findings (see the module docstring). The detectors already read srun's
+    ``task N`` according to the launcher (``RankDetector(task_is_rank=...)``); ``launcher`` is kept for the
+    record's sake and future wording."""
+    flat = _flat(findings)
+    nodes = dict(nodes_by_rank or {})
+    event = _job_event(flat)
+    kind: JobLevel | None = event.kind if event else None
+    source: Literal["slurm", "log", "none"] = "log" if event else "none"
+    who: str | None = None
+    if slurm is not None:
+        state = slurm.state.strip().upper()
+        base = state.split()[0].rstrip("+") if state else ""
+        slurm_kind = _STATE_KIND.get(base)
+        if slurm_kind is not None:
+            kind, source = slurm_kind, "slurm"
+            m = _BY_RE.search(slurm.state)
+            if m is not None:
+                who = _user(m["who"])
+        elif base in ("COMPLETED", "FAILED"):
+            kind = None  # Slurm says the program ended by itself: the log's STEP cancels are the launcher's
+            source = "slurm"
+    # the rank-level root cause: job-level kinds and scheduler noise are not a rank's error
+    rank_findings = [f for f in flat if f.kind not in ("cancelled", "time_limit", "node_failure")]
+    summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s)
+    root = summary.first
+    if kind is not None:
+        event = event if event is not None and event.kind == kind else None  # the logs may tell another story
+        when = event.when if event else None
+        node = event.node if event else None
+        limit = _epoch(when)
+        before = root is not None and (limit is None or (root.time is not None and root.time < limit))
+        cause = root if before and root is not None and root.tier == 0 and root.kind != "oom_kill" else None
+        line = _job_line(kind, who=who, when=when, node=node, event=event)
+        if cause is not None:
+            line += f" · before that {_where(cause)}: {_crop(cause.first_line, 120)}"
+        oom_rank = event.finding.rank if kind == "oom" and event and event.finding else None
+        return JobVerdict(kind, line, rank=oom_rank if cause is None else cause.rank,
+                          node=node if cause is None else cause.node, who=who, when=when,
+                          root=event.finding if event else None, cause=cause, source=source)
+    if root is None:
+        return JobVerdict("none", "no failure found", source=source)
+    after = None if root.time is None else root.time - window_s
+    consequences = tuple(
+        f for r, f in sorted(summary.per_rank.items(), key=lambda kv: -1 if kv[0] is None else kv[0])
+        if r is not None and r != root.rank and f.tier >= 1 and (after is None or f.time is None or f.time >= after)
+    )
+    line = _crop(summary.summary())
+    if consequences:
+        line += f" · then {_ranks_text(consequences)} as a consequence"
+    when = datetime.fromtimestamp(root.time).isoformat(timespec="seconds") if root.time is not None else None
+    return JobVerdict("rank_error", line, rank=root.rank, node=root.node, root=root, consequences=consequences,
+                      source=source, when=when)
+
+
+def _job_line(kind: JobLevel, *, who: str | None, when: str | None, node: str | None, event: _JobEvent | None
+              ) -> str:
+    at = f" at {when}" if when else ""
+    if kind == "cancelled":
+        return "cancelled" + (f" by {who}" if who else "") + at + (" (scancel)" if who is None else "")
+    if kind == "timeout":
+        return f"time limit reached{at}: Slurm cancelled the job"
+    if kind == "node_fail":
+        return "node failure" + (f" on {node}" if node else "") + at + ": Slurm ended the job"
+    if kind == "preempted":
+        return f"preempted{at}: Slurm ended the job for a higher-priority one"
+    f = event.finding if event else None
+    where = f" on {_where(f)}" if f is not None and (f.rank is not None or f.task is not None) else (
+        f" on {node}" if node else "")
+    return f"killed by the out-of-memory killer (cgroup memory limit){where}"

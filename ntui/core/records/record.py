@@ -1,0 +1,474 @@
+"""What became of each job ntui submitted: its *record* in the history, filled after it ended.
+
+:func:`resolve_records` fills the record (:class:`ntui.core.records.history.FinalRecord`) of every history row whose
+job has a job id but no final state yet, whether or not an ntui was running when the job ended:
+
+1. **sacct**, when accounting exists: **one** call for all of them (``sacct -j id1,id2,... -X -P``).
+   A job sacct lists as still pending/running stays unresolved.
+2. For the jobs sacct does not know (or without accounting): **one** ``squeue --me --states=all`` call says
+   which the controller still knows (finished jobs stay there for ``MinJobAge``, 300 s by default).
+   A finished one there gets ``scontrol show job`` (one call per such job, so only a few);
+   a live one stays unresolved.
+3. Jobs Slurm no longer knows: **inferred** from the batch log (:func:`infer_from_batch_log`):
+   ``*** JOB N ON node CANCELLED AT time [DUE TO TIME LIMIT|PREEMPTION|NODE FAILURE] ***``, an OOM kill,
+   ``srun: error: ...: task N: Exited with exit code K``; a batch log with none of these is taken as COMPLETED,
+   a missing one gives UNKNOWN. The record says ``inferred``.
+   With accounting, a job younger than ``grace_s`` is left for sacct (slurmdbd may lag behind slurmctld).
+   When ``squeue`` fails (controller down) nothing is inferred: a job may still be running.
+
+Each resolved job also gets its verdict (:func:`ntui.core.logs.joblogs.job_verdict`, one line: Slurm's job-level
+verdict first, else the rank that failed first) when its logs are known, and, when the in-job GPU sampler left its
+files, the job's GPU usage summary (:func:`gpu_summary`: one streamed pass over the files; a failure is a warning
+and never loses the final state). :func:`recent_jobs` lists the records
+of the last days, plus, where accounting exists, the user's other jobs from one ``sacct -S`` call (logs unknown).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ntui.core.compose.timefmt import time_limit_from_script
+from ntui.core.gpu.usage import JobFacts, UsageReport, build_report
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobfiles.samplefiles import find_sample_files
+from ntui.core.logs.joblogs import job_verdict
+from ntui.core.logs.verdict import SlurmFinal
+from ntui.core.records.history import FinalRecord, GpuSummary, History, HistoryEntry
+from ntui.core.records.reconcile import OwnJob, own_jobs
+from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, parse_duration, state_category
+from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
+from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
+from ntui.core.slurm.scontrol import JobDetails, show_job
+
+__all__ = [
+    "DEFAULT_RECENT_DAYS",
+    "GRACE_S",
+    "RECENT_ORDERS",
+    "RecentJob",
+    "RecentJobs",
+    "RecentOrder",
+    "ResolveReport",
+    "gpu_summary",
+    "gpu_summary_for",
+    "infer_from_batch_log",
+    "next_order",
+    "recent_jobs",
+    "recent_order",
+    "record_job",
+    "refresh_gpu_summary",
+    "resolve_records",
+    "sort_recent",
+]
+
+#: Slurm's default MinJobAge: how long the controller keeps a finished job (scontrol still knows it).
+GRACE_S = 300.0
+DEFAULT_RECENT_DAYS = 7
+TAIL_BYTES = 256 * 1024
+NOT_FROM_NTUI = "not from ntui: logs unknown"
+
+_JOB_CANCELLED = re.compile(
+    r"\*\*\* JOB (?P<job>\S+) ON (?P<node>\S+) CANCELLED AT (?P<when>\S+)(?: DUE TO (?P<why>.+?))? \*\*\*",
+    re.IGNORECASE,
+)
+_DUE_TO: dict[str, str] = {
+    "TIME LIMIT": "TIMEOUT",
+    "PREEMPTION": "PREEMPTED",
+    "NODE FAILURE": "NODE_FAIL",
+}
+_NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
+_OOM = re.compile(r"oom[-_ ]kill event|out of memory|oom-killer", re.IGNORECASE)
+_TASK_EXIT = re.compile(r"srun: error: (?P<node>\S+): tasks? (?P<tasks>[\d,-]+): Exited with exit code (?P<code>\d+)")
+_PREEMPTED = re.compile(r"\bPREEMPTED\b")
+
+
+def _tail(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TAIL_BYTES))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def infer_from_batch_log(path: Path | str | None) -> FinalRecord:
+    """The final state as the batch log tells it (``source='inferred'``, verdict left empty)."""
+    if not path:
+        return FinalRecord("UNKNOWN", None, "batch log unknown", None, None, None, None, "", "inferred")
+    text = _tail(Path(path))
+    if text is None:
+        return FinalRecord("UNKNOWN", None, f"no batch log at {path}", None, None, None, None, "", "inferred")
+    cancel = None
+    for m in _JOB_CANCELLED.finditer(text):
+        cancel = m
+    if cancel is not None:
+        why = (cancel.group("why") or "").strip().upper()
+        state = _DUE_TO.get(why, "CANCELLED")
+        reason = f"batch log: CANCELLED AT {cancel.group('when')}" + (f" DUE TO {why}" if why else "")
+        return FinalRecord(state, None, reason, None, cancel.group("when"), None, cancel.group("node"), "",
+                           "inferred")
+    node_fail = _NODE_FAILURE.search(text)
+    if node_fail:
+        return FinalRecord("NODE_FAIL", None, f"batch log: node failure on {node_fail.group(1)}", None, None, None,
+                           node_fail.group(1), "", "inferred")
+    if _OOM.search(text):
+        return FinalRecord("OUT_OF_MEMORY", None, "batch log: OOM kill", None, None, None, None, "", "inferred")
+    if _PREEMPTED.search(text):
+        return FinalRecord("PREEMPTED", None, "batch log: preempted", None, None, None, None, "", "inferred")
+    exits = list(_TASK_EXIT.finditer(text))
+    if exits:
+        first = exits[0]
+        return FinalRecord("FAILED", f"{first.group('code')}:0",
+                           f"batch log: task {first.group('tasks')} on {first.group('node')} exited with code "
+                           f"{first.group('code')}", None, None, None, first.group("node"), "", "inferred")
+    return FinalRecord("COMPLETED", None, "batch log: no failure reported", None, None, None, None, "", "inferred")
+
+
+def _cancelled_by(raw_state: str) -> str | None:
+    m = re.match(r"CANCELLED by (\d+)", raw_state.strip())
+    if not m:
+        return None
+    uid = int(m.group(1))
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = "?"
+    return f"cancelled by {name} (uid {uid})"
+
+
+def _from_sacct(rec: SacctRecord) -> FinalRecord:
+    reason = _cancelled_by(rec.raw_state) or (rec.reason if rec.reason not in ("", "None") else None)
+    return FinalRecord(rec.state, rec.exit_code or None, reason, rec.start, rec.end, rec.elapsed_s,
+                       rec.node_list or None, "", "sacct")
+
+
+def _from_scontrol(d: JobDetails) -> FinalRecord:
+    reason = d.reason if d.reason and d.reason != "None" else None
+    return FinalRecord(d.state, d.exit_code or None, reason, d.start_time, d.end_time,
+                       parse_duration(d.run_time), d.nodelist or None, "", "scontrol")
+
+
+def _finished(state: str) -> bool:
+    return state_category(state).finished
+
+
+def _paths(entry: HistoryEntry) -> LogPaths | None:
+    return LogPaths(entry.log_dir, entry.log_stem) if entry.log_dir and entry.log_stem else None
+
+
+def verdict_for(entry: HistoryEntry, job_id: str, slurm_final: SlurmFinal | None = None) -> str:
+    """One line: Slurm's job-level verdict first (cancelled, time limit, node failure, ...), else the rank that
+    failed first over the job's logs (:func:`ntui.core.logs.joblogs.job_verdict`); "" when there is nothing to say."""
+    paths = _paths(entry)
+    if paths is None or not os.path.isdir(paths.log_dir):
+        return ""
+    try:
+        found = job_verdict(paths, job_id, entry.world_size or None, entry.launcher or None, slurm=slurm_final)
+    except OSError:
+        return ""
+    return found.line if found.kind != "none" else ""
+
+
+def gpu_summary(report: UsageReport) -> GpuSummary | None:
+    """The few numbers of ``report`` the history keeps (None when no GPU was sampled)."""
+    gpus = report.all_gpus
+    if not gpus:
+        return None
+    idle = [g.idle_fraction for g in gpus if g.idle_fraction is not None]
+    peaks = [f for g in gpus if (f := g.mem_peak_fraction) is not None]
+    first = report.findings[0].message if report.findings else ""
+    return GpuSummary(report.util_mean, sum(idle) / len(idle) if idle else None, max(peaks, default=None),
+                      len(gpus), report.energy_wh, len(report.findings), first)
+
+
+def gpu_summary_for(entry: HistoryEntry, job_id: str, final: FinalRecord) -> GpuSummary | None:
+    """The summary over the job's sample files (None when there are none): one streamed pass per file."""
+    if not entry.log_dir or not entry.log_stem:
+        return None
+    files = find_sample_files(entry.log_dir, entry.log_stem, job_id)
+    if not files:
+        return None
+    elapsed = float(final.elapsed_s) if final.elapsed_s is not None else None
+    facts = JobFacts(job_id, final.state, True, elapsed, time_limit_from_script(entry.script))
+    return gpu_summary(build_report(files, facts))
+
+
+def refresh_gpu_summary(history: History, entry: HistoryEntry, report: UsageReport) -> bool:
+    """After a full report of an ended, resolved job (``ntui report``): store its summary (e.g. for a record
+    resolved before summaries existed). False when nothing was stored (not resolved, not ended, no GPU data)."""
+    summary = gpu_summary(report)
+    if entry.job_id is None or entry.final_state is None or not report.finished or summary is None:
+        return False
+    return history.record_gpu_summary(entry.job_id, summary)
+
+
+@dataclass(frozen=True)
+class ResolveReport:
+    resolved: tuple[tuple[str, FinalRecord], ...] = ()
+    unresolved: tuple[str, ...] = ()  # still pending/running, or not decidable now
+    sacct_calls: int = 0
+    squeue_calls: int = 0
+    scontrol_calls: int = 0
+    accounting: bool | None = None  # True: sacct answered; False: accounting disabled; None: not asked/failed
+    warnings: tuple[str, ...] = field(default=())
+
+    def lines(self) -> list[str]:
+        out = [f"job {j}: {r.state}" + (f" (exit {r.exit_code})" if r.exit_code else "") + f" [{r.source}]"
+               for j, r in self.resolved]
+        return out + [f"warning: {w}" for w in self.warnings]
+
+
+def resolve_records(
+    history: History,
+    runner: CommandRunner,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    grace_s: float = GRACE_S,
+    now: float | None = None,
+    verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
+    usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
+    queue: Sequence[OwnJob] | None = None,
+) -> ResolveReport:
+    """Fill the record of every ended, unresolved job in ``history`` (see the module doc)."""
+    entries = [e for e in history.unresolved() if e.job_id]
+    if not entries:
+        return ResolveReport()
+    now = time.time() if now is None else now
+    warnings: list[str] = []
+    decided: dict[str, FinalRecord] = {}
+    said: dict[str, SlurmFinal] = {}  # Slurm's own final word, for the verdict
+    waiting: set[str] = set()
+    sacct_calls = squeue_calls = scontrol_calls = 0
+    accounting: bool | None = None
+    ids = list(dict.fromkeys(e.job_id for e in entries if e.job_id))
+    known: dict[str, SacctRecord] = {}
+    try:
+        sacct_calls += 1
+        known = sacct_jobs(runner, ids, env=env, timeout=timeout)
+        accounting = True
+    except SacctUnavailable as exc:
+        accounting = False if exc.disabled else None
+        if not exc.disabled:
+            warnings.append(f"sacct: {exc}")
+    for job_id, rec in known.items():
+        if _finished(rec.state):
+            decided[job_id] = _from_sacct(rec)
+            said[job_id] = SlurmFinal(rec.raw_state, rec.reason or None, rec.node_list or None)
+        else:
+            waiting.add(job_id)
+    rest = [j for j in ids if j not in decided and j not in waiting]
+    if rest:
+        own: dict[str, OwnJob] | None
+        if queue is not None:  # the caller's fresh squeue answer (app start: the one reconcile just got)
+            own = {j.job_id: j for j in queue}
+        else:
+            try:
+                squeue_calls += 1
+                own = {j.job_id: j for j in own_jobs(runner, env=env, timeout=timeout)}
+            except SlurmError as exc:
+                warnings.append(f"squeue: {exc}; jobs not in accounting left unresolved")
+                own = None
+        by_id = {e.job_id: e for e in entries}
+        for job_id in rest:
+            if own is None:
+                waiting.add(job_id)
+                continue
+            job = own.get(job_id)
+            entry = by_id[job_id]
+            if job is not None:
+                if not _finished(job.state):
+                    waiting.add(job_id)
+                    continue
+                try:
+                    scontrol_calls += 1
+                    details = show_job(runner, job_id, env=env, timeout=timeout)
+                    decided[job_id] = _from_scontrol(details)
+                    said[job_id] = SlurmFinal(details.state, details.reason or None, details.nodelist or None)
+                    continue
+                except JobNotFound:
+                    pass  # forgotten between the two calls: infer below
+                except SlurmError as exc:
+                    warnings.append(f"scontrol show job {job_id}: {exc}")
+                    waiting.add(job_id)
+                    continue
+            if accounting and now - (entry.submitted_at or entry.created_at) < grace_s:
+                waiting.add(job_id)  # slurmdbd may not have it yet
+                continue
+            paths = _paths(entry)
+            decided[job_id] = infer_from_batch_log(paths.batch(job_id) if paths else None)
+    by_id = {e.job_id: e for e in entries}
+    resolved: list[tuple[str, FinalRecord]] = []
+    for job_id, found in decided.items():
+        try:
+            text = verdict(by_id[job_id], job_id, said.get(job_id))
+        except Exception as exc:  # a triage bug must not lose the state
+            text = ""
+            warnings.append(f"triage of job {job_id}: {exc}")
+        final = replace(found, verdict=text)
+        if history.record_final(job_id, final):
+            resolved.append((job_id, final))
+            try:
+                summary = usage(by_id[job_id], job_id, final)
+                if summary is not None:
+                    history.record_gpu_summary(job_id, summary)
+            except Exception as exc:  # the state is recorded already; a bad sample file must not hide it
+                warnings.append(f"GPU usage of job {job_id}: {exc}")
+    return ResolveReport(tuple(resolved), tuple(sorted(waiting)), sacct_calls, squeue_calls, scontrol_calls,
+                         accounting, tuple(warnings))
+
+
+# ---------------------------------------------------------------- recent jobs
+
+
+@dataclass(frozen=True)
+class RecentJob:
+    job_id: str
+    name: str
+    state: str  # final state, or "" while unresolved (still queued/running, or unknown yet)
+    exit_code: str | None
+    elapsed_s: int | None
+    verdict: str
+    submitted_at: float | None
+    end_time: str | None
+    source: str  # sacct | scontrol | inferred | "" (unresolved)
+    from_ntui: bool
+    note: str = ""  # NOT_FROM_NTUI for the user's other jobs
+    entry: HistoryEntry | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def gpu_util(self) -> float | None:
+        """Mean GPU utilisation (percent) from the record's summary; None without samples or a record."""
+        gpu = self.entry.gpu if self.entry is not None else None
+        return gpu.util_mean if gpu is not None else None
+
+
+@dataclass(frozen=True)
+class RecentJobs:
+    jobs: tuple[RecentJob, ...]
+    accounting: bool | None
+    warnings: tuple[str, ...] = ()
+
+
+SORT_KEYS: dict[str, Callable[[RecentJob], tuple[object, ...]]] = {
+    "submitted": lambda j: (j.submitted_at or 0.0, j.job_id),
+    "ended": lambda j: (j.end_time or "", j.job_id),
+    "elapsed": lambda j: (j.elapsed_s if j.elapsed_s is not None else -1, j.job_id),
+    "state": lambda j: (j.state, j.job_id),
+    "job": lambda j: (len(j.job_id), j.job_id),
+    # jobs without a summary sort below every measured one (descending: last)
+    "gpu": lambda j: (j.gpu_util is not None, j.gpu_util or 0.0, j.job_id),
+    # descending: measured jobs first, the lowest utilisation (the most GPU time wasted) on top, then newest first
+    "gpu-low": lambda j: (j.gpu_util is not None, -(j.gpu_util or 0.0), j.submitted_at or 0.0, j.job_id),
+    # descending: the jobs that ended unsuccessfully (failed, cancelled, timeout, OOM, ...) first, newest first
+    "failed": lambda j: (state_category(j.state) is StateCategory.FAILED, j.submitted_at or 0.0,
+                         j.job_id),
+}
+
+
+@dataclass(frozen=True)
+class RecentOrder:
+    """An order a person picks for the recent jobs: ``name`` (``ntui history --sort``), ``label`` (shown with the
+    list), a :data:`SORT_KEYS` key and its direction."""
+
+    name: str
+    label: str
+    key: str
+    descending: bool = True
+
+
+#: The orders the jobs view's recent list cycles through and ``ntui history --sort`` accepts, the default first.
+RECENT_ORDERS: tuple[RecentOrder, ...] = (
+    RecentOrder("newest", "newest first", "submitted"),
+    RecentOrder("gpu", "lowest GPU use first", "gpu-low"),
+    RecentOrder("failed", "failed first", "failed"),
+)
+
+
+def recent_order(name: str) -> RecentOrder:
+    """The order called ``name`` (:data:`RECENT_ORDERS`); ``ValueError`` names the choices."""
+    for order in RECENT_ORDERS:
+        if order.name == name:
+            return order
+    raise ValueError(f"unknown order {name!r} (one of {', '.join(o.name for o in RECENT_ORDERS)})")
+
+
+def next_order(order: RecentOrder) -> RecentOrder:
+    """The order after ``order`` in :data:`RECENT_ORDERS` (after the last one, the first again)."""
+    return RECENT_ORDERS[(RECENT_ORDERS.index(order) + 1) % len(RECENT_ORDERS)]
+
+
+def sort_recent(jobs: Iterable[RecentJob], order: RecentOrder) -> list[RecentJob]:
+    return sorted(jobs, key=SORT_KEYS[order.key], reverse=order.descending)
+
+
+def record_job(e: HistoryEntry) -> RecentJob:
+    """A history row as a recent job (ntui's own: its record, when resolved)."""
+    return RecentJob(e.job_id or "", e.job_name, e.final_state or "", e.exit_code, e.elapsed_s, e.verdict or "",
+                     e.submitted_at or e.created_at, e.end_time, e.record_source or "", True, entry=e)
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ts))
+
+
+def _epoch(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    try:
+        return time.mktime(time.strptime(iso, "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def recent_jobs(
+    history: History,
+    runner: CommandRunner | None = None,
+    *,
+    days: float = DEFAULT_RECENT_DAYS,
+    now: float | None = None,
+    sort: str = "submitted",
+    descending: bool = True,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> RecentJobs:
+    """ntui's jobs of the last ``days`` (from the history; call :func:`resolve_records` first for fresh states),
+    plus, with a ``runner`` and accounting, the user's other jobs from **one** ``sacct -S`` call, marked
+    :data:`NOT_FROM_NTUI`. Sorted by ``sort`` (a key of :data:`SORT_KEYS`)."""
+    if sort not in SORT_KEYS:
+        raise ValueError(f"unknown sort key {sort!r} (one of {', '.join(SORT_KEYS)})")
+    now = time.time() if now is None else now
+    since = now - days * 86400
+    jobs: list[RecentJob] = []
+    seen: set[str] = set()
+    for e in history.since(since):
+        if not e.job_id:
+            continue
+        seen.add(e.job_id)
+        jobs.append(record_job(e))
+    accounting: bool | None = None
+    warnings: list[str] = []
+    if runner is not None:
+        try:
+            others = sacct_since(runner, _iso(since), env=env, timeout=timeout)
+            accounting = True
+        except SacctUnavailable as exc:
+            accounting = False if exc.disabled else None
+            if not exc.disabled:
+                warnings.append(f"sacct: {exc}")
+            others = ()
+        for rec in others:
+            if rec.job_id in seen or rec.base_id in seen:
+                continue
+            seen.add(rec.job_id)
+            state = rec.state if _finished(rec.state) else ""
+            jobs.append(RecentJob(rec.job_id, rec.name, state, rec.exit_code or None, rec.elapsed_s, "",
+                                  _epoch(rec.submit), rec.end, "sacct", False, NOT_FROM_NTUI))
+    jobs.sort(key=SORT_KEYS[sort], reverse=descending)
+    return RecentJobs(tuple(jobs), accounting, tuple(warnings))
