@@ -99,6 +99,7 @@ def test_rank_killed_by_a_signal_is_named_by_global_rank_node_and_signal(name: s
     local = "" if c.launcher == "srun" else f" (local rank {_local_rank(c, rank)})"
     assert v.line.startswith(f"rank {rank} on {node} was killed by {sig}{local} first: "), v.line
     assert "the launcher on" not in v.line and "failed first" not in v.line
+    assert v.signal == sig and v.as_dict()["signal"] == sig and v.as_dict()["rank"] == rank
 
 
 @pytest.mark.parametrize("name", SIGNAL_CASES)
@@ -119,6 +120,29 @@ def test_signal_verdict_with_slurms_final_word(name: str) -> None:
     code = (DATA / name / "sacct.txt").read_text().split("|")[2]
     v = verdict(c, slurm=SlurmFinal(c.sacct.state, c.sacct.reason, c.sacct.nodes, code))
     assert v.source == "slurm" and v.line == verdict(c).line and "SIGTERM" not in v.line
+
+
+@pytest.mark.parametrize(("name", "before"), [
+    ("signal-abort-torchrun", "the launcher on nid002 (srun task 1) failed first: srun: error: nid002: task 1: "
+                              "Exited with exit code 1 (srun_exit, line 41) · then ranks 2, 3 as a consequence"),
+    ("signal-abort-accelerate", "rank 1 on localhost failed first: ChildFailedError: rank 1 (local_rank: 1) on "
+                                "localhost exited with exitcode 1 (pid: 19009) (child_failed, line 66) · then ranks "
+                                "0, 2, 3 as a consequence"),
+])
+def test_the_batch_log_alone_names_the_signal(tmp_path: Path, name: str, before: str) -> None:
+    """The issue's case: the other ranks' logs say nothing (they were not in a collective), so only the batch
+    log speaks. ``before`` is what the verdict said then (the wrong launcher, or a consequence on "localhost")."""
+    c = case(name)
+    for src in sorted((DATA / name).glob("*.out")):
+        dest = tmp_path / src.name
+        text = src.read_text()
+        dest.write_text(text if "-rank-" not in src.name else "\n".join(text.splitlines()[:3]) + "\n")
+        os.utime(dest, (src.stat().st_mtime, src.stat().st_mtime))
+    v = job_verdict(LogPaths(str(tmp_path), c.paths.stem), c.job_id, c.world_size, c.launcher)
+    assert v.line != before
+    assert (v.rank, v.node, v.signal) == (3, _header_node(c, 3), "SIGABRT")
+    assert v.line.startswith("rank 3 on nid002 was killed by SIGABRT (local rank 1) first: exitcode -6 (SIGABRT) "
+                             "in torch elastic's root cause")
 
 
 @pytest.mark.parametrize("name", ["signal-segv-srun", "signal-segv-torchrun", "signal-segv-accelerate"])

@@ -83,6 +83,7 @@ class JobVerdict:
     else when the line was seen or the file's mtime). ``root``: the finding the verdict rests on; ``cause``:
     for a job-level verdict, a rank's real error that came before it; ``consequences``: findings on other
     ranks that followed the root. ``source``: "slurm" (Slurm's state decided the kind), "log", or "none".
+    :attr:`signal`: the fault signal the failing rank died of, when that is what the verdict rests on.
     """
 
     kind: VerdictKind
@@ -110,8 +111,15 @@ class JobVerdict:
             "who": self.who,
             "when": self.when,
             "source": self.source,
+            "signal": self.signal,
             "consequences": sorted({f.rank for f in self.consequences if f.rank is not None}),
         }
+
+    @property
+    def signal(self) -> str | None:
+        """The fault signal the failing rank died of (``SIGABRT``), when the verdict rests on one."""
+        f = self.cause or self.root
+        return f.signal if f is not None and f.kind == "rank_signal" else None
 
 
 _K = TypeVar("_K")
