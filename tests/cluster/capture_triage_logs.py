@@ -5,6 +5,7 @@ Not a test: run it by hand when the logs must be re-captured (it takes a few min
 
     eval "$(scripts/dev-cluster env)"
     python tests/cluster/capture_triage_logs.py [CASE ...]     # default: every case
+    python tests/cluster/capture_triage_logs.py --into slurm-26.05 signal-abort-srun ...   # another version's
 
 Each case submits one job through ``ntui submit`` (the shipped ``local-*`` presets running
 ``examples/ddp_check.py``), makes it end the way the case is named, and copies the batch log, the rank logs
@@ -174,6 +175,9 @@ CASES = {
 
 
 def main(argv: list[str]) -> int:
+    global OUT
+    if argv[:1] == ["--into"]:  # tests/data/logs/<SUBDIR>/<case>/: the captures of another Slurm version
+        OUT, argv = OUT / argv[1], argv[2:]
     names = argv or list(CASES)
     with tempfile.TemporaryDirectory(prefix="ntui-capture-") as tmp:
         for name in names:

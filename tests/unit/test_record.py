@@ -203,6 +203,7 @@ def test_inferred_job_level_ends(tmp_path: Path, line: str, state: str) -> None:
      "batch log: rank 3 killed by SIGABRT (torch elastic); task 1 on nid002 exited with code 1"),
     ("signal-segv-accelerate", "1:0",
      "batch log: rank 1 killed by SIGSEGV (torch elastic); task 1 on nid002 exited with code 1"),
+    ("slurm-26.05/signal-abort-srun", "0:6", "batch log: task 3 on nid002 killed by SIGABRT (Aborted)"),
 ])
 def test_inferred_signal_from_real_batch_logs(case: str, exit_code: str, reason: str) -> None:
     """Before: the srun jobs were COMPLETED ("no failure reported": srun's "Aborted" is no exit line)."""

@@ -73,8 +73,8 @@ def test_the_other_ranks_are_consequences(name: str) -> None:
     assert "as a consequence" in v.line
 
 
-SIGNAL_CASES = [f"signal-{how}-{launcher}" for how in ("abort", "segv", "kill")
-                for launcher in ("srun", "torchrun", "accelerate")]
+SIGNAL_CASES = [f"{version}signal-{how}-{launcher}" for version in ("", "slurm-26.05/")
+                for how in ("abort", "segv", "kill") for launcher in ("srun", "torchrun", "accelerate")]
 
 
 def _header_node(c: Case, rank: int) -> str:
@@ -145,7 +145,7 @@ def test_the_batch_log_alone_names_the_signal(tmp_path: Path, name: str, before:
                              "in torch elastic's root cause")
 
 
-@pytest.mark.parametrize("name", ["signal-segv-srun", "signal-segv-torchrun", "signal-segv-accelerate"])
+@pytest.mark.parametrize("name", [c for c in SIGNAL_CASES if "-segv-" in c])
 def test_faulthandler_line_is_the_root(name: str) -> None:
     """With faulthandler on, the rank's own "Fatal Python error: Segmentation fault" is the telling line."""
     c = case(name)
