@@ -6,7 +6,10 @@ MASTER_ADDR, MASTER_PORT), all-reduces ``rank + 1`` and prints one ``NTUI_CHECK 
 with the rank, local rank, world size, node, all-reduce result and argv (exactly as received).
 
 Test controls come from the environment, never from argv (argv is only echoed):
-  NTUI_CHECK_FAIL_RANK=N   rank N raises RuntimeError after the all-reduce
+  NTUI_CHECK_FAIL_RANK=N   rank N fails after the all-reduce (the others wait in a barrier)
+  NTUI_CHECK_FAIL_HOW=H    how it fails: raise (RuntimeError, the default), abort (os.abort(): SIGABRT, as a
+                           C++ terminate or an NCCL abort), segv (a NULL read: SIGSEGV), kill (SIGKILL, as the
+                           kernel's OOM killer)
   NTUI_CHECK_SLEEP=S       every rank sleeps S seconds before exiting (cancel tests)
 """
 
@@ -18,6 +21,23 @@ import os
 import socket
 import sys
 import time
+
+
+def fail(rank: int, how: str) -> None:
+    """Fail on purpose, the way ``how`` says (see the module docstring)."""
+    if how != "raise":
+        print(f"ntui check: rank {rank} kills itself on purpose ({how})", flush=True)
+    if how == "abort":
+        os.abort()
+    if how == "segv":
+        import ctypes
+
+        ctypes.string_at(0)
+    if how == "kill":
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+    raise RuntimeError(f"ntui check: rank {rank} fails on purpose")
 
 
 def main() -> int:
@@ -52,7 +72,7 @@ def main() -> int:
     }
     print("NTUI_CHECK " + json.dumps(record), flush=True)
     if os.environ.get("NTUI_CHECK_FAIL_RANK") == str(rank):
-        raise RuntimeError(f"ntui check: rank {rank} fails on purpose")
+        fail(rank, os.environ.get("NTUI_CHECK_FAIL_HOW", "raise"))
     time.sleep(float(os.environ.get("NTUI_CHECK_SLEEP", "0")))
     dist.barrier()
     dist.destroy_process_group()

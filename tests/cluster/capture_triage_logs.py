@@ -5,6 +5,7 @@ Not a test: run it by hand when the logs must be re-captured (it takes a few min
 
     eval "$(scripts/dev-cluster env)"
     python tests/cluster/capture_triage_logs.py [CASE ...]     # default: every case
+    python tests/cluster/capture_triage_logs.py --into slurm-26.05 signal-abort-srun ...   # another version's
 
 Each case submits one job through ``ntui submit`` (the shipped ``local-*`` presets running
 ``examples/ddp_check.py``), makes it end the way the case is named, and copies the batch log, the rank logs
@@ -103,6 +104,26 @@ def case_fail(case: str, preset: str, launcher: str, rank: int, tmp: Path) -> No
             failing_rank=rank)
 
 
+def case_signal(case: str, preset: str, launcher: str, rank: int, how: str, tmp: Path, *sets: str) -> None:
+    """Rank ``rank`` kills itself by a signal (``NTUI_CHECK_FAIL_HOW``) while the others wait in a barrier."""
+    log_dir = tmp / case
+    log_dir.mkdir()
+    job = submit(preset, log_dir, f"env.NTUI_CHECK_FAIL_RANK={rank}", f"env.NTUI_CHECK_FAIL_HOW={how}", *sets)
+    wait_state(job, ENDED, 180)
+    signal = SIGNALS[how]
+    collect(case, preset, log_dir, job, 4, launcher,
+            f"rank {rank} kills itself by {signal} (NTUI_CHECK_FAIL_HOW={how})" + (f", {' '.join(sets)}" if sets
+                                                                                   else ""),
+            failing_rank=rank, signal=signal)
+
+
+#: NTUI_CHECK_FAIL_HOW -> the signal that ends the rank
+SIGNALS = {"abort": "SIGABRT", "segv": "SIGSEGV", "kill": "SIGKILL"}
+#: the signal cases: (how, failing rank, extra --set); the segfaults run with Python's faulthandler, so the rank's
+#: own log ends in "Fatal Python error: Segmentation fault" (abort and kill leave the rank's log silent)
+SIGNAL_CASES = {"abort": (3, ()), "segv": (1, ("env.PYTHONFAULTHANDLER=1",)), "kill": (2, ())}
+
+
 def case_cancel(case: str, preset: str, launcher: str, tmp: Path) -> None:
     log_dir = tmp / case
     log_dir.mkdir()
@@ -145,12 +166,18 @@ CASES = {
     "fail-accelerate": lambda tmp: case_fail("fail-accelerate", "local-accelerate", "accelerate", 3, tmp),
     "cancel-srun": lambda tmp: case_cancel("cancel-srun", "local-srun", "srun", tmp),
     "cancel-torchrun": lambda tmp: case_cancel("cancel-torchrun", "local-torchrun", "torchrun", tmp),
+    **{f"signal-{how}-{launcher}": (lambda tmp, how=how, launcher=launcher, rank=rank, sets=sets: case_signal(
+        f"signal-{how}-{launcher}", f"local-{launcher}", launcher, rank, how, tmp, *sets))
+       for how, (rank, sets) in SIGNAL_CASES.items() for launcher in ("srun", "torchrun", "accelerate")},
     "timeout-srun": case_timeout,
     "node-fail": case_node_fail,
 }
 
 
 def main(argv: list[str]) -> int:
+    global OUT
+    if argv[:1] == ["--into"]:  # tests/data/logs/<SUBDIR>/<case>/: the captures of another Slurm version
+        OUT, argv = OUT / argv[1], argv[2:]
     names = argv or list(CASES)
     with tempfile.TemporaryDirectory(prefix="ntui-capture-") as tmp:
         for name in names:

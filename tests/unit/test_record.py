@@ -195,6 +195,31 @@ def test_inferred_job_level_ends(tmp_path: Path, line: str, state: str) -> None:
     assert infer_from_batch_log(log).state == state  # the job-level cause wins over the task's exit
 
 
+@pytest.mark.parametrize(("case", "exit_code", "reason"), [
+    ("signal-abort-srun", "0:6", "batch log: task 3 on nid002 killed by SIGABRT (Aborted)"),
+    ("signal-segv-srun", "0:11", "batch log: task 1 on nid001 killed by SIGSEGV (Segmentation fault)"),
+    ("signal-kill-srun", "0:9", "batch log: task 2 on nid002 killed by SIGKILL (Killed)"),
+    ("signal-abort-torchrun", "1:0",
+     "batch log: rank 3 killed by SIGABRT (torch elastic); task 1 on nid002 exited with code 1"),
+    ("signal-segv-accelerate", "1:0",
+     "batch log: rank 1 killed by SIGSEGV (torch elastic); task 1 on nid002 exited with code 1"),
+    ("slurm-26.05/signal-abort-srun", "0:6", "batch log: task 3 on nid002 killed by SIGABRT (Aborted)"),
+])
+def test_inferred_signal_from_real_batch_logs(case: str, exit_code: str, reason: str) -> None:
+    """Before: the srun jobs were COMPLETED ("no failure reported": srun's "Aborted" is no exit line)."""
+    d = DATA / "logs" / case
+    batch = next(p for p in d.glob("*.out") if "-rank-" not in p.name)
+    rec = infer_from_batch_log(batch)
+    assert (rec.state, rec.exit_code, rec.reason) == ("FAILED", exit_code, reason)
+
+
+def test_inferred_stop_signal_only(tmp_path: Path) -> None:
+    log = tmp_path / "b.out"
+    log.write_text("srun: error: nid001: tasks 0-1: Terminated\nsrun: Force Terminated StepId=9.0\n")
+    rec = infer_from_batch_log(log)
+    assert (rec.state, rec.exit_code) == ("FAILED", "0:15") and "killed by SIGTERM" in (rec.reason or "")
+
+
 def test_no_batch_log_gives_unknown(tmp_path: Path) -> None:
     assert infer_from_batch_log(tmp_path / "missing.out").state == "UNKNOWN"
     assert infer_from_batch_log(None).state == "UNKNOWN"
@@ -225,6 +250,20 @@ def test_resolve_with_accounting_is_one_batched_sacct_call(history: History, log
     again = FakeRunner({"sacct": sacct_capture()})
     assert resolve_records(history, again) == resolve_records(history, again)
     assert again.calls == 0  # nothing left to resolve: no Slurm call at all
+
+
+def test_resolve_gives_the_verdict_slurms_exit_code(history: History, logs: Path) -> None:
+    """The verdict gets sacct's exit code with the state (a fault signal there is named, verdict.py)."""
+    _submit(history, "23", logs)
+    said: dict[str, object] = {}
+
+    def remember(entry: object, job_id: str, slurm_final: object = None) -> str:
+        said[job_id] = slurm_final
+        return ""
+
+    resolve_records(history, FakeRunner({"sacct": sacct_capture()}), verdict=remember)
+    final = said["23"]
+    assert getattr(final, "state", None) == "FAILED" and getattr(final, "exit_code", None) == "3:0"
 
 
 def _queue_line(job_id: str, state: str) -> str:

@@ -109,11 +109,15 @@ def test_cuda_oom() -> None:
 
 def test_nccl_watchdog_is_reported_once_with_its_timestamp() -> None:
     found = scan_lines(lines("synthetic-nccl-watchdog-rank-1.out"), year=2024)
-    assert kinds(found) == ["nccl_timeout"]
+    # the watchdog's lines once; then its std::terminate (SIGABRT), which is how the watchdog ends the process
+    assert kinds(found) == ["nccl_timeout", "signal"]
     f = found[0]
     assert f.rank == 1 and f.line_no == 3 and f.time_source == "line"
     assert f.time == pytest.approx(datetime(2024, 5, 1, 12, 10, 11, 61727).timestamp(), abs=1e-3)
     assert "Watchdog caught collective operation timeout" in f.first_line
+    assert (found[1].signal, found[1].line_no) == ("SIGABRT", 14)
+    s = triage(found)  # the abort after the watchdog is its consequence, not a cause of its own
+    assert s.first is not None and s.first.kind == "nccl_timeout" and s.per_rank[1].kind == "nccl_timeout"
 
 
 def test_slurm_labelled_batch_log() -> None:
@@ -138,6 +142,138 @@ def test_time_limit() -> None:
     assert s.rank is None and s.node == "nid001"
     assert s.summary().startswith("the job on nid001 failed first: slurmstepd: error: *** JOB 4243 ON nid001")
     assert s.summary().endswith("DUE TO TIME LIMIT *** (time_limit, line 3)")
+
+
+# ------------------------------------------------------------------------------------- killed by a signal
+
+
+@pytest.mark.parametrize(("what", "kind", "sig"), [
+    ("Aborted", "rank_signal", "SIGABRT"),
+    ("Aborted (core dumped)", "rank_signal", "SIGABRT"),
+    ("Segmentation fault", "rank_signal", "SIGSEGV"),
+    ("Segmentation fault (core dumped)", "rank_signal", "SIGSEGV"),
+    ("Killed", "rank_signal", "SIGKILL"),
+    ("Bus error", "rank_signal", "SIGBUS"),
+    ("Terminated", "signal", "SIGTERM"),  # srun / the launcher stopping the task after another failed
+    ("Exited with exit code 1", "srun_exit", None),
+])
+def test_srun_task_signal_lines(what: str, kind: str, sig: str | None) -> None:
+    line = f"srun: error: nid002: task 3: {what}"
+    found = scan_lines([line])
+    assert [(f.kind, f.rank, f.node, f.signal) for f in found] == [(kind, 3, "nid002", sig)]
+    det = RankDetector(task_is_rank=False)  # torchrun / accelerate: task 3 is node 3's launcher
+    det.feed(line)
+    assert [(f.rank, f.task) for f in det.findings] == [(None, 3)]
+
+
+def test_a_launcher_killed_by_a_signal_is_named_as_the_launcher() -> None:
+    det = RankDetector(task_is_rank=False)
+    det.feed("srun: error: nid002: task 1: Killed")
+    s = triage(det.findings)
+    assert s.summary() == ("the launcher on nid002 (srun task 1) was killed by SIGKILL first: "
+                           "srun: error: nid002: task 1: Killed (rank_signal, line 1)")
+
+
+@pytest.mark.parametrize(("line", "sig", "from_tb"), [
+    ("Fatal Python error: Aborted", "SIGABRT", True),
+    ("Fatal Python error: Segmentation fault", "SIGSEGV", True),
+    ("Fatal Python error: Bus error", "SIGBUS", True),
+    ("terminate called after throwing an instance of 'c10::Error'", "SIGABRT", False),
+    ("terminate called without an active exception", "SIGABRT", False),
+    ("*** SIGSEGV (@0x0) received by PID 4242 (TID 0x7f00) from PID 0; stack trace: ***", "SIGSEGV", False),
+    ("*** SIGABRT received at time=1700000000 on cpu 3 ***", "SIGABRT", False),
+])
+def test_the_ranks_own_last_words(line: str, sig: str, from_tb: bool) -> None:
+    found = scan_lines(["step 1", line], rank=3, node="nid002")
+    assert [(f.kind, f.rank, f.signal, f.line_no, f.from_traceback) for f in found] == [
+        ("rank_signal", 3, sig, 2, from_tb)]
+
+
+@pytest.mark.parametrize("line", [
+    "Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding",
+    "Fatal Python error: Cannot recover from stack overflow.",
+    "*** SIGTERM received at time=1700000000 on cpu 3 ***",
+    "the job was terminated called off",
+])
+def test_not_a_death_by_a_fault_signal(line: str) -> None:
+    assert [f for f in scan_lines([line], rank=0) if f.kind == "rank_signal"] == []
+
+
+def _summary(entries: str) -> list[str]:
+    return ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 40, "bash FAILED",
+            "-" * 40, *entries.strip("\n").splitlines(), "=" * 40]
+
+
+def test_torch_elastic_summary_with_signals() -> None:
+    found = scan_lines(_summary("""
+Failures:
+[1]:
+  time      : 2026-12-01_10:18:36
+  host      : nid002
+  rank      : 2 (local_rank: 0)
+  exitcode  : -15 (pid: 17575)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 17575
+------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-12-01_10:18:36
+  host      : nid002
+  rank      : 3 (local_rank: 1)
+  exitcode  : -6 (pid: 17578)  (SIGABRT)
+  error_file: <N/A>
+  traceback : Signal 6 (SIGABRT) received by PID 17578
+"""))
+    assert [(f.kind, f.rank, f.local_rank, f.node, f.signal) for f in found] == [
+        ("signal", 2, 0, "nid002", "SIGTERM"), ("rank_signal", 3, 1, "nid002", "SIGABRT")]
+    assert found[1].first_line == "exitcode -6 (SIGABRT) in torch elastic's root cause"
+    assert found[0].first_line == "exitcode -15 (SIGTERM) in torch elastic's failures"
+    assert triage(found).summary() == ("rank 3 on nid002 was killed by SIGABRT (local rank 1) first: "
+                                       "exitcode -6 (SIGABRT) in torch elastic's root cause (rank_signal, line 15)")
+
+
+def test_a_signal_after_a_peer_went_away_is_a_consequence() -> None:
+    """NCCL's watchdog (or gloo after a peer closed) ends the rank with SIGABRT: torch elastic's root cause then
+    names an abort that only followed; the rank that really died first wins."""
+    agent = scan_lines(_summary("""
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-05-01_12:00:09
+  host      : nid001
+  rank      : 0 (local_rank: 0)
+  exitcode  : -6 (pid: 1)  (SIGABRT)
+"""))
+    r0 = scan_lines(["[E501 12:00:08.0 ProcessGroupNCCL.cpp:683] [Rank 0] Watchdog caught collective operation "
+                     "timeout: WorkNCCL(SeqNum=7) ran for 600000 milliseconds before timing out."], rank=0, year=2024)
+    r1 = scan_lines(["Fatal Python error: Segmentation fault"], rank=1, time=T0 + 5)
+    s = triage([*agent, *r0, *r1])
+    assert s.per_rank[0].kind == "nccl_timeout"  # rank 0's abort is its watchdog's
+    assert (s.rank, s.first.kind if s.first else None) == (1, "rank_signal")
+
+
+def test_the_rank_header_names_the_node_over_torch_elastics_host() -> None:
+    """On one machine (the dev cluster) torch elastic says host: localhost; the rank's header says nid002."""
+    found = scan_lines(_summary("""
+Root Cause (first observed failure):
+[0]:
+  host      : localhost
+  rank      : 3 (local_rank: 1)
+  exitcode  : -11 (pid: 1)  (SIGSEGV)
+"""))
+    assert triage(found).node == "localhost"
+    s = triage(found, nodes_by_rank={3: "nid002"})
+    assert (s.rank, s.node) == (3, "nid002")
+
+
+def test_agent_rendezvous_errors_are_store_failures_not_tracebacks() -> None:
+    """After a rank died, the agents' rendezvous shutdown fails: a consequence (tier 1), not the cause."""
+    found = scan_lines([
+        "Traceback (most recent call last):",
+        '  File "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 1, in _close',
+        "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+        "failed. See inner exception for details.",
+    ])
+    assert [f.kind for f in found] == ["dist_timeout"]
 
 
 # ------------------------------------------------------------------------------------------ detector logic

@@ -8,6 +8,7 @@ cluster (no cgroup task plugin, no preemption): those tests use lines in Slurm 2
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from datetime import datetime
@@ -70,6 +71,97 @@ def test_the_other_ranks_are_consequences(name: str) -> None:
     assert sorted(f.rank for f in v.consequences) == others  # gloo "Connection closed by peer", SIGTERM ...
     assert all(f.tier >= 1 for f in v.consequences)
     assert "as a consequence" in v.line
+
+
+SIGNAL_CASES = [f"{version}signal-{how}-{launcher}" for version in ("", "slurm-26.05/")
+                for how in ("abort", "segv", "kill") for launcher in ("srun", "torchrun", "accelerate")]
+
+
+def _header_node(c: Case, rank: int) -> str:
+    return Path(c.paths.rank(c.job_id, rank)).read_text().split("\n", 1)[0].split(" on ")[1]
+
+
+def _local_rank(c: Case, rank: int) -> int:
+    check = next(x for x in Path(c.paths.rank(c.job_id, rank)).read_text().splitlines() if x.startswith("NTUI_CHECK "))
+    return int(json.loads(check.split(" ", 1)[1])["local_rank"])
+
+
+@pytest.mark.parametrize("name", SIGNAL_CASES)
+def test_rank_killed_by_a_signal_is_named_by_global_rank_node_and_signal(name: str) -> None:
+    """Before: a peer's "Connection reset by peer" (rank 0/1/2), or the agent's RendezvousConnectionError
+    ("the job failed first"), was named the cause; torch elastic's root cause and srun's "Aborted" were not."""
+    c = case(name)
+    rank, sig = int(c.meta["failing_rank"]), str(c.meta["signal"])  # type: ignore[call-overload]
+    node = _header_node(c, rank)  # where c10d (torchrun, accelerate) or srun put that rank
+    v = verdict(c)
+    assert (v.kind, v.rank, v.node) == ("rank_error", rank, node)
+    assert v.root is not None and (v.root.kind, v.root.signal) == ("rank_signal", sig)
+    local = "" if c.launcher == "srun" else f" (local rank {_local_rank(c, rank)})"
+    assert v.line.startswith(f"rank {rank} on {node} was killed by {sig}{local} first: "), v.line
+    assert "the launcher on" not in v.line and "failed first" not in v.line
+    assert v.signal == sig and v.as_dict()["signal"] == sig and v.as_dict()["rank"] == rank
+
+
+@pytest.mark.parametrize("name", SIGNAL_CASES)
+def test_the_others_are_consequences_of_the_signal(name: str) -> None:
+    c = case(name)
+    v = verdict(c)
+    assert sorted(f.rank for f in v.consequences) == sorted(set(range(4)) - {v.rank})
+    assert all(f.tier >= 1 for f in v.consequences)  # peers closed, agents' store errors, SIGTERM'd workers
+    assert v.line.endswith(" as a consequence")
+
+
+@pytest.mark.parametrize("name", SIGNAL_CASES)
+def test_signal_verdict_with_slurms_final_word(name: str) -> None:
+    """sacct says FAILED with the exit code of srun's own stop (15:0, 143:0 = SIGTERM): the rank's signal
+    stays the verdict and no SIGTERM is named."""
+    c = case(name)
+    assert c.sacct is not None and c.sacct.state == "FAILED"
+    code = (DATA / name / "sacct.txt").read_text().split("|")[2]
+    v = verdict(c, slurm=SlurmFinal(c.sacct.state, c.sacct.reason, c.sacct.nodes, code))
+    assert v.source == "slurm" and v.line == verdict(c).line and "SIGTERM" not in v.line
+
+
+@pytest.mark.parametrize(("name", "before"), [
+    ("signal-abort-torchrun", "the launcher on nid002 (srun task 1) failed first: srun: error: nid002: task 1: "
+                              "Exited with exit code 1 (srun_exit, line 41) · then ranks 2, 3 as a consequence"),
+    ("signal-abort-accelerate", "rank 1 on localhost failed first: ChildFailedError: rank 1 (local_rank: 1) on "
+                                "localhost exited with exitcode 1 (pid: 19009) (child_failed, line 66) · then ranks "
+                                "0, 2, 3 as a consequence"),
+])
+def test_the_batch_log_alone_names_the_signal(tmp_path: Path, name: str, before: str) -> None:
+    """The issue's case: the other ranks' logs say nothing (they were not in a collective), so only the batch
+    log speaks. ``before`` is what the verdict said then (the wrong launcher, or a consequence on "localhost")."""
+    c = case(name)
+    for src in sorted((DATA / name).glob("*.out")):
+        dest = tmp_path / src.name
+        text = src.read_text()
+        dest.write_text(text if "-rank-" not in src.name else "\n".join(text.splitlines()[:3]) + "\n")
+        os.utime(dest, (src.stat().st_mtime, src.stat().st_mtime))
+    v = job_verdict(LogPaths(str(tmp_path), c.paths.stem), c.job_id, c.world_size, c.launcher)
+    assert v.line != before
+    assert (v.rank, v.node, v.signal) == (3, _header_node(c, 3), "SIGABRT")
+    assert v.line.startswith("rank 3 on nid002 was killed by SIGABRT (local rank 1) first: exitcode -6 (SIGABRT) "
+                             "in torch elastic's root cause")
+
+
+@pytest.mark.parametrize("name", [c for c in SIGNAL_CASES if "-segv-" in c])
+def test_faulthandler_line_is_the_root(name: str) -> None:
+    """With faulthandler on, the rank's own "Fatal Python error: Segmentation fault" is the telling line."""
+    c = case(name)
+    v = verdict(c)
+    assert v.root is not None and v.root.first_line == "Fatal Python error: Segmentation fault"
+    assert v.root.line_no == 5  # header, init, NTUI_CHECK, "kills itself", then faulthandler
+
+
+def test_signal_summary_of_torch_elastic() -> None:
+    """Without faulthandler the rank's log just stops: torch elastic's root cause names the rank (the agent on
+    the other node reports its own ranks' exit 1; srun's task 1 is nid002's agent, not rank 1)."""
+    c = case("signal-abort-torchrun")
+    v = verdict(c)
+    assert v.root is not None and v.root.first_line == "exitcode -6 (SIGABRT) in torch elastic's root cause"
+    assert v.root.local_rank == 1 and v.root.task is None
+    assert triage_job(c.paths, c.job_id, c.world_size, launcher="torchrun").rank == 3
 
 
 @pytest.mark.parametrize("name", ["fail-torchrun", "fail-accelerate", "cancel-torchrun", "node-fail"])
@@ -207,3 +299,34 @@ def test_slurm_kind_without_a_matching_log_line_keeps_no_stale_time() -> None:
     c = case("cancel-srun")
     v = verdict(c, slurm=SlurmFinal("TIMEOUT"))
     assert v.kind == "timeout" and v.when is None and v.line.startswith("time limit reached: ")
+
+
+def test_slurm_exit_code_signal_when_the_logs_say_nothing(tmp_path: Path) -> None:
+    paths = _batch(tmp_path, "", {0: "ntui: rank 0 on nid001\nstep 1\n"})
+    v = job_verdict(paths, "9", 1, "srun", slurm=SlurmFinal("FAILED", "NonZeroExitCode", exit_code="0:6"))
+    assert v.kind == "rank_error" and v.source == "slurm"
+    assert v.line == "killed by SIGABRT (Slurm's exit code 0:6); no log says which rank"
+    shell = job_verdict(paths, "9", 1, "srun", slurm=SlurmFinal("FAILED", exit_code="139:0"))  # 128 + SIGSEGV
+    assert shell.line.startswith("killed by SIGSEGV (Slurm's exit code 139:0)")
+    stopped = job_verdict(paths, "9", 1, "srun", slurm=SlurmFinal("FAILED", exit_code="143:0"))  # SIGTERM
+    assert stopped.kind == "none"
+
+
+def test_slurm_exit_code_signal_joins_a_rank_error(tmp_path: Path) -> None:
+    tb = 'ntui: rank 0 on nid001\nTraceback (most recent call last):\n  File "t.py", line 1\nValueError: x\n'
+    paths = _batch(tmp_path, "", {0: tb})
+    v = job_verdict(paths, "9", 1, "srun", slurm=SlurmFinal("FAILED", exit_code="0:11"))
+    assert v.line.startswith("rank 0 on nid001 failed first: ValueError: x")
+    assert v.line.endswith(" · Slurm's exit code 0:11: SIGSEGV")
+
+
+def test_oom_kill_names_the_rank_the_killer_took(tmp_path: Path) -> None:
+    """The cgroup's OOM kill is the verdict; torch elastic's SIGKILL says which rank it took."""
+    batch = (DATA / "signal-kill-torchrun" / "local-torchrun-139.out").read_text()
+    paths = _batch(tmp_path, batch + "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=9.0. Some of your "
+                   "processes may have been killed by the cgroup out-of-memory handler.\n",
+                   {2: "ntui: rank 2 on nid001\nstep 1\n"})
+    v = job_verdict(paths, "9", None, "torchrun")
+    assert v.kind == "oom" and (v.rank, v.node) == (2, "nid001")
+    assert v.line == ("killed by the out-of-memory killer (cgroup memory limit) · rank 2 on nid001 was killed by "
+                      "SIGKILL (local rank 0): exitcode -9 (SIGKILL) in torch elastic's root cause")

@@ -81,6 +81,6 @@ def job_verdict(
     """The job record's verdict (stable API): Slurm's job-level verdict first (cancelled, time limit, node
     failure, preemption, OOM kill), else the root-cause rank and its node, with the consequences named as
     such. ``verdict.line`` is one line for people; ``verdict.as_dict()`` the structured fields (kind, rank,
-    node, who, when). ``slurm`` (the final state from sacct/scontrol, when known) takes precedence over what
-    the batch log says; without it the verdict is inferred from the logs (``source == "log"``)."""
+    node, who, when, signal). ``slurm`` (the final state from sacct/scontrol, when known) takes precedence over
+    what the batch log says; without it the verdict is inferred from the logs (``source == "log"``)."""
     return _read_once(paths, job_id, world_size, launcher).verdict(slurm)

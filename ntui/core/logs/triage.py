@@ -18,6 +18,12 @@ Recognised:
 * torch.distributed store / rendezvous failures (``RendezvousTimeoutError``, ``DistStoreError``,
   ``DistNetworkError``, ``Timed out after N seconds waiting for``);
 * ``srun: error: nid002: task 3: Exited with exit code 1`` (task id = global rank, one task per rank);
+* a rank killed by a signal (:mod:`ntui.core.logs.signals`): srun's ``task 3: Aborted`` / ``Segmentation
+  fault`` / ``Killed``, torch elastic's summary entry with a negative exit code (``exitcode: -6``, both its
+  "Failures" and its "Root Cause" sections), and the rank's own last lines (faulthandler's ``Fatal Python
+  error: Aborted``, a C++ ``terminate called ...``, glog's / absl's ``*** SIGSEGV ...``). A fault signal
+  (SIGABRT, SIGSEGV, SIGKILL, ...) is a ``rank_signal`` (tier 0, the signal's name in ``Finding.signal``);
+  a stop signal (SIGTERM, SIGINT, ...) a ``signal`` (tier 3: the launcher or Slurm stopping the rank);
 * ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***``,
   ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line;
 * torchrun's ``ChildFailedError`` summary (``rank: 2 (local_rank: 0)`` / ``host:`` / ``exitcode:``).
@@ -41,6 +47,11 @@ So :func:`triage` takes the earliest finding, then among the findings no later t
 10 s) after it picks the most telling *tier* (real errors before timeouts/peer failures, before launcher and
 scheduler reports, before cancellations/signals), and only then the earliest. Each rank is reduced to one
 representative finding the same way.
+
+A rank that died of a fault signal just *after* its own log said a peer went away or a collective timed out
+(NCCL's watchdog ends the process with SIGABRT) died of that: its signal findings count as a consequence
+(``signal``), not as a cause. The node of a rank is its log's header (where the rank ran, as Slurm names the
+node) over a launcher's ``host`` (torch elastic may say ``localhost``).
 """
 
 from __future__ import annotations
@@ -52,6 +63,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, TypeVar
+
+from ntui.core.logs.signals import is_fault, signal_name, signal_of_word
 
 __all__ = [
     "KINDS",
@@ -67,6 +80,8 @@ __all__ = [
     "split_prefix",
     "tier_of",
     "triage",
+    "what_happened",
+    "where",
 ]
 
 FindingKind = Literal[
@@ -74,6 +89,7 @@ FindingKind = Literal[
     "oom",  # CUDA out of memory
     "oom_kill",  # the kernel OOM killer, as reported by slurmstepd / srun
     "nccl",  # NCCL error
+    "rank_signal",  # a rank (or a node's launcher) killed by a fault signal: SIGABRT, SIGSEGV, SIGKILL ...
     "nccl_timeout",  # NCCL watchdog timeout
     "dist_timeout",  # torch.distributed store / rendezvous timeout or network error
     "peer_failure",  # an error that only says another rank went away
@@ -91,6 +107,7 @@ KINDS: tuple[str, ...] = (
     "oom",
     "oom_kill",
     "nccl",
+    "rank_signal",
     "nccl_timeout",
     "dist_timeout",
     "peer_failure",
@@ -107,6 +124,7 @@ _TIERS: dict[str, int] = {
     "oom": 0,
     "oom_kill": 0,
     "nccl": 0,
+    "rank_signal": 0,
     "node_failure": 1,
     "nccl_timeout": 1,
     "dist_timeout": 1,
@@ -150,6 +168,10 @@ class Finding:
     task: int | None = None
     """srun's task id (``srun: error: nid002: task 1: ...``) when it is not a global rank: with torchrun and
     accelerate srun starts one launcher per node, so task N is node N's launcher."""
+    signal: str | None = None
+    """The signal the process died of (``SIGABRT``), for ``rank_signal`` and ``signal`` findings that name it."""
+    local_rank: int | None = None
+    """The rank's local rank on its node, where the log says it (torch elastic's ``rank: 3 (local_rank: 1)``)."""
 
     @property
     def tier(self) -> int:
@@ -243,7 +265,7 @@ _NCCL_ERR_RE = re.compile(
     re.IGNORECASE,
 )
 _DIST_TIMEOUT_RE = re.compile(
-    r"RendezvousTimeoutError|RendezvousClosedError|DistStoreError|DistNetworkError"
+    r"Rendezvous\w*Error|DistStoreError|DistNetworkError"
     r"|Timed out after \d+ seconds? waiting for|client socket has timed out"
 )
 _PEER_RE = re.compile(
@@ -259,15 +281,24 @@ _STEPD_CANCEL_RE = re.compile(
     r"(?: DUE TO (?P<reason>.+?))?(?: \*\*\*|$)"
 )
 _OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
+# the rank's own last words before a signal killed it: faulthandler, libstdc++'s terminate (then SIGABRT), and
+# the failure signal handlers of glog (``*** SIGSEGV (@0x0) received by PID``) and absl (``*** SIGABRT received at``)
+_FATAL_RE = re.compile(r"^Fatal Python error: (?P<what>[A-Za-z /]+?)\s*$")
+_TERMINATE_RE = re.compile(r"^terminate called (?:after throwing|without an active exception|recursively)")
+_SIG_BANNER_RE = re.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@|received)")
 # a cheap pre-filter: one search per ordinary line
 _ANY_RE = re.compile(
     r"out of memory|OutOfMemory|oom.kill|NCCL|nccl\w+Error|Rendezvous\w*Error|DistStoreError|DistNetworkError"
     r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) ",
     re.IGNORECASE,
 )
+# ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
+_OWN_START = ("Fatal Python error: ", "terminate called ", "*** SIG")
+# a rank that said one of these and then died of a fault signal died of this (the signal is a consequence)
+_AFTER_PEERS = ("nccl_timeout", "dist_timeout", "peer_failure")
 _CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
-_CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)")
+_CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)(?:\s*\(local_rank:\s*(?P<local>\d+)\))?")
 _CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
 
 
@@ -417,7 +448,7 @@ class RankDetector:
             self._cf = _ChildFailed()
             return self._keep(out)
 
-        if _ANY_RE.search(text):
+        if _ANY_RE.search(text) or text.startswith(_OWN_START):
             self._line_level(text, prefix_rank, time, out)
         return self._keep(out)
 
@@ -468,6 +499,8 @@ class RankDetector:
         rank: int | None = None,
         node: str | None = None,
         seq: int | None = None,
+        signal: str | None = None,
+        local_rank: int | None = None,
     ) -> Finding:
         when: float | None
         src: TimeSource
@@ -491,6 +524,8 @@ class RankDetector:
             start_line_no=start_line_no,
             from_traceback=from_tb,
             task=task,
+            signal=signal,
+            local_rank=local_rank,
         )
 
     def _feed_traceback(
@@ -555,6 +590,8 @@ class RankDetector:
         node: str | None = None
         rank: int | None = None
         task: int | None = None
+        sig: str | None = None
+        from_tb = False
         m = _SRUN_RE.match(text)
         m2 = _STEPD_CANCEL_RE.search(text) if m is None else None
         m3 = _SRUN_NODE_FAIL_RE.match(text) if m is None and m2 is None else None
@@ -571,8 +608,9 @@ class RankDetector:
                 kind = "oom_kill"
             elif "exited with exit code" in what:
                 kind = "srun_exit"
-            else:  # Killed, Terminated, ...
-                kind = "signal"
+            else:  # Aborted, Segmentation fault, Killed (a fault); Terminated, ... (stopped)
+                sig = signal_of_word(m["what"])
+                kind = "rank_signal" if is_fault(sig) else "signal"
         elif m3 is not None:  # srun names the node that failed (slurmstepd names the batch host)
             node = m3["node"]
             kind = "node_failure"
@@ -587,6 +625,13 @@ class RankDetector:
                 kind = "node_failure"
             else:
                 kind = "cancelled"
+        elif (own := self._own_signal(text)) is not None:
+            sig = own
+            keys = (prefix_rank, "*") if prefix_rank is None else (prefix_rank,)
+            after_peer = any(0 <= self._line_no - self._last_kind_line.get((k, p), -_DEDUP_LINES) < _DEDUP_LINES
+                             for p in _AFTER_PEERS for k in keys)
+            kind = "signal" if after_peer else "rank_signal"  # NCCL's watchdog aborts after its timeout
+            from_tb = not after_peer and text.startswith("Fatal Python error")  # faulthandler's stack follows
         elif _OOM_KILL_RE.search(text):
             kind = "oom_kill"
         elif _OOM_RE.search(text):
@@ -608,7 +653,7 @@ class RankDetector:
         if dedup_key[0] is None:  # an unprefixed line repeats whichever rank reported this kind lately
             last = self._last_kind_line.get(("*", kind), last)
         if (
-            kind not in ("srun_exit", "signal", "oom_kill")
+            kind not in ("srun_exit", "signal", "oom_kill", "rank_signal")
             and not (m2 is not None and m2["scope"] == "JOB")  # the job-level word is never a repeat
             and last is not None
             and (0 <= self._line_no - last < _DEDUP_LINES)
@@ -629,8 +674,24 @@ class RankDetector:
                 rank=rank,
                 node=node,
                 task=task,
+                signal=sig,
+                from_tb=from_tb,
             )
         )
+
+    @staticmethod
+    def _own_signal(text: str) -> str | None:
+        """The fault signal a rank's own last line announces (faulthandler, terminate, glog/absl), else None."""
+        fatal = _FATAL_RE.match(text)
+        if fatal is not None:
+            sig = signal_of_word(fatal["what"])
+            return sig if is_fault(sig) else None
+        if _TERMINATE_RE.match(text):
+            return "SIGABRT"  # std::terminate calls abort()
+        banner = _SIG_BANNER_RE.match(text)
+        if banner is not None and is_fault(banner["sig"]):
+            return str(banner["sig"])
+        return None
 
     def _feed_child_failed(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding]) -> bool:
         """Parse torchrun's summary block; return True when the block ended (line not consumed)."""
@@ -679,16 +740,23 @@ class RankDetector:
         if rank_m is None and exit_m is None:
             return
         rank = int(rank_m["rank"]) if rank_m else None
+        local = int(rank_m["local"]) if rank_m and rank_m["local"] else None
         code = int(exit_m["code"]) if exit_m else None
         host = entry.get("host") or None
         tb_text = entry.get("traceback", "")
-        kind = "signal" if code is not None and code < 0 else "child_failed"
-        where = f"rank {entry.get('rank', '?')}"
-        msg = f"ChildFailedError: {where} on {host or '?'} exited with exitcode {entry.get('exitcode', '?')}"
-        if tb_text and not tb_text.startswith("To enable traceback") and tb_text != "<N/A>":
-            msg += f": {tb_text}"
-        if cf.section == "root":
-            msg += " (root cause)"
+        sig = signal_name(code) if code is not None and code < 0 else None
+        if code is not None and code < 0:  # killed by a signal: a fault is the rank's own, a stop the launcher's
+            kind = "rank_signal" if is_fault(sig) else "signal"
+            part = "root cause" if cf.section == "root" else "failures"
+            msg = f"exitcode {code}" + (f" ({sig})" if sig else "") + f" in torch elastic's {part}"
+        else:
+            kind = "child_failed"
+            where = f"rank {entry.get('rank', '?')}"
+            msg = f"ChildFailedError: {where} on {host or '?'} exited with exitcode {entry.get('exitcode', '?')}"
+            if tb_text and not tb_text.startswith("To enable traceback") and tb_text != "<N/A>":
+                msg += f": {tb_text}"
+            if cf.section == "root":
+                msg += " (root cause)"
         line_time = parse_line_time(entry.get("time", ""), year=self._year)
         out.append(
             self._finding(
@@ -702,6 +770,8 @@ class RankDetector:
                 cf.entry_line_no,
                 rank=rank,
                 node=host,
+                signal=sig,
+                local_rank=local,
             )
         )
 
@@ -746,20 +816,32 @@ class TriageSummary:
         return tuple(sorted(r for r in self.per_rank if r is not None))
 
     def summary(self) -> str:
-        """``rank 2 on nid002 failed first: RuntimeError: boom (traceback, line 41)``."""
+        """``rank 2 on nid002 failed first: RuntimeError: boom (traceback, line 41)``; a rank killed by a
+        signal: ``rank 3 on nid002 was killed by SIGABRT (local rank 1) first: ... (rank_signal, line 38)``."""
         f = self.first
         if f is None:
             return "no failure found"
-        if f.rank is not None:
-            where = f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
-        elif f.task is not None:
-            where = "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
-        else:
-            where = f"the job on {f.node}" if f.node else "the job"
         text = f.first_line
         if len(text) > 200:
             text = text[:199] + "…"
-        return f"{where} failed first: {text} ({f.kind}, line {f.line_no})"
+        return f"{where(f)} {what_happened(f)} first: {text} ({f.kind}, line {f.line_no})"
+
+
+def where(f: Finding) -> str:
+    """Who a finding is about: ``rank 3 on nid002``, ``the launcher on nid002 (srun task 1)``, ``the job``."""
+    if f.rank is not None:
+        return f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
+    if f.task is not None:
+        return "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
+    return f"the job on {f.node}" if f.node else "the job"
+
+
+def what_happened(f: Finding) -> str:
+    """``failed``, or for a fault signal ``was killed by SIGABRT (local rank 1)``."""
+    if f.kind != "rank_signal":
+        return "failed"
+    local = f" (local rank {f.local_rank})" if f.local_rank is not None else ""
+    return f"was killed by {f.signal or 'a signal'}{local}"
 
 
 _K = TypeVar("_K")
@@ -767,6 +849,22 @@ _K = TypeVar("_K")
 
 def _order_key(f: Finding) -> tuple[float, int]:
     return (f.time if f.time is not None else float("inf"), f.seq)
+
+
+def _signals_in_context(group: list[Finding]) -> list[Finding]:
+    """One rank's findings, its signal findings read in context (see the module docstring): a fault signal of
+    a rank that said a peer went away or timed out is a consequence (``signal``; a peer error long before the
+    death represents the rank anyway, being its earliest); the others get the signal and local rank another
+    finding of the same death names (the summary's local rank on faulthandler's line)."""
+    deaths = [f for f in group if f.kind == "rank_signal"]
+    if not deaths:
+        return group
+    if any(f.kind in _AFTER_PEERS for f in group):
+        return [replace(f, kind="signal") if f.kind == "rank_signal" else f for f in group]
+    sig = next((f.signal for f in deaths if f.signal), None)
+    local = next((f.local_rank for f in group if f.local_rank is not None), None)
+    return [replace(f, signal=f.signal or sig, local_rank=local if f.local_rank is None else f.local_rank)
+            if f.kind == "rank_signal" else f for f in group]
 
 
 def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
@@ -807,11 +905,12 @@ def triage(
     for f in flat:  # localhost only as a last resort
         if f.rank is not None and f.node and f.rank not in nodes:
             nodes[f.rank] = f.node
+    headers = nodes_by_rank or {}
     per_rank: dict[int | None, Finding] = {}
     for r, group in by_rank.items():
-        rep = _pick(group, window_s)
-        if rep.node is None and r is not None and r in nodes:
-            rep = replace(rep, node=nodes[r])
+        rep = _pick(_signals_in_context(group) if r is not None else group, window_s)
+        if r is not None and r in nodes and (rep.node is None or r in headers or rep.node == "localhost"):
+            rep = replace(rep, node=nodes[r])  # the rank's header (where it ran) over a launcher's "host"
         per_rank[r] = rep
     candidates = list(per_rank.values())
     ranked = [f for f in candidates if f.rank is not None]

@@ -10,14 +10,19 @@ Order of the verdict:
    CANCELLED AT <time> ***``), time limit (``... DUE TO TIME LIMIT``), node failure (``... DUE TO NODE
    FAILURE`` or Slurm's NODE_FAIL), preemption (``... DUE TO PREEMPTION`` or PREEMPTED), OOM kill by the
    cgroup (slurmstepd's ``Detected N oom_kill event`` / srun's ``task N: Out Of Memory`` or OUT_OF_MEMORY).
-   A real error on a rank *before* that moment is named after it ("before that: rank 2 ...").
+   A real error on a rank *before* that moment is named after it ("before that: rank 2 ..."); for an OOM
+   kill, the rank the killer took when the logs say (its SIGKILL).
 2. Otherwise the **root cause** on a rank (:func:`ntui.core.logs.triage.triage`: the earliest finding, the most
-   telling tier within 10 s): a Traceback, CUDA OOM, an NCCL error, named by its **global** rank and node.
+   telling tier within 10 s): a Traceback, CUDA OOM, an NCCL error, a rank killed by a fault signal ("rank 3
+   on nid002 was killed by SIGABRT (local rank 1) first"), named by its **global** rank and node.
    srun's ``task N`` is a global rank only with the srun launcher; with torchrun/accelerate it is the
-   launcher of node N (the detectors are told so, and such a finding names the node and the task).
+   launcher of node N (the detectors are told so, and such a finding names the node and the task), and the
+   global rank comes from torch elastic's summary or the rank's own log.
 3. Findings on other ranks that came after the root and only say a peer went away (NCCL watchdog timeouts,
-   ``Connection closed by peer``, store timeouts, SIGTERM from the launcher) are **consequences**, listed
-   after the cause, never as it.
+   ``Connection closed by peer``, store and rendezvous errors, SIGTERM from the launcher) are
+   **consequences**, listed after the cause, never as it.
+4. Slurm's exit code, when it says a fault signal (``0:6``, ``134``) the logs do not, is added to the line;
+   with nothing in the logs it is the verdict ("killed by SIGABRT (Slurm's exit code 0:6)").
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeVar
 
-from ntui.core.logs.triage import Finding, parse_cancel, triage
+from ntui.core.logs.signals import exit_code_signal, is_fault
+from ntui.core.logs.triage import Finding, parse_cancel, triage, what_happened, where
 
 __all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide"]
 
@@ -57,11 +63,13 @@ _MAX_LINE = 220
 @dataclass(frozen=True)
 class SlurmFinal:
     """Slurm's final word on a job, when known: ``state`` as sacct/scontrol print it (``CANCELLED by 1000``,
-    ``TIMEOUT``, ``FAILED`` ...), ``reason`` (scontrol's Reason / sacct's Reason), the nodes."""
+    ``TIMEOUT``, ``FAILED`` ...), ``reason`` (scontrol's Reason / sacct's Reason), the nodes, the exit code."""
 
     state: str
     reason: str | None = None
     nodes: str | None = None
+    exit_code: str | None = None
+    """sacct's / scontrol's ``ExitCode`` (``exit:signal``, ``0:6``): a fault signal there is named in the verdict."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,7 @@ class JobVerdict:
     else when the line was seen or the file's mtime). ``root``: the finding the verdict rests on; ``cause``:
     for a job-level verdict, a rank's real error that came before it; ``consequences``: findings on other
     ranks that followed the root. ``source``: "slurm" (Slurm's state decided the kind), "log", or "none".
+    :attr:`signal`: the fault signal the failing rank died of, when that is what the verdict rests on.
     """
 
     kind: VerdictKind
@@ -102,8 +111,15 @@ class JobVerdict:
             "who": self.who,
             "when": self.when,
             "source": self.source,
+            "signal": self.signal,
             "consequences": sorted({f.rank for f in self.consequences if f.rank is not None}),
         }
+
+    @property
+    def signal(self) -> str | None:
+        """The fault signal the failing rank died of (``SIGABRT``), when the verdict rests on one."""
+        f = self.cause or self.root
+        return f.signal if f is not None and f.kind == "rank_signal" else None
 
 
 _K = TypeVar("_K")
@@ -177,14 +193,6 @@ def _crop(text: str, n: int = _MAX_LINE) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _where(f: Finding) -> str:
-    if f.rank is not None:
-        return f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
-    if f.task is not None:
-        return "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
-    return f"the job on {f.node}" if f.node else "the job"
-
-
 def _ranks_text(found: Sequence[Finding]) -> str:
     ranks = sorted({f.rank for f in found if f.rank is not None})
     if not ranks:
@@ -234,13 +242,22 @@ def decide(
         before = root is not None and (limit is None or (root.time is not None and root.time < limit))
         cause = root if before and root is not None and root.tier == 0 and root.kind != "oom_kill" else None
         line = _job_line(kind, who=who, when=when, node=node, event=event)
-        if cause is not None:
-            line += f" · before that {_where(cause)}: {_crop(cause.first_line, 120)}"
+        if cause is not None and cause.kind == "rank_signal":  # an OOM kill's victim, or a crash before a cancel
+            told = f"{where(cause)} {what_happened(cause)}: {_crop(cause.first_line, 120)}"
+            line += f" · {told}" if kind == "oom" else f" · before that {told}"
+        elif cause is not None:
+            line += f" · before that {where(cause)}: {_crop(cause.first_line, 120)}"
         oom_rank = event.finding.rank if kind == "oom" and event and event.finding else None
         return JobVerdict(kind, line, rank=oom_rank if cause is None else cause.rank,
                           node=node if cause is None else cause.node, who=who, when=when,
                           root=event.finding if event else None, cause=cause, source=source)
+    slurm_signal = exit_code_signal(slurm.exit_code) if slurm is not None else None
+    if not is_fault(slurm_signal):
+        slurm_signal = None  # SIGTERM and the like: how srun or a launcher stopped the step, not the cause
     if root is None:
+        if slurm is not None and slurm_signal is not None:  # nothing in the logs, but Slurm saw the signal
+            return JobVerdict("rank_error", f"killed by {slurm_signal} (Slurm's exit code {slurm.exit_code}); "
+                              "no log says which rank", source="slurm")
         return JobVerdict("none", "no failure found", source=source)
     after = None if root.time is None else root.time - window_s
     consequences = tuple(
@@ -250,6 +267,8 @@ def decide(
     line = _crop(summary.summary())
     if consequences:
         line += f" · then {_ranks_text(consequences)} as a consequence"
+    if slurm is not None and slurm_signal is not None and root.signal != slurm_signal:
+        line += f" · Slurm's exit code {slurm.exit_code}: {slurm_signal}"
     when = datetime.fromtimestamp(root.time).isoformat(timespec="seconds") if root.time is not None else None
     return JobVerdict("rank_error", line, rank=root.rank, node=root.node, root=root, consequences=consequences,
                       source=source, when=when)
@@ -267,6 +286,6 @@ def _job_line(kind: JobLevel, *, who: str | None, when: str | None, node: str | 
     if kind == "preempted":
         return f"preempted{at}: Slurm ended the job for a higher-priority one"
     f = event.finding if event else None
-    where = f" on {_where(f)}" if f is not None and (f.rank is not None or f.task is not None) else (
+    on = f" on {where(f)}" if f is not None and (f.rank is not None or f.task is not None) else (
         f" on {node}" if node else "")
-    return f"killed by the out-of-memory killer (cgroup memory limit){where}"
+    return f"killed by the out-of-memory killer (cgroup memory limit){on}"

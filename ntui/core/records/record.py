@@ -11,8 +11,9 @@ job has a job id but no final state yet, whether or not an ntui was running when
    a live one stays unresolved.
 3. Jobs Slurm no longer knows: **inferred** from the batch log (:func:`infer_from_batch_log`):
    ``*** JOB N ON node CANCELLED AT time [DUE TO TIME LIMIT|PREEMPTION|NODE FAILURE] ***``, an OOM kill,
-   ``srun: error: ...: task N: Exited with exit code K``; a batch log with none of these is taken as COMPLETED,
-   a missing one gives UNKNOWN. The record says ``inferred``.
+   a task killed by a fault signal (``srun: error: ...: task N: Aborted``: FAILED, exit code ``0:6``),
+   ``srun: error: ...: task N: Exited with exit code K``, a task stopped by a signal (``Terminated``); a batch
+   log with none of these is taken as COMPLETED, a missing one gives UNKNOWN. The record says ``inferred``.
    With accounting, a job younger than ``grace_s`` is left for sacct (slurmdbd may lag behind slurmctld).
    When ``squeue`` fails (controller down) nothing is inferred: a job may still be running.
 
@@ -38,6 +39,7 @@ from ntui.core.gpu.usage import JobFacts, UsageReport, build_report
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobfiles.samplefiles import find_sample_files
 from ntui.core.logs.joblogs import job_verdict
+from ntui.core.logs.signals import is_fault, signal_name, signal_number, signal_of_word
 from ntui.core.logs.verdict import SlurmFinal
 from ntui.core.records.history import FinalRecord, GpuSummary, History, HistoryEntry
 from ntui.core.records.reconcile import OwnJob, own_jobs
@@ -84,6 +86,10 @@ _DUE_TO: dict[str, str] = {
 _NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
 _OOM = re.compile(r"oom[-_ ]kill event|out of memory|oom-killer", re.IGNORECASE)
 _TASK_EXIT = re.compile(r"srun: error: (?P<node>\S+): tasks? (?P<tasks>[\d,-]+): Exited with exit code (?P<code>\d+)")
+# an entry of torch elastic's ChildFailedError summary: "rank      : 3 (local_rank: 1)" then "exitcode  : -6 ..."
+_ELASTIC_SIGNAL = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+).*\n\s*exitcode\s*:\s*-(?P<sig>\d+)", re.MULTILINE)
+_TASK_SIGNAL = re.compile(r"srun: error: (?P<node>\S+): tasks? (?P<tasks>[\d,-]+): (?P<what>[A-Z][a-z][^:\n]*?)\s*$",
+                          re.MULTILINE)
 _PREEMPTED = re.compile(r"\bPREEMPTED\b")
 
 
@@ -121,13 +127,28 @@ def infer_from_batch_log(path: Path | str | None) -> FinalRecord:
         return FinalRecord("OUT_OF_MEMORY", None, "batch log: OOM kill", None, None, None, None, "", "inferred")
     if _PREEMPTED.search(text):
         return FinalRecord("PREEMPTED", None, "batch log: preempted", None, None, None, None, "", "inferred")
+    killed = [(m, sig) for m in _TASK_SIGNAL.finditer(text) if (sig := signal_of_word(m.group("what")))]
+    faults = [(m, sig) for m, sig in killed if is_fault(sig)]
+    if faults:  # a task died of its own fault: that comes before the exits and stops it caused
+        return _task_signal_record(*faults[0])
     exits = list(_TASK_EXIT.finditer(text))
     if exits:
         first = exits[0]
+        died = next((f"rank {m.group('rank')} killed by {sig} (torch elastic); " for m in _ELASTIC_SIGNAL.finditer(text)
+                     if is_fault(sig := signal_name(int(m.group("sig"))))), "")
         return FinalRecord("FAILED", f"{first.group('code')}:0",
-                           f"batch log: task {first.group('tasks')} on {first.group('node')} exited with code "
+                           f"batch log: {died}task {first.group('tasks')} on {first.group('node')} exited with code "
                            f"{first.group('code')}", None, None, None, first.group("node"), "", "inferred")
+    if killed:  # only stopped (Terminated ...): by whom, the batch log does not say
+        return _task_signal_record(*killed[0])
     return FinalRecord("COMPLETED", None, "batch log: no failure reported", None, None, None, None, "", "inferred")
+
+
+def _task_signal_record(m: re.Match[str], sig: str) -> FinalRecord:
+    """``srun: error: nid002: task 3: Aborted`` -> FAILED, exit code ``0:6`` (Slurm's exit:signal)."""
+    return FinalRecord("FAILED", f"0:{signal_number(sig) or 0}",
+                       f"batch log: task {m.group('tasks')} on {m.group('node')} killed by {sig} ({m.group('what')})",
+                       None, None, None, m.group("node"), "", "inferred")
 
 
 def _cancelled_by(raw_state: str) -> str | None:
@@ -260,7 +281,7 @@ def resolve_records(
     for job_id, rec in known.items():
         if _finished(rec.state):
             decided[job_id] = _from_sacct(rec)
-            said[job_id] = SlurmFinal(rec.raw_state, rec.reason or None, rec.node_list or None)
+            said[job_id] = SlurmFinal(rec.raw_state, rec.reason or None, rec.node_list or None, rec.exit_code or None)
         else:
             waiting.add(job_id)
     rest = [j for j in ids if j not in decided and j not in waiting]
@@ -290,7 +311,8 @@ def resolve_records(
                     scontrol_calls += 1
                     details = show_job(runner, job_id, env=env, timeout=timeout)
                     decided[job_id] = _from_scontrol(details)
-                    said[job_id] = SlurmFinal(details.state, details.reason or None, details.nodelist or None)
+                    said[job_id] = SlurmFinal(details.state, details.reason or None, details.nodelist or None,
+                                              details.exit_code or None)
                     continue
                 except JobNotFound:
                     pass  # forgotten between the two calls: infer below
