@@ -356,3 +356,33 @@ def list_partitions(
 ) -> tuple[Partition, ...]:
     res = check(runner.run(build_scontrol_partitions_argv(), timeout=timeout, env=env))
     return parse_scontrol_partitions(res.stdout)
+
+
+# ---------------------------------------------------------------- scontrol show config
+
+
+def build_show_config_argv() -> list[str]:
+    return ["scontrol", "show", "config"]
+
+
+def parse_show_config(stdout: str | bytes) -> dict[str, str]:
+    """``Key = value`` lines of ``scontrol show config`` -> dict (the first occurrence of a key wins)."""
+    out: dict[str, str] = {}
+    for line in _text(stdout).splitlines():
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if sep and key and " " not in key:
+            out.setdefault(key, value.strip())
+    return out
+
+
+def max_array_size(
+    runner: CommandRunner,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> int | None:
+    """The cluster's ``MaxArraySize`` (one ``scontrol show config``; array task indices are below it), None when
+    the configuration does not say."""
+    res = check(runner.run(build_show_config_argv(), timeout=timeout, env=env))
+    return _int_or_none(parse_show_config(res.stdout).get("MaxArraySize", ""))
