@@ -41,6 +41,7 @@ from ntui.core.logs.joblogs import job_verdict
 from ntui.core.logs.verdict import SlurmFinal
 from ntui.core.records.history import FinalRecord, GpuSummary, History, HistoryEntry
 from ntui.core.records.reconcile import OwnJob, own_jobs
+from ntui.core.records.sweeps import resolve_sweeps, sweep_of
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, parse_duration, state_category
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
@@ -217,6 +218,8 @@ class ResolveReport:
     scontrol_calls: int = 0
     accounting: bool | None = None  # True: sacct answered; False: accounting disabled; None: not asked/failed
     warnings: tuple[str, ...] = field(default=())
+    sweeps: Mapping[str, str] = field(default_factory=dict)
+    """The task counts of each unresolved sweep asked about (``6 tasks: 2 running, ...``), by its job id."""
 
     def lines(self) -> list[str]:
         out = [f"job {j}: {r.state}" + (f" (exit {r.exit_code})" if r.exit_code else "") + f" [{r.source}]"
@@ -236,8 +239,39 @@ def resolve_records(
     usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
     queue: Sequence[OwnJob] | None = None,
 ) -> ResolveReport:
-    """Fill the record of every ended, unresolved job in ``history`` (see the module doc)."""
+    """Fill the record of every ended, unresolved job in ``history`` (see the module doc). Sweeps (job arrays) are
+    resolved as a whole once every task ended (:func:`ntui.core.records.sweeps.resolve_sweeps`)."""
     entries = [e for e in history.unresolved() if e.job_id]
+    sweeps = [ref for e in entries if (ref := sweep_of(e)) is not None]
+    if sweeps:
+        done, counts, found = resolve_sweeps(history, runner, sweeps, env=env, timeout=timeout, verdict=verdict,
+                                             infer=infer_from_batch_log)
+        entries = [e for e in entries if e.job_id not in counts]
+        rest = resolve_records_of(entries, history, runner, env=env, timeout=timeout, grace_s=grace_s, now=now,
+                                  verdict=verdict, usage=usage, queue=queue)
+        return replace(rest, resolved=(*rest.resolved, *done), sacct_calls=rest.sacct_calls + found.sacct_calls,
+                       scontrol_calls=rest.scontrol_calls + found.scontrol_calls,
+                       accounting=rest.accounting if rest.accounting is not None else found.accounting,
+                       warnings=(*rest.warnings, *found.warnings),
+                       sweeps={k: v for k, v in counts.items() if k not in {j for j, _ in done}})
+    return resolve_records_of(entries, history, runner, env=env, timeout=timeout, grace_s=grace_s, now=now,
+                              verdict=verdict, usage=usage, queue=queue)
+
+
+def resolve_records_of(
+    entries: Sequence[HistoryEntry],
+    history: History,
+    runner: CommandRunner,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    grace_s: float = GRACE_S,
+    now: float | None = None,
+    verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
+    usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
+    queue: Sequence[OwnJob] | None = None,
+) -> ResolveReport:
+    """:func:`resolve_records` for these entries (plain jobs)."""
     if not entries:
         return ResolveReport()
     now = time.time() if now is None else now

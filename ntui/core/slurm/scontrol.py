@@ -273,6 +273,23 @@ def show_job(
     )
 
 
+def show_jobs(
+    runner: CommandRunner,
+    job_id: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[JobDetails, ...]:
+    """Every record ``scontrol show job ID`` prints (one RPC): for an array's id, each of its tasks the controller
+    remembers (pending ones folded, ``36_[2-5%2]``). ``JobNotFound`` when it knows none."""
+    res = check(runner.run(build_show_job_argv(job_id), timeout=timeout, env=env))
+    jobs = parse_scontrol_jobs(res.stdout)
+    if not jobs:
+        raise JobNotFound(f"Job not found: scontrol printed no record for {job_id}", reason="no job record",
+                          argv=res.argv, stderr=res.stderr, returncode=res.returncode)
+    return jobs
+
+
 # ---------------------------------------------------------------- partitions
 
 
