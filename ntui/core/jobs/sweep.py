@@ -265,7 +265,7 @@ def table_cells(table: SweepTable, row: SweepRow) -> tuple[str, ...]:
     """One row's cells, in the order of :func:`table_columns`."""
     return (
         str(row.index), *(_cell(row.values.get(n, "?")) for n in table.names), row.state or "?",
-        format_elapsed(row.elapsed_s) if row.elapsed_s is not None else "-",
+        format_elapsed(row.elapsed_s) if row.elapsed_s is not None and row.state not in ("", "PENDING") else "-",
         "-" if row.gpu_util is None else f"{row.gpu_util:.0f}%",
         row.metric if row.metric is not None else "-",
     )
