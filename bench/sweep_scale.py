@@ -12,7 +12,8 @@ happens. In one run, one app (ratios within the run):
 * **refresh**: bare ``squeue`` (ntui's exact argv) against ntui's refresh with the array folded into one row, and
   with the array opened into its 1,000 task rows, interleaved rep by rep, medians and ratios (queue_scale's budget:
   ntui's refresh <= 3x the bare squeue); the fold's own share (:func:`ntui.core.jobs.arrays.fold`);
-* **memory**: the table's rows and the Python heap allocated by a refresh (tracemalloc peak), folded vs open.
+* **memory**: the table's rows and the Python heap allocated by a refresh (tracemalloc peak, in refreshes of their
+  own: tracemalloc slows Python down), folded vs open.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.queue_scale import bare_squeue, wait_refresh  # noqa: E402
 from ntui.core.config import QueueSettings, Settings  # noqa: E402
 from ntui.core.jobs.arrays import fold  # noqa: E402
-from ntui.core.jobs.queue import QueueFetcher, squeue_argv  # noqa: E402
+from ntui.core.jobs.queue import QueueFetcher  # noqa: E402
 from ntui.core.slurm.runner import CommandResult, SubprocessRunner  # noqa: E402
 from ntui.ui.screens.jobs import JobsScreen  # noqa: E402
 from tests.support.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
@@ -67,29 +69,11 @@ def submit_sweep(tasks: int, log_dir: str, state: str) -> str:
     return res.stdout.strip().splitlines()[-1]
 
 
-def bare_squeue() -> tuple[float, int]:
-    t0 = time.perf_counter()
-    res = subprocess.run(squeue_argv(all_users=False), capture_output=True)
-    wall = time.perf_counter() - t0
-    if res.returncode != 0:
-        raise SystemExit(f"squeue failed: {res.stderr.decode(errors='replace')}")
-    return wall, res.stdout.count(b"\n")
-
-
-async def wait_refresh(pilot: Any, screen: JobsScreen, before: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while screen.refresh_count == before or screen.model.polling:
-        if time.monotonic() > deadline:
-            raise TimeoutError("refresh did not finish")
-        await asyncio.sleep(0.01)
-    await pilot.pause()
-
-
 async def measure(reps: int, array_id: str) -> dict[str, Any]:
     runner = CountingRunner()
     app = jobs_app(runner=runner, settings=QUIET, user=None, clock=None)
     out: dict[str, Any] = {k: [] for k in ("bare", "folded", "open", "fold", "open_fold", "heap_folded",
-                                           "heap_open", "cold_folded")}
+                                           "heap_open", "warm_folded", "warm_open")}
     async with app.run_test(size=(160, 50)) as pilot:
         await settle_jobs(pilot, timeout=120)
         screen = app.screen
@@ -123,9 +107,10 @@ async def measure(reps: int, array_id: str) -> dict[str, Any]:
             screen._expanded.discard(array_id)
             screen._show_rows(screen._queue_rows, screen._queue_tags)
             out["rows_folded"] = table.total_count
-            out["cold_folded"].append(await one_refresh(cold=True))
+            out["warm_folded"].append(await one_refresh())  # the same answer again: nothing to redo
+            out["folded"].append(await one_refresh(cold=True))  # every line new (running tasks' elapsed moved)
             tracemalloc.start()
-            out["folded"].append(await one_refresh(cold=True))
+            await one_refresh(cold=True)
             out["heap_folded"].append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
             out["fold"].append(fold_time())
@@ -133,8 +118,10 @@ async def measure(reps: int, array_id: str) -> dict[str, Any]:
             screen._expanded.add(array_id)
             screen._show_rows(screen._queue_rows, screen._queue_tags)
             out["rows_open"] = table.total_count
-            tracemalloc.start()
+            out["warm_open"].append(await one_refresh())
             out["open"].append(await one_refresh(cold=True))
+            tracemalloc.start()
+            await one_refresh(cold=True)
             out["heap_open"].append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
             out["open_fold"].append(fold_time())
@@ -166,11 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sweep {job}: {args.tasks} tasks held; squeue lists {got['lines']} lines")
     print(f"folded row: {got['folded_row']}")
     per = {k: v / got["refreshes"] for k, v in got["calls"].items()}
-    print(f"Slurm calls over {got['refreshes']} refreshes: {got['calls']} -> per refresh {per}")
+    print(f"Slurm calls over {got['refreshes']} refreshes: {got['calls']} -> squeue per refresh "
+          f"{per.get('squeue', 0):.2f} (the others: the selected task's details, once per state)")
     print(f"rows in the table: folded {got['rows_folded']}, open {got['rows_open']}")
     print(f"bare squeue                  {ms(med['bare'])}")
-    print(f"ntui refresh, folded         {ms(med['folded'])}  ({med['folded'] / med['bare']:.2f}x bare squeue)")
-    print(f"ntui refresh, open           {ms(med['open'])}  ({med['open'] / med['bare']:.2f}x bare squeue)")
+    print(f"ntui refresh, same answer    folded {ms(med['warm_folded'])}  ({med['warm_folded'] / med['bare']:.2f}x), "
+          f"open {ms(med['warm_open'])}  ({med['warm_open'] / med['bare']:.2f}x bare squeue)")
+    print(f"ntui refresh, every line new folded {ms(med['folded'])}  ({med['folded'] / med['bare']:.2f}x), "
+          f"open {ms(med['open'])}  ({med['open'] / med['bare']:.2f}x bare squeue)")
     print(f"fold() alone, folded / open  {ms(med['fold'])} / {ms(med['open_fold'])}")
     print(f"heap peak of a refresh       folded {med['heap_folded'] / 1e6:.2f} MB, open {med['heap_open'] / 1e6:.2f} MB"
           f" ({med['heap_open'] / max(1, med['heap_folded']):.2f}x)")

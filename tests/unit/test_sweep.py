@@ -326,3 +326,20 @@ def test_repo_preset_renders_with_bash_syntax() -> None:
     spec = validate(load_preset(str(REPO / "presets" / "local-sweep.yaml")))[0]
     assert spec is not None
     subprocess.run(["bash", "-n"], input=render(spec), text=True, check=True, timeout=10)
+
+
+def test_max_array_size_from_one_cached_scontrol_show_config() -> None:
+    from ntui.core.compose.sitecheck import check_array_size
+    from tests.support.fakes import FakeRunner, result
+
+    runner = FakeRunner({("scontrol", "show", "config"): result(
+        stdout="Configuration data as of 2026-12-01T10:00:00\nMaxArraySize            = 5\nMaxJobCount = 10000\n")})
+    loaded = load_preset("local-sweep")
+    spec = validate(loaded)[0]
+    assert spec is not None and spec.sweep is not None and spec.sweep.size == 6
+    (p,) = check_array_size(spec, runner, loaded=loaded)
+    assert p.rule == "W7" and p.is_error and "MaxArraySize is 5" in p.message and str(p).endswith("(W7)")
+    assert str(p).startswith(str(REPO / "presets" / "local-sweep.yaml") + ":")
+    assert check_array_size(spec, runner, loaded=loaded) and runner.calls == 1  # cached per runner
+    plain = validate(load_preset("local-srun"))[0]
+    assert plain is not None and check_array_size(plain, FakeRunner({})) == []  # no call for a plain job

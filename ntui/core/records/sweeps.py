@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 
 from ntui.core.jobfiles.lognames import LogPaths, split_task_id, task_job_id
@@ -111,19 +111,12 @@ def sweep_of(entry: HistoryEntry | None) -> SweepRef | None:
 
 
 @dataclass(frozen=True)
-class TaskState:
-    """One task of a sweep job: ``state`` "" while nobody knows (not started, or forgotten)."""
+class TaskState(TaskRecord):
+    """One task of a sweep job: its final (or current) state as the job file keeps it, ``state`` "" while nobody
+    knows (not started, or forgotten)."""
 
-    index: int
-    job_id: str  # 123_4
-    state: str = ""
-    exit_code: str | None = None
-    elapsed_s: int | None = None
-    start: str | None = None
-    end: str | None = None
-    node_list: str | None = None
-    reason: str | None = None
-    source: str = ""
+    index: int = 0
+    job_id: str = ""  # 123_4
 
     @property
     def category(self) -> StateCategory:
@@ -134,8 +127,7 @@ class TaskState:
         return bool(self.state) and self.category.finished
 
     def record(self) -> TaskRecord:
-        return TaskRecord(self.state, self.exit_code, self.elapsed_s, self.start, self.end, self.node_list,
-                          self.reason, self.source)
+        return TaskRecord(**{f.name: getattr(self, f.name) for f in fields(TaskRecord)})
 
 
 @dataclass(frozen=True)
@@ -154,14 +146,15 @@ _PENDING_RANGE = re.compile(r"^(\d+)_\[([0-9,\-:%]+)\]$")
 
 def _from_sacct(index: int, job_id: str, rec: SacctRecord) -> TaskState:
     reason = rec.reason if rec.reason not in ("", "None") else None
-    return TaskState(index, job_id, rec.state, rec.exit_code or None, rec.elapsed_s, rec.start, rec.end,
-                     rec.node_list if rec.node_list not in ("", "None assigned") else None, reason, "sacct")
+    return TaskState(rec.state, rec.exit_code or None, rec.elapsed_s, rec.start, rec.end,
+                     rec.node_list if rec.node_list not in ("", "None assigned") else None, reason, "sacct",
+                     index=index, job_id=job_id)
 
 
 def _from_scontrol(index: int, job_id: str, d: JobDetails) -> TaskState:
     reason = d.reason if d.reason and d.reason != "None" else None
-    return TaskState(index, job_id, d.state, d.exit_code or None, parse_duration(d.run_time), d.start_time,
-                     d.end_time, d.nodelist or None, reason, "scontrol")
+    return TaskState(d.state, d.exit_code or None, parse_duration(d.run_time), d.start_time, d.end_time,
+                     d.nodelist or None, reason, "scontrol", index=index, job_id=job_id)
 
 
 def _tasks_of(array_id: str, key: str) -> tuple[int, ...]:
@@ -195,7 +188,7 @@ def task_states(
     out: dict[str, dict[int, TaskState]] = {}
     ask: list[SweepRef] = []
     for ref in refs:
-        known = {i: TaskState(i, ref.task_id(i), **vars(r)) for i, r in ref.job.states.items()}
+        known = {i: TaskState(**vars(r), index=i, job_id=ref.task_id(i)) for i, r in ref.job.states.items()}
         out[ref.job_id] = known
         if not all(i in known and known[i].finished for i in ref.job.indices):
             ask.append(ref)
@@ -246,8 +239,9 @@ def task_states(
                 if index in got or not os.path.exists(path):
                     continue
                 rec_ = infer(path)
-                got[index] = TaskState(index, ref.task_id(index), rec_.state, rec_.exit_code, rec_.elapsed_s,
-                                       rec_.start_time, rec_.end_time, rec_.node_list, rec_.reason, "inferred")
+                got[index] = TaskState(rec_.state, rec_.exit_code, rec_.elapsed_s, rec_.start_time, rec_.end_time,
+                                       rec_.node_list, rec_.reason, "inferred", index=index,
+                                       job_id=ref.task_id(index))
     return SweepStates({k: dict(sorted(v.items())) for k, v in out.items()}, sacct_calls, scontrol_calls,
                        accounting, tuple(warnings))
 

@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Static
 
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
@@ -28,6 +27,7 @@ from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
 from ntui.ui.widgets.queue_table import Column, VirtualTable
+from ntui.ui.widgets.report_pane import shown
 
 __all__ = ["SweepPane"]
 
@@ -82,13 +82,7 @@ class SweepPane(Vertical):
         self.set_interval(REFRESH_S / 3, self._maybe_refresh)
 
     def _visible(self) -> bool:
-        node: Widget | None = self
-        while isinstance(node, Widget):
-            if not node.display:
-                return False
-            parent = node.parent
-            node = parent if isinstance(parent, Widget) else None
-        return True
+        return shown(self)
 
     @property
     def is_sweep(self) -> bool:
