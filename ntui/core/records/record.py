@@ -41,7 +41,7 @@ from ntui.core.logs.joblogs import job_verdict
 from ntui.core.logs.verdict import SlurmFinal
 from ntui.core.records.history import FinalRecord, GpuSummary, History, HistoryEntry
 from ntui.core.records.reconcile import OwnJob, own_jobs
-from ntui.core.records.sweeps import resolve_sweeps, sweep_of
+from ntui.core.records.sweeps import SweepStates, resolve_sweeps, sweep_of
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, parse_duration, state_category
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
@@ -243,37 +243,13 @@ def resolve_records(
     resolved as a whole once every task ended (:func:`ntui.core.records.sweeps.resolve_sweeps`)."""
     entries = [e for e in history.unresolved() if e.job_id]
     sweeps = [ref for e in entries if (ref := sweep_of(e)) is not None]
+    swept: SweptPart | None = None
     if sweeps:
-        done, counts, found = resolve_sweeps(history, runner, sweeps, env=env, timeout=timeout, verdict=verdict,
-                                             infer=infer_from_batch_log)
-        entries = [e for e in entries if e.job_id not in counts]
-        rest = resolve_records_of(entries, history, runner, env=env, timeout=timeout, grace_s=grace_s, now=now,
-                                  verdict=verdict, usage=usage, queue=queue)
-        return replace(rest, resolved=(*rest.resolved, *done), sacct_calls=rest.sacct_calls + found.sacct_calls,
-                       scontrol_calls=rest.scontrol_calls + found.scontrol_calls,
-                       accounting=rest.accounting if rest.accounting is not None else found.accounting,
-                       warnings=(*rest.warnings, *found.warnings),
-                       sweeps={k: v for k, v in counts.items() if k not in {j for j, _ in done}})
-    return resolve_records_of(entries, history, runner, env=env, timeout=timeout, grace_s=grace_s, now=now,
-                              verdict=verdict, usage=usage, queue=queue)
-
-
-def resolve_records_of(
-    entries: Sequence[HistoryEntry],
-    history: History,
-    runner: CommandRunner,
-    *,
-    env: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    grace_s: float = GRACE_S,
-    now: float | None = None,
-    verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
-    usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
-    queue: Sequence[OwnJob] | None = None,
-) -> ResolveReport:
-    """:func:`resolve_records` for these entries (plain jobs)."""
+        swept = resolve_sweeps(history, runner, sweeps, env=env, timeout=timeout, verdict=verdict,
+                               infer=infer_from_batch_log)
+        entries = [e for e in entries if e.job_id not in swept[1]]
     if not entries:
-        return ResolveReport()
+        return _with_sweeps(ResolveReport(), swept)
     now = time.time() if now is None else now
     warnings: list[str] = []
     decided: dict[str, FinalRecord] = {}
@@ -354,8 +330,23 @@ def resolve_records_of(
                     history.record_gpu_summary(job_id, summary)
             except Exception as exc:  # the state is recorded already; a bad sample file must not hide it
                 warnings.append(f"GPU usage of job {job_id}: {exc}")
-    return ResolveReport(tuple(resolved), tuple(sorted(waiting)), sacct_calls, squeue_calls, scontrol_calls,
-                         accounting, tuple(warnings))
+    return _with_sweeps(ResolveReport(tuple(resolved), tuple(sorted(waiting)), sacct_calls, squeue_calls,
+                                      scontrol_calls, accounting, tuple(warnings)), swept)
+
+
+SweptPart = tuple[list[tuple[str, FinalRecord]], dict[str, str], SweepStates]
+
+
+def _with_sweeps(report: ResolveReport, swept: SweptPart | None) -> ResolveReport:
+    """``report`` of the plain jobs with what :func:`~ntui.core.records.sweeps.resolve_sweeps` did for the sweeps."""
+    if swept is None:
+        return report
+    done, counts, found = swept
+    return replace(report, resolved=(*report.resolved, *done), sacct_calls=report.sacct_calls + found.sacct_calls,
+                   scontrol_calls=report.scontrol_calls + found.scontrol_calls,
+                   accounting=report.accounting if report.accounting is not None else found.accounting,
+                   warnings=(*report.warnings, *found.warnings),
+                   sweeps={k: v for k, v in counts.items() if k not in {j for j, _ in done}})
 
 
 # ---------------------------------------------------------------- recent jobs
