@@ -83,6 +83,12 @@ def _report() -> CommandModule:
     return report
 
 
+def _sweep() -> CommandModule:
+    from ntui.cli import sweep
+
+    return sweep
+
+
 @dataclass(frozen=True)
 class Command:
     name: str
@@ -104,7 +110,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("requeue", "requeue a batch job", _actions),
     Command("logs", "print a job's batch log, or one rank's log", _logs),
     Command("history", "jobs submitted by ntui (local history)", _history),
-    Command("resubmit", "submit a job again: its preset with its recorded overrides (+ --set)", _history),
+    Command("resubmit", "submit a job again: its preset with its recorded overrides (+ --set); a sweep's failed "
+            "tasks alone (--failed)", _history),
+    Command("sweep", "a sweep's tasks side by side: values, state, elapsed, GPU use, metric; failures by verdict",
+            _sweep),
     Command("gpus", "per-node GPU usage of a running job (one long-lived srun step)", _gpus),
     Command("report", "GPU (and CPU) usage report of a job submitted by ntui, with findings", _report),
 )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, print_problems
 from ntui.cli.compose import add_preset_args, load_spec
 from ntui.cli.slurm import cli_runner, slurm_failed
-from ntui.core.compose.sitecheck import check_against_cluster, check_test_only, cluster_limits
+from ntui.core.compose.sitecheck import check_against_cluster, check_array_size, check_test_only, cluster_limits
 from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.problems import Problem
@@ -42,14 +42,16 @@ def site_refused(problems: Sequence[Problem], what: str) -> bool:
 def site_check(spec: JobSpec, loaded: LoadedPreset | None = None) -> tuple[bool, int]:
     """``check`` runs what the form and ``submit`` run: the job against the cluster's partitions, whenever
     the cluster answers (no Slurm, no answer: nothing to check against). Returns (refused, warnings)."""
-    problems = check_against_cluster(spec, cluster_limits(cli_runner()), loaded=loaded)
+    runner = cli_runner()
+    problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
+    problems += check_array_size(spec, runner, loaded=loaded)  # a sweep: W7, MaxArraySize
     return site_refused(problems, "this cluster would not run it"), sum(not p.is_error for p in problems)
 
 
 def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
     runner = cli_runner()
     parts = cluster_limits(runner)
-    before = check_against_cluster(spec, parts, loaded=loaded)
+    before = check_against_cluster(spec, parts, loaded=loaded) + check_array_size(spec, runner, loaded=loaded)
     if site_refused(before, "not sent to sbatch --test-only"):
         return EXIT_PROBLEMS
     try:

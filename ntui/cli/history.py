@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 
 from ntui.cli.check import test_only
@@ -18,7 +19,9 @@ from ntui.cli.compose import load_spec
 from ntui.cli.jobs import resolve_quietly
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.cli.submit import submit_checked
+from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.timefmt import format_elapsed
+from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
 from ntui.core.jobs.recent import gpu_text
 from ntui.core.jobs.resubmit import preset_ref, script_diff
 from ntui.core.records.history import History, HistoryEntry
@@ -28,7 +31,7 @@ from ntui.core.records.record import (
     record_job,
     sort_recent,
 )
-from ntui.core.slurm.runner import SlurmError
+from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.textsafe import inert
 
 
@@ -54,7 +57,18 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
         p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                        help="an extra override on top of the recorded ones (repeatable)")
         p.add_argument("--test-only", action="store_true", help="only ask sbatch --test-only; submit nothing")
+        p.add_argument("--failed", action="store_true",
+                       help="a sweep: only its failed or cancelled tasks (--array=1,4), with the same task index -> "
+                            "values")
         p.set_defaults(func=cmd_resubmit)
+
+
+def said_text(e: HistoryEntry, counts: str | None = None) -> str:
+    """The VERDICT column: a sweep's task counts first (its record's reason, or ``counts`` while it runs)."""
+    if is_sweep_script(e.script):
+        head = e.reason if e.final_state is not None and e.reason else counts or ""
+        return " · ".join(x for x in (head, e.verdict or "") if x)
+    return e.verdict or ""
 
 
 def state_text(e: HistoryEntry) -> str:
@@ -81,8 +95,9 @@ def cmd_history(args: argparse.Namespace) -> int:
                     print(f"reconcile: {line}", file=sys.stderr)
             except SlurmError as exc:
                 rc = slurm_failed(exc)
+        counts: Mapping[str, str] = {}
         if not args.no_resolve:
-            resolve_quietly(history, runner)
+            counts = resolve_quietly(history, runner)
         order = recent_order(getattr(args, "sort", RECENT_ORDERS[0].name))
         if order is RECENT_ORDERS[0]:  # newest first is the stored order: only the newest n are read
             entries = history.entries(limit=args.n)
@@ -91,16 +106,22 @@ def cmd_history(args: argparse.Namespace) -> int:
     finally:
         history.close()
     if args.json:
-        print(json.dumps([asdict(e) | {"script": None} for e in entries], indent=1))
+        print(json.dumps([asdict(e) | {"script": None, "sweep": _sweep_json(e, counts)} for e in entries], indent=1))
         return rc
     print(f"{'JOBID':<10} {'SUBMITTED':<16}  {'STATE':<16} {'ELAPSED':>9} {'GPU':>4}  {'PRESET':<22} VERDICT")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
-        tail = e.verdict or ""
+        tail = said_text(e, counts.get(e.job_id or ""))
         link = f" (resubmit of {e.resubmit_of})" if e.resubmit_of else ""
         print(f"{e.job_id or '-':<10} {when:<16}  {inert(state_text(e)):<16} {format_elapsed(e.elapsed_s):>9} "
               f"{gpu_text(e.gpu.util_mean if e.gpu else None):>4}  {inert(e.preset):<22} {inert(tail)}{link}")
     return rc
+
+
+def _sweep_json(e: HistoryEntry, counts: Mapping[str, str]) -> dict[str, object] | None:
+    if not is_sweep_script(e.script):
+        return None
+    return {"counts": e.reason if e.final_state is not None else counts.get(e.job_id or "")}
 
 
 def cmd_resubmit(args: argparse.Namespace) -> int:
@@ -134,14 +155,43 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
             if spec is None:
                 return EXIT_PROBLEMS
             sys.stderr.write(script_diff(same, render(spec), "recorded overrides", "with --set"))
+        indices = None
+        runner = cli_runner()
+        if args.failed:
+            failed = _failed_tasks(entry, runner, spec)
+            if isinstance(failed, int):
+                return failed
+            indices = failed
         if args.test_only:
             return test_only(spec, loaded)
-        runner = cli_runner()
-        job = submit_checked(loaded, spec, runner, history, resubmit_of=entry.job_id)
+        job = submit_checked(loaded, spec, runner, history, resubmit_of=entry.job_id, indices=indices)
     finally:
         history.close()
     if isinstance(job, int):
         return job
-    print(f"resubmitted job {entry.job_id} as {job.job_id}", file=sys.stderr)
+    what = f"tasks {format_indices(job.tasks)} of sweep {entry.job_id}" if indices is not None else \
+        f"job {entry.job_id}"
+    print(f"resubmitted {what} as {job.job_id}", file=sys.stderr)
     return 0
+
+
+def _failed_tasks(entry: HistoryEntry, runner: CommandRunner, spec: JobSpec) -> tuple[int, ...] | int:
+    """The failed tasks of ``entry``'s sweep, printed with their values; an exit code when there is nothing to
+    resubmit or the preset now gives other values."""
+    from ntui.core.jobs.sweep import plan_failed, same_manifest
+
+    env, _ = slurm_env()
+    plan = plan_failed(entry, runner, env=env)
+    if plan.problem:
+        print(f"ntui: {plan.problem}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    changed = same_manifest(plan, spec.sweep.manifest_bytes()) if spec.sweep is not None else "it is no sweep now"
+    if changed:
+        print(f"ntui: not resubmitted: {changed}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    print(f"ntui: sweep {entry.job_id} ({plan.counts}): resubmitting tasks {plan.array}", file=sys.stderr)
+    for index, values in plan.values:
+        shown = "  ".join(f"{k}={v!r}" if not v.isprintable() or " " in v else f"{k}={v}" for k, v in values.items())
+        print(f"  task {index}: {inert(shown)}", file=sys.stderr)
+    return plan.indices
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict
 
 from ntui.cli.slurm import cli_runner, slurm_failed
@@ -20,16 +21,19 @@ __all__ = ["configure", "resolve_quietly"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
+    p.add_argument("job_ids", nargs="*", metavar="JOBID",
+                   help="only these jobs (a sweep's JOBID lists its tasks, JOBID_TASK one of them), as squeue --jobs")
     p.add_argument("--all", action="store_true", help="all users' jobs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_jobs)
 
 
-def resolve_quietly(history: History, runner: CommandRunner | None = None) -> None:
+def resolve_quietly(history: History, runner: CommandRunner | None = None) -> Mapping[str, str]:
     """Fill the records of ended jobs; one stderr line for what was recorded, warnings as warnings. Never raises
-    for Slurm. The record machinery (logs, triage, GPU usage) is loaded only when a job is unresolved."""
+    for Slurm. The record machinery (logs, triage, GPU usage) is loaded only when a job is unresolved. Returns the
+    task counts of the sweeps still running (``6 tasks: 2 running, ...``), by job id."""
     if not history.unresolved():
-        return
+        return {}
     from ntui.core.records.record import resolve_records
 
     env, _ = slurm_env()
@@ -37,13 +41,14 @@ def resolve_quietly(history: History, runner: CommandRunner | None = None) -> No
         report = resolve_records(history, runner or cli_runner(), env=env)
     except SlurmError as exc:
         print(f"ntui: could not resolve ended jobs: {exc}", file=sys.stderr)
-        return
+        return {}
     if report.resolved:
         print(f"ntui: recorded the end of {len(report.resolved)} job(s): "
               + ", ".join(f"{j} {r.state}" for j, r in report.resolved[:10])
               + (" ..." if len(report.resolved) > 10 else ""), file=sys.stderr)
     for w in report.warnings:
         print(f"ntui: warning: {w}", file=sys.stderr)
+    return report.sweeps
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
@@ -55,9 +60,12 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         history.close()
     env, _ = slurm_env()
     try:
-        jobs = query_queue(runner, all_users=args.all, env=env)
+        jobs = query_queue(runner, all_users=args.all or bool(args.job_ids), job_ids=args.job_ids or None, env=env)
     except SlurmError as exc:
         return slurm_failed(exc)
+    except ValueError as exc:  # not a job id
+        print(f"ntui: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps([asdict(j) for j in jobs], indent=1))
         return 0

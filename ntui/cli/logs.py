@@ -15,13 +15,15 @@ from functools import partial
 
 from ntui.cli.common import EXIT_PROBLEMS
 from ntui.cli.slurm import cli_runner, slurm_failed
-from ntui.core.jobfiles.lognames import LogPaths, log_problem
+from ntui.core.jobfiles.lognames import LogPaths, log_problem, split_task_id
+from ntui.core.jobfiles.manifest import format_indices
 from ntui.core.jobs.submission import paths_for
 from ntui.core.logs.joblogs import job_verdict
 from ntui.core.logs.tail import FdBudget, FileTail
 from ntui.core.logs.watch import JobLogWatcher, PoliteScheduler, watch_files
-from ntui.core.records.history import History
+from ntui.core.records.history import History, HistoryEntry
 from ntui.core.records.outcome import job_outcome
+from ntui.core.records.sweeps import sweep_of
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.scontrol import show_job
 from ntui.core.textsafe import inert
@@ -151,9 +153,25 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_logs)
 
 
+def sweep_task_needed(entry: HistoryEntry | None, job_id: str, what: str) -> bool:
+    """A sweep's JOBID where one task's files are meant: say so, naming its tasks (True: stop, exit 2)."""
+    if entry is None or split_task_id(job_id)[1] is not None or entry.job_id != job_id:
+        return False
+    ref = sweep_of(entry)
+    if ref is None:
+        return False
+    tasks = format_indices(ref.job.indices)
+    print(f"ntui: job {job_id} is a sweep of {len(ref.job.indices)} task(s) ({tasks}); each has its own {what}: "
+          f"name one, e.g. {job_id}_{ref.job.indices[0] if ref.job.indices else 0} (ntui sweep {job_id} lists them)",
+          file=sys.stderr)
+    return True
+
+
 def cmd_logs(args: argparse.Namespace) -> int:
     history = History()
     entry = history.get(args.job_id)
+    if sweep_task_needed(entry, args.job_id, "logs"):
+        return EXIT_PROBLEMS
     paths = paths_for(args.job_id, history)
     job_over = partial(_ended_state, cli_runner(), args.job_id) if args.follow else None
     if args.triage:

@@ -76,8 +76,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
+    from ntui.cli.logs import sweep_task_needed
+
+    if sweep_task_needed(entry, args.job_id, "GPU samples and report"):
+        return EXIT_PROBLEMS
     got = job_usage(cli_runner(), args.job_id, entry)
-    refresh_gpu_summary(history, entry, got.report)  # the record's summary, from this full report
+    if args.job_id == entry.job_id:  # a sweep's task has no record of its own: its sweep's is the array's
+        refresh_gpu_summary(history, entry, got.report)  # the record's summary, from this full report
     history.close()
     if args.json:
         print(json.dumps(report_json(got.report, got.cpu, entry, got.slurm_error)

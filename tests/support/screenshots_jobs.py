@@ -196,6 +196,7 @@ def jobs_app(
     clock: Callable[[], datetime] | None = lambda: FROZEN_NOW,
     history_factory: Callable[[], Any] | None = lambda: None,
     identity: str = "",
+    resolver: Any = None,
 ) -> NtuiApp:
     """The real app, opened on the jobs view; ``JobsScreen`` gets the injected services."""
     import ntui.ui.app as app_module
@@ -204,7 +205,7 @@ def jobs_app(
 
     def screen() -> JobsScreen:
         return JobsScreen(runner=runner, settings=settings or Settings(), user=user, clock=clock,
-                          history_factory=history_factory)
+                          history_factory=history_factory, resolver=resolver)
 
     class JobsApp(NtuiApp):
         CSS_PATH = str(Path(app_module.__file__).with_name("ntui.tcss"))

@@ -77,8 +77,29 @@ async def test_rows_columns_and_array_tasks() -> None:
         assert [c.label for c in table.columns] == [
             "ID", "Name", "State", "Elapsed", "Limit", "Nodes", "Nodelist (reason)", "Partition", "QOS"]
         keys = table.ordered_keys
-        assert len(keys) == 18
+        assert len(keys) == 10  # the arrays 36 and 41: one row each (ntui/core/jobs/arrays.py)
+        assert {"36", "41", "34", "35"} <= set(keys) and not any("_" in k for k in keys)
+        assert table.get_row("36")[0] == "▸ 36" and table.get_row("36")[6] == "4 tasks: 1 running, 3 pending"
+        assert table.get_row("41")[2] == "PENDING" and table.get_row("41")[6] == "6 tasks: 6 pending"
+        screen = screen_of(app)
+        for array in ("36", "41"):  # t opens an array into one row per task, under it
+            table.move_cursor(key=array)
+            await pilot.press("t")
+            await settle_jobs(pilot)
+        keys = table.ordered_keys
+        assert len(keys) == 20
         assert {"36_0", "36_1", "36_3", "41_0", "41_5", "34", "35"} <= set(keys)  # one row per array task
+        assert keys[keys.index("36") + 1:keys.index("36") + 5] == ("36_0", "36_1", "36_2", "36_3")
+        assert table.get_row("36")[0] == "▾ 36" and table.get_row("36_1")[0] == "  36_1"
+        table.sort("name", reverse=True)  # the tasks stay under their array whatever the order
+        await pilot.pause()
+        keys = table.ordered_keys
+        assert keys[keys.index("41") + 1:keys.index("41") + 7] == tuple(f"41_{i}" for i in range(6))
+        table.move_cursor(key="36_2")
+        await pilot.press("t")  # on a task: folds its array
+        await settle_jobs(pilot)
+        assert "36_2" not in table.ordered_keys and table.cursor_key == "36" and screen._pane_key() == "36_0"
+        table.sort(None)
         assert table.get_row("34")[:7] == ["34", "train 2n", "RUNNING", "0:12", "1:00:00", "2", "nid[001-002]"]
         assert table.get_row("38")[6] == "(Resources)"
         assert table.get_row("35")[1] == "ünï cödé: run #1"
@@ -131,6 +152,9 @@ async def test_many_departures_clear_and_refill_instead_of_remove_row_storms() -
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
         screen = screen_of(app)
+        assert screen.table.ordered_keys == ("100",)  # 500 tasks, one row
+        await pilot.press("t")
+        await settle_jobs(pilot)
         screen.table.move_cursor(key="100_7")
         screen = await refresh(pilot)
         assert screen.last_refresh is not None and screen.last_refresh.change.reloaded
@@ -160,7 +184,7 @@ async def test_banner_on_unreachable_controller_backs_off_and_goes_after_recover
         assert banner.display
         text = str(banner.render())
         assert "controller unreachable, retry in 10 s" in text and "Unable to contact slurm controller" in text
-        assert screen.table.row_count == 18  # the view is kept
+        assert screen.table.row_count == 10  # the view is kept (its two arrays folded)
         screen = await refresh(pilot)
         screen._tick()
         assert "retry in 20 s" in str(banner.render())  # exponential back-off
@@ -209,12 +233,12 @@ async def test_filter_sort_and_all_users() -> None:
         table = screen.table
         await pilot.press("slash", *"held")
         await settle_jobs(pilot)
-        assert table.row_count == 7  # 41_0..41_5 and 40
-        assert set(table.ordered_keys) == {"40", *(f"41_{i}" for i in range(6))}
+        assert table.row_count == 2  # the array 41 (its 6 tasks under one row) and 40
+        assert set(table.ordered_keys) == {"40", "41"}
         await pilot.press("enter")
         assert table.has_focus and table.filter_text == "held"
         await pilot.press("escape")
-        assert table.row_count == 18 and table.filter_text == ""
+        assert table.row_count == 10 and table.filter_text == ""
         await pilot.press("s")
         await settle_jobs(pilot)
         assert list(table.ordered_keys) == sorted(table.ordered_keys, key=id_sort_key)
@@ -295,7 +319,7 @@ async def test_actions_run_the_right_commands() -> None:
         await pilot.press("R", "y")  # Slurm refuses: the reason shows, the view stays
         await settle_jobs(pilot)
         assert any("Job is pending execution" in m and sev == "error" for m, sev in notes)
-        assert screen.table.row_count == 18 and app.screen is screen
+        assert screen.table.row_count == 10 and app.screen is screen
 
 
 # ---------------------------------------------------------------- finished jobs, details
@@ -329,13 +353,17 @@ async def test_details_fetched_once_per_state_with_gpu_indices() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
         screen = screen_of(app)
+        assert screen.table.cursor_key == "36" and screen._pane_key() == "36_0"  # the array: its running task
+        await pilot.press("t")
+        screen.table.move_cursor(key="36_1")
+        await settle_jobs(pilot)
         assert screen.table.cursor_key == "36_1"
-        assert calls(r, "scontrol", "show", "job") == [("scontrol", "show", "job", "-d", "36_1")]
+        assert calls(r, "scontrol", "show", "job") == [("scontrol", "show", "job", "-d", k) for k in ("36_0", "36_1")]
         await refresh(pilot)
         await refresh(pilot)
-        assert len(calls(r, "scontrol", "show", "job")) == 1  # cached while the state stays
+        assert len(calls(r, "scontrol", "show", "job")) == 2  # cached while the state stays
         await refresh(pilot)  # 36_1 starts running: its details are fetched again
-        assert len(calls(r, "scontrol", "show", "job")) == 2
+        assert len(calls(r, "scontrol", "show", "job")) == 3
         panel = screen.details_panel
         assert panel.view is not None and panel.view.details is not None
         assert panel.view.details.gres_by_node == {"nid001": (0, 1, 2, 3), "nid002": (0, 1, 2, 3)}
@@ -539,9 +567,12 @@ async def test_history_entry_survives_a_state_change() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
         screen = screen_of(app)
+        await pilot.press("t")
+        screen.table.move_cursor(key="36_1")
+        await settle_jobs(pilot)
         assert screen.table.cursor_key == "36_1"
         await refresh(pilot)  # 36_1 starts running: details fetched again
-        assert len(calls(r, "scontrol", "show", "job")) == 2
+        assert [c[-1] for c in calls(r, "scontrol", "show", "job")] == ["36_0", "36_1", "36_1"]
         fields = "\n".join(f"{k}: {v}" for k, v in details_fields(screen.details_panel.view))
         assert "alice-ddp --set sbatch.nodes=4" in fields
 

@@ -71,3 +71,14 @@ class TestDialogs:
             await settle(pilot)
 
         assert snap_compare(app_factory(preset="my-experiment"), terminal_size=(120, 36), run_before=run_before)
+
+
+class TestSweep:
+    """A sweep in the jobs view (tests/support/screenshots_sweep.py): its row, the row opened, the Sweep tab."""
+
+    @pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+    @pytest.mark.parametrize("what", ["folded", "open", "tab"])
+    def test_sweep(self, snap_compare: Any, what: str, size: tuple[int, int]) -> None:
+        from tests.support.screenshots_sweep import sweep_app, sweep_scene
+
+        assert snap_compare(sweep_app(), terminal_size=size, run_before=sweep_scene(what))

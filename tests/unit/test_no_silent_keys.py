@@ -52,6 +52,10 @@ VALUES: dict[str, tuple[str, ...]] = {
     "sbatch.time": ("00:07:00", "00:09:00"),
     "sbatch.qos": ("regular", "debug"),
     "sbatch.image": ("nersc/pytorch:25.02.01", "nersc/pytorch:24.06.01"),
+    "sweep": ('{grid: {x: ["1", "2"]}}',),
+    "sweep.grid": ('{lr: ["1"], seed: ["2"]}',),
+    "sweep.parallel": ("3", "1"),
+    "sweep.metric": ("acc=([0-9.]+)", "loss=([0-9.]+)"),
 }
 
 
@@ -91,7 +95,7 @@ def _noticed(preset: str, shape: tuple[str, ...], override: str, script: str, be
 def test_every_key_a_preset_can_hold_is_tried() -> None:
     """A new preset key must be added to VALUES (sbatch options and env names are open-ended: a few stand in)."""
     sections = {"launcher": LAUNCHER_KEYS, "container": CONTAINER_KEYS, "logs": LOGS_KEYS, "nccl": NCCL_KEYS,
-                "monitor": MONITOR_KEYS}
+                "monitor": MONITOR_KEYS, "sweep": ("grid", "parallel", "metric")}
     keys = {f"{section}.{k}" for section, names in sections.items() for k in names}
     keys |= {k for k in TOP_KEYS if k not in sections and k not in ("sbatch", "env", "description", "extends")}
     assert keys <= set(VALUES), sorted(keys - set(VALUES))  # description: the picker's line; extends: V6

@@ -60,6 +60,16 @@ BAD: dict[str, tuple[str, tuple[str, ...]]] = {
     "M1": ("local-srun", ("sbatch.gpus-per-node=2", "monitor.interval=0")),
     "M2": ("local-srun", ("monitor.gpu=true",)),
     "M3": ("local-srun", ("monitor.interval=7",)),
+    "W1": ("local-sweep", ('sweep.zip={lr: ["1"]}',)),
+    "W2": ("local-sweep", ("sweep.grid.seed=[]",)),
+    "W3": ("local-sweep", ("sweep.grid=false", 'sweep.zip={lr: ["1", "2"], seed: ["1"]}')),
+    "W4": ("local-sweep", ('args=["--lr", "{lr}", "--seed", "{sed}", "{seed}"]',)),
+    "W5": ("local-sweep", ('sweep.grid.wd=["0.1"]',)),
+    "W6": ("local-sweep", ("sbatch.comment=lr-{lr}",)),
+    "W7": ("local-sweep", (f"sweep.grid.lr=[{', '.join(map(str, range(2001)))}]",
+                           f"sweep.grid.seed=[{', '.join(map(str, range(2001)))}]")),
+    "W8": ("local-sweep", ("sweep.parallel=02",)),
+    "W9": ("local-sweep", ("sweep.metric=loss=([0-9.]+",)),
 }
 
 
@@ -127,6 +137,10 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
     "N5": lambda: 'export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"' in _script("local-srun", "env={}"),
     "N7": lambda: "export PYTHONUNBUFFERED=1 SLURM_UNBUFFEREDIO=1" in _script("local-torchrun"),
     "Q7": lambda: " python -u " in _launch(_script("local-srun", "launcher.python=python -u")),
+    "W10": lambda: "mapfile -d '' -t -s $(( 6 + ntui_task * 2 )) -n 2 NTUI_SWEEP" in _script("local-sweep")
+    and '--lr "${NTUI_SWEEP[0]}"' in _launch(_script("local-sweep")),
+    "W11": lambda: "#SBATCH --output=/logs/local-sweep-%A_%a.out" in _script("local-sweep")
+    and "--output=/logs/local-sweep-%A_%a-rank-%t.out" in _launch(_script("local-sweep")),
 }
 
 

@@ -8,6 +8,9 @@ Structure (rule ids of ntui.core.compose.rules and docs/rules.md in brackets):
   RANK) only ever appear inside fixed single-quoted payloads, so each task expands them [Q1, Q2].
   User args and env values are single shell words produced by ``shlex.quote`` and reach the
   program as positional parameters, verbatim [Q2, Q5, Q6]. The program is ``exec``'d [Q4].
+  A sweep (``spec.sweep``) is one job array: ``--array=0-N%P``, per-task log names [W11], and each task's values
+  read from its manifest into ``NTUI_SWEEP`` and joined into the templated words [W10]
+  (:mod:`ntui.core.compose.sweep`, :mod:`ntui.core.jobfiles.manifest`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ntui.core.compose.spec import Directive, JobSpec
 from ntui.core.jobfiles.lognames import RANK_HEADER_SHELL
 from ntui.core.jobfiles.lognames import RANK_LOG_SUFFIX as RANK_LOG_SUFFIX
 from ntui.core.jobfiles.lognames import LogPaths as LogPaths
+from ntui.core.jobfiles.manifest import task_lines
 
 # Fixed payloads. Single-quoted in the script, so the batch shell expands nothing in them.
 # Each rank's log starts with "ntui: rank N on NODE" (written and parsed in ntui.core.jobfiles.lognames).
@@ -68,7 +72,12 @@ _ACCELERATE_TYPE = {"multi_gpu": "MULTI_GPU", "cpu": "NO", "single": "NO"}
 
 
 def log_paths(spec: JobSpec) -> LogPaths:
-    return LogPaths(spec.log_dir, spec.log_stem)
+    return LogPaths(spec.log_dir, spec.log_stem, array=spec.sweep is not None)
+
+
+def _word(spec: JobSpec, text: str) -> str:
+    """A user value as one shell word: quoted, or for a sweep its template with the task's values (W10)."""
+    return spec.sweep.shell_word(text) if spec.sweep is not None else q(text)
 
 
 def q(value: str) -> str:
@@ -93,6 +102,8 @@ def render(spec: JobSpec) -> str:
     out: list[str] = ["#!/bin/bash"]
     directives = list(spec.directives)
     options = {d.option for d in directives}
+    if spec.sweep is not None:
+        directives.append(Directive("array", spec.sweep.array))
     directives.append(Directive("output", paths.batch_pattern))
     if "open-mode" not in options:
         # Requeued jobs restart the script with the same id: append, don't truncate (L5).
@@ -102,6 +113,9 @@ def render(spec: JobSpec) -> str:
     out.append("# the first command (P1): add directives to the preset, not below this line.")
     out.append("set -euo pipefail")
     out.append("")
+    if spec.sweep is not None:
+        out.extend(task_lines(spec.sweep.manifest_path(spec.log_dir, spec.log_stem), spec.sweep.names))
+        out.append("")
 
     out.append("# Rendezvous: identical on every node, so computed once here, outside any container (R1-R4).")
     out.append('MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)')
@@ -127,7 +141,7 @@ def render(spec: JobSpec) -> str:
         out.extend(f"export {k}={q(v)}" for k, v in SLINGSHOT_ENV)
     if spec.env:
         out.append("# Preset environment (values verbatim).")
-        out.extend(f"export {k}={q(v)}" for k, v in spec.env)
+        out.extend(f"export {k}={_word(spec, v)}" for k, v in spec.env)
     rdzv = split_rdzv_conf(spec.launcher, spec.extra_launcher_args)
     if rdzv.text:
         out.append("# Rendezvous configuration from launcher.extra-args; joins ntui's is_host in one option (R13).")
@@ -135,14 +149,15 @@ def render(spec: JobSpec) -> str:
     if spec.launcher != "srun":
         out.append("# Rank N of the job writes to ...-rank-N.out (global rank, not local).")
         out.append(
-            f"export NTUI_RANK_LOG_PREFIX={q(paths.rank_prefix_dir)}\"$SLURM_JOB_ID\"{q(RANK_LOG_SUFFIX)}"
+            f"export NTUI_RANK_LOG_PREFIX={q(paths.rank_prefix_dir)}{paths.job_id_shell}{q(RANK_LOG_SUFFIX)}"
         )
     if spec.launcher == "accelerate":
         out.extend(_accelerate_config(spec, paths))
     if spec.monitor_gpu:
         # After the exports (PATH picks the nvidia-smi), before the setup: a setup's own EXIT trap wins.
         out.append("")
-        out.extend(sampler_lines(spec.log_dir, spec.log_stem, interval_s=spec.monitor_interval))
+        out.extend(sampler_lines(spec.log_dir, spec.log_stem, interval_s=spec.monitor_interval,
+                                 job_id_shell=paths.job_id_shell))
     if spec.setup:
         out.append("")
         out.append("# Setup (from the preset).")
@@ -180,7 +195,7 @@ def _accelerate_config(spec: JobSpec, paths: LogPaths) -> list[str]:
     return [
         "# accelerate reads this file, never $HF_HOME/accelerate/default_config.yaml (A1); the command line",
         "# below sets the counts and the rendezvous.",
-        f"export NTUI_ACCELERATE_CONFIG={q(prefix)}\"$SLURM_JOB_ID\"{q('-' + ACCELERATE_CONFIG_NAME)}",
+        f"export NTUI_ACCELERATE_CONFIG={q(prefix)}{paths.job_id_shell}{q('-' + ACCELERATE_CONFIG_NAME)}",
         "cat >\"$NTUI_ACCELERATE_CONFIG\" <<'NTUI_EOF'",
         *(f"{k}: {v}" for k, v in config.items()),
         "NTUI_EOF",
@@ -210,7 +225,7 @@ def _container(spec: JobSpec) -> list[str]:
 
 
 def _program(spec: JobSpec) -> list[str]:
-    return [*(q(w) for w in spec.python_argv), q(spec.script), *(q(a) for a in spec.args)]
+    return [*(q(w) for w in spec.python_argv), q(spec.script), *(_word(spec, a) for a in spec.args)]
 
 
 def _launch(spec: JobSpec, paths: LogPaths, rdzv: RdzvConf) -> str:

@@ -17,12 +17,14 @@ One responsibility, hence one file even past 600 lines: the table, its condition
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ntui.core.compose.launchcli import read_extra_args
+from ntui.core.compose.sweep import SLURM_MAX_ARRAY_SIZE, SweepDraft, parse_template, placeholder_refs
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity, Source
 
@@ -223,6 +225,8 @@ class Draft:
     """``monitor.gpu`` as written; None (absent): on whenever the job asks for GPUs."""
     monitor_interval: int = DEFAULT_INTERVAL_S
     monitor_interval_written: bool = False
+    sweep: SweepDraft | None = None
+    """The ``sweep:`` section (None: the preset has none), judged by W1-W9."""
 
     @property
     def gpu_sampling(self) -> bool:
@@ -570,6 +574,125 @@ def _s1(d: Draft) -> Iterable[Finding]:
         yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
 
 
+# ----------------------------------------------------------------------------- sweeps (W*)
+
+
+def _w1(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is None:
+        return
+    if len(sw.kinds) != 1 and not any(k == "sweep" for k, _ in sw.shape_errors):
+        said = f"it has {' and '.join(sw.kinds)}" if sw.kinds else "it has none"
+        yield ("sweep", f"a sweep is exactly one of grid (every combination), zip (element by element) or list "
+               f"(explicit items); {said}. For an irregular set of runs write them as a list")
+    yield from sw.shape_errors
+
+
+def _w2(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is None:
+        return
+    for name, n in sw.lengths:
+        if n == 0:
+            yield (f"sweep.{sw.kind}.{name}", f"{name} has no values, so the {sw.kind} has no tasks; give it at "
+                   "least one value or remove it")
+    if sw.kind == "list" and sw.count == 0 and not sw.shape_errors:
+        yield "sweep.list", "the list has no items, so the sweep has no tasks; give it at least one item"
+
+
+def _w3(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is None or sw.kind != "zip" or len({n for _, n in sw.lengths}) < 2:
+        return
+    sizes = ", ".join(f"{name}: {n}" for name, n in sw.lengths)
+    longest = max(sw.lengths, key=lambda x: x[1])
+    yield (f"sweep.zip.{longest[0]}", f"zip pairs the i-th values of every list, so the lists need the same "
+           f"length ({sizes}); the extra values would be silently dropped. Make them equal, or use grid for every "
+           "combination")
+
+
+def _w4(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is None:
+        return
+    known = set(sw.names)
+    for key, text in sw.uses:
+        parts, errors = parse_template(text)
+        for message in errors:
+            yield key, message
+        for part in parts:
+            if not isinstance(part, str) and part.name not in known:
+                hint = difflib.get_close_matches(part.name, sorted(known), n=1)
+                extra = f"; did you mean {{{hint[0]}}}?" if hint else ""
+                have = f" (it has {', '.join(sw.names)})" if sw.names else ""
+                yield key, f"{{{part.name}}} names no parameter of the sweep{have}{extra}"
+
+
+def _w5(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is None or not sw.names:
+        return
+    used: set[str] = set()
+    for _, text in sw.uses:
+        used.update(p.name for p in parse_template(text)[0] if not isinstance(p, str))
+    for name in sw.names:
+        if name not in used:
+            yield (f"sweep.{sw.kind}.{name}" if sw.kind != "list" else "sweep.list",
+                   f"{name} is used nowhere: no {{{name}}} in args or env, so its tasks would run the same program "
+                   f"with the same arguments. Add {{{name}}} to args (e.g. [\"--{name}\", \"{{{name}}}\"]) or "
+                   "remove it")
+
+
+def _w6(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is None:
+        return
+    why = ("the tasks of one job array share one script: its resources, launcher, program, logs and setup are "
+           "the same for every task")
+    for key, name in sw.unsweepable:
+        yield (key, f"{name} cannot be swept: {why}. Submit one preset per value instead "
+               f"(ntui submit PRESET --set {name}=...)")
+    for key, text in sw.elsewhere:
+        for name in placeholder_refs(text, sw.names):
+            fix = (f"; to use the value in setup, export it first (env: {{SWEEP_{name.upper().replace('-', '_')}: "
+                   f"\"{{{name}}}\"}}) and write \"$SWEEP_{name.upper().replace('-', '_')}\"") \
+                if key.startswith("setup") else "; placeholders are read in args and env values only"
+            yield key, f"{{{name}}} here cannot differ between array tasks: {why}{fix}"
+    if sw.array_set:
+        yield ("sbatch.array", "the sweep writes --array itself (0 to tasks-1, with %parallel); remove "
+               "sbatch.array and set sweep.parallel for a concurrency cap")
+
+
+def _w7(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is not None and sw.count > SLURM_MAX_ARRAY_SIZE:
+        yield ("sweep", f"{sw.count:,} tasks: no Slurm runs more than {SLURM_MAX_ARRAY_SIZE - 1:,} tasks in one "
+               "array (MaxArraySize is at most 4000001); split the sweep")
+
+
+def _w8(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is not None and sw.parallel_text is not None and sw.parallel is None:
+        yield ("sweep.parallel", f"expected a positive whole number in plain decimal (at most that many tasks "
+               f"at once), got {sw.parallel_text!r}; leave it out for no cap")
+
+
+def _w9(d: Draft) -> Iterable[Finding]:
+    sw = d.sweep
+    if sw is None or sw.metric is None:
+        return
+    try:
+        pattern = re.compile(sw.metric)
+    except re.error as exc:
+        yield "sweep.metric", f"not a regular expression ({exc}); e.g. 'loss=([0-9.]+)'"
+        return
+    if pattern.groups > 1 and "value" not in pattern.groupindex:
+        yield ("sweep.metric", f"{pattern.groups} groups: the metric is group 1 (or a group named value); make the "
+               "others non-capturing, (?:...)")
+    if "\n" in sw.metric or "\x00" in sw.metric:
+        yield "sweep.metric", "a metric is matched line by line: one line, no NUL"
+
+
 _E = Severity.ERROR
 _W = Severity.WARNING
 _GPU_KEYS = ("sbatch.gpus-per-node", "sbatch.gpus-per-task", "sbatch.gpus", "sbatch.gres")
@@ -716,6 +839,38 @@ RULES: tuple[Rule, ...] = (
          "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model", _m2),
     Rule("M3", _W, ("monitor.interval",), "A monitor.interval on a job without the GPU sampler (no GPUs asked "
          "for, or `gpu: false`) warns instead of being silently unused.", "ntui sampler model", _m3),
+    # Sweeps (job arrays)
+    Rule("W1", _E, ("sweep", "sweep.grid", "sweep.zip", "sweep.list"), "A sweep is exactly one of grid (every "
+         "combination, the first parameter varying slowest), zip (the i-th value of every list) or list (explicit "
+         "items naming the same parameters); parameter names are letters, digits, `_` and `-`; each value is one "
+         "scalar kept as written (`1e-4`, `yes`, `010` stay text).", "ntui sweep model", _w1),
+    Rule("W2", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "A sweep has tasks: no empty list of values, no "
+         "empty list of items.", "ntui sweep model", _w2),
+    Rule("W3", _E, ("sweep.zip",), "zip lists have the same length (zip would silently drop the extra values).",
+         "ntui sweep model", _w3),
+    Rule("W4", _E, ("args", "env"), "With a sweep, `{name}` in args and env values names one of its parameters; "
+         "`{{`/`}}` are literal braces, any other brace is refused (a typo never reaches a run).",
+         "Python str.format syntax", _w4),
+    Rule("W5", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "Every parameter is used by args or env (otherwise "
+         "its tasks would run the same program with the same arguments).", "ntui sweep model", _w5),
+    Rule("W6", _E, ("sweep", "sbatch", "launcher", "script", "logs.dir", "setup", "sbatch.array"), "Nothing every "
+         "array task shares (sbatch resources, launcher, script, logs, setup) holds a placeholder or is a "
+         "parameter: the tasks of one job array run one script; `sbatch.array` is the sweep's own.",
+         "sbatch.1 (--array)", _w6),
+    Rule("W7", _E, ("sweep",), "A sweep has at most as many tasks as the cluster's MaxArraySize (checked before "
+         "sbatch with the partitions, one `scontrol show config`; statically, Slurm's own maximum 4000001).",
+         "slurm.conf.5 (MaxArraySize)", _w7),
+    Rule("W8", _E, ("sweep.parallel",), "`sweep.parallel` is a positive whole number: at most that many tasks run "
+         "at once (`--array=...%N`).", "sbatch.1 (--array)", _w8),
+    Rule("W9", _E, ("sweep.metric",), "`sweep.metric` is one regular expression; `ntui sweep` shows its group 1 "
+         "(or a group named value, else the whole match) of the last matching line of each task's rank-0 log.",
+         "Python re", _w9),
+    Rule("W10", _E, ("sweep", "args", "env"), "Each array task reads its own values from the manifest written next "
+         "to the script (NUL-delimited, `mapfile -d ''`) by SLURM_ARRAY_TASK_ID; values never enter the script "
+         "text and reach the program verbatim (spaces, quotes, `$()`, newlines).",
+         "sbatch.1 (SLURM_ARRAY_TASK_ID); bash.1 (mapfile)"),
+    Rule("W11", _E, ("sweep", "logs.dir"), "A sweep's task logs carry the task: `<name>-<array id>_<task>.out`, "
+         "`...-rank-<N>.out`, `...-gpu-<node>.csv` (Slurm's `%A_%a`).", "sbatch.1 (filename pattern)"),
 )
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 

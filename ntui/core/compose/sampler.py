@@ -64,7 +64,8 @@ def _q(value: str) -> str:
 
 
 def sampler_lines(
-    log_dir: str, stem: str, *, interval_s: int = DEFAULT_INTERVAL_S, gres: str | None = None
+    log_dir: str, stem: str, *, interval_s: int = DEFAULT_INTERVAL_S, gres: str | None = None,
+    job_id_shell: str = '"$SLURM_JOB_ID"',
 ) -> list[str]:
     """The sbatch-script lines that start one GPU sampler per node and stop it when the script exits.
 
@@ -73,11 +74,13 @@ def sampler_lines(
     sampler step simply ends with the job, instead of the user's trap being lost.
 
     ``gres`` (e.g. ``"gpu:4"``) only for ``--exclusive`` jobs
-    whose GPUs came implicitly: their steps get no GPUs by default. Raises ValueError for an interval below 1.
+    whose GPUs came implicitly: their steps get no GPUs by default. ``job_id_shell``: the job id in the file
+    names as the batch shell expands it (a sweep's task: ``<array id>_<task>``,
+    :attr:`~ntui.core.jobfiles.lognames.LogPaths.job_id_shell`). Raises ValueError for an interval below 1.
     """
     if interval_s < 1:
         raise ValueError("the GPU sampling interval must be >= 1 s")
-    prefix = f'{_q(f"{log_dir}/{stem}-")}"$SLURM_JOB_ID"{GPU_PART}'
+    prefix = f'{_q(f"{log_dir}/{stem}-")}{job_id_shell}{GPU_PART}'
     srun = [
         "srun",
         '--jobid="$j"',

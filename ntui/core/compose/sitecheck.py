@@ -19,14 +19,22 @@ partition's ``AllowAccounts`` / ``AllowQos`` (``scontrol`` listings), as warning
 accounting is enabled. The CLI and the compose view share the rest of the check here: :func:`cluster_limits`
 (the listing, through the runner) and :func:`check_test_only` (``sbatch --test-only``, then the partition Slurm
 chose).
+
+A sweep (a job array) is also checked against the cluster's ``MaxArraySize`` (rule W7: :func:`check_array_size`,
+one ``scontrol show config`` per runner, cached; no call for a job that is not a sweep). Slurm refuses a larger
+array with a bare "Invalid job array specification".
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ntui.core.compose.render import render
+from ntui.core.compose.rules import problem
 from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.compose.yamlsrc import LoadedPreset
@@ -35,11 +43,13 @@ from ntui.core.problems import Problem, Severity, Source
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
 from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.slurm.sbatch import TestOnlyResult, test_only
-from ntui.core.slurm.scontrol import Partition, list_partitions
+from ntui.core.slurm.scontrol import Partition, list_partitions, max_array_size
 
 __all__ = [
     "PartitionLimits",
     "check_against_cluster",
+    "check_array_size",
+    "cluster_max_array_size",
     "check_job",
     "check_test_only",
     "cluster_limits",
@@ -215,3 +225,48 @@ def check_job(
         path = Path(tmp) / "job.sbatch"
         atomic_write(path, render(spec))
         return test_only(runner, str(path), env=env, timeout=timeout)
+
+
+#: How long one ``scontrol show config`` answer is used (MaxArraySize changes with a reconfigure, rarely).
+CONFIG_TTL_S = 3600.0
+_MAX_ARRAY: weakref.WeakKeyDictionary[CommandRunner, tuple[float, int | None]] = weakref.WeakKeyDictionary()
+
+
+def cluster_max_array_size(runner: CommandRunner, *, env: Mapping[str, str] | None = None) -> int | None:
+    """``MaxArraySize`` of the runner's cluster: one ``scontrol show config``, kept for :data:`CONFIG_TTL_S`
+    per runner; None when it cannot be asked (no Slurm, controller down: sbatch then says so itself)."""
+    now = time.monotonic()
+    try:
+        cached = _MAX_ARRAY.get(runner)
+    except TypeError:  # a runner that cannot be weakly referenced: no cache
+        cached = None
+    if cached is not None and now - cached[0] < CONFIG_TTL_S:
+        return cached[1]
+    try:
+        value = max_array_size(runner, env=env)
+    except SlurmError:
+        return None
+    with contextlib.suppress(TypeError):
+        _MAX_ARRAY[runner] = (now, value)
+    return value
+
+
+def check_array_size(
+    spec: JobSpec,
+    runner: CommandRunner,
+    *,
+    loaded: LoadedPreset | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[Problem]:
+    """W7 against this cluster: a sweep with more tasks than ``MaxArraySize`` (task indices run from 0 to
+    MaxArraySize - 1). No call and no problem for a job that is not a sweep."""
+    sweep = spec.sweep
+    if sweep is None:
+        return []
+    limit = cluster_max_array_size(runner, env=env)
+    if limit is None or sweep.size <= limit:
+        return []
+    source = loaded.source_of(("sweep",)) if loaded is not None else Source("")
+    return [problem("W7", source, "sweep", f"{sweep.size:,} tasks, but this cluster's MaxArraySize is {limit:,} "
+                    f"(task indices 0-{limit - 1:,}): Slurm would refuse it (Invalid job array specification); "
+                    f"split the sweep into parts of at most {limit:,}")]

@@ -32,6 +32,7 @@ from ntui.core.compose.rules import (
     problem,
     run_checks,
 )
+from ntui.core.compose.sweep import Sweep, SweepDraft, draft_of
 from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
@@ -55,6 +56,7 @@ TOP_KEYS = {
     "logs": "where batch and per-rank logs go",
     "nccl": "NCCL toggles",
     "monitor": "in-job GPU sampling for `ntui report` (gpu: on by default for GPU jobs, interval: seconds)",
+    "sweep": "many runs as one job array: grid | zip | list of {name} values for args and env, parallel, metric",
 }
 LAUNCHER_KEYS = (
     "type", "nproc-per-node", "master-port", "python", "kill-on-bad-exit", "extra-args",
@@ -117,6 +119,7 @@ class JobSpec:
     rdzv_alt_read: bool = False  # FI_CXI_RDZV_PROTO=alt_read in effect (N2)
     monitor_gpu: bool = False  # the in-job GPU sampler is rendered (M1, M2)
     monitor_interval: int = DEFAULT_INTERVAL_S  # its nvidia-smi -l seconds
+    sweep: Sweep | None = None  # a job array: args and env values are templates ({name}, W1-W11)
 
     @property
     def world_size(self) -> int:
@@ -286,6 +289,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     nccl_debug = c.boolean(("nccl", "debug"), nccl.get("debug"), False)
     nccl_slingshot = c.boolean(("nccl", "slingshot"), nccl.get("slingshot"), False)
     monitor_gpu, monitor_interval, interval_written = _monitor_section(c)
+    sweep = _sweep_section(c, sb, args, env, setup) if loaded.data.get("sweep") is not None else None
 
     draft = Draft(
         launcher=launcher.type, sbatch=sb.options, raw=sb.raw, nodes=sb.nodes, gpu_requests=sb.gpus,
@@ -294,6 +298,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime,
         env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_present,
         monitor_gpu=monitor_gpu, monitor_interval=monitor_interval, monitor_interval_written=interval_written,
+        sweep=sweep,
     )
     c.findings(draft, rules)
     if any(p.is_error for p in c.problems):
@@ -330,6 +335,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         rdzv_alt_read=draft.rdzv_alt_read,
         monitor_gpu=draft.gpu_sampling,
         monitor_interval=draft.monitor_interval,
+        sweep=sweep.build() if sweep is not None else None,
     )
     return spec, c.problems
 
@@ -559,6 +565,29 @@ def _monitor_section(c: _Checker) -> tuple[bool | None, int, bool]:
         interval = DEFAULT_INTERVAL_S
     gpu_on = None if gpu is None else c.boolean(("monitor", "gpu"), gpu, True)
     return gpu_on, int(interval), "interval" in monitor
+
+
+def _sweep_section(c: _Checker, sb: _Sbatch, args: list[str], env: list[tuple[str, str]],
+                   setup: list[str]) -> SweepDraft:
+    """``sweep:`` (:mod:`ntui.core.compose.sweep`), with the texts placeholders are read in (args, env values)
+    and every other text of the preset, for the rules (W1-W9)."""
+    uses = [*((f"args.{i}", a) for i, a in enumerate(args)), *((f"env.{k}", v) for k, v in env)]
+    launcher = c.mapping(("launcher",))
+    texts: list[tuple[str, str]] = [(f"sbatch.{opt}", text) for opt, text in sb.raw.items()]
+    for key in ("python", "dynamo-backend"):
+        if isinstance(launcher.get(key), str):
+            texts.append((f"launcher.{key}", c.loaded.raw.get(("launcher", key), launcher[key])))
+    extra = launcher.get("extra-args")
+    if isinstance(extra, list):
+        texts += [(f"launcher.extra-args.{i}", c.loaded.raw.get(("launcher", "extra-args", str(i)), str(a)))
+                  for i, a in enumerate(extra)]
+    for path in (("script",), ("logs", "dir")):
+        value = c.get(path)
+        if isinstance(value, str):
+            texts.append((".".join(path), c.loaded.raw.get(path, value)))
+    texts += [(f"setup.{i}", line) for i, line in enumerate(setup)]
+    return draft_of(c.loaded.data.get("sweep"), c.loaded.raw, uses=uses, elsewhere=texts,
+                    array_set="array" in sb.options)
 
 
 def _str_list(c: _Checker, path: KeyPath, value: Any) -> list[str]:

@@ -2,7 +2,10 @@
 
 Names: ``<dir>/<stem>-<jobid>.out`` (the batch log), ``<dir>/<stem>-<jobid>-rank-<N>.out`` (global rank N;
 srun writes it through ``--output=...%t``, torchrun/accelerate workers redirect themselves to it) and
-``<dir>/<stem>-<jobid>.sbatch`` (the submitted script). :class:`LogPaths` writes them (as Slurm patterns for
+``<dir>/<stem>-<jobid>.sbatch`` (the submitted script). For a task of a sweep (a job array) the job id in every
+name is ``<array id>_<task>`` (:func:`task_job_id`; Slurm's ``%A_%a``, W11), so each task's files stand apart
+and every reader that is given ``123_4`` as the job id finds them; the script is ``<stem>-<array id>.sbatch``.
+:class:`LogPaths` writes them (as Slurm patterns for
 the script and as concrete paths for a job id); :func:`parse_rank_file` and :func:`discover_rank_logs` read
 them back.
 
@@ -35,6 +38,8 @@ __all__ = [
     "parse_rank_header",
     "rank_header",
     "rank_log_paths",
+    "split_task_id",
+    "task_job_id",
 ]
 
 RANK_LOG_SUFFIX = "-rank-"
@@ -74,20 +79,48 @@ def node_of(path: Path | str) -> str | None:
     return None
 
 
+def task_job_id(array_id: str, task: int | str) -> str:
+    """The job id of array task ``task`` in names (and as Slurm writes it): ``123_4``."""
+    return f"{array_id}_{task}"
+
+
+def split_task_id(job_id: str) -> tuple[str, int | None]:
+    """``123_4`` -> ``("123", 4)``; ``123`` -> ``("123", None)`` (also for ``123_[1-3]``: no one task)."""
+    base, sep, task = job_id.partition("_")
+    return (base, int(task)) if sep and task.isdigit() else (base, None)
+
+
+#: The job id in file names, as the batch shell writes it: a plain job, and a task of a job array (W11).
+JOB_ID_SHELL = '"$SLURM_JOB_ID"'
+TASK_ID_SHELL = '"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
+
+
 @dataclass(frozen=True)
 class LogPaths:
-    """Where a job's logs go, as Slurm patterns and as concrete paths for a job id."""
+    """Where a job's logs go, as Slurm patterns and as concrete paths for a job id. ``array``: the patterns of a
+    sweep's tasks (``%A_%a`` where a plain job has ``%j``); concrete paths take the task's ``123_4`` either way."""
 
     log_dir: str
     stem: str
+    array: bool = False
+
+    @property
+    def job_pattern(self) -> str:
+        """The job id in Slurm's filename patterns (sbatch and srun ``--output``)."""
+        return "%A_%a" if self.array else "%j"
+
+    @property
+    def job_id_shell(self) -> str:
+        """The job id in file names, expanded by the batch shell (a double-quoted word)."""
+        return TASK_ID_SHELL if self.array else JOB_ID_SHELL
 
     @property
     def batch_pattern(self) -> str:
-        return f"{self.log_dir}/{self.stem}-%j{LOG_EXT}"
+        return f"{self.log_dir}/{self.stem}-{self.job_pattern}{LOG_EXT}"
 
     @property
     def rank_pattern(self) -> str:
-        return f"{self.log_dir}/{self.stem}-%j{RANK_LOG_SUFFIX}%t{LOG_EXT}"
+        return f"{self.log_dir}/{self.stem}-{self.job_pattern}{RANK_LOG_SUFFIX}%t{LOG_EXT}"
 
     @property
     def rank_prefix_dir(self) -> str:

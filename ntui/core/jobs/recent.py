@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobfiles.manifest import is_sweep_script
 from ntui.core.jobs.model import DetailsView, LogTarget
 from ntui.core.records.history import GpuSummary, History
 from ntui.core.records.outcome import UNKNOWN, Outcome
@@ -172,6 +173,9 @@ def recent_cells(job: RecentJob, now: float) -> tuple[str, ...]:
     """One row of the list, in the order of :data:`RECENT_COLUMNS`."""
     elapsed = format_elapsed(job.elapsed_s) if job.elapsed_s is not None else "-"
     said = job.note if not job.from_ntui else job.verdict or ("" if job.state else "not resolved yet")
+    entry = job.entry
+    if entry is not None and job.state and entry.reason and is_sweep_script(entry.script):
+        said = " · ".join(x for x in (entry.reason, job.verdict) if x)  # a sweep: its task counts first
     return (job.job_id, job.name, state_text(job), elapsed, gpu_text(job.gpu_util), age_text(job.submitted_at, now),
             said)
 

@@ -18,6 +18,7 @@ from ntui.core.compose.timefmt import time_limit_from_script
 from ntui.core.gpu.smi import sparkline
 from ntui.core.gpu.usage import JobFacts, NodeStats, UsageReport, build_report
 from ntui.core.hosts import expand_nodelist
+from ntui.core.jobfiles.lognames import task_job_id
 from ntui.core.jobfiles.samplefiles import find_sample_files, sample_path, srun_log_path
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import state_category
@@ -68,6 +69,8 @@ def gather_facts(runner: CommandRunner, job_id: str, entry: HistoryEntry) -> Gat
         limit = float(d.time_limit_s) if d.time_limit_s else limit
         nodes = d.nodes
         file_id = d.raw_job_id or job_id
+        if d.array_job_id and d.array_task_id and d.array_task_id.isdigit():
+            file_id = task_job_id(d.array_job_id, d.array_task_id)  # a sweep's task: its files say 123_4 (W11)
     except JobNotFound:
         pass
     except SlurmError as exc:

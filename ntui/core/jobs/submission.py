@@ -3,6 +3,11 @@
 ``submit_job`` creates the log directory (Slurm does not), writes the script next to the
 logs (user-only permissions), records an intent in the history, runs ``sbatch --parsable``
 with a scrubbed environment, then completes the history row with the job id.
+
+A sweep (a job array) also gets its manifest, written atomically before ``sbatch`` so that a task starting at once
+finds it (its name carries its digest: the same sweep, the same file), and its job file ``<stem>-<jobid>.sweep``
+next to the script (:mod:`ntui.core.jobfiles.manifest`). ``indices`` submits some tasks only (a resubmission of
+the failed ones: ``sbatch --array=1,4%P``, which overrides the script's directive) with the same manifest.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from pathlib import Path
 from ntui.core.compose.render import log_paths, render
 from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
-from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobfiles.lognames import LogPaths, task_job_id
+from ntui.core.jobfiles.manifest import SweepJob, format_indices, job_file_path, write_job_file, write_manifest
 from ntui.core.paths import atomic_write
 from ntui.core.records.history import History
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
@@ -32,6 +38,7 @@ class SubmittedJob:
     batch_log: str
     rank_logs: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    tasks: tuple[int, ...] = ()  # a sweep's task indices (the logs above are the first task's)
 
 
 def submit_job(
@@ -44,12 +51,26 @@ def submit_job(
     environ: Mapping[str, str] | None = None,
     timeout: float = SUBMIT_TIMEOUT,
     resubmit_of: str | None = None,
+    indices: Sequence[int] | None = None,
 ) -> SubmittedJob:
     """Submit; raises the typed Slurm errors (``SlurmRejected`` carries Slurm's reason). ``resubmit_of``: the
-    job this one repeats (``ntui resubmit``), linked in the history."""
+    job this one repeats (``ntui resubmit``), linked in the history. ``indices``: for a sweep, the tasks to run
+    (default: all of them)."""
     paths = log_paths(spec)
     script = render(spec)
     Path(spec.log_dir).mkdir(parents=True, exist_ok=True)
+    sweep = spec.sweep
+    tasks: tuple[int, ...] = ()
+    if sweep is not None:
+        tasks = tuple(sorted(set(indices))) if indices is not None else tuple(range(sweep.size))
+        if not tasks or tasks[0] < 0 or tasks[-1] >= sweep.size:
+            raise ValueError(f"task indices {format_indices(tasks) or '(none)'} are not in 0-{sweep.size - 1}")
+        data = sweep.manifest_bytes()
+        manifest = sweep.manifest_path(spec.log_dir, spec.log_stem)
+        write_manifest(manifest, data)  # before sbatch: a task may start at once (W10)
+        if indices is not None:  # the command line's --array overrides the script's directive
+            cap = f"%{sweep.parallel}" if sweep.parallel else ""
+            extra_args = [*extra_args, f"--array={format_indices(tasks)}{cap}"]
     token = uuid.uuid4().hex
     staging = Path(spec.log_dir) / f".{paths.stem}-{token}.sbatch"
     atomic_write(staging, script, mode=0o600)
@@ -72,13 +93,21 @@ def submit_job(
     os.replace(staging, final)
     if history is not None:
         history.record_submitted(token, sub.job_id, sub.cluster, str(final))
+    if sweep is not None:
+        try:  # the job runs without it (its script names the manifest); readers fall back to the script
+            write_job_file(job_file_path(spec.log_dir, paths.stem, sub.job_id),
+                           SweepJob(os.path.basename(manifest), sweep.size, tasks, sweep.parallel, resubmit_of))
+        except OSError as exc:
+            warnings = (*warnings, f"the sweep's job file was not written ({exc}); its tasks run")
+    first = task_job_id(sub.job_id, tasks[0]) if tasks else sub.job_id
     return SubmittedJob(
         job_id=sub.job_id,
         cluster=sub.cluster,
         script_path=str(final),
-        batch_log=paths.batch(sub.job_id),
-        rank_logs=tuple(paths.rank(sub.job_id, r) for r in range(spec.world_size)),
+        batch_log=paths.batch(first),
+        rank_logs=tuple(paths.rank(first, r) for r in range(spec.world_size)),
         warnings=warnings,
+        tasks=tasks,
     )
 
 

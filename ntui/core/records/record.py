@@ -43,6 +43,7 @@ from ntui.core.logs.signals import is_fault, signal_name, signal_number, signal_
 from ntui.core.logs.verdict import SlurmFinal
 from ntui.core.records.history import FinalRecord, GpuSummary, History, HistoryEntry
 from ntui.core.records.reconcile import OwnJob, own_jobs
+from ntui.core.records.sweeps import SweepStates, resolve_sweeps, sweep_of
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, parse_duration, state_category
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
@@ -238,6 +239,8 @@ class ResolveReport:
     scontrol_calls: int = 0
     accounting: bool | None = None  # True: sacct answered; False: accounting disabled; None: not asked/failed
     warnings: tuple[str, ...] = field(default=())
+    sweeps: Mapping[str, str] = field(default_factory=dict)
+    """The task counts of each unresolved sweep asked about (``6 tasks: 2 running, ...``), by its job id."""
 
     def lines(self) -> list[str]:
         out = [f"job {j}: {r.state}" + (f" (exit {r.exit_code})" if r.exit_code else "") + f" [{r.source}]"
@@ -257,10 +260,17 @@ def resolve_records(
     usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
     queue: Sequence[OwnJob] | None = None,
 ) -> ResolveReport:
-    """Fill the record of every ended, unresolved job in ``history`` (see the module doc)."""
+    """Fill the record of every ended, unresolved job in ``history`` (see the module doc). Sweeps (job arrays) are
+    resolved as a whole once every task ended (:func:`ntui.core.records.sweeps.resolve_sweeps`)."""
     entries = [e for e in history.unresolved() if e.job_id]
+    sweeps = [ref for e in entries if (ref := sweep_of(e)) is not None]
+    swept: SweptPart | None = None
+    if sweeps:
+        swept = resolve_sweeps(history, runner, sweeps, env=env, timeout=timeout, verdict=verdict,
+                               infer=infer_from_batch_log)
+        entries = [e for e in entries if e.job_id not in swept[1]]
     if not entries:
-        return ResolveReport()
+        return _with_sweeps(ResolveReport(), swept)
     now = time.time() if now is None else now
     warnings: list[str] = []
     decided: dict[str, FinalRecord] = {}
@@ -342,8 +352,23 @@ def resolve_records(
                     history.record_gpu_summary(job_id, summary)
             except Exception as exc:  # the state is recorded already; a bad sample file must not hide it
                 warnings.append(f"GPU usage of job {job_id}: {exc}")
-    return ResolveReport(tuple(resolved), tuple(sorted(waiting)), sacct_calls, squeue_calls, scontrol_calls,
-                         accounting, tuple(warnings))
+    return _with_sweeps(ResolveReport(tuple(resolved), tuple(sorted(waiting)), sacct_calls, squeue_calls,
+                                      scontrol_calls, accounting, tuple(warnings)), swept)
+
+
+SweptPart = tuple[list[tuple[str, FinalRecord]], dict[str, str], SweepStates]
+
+
+def _with_sweeps(report: ResolveReport, swept: SweptPart | None) -> ResolveReport:
+    """``report`` of the plain jobs with what :func:`~ntui.core.records.sweeps.resolve_sweeps` did for the sweeps."""
+    if swept is None:
+        return report
+    done, counts, found = swept
+    return replace(report, resolved=(*report.resolved, *done), sacct_calls=report.sacct_calls + found.sacct_calls,
+                   scontrol_calls=report.scontrol_calls + found.scontrol_calls,
+                   accounting=report.accounting if report.accounting is not None else found.accounting,
+                   warnings=(*report.warnings, *found.warnings),
+                   sweeps={k: v for k, v in counts.items() if k not in {j for j, _ in done}})
 
 
 # ---------------------------------------------------------------- recent jobs

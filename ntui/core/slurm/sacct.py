@@ -160,6 +160,16 @@ def sacct_jobs(runner: CommandRunner, job_ids: Iterable[str], *, env: Mapping[st
     return by_id
 
 
+def sacct_records(runner: CommandRunner, job_ids: Iterable[str], *, env: Mapping[str, str] | None = None,
+                  timeout: float = DEFAULT_TIMEOUT) -> tuple[SacctRecord, ...]:
+    """One ``sacct`` call for all ``job_ids``: every allocation line it prints (an array's id gives each of its
+    tasks, pending ones folded as ``123_[2-5%2]``). Raises :class:`SacctUnavailable`."""
+    wanted = list(dict.fromkeys(job_ids))
+    if not wanted:
+        return ()
+    return _run(runner, build_sacct_jobs_argv(wanted), env, timeout)
+
+
 def sacct_since(runner: CommandRunner, since: str, *, user: str | None = None,
                 env: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT) -> tuple[SacctRecord, ...]:
     """One ``sacct`` call: the user's jobs since ``since``. Raises :class:`SacctUnavailable`."""

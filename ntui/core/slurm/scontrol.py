@@ -273,6 +273,23 @@ def show_job(
     )
 
 
+def show_jobs(
+    runner: CommandRunner,
+    job_id: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[JobDetails, ...]:
+    """Every record ``scontrol show job ID`` prints (one RPC): for an array's id, each of its tasks the controller
+    remembers (pending ones folded, ``36_[2-5%2]``). ``JobNotFound`` when it knows none."""
+    res = check(runner.run(build_show_job_argv(job_id), timeout=timeout, env=env))
+    jobs = parse_scontrol_jobs(res.stdout)
+    if not jobs:
+        raise JobNotFound(f"Job not found: scontrol printed no record for {job_id}", reason="no job record",
+                          argv=res.argv, stderr=res.stderr, returncode=res.returncode)
+    return jobs
+
+
 # ---------------------------------------------------------------- partitions
 
 
@@ -356,3 +373,33 @@ def list_partitions(
 ) -> tuple[Partition, ...]:
     res = check(runner.run(build_scontrol_partitions_argv(), timeout=timeout, env=env))
     return parse_scontrol_partitions(res.stdout)
+
+
+# ---------------------------------------------------------------- scontrol show config
+
+
+def build_show_config_argv() -> list[str]:
+    return ["scontrol", "show", "config"]
+
+
+def parse_show_config(stdout: str | bytes) -> dict[str, str]:
+    """``Key = value`` lines of ``scontrol show config`` -> dict (the first occurrence of a key wins)."""
+    out: dict[str, str] = {}
+    for line in _text(stdout).splitlines():
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if sep and key and " " not in key:
+            out.setdefault(key, value.strip())
+    return out
+
+
+def max_array_size(
+    runner: CommandRunner,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> int | None:
+    """The cluster's ``MaxArraySize`` (one ``scontrol show config``; array task indices are below it), None when
+    the configuration does not say."""
+    res = check(runner.run(build_show_config_argv(), timeout=timeout, env=env))
+    return _int_or_none(parse_show_config(res.stdout).get("MaxArraySize", ""))

@@ -68,6 +68,19 @@ def render_command(preset: str, overrides: tuple[str, ...]) -> str:
     return shlex.join(words)
 
 
+
+def sweep_listing(spec: Any) -> str:
+    """A sweep's manifest under its script in the preview (comments: the script itself is what is submitted):
+    where the submission writes it and task index -> values, as the preset wrote them."""
+    from ntui.core.jobfiles.manifest import listing
+
+    sweep = spec.sweep
+    path = sweep.manifest_path(spec.log_dir, spec.log_stem)
+    lines = [f"# ---- the sweep's manifest, written next to the script at submission: {path}",
+             f"# ---- task index -> values ({sweep.size} task(s)); task i runs as array task i", *(
+                 f"#   {line}" for line in listing(sweep.manifest, limit=200))]
+    return "\n" + "\n".join(lines) + "\n"
+
 class ComposeScreen(NtuiScreen):
     """Compose a job from a preset. Side by side when wide, stacked when narrow (breakpoint classes)."""
 
@@ -385,13 +398,16 @@ class ComposeScreen(NtuiScreen):
             return  # a newer edit is on its way
         self.rendered = message
         self.unplaced = self.form.show_problems(message.problems)
+        sweep = message.spec.sweep if message.spec is not None else None
         if message.script is not None:
-            self.preview.show_script(message.script)
+            self.preview.show_script(message.script + sweep_listing(message.spec) if sweep else message.script)
         else:
             self.preview.mark_stale()
         self.preview_box.border_title = (
-            "sbatch script" if message.script is not None else "sbatch script · not renderable"
-        )
+            "sbatch script" if message.script is None or sweep is None else
+            f"sbatch script · sweep: {sweep.size} task(s) ({' x '.join(sweep.names)}, {sweep.kind})"
+            + (f", {sweep.parallel} at once" if sweep.parallel else "") + " · its manifest below"
+        ) if message.script is not None else "sbatch script · not renderable"
         self._update_status()
         action, self._pending_action = self._pending_action, None
         if action:
@@ -584,8 +600,12 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch")
     def _submit(self, preset: str, loaded: Any, spec: Any, resubmit_of: str | None = None) -> None:
+        from ntui.core.compose.sitecheck import check_array_size
         from ntui.core.jobs.submission import submit_job
 
+        refused = [p for p in check_array_size(spec, self.ntui_app.runner, loaded=loaded) if p.is_error]
+        if refused:  # a sweep over the cluster's MaxArraySize (W7): one scontrol show config, cached
+            raise ValueError(f"{refused[0].field}: {refused[0].message}")
         history = self.ntui_app.open_history()
         try:
             job = submit_job(loaded, spec, self.ntui_app.runner, history, resubmit_of=resubmit_of)

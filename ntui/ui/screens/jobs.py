@@ -9,7 +9,11 @@ and draws: the queue table, the back-off banner, the status line, the details pa
   behind a banner that goes away by itself on the first good answer;
 * ``scontrol show job -d`` only for the selected job, cached per state; the history look-up that gives a
   job's log paths is a worker of its own, so the log pane of ntui's own jobs never waits for the controller;
-* final states once per job that leaves the queue, never per tick.
+* final states once per job that leaves the queue, never per tick;
+* a job array is one row that opens into its tasks (``t`` or enter: :func:`ntui.core.jobs.arrays.fold`); the
+  row's details, logs, GPUs and report are one task's (a running one, else one that failed), its Sweep tab
+  compares every task (:mod:`ntui.ui.widgets.sweep_pane`); ``ctrl+r`` on a sweep resubmits its failed tasks
+  (:mod:`ntui.ui.screens.sweep_resubmit`).
 
 One responsibility: the jobs view's widgets and workers (its decisions are the model's).
 """
@@ -37,6 +41,7 @@ from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
+from ntui.core.jobs.arrays import Folded, fold
 from ntui.core.jobs.model import (
     DetailsRequest,
     FinalStateResolver,
@@ -46,7 +51,7 @@ from ntui.core.jobs.model import (
     LogTarget,
     PollRequest,
 )
-from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
+from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy, Row
 from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
 from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.jobs.submission import SubmittedJob
@@ -64,6 +69,7 @@ from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
 from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable, RecentLoaded
 from ntui.ui.widgets.report_pane import ReportPane
+from ntui.ui.widgets.sweep_pane import SweepPane
 
 __all__ = ["ENDED", "JobsScreen", "RefreshStats"]
 
@@ -164,6 +170,10 @@ class JobsScreen(NtuiScreen):
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
         Binding("u", "show_report", "Report", id="ntui.jobs.tab_report", show=False,
                 tooltip="The GPU usage report of the selected ntui job"),
+        Binding("t", "toggle_tasks", "Tasks", id="ntui.jobs.tasks", show=False,
+                tooltip="Open a job array's row into its tasks, or fold them (enter too)"),
+        Binding("v", "show_sweep", "Sweep", id="ntui.jobs.tab_sweep", show=False,
+                tooltip="The Sweep tab: the selected sweep's tasks side by side (values, state, GPU, metric)"),
         Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit", show=False,
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
         Binding(ORDER_KEY, "recent_order", "Recent order", id="ntui.jobs.recent_order", show=False,
@@ -173,7 +183,7 @@ class JobsScreen(NtuiScreen):
     ]
 
     #: The panes with keys of their own, for the help screen before this view is first opened.
-    HELP_PANES: ClassVar[tuple[type[Widget], ...]] = (QueueTable, LogPane, ReportPane)
+    HELP_PANES: ClassVar[tuple[type[Widget], ...]] = (QueueTable, LogPane, ReportPane, SweepPane)
 
     # ------------------------------------------------------------ set-up
 
@@ -210,6 +220,11 @@ class JobsScreen(NtuiScreen):
         self._banner_text = ""
         self._recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
+        # job arrays: one row each (ntui/core/jobs/arrays.py); the rows of the last refresh, before folding
+        self._expanded: set[str] = set()
+        self._folded: Folded = Folded({}, {})
+        self._queue_rows: dict[str, Row] = {}
+        self._queue_tags: dict[str, str] = {}
 
     # the model's state, as tests and benchmarks read it
     @property
@@ -262,6 +277,8 @@ class JobsScreen(NtuiScreen):
                     yield self._pane("The log pane", partial(LogPane, self.full_settings.logs, id="jobs-logs"))
                 with TabPane("Report", id="tab-report"):
                     yield ReportPane(self.runner, id="jobs-report")
+                with TabPane("Sweep", id="tab-sweep"):
+                    yield SweepPane(self.runner, id="jobs-sweep")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
 
@@ -402,7 +419,7 @@ class JobsScreen(NtuiScreen):
             if applied.unchanged:
                 change, rows = TableChange(), len(self.table.rows)
             else:
-                change, rows = self.table.apply(applied.rows, applied.tags), len(applied.rows)
+                change, rows = self._show_rows(applied.rows, applied.tags), len(self._folded.rows)
             t1 = time.perf_counter()
             got = msg.got
             self.last_refresh = RefreshStats(got.squeue_s, got.parse_s, t1 - t0, t1 - msg.started, rows, change,
@@ -425,13 +442,56 @@ class JobsScreen(NtuiScreen):
     @on(OutcomesResolved)
     def _outcomes(self, msg: OutcomesResolved) -> None:
         msg.stop()
-        table = self.table
-        for key, cells in self.model.outcomes_resolved(msg.outcomes).items():
-            if key in table and table.row_tag(key) == ENDED:
-                for ci, col in enumerate(table.columns):
-                    table.update_cell(key, col.key, cells[ci])
+        changed = self.model.outcomes_resolved(msg.outcomes)
+        if changed:  # by diff: an ended row's cells, and the counts of the array it belongs to
+            rows = dict(self._queue_rows)
+            rows.update((k, c) for k, c in changed.items() if k in rows)
+            self._show_rows(rows, self._queue_tags)
         self._start_lookups()
         self._selection_changed()
+
+    # ------------------------------------------------------------ job arrays (ntui/core/jobs/arrays.py)
+
+    def _show_rows(self, rows: dict[str, Row], tags: dict[str, str]) -> TableChange:
+        """The queue's rows with each job array folded into one row (open ones with their tasks under it)."""
+        self._queue_rows, self._queue_tags = rows, tags
+        folded = self._folded = fold(rows, tags, self.model.live, self.model.ended, self._expanded,
+                                     all_users=self.all_users)
+        self._expanded &= set(folded.arrays)
+        change = self.table.apply(folded.rows, folded.tags)
+        self.table.set_parents(folded.parents)
+        return change
+
+    def _pane_key(self) -> str | None:
+        """The job the details, log, GPU and report panes show: the cursor's, or for a job array's row one of its
+        tasks (a running one, else one that failed, else the first)."""
+        key = self.table.cursor_key
+        return self._folded.representative(key) if key is not None else None
+
+    def action_toggle_tasks(self) -> None:
+        """``t`` (or enter on an array's row): open the array into its tasks, or fold them back."""
+        array = self._folded.array_of(self.table.cursor_key)
+        if array is None:
+            self.notify("Not a job array: it has no tasks to open.", severity="warning", timeout=3)
+            return
+        self._expanded.symmetric_difference_update({array})
+        self._show_rows(self._queue_rows, self._queue_tags)
+        self.table.move_cursor(key=array)
+
+    @on(VirtualTable.RowSelected, "#jobs-table")
+    def _row_selected(self, event: VirtualTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key in self._folded.arrays:
+            self.action_toggle_tasks()
+
+    def action_show_sweep(self) -> None:
+        self.action_show_tab("tab-sweep")
+
+    def _feed_sweep(self, key: str | None, entry: HistoryEntry | None, active: bool) -> None:
+        pane = self.query_one("#jobs-sweep", SweepPane)
+        array = self._folded.array_of(key) if key is not None else None
+        job_id = array or (key.split("_", 1)[0] if key else None)
+        self._guard("SweepPane", partial(pane.show_job, job_id, entry, active=active))
 
     # ------------------------------------------------------------ selection, details, panes
 
@@ -471,7 +531,7 @@ class JobsScreen(NtuiScreen):
         if self._recent_job is not None:  # a recent job is selected: its record, not the queue's cursor
             self._show_record(self._recent_job)
             return
-        key = self.table.cursor_key
+        key = self._pane_key()
         if key is None:
             self.model.selected = None
             self.details_panel.show(None)
@@ -494,7 +554,7 @@ class JobsScreen(NtuiScreen):
     @on(DetailsFetched)
     def _details_fetched(self, msg: DetailsFetched) -> None:
         msg.stop()
-        if self.model.details_fetched(msg.result) and msg.result.key == self.table.cursor_key:
+        if self.model.details_fetched(msg.result) and msg.result.key == self._pane_key():
             self._selection_changed()
 
     @work(thread=True, exit_on_error=False, group=HISTORY_GROUP, description="history look-up")
@@ -505,7 +565,7 @@ class JobsScreen(NtuiScreen):
     @on(EntryFound)
     def _entry_found(self, msg: EntryFound) -> None:
         msg.stop()
-        if self.model.entry_found(msg.key, msg.entry) and msg.key == self.table.cursor_key:
+        if self.model.entry_found(msg.key, msg.entry) and msg.key == self._pane_key():
             self._selection_changed()  # the details gain what ntui submitted; the log pane its paths
 
     @on(TabbedContent.TabActivated, "#jobs-tabs")
@@ -556,7 +616,7 @@ class JobsScreen(NtuiScreen):
         if self._recent_job is not None:  # a recent job is selected: its record feeds the panes
             self._show_record(self._recent_job)
             return
-        key = self.table.cursor_key
+        key = self._pane_key()
         gpu, logs = self._gpu, self._logs
         if gpu is not None:
             want = key if self.model.running(key) else None
@@ -564,6 +624,9 @@ class JobsScreen(NtuiScreen):
                 self._gpu_job = want
                 self._guard("GpuPane", partial(gpu.watch_job, want))
         self._feed_report(key, self.model.entries.get(key) if key else None, self.model.active(key))
+        array = self._folded.array_of(self.table.cursor_key)
+        self._feed_sweep(self.table.cursor_key, self.model.entries.get(key) if key else None,
+                         array is not None and any(t in self.model.live for t in self._folded.arrays[array]))
         target = self.model.log_target(key)
         if logs is not None and target is not None and target != self._log_target:
             self._log_target = target
@@ -672,6 +735,12 @@ class JobsScreen(NtuiScreen):
         if key is None:
             self.notify(f"No job selected to {what}.", severity="warning")
             return None
+        if key in self._folded.arrays:  # a job array's row: the whole array (scancel 123), as Slurm takes it
+            live = [self.model.live[t] for t in self._folded.arrays[key] if t in self.model.live]
+            if not live:
+                self.notify(f"Job array {key} has left the queue; nothing to {what}.", severity="warning")
+                return None
+            return key, live[0]
         job = self.model.live.get(key)
         if job is None:
             self.notify(f"Job {key} has left the queue; nothing to {what}.", severity="warning")
@@ -812,6 +881,8 @@ class JobsScreen(NtuiScreen):
             self._gpu_job = None
             self._guard("GpuPane", partial(gpu.watch_job, None))
         self._feed_report(job.job_id, job.entry, False)
+        self._guard("SweepPane", partial(self.query_one("#jobs-sweep", SweepPane).show_job, job.job_id, job.entry,
+                                         active=False))
         target = record_log_target(job)
         if logs is not None and target != self._log_target:
             self._log_target = target
@@ -840,7 +911,24 @@ class JobsScreen(NtuiScreen):
             self.app.call_from_thread(self.notify, f"Job {job_id} was not submitted by ntui: no preset to open.",
                                       severity="warning")
             return
+        if not extra:  # a sweep with failed tasks: those alone (ntui/ui/screens/sweep_resubmit.py)
+            from ntui.ui.screens.sweep_resubmit import failed_plan
+
+            failed = failed_plan(entry, self.runner, self.model.slurm_timeout)
+            if failed is not None:
+                self.app.call_from_thread(self._resubmit_failed, entry, failed)
+                return
         self.app.call_from_thread(self._resubmit_planned, plan_resubmit(entry, extra))
+
+    def _resubmit_failed(self, entry: HistoryEntry, plan: Any) -> None:
+        from ntui.ui.screens.sweep_resubmit import ResubmitFailedScreen, submit_failed
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(partial(submit_failed, self, entry, plan), thread=True, exit_on_error=False,
+                                group=RESUBMIT_GROUP, description="resubmit failed tasks")
+
+        self.app.push_screen(ResubmitFailedScreen(plan), answered)
 
     def _resubmit_planned(self, plan: ResubmitPlan) -> None:
         from ntui.ui.screens.resubmit import ResubmitDiffScreen, open_in_compose

@@ -57,7 +57,7 @@ def _text_key(value: str) -> tuple[int, str]:
     return (0 if value else 1, value.casefold())
 
 
-_ID_RE = re.compile(r"^(\d+)(?:_(\d+))?")
+_ID_RE = re.compile(r"^\W*(\d+)(?:_(\d+))?")  # after a job array's mark or a task's indent
 
 
 def id_sort_key(value: str) -> tuple[int, float, str]:
@@ -209,6 +209,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self._sort_column: str | None = None
         self._sort_reverse = False
         self._styles: dict[str, Style] = {}
+        self._parents: dict[str, str] = {}
         self._header_cache: tuple[tuple[int, ...], str | None, bool, Strip] | None = None
 
     # ------------------------------------------------------------ columns
@@ -343,6 +344,14 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def row_tag(self, row_key: str) -> str:
         return self._tags.get(row_key, "")
+
+    def set_parents(self, parents: Mapping[str, str]) -> None:
+        """Rows shown right under another (a job array's tasks under its row), in the table's order among
+        themselves, whatever the sort; the filter keeps the parent of a row it keeps."""
+        if dict(parents) != self._parents:
+            self._parents = dict(parents)
+            self._order_dirty = True
+            self._schedule()
 
     def remove_row(self, row_key: str) -> None:
         del self._rows[row_key]
@@ -573,6 +582,8 @@ class VirtualTable(ScrollView, can_focus=True):
         if self._tags:
             tags = self._tags
             keys.sort(key=lambda k: tags.get(k) == ENDED)  # stable: ended rows after live ones
+        if self._parents:
+            keys = self._under_parents(keys)
         self._order = keys
         self._index = index = {k: i for i, k in enumerate(keys)}
         if self._pending_key is not None and self._pending_key in index:
@@ -587,6 +598,29 @@ class VirtualTable(ScrollView, can_focus=True):
             self._cursor = 0
         if self.is_attached and self._order and self._cursor_key in self._index:
             self.call_after_refresh(self._scroll_to_cursor)
+
+    def _under_parents(self, keys: list[str]) -> list[str]:
+        parents = self._parents
+        shown = set(keys)
+        children: dict[str, list[str]] = {}
+        top: list[str] = []
+        for k in keys:
+            parent = parents.get(k)
+            if parent is not None and parent in self._rows:
+                children.setdefault(parent, []).append(k)
+                if parent not in shown:  # the filter hid the parent of a row it keeps: show it too
+                    shown.add(parent)
+                    top.append(parent)
+            else:
+                top.append(k)
+        if self._sort_column is None:  # unsorted: tasks in task order (squeue lists running ones first)
+            for kids in children.values():
+                kids.sort(key=id_sort_key)
+        out: list[str] = []
+        for k in top:
+            out.append(k)
+            out.extend(children.get(k, ()))
+        return out
 
     # ------------------------------------------------------------ rendering
 
@@ -702,7 +736,7 @@ _STATE = Column("state", "State", min_width=10)
 _ELAPSED = Column("elapsed", "Elapsed", justify="right", sort_key=_duration_key)
 _LIMIT = Column("limit", "Limit", justify="right", sort_key=_duration_key)
 _NODES = Column("nodes", "Nodes", justify="right", sort_key=_int_key)
-_WHERE = Column("where", "Nodelist (reason)", max_width=28)
+_WHERE = Column("where", "Nodelist (reason)", max_width=44)
 _PARTITION = Column("partition", "Partition", max_width=12)
 _QOS = Column("qos", "QOS", max_width=12)
 

@@ -24,7 +24,18 @@ from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
 
-__all__ = ["ReportPane"]
+__all__ = ["ReportPane", "shown"]
+
+
+def shown(widget: Widget) -> bool:
+    """Whether ``widget`` and every container above it are displayed (a pane in a hidden tab is not)."""
+    node: Widget | None = widget
+    while isinstance(node, Widget):
+        if not node.display:
+            return False
+        parent = node.parent
+        node = parent if isinstance(parent, Widget) else None
+    return True
 
 MIN_WIDTH = 60
 
@@ -75,13 +86,7 @@ class ReportPane(VerticalScroll):
         yield Static("Select a job to see its GPU usage report.", id="report-text", markup=False)  # a table
 
     def _visible(self) -> bool:
-        node: Widget | None = self
-        while isinstance(node, Widget):
-            if not node.display:
-                return False
-            parent = node.parent
-            node = parent if isinstance(parent, Widget) else None
-        return True
+        return shown(self)
 
     def show_job(self, job_id: str | None, entry: HistoryEntry | None, *, active: bool) -> None:
         """The job to report on (``entry``: ntui's history entry; None: not ntui's job). Computed now if the

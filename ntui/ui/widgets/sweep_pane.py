@@ -1,0 +1,192 @@
+"""The Sweep tab: the selected sweep's tasks side by side (the same table as ``ntui sweep``).
+
+One row per task: its values, state, elapsed, mean GPU utilisation and the last value of the sweep's metric
+(:func:`ntui.core.jobs.sweep.sweep_table`, computed in a thread worker only while the tab is shown: one Slurm call
+for every task, the tail of each rank-0 log, again every :data:`REFRESH_S` while the sweep runs); the failed tasks
+grouped by verdict under it. ``s``/``S`` sort by the next column / reverse (numbers as numbers, rows without a
+value last); the rows are a :class:`~ntui.ui.widgets.queue_table.VirtualTable`, so a 1,000-task sweep draws only
+the lines on screen.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Static
+
+from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
+from ntui.core.jobs.sweep import SweepTable, sort_rows, sweep_table, table_cells, table_columns
+from ntui.core.records.history import HistoryEntry
+from ntui.core.slurm.runner import CommandRunner
+from ntui.core.textsafe import inert
+from ntui.ui.widgets.queue_table import Column, VirtualTable
+from ntui.ui.widgets.report_pane import shown
+
+__all__ = ["SweepPane"]
+
+#: While a shown sweep runs, its table is computed again this often (seconds).
+REFRESH_S = 15.0
+
+
+class SweepPane(Vertical):
+    """The tasks of one sweep (see the module docstring)."""
+
+    DEFAULT_CSS = """
+    SweepPane {
+        height: 1fr;
+        & > #sweep-head { height: auto; padding: 0 1; }
+        & > #sweep-table { height: 1fr; }
+        & > #sweep-failed { height: auto; max-height: 40%; padding: 0 1; color: $text-error; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "sort", "Sort tasks", id="ntui.sweep.sort", tooltip="Sort the tasks by the next column"),
+        Binding("S", "reverse", "Reverse", id="ntui.sweep.reverse", show=False),
+    ]
+
+    class _Computed(Message, bubble=False):
+        def __init__(self, job_id: str, table: SweepTable | None, error: str = "") -> None:
+            super().__init__()
+            self.job_id = job_id
+            self.table = table
+            self.error = error
+
+    def __init__(self, runner: CommandRunner, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.runner = runner
+        self.job_id: str | None = None
+        self.entry: HistoryEntry | None = None
+        self.active = False
+        self.table: SweepTable | None = None
+        self.error = ""
+        self.computing: str | None = None
+        self.computed_at = 0.0
+        self.sort_key = "task"
+        self.descending = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("Select a sweep (a job array ntui submitted) to compare its tasks.", id="sweep-head",
+                     markup=False)
+        yield VirtualTable(id="sweep-table", empty_text="")
+        yield Static("", id="sweep-failed", markup=False)
+
+    def on_mount(self) -> None:
+        self.set_interval(REFRESH_S / 3, self._maybe_refresh)
+
+    def _visible(self) -> bool:
+        return shown(self)
+
+    @property
+    def is_sweep(self) -> bool:
+        return self.entry is not None and is_sweep_script(self.entry.script)
+
+    def show_job(self, job_id: str | None, entry: HistoryEntry | None, *, active: bool) -> None:
+        """The sweep of ``entry`` (its array id ``job_id``); computed now if the pane is visible, else when shown."""
+        changed = job_id != self.job_id
+        self.job_id, self.entry, self.active = job_id, entry, active
+        if changed:
+            self.table, self.error, self.computed_at = None, "", 0.0
+            self._draw()
+        if job_id is None or not self.is_sweep or not self._visible():
+            return
+        if self.table is None and self.computing != job_id:
+            self._start(job_id)
+
+    def _maybe_refresh(self) -> None:
+        if (self.active and self.job_id is not None and self.is_sweep and self.computing is None
+                and self._visible() and time.monotonic() - self.computed_at >= REFRESH_S):
+            self._start(self.job_id)
+
+    def _start(self, job_id: str) -> None:
+        assert self.entry is not None
+        self.computing = job_id
+        self._compute(job_id, self.entry)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-sweep", description="sweep table")
+    def _compute(self, job_id: str, entry: HistoryEntry) -> None:
+        try:
+            self.post_message(self._Computed(job_id, sweep_table(entry, self.runner)))
+        except Exception as exc:  # a bad file must not take the view down: the pane says why
+            self.post_message(self._Computed(job_id, None, str(exc)))
+
+    @on(_Computed)
+    def _computed(self, msg: SweepPane._Computed) -> None:
+        if self.computing == msg.job_id:
+            self.computing = None
+        if msg.job_id == self.job_id:
+            self.table, self.error, self.computed_at = msg.table, msg.error, time.monotonic()
+            self._draw()
+
+    # ------------------------------------------------------------ drawing
+
+    def _keys(self) -> list[str]:
+        t = self.table
+        return ["task", *(t.names if t else ()), "state", "elapsed", "gpu", "metric"]
+
+    def action_sort(self) -> None:
+        keys = self._keys()
+        self.sort_key = keys[(keys.index(self.sort_key) + 1) % len(keys)] if self.sort_key in keys else "task"
+        self.descending = False
+        self._draw()
+
+    def action_reverse(self) -> None:
+        self.descending = not self.descending
+        self._draw()
+
+    @on(VirtualTable.HeaderSelected, "#sweep-table")
+    def _header(self, event: VirtualTable.HeaderSelected) -> None:
+        event.stop()
+        if event.column_key == self.sort_key:
+            self.descending = not self.descending
+        else:
+            self.sort_key, self.descending = event.column_key, False
+        self._draw()
+
+    def _draw(self) -> None:
+        head = self.query_one("#sweep-head", Static)
+        grid = self.query_one("#sweep-table", VirtualTable)
+        failed = self.query_one("#sweep-failed", Static)
+        table = self.table
+        failed.update("")
+        if self.job_id is None:
+            head.update("Select a sweep (a job array ntui submitted) to compare its tasks.")
+        elif not self.is_sweep:
+            head.update(f"Job {inert(self.job_id)} is not a sweep: the Sweep tab compares the tasks of a job array "
+                        "ntui submitted from a preset with a sweep: section.")
+        elif table is None:
+            head.update(f"Sweep {inert(self.job_id)}: " + (f"cannot be read: {inert(self.error)}" if self.error
+                                                          else "reading its tasks…"))
+        if table is None:
+            grid.set_columns([])
+            return
+        arrow = "▼" if self.descending else "▲"
+        line = Text()
+        line.append(f"sweep {table.job_id}", style="bold")
+        line.append(f" · {table.counts}")
+        if table.metric:
+            line.append(f" · metric {inert(table.metric)}")
+        if table.resubmit_of:
+            line.append(f" · resubmit of {table.resubmit_of}")
+        line.append(f" · sorted by {self.sort_key} {arrow} (s, S)", style="dim")
+        head.update(line)
+        columns = table_columns(table)
+        numeric = {"task", "elapsed", "gpu", "metric"}
+        grid.set_columns([Column(c, c if c != self.sort_key else f"{c} {arrow}", max_width=24,
+                                 justify="right" if c in numeric else "left") for c in columns])
+        rows = sort_rows(table.rows, self.sort_key, descending=self.descending)
+        grid.add_rows((tuple(inert(c) for c in table_cells(table, r)) for r in rows), keys=[r.job_id for r in rows])
+        if table.groups:
+            text = Text("failed, by verdict:\n", style="bold")
+            for verdict, tasks in table.groups:
+                text.append(f"  tasks {format_indices(tasks)}: {inert(verdict)}\n")
+            failed.update(text)
+        elif table.problem:
+            failed.update(f"note: {inert(table.problem)}")
