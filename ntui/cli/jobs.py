@@ -15,6 +15,7 @@ from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.records.history import History
 from ntui.core.records.outcome import job_outcome
+from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sbatch import slurm_env
 from ntui.core.slurm.scontrol import show_job
@@ -114,4 +115,13 @@ def cmd_show(args: argparse.Namespace) -> int:
             rows.append(("Script", script))
     for key, value in rows:
         print(f"{inert(key):>12}: {inert(str(value))}")
+    if d.category is StateCategory.PENDING:  # why it waits (the same words as ntui why and the app)
+        from datetime import datetime
+
+        from ntui.cli.waiting import why_lines
+
+        lines, _ = why_lines(runner, d, datetime.now())
+        print(f"{'Why':>12}: {lines[0]}")
+        for line in lines[1:]:
+            print(f"{'':>12}  {line.strip()}")
     return 0
