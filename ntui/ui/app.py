@@ -310,6 +310,7 @@ class NtuiApp(App[int]):
         from ntui.ui.screens.help import HelpScreen, as_bindings, mounted_panes, view_sections
         from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
         from ntui.ui.screens.resubmit import ResubmitDiffScreen
+        from ntui.ui.screens.whatif import WhatIfScreen
 
         current = next((s for s in reversed(self.screen_stack) if not isinstance(s, HelpScreen)), self.screen)
         titles = {v.screen(): f"{v.title} view" for v in VIEWS}
@@ -328,7 +329,8 @@ class NtuiApp(App[int]):
                    ("Confirm cancel", ConfirmCancelScreen), ("Confirm requeue", ConfirmRequeueScreen),
                    ("Signal picker", SignalPickerScreen), ("Yes / no questions", YesNoScreen),
                    ("Save as", SaveAsScreen), ("Unsaved edits", UnsavedEditsScreen),
-                   ("Resubmit: the preset changed", ResubmitDiffScreen), ("This help", HelpScreen))
+                   ("Resubmit: the preset changed", ResubmitDiffScreen), ("What would start sooner", WhatIfScreen),
+                   ("This help", HelpScreen))
         for title, cls in dialogs:
             if not isinstance(current, cls):
                 sections += view_sections(title, cls, ())
