@@ -65,9 +65,10 @@ _TEXTS: dict[str, tuple[str, Kind, str, bool]] = {
     "None": ("the scheduler has not looked at it yet (no reason set)", _K.OTHER, "", False),
     "InvalidReason": ("Slurm gave no valid reason", _K.OTHER, "", False),
     "Priority": ("jobs with a higher priority are ahead of it for the resources it needs", _K.PRIORITY,
-                 "a smaller or shorter job may fit in a gap sooner (backfill): see what would start sooner", False),
+                 "a smaller or shorter job may start sooner in a backfill gap (which would: w in the jobs view)",
+                 False),
     "Resources": ("it waits for the resources it asked for to free up", _K.RESOURCES,
-                  "fewer nodes or a shorter time limit may start sooner: see what would start sooner", False),
+                  "fewer nodes or a shorter time limit may start sooner (which would: w in the jobs view)", False),
     "Dependency": ("it waits for the jobs it depends on", _K.DEPENDENCY, "", False),
     "DependencyNeverSatisfied": ("its dependency can never be satisfied: a job it depends on did not end the way "
                                  "the dependency asks", _K.DEPENDENCY,
