@@ -31,7 +31,8 @@ from tests.support.screenshots_jobs import (
 if TYPE_CHECKING:
     from textual.pilot import Pilot
 
-__all__ = ["WAITING_JOB", "save_whatif_screenshot", "waiting_app", "whatif_scene", "why_scene"]
+__all__ = ["WAITING_JOB", "save_whatif_screenshot", "save_why_screenshot", "waiting_app", "whatif_scene",
+           "why_scene"]
 
 WAITING_JOB = "48213790"
 S = "\x1f"
@@ -147,6 +148,11 @@ async def whatif_scene(pilot: Pilot[Any]) -> None:
             raise TimeoutError("the what-if dialog did not finish")
         await pilot.pause(0.02)
     await pilot.pause()
+
+
+def save_why_screenshot(out: Path = Path("screenshots")) -> Path:
+    """Write ``<out>/jobs-why.svg`` (same bytes on every run)."""
+    return asyncio.run(_shoot(waiting_app(), why_scene, out / "jobs-why.svg", (120, 36), "ntui · why it waits"))
 
 
 def save_whatif_screenshot(out: Path = Path("screenshots")) -> Path:
