@@ -5,6 +5,7 @@
 # Every capture NAME is saved as NAME.stdout, NAME.stderr and NAME.rc, byte for byte (as capture.sh does).
 # Only touches the jobs it submits (listed in jobs-waiting.txt, cancelled at the end); needs both nodes idle.
 set -euo pipefail
+LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/capture-lib.sh"
 
 : "${SLURM_CONF:?run: eval \"\$(scripts/dev-cluster env)\" first}"
 OUT="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"
@@ -13,39 +14,9 @@ mkdir -p "$OUT" "$WORK"
 cd "$WORK"
 S=$'\x1f'
 
-cap() {  # cap NAME CMD...   (never fails)
-    local name="$1" rc=0
-    shift
-    "$@" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || rc=$?
-    echo "$rc" >"$OUT/$name.rc"
-}
-
-submit() {  # submit ROLE SBATCH-ARGS...  -> prints the job id, records it
-    local role="$1" id
-    shift
-    id="$(sbatch --parsable -o "$WORK/%x-%j.out" "$@")"
-    id="${id%%;*}"
-    echo "$role=$id" >>"$OUT/jobs-waiting.txt"
-    echo "$id"
-}
-
-wait_state() {  # wait_state JOBID REGEX [SECONDS]  on "%T %r"
-    local id="$1" re="$2" deadline=$((SECONDS + ${3:-30})) s
-    while ((SECONDS < deadline)); do
-        s="$(squeue -h -j "$id" -t all -o '%T %r' 2>/dev/null | head -n1 || true)"
-        [[ "$s" =~ $re ]] && return 0
-        sleep 0.5
-    done
-    echo "capture: job $id never matched '$re' (last: '$s')" >&2
-    return 1
-}
-
-cleanup() {
-    local ids
-    ids="$(cut -d= -f2 "$OUT/jobs-waiting.txt" 2>/dev/null | tr '\n' ' ')"
-    # shellcheck disable=SC2086
-    [[ -z "${ids// /}" ]] || scancel $ids 2>/dev/null || true
-}
+JOBS=jobs-waiting.txt
+# shellcheck source=capture-lib.sh
+source "$LIB"
 trap cleanup EXIT
 : >"$OUT/jobs-waiting.txt"
 

@@ -5,6 +5,7 @@
 # Job ids differ between runs; jobs.txt maps each role to the id used in this capture.
 # Cancels the jobs it created at the end. Needs an otherwise empty queue (it asserts which jobs run).
 set -euo pipefail
+LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/capture-lib.sh"
 
 : "${SLURM_CONF:?run: eval \"\$(scripts/dev-cluster env)\" first}"
 OUT="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"
@@ -13,39 +14,9 @@ mkdir -p "$OUT" "$WORK"
 cd "$WORK"
 S=$'\x1f'
 
-cap() {  # cap NAME CMD...   (never fails)
-    local name="$1" rc=0
-    shift
-    "$@" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || rc=$?
-    echo "$rc" >"$OUT/$name.rc"
-}
-
-submit() {  # submit ROLE SBATCH-ARGS...  -> prints the job id, records it
-    local role="$1" id
-    shift
-    id="$(sbatch --parsable -o "$WORK/%x-%j.out" "$@")"
-    id="${id%%;*}"
-    echo "$role=$id" >>"$OUT/jobs.txt"
-    echo "$id"
-}
-
-wait_state() {  # wait_state JOBID REGEX [SECONDS]  on "%T %r"
-    local id="$1" re="$2" deadline=$((SECONDS + ${3:-30})) s
-    while ((SECONDS < deadline)); do
-        s="$(squeue -h -j "$id" -t all -o '%T %r' 2>/dev/null | head -n1 || true)"
-        [[ "$s" =~ $re ]] && return 0
-        sleep 0.5
-    done
-    echo "capture: job $id never matched '$re' (last: '$s')" >&2
-    return 1
-}
-
-cleanup() {  # every job this script created is listed in jobs.txt (submit runs in a subshell)
-    local ids
-    ids="$(cut -d= -f2 "$OUT/jobs.txt" 2>/dev/null | tr '\n' ' ')"
-    # shellcheck disable=SC2086
-    [[ -z "${ids// /}" ]] || scancel $ids 2>/dev/null || true
-}
+JOBS=jobs.txt
+# shellcheck source=capture-lib.sh
+source "$LIB"
 trap cleanup EXIT
 
 [[ -z "$(squeue -h -o %A)" ]] || { echo "capture: queue not empty; cancel the jobs first" >&2; exit 1; }
