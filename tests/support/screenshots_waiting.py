@@ -137,6 +137,7 @@ async def why_scene(pilot: Pilot[Any]) -> None:
 
 async def whatif_scene(pilot: Pilot[Any]) -> None:
     """The what-if dialog of the waiting job, every shape answered."""
+    from ntui.ui.screens.jobs import JobsScreen
     from ntui.ui.screens.whatif import WhatIfScreen
 
     await why_scene(pilot)
@@ -147,6 +148,8 @@ async def whatif_scene(pilot: Pilot[Any]) -> None:
         if loop.time() > deadline:
             raise TimeoutError("the what-if dialog did not finish")
         await pilot.pause(0.02)
+    jobs = next(s for s in pilot.app.screen_stack if isinstance(s, JobsScreen))
+    jobs._tick()  # the status line's Slurm-call count after the dialog's calls, not whenever its timer fired
     await pilot.pause()
 
 

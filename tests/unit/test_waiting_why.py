@@ -141,6 +141,7 @@ def test_the_book_fetches_once_per_job_and_reason() -> None:
     clock = [0.0]
     book = WhyBook(monotonic=lambda: clock[0])
     d = details("scontrol_show_job_pending_resources")
+    assert book.request(d.job_id, None, None) is None  # the details first (dependency, QOS, account)
     request = book.request(d.job_id, d, None)
     assert request is not None and book.request(d.job_id, d, None) is None  # one at a time
     runner = FakeRunner({"sprio": capture("sprio_job_fields")})

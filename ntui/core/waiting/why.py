@@ -433,9 +433,11 @@ class WhyBook:
     inflight: str | None = None
 
     def request(self, key: str, details: JobDetails | None, queue: QueueJob | None) -> WhyRequest | None:
-        """The fetch to start for the selected job, or None (not pending, fresh in the cache, or one runs)."""
+        """The fetch to start for the selected job, or None (its details not here yet: the dependency, QOS and
+        account come with them; not pending; fresh in the cache; or one runs)."""
         facts = facts_of(key, details, queue)
-        if facts is None or state_category(facts.state) is not StateCategory.PENDING or self.inflight is not None:
+        if details is None or facts is None or state_category(facts.state) is not StateCategory.PENDING \
+                or self.inflight is not None:
             return None
         have = self.extras.get(key)
         if have is not None and have.reason == facts.reason and self.monotonic() - have.at < self.max_age_s:

@@ -98,9 +98,15 @@ class WaitingActions(NtuiScreen):
     def on_why_fetched(self, msg: WhyFetched) -> None:
         msg.stop()
         self._why_book.stored(msg.extras)
-        self._waiting_tick()
+        key = self.table.cursor_key
+        if key != msg.extras.key and self._recent_job is None:
+            self._waiting_selected(key)  # the cursor moved on while this ran: the job it is on now
+        else:
+            self._waiting_tick()
 
     def _waiting_failed(self) -> None:
+        """The why's worker died unexpectedly (its Slurm failures are notes, not errors): the next selection of
+        the job asks again (not at once: a bug would loop)."""
         self._why_book.failed()
 
     def _waiting_tick(self) -> None:
