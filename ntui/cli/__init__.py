@@ -89,6 +89,12 @@ def _sweep() -> CommandModule:
     return sweep
 
 
+def _waiting() -> CommandModule:
+    from ntui.cli import waiting
+
+    return waiting
+
+
 @dataclass(frozen=True)
 class Command:
     name: str
@@ -103,7 +109,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("check", "check a preset statically; exits non-zero listing every problem", _check),
     Command("submit", "submit a preset; prints the job id", _submit),
     Command("jobs", "list your jobs (one squeue call)", _jobs),
-    Command("show", "details of one job (scontrol show job -d)", _show),
+    Command("show", "details of one job (scontrol show job -d); a pending one's why", _show),
+    Command("why", "why a pending job waits and when it will start, in words", _waiting),
+    Command("wait", "follow jobs to their end; exit 0 only if every one COMPLETED", _waiting),
+    Command("attach", "a shell inside a running job, on one of its nodes (srun --overlap --pty)", _waiting),
     Command("cancel", "cancel a job, or send it a signal", _actions),
     Command("hold", "hold a pending job as its user (scontrol uhold; a running job is not affected)", _actions),
     Command("release", "release a held job", _actions),

@@ -26,6 +26,9 @@ __all__ = ["configure", "site_check", "site_refused", "test_only"]
 def configure(name: str, p: argparse.ArgumentParser) -> None:
     add_preset_args(p)
     p.add_argument("--test-only", action="store_true", help="also ask Slurm: sbatch --test-only")
+    p.add_argument("--what-if", action="store_true",
+                   help="what would start sooner: sbatch --test-only of a few shapes (fewer nodes, a shorter time, "
+                        "another QOS or partition), one change each")
     p.set_defaults(func=cmd_check)
 
 
@@ -68,6 +71,44 @@ def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
     return EXIT_SLURM
 
 
+def what_if(preset: str, overrides: tuple[str, ...], spec: JobSpec) -> int:
+    """A table of shapes and Slurm's estimate for each (:mod:`ntui.core.waiting.whatif`): one ``scontrol show
+    partition`` and one ``sacctmgr`` to plan them, then one ``sbatch --test-only`` per shape (at most
+    :data:`~ntui.core.waiting.whatif.MAX_SHAPES`)."""
+    from datetime import datetime
+
+    from ntui.core.slurm.sacctmgr import user_associations
+    from ntui.core.waiting.whatif import ShapeResult, input_from_spec, plan_shapes, preset_tester, run_shapes, summary
+    from ntui.core.waiting.why import format_start
+
+    runner = cli_runner()
+    parts = cluster_limits(runner)
+    job = input_from_spec(spec)
+    assoc = user_associations(runner)
+    qos = next((q for a, q in assoc.pairs if a == job.account), assoc.qos) if job.account else assoc.qos
+    shapes = plan_shapes(job, partitions=parts, qos_choices=qos)
+    now = datetime.now()
+    width = max(len(s.label) for s in shapes) + 2
+
+    def shown(r: ShapeResult) -> None:
+        if r.ok and r.start is not None:
+            where = f" on {r.nodes}" if r.nodes else ""
+            said = f"starts {format_start(r.start, now)}{where}" + (f" in {r.partition}" if r.partition else "")
+        elif r.ok:
+            said = r.reason or "accepted"
+        else:
+            said = f"refused: {r.reason}"
+        setting = f"--set {r.shape.override}" if r.shape.override else ""
+        print(f"{r.shape.label:<{width}}{said}" + (f"   ({setting})" if setting else ""), flush=True)
+
+    try:
+        results = run_shapes(shapes, preset_tester(runner, preset, overrides), on_result=shown)
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    print(summary(results, now))
+    return EXIT_OK if any(r.ok for r in results) else EXIT_SLURM
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     loaded, spec, problems = load_spec(args.preset, args.overrides)
     print_problems(problems)
@@ -75,6 +116,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         n = sum(1 for p in problems if p.is_error)
         print(f"{n} error(s)", file=sys.stderr)
         return EXIT_PROBLEMS
+    if args.what_if:
+        return what_if(args.preset, tuple(args.overrides or ()), spec)
     if args.test_only:
         return test_only(spec, loaded)
     refused, site_warnings = site_check(spec, loaded)

@@ -32,7 +32,7 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
                     "range, a log not there yet, hold on a job that is not pending"),
     (EXIT_SLURM, "Slurm refused or failed, or cannot be used (no client, no configuration, no answer); "
                  "its own reason is printed"),
-    (EXIT_JOB_FAILED, "submit --wait: the job did not complete"),
+    (EXIT_JOB_FAILED, "submit --wait, wait: a job did not complete"),
     (130, "interrupted (Ctrl-C)"),
 )
 

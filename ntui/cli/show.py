@@ -1,5 +1,5 @@
-"""``ntui show JOBID``: details of one job (``scontrol show job -d``), with what ntui's history knows of it; a job
-the controller has forgotten is looked up in accounting.
+"""``ntui show JOBID``: details of one job (``scontrol show job -d``), with what ntui's history knows of it and,
+for a pending job, why it waits; a job the controller has forgotten is looked up in accounting.
 
 Exit codes: 0 ok; 3 Slurm refused or failed, or nobody knows the job.
 """
@@ -15,6 +15,7 @@ from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.records.history import History
 from ntui.core.records.outcome import job_outcome
+from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.runner import JobNotFound, SlurmError
 from ntui.core.slurm.scontrol import show_job
 from ntui.core.textsafe import inert
@@ -62,4 +63,13 @@ def cmd_show(args: argparse.Namespace) -> int:
             rows.append(("Script", script))
     for key, value in rows:
         print(f"{inert(key):>12}: {inert(str(value))}")
+    if d.category is StateCategory.PENDING:  # why it waits (the same words as ntui why and the app)
+        from datetime import datetime
+
+        from ntui.cli.waiting import why_lines
+
+        lines, _ = why_lines(runner, d, datetime.now())
+        print(f"{'Why':>12}: {lines[0]}")
+        for line in lines[1:]:
+            print(f"{'':>12}  {line.strip()}")
     return 0

@@ -22,7 +22,6 @@ from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.jobs.submission import SubmittedJob, submit_job
 from ntui.core.records.history import History
-from ntui.core.records.outcome import job_outcome
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 
 __all__ = ["configure", "submit_checked", "wait_for"]
@@ -78,30 +77,19 @@ def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, h
 
 
 def wait_for(runner: CommandRunner, job_id: str, *, poll_s: float = 2.0, max_poll_s: float = 10.0) -> int:
-    """Follow a job until it ends, printing state changes to stderr. One squeue per poll,
-    the interval growing from ``poll_s`` to ``max_poll_s`` while nothing changes."""
-    last = ""
-    interval = poll_s
-    errors = 0
-    while True:
-        try:
-            out = job_outcome(runner, job_id)
-            errors = 0
-        except SlurmError as exc:
-            errors += 1
-            print(f"ntui: {exc} (retrying)", file=sys.stderr)
-            if errors >= 10:
-                return EXIT_SLURM
-            time.sleep(min(max_poll_s * 2, poll_s * 2**errors))
-            continue
-        if out.state != last:
-            print(f"{time.strftime('%H:%M:%S')} job {job_id}: {out.state}", file=sys.stderr, flush=True)
-            last = out.state
-            interval = poll_s
+    """Follow a job until it ends, printing state changes to stderr (:func:`ntui.core.waiting.follow.follow`: one
+    squeue per poll, the interval growing from ``poll_s`` to ``max_poll_s`` while nothing changes)."""
+    from ntui.core.waiting.follow import Change, all_completed, follow, outcome_words
+
+    def changed(change: Change) -> None:
+        if change.error:
+            print(f"ntui: {change.error} (retrying)", file=sys.stderr, flush=True)
         else:
-            interval = min(max_poll_s, interval * 1.5)
-        if out.finished:
-            code = f" (exit code {out.exit_code})" if out.exit_code else ""
-            print(f"job {job_id} ended: {out.state}{code}", file=sys.stderr)
-            return 0 if out.state == "COMPLETED" else EXIT_JOB_FAILED
-        time.sleep(interval)
+            print(f"{time.strftime('%H:%M:%S')} job {job_id}: {change.state}", file=sys.stderr, flush=True)
+
+    try:
+        outcomes = follow(runner, [job_id], on_change=changed, poll_s=poll_s, max_poll_s=max_poll_s)
+    except SlurmError:
+        return EXIT_SLURM
+    print(f"job {job_id} ended: {outcome_words(outcomes[job_id])}", file=sys.stderr)
+    return 0 if all_completed(outcomes) else EXIT_JOB_FAILED

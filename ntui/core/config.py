@@ -17,6 +17,11 @@ gpu:
 logs:
   poll-interval: 0.5      # seconds; polling, since inotify is unreliable on Lustre/NFS
   window: 5000            # lines kept in memory per rank
+notify:                   # the app (and ntui wait --notify) on a start, requeue or end of one of your jobs
+  bell: true              # the terminal's bell
+  desktop: true           # a desktop notification through the terminal (OSC 9 and OSC 777; tmux passthrough)
+  states: [RUNNING, REQUEUED, ENDED]   # what notifies: RUNNING = started, ENDED = every end; or final states
+                          # one by one (COMPLETED, FAILED, TIMEOUT, ...) to leave others out
 ```
 
 Environment overrides (applied here, so the CLI and the app read the same values):
@@ -35,13 +40,14 @@ from typing import Any
 
 from ntui.core.paths import config_dir
 from ntui.core.problems import Problem, Source
-from ntui.core.slurm.common import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
+from ntui.core.slurm.common import _CATEGORY, DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
 from ntui.core.slurm.runner import CommandResult, CommandRunner, SubprocessRunner, TimeoutRunner
 
 __all__ = [
     "TIMEOUT_ENV",
     "GpuSettings",
     "LogSettings",
+    "NotifySettings",
     "QueueSettings",
     "Settings",
     "SlurmSettings",
@@ -83,12 +89,24 @@ class LogSettings:
     window: int = 5000
 
 
+#: What ``notify.states`` may name besides final states: RUNNING (a start), REQUEUED, ENDED (every end).
+NOTIFY_WORDS = ("RUNNING", "REQUEUED", "ENDED")
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    bell: bool = True
+    desktop: bool = True
+    states: tuple[str, ...] = NOTIFY_WORDS  # upper-case state names (ntui.core.waiting.notify.wanted)
+
+
 @dataclass(frozen=True)
 class Settings:
     queue: QueueSettings = field(default_factory=QueueSettings)
     slurm: SlurmSettings = field(default_factory=SlurmSettings)
     gpu: GpuSettings = field(default_factory=GpuSettings)
     logs: LogSettings = field(default_factory=LogSettings)
+    notify: NotifySettings = field(default_factory=NotifySettings)
 
 
 def config_path() -> Path:
@@ -110,7 +128,14 @@ def _section(cls: type[Any], raw: Any, name: str, path: str, problems: list[Prob
             problems.append(Problem(Source(path), f"{name}.{key}", "unknown setting"))
             continue
         want = type(getattr(default, attr))
-        if getattr(default, attr) is None:
+        if want is tuple:
+            words = _state_words(value)
+            if words is None:
+                problems.append(Problem(Source(path), f"{name}.{key}", "expected a list of job state names "
+                                        f"({', '.join(NOTIFY_WORDS)}, COMPLETED, FAILED, ...), got {value!r}"))
+                continue
+            values[attr] = words
+        elif getattr(default, attr) is None:
             values[attr] = None if value is None else str(value)
         elif want is bool:
             if not isinstance(value, bool):
@@ -122,6 +147,16 @@ def _section(cls: type[Any], raw: Any, name: str, path: str, problems: list[Prob
         else:
             values[attr] = want(value)
     return cls(**{**{f: getattr(default, f) for f in known}, **values})
+
+
+def _state_words(value: Any) -> tuple[str, ...] | None:
+    """A YAML list of job state names (or one name) -> upper-case names; None when it is not one."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        return None
+    words = tuple(v.strip().upper() for v in items)
+    known = set(_CATEGORY) | set(NOTIFY_WORDS)
+    return words if all(w in known for w in words) else None
 
 
 def load_settings(
@@ -147,7 +182,8 @@ def _load_file(path: Path) -> tuple[Settings, list[Problem]]:
         return Settings(), problems
     if not isinstance(raw, dict):
         return Settings(), [Problem(Source(str(path)), "", "expected a mapping")]
-    sections = {"queue": QueueSettings, "slurm": SlurmSettings, "gpu": GpuSettings, "logs": LogSettings}
+    sections = {"queue": QueueSettings, "slurm": SlurmSettings, "gpu": GpuSettings, "logs": LogSettings,
+                "notify": NotifySettings}
     for key in raw:
         if key not in sections:
             problems.append(Problem(Source(str(path)), str(key), "unknown section"))

@@ -311,6 +311,7 @@ class NtuiApp(App[int]):
         from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
         from ntui.ui.screens.resubmit import ResubmitDiffScreen
         from ntui.ui.screens.sweep_resubmit import ResubmitFailedScreen
+        from ntui.ui.screens.whatif import WhatIfScreen
 
         current = next((s for s in reversed(self.screen_stack) if not isinstance(s, HelpScreen)), self.screen)
         titles = {v.screen(): f"{v.title} view" for v in VIEWS}
@@ -330,7 +331,8 @@ class NtuiApp(App[int]):
                    ("Signal picker", SignalPickerScreen), ("Yes / no questions", YesNoScreen),
                    ("Save as", SaveAsScreen), ("Unsaved edits", UnsavedEditsScreen),
                    ("Resubmit: the preset changed", ResubmitDiffScreen),
-                   ("Resubmit a sweep's failed tasks", ResubmitFailedScreen), ("This help", HelpScreen))
+                   ("Resubmit a sweep's failed tasks", ResubmitFailedScreen), ("What would start sooner", WhatIfScreen),
+                   ("This help", HelpScreen))
         for title, cls in dialogs:
             if not isinstance(current, cls):
                 sections += view_sections(title, cls, ())

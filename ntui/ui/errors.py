@@ -3,6 +3,8 @@ error types. A module of its own so that widgets and screens both import it with
 
 from __future__ import annotations
 
+import sys
+
 from ntui.core.errors import NO_SLURM
 from ntui.core.errors import describe_error as describe_core_error
 
@@ -11,10 +13,9 @@ __all__ = ["NO_SLURM", "describe_error"]
 
 def describe_error(error: BaseException | None) -> str:
     """One line for a failed worker, with Slurm's own reason where there is one."""
-    # Imported here: the preset code loads yaml, which the app's first frame must not wait for
-    # (tests/ui/test_startup.py).
-    from ntui.core.compose.presetfiles import PresetSaveRefused
-
-    if isinstance(error, PresetSaveRefused):
+    # PresetSaveRefused is looked up, not imported: presetfiles loads YAML and the preset machinery, which the
+    # app's first frame does not need (tests/ui/test_startup.py); an error of it means it was imported already.
+    presetfiles = sys.modules.get("ntui.core.compose.presetfiles")
+    if presetfiles is not None and isinstance(error, presetfiles.PresetSaveRefused):
         return str(error)
     return describe_core_error(error)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ntui.core.records.history import HistoryEntry
     from ntui.core.records.outcome import Outcome
     from ntui.core.slurm.sbatch import TestOnlyResult
+    from ntui.core.waiting.whatif import Shape, ShapeResult
+    from ntui.core.waiting.why import Extras
 
 
 @dataclass
@@ -155,3 +157,28 @@ class OverridesLoaded(Message):
         self.texts = texts
         self.unplaced = unplaced
         self.error = error
+
+
+# ---------------------------------------------------------------- waiting (ntui/core/waiting)
+
+
+@dataclass
+class WhyFetched(Message):
+    """The extras of a pending job's why (priority, limits, dependencies), fetched once per job and reason."""
+
+    extras: Extras
+
+
+@dataclass
+class WhatIfPlanned(Message):
+    """The shapes a what-if will ask about (its table's rows, before any answer)."""
+
+    shapes: tuple[Shape, ...]
+    note: str = ""
+
+
+@dataclass
+class WhatIfAnswered(Message):
+    """Slurm's answer for one shape (``sbatch --test-only``)."""
+
+    result: ShapeResult

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ntui.core.config import Settings
+from ntui.core.config import NotifySettings, Settings
 from ntui.core.records.history import FinalRecord, History, HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import SQUEUE_FIELDS, SQUEUE_SEPARATOR
@@ -188,6 +188,11 @@ def demo_history() -> DemoHistory:
     return DemoHistory({"48213777": entry})
 
 
+#: The scenes' settings: no start/end notices (a toast over the status line) in scenes about other features; the
+#: notices have their own tests and scene (tests/ui/test_waiting.py).
+QUIET = Settings(notify=NotifySettings(bell=False, desktop=False, states=()))
+
+
 def jobs_app(
     *,
     runner: CommandRunner,
@@ -204,7 +209,7 @@ def jobs_app(
     from ntui.ui.screens.jobs import JobsScreen
 
     def screen() -> JobsScreen:
-        return JobsScreen(runner=runner, settings=settings or Settings(), user=user, clock=clock,
+        return JobsScreen(runner=runner, settings=settings or QUIET, user=user, clock=clock,
                           history_factory=history_factory, resolver=resolver)
 
     class JobsApp(NtuiApp):

@@ -24,9 +24,10 @@ from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
 from tests.support.fakes import FakeRunner, capture, result
-from tests.support.screenshots_jobs import jobs_app, settle_jobs, squeue_line
+from tests.support.screenshots_jobs import QUIET, jobs_app, settle_jobs, squeue_line
 
-HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600))
+# no start/end notices in these scenes (a toast over the status line): tests/ui/test_waiting.py has them
+HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600), notify=QUIET.notify)
 
 
 MIX = capture("squeue_mix_array")

@@ -19,10 +19,11 @@ import ntui.ui.widgets
 from ntui.core.config import QueueSettings, Settings
 from ntui.ui.screens.help import HelpScreen, own_bindings
 from ntui.ui.screens.jobs import JobsScreen
-from tests.support.screenshots_jobs import demo_jobs_runner, jobs_app, settle_jobs
+from tests.support.screenshots_jobs import QUIET, demo_jobs_runner, jobs_app, settle_jobs
 from tests.ui.conftest import AppFactory, settle
 
-HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600))
+# no start/end notices in these scenes (a toast over the status line): tests/ui/test_waiting.py has them
+HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600), notify=QUIET.notify)
 
 
 def jobs_screen(app: Any) -> JobsScreen:

@@ -403,3 +403,22 @@ def max_array_size(
     the configuration does not say."""
     res = check(runner.run(build_show_config_argv(), timeout=timeout, env=env))
     return _int_or_none(parse_show_config(res.stdout).get("MaxArraySize", ""))
+
+
+# ---------------------------------------------------------------- a job's batch script
+
+
+def build_batch_script_argv(job_id: str) -> list[str]:
+    """``scontrol write batch_script ID -`` (the script on stdout; the job's owner or an operator only)."""
+    return ["scontrol", "write", "batch_script", validate_job_id(job_id), "-"]
+
+
+def batch_script(
+    runner: CommandRunner,
+    job_id: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> str:
+    """The script a job was submitted with, as the controller keeps it (one RPC)."""
+    return check(runner.run(build_batch_script_argv(job_id), timeout=timeout, env=env)).stdout

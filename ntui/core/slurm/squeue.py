@@ -309,3 +309,64 @@ def run_squeue(
     if isinstance(err, SlurmRejected) and _BAD_FIELD_RE.search(res.stderr) and res.returncode == 0:
         return res.stdout, err
     raise err
+
+
+# ---------------------------------------------------------------- squeue --start (pending jobs' estimates)
+
+#: ``squeue --start`` keeps its own columns when given ``-O`` (22.05.8 ignores ``-O`` then) but takes ``-o``, where a
+#: field without a width is printed whole: job id, state, reason, expected start, scheduled nodes, nodes, partition.
+START_FORMAT = ("%i", "%T", "%r", "%S", "%Y", "%D", "%P")
+
+
+@dataclass(frozen=True)
+class StartEstimate:
+    """One line of ``squeue --start``: when the scheduler expects a pending job to start, and where. ``start``
+    is None when it has no estimate yet (``N/A``: the backfill scheduler has not planned the job)."""
+
+    job_id: str
+    state: str
+    reason: str
+    start: datetime | None
+    sched_nodes: str  # the nodes the scheduler plans to use ("" when none yet)
+    num_nodes: int | None
+    partition: str
+
+
+def build_start_argv(job_ids: Sequence[str] | None = None, *, separator: str = SQUEUE_SEPARATOR) -> list[str]:
+    """``squeue --local --noheader --start (--jobs=ID,...|--me) -o FORMAT`` (one RPC for any number of jobs)."""
+    argv = ["squeue", "--local", "--noheader", "--start"]
+    argv.append("--jobs=" + ",".join(_ids(job_ids)) if job_ids else "--me")
+    return argv + ["-o", separator.join(START_FORMAT)]
+
+
+def parse_start(stdout: str | bytes, *, separator: str = SQUEUE_SEPARATOR) -> tuple[StartEstimate, ...]:
+    """Parse :func:`build_start_argv` output; lines with the wrong field count are dropped."""
+    out: list[StartEstimate] = []
+    for line in _text(stdout).splitlines():
+        parts = line.split(separator)
+        if len(parts) != len(START_FORMAT) or not parts[0].strip():
+            continue
+        job_id, state, reason, start, nodes, count, part = (p.strip() for p in parts)
+        out.append(StartEstimate(
+            job_id=job_id,
+            state=STATE_CODES.get(state, state),
+            reason="" if reason in ("None", "(null)") else reason,
+            start=parse_timestamp(start),
+            sched_nodes="" if nodes.upper() in _NULL_WORDS else nodes,
+            num_nodes=int(count) if count.isdigit() else None,
+            partition=part,
+        ))
+    return tuple(out)
+
+
+def start_estimates(
+    runner: CommandRunner,
+    job_ids: Sequence[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[StartEstimate, ...]:
+    """The start estimates of pending jobs (the given ones, else all of the user's): one RPC. A job that left the
+    queue gives nothing, not an error."""
+    stdout, _ = run_squeue(runner, build_start_argv(job_ids), env=env, timeout=timeout)
+    return parse_start(stdout)

@@ -89,6 +89,9 @@ class ComposeScreen(NtuiScreen):
     BINDINGS = [
         Binding("s", "submit", "Submit", id="ntui.submit", tooltip="Submit the job (shows the script to confirm)"),
         Binding("t", "check", "Test-only", id="ntui.check", tooltip="sbatch --test-only: Slurm's start estimate"),
+        Binding("w", "what_if", "What if", id="ntui.what_if", show=False,
+                tooltip="What would start sooner: a few shapes (fewer nodes, a shorter time, another QOS or "
+                        "partition) asked of sbatch --test-only; Enter applies one to the form"),
         Binding("e", "edit_preset", "Edit preset", id="ntui.edit", tooltip="Edit the preset's YAML"),
         Binding("n", "save_as", "Save as", id="ntui.save_as", tooltip="New preset from the current form"),
         Binding("ctrl+r", "reset_form", "Reset form", id="ntui.reset", show=False),
@@ -567,6 +570,35 @@ class ComposeScreen(NtuiScreen):
             )
             self.notify(r.reason or "rejected", title="sbatch --test-only refused", severity="error")
         self._update_status()
+
+    def action_what_if(self) -> None:
+        """``w``: the what-if dialog on the form as it is now (ntui/ui/screens/whatif.py); the chosen shape's
+        override goes into the form."""
+        if not self._ready("what_if", "ask what would start sooner", slurm=True):
+            return
+        from ntui.ui.screens.whatif import WhatIfScreen
+
+        rendered = self.rendered
+        assert rendered is not None and rendered.spec is not None
+        cluster = self.cluster
+        limits = cluster.limits if cluster is not None else ()
+        qos = cluster.qos if cluster is not None else ()
+        runner = self.ntui_app.runner
+        preset, overrides, spec = rendered.preset, rendered.overrides, rendered.spec
+
+        def plan() -> Any:
+            from ntui.core.waiting.whatif import input_from_spec, plan_shapes, preset_tester
+
+            shapes = plan_shapes(input_from_spec(spec), partitions=limits, qos_choices=qos)
+            return shapes, preset_tester(runner, preset, overrides), f"preset {preset}"
+
+        def chosen(shape: Any) -> None:
+            if shape is not None:
+                self.form.set_text(shape.key, shape.value)
+                self.notify(f"{shape.key} = {shape.value} in the form", title="What if")
+
+        self.app.push_screen(WhatIfScreen(preset, plan, apply="set it in the form", clock=self.ntui_app.clock),
+                             chosen)
 
     def action_submit(self) -> None:
         if "submit" in self._busy or not self._ready("submit", "submit", slurm=True):

@@ -61,8 +61,8 @@ from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.errors import describe_error
 from ntui.ui.messages import ActionDone, DetailsFetched, EntryFound, OutcomesResolved, QueueFailed, QueueFetched
-from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
+from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingActions
 from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
@@ -81,6 +81,11 @@ OUTCOME_GROUP = "ntui-outcome"
 ACTION_GROUP = "ntui-action"
 RECENT_GROUP = "ntui-recent"
 RESUBMIT_GROUP = "ntui-resubmit"
+
+#: The queue box's share of the view's height when the recent list is under the queue (``-with-recent`` in the
+#: CSS), and the list's least height.
+RECENT_BOX_SHARE = 70
+RECENT_MIN_HEIGHT = 5
 
 #: Delay between a cursor move and the details look-up (holding an arrow key costs no RPCs).
 DETAILS_DEBOUNCE_S = 0.15
@@ -107,8 +112,9 @@ class RefreshStats:
     finished_at: float = 0.0  # perf_counter() at the end of the apply
 
 
-class JobsScreen(NtuiScreen):
-    """The queue with details, actions and the GPU and log panes."""
+class JobsScreen(WaitingActions):
+    """The queue with details, actions and the GPU and log panes (why a job waits, what would start sooner, a
+    shell in a job and the start/end notices: :mod:`ntui.ui.screens.jobs_waiting`)."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
 
@@ -178,6 +184,12 @@ class JobsScreen(NtuiScreen):
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
         Binding(ORDER_KEY, "recent_order", "Recent order", id="ntui.jobs.recent_order", show=False,
                 tooltip="Recent jobs: " + " → ".join(o.label for o in RECENT_ORDERS) + " (the box's subtitle)"),
+        Binding("w", "what_if", "What if", id="ntui.jobs.what_if", show=False,
+                tooltip="A pending job: what would start sooner (fewer nodes, a shorter time, another QOS or "
+                        "partition), each asked of sbatch --test-only"),
+        Binding("x", "shell", "Shell", id="ntui.jobs.shell", show=False,
+                tooltip="A running job: a shell on its first node inside its allocation (srun --overlap --pty); "
+                        "exit it to come back"),
         Binding("z", "toggle_maximize", "Zoom pane", id="ntui.jobs.zoom",
                 tooltip="Maximise the focused pane (queue, or details / GPUs / logs); z again restores"),
     ]
@@ -225,6 +237,7 @@ class JobsScreen(NtuiScreen):
         self._folded: Folded = Folded({}, {})
         self._queue_rows: dict[str, Row] = {}
         self._queue_tags: dict[str, str] = {}
+        self._init_waiting()  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
 
     # the model's state, as tests and benchmarks read it
     @property
@@ -409,6 +422,9 @@ class JobsScreen(NtuiScreen):
             self.refresh_now()
         elif worker.group == RECENT_GROUP:
             self._recent_done()
+            self._waiting_records(None)
+        elif worker.group == WHY_GROUP:
+            self._waiting_failed()
 
     # ------------------------------------------------------------ applying a refresh
 
@@ -426,6 +442,7 @@ class JobsScreen(NtuiScreen):
                                              msg.started, t1)
             if not applied.unchanged:
                 self._show_recent()  # a job that entered or left the queue moves between the two lists
+                self._waiting_queue_applied()
             self._start_lookups()
             self._selection_changed()
         self._arm(delay)
@@ -447,6 +464,7 @@ class JobsScreen(NtuiScreen):
             rows = dict(self._queue_rows)
             rows.update((k, c) for k, c in changed.items() if k in rows)
             self._show_rows(rows, self._queue_tags)
+        self._waiting_outcomes(msg.outcomes)
         self._start_lookups()
         self._selection_changed()
 
@@ -522,7 +540,7 @@ class JobsScreen(NtuiScreen):
     def busy(self) -> bool:
         """A refresh, details, history or final-state look-up, or an action is running (tests and benchmarks
         wait for ``not busy``; the panes' own long-lived workers do not count)."""
-        if self.model.busy or self._debounce_pending or self._recent_loads.running:
+        if self.model.busy or self._debounce_pending or self._recent_loads.running or self._why_book.inflight:
             return True
         return any(w.group == ACTION_GROUP and not w.is_finished for w in self.workers)
 
@@ -535,6 +553,7 @@ class JobsScreen(NtuiScreen):
         if key is None:
             self.model.selected = None
             self.details_panel.show(None)
+            self._waiting_selected(None)
             self._feed_panes()
             return
         step = self.model.details_step(key, details_visible=self._details_visible())
@@ -545,6 +564,7 @@ class JobsScreen(NtuiScreen):
         wanted = self.model.history_request(key)
         if wanted is not None:
             self._history_worker(wanted)
+        self._waiting_selected(key)
         self._feed_panes()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=DETAILS_GROUP, description="job details")
@@ -664,6 +684,7 @@ class JobsScreen(NtuiScreen):
         for key, text in self.model.ticked_elapsed().items():  # elapsed ticks between polls
             if key in table and table.row_tag(key) != ENDED:
                 table.update_cell(key, "elapsed", text, update_width=False)
+        self._waiting_tick()  # the details' elapsed and why, as of now
         empty = self.model.empty_text()
         if empty != table.empty_text:
             table.empty_text = empty
@@ -842,6 +863,7 @@ class JobsScreen(NtuiScreen):
             for warning in msg.jobs.warnings:
                 self.log.warning(f"recent jobs: {warning}")
             self._show_recent(msg.jobs)
+        self._waiting_records(msg.jobs)
         self._recent_done()
 
     def _show_recent(self, jobs: RecentJobs | None = None) -> None:
@@ -854,6 +876,37 @@ class JobsScreen(NtuiScreen):
                          days=self.full_settings.queue.recent_days)
         # the queue box makes room for the list under the live queue (the queue keeps at least half)
         self.query_one("#jobs-queue").set_class(recent.has_class("-shown"), "-with-recent")
+        self.call_after_refresh(self._fit_recent)
+
+    def _fit_recent(self) -> None:
+        """Share the queue box's lines between the live queue and the recent list: the queue gets what it needs
+        up to at least half of them (more when the list needs less), the list the rest. (Percentages of an
+        auto-height box, in CSS, capped each at half the box and left the rest of it empty.) Runs after each
+        layout that may change the shares."""
+        if not self.is_mounted:
+            return
+        recent = self.query_one("#jobs-recent", RecentJobsTable)
+        table = self.table
+        if not recent.has_class("-shown"):
+            table.styles.max_height = None
+            recent.styles.max_height = None
+            return
+        box = self.query_one("#jobs-queue")
+        body = self.query_one("#jobs-body")
+        full = self.has_class("-wide") or box.has_class("-maximized")
+        cap = body.content_size.height if full else body.content_size.height * RECENT_BOX_SHARE // 100
+        box_filter = self.query_one("#jobs-filter", Input)
+        inner = cap - box.styles.gutter.height - (box_filter.outer_size.height if box_filter.display else 0)
+        recent_need = recent.row_count + 1 + recent.styles.gutter.height  # rows, header, border
+        table_max = max(inner // 2, inner - recent_need)
+        table_need = table.virtual_size.height  # rows and header
+        fits = (table_max, max(RECENT_MIN_HEIGHT, inner - min(table_need, table_max)))
+        for widget, lines in zip((table, recent), fits, strict=True):
+            if widget.styles.max_height is None or widget.styles.max_height.value != lines:
+                widget.styles.max_height = lines
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self._fit_recent)
 
     def action_recent_order(self) -> None:
         """The recent list's next order (:data:`ntui.core.records.record.RECENT_ORDERS`): re-sorted at once, no new
@@ -876,6 +929,7 @@ class JobsScreen(NtuiScreen):
     def _show_record(self, job: RecentJob) -> None:
         """A recent job's details come from its record (no Slurm call); its logs as for a live job."""
         self.details_panel.show(record_details(job))
+        self.details_panel.show_why(None)
         gpu, logs = self._gpu, self._logs
         if gpu is not None and self._gpu_job is not None:
             self._gpu_job = None

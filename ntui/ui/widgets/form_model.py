@@ -121,6 +121,10 @@ STANDARD_FIELDS: tuple[FieldSpec, ...] = (
               default="none"),
     FieldSpec("sbatch.image", "Image", "text", "Container", "--image (Shifter), e.g. nersc/pytorch:25.02.01"),
     FieldSpec("sbatch.module", "Modules", "text", "Container", "--module (Shifter), e.g. gpu,nccl-plugin"),
+    # Slurm's own word when no ntui runs (the app's notices need it open): sent by the site's MailProg
+    FieldSpec("sbatch.mail-type", "Mail on", "text", "Mail from Slurm",
+              "--mail-type: BEGIN,END,FAIL,REQUEUE,TIME_LIMIT_80 (ALL, NONE); where the site sends Slurm's mail"),
+    FieldSpec("sbatch.mail-user", "Mail to", "text", "Mail from Slurm", "--mail-user (empty: your cluster user)"),
     FieldSpec("logs.dir", "Log directory", "text", "Logs and NCCL", "batch and per-rank logs"),
     FieldSpec("nccl.debug", "NCCL_DEBUG=INFO", "flag", "Logs and NCCL", "debugging only", default="false"),
     FieldSpec("nccl.slingshot", "Slingshot env", "flag", "Logs and NCCL", "HPE Slingshot NCCL/libfabric profile",

@@ -23,8 +23,9 @@ from ntui.core.slurm.common import StateCategory, state_category
 from ntui.core.slurm.scontrol import JobDetails
 from ntui.core.slurm.sinfo import NodeState
 from ntui.core.textsafe import inert
+from ntui.core.waiting.why import Why
 
-__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "node_states_text", "state_style"]
+__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "node_states_text", "state_style", "why_text"]
 
 _STATE_STYLE = {
     StateCategory.PENDING: "yellow",
@@ -61,6 +62,25 @@ def node_states_text(states: Iterable[NodeState]) -> Text:
 
 
 
+def run_time_text(seconds: int) -> str:
+    """Seconds as scontrol prints RunTime: ``HH:MM:SS``, ``D-HH:MM:SS``."""
+    days, rem = divmod(max(0, seconds), 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes, secs = divmod(rem, 60)
+    clock = f"{hours:02d}:{minutes:02d}:{secs:02d}"
+    return f"{days}-{clock}" if days else clock
+
+
+def why_text(why: Why) -> Text:
+    """A pending job's why: its headline (red when it will never start as it is), then its lines, dimmed."""
+    head = why.headline[:1].upper() + why.headline[1:]
+    out = Text(head, style="bold red" if why.never else "bold yellow")
+    for line in why.lines:
+        out.append("\n")
+        out.append(line[:1].upper() + line[1:], style="dim" if not line.startswith("what to do") else "")
+    return out
+
+
 def _nodes(d: JobDetails) -> str:
     if not d.nodelist:
         return "not allocated yet"
@@ -73,8 +93,9 @@ def _nodes(d: JobDetails) -> str:
     return "\n".join(lines)
 
 
-def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
-    """Label/value pairs, most useful first (pure)."""
+def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[str, str | Text]]:
+    """Label/value pairs, most useful first (pure). ``elapsed``: a running job's elapsed time now (the queue row's,
+    ticking between refreshes), shown instead of the value the details were fetched with."""
     d, q, e, o = view.details, view.queue, view.entry, view.outcome
     rows: list[tuple[str, str | Text]] = []
     name = d.name if d else q.name if q else e.job_name if e else ""
@@ -107,7 +128,7 @@ def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
         rows.append(("Nodes", _nodes(d)))
         if view.node_states:
             rows.append(("Node state", node_states_text(view.node_states)))
-        rows.append(("Time", f"{d.run_time} of {d.time_limit}"))
+        rows.append(("Time", f"{elapsed or d.run_time} of {d.time_limit}"))
         times = [f"submitted {d.submit_time}" if d.submit_time else "",
                  f"started {d.start_time}" if d.start_time and state_category(d.state) is not StateCategory.PENDING
                  else f"expected {d.start_time}" if d.start_time else "",
@@ -125,7 +146,7 @@ def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
     elif q is not None:
         rows.append(("Partition", " · ".join(x for x in (q.partition, q.qos and f"QOS {q.qos}") if x)))
         rows.append(("Nodes", q.nodelist or "not allocated"))
-        rows.append(("Time", f"{q.elapsed} of {q.time_limit}"))
+        rows.append(("Time", f"{elapsed or q.elapsed} of {q.time_limit}"))
         if q.workdir:
             rows.append(("Work dir", q.workdir))
     if e is not None:
@@ -148,6 +169,8 @@ class JobDetailsPanel(VerticalScroll):
     JobDetailsPanel {
         height: 1fr;
         padding: 0 1;
+        & > #details-why { height: auto; display: none; margin-bottom: 1; }
+        & > #details-why.-shown { display: block; }
         & > #details-fields { height: auto; }
         & > #details-script-title { height: auto; margin-top: 1; color: $text-muted; text-style: bold; }
         & > #details-script { height: auto; }
@@ -157,16 +180,40 @@ class JobDetailsPanel(VerticalScroll):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)
         self.view: DetailsView | None = None
+        self.elapsed: str | None = None
+        self.why: Why | None = None
 
     def compose(self) -> ComposeResult:
+        yield Static("", id="details-why")
         yield Static("Select a job to see its details.", id="details-fields")
         yield Static("", id="details-script-title")
         yield Static("", id="details-script")
+
+    def show_why(self, why: Why | None) -> None:
+        """A pending job's why above its details (None: hidden); redrawn only when its words change."""
+        if why == self.why:
+            return
+        self.why = why
+        box = self.query_one("#details-why", Static)
+        box.update(why_text(inert_why(why)) if why is not None else "")
+        box.set_class(why is not None, "-shown")
+
+    def tick(self, seconds: int | None) -> None:
+        """The selected running job's elapsed seconds now (the queue row's, ticking between refreshes): the Time
+        row follows it, in scontrol's spelling (``00:00:12``, ``1-02:03:04``) like the limit beside it."""
+        elapsed = run_time_text(seconds) if seconds is not None else None
+        if elapsed == self.elapsed:
+            return
+        self.elapsed = elapsed
+        if self.view is not None:
+            self._fields(self.view)
 
     def show(self, view: DetailsView | None) -> None:
         if view == self.view and view is not None:
             return
         scrolled_job = self.view.job_id if self.view else None
+        if view is None or scrolled_job != view.job_id:
+            self.elapsed = None
         self.view = view
         fields = self.query_one("#details-fields", Static)
         title = self.query_one("#details-script-title", Static)
@@ -176,13 +223,7 @@ class JobDetailsPanel(VerticalScroll):
             title.update("")
             script.update("")
             return
-        grid = Table.grid(padding=(0, 1), expand=True)
-        grid.add_column(style="bold", no_wrap=True, justify="right")
-        grid.add_column(overflow="fold", ratio=1)
-        for label, value in details_fields(view):
-            # names, reasons and paths come from Slurm and other users: shown inert (no escape sequences)
-            grid.add_row(label, inert_lines(value) if isinstance(value, str) else value)
-        fields.update(grid)
+        self._fields(view)
         if view.entry is not None and view.entry.script:
             title.update("Script ntui submitted")
             script.update(highlight(view.entry.script.rstrip("\n"), language="bash"))
@@ -191,3 +232,19 @@ class JobDetailsPanel(VerticalScroll):
             script.update("")
         if scrolled_job != view.job_id:
             self.scroll_home(animate=False)
+
+    def _fields(self, view: DetailsView) -> None:
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(style="bold", no_wrap=True, justify="right")
+        grid.add_column(overflow="fold", ratio=1)
+        for label, value in details_fields(view, self.elapsed):
+            # names, reasons and paths come from Slurm and other users: shown inert (no escape sequences)
+            grid.add_row(label, inert_lines(value) if isinstance(value, str) else value)
+        self.query_one("#details-fields", Static).update(grid)
+
+
+def inert_why(why: Why) -> Why:
+    """The why with Slurm's and other users' words made inert (reasons, job names, node lists)."""
+    from dataclasses import replace
+
+    return replace(why, headline=inert(why.headline), lines=tuple(inert(line) for line in why.lines))

@@ -11,6 +11,7 @@
 # Job ids differ between runs; jobs.txt / jobs_accounting.txt map each role to the id used in this capture.
 # Cancels the jobs it created at the end. Needs an otherwise empty queue (it asserts which jobs run).
 set -euo pipefail
+LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/capture-lib.sh"
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
@@ -36,52 +37,20 @@ cd "$WORK"
 S=$'\x1f'
 ACCOUNTING=0
 grep -qx 'AccountingStorageType=accounting_storage/slurmdbd' "$SLURM_CONF" && ACCOUNTING=1
-JOBS="$OUT/jobs.txt"
-((ACCOUNTING)) && JOBS="$OUT/jobs_accounting.txt"
+JOBS=jobs.txt  # relative to $OUT (capture-lib.sh)
+((ACCOUNTING)) && JOBS=jobs_accounting.txt
 
-cap() {  # cap NAME CMD...   (never fails)
-    local name="$1" rc=0
-    shift
-    "$@" >"$OUT/$name.stdout" 2>"$OUT/$name.stderr" || rc=$?
-    echo "$rc" >"$OUT/$name.rc"
-}
-
-submit() {  # submit ROLE SBATCH-ARGS...  -> prints the job id, records it
-    local role="$1" id
-    shift
-    id="$(sbatch --parsable -o "$WORK/%x-%j.out" "$@")"
-    id="${id%%;*}"
-    echo "$role=$id" >>"$JOBS"
-    echo "$id"
-}
-
-wait_state() {  # wait_state JOBID REGEX [SECONDS]  on "%T %r"
-    local id="$1" re="$2" deadline=$((SECONDS + ${3:-30})) s
-    while ((SECONDS < deadline)); do
-        s="$(squeue -h -j "$id" -t all -o '%T %r' 2>/dev/null | head -n1 || true)"
-        [[ "$s" =~ $re ]] && return 0
-        sleep 0.5
-    done
-    echo "capture: job $id never matched '$re' (last: '$s')" >&2
-    return 1
-}
-
-job_of() { sed -n "s/^$1=//p" "$JOBS"; }  # job_of ROLE: the id submit recorded (submit runs in a subshell)
+# shellcheck source=tests/data/slurm/capture-lib.sh
+source "$LIB"
+job_of() { sed -n "s/^$1=//p" "$OUT/$JOBS"; }  # job_of ROLE: the id submit recorded (submit runs in a subshell)
 
 wait_gone() {  # wait_gone JOBID [SECONDS]: the job has ended (any final state)
     wait_state "$1" '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|OUT_OF_MEMORY|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE)' "${2:-60}"
 }
-
-cleanup() {  # every job this script created is listed in $JOBS
-    local ids
-    ids="$(cut -d= -f2 "$JOBS" 2>/dev/null | tr '\n' ' ')"
-    # shellcheck disable=SC2086
-    [[ -z "${ids// /}" ]] || scancel $ids 2>/dev/null || true
-}
 trap cleanup EXIT
 
 [[ -z "$(squeue -h -o %A)" ]] || { echo "capture: queue not empty; cancel the jobs first" >&2; exit 1; }
-: >"$JOBS"
+: >"$OUT/$JOBS"
 
 # ---- every client's --version
 for c in squeue sbatch scontrol scancel sacct sacctmgr sinfo sdiag srun sprio salloc sstat strigger; do
@@ -113,7 +82,7 @@ cap scontrol_show_job_failed scontrol show job -d "$FAILED"
 
 # ---- submission outputs
 cap sbatch_parsable sbatch --parsable -J ntui-parsable -o "$WORK/%x-%j.out" --wrap 'true'
-echo "parsable=$(head -n1 "$OUT/sbatch_parsable.stdout")" >>"$JOBS"
+echo "parsable=$(head -n1 "$OUT/sbatch_parsable.stdout")" >>"$OUT/$JOBS"
 wait_state "$(job_of parsable)" '^COMPLETED'   # so the test-only job can start "now"
 cap sbatch_test_only_ok sbatch --test-only -N2 --ntasks-per-node=2 --gpus-per-node=4 -t 00:10:00 --wrap 'true'
 cap sbatch_test_only_gpus5 sbatch --test-only --gpus-per-node=5 --wrap 'true'
