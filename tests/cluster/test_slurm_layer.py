@@ -16,8 +16,9 @@ from ntui.core.slurm.sacctmgr import user_associations
 from ntui.core.slurm.sbatch import submit, test_only
 from ntui.core.slurm.scontrol import list_partitions, show_job
 from ntui.core.slurm.sdiag import rpc_counts_by_user
-from ntui.core.slurm.sinfo import sinfo_partitions, slurm_version
+from ntui.core.slurm.sinfo import sinfo_partitions
 from ntui.core.slurm.squeue import probe_squeue_fields, query_queue
+from ntui.core.slurm.version import slurm_version
 
 from .conftest import DevCluster
 
