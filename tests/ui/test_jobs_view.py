@@ -43,7 +43,8 @@ def mix_without(*job_ids: str, replace: dict[str, str] | None = None, extra: str
 
 
 def runner(squeue: Any = MIX, **more: Any) -> FakeRunner:
-    r = FakeRunner({"squeue": squeue, ("scontrol", "show", "job"): capture("scontrol_show_job_running_2node_gpu")})
+    r = FakeRunner({"squeue": squeue, ("scontrol", "show", "job"): capture("scontrol_show_job_running_2node_gpu"),
+                    "sinfo --version": capture("sinfo_version")})
     for key, value in more.items():
         r.add(key.replace("_", " "), value)
     return r
