@@ -16,7 +16,7 @@ from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.records.history import History
 from ntui.core.records.outcome import job_outcome
-from ntui.core.slurm.common import exit_code_meaning
+from ntui.core.slurm.common import exit_signal
 from ntui.core.slurm.runner import JobNotFound, SlurmError
 from ntui.core.slurm.scontrol import show_job
 from ntui.core.slurm.version import installed_version
@@ -49,7 +49,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         shown = {**asdict(d), "slurm_version": str(version) if version else None}
         print(json.dumps(shown, indent=1))
         return 0
-    meaning = exit_code_meaning(d.exit_code)
+    meaning = exit_signal(d.exit_code)
     rows = [
         ("JobId", d.job_id), ("Name", d.name), ("User", d.user), ("State", d.state), ("Reason", d.reason),
         ("ExitCode", f"{d.exit_code} ({meaning})" if meaning else d.exit_code),

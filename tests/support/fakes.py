@@ -84,7 +84,7 @@ class FakeRunner:
     String keys are split on whitespace. The longest matching prefix wins; ``argv[0]`` is compared by
     basename, so ``/opt/slurm/bin/squeue`` matches ``squeue``. ``handler`` (a callable on argv returning a
     result or ``None``) is asked first. Unmatched commands return ``default`` or raise
-    :class:`FakeRunnerUnmatched`. Every call is recorded in ``history``; ``calls`` counts them.
+    :class:`FakeRunnerUnmatched`. Every call is recorded in ``history``; ``calls`` counts them (but ``--version``).
     The argv of a canned result is replaced by the actual argv.
     """
 
@@ -105,7 +105,9 @@ class FakeRunner:
 
     @property
     def calls(self) -> int:
-        return len(self.history)
+        """The Slurm calls the app counts: every command but a client's ``--version`` (local, no RPC; the real
+        runner does not count it either, see :func:`ntui.core.slurm.version.installed_version`)."""
+        return sum(1 for c in self.history if c.argv[-1:] != ("--version",))
 
     def add(self, prefix: str | Sequence[str], response: Response) -> FakeRunner:
         """Register (or replace) the answer for an argv prefix; returns self for chaining."""

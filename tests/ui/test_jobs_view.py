@@ -43,8 +43,7 @@ def mix_without(*job_ids: str, replace: dict[str, str] | None = None, extra: str
 
 
 def runner(squeue: Any = MIX, **more: Any) -> FakeRunner:
-    r = FakeRunner({"squeue": squeue, ("scontrol", "show", "job"): capture("scontrol_show_job_running_2node_gpu"),
-                    "sinfo --version": capture("sinfo_version")})
+    r = FakeRunner({"squeue": squeue, ("scontrol", "show", "job"): capture("scontrol_show_job_running_2node_gpu")})
     for key, value in more.items():
         r.add(key.replace("_", " "), value)
     return r
@@ -376,6 +375,7 @@ def test_jobs_view_snapshot(snap_compare: Callable[..., bool]) -> None:
     r = runner([MIX, mix_without("42")], scontrol_show_job=capture("scontrol_show_job_running_2node_gpu"),
                sacct=capture("sacct_no_accounting"))
     r.add(("scontrol", "show", "job", "-d", "42"), capture("scontrol_show_job_unknown"))
+    r.add("sinfo --version", capture("sinfo_version"))  # the details pane names the Slurm version
     app = jobs_app(runner=r, settings=HOUR, user="alice")
 
     async def run_before(pilot: Any) -> None:

@@ -190,19 +190,28 @@ def parse_exit_code(text: str | None) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2) or 0)
 
 
-def exit_code_meaning(text: str | None) -> str:
-    """What an exit code says, the same words on every Slurm version: ``0:15`` (killed by the signal, as
-    22.05 records a time-limited batch shell) and ``143:0`` (the shell's 128 + signal, as 26.05 records it)
-    both read "SIGTERM"; ``3:0`` reads "exit 3"; ``0:0`` and text that is no exit code read ""."""
+def exit_signal(text: str | None) -> str:
+    """The signal an exit code says the job ended by, the same words on every Slurm version: ``0:15`` (killed
+    by it, as 22.05 records a time-limited batch shell) and ``143:0`` (the shell's 128 + signal, as 26.05
+    records it) both read "SIGTERM"; "" when the code names no signal (``3:0``, ``0:0``, no exit code)."""
     code = parse_exit_code(text)
-    if code is None or code == (0, 0):
+    if code is None:
         return ""
     status, sig = code
     if sig:
         return _SIGNALS.get(sig, f"signal {sig}")
     if 128 < status <= 128 + 64:
         return _SIGNALS.get(status - 128, f"signal {status - 128}")
-    return f"exit {status}"
+    return ""
+
+
+def exit_code_meaning(text: str | None) -> str:
+    """What an exit code says: its signal (:func:`exit_signal`), else ``exit N``; "" for ``0:0`` and text
+    that is no exit code."""
+    code = parse_exit_code(text)
+    if code is None or code == (0, 0):
+        return ""
+    return exit_signal(text) or f"exit {code[0]}"
 
 
 # ---------------------------------------------------------------- argument validation

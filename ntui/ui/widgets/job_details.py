@@ -19,7 +19,7 @@ from ntui.core.hosts import format_index_ranges
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.jobs.model import DetailsView
 from ntui.core.records.outcome import UNKNOWN
-from ntui.core.slurm.common import StateCategory, exit_code_meaning, state_category
+from ntui.core.slurm.common import StateCategory, exit_signal, state_category
 from ntui.core.slurm.scontrol import JobDetails
 from ntui.core.slurm.sinfo import NodeState
 from ntui.core.textsafe import inert
@@ -100,7 +100,7 @@ def details_fields(view: DetailsView) -> list[tuple[str, str | Text]]:
         exit_code = o.exit_code
     if exit_code and (state_category(state).finished or exit_code not in ("0:0", "")):
         src = f"  (from {o.source})" if o is not None and o.source not in ("squeue", "none") else ""
-        meaning = exit_code_meaning(exit_code)
+        meaning = exit_signal(exit_code)
         rows.append(("Exit code", exit_code + (f" ({meaning})" if meaning else "") + src))
     if d is not None:
         rows.append(("Partition", " · ".join(x for x in (d.partition, d.qos and f"QOS {d.qos}",
