@@ -1,5 +1,6 @@
-"""``ntui show JOBID``: details of one job (``scontrol show job -d``), with what ntui's history knows of it and,
-for a pending job, why it waits; a job the controller has forgotten is looked up in accounting.
+"""``ntui show JOBID``: details of one job (``scontrol show job -d``), with what ntui's history knows of it,
+the Slurm version it talks to (``sinfo --version``, local) and, for a pending job, why it waits; a job the
+controller has forgotten is looked up in accounting.
 
 Exit codes: 0 ok; 3 Slurm refused or failed, or nobody knows the job.
 """
@@ -15,9 +16,10 @@ from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.records.history import History
 from ntui.core.records.outcome import job_outcome
-from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.common import StateCategory, exit_signal
 from ntui.core.slurm.runner import JobNotFound, SlurmError
 from ntui.core.slurm.scontrol import show_job
+from ntui.core.slurm.version import installed_version
 from ntui.core.textsafe import inert
 
 __all__ = ["configure"]
@@ -42,12 +44,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0 if out.source != "none" else EXIT_SLURM
     except SlurmError as exc:
         return slurm_failed(exc)
+    version = installed_version(runner)  # local, asked once
     if args.json:
-        print(json.dumps(asdict(d), indent=1))
+        shown = {**asdict(d), "slurm_version": str(version) if version else None}
+        print(json.dumps(shown, indent=1))
         return 0
+    meaning = exit_signal(d.exit_code)
     rows = [
         ("JobId", d.job_id), ("Name", d.name), ("User", d.user), ("State", d.state), ("Reason", d.reason),
-        ("ExitCode", d.exit_code), ("Partition", d.partition), ("QOS", d.qos or ""),
+        ("ExitCode", f"{d.exit_code} ({meaning})" if meaning else d.exit_code),
+        ("Partition", d.partition), ("QOS", d.qos or ""),
         ("Nodes", f"{d.num_nodes} {d.nodelist}"), ("TimeLimit", d.time_limit), ("RunTime", d.run_time),
         ("Submit", d.submit_time or ""), ("Start", d.start_time or ""), ("End", d.end_time or ""),
     ]
@@ -61,6 +67,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         rows.append(("Preset", f"{entry.preset} {' '.join(entry.overrides)}".strip()))
         if script and shown_command(d.command, script) != script:
             rows.append(("Script", script))
+    rows.append(("Slurm", str(version) if version else "version unknown"))
     for key, value in rows:
         print(f"{inert(key):>12}: {inert(str(value))}")
     if d.category is StateCategory.PENDING:  # why it waits (the same words as ntui why and the app)

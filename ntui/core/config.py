@@ -25,7 +25,9 @@ notify:                   # the app (and ntui wait --notify) on a start, requeue
 ```
 
 Environment overrides (applied here, so the CLI and the app read the same values):
-``NTUI_SLURM_TIMEOUT=SECONDS`` sets both ``slurm.timeout`` and ``slurm.submit-timeout``.
+``NTUI_SLURM_TIMEOUT=SECONDS`` sets both ``slurm.timeout`` and ``slurm.submit-timeout``;
+``NTUI_SLURM_BIN_DIR=DIR`` sets ``slurm.bin-dir`` (e.g. another Slurm version's clients: ``scripts/dev-cluster
+env --slurm 26.05`` prints it; empty: the file's setting stays).
 :func:`load_settings` is the one loader; :func:`slurm_runner` builds the runner those settings describe.
 """
 
@@ -44,6 +46,7 @@ from ntui.core.slurm.common import _CATEGORY, DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
 from ntui.core.slurm.runner import CommandResult, CommandRunner, SubprocessRunner, TimeoutRunner
 
 __all__ = [
+    "BIN_DIR_ENV",
     "TIMEOUT_ENV",
     "GpuSettings",
     "LogSettings",
@@ -59,6 +62,8 @@ __all__ = [
 
 #: Environment override: seconds every Slurm command may take (queries, actions and sbatch alike).
 TIMEOUT_ENV = "NTUI_SLURM_TIMEOUT"
+#: Environment override: the directory of the Slurm clients (``slurm.bin-dir``).
+BIN_DIR_ENV = "NTUI_SLURM_BIN_DIR"
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,13 @@ def _load_file(path: Path) -> tuple[Settings, list[Problem]]:
 
 
 def _apply_env(settings: Settings, environ: Mapping[str, str], problems: list[Problem]) -> Settings:
+    bin_dir = environ.get(BIN_DIR_ENV, "").strip()
+    if bin_dir:
+        if not os.path.isdir(bin_dir):
+            problems.append(Problem(Source("environment"), "",
+                                    f"{BIN_DIR_ENV}={bin_dir!r} is not a directory: Slurm's clients are looked "
+                                    "up there, then on PATH"))
+        settings = replace(settings, slurm=replace(settings.slurm, bin_dir=bin_dir))
     value = environ.get(TIMEOUT_ENV, "").strip()
     if not value:
         return settings
@@ -225,6 +237,11 @@ class SettingsRunner:
             if self._runner is None:
                 self._runner = slurm_runner(self._slurm_settings())
             return self._runner
+
+    @property
+    def inner(self) -> CommandRunner:
+        """The runner the settings describe (built on first use)."""
+        return self._inner()
 
     def run(
         self,

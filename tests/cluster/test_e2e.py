@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -146,6 +147,8 @@ def test_cancel_running_job(dev_cluster: DevCluster, tmp_path: Path) -> None:
         time.sleep(1)
     show = ntui(dev_cluster, "show", job_id, timeout=60)
     assert show.returncode == 0 and "RUNNING" in show.stdout and "Preset" in show.stdout
+    version = dev_cluster.env.get("NTUI_DEV_SLURM", "22.05")  # the cluster's, from scripts/dev-cluster env
+    assert re.search(rf"^ +Slurm: {re.escape(version)}\.\d+$", show.stdout, re.M), show.stdout
     cancel = ntui(dev_cluster, "cancel", job_id, timeout=60)
     assert cancel.returncode == 0, cancel.stderr
     deadline = time.monotonic() + 60

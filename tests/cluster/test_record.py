@@ -23,6 +23,7 @@ import pytest
 
 from ntui.core.records.history import History
 from ntui.core.records.record import resolve_records
+from ntui.core.slurm.common import exit_code_meaning
 from ntui.core.slurm.runner import CommandResult, CommandRunner, SubprocessRunner
 
 from .conftest import REPO, DevCluster
@@ -146,6 +147,11 @@ def test_jobs_that_ended_while_ntui_was_closed_show_their_final_state(
             assert (row["final_state"], row["record_source"]) == (state, want_source), row
             assert row["elapsed_s"] is not None and row["node_list"] in ("nid001", "nid002"), row
         assert rows["rec-fail"]["exit_code"] == "3:0"
+        # A cancel or time limit ends the job by SIGTERM: its exit code reads so (or says nothing) on every Slurm
+        # version, never "exit 15" (sacct before 25.11 printed srun's 143 as 15:0)
+        for name in ("rec-cancel", "rec-timeout"):
+            print(f"[record] {name}: exit code {rows[name]['exit_code']} from {rows[name]['record_source']}")
+            assert exit_code_meaning(rows[name]["exit_code"]) in ("", "SIGTERM"), rows[name]
         assert rows["rec-timeout"]["elapsed_s"] >= 60
         assert "exit code 3" in rows["rec-fail"]["verdict"]
         text = ntui(env, "history")

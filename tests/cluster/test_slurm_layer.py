@@ -16,8 +16,9 @@ from ntui.core.slurm.sacctmgr import user_associations
 from ntui.core.slurm.sbatch import submit, test_only
 from ntui.core.slurm.scontrol import list_partitions, show_job
 from ntui.core.slurm.sdiag import rpc_counts_by_user
-from ntui.core.slurm.sinfo import sinfo_partitions, slurm_version
+from ntui.core.slurm.sinfo import sinfo_partitions
 from ntui.core.slurm.squeue import probe_squeue_fields, query_queue
+from ntui.core.slurm.version import installed_version, slurm_version
 
 from .conftest import DevCluster
 
@@ -61,6 +62,8 @@ def _wait(runner: SubprocessRunner, env: dict[str, str], job_id: str, want: str,
 def test_slurm_layer_lifecycle(dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path) -> None:
     runner = SubprocessRunner()
     assert slurm_version(runner, env=env) >= (22, 5)
+    # the version ntui says it talks to is the cluster's (scripts/dev-cluster env --slurm V sets NTUI_DEV_SLURM)
+    assert str(installed_version(runner, env=env)).startswith(dev_cluster.env.get("NTUI_DEV_SLURM", "22.05") + ".")
     assert probe_squeue_fields(runner, env=env) == ()  # every SQUEUE_FIELDS name is accepted
 
     parts = list_partitions(runner, env=env)
@@ -146,6 +149,19 @@ def test_unreachable_controller(dev_cluster: DevCluster, env: dict[str, str], tm
         dead.unlink()
 
 
+def _run_until_gone(dev_cluster: DevCluster, tmp_path: Path, sbatch_args: list[str], wrap: str,
+                    poll: float = 0.5) -> str:
+    """Submit ``--wrap WRAP`` and wait until the job has left the queue; its id."""
+    sub = dev_cluster.run("sbatch", "--parsable", *sbatch_args, "-o", str(tmp_path / "%j.out"), "--wrap", wrap)
+    assert sub.returncode == 0, sub.stderr
+    job_id = sub.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 120
+    while dev_cluster.run("squeue", "-h", "-j", job_id).stdout.strip():
+        assert time.monotonic() < deadline, f"job {job_id} never left the queue"
+        time.sleep(poll)
+    return job_id
+
+
 def test_a_job_that_just_left_the_queue_has_its_final_state_not_a_lagging_one(
     dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -156,13 +172,32 @@ def test_a_job_that_just_left_the_queue_has_its_final_state_not_a_lagging_one(
 
     runner = SubprocessRunner()
     for i in range(5):
-        sub = dev_cluster.run("sbatch", "--parsable", "-N2", "-J", f"ntui-lag-{i}", "-o", str(tmp_path / "%j.out"),
-                              "--wrap", "srun sleep 1")
-        assert sub.returncode == 0, sub.stderr
-        job_id = sub.stdout.strip().split(";")[0]
-        deadline = time.monotonic() + 120
-        while dev_cluster.run("squeue", "-h", "-j", job_id).stdout.strip():
-            assert time.monotonic() < deadline, f"job {job_id} never left the queue"
-            time.sleep(0.05)
+        job_id = _run_until_gone(dev_cluster, tmp_path, ["-N2", "-J", f"ntui-lag-{i}"], "srun sleep 1", poll=0.05)
         out = finished_outcome(runner, job_id, env=env)
         assert (out.state, out.finished, out.exit_code) == ("COMPLETED", True, "0:0"), out
+
+
+def test_a_task_killed_by_sigkill_reads_137_on_every_version(
+    dev_cluster: DevCluster, env: dict[str, str], tmp_path: Path
+) -> None:
+    """srun returns 137 for a task killed by SIGKILL (the OOM killer's signal), and the batch shell exits with
+    it. sacct before 25.11 prints that as 9:0 (128 taken off), 25.11+ and scontrol as 137:0: ntui's outcome
+    says 137:0 (SIGKILL) on every version, from accounting when there is accounting, else the controller."""
+    from ntui.core.records.outcome import finished_outcome
+    from ntui.core.slurm.common import exit_code_meaning
+
+    runner = SubprocessRunner()
+    job_id = _run_until_gone(dev_cluster, tmp_path, ["-N1", "-J", "ntui-kill9"], 'srun bash -c "kill -9 \\$\\$"')
+    deadline = time.monotonic() + 120
+    want_source = "sacct" if dev_cluster.accounting else "scontrol"
+    out = finished_outcome(runner, job_id, env=env)
+    while (not out.finished or out.source != want_source) and time.monotonic() < deadline:
+        time.sleep(1)  # slurmdbd learns the end a moment after the controller
+        out = finished_outcome(runner, job_id, env=env)
+    assert (out.state, out.exit_code, out.source) == ("FAILED", "137:0", want_source), out
+    assert exit_code_meaning(out.exit_code) == "SIGKILL"
+    if dev_cluster.accounting:  # what sacct itself prints depends on the version (the reason for the above)
+        raw = dev_cluster.run("sacct", "-j", job_id, "-X", "-n", "-P", "-o", "ExitCode").stdout.strip()
+        version = installed_version(runner, env=env)
+        assert version is not None
+        assert raw == ("137:0" if version.at_least((25, 11)) else "9:0"), (str(version), raw)

@@ -16,7 +16,8 @@ from typing import ClassVar, Union
 
 from ntui.core.slurm.runner import CommandResult
 
-__all__ = ["FakeCall", "FakeRunner", "FakeRunnerUnmatched", "FakeStream", "Response", "capture", "result"]
+__all__ = ["CAPTURE_VERSIONS", "FakeCall", "FakeRunner", "FakeRunnerUnmatched", "FakeStream", "Response", "capture",
+           "capture_jobs", "result"]
 
 
 @dataclass(frozen=True)
@@ -39,19 +40,29 @@ class FakeRunnerUnmatched(LookupError):
     """FakeRunner got a command it has no answer for."""
 
 
-#: Real Slurm answers (Slurm 22.05.8 on the dev cluster), one ``NAME.stdout/.stderr/.rc`` triple each.
+#: Real Slurm answers (Slurm 22.05.8 on the dev cluster), one ``NAME.stdout/.stderr/.rc`` triple each; the same
+#: set per version under ``22.05/``, ``24.11/`` and ``26.05/`` (tests/data/slurm/README.md).
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "slurm"
+#: The Slurm versions with a capture directory, oldest first.
+CAPTURE_VERSIONS = ("22.05", "24.11", "26.05")
 
 
-def capture(name: str, argv: Sequence[str] = ("slurm",)) -> CommandResult:
-    """A captured Slurm answer from ``tests/data/slurm/NAME.*`` as a :class:`CommandResult`."""
+def capture(name: str, argv: Sequence[str] = ("slurm",), *, version: str | None = None) -> CommandResult:
+    """A captured Slurm answer from ``tests/data/slurm/[VERSION/]NAME.*`` as a :class:`CommandResult`."""
+    where = CAPTURES / version if version else CAPTURES
     return CommandResult(
         tuple(argv),
-        int((CAPTURES / f"{name}.rc").read_text().strip()),
-        (CAPTURES / f"{name}.stdout").read_bytes().decode("utf-8", "replace"),
-        (CAPTURES / f"{name}.stderr").read_bytes().decode("utf-8", "replace"),
+        int((where / f"{name}.rc").read_text().strip()),
+        (where / f"{name}.stdout").read_bytes().decode("utf-8", "replace"),
+        (where / f"{name}.stderr").read_bytes().decode("utf-8", "replace"),
         0.0,
     )
+
+
+def capture_jobs(version: str, accounting: bool = False) -> dict[str, str]:
+    """The job id each role had in a version's captures (``jobs.txt`` / ``jobs_accounting.txt``: ``role=id``)."""
+    text = (CAPTURES / version / ("jobs_accounting.txt" if accounting else "jobs.txt")).read_text()
+    return dict(line.split("=", 1) for line in text.split() if "=" in line)
 
 
 def result(
@@ -73,7 +84,7 @@ class FakeRunner:
     String keys are split on whitespace. The longest matching prefix wins; ``argv[0]`` is compared by
     basename, so ``/opt/slurm/bin/squeue`` matches ``squeue``. ``handler`` (a callable on argv returning a
     result or ``None``) is asked first. Unmatched commands return ``default`` or raise
-    :class:`FakeRunnerUnmatched`. Every call is recorded in ``history``; ``calls`` counts them.
+    :class:`FakeRunnerUnmatched`. Every call is recorded in ``history``; ``calls`` counts them (but ``--version``).
     The argv of a canned result is replaced by the actual argv.
     """
 
@@ -94,7 +105,9 @@ class FakeRunner:
 
     @property
     def calls(self) -> int:
-        return len(self.history)
+        """The Slurm calls the app counts: every command but a client's ``--version`` (local, no RPC; the real
+        runner does not count it either, see :func:`ntui.core.slurm.version.installed_version`)."""
+        return sum(1 for c in self.history if c.argv[-1:] != ("--version",))
 
     def add(self, prefix: str | Sequence[str], response: Response) -> FakeRunner:
         """Register (or replace) the answer for an argv prefix; returns self for chaining."""

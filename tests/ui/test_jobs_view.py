@@ -404,6 +404,7 @@ def test_jobs_view_snapshot(snap_compare: Callable[..., bool]) -> None:
     r = runner([MIX, mix_without("42")], scontrol_show_job=capture("scontrol_show_job_running_2node_gpu"),
                sacct=capture("sacct_no_accounting"))
     r.add(("scontrol", "show", "job", "-d", "42"), capture("scontrol_show_job_unknown"))
+    r.add("sinfo --version", capture("sinfo_version"))  # the details pane names the Slurm version
     app = jobs_app(runner=r, settings=HOUR, user="alice")
 
     async def run_before(pilot: Any) -> None:

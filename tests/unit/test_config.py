@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.config import TIMEOUT_ENV, Settings, SettingsRunner, SlurmSettings, load_settings, slurm_runner
+from ntui.core.config import (
+    BIN_DIR_ENV,
+    TIMEOUT_ENV,
+    Settings,
+    SettingsRunner,
+    SlurmSettings,
+    load_settings,
+    slurm_runner,
+)
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
 from ntui.core.slurm.runner import SubprocessRunner, TimeoutRunner
 from tests.support.fakes import FakeRunner, result
@@ -112,3 +120,53 @@ def test_settings_runner_reads_the_settings_on_the_first_call_only(tmp_path: Pat
     assert reads == [1]
     inner = runner._inner()
     assert isinstance(inner, TimeoutRunner) and (inner.query, inner.submit) == (3.0, 7.0)
+
+
+def test_bin_dir_from_the_environment(tmp_path: Path) -> None:
+    """NTUI_SLURM_BIN_DIR (what `scripts/dev-cluster env --slurm 26.05` prints) wins over the file's bin-dir."""
+    path = _cfg(tmp_path, "slurm:\n  bin-dir: /opt/slurm/bin\n  timeout: 7\n")
+    settings, problems = load_settings(path, environ={BIN_DIR_ENV: f" {tmp_path} "})
+    assert problems == [] and settings.slurm.bin_dir == str(tmp_path) and settings.slurm.timeout == 7.0
+    assert load_settings(path, environ={BIN_DIR_ENV: ""})[0].slurm.bin_dir == "/opt/slurm/bin"
+    settings, problems = load_settings(path, environ={BIN_DIR_ENV: str(tmp_path / "nope"), TIMEOUT_ENV: "4"})
+    assert settings.slurm.bin_dir == str(tmp_path / "nope") and settings.slurm.timeout == 4.0
+    assert [p.message for p in problems] == [f"{BIN_DIR_ENV}={str(tmp_path / 'nope')!r} is not a directory: "
+                                             "Slurm's clients are looked up there, then on PATH"]
+
+
+def test_installed_version_is_asked_once_per_bin_dir(tmp_path: Path) -> None:
+    """The version of the clients a runner runs, asked once per process and bin dir (the app's runner, the
+    CLI's and a bare SubprocessRunner under the same bin dir share the answer)."""
+    from ntui.core.slurm.version import SlurmVersion, forget_versions, installed_version
+
+    forget_versions()
+    dirs = {}
+    for release in ("24.11.5", "26.05.5"):
+        d = tmp_path / release
+        d.mkdir()
+        sinfo = d / "sinfo"
+        sinfo.write_text(f"#!/bin/sh\necho x >> {d}/calls\necho 'slurm-wlm {release}'\n")
+        sinfo.chmod(0o755)
+        dirs[release] = d
+    old = SettingsRunner(lambda: SlurmSettings(bin_dir=str(dirs["24.11.5"])))
+    new = slurm_runner(SlurmSettings(bin_dir=str(dirs["26.05.5"])))
+    assert installed_version(old) == SlurmVersion((24, 11, 5)) and str(installed_version(new)) == "26.05.5"
+    assert installed_version(SubprocessRunner(dirs["24.11.5"])) == SlurmVersion((24, 11, 5))
+    assert [len((d / "calls").read_text().split()) for d in dirs.values()] == [1, 1]
+    forget_versions()
+
+
+def test_installed_version_is_not_one_of_the_counted_slurm_calls(tmp_path: Path) -> None:
+    """`sinfo --version` is local (no RPC): the app's "N Slurm calls" does not count it, and a real runner's
+    failure is asked again (sinfo may answer next time)."""
+    from ntui.core.slurm.version import forget_versions, installed_version
+
+    forget_versions()
+    runner = SubprocessRunner(tmp_path)  # no sinfo there: PATH, with an empty PATH: none
+    assert installed_version(runner, env={"PATH": str(tmp_path)}) is None
+    sinfo = tmp_path / "sinfo"
+    sinfo.write_text("#!/bin/sh\necho 'slurm 25.11.2'\n")
+    sinfo.chmod(0o755)
+    assert str(installed_version(runner, env={"PATH": str(tmp_path)})) == "25.11.2"
+    assert runner.calls == 0
+    forget_versions()

@@ -1,4 +1,5 @@
-"""Slurm argv builders and parsers, on real 22.05.8 captures (tests/data/slurm) and hand-written edge cases."""
+"""Slurm argv builders and parsers, on real 22.05.8 captures (tests/data/slurm) and hand-written edge cases (the
+captures of every tested version: test_slurm_versions.py)."""
 
 from __future__ import annotations
 
@@ -53,11 +54,10 @@ from ntui.core.slurm.sinfo import (
     build_sinfo_partitions_argv,
     parse_node_states,
     parse_sinfo_partitions,
-    parse_version,
     sinfo_partitions,
-    slurm_version,
 )
 from ntui.core.slurm.squeue import SQUEUE_FIELDS, build_squeue_argv, parse_squeue, probe_squeue_fields, query_queue
+from ntui.core.slurm.version import parse_version, slurm_version
 from tests.support.fakes import FakeRunner, capture, result
 
 S = "\x1f"

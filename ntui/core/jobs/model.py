@@ -65,6 +65,7 @@ from ntui.core.slurm.runner import (
 from ntui.core.slurm.scontrol import JobDetails, show_job
 from ntui.core.slurm.sinfo import NodeState, node_states
 from ntui.core.slurm.squeue import QueueJob
+from ntui.core.slurm.version import installed_version
 
 __all__ = [
     "ARRAY_COLLAPSE",
@@ -146,6 +147,7 @@ class DetailsResult:
     note: str = ""
     ok: bool = True
     nodes: tuple[NodeState, ...] = ()
+    slurm: str = ""  # the Slurm version the details came from ("26.05.5"; "" when unknown)
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,7 @@ class DetailsView:
     outcome: Outcome | None = None  # for a job that left the queue
     note: str = ""  # "loading…", "scontrol no longer knows this job", an error
     node_states: tuple[NodeState, ...] = ()  # sinfo -N of a running job's nodes
+    slurm: str = ""  # the Slurm version ntui talks to ("26.05.5"; "" until a details answer said)
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,7 @@ class JobModel:
         self.selected: str | None = None
         self.cache: dict[str, CachedDetails] = {}
         self.details_inflight: tuple[str, str] | None = None
+        self.slurm_version = ""  # from the last details answer that knew it
         self.entries: dict[str, HistoryEntry | None] = {}
         self.history_inflight: set[str] = set()
 
@@ -511,6 +515,7 @@ class JobModel:
             outcome=ended.outcome if ended else None,
             note=note or (cached.note if cached else ""),
             node_states=cached.nodes if cached else (),
+            slurm=self.slurm_version,
         )
 
     def details_step(self, key: str, *, details_visible: bool) -> DetailsStep:
@@ -550,12 +555,14 @@ class JobModel:
                 nodes = node_states(runner, details.nodes, timeout=self.slurm_timeout)
             except Exception:  # the node states are an extra; the details stand without them
                 nodes = ()
-        return DetailsResult(request.key, request.state, details, note, ok, nodes)
+        version = installed_version(runner, timeout=self.slurm_timeout)  # local, asked once per process
+        return DetailsResult(request.key, request.state, details, note, ok, nodes, str(version) if version else "")
 
     def details_fetched(self, result: DetailsResult) -> bool:
         """Store a details answer; True when it is for the selected job (the view shows it)."""
         if self.details_inflight == (result.key, result.state):
             self.details_inflight = None
+        self.slurm_version = result.slurm or self.slurm_version
         previous = self.cache.get(result.key)
         details = result.details or (previous.details if previous and not result.ok else None)
         nodes = result.nodes or (previous.nodes if previous and not result.ok else ())

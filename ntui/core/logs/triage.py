@@ -276,9 +276,10 @@ _PEER_RE = re.compile(
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
 _SRUN_NODE_FAIL_RE = re.compile(r"^srun: error: Node failure on (?P<node>\S+)")
+# 26.05: "[T.mmm] error: *** JOB N ON node CANCELLED AT T DUE to SIGNAL Terminated ***" ("DUE to", a reason)
 _STEPD_CANCEL_RE = re.compile(
     r"\*\*\* (?P<scope>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
-    r"(?: DUE TO (?P<reason>.+?))?(?: \*\*\*|$)"
+    r"(?: (?i:DUE TO) (?P<reason>.+?))?(?: \*\*\*|$)"
 )
 _OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
 # the rank's own last words before a signal killed it: faulthandler, libstdc++'s terminate (then SIGABRT), and

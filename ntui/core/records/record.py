@@ -75,6 +75,8 @@ DEFAULT_RECENT_DAYS = 7
 TAIL_BYTES = 256 * 1024
 NOT_FROM_NTUI = "not from ntui: logs unknown"
 
+# 22.05/24.11 "slurmstepd-nid001: error: *** JOB N ON nid001 CANCELLED AT T ***"; 26.05 "[T.mmm] error: *** JOB N
+# ON nid001 CANCELLED AT T DUE to SIGNAL Terminated ***" (a time limit reads "DUE TO TIME LIMIT" in all three)
 _JOB_CANCELLED = re.compile(
     r"\*\*\* JOB (?P<job>\S+) ON (?P<node>\S+) CANCELLED AT (?P<when>\S+)(?: DUE TO (?P<why>.+?))? \*\*\*",
     re.IGNORECASE,
@@ -115,8 +117,8 @@ def infer_from_batch_log(path: Path | str | None) -> FinalRecord:
     for m in _JOB_CANCELLED.finditer(text):
         cancel = m
     if cancel is not None:
-        why = (cancel.group("why") or "").strip().upper()
-        state = _DUE_TO.get(why, "CANCELLED")
+        why = (cancel.group("why") or "").strip()
+        state = _DUE_TO.get(why.upper(), "CANCELLED")
         reason = f"batch log: CANCELLED AT {cancel.group('when')}" + (f" DUE TO {why}" if why else "")
         return FinalRecord(state, None, reason, None, cancel.group("when"), None, cancel.group("node"), "",
                            "inferred")

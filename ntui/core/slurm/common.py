@@ -1,4 +1,4 @@
-"""What every Slurm client shares: timeouts, Slurm's durations and timestamps, job states, job IDs."""
+"""What every Slurm client shares: timeouts, Slurm's durations and timestamps, job states, exit codes, job IDs."""
 
 from __future__ import annotations
 
@@ -136,6 +136,7 @@ _CATEGORY: dict[str, StateCategory] = {
     "PENDING": _C.PENDING,
     "CONFIGURING": _C.PENDING,  # allocated, nodes booting: no output yet
     "REQUEUED": _C.PENDING,
+    "EXPEDITING": _C.PENDING,  # 25.11+: failed, requeued at once with top priority (--requeue=expedite)
     "REQUEUE_HOLD": _C.PENDING,
     "REQUEUE_FED": _C.PENDING,
     "RESV_DEL_HOLD": _C.PENDING,
@@ -170,6 +171,47 @@ def normalize_state(text: str) -> str:
 def state_category(state: str) -> StateCategory:
     """Category of a compact or long state; unknown -> ``OTHER``."""
     return _CATEGORY.get(normalize_state(state), StateCategory.OTHER)
+
+
+# ---------------------------------------------------------------- exit codes
+
+_EXIT_RE = re.compile(r"^\s*(\d+)(?::(\d+))?\s*$")
+#: Signal names for the numbers jobs end by (Linux numbering), for people.
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
+            9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE", 14: "SIGALRM",
+            15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ"}
+
+
+def parse_exit_code(text: str | None) -> tuple[int, int] | None:
+    """Slurm's ``status:signal`` (``143:0``, ``0:15``; a bare ``2`` is ``2:0``) -> ``(143, 0)``; else None."""
+    m = _EXIT_RE.match(text or "")
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2) or 0)
+
+
+def exit_signal(text: str | None) -> str:
+    """The signal an exit code says the job ended by, the same words on every Slurm version: ``0:15`` (killed
+    by it, as 22.05 records a time-limited batch shell) and ``143:0`` (the shell's 128 + signal, as 26.05
+    records it) both read "SIGTERM"; "" when the code names no signal (``3:0``, ``0:0``, no exit code)."""
+    code = parse_exit_code(text)
+    if code is None:
+        return ""
+    status, sig = code
+    if sig:
+        return _SIGNALS.get(sig, f"signal {sig}")
+    if 128 < status <= 128 + 64:
+        return _SIGNALS.get(status - 128, f"signal {status - 128}")
+    return ""
+
+
+def exit_code_meaning(text: str | None) -> str:
+    """What an exit code says: its signal (:func:`exit_signal`), else ``exit N``; "" for ``0:0`` and text
+    that is no exit code."""
+    code = parse_exit_code(text)
+    if code is None or code == (0, 0):
+        return ""
+    return exit_signal(text) or f"exit {code[0]}"
 
 
 # ---------------------------------------------------------------- argument validation

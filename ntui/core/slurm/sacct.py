@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     StateCategory,
     normalize_state,
     parse_duration,
+    parse_exit_code,
     state_category,
     validate_job_id,
 )
 from ntui.core.slurm.runner import CommandRunner, SlurmError, check
+from ntui.core.slurm.version import installed_version, sacct_subtracts_128
 
 #: ``sacct --format`` fields, in this order (``-P``: ``|``-separated, never truncated).
 RECORD_FIELDS: tuple[str, ...] = ("JobID", "JobName", "State", "ExitCode", "Reason", "Submit", "Start", "End",
@@ -34,7 +36,8 @@ _NO_TIME = {"", "Unknown", "None", "N/A"}
 @dataclass(frozen=True)
 class SacctRecord:
     """One allocation line of ``sacct -X``. ``state`` is normalized (``CANCELLED``, not ``CANCELLED by 0``);
-    ``raw_state`` keeps who cancelled. Times are ISO text or ``None``."""
+    ``raw_state`` keeps who cancelled. Times are ISO text or ``None``. ``exit_code`` reads as sacct 25.11+
+    and scontrol print it on every version (:func:`same_on_every_version`)."""
 
     job_id: str
     name: str
@@ -127,6 +130,36 @@ def parse_sacct_records(stdout: str | bytes) -> tuple[SacctRecord, ...]:
     return tuple(out)
 
 
+#: Exit statuses that sacct before 25.11 printed with 128 taken off, and that ntui gives back the 128: the
+#: signals training jobs end by (a task's SIGABRT, the OOM killer's SIGKILL, SIGSEGV, Slurm's SIGTERM at a
+#: cancel or time limit), whose 128 + N is what srun and the batch shell return. A program exiting 6, 9, 11
+#: or 15 by itself is rare; one exiting 1, 2 or 3 is not, so those stay as printed (they may have been 129,
+#: 130, 131: sacct before 25.11 cannot tell).
+_RESTORED_SIGNALS = frozenset({6, 9, 11, 15})
+
+
+def restore_exit_code(exit_code: str) -> str:
+    """An exit code of sacct before 25.11 in the spelling of 25.11+ (and of scontrol on every version):
+    ``15:0`` (a cancelled ``srun`` job's 143) -> ``143:0``, ``9:0`` -> ``137:0``; every other code unchanged
+    (see :data:`_RESTORED_SIGNALS`)."""
+    code = parse_exit_code(exit_code)
+    if code is None or code[1] != 0 or code[0] not in _RESTORED_SIGNALS:
+        return exit_code
+    return f"{code[0] + 128}:0"
+
+
+def same_on_every_version(records: tuple[SacctRecord, ...], runner: CommandRunner,
+                          env: Mapping[str, str] | None, timeout: float) -> tuple[SacctRecord, ...]:
+    """``records`` with exit codes that mean the same on every Slurm version: when one could have lost its
+    128 (:func:`restore_exit_code` would change it), the installed version is asked (once per process) and,
+    before 25.11, the 128 is given back."""
+    if not any(restore_exit_code(r.exit_code) != r.exit_code for r in records):
+        return records
+    if not sacct_subtracts_128(installed_version(runner, env=env, timeout=timeout)):
+        return records
+    return tuple(replace(r, exit_code=restore_exit_code(r.exit_code)) for r in records)
+
+
 def _run(runner: CommandRunner, argv: Sequence[str], env: Mapping[str, str] | None,
          timeout: float) -> tuple[SacctRecord, ...]:
     try:
@@ -139,7 +172,7 @@ def _run(runner: CommandRunner, argv: Sequence[str], env: Mapping[str, str] | No
         check(res)
     except SlurmError as exc:
         raise SacctUnavailable(str(exc), disabled=False) from exc
-    return parse_sacct_records(res.stdout)
+    return same_on_every_version(parse_sacct_records(res.stdout), runner, env, timeout)
 
 
 def sacct_jobs(runner: CommandRunner, job_ids: Iterable[str], *, env: Mapping[str, str] | None = None,

@@ -78,7 +78,8 @@ def submit(
 @dataclass(frozen=True)
 class TestOnlyResult:
     """What ``sbatch --test-only`` said. ``ok=False`` carries Slurm's ``reason``. Note: a time limit above the
-    partition's MaxTime still gives ``ok=True`` on 22.05.8 (the job would pend with PartitionTimeLimit)."""
+    partition's MaxTime still gives ``ok=True`` (22.05, 24.11, 26.05 alike: the job would pend with
+    PartitionTimeLimit)."""
 
     __test__ = False  # not a pytest class
 
@@ -90,14 +91,15 @@ class TestOnlyResult:
     partition: str | None = None
     reason: str | None = None
     raw: str = ""
+    cluster: str | None = None  # 25.05+ name it ("on cluster C") when the answer comes from a federation member
 
 
-#: "Job N to start at T using P processors on nodes L in partition X" (22.05, 24.11). From 25.05 Slurm prints
-#: words between the time and "using" (" a", or " on cluster C a": a format string's stray "a"), so nothing between
-#: them is relied on (docs/reliability.md, W1).
+#: ``Job N to start at T using P processors on nodes L in partition X`` (22.05, 24.11); 25.05+ print
+#: ``Job N to start at T[ on cluster C] a using ...`` (a stray word from the format string): nothing between
+#: the time and "using" is relied on, beyond an optional cluster name (docs/reliability.md, W1).
 _TEST_ONLY_RE = re.compile(
-    r"Job (?P<job>\d+) to start at (?P<start>\S+)"
-    r"(?:[^\n]*? using (?P<procs>\d+) processors)?(?: on nodes (?P<nodes>\S+))?(?: in partition (?P<part>\S+))?"
+    r"Job (?P<job>\d+) to start at (?P<start>\S+)(?: on cluster (?P<cluster>\S+))?"
+    r"(?:(?: \S+)*? using (?P<procs>\d+) processors)?(?: on nodes (?P<nodes>\S+))?(?: in partition (?P<part>\S+))?"
 )
 _FAIL_RE = re.compile(r"(?:allocation failure|batch job submission failed):\s*(?P<reason>.+)", re.IGNORECASE)
 _ERROR_RE = re.compile(r"error:\s*(?P<reason>.+)")
@@ -120,6 +122,7 @@ def parse_sbatch_test_only(res: CommandResult) -> TestOnlyResult:
             nodes=m.group("nodes"),
             partition=m.group("part"),
             raw=raw,
+            cluster=m.group("cluster"),
         )
     if res.returncode == 0:
         return TestOnlyResult(ok=True, raw=raw)

@@ -33,12 +33,12 @@ from ntui.core.slurm.runner import (
 # fmt: off
 FREE_TEXT_KEYS = frozenset(
     {"JobName", "Command", "WorkDir", "StdErr", "StdIn", "StdOut", "Comment", "AdminComment",
-     "SystemComment", "Container", "Extra"}
+     "SystemComment", "Container", "ContainerID", "Extra", "SubmitLine"}
 )
 KNOWN_KEYS = frozenset(
     {
         "Account", "AccrueTime", "AdminComment", "AllocNode:Sid", "AllocNodes", "AllowAccounts",
-        "AllowGroups", "AllowQos", "ArrayJobId", "ArrayTaskId", "ArrayTaskThrottle", "BatchFlag",
+        "AllocTRES", "AllowGroups", "AllowQos", "ArrayJobId", "ArrayTaskId", "ArrayTaskThrottle", "BatchFlag",
         "BatchHost", "BurstBuffer", "BurstBufferState", "CPU_IDs", "CPUs/Task", "Clusters", "Command",
         "Comment", "Container", "Contiguous", "CoreSpec", "CpusPerTres", "Deadline", "DefMemPerCPU",
         "DefMemPerNode", "Default", "DefaultTime", "DelayBoot", "DenyAccounts", "DenyQos", "Dependency",
@@ -57,6 +57,9 @@ KNOWN_KEYS = frozenset(
         "SubmitTime", "SuspendTime", "SystemComment", "TRES", "TRESBillingWeights", "TimeLimit", "TimeMin",
         "TotalCPUs", "TotalNodes", "TresBind", "TresFreq", "TresPerJob", "TresPerNode", "TresPerSocket",
         "TresPerTask", "UserId", "WCKey", "WorkDir",
+        # 23.02+ (ReqTRES, NodeSets, ...) and 26.05 (SLUID, Exclusive, LicensesAlloc, SubmitLine, ...)
+        "ContainerID", "ContainerType", "CronJob", "Exclusive", "ExclusiveTopo", "LicensesAlloc", "MaxCPUsPerSocket",
+        "NodeSets", "ReqTRES", "ResumeAfterTime", "SLUID", "SegmentSize", "SubmitLine",
     }
 )
 # fmt: on
@@ -122,7 +125,7 @@ class JobDetails:
     submit_time: str | None
     start_time: str | None
     end_time: str | None
-    tres: str
+    tres: str  # what the job has (AllocTRES), else what it asks for (ReqTRES); 22.05: TRES
     restarts: int | None
     gres_by_node: dict[str, tuple[int, ...]] = field(default_factory=dict, hash=False)
     raw: dict[str, str] = field(default_factory=dict, hash=False, repr=False)
@@ -147,6 +150,46 @@ class JobDetails:
     def gpus(self) -> int:
         """Allocated GPUs over all nodes (from the ``-d`` lines)."""
         return sum(len(v) for v in self.gres_by_node.values())
+
+    @property
+    def req_tres(self) -> str:
+        """What the job asked for: ``ReqTRES=`` (23.02+), else 22.05's ``TRES=`` (the request while pending)."""
+        return _tres_value(self.raw.get("ReqTRES")) or _tres_value(self.raw.get("TRES"))
+
+    @property
+    def alloc_tres(self) -> str:
+        """What the job was given: ``AllocTRES=`` (23.02+; empty while pending), else 22.05's ``TRES=`` once
+        the job has nodes."""
+        if "AllocTRES" in self.raw:
+            return _tres_value(self.raw["AllocTRES"])
+        return _tres_value(self.raw.get("TRES")) if self.nodelist else ""
+
+    @property
+    def tres_per_node(self) -> str:
+        """``TresPerNode`` in 24.11+'s spelling, ``gres/gpu:4`` (22.05 prints ``gres:gpu:4``); "" when unset."""
+        return normalize_tres_spec(self.raw.get("TresPerNode", ""))
+
+    @property
+    def tres_per_job(self) -> str:
+        """``TresPerJob`` (``--gpus=N``) in 24.11+'s spelling, as :attr:`tres_per_node`."""
+        return normalize_tres_spec(self.raw.get("TresPerJob", ""))
+
+    @property
+    def stderr_path(self) -> str | None:
+        """Where the job's stderr goes: without ``--error`` it is its stdout, which 22.05 and 24.11 print as
+        ``StdErr=<the stdout path>`` and 26.05 as an empty ``StdErr=`` (:attr:`std_err` is then ``None``)."""
+        return self.std_err or self.std_out
+
+
+def _tres_value(text: str | None) -> str:
+    return "" if text is None or _null(text) is None else text
+
+
+def normalize_tres_spec(text: str) -> str:
+    """A TRES request in 24.11+'s spelling: ``gres:gpu:4`` (22.05) -> ``gres/gpu:4``; ``(null)`` -> ""."""
+    if _null(text) is None:
+        return ""
+    return ",".join("gres/" + item[5:] if item.startswith("gres:") else item for item in text.split(","))
 
 
 _GPU_IDX_RE = re.compile(r"(?:^|,)gpu(?::[^,():]+)*?(?::(\d+))?\(IDX:([^)]*)\)")
@@ -207,7 +250,7 @@ def _details_from_record(kv: dict[str, str], gres_by_node: dict[str, tuple[int, 
         submit_time=_null(kv.get("SubmitTime", "")),
         start_time=_null(kv.get("StartTime", "")),
         end_time=_null(kv.get("EndTime", "")),
-        tres=kv.get("TRES", ""),
+        tres=_tres_value(kv.get("AllocTRES")) or _tres_value(kv.get("TRES")) or _tres_value(kv.get("ReqTRES")),
         restarts=_int_or_none(kv.get("Restarts", "")),
         gres_by_node=gres_by_node,
         raw=kv,
@@ -326,6 +369,19 @@ class Partition:
     @property
     def up(self) -> bool:
         return self.state.upper() == "UP"
+
+    @property
+    def exclusive(self) -> str:
+        """Whether jobs get their nodes alone: ``NO``, ``USER``, ``NODE`` or ``TOPO``. 26.05 prints it as
+        ``Exclusive=``; before, ``ExclusiveTopo=YES`` (24.11) is ``TOPO``, ``OverSubscribe=EXCLUSIVE`` is ``NODE``
+        and ``ExclusiveUser=YES`` is ``USER``."""
+        if "Exclusive" in self.raw:
+            return self.raw["Exclusive"].upper() or "NO"
+        if self.raw.get("ExclusiveTopo", "").upper() == "YES":
+            return "TOPO"
+        if self.raw.get("OverSubscribe", "").upper() == "EXCLUSIVE":
+            return "NODE"
+        return "USER" if self.raw.get("ExclusiveUser", "").upper() == "YES" else "NO"
 
 
 def build_scontrol_partitions_argv() -> list[str]:

@@ -1,9 +1,8 @@
-"""``sinfo``: the client version, the partitions (as :class:`~ntui.core.slurm.scontrol.Partition`, with what
+"""``sinfo``: the partitions (as :class:`~ntui.core.slurm.scontrol.Partition`, with what
 sinfo knows of them) and node states (``-N``)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -16,39 +15,9 @@ from ntui.core.slurm.common import (
 )
 from ntui.core.slurm.runner import (
     CommandRunner,
-    SlurmError,
     check,
 )
 from ntui.core.slurm.scontrol import Partition
-
-# ---------------------------------------------------------------- version
-
-
-def build_version_argv() -> list[str]:
-    return ["sinfo", "--version"]
-
-
-def parse_version(stdout: str | bytes) -> tuple[int, ...]:
-    """``slurm-wlm 22.05.8`` / ``slurm 23.11.4`` -> ``(22, 5, 8)``; ``ValueError`` when absent."""
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", _text(stdout))
-    if not m:
-        raise ValueError(f"no Slurm version in {_text(stdout)!r}")
-    return tuple(int(g) for g in m.groups() if g is not None)
-
-
-def slurm_version(
-    runner: CommandRunner,
-    *,
-    env: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> tuple[int, ...]:
-    """The client's Slurm version (no RPC)."""
-    res = check(runner.run(build_version_argv(), timeout=timeout, env=env))
-    try:
-        return parse_version(res.stdout)
-    except ValueError as exc:
-        raise SlurmError(str(exc), argv=res.argv, stderr=res.stderr, returncode=res.returncode) from exc
-
 
 SINFO_SEPARATOR = "\x1f"
 _SINFO_FORMAT = ("%P", "%a", "%l", "%D", "%T", "%N", "%G")
@@ -122,8 +91,15 @@ class NodeState:
 
     @property
     def healthy(self) -> bool:
-        base = self.state.rstrip("*~#!%$@^-").upper()
-        return self.responding and base in ("IDLE", "MIXED", "ALLOCATED", "COMPLETING", "RESERVED", "PLANNED")
+        """Responding and in a state that runs jobs: Slurm's suffixes (``allocated+``: completing, ``mixed-``:
+        planned, ``idle~``: powered down, ...) do not count. ``BLOCKED`` (24.05+: an idle node that a
+        topology-exclusive job keeps from others) and ``EXTERNAL`` (an external node) are not trouble."""
+        base = self.state.rstrip("*~#!%$@^-+").upper()
+        return self.responding and base in _HEALTHY
+
+
+#: Node states (without suffixes) that are not trouble.
+_HEALTHY = frozenset({"IDLE", "MIXED", "ALLOCATED", "COMPLETING", "RESERVED", "PLANNED", "BLOCKED", "EXTERNAL"})
 
 
 NODE_STATE_SEPARATOR = "\x1f"

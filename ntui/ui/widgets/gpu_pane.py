@@ -320,7 +320,7 @@ def _allocation_of(
     """The allocation from the ``scontrol show job -d`` the plan already did (no second RPC)."""
     if details is None:
         return None, None
-    return dict(details.gres_by_node), details.raw.get("TresPerNode") or details.raw.get("TresPerJob")
+    return dict(details.gres_by_node), details.tres_per_node or details.tres_per_job or None
 
 
 def describe_step_end(rc: int, stderr: str) -> tuple[str, list[str]]:

@@ -19,7 +19,7 @@ from ntui.core.hosts import format_index_ranges
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.jobs.model import DetailsView
 from ntui.core.records.outcome import UNKNOWN
-from ntui.core.slurm.common import StateCategory, state_category
+from ntui.core.slurm.common import StateCategory, exit_signal, state_category
 from ntui.core.slurm.scontrol import JobDetails
 from ntui.core.slurm.sinfo import NodeState
 from ntui.core.textsafe import inert
@@ -121,7 +121,8 @@ def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[
         exit_code = o.exit_code
     if exit_code and (state_category(state).finished or exit_code not in ("0:0", "")):
         src = f"  (from {o.source})" if o is not None and o.source not in ("squeue", "none") else ""
-        rows.append(("Exit code", exit_code + src))
+        meaning = exit_signal(exit_code)
+        rows.append(("Exit code", exit_code + (f" ({meaning})" if meaning else "") + src))
     if d is not None:
         rows.append(("Partition", " · ".join(x for x in (d.partition, d.qos and f"QOS {d.qos}",
                                                           d.account and f"account {d.account}") if x)))
@@ -157,6 +158,8 @@ def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[
             rows.append(("Script", e.script_path))
         if e.log_dir:
             rows.append(("Logs", e.log_dir))
+    if view.slurm:
+        rows.append(("Slurm", view.slurm))
     if view.note:
         rows.append(("Note", Text(view.note, style="italic")))
     return rows
