@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ntui.core.config import Settings
 from ntui.core.jobfiles.manifest import (
     Manifest,
     SweepJob,
@@ -170,7 +169,7 @@ def _resolver(runner: CommandRunner, job_id: str) -> Outcome:
 def sweep_app(runner: CommandRunner | None = None) -> NtuiApp:
     write_sweep_files()
     history = DemoHistory({SWEEP_ID: sweep_entry()})
-    return jobs_app(runner=runner or sweep_runner(), settings=Settings(), history_factory=lambda: history,
+    return jobs_app(runner=runner or sweep_runner(), history_factory=lambda: history,
                     resolver=_resolver)
 
 
