@@ -174,8 +174,8 @@ def test_history_sort_takes_the_same_orders(capsys: pytest.CaptureFixture[str]) 
         assert cli.run(["history", "--no-resolve", *args]) == 0
         return [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[1:]]
 
-    # newest first is the stored order (submission order; the canned history was written oldest-last)
-    assert ids() == ids("--sort", "newest") == ["48213410", "48213544", "48213650", "48213701", "48213777"]
+    # newest first is the stored order (by submission time)
+    assert ids() == ids("--sort", "newest") == ["48213650", "48213701", "48213777", "48213544", "48213410"]
     assert ids("--sort", "gpu") == ["48213544", "48213701", "48213650", "48213777", "48213410"]
     assert ids("--sort", "gpu", "-n", "2") == ["48213544", "48213701"]  # the two that used their GPUs least
     assert ids("--sort", "failed") == ["48213701", "48213544", "48213410", "48213650", "48213777"]

@@ -3,6 +3,7 @@ recent jobs. Slurm answers are real captures (``tests/data/record/``, ``tests/da
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.records.history import SCHEMA_VERSION, FinalRecord, History
+from ntui.core.records.history import FinalRecord, History
 from ntui.core.records.record import NOT_FROM_NTUI, infer_from_batch_log, recent_jobs, resolve_records
 from ntui.core.slurm.sacct import (
     RECORD_FIELDS,
@@ -49,10 +50,8 @@ def _submit(history: History, job_id: str, log_dir: Path, *, age: float = 3600.0
     stem = STEMS.get(job_id, f"job{job_id}")
     history.record_intent(token=token, preset="local-srun", preset_path=None, overrides=(f"x={job_id}",),
                           job_name=stem, launcher="srun", nodes=1, world_size=1, log_dir=str(log_dir),
-                          log_stem=stem, script="#!/bin/bash\n")
-    history.record_submitted(token, job_id, None, None)
-    history._conn.execute("UPDATE submissions SET created_at=?, submitted_at=? WHERE token=?",
-                          (time.time() - age, time.time() - age, token))
+                          log_stem=stem, script="#!/bin/bash\n", created_at=time.time() - age)
+    history.record_submitted(token, job_id, None, None, when=time.time() - age)
 
 
 @pytest.fixture
@@ -76,18 +75,20 @@ def no_verdict(entry: object, job_id: str, slurm_final: object = None) -> str:
 # ---------------------------------------------------------------- schema
 
 
-def test_a_version_1_history_file_is_migrated_in_place(tmp_path: Path) -> None:
+def test_a_version_1_history_file_is_migrated_to_record_files_once(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite3"
     shutil.copy(REC / "history-v1.sqlite3", path)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
         before = conn.execute("SELECT token, job_id, preset, overrides, script FROM submissions ORDER BY id").fetchall()
+    raw = path.read_bytes()
     assert [r[1] for r in before] == ["22", "23", "24", "25"]
     h = History(path)
     try:
-        assert h.schema_version == SCHEMA_VERSION == 3
         entries = {e.job_id: e for e in h.entries()}
         assert set(entries) == set(STEMS)
+        assert sorted((e.token, e.job_id, e.preset, json.dumps(list(e.overrides)), e.script)
+                      for e in entries.values()) == sorted(before)
         assert all(e.final_state is None and e.record_source is None and e.resubmit_of is None and e.gpu is None
                    for e in entries.values())
         assert [e.job_id for e in h.unresolved()] == ["22", "23", "24", "25"]
@@ -100,30 +101,21 @@ def test_a_version_1_history_file_is_migrated_in_place(tmp_path: Path) -> None:
             "TIMEOUT", 62, "nid002", "sacct")
     finally:
         h.close()
-    again = History(path)  # idempotent: a second open changes nothing
+    files = sorted(p.name for p in (tmp_path / "records").iterdir())
+    again = History(path)  # idempotent: a second open migrates nothing again
     try:
-        assert again.schema_version == 3
-        with sqlite3.connect(path) as conn:
-            after = conn.execute("SELECT token, job_id, preset, overrides, script FROM submissions ORDER BY id")
-            assert after.fetchall() == before
+        assert len(again.entries()) == 4 and again.get("25") is not None
+        assert sorted(p.name for p in (tmp_path / "records").iterdir()) == files
     finally:
         again.close()
-
-
-def test_a_new_history_file_has_the_same_columns_as_a_migrated_one(tmp_path: Path) -> None:
-    old = tmp_path / "old.sqlite3"
-    shutil.copy(REC / "history-v1.sqlite3", old)
-    History(old).close()
-    History(tmp_path / "new.sqlite3").close()
-
-    def columns(p: Path) -> list[tuple[str, str]]:
-        with sqlite3.connect(p) as conn:
-            return [(r[1], r[2]) for r in conn.execute("PRAGMA table_info(submissions)")]
-
-    assert columns(old) == columns(tmp_path / "new.sqlite3")
-
-
-# ---------------------------------------------------------------- sacct
+    assert path.read_bytes() == raw  # the old file is only read
+    (tmp_path / "history.sqlite3.migrated").unlink()  # a migration killed before its marker: runs again, no twin
+    third = History(path)
+    try:
+        assert sorted(p.name for p in (tmp_path / "records").iterdir()) == files
+        assert len(third.entries()) == 4
+    finally:
+        third.close()
 
 
 def test_sacct_argv_is_one_call_for_all_jobs() -> None:
