@@ -44,6 +44,7 @@ who cancelled and why (:mod:`ntui.core.records.record`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -94,7 +95,8 @@ _SIGS = " ".join(SIGNALS)
 
 # Definitions (single-quoted nowhere: plain bash functions). Every value from outside ntui (node list, host) goes
 # through ntui_journal_q; numbers are reduced to their digits; event names and phases are ntui's constants.
-_FUNCTIONS = rf"""NTUI_JOURNAL_JOB=${{SLURM_JOB_ID//[!0-9]/}} NTUI_JOURNAL_PHASE=setup NTUI_JOURNAL_SIG= NTUI_JOURNAL_CHAIN=()
+_FUNCTIONS = rf"""NTUI_JOURNAL_JOB=${{SLURM_JOB_ID//[!0-9]/}} NTUI_JOURNAL_PHASE=setup NTUI_JOURNAL_SIG=
+NTUI_JOURNAL_CHAIN=()
 ntui_journal_q() {{  # $1 as a JSON string in NTUI_Q: cut, backslash and quote escaped, control characters replaced
     local s=${{1:0:{MAX_FIELD}}}
     s=${{s//\\/\\\\}}; s=${{s//\"/\\\"}}; s=${{s//[[:cntrl:]]/?}}
@@ -441,8 +443,6 @@ class JournalReader:
 
     def close(self) -> None:
         if self.fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(self.fd)
-            except OSError:
-                pass
             self.fd = None
