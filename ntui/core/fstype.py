@@ -85,12 +85,15 @@ def filesystem_of(path: str | os.PathLike[str], mountinfo: str | None = None) ->
         except OSError:
             return None
     where = Path(os.path.abspath(path))
-    while not where.exists() and where != where.parent:
+    rest: list[str] = []
+    while not where.exists() and where != where.parent:  # a directory not made yet is on its parent's mount
+        rest.insert(0, where.name)
         where = where.parent
     try:
-        resolved = str(where.resolve())
+        base = where.resolve()
     except OSError:
-        resolved = str(where)
+        base = where
+    resolved = str(base.joinpath(*rest))
     best: Mount | None = None
     for mount in parse_mountinfo(mountinfo):  # later mounts over the same point hide earlier ones: last wins
         if _contains(mount.mount_point, resolved) and (best is None
