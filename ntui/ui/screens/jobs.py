@@ -9,7 +9,10 @@ and draws: the queue table, the back-off banner, the status line, the details pa
   behind a banner that goes away by itself on the first good answer;
 * ``scontrol show job -d`` only for the selected job, cached per state; the history look-up that gives a
   job's log paths is a worker of its own, so the log pane of ntui's own jobs never waits for the controller;
-* final states once per job that leaves the queue, never per tick.
+* final states once per job that leaves the queue, never per tick;
+* every :data:`JOURNAL_TICK_S` a journal worker lists the history (a submission from another terminal or host shows
+  within a tick) and reads own jobs' journals through held descriptors (a start or an end shows within a tick, no
+  Slurm call); squeue then runs at the idle pace (:class:`~ntui.core.jobs.queue.PollPolicy`).
 
 One responsibility: the jobs view's widgets and workers (its decisions are the model's).
 """
@@ -37,12 +40,14 @@ from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
+from ntui.core.jobs.journals import JournalBoard
 from ntui.core.jobs.model import (
     DetailsRequest,
     FinalStateResolver,
     HistoryLike,
     HistoryOpener,
     JobModel,
+    JournalRequest,
     LogTarget,
     PollRequest,
 )
@@ -55,7 +60,15 @@ from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs, next_
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.errors import describe_error
-from ntui.ui.messages import ActionDone, DetailsFetched, EntryFound, OutcomesResolved, QueueFailed, QueueFetched
+from ntui.ui.messages import (
+    ActionDone,
+    DetailsFetched,
+    EntryFound,
+    JournalsRead,
+    OutcomesResolved,
+    QueueFailed,
+    QueueFetched,
+)
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
@@ -75,6 +88,11 @@ OUTCOME_GROUP = "ntui-outcome"
 ACTION_GROUP = "ntui-action"
 RECENT_GROUP = "ntui-recent"
 RESUBMIT_GROUP = "ntui-resubmit"
+JOURNAL_GROUP = "ntui-journal"
+
+#: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
+#: shows within this, and a job submitted from another terminal too.
+JOURNAL_TICK_S = 2.0
 
 #: Delay between a cursor move and the details look-up (holding an arrow key costs no RPCs).
 DETAILS_DEBOUNCE_S = 0.15
@@ -209,6 +227,7 @@ class JobsScreen(NtuiScreen):
         self._status_text = ""
         self._banner_text = ""
         self._recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
+        self._journals = JournalBoard()  # own jobs' journals (ntui/core/jobs/journals.py)
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
 
     # the model's state, as tests and benchmarks read it
@@ -295,6 +314,7 @@ class JobsScreen(NtuiScreen):
         self._set_queue_title()
         self.table.focus()
         self.set_interval(1.0, self._tick)
+        self.set_interval(JOURNAL_TICK_S, self._journal_tick, name="journals")
         self.watch(self.app, "last_submission", self._submitted, init=False)
         last = self.ntui_app.last_submission
         if last is not None:  # submitted before this view was first opened: select it
@@ -302,6 +322,9 @@ class JobsScreen(NtuiScreen):
         self._start_poll()
         self.model.on_departure(self._jobs_departed)
         self._load_recent(resolve=True)
+
+    def on_unmount(self) -> None:
+        self._journals.close()
 
     def on_screen_resume(self) -> None:
         if self.model.stale():
@@ -329,9 +352,6 @@ class JobsScreen(NtuiScreen):
 
     @work(thread=True, exit_on_error=False, group=SQUEUE_GROUP, name="squeue", description="squeue")
     def _poll_worker(self, request: PollRequest) -> None:
-        recent = self._recent_history()
-        if recent:
-            self.app.call_from_thread(self.model.history_submissions, recent)
         started = time.perf_counter()
         try:
             got = self.model.fetch(self.runner, request)
@@ -340,22 +360,27 @@ class JobsScreen(NtuiScreen):
             return
         self.post_message(QueueFetched(request, got, started))
 
-    def _recent_history(self) -> list[Any]:
-        """*Thread-side*: the history's latest submissions (a local file): jobs submitted from the CLI that
-        may start and end between two polls (:meth:`JobModel.history_submissions`)."""
-        try:
-            history = self._open_history()
-        except Exception:  # the history is a help here, never a reason for the queue to fail
-            return []
-        if history is None:
-            return []
-        try:
-            entries = getattr(history, "entries", None)
-            return list(entries(limit=20)) if callable(entries) else []
-        except Exception:
-            return []
-        finally:
-            history.close()
+    # ------------------------------------------------------------ journals (ntui/core/jobs/journals.py)
+
+    def _journal_tick(self) -> None:
+        request = self.model.journal_request()
+        if request is not None:
+            self._journal_worker(request)
+
+    @work(thread=True, exit_on_error=False, group=JOURNAL_GROUP, description="journals")
+    def _journal_worker(self, request: JournalRequest) -> None:
+        self.post_message(JournalsRead(JobModel.journal_fetch(self._open_history, self._journals, request)))
+
+    @on(JournalsRead)
+    def _journals_read(self, msg: JournalsRead) -> None:
+        msg.stop()
+        done = self.model.journal_done(msg.result)
+        if done.applied is not None:
+            self.table.apply(done.applied.rows, done.applied.tags)
+            self._show_recent()
+            self._selection_changed()
+        if done.poll_now:
+            self.refresh_now()
 
     def _arm(self, delay: float) -> None:
         if delay > 0:
@@ -392,6 +417,8 @@ class JobsScreen(NtuiScreen):
             self.refresh_now()
         elif worker.group == RECENT_GROUP:
             self._recent_done()
+        elif worker.group == JOURNAL_GROUP:
+            self.model.journal_failed()
 
     # ------------------------------------------------------------ applying a refresh
 
