@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -98,6 +98,9 @@ MAX_LOOKUPS_PER_REFRESH = 20
 ARRAY_COLLAPSE = 8
 #: Ended rows kept (oldest dropped first).
 MAX_ENDED = 200
+#: At most this many pending jobs have their journal looked for (an open that fails, each tick); squeue tells the
+#: start of the others (and squeue keeps its active pace then).
+MAX_PENDING_JOURNALS = 8
 #: A look-up whose sources have no final state yet (accounting lags the controller) is asked again with the
 #: next batch, at most this many times; then the row keeps what the last answer said.
 MAX_LOOKUP_RETRIES = 30
@@ -208,8 +211,9 @@ class JournalRequest:
 
     own_live: tuple[str, ...]  # own active jobs in the queue
     since: float  # submissions at or after this (the history's clock) are the view's
-    known: dict[str, HistoryEntry | None]  # entries the view has already
-    done: frozenset[str]  # jobs whose end the view knows: not followed any more
+    pending: frozenset[str] = frozenset()  # those of them still pending (their journal does not exist yet)
+    known: dict[str, HistoryEntry | None] = field(default_factory=dict)  # entries the view has already
+    done: frozenset[str] = frozenset()  # jobs whose end the view knows: not followed any more
 
 
 @dataclass(frozen=True)
@@ -476,7 +480,8 @@ class JobModel:
         self.journal_inflight = True
         own = tuple(k for k, j in self.live.items()
                     if j.category in ACTIVE and (not self._live_all_users or j.user == self.user))
-        return JournalRequest(own, self.started_at if since is None else since, dict(self.entries),
+        pending = frozenset(k for k in own if self.live[k].category is StateCategory.PENDING)
+        return JournalRequest(own, self.started_at if since is None else since, pending, dict(self.entries),
                               frozenset(self._journal_ended) | frozenset(self.ended))
 
     @staticmethod
@@ -501,10 +506,16 @@ class JobModel:
             if history is not None:
                 history.close()
         wanted: dict[str, HistoryEntry] = {}
+        pending = 0
         for job_id in request.own_live:
             entry = request.known.get(job_id) or entries.get(job_id)
-            if entry is not None and entry.log_stem:
-                wanted[job_id] = entry
+            if entry is None or not entry.log_stem:
+                continue
+            if job_id in request.pending:
+                pending += 1
+                if pending > MAX_PENDING_JOURNALS:
+                    continue
+            wanted[job_id] = entry
         for entry in recent:
             if entry.job_id and entry.job_id not in wanted and entry.job_id not in request.done and entry.log_stem:
                 wanted[entry.job_id] = entry
