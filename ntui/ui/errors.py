@@ -3,7 +3,6 @@ error types. A module of its own so that widgets and screens both import it with
 
 from __future__ import annotations
 
-from ntui.core.compose.presetfiles import PresetSaveRefused
 from ntui.core.errors import NO_SLURM
 from ntui.core.errors import describe_error as describe_core_error
 
@@ -12,6 +11,10 @@ __all__ = ["NO_SLURM", "describe_error"]
 
 def describe_error(error: BaseException | None) -> str:
     """One line for a failed worker, with Slurm's own reason where there is one."""
+    # Imported here: the preset code loads yaml, which the app's first frame must not wait for
+    # (tests/ui/test_startup.py).
+    from ntui.core.compose.presetfiles import PresetSaveRefused
+
     if isinstance(error, PresetSaveRefused):
         return str(error)
     return describe_core_error(error)
