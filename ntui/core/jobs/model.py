@@ -494,9 +494,11 @@ class JobModel:
         try:
             history = open_history()
             if history is not None:
-                since = getattr(history, "since", None)
+                since, latest = getattr(history, "since", None), getattr(history, "entries", None)
                 if callable(since):
                     recent = tuple(since(request.since))
+                elif callable(latest):  # a stand-in history with only its newest entries
+                    recent = tuple(latest(limit=20))
                 for job_id in request.own_live:
                     if job_id not in request.known:
                         entries[job_id] = history.get(_history_key(job_id))

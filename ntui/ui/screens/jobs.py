@@ -352,6 +352,9 @@ class JobsScreen(NtuiScreen):
 
     @work(thread=True, exit_on_error=False, group=SQUEUE_GROUP, name="squeue", description="squeue")
     def _poll_worker(self, request: PollRequest) -> None:
+        recent = self._recent_history()
+        if recent:
+            self.app.call_from_thread(self.model.history_submissions, recent)
         started = time.perf_counter()
         try:
             got = self.model.fetch(self.runner, request)
@@ -359,6 +362,24 @@ class JobsScreen(NtuiScreen):
             self.post_message(QueueFailed(request, exc))
             return
         self.post_message(QueueFetched(request, got, started))
+
+    def _recent_history(self) -> list[Any]:
+        """*Thread-side*: the history's latest submissions (record files): jobs submitted from the CLI that may
+        start and end between two polls (:meth:`JobModel.history_submissions`). The journal tick lists them too,
+        more often; here each squeue sees the history as it is just before it."""
+        try:
+            history = self._open_history()
+        except Exception:  # the history is a help here, never a reason for the queue to fail
+            return []
+        if history is None:
+            return []
+        try:
+            entries = getattr(history, "entries", None)
+            return list(entries(limit=20)) if callable(entries) else []
+        except Exception:
+            return []
+        finally:
+            history.close()
 
     # ------------------------------------------------------------ journals (ntui/core/jobs/journals.py)
 
