@@ -47,6 +47,12 @@ def _jobs() -> CommandModule:
     return jobs
 
 
+def _show() -> CommandModule:
+    from ntui.cli import show
+
+    return show
+
+
 def _actions() -> CommandModule:
     from ntui.cli import actions
 
@@ -91,7 +97,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("check", "check a preset statically; exits non-zero listing every problem", _check),
     Command("submit", "submit a preset; prints the job id", _submit),
     Command("jobs", "list your jobs (one squeue call)", _jobs),
-    Command("show", "details of one job (scontrol show job -d)", _jobs),
+    Command("show", "details of one job (scontrol show job -d)", _show),
     Command("cancel", "cancel a job, or send it a signal", _actions),
     Command("hold", "hold a pending job as its user (scontrol uhold; a running job is not affected)", _actions),
     Command("release", "release a held job", _actions),

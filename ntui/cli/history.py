@@ -72,7 +72,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         runner = None
         if args.reconcile:
             from ntui.core.records.reconcile import reconcile
-            from ntui.core.slurm.sbatch import slurm_env
+            from ntui.core.slurm.runner import slurm_env
 
             env, _ = slurm_env()
             runner = cli_runner()

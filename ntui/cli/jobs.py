@@ -1,4 +1,4 @@
-"""``ntui jobs`` (one squeue call; the records of ended jobs are resolved first) and ``ntui show``.
+"""``ntui jobs``: your jobs from one squeue call; the records of ended jobs are resolved first.
 
 Exit codes: 0 ok; 3 Slurm refused or failed.
 """
@@ -10,14 +10,9 @@ import json
 import sys
 from dataclasses import asdict
 
-from ntui.cli.common import EXIT_SLURM
 from ntui.cli.slurm import cli_runner, slurm_failed
-from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.records.history import History
-from ntui.core.records.outcome import job_outcome
-from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
-from ntui.core.slurm.sbatch import slurm_env
-from ntui.core.slurm.scontrol import show_job
+from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.slurm.squeue import query_queue
 from ntui.core.textsafe import inert
 
@@ -25,14 +20,9 @@ __all__ = ["configure", "resolve_quietly"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
-    if name == "jobs":
-        p.add_argument("--all", action="store_true", help="all users' jobs")
-        p.add_argument("--json", action="store_true", help="machine-readable output")
-        p.set_defaults(func=cmd_jobs)
-    elif name == "show":
-        p.add_argument("job_id")
-        p.add_argument("--json", action="store_true")
-        p.set_defaults(func=cmd_show)
+    p.add_argument("--all", action="store_true", help="all users' jobs")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_jobs)
 
 
 def resolve_quietly(history: History, runner: CommandRunner | None = None) -> None:
@@ -77,41 +67,4 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         where = inert(j.nodelist) if j.nodelist else f"({inert(j.reason)})" if j.reason else ""
         print(f"{inert(j.job_id):<14} {inert(j.name)[:22]:<22} {inert(j.state):<11} {inert(j.elapsed):>10} "
               f"{inert(j.time_limit):>10} {j.num_nodes or '':>5}  {where}")
-    return 0
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    runner = cli_runner()
-    try:
-        d = show_job(runner, args.job_id)
-    except JobNotFound:
-        try:
-            out = job_outcome(runner, args.job_id)
-        except SlurmError as exc:
-            return slurm_failed(exc)
-        print(f"JobId={args.job_id} State={out.state} ExitCode={out.exit_code or '?'} (source: {out.source})")
-        return 0 if out.source != "none" else EXIT_SLURM
-    except SlurmError as exc:
-        return slurm_failed(exc)
-    if args.json:
-        print(json.dumps(asdict(d), indent=1))
-        return 0
-    rows = [
-        ("JobId", d.job_id), ("Name", d.name), ("User", d.user), ("State", d.state), ("Reason", d.reason),
-        ("ExitCode", d.exit_code), ("Partition", d.partition), ("QOS", d.qos or ""),
-        ("Nodes", f"{d.num_nodes} {d.nodelist}"), ("TimeLimit", d.time_limit), ("RunTime", d.run_time),
-        ("Submit", d.submit_time or ""), ("Start", d.start_time or ""), ("End", d.end_time or ""),
-    ]
-    entry = History().get(d.job_id)
-    script = entry.script_path if entry is not None else None
-    rows += [("Command", shown_command(d.command, script) or ""), ("WorkDir", d.work_dir),
-             ("StdOut", d.std_out or "")]
-    # CPU jobs have no GPU indices: no empty "GPUs nid001:" lines
-    rows += [(f"GPUs {node}", ",".join(map(str, idx))) for node, idx in d.gres_by_node.items() if idx]
-    if entry is not None:
-        rows.append(("Preset", f"{entry.preset} {' '.join(entry.overrides)}".strip()))
-        if script and shown_command(d.command, script) != script:
-            rows.append(("Script", script))
-    for key, value in rows:
-        print(f"{inert(key):>12}: {inert(str(value))}")
     return 0

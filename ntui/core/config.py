@@ -33,8 +33,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ntui.core.paths import config_dir
 from ntui.core.problems import Problem, Source
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
@@ -137,8 +135,12 @@ def load_settings(
 
 def _load_file(path: Path) -> tuple[Settings, list[Problem]]:
     problems: list[Problem] = []
+    if not path.is_file():
+        return Settings(), problems
+    import yaml  # only with a settings file: the Slurm subcommands start without loading yaml
+
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return Settings(), [Problem(Source(str(path)), "", f"ignored: {exc}")]
     if raw is None:

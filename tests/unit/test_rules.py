@@ -134,7 +134,7 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
 
 
 def _e1() -> bool:
-    from ntui.core.slurm.sbatch import slurm_env
+    from ntui.core.slurm.runner import slurm_env
 
     env, removed = slurm_env({"PATH": "/bin", "SBATCH_QOS": "x"})
     return "SBATCH_QOS" not in env and "SBATCH_QOS" in removed[0] and env["PATH"] == "/bin"

@@ -23,7 +23,6 @@ chose).
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -34,8 +33,8 @@ from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.paths import atomic_write
 from ntui.core.problems import Problem, Severity, Source
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
-from ntui.core.slurm.runner import CommandRunner, SlurmError
-from ntui.core.slurm.sbatch import TestOnlyResult, slurm_env, test_only
+from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
+from ntui.core.slurm.sbatch import TestOnlyResult, test_only
 from ntui.core.slurm.scontrol import Partition, list_partitions
 
 __all__ = [
@@ -209,6 +208,8 @@ def check_job(
     timeout: float = SUBMIT_TIMEOUT,
 ) -> TestOnlyResult:
     """``sbatch --test-only`` on the rendered script (nothing is submitted)."""
+    import tempfile  # only for --test-only: a plain check starts without it
+
     env, _ = slurm_env(environ)
     with tempfile.TemporaryDirectory(prefix="ntui-check-") as tmp:
         path = Path(tmp) / "job.sbatch"

@@ -20,8 +20,8 @@ from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.paths import atomic_write
 from ntui.core.records.history import History
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
-from ntui.core.slurm.runner import CommandRunner
-from ntui.core.slurm.sbatch import slurm_env, submit
+from ntui.core.slurm.runner import CommandRunner, slurm_env
+from ntui.core.slurm.sbatch import submit
 
 
 @dataclass(frozen=True)

@@ -313,6 +313,15 @@ def scrubbed_env(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]]
 # ---------------------------------------------------------------- the real runner
 
 
+def slurm_env(environ: Mapping[str, str] | None = None) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment for Slurm's clients (sbatch above all), plus warnings naming what was scrubbed (E1, E2)."""
+    env, removed = scrubbed_env(os.environ if environ is None else environ)
+    if not removed:
+        return env, ()
+    inside = "inside an allocation: " if (environ or os.environ).get("SLURM_JOB_ID") else ""
+    return env, (f"{inside}removed {', '.join(removed)} from sbatch's environment (they override the script)",)
+
+
 def _decode(data: bytes | str | None) -> str:
     if data is None:
         return ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,18 +17,7 @@ from ntui.core.slurm.runner import (
     SlurmError,
     check,
     classify,
-    scrubbed_env,
 )
-
-
-def slurm_env(environ: Mapping[str, str] | None = None) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The environment for sbatch, plus warnings naming what was scrubbed (E1, E2)."""
-    env, removed = scrubbed_env(os.environ if environ is None else environ)
-    if not removed:
-        return env, ()
-    inside = "inside an allocation: " if (environ or os.environ).get("SLURM_JOB_ID") else ""
-    return env, (f"{inside}removed {', '.join(removed)} from sbatch's environment (they override the script)",)
-
 
 # ---------------------------------------------------------------- sbatch --parsable
 
