@@ -575,3 +575,15 @@ def test_a_submission_from_another_process_is_expected_and_polled_for_at_once(tm
     assert m.ended["61"].outcome is not None and m.ended["61"].outcome.state == "FAILED"
     assert done.applied is not None and done.applied.tags["61"] == ENDED  # type: ignore[attr-defined]
     board.close()
+
+
+def test_a_new_job_no_journal_tick_has_seen_brings_squeue_back_to_its_pace(tmp_path: Path) -> None:
+    from ntui.core.jobs.journals import JournalBoard
+
+    m, _ = model()
+    refresh(m, job_line("71"))
+    _journal(tmp_path, "run", "71", ALLOC % "71")
+    _tick(m, JournalBoard(retry_s=0.0), StubHistory({"71": entry("71", str(tmp_path))}))
+    assert m.policy.covered
+    _, delay = refresh(m, job_line("71") + job_line("72"))  # 72: submitted with plain sbatch meanwhile
+    assert not m.policy.covered and delay == 10

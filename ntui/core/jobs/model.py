@@ -351,6 +351,8 @@ class JobModel:
             return None, self._rearm(0.0, background)
         self.error = None
         applied = self._apply(request, got)
+        if self.policy.covered and any(k not in self.journals for k in self._own_active()):
+            self.policy.covered = False  # a job no journal tick has seen yet: squeue keeps its pace until one has
         if got.unchanged:  # same jobs, same activity
             self.policy.errors = 0
             delay = self.policy.delay()
@@ -473,13 +475,16 @@ class JobModel:
 
     # ------------------------------------------------------------ journals (ntui.core.jobs.journals)
 
+    def _own_active(self) -> list[str]:
+        return [k for k, j in self.live.items()
+                if j.category in ACTIVE and (not self._live_all_users or j.user == self.user)]
+
     def journal_request(self, since: float | None = None) -> JournalRequest | None:
         """A journal tick to start now, or None while one runs."""
         if self.journal_inflight:
             return None
         self.journal_inflight = True
-        own = tuple(k for k, j in self.live.items()
-                    if j.category in ACTIVE and (not self._live_all_users or j.user == self.user))
+        own = tuple(self._own_active())
         pending = frozenset(k for k in own if self.live[k].category is StateCategory.PENDING)
         return JournalRequest(own, self.started_at if since is None else since, pending, dict(self.entries),
                               frozenset(self._journal_ended) | frozenset(self.ended))
@@ -561,8 +566,7 @@ class JobModel:
                     self._journal_started.add(job_id)
                     self.live[job_id] = self._as_started(job)
                     changed = True
-        own_active = [k for k, j in self.live.items()
-                      if j.category in ACTIVE and (not self._live_all_users or j.user == self.user)]
+        own_active = self._own_active()
         self.policy.covered = bool(own_active) and not self.all_users and all(
             k in result.followed and (result.followed[k].exists or self.live[k].category is StateCategory.PENDING)
             for k in own_active)
