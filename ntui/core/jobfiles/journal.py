@@ -23,10 +23,12 @@ mix. Nothing is written to the program's output; a journal that cannot be writte
   (``setup`` | ``launch`` | ``after``): written first thing by the EXIT trap.
 
 **Traps.** The journal's EXIT trap is installed right after ``set -euo pipefail``; after the GPU sampler's lines
-and again after the preset's setup, :func:`compose_line` takes the EXIT trap set since (the sampler's
-``ntui_gpu_sampler_stop``, a setup's own) into a chain that ntui's trap runs after writing ``end`` (the last one
-set first, each with ``$?`` = the job's status, a failure in one not stopping the others), so every one of them
-still runs and the job's exit status is kept. Signal traps are only set where the setup set none. During the
+(:func:`compose_line`) and again before the launch line (:func:`launch_begin_line`, after the preset's setup) the
+EXIT trap set since (the sampler's ``ntui_gpu_sampler_stop``, a setup's own) is taken into a chain that ntui's trap
+runs after writing ``end`` (the last one set first, each with ``$?`` = the job's status, a failure in one not
+stopping the others), so every one of them still runs and the job's exit status is kept. (A setup that sets an
+EXIT trap and then fails within the setup ends before that: its own trap runs, the journal has no ``end``, and the
+record comes from Slurm.) Signal traps are only set where the setup set none. During the
 launch step ntui's signal traps are lifted: bash runs a trap only once its foreground command has ended, so a
 trapped SIGTERM (``scancel``, the time limit) would keep the shell waiting for srun until Slurm's SIGKILL, which
 then leaves nothing written; untrapped, the signal ends the shell at once and its EXIT trap records the end
