@@ -80,6 +80,9 @@ __all__ = [
 GRACE_S = 300.0
 #: A record from a job's journal is offered to sacct for confirmation for this long after it was written.
 CONFIRM_S = 86400.0
+#: The ends a journal tells from a signal: Slurm may still requeue such a job (preemption), so while accounting says
+#: the job is not over, the journal's word waits for Slurm's.
+SIGNAL_ENDS = frozenset({"CANCELLED", "TIMEOUT"})
 DEFAULT_RECENT_DAYS = 7
 TAIL_BYTES = 256 * 1024
 NOT_FROM_NTUI = "not from ntui: logs unknown"
@@ -330,10 +333,13 @@ def resolve_records(
                 decided[job_id] = confirm(from_journal[job_id], slurm)
             elif job_id not in to_confirm:
                 decided[job_id] = slurm
+        elif job_id in from_journal and from_journal[job_id].state in SIGNAL_ENDS:
+            waiting.add(job_id)  # ended by a signal, and Slurm says it is not over: requeued (preempted), or lagging
         elif job_id not in to_confirm and job_id not in from_journal:
             waiting.add(job_id)
     for job_id, own_word in from_journal.items():
-        decided.setdefault(job_id, own_word)  # sacct had not got its end yet (or there is none): the journal's word
+        if job_id not in waiting:  # sacct had not got its end yet (or there is none): the journal's word
+            decided.setdefault(job_id, own_word)
     confirmed_ids = tuple(j for j, both in confirmed if history.record_confirmation(j, both))
     rest = [j for j in ids if j not in decided and j not in waiting and j not in to_confirm]
     if rest:
