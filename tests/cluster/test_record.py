@@ -127,11 +127,13 @@ def test_jobs_that_ended_while_ntui_was_closed_show_their_final_state(
             res = ntui(env, "submit", "local-srun", *_sets(script, log_dir, name, sleep, code, limit))
             assert res.returncode == 0, res.stderr
             ids[name] = res.stdout.split()[0]
-        # ntui has exited; the jobs run and end on their own, one cancelled by plain scancel.
+        # ntui has exited; the jobs run and end on their own, one cancelled by plain scancel once its launch step
+        # runs (squeue says RUNNING a moment before the batch shell starts: cancelled then, it has no journal)
         deadline = time.monotonic() + START_WAIT_S
-        while dev_cluster.run("squeue", "-h", "-j", ids["rec-cancel"], "-o", "%T").stdout.strip() != "RUNNING":
+        journal = log_dir / f"rec-cancel-{ids['rec-cancel']}.events"
+        while not (journal.exists() and '"ev":"launch"' in journal.read_text()):
             assert time.monotonic() < deadline, "rec-cancel never started"
-            time.sleep(1)
+            time.sleep(0.5)
         dev_cluster.run("scancel", ids["rec-cancel"])
         _wait_gone(dev_cluster, list(ids.values()))
         if dev_cluster.accounting:
