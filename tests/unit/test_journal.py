@@ -117,6 +117,29 @@ def test_a_signal_during_the_launch_ends_the_shell_at_once_and_is_recorded(tmp_p
     assert timeout is not None and timeout.state == "TIMEOUT"  # at or after the limit: the time limit
 
 
+def test_a_step_killed_by_slurm_just_before_the_shell_reads_as_the_signal(tmp_path: Path) -> None:
+    """Slurm ending a job (scancel, the time limit) signals the launch step's tasks and the batch shell; the step
+    may die first (srun exits 143) and the shell's SIGTERM come a moment later, inside the EXIT trap: the journal
+    waits for it and records the signal, not a failure with status 143 (seen on the loaded dev cluster)."""
+    rc, traps = _run(tmp_path, "sh -c 'sleep 0.3; kill -TERM $$'", kill_after=1.0)
+    assert rc == -signal.SIGTERM and traps == ["user trap rc=143", "sampler stopped rc=143"]
+    events = _events(tmp_path)
+    assert [e["ev"] for e in events] == ["alloc", "launch", "launch-end", "end"]
+    assert events[2]["rc"] == 143 and (events[3]["rc"], events[3]["sig"]) == (None, "TERM")
+    state = read_journal(journal_path(str(tmp_path / "logs"), "job", JOB), JOB)
+    assert state is not None and state.final(3600) is not None
+    assert state.final(3600).state == "CANCELLED"  # type: ignore[union-attr]
+
+
+def test_a_step_killed_by_a_signal_with_no_signal_to_the_shell_is_a_failure(tmp_path: Path) -> None:
+    rc, _ = _run(tmp_path, "sh -c 'kill -TERM $$'")
+    assert rc == 143  # set -e, the step's status: what Slurm records as FAILED 143:0
+    events = _events(tmp_path)
+    assert [e["ev"] for e in events] == ["alloc", "launch", "launch-end", "end"] and events[3]["rc"] == 143
+    state = read_journal(journal_path(str(tmp_path / "logs"), "job", JOB), JOB)
+    assert state is not None and (state.final().state, state.final().exit_code) == ("FAILED", "143:0")  # type: ignore[union-attr]
+
+
 def test_a_signal_during_the_setup_is_named(tmp_path: Path) -> None:
     rc, _ = _run(tmp_path, "true", setup="sleep 2", kill_after=0.5, user_trap=False)
     assert rc == -signal.SIGTERM

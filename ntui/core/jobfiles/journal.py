@@ -32,7 +32,11 @@ record comes from Slurm.) Signal traps are only set where the setup set none. Du
 launch step ntui's signal traps are lifted: bash runs a trap only once its foreground command has ended, so a
 trapped SIGTERM (``scancel``, the time limit) would keep the shell waiting for srun until Slurm's SIGKILL, which
 then leaves nothing written; untrapped, the signal ends the shell at once and its EXIT trap records the end
-(``sig`` ``null``: the launch step was running, so only a signal can have ended the shell). Array tasks, the
+(``sig`` ``null``: the launch step was running, so only a signal can have ended the shell). Slurm signals the
+step's tasks and the batch shell separately, so the step may die first (srun exits 128+15) and the shell's
+SIGTERM arrive inside the EXIT trap: when the step died of a signal, the trap waits up to
+:data:`LATE_SIGNAL_WAIT_S` for it, records ``sig`` ``TERM`` if it comes (then dies of it, as the shell would
+have), else the step's status. Array tasks, the
 later ``srun ... &`` + ``wait`` form and checkpoint signals fit the same vocabulary (``array_*``, ``signal``,
 ``requeue``).
 
@@ -81,6 +85,10 @@ VERSION = 1
 SIGNALS: tuple[str, ...] = ("TERM", "INT", "HUP", "USR1", "USR2")
 #: A string value in an event is cut to this many characters: an event stays far below PIPE_BUF (one write).
 MAX_FIELD = 200
+#: When the launch step died of a signal, the EXIT trap waits this long (seconds) for the signal that Slurm, ending
+#: the job (scancel, the time limit, a preemption), sends the batch shell too: which of the two gets it first
+#: varies, and without it the end would read as a failure with the step's status (143).
+LATE_SIGNAL_WAIT_S = 2
 #: A line longer than this is not an event of ntui's (the reader skips it).
 MAX_EVENT_BYTES = 4096
 KINDS = frozenset({"requeue", "alloc", "launch", "launch-end", "signal", "end"})
@@ -128,8 +136,16 @@ ntui_journal_signal() {{  # note the signal, then die of it as the shell would h
     kill -s "$1" "$$"
 }}
 ntui_journal_exit() {{  # the end first, then the chained traps (last set first, $? = the status); status kept
-    local rc=$? i
+    local rc=$? i late=
+    if [ -z "$NTUI_JOURNAL_SIG" ] && [ "$NTUI_JOURNAL_PHASE" = launch ] && [ "$rc" -gt 128 ] \
+        && [ -z "$(trap -p TERM)" ]; then  # the step died of a signal: Slurm ending the job signals this shell too
+        trap 'NTUI_JOURNAL_SIG=TERM late=1' TERM
+        sleep {LATE_SIGNAL_WAIT_S} & wait "$!" 2>/dev/null || true
+        kill "$!" 2>/dev/null || true
+        trap - TERM
+    fi
     if [ -n "$NTUI_JOURNAL_SIG" ]; then
+        [ -z "$late" ] || ntui_journal launch-end "\"rc\":$rc"
         ntui_journal end "\"rc\":null,\"sig\":\"$NTUI_JOURNAL_SIG\",\"phase\":\"$NTUI_JOURNAL_PHASE\""
     elif [ "$NTUI_JOURNAL_PHASE" = launch ] && [ "$rc" -eq 0 ]; then
         ntui_journal end '"rc":null,"sig":null,"phase":"launch"'  # only a signal ends the shell mid-step with 0
@@ -142,6 +158,7 @@ ntui_journal_exit() {{  # the end first, then the chained traps (last set first,
         if [ "$rc" -eq 0 ]; then eval "${{NTUI_JOURNAL_CHAIN[i]}}" || true
         else ntui_journal_status "$rc" || eval "${{NTUI_JOURNAL_CHAIN[i]}}" || true; fi
     done
+    [ -z "$late" ] || kill -s TERM "$$"  # die of the signal, as the shell would have
 }}
 ntui_journal_launch() {{  # before the launch line: ntui's signal traps lifted (a trap would wait for srun)
     local s
