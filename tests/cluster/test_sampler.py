@@ -216,21 +216,14 @@ def test_job_killed_at_its_time_limit_leaves_no_sampler(dev_cluster: DevCluster,
     assert report.gpus == 4 and all(g.samples >= 30 for g in report.all_gpus)
 
 
-def test_a_setup_exit_trap_wins_and_the_step_still_ends_with_the_job(dev_cluster: DevCluster, tmp_path: Path) -> None:
-    script = _script(tmp_path, "sleep 3", path_dir=_sim_dir(tmp_path), setup="trap 'echo USER TRAP' EXIT")
-    job_id = _submit(dev_cluster, tmp_path, script)
-    info = _wait_state(dev_cluster, job_id, END_STATES)
-    assert (info["JobState"], info["ExitCode"]) == ("COMPLETED", "0:0")
-    assert "USER TRAP" in (tmp_path / f"{STEM}-{job_id}.out").read_text()
-    _no_leftovers(dev_cluster, job_id, tmp_path)
-    assert len(find_sample_files(str(tmp_path), STEM, job_id)) == 2
-
-
-def test_with_the_journal_a_setup_exit_trap_and_the_samplers_both_run(dev_cluster: DevCluster, tmp_path: Path) -> None:
-    """J2: the journal's EXIT trap takes the sampler's and the setup's into its chain: the user's trap runs, the
-    sampler ends its files cleanly (its end line), the journal has the job's end, the job COMPLETED."""
+@pytest.mark.parametrize("journal", [False, True], ids=["sampler-alone", "with-journal"])
+def test_a_setup_exit_trap_runs_and_the_step_still_ends_with_the_job(dev_cluster: DevCluster, tmp_path: Path,
+                                                                     journal: bool) -> None:
+    """The sampler alone: a setup's EXIT trap replaces its trap and the step ends with the job. With the journal
+    (J2), whose EXIT trap takes the sampler's and the setup's into its chain: the user's trap runs, the sampler ends
+    its files cleanly (its end line), the journal has the job's end."""
     script = _script(tmp_path, "sleep 3", path_dir=_sim_dir(tmp_path), setup="trap 'echo USER TRAP' EXIT",
-                     journal=True)
+                     journal=journal)
     job_id = _submit(dev_cluster, tmp_path, script)
     info = _wait_state(dev_cluster, job_id, END_STATES)
     assert (info["JobState"], info["ExitCode"]) == ("COMPLETED", "0:0")
@@ -238,7 +231,8 @@ def test_with_the_journal_a_setup_exit_trap_and_the_samplers_both_run(dev_cluste
     _no_leftovers(dev_cluster, job_id, tmp_path)
     files = find_sample_files(str(tmp_path), STEM, job_id)
     assert len(files) == 2
-    for path in files.values():  # stopped by its trap (SIGUSR1), not killed with the job
-        assert Path(path).read_text().rstrip("\n").endswith(f"{HEADER_TAG} end")
-    state = read_journal(journal_path(str(tmp_path), STEM, job_id), job_id)
-    assert state is not None and state.launch_rc == 0 and state.rc == 0 and state.nodes == "nid[001-002]"
+    if journal:
+        for path in files.values():  # stopped by its trap (SIGUSR1), not killed with the job
+            assert Path(path).read_text().rstrip("\n").endswith(f"{HEADER_TAG} end")
+        state = read_journal(journal_path(str(tmp_path), STEM, job_id), job_id)
+        assert state is not None and state.launch_rc == 0 and state.rc == 0 and state.nodes == "nid[001-002]"
