@@ -490,9 +490,11 @@ class JobModel:
                               frozenset(self._journal_ended) | frozenset(self.ended))
 
     @staticmethod
-    def journal_fetch(open_history: HistoryOpener, board: JournalBoard, request: JournalRequest) -> JournalResult:
+    def journal_fetch(open_history: HistoryOpener, board: JournalBoard, request: JournalRequest, *,
+                      close: bool = True) -> JournalResult:
         """*Thread-side*: list the history (one directory listing: submissions since the view opened, entries of
-        own queued jobs not known yet) and read what each followed journal appended."""
+        own queued jobs not known yet) and read what each followed journal appended. ``close=False``: the history
+        is the caller's, kept open from tick to tick."""
         entries: dict[str, HistoryEntry | None] = {}
         recent: tuple[HistoryEntry, ...] = ()
         history = None
@@ -510,7 +512,7 @@ class JobModel:
         except Exception:  # noqa: S110 - an unreadable history only means no new entries this tick
             pass
         finally:
-            if history is not None:
+            if history is not None and close:
                 history.close()
         wanted: dict[str, HistoryEntry] = {}
         pending = 0

@@ -228,6 +228,7 @@ class JobsScreen(NtuiScreen):
         self._banner_text = ""
         self._recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
         self._journals = JournalBoard()  # own jobs' journals (ntui/core/jobs/journals.py)
+        self._journal_store: HistoryLike | None = None  # the history the journal worker keeps open between ticks
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
 
     # the model's state, as tests and benchmarks read it
@@ -325,6 +326,9 @@ class JobsScreen(NtuiScreen):
 
     def on_unmount(self) -> None:
         self._journals.close()
+        if self._journal_store is not None:
+            self._journal_store.close()
+            self._journal_store = None
 
     def on_screen_resume(self) -> None:
         if self.model.stale():
@@ -390,7 +394,16 @@ class JobsScreen(NtuiScreen):
 
     @work(thread=True, exit_on_error=False, group=JOURNAL_GROUP, description="journals")
     def _journal_worker(self, request: JournalRequest) -> None:
-        self.post_message(JournalsRead(JobModel.journal_fetch(self._open_history, self._journals, request)))
+        """Ticks never overlap, so the one history kept open here (opening it each tick cost more CPU than the
+        tick's reads) is only ever used by one thread at a time."""
+        self.post_message(JournalsRead(JobModel.journal_fetch(self._journal_history, self._journals, request,
+                                                              close=False)))
+
+    def _journal_history(self) -> HistoryLike | None:
+        """*Thread-side* (the journal worker): the history, opened on the first tick."""
+        if self._journal_store is None:
+            self._journal_store = self._open_history()
+        return self._journal_store
 
     @on(JournalsRead)
     def _journals_read(self, msg: JournalsRead) -> None:
