@@ -26,7 +26,16 @@ def config_dir() -> Path:
     return _xdg("XDG_CONFIG_HOME", ".config") / "ntui"
 
 
+#: Overrides the state directory (the job records and their per-host index), like ``IPYTHONDIR``: e.g. a local
+#: disk, or one directory shared on purpose.
+STATE_DIR_ENV = "NTUI_STATE_DIR"
+
+
 def state_dir() -> Path:
+    """``$NTUI_STATE_DIR`` (an absolute path), else ``$XDG_STATE_HOME/ntui`` (default ``~/.local/state/ntui``)."""
+    override = os.environ.get(STATE_DIR_ENV)
+    if override and os.path.isabs(override):
+        return Path(override)
     return _xdg("XDG_STATE_HOME", ".local/state") / "ntui"
 
 

@@ -280,12 +280,20 @@ class NtuiApp(App[int]):
                 loop.remove_signal_handler(sig)
 
     def open_history(self) -> History | None:
-        """A history handle for one submission (closed by the caller); called from worker threads."""
+        """A history handle for one submission (closed by the caller); called from worker threads. A damaged
+        record file it sets aside is said in a notification (never on the terminal Textual draws on)."""
         if self.history_factory is None:
             from ntui.core.records.history import History
 
-            return History()
+            return History(warn=self._history_warning)
         return self.history_factory()
+
+    def _history_warning(self, text: str) -> None:
+        self.log.warning(text)
+        try:
+            self.call_from_thread(self.notify, text, title="History", severity="warning", timeout=12)
+        except RuntimeError:  # on the event loop itself
+            self.notify(text, title="History", severity="warning", timeout=12)
 
     # ------------------------------------------------------------ views, help
 

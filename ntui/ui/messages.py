@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ntui.core.compose.sitecheck import PartitionLimits
     from ntui.core.compose.spec import JobSpec
     from ntui.core.compose.yamlsrc import LoadedPreset
-    from ntui.core.jobs.model import DetailsResult, PollRequest
+    from ntui.core.jobs.model import DetailsResult, JournalResult, PollRequest
     from ntui.core.jobs.queue import Fetched
     from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem
@@ -139,6 +139,13 @@ class OutcomesResolved(Message):
     """Final states of jobs that left the queue."""
 
     outcomes: tuple[tuple[str, Outcome], ...]
+
+
+@dataclass
+class JournalsRead(Message):
+    """One journal tick: the history listed, own jobs' journals read (ntui.core.jobs.journals)."""
+
+    result: JournalResult
 
 
 @dataclass

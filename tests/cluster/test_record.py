@@ -1,9 +1,11 @@
 """Job records on the real dev cluster, with and without accounting (``accounting_agnostic``).
 
 Four jobs are submitted with ``ntui submit`` (which exits at once) and end while no ntui process runs: one
-COMPLETES, one FAILS (exit 3), one is CANCELLED with plain ``scancel``, one hits its 1-minute TIMEOUT. Then
-``ntui history`` (a fresh process) shows each final state; with accounting it comes from **one** batched sacct
-call, without it from ``scontrol`` (the controller keeps finished jobs for MinJobAge = 300 s). ``ntui resubmit``
+COMPLETES, one FAILS (exit 3), one is CANCELLED with plain ``scancel`` while it runs, one hits its 1-minute
+TIMEOUT. Each one's own journal (rule J2) gives its exact state and exit code (source ``job``), also with every
+Slurm command refused (as after MinJobAge with the controller gone, or no accounting: nothing else could tell);
+with accounting they agree with sacct's job lines, and ``ntui history`` (a fresh process) shows them confirmed by
+**one** batched sacct call; without accounting it needs no squeue or scontrol at all. ``ntui resubmit``
 re-renders the same script byte for byte, submits it and links the new job to the old one.
 """
 
@@ -39,6 +41,8 @@ JOBS = {
     "rec-timeout": ("300", "0", "00:01:00"),
 }
 WANT = {"rec-ok": "COMPLETED", "rec-fail": "FAILED", "rec-cancel": "CANCELLED", "rec-timeout": "TIMEOUT"}
+#: Slurm's job-level exit codes of the four (sacct's job line; a job Slurm ended by a signal keeps 0:0 there)
+CODES = {"rec-ok": "0:0", "rec-fail": "3:0", "rec-cancel": "0:0", "rec-timeout": "0:0"}
 LIVE = {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "REQUEUED", "RESIZING"}
 
 
@@ -88,6 +92,19 @@ def _wait_sacct(cluster: DevCluster, ids: Sequence[str], timeout: float = 60) ->
     pytest.fail(f"sacct does not know the end of {ids} after {timeout} s")
 
 
+class RefusingRunner:
+    """Every Slurm command fails as if the controller and slurmdbd were gone (and the job long forgotten)."""
+
+    def __init__(self) -> None:
+        self.argvs: list[tuple[str, ...]] = []
+
+    def run(self, argv: Sequence[str], *, timeout: float, env: Any = None,
+            input: str | None = None) -> CommandResult:  # noqa: A002 - mirrors CommandRunner
+        self.argvs.append(tuple(argv))
+        return CommandResult(tuple(argv), 1, "", "slurm_load_jobs error: Unable to contact slurm controller "
+                             "(connect failure)", 0.0)
+
+
 class CountingRunner:
     def __init__(self, inner: CommandRunner) -> None:
         self.inner = inner
@@ -111,42 +128,61 @@ def test_jobs_that_ended_while_ntui_was_closed_show_their_final_state(
             res = ntui(env, "submit", "local-srun", *_sets(script, log_dir, name, sleep, code, limit))
             assert res.returncode == 0, res.stderr
             ids[name] = res.stdout.split()[0]
-        # ntui has exited; the jobs run and end on their own, one cancelled by plain scancel.
+        # ntui has exited; the jobs run and end on their own, one cancelled by plain scancel once its launch step
+        # runs (squeue says RUNNING a moment before the batch shell starts: cancelled then, it has no journal)
         deadline = time.monotonic() + START_WAIT_S
-        while dev_cluster.run("squeue", "-h", "-j", ids["rec-cancel"], "-o", "%T").stdout.strip() != "RUNNING":
+        journal = log_dir / f"rec-cancel-{ids['rec-cancel']}.events"
+        while not (journal.exists() and '"ev":"launch"' in journal.read_text()):
             assert time.monotonic() < deadline, "rec-cancel never started"
-            time.sleep(1)
+            time.sleep(0.5)
         dev_cluster.run("scancel", ids["rec-cancel"])
         _wait_gone(dev_cluster, list(ids.values()))
         if dev_cluster.accounting:
             _wait_sacct(dev_cluster, list(ids.values()))
 
-        # In-process on a copy of the history: how many Slurm calls one resolution makes.
-        db = tmp_path / "home" / "state" / "ntui" / "history.sqlite3"
-        copy = tmp_path / "copy.sqlite3"
-        src = sqlite_backup(db, copy)
+        state_dir = tmp_path / "home" / "state" / "ntui"
+        # 1. The journals alone, on a copy of the store, with every Slurm command refused: exact states and codes.
+        alone = copy_store(state_dir, tmp_path / "alone")
+        refusing = RefusingRunner()
+        report = resolve_records(alone, refusing, env=dev_cluster.env)
+        by_id = dict(report.resolved)
+        print(f"\n[record] journals alone: {[(n, by_id[i].state, by_id[i].exit_code) for n, i in ids.items()]}; "
+              f"Slurm asked {[a[0] for a in refusing.argvs]}")
+        for name, state in WANT.items():
+            got = by_id[ids[name]]
+            assert (got.state, got.exit_code, got.source) == (state, CODES[name], "job"), (name, got)
+            assert got.elapsed_s is not None and got.node_list in ("nid001", "nid002"), (name, got)
+        assert by_id[ids["rec-timeout"]].elapsed_s >= 60
+        alone.close()
+        if dev_cluster.accounting:  # the same four as sacct's job lines say
+            out = dev_cluster.run("sacct", "-X", "-P", "-n", "-j", ",".join(ids.values()), "-o",
+                                  "JobID,State,ExitCode").stdout
+            sacct = {ln.split("|")[0]: (ln.split("|")[1].split()[0], ln.split("|")[2]) for ln in out.splitlines()}
+            for name in WANT:
+                got = by_id[ids[name]]
+                assert (got.state, got.exit_code) == sacct[ids[name]], (name, got, sacct[ids[name]])
+
+        # 2. In-process on another copy: how many Slurm calls one resolution makes.
+        src = copy_store(state_dir, tmp_path / "copy")
         counting = CountingRunner(SubprocessRunner())
         report = resolve_records(src, counting, env=dev_cluster.env)
         src.close()
         kinds = [a[0] for a in counting.argvs]
-        print(f"\n[record] accounting={'on' if dev_cluster.accounting else 'off'}: one resolve of 4 jobs ran "
+        print(f"[record] accounting={'on' if dev_cluster.accounting else 'off'}: one resolve of 4 jobs ran "
               f"{kinds}; sources {sorted({r.source for _, r in report.resolved})}")
-        assert kinds.count("sacct") == 1
-        if dev_cluster.accounting:
-            assert kinds == ["sacct"]  # one batched call answered for all four
-        else:
-            assert kinds.count("squeue") == 1 and kinds.count("scontrol") == 4
+        assert kinds == ["sacct"]  # one batched call (it confirms, or says there is no accounting); no squeue
 
         res = ntui(env, "history", "--json")
         assert res.returncode == 0, res.stderr
         rows = {e["job_name"]: e for e in json.loads(res.stdout)}
-        want_source = "sacct" if dev_cluster.accounting else "scontrol"
         for name, state in WANT.items():
             row = rows[name]
             assert row["job_id"] == ids[name]
-            assert (row["final_state"], row["record_source"]) == (state, want_source), row
+            assert (row["final_state"], row["exit_code"], row["record_source"]) == (state, CODES[name], "job"), row
+            assert row["confirmed_by"] == ("sacct" if dev_cluster.accounting else None), row
             assert row["elapsed_s"] is not None and row["node_list"] in ("nid001", "nid002"), row
-        assert rows["rec-fail"]["exit_code"] == "3:0"
+        if dev_cluster.accounting:
+            assert rows["rec-cancel"]["reason"].startswith("cancelled by "), rows["rec-cancel"]
         # A cancel or time limit ends the job by SIGTERM: its exit code reads so (or says nothing) on every Slurm
         # version, never "exit 15" (sacct before 25.11 printed srun's 143 as 15:0)
         for name in ("rec-cancel", "rec-timeout"):
@@ -164,11 +200,9 @@ def test_jobs_that_ended_while_ntui_was_closed_show_their_final_state(
             dev_cluster.run("scancel", *ids.values())
 
 
-def sqlite_backup(db: Path, copy: Path) -> History:
-    import sqlite3
-
-    with sqlite3.connect(db) as src, sqlite3.connect(copy) as dst:
-        src.backup(dst)
+def copy_store(state_dir: Path, copy: Path) -> History:
+    """The record files copied to ``copy`` (its index is rebuilt there from them)."""
+    shutil.copytree(state_dir / "records", copy / "records")
     return History(copy)
 
 

@@ -20,6 +20,14 @@ import pytest
 
 from ntui.core.compose.sampler import sampler_lines
 from ntui.core.gpu.usage import JobFacts, build_report
+from ntui.core.jobfiles.journal import (
+    compose_line,
+    journal_lines,
+    journal_path,
+    launch_begin_line,
+    launch_end_line,
+    read_journal,
+)
 from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLER_NAME, find_sample_files, sample_prefix
 from ntui.core.records.history import History
 from tests.cluster.conftest import REPO, DevCluster
@@ -41,7 +49,7 @@ def _sim_dir(tmp: Path) -> Path:
 
 
 def _script(log_dir: Path, work: str, *, path_dir: Path | None, profile: str = "", after: str = "",
-            time_min: int = 5, setup: str = "") -> str:
+            time_min: int = 5, setup: str = "", journal: bool = False) -> str:
     path = f"export PATH={path_dir}:$PATH" if path_dir else "export PATH=/usr/bin:/bin  # no nvidia-smi anywhere"
     lines = [
         "#!/bin/bash",
@@ -54,9 +62,13 @@ def _script(log_dir: Path, work: str, *, path_dir: Path | None, profile: str = "
         "set -euo pipefail",
         path,
         f"export NTUI_SIM_GPU_PROFILE={profile}" if profile else "",
+        *(journal_lines(str(log_dir), STEM) if journal else ()),
         *sampler_lines(str(log_dir), STEM, interval_s=1),
+        compose_line() if journal else "",
         setup,
+        launch_begin_line("srun") if journal else "",
         f"srun --ntasks-per-node=2 --kill-on-bad-exit=1 bash -c {work!r}",
+        launch_end_line() if journal else "",
         after,
         "",
     ]
@@ -204,11 +216,23 @@ def test_job_killed_at_its_time_limit_leaves_no_sampler(dev_cluster: DevCluster,
     assert report.gpus == 4 and all(g.samples >= 30 for g in report.all_gpus)
 
 
-def test_a_setup_exit_trap_wins_and_the_step_still_ends_with_the_job(dev_cluster: DevCluster, tmp_path: Path) -> None:
-    script = _script(tmp_path, "sleep 3", path_dir=_sim_dir(tmp_path), setup="trap 'echo USER TRAP' EXIT")
+@pytest.mark.parametrize("journal", [False, True], ids=["sampler-alone", "with-journal"])
+def test_a_setup_exit_trap_runs_and_the_step_still_ends_with_the_job(dev_cluster: DevCluster, tmp_path: Path,
+                                                                     journal: bool) -> None:
+    """The sampler alone: a setup's EXIT trap replaces its trap and the step ends with the job. With the journal
+    (J2), whose EXIT trap takes the sampler's and the setup's into its chain: the user's trap runs, the sampler ends
+    its files cleanly (its end line), the journal has the job's end."""
+    script = _script(tmp_path, "sleep 3", path_dir=_sim_dir(tmp_path), setup="trap 'echo USER TRAP' EXIT",
+                     journal=journal)
     job_id = _submit(dev_cluster, tmp_path, script)
     info = _wait_state(dev_cluster, job_id, END_STATES)
     assert (info["JobState"], info["ExitCode"]) == ("COMPLETED", "0:0")
     assert "USER TRAP" in (tmp_path / f"{STEM}-{job_id}.out").read_text()
     _no_leftovers(dev_cluster, job_id, tmp_path)
-    assert len(find_sample_files(str(tmp_path), STEM, job_id)) == 2
+    files = find_sample_files(str(tmp_path), STEM, job_id)
+    assert len(files) == 2
+    if journal:
+        for path in files.values():  # stopped by its trap (SIGUSR1), not killed with the job
+            assert Path(path).read_text().rstrip("\n").endswith(f"{HEADER_TAG} end")
+        state = read_journal(journal_path(str(tmp_path), STEM, job_id), job_id)
+        assert state is not None and state.launch_rc == 0 and state.rc == 0 and state.nodes == "nid[001-002]"

@@ -38,8 +38,7 @@ def _intent(history: History, log_dir: Path, *, stem: str = "local-srun", age: f
     token = uuid.uuid4().hex
     history.record_intent(token=token, preset="local-srun", preset_path=None, overrides=(), job_name=stem,
                           launcher="srun", nodes=2, world_size=4, log_dir=str(log_dir), log_stem=stem,
-                          script="#!/bin/bash\necho hi\n")
-    history._conn.execute("UPDATE submissions SET created_at=? WHERE token=?", (time.time() - age, token))
+                          script="#!/bin/bash\necho hi\n", created_at=time.time() - age)
     if staged:
         log_dir.mkdir(parents=True, exist_ok=True)
         (log_dir / f".{stem}-{token}.sbatch").write_text("#!/bin/bash\necho hi\n")

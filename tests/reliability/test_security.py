@@ -123,15 +123,16 @@ def test_scripts_and_history_are_private(tmp_path: Path, loose_umask: None) -> N
     def sbatch(argv: tuple[str, ...]) -> object:
         script = Path(argv[-1])
         modes["staging"] = _mode(script)
-        modes["history-wal"] = _mode(state / "history.sqlite3-wal")
+        modes["records"] = max(_mode(p) for p in (state / "records").iterdir())  # the intent, before sbatch
         return result(stdout="777\n")
 
     runner = FakeRunner({"sbatch": sbatch})  # type: ignore[dict-item]
     job = submit_job(loaded, spec, runner, history)
-    assert modes == {"staging": 0o600, "history-wal": 0o600}
+    assert modes == {"staging": 0o600, "records": 0o600}
     assert _mode(Path(job.script_path)) == 0o600
-    assert _mode(state / "history.sqlite3") == 0o600
-    assert _mode(state) == 0o700
+    assert {_mode(p) for p in (state / "records").iterdir()} == {0o600}
+    assert {_mode(p) for p in (state / "index").iterdir()} == {0o600}  # this host's index (and its -wal, -shm)
+    assert _mode(state) == _mode(state / "records") == _mode(state / "index") == 0o700
     history.close()
     out = tmp_path / "rendered.sbatch"
     assert cli.run(["render", "local-srun", "-o", str(out)]) == 0

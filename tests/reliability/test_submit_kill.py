@@ -17,10 +17,11 @@ those jobs are held, and cancelled at the end.
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shutil
 import signal
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from ntui.core.records.history import History
 from ntui.core.records.reconcile import staging_name
 from tests.reliability.conftest import REPO, DevCluster, ntui_env, run_ntui
 
@@ -112,13 +114,15 @@ def test_submit_killed_at_random_moments_loses_no_job(dev_cluster: DevCluster, t
         assert all(staging_name(cmd) is not None for cmd in accepted.values())
 
         state = home / "state" / "ntui"
-        db = state / "history.sqlite3"
-        with sqlite3.connect(db) as conn:  # "restart" ntui later: every intent is past the grace period
-            conn.execute("UPDATE submissions SET created_at = created_at - 3600 WHERE status = 'intent'")
+        # "restart" ntui later: every intent is past the grace period (the files backdated, the index rebuilt)
+        for intent in (state / "records").glob("*.intent.*.json"):
+            doc = json.loads(intent.read_text())
+            doc["created_at"] -= 3600
+            intent.write_text(json.dumps(doc))
+        shutil.rmtree(state / "index")
         res = run_ntui("history", "--reconcile", "-n", "100000", "--json", env=env)
         assert res.returncode == 0, res.stderr.decode()
         report = res.stderr.decode()
-        import json
 
         rows = {e["job_id"]: e for e in json.loads(res.stdout) if e["job_id"] in accepted}
         missing = sorted(set(accepted) - set(rows), key=int)
@@ -131,13 +135,13 @@ def test_submit_killed_at_random_moments_loses_no_job(dev_cluster: DevCluster, t
             assert stat.S_IMODE(final.stat().st_mode) == 0o600
             assert rows[job_id]["script_path"] == str(final)
         assert stat.S_IMODE(state.stat().st_mode) == 0o700
-        assert stat.S_IMODE(db.stat().st_mode) == 0o600
+        assert {stat.S_IMODE(p.stat().st_mode) for p in (state / "records").iterdir()} == {0o600}
 
         again = run_ntui("history", "--reconcile", "-n", "1", env=env)
         assert again.returncode == 0 and b"recovered job" not in again.stderr, again.stderr.decode()
-        with sqlite3.connect(db) as conn:
-            intents = conn.execute("SELECT count(*) FROM submissions WHERE status='intent'").fetchone()[0]
-            failed = conn.execute("SELECT count(*) FROM submissions WHERE status='failed'").fetchone()[0]
+        with History(state) as h:
+            statuses = [e.status for e in h.entries()]
+        intents, failed = statuses.count("intent"), statuses.count("failed")
         strays = sorted(p.name for p in log_dir.glob(".*.sbatch"))
         print(f"\n[reliability] submit kill -9: {KILLS} runs ({killed} killed) in {loop_s:.1f}s, one submit "
               f"{full * 1000:.0f} ms; accepted {len(accepted)}, printed {len(printed)}, recovered "

@@ -337,11 +337,8 @@ def recent_history(path: Path, *, unresolved: Sequence[str] = ()) -> Callable[[]
         token = f"demo-{job_id}"
         history.record_intent(token=token, preset=name, preset_path=None, overrides=("sbatch.nodes=2",),
                               job_name=name, launcher="torchrun", nodes=2, world_size=8, log_dir=LOG_DIR,
-                              log_stem=name, script=SCRIPT)
-        history.record_submitted(token, job_id, "perlmutter", f"{LOG_DIR}/{name}-{job_id}.sbatch")
-        history._conn.execute("UPDATE submissions SET created_at=?, submitted_at=? WHERE token=?",
-                              (now - ago, now - ago, token))
-        history._conn.commit()
+                              log_stem=name, script=SCRIPT, created_at=now - ago)
+        history.record_submitted(token, job_id, "perlmutter", f"{LOG_DIR}/{name}-{job_id}.sbatch", when=now - ago)
         if record is not None and job_id not in unresolved:
             history.record_final(job_id, record, when=now)
     history.close()
@@ -412,11 +409,9 @@ def report_history(directory: Path, *, script: str = "#!/bin/bash\n#SBATCH --tim
     history = History(directory / "history.sqlite3")
     history.record_intent(token="report", preset=preset, preset_path=None, overrides=overrides,  # noqa: S106
                           job_name="exp", launcher="torchrun", nodes=2, world_size=4, log_dir=str(logs),
-                          log_stem="exp", script=script)
-    history.record_submitted("report", REPORT_JOB, None, None)
+                          log_stem="exp", script=script, created_at=FROZEN_NOW.timestamp() - 900)
     now = FROZEN_NOW.timestamp()
-    history._conn.execute("UPDATE submissions SET created_at=?, submitted_at=?", (now - 900, now - 900))
-    history._conn.commit()
+    history.record_submitted("report", REPORT_JOB, None, None, when=now - 900)
     history.record_final(REPORT_JOB, FinalRecord("COMPLETED", "0:0", None, None, None, 300, "nid[001-002]", "",
                                                  "inferred"), when=now)
     history.close()

@@ -466,3 +466,124 @@ def test_actions_pick_the_command_for_the_jobs_state() -> None:
     signal.call()
     assert runner.seen == [("scontrol", "release", "40"), ("scontrol", "uhold", "38"),
                            ("scancel", "--signal=USR1", "34")]
+
+
+# ---------------------------------------------------------------- journals (ntui.core.jobs.journals)
+
+
+class StubHistory:
+    """What :meth:`JobModel.journal_fetch` asks of the history: entries by job id, and the recent ones."""
+
+    def __init__(self, entries: Mapping[str, HistoryEntry], recent: Sequence[HistoryEntry] = ()) -> None:
+        self.entries, self.recent = dict(entries), list(recent)
+        self.gets: list[str] = []
+
+    def get(self, job_id: str) -> HistoryEntry | None:
+        self.gets.append(job_id)
+        return self.entries.get(job_id)
+
+    def since(self, when: float) -> list[HistoryEntry]:
+        return [e for e in self.recent if (e.submitted_at or 0.0) >= when]
+
+    def close(self) -> None:
+        pass
+
+
+def _journal(log_dir: Path, stem: str, job_id: str, *lines: str) -> None:
+    with open(log_dir / f"{stem}-{job_id}.events", "a") as fh:
+        fh.writelines(ln + "\n" for ln in lines)
+
+
+def _tick(m: JobModel, board: object, history: StubHistory) -> object:
+    from ntui.core.jobs.journals import JournalBoard
+
+    assert isinstance(board, JournalBoard)
+    request = m.journal_request()
+    assert request is not None and m.journal_request() is None  # ticks never overlap
+    return m.journal_done(JobModel.journal_fetch(lambda: history, board, request))
+
+
+ALLOC = '{"v":1,"ev":"alloc","t":100,"job":"%s","restart":0,"nodes":"nid007"}'
+END3 = '{"v":1,"ev":"end","t":130,"job":"%s","rc":3,"phase":"launch"}'
+
+
+def test_a_journal_start_and_end_change_the_rows_at_once_with_no_lookup(tmp_path: Path) -> None:
+    from ntui.core.jobs.journals import JournalBoard
+
+    m, _ = model()
+    gone: list[tuple[FinishedJob, ...]] = []
+    m.on_departure(gone.append)
+    refresh(m, job_line("41", "PENDING") + job_line("42"))
+    history = StubHistory({"41": entry("41", str(tmp_path)), "42": entry("42", str(tmp_path))})
+    board = JournalBoard(retry_s=0.0)
+    done = _tick(m, board, history)
+    assert done.applied is None and not done.poll_now  # type: ignore[attr-defined]
+    assert not m.policy.covered  # the pending one's journal is waited for, but the running one has none
+    _journal(tmp_path, "run", "41", ALLOC % "41")
+    done = _tick(m, board, history)
+    assert done.applied is not None and m.live["41"].state == "RUNNING"  # type: ignore[attr-defined]
+    assert m.live["41"].nodelist == "nid007"
+    _journal(tmp_path, "run", "41", END3 % "41")
+    done = _tick(m, board, history)
+    applied = done.applied  # type: ignore[attr-defined]
+    assert applied is not None and applied.tags.get("41") == ENDED and "41" not in m.live
+    assert m.ended["41"].outcome == Outcome("41", "FAILED", "3:0", "job", True, 30)
+    assert applied.rows["41"][2] == "FAILED" and [g[0].key for g in gone] == ["41"]
+    assert m.take_lookups() is None  # the journal said it: no sacct, no scontrol
+    assert history.gets == ["41", "42"]  # each entry looked up once, then known
+    # squeue lags behind the journal: the job still listed as running stays ended; pending again: requeued
+    refresh(m, job_line("41") + job_line("42"))
+    assert "41" not in m.live and "41" in m.ended
+    refresh(m, job_line("41", "PENDING") + job_line("42"))
+    assert "41" in m.live and "41" not in m.ended
+    board.close()
+
+
+def test_squeue_slows_down_only_while_every_own_active_job_is_followed(tmp_path: Path) -> None:
+    from ntui.core.jobs.journals import JournalBoard
+
+    m, _ = model()
+    _, delay = refresh(m, job_line("51") + job_line("52"))
+    assert delay == 10
+    board = JournalBoard(retry_s=0.0)
+    _journal(tmp_path, "run", "51", ALLOC % "51")
+    _tick(m, board, StubHistory({"51": entry("51", str(tmp_path))}))  # 52: not ntui's (no entry)
+    assert not m.policy.covered and m.policy.delay() == 10
+    _journal(tmp_path, "run", "52", ALLOC % "52")
+    m.entries["52"] = None
+    m2, _ = model()
+    refresh(m2, job_line("51") + job_line("52"))
+    _tick(m2, JournalBoard(retry_s=0.0), StubHistory({"51": entry("51", str(tmp_path)),
+                                                      "52": entry("52", str(tmp_path))}))
+    assert m2.policy.covered and m2.policy.delay() == 60  # the idle pace: journals tell starts and ends
+    board.close()
+
+
+def test_a_submission_from_another_process_is_expected_and_polled_for_at_once(tmp_path: Path) -> None:
+    from ntui.core.jobs.journals import JournalBoard
+
+    m, _ = model()
+    refresh(m, "")
+    newer = entry("61", str(tmp_path))
+    newer = HistoryEntry(**{**newer.__dict__, "submitted_at": m.started_at + 1})
+    board = JournalBoard(retry_s=0.0)
+    done = _tick(m, board, StubHistory({}, [newer]))
+    assert done.poll_now  # type: ignore[attr-defined]
+    # it failed at once, before any squeue listed it: its journal is read all the same
+    _journal(tmp_path, "run", "61", ALLOC % "61", END3 % "61")
+    done = _tick(m, board, StubHistory({}, [newer]))
+    assert m.ended["61"].outcome is not None and m.ended["61"].outcome.state == "FAILED"
+    assert done.applied is not None and done.applied.tags["61"] == ENDED  # type: ignore[attr-defined]
+    board.close()
+
+
+def test_a_new_job_no_journal_tick_has_seen_brings_squeue_back_to_its_pace(tmp_path: Path) -> None:
+    from ntui.core.jobs.journals import JournalBoard
+
+    m, _ = model()
+    refresh(m, job_line("71"))
+    _journal(tmp_path, "run", "71", ALLOC % "71")
+    _tick(m, JournalBoard(retry_s=0.0), StubHistory({"71": entry("71", str(tmp_path))}))
+    assert m.policy.covered
+    _, delay = refresh(m, job_line("71") + job_line("72"))  # 72: submitted with plain sbatch meanwhile
+    assert not m.policy.covered and delay == 10

@@ -17,6 +17,7 @@ from ntui.core.compose.render import render
 from ntui.core.compose.rules import PORT_BASE, PORT_SPAN
 from ntui.core.compose.spec import validate
 from ntui.core.compose.yamlsrc import LoadedPreset
+from ntui.core.jobfiles.journal import journal_path, read_journal
 
 STUBS = Path(__file__).parent / "stubs"
 JOB_ID = 4242
@@ -119,6 +120,10 @@ def test_cell(launcher: str, style: str, nodes: int, container: str, stub_bin: P
     if style == "gpus-per-task":
         env_extra["SLURM_GPUS_PER_TASK"] = str(GPUS // (GPUS if launcher == "srun" else 1))
     records = run_cell(render(spec), stub_bin, tmp_path, nodes, env_extra)
+    # the journal around the unchanged launch line (J2): the allocation, the launch step and its end, status 0
+    journal = read_journal(journal_path(str(log_dir), "cell", str(JOB_ID)), str(JOB_ID))
+    assert journal is not None and journal.launch_rc == 0 and journal.rc == 0 and journal.nodes == (
+        f"nid[001-{nodes:03d}]"), journal
 
     per_node = GPUS  # srun: 4 tasks per node; torchrun/accelerate: 4 workers per node
     world = nodes * per_node

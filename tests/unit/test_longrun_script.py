@@ -21,6 +21,7 @@ import pytest
 from ntui.core.compose.render import render
 from ntui.core.compose.spec import validate
 from ntui.core.compose.yamlsrc import LoadedPreset
+from ntui.core.jobfiles.journal import journal_path, read_journal
 from ntui.core.jobfiles.runfile import read_run
 
 JOB_ID = "4242"
@@ -208,6 +209,11 @@ def test_signal_reaches_every_rank_agents_survive_and_the_job_requeues(launcher:
     assert events[1]["sig"] == "USR2" and events[2]["how"] == "requeue" and events[2]["count"] == 1
     state = read_run(tmp_path / "logs" / f"lr-{JOB_ID}.run", JOB_ID)
     assert state is not None and state.allocations[0].ended_by == "time limit, checkpointed, requeued"
+    # The job's own journal has the run's events: a requeued allocation has not ended the job.
+    journal = read_journal(journal_path(str(tmp_path / "logs"), "lr", JOB_ID), JOB_ID)
+    assert journal is not None and journal.bad_lines == 0
+    assert (journal.run_id, journal.checkpoint_signal, journal.continued) == (JOB_ID, "USR2", "requeue")
+    assert journal.final() is None
 
 
 def test_a_signal_before_the_ranks_have_handlers_is_sent_again(stub_bin: Path, tmp_path: Path) -> None:

@@ -174,11 +174,29 @@ def test_history_sort_takes_the_same_orders(capsys: pytest.CaptureFixture[str]) 
         assert cli.run(["history", "--no-resolve", *args]) == 0
         return [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[1:]]
 
-    # newest first is the stored order (submission order; the canned history was written oldest-last)
-    assert ids() == ids("--sort", "newest") == ["48213410", "48213544", "48213650", "48213701", "48213777"]
+    # newest first is the stored order (by submission time)
+    assert ids() == ids("--sort", "newest") == ["48213650", "48213701", "48213777", "48213544", "48213410"]
     assert ids("--sort", "gpu") == ["48213544", "48213701", "48213650", "48213777", "48213410"]
     assert ids("--sort", "gpu", "-n", "2") == ["48213544", "48213701"]  # the two that used their GPUs least
     assert ids("--sort", "failed") == ["48213701", "48213544", "48213410", "48213650", "48213777"]
     with pytest.raises(SystemExit):
         cli.run(["history", "--sort", "fastest"])
     assert "invalid choice: 'fastest' (choose from 'newest', 'gpu', 'failed')" in capsys.readouterr().err
+
+
+def test_a_record_from_the_journal_says_so_and_who_confirmed_it(tmp_path: Path) -> None:
+    from ntui.core.records.history import FinalRecord
+
+    h = History(tmp_path / "state")
+    try:
+        h.record_intent(token="j1", preset="p", preset_path=None, overrides=[], job_name="train",  # noqa: S106
+                        launcher="srun", nodes=1, world_size=1, log_dir=str(tmp_path), log_stem="train", script="")
+        h.record_submitted("j1", "9", None, None)
+        h.record_final("9", FinalRecord("CANCELLED", "0:0", "cancelled by alice (uid 1000)", None, None, 12,
+                                        "nid001", "", "job", confirmed_by="sacct"))
+        job = next(j for j in recent_jobs(h, None, now=NOW + 1e9, days=1e6).jobs if j.job_id == "9")
+    finally:
+        h.close()
+    note = record_details(job).note
+    assert note.startswith("record from job (its own journal), confirmed by sacct\nreason: cancelled by alice")
+    assert state_text(job) == "CANCELLED"  # not marked as inferred

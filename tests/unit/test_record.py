@@ -3,6 +3,7 @@ recent jobs. Slurm answers are real captures (``tests/data/record/``, ``tests/da
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.records.history import SCHEMA_VERSION, FinalRecord, History
+from ntui.core.records.history import FinalRecord, History
 from ntui.core.records.record import NOT_FROM_NTUI, infer_from_batch_log, recent_jobs, resolve_records
 from ntui.core.slurm.sacct import (
     RECORD_FIELDS,
@@ -49,10 +50,8 @@ def _submit(history: History, job_id: str, log_dir: Path, *, age: float = 3600.0
     stem = STEMS.get(job_id, f"job{job_id}")
     history.record_intent(token=token, preset="local-srun", preset_path=None, overrides=(f"x={job_id}",),
                           job_name=stem, launcher="srun", nodes=1, world_size=1, log_dir=str(log_dir),
-                          log_stem=stem, script="#!/bin/bash\n")
-    history.record_submitted(token, job_id, None, None)
-    history._conn.execute("UPDATE submissions SET created_at=?, submitted_at=? WHERE token=?",
-                          (time.time() - age, time.time() - age, token))
+                          log_stem=stem, script="#!/bin/bash\n", created_at=time.time() - age)
+    history.record_submitted(token, job_id, None, None, when=time.time() - age)
 
 
 @pytest.fixture
@@ -76,18 +75,20 @@ def no_verdict(entry: object, job_id: str, slurm_final: object = None) -> str:
 # ---------------------------------------------------------------- schema
 
 
-def test_a_version_1_history_file_is_migrated_in_place(tmp_path: Path) -> None:
+def test_a_version_1_history_file_is_migrated_to_record_files_once(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite3"
     shutil.copy(REC / "history-v1.sqlite3", path)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
         before = conn.execute("SELECT token, job_id, preset, overrides, script FROM submissions ORDER BY id").fetchall()
+    raw = path.read_bytes()
     assert [r[1] for r in before] == ["22", "23", "24", "25"]
     h = History(path)
     try:
-        assert h.schema_version == SCHEMA_VERSION == 3
         entries = {e.job_id: e for e in h.entries()}
         assert set(entries) == set(STEMS)
+        assert sorted((e.token, e.job_id, e.preset, json.dumps(list(e.overrides)), e.script)
+                      for e in entries.values()) == sorted(before)
         assert all(e.final_state is None and e.record_source is None and e.resubmit_of is None and e.gpu is None
                    for e in entries.values())
         assert [e.job_id for e in h.unresolved()] == ["22", "23", "24", "25"]
@@ -100,30 +101,21 @@ def test_a_version_1_history_file_is_migrated_in_place(tmp_path: Path) -> None:
             "TIMEOUT", 62, "nid002", "sacct")
     finally:
         h.close()
-    again = History(path)  # idempotent: a second open changes nothing
+    files = sorted(p.name for p in (tmp_path / "records").iterdir())
+    again = History(path)  # idempotent: a second open migrates nothing again
     try:
-        assert again.schema_version == 3
-        with sqlite3.connect(path) as conn:
-            after = conn.execute("SELECT token, job_id, preset, overrides, script FROM submissions ORDER BY id")
-            assert after.fetchall() == before
+        assert len(again.entries()) == 4 and again.get("25") is not None
+        assert sorted(p.name for p in (tmp_path / "records").iterdir()) == files
     finally:
         again.close()
-
-
-def test_a_new_history_file_has_the_same_columns_as_a_migrated_one(tmp_path: Path) -> None:
-    old = tmp_path / "old.sqlite3"
-    shutil.copy(REC / "history-v1.sqlite3", old)
-    History(old).close()
-    History(tmp_path / "new.sqlite3").close()
-
-    def columns(p: Path) -> list[tuple[str, str]]:
-        with sqlite3.connect(p) as conn:
-            return [(r[1], r[2]) for r in conn.execute("PRAGMA table_info(submissions)")]
-
-    assert columns(old) == columns(tmp_path / "new.sqlite3")
-
-
-# ---------------------------------------------------------------- sacct
+    assert path.read_bytes() == raw  # the old file is only read
+    (tmp_path / "history.sqlite3.migrated").unlink()  # a migration killed before its marker: runs again, no twin
+    third = History(path)
+    try:
+        assert sorted(p.name for p in (tmp_path / "records").iterdir()) == files
+        assert len(third.entries()) == 4
+    finally:
+        third.close()
 
 
 def test_sacct_argv_is_one_call_for_all_jobs() -> None:
@@ -373,3 +365,84 @@ async def test_app_start_records_jobs_that_ended_while_it_was_closed(tmp_path: P
     finally:
         h.close()
     assert sum(1 for a in runner.argvs() if a[0] == "sacct") == 1
+
+
+# ---------------------------------------------------------------- the job's own journal first (J2)
+
+JOURNAL_END = {  # job id -> the journal's lines after its allocation (t=100)
+    "22": ['{"v":1,"ev":"end","t":102,"job":"22","rc":0,"phase":"after"}'],
+    "23": ['{"v":1,"ev":"launch-end","t":101,"job":"23","rc":3}', '{"v":1,"ev":"end","t":101,"job":"23","rc":3}'],
+    "24": ['{"v":1,"ev":"end","t":108,"job":"24","rc":null,"sig":null,"phase":"launch"}'],
+    "25": ['{"v":1,"ev":"end","t":181,"job":"25","rc":null,"sig":null,"phase":"launch"}'],
+}
+
+
+def _journals(history: History, log_dir: Path) -> None:
+    for job_id, lines in JOURNAL_END.items():
+        head = f'{{"v":1,"ev":"alloc","t":100,"job":"{job_id}","restart":0,"nodes":"nid001","host":"nid001"}}'
+        (log_dir / f"{STEMS[job_id]}-{job_id}.events").write_text("\n".join([head, *lines]) + "\n")
+
+
+def _journal_history(tmp_path: Path, logs: Path) -> History:
+    h = History(tmp_path / "state")
+    for job_id, stem in STEMS.items():
+        token = uuid.uuid4().hex
+        limit = "#!/bin/bash\n#SBATCH --time=00:01:00\n" if job_id == "25" else "#!/bin/bash\n"
+        h.record_intent(token=token, preset="local-srun", preset_path=None, overrides=(), job_name=stem,
+                        launcher="srun", nodes=1, world_size=1, log_dir=str(logs), log_stem=stem, script=limit,
+                        created_at=time.time() - 3600)
+        h.record_submitted(token, job_id, None, None, when=time.time() - 3600)
+    _journals(h, logs)
+    return h
+
+
+WANT_JOURNAL = {"22": ("COMPLETED", "0:0"), "23": ("FAILED", "3:0"), "24": ("CANCELLED", "0:0"),
+                "25": ("TIMEOUT", "0:0")}
+
+
+def test_the_journal_decides_with_no_accounting_and_no_controller(tmp_path: Path, logs: Path) -> None:
+    h = _journal_history(tmp_path, logs)
+    runner = FakeRunner({"sacct": no_accounting(), "squeue": result(returncode=1, stderr="connect failure")})
+    report = resolve_records(h, runner, verdict=no_verdict)
+    got = {j: (r.state, r.exit_code, r.source) for j, r in report.resolved}
+    assert got == {j: (*want, "job") for j, want in WANT_JOURNAL.items()}
+    assert [a[0] for a in runner.argvs()] == ["sacct"]  # no squeue, no scontrol: the journals said it all
+    e = h.get("25")
+    assert e is not None and e.elapsed_s == 81 and e.node_list == "nid001" and e.confirmed_by is None
+    assert "time limit 60 s" in (e.reason or "")
+
+
+def test_sacct_confirms_the_journal_and_wins_where_it_names_another_end(tmp_path: Path, logs: Path) -> None:
+    h = _journal_history(tmp_path, logs)
+    rows = (REC / "sacct_jobs.stdout").read_text().splitlines()
+    # job 24: Slurm says it was preempted, which the job could only see as a signal
+    rows = [r.replace("|CANCELLED by 0|", "|PREEMPTED|") if r.startswith("24|") else r for r in rows]
+    runner = FakeRunner({"sacct": result(stdout="\n".join(rows) + "\n")})
+    report = resolve_records(h, runner, verdict=no_verdict)
+    by = dict(report.resolved)
+    for job_id in ("22", "23", "25"):
+        assert (by[job_id].state, by[job_id].exit_code) == WANT_JOURNAL[job_id]
+        assert (by[job_id].source, by[job_id].confirmed_by) == ("job", "sacct")
+    assert by["24"].state == "PREEMPTED" and by["24"].source == "sacct"
+    assert "the job's journal said CANCELLED" in (by["24"].reason or "")
+    assert by["22"].start_time == "2026-11-30T09:33:43"  # Slurm's times once it confirmed
+
+
+def test_a_journal_record_sacct_lags_on_is_confirmed_later_and_a_signal_waits(tmp_path: Path, logs: Path) -> None:
+    h = _journal_history(tmp_path, logs)
+    running = "\n".join(f"{j}|{STEMS[j]}|RUNNING|0:0|None|2026-11-30T09:33:43|2026-11-30T09:33:43|Unknown|"
+                        "00:00:05|nid001|ntuidev|normal|debug|/tmp" for j in STEMS) + "\n"
+    first = resolve_records(h, FakeRunner({"sacct": result(stdout=running)}), verdict=no_verdict)
+    # exit statuses are the job's own: recorded; ends by a signal may be a preemption Slurm requeues: they wait
+    assert {j for j, _ in first.resolved} == {"22", "23"} and set(first.unresolved) == {"24", "25"}
+    assert h.get("22").confirmed_by is None  # type: ignore[union-attr]
+    done = FakeRunner({"sacct": result(stdout=(REC / "sacct_jobs.stdout").read_text())})
+    second = resolve_records(h, done, verdict=no_verdict)
+    assert set(second.confirmed) == {"22", "23"} and {j for j, _ in second.resolved} == {"24", "25"}
+    argv = done.argvs()
+    assert len(argv) == 1 and set(argv[0][argv[0].index("-j") + 1].split(",")) == set(STEMS)  # one call for all
+    for job_id, (state, code) in WANT_JOURNAL.items():
+        e = h.get(job_id)
+        assert e is not None and (e.final_state, e.exit_code, e.record_source) == (state, code, "job"), e
+        assert e.confirmed_by == "sacct"
+    assert (h.get("24").reason or "").startswith("cancelled by ")  # type: ignore[union-attr]

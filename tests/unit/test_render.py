@@ -201,10 +201,16 @@ def test_monitor_gpu_false_removes_the_sampler_entirely() -> None:
     with_gpus = render_preset("local-srun", "sbatch.gpus-per-node=2")
     assert "ntui_gpu_sampler" in with_gpus
     off = render_preset("local-srun", "sbatch.gpus-per-node=2", "monitor.gpu=false")
-    for word in ("ntui_gpu_sampler", "NTUI_GPU_SAMPLES", "nvidia-smi", "trap ", "GPU usage"):
+    for word in ("ntui_gpu_sampler", "NTUI_GPU_SAMPLES", "nvidia-smi", "trap ntui_gpu", "GPU usage"):
         assert word not in off, word
-    # Exactly the lines of the block (and the blank line before it) are gone; the rest is unchanged.
-    kept = [ln for ln in with_gpus.splitlines() if ln not in _sampler_block(with_gpus)]
+    # Exactly the lines of the block, the journal's line that takes its EXIT trap (J2) and the blank line before
+    # it are gone; the rest is unchanged.
+    lines = with_gpus.splitlines()
+    block = _sampler_block(with_gpus)
+    start = lines.index(block[0])
+    end = start + len(block)
+    assert lines[start:end] == block and lines[end] == "ntui_journal_traps"
+    kept = lines[:start] + lines[end + 1 :]
     assert "\n".join(kept).replace("\n\n\n", "\n\n") == off.rstrip("\n").replace("\n\n\n", "\n\n")
 
 

@@ -137,6 +137,9 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
     "L1": lambda: "#SBATCH --output=/logs/local-srun-%j.out" in _script("local-srun"),
     "L2": lambda: '"${RANK:=0}"' in _script("local-accelerate", "sbatch.nodes=1", "launcher.nproc-per-node=1"),
     "L5": lambda: "#SBATCH --open-mode=append" in _script("local-srun"),
+    "J2": lambda: _script("local-srun").split("set -euo pipefail\n\n", 1)[1].startswith("# The job's event journal")
+    and "ntui_journal_launch srun\nsrun " in _launch(_script("local-srun"))
+    and _launch(_script("local-srun")).rstrip().endswith("\nntui_journal_launched"),
     "N2": lambda: "--network=disable_rdzv_get" in _launch(_script("local-srun", "nccl.slingshot=true"))
     and "--network=disable_rdzv_get" in _launch(_script("local-srun", "env.FI_CXI_RDZV_PROTO=alt_read"))
     and "--network" not in _launch(_script("local-srun")),

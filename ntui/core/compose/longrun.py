@@ -64,6 +64,7 @@ __all__ = [
     "RunConf",
     "RunDraft",
     "draft_run",
+    "continue_line",
     "launch_lines",
     "rank_words",
     "run_lines",
@@ -342,5 +343,9 @@ def launch_lines(launch: str) -> list[str]:
         f"{launch} &",
         "NTUI_RUN_STEP=$!",
         "ntui_run_wait || { rc=$?; ntui_run_note stop \"\\\"why\\\":\\\"failed\\\",\\\"rc\\\":$rc\"; exit \"$rc\"; }",
-        "ntui_run_continue",
     ]
+
+
+def continue_line() -> str:
+    """After the launch step ended with status 0 (and the journal noted it): requeue, chain, or stop."""
+    return "ntui_run_continue"

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import shlex
 
-from ntui.core.compose.longrun import launch_lines, rank_words, run_lines, signal_directive
+from ntui.core.compose.longrun import continue_line, launch_lines, rank_words, run_lines, signal_directive
 from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvConf, merge_rdzv_conf, split_rdzv_conf
 from ntui.core.compose.sampler import sampler_lines
 from ntui.core.compose.spec import Directive, JobSpec
+from ntui.core.jobfiles.journal import compose_line, journal_lines, launch_begin_line, launch_end_line
 
 # Log naming and the rank header live in ntui.core.jobfiles.lognames (re-exported here for older imports).
 from ntui.core.jobfiles.lognames import RANK_HEADER_SHELL
@@ -118,6 +119,9 @@ def render(spec: JobSpec) -> str:
     out.append("# the first command (P1): add directives to the preset, not below this line.")
     out.append("set -euo pipefail")
     out.append("")
+    # First: an end before the launch is recorded too (J2).
+    out.extend(journal_lines(spec.log_dir, spec.log_stem, paths.job_id_shell))
+    out.append("")
     if spec.sweep is not None:
         out.extend(task_lines(spec.sweep.manifest_path(spec.log_dir, spec.log_stem), spec.sweep.names))
         out.append("")
@@ -162,20 +166,26 @@ def render(spec: JobSpec) -> str:
         out.append("")
         out.extend(run_lines(spec.run, spec.log_dir, spec.log_stem))
     if spec.monitor_gpu:
-        # After the exports (PATH picks the nvidia-smi), before the setup: a setup's own EXIT trap wins.
+        # After the exports (PATH picks the nvidia-smi), before the setup; its EXIT trap joins the journal's (J2),
+        # and so does a setup's own (both run).
         out.append("")
         out.extend(sampler_lines(spec.log_dir, spec.log_stem, interval_s=spec.monitor_interval,
                                  job_id_shell=paths.job_id_shell))
+        out.append(compose_line())  # the sampler's EXIT trap runs from the journal's (J2)
     if spec.setup:
         out.append("")
         out.append("# Setup (from the preset).")
         out.extend(spec.setup)
     out.append("")
     out.append(f"# Launch: {spec.launcher}, {spec.nodes} node(s) x {_per_node(spec)} process(es).")
-    if spec.run is not None:
+    out.append(launch_begin_line(spec.launcher))
+    if spec.run is not None:  # in the background, waited for; then the run continues or stops (T10)
         out.extend(launch_lines(_launch(spec, paths, rdzv)))
+        out.append(launch_end_line())
+        out.append(continue_line())
     else:
         out.append(_launch(spec, paths, rdzv))
+        out.append(launch_end_line())
     out.append("")
     return "\n".join(out)
 

@@ -925,6 +925,15 @@ RULES: tuple[Rule, ...] = (
          "sbatch.1 (INPUT ENVIRONMENT VARIABLES); mehta-lab/waveorder#201"),
     Rule("L2", _E, ("logs.dir",), "Every rank writes `<name>-<jobid>-rank-<global rank>.out`; a one-process "
          "job logs as rank 0.", "srun.1 (%t)"),
+    Rule("J2", _E, ("logs.dir", "setup"), "The batch shell keeps an event journal `<name>-<jobid>.events` "
+         "next to the logs: one JSON line per event (allocation with restart count and nodes, launch step start "
+         "and end with its status, a signal, requeue, the end with the final status), each one write, appended by "
+         "that shell only, never on the program's output; ntui reads a job's end from it with no Slurm call. Its "
+         "EXIT trap keeps the exit status and runs the EXIT traps set after it (the GPU sampler's, the setup's "
+         "once the setup is done) instead of being replaced; signal traps only where the setup set none, and none "
+         "during the launch step (a signal there ends the shell at once, as before).",
+         "bash(1) (trap, EXIT, signals during a foreground command); sbatch.1 (SLURM_RESTART_COUNT); "
+         "ntui.core.jobfiles.journal"),
     # Container, network, program
     Rule("K1", _E, ("container.runtime", "sbatch.image"), "Shifter jobs name an image (`image: false` counts as "
          "none).", "NERSC Shifter docs", _k1),

@@ -70,8 +70,8 @@ def sampler_lines(
     """The sbatch-script lines that start one GPU sampler per node and stop it when the script exits.
 
     Place them after the environment exports (PATH decides which nvidia-smi runs) and before the preset's setup
-    lines: a setup that sets its own ``EXIT`` trap then replaces this one (bash keeps one per signal) and the
-    sampler step simply ends with the job, instead of the user's trap being lost.
+    lines. The script's journal (:mod:`ntui.core.jobfiles.journal`, rule J2) then takes this ``EXIT`` trap into the
+    chain its own EXIT trap runs, so a setup that sets an ``EXIT`` trap of its own no longer replaces it: both run.
 
     ``gres`` (e.g. ``"gpu:4"``) only for ``--exclusive`` jobs
     whose GPUs came implicitly: their steps get no GPUs by default. ``job_id_shell``: the job id in the file

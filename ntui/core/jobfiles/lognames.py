@@ -92,7 +92,8 @@ def split_task_id(job_id: str) -> tuple[str, int | None]:
 
 #: The job id in file names, as the batch shell writes it: a plain job, and a task of a job array (W11).
 JOB_ID_SHELL = '"$SLURM_JOB_ID"'
-TASK_ID_SHELL = '"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
+#: Defaulted: the journal's file name is expanded before the script checks it runs as a sweep task.
+TASK_ID_SHELL = '"${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID:-}"'
 
 
 @dataclass(frozen=True)

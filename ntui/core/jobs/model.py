@@ -19,7 +19,13 @@
   (:meth:`~JobModel.select`, :meth:`~JobModel.details_step`, :meth:`~JobModel.fetch_details`);
 * **history**: the entry ntui recorded for a job (its log paths, its script) comes from its own look-up
   (:meth:`~JobModel.history_request`, :meth:`~JobModel.lookup_entry`), independent of the controller, so the
-  logs of ntui's own jobs show at once even while ``scontrol`` hangs (:meth:`~JobModel.log_target`).
+  logs of ntui's own jobs show at once even while ``scontrol`` hangs (:meth:`~JobModel.log_target`);
+* **journals** (every couple of seconds, no Slurm call: :meth:`~JobModel.journal_request` /
+  :meth:`~JobModel.journal_fetch` / :meth:`~JobModel.journal_done`): the history is listed (a submission from another
+  process or host since the view opened is expected in the queue, and squeue is asked at once) and the journals of
+  own jobs are read (:class:`~ntui.core.jobs.journals.JournalBoard`): a start shows a pending row as running, an
+  end moves the row to the ended ones with the journal's final state (no look-up). While every own active job is
+  followed, squeue runs at the idle pace (:attr:`~ntui.core.jobs.queue.PollPolicy.covered`).
 
 One responsibility (hence one module of ~600 lines): the state of the jobs view and the decisions about it.
 Methods marked *thread-side* run in worker threads: they read their arguments and the squeue cache only,
@@ -30,15 +36,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from ntui.core.compose.timefmt import parse_time_limit
+from ntui.core.compose.timefmt import parse_time_limit, time_limit_from_script
 from ntui.core.config import Settings
 from ntui.core.errors import describe_error
 from ntui.core.hosts import format_index_ranges
+from ntui.core.jobfiles.journal import JournalState
 from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.journals import Followed, JournalBoard
 from ntui.core.jobs.queue import (
     ACTIVE,
     ENDED,
@@ -78,6 +86,9 @@ __all__ = [
     "DetailsView",
     "FinalStateResolver",
     "JobModel",
+    "JournalApplied",
+    "JournalRequest",
+    "JournalResult",
     "LogTarget",
     "PollRequest",
 ]
@@ -88,6 +99,9 @@ MAX_LOOKUPS_PER_REFRESH = 20
 ARRAY_COLLAPSE = 8
 #: Ended rows kept (oldest dropped first).
 MAX_ENDED = 200
+#: At most this many pending jobs have their journal looked for (an open that fails, each tick); squeue tells the
+#: start of the others (and squeue keeps its active pace then).
+MAX_PENDING_JOURNALS = 8
 #: A look-up whose sources have no final state yet (accounting lags the controller) is asked again with the
 #: next batch, at most this many times; then the row keeps what the last answer said.
 MAX_LOOKUP_RETRIES = 30
@@ -194,6 +208,36 @@ class LogTarget:
     batch_log: str | None
 
 
+@dataclass(frozen=True)
+class JournalRequest:
+    """One journal tick to run (:meth:`JobModel.journal_fetch` in a worker)."""
+
+    own_live: tuple[str, ...]  # own active jobs in the queue
+    since: float  # submissions at or after this (the history's clock) are the view's
+    pending: frozenset[str] = frozenset()  # those of them still pending (their journal does not exist yet)
+    known: dict[str, HistoryEntry | None] = field(default_factory=dict)  # entries the view has already
+    done: frozenset[str] = frozenset()  # jobs whose end the view knows: not followed any more
+
+
+@dataclass(frozen=True)
+class JournalResult:
+    entries: dict[str, HistoryEntry | None]  # entries looked up for own jobs in the queue
+    recent: tuple[HistoryEntry, ...]  # the history's submissions since the view opened
+    followed: dict[str, Followed]
+
+
+@dataclass(frozen=True)
+class JournalApplied:
+    """What a journal tick changed: the rows to show (None: none changed) and whether to ask squeue now."""
+
+    applied: Applied | None
+    poll_now: bool
+
+
+def _time_limit(entry: HistoryEntry | None) -> int | None:
+    return time_limit_from_script(entry.script) if entry is not None and entry.script else None
+
+
 def _task_ranges(tasks: list[str]) -> str:
     nums = sorted(int(t) for t in tasks if t.isdigit())
     return format_index_ranges(nums) if nums else ",".join(tasks)
@@ -259,6 +303,12 @@ class JobModel:
         self.slurm_version = ""  # from the last details answer that knew it
         self.entries: dict[str, HistoryEntry | None] = {}
         self.history_inflight: set[str] = set()
+        # journals (ntui.core.jobs.journals)
+        self.journal_inflight = False
+        self.journals: dict[str, JournalState] = {}
+        self._journal_ended: dict[str, int] = {}  # job id -> allocations its journal had when it ended
+        self._journal_started: set[str] = set()  # pending in squeue, started per its journal
+        self._rows: dict[str, Row] = {}  # the last squeue answer's rows
 
     # ------------------------------------------------------------ hooks
 
@@ -305,6 +355,8 @@ class JobModel:
             return None, self._rearm(0.0, background)
         self.error = None
         applied = self._apply(request, got)
+        if self.policy.covered and any(k not in self.journals for k in self._own_active()):
+            self.policy.covered = False  # a job no journal tick has seen yet: squeue keeps its pace until one has
         if got.unchanged:  # same jobs, same activity
             self.policy.errors = 0
             delay = self.policy.delay()
@@ -343,11 +395,12 @@ class JobModel:
         """A job submitted from this app: if no squeue started after now lists it, it ended in between."""
         self._expect[job_id] = self.poll_seq  # polls up to this one may have started before sbatch
 
-    def history_submissions(self, entries: Iterable[HistoryEntry]) -> None:
+    def history_submissions(self, entries: Iterable[HistoryEntry]) -> list[str]:
         """Hook for ntui's own jobs from its history (the job record adds final states there): a job submitted
         since this view started (from the CLI too) that no squeue lists ended between two polls; it is listed
         like any job that left the queue, with what the history knows (name, nodes), its final state looked up
-        once. Called on the UI thread with the history's recent entries."""
+        once. Called on the UI thread with the history's recent entries; returns the jobs new to the view."""
+        new: list[str] = []
         for entry in entries:
             job_id = entry.job_id
             when = entry.submitted_at or entry.created_at
@@ -356,6 +409,8 @@ class JobModel:
             self._from_history[job_id] = entry
             if job_id not in self.live and job_id not in self.ended and job_id not in self._expect:
                 self.expect_submission(job_id)
+                new.append(job_id)
+        return new
 
     # ------------------------------------------------------------ applying a refresh
 
@@ -368,16 +423,16 @@ class JobModel:
         if got.unchanged and self._have_snapshot and not self._check_expected(self.live, request.seq):
             # byte-identical answer: nothing to diff (10,000 held tasks cost nothing here)
             return Applied({}, {}, True)
-        live = got.live
+        live, rows = self._journal_view(got.live, got.rows, request.all_users)
         gone: tuple[FinishedJob, ...] = ()
         if self._have_snapshot:
             both_own = not (request.all_users or self._live_all_users)
-            gone = self._record_departures(departed(self.live, got.jobs, None if both_own else self.user))
+            gone = self._record_departures(departed(self.live, live.values(), None if both_own else self.user))
         self._check_expected(live, request.seq)
         for key in [k for k in self.ended if k in live]:  # back in the queue (requeued)
             del self.ended[key]
         self.live, self._live_all_users, self._have_snapshot = live, request.all_users, True
-        rows = got.rows
+        self._rows = dict(got.rows)
         tags: dict[str, str] = {}
         if self.ended:
             rows = dict(rows)
@@ -389,6 +444,156 @@ class JobModel:
             for hook in self._departure_hooks:
                 hook(gone)
         return Applied(rows, tags, False, gone)
+
+    def _journal_view(self, live: dict[str, QueueJob], rows: dict[str, Row],
+                      all_users: bool) -> tuple[dict[str, QueueJob], dict[str, Row]]:
+        """squeue's answer as the journals correct it: a job whose journal ended stays ended while squeue still
+        lists it (slurmctld hears of the end a moment later; it is requeued only when squeue shows it pending
+        again or its journal a new allocation); a pending job whose journal started shows as running."""
+        if not self._journal_ended and not self._journal_started:
+            return live, rows
+        live, rows = dict(live), dict(rows)
+        for job_id, allocations in list(self._journal_ended.items()):
+            job = live.get(job_id)
+            if job is None:
+                continue
+            state = self.journals.get(job_id)
+            if job.category is StateCategory.PENDING or (state is not None and state.allocations > allocations):
+                del self._journal_ended[job_id]  # requeued: live again
+                continue
+            del live[job_id]
+            rows.pop(job_id, None)
+        for job_id in list(self._journal_started):
+            job = live.get(job_id)
+            if job is None or job.category is not StateCategory.PENDING:
+                self._journal_started.discard(job_id)
+                continue
+            live[job_id] = started = self._as_started(job)
+            rows[job_id] = queue_row(started, all_users)
+        return live, rows
+
+    def _as_started(self, job: QueueJob) -> QueueJob:
+        state = self.journals.get(job.job_id)
+        return replace(job, state="RUNNING", reason="", elapsed=job.elapsed or "0:00",
+                       nodelist=(state.nodes if state is not None and state.nodes else job.nodelist))
+
+    # ------------------------------------------------------------ journals (ntui.core.jobs.journals)
+
+    def _own_active(self) -> list[str]:
+        return [k for k, j in self.live.items()
+                if j.category in ACTIVE and (not self._live_all_users or j.user == self.user)]
+
+    def journal_request(self, since: float | None = None) -> JournalRequest | None:
+        """A journal tick to start now, or None while one runs."""
+        if self.journal_inflight:
+            return None
+        self.journal_inflight = True
+        own = tuple(self._own_active())
+        pending = frozenset(k for k in own if self.live[k].category is StateCategory.PENDING)
+        return JournalRequest(own, self.started_at if since is None else since, pending, dict(self.entries),
+                              frozenset(self._journal_ended) | frozenset(self.ended))
+
+    @staticmethod
+    def journal_fetch(open_history: HistoryOpener, board: JournalBoard, request: JournalRequest, *,
+                      close: bool = True) -> JournalResult:
+        """*Thread-side*: list the history (one directory listing: submissions since the view opened, entries of
+        own queued jobs not known yet) and read what each followed journal appended. ``close=False``: the history
+        is the caller's, kept open from tick to tick."""
+        entries: dict[str, HistoryEntry | None] = {}
+        recent: tuple[HistoryEntry, ...] = ()
+        history = None
+        try:
+            history = open_history()
+            if history is not None:
+                since, latest = getattr(history, "since", None), getattr(history, "entries", None)
+                if callable(since):
+                    recent = tuple(since(request.since))
+                elif callable(latest):  # a stand-in history with only its newest entries
+                    recent = tuple(latest(limit=20))
+                for job_id in request.own_live:
+                    if job_id not in request.known:
+                        entries[job_id] = history.get(_history_key(job_id))
+        except Exception:  # noqa: S110 - an unreadable history only means no new entries this tick
+            pass
+        finally:
+            if history is not None and close:
+                history.close()
+        wanted: dict[str, HistoryEntry] = {}
+        pending = 0
+        for job_id in request.own_live:
+            entry = request.known.get(job_id) or entries.get(job_id)
+            if entry is None or not entry.log_stem:
+                continue
+            if job_id in request.pending:
+                pending += 1
+                if pending > MAX_PENDING_JOURNALS:
+                    continue
+            wanted[job_id] = entry
+        for entry in recent:
+            if entry.job_id and entry.job_id not in wanted and entry.job_id not in request.done and entry.log_stem:
+                wanted[entry.job_id] = entry
+        return JournalResult(entries, recent, board.poll(wanted))
+
+    def journal_failed(self) -> None:
+        self.journal_inflight = False
+
+    def journal_done(self, result: JournalResult) -> JournalApplied:
+        """Apply a journal tick: starts and ends seen in journals change rows at once (see :meth:`_journal_view`)."""
+        self.journal_inflight = False
+        for job_id, entry in result.entries.items():
+            self.entries.setdefault(job_id, entry)
+        new = self.history_submissions(result.recent)
+        changed = False
+        gone: list[FinishedJob] = []
+        for job_id, followed in result.followed.items():
+            state = followed.state
+            self.journals[job_id] = state
+            if state.ended and job_id not in self._journal_ended:
+                entry = self.entries.get(job_id) or self._from_history.get(job_id)
+                end = state.final(_time_limit(entry))
+                if end is None:
+                    continue
+                self._journal_ended[job_id] = state.allocations
+                self._journal_started.discard(job_id)
+                self._expect.pop(job_id, None)
+                job = self.live.pop(job_id, None) or (self.ended[job_id].job if job_id in self.ended else None)
+                if job is None:
+                    job = QueueJob(job_id=job_id, raw_job_id=job_id, user=self.user,
+                                   name=entry.job_name if entry else "", num_nodes=entry.nodes if entry else None)
+                outcome = Outcome(job_id, end.state, end.exit_code, "job", True, state.elapsed_s)
+                finished = FinishedJob(job_id, job_id, job, outcome=outcome)
+                self.ended[job_id] = finished
+                self._lookups = [(k, q) for k, q in self._lookups if k != job_id]
+                gone.append(finished)
+                changed = True
+            elif state.started and not state.ended:
+                job = self.live.get(job_id)
+                if job is not None and job.category is StateCategory.PENDING:
+                    self._journal_started.add(job_id)
+                    self.live[job_id] = self._as_started(job)
+                    changed = True
+        own_active = self._own_active()
+        self.policy.covered = bool(own_active) and not self.all_users and all(
+            k in result.followed and (result.followed[k].exists or self.live[k].category is StateCategory.PENDING)
+            for k in own_active)
+        poll_now = any(j not in self.live and j not in self.ended for j in new)
+        if not changed:
+            return JournalApplied(None, poll_now)
+        rows = {k: v for k, v in self._rows.items() if k in self.live}
+        for key, job in self.live.items():
+            if key in self._journal_started:
+                rows[key] = queue_row(job, self._live_all_users)
+        tags: dict[str, str] = {}
+        for key, ended in self.ended.items():
+            rows[key] = queue_row(ended.job, self._live_all_users, ended)
+            tags[key] = ENDED
+        while len(self.ended) > MAX_ENDED:
+            del self.ended[next(iter(self.ended))]
+        departed_now = tuple(gone)
+        if departed_now:
+            for hook in self._departure_hooks:
+                hook(departed_now)
+        return JournalApplied(Applied(rows, tags, False, departed_now), poll_now)
 
     def _record_departures(self, gone: list[QueueJob]) -> tuple[FinishedJob, ...]:
         if not gone:

@@ -32,6 +32,9 @@ class PollPolicy:
     settings: QueueSettings = field(default_factory=QueueSettings)
     errors: int = 0
     active: bool = True
+    #: every own active job's journal is followed (ntui.core.jobs.journals): its start and end are read from there,
+    #: so squeue, which keeps the queue and the other jobs current, runs at the idle pace
+    covered: bool = False
 
     def on_success(self, jobs: Iterable[QueueJob], user: str | None = None) -> float:
         self.errors = 0
@@ -46,7 +49,7 @@ class PollPolicy:
         if self.errors:
             base = self.settings.active_interval
             return float(min(self.settings.max_backoff, base * 2 ** (self.errors - 1)))
-        return self.settings.active_interval if self.active else self.settings.idle_interval
+        return self.settings.active_interval if self.active and not self.covered else self.settings.idle_interval
 
 
 Row = tuple[str, ...]

@@ -196,7 +196,10 @@ def record_details(job: RecentJob) -> DetailsView:
     elif not job.state:
         note = "not resolved yet: Slurm has not said how it ended"
     else:
-        parts = [f"record from {job.source}" + (" (the batch log)" if job.source == "inferred" else "")]
+        how = {"inferred": " (the batch log)", "job": " (its own journal)"}.get(job.source, "")
+        if entry is not None and entry.confirmed_by:
+            how += f", confirmed by {entry.confirmed_by}"
+        parts = [f"record from {job.source}{how}"]
         if entry is not None and entry.reason:
             parts.append(f"reason: {entry.reason}")
         if job.elapsed_s is not None:

@@ -1,8 +1,16 @@
 """What became of each job ntui submitted: its *record* in the history, filled after it ended.
 
-:func:`resolve_records` fills the record (:class:`ntui.core.records.history.FinalRecord`) of every history row whose
+:func:`resolve_records` fills the record (:class:`ntui.core.records.history.FinalRecord`) of every history entry whose
 job has a job id but no final state yet, whether or not an ntui was running when the job ended:
 
+0. **the job's own journal** first (:mod:`ntui.core.jobfiles.journal`, rule J2; a file read, no Slurm call): a job
+   whose batch shell wrote its end gets its state and exit code from it (source ``job``), also when Slurm has
+   forgotten the job or cannot be asked. Where accounting answers in the same call as below, sacct *confirms* it
+   (``confirmed_by``) and adds who cancelled, the reason, Slurm's times and nodes; when Slurm's final state differs
+   (a signal the job took for a cancel was the time limit, a preemption, a node failure; an OOM kill), Slurm's
+   wins. A journal record sacct could not confirm yet is confirmed by a later resolution (one more id in the same
+   batched call, for a day). A job with no journal (cancelled while pending, an older script) or no end in it
+   (killed by SIGKILL, its node lost) goes on:
 1. **sacct**, when accounting exists: **one** call for all of them (``sacct -j id1,id2,... -X -P``).
    A job sacct lists as still pending/running stays unresolved.
 2. For the jobs sacct does not know (or without accounting): **one** ``squeue --me --states=all`` call says
@@ -36,6 +44,7 @@ from pathlib import Path
 
 from ntui.core.compose.timefmt import time_limit_from_script
 from ntui.core.gpu.usage import JobFacts, UsageReport, build_report
+from ntui.core.jobfiles.journal import JournalState, journal_path, read_journal
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobfiles.samplefiles import find_sample_files
 from ntui.core.logs.joblogs import job_verdict
@@ -60,6 +69,7 @@ __all__ = [
     "gpu_summary",
     "gpu_summary_for",
     "infer_from_batch_log",
+    "journal_record",
     "next_order",
     "recent_jobs",
     "recent_order",
@@ -71,6 +81,11 @@ __all__ = [
 
 #: Slurm's default MinJobAge: how long the controller keeps a finished job (scontrol still knows it).
 GRACE_S = 300.0
+#: A record from a job's journal is offered to sacct for confirmation for this long after it was written.
+CONFIRM_S = 86400.0
+#: The ends a journal tells from a signal: Slurm may still requeue such a job (preemption), so while accounting says
+#: the job is not over, the journal's word waits for Slurm's.
+SIGNAL_ENDS = frozenset({"CANCELLED", "TIMEOUT"})
 DEFAULT_RECENT_DAYS = 7
 TAIL_BYTES = 256 * 1024
 NOT_FROM_NTUI = "not from ntui: logs unknown"
@@ -178,6 +193,38 @@ def _from_scontrol(d: JobDetails) -> FinalRecord:
                        parse_duration(d.run_time), d.nodelist or None, "", "scontrol")
 
 
+def _iso_local(ts: float | None) -> str | None:
+    return None if ts is None else time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ts))
+
+
+def journal_of(entry: HistoryEntry, job_id: str) -> JournalState | None:
+    """The job's journal as it is now (None: no log directory known, or no journal there)."""
+    if not entry.log_dir or not entry.log_stem:
+        return None
+    return read_journal(journal_path(entry.log_dir, entry.log_stem, job_id), job_id)
+
+
+def journal_record(entry: HistoryEntry, state: JournalState) -> FinalRecord | None:
+    """The record the journal alone gives (source ``job``); None while it has not ended (or never wrote it)."""
+    end = state.final(time_limit_from_script(entry.script))
+    if end is None:
+        return None
+    return FinalRecord(end.state, end.exit_code, end.reason, _iso_local(state.start), _iso_local(state.end),
+                       state.elapsed_s, state.nodes or None, "", "job")
+
+
+def confirm(journal: FinalRecord, slurm: FinalRecord) -> FinalRecord:
+    """The journal's record with what Slurm adds (who cancelled, reason, its times and nodes); Slurm's own when it
+    names another final state (the job cannot tell a time limit or a preemption from a cancel)."""
+    if slurm.state != journal.state:
+        why = f"{slurm.reason}; " if slurm.reason else ""
+        return replace(slurm, reason=f"{why}the job's journal said {journal.state}")
+    return replace(journal, reason=slurm.reason or journal.reason, start_time=slurm.start_time or journal.start_time,
+                   end_time=slurm.end_time or journal.end_time,
+                   elapsed_s=slurm.elapsed_s if slurm.elapsed_s is not None else journal.elapsed_s,
+                   node_list=slurm.node_list or journal.node_list, confirmed_by=slurm.source)
+
+
 def _finished(state: str) -> bool:
     return state_category(state).finished
 
@@ -241,11 +288,13 @@ class ResolveReport:
     scontrol_calls: int = 0
     accounting: bool | None = None  # True: sacct answered; False: accounting disabled; None: not asked/failed
     warnings: tuple[str, ...] = field(default=())
+    confirmed: tuple[str, ...] = ()  # journal records resolved earlier that sacct confirmed now
     sweeps: Mapping[str, str] = field(default_factory=dict)
     """The task counts of each unresolved sweep asked about (``6 tasks: 2 running, ...``), by its job id."""
 
     def lines(self) -> list[str]:
-        out = [f"job {j}: {r.state}" + (f" (exit {r.exit_code})" if r.exit_code else "") + f" [{r.source}]"
+        out = [f"job {j}: {r.state}" + (f" (exit {r.exit_code})" if r.exit_code else "")
+               + f" [{r.source}" + (f", confirmed by {r.confirmed_by}" if r.confirmed_by else "") + "]"
                for j, r in self.resolved]
         return out + [f"warning: {w}" for w in self.warnings]
 
@@ -261,9 +310,11 @@ def resolve_records(
     verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
     usage: Callable[[HistoryEntry, str, FinalRecord], GpuSummary | None] = gpu_summary_for,
     queue: Sequence[OwnJob] | None = None,
+    journal: Callable[[HistoryEntry, str], JournalState | None] = journal_of,
 ) -> ResolveReport:
     """Fill the record of every ended, unresolved job in ``history`` (see the module doc). Sweeps (job arrays) are
     resolved as a whole once every task ended (:func:`ntui.core.records.sweeps.resolve_sweeps`)."""
+    now = time.time() if now is None else now
     entries = [e for e in history.unresolved() if e.job_id]
     sweeps = [ref for e in entries if (ref := sweep_of(e)) is not None]
     swept: SweptPart | None = None
@@ -271,16 +322,27 @@ def resolve_records(
         swept = resolve_sweeps(history, runner, sweeps, env=env, timeout=timeout, verdict=verdict,
                                infer=infer_from_batch_log)
         entries = [e for e in entries if e.job_id not in swept[1]]
-    if not entries:
+    to_confirm = {e.job_id: e for e in history.unconfirmed(now - CONFIRM_S) if e.job_id and sweep_of(e) is None}
+    if not entries and not to_confirm:
         return _with_sweeps(ResolveReport(), swept)
-    now = time.time() if now is None else now
     warnings: list[str] = []
     decided: dict[str, FinalRecord] = {}
     said: dict[str, SlurmFinal] = {}  # Slurm's own final word, for the verdict
     waiting: set[str] = set()
     sacct_calls = squeue_calls = scontrol_calls = 0
     accounting: bool | None = None
-    ids = list(dict.fromkeys(e.job_id for e in entries if e.job_id))
+    from_journal: dict[str, FinalRecord] = {}
+    for e in entries:
+        assert e.job_id is not None
+        try:
+            state = journal(e, e.job_id)
+        except Exception as exc:  # a journal that cannot be read leaves the job to Slurm
+            warnings.append(f"journal of job {e.job_id}: {exc}")
+            state = None
+        found = journal_record(e, state) if state is not None else None
+        if found is not None:
+            from_journal[e.job_id] = found
+    ids = list(dict.fromkeys([*(e.job_id for e in entries if e.job_id), *to_confirm]))
     known: dict[str, SacctRecord] = {}
     try:
         sacct_calls += 1
@@ -290,13 +352,29 @@ def resolve_records(
         accounting = False if exc.disabled else None
         if not exc.disabled:
             warnings.append(f"sacct: {exc}")
+    confirmed: list[tuple[str, FinalRecord]] = []
     for job_id, rec in known.items():
         if _finished(rec.state):
-            decided[job_id] = _from_sacct(rec)
+            slurm = _from_sacct(rec)
             said[job_id] = SlurmFinal(rec.raw_state, rec.reason or None, rec.node_list or None, rec.exit_code or None)
-        else:
+            old = to_confirm.get(job_id)
+            if old is not None and old.final_state is not None:  # a journal record of an earlier resolution
+                first = FinalRecord(old.final_state, old.exit_code, old.reason, old.start_time, old.end_time,
+                                    old.elapsed_s, old.node_list, old.verdict or "", "job")
+                confirmed.append((job_id, confirm(first, slurm)))
+            elif job_id in from_journal:
+                decided[job_id] = confirm(from_journal[job_id], slurm)
+            elif job_id not in to_confirm:
+                decided[job_id] = slurm
+        elif job_id in from_journal and from_journal[job_id].state in SIGNAL_ENDS:
+            waiting.add(job_id)  # ended by a signal, and Slurm says it is not over: requeued (preempted), or lagging
+        elif job_id not in to_confirm and job_id not in from_journal:
             waiting.add(job_id)
-    rest = [j for j in ids if j not in decided and j not in waiting]
+    for job_id, own_word in from_journal.items():
+        if job_id not in waiting:  # sacct had not got its end yet (or there is none): the journal's word
+            decided.setdefault(job_id, own_word)
+    confirmed_ids = tuple(j for j, both in confirmed if history.record_confirmation(j, both))
+    rest = [j for j in ids if j not in decided and j not in waiting and j not in to_confirm]
     if rest:
         own: dict[str, OwnJob] | None
         if queue is not None:  # the caller's fresh squeue answer (app start: the one reconcile just got)
@@ -355,7 +433,7 @@ def resolve_records(
             except Exception as exc:  # the state is recorded already; a bad sample file must not hide it
                 warnings.append(f"GPU usage of job {job_id}: {exc}")
     return _with_sweeps(ResolveReport(tuple(resolved), tuple(sorted(waiting)), sacct_calls, squeue_calls,
-                                      scontrol_calls, accounting, tuple(warnings)), swept)
+                                      scontrol_calls, accounting, tuple(warnings), confirmed_ids), swept)
 
 
 SweptPart = tuple[list[tuple[str, FinalRecord]], dict[str, str], SweepStates]

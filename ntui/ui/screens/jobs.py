@@ -14,6 +14,9 @@ and draws: the queue table, the back-off banner, the status line, the details pa
   row's details, logs, GPUs and report are one task's (a running one, else one that failed), its Sweep tab
   compares every task (:mod:`ntui.ui.widgets.sweep_pane`); ``ctrl+r`` on a sweep resubmits its failed tasks
   (:mod:`ntui.ui.screens.sweep_resubmit`).
+* every :data:`JOURNAL_TICK_S` a journal worker lists the history (a submission from another terminal or host shows
+  within a tick) and reads own jobs' journals through held descriptors (a start or an end shows within a tick, no
+  Slurm call); squeue then runs at the idle pace (:class:`~ntui.core.jobs.queue.PollPolicy`).
 
 One responsibility: the jobs view's widgets and workers (its decisions are the model's).
 """
@@ -42,12 +45,14 @@ from textual.worker import Worker
 from ntui.core.config import Settings
 from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
 from ntui.core.jobs.arrays import Folded, fold
+from ntui.core.jobs.journals import JournalBoard
 from ntui.core.jobs.model import (
     DetailsRequest,
     FinalStateResolver,
     HistoryLike,
     HistoryOpener,
     JobModel,
+    JournalRequest,
     LogTarget,
     PollRequest,
 )
@@ -60,7 +65,15 @@ from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs, next_
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.errors import describe_error
-from ntui.ui.messages import ActionDone, DetailsFetched, EntryFound, OutcomesResolved, QueueFailed, QueueFetched
+from ntui.ui.messages import (
+    ActionDone,
+    DetailsFetched,
+    EntryFound,
+    JournalsRead,
+    OutcomesResolved,
+    QueueFailed,
+    QueueFetched,
+)
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingActions
 from ntui.ui.widgets.gpu_pane import GpuPane
@@ -81,6 +94,11 @@ OUTCOME_GROUP = "ntui-outcome"
 ACTION_GROUP = "ntui-action"
 RECENT_GROUP = "ntui-recent"
 RESUBMIT_GROUP = "ntui-resubmit"
+JOURNAL_GROUP = "ntui-journal"
+
+#: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
+#: shows within this, and a job submitted from another terminal too.
+JOURNAL_TICK_S = 2.0
 
 #: The queue box's share of the view's height when the recent list is under the queue (``-with-recent`` in the
 #: CSS), and the list's least height.
@@ -231,6 +249,8 @@ class JobsScreen(WaitingActions):
         self._status_text = ""
         self._banner_text = ""
         self._recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
+        self._journals = JournalBoard()  # own jobs' journals (ntui/core/jobs/journals.py)
+        self._journal_store: HistoryLike | None = None  # the history the journal worker keeps open between ticks
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
         # job arrays: one row each (ntui/core/jobs/arrays.py); the rows of the last refresh, before folding
         self._expanded: set[str] = set()
@@ -325,6 +345,7 @@ class JobsScreen(WaitingActions):
         self._set_queue_title()
         self.table.focus()
         self.set_interval(1.0, self._tick)
+        self.set_interval(JOURNAL_TICK_S, self._journal_tick, name="journals")
         self.watch(self.app, "last_submission", self._submitted, init=False)
         last = self.ntui_app.last_submission
         if last is not None:  # submitted before this view was first opened: select it
@@ -332,6 +353,12 @@ class JobsScreen(WaitingActions):
         self._start_poll()
         self.model.on_departure(self._jobs_departed)
         self._load_recent(resolve=True)
+
+    def on_unmount(self) -> None:
+        self._journals.close()
+        if self._journal_store is not None:
+            self._journal_store.close()
+            self._journal_store = None
 
     def on_screen_resume(self) -> None:
         if self.model.stale():
@@ -371,8 +398,9 @@ class JobsScreen(WaitingActions):
         self.post_message(QueueFetched(request, got, started))
 
     def _recent_history(self) -> list[Any]:
-        """*Thread-side*: the history's latest submissions (a local file): jobs submitted from the CLI that
-        may start and end between two polls (:meth:`JobModel.history_submissions`)."""
+        """*Thread-side*: the history's latest submissions (record files): jobs submitted from the CLI that may
+        start and end between two polls (:meth:`JobModel.history_submissions`). The journal tick lists them too,
+        more often; here each squeue sees the history as it is just before it."""
         try:
             history = self._open_history()
         except Exception:  # the history is a help here, never a reason for the queue to fail
@@ -386,6 +414,37 @@ class JobsScreen(WaitingActions):
             return []
         finally:
             history.close()
+
+    # ------------------------------------------------------------ journals (ntui/core/jobs/journals.py)
+
+    def _journal_tick(self) -> None:
+        request = self.model.journal_request()
+        if request is not None:
+            self._journal_worker(request)
+
+    @work(thread=True, exit_on_error=False, group=JOURNAL_GROUP, description="journals")
+    def _journal_worker(self, request: JournalRequest) -> None:
+        """Ticks never overlap, so the one history kept open here (opening it each tick cost more CPU than the
+        tick's reads) is only ever used by one thread at a time."""
+        self.post_message(JournalsRead(JobModel.journal_fetch(self._journal_history, self._journals, request,
+                                                              close=False)))
+
+    def _journal_history(self) -> HistoryLike | None:
+        """*Thread-side* (the journal worker): the history, opened on the first tick."""
+        if self._journal_store is None:
+            self._journal_store = self._open_history()
+        return self._journal_store
+
+    @on(JournalsRead)
+    def _journals_read(self, msg: JournalsRead) -> None:
+        msg.stop()
+        done = self.model.journal_done(msg.result)
+        if done.applied is not None:
+            self.table.apply(done.applied.rows, done.applied.tags)
+            self._show_recent()
+            self._selection_changed()
+        if done.poll_now:
+            self.refresh_now()
 
     def _arm(self, delay: float) -> None:
         if delay > 0:
@@ -425,6 +484,8 @@ class JobsScreen(WaitingActions):
             self._waiting_records(None)
         elif worker.group == WHY_GROUP:
             self._waiting_failed()
+        elif worker.group == JOURNAL_GROUP:
+            self.model.journal_failed()
 
     # ------------------------------------------------------------ applying a refresh
 

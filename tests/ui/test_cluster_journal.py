@@ -1,0 +1,87 @@
+"""On the real dev cluster: the jobs view is open (real SubprocessRunner, real history), and a job submitted from
+another process with ``ntui submit`` fails within seconds. It shows in the app within 5 s (issue #21's found bug:
+it never did, until a separate ``ntui history`` ran): the view lists the history every couple of seconds (one
+directory listing), expects the new job in the queue, and its journal (rule J2) says FAILED with exit 3, no
+look-up needed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntui.core.config import Settings
+from ntui.core.jobs.queue import ENDED
+from ntui.core.records.history import History
+from ntui.core.slurm.runner import SubprocessRunner
+from ntui.ui.screens.jobs import JobsScreen
+from tests.support.screenshots_jobs import jobs_app, settle_jobs
+
+pytestmark = [pytest.mark.cluster, pytest.mark.accounting_agnostic]
+
+REPO = Path(__file__).resolve().parents[2]
+FAIL_PY = "import sys\nsys.exit(3)\n"
+#: What the issue asks: shown within this many seconds of the job's batch script ending.
+SHOWN_WITHIN_S = 5.0
+
+
+async def test_a_job_submitted_from_the_cli_that_fails_at_once_shows_within_5_s(
+        dev_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLURM_CONF", str(dev_cluster.slurm_conf))
+    state = tmp_path / "state"
+    monkeypatch.setenv("NTUI_STATE_DIR", str(state))
+    script = tmp_path / "fail.py"
+    script.write_text(FAIL_PY)
+    logs = tmp_path / "logs"
+    settings = Settings()  # the shipped intervals: squeue every 15 s with a job active, 60 s without
+    app = jobs_app(runner=SubprocessRunner(), settings=settings, user=None, clock=None,
+                   history_factory=lambda: History(state))
+    job_id = ""
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle_jobs(pilot, timeout=60)
+            screen = app.screen
+            assert isinstance(screen, JobsScreen)
+            await asyncio.sleep(1.0)  # the view is open and idle before the job exists
+            env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+            sets = {"script": str(script), "sbatch.nodes": "1", "sbatch.ntasks-per-node": "1",
+                    "logs.dir": str(logs), "sbatch.job-name": "cli-fails"}
+            argv = [sys.executable, "-m", "ntui", "submit", "local-srun",
+                    *[a for k, v in sets.items() for a in ("--set", f"{k}={v}")]]
+            res = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True,
+                                          timeout=120, cwd=str(REPO))
+            assert res.returncode == 0, res.stderr
+            job_id = res.stdout.split()[0]
+            journal = logs / f"cli-fails-{job_id}.events"
+            deadline = time.monotonic() + 600  # the shared cluster may be busy: the job may wait to start
+            end_t: float | None = None
+            while end_t is None and time.monotonic() < deadline:
+                if journal.exists():
+                    ends = [json.loads(ln) for ln in journal.read_text().splitlines() if '"ev":"end"' in ln]
+                    end_t = ends[0]["t"] if ends else None
+                await asyncio.sleep(0.05)
+            assert end_t is not None, f"job {job_id} never ended"
+            table = screen.table
+            shown_at = None
+            while time.time() < end_t + 30:
+                if job_id in table and table.row_tag(job_id) == ENDED and table.get_row(job_id)[2] != "ENDED":
+                    shown_at = time.time()
+                    break
+                await asyncio.sleep(0.05)
+            assert shown_at is not None, f"job {job_id} not shown as ended in the app"
+            print(f"\n[journal] job {job_id} shown {shown_at - end_t:.1f} s after its batch script ended")
+            assert shown_at - end_t <= SHOWN_WITHIN_S
+            row = table.get_row(job_id)
+            assert row[2] == "FAILED" and "exit 3:0" in str(row), row
+            ended = screen.model.ended[job_id]
+            assert ended.outcome is not None and ended.outcome.source == "job"
+    finally:
+        if job_id:
+            dev_cluster.run("scancel", job_id)
