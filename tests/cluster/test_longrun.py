@@ -43,6 +43,7 @@ class Case:
     log_dir: Path = field(default_factory=Path)
     job_id: str = ""
     submitted: float = 0.0
+    state_dir: Path = field(default_factory=Path)
 
 
 CASES = {
@@ -67,6 +68,7 @@ def runs(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> d
                    env={"XDG_STATE_HOME": str(state)}, timeout=120)
         assert res.returncode == 0, res.stdout + res.stderr
         case.job_id = res.stdout.strip().splitlines()[-1]
+        case.state_dir = state
         case.submitted = time.monotonic()
     return CASES
 
@@ -126,6 +128,19 @@ def test_requeue_completes_over_three_allocations_resuming_each_time(runs: dict[
     if dev_cluster.accounting:
         states = _sacct_states(dev_cluster, case.job_id)
         assert states.count("REQUEUED") == len(allocs) - 1 and states[-1] == "COMPLETED", states
+    said = history_of(dev_cluster, case)
+    assert f"run {case.job_id}: {len(allocs)} allocations (job {case.job_id}), done" in said, said
+    assert said.count("time limit, checkpointed, requeued") == len(allocs) - 1, said
+
+
+def history_of(cluster: DevCluster, case: Case) -> str:
+    """What ``ntui history`` says of the case's job: its line and the run's lines under it."""
+    res = ntui(cluster, "history", "-n", "50", env={"XDG_STATE_HOME": str(case.state_dir)}, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(case.job_id + " "))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1].strip()), len(lines))
+    return "\n".join(lines[start:end])
 
 
 def test_chain_completes_over_linked_jobs(runs: dict[str, Case], dev_cluster: DevCluster) -> None:
@@ -141,6 +156,10 @@ def test_chain_completes_over_linked_jobs(runs: dict[str, Case], dev_cluster: De
         rank0 = (case.log_dir / f"local-longrun-{job}-rank-0.out").read_text()
         assert f"run {case.job_id}, allocation" in rank0  # NTUI_RUN_ID is the first job's
     assert (case.log_dir / f"local-longrun-{case.job_id}.done").exists()
+    said = history_of(dev_cluster, case)
+    assert f"run {case.job_id}: {len(jobs)} allocations (jobs {', '.join(jobs)}), done" in said, said
+    show = ntui(dev_cluster, "show", jobs[-1], env={"XDG_STATE_HOME": str(case.state_dir)}, timeout=120)
+    assert f"Run: run {case.job_id}: {len(jobs)} allocations" in show.stdout, show.stdout + show.stderr
 
 
 def test_max_restarts_reached_ends_the_run(runs: dict[str, Case], dev_cluster: DevCluster) -> None:
@@ -150,6 +169,7 @@ def test_max_restarts_reached_ends_the_run(runs: dict[str, Case], dev_cluster: D
     assert len(state.allocations) == 2
     assert state.allocations[-1].ended_by == "time limit, max-restarts reached"
     assert not (case.log_dir / f"local-longrun-{case.job_id}.done").exists()
+    assert "stopped: max-restarts reached" in history_of(dev_cluster, case)
 
 
 def test_a_program_that_ignores_the_signal_meets_the_time_limit(runs: dict[str, Case],
@@ -160,6 +180,7 @@ def test_a_program_that_ignores_the_signal_meets_the_time_limit(runs: dict[str, 
     assert state.allocations[0].ended_by == "time limit (the program ignored the signal)", state
     batch = (case.log_dir / f"local-longrun-{case.job_id}.out").read_text(errors="replace")
     assert "did not exit within 20 s of SIGUSR2" in batch
+    assert "stopped: the program ignored the checkpoint signal" in history_of(dev_cluster, case)
     if dev_cluster.accounting:
         deadline = time.monotonic() + 60
         while _sacct_states(dev_cluster, case.job_id)[-1:] != ["TIMEOUT"]:

@@ -58,7 +58,7 @@ def test_a_run_going_on_counts_its_allocation_against_the_cap(tmp_path: Path) ->
     assert view is not None
     assert view.allocation_text == "allocation 2 of ≤ 6" and view.status == "going on"
     assert "allocation 2 of ≤ 6" in view.summary()
-    assert view.allocation_lines()[-1].endswith("running; running")
+    assert view.allocation_lines()[-1].startswith("2. job 832 (restart 1): running since ")
 
 
 def test_a_chain_links_its_jobs_and_a_later_link_finds_its_run(tmp_path: Path) -> None:

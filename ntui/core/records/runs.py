@@ -90,10 +90,17 @@ class RunView:
 
 
 def _allocation_line(i: int, a: Allocation) -> str:
-    ran = format_elapsed(int(round(a.end - a.start))) if a.end is not None else "running"
-    ended = a.ended_by or "running"
     signal = f", signal after {format_elapsed(a.signal_elapsed)}" if a.signal_elapsed is not None else ""
-    return f"{i}. job {a.job_id} (restart {a.restart}): {ran}{signal}; {ended}"
+    if a.end is None:
+        return f"{i}. job {a.job_id} (restart {a.restart}): running since {_clock(a.start)}{signal}"
+    ran = format_elapsed(int(round(a.end - a.start)))
+    return f"{i}. job {a.job_id} (restart {a.restart}): {ran}{signal}; {a.ended_by or 'ended'}"
+
+
+def _clock(t: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
 def run_of(entry: HistoryEntry) -> RunView | None:
