@@ -327,6 +327,8 @@ class JournalState:
     bad_lines: int = 0
     events: int = 0
     run_id: str | None = None  # a long run's id (run: section, T10)
+    run_restart: int = 0  # this allocation's index in the run (0, 1, ...)
+    run_max: int | None = None  # the run's max-restarts
     checkpoint_signal: str | None = None  # the checkpoint signal came in this allocation
     continued: str | None = None  # this allocation requeued the job or chained the run ("requeue" | "chain")
     run_stop: str | None = None  # why the run stopped in this allocation (done, max-restarts, ignored, ...)
@@ -383,7 +385,8 @@ def journal_state(job_id: str, events: Iterable[Event], bad_lines: int = 0) -> J
         elif ev.kind == "launch-end":
             state = _replace(state, launch_rc=ev.number("rc"))
         elif ev.kind == "run-alloc":
-            state = _replace(state, run_id=ev.text("run"))
+            state = _replace(state, run_id=ev.text("run"), run_restart=ev.number("restart") or 0,
+                             run_max=ev.number("max"))
         elif ev.kind == "run-signal":
             state = _replace(state, checkpoint_signal=ev.text("sig"))
         elif ev.kind == "run-continue":
