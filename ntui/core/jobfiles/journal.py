@@ -329,6 +329,7 @@ class JournalState:
     run_id: str | None = None  # a long run's id (run: section, T10)
     run_restart: int = 0  # this allocation's index in the run (0, 1, ...)
     run_max: int | None = None  # the run's max-restarts
+    run_next: str | None = None  # a chain's successor, submitted by this allocation
     checkpoint_signal: str | None = None  # the checkpoint signal came in this allocation
     continued: str | None = None  # this allocation requeued the job or chained the run ("requeue" | "chain")
     run_stop: str | None = None  # why the run stopped in this allocation (done, max-restarts, ignored, ...)
@@ -390,7 +391,7 @@ def journal_state(job_id: str, events: Iterable[Event], bad_lines: int = 0) -> J
         elif ev.kind == "run-signal":
             state = _replace(state, checkpoint_signal=ev.text("sig"))
         elif ev.kind == "run-continue":
-            state = _replace(state, continued=ev.text("how"))
+            state = _replace(state, continued=ev.text("how"), run_next=ev.text("next"))
         elif ev.kind == "run-stop" and state.run_stop in (None, "ignored"):
             state = _replace(state, run_stop=ev.text("why") if state.run_stop is None else state.run_stop)
         elif ev.kind == "end" and state.end is None:
