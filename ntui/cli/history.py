@@ -147,6 +147,14 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
     history = History()
     try:
         entry = history.get(args.job_id)
+        if entry is None:  # a later link of a long run's chain: resubmit the run (its first job's preset)
+            from ntui.core.records.runs import find_run
+
+            run = find_run(history.entries(limit=500), args.job_id)
+            if run is not None:
+                print(f"ntui: job {args.job_id} is an allocation of run {run.run_id}: resubmitting the run",
+                      file=sys.stderr)
+                entry = run.entry
         if entry is None:
             print(f"ntui: job {args.job_id} is not in ntui's history", file=sys.stderr)
             return EXIT_PROBLEMS
