@@ -10,7 +10,8 @@ so two run at a time.
   twice, the run ends "done" and Slurm's accounting keeps the job's earlier allocations as REQUEUED;
 * chain (torchrun): the same work over linked jobs (afterany), the run id of the first in each;
 * max-restarts: 1 reached ends the run after 2 allocations with that reason;
-* a program that ignores the signal is stopped at the limit (TIMEOUT) and the run says so.
+* a program that ignores the signal is stopped at the limit (TIMEOUT) and the run says so;
+* accelerate (2 nodes x 2 workers, continue: none): every rank gets the signal and saves, the agents survive it.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ CASES = {
                          ("--steps", "1000", "--step-seconds", "1")),
     "ignored": Case("ignored", ("launcher.type=srun", "sbatch.nodes=1"),
                     ("--steps", "1000", "--step-seconds", "1", "--ignore-signal")),
+    "saved-accelerate": Case("saved-accelerate", ("launcher.type=accelerate", "env.ACCELERATE_USE_CPU=true",
+                                                  "run.continue=none"), ("--steps", "1000", "--step-seconds", "1")),
 }
 
 
@@ -186,3 +189,14 @@ def test_a_program_that_ignores_the_signal_meets_the_time_limit(runs: dict[str, 
         while _sacct_states(dev_cluster, case.job_id)[-1:] != ["TIMEOUT"]:
             assert time.monotonic() < deadline, _sacct_states(dev_cluster, case.job_id)
             time.sleep(3)
+
+
+def test_accelerate_ranks_get_the_signal_and_its_agents_survive(runs: dict[str, Case], dev_cluster: DevCluster) -> None:
+    case = runs["saved-accelerate"]
+    state = wait_stopped(case, dev_cluster)
+    assert state.stopped == "saved", state
+    assert len(state.allocations) == 1 and state.allocations[0].signal_at is not None
+    rank0 = (case.log_dir / f"local-longrun-{case.job_id}-rank-0.out").read_text()
+    assert re.search(r"^checkpoint at step \d+: saved", rank0, re.MULTILINE), rank0[-1500:]
+    batch = (case.log_dir / f"local-longrun-{case.job_id}.out").read_text(errors="replace")
+    assert f"run {case.job_id} saved; continue: none" in batch, batch[-3000:]
