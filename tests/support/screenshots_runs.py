@@ -21,9 +21,19 @@ from typing import Any
 from ntui.core.jobfiles.runfile import run_path
 from ntui.core.records.history import FinalRecord, History
 from tests.support.demo import FROZEN_NOW
-from tests.support.screenshots_jobs import _shoot, jobs_app, recent_history, recent_jobs_runner, recent_scene
+from tests.support.screenshots_jobs import (
+    SQUEUE_AFTER,
+    _job,
+    _shoot,
+    jobs_app,
+    recent_history,
+    recent_jobs_runner,
+    recent_scene,
+    settle_jobs,
+)
 
-__all__ = ["RUN_ID", "RUN_LOG_DIR", "run_app", "run_scene", "write_run_file"]
+__all__ = ["REQUEUED_ID", "RUN_ID", "RUN_LOG_DIR", "queue_app", "queue_scene", "run_app", "run_scene",
+           "write_run_file"]
 
 RUN_ID = "48213600"
 RUN_LOG_DIR = "/tmp/ntui-snapshots/run-logs"
@@ -91,6 +101,83 @@ async def run_scene(pilot: Any) -> None:
 
 async def take_run_screenshot(path: Path, tmp: Path, size: tuple[int, int] = (120, 36)) -> Path:
     return await _shoot(run_app(tmp), run_scene, path, size, "ntui · a long run")
+
+
+#: A requeued run in the queue, in its third allocation (same job id): its row says so, from its journal.
+REQUEUED_ID = "48213760"
+REQUEUED_STEM = "lr-long"
+
+
+def write_journal(log_dir: str = RUN_LOG_DIR) -> None:
+    from ntui.core.jobfiles.journal import journal_path
+
+    Path(log_dir).mkdir(parents=True, exist_ok=True)
+    now = FROZEN_NOW.timestamp()
+    lines = []
+    for i, start in enumerate((now - 4 * 3600, now - 2 * 3600 + 60, now - 1500)):
+        lines += [
+            {"ev": "alloc", "t": start, "restart": i, "nnodes": 2, "nodes": "nid[200040-200041]", "host": "nid200040"},
+            {"ev": "run-alloc", "t": start + 0.01, "run": REQUEUED_ID, "restart": i, "requeues": i, "how": "requeue",
+             "max": 5},
+            {"ev": "launch", "t": start + 1, "launcher": "torchrun"},
+        ]
+        if i < 2:
+            lines += [{"ev": "run-signal", "t": start + 6900, "run": REQUEUED_ID, "sig": "USR2", "elapsed": 6900},
+                      {"ev": "run-continue", "t": start + 6905, "run": REQUEUED_ID, "how": "requeue", "count": i + 1},
+                      {"ev": "end", "t": start + 6906, "rc": 0, "phase": "after"}]
+    text = "".join(json.dumps({"v": 1, **{k: v for k, v in ev.items() if k in ("ev", "t")}, "job": REQUEUED_ID,
+                               **{k: v for k, v in ev.items() if k not in ("ev", "t")}}, separators=(",", ":")) + "\n"
+                   for ev in lines)
+    Path(journal_path(log_dir, REQUEUED_STEM, REQUEUED_ID)).write_text(text)
+
+
+def queue_history(path: Path) -> Callable[[], History]:
+    opener = recent_history(path)
+    history = opener()
+    now = FROZEN_NOW.timestamp()
+    token = f"demo-{REQUEUED_ID}"
+    history.record_intent(token=token, preset="local-longrun", preset_path=None, overrides=(),
+                          job_name=REQUEUED_STEM, launcher="torchrun", nodes=2, world_size=8, log_dir=RUN_LOG_DIR,
+                          log_stem=REQUEUED_STEM, script=_script(), created_at=now - 4 * 3600 - 60)
+    history.record_submitted(token, REQUEUED_ID, "perlmutter", f"{RUN_LOG_DIR}/{REQUEUED_STEM}-{REQUEUED_ID}.sbatch",
+                             when=now - 4 * 3600 - 60)
+    history.close()
+    return opener
+
+
+def queue_app(tmp: Path) -> Any:
+    write_journal()
+    line = _job(REQUEUED_ID, REQUEUED_STEM, "RUNNING", "None", "25:00", "2:00:00", "2", "nid[200040-200041]",
+                "gpu_regular", start="2026-06-01T09:05:00")
+    squeue = SQUEUE_AFTER + line + "\n"
+    return jobs_app(runner=recent_jobs_runner((squeue,)), history_factory=queue_history(tmp / "history.sqlite3"))
+
+
+async def queue_scene(pilot: Any) -> None:
+    """The queue with the requeued run's row (its journal read by the view's journal tick)."""
+    from ntui.ui.screens.jobs import JobsScreen
+
+    await settle_jobs(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, JobsScreen)
+    from ntui.core.jobfiles.journal import journal_path, read_journal
+
+    # What the view's journal tick reads (its timer is real time): set here, then one refresh shows it.
+    state = read_journal(journal_path(RUN_LOG_DIR, REQUEUED_STEM, REQUEUED_ID), REQUEUED_ID)
+    assert state is not None and state.run_id == REQUEUED_ID
+    screen.model.journals[REQUEUED_ID] = state
+    calls = len([c for c in pilot.app.runner.argvs() if c[0] == "squeue"])
+    screen.refresh_now()
+    for _ in range(100):
+        if len([c for c in pilot.app.runner.argvs() if c[0] == "squeue"]) > calls:
+            break
+        await pilot.pause(0.05)
+    await settle_jobs(pilot)
+    screen.table.focus()
+    screen.table.move_cursor(key=REQUEUED_ID)
+    await settle_jobs(pilot)
+    screen._tick()
+    await pilot.pause()
 
 
 def main() -> int:

@@ -93,3 +93,9 @@ class TestRun:
         from tests.support.screenshots_runs import run_app, run_scene
 
         assert snap_compare(run_app(tmp_path), terminal_size=size, run_before=run_scene)
+
+    @pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+    def test_run_in_the_queue(self, snap_compare: Any, size: tuple[int, int], tmp_path: Any) -> None:
+        from tests.support.screenshots_runs import queue_app, queue_scene
+
+        assert snap_compare(queue_app(tmp_path), terminal_size=size, run_before=queue_scene)

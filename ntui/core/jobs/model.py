@@ -551,7 +551,12 @@ class JobModel:
         gone: list[FinishedJob] = []
         for job_id, followed in result.followed.items():
             state = followed.state
+            prev = self.journals.get(job_id)
             self.journals[job_id] = state
+            if state.run_id is not None and job_id in self.live and (
+                    prev is None or (prev.run_id, prev.run_restart, prev.run_max)
+                    != (state.run_id, state.run_restart, state.run_max)):
+                changed = True  # a long run's row says which allocation it is in (annotate_runs)
             if state.ended and job_id not in self._journal_ended:
                 entry = self.entries.get(job_id) or self._from_history.get(job_id)
                 end = state.final(_time_limit(entry))
@@ -591,6 +596,7 @@ class JobModel:
         for key, ended in self.ended.items():
             rows[key] = queue_row(ended.job, self._live_all_users, ended)
             tags[key] = ENDED
+        rows = annotate_runs(rows, self.journals)
         while len(self.ended) > MAX_ENDED:
             del self.ended[next(iter(self.ended))]
         departed_now = tuple(gone)

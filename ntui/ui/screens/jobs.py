@@ -439,8 +439,8 @@ class JobsScreen(WaitingActions):
     def _journals_read(self, msg: JournalsRead) -> None:
         msg.stop()
         done = self.model.journal_done(msg.result)
-        if done.applied is not None:
-            self.table.apply(done.applied.rows, done.applied.tags)
+        if done.applied is not None:  # folded as a refresh's rows are (a job array stays one row)
+            self._show_rows(done.applied.rows, done.applied.tags)
             self._show_recent()
             self._selection_changed()
         if done.poll_now:
