@@ -59,7 +59,7 @@ def _writers(state: Path, hosts: list[str], n: int, rng: random.Random, round_no
         time.sleep(rng.uniform(0.0, 0.2))
         p.send_signal(signal.SIGKILL)
     out: list[str] = []
-    for host, p in zip(hosts, procs):
+    for host, p in zip(hosts, procs, strict=True):
         stdout, _ = p.communicate(timeout=60)
         out += [f"{ln} @{host}#{round_no}" for ln in stdout.splitlines()]
     return out
