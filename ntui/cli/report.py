@@ -27,7 +27,7 @@ from ntui.core.jobs.report import fix_command, job_usage, report_notes, usage_li
 from ntui.core.records.history import History, HistoryEntry
 from ntui.core.records.record import refresh_gpu_summary
 from ntui.core.slurm.common import validate_job_id
-from ntui.core.slurm.sacct_steps import StepAccounting
+from ntui.core.slurm.sacct import StepAccounting
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:

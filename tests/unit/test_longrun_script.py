@@ -142,7 +142,7 @@ def spec_for(launcher: str, tmp: Path, stub_bin: Path, **run: Any) -> Any:
         "name": "lr", "launcher": launcher_map, "script": str(stub_bin / "program.py"),
         "sbatch": {"nodes": 2, "ntasks-per-node": 2 if launcher == "srun" else 1, "time": "00:02:00"},
         "logs": {"dir": str(tmp / "logs")}, "monitor": {"gpu": False},
-        "run": {"warning": 60, "grace": 4, **run},
+        "run": {"warning": 60, "grace": 10, **run},
     }
     spec, problems = validate(LoadedPreset("lr", None, data))
     assert spec is not None, [str(p) for p in problems]
@@ -217,7 +217,7 @@ def test_signal_reaches_every_rank_agents_survive_and_the_job_requeues(launcher:
 
 
 def test_a_signal_before_the_ranks_have_handlers_is_sent_again(stub_bin: Path, tmp_path: Path) -> None:
-    job = Job(render(spec_for("torchrun", tmp_path, stub_bin, grace=8)), tmp_path, stub_bin, "save",
+    job = Job(render(spec_for("torchrun", tmp_path, stub_bin, grace=30)), tmp_path, stub_bin, "save",
               LR_START_DELAY="1.5")
     time.sleep(0.5)
     job.signal()  # the ranks ignore it until their handler is in (ignored, not killed), then get it again

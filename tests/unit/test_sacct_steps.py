@@ -1,4 +1,4 @@
-"""ntui.core.slurm.sacct_steps: argv, parser (captured 22.05 output), and the multi-node, multi-task arithmetic."""
+"""ntui.core.slurm.sacct: argv, parser (captured 22.05 output), and the multi-node, multi-task arithmetic."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ntui.core.slurm.runner import SlurmError
-from ntui.core.slurm.sacct_steps import (
+from ntui.core.slurm.sacct import (
     STEP_FIELDS,
     build_sacct_steps_argv,
     parse_cpu_time,

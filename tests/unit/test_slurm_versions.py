@@ -22,8 +22,7 @@ from ntui.core.slurm.common import (
     state_category,
 )
 from ntui.core.slurm.runner import ControllerUnreachable, JobNotFound, SlurmRejected, classify
-from ntui.core.slurm.sacct import final_state, parse_sacct_records, restore_exit_code, sacct_jobs
-from ntui.core.slurm.sacct_steps import parse_sacct_steps
+from ntui.core.slurm.sacct import final_state, parse_sacct_records, parse_sacct_steps, restore_exit_code, sacct_jobs
 from ntui.core.slurm.sacctmgr import parse_sacctmgr_assoc, user_associations
 from ntui.core.slurm.sbatch import parse_sbatch_parsable, parse_sbatch_test_only, submit
 from ntui.core.slurm.scontrol import parse_key_values, parse_scontrol_jobs, parse_scontrol_partitions, show_job

@@ -8,7 +8,6 @@ from datetime import datetime
 
 import pytest
 
-from ntui.core.slurm.dependency import parse_dependency
 from ntui.core.slurm.runner import CommandResult, JobNotFound
 from ntui.core.slurm.sacctmgr import (
     build_assoc_limits_argv,
@@ -18,7 +17,7 @@ from ntui.core.slurm.sacctmgr import (
     qos_limits,
 )
 from ntui.core.slurm.sbatch import parse_sbatch_test_only
-from ntui.core.slurm.scontrol import batch_script, build_batch_script_argv, parse_scontrol_jobs
+from ntui.core.slurm.scontrol import batch_script, build_batch_script_argv, parse_dependency, parse_scontrol_jobs
 from ntui.core.slurm.sprio import build_sprio_argv, job_priority, parse_sprio
 from ntui.core.slurm.squeue import build_start_argv, parse_start, start_estimates
 from ntui.core.slurm.srun import build_shell_argv

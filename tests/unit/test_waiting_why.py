@@ -6,8 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ntui.core.records.outcome import Outcome
-from ntui.core.slurm.dependency import parse_dependency
-from ntui.core.slurm.scontrol import JobDetails, parse_scontrol_jobs
+from ntui.core.slurm.scontrol import JobDetails, parse_dependency, parse_scontrol_jobs
 from ntui.core.slurm.squeue import parse_squeue
 from ntui.core.waiting.why import (
     DependState,

@@ -23,7 +23,7 @@ from ntui.core.jobfiles.samplefiles import find_sample_files, sample_path, srun_
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import state_category
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
-from ntui.core.slurm.sacct_steps import StepAccounting, step_accounting
+from ntui.core.slurm.sacct import StepAccounting, step_accounting
 from ntui.core.slurm.scontrol import show_job
 from ntui.core.textsafe import inert
 

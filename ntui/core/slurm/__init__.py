@@ -14,10 +14,13 @@ for the selected job only, and cache), actions 1 each, ``slurm_version`` 0 (loca
 ``user_associations`` / ``final_state`` go to slurmdbd instead.
 
 One module per command (import from it directly; this package re-exports nothing, so a command loads only
-the clients it uses): :mod:`~ntui.core.slurm.common` (timeouts, durations, timestamps, job states,
-job IDs), :mod:`~ntui.core.slurm.sbatch` (submit, ``--test-only``), :mod:`~ntui.core.slurm.squeue` (the queue),
-:mod:`~ntui.core.slurm.scontrol` (job details, partitions, key=value records), :mod:`~ntui.core.slurm.actions`
-(``scancel``, ``scontrol hold|release|requeue``), :mod:`~ntui.core.slurm.sinfo` (version, partitions, node
-states), :mod:`~ntui.core.slurm.sacctmgr` (accounts, QOS), :mod:`~ntui.core.slurm.sacct` (final state),
-:mod:`~ntui.core.slurm.sdiag` (RPC counts).
+the clients it uses): :mod:`~ntui.core.slurm.runner` (the one way to run a command: argv, timeout, typed errors),
+:mod:`~ntui.core.slurm.common` (timeouts, durations, timestamps, job states, job IDs),
+:mod:`~ntui.core.slurm.version` (the installed release, what differs by it), :mod:`~ntui.core.slurm.sbatch`
+(submit, ``--test-only``), :mod:`~ntui.core.slurm.squeue` (the queue, start estimates),
+:mod:`~ntui.core.slurm.scontrol` (job details, a job's dependencies, partitions, configuration, key=value records),
+:mod:`~ntui.core.slurm.actions` (``scancel``, ``scontrol hold|release|requeue``), :mod:`~ntui.core.slurm.srun`
+(overlapping steps), :mod:`~ntui.core.slurm.sinfo` (partitions, node states), :mod:`~ntui.core.slurm.sprio`
+(priority factors), :mod:`~ntui.core.slurm.sacctmgr` (accounts, QOS, limits), :mod:`~ntui.core.slurm.sacct`
+(final states, step usage), :mod:`~ntui.core.slurm.sdiag` (RPC counts).
 """

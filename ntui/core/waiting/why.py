@@ -28,10 +28,9 @@ from datetime import datetime
 
 from ntui.core.records.outcome import Outcome, finished_outcome
 from ntui.core.slurm.common import StateCategory, parse_timestamp, state_category
-from ntui.core.slurm.dependency import Dependency, parse_dependency
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.sacctmgr import Limits, assoc_limits, qos_limits
-from ntui.core.slurm.scontrol import JobDetails
+from ntui.core.slurm.scontrol import Dependency, JobDetails, parse_dependency
 from ntui.core.slurm.sprio import Priority, job_priority
 from ntui.core.slurm.squeue import QueueJob, query_queue
 from ntui.core.waiting.reasons import Kind, ReasonText, reason_text, split_reason
