@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, print_problems
 from ntui.cli.compose import add_preset_args, load_spec
 from ntui.cli.slurm import cli_runner, slurm_failed
-from ntui.core.compose.sitecheck import check_against_cluster, check_array_size, check_test_only, cluster_limits
+from ntui.core.compose.sitecheck import (
+    check_against_cluster,
+    check_array_size,
+    check_requeue,
+    check_test_only,
+    cluster_limits,
+)
 from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.problems import Problem
@@ -48,6 +54,7 @@ def site_check(spec: JobSpec, loaded: LoadedPreset | None = None) -> tuple[bool,
     runner = cli_runner()
     problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
     problems += check_array_size(spec, runner, loaded=loaded)  # a sweep: W7, MaxArraySize
+    problems += check_requeue(spec, runner, loaded=loaded)  # a run that requeues: T7, JobRequeue
     return site_refused(problems, "this cluster would not run it"), sum(not p.is_error for p in problems)
 
 

@@ -31,6 +31,7 @@ from ntui.core.records.record import (
     record_job,
     sort_recent,
 )
+from ntui.core.records.runs import run_of
 from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.textsafe import inert
 
@@ -106,7 +107,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     finally:
         history.close()
     if args.json:
-        print(json.dumps([asdict(e) | {"script": None, "sweep": _sweep_json(e, counts)} for e in entries], indent=1))
+        print(json.dumps([asdict(e) | {"script": None, "sweep": _sweep_json(e, counts), "run": _run_json(e)}
+                          for e in entries], indent=1))
         return rc
     print(f"{'JOBID':<10} {'SUBMITTED':<16}  {'STATE':<16} {'ELAPSED':>9} {'GPU':>4}  {'PRESET':<22} VERDICT")
     for e in entries:
@@ -115,7 +117,22 @@ def cmd_history(args: argparse.Namespace) -> int:
         link = f" (resubmit of {e.resubmit_of})" if e.resubmit_of else ""
         print(f"{e.job_id or '-':<10} {when:<16}  {inert(state_text(e)):<16} {format_elapsed(e.elapsed_s):>9} "
               f"{gpu_text(e.gpu.util_mean if e.gpu else None):>4}  {inert(e.preset):<22} {inert(tail)}{link}")
+        run = run_of(e)
+        if run is not None:  # a long run: its allocations under its first job, in words (T10)
+            print(f"{'':<10} {inert(run.summary())}")
+            for line in run.allocation_lines():
+                print(f"{'':<12} {inert(line)}")
     return rc
+
+
+def _run_json(e: HistoryEntry) -> dict[str, object] | None:
+    run = run_of(e)
+    if run is None:
+        return None
+    return {"run_id": run.run_id, "allocations": [asdict(a) | {"ended_by": a.ended_by} for a in
+                                                  run.state.allocations],
+            "jobs": list(run.state.job_ids), "stopped": run.state.stopped, "status": run.status,
+            "training_s": run.training_s, "max_allocations": run.most}
 
 
 def _sweep_json(e: HistoryEntry, counts: Mapping[str, str]) -> dict[str, object] | None:
@@ -130,6 +147,14 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
     history = History()
     try:
         entry = history.get(args.job_id)
+        if entry is None:  # a later link of a long run's chain: resubmit the run (its first job's preset)
+            from ntui.core.records.runs import find_run
+
+            run = find_run(history.entries(limit=500), args.job_id)
+            if run is not None:
+                print(f"ntui: job {args.job_id} is an allocation of run {run.run_id}: resubmitting the run",
+                      file=sys.stderr)
+                entry = run.entry
         if entry is None:
             print(f"ntui: job {args.job_id} is not in ntui's history", file=sys.stderr)
             return EXIT_PROBLEMS

@@ -31,6 +31,22 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_show)
 
 
+def _print_run(job_id: str) -> None:
+    """A long run's allocations in words, when ``job_id`` is one of them (T10)."""
+    from ntui.core.records.runs import find_run
+
+    history = History()
+    try:
+        run = find_run(history.entries(limit=500), job_id)
+    finally:
+        history.close()
+    if run is None:
+        return
+    print(f"{'Run':>12}: {inert(run.summary())}")
+    for line in run.allocation_lines():
+        print(f"{'':>12}  {inert(line)}")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     runner = cli_runner()
     try:
@@ -41,6 +57,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         except SlurmError as exc:
             return slurm_failed(exc)
         print(f"JobId={args.job_id} State={out.state} ExitCode={out.exit_code or '?'} (source: {out.source})")
+        _print_run(args.job_id)
         return 0 if out.source != "none" else EXIT_SLURM
     except SlurmError as exc:
         return slurm_failed(exc)
@@ -70,6 +87,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     rows.append(("Slurm", str(version) if version else "version unknown"))
     for key, value in rows:
         print(f"{inert(key):>12}: {inert(str(value))}")
+    _print_run(d.job_id)
     if d.category is StateCategory.PENDING:  # why it waits (the same words as ntui why and the app)
         from datetime import datetime
 

@@ -143,7 +143,8 @@ def test_monitor_fields_follow_the_preset_and_switch_the_sampler() -> None:
     gpu, interval = spec_of("monitor.gpu"), spec_of("monitor.interval")
     assert (gpu.kind, gpu.section, interval.kind, interval.default) == ("tristate", "Monitoring", "int", "10")
     keys = [f.key for f in fields_for(load_preset("demo-torchrun").data)]
-    assert keys[-2:] == ["monitor.gpu", "monitor.interval"]
+    assert keys[-7:-5] == ["monitor.gpu", "monitor.interval"]
+    assert keys[-5:] == ["run.continue", "run.checkpoint-signal", "run.warning", "run.grace", "run.max-restarts"]
     loaded = load_preset("demo-torchrun", ["monitor.interval=30"])
     assert (field_text(gpu, loaded), field_text(interval, loaded)) == ("", "30")  # "" = auto
     off = field_state(gpu, "", "false").override

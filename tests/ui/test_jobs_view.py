@@ -677,3 +677,28 @@ async def test_settings_are_read_once_off_the_loop_and_their_problems_shown(app_
         screen = screen_of(app)
         assert screen.model.settings.active_interval == 7 and screen.model.settings.idle_interval == 60
         assert [n.title for n in app._notifications].count("Settings ignored") == 1  # reported once
+
+
+async def test_cancel_of_a_chain_link_asks_about_its_waiting_successor() -> None:
+    """A long run's link whose successor waits (continue: chain, T10): ``a`` cancels both, ``y`` only the link."""
+    from ntui.core.jobfiles.journal import JournalState
+
+    r = runner(scancel=result())
+    app = jobs_app(runner=r, settings=HOUR, user="root")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = screen_of(app)
+        live = [k for k in screen.table.ordered_keys if k in screen.model.live]
+        link, successor = live[0], live[1]
+        screen.model.journals[link] = JournalState(link, allocations=1, run_id=link, continued="chain",
+                                                   run_next=successor)
+        screen.table.move_cursor(key=link)
+        await settle_jobs(pilot)
+        await pilot.press("c")
+        assert isinstance(app.screen, ConfirmCancelScreen) and app.screen.successor == successor
+        await pilot.press("a")
+        await settle_jobs(pilot)
+        assert calls(r, "scancel") == [("scancel", link), ("scancel", successor)]
+        await pilot.press("c", "y")
+        await settle_jobs(pilot)
+        assert calls(r, "scancel")[-1] == ("scancel", link)

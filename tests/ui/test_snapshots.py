@@ -82,3 +82,20 @@ class TestSweep:
         from tests.support.screenshots_sweep import sweep_app, sweep_scene
 
         assert snap_compare(sweep_app(), terminal_size=size, run_before=sweep_scene(what))
+
+
+class TestRun:
+    """A long run in the jobs view (tests/support/screenshots_runs.py): its row in the recent list, which allocation
+    it is in, and the details listing its allocations and what ended each."""
+
+    @pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+    def test_run(self, snap_compare: Any, size: tuple[int, int], tmp_path: Any) -> None:
+        from tests.support.screenshots_runs import run_app, run_scene
+
+        assert snap_compare(run_app(tmp_path), terminal_size=size, run_before=run_scene)
+
+    @pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+    def test_run_in_the_queue(self, snap_compare: Any, size: tuple[int, int], tmp_path: Any) -> None:
+        from tests.support.screenshots_runs import queue_app, queue_scene
+
+        assert snap_compare(queue_app(tmp_path), terminal_size=size, run_before=queue_scene)

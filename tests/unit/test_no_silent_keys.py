@@ -17,6 +17,7 @@ from ntui.core.compose.spec import (
     LOGS_KEYS,
     MONITOR_KEYS,
     NCCL_KEYS,
+    RUN_KEYS,
     TOP_KEYS,
     validate,
 )
@@ -56,6 +57,12 @@ VALUES: dict[str, tuple[str, ...]] = {
     "sweep.grid": ('{lr: ["1"], seed: ["2"]}',),
     "sweep.parallel": ("3", "1"),
     "sweep.metric": ("acc=([0-9.]+)", "loss=([0-9.]+)"),
+    "run": ("{continue: requeue}",),
+    "run.checkpoint-signal": ("URG", "USR2"),
+    "run.warning": ("120", "90"),
+    "run.grace": ("50", "40"),
+    "run.continue": ("chain", "none"),
+    "run.max-restarts": ("2", "3"),
 }
 
 
@@ -95,7 +102,7 @@ def _noticed(preset: str, shape: tuple[str, ...], override: str, script: str, be
 def test_every_key_a_preset_can_hold_is_tried() -> None:
     """A new preset key must be added to VALUES (sbatch options and env names are open-ended: a few stand in)."""
     sections = {"launcher": LAUNCHER_KEYS, "container": CONTAINER_KEYS, "logs": LOGS_KEYS, "nccl": NCCL_KEYS,
-                "monitor": MONITOR_KEYS, "sweep": ("grid", "parallel", "metric")}
+                "monitor": MONITOR_KEYS, "sweep": ("grid", "parallel", "metric"), "run": RUN_KEYS}
     keys = {f"{section}.{k}" for section, names in sections.items() for k in names}
     keys |= {k for k in TOP_KEYS if k not in sections and k not in ("sbatch", "env", "description", "extends")}
     assert keys <= set(VALUES), sorted(keys - set(VALUES))  # description: the picker's line; extends: V6

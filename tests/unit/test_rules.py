@@ -70,6 +70,14 @@ BAD: dict[str, tuple[str, tuple[str, ...]]] = {
                            f"sweep.grid.seed=[{', '.join(map(str, range(2001)))}]")),
     "W8": ("local-sweep", ("sweep.parallel=02",)),
     "W9": ("local-sweep", ("sweep.metric=loss=([0-9.]+",)),
+    "T1": ("local-longrun", ("run.warning=120", "run.grace=30")),
+    "T2": ("local-longrun", ("run.grace=40",)),
+    "T3": ("local-longrun", ("run.checkpoint-signal=TERM",)),
+    "T4": ("local-longrun", ("run.checkpoint-signal=USR1",)),
+    "T5": ("local-longrun", ("sbatch.signal=B:USR2@60",)),
+    "T6": ("local-longrun", ("run.continue=chain", "sbatch.qos=debug")),
+    "T8": ("local-longrun", (f"script={REPO / 'tests' / 'data' / 'programs' / 'lightning_train.py'}",)),
+    "T9": ("local-longrun", ("sweep={grid: {x: [\"1\", \"2\"]}}", 'args=["--steps", "{x}"]')),
 }
 
 
@@ -164,7 +172,28 @@ def _v6() -> bool:
     return str(exc.value).endswith("(V6)")
 
 
-GUARANTEED.update({"E1": _e1, "F2": _f2, "V6": _v6})
+def _t7() -> bool:
+    from ntui.core.compose.sitecheck import check_requeue
+    from tests.support.fakes import FakeRunner, result
+
+    spec, _ = validate(load_preset("local-longrun", ()))
+    assert spec is not None
+    warned = check_requeue(spec, FakeRunner({"scontrol show config": result(stdout="JobRequeue              = 0\n")}))
+    runner_ok = FakeRunner({"scontrol show config": result(stdout="JobRequeue              = 1\n")})
+    return [p.rule for p in warned] == ["T7"] and not check_requeue(spec, runner_ok)
+
+
+def _t10() -> bool:
+    script = _script("local-longrun")
+    launch = _launch(script)
+    return ("#SBATCH --signal=B:USR2@40" in script and "#SBATCH --requeue" in script
+            and "bash -c 'trap \"\" USR2; exec \"$0\" \"$@\"'" in launch
+            and launch.rstrip().endswith("ntui_run_continue") and "python /" not in launch.split(" &\n")[-1]
+            and 'scontrol requeue "$SLURM_JOB_ID"' in script
+            and "afterany:$me" in _script("local-longrun", "run.continue=chain"))
+
+
+GUARANTEED.update({"E1": _e1, "F2": _f2, "V6": _v6, "T7": _t7, "T10": _t10})
 
 
 def test_every_guarantee_is_checked() -> None:

@@ -38,6 +38,11 @@ VARIATIONS: list[tuple[str, tuple[str, ...]]] = [
     ("local-torchrun", ("sbatch.gpus-per-node=2", "launcher.nproc-per-node=2", 'setup=["trap \\"echo mine\\" EXIT"]',
                         "env.PATH=/opt/sim/bin:/usr/bin")),
     ("local-accelerate", ("sbatch.gpus-per-node=2", "launcher.nproc-per-node=2")),
+    ("local-longrun", ("run.continue=chain",)),  # the long-run lines in each mode and under each launcher (T10)
+    ("local-longrun", ("run.continue=none", "sbatch.time=04:00:00", "run.warning=600")),  # preemption told apart
+    ("local-longrun", ("launcher.type=srun", "sbatch.ntasks-per-node=2")),
+    ("local-longrun", ("launcher.type=accelerate", "sbatch.gpus-per-node=2", "launcher.nproc-per-node=2",
+                       'setup=["trap \\"echo mine\\" EXIT"]')),
 ]
 
 

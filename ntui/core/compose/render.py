@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shlex
 
+from ntui.core.compose.longrun import continue_line, launch_lines, rank_words, run_lines, signal_directive
 from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvConf, merge_rdzv_conf, split_rdzv_conf
 from ntui.core.compose.sampler import sampler_lines
 from ntui.core.compose.spec import Directive, JobSpec
@@ -105,6 +106,10 @@ def render(spec: JobSpec) -> str:
     options = {d.option for d in directives}
     if spec.sweep is not None:
         directives.append(Directive("array", spec.sweep.array))
+    if spec.run is not None:
+        directives.append(Directive("signal", signal_directive(spec.run)))  # the batch shell only (T10)
+        if spec.run.mode == "requeue" and "requeue" not in options:
+            directives.append(Directive("requeue", None))
     directives.append(Directive("output", paths.batch_pattern))
     if "open-mode" not in options:
         # Requeued jobs restart the script with the same id: append, don't truncate (L5).
@@ -157,6 +162,9 @@ def render(spec: JobSpec) -> str:
         )
     if spec.launcher == "accelerate":
         out.extend(_accelerate_config(spec, paths))
+    if spec.run is not None:
+        out.append("")
+        out.extend(run_lines(spec.run, spec.log_dir, spec.log_stem))
     if spec.monitor_gpu:
         # After the exports (PATH picks the nvidia-smi), before the setup; its EXIT trap joins the journal's (J2),
         # and so does a setup's own (both run).
@@ -171,8 +179,13 @@ def render(spec: JobSpec) -> str:
     out.append("")
     out.append(f"# Launch: {spec.launcher}, {spec.nodes} node(s) x {_per_node(spec)} process(es).")
     out.append(launch_begin_line(spec.launcher))
-    out.append(_launch(spec, paths, rdzv))
-    out.append(launch_end_line())
+    if spec.run is not None:  # in the background, waited for; then the run continues or stops (T10)
+        out.extend(launch_lines(_launch(spec, paths, rdzv)))
+        out.append(launch_end_line())
+        out.append(continue_line())
+    else:
+        out.append(_launch(spec, paths, rdzv))
+        out.append(launch_end_line())
     out.append("")
     return "\n".join(out)
 
@@ -229,7 +242,10 @@ def _srun_words(spec: JobSpec, paths: LogPaths) -> list[str]:
 
 
 def _container(spec: JobSpec) -> list[str]:
-    return ["shifter"] if spec.container == "shifter" else []
+    words = ["shifter"] if spec.container == "shifter" else []
+    if spec.run is not None:
+        words += rank_words(spec.run)  # every process of the step ignores the checkpoint signal (T10)
+    return words
 
 
 def _program(spec: JobSpec) -> list[str]:

@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ntui.core.compose.launchcli import read_extra_args
+from ntui.core.compose.longrun import RunDraft
 from ntui.core.compose.sweep import SLURM_MAX_ARRAY_SIZE, SweepDraft, parse_template, placeholder_refs
+from ntui.core.compose.timefmt import parse_time_limit
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity, Source
 
@@ -227,6 +229,21 @@ class Draft:
     monitor_interval_written: bool = False
     sweep: SweepDraft | None = None
     """The ``sweep:`` section (None: the preset has none), judged by W1-W9."""
+    run: RunDraft | None = None
+    """The ``run:`` section (None: the preset has none), judged by T1-T9."""
+    script_text: str = ""
+    """The head of the program's file, read only for a ``run:`` section (T8)."""
+
+    @property
+    def time_limit_s(self) -> int | None:
+        """``sbatch.time`` in seconds (None: absent, unlimited or not plain)."""
+        raw = self.raw.get("time")
+        if not raw or "$" in raw:
+            return None
+        try:
+            return parse_time_limit(raw) or None
+        except ValueError:
+            return None
 
     @property
     def gpu_sampling(self) -> bool:
@@ -574,6 +591,98 @@ def _s1(d: Draft) -> Iterable[Finding]:
         yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
 
 
+# ----------------------------------------------------------------------------- long runs (T*)
+
+#: The signals torchrun's and accelerate's agents handle themselves (torch.distributed.elastic: TERM, INT, HUP, QUIT
+#: by default): the agent stops its workers on them.
+AGENT_SIGNALS = ("TERM", "INT", "HUP", "QUIT")
+#: QOS names where a batch script may not submit another (Perlmutter: "job chaining in the debug QOS is not
+#: allowed"); a site rule (T6).
+NO_CHAIN_QOS = ("debug",)
+_LIGHTNING = re.compile(r"^\s*(?:import|from)\s+(?:lightning|pytorch_lightning)\b", re.MULTILINE)
+
+
+def _t1(d: Draft) -> Iterable[Finding]:
+    run, limit = d.run, d.time_limit_s
+    if run is None or run.warning is None:
+        return
+    if limit is not None and run.warning >= limit:
+        yield ("run.warning", f"{run.warning} s is not before the time limit ({limit} s): the signal would come at "
+               f"the start. Make the warning shorter than sbatch.time (e.g. {max(1, limit // 10)}), or the limit "
+               "longer")
+    elif limit is None and "time" not in d.sbatch:
+        yield ("run.warning", "no sbatch.time: the signal comes relative to the partition's default limit, which "
+               "the preset does not know; set sbatch.time")
+
+
+def _t2(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or run.warning is None or run.grace is None:
+        return
+    if run.grace >= run.warning:
+        yield ("run.grace", f"{run.grace} s of grace does not fit in the {run.warning} s warning: the ranks would "
+               "still be saving at the time limit and nothing would continue the run. Make grace shorter than "
+               f"run.warning (e.g. {max(1, run.warning - 60, run.warning // 2)})")
+
+
+def _t3(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or run.signal not in AGENT_SIGNALS:
+        return
+    if d.launcher in ("torchrun", "accelerate"):
+        yield ("run.checkpoint-signal", f"{d.launcher}'s agents handle SIG{run.signal} themselves: they stop every "
+               "worker on it, so the ranks never save. Use USR2")
+    else:
+        yield ("run.checkpoint-signal", f"SIG{run.signal} is also how Slurm ends a step (and a cancel): the program "
+               "cannot tell a checkpoint from the end. Use USR2")
+
+
+def _t4(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is not None and run.signal == "USR1":
+        yield ("run.checkpoint-signal", "NCCL catches SIGUSR1 (and Lightning's SLURM plugin requeues on it): a "
+               "rank may never see it. Use USR2")
+
+
+def _t5(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None:
+        return
+    if "signal" in d.sbatch:
+        yield ("sbatch.signal", "run: writes --signal itself (B:<checkpoint-signal>@<warning>); drop sbatch.signal "
+               "and set run.checkpoint-signal / run.warning")
+    if run.mode == "requeue" and "no-requeue" in d.sbatch:
+        yield ("sbatch.no-requeue", "run.continue is requeue but sbatch.no-requeue forbids it; drop no-requeue, or "
+               "set run.continue: chain")
+
+
+def _t6(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or run.mode != "chain":
+        return
+    qos = str(d.sbatch.get("qos", ""))
+    perlmutter = str(d.sbatch.get("constraint", "")) in ("gpu", "cpu")
+    if qos in NO_CHAIN_QOS or (not qos and perlmutter):
+        said = f"qos {qos}" if qos else "the default QOS (debug)"
+        yield ("run.continue", f"{said} forbids chaining (a batch script submitting another, NERSC's policy); use "
+               "run.continue: requeue, or a QOS that allows it (e.g. regular)")
+
+
+def _t8(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or not _LIGHTNING.search(d.script_text):
+        return
+    yield ("run", "the program imports Lightning, whose SLURM plugin installs its own requeue on SIGUSR1 (and skips a "
+           "signal that already has a handler): two mechanisms would fight. Turn Lightning's off "
+           "(SLURMEnvironment(auto_requeue=False)) and save on NTUI_CHECKPOINT_SIGNAL, or drop the run: section")
+
+
+def _t9(d: Draft) -> Iterable[Finding]:
+    if d.run is not None and d.sweep is not None:
+        yield ("run", "run: and sweep: together are not supported yet (each array task would requeue or chain on "
+               "its own); drop one of them")
+
+
 # ----------------------------------------------------------------------------- sweeps (W*)
 
 
@@ -878,6 +987,32 @@ RULES: tuple[Rule, ...] = (
          "to the script (NUL-delimited, `mapfile -d ''`) by SLURM_ARRAY_TASK_ID; values never enter the script "
          "text and reach the program verbatim (spaces, quotes, `$()`, newlines).",
          "sbatch.1 (SLURM_ARRAY_TASK_ID); bash.1 (mapfile)"),
+    # Long runs (run:)
+    Rule("T1", _E, ("run.warning", "sbatch.time"), "The checkpoint signal's warning is shorter than the time limit "
+         "(and the preset has one: a warning without sbatch.time is a warning).", "sbatch.1 (--signal)", _t1),
+    Rule("T2", _E, ("run.grace", "run.warning"), "The ranks' grace to save fits in the warning, with time left to "
+         "requeue or chain before the limit.", "sbatch.1 (--signal: up to 60 s early)", _t2),
+    Rule("T3", _E, ("run.checkpoint-signal", "launcher.type"), "The checkpoint signal is not one torchrun's or "
+         "accelerate's agents handle (TERM, INT, HUP, QUIT: they would stop the workers); under srun it is a warning "
+         "(Slurm ends steps with TERM).", "pytorch/pytorch:torch/distributed/elastic/multiprocessing/api.py", _t3),
+    Rule("T4", _W, ("run.checkpoint-signal",), "Warns about SIGUSR1: NCCL catches it.",
+         "facebookincubator/submitit#1697", _t4),
+    Rule("T5", _E, ("sbatch.signal", "sbatch.no-requeue"), "With run:, ntui writes `--signal` (and `--requeue` for "
+         "continue: requeue) itself; a preset's own is refused.", "sbatch.1", _t5),
+    Rule("T6", _E, ("run.continue", "sbatch.qos"), "Site rule (Perlmutter): no chain in the debug QOS (also the "
+         "default QOS of a GPU or CPU node job without qos).", "docs.nersc.gov/jobs/policy", _t6),
+    Rule("T7", _W, ("run.continue",), "continue: requeue where the cluster's JobRequeue=0 is a warning (ntui asks "
+         "with --requeue; a site's submit plugin may still refuse); checked against the cluster before sbatch.",
+         "slurm.conf.5 (JobRequeue)", enforced_in="sitecheck.check_requeue"),
+    Rule("T8", _W, ("run", "script"), "Warns when the program imports Lightning, whose SLURM plugin installs its own "
+         "requeue (SIGUSR1).", "Lightning-AI/pytorch-lightning (SLURMEnvironment)", _t8),
+    Rule("T9", _E, ("run", "sweep"), "run: and sweep: are not combined (yet).", "ntui preset model", _t9),
+    Rule("T10", _E, ("run",), "A long run: `--signal=B:SIG@WARNING` (+ `--requeue`), the launch step in the "
+         "background and waited for again after a trap, every rank's program starts with SIG ignored (agents "
+         "survive) and gets it from the trap through srun, again every 5 s for the grace; then `scontrol requeue` "
+         "from the batch shell below max-restarts, or a successor `sbatch --dependency=afterany` with a done marker. "
+         "NTUI_RUN_ID, NTUI_RESTART, NTUI_CHECKPOINT_SIGNAL reach the program.",
+         "sbatch.1; bash.1 (trap, wait); srun.1 (signals)"),
     Rule("W11", _E, ("sweep", "logs.dir"), "A sweep's task logs carry the task: `<name>-<array id>_<task>.out`, "
          "`...-rank-<N>.out`, `...-gpu-<node>.csv` (Slurm's `%A_%a`).", "sbatch.1 (filename pattern)"),
 )

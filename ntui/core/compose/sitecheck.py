@@ -20,6 +20,9 @@ accounting is enabled. The CLI and the compose view share the rest of the check 
 (the listing, through the runner) and :func:`check_test_only` (``sbatch --test-only``, then the partition Slurm
 chose).
 
+A long run that continues by requeue is checked against the cluster's ``JobRequeue`` (rule T7:
+:func:`check_requeue`, one ``scontrol show config``, only for such a run).
+
 A sweep (a job array) is also checked against the cluster's ``MaxArraySize`` (rule W7: :func:`check_array_size`,
 one ``scontrol show config`` per runner, cached; no call for a job that is not a sweep). Slurm refuses a larger
 array with a bare "Invalid job array specification".
@@ -43,12 +46,13 @@ from ntui.core.problems import Problem, Severity, Source
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
 from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.slurm.sbatch import TestOnlyResult, test_only
-from ntui.core.slurm.scontrol import Partition, list_partitions, max_array_size
+from ntui.core.slurm.scontrol import Partition, job_requeue_default, list_partitions, max_array_size
 
 __all__ = [
     "PartitionLimits",
     "check_against_cluster",
     "check_array_size",
+    "check_requeue",
     "cluster_max_array_size",
     "check_job",
     "check_test_only",
@@ -270,3 +274,27 @@ def check_array_size(
     return [problem("W7", source, "sweep", f"{sweep.size:,} tasks, but this cluster's MaxArraySize is {limit:,} "
                     f"(task indices 0-{limit - 1:,}): Slurm would refuse it (Invalid job array specification); "
                     f"split the sweep into parts of at most {limit:,}")]
+
+
+def check_requeue(
+    spec: JobSpec,
+    runner: CommandRunner,
+    *,
+    loaded: LoadedPreset | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[Problem]:
+    """T7 against this cluster: ``continue: requeue`` where ``JobRequeue=0`` (the site's default is not to requeue).
+    ntui's script asks with ``--requeue``, which Slurm honours, but a site that turned requeue off may also refuse
+    it in a submit plugin: a warning. No call for a job that does not requeue."""
+    if spec.run is None or spec.run.mode != "requeue":
+        return []
+    try:
+        default = job_requeue_default(runner, env=env)
+    except SlurmError:
+        return []
+    if default is not False:
+        return []
+    source = loaded.source_of(("run", "continue")) if loaded is not None else Source("")
+    return [problem("T7", source, "run.continue", "this cluster's JobRequeue=0: jobs are not requeued unless they "
+                    "ask; ntui's script asks (--requeue), but a site may refuse it. If the job is refused or never "
+                    "comes back, set run.continue: chain")]

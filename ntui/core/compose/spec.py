@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ntui.core.compose.longrun import RUN_KEYS as RUN_KEYS
+from ntui.core.compose.longrun import RunConf, RunDraft, draft_run
 from ntui.core.compose.rules import (
     GPU_OPTIONS,
     INT_OPTIONS,
@@ -57,6 +59,8 @@ TOP_KEYS = {
     "nccl": "NCCL toggles",
     "monitor": "in-job GPU sampling for `ntui report` (gpu: on by default for GPU jobs, interval: seconds)",
     "sweep": "many runs as one job array: grid | zip | list of {name} values for args and env, parallel, metric",
+    "run": "training longer than one allocation: checkpoint-signal, warning, grace, continue (requeue | chain | "
+           "none), max-restarts",
 }
 LAUNCHER_KEYS = (
     "type", "nproc-per-node", "master-port", "python", "kill-on-bad-exit", "extra-args",
@@ -120,6 +124,7 @@ class JobSpec:
     monitor_gpu: bool = False  # the in-job GPU sampler is rendered (M1, M2)
     monitor_interval: int = DEFAULT_INTERVAL_S  # its nvidia-smi -l seconds
     sweep: Sweep | None = None  # a job array: args and env values are templates ({name}, W1-W11)
+    run: RunConf | None = None  # a long run: checkpoint signal, requeue or chain (T1-T10)
 
     @property
     def world_size(self) -> int:
@@ -290,6 +295,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     nccl_slingshot = c.boolean(("nccl", "slingshot"), nccl.get("slingshot"), False)
     monitor_gpu, monitor_interval, interval_written = _monitor_section(c)
     sweep = _sweep_section(c, sb, args, env, setup) if loaded.data.get("sweep") is not None else None
+    run = _run_section(c) if loaded.data.get("run") is not None else None
 
     draft = Draft(
         launcher=launcher.type, sbatch=sb.options, raw=sb.raw, nodes=sb.nodes, gpu_requests=sb.gpus,
@@ -298,7 +304,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime,
         env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_present,
         monitor_gpu=monitor_gpu, monitor_interval=monitor_interval, monitor_interval_written=interval_written,
-        sweep=sweep,
+        sweep=sweep, run=run, script_text=_script_head(script) if run is not None else "",
     )
     c.findings(draft, rules)
     if any(p.is_error for p in c.problems):
@@ -336,6 +342,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         monitor_gpu=draft.gpu_sampling,
         monitor_interval=draft.monitor_interval,
         sweep=sweep.build() if sweep is not None else None,
+        run=run.build(draft.time_limit_s) if run is not None else None,
     )
     return spec, c.problems
 
@@ -588,6 +595,29 @@ def _sweep_section(c: _Checker, sb: _Sbatch, args: list[str], env: list[tuple[st
     texts += [(f"setup.{i}", line) for i, line in enumerate(setup)]
     return draft_of(c.loaded.data.get("sweep"), c.loaded.raw, uses=uses, elsewhere=texts,
                     array_set="array" in sb.options)
+
+
+def _run_section(c: _Checker) -> RunDraft:
+    """``run:`` (:mod:`ntui.core.compose.longrun`): types here, what cannot work in the rules (T1-T9)."""
+    section = c.get(("run",))
+    if isinstance(section, dict):
+        c.unknown_keys(section, RUN_KEYS, ("run",))
+    draft = draft_run(section, c.loaded.raw)
+    for key, message in draft.errors:
+        c.add(tuple(key.split(".")), message)
+    return draft
+
+
+#: How much of the program's file the static checks read (T8: a Lightning program).
+SCRIPT_HEAD_BYTES = 65536
+
+
+def _script_head(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(SCRIPT_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _str_list(c: _Checker, path: KeyPath, value: Any) -> list[str]:

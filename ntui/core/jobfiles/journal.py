@@ -18,6 +18,9 @@ mix. Nothing is written to the program's output; a journal that cannot be writte
   ``set -e`` ends the script there);
 * ``signal`` ``sig``, ``phase``: a signal ntui traps (:data:`SIGNALS`) arrived outside the launch step; the
   shell then dies of it as it would have without the trap;
+* ``run-alloc``, ``run-signal``, ``run-continue``, ``run-stop`` (``run``: the run id, then the fields of the run
+  file's ``alloc``/``signal``/``continue``/``stop``, :mod:`ntui.core.jobfiles.runfile`): a long run's (rule T10);
+  an allocation that requeued the job has not ended the job (:meth:`JournalState.final` is None);
 * ``end`` ``rc`` (the batch shell's exit status, ``null`` when a signal ended it), ``sig`` (its name; ``null``
   when the signal ended the shell during the launch step, where no trap can run: see below), ``phase``
   (``setup`` | ``launch`` | ``after``): written first thing by the EXIT trap.
@@ -91,7 +94,10 @@ MAX_FIELD = 200
 LATE_SIGNAL_WAIT_S = 2
 #: A line longer than this is not an event of ntui's (the reader skips it).
 MAX_EVENT_BYTES = 4096
-KINDS = frozenset({"requeue", "alloc", "launch", "launch-end", "signal", "end"})
+#: A long run's events (rule T10; the run file's, :mod:`ntui.core.jobfiles.runfile`, prefixed ``run-``): each
+#: allocation's start in the run, the checkpoint signal, a continuation (requeue | chain) and why the run stopped.
+RUN_KINDS = frozenset({"run-alloc", "run-signal", "run-continue", "run-stop"})
+KINDS = frozenset({"requeue", "alloc", "launch", "launch-end", "signal", "end"}) | RUN_KINDS
 
 
 def journal_path(log_dir: str, stem: str, job_id: str) -> str:
@@ -320,6 +326,13 @@ class JournalState:
     phase: str | None = None  # where the end came: setup | launch | after
     bad_lines: int = 0
     events: int = 0
+    run_id: str | None = None  # a long run's id (run: section, T10)
+    run_restart: int = 0  # this allocation's index in the run (0, 1, ...)
+    run_max: int | None = None  # the run's max-restarts
+    run_next: str | None = None  # a chain's successor, submitted by this allocation
+    checkpoint_signal: str | None = None  # the checkpoint signal came in this allocation
+    continued: str | None = None  # this allocation requeued the job or chained the run ("requeue" | "chain")
+    run_stop: str | None = None  # why the run stopped in this allocation (done, max-restarts, ignored, ...)
 
     @property
     def started(self) -> bool:
@@ -338,8 +351,8 @@ class JournalState:
     def final(self, time_limit_s: int | None = None) -> JournalEnd | None:
         """The end as the journal tells it, or None when it has not ended (or ended without writing: SIGKILL, a
         node failure). A signal at or after ``time_limit_s`` (the job's limit) is taken as the time limit."""
-        if self.end is None:
-            return None
+        if self.end is None or self.continued == "requeue":
+            return None  # requeued: the job goes on in its next allocation
         if self.signal is None and self.rc is not None:
             if self.rc == 0:
                 return JournalEnd("COMPLETED", "0:0", "job: exit status 0")
@@ -372,6 +385,15 @@ def journal_state(job_id: str, events: Iterable[Event], bad_lines: int = 0) -> J
             state = _replace(state, launch_started=ev.t)
         elif ev.kind == "launch-end":
             state = _replace(state, launch_rc=ev.number("rc"))
+        elif ev.kind == "run-alloc":
+            state = _replace(state, run_id=ev.text("run"), run_restart=ev.number("restart") or 0,
+                             run_max=ev.number("max"))
+        elif ev.kind == "run-signal":
+            state = _replace(state, checkpoint_signal=ev.text("sig"))
+        elif ev.kind == "run-continue":
+            state = _replace(state, continued=ev.text("how"), run_next=ev.text("next"))
+        elif ev.kind == "run-stop" and state.run_stop in (None, "ignored"):
+            state = _replace(state, run_stop=ev.text("why") if state.run_stop is None else state.run_stop)
         elif ev.kind == "end" and state.end is None:
             sig = ev.fields.get("sig")
             rc = ev.number("rc")

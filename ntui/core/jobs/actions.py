@@ -31,8 +31,15 @@ def hold_note(state: str) -> str:
 
 
 def plan_action(kind: ActionKind, runner: CommandRunner, key: str, job: QueueJob, *, timeout: float,
-                signal: str | None = None) -> JobAction | str:
-    """The command for ``kind`` on ``job`` (row ``key``), or why there is none (a warning for the user)."""
+                signal: str | None = None, also: tuple[str, ...] = ()) -> JobAction | str:
+    """The command for ``kind`` on ``job`` (row ``key``), or why there is none (a warning for the user). ``also``:
+    for a cancel, more jobs to cancel after it (a long run's waiting successor: the chain stops, T10)."""
+    if kind == "cancel" and also:
+        def cancel_all() -> None:
+            for k in (key, *also):
+                cancel(runner, k, timeout=timeout)
+        return JobAction(f"cancel job {key} and {', '.join(also)}", cancel_all,
+                         f"Cancelled job {key} and its run's next job {', '.join(also)}: the run stops.")
     if kind == "cancel":
         return JobAction(f"cancel job {key}", partial(cancel, runner, key, timeout=timeout),
                          f"Cancelled job {key}.")

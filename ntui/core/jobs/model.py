@@ -35,7 +35,7 @@ and return values the UI thread hands back to the model. Everything else runs on
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -439,11 +439,15 @@ class JobModel:
             for key, ended in self.ended.items():
                 rows[key] = queue_row(ended.job, request.all_users, ended)
                 tags[key] = ENDED
+        rows = self._run_rows(rows)
         self.counts = got.counts
         if gone:
             for hook in self._departure_hooks:
                 hook(gone)
         return Applied(rows, tags, False, gone)
+
+    def _run_rows(self, rows: dict[str, Row]) -> dict[str, Row]:
+        return annotate_runs(rows, self.journals)
 
     def _journal_view(self, live: dict[str, QueueJob], rows: dict[str, Row],
                       all_users: bool) -> tuple[dict[str, QueueJob], dict[str, Row]]:
@@ -547,7 +551,12 @@ class JobModel:
         gone: list[FinishedJob] = []
         for job_id, followed in result.followed.items():
             state = followed.state
+            prev = self.journals.get(job_id)
             self.journals[job_id] = state
+            if state.run_id is not None and job_id in self.live and (
+                    prev is None or (prev.run_id, prev.run_restart, prev.run_max)
+                    != (state.run_id, state.run_restart, state.run_max)):
+                changed = True  # a long run's row says which allocation it is in (annotate_runs)
             if state.ended and job_id not in self._journal_ended:
                 entry = self.entries.get(job_id) or self._from_history.get(job_id)
                 end = state.final(_time_limit(entry))
@@ -587,6 +596,7 @@ class JobModel:
         for key, ended in self.ended.items():
             rows[key] = queue_row(ended.job, self._live_all_users, ended)
             tags[key] = ENDED
+        rows = annotate_runs(rows, self.journals)
         while len(self.ended) > MAX_ENDED:
             del self.ended[next(iter(self.ended))]
         departed_now = tuple(gone)
@@ -916,3 +926,19 @@ class JobModel:
             parts.append(f"{slurm_calls} Slurm calls")
         return "  │  ".join(parts)
 
+
+
+def annotate_runs(rows: dict[str, Row], journals: Mapping[str, JournalState]) -> dict[str, Row]:
+    """A long run's row says which allocation it is in (T10): ``allocation 2 of ≤ 6 · nid[001-002]`` in the
+    node/reason cell (the third cell from the end), from its journal's last run-alloc event. Pure."""
+    out: dict[str, Row] | None = None
+    for job_id, row in rows.items():
+        state = journals.get(job_id)
+        if state is None or state.run_id is None or len(row) < 3:
+            continue
+        most = f" of ≤ {state.run_max + 1}" if state.run_max is not None else ""
+        where = row[-3]
+        said = f"allocation {state.run_restart + 1}{most}" + (f" · {where}" if where else "")
+        out = out if out is not None else dict(rows)
+        out[job_id] = (*row[:-3], said, *row[-2:])
+    return rows if out is None else out

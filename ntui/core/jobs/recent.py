@@ -34,6 +34,7 @@ from ntui.core.records.record import (
     resolve_records,
     sort_recent,
 )
+from ntui.core.records.runs import RunView
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "load_recent",
     "recent_cells",
     "recent_title",
+    "run_cell",
+    "run_note",
     "record_details",
     "record_log_target",
     "shown_jobs",
@@ -172,12 +175,30 @@ def gpu_line(gpu: GpuSummary) -> str:
 def recent_cells(job: RecentJob, now: float) -> tuple[str, ...]:
     """One row of the list, in the order of :data:`RECENT_COLUMNS`."""
     elapsed = format_elapsed(job.elapsed_s) if job.elapsed_s is not None else "-"
+    if job.run is not None and job.run.training_s:
+        elapsed = format_elapsed(job.run.training_s)  # a run: the training time of all its allocations
     said = job.note if not job.from_ntui else job.verdict or ("" if job.state else "not resolved yet")
     entry = job.entry
     if entry is not None and job.state and entry.reason and is_sweep_script(entry.script):
         said = " · ".join(x for x in (entry.reason, job.verdict) if x)  # a sweep: its task counts first
+    if job.run is not None:  # a long run: its allocations first (T10)
+        said = " · ".join(x for x in (run_cell(job.run), job.verdict) if x)
     return (job.job_id, job.name, state_text(job), elapsed, gpu_text(job.gpu_util), age_text(job.submitted_at, now),
             said)
+
+
+def run_cell(run: RunView) -> str:
+    """A run in a list cell: ``allocation 3 of ≤ 6`` while it goes on, else ``3 allocations · done``."""
+    if run.state.stopped is None:
+        return run.allocation_text
+    n = run.count
+    status = run.status.removeprefix("stopped: ")
+    return f"{n} allocation{'s' if n != 1 else ''} · {status}"
+
+
+def run_note(run: RunView) -> str:
+    """A run in the details panel: its summary and one line per allocation."""
+    return "\n".join([run.summary(), *run.allocation_lines()])
 
 
 def recent_title(days: float, jobs: int, accounting: bool | None, limit: int = MAX_RECENT) -> str:
@@ -212,7 +233,11 @@ def record_details(job: RecentJob) -> DetailsView:
             parts.append(gpu_line(entry.gpu))
         if entry is not None and entry.resubmit_of:
             parts.append(f"resubmit of job {entry.resubmit_of}")
+        if job.run is not None:
+            parts.append(run_note(job.run))
         note = "\n".join(parts)
+    if job.from_ntui and not job.state and job.run is not None:
+        note = "\n".join([note, run_note(job.run)])
     return DetailsView(job_id=job.job_id, entry=entry, outcome=outcome, note=note)
 
 

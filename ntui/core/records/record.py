@@ -52,6 +52,7 @@ from ntui.core.logs.signals import is_fault, signal_name, signal_number, signal_
 from ntui.core.logs.verdict import SlurmFinal
 from ntui.core.records.history import FinalRecord, GpuSummary, History, HistoryEntry
 from ntui.core.records.reconcile import OwnJob, own_jobs
+from ntui.core.records.runs import RunView, run_of
 from ntui.core.records.sweeps import SweepStates, resolve_sweeps, sweep_of
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, parse_duration, state_category
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
@@ -468,6 +469,8 @@ class RecentJob:
     from_ntui: bool
     note: str = ""  # NOT_FROM_NTUI for the user's other jobs
     entry: HistoryEntry | None = field(default=None, compare=False, repr=False)
+    run: RunView | None = field(default=None, compare=False, repr=False)
+    """A long run's allocations (its run file, read with the list, thread-side; T10)."""
 
     @property
     def gpu_util(self) -> float | None:
@@ -538,7 +541,7 @@ def sort_recent(jobs: Iterable[RecentJob], order: RecentOrder) -> list[RecentJob
 def record_job(e: HistoryEntry) -> RecentJob:
     """A history row as a recent job (ntui's own: its record, when resolved)."""
     return RecentJob(e.job_id or "", e.job_name, e.final_state or "", e.exit_code, e.elapsed_s, e.verdict or "",
-                     e.submitted_at or e.created_at, e.end_time, e.record_source or "", True, entry=e)
+                     e.submitted_at or e.created_at, e.end_time, e.record_source or "", True, entry=e, run=run_of(e))
 
 
 def _iso(ts: float) -> str:

@@ -461,6 +461,19 @@ def max_array_size(
     return _int_or_none(parse_show_config(res.stdout).get("MaxArraySize", ""))
 
 
+def job_requeue_default(
+    runner: CommandRunner,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> bool | None:
+    """The cluster's ``JobRequeue`` (one ``scontrol show config``): whether a job without ``--requeue`` or
+    ``--no-requeue`` may be requeued; None when the configuration does not say."""
+    res = check(runner.run(build_show_config_argv(), timeout=timeout, env=env))
+    value = parse_show_config(res.stdout).get("JobRequeue", "").strip()
+    return {"1": True, "0": False}.get(value)
+
+
 # ---------------------------------------------------------------- a job's batch script
 
 

@@ -47,7 +47,7 @@ _DIALOG_CSS = """
 """
 
 
-class ConfirmJobActionScreen(ModalScreen[bool]):
+class ConfirmJobActionScreen(ModalScreen["bool | str"]):
     """"<Verb> job N?" for an action that loses work. Dismisses with True only for an explicit yes; the focus
     starts on the safe button."""
 
@@ -87,17 +87,40 @@ class ConfirmJobActionScreen(ModalScreen[bool]):
 
 
 class ConfirmCancelScreen(ConfirmJobActionScreen):
-    """"Cancel job N?" (``c``)."""
+    """"Cancel job N?" (``c``). A link of a long run whose successor already waits (``continue: chain``) is asked
+    about the chain too: ``a`` cancels both (dismisses with ``"chain"``), ``y`` this job only (the successor then
+    starts after it and resumes the run)."""
 
     DEFAULT_CSS = _DIALOG_CSS.replace("{name}", "ConfirmCancelScreen")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Cancel the job", id="ntui.jobs.confirm_cancel.yes"),
+        Binding("a", "chain", "Cancel it and the run's next job", id="ntui.jobs.confirm_cancel.chain"),
         Binding("n,escape", "answer(False)", "Keep it", id="ntui.jobs.confirm_cancel.no"),
     ]
 
-    def __init__(self, job_id: str, summary: str = "") -> None:
-        super().__init__(job_id, summary, verb="cancel", runs=f"scancel {job_id}")
+    def __init__(self, job_id: str, summary: str = "", successor: str | None = None, run_id: str = "") -> None:
+        warning = (f"Job {successor} waits to continue run {run_id} after this one (continue: chain). "
+                   f"a: cancel both and stop the run; y: cancel only {job_id} (job {successor} then starts and "
+                   "resumes from the last checkpoint).") if successor else ""
+        runs = f"scancel {job_id}" + (f" (a: scancel {job_id} {successor})" if successor else "")
+        super().__init__(job_id, summary, verb="cancel", runs=runs, warning=warning)
+        self.successor = successor
+
+    def on_mount(self) -> None:
+        if self.successor:
+            self.query_one(".buttons", Horizontal).mount(Button("Cancel both (a)", variant="error", id="chain"),
+                                                          before=0)
+        super().on_mount()
+
+    @on(Button.Pressed, "#chain")
+    def _chain_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss("chain")
+
+    def action_chain(self) -> None:
+        if self.successor:
+            self.dismiss("chain")
 
 
 class ConfirmRequeueScreen(ConfirmJobActionScreen):

@@ -439,8 +439,8 @@ class JobsScreen(WaitingActions):
     def _journals_read(self, msg: JournalsRead) -> None:
         msg.stop()
         done = self.model.journal_done(msg.result)
-        if done.applied is not None:
-            self.table.apply(done.applied.rows, done.applied.tags)
+        if done.applied is not None:  # folded as a refresh's rows are (a job array stays one row)
+            self._show_rows(done.applied.rows, done.applied.tags)
             self._show_recent()
             self._selection_changed()
         if done.poll_now:
@@ -839,11 +839,19 @@ class JobsScreen(WaitingActions):
         if target is None:
             return
         key, job = target
-        self.app.push_screen(ConfirmCancelScreen(key, self._summary(job)),
-                             partial(self._confirmed, "cancel", key, job))
+        journal = self.model.journals.get(key)
+        successor = journal.run_next if journal is not None and journal.continued == "chain" else None
+        if successor is not None and successor not in self.model.live:
+            successor = None  # already ended, or not in the queue: nothing left to ask about
+        self.app.push_screen(ConfirmCancelScreen(key, self._summary(job), successor, journal.run_id or ""
+                                                 if journal is not None else ""),
+                             partial(self._confirmed, "cancel", key, job, successor))
 
-    def _confirmed(self, kind: ActionKind, key: str, job: QueueJob, yes: bool | None) -> None:
-        if yes:
+    def _confirmed(self, kind: ActionKind, key: str, job: QueueJob, also: str | None = None,
+                   yes: bool | str | None = None) -> None:
+        if yes == "chain" and also:
+            self._act(kind, key, job, also=(also,))
+        elif yes:
             self._act(kind, key, job)
 
     def action_signal_job(self) -> None:
@@ -867,10 +875,12 @@ class JobsScreen(WaitingActions):
             return
         key, job = target
         self.app.push_screen(ConfirmRequeueScreen(key, self._summary(job), loss_warning("requeue", job) or ""),
-                             partial(self._confirmed, "requeue", key, job))
+                             partial(self._confirmed, "requeue", key, job, None))
 
-    def _act(self, kind: ActionKind, key: str, job: QueueJob, signal: str | None = None) -> None:
-        action = plan_action(kind, self.runner, key, job, timeout=self.model.slurm_timeout, signal=signal)
+    def _act(self, kind: ActionKind, key: str, job: QueueJob, signal: str | None = None,
+             also: tuple[str, ...] = ()) -> None:
+        action = plan_action(kind, self.runner, key, job, timeout=self.model.slurm_timeout, signal=signal,
+                             also=also)
         if isinstance(action, str):
             self.notify(action, severity="warning")
             return

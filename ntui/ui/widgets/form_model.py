@@ -134,6 +134,17 @@ STANDARD_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("monitor.interval", "Sample every (s)", "int", "Monitoring",
               f"seconds between GPU samples, {MONITOR_INTERVAL_MIN}-{MONITOR_INTERVAL_MAX}",
               default=str(DEFAULT_INTERVAL_S)),
+    # A run longer than one allocation (run:, T1-T10): any of these fields adds the section.
+    FieldSpec("run.continue", "Continue by", "text", "Long run",
+              "after the checkpoint signal: requeue | chain | none (empty: no run section)"),
+    FieldSpec("run.checkpoint-signal", "Checkpoint signal", "text", "Long run",
+              "sent to every rank before the time limit (USR2; not USR1: NCCL catches it)", default="USR2"),
+    FieldSpec("run.warning", "Warning (s)", "int", "Long run",
+              "seconds before the time limit (Slurm may send it up to 60 s earlier)", default="300"),
+    FieldSpec("run.grace", "Grace (s)", "int", "Long run",
+              "seconds the ranks get to save and exit after the signal (below the warning)", default="240"),
+    FieldSpec("run.max-restarts", "Max restarts", "int", "Long run",
+              "allocations after the first that a time limit may start (preemptions do not count)", default="5"),
 )
 _STANDARD_KEYS = {f.key for f in STANDARD_FIELDS}
 
@@ -368,7 +379,7 @@ def choice_warning(value: str, choices: Sequence[str], what: str) -> str | None:
 
 
 _TOP_ORDER = ("name", "description", "launcher", "sbatch", "container", "env", "setup", "script", "args", "logs",
-              "nccl", "monitor")
+              "nccl", "monitor", "run")
 
 
 def _restore_raw(value: Any, path: KeyPath, raw: Mapping[KeyPath, str]) -> Any:

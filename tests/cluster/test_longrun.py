@@ -1,0 +1,202 @@
+"""Long runs on the real dev cluster (T10): a 2-minute limit, SIGUSR2 30 s before it, the example program
+(examples/longrun_train.py) saving on it and resuming from its checkpoint.
+
+Every case is submitted at once when the module starts (a requeued job waits about two minutes pending with
+Reason=BeginTime even on an idle cluster, so the cases overlap that wait): each job takes one CPU per node,
+so two run at a time.
+
+* requeue, torchrun (2 nodes x 2 workers) and srun (2 nodes x 1 task): 165 one-second steps take at least 3
+  allocations (the signal comes 30-60 s before the limit), each resumes from the saved step, no step is done
+  twice, the run ends "done" and Slurm's accounting keeps the job's earlier allocations as REQUEUED;
+* chain (torchrun): the same work over linked jobs (afterany), the run id of the first in each;
+* max-restarts: 1 reached ends the run after 2 allocations with that reason;
+* a program that ignores the signal is stopped at the limit (TIMEOUT) and the run says so;
+* accelerate (2 nodes x 2 workers, continue: none): every rank gets the signal and saves, the agents survive it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ntui.core.jobfiles.runfile import RunState, read_run
+from tests.cluster.conftest import DevCluster
+from tests.cluster.test_e2e import ntui
+
+pytestmark = pytest.mark.cluster
+
+STEPS = 165
+COMMON = ("sbatch.cpus-per-task=1", "sbatch.time=00:02:00", "run.warning=30", "run.grace=20")
+#: How long one case may take: 4 allocations of 2 minutes, 3 requeue waits of ~2 minutes, the queue.
+CASE_TIMEOUT_S = 26 * 60
+
+
+@dataclass
+class Case:
+    name: str
+    sets: tuple[str, ...]
+    args: tuple[str, ...] = ("--steps", str(STEPS), "--step-seconds", "1")
+    log_dir: Path = field(default_factory=Path)
+    job_id: str = ""
+    submitted: float = 0.0
+    state_dir: Path = field(default_factory=Path)
+
+
+CASES = {
+    "requeue-torchrun": Case("requeue-torchrun", ()),
+    "requeue-srun": Case("requeue-srun", ("launcher.type=srun",)),
+    "chain-torchrun": Case("chain-torchrun", ("run.continue=chain",)),
+    "max-restarts": Case("max-restarts", ("launcher.type=srun", "sbatch.nodes=1", "run.max-restarts=1"),
+                         ("--steps", "1000", "--step-seconds", "1")),
+    "ignored": Case("ignored", ("launcher.type=srun", "sbatch.nodes=1"),
+                    ("--steps", "1000", "--step-seconds", "1", "--ignore-signal")),
+    "saved-accelerate": Case("saved-accelerate", ("launcher.type=accelerate", "env.ACCELERATE_USE_CPU=true",
+                                                  "run.continue=none"), ("--steps", "1000", "--step-seconds", "1")),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
+    state = tmp_path_factory.mktemp("longrun-state")
+    for case in CASES.values():
+        case.log_dir = tmp_path_factory.mktemp(f"longrun-{case.name}")
+        args = ", ".join(f'"{a}"' for a in (*case.args, "--ckpt-dir", str(case.log_dir)))
+        res = ntui(dev_cluster, "submit", "local-longrun", "--set", f"logs.dir={case.log_dir}",
+                   "--set", f"args=[{args}]", *(x for s in (*COMMON, *case.sets) for x in ("--set", s)),
+                   env={"XDG_STATE_HOME": str(state)}, timeout=120)
+        assert res.returncode == 0, res.stdout + res.stderr
+        case.job_id = res.stdout.strip().splitlines()[-1]
+        case.state_dir = state
+        case.submitted = time.monotonic()
+    return CASES
+
+
+def wait_stopped(case: Case, cluster: DevCluster) -> RunState:
+    """The run file once the run stopped (its last allocation's stop), within the case's time."""
+    path = case.log_dir / f"local-longrun-{case.job_id}.run"
+    while True:
+        state = read_run(path, case.job_id)
+        if state is not None and state.stopped is not None and state.stopped != "ignored":
+            return state
+        if state is not None and state.stopped == "ignored" and _job_gone(case, cluster):
+            return state
+        assert time.monotonic() - case.submitted < CASE_TIMEOUT_S, (case.name, state)
+        time.sleep(5)
+
+
+def _job_gone(case: Case, cluster: DevCluster) -> bool:
+    return not cluster.run("squeue", "-h", "-j", case.job_id, "-o", "%T").stdout.strip()
+
+
+def steps_done(case: Case, job_ids: tuple[str, ...]) -> list[int]:
+    steps: list[int] = []
+    for job in job_ids:
+        path = case.log_dir / f"local-longrun-{job}-rank-0.out"
+        if not path.exists():  # srun: rank 0 writes to ...-rank-0.out too (%t)
+            continue
+        steps += [int(m.group(1)) for m in re.finditer(r"^step (\d+)$", path.read_text(), re.MULTILINE)]
+    return steps
+
+
+def _sacct_states(cluster: DevCluster, job: str) -> list[str]:
+    res = cluster.run("sacct", "-n", "-X", "-D", "-P", "-j", job, "-o", "State")
+    return [line.split()[0] for line in res.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", ["requeue-torchrun", "requeue-srun"])
+def test_requeue_completes_over_three_allocations_resuming_each_time(runs: dict[str, Case], name: str,
+                                                                    dev_cluster: DevCluster) -> None:
+    case = runs[name]
+    state = wait_stopped(case, dev_cluster)
+    allocs = state.allocations
+    assert state.stopped == "done", state
+    assert len(allocs) >= 3, allocs
+    assert {a.job_id for a in allocs} == {case.job_id}  # requeue keeps the id
+    assert [a.restart for a in allocs] == list(range(len(allocs)))
+    assert all(a.ended_by == "time limit, checkpointed, requeued" for a in allocs[:-1]), allocs
+    assert allocs[-1].ended_by == "done"
+    steps = steps_done(case, (case.job_id,))
+    assert sorted(steps) == list(range(STEPS)), Counter(steps).most_common(3)  # each step once
+    rank0 = (case.log_dir / f"local-longrun-{case.job_id}-rank-0.out").read_text()
+    resumed = re.findall(r"^resumed from step (\d+) \(restart (\d+)\)$", rank0, re.MULTILINE)
+    assert [int(r) for _s, r in resumed] == list(range(1, len(allocs))), rank0[-2000:]
+    # Every allocation's start is marked in the appended batch log.
+    batch = (case.log_dir / f"local-longrun-{case.job_id}.out").read_text(errors="replace")
+    assert len(re.findall(rf"^ntui: run {case.job_id}, allocation \d+ ", batch, re.MULTILINE)) == len(allocs)
+    if dev_cluster.accounting:
+        states = _sacct_states(dev_cluster, case.job_id)
+        assert states.count("REQUEUED") == len(allocs) - 1 and states[-1] == "COMPLETED", states
+    said = history_of(dev_cluster, case)
+    assert f"run {case.job_id}: {len(allocs)} allocations (job {case.job_id}), done" in said, said
+    assert said.count("time limit, checkpointed, requeued") == len(allocs) - 1, said
+
+
+def history_of(cluster: DevCluster, case: Case) -> str:
+    """What ``ntui history`` says of the case's job: its line and the run's lines under it."""
+    res = ntui(cluster, "history", "-n", "50", env={"XDG_STATE_HOME": str(case.state_dir)}, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(case.job_id + " "))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1].strip()), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def test_chain_completes_over_linked_jobs(runs: dict[str, Case], dev_cluster: DevCluster) -> None:
+    case = runs["chain-torchrun"]
+    state = wait_stopped(case, dev_cluster)
+    assert state.stopped == "done", state
+    jobs = state.job_ids
+    assert len(jobs) >= 3 and jobs[0] == case.job_id, state
+    for a, b in zip(state.allocations, state.allocations[1:], strict=False):
+        assert a.continued == "chain" and a.next_job == b.job_id, (a, b)
+    assert sorted(steps_done(case, jobs)) == list(range(STEPS))
+    for job in jobs[1:]:
+        rank0 = (case.log_dir / f"local-longrun-{job}-rank-0.out").read_text()
+        assert f"run {case.job_id}, allocation" in rank0  # NTUI_RUN_ID is the first job's
+    assert (case.log_dir / f"local-longrun-{case.job_id}.done").exists()
+    said = history_of(dev_cluster, case)
+    assert f"run {case.job_id}: {len(jobs)} allocations (jobs {', '.join(jobs)}), done" in said, said
+    show = ntui(dev_cluster, "show", jobs[-1], env={"XDG_STATE_HOME": str(case.state_dir)}, timeout=120)
+    assert f"Run: run {case.job_id}: {len(jobs)} allocations" in show.stdout, show.stdout + show.stderr
+
+
+def test_max_restarts_reached_ends_the_run(runs: dict[str, Case], dev_cluster: DevCluster) -> None:
+    case = runs["max-restarts"]
+    state = wait_stopped(case, dev_cluster)
+    assert state.stopped == "max-restarts", state
+    assert len(state.allocations) == 2
+    assert state.allocations[-1].ended_by == "time limit, max-restarts reached"
+    assert not (case.log_dir / f"local-longrun-{case.job_id}.done").exists()
+    assert "stopped: max-restarts reached" in history_of(dev_cluster, case)
+
+
+def test_a_program_that_ignores_the_signal_meets_the_time_limit(runs: dict[str, Case],
+                                                               dev_cluster: DevCluster) -> None:
+    case = runs["ignored"]
+    state = wait_stopped(case, dev_cluster)
+    assert len(state.allocations) == 1
+    assert state.allocations[0].ended_by == "time limit (the program ignored the signal)", state
+    batch = (case.log_dir / f"local-longrun-{case.job_id}.out").read_text(errors="replace")
+    assert "did not exit within 20 s of SIGUSR2" in batch
+    assert "stopped: the program ignored the checkpoint signal" in history_of(dev_cluster, case)
+    if dev_cluster.accounting:
+        deadline = time.monotonic() + 60
+        while _sacct_states(dev_cluster, case.job_id)[-1:] != ["TIMEOUT"]:
+            assert time.monotonic() < deadline, _sacct_states(dev_cluster, case.job_id)
+            time.sleep(3)
+
+
+def test_accelerate_ranks_get_the_signal_and_its_agents_survive(runs: dict[str, Case], dev_cluster: DevCluster) -> None:
+    case = runs["saved-accelerate"]
+    state = wait_stopped(case, dev_cluster)
+    assert state.stopped == "saved", state
+    assert len(state.allocations) == 1 and state.allocations[0].signal_at is not None
+    rank0 = (case.log_dir / f"local-longrun-{case.job_id}-rank-0.out").read_text()
+    assert re.search(r"^checkpoint at step \d+: saved", rank0, re.MULTILINE), rank0[-1500:]
+    batch = (case.log_dir / f"local-longrun-{case.job_id}.out").read_text(errors="replace")
+    assert f"run {case.job_id} saved; continue: none" in batch, batch[-3000:]
