@@ -54,7 +54,6 @@ who cancelled and why (:mod:`ntui.core.records.record`).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shlex
 import time
@@ -250,6 +249,7 @@ def parse_line(line: str) -> Event | None:
     """One journal line, or None when it is not an event of ntui's (garbage, cut, another version, wrong types).
     A line that a killed writer left without its newline and the next event was appended to is read from the last
     event start it holds."""
+    import json  # loaded on first use: rendering a script does not need it (CLI start, issue 19)
     text = line.strip()
     if not text:
         return None

@@ -31,8 +31,6 @@ the history entry's log dir and stem (:func:`job_file_path`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -142,6 +140,7 @@ def parse_manifest(data: bytes) -> Manifest:
 
 
 def digest_of(data: bytes) -> str:
+    import hashlib  # loaded on first use: rendering a script does not need it (CLI start, issue 19)
     return hashlib.sha256(data).hexdigest()[:16]
 
 
@@ -233,6 +232,7 @@ class SweepJob:
     states: Mapping[int, TaskRecord] = field(default_factory=dict)
 
     def to_json(self) -> str:
+        import json  # loaded on first use: rendering a script does not need it (CLI start, issue 19)
         data: dict[str, object] = {
             "format": JOB_FORMAT, "manifest": self.manifest, "tasks": self.tasks,
             "indices": format_indices(self.indices), "parallel": self.parallel, "resubmit_of": self.resubmit_of,
@@ -255,6 +255,7 @@ def write_job_file(path: str, job: SweepJob) -> None:
 
 def read_job_file(path: str) -> SweepJob | None:
     """The job file at ``path``; None when there is none. :class:`ManifestError` for one that is not ours."""
+    import json  # loaded on first use: rendering a script does not need it (CLI start, issue 19)
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read(64 * 1024 * 1024)

@@ -25,7 +25,6 @@ with its job id, restart index, when it started, whether the signal came and wha
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, replace
 
@@ -122,6 +121,7 @@ class RunState:
 def parse_run_lines(data: bytes) -> tuple[list[dict[str, object]], int]:
     """The events of the complete lines of ``data`` (the bytes after the last newline are left) and the count of
     lines that are not events."""
+    import json  # loaded on first use: rendering a script does not need it (CLI start, issue 19)
     cut = data.rfind(b"\n")
     events: list[dict[str, object]] = []
     bad = 0
