@@ -82,7 +82,8 @@ DEFAULT_MAX_RESTARTS = 5
 #: handler when it first came gets it again.
 RESEND_S = 5
 #: Slurm may send --signal up to 60 s before the time asked (sbatch.1): a signal this long before the limit, beyond
-#: the warning, is taken as a preemption (not counted against max-restarts), as submitit decides by elapsed time.
+#: the warning, is taken as a preemption (not counted against max-restarts): told by the time elapsed, not by which
+#: signal came.
 EARLY_SLACK_S = 90
 WARNING_MAX_S = 65535  # --signal's @SECONDS (J1)
 
