@@ -146,6 +146,8 @@ def test_jobs_that_ended_while_ntui_was_closed_show_their_final_state(
         refusing = RefusingRunner()
         report = resolve_records(alone, refusing, env=dev_cluster.env)
         by_id = dict(report.resolved)
+        missing = {n: (log_dir / f"{n}-{i}.events") for n, i in ids.items() if i not in by_id}
+        assert not missing, {n: p.read_text() if p.exists() else "no journal" for n, p in missing.items()}
         print(f"\n[record] journals alone: {[(n, by_id[i].state, by_id[i].exit_code) for n, i in ids.items()]}; "
               f"Slurm asked {[a[0] for a in refusing.argvs]}")
         for name, state in WANT.items():
