@@ -7,6 +7,9 @@ Two stages: each section (launcher, sbatch, container, env, program, logs, nccl,
 own function into a :class:`~ntui.core.compose.rules.Draft` (type and syntax problems only), then every
 cross-field rule of the table in :mod:`ntui.core.compose.rules` runs over the draft; its problems end with
 the rule id, e.g. ``(G1)``. A new preset section is one more parser here plus its rules there.
+
+One responsibility: a preset's YAML into the typed job (:class:`JobSpec`) or its problems; the rules themselves
+live in the rule table.
 """
 
 from __future__ import annotations

@@ -30,6 +30,9 @@ verdict first, else the rank that failed first) when its logs are known, and, wh
 files, the job's GPU usage summary (:func:`gpu_summary`: one streamed pass over the files; a failure is a warning
 and never loses the final state). :func:`recent_jobs` lists the records
 of the last days, plus, where accounting exists, the user's other jobs from one ``sacct -S`` call (logs unknown).
+
+One responsibility: what became of a job after it ended (its record, from the journal first, then Slurm, then
+the batch log), and the list of recent records built from them.
 """
 
 from __future__ import annotations
