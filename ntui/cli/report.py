@@ -6,6 +6,10 @@ Slurm is asked twice at most: ``scontrol show job`` (state, elapsed, time limit,
 remembers the job) and one ``sacct`` (steps; only where accounting exists). The report of an ended job whose
 record is resolved also stores its GPU summary in the history (:func:`ntui.core.records.record.refresh_gpu_summary`).
 
+A long run's job (rule T10) also gets the run: its allocations, which of them this report covers (a requeued job's
+files hold every allocation it ran; a chain's link only its own) and the command for each other link's report;
+``ntui report LINK`` of a chain's later link finds its run in the history.
+
 Exit codes (as the other commands): 0 report printed (also when it says why there is no GPU data); 2 the job
 was not submitted by ntui (no history entry: its sample files are unknown); 3 Slurm failed (the report from the
 samples is still printed).
@@ -28,6 +32,7 @@ from ntui.core.records.history import History, HistoryEntry
 from ntui.core.records.record import refresh_gpu_summary
 from ntui.core.slurm.common import validate_job_id
 from ntui.core.slurm.sacct import StepAccounting
+from ntui.core.textsafe import inert
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
@@ -65,8 +70,13 @@ def report_json(report: UsageReport, cpu: StepAccounting | None, entry: HistoryE
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ntui.core.records.runs import find_run, run_of
+
     history = History()
     entry = history.get(args.job_id)
+    run = run_of(entry) if entry is not None else find_run(history.entries(limit=500), args.job_id)
+    if entry is None and run is not None:  # a later link of a long run's chain: the run's preset and logs
+        entry = run.entry
     if entry is None or not entry.log_stem:
         print(f"ntui: job {args.job_id} was not submitted by ntui (not in the history): its GPU samples are "
               "unknown", file=sys.stderr)
@@ -86,12 +96,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     history.close()
     if args.json:
         print(json.dumps(report_json(got.report, got.cpu, entry, got.slurm_error)
-                         | {"sampler_log": list(got.sampler_said)}, indent=1))
+                         | {"sampler_log": list(got.sampler_said),
+                            "run": None if run is None else run.as_json() | {
+                                "this_report_allocations": list(run.allocations_of(args.job_id))}}, indent=1))
     else:
         width = args.width or shutil.get_terminal_size((120, 24)).columns
         if got.slurm_error:
             print(f"ntui: Slurm: {got.slurm_error} (report from the samples alone)", file=sys.stderr)
         print("\n".join(usage_lines(got, entry, width)))
+        if run is not None:
+            print("\n" + "\n".join(inert(line) for line in run.report_lines(args.job_id)))
     return EXIT_SLURM if got.slurm_error else EXIT_OK
 
 

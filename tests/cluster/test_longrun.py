@@ -16,6 +16,7 @@ so two run at a time.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
@@ -163,6 +164,11 @@ def test_chain_completes_over_linked_jobs(runs: dict[str, Case], dev_cluster: De
     assert f"run {case.job_id}: {len(jobs)} allocations (jobs {', '.join(jobs)}), done" in said, said
     show = ntui(dev_cluster, "show", jobs[-1], env={"XDG_STATE_HOME": str(case.state_dir)}, timeout=120)
     assert f"Run: run {case.job_id}: {len(jobs)} allocations" in show.stdout, show.stdout + show.stderr
+    # the last link (not in the history: the job before it submitted it) reports as its run's last allocation
+    rep = ntui(dev_cluster, "report", jobs[-1], "--json", env={"XDG_STATE_HOME": str(case.state_dir)}, timeout=120)
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    run = json.loads(rep.stdout)["run"]
+    assert run["jobs"] == list(jobs) and run["this_report_allocations"] == [len(jobs)], run
 
 
 def test_max_restarts_reached_ends_the_run(runs: dict[str, Case], dev_cluster: DevCluster) -> None:

@@ -11,6 +11,7 @@ import pytest
 from ntui import cli
 from ntui.cli import report as cli_report
 from ntui.core.compose.timefmt import time_limit_from_script
+from ntui.core.jobfiles.runfile import run_path
 from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS, sample_path
 from ntui.core.jobs.report import squeeze
 from ntui.core.records.history import History
@@ -19,9 +20,9 @@ from tests.support.fakes import FakeRunner, capture, result
 T0 = 1_780_000_000.0
 
 
-def _history(log_dir: Path, job_id: str = "12") -> None:
+def _history(log_dir: Path, job_id: str = "12", extra: str = "") -> None:
     h = History()
-    script = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --time=06:00:00\nset -euo pipefail\n"
+    script = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --time=06:00:00\nset -euo pipefail\n" + extra
     h.record_intent(token="t", preset="local-torchrun", preset_path=None, overrides=["sbatch.nodes=2"],
                     job_name="try", launcher="torchrun", nodes=2, world_size=4, log_dir=str(log_dir),
                     log_stem="try", script=script)
@@ -29,12 +30,12 @@ def _history(log_dir: Path, job_id: str = "12") -> None:
     h.close()
 
 
-def _samples(log_dir: Path, node: str, util: int, n: int = 30) -> None:
+def _samples(log_dir: Path, node: str, util: int, n: int = 30, job_id: str = "12") -> None:
     stamp = lambda t: time.strftime("%Y/%m/%d %H:%M:%S.000", time.gmtime(t))  # noqa: E731
     rows = "".join(f"{stamp(T0 + 10 * k)}, {i}, GPU-SIM-{node}-{i}, {util if i else 1}, 9000, 81559, 300.0, 50\n"
                    for k in range(n) for i in range(2))
-    header = f"{HEADER_TAG} v1 job=12 node={node} interval=10 status=sampling fields={','.join(SAMPLE_FIELDS)}\n"
-    Path(sample_path(str(log_dir), "try", "12", node)).write_text(header + rows + f"{HEADER_TAG} end\n")
+    header = f"{HEADER_TAG} v1 job={job_id} node={node} interval=10 status=sampling fields={','.join(SAMPLE_FIELDS)}\n"
+    Path(sample_path(str(log_dir), "try", job_id, node)).write_text(header + rows + f"{HEADER_TAG} end\n")
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ def test_report_json_and_short_run_fix(tmp_path: Path, monkeypatch: pytest.Monke
     assert gpu1["util_mean"] == 90 and gpu1["samples"] == 30 and len(gpu1["util_series"]) > 0
     # Slurm forgot the job, but every node's sampler wrote its end line: the script ended
     assert data["finished"] is True
+    assert data["run"] is None  # not a long run
     (short,) = [f for f in data["findings"] if f["kind"] == "short-run"]
     assert short["fix"] == "sbatch.time=00:15:00"  # 300 s of samples x 1.5, rounded up to 15 min
     # without the end line (still running, or the state is unknown): no time-limit advice
@@ -157,3 +159,47 @@ def test_no_samples_and_no_known_nodes_says_where_it_looked(
     out = capsys.readouterr().out
     assert f"no GPU data: (all nodes): no sample file ({tmp_path}/try-12-gpu-<node>.csv)" in out
     assert "CPU: Slurm accounting is disabled on this cluster (no slurmdbd): no CPU numbers" in out
+
+
+def _ev(kind: str, t: float, job: str, **fields: object) -> str:
+    return json.dumps({"v": 1, "ev": kind, "t": t, "job": job, "run": "12", **fields})
+
+
+def test_a_chain_link_is_reported_as_an_allocation_of_its_run(tmp_path: Path, runner: FakeRunner,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    _history(tmp_path, extra="NTUI_RUN_FILE=x\n")  # a run: only its first job (12) is in the history
+    Path(run_path(str(tmp_path), "try", "12")).write_text("\n".join([
+        _ev("alloc", T0, "12", restart=0, how="chain", max=5),
+        _ev("signal", T0 + 60, "12", sig="USR2", elapsed=60, cause="timelimit"),
+        _ev("continue", T0 + 65, "12", how="chain", cause="timelimit", count=1, next="13"),
+        _ev("alloc", T0 + 80, "13", restart=1, how="chain", max=5),
+        _ev("stop", T0 + 140, "13", why="done"),
+    ]) + "\n")
+    _samples(tmp_path, "nid001", 90, job_id="12")
+    _samples(tmp_path, "nid001", 40, job_id="13")
+    assert cli.run(["report", "13", "--width", "100"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("job 13 ")  # the link's own samples, found through its run's log dir and stem
+    assert "run 12: 2 allocations (jobs 12, 13), done, 02:05 of training" in out
+    assert "this report: job 13, allocation 2 of 2" in out and "the other allocations: ntui report 12" in out
+    assert "  2. job 13 (restart 1): 01:00; done" in out
+    assert cli.run(["report", "12", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["run"]["jobs"] == ["12", "13"] and data["run"]["this_report_allocations"] == [1]
+    assert [a["ended_by"] for a in data["run"]["allocations"]] == ["time limit, checkpointed, chained", "done"]
+    assert data["nodes"][0]["gpus"][1]["util_mean"] == 90  # job 12's samples, not its successor's
+    assert cli.run(["report", "14"]) == 2  # not a link of any run
+
+
+def test_a_requeued_run_is_reported_over_every_allocation(tmp_path: Path, runner: FakeRunner,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _history(tmp_path, extra="NTUI_RUN_FILE=x\n")
+    Path(run_path(str(tmp_path), "try", "12")).write_text("\n".join([
+        _ev("alloc", T0, "12", restart=0, how="requeue", max=5),
+        _ev("continue", T0 + 65, "12", how="requeue", cause="timelimit", count=1),
+        _ev("alloc", T0 + 300, "12", restart=1, how="requeue", max=5),
+    ]) + "\n")
+    _samples(tmp_path, "nid001", 90)
+    assert cli.run(["report", "12"]) == 0
+    out = capsys.readouterr().out
+    assert "this report: job 12, allocations 1, 2 of 2" in out and "the other allocations" not in out

@@ -88,6 +88,33 @@ class RunView:
         """One line per allocation: which job, how long, what ended it."""
         return [_allocation_line(i, a) for i, a in enumerate(self.state.allocations, 1)]
 
+    def allocations_of(self, job_id: str) -> tuple[int, ...]:
+        """The allocations (1, 2, ...) that ran as job ``job_id``: one per chain link, every one for a requeue
+        (a requeued job keeps its id, and its sample and log files are appended to)."""
+        return tuple(i for i, a in enumerate(self.state.allocations, 1) if a.job_id == job_id)
+
+    def report_lines(self, job_id: str) -> list[str]:
+        """What ``ntui report`` adds for a run: the run, which allocations this job's report covers, how to get
+        the others'."""
+        covered = self.allocations_of(job_id)
+        which = ", ".join(map(str, covered)) or "none yet"
+        lines = [self.summary(), f"this report: job {job_id}, allocation{'s' if len(covered) != 1 else ''} {which}"
+                 f" of {self.count}"]
+        others = [j for j in self.state.job_ids if j != job_id]
+        if others:
+            lines.append("the other allocations: " + ", ".join(f"ntui report {j}" for j in others))
+        return lines + [f"  {line}" for line in self.allocation_lines()]
+
+    def as_json(self) -> dict[str, object]:
+        """The run for ``--json`` outputs."""
+        return {
+            "run_id": self.run_id, "summary": self.summary(), "status": self.status, "stopped": self.state.stopped,
+            "training_s": self.training_s, "jobs": list(self.state.job_ids),
+            "allocations": [{"job_id": a.job_id, "restart": a.restart, "start": a.start, "end": a.end,
+                             "signal_elapsed_s": a.signal_elapsed, "ended_by": a.ended_by or None}
+                            for a in self.state.allocations],
+        }
+
 
 def _allocation_line(i: int, a: Allocation) -> str:
     signal = f", signal after {format_elapsed(a.signal_elapsed)}" if a.signal_elapsed is not None else ""
