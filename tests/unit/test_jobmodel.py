@@ -494,7 +494,7 @@ def _journal(log_dir: Path, stem: str, job_id: str, *lines: str) -> None:
         fh.writelines(ln + "\n" for ln in lines)
 
 
-def _tick(m: JobModel, board: object, history: StubHistory) -> object:
+def _tick(m: JobModel, board: object, history: StubHistory | RunHistory) -> object:
     from ntui.core.jobs.journals import JournalBoard
 
     assert isinstance(board, JournalBoard)
@@ -587,3 +587,71 @@ def test_a_new_job_no_journal_tick_has_seen_brings_squeue_back_to_its_pace(tmp_p
     assert m.policy.covered
     _, delay = refresh(m, job_line("71") + job_line("72"))  # 72: submitted with plain sbatch meanwhile
     assert not m.policy.covered and delay == 10
+
+
+RUN_ALLOC = '{"v":1,"ev":"run-alloc","t":100,"job":"%s","run":"81","restart":%d,"how":"chain","max":5}'
+
+
+def _run_entry(job_id: str, log_dir: str) -> HistoryEntry:
+    return HistoryEntry(**{**entry(job_id, log_dir).__dict__, "script": "#!/bin/bash\nNTUI_RUN_FILE=x\n"})
+
+
+def test_a_chain_link_submitted_by_the_job_before_it_is_followed_as_its_run(tmp_path: Path) -> None:
+    from ntui.core.jobs.journals import JournalBoard
+
+    m, _ = model()
+    refresh(m, job_line("81"))
+    history = StubHistory({"81": _run_entry("81", str(tmp_path))})  # 82 is not in the history
+    board = JournalBoard(retry_s=0.0)
+    _journal(tmp_path, "run", "81", ALLOC % "81", RUN_ALLOC % ("81", 0),
+             '{"v":1,"ev":"run-continue","t":160,"job":"81","run":"81","how":"chain","next":"82"}')
+    _tick(m, board, history)
+    assert m.entries["82"] is not None and m.entries["82"].job_id == "81"  # known before squeue lists it
+    refresh(m, job_line("82", "PENDING"))
+    _journal(tmp_path, "run", "82", ALLOC % "82", RUN_ALLOC % ("82", 1))
+    done = _tick(m, board, history)
+    applied = done.applied  # type: ignore[attr-defined]
+    assert applied is not None and m.live["82"].state == "RUNNING"  # its journal, named by the run's stem
+    assert applied.rows["82"][-3].startswith("allocation 2 of ≤ 6")
+    assert history.gets == ["81"]  # the link was never looked up in the history: its run named it
+    board.close()
+
+
+class RunHistory:
+    """A history that also lists its newest entries, as the real one does."""
+
+    def __init__(self, by_id: Mapping[str, HistoryEntry]) -> None:
+        self.by_id = dict(by_id)
+
+    def get(self, job_id: str) -> HistoryEntry | None:
+        return self.by_id.get(job_id)
+
+    def since(self, when: float) -> list[HistoryEntry]:
+        return []
+
+    def entries(self, limit: int | None = None) -> list[HistoryEntry]:
+        return list(self.by_id.values())[:limit]
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_view_opened_mid_chain_finds_the_running_link_through_its_runs_file(tmp_path: Path) -> None:
+    from ntui.core.jobfiles.runfile import run_path
+    from ntui.core.jobs.journals import JournalBoard
+
+    Path(run_path(str(tmp_path), "run", "81")).write_text(
+        '{"v":1,"ev":"alloc","t":100,"job":"81","run":"81","restart":0,"how":"chain","max":5}\n'
+        '{"v":1,"ev":"continue","t":160,"job":"81","run":"81","how":"chain","next":"82"}\n'
+        '{"v":1,"ev":"alloc","t":170,"job":"82","run":"81","restart":1,"how":"chain","max":5}\n'
+        '{"v":1,"ev":"continue","t":230,"job":"82","run":"81","how":"chain","next":"83"}\n')
+    _journal(tmp_path, "run", "83", ALLOC % "83", RUN_ALLOC % ("83", 2))
+    m, _ = model()
+    refresh(m, job_line("83") + job_line("90"))  # 90: not ntui's
+    board = JournalBoard(retry_s=0.0)
+    done = _tick(m, board, RunHistory({"81": _run_entry("81", str(tmp_path)), "70": entry("70", str(tmp_path))}))
+    entry83 = m.entries["83"]
+    assert entry83 is not None and entry83.job_id == "81" and m.entries["90"] is None
+    assert done.applied is not None  # type: ignore[attr-defined]
+    assert done.applied.rows["83"][-3].startswith("allocation 3 of ≤ 6")  # type: ignore[attr-defined]
+    board.close()

@@ -102,6 +102,8 @@ MAX_ENDED = 200
 #: At most this many pending jobs have their journal looked for (an open that fails, each tick); squeue tells the
 #: start of the others (and squeue keeps its active pace then).
 MAX_PENDING_JOURNALS = 8
+#: How many of the newest history entries are searched for the run of a queued job not in the history.
+RUN_LINK_SCAN = 100
 #: A look-up whose sources have no final state yet (accounting lags the controller) is asked again with the
 #: next batch, at most this many times; then the row keeps what the last answer said.
 MAX_LOOKUP_RETRIES = 30
@@ -517,6 +519,12 @@ class JobModel:
                 for job_id in request.own_live:
                     if job_id not in request.known:
                         entries[job_id] = history.get(_history_key(job_id))
+                if callable(latest) and any(e is None for e in entries.values()):
+                    # a long run's later chain links: not in the history, named by their run's file (T10)
+                    from ntui.core.records.runs import is_run_script, run_links
+
+                    links = run_links(e for e in latest(limit=RUN_LINK_SCAN) if is_run_script(e.script))
+                    entries.update({k: links[k] for k, e in entries.items() if e is None and k in links})
         except Exception:  # noqa: S110 - an unreadable history only means no new entries this tick
             pass
         finally:
@@ -553,6 +561,9 @@ class JobModel:
             state = followed.state
             prev = self.journals.get(job_id)
             self.journals[job_id] = state
+            entry = self.entries.get(job_id)
+            if state.run_next and entry is not None and self.entries.get(state.run_next) is None:
+                self.entries[state.run_next] = entry  # the chain's next link: the same run, logs and journal names
             if state.run_id is not None and job_id in self.live and (
                     prev is None or (prev.run_id, prev.run_restart, prev.run_max)
                     != (state.run_id, state.run_restart, state.run_max)):

@@ -16,7 +16,7 @@ from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.runfile import Allocation, RunState, read_run, run_path
 from ntui.core.records.history import HistoryEntry
 
-__all__ = ["RUN_MARK", "RunView", "find_run", "is_run_script", "run_of"]
+__all__ = ["RUN_MARK", "RunView", "find_run", "is_run_script", "run_links", "run_of"]
 
 #: A line every script with a ``run:`` section has (and no other).
 RUN_MARK = "NTUI_RUN_FILE="
@@ -149,3 +149,20 @@ def find_run(entries: Iterable[HistoryEntry], job_id: str) -> RunView | None:
         if view is not None and (entry.job_id == job_id or job_id in view.state.job_ids):
             return view
     return None
+
+
+def run_links(entries: Iterable[HistoryEntry]) -> dict[str, HistoryEntry]:
+    """The later links of the runs among ``entries`` that go on: job id -> the run's entry, whose log dir and
+    stem name the link's files too (a chain's links are submitted by the job before them, not by ntui)."""
+    out: dict[str, HistoryEntry] = {}
+    for entry in entries:
+        view = run_of(entry)
+        if view is None or view.state.stopped is not None:
+            continue
+        for job_id in view.state.job_ids:
+            if job_id != entry.job_id:
+                out.setdefault(job_id, entry)
+        last = view.state.allocations[-1] if view.state.allocations else None
+        if last is not None and last.next_job:
+            out.setdefault(last.next_job, entry)
+    return out
