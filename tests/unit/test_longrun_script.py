@@ -142,7 +142,7 @@ def spec_for(launcher: str, tmp: Path, stub_bin: Path, **run: Any) -> Any:
         "name": "lr", "launcher": launcher_map, "script": str(stub_bin / "program.py"),
         "sbatch": {"nodes": 2, "ntasks-per-node": 2 if launcher == "srun" else 1, "time": "00:02:00"},
         "logs": {"dir": str(tmp / "logs")}, "monitor": {"gpu": False},
-        "run": {"warning": 60, "grace": 10, **run},
+        "run": {"warning": 60, "grace": 30, **run},  # the most the ranks get to save: a loaded host needs it
     }
     spec, problems = validate(LoadedPreset("lr", None, data))
     assert spec is not None, [str(p) for p in problems]
@@ -176,7 +176,7 @@ class Job:
     def signal(self, sig: int = signal.SIGUSR2) -> None:
         os.kill(self.proc.pid, sig)  # --signal=B: the batch shell only
 
-    def finish(self, timeout: float = 40) -> tuple[int, str]:
+    def finish(self, timeout: float = 60) -> tuple[int, str]:
         try:
             out, _ = self.proc.communicate(timeout=timeout)
         finally:
@@ -280,7 +280,7 @@ def test_chain_submits_its_successor_and_a_done_run_stops_the_chain(stub_bin: Pa
 
 
 def test_a_program_that_ignores_the_signal_is_not_continued(stub_bin: Path, tmp_path: Path) -> None:
-    job = Job(render(spec_for("torchrun", tmp_path, stub_bin)), tmp_path, stub_bin, "ignore")
+    job = Job(render(spec_for("torchrun", tmp_path, stub_bin, grace=10)), tmp_path, stub_bin, "ignore")
     job.wait_for("start", 4)
     job.signal()
     end = time.monotonic() + 20
