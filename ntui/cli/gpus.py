@@ -11,6 +11,7 @@ import sys
 import threading
 from typing import Any
 
+from ntui.cli.ctrlc import CtrlC
 from ntui.cli.slurm import cli_runner, cli_settings
 from ntui.core.gpu.smi import GpuBoard, sparkline
 from ntui.core.gpu.stream import GpuStream, NotWatchable, plan_gpu_watch
@@ -92,16 +93,15 @@ def cmd_gpus(args: argparse.Namespace) -> int:
 
     console = Console()
     try:
-        if args.once:
-            done.wait(args.timeout)
-        else:
-            with Live(console=console, auto_refresh=False) as live:
-                while not done.is_set():
-                    with lock:
-                        live.update(board_table(board, plan.job_id), refresh=True)
-                    done.wait(1.0)
-    except KeyboardInterrupt:
-        pass
+        with CtrlC() as ctrl_c:
+            if args.once:
+                ctrl_c.wait(done, args.timeout)
+            else:
+                with Live(console=console, auto_refresh=False) as live:
+                    while not done.is_set() and not ctrl_c.pressed:
+                        with lock:
+                            live.update(board_table(board, plan.job_id), refresh=True)
+                        ctrl_c.wait(done, 1.0)
     finally:
         stream.stop()
     with lock:

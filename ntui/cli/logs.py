@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import partial
 
 from ntui.cli.common import EXIT_PROBLEMS
+from ntui.cli.ctrlc import CtrlC
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import LogPaths, log_problem, split_task_id
 from ntui.core.jobfiles.manifest import format_indices
@@ -71,9 +72,8 @@ def print_log(path: str, *, lines: int = 100, follow: bool = False, job_over: Jo
         out.write(line + "\n")
     out.flush()
     end = EndWatch(job_over)
-    try:
-        while follow:
-            time.sleep(FOLLOW_INTERVAL_S)
+    with CtrlC() as ctrl_c:
+        while follow and not ctrl_c.sleep(FOLLOW_INTERVAL_S, time.sleep):
             update = tail.poll()
             if update.reset:
                 out.write(f"--- ntui: {path} was {update.reset_reason}; reading from the start ---\n")
@@ -89,8 +89,6 @@ def print_log(path: str, *, lines: int = 100, follow: bool = False, job_over: Jo
                 _drained_note(end.ended, "its log is")
                 break
             end.check()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
@@ -122,23 +120,22 @@ def print_triage(
             shown = line.text
             print(f"{time.strftime('%H:%M:%S')} {inert(line.text)}", flush=True)
 
-    try:
-        while True:
-            if end.ended is not None:  # over: read every file (not only the due ones) until one pass finds nothing
-                if not any(up.lines or up.reset for up in watcher.poll_all().values()):
-                    watcher.finish()  # tracebacks cut short by the end count now
-                    show(False)
-                    _drained_note(end.ended, "its logs are")
-                    break
-            else:
-                watcher.poll()
-                show(True)
-                end.check()
-            time.sleep(watcher.scheduler.tick_s)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        watcher.close()
+    with CtrlC() as ctrl_c:
+        try:
+            while not ctrl_c.pressed:
+                if end.ended is not None:  # over: read every file (not only the due ones) until one pass finds nothing
+                    if not any(up.lines or up.reset for up in watcher.poll_all().values()):
+                        watcher.finish()  # tracebacks cut short by the end count now
+                        show(False)
+                        _drained_note(end.ended, "its logs are")
+                        break
+                else:
+                    watcher.poll()
+                    show(True)
+                    end.check()
+                ctrl_c.sleep(watcher.scheduler.tick_s, time.sleep)
+        finally:
+            watcher.close()
     return 1 if failed else 0
 
 

@@ -67,8 +67,8 @@ def test_logs_triage_follow_prints_each_new_verdict(tmp_path: Path) -> None:
         "import sys; from ntui.cli.logs import print_triage; from ntui.core.jobfiles.lognames import LogPaths\n"
         f"sys.exit(print_triage(LogPaths({str(tmp_path)!r}, 'train'), '42', 4, launcher='srun', follow=True))\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parents[2])
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
     assert proc.stdout is not None
     try:
         first = proc.stdout.readline()
@@ -78,9 +78,14 @@ def test_logs_triage_follow_prints_each_new_verdict(tmp_path: Path) -> None:
         second = proc.stdout.readline()
         assert "rank 3 on nid002 failed first: RuntimeError: loss is nan at step 120" in second, second
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 1
+        try:
+            assert proc.wait(timeout=30) == 1
+        except subprocess.TimeoutExpired:  # say where it hangs: faulthandler prints every thread on SIGABRT
+            proc.send_signal(signal.SIGABRT)
+            pytest.fail(f"still running 30 s after Ctrl-C:\n{proc.communicate(timeout=10)[1]}")
     finally:
         proc.kill()
+        proc.communicate()
 
 
 class FakeTime:
