@@ -4,7 +4,9 @@
 Run by ``presets/local-longrun.yaml`` (a ``run:`` section; README "Long runs"). What it shows:
 
 * **The signal.** ntui's script starts every rank with ``NTUI_CHECKPOINT_SIGNAL`` (e.g. ``USR2``) ignored and
-  sends it shortly before the time limit; the program installs its own handler, which only sets a flag. The ranks
+  sends it shortly before the time limit; the program installs its own handler, which only sets a flag (and
+  ignores the signal from then on: Python gives a handled signal its default action back while it shuts down, and
+  a repeat arriving then would kill a rank that saved). The ranks
   agree at the next step boundary (an all-reduce of the flag: the signal reaches them a few milliseconds apart),
   rank 0 writes the checkpoint (temp file + rename: a half-written one is never read) and every rank exits 0:
   status 0 after the signal is what tells ntui "saved, continue the run".
@@ -51,7 +53,13 @@ def main(argv: list[str]) -> int:
 
     got: list[float] = []
     if not args.ignore_signal:
-        signal.signal(getattr(signal, f"SIG{sig_name}"), lambda _s, _f: got.append(time.time()))
+        signum = getattr(signal, f"SIG{sig_name}")
+
+        def on_signal(_s: int, _f: object) -> None:
+            got.append(time.time())
+            signal.signal(signum, signal.SIG_IGN)  # once is enough; a repeat while shutting down stays harmless
+
+        signal.signal(signum, on_signal)
     if world > 1:
         dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
 

@@ -22,8 +22,11 @@
    (Python's ``signal.signal`` replaces an ignored disposition). A program that installs none ignores it and is
    stopped at the time limit (the run says so).
 4. The trap sends the signal to the step's ``srun``, which relays it to every process of the step on every node;
-   it is sent again every :data:`RESEND_S` seconds while the grace lasts (a signal that comes before a rank has
-   installed its handler is not lost: it is ignored and comes again).
+   when it came in the allocation's first :data:`RESEND_WINDOW_S` seconds, it is sent again every
+   :data:`RESEND_S` seconds while the grace lasts (a signal that comes before a rank has installed its handler is
+   not lost: it is ignored and comes again). Later it is sent once: a program that saved is exiting, and Python
+   gives a signal its default action back while it shuts down, so a second one would kill it (status 128+N, and
+   the run would stop as failed).
 5. The step ended within the grace: status 0 after the signal means "saved": ``scontrol requeue`` from the batch
    shell (never inside the container) while fewer than ``max-restarts`` time-limit continuations were made, or,
    for ``chain``, ``sbatch --dependency=afterany:<this job>`` of the same script, its environment scrubbed of the
@@ -59,6 +62,7 @@ __all__ = [
     "DEFAULT_SIGNAL",
     "DEFAULT_WARNING_S",
     "RESEND_S",
+    "RESEND_WINDOW_S",
     "RUN_KEYS",
     "SIGNALS",
     "RunConf",
@@ -79,8 +83,11 @@ DEFAULT_SIGNAL = "USR2"
 DEFAULT_WARNING_S = 300
 DEFAULT_MAX_RESTARTS = 5
 #: While the grace lasts the signal is sent again this often (seconds): a rank that had not yet installed its
-#: handler when it first came gets it again.
+#: handler when it first came gets it again ...
 RESEND_S = 5
+#: ... but only when it came this early in the allocation (seconds): later every rank has its handler, and a
+#: repeat could hit a rank that saved and is shutting down (its handler gone, the default action back).
+RESEND_WINDOW_S = 60
 #: Slurm may send --signal up to 60 s before the time asked (sbatch.1): a signal this long before the limit, beyond
 #: the warning, is taken as a preemption (not counted against max-restarts): told by the time elapsed, not by which
 #: signal came.
@@ -210,8 +217,10 @@ def run_lines(run: RunConf, log_dir: str, stem: str) -> list[str]:
     return [
         f"# Long run (run:, T10): Slurm signals this shell SIG{sig} {run.warning} s before the time limit; the",
         f"# launch step runs in the background, its processes ignore SIG{sig} and the program installs its own",
-        f"# handler; the trap sends it to the step's srun (which relays it to every process) every {RESEND_S} s for",
-        f"# {run.grace} s, then continues the run ({how}, at most {run.max_restarts} times after a time limit).",
+        f"# handler; the trap sends it to the step's srun (which relays it to every process; again every {RESEND_S} s",
+        f"# if it came in the first {RESEND_WINDOW_S} s), waits {run.grace} s for the ranks to save, then continues"
+        f" the run",
+        f"# ({how}, at most {run.max_restarts} times after a time limit).",
         "# A chain's successor is submitted with the arguments: ntui-chain RUN_ID LINK (never from the environment).",
         "NTUI_CHAIN_RUN='' NTUI_CHAIN_LINK=0",
         'if [ "${1:-}" = ntui-chain ]; then NTUI_CHAIN_RUN=${2//[!0-9]/} NTUI_CHAIN_LINK=${3//[!0-9]/}; fi',
@@ -220,7 +229,7 @@ def run_lines(run: RunConf, log_dir: str, stem: str) -> list[str]:
         f"NTUI_RUN_FILE={prefix}\"$NTUI_RUN_ID\"{RUN_EXT}",
         f"NTUI_RUN_DONE={prefix}\"$NTUI_RUN_ID\"{DONE_EXT}",
         f"export NTUI_RUN_ID NTUI_RESTART NTUI_RUN_DONE NTUI_CHECKPOINT_SIGNAL={sig}",
-        "NTUI_RUN_SIGNALLED='' NTUI_RUN_STEP='' NTUI_RUN_CAUSE=timelimit NTUI_RUN_T0=$SECONDS",
+        "NTUI_RUN_SIGNALLED='' NTUI_RUN_RESEND='' NTUI_RUN_STEP='' NTUI_RUN_CAUSE=timelimit NTUI_RUN_T0=$SECONDS",
         "ntui_run_note() {  # EVENT [FIELDS]: one line in the run file (and the job's journal where it has one)",
         "    local t=${EPOCHREALTIME:-}",
         "    [ -n \"$t\" ] || printf -v t '%(%s)T' -1",
@@ -237,6 +246,8 @@ def run_lines(run: RunConf, log_dir: str, stem: str) -> list[str]:
         *([f"        [ $(( SECONDS - NTUI_RUN_T0 )) -ge {early} ] || cause=preempt  # long before the warning"]
           if early else []),
         "        NTUI_RUN_CAUSE=$cause",
+        f"        [ $(( SECONDS - NTUI_RUN_T0 )) -ge {RESEND_WINDOW_S} ] || NTUI_RUN_RESEND=1"
+        "  # so early a rank may have no handler yet",
         f"        ntui_run_note signal \"\\\"sig\\\":\\\"{sig}\\\""
         f",\\\"elapsed\\\":$(( SECONDS - NTUI_RUN_T0 )),\\\"cause\\\":\\\"$cause\\\"\"",
         f"        echo \"ntui: SIG{sig} after $(( SECONDS - NTUI_RUN_T0 )) s"
@@ -244,13 +255,14 @@ def run_lines(run: RunConf, log_dir: str, stem: str) -> list[str]:
         "    fi",
         f"    [ -z \"$NTUI_RUN_STEP\" ] || kill -s {sig} \"$NTUI_RUN_STEP\" 2>/dev/null || true",
         "}",
-        "ntui_run_wait() {  # the launch step's status: after the signal, resend it while the grace lasts; wait again",
+        "ntui_run_wait() {  # the launch step's status: after the signal, the grace (and the early resends); again",
         "    local rc t",
         "    while :; do",
         "        if [ -n \"$NTUI_RUN_SIGNALLED\" ]; then",
         f"            while kill -0 \"$NTUI_RUN_STEP\" 2>/dev/null && t=$(( SECONDS - NTUI_RUN_SIGNALLED ))"
         f" && [ \"$t\" -lt {run.grace} ]; do",
-        f"                [ $(( t % {RESEND_S} )) -ne 0 ] || kill -s {sig} \"$NTUI_RUN_STEP\" 2>/dev/null || true",
+        f"                [ -z \"$NTUI_RUN_RESEND\" ] || [ \"$t\" -eq 0 ] || [ $(( t % {RESEND_S} )) -ne 0 ]"
+        f" || kill -s {sig} \"$NTUI_RUN_STEP\" 2>/dev/null || true",
         "                sleep 1",
         "            done",
         "            if kill -0 \"$NTUI_RUN_STEP\" 2>/dev/null; then",
