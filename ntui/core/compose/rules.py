@@ -1009,7 +1009,9 @@ RULES: tuple[Rule, ...] = (
     Rule("T9", _E, ("run", "sweep"), "run: and sweep: are not combined (yet).", "ntui preset model", _t9),
     Rule("T10", _E, ("run",), "A long run: `--signal=B:SIG@WARNING` (+ `--requeue`), the launch step in the "
          "background and waited for again after a trap, every rank's program starts with SIG ignored (agents "
-         "survive) and gets it from the trap through srun, again every 5 s for the grace; then `scontrol requeue` "
+         "survive) and gets it from the trap through srun, again every 5 s for the grace when it came in the "
+         "allocation's first 60 s (later once: a repeat would kill a rank that saved and is shutting down); then "
+         "`scontrol requeue` "
          "from the batch shell below max-restarts, or a successor `sbatch --dependency=afterany` with a done marker. "
          "NTUI_RUN_ID, NTUI_RESTART, NTUI_CHECKPOINT_SIGNAL reach the program.",
          "sbatch.1; bash.1 (trap, wait); srun.1 (signals)"),
