@@ -148,9 +148,9 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
     try:
         entry = history.get(args.job_id)
         if entry is None:  # a later link of a long run's chain: resubmit the run (its first job's preset)
-            from ntui.core.records.runs import find_run
+            from ntui.core.records.runs import find_run_in
 
-            run = find_run(history.entries(limit=500), args.job_id)
+            run = find_run_in(history, args.job_id)
             if run is not None:
                 print(f"ntui: job {args.job_id} is an allocation of run {run.run_id}: resubmitting the run",
                       file=sys.stderr)

@@ -70,11 +70,11 @@ def report_json(report: UsageReport, cpu: StepAccounting | None, entry: HistoryE
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ntui.core.records.runs import find_run, run_of
+    from ntui.core.records.runs import find_run_in, run_of
 
     history = History()
     entry = history.get(args.job_id)
-    run = run_of(entry) if entry is not None else find_run(history.entries(limit=500), args.job_id)
+    run = run_of(entry) if entry is not None else find_run_in(history, args.job_id)
     if entry is None and run is not None:  # a later link of a long run's chain: the run's preset and logs
         entry = run.entry
     if entry is None or not entry.log_stem:

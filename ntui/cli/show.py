@@ -33,11 +33,11 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
 
 def _print_run(job_id: str) -> None:
     """A long run's allocations in words, when ``job_id`` is one of them (T10)."""
-    from ntui.core.records.runs import find_run
+    from ntui.core.records.runs import find_run_in
 
     history = History()
     try:
-        run = find_run(history.entries(limit=500), job_id)
+        run = find_run_in(history, job_id)
     finally:
         history.close()
     if run is None:

@@ -521,9 +521,9 @@ class JobModel:
                         entries[job_id] = history.get(_history_key(job_id))
                 if callable(latest) and any(e is None for e in entries.values()):
                     # a long run's later chain links: not in the history, named by their run's file (T10)
-                    from ntui.core.records.runs import is_run_script, run_links
+                    from ntui.core.records.runs import run_links
 
-                    links = run_links(e for e in latest(limit=RUN_LINK_SCAN) if is_run_script(e.script))
+                    links = run_links(latest(limit=RUN_LINK_SCAN))  # run_of skips what is not a run
                     entries.update({k: links[k] for k, e in entries.items() if e is None and k in links})
         except Exception:  # noqa: S110 - an unreadable history only means no new entries this tick
             pass

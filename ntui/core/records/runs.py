@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.runfile import Allocation, RunState, read_run, run_path
-from ntui.core.records.history import HistoryEntry
+from ntui.core.records.history import History, HistoryEntry
 
-__all__ = ["RUN_MARK", "RunView", "find_run", "is_run_script", "run_links", "run_of"]
+__all__ = ["RUN_MARK", "RUN_SCAN", "RunView", "find_run", "find_run_in", "is_run_script", "run_links", "run_of"]
 
 #: A line every script with a ``run:`` section has (and no other).
 RUN_MARK = "NTUI_RUN_FILE="
+#: How many of the newest history entries the CLI searches for the run of a job that is not in the history.
+RUN_SCAN = 500
 
 _STOPS = {
     "done": "done",
@@ -149,6 +151,11 @@ def find_run(entries: Iterable[HistoryEntry], job_id: str) -> RunView | None:
         if view is not None and (entry.job_id == job_id or job_id in view.state.job_ids):
             return view
     return None
+
+
+def find_run_in(history: History, job_id: str) -> RunView | None:
+    """:func:`find_run` over the history's newest :data:`RUN_SCAN` entries."""
+    return find_run(history.entries(limit=RUN_SCAN), job_id)
 
 
 def run_links(entries: Iterable[HistoryEntry]) -> dict[str, HistoryEntry]:
