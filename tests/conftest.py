@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -18,6 +20,43 @@ REPO = Path(__file__).resolve().parent.parent
 # also when pytest is started as ``pytest`` rather than ``python -m pytest``.
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+# ---------------------------------------------------------------- the user's own state stays out of every test
+#: What a test session runs with instead of the user's own dirs (the real values, for a test that must know them).
+USER_ENV = {k: os.environ.get(k) for k in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+                                           "XDG_DATA_HOME", "NTUI_STATE_DIR")}
+_SESSION_HOME: Path | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the whole test session (and every process it starts: ntui, sbatch, the jobs) a private HOME and XDG
+    dirs, before any fixture runs. The per-test dirs below narrow it further; this covers what runs outside a
+    test's own fixtures (module- and session-scoped ones, jobs whose environment was taken earlier)."""
+    global _SESSION_HOME
+    if _SESSION_HOME is not None:
+        return
+    _SESSION_HOME = Path(tempfile.mkdtemp(prefix="ntui-test-home-"))
+    os.environ["HOME"] = str(_SESSION_HOME)
+    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state"),
+                     ("XDG_CACHE_HOME", ".cache"), ("XDG_DATA_HOME", ".local/share")):
+        os.environ[var] = str(_SESSION_HOME / sub)
+    os.environ.pop("NTUI_STATE_DIR", None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SESSION_HOME is not None:
+        shutil.rmtree(_SESSION_HOME, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that uses the dev cluster must be marked ``cluster``: scripts/test runs the tests not so marked in
+    their own lane, beside the cluster lanes, so an unmarked one would never reach a cluster."""
+    unmarked = [item.nodeid for item in items
+                if "dev_cluster" in getattr(item, "fixturenames", ()) and item.get_closest_marker("cluster") is None]
+    if unmarked:
+        raise pytest.UsageError("these tests use the dev_cluster fixture but are not marked cluster: "
+                                + ", ".join(unmarked))
+
 
 settings.register_profile("ci", max_examples=60, deadline=None)
 settings.register_profile("fuzz", max_examples=10_000, deadline=None)

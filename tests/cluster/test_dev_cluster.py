@@ -5,6 +5,7 @@ without (``up --no-accounting``) none of that. Every test here runs in both mode
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -142,3 +143,20 @@ def _wait_finished(c: DevCluster, job_id: str, timeout: float) -> str:
             return state
         time.sleep(1)
     pytest.fail(f"job {job_id} not finished after {timeout}s (last state {state!r})")
+
+
+def test_job_ids_and_requeue_delay_as_configured(dev_cluster: DevCluster) -> None:
+    """The cluster runs its own job-id range (so clusters side by side derive different rendezvous ports) and
+    the short step-credential lifetime (the requeue delay) that scripts/dev-cluster configures."""
+    _require_script_cluster(dev_cluster)
+    res = dev_cluster.run("scontrol", "show", "config", timeout=30)
+    assert res.returncode == 0, res.stderr
+    conf = dict(re.findall(r"^(\w+)\s+=\s+(.*?)\s*$", res.stdout, flags=re.M))
+    first, last = int(conf["FirstJobId"]), int(conf["MaxJobId"])
+    assert last - first == 4999, conf
+    assert "cred_expire=30" in conf["AuthInfo"], conf["AuthInfo"]
+    sub = dev_cluster.run("sbatch", "--parsable", "--hold", "-N1", "-o", "/dev/null", "--wrap", "true", timeout=30)
+    assert sub.returncode == 0, sub.stderr
+    job = int(sub.stdout.strip().split(";")[0])
+    dev_cluster.run("scancel", str(job), timeout=30)
+    assert first <= job <= last, (first, job, last)
