@@ -4,10 +4,15 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ntui.core.problems import Problem
+
+if TYPE_CHECKING:
+    from ntui.core.records.history import History, HistoryEntry
 
 __all__ = [
     "EXIT_CODES",
@@ -15,7 +20,10 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PROBLEMS",
     "EXIT_SLURM",
+    "add_cluster_option",
     "exit_codes_help",
+    "history_entry",
+    "open_history",
     "print_problems",
 ]
 
@@ -45,3 +53,40 @@ def print_problems(problems: Sequence[Problem], *, warnings: bool = True) -> Non
     for p in problems:
         if p.is_error or warnings:
             print(str(p), file=sys.stderr)
+
+
+# ---------------------------------------------------------------- one job of the history, on the right cluster
+
+
+def add_cluster_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", metavar="NAME",
+                   help="the cluster whose job this is, where the history holds jobs of several clusters with "
+                        "this id (default: the cluster Slurm's configuration here names)")
+
+
+def open_history(args: argparse.Namespace | None = None) -> History:
+    """The history, knowing which cluster this command talks to: ``--cluster``, else the ClusterName of the
+    slurm.conf the clients read (looked up only when a job id is recorded on several clusters)."""
+    from ntui.core.records.history import History
+    from ntui.core.slurm.scontrol import cluster_name
+
+    explicit = getattr(args, "cluster", None) if args is not None else None
+    return History(cluster=explicit or (lambda: cluster_name(None)))
+
+
+def history_entry(history: History, args: argparse.Namespace, job_id: str | None = None) -> HistoryEntry | None:
+    """The history's entry for the command's job (``job_id``, default ``args.job_id``): the given ``--cluster``'s
+    only, else this cluster's first. Says on stderr when another cluster has a job with the same id."""
+    job = job_id or args.job_id
+    explicit = getattr(args, "cluster", None)
+    entry = history.get(job, explicit)
+    if entry is None:
+        if explicit and history.matches(job):
+            print(f"ntui: no job {job} of cluster {explicit} in the history (clusters with one: "
+                  f"{', '.join(sorted({e.cluster or '?' for e in history.matches(job)}))})", file=sys.stderr)
+        return None
+    others = history.others(entry)
+    if others:
+        print(f"ntui: job {job} of cluster {entry.cluster or '(unknown)'}; the history also has a job {job} of "
+              f"{', '.join(others)} (--cluster NAME picks)", file=sys.stderr)
+    return entry

@@ -10,11 +10,12 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict
 
 from ntui.cli.check import test_only
-from ntui.cli.common import EXIT_PROBLEMS, print_problems
+from ntui.cli.common import EXIT_PROBLEMS, add_cluster_option, history_entry, open_history, print_problems
 from ntui.cli.compose import load_spec
 from ntui.cli.jobs import resolve_quietly
 from ntui.cli.slurm import cli_runner, slurm_failed
@@ -24,7 +25,7 @@ from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
 from ntui.core.jobs.recent import gpu_text
 from ntui.core.jobs.resubmit import preset_ref, script_diff
-from ntui.core.records.history import History, HistoryEntry
+from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import (
     RECENT_ORDERS,
     recent_order,
@@ -58,6 +59,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
         p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                        help="an extra override on top of the recorded ones (repeatable)")
         p.add_argument("--test-only", action="store_true", help="only ask sbatch --test-only; submit nothing")
+        add_cluster_option(p)
         p.add_argument("--failed", action="store_true",
                        help="a sweep: only its failed or cancelled tasks (--array=1,4), with the same task index -> "
                             "values")
@@ -81,7 +83,7 @@ def state_text(e: HistoryEntry) -> str:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    history = History()
+    history = open_history(args)
     rc = 0
     try:
         runner = None
@@ -111,11 +113,14 @@ def cmd_history(args: argparse.Namespace) -> int:
                           for e in entries], indent=1))
         return rc
     print(f"{'JOBID':<10} {'SUBMITTED':<16}  {'STATE':<16} {'ELAPSED':>9} {'GPU':>4}  {'PRESET':<22} VERDICT")
+    twice = {j for j, n in Counter(e.job_id for e in entries if e.job_id).items() if n > 1}
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.submitted_at or e.created_at))
         tail = said_text(e, counts.get(e.job_id or ""))
         link = f" (resubmit of {e.resubmit_of})" if e.resubmit_of else ""
-        print(f"{e.job_id or '-':<10} {when:<16}  {inert(state_text(e)):<16} {format_elapsed(e.elapsed_s):>9} "
+        # an id listed twice (two clusters' job 4, ids that restarted) is told apart by its cluster
+        job = f"{e.job_id}@{e.cluster or '?'}" if e.job_id in twice else e.job_id or "-"
+        print(f"{job:<10} {when:<16}  {inert(state_text(e)):<16} {format_elapsed(e.elapsed_s):>9} "
               f"{gpu_text(e.gpu.util_mean if e.gpu else None):>4}  {inert(e.preset):<22} {inert(tail)}{link}")
         run = run_of(e)
         if run is not None:  # a long run: its allocations under its first job, in words (T10)
@@ -144,9 +149,9 @@ def _sweep_json(e: HistoryEntry, counts: Mapping[str, str]) -> dict[str, object]
 def cmd_resubmit(args: argparse.Namespace) -> int:
     from ntui.core.compose.render import render
 
-    history = History()
+    history = open_history(args)
     try:
-        entry = history.get(args.job_id)
+        entry = history_entry(history, args)
         if entry is None:  # a later link of a long run's chain: resubmit the run (its first job's preset)
             from ntui.core.records.runs import find_run_in
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from ntui.cli.common import EXIT_PROBLEMS
+from ntui.cli.common import EXIT_PROBLEMS, add_cluster_option, history_entry, open_history
 from ntui.cli.ctrlc import CtrlC
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import LogPaths, log_problem, split_task_id
@@ -22,7 +22,7 @@ from ntui.core.jobs.submission import paths_for
 from ntui.core.logs.joblogs import job_verdict
 from ntui.core.logs.tail import FdBudget, FileTail
 from ntui.core.logs.watch import JobLogWatcher, PoliteScheduler, watch_files
-from ntui.core.records.history import History, HistoryEntry
+from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import job_outcome
 from ntui.core.records.sweeps import sweep_of
 from ntui.core.slurm.runner import CommandRunner, SlurmError
@@ -147,6 +147,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
                         "and its logs are drained, or Ctrl-C")
     p.add_argument("--lines", "-n", type=int, default=100, help="lines of the tail to print first")
     p.add_argument("--triage", action="store_true", help="which rank failed first, where, and why")
+    add_cluster_option(p)
     p.set_defaults(func=cmd_logs)
 
 
@@ -165,11 +166,11 @@ def sweep_task_needed(entry: HistoryEntry | None, job_id: str, what: str) -> boo
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    history = History()
-    entry = history.get(args.job_id)
+    history = open_history(args)
+    entry = history_entry(history, args)
     if sweep_task_needed(entry, args.job_id, "logs"):
         return EXIT_PROBLEMS
-    paths = paths_for(args.job_id, history)
+    paths = paths_for(args.job_id, history, entry.cluster) if entry is not None else None
     job_over = partial(_ended_state, cli_runner(), args.job_id) if args.follow else None
     if args.triage:
         if paths is None:

@@ -24,11 +24,11 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, add_cluster_option, history_entry, open_history
 from ntui.cli.slurm import cli_runner
 from ntui.core.gpu.usage import UsageReport
 from ntui.core.jobs.report import fix_command, job_usage, report_notes, usage_lines
-from ntui.core.records.history import History, HistoryEntry
+from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import refresh_gpu_summary
 from ntui.core.slurm.common import validate_job_id
 from ntui.core.slurm.sacct import StepAccounting
@@ -39,6 +39,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("job_id")
     p.add_argument("--json", action="store_true", help="everything, structured")
     p.add_argument("--width", type=int, help="columns to fit the table into (default: the terminal width)")
+    add_cluster_option(p)
     p.set_defaults(func=cmd_report)
 
 
@@ -72,8 +73,8 @@ def report_json(report: UsageReport, cpu: StepAccounting | None, entry: HistoryE
 def cmd_report(args: argparse.Namespace) -> int:
     from ntui.core.records.runs import find_run_in, run_of
 
-    history = History()
-    entry = history.get(args.job_id)
+    history = open_history(args)
+    entry = history_entry(history, args)
     run = run_of(entry) if entry is not None else find_run_in(history, args.job_id)
     if entry is None and run is not None:  # a later link of a long run's chain: the run's preset and logs
         entry = run.entry

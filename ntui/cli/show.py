@@ -11,7 +11,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from ntui.cli.common import EXIT_SLURM
+from ntui.cli.common import EXIT_SLURM, add_cluster_option, history_entry, open_history
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.records.history import History
@@ -28,6 +28,7 @@ __all__ = ["configure"]
 def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("job_id")
     p.add_argument("--json", action="store_true")
+    add_cluster_option(p)
     p.set_defaults(func=cmd_show)
 
 
@@ -74,7 +75,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("Nodes", f"{d.num_nodes} {d.nodelist}"), ("TimeLimit", d.time_limit), ("RunTime", d.run_time),
         ("Submit", d.submit_time or ""), ("Start", d.start_time or ""), ("End", d.end_time or ""),
     ]
-    entry = History().get(d.job_id)
+    history = open_history(args)
+    try:
+        entry = history_entry(history, args, d.job_id)
+    finally:
+        history.close()
     script = entry.script_path if entry is not None else None
     rows += [("Command", shown_command(d.command, script) or ""), ("WorkDir", d.work_dir),
              ("StdOut", d.std_out or "")]

@@ -284,8 +284,10 @@ class NtuiApp(App[int]):
         record file it sets aside is said in a notification (never on the terminal Textual draws on)."""
         if self.history_factory is None:
             from ntui.core.records.history import History
+            from ntui.core.slurm.scontrol import cluster_name
 
-            return History(warn=self._history_warning)
+            # two clusters' same-numbered jobs: the one of the cluster this app talks to
+            return History(warn=self._history_warning, cluster=lambda: cluster_name(None))
         return self.history_factory()
 
     def _history_warning(self, text: str) -> None:

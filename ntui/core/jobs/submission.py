@@ -28,6 +28,7 @@ from ntui.core.records.history import History
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
 from ntui.core.slurm.runner import CommandRunner, slurm_env
 from ntui.core.slurm.sbatch import submit
+from ntui.core.slurm.scontrol import cluster_name
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,11 @@ def submit_job(
         raise
     final = Path(paths.script(sub.job_id))
     os.replace(staging, final)
+    # The cluster keeps two clusters' same-numbered jobs apart in one history (a home shared by two machines, job
+    # ids that restarted): sbatch names it for a federation, else the slurm.conf the clients read says it.
+    cluster = sub.cluster or cluster_name(None, env=env)
     if history is not None:
-        history.record_submitted(token, sub.job_id, sub.cluster, str(final))
+        history.record_submitted(token, sub.job_id, cluster, str(final))
     if sweep is not None:
         try:  # the job runs without it (its script names the manifest); readers fall back to the script
             write_job_file(job_file_path(spec.log_dir, paths.stem, sub.job_id),
@@ -102,7 +106,7 @@ def submit_job(
     first = task_job_id(sub.job_id, tasks[0]) if tasks else sub.job_id
     return SubmittedJob(
         job_id=sub.job_id,
-        cluster=sub.cluster,
+        cluster=cluster,
         script_path=str(final),
         batch_log=paths.batch(first),
         rank_logs=tuple(paths.rank(first, r) for r in range(spec.world_size)),
@@ -111,9 +115,9 @@ def submit_job(
     )
 
 
-def paths_for(job_id: str, history: History) -> LogPaths | None:
-    """Log paths of a job ntui submitted, from the history alone."""
-    entry = history.get(job_id)
+def paths_for(job_id: str, history: History, cluster: str | None = None) -> LogPaths | None:
+    """Log paths of a job ntui submitted, from the history alone (``cluster``: see :meth:`History.get`)."""
+    entry = history.get(job_id, cluster)
     if entry is None or not entry.log_stem:
         return None
     return LogPaths(entry.log_dir, entry.log_stem)

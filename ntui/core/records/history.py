@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ntui.core.fstype import is_network_fs
 from ntui.core.paths import atomic_write, state_dir
@@ -50,6 +50,8 @@ from ntui.core.records.recordfiles import (
     write_fact,
 )
 
+_T = TypeVar("_T")
+
 __all__ = [
     "FinalRecord",
     "GpuSummary",
@@ -57,6 +59,7 @@ __all__ = [
     "HistoryEntry",
     "default_history_path",
     "entry_from_facts",
+    "pick_entry",
 ]
 
 
@@ -181,6 +184,19 @@ def _v3_gpu(v3: dict[str, Any]) -> dict[str, Any] | None:
             "findings": v3.get("gpu_findings"), "first_finding": v3.get("gpu_finding"), "at": 0.0}
 
 
+def pick_entry(found: Sequence[HistoryEntry], cluster: str | None, *, strict: bool = False) -> HistoryEntry | None:
+    """Of the entries with one job id (newest first): ``cluster``'s, else one of an unknown cluster, else (unless
+    ``strict``) the newest of another cluster."""
+    if cluster is not None:
+        for e in found:
+            if e.cluster is not None and e.cluster.lower() == cluster.lower():
+                return e
+    for e in found:
+        if e.cluster is None:
+            return e
+    return None if strict or not found else found[0]
+
+
 def entry_from_facts(facts: Sequence[dict[str, Any]]) -> HistoryEntry | None:
     """One submission's facts (any order) as its entry; None without any. The same facts always give the same
     entry, on every host."""
@@ -285,7 +301,8 @@ class History:
     #: in the index already).
     SYNC_EVERY_S = 0.5
 
-    def __init__(self, path: Path | None = None, *, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, warn: Callable[[str], None] | None = None,
+                 cluster: str | Callable[[], str | None] | None = None) -> None:
         if path is None:
             root, legacy = state_dir(), state_dir() / LEGACY_NAME
         elif path.suffix in (".sqlite3", ".sqlite", ".db"):
@@ -299,6 +316,9 @@ class History:
         self.legacy_path = legacy
         self.warnings: list[str] = []
         self._warn_to = warn or _stderr_warning
+        #: the cluster this process talks to (Slurm's ClusterName), or a function that finds it (asked only when
+        #: a job id is recorded on more than one cluster): :meth:`get` prefers that cluster's job
+        self._cluster = cluster
         if not root.is_dir():
             root.parent.mkdir(parents=True, exist_ok=True)
             root.mkdir(exist_ok=True, mode=0o700)
@@ -365,10 +385,24 @@ class History:
         try:
             self._sync_once()
         except sqlite3.DatabaseError as exc:  # the index broke under us: it is only an index
-            self.index.close()
-            self._set_index_aside(str(exc))
-            self.index = self._open_index()
-            self._sync_once()
+            self._recover_index(exc)
+
+    def _recover_index(self, exc: sqlite3.DatabaseError) -> None:
+        """The index was found damaged (at open, a listing or any query): set it aside, build it again."""
+        self.index.close()
+        self._set_index_aside(str(exc))
+        self.index = self._open_index()
+        self._sync_once()
+
+    def _query(self, ask: Callable[[RecordIndex], _T]) -> _T:
+        """``ask(index)`` after a sync; damage found by the query itself (SQLite checks pages as it reads them, so
+        a file damaged in its middle passes the open) sets the index aside, rebuilds it and asks again."""
+        self.sync()
+        try:
+            return ask(self.index)
+        except sqlite3.DatabaseError as exc:
+            self._recover_index(exc)
+            return ask(self.index)
 
     def _sync_once(self) -> None:
         self.listings += 1
@@ -401,7 +435,11 @@ class History:
         name = write_fact(self.records, key, kind, token, fields_, writer=writer)
         parsed = parse_name(name)
         if parsed is not None:
-            self.index.update([(name, parsed, read_fact(self.records / name, kind))], (), _merge)
+            fact = read_fact(self.records / name, kind)
+            try:
+                self.index.update([(name, parsed, fact)], (), _merge)
+            except sqlite3.DatabaseError as exc:  # the file is written; the rebuilt index lists it
+                self._recover_index(exc)
         return name
 
     def _migrate_legacy(self) -> None:
@@ -498,7 +536,10 @@ class History:
 
     def record_final(self, job_id: str, rec: FinalRecord, when: float | None = None) -> bool:
         """Store a job's record; False when no unresolved entry has this job id (resolved meanwhile)."""
-        entry = next((e for e in self.unresolved() if e.job_id == job_id), None)
+        same = [e for e in reversed(self.unresolved()) if e.job_id == job_id]  # newest first
+        current = self.cluster if same else None
+        # another cluster's job with this id is never given this cluster's record
+        entry = pick_entry(same, current, strict=current is not None)
         if entry is None:
             return False
         self._write_final(entry.token, job_id, rec, when)
@@ -540,36 +581,60 @@ class History:
     def intents(self, *, include_failed: bool = False) -> list[HistoryEntry]:
         """Entries without a job id: status 'intent' (ntui stopped between writing the intent and recording the
         job id), and with ``include_failed`` also 'failed' (sbatch errored or timed out)."""
-        self.sync()
-        return self._entries(self.index.without_job(("intent", "failed") if include_failed else ("intent",)))
+        statuses = ("intent", "failed") if include_failed else ("intent",)
+        return self._entries(self._query(lambda index: index.without_job(statuses)))
 
     def has_token(self, token: str) -> bool:
-        self.sync()
-        return self.index.has_key(record_key(token))
+        return self._query(lambda index: index.has_key(record_key(token)))
 
     def entries(self, limit: int | None = None) -> list[HistoryEntry]:
         """Newest first."""
-        self.sync()
-        return self._entries(self.index.all(limit))
+        return self._entries(self._query(lambda index: index.all(limit)))
 
-    def get(self, job_id: str) -> HistoryEntry | None:
-        self.sync()
-        found = self.index.by_job(job_id)
-        return _entry_from_doc(found[0]) if found else None
+    @property
+    def cluster(self) -> str | None:
+        """The cluster this process talks to, when known (found once, on first need)."""
+        if callable(self._cluster):
+            try:
+                self._cluster = self._cluster()
+            except Exception:  # a lookup that fails leaves the cluster unknown; records still list
+                self._cluster = None
+        return self._cluster
+
+    def matches(self, job_id: str) -> list[HistoryEntry]:
+        """Every entry recorded with this job id (an array task's: its array's), on any cluster, newest first."""
+        return self._entries(self._query(lambda index: index.by_job(job_id)))
+
+    def get(self, job_id: str, cluster: str | None = None) -> HistoryEntry | None:
+        """The entry of job ``job_id``: of ``cluster`` (default: :attr:`cluster`) where several clusters have a
+        job with this id, else of an unknown cluster (records older than the cluster field), else the newest.
+        ``cluster`` given and no entry of it or of an unknown cluster: None."""
+        found = self.matches(job_id)
+        if not found:
+            return None
+        clusters = {e.cluster for e in found}
+        if cluster is None and len(clusters) == 1:
+            return found[0]  # one cluster (or none) recorded: no need to know which is ours
+        want = cluster or self.cluster
+        return pick_entry(found, want, strict=cluster is not None)
+
+    def others(self, entry: HistoryEntry) -> list[str]:
+        """The other clusters that have a job with ``entry``'s id in the history (for a note beside it)."""
+        if entry.job_id is None:
+            return []
+        return sorted({e.cluster or "?" for e in self.matches(entry.job_id) if e.token != entry.token
+                       and e.cluster != entry.cluster})
 
     def unresolved(self) -> list[HistoryEntry]:
         """Submitted jobs (with a job id) whose final state is not recorded yet, oldest first."""
-        self.sync()
-        return self._entries(self.index.unresolved())
+        return self._entries(self._query(lambda index: index.unresolved()))
 
     def since(self, when: float) -> list[HistoryEntry]:
         """Entries submitted (or created) at or after ``when``, newest first."""
-        self.sync()
-        return self._entries(self.index.since(when))
+        return self._entries(self._query(lambda index: index.since(when)))
 
     def known_job_ids(self) -> set[str]:
-        self.sync()
-        return self.index.job_ids()
+        return self._query(lambda index: index.job_ids())
 
     def unconfirmed(self, since: float) -> list[HistoryEntry]:
         """Records from a job's journal that Slurm has not confirmed yet, resolved at or after ``since``."""

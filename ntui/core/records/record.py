@@ -319,7 +319,10 @@ def resolve_records(
     """Fill the record of every ended, unresolved job in ``history`` (see the module doc). Sweeps (job arrays) are
     resolved as a whole once every task ended (:func:`ntui.core.records.sweeps.resolve_sweeps`)."""
     now = time.time() if now is None else now
-    entries = [e for e in history.unresolved() if e.job_id]
+    unresolved = history.unresolved()
+    current = history.cluster if any(e.cluster for e in unresolved) else None
+    # another cluster's jobs are resolved there: this cluster's Slurm knows a different job by that id
+    entries = [e for e in unresolved if e.job_id and (e.cluster is None or _ours(e.cluster, current))]
     sweeps = [ref for e in entries if (ref := sweep_of(e)) is not None]
     swept: SweptPart | None = None
     if sweeps:
@@ -471,9 +474,16 @@ class RecentJob:
     source: str  # sacct | scontrol | inferred | "" (unresolved)
     from_ntui: bool
     note: str = ""  # NOT_FROM_NTUI for the user's other jobs
+    cluster: str | None = None  # the record's cluster (Slurm's ClusterName); None: this one, or unknown
     entry: HistoryEntry | None = field(default=None, compare=False, repr=False)
     run: RunView | None = field(default=None, compare=False, repr=False)
     """A long run's allocations (its run file, read with the list, thread-side; T10)."""
+
+    @property
+    def key(self) -> str:
+        """Unique in a list, whatever the job ids: two clusters (or a cluster whose ids restarted) may each have
+        a job 4. ntui's jobs by their record, the user's other jobs (one sacct answer) by their id."""
+        return f"record:{self.entry.token}" if self.entry is not None else f"sacct:{self.job_id}"
 
     @property
     def gpu_util(self) -> float | None:
@@ -544,7 +554,13 @@ def sort_recent(jobs: Iterable[RecentJob], order: RecentOrder) -> list[RecentJob
 def record_job(e: HistoryEntry) -> RecentJob:
     """A history row as a recent job (ntui's own: its record, when resolved)."""
     return RecentJob(e.job_id or "", e.job_name, e.final_state or "", e.exit_code, e.elapsed_s, e.verdict or "",
-                     e.submitted_at or e.created_at, e.end_time, e.record_source or "", True, entry=e, run=run_of(e))
+                     e.submitted_at or e.created_at, e.end_time, e.record_source or "", True, cluster=e.cluster,
+                     entry=e, run=run_of(e))
+
+
+def _ours(cluster: str, current: str | None) -> bool:
+    """Whether a record of ``cluster`` is of the cluster this process talks to (unknown: taken as ours)."""
+    return current is None or cluster.lower() == current.lower()
 
 
 def _iso(ts: float) -> str:
@@ -583,7 +599,8 @@ def recent_jobs(
     for e in history.since(since):
         if not e.job_id:
             continue
-        seen.add(e.job_id)
+        if e.cluster is None or (runner is not None and _ours(e.cluster, history.cluster)):
+            seen.add(e.job_id)  # another cluster's job 4 does not hide this cluster's job 4 from sacct
         jobs.append(record_job(e))
     accounting: bool | None = None
     warnings: list[str] = []

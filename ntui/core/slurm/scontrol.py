@@ -3,6 +3,7 @@ and ``scontrol show partition -o``, and the key=value records both print."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ntui.core.slurm.common import (
 from ntui.core.slurm.runner import (
     CommandRunner,
     JobNotFound,
+    SlurmError,
     check,
 )
 
@@ -472,6 +474,46 @@ def job_requeue_default(
     res = check(runner.run(build_show_config_argv(), timeout=timeout, env=env))
     value = parse_show_config(res.stdout).get("JobRequeue", "").strip()
     return {"1": True, "0": False}.get(value)
+
+
+#: Where Slurm's clients find slurm.conf when ``SLURM_CONF`` is not set: the default path, then the copies a
+#: configless site keeps (sackd on a login node, slurmd's cache on a node).
+CONF_PATHS = ("/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf", "/var/spool/slurmd/conf-cache/slurm.conf")
+_CLUSTER_NAME = re.compile(r"^\s*ClusterName\s*=\s*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_cluster_name(conf_text: str) -> str | None:
+    """``ClusterName=`` of a slurm.conf's text, lower-cased as Slurm uses it; None when it is not set."""
+    m = _CLUSTER_NAME.search(conf_text)
+    return m.group(1).lower() if m else None
+
+
+def cluster_name(
+    runner: CommandRunner | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> str | None:
+    """The name of the cluster the clients talk to (Slurm's ``ClusterName``): read from the slurm.conf they read
+    (no call), else from one ``scontrol show config`` when a ``runner`` is given; None when neither says. Never
+    raises: a record without its cluster is still a record."""
+    conf = (env if env is not None else os.environ).get("SLURM_CONF")
+    for path in ((conf,) if conf else CONF_PATHS):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                name = parse_cluster_name(f.read(1 << 20))
+        except OSError:
+            continue
+        if name:
+            return name
+    if runner is None:
+        return None
+    try:
+        res = check(runner.run(build_show_config_argv(), timeout=timeout, env=env))
+    except (SlurmError, OSError):
+        return None
+    value = parse_show_config(res.stdout).get("ClusterName", "").strip().lower()
+    return value or None
 
 
 # ---------------------------------------------------------------- a job's batch script

@@ -6,6 +6,8 @@ Hidden while it has nothing to show (no history, no recent job). Highlighting a 
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
@@ -62,18 +64,25 @@ class RecentJobsTable(DataTable[str | Text]):
         self.loaded = loaded
         jobs = shown_jobs(loaded.jobs, live, order=self.order)
         current = self.cursor_job
-        self.jobs = {j.job_id: j for j in jobs}
+        # a row's key is its job id, unless the list has that id twice (two clusters' job 4, ids that restarted)
+        ids = Counter(j.job_id for j in jobs)
+        keyed = [(j.job_id if ids[j.job_id] == 1 else j.key, j) for j in jobs]
+        self.jobs = dict(keyed)
         self.clear()
-        for job in jobs:
+        for key, job in keyed:
             cells = [inert(c) for c in recent_cells(job, now)]
+            if ids[job.job_id] > 1 and job.cluster:
+                cells[0] = f"{cells[0]}@{job.cluster}"
             state = Text(cells[2], style=state_style(job.state) if job.state else "magenta")
             said = Text(cells[-1], style="italic dim" if not job.from_ntui else "")
-            self.add_row(*cells[:2], state, *cells[3:-1], said, key=job.job_id)
+            self.add_row(*cells[:2], state, *cells[3:-1], said, key=key)
         self.border_title = recent_title(days, len(jobs), loaded.accounting)
         self.border_subtitle = f"{self.order.label} ({ORDER_KEY}: order)"
         self.set_class(bool(jobs), "-shown")
-        if current is not None and current.job_id in self.jobs:
-            self.move_cursor(row=self.get_row_index(current.job_id))
+        if current is not None:
+            row = next((k for k, j in keyed if j.key == current.key), None)
+            if row is not None:
+                self.move_cursor(row=self.get_row_index(row))
 
     @property
     def cursor_job(self) -> RecentJob | None:
