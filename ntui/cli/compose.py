@@ -28,6 +28,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     elif name == "render":
         add_preset_args(p)
         p.add_argument("-o", "--output", type=Path, help="write the script to this file (atomically)")
+        p.add_argument("--full", action="store_true",
+                       help="on a terminal too, print ntui's own lines (event journal, GPU sampler, ...) in full; "
+                            "they are folded there into one marked line each (piped or -o: always in full)")
         p.set_defaults(func=cmd_render)
 
 
@@ -75,6 +78,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     script = render(spec)
     if args.output:
         atomic_write(args.output, script, mode=0o600)
+    elif sys.stdout.isatty() and not args.full:  # for a person: the job first (a pipe gets the whole script)
+        from ntui.core.jobfiles.machinery import fold_machinery
+
+        sys.stdout.write(fold_machinery(script).text)
     else:
         sys.stdout.write(script)
     return EXIT_OK

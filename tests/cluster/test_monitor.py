@@ -37,7 +37,7 @@ def test_gpu_preset_job_samples_every_gpu_of_both_nodes(dev_cluster: DevCluster,
     job_id = res.stdout.strip().splitlines()[0]
     assert job_id.isdigit(), res.stdout
     script = (log_dir / f"{STEM}-{job_id}.sbatch").read_text()
-    assert "# GPU usage for `ntui report`: one nvidia-smi -l 1 per node" in script  # rendered by default
+    assert "# [ntui] GPU usage for `ntui report`: one nvidia-smi -l 1 per node" in script  # rendered by default
 
     try:
         info = _wait_state(dev_cluster, job_id, END_STATES)

@@ -104,7 +104,7 @@ async def test_rejections_from_the_compose_form(dev_cluster: DevCluster, tmp_pat
             for case, (fields, outcome, reason) in CASES.items():
                 await _fill(pilot, screen, fields, logs)
                 assert not screen.form.local_errors and screen.rendered is not None and screen.rendered.spec
-                before = (screen.form.overrides, screen.preview.text)
+                before = (screen.form.overrides, screen.preview.script)
                 assert all(f"{k}={v}" in before[0] for k, v in fields.items()), before[0]
                 await pilot.press("t")
                 await settle(pilot, rounds=400)
@@ -125,7 +125,7 @@ async def test_rejections_from_the_compose_form(dev_cluster: DevCluster, tmp_pat
                         assert app.screen is screen, (case, app.screen)  # refused before the confirmation
                     submitted = screen.submit_line.plain if screen.submit_line else ""
                     assert submitted.startswith("✗ not submitted") and reason in submitted, (case, submitted)
-                assert (screen.form.overrides, screen.preview.text) == before, case  # the form is unchanged
+                assert (screen.form.overrides, screen.preview.script) == before, case  # the form is unchanged
                 results[case] = (check, submitted)
         print("\nF3 (app):\n" + "\n".join(f"  {c}: t -> {r[0]!r}; s -> {r[1]!r}" for c, r in results.items()))
         h = History(history)
@@ -180,7 +180,7 @@ async def test_without_slurm_the_app_composes_renders_saves_and_says_it_cannot_s
         await pilot.press("escape")
         await settle(pilot)
         spec, _ = validate(load_preset("local-srun", ["sbatch.nodes=1"]))
-        assert spec is not None and screen.preview.text == render(spec)  # composes and renders
+        assert spec is not None and screen.preview.script == render(spec)  # composes and renders
         for key, verb in (("t", "check"), ("s", "submit")):
             before = len(app._notifications)
             await pilot.press(key)

@@ -36,7 +36,7 @@ async def test_submit_on_the_dev_cluster(dev_cluster: Any, tmp_path: Path, monke
             screen.form.set_text("logs.dir", str(tmp_path / "logs"))
             await pilot.press("escape")
             await settle(pilot, rounds=200)
-            assert "#SBATCH --nodes=1\n" in screen.preview.text
+            assert "#SBATCH --nodes=1\n" in screen.preview.script
             await pilot.press("t")
             await settle(pilot, rounds=400)
             assert screen.check_line is not None and "would start" in screen.check_line.plain, screen.check_line

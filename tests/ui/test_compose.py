@@ -46,12 +46,12 @@ async def test_editing_a_field_updates_the_preview_to_the_renderer_output(app_fa
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         screen = compose(pilot)
-        assert screen.preview.text == cli_render("demo-torchrun", ())
+        assert screen.preview.script == cli_render("demo-torchrun", ())
         await type_into(pilot, "sbatch.nodes", "1")
         await type_into(pilot, "sbatch.time", "45")
         await settle(pilot)
         assert screen.form.overrides == ("sbatch.nodes=1", "sbatch.time=45")
-        text = screen.preview.text
+        text = screen.preview.script
         assert text == cli_render("demo-torchrun", screen.form.overrides)
         assert "#SBATCH --nodes=1\n" in text and "#SBATCH --time=00:45:00\n" in text
         assert screen.form.rows["sbatch.nodes"].has_class("-modified")
@@ -61,7 +61,7 @@ async def test_editing_a_field_updates_the_preview_to_the_renderer_output(app_fa
         await settle(pilot)
         assert screen.form.overrides == ("sbatch.time=45",)
         assert not screen.form.rows["sbatch.nodes"].has_class("-modified")
-        assert screen.preview.text == cli_render("demo-torchrun", ("sbatch.time=45",))
+        assert screen.preview.script == cli_render("demo-torchrun", ("sbatch.time=45",))
 
 
 async def test_every_kind_of_field_renders_like_the_cli(app_factory: AppFactory) -> None:
@@ -89,7 +89,7 @@ async def test_every_kind_of_field_renders_like_the_cli(app_factory: AppFactory)
         overrides = screen.form.overrides
         assert 'sbatch.job-name="yes"' in overrides and "sbatch.qos=false" in overrides
         assert "container.runtime=none" in overrides and "nccl.debug=true" in overrides
-        text = screen.preview.text
+        text = screen.preview.script
         assert text == cli_render("demo-torchrun", overrides)
         assert "#SBATCH --job-name=yes" in text and "--qos" not in text
         assert "'two words'" in text and "export WANDB_MODE=offline" in text and "NCCL_DEBUG=INFO" in text
@@ -102,13 +102,13 @@ async def test_invalid_value_shows_inline_and_blocks_submit(app_factory: AppFact
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
         screen = compose(pilot)
-        good = screen.preview.text
+        good = screen.preview.script
         await type_into(pilot, "sbatch.nodes", "two")
         await settle(pilot)
         messages = screen.form.field_messages()
         assert 'expected a positive integer, got "two"' in messages["sbatch.nodes"]
         assert screen.form.rows["sbatch.nodes"].has_class("-error")
-        assert screen.preview.has_class("-stale") and screen.preview.text == good
+        assert screen.preview.has_class("-stale") and screen.preview.script == good
         await pilot.press("escape", "s")
         await settle(pilot)
         assert not isinstance(pilot.app.screen, ConfirmSubmitScreen)
@@ -211,7 +211,7 @@ async def test_rejected_submission_shows_the_reason_and_keeps_the_form(app_facto
         await type_into(pilot, "sbatch.nodes", "3")
         await pilot.press("escape")
         await settle(pilot)
-        overrides, script = screen.form.overrides, screen.preview.text
+        overrides, script = screen.form.overrides, screen.preview.script
         texts = {k: screen.form.text_of(k) for k in screen.form.rows}
         await pilot.press("s")
         await settle(pilot)
@@ -220,7 +220,7 @@ async def test_rejected_submission_shows_the_reason_and_keeps_the_form(app_facto
         assert isinstance(pilot.app.screen, ComposeScreen)
         assert screen.submit_line is not None and reason in screen.submit_line.plain
         assert any(reason in m for m in notifications(pilot))
-        assert screen.form.overrides == overrides and screen.preview.text == script
+        assert screen.form.overrides == overrides and screen.preview.script == script
         assert {k: screen.form.text_of(k) for k in screen.form.rows} == texts
         assert pilot.app.last_submission is None  # type: ignore[attr-defined]
 
@@ -238,10 +238,10 @@ async def test_without_slurm_the_app_composes_and_says_it_cannot_submit(app_fact
         screen = compose(pilot)
         assert screen.slurm_missing
         assert "Slurm client not found" in str(screen.query_one("#status").content)
-        assert screen.preview.text == cli_render("demo-torchrun", ())
+        assert screen.preview.script == cli_render("demo-torchrun", ())
         await type_into(pilot, "sbatch.nodes", "1")
         await settle(pilot)
-        assert screen.preview.text == cli_render("demo-torchrun", ("sbatch.nodes=1",))
+        assert screen.preview.script == cli_render("demo-torchrun", ("sbatch.nodes=1",))
         await pilot.press("escape", "s")
         await settle(pilot)
         assert isinstance(pilot.app.screen, ComposeScreen)
@@ -260,7 +260,7 @@ async def test_cluster_choices_are_offered_and_free_text_stays(app_factory: AppF
         await type_into(pilot, "sbatch.partition", "nosuch")
         await settle(pilot)
         assert "not a partition on this cluster" in screen.form.field_messages()["sbatch.partition"]
-        assert "#SBATCH --partition=nosuch" in screen.preview.text  # a warning, not a block
+        assert "#SBATCH --partition=nosuch" in screen.preview.script  # a warning, not a block
 
 
 async def test_other_presets_load_from_the_picker(app_factory: AppFactory) -> None:
@@ -275,7 +275,7 @@ async def test_other_presets_load_from_the_picker(app_factory: AppFactory) -> No
         await pilot.press("enter")
         await settle(pilot)
         assert screen.preset_name == "demo-accelerate"
-        assert screen.preview.text == cli_render("demo-accelerate", ())
+        assert screen.preview.script == cli_render("demo-accelerate", ())
         assert screen.form.rows["launcher.mixed-precision"].display  # accelerate-only fields shown
         screen.picker.highlighted = names.index("demo-local")
         await pilot.press("enter")
@@ -379,3 +379,29 @@ async def test_submit_refuses_a_script_that_does_not_exist(app_factory: AppFacto
         assert isinstance(pilot.app.screen, ComposeScreen)
         assert any("does not exist on this host" in m and "(F1)" in m for m in notifications(pilot))
         assert not [a for a in runner.argvs() if a[:2] == ("sbatch", "--parsable")]
+
+
+async def test_the_preview_shows_the_job_first_and_f_shows_ntuis_lines(app_factory: AppFactory) -> None:
+    """The preview folds ntui's machinery into marked lines (the journal: one line, not 87); the job's directives
+    and launch line are on the first screen; ``f`` shows the whole script and folds it again."""
+    from ntui.core.jobfiles.machinery import MARK, fold_machinery
+
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = compose(pilot)
+        script = screen.preview.script
+        assert script == cli_render("demo-torchrun", ())
+        shown = screen.preview.text
+        assert shown == fold_machinery(script).text and len(shown.splitlines()) < len(script.splitlines()) - 50
+        rows = screen.preview.scrollable_content_region.height  # the lines the first screen of the preview shows
+        first_screen = shown.splitlines()[:rows]
+        assert screen.preview.scroll_offset.y == 0 and rows < len(shown.splitlines())
+        assert any(ln.startswith("#SBATCH --nodes=") for ln in first_screen)
+        assert any(ln.startswith(MARK + "The job's event journal") for ln in first_screen)
+        assert any(ln.startswith("srun ") for ln in first_screen), (rows, shown)  # the launch line
+        screen.preview.focus()
+        await pilot.press("f")
+        assert screen.preview.text == script
+        await pilot.press("f")
+        assert screen.preview.text == shown

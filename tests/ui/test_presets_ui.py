@@ -48,7 +48,7 @@ async def test_user_preset_save_round_trips(app_factory: AppFactory, ui_presets:
         screen = compose(pilot)
         assert screen.form.text_of("sbatch.nodes") == "3"
         spec, _ = validate(load_preset("my-experiment"))
-        assert spec is not None and screen.preview.text == render(spec)
+        assert spec is not None and screen.preview.script == render(spec)
         assert not list(ui_presets.glob(".*"))  # no temp or probe files left behind
 
 
@@ -128,7 +128,7 @@ async def test_new_preset_from_the_current_form(app_factory: AppFactory, ui_pres
         screen = compose(pilot)
         assert screen.preset_name == "one-node" and screen.form.overrides == ()
         spec, _ = validate(load_preset("demo-local", [*overrides, "name=one-node"]))
-        assert spec is not None and screen.preview.text == render(spec)
+        assert spec is not None and screen.preview.script == render(spec)
 
 
 def test_save_refuses_invalid_text_and_keeps_the_file(ui_presets: Path) -> None:

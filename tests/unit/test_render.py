@@ -164,7 +164,7 @@ def test_log_paths_under_log_dir(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ the in-job GPU sampler (monitor:, M1, M2)
 
-SAMPLER_COMMENT = "# GPU usage for `ntui report`: one nvidia-smi -l"
+SAMPLER_COMMENT = "# [ntui] GPU usage for `ntui report`: one nvidia-smi -l"
 
 
 def _sampler_block(script: str) -> list[str]:

@@ -32,7 +32,7 @@ SIM = Path(__file__).resolve().parents[2] / "scripts" / "simulated-nvidia-smi"
 
 def test_lines_parse_as_bash_and_explain_themselves(tmp_path: Path) -> None:
     lines = sampler_lines("/scratch/u/logs", "train", interval_s=10)
-    assert lines[0].startswith("# GPU usage for `ntui report`: one nvidia-smi -l 10 per node")
+    assert lines[0].startswith("# [ntui] GPU usage for `ntui report`: one nvidia-smi -l 10 per node")
     assert any("monitor: {gpu: false}" in ln for ln in lines if ln.startswith("#"))
     script = tmp_path / "s.sh"
     script.write_text("#!/bin/bash\nset -euo pipefail\n" + "\n".join(lines) + "\n")

@@ -54,6 +54,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ntui.core.jobfiles.machinery import MARK
 from ntui.core.jobfiles.runfile import DONE_EXT, RUN_EXT, VERSION
 
 __all__ = [
@@ -215,7 +216,7 @@ def run_lines(run: RunConf, log_dir: str, stem: str) -> list[str]:
     sig = run.signal
     how = run.mode
     return [
-        f"# Long run (run:, T10): Slurm signals this shell SIG{sig} {run.warning} s before the time limit; the",
+        f"{MARK}Long run (run:, T10): Slurm signals this shell SIG{sig} {run.warning} s before the time limit; the",
         f"# launch step runs in the background, its processes ignore SIG{sig} and the program installs its own",
         f"# handler; the trap sends it to the step's srun (which relays it to every process; again every {RESEND_S} s",
         f"# if it came in the first {RESEND_WINDOW_S} s), waits {run.grace} s for the ranks to save, then continues"

@@ -22,11 +22,12 @@ from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvCon
 from ntui.core.compose.sampler import sampler_lines
 from ntui.core.compose.spec import Directive, JobSpec
 from ntui.core.jobfiles.journal import compose_line, journal_lines, launch_begin_line, launch_end_line
-
-# Log naming and the rank header live in ntui.core.jobfiles.lognames (re-exported here for older imports).
 from ntui.core.jobfiles.lognames import RANK_HEADER_SHELL
 from ntui.core.jobfiles.lognames import RANK_LOG_SUFFIX as RANK_LOG_SUFFIX
 from ntui.core.jobfiles.lognames import LogPaths as LogPaths
+
+# Log naming and the rank header live in ntui.core.jobfiles.lognames (re-exported here for older imports).
+from ntui.core.jobfiles.machinery import MARK
 from ntui.core.jobfiles.manifest import task_lines
 
 # Fixed payloads. Single-quoted in the script, so the batch shell expands nothing in them.
@@ -126,7 +127,7 @@ def render(spec: JobSpec) -> str:
         out.extend(task_lines(spec.sweep.manifest_path(spec.log_dir, spec.log_stem), spec.sweep.names))
         out.append("")
 
-    out.append("# Rendezvous: identical on every node, so computed once here, outside any container (R1-R4).")
+    out.append(f"{MARK}Rendezvous: identical on every node, so computed once here, outside any container (R1-R4).")
     out.append('MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)')
     out.append('if [ -z "$MASTER_ADDR" ]; then')
     out.append('    echo "ntui: cannot resolve the first host of $SLURM_JOB_NODELIST" >&2')
@@ -143,25 +144,31 @@ def render(spec: JobSpec) -> str:
     env_names = {k for k, _ in spec.env}
     if spec.launcher == "srun" and "OMP_NUM_THREADS" not in env_names:
         out.append('export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"  # plain srun sets none (N5)')
+    # The job's own environment: what the preset chose (its own block, shown whole where ntui's rendezvous lines
+    # above fold into one).
+    env: list[str] = []
     if spec.nccl_debug:
-        out.append("export NCCL_DEBUG=INFO  # debugging only (N4)")
+        env.append("export NCCL_DEBUG=INFO  # debugging only (N4)")
     if spec.nccl_slingshot:
-        out.append("# HPE Slingshot profile (N2).")
-        out.extend(f"export {k}={q(v)}" for k, v in SLINGSHOT_ENV)
+        env.append("# HPE Slingshot profile (N2).")
+        env.extend(f"export {k}={q(v)}" for k, v in SLINGSHOT_ENV)
     if spec.env:
-        out.append("# Preset environment (values verbatim).")
-        out.extend(f"export {k}={_word(spec, v)}" for k, v in spec.env)
+        env.append("# Preset environment (values verbatim).")
+        env.extend(f"export {k}={_word(spec, v)}" for k, v in spec.env)
     rdzv = split_rdzv_conf(spec.launcher, spec.extra_launcher_args)
     if rdzv.text:
-        out.append("# Rendezvous configuration from launcher.extra-args; joins ntui's is_host in one option (R13).")
-        out.append(f"export {RDZV_CONF_ENV}={q(rdzv.text)}")
+        env.append("# Rendezvous configuration from launcher.extra-args; joins ntui's is_host in one option (R13).")
+        env.append(f"export {RDZV_CONF_ENV}={q(rdzv.text)}")
     if spec.launcher != "srun":
-        out.append("# Rank N of the job writes to ...-rank-N.out (global rank, not local).")
-        out.append(
+        env.append("# Rank N of the job writes to ...-rank-N.out (global rank, not local).")
+        env.append(
             f"export NTUI_RANK_LOG_PREFIX={q(paths.rank_prefix_dir)}{paths.job_id_shell}{q(RANK_LOG_SUFFIX)}"
         )
     if spec.launcher == "accelerate":
-        out.extend(_accelerate_config(spec, paths))
+        env.extend(_accelerate_config(spec, paths))
+    if env:
+        out.append("")
+        out.extend(env)
     if spec.run is not None:
         out.append("")
         out.extend(run_lines(spec.run, spec.log_dir, spec.log_stem))

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import shlex
 
+from ntui.core.jobfiles.machinery import MARK
 from ntui.core.jobfiles.samplefiles import (
     DEFAULT_INTERVAL_S,
     GPU_PART,
@@ -108,7 +109,7 @@ def sampler_lines(
         ",".join(SAMPLE_FIELDS),
     ]
     return [
-        f"# GPU usage for `ntui report`: one nvidia-smi -l {int(interval_s)} per node into "
+        f"{MARK}GPU usage for `ntui report`: one nvidia-smi -l {int(interval_s)} per node into "
         f"{log_dir}/{stem}-<jobid>-gpu-<node>.csv.",
         "# Its own step (--overlap, no GPU request: it gets and shares the job's GPUs on each node, so it sees",
         "# exactly those), in the background with the job's SLURM_* inputs removed; always exits 0; stopped by",

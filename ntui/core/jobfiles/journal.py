@@ -60,6 +60,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from ntui.core.jobfiles.machinery import MARK
+
 __all__ = [
     "JOURNAL_EXT",
     "MAX_EVENT_BYTES",
@@ -201,7 +203,7 @@ def journal_lines(log_dir: str, stem: str, job_id_shell: str = '"$SLURM_JOB_ID"'
     batch shell expands it (a sweep task's ``123_4``: :attr:`~ntui.core.jobfiles.lognames.LogPaths.job_id_shell`)."""
     path = f'{shlex.quote(f"{log_dir}/{stem}-")}{job_id_shell}{JOURNAL_EXT}'
     return [
-        f"# The job's event journal (J2): {log_dir}/{stem}-<jobid>{JOURNAL_EXT}, one JSON line per event",
+        f"{MARK}The job's event journal (J2): {log_dir}/{stem}-<jobid>{JOURNAL_EXT}, one JSON line per event",
         "# (allocation, launch step, signals, end), appended by this shell only, never on the program's output;",
         "# its EXIT trap runs the traps set after it (GPU sampler, setup) and keeps the exit status.",
         f"NTUI_JOURNAL={path}",

@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ntui.core.jobfiles.machinery import MARK
+
 __all__ = [
     "JOB_FILE_EXT",
     "MAGIC",
@@ -183,8 +185,8 @@ def task_lines(path: str, names: Sequence[str]) -> list[str]:
     head = header_records(names)
     q = shlex.quote
     return [
-        f"# Sweep: this array task's values from the manifest (index -> {', '.join(names)}), NUL-delimited and read",
-        "# with mapfile: no value is ever parsed by the shell (W10). Each one reaches the program verbatim.",
+        f"{MARK}Sweep: this array task's values from the manifest (index -> {', '.join(names)}), NUL-delimited",
+        "# and read with mapfile: no value is ever parsed by the shell (W10). Each one reaches the program verbatim.",
         f"{SHELL_PATH_VAR}={q(path)}",
         'ntui_task="${SLURM_ARRAY_TASK_ID:-}"',
         'case "$ntui_task" in ""|*[!0-9]*)',

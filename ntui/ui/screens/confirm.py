@@ -50,7 +50,7 @@ class ConfirmSubmitScreen(ModalScreen[bool]):
             yield Label("Submit this job?", classes="dialog-title")
             yield Static(summary(self.spec, self.preset, self.overrides), id="confirm-summary")
             preview = ScriptPreview.create(self.script, id="confirm-script")
-            preview.border_title = "sbatch script (exactly what is submitted)"
+            preview.border_title = "sbatch script (what is submitted; ntui's own lines folded: f shows them)"
             yield preview
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Submit (y)", variant="success", id="submit")

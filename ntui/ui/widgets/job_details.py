@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from ntui.core.hosts import format_index_ranges
 from ntui.core.jobfiles.lognames import shown_command
+from ntui.core.jobfiles.machinery import fold_machinery
 from ntui.core.jobs.model import DetailsView
 from ntui.core.records.outcome import UNKNOWN
 from ntui.core.slurm.common import StateCategory, exit_signal, state_category
@@ -228,8 +229,10 @@ class JobDetailsPanel(VerticalScroll):
             return
         self._fields(view)
         if view.entry is not None and view.entry.script:
-            title.update("Script ntui submitted")
-            script.update(highlight(view.entry.script.rstrip("\n"), language="bash"))
+            folded = fold_machinery(view.entry.script)
+            title.update("Script ntui submitted" + (f" (ntui's own {folded.machinery_lines} lines folded; the "
+                                                      "script file holds them all)" if folded.folds else ""))
+            script.update(highlight(folded.text.rstrip("\n"), language="bash"))
         else:
             title.update("")
             script.update("")
