@@ -85,3 +85,54 @@ async def test_a_job_submitted_from_the_cli_that_fails_at_once_shows_within_5_s(
     finally:
         if job_id:
             dev_cluster.run("scancel", job_id)
+
+
+SLEEP_PY = "import time\ntime.sleep(8)\n"
+
+
+async def test_a_job_learned_of_from_its_journal_rings_at_its_start_and_end_once(
+        dev_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """squeue runs once a minute here, so the view learns of the job's start and end from its journal: both are
+    announced (the bell and OSC 9/777), once each; before, a journal-learned end was never announced."""
+    from ntui.core.config import NotifySettings, QueueSettings
+    from ntui.ui.terminal import CAPTURE
+
+    monkeypatch.setenv("SLURM_CONF", str(dev_cluster.slurm_conf))
+    state = tmp_path / "state"
+    monkeypatch.setenv("NTUI_STATE_DIR", str(state))
+    script = tmp_path / "sleep.py"
+    script.write_text(SLEEP_PY)
+    logs = tmp_path / "logs"
+    settings = Settings(queue=QueueSettings(active_interval=60, idle_interval=60),
+                        notify=NotifySettings(bell=True, desktop=True, states=("RUNNING", "ENDED")))
+    app = jobs_app(runner=SubprocessRunner(), settings=settings, user=None, clock=None,
+                   history_factory=lambda: History(state))
+    written: list[str] = []
+    setattr(app, CAPTURE, written)
+    job_id = ""
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle_jobs(pilot, timeout=60)
+            await asyncio.sleep(1.0)
+            env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+            sets = {"script": str(script), "sbatch.nodes": "1", "sbatch.ntasks-per-node": "1",
+                    "logs.dir": str(logs), "sbatch.job-name": "cli-sleeps"}
+            argv = [sys.executable, "-m", "ntui", "submit", "local-srun",
+                    *[a for k, v in sets.items() for a in ("--set", f"{k}={v}")]]
+            res = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True,
+                                          timeout=120, cwd=str(REPO))
+            assert res.returncode == 0, res.stderr
+            job_id = res.stdout.split()[0]
+            started, ended = f"ntui: job {job_id} started", f"ntui: job {job_id} COMPLETED"
+            deadline = time.monotonic() + 600  # the shared cluster may be busy: the job may wait to start
+            while time.monotonic() < deadline and not any(ended in w for w in written):
+                await asyncio.sleep(0.2)
+            assert any(ended in w for w in written), (job_id, written)
+            await asyncio.sleep(3)  # a later journal tick or recent load must not tell it again
+            told = "".join(written)
+            assert told.count(f"\x1b]9;{started}") == 1, written
+            assert told.count(f"\x1b]9;{ended}") == 1 and f"\x1b]777;notify;{ended}" in told, written
+            assert told.count(f"\x07\x1b]9;ntui: job {job_id} ") == 2  # the bell before each (others' jobs aside)
+    finally:
+        if job_id:
+            dev_cluster.run("scancel", job_id)

@@ -442,6 +442,10 @@ class JobsScreen(WaitingActions):
         if done.applied is not None:  # folded as a refresh's rows are (a job array stays one row)
             self._show_rows(done.applied.rows, done.applied.tags)
             self._show_recent()
+            # a start or an end learned from a journal is announced as one learned from squeue (once: the
+            # transitions remember the state they last saw, which the next squeue answer then agrees with)
+            self._waiting_queue_applied()
+            self._waiting_outcomes(tuple((f.key, f.outcome) for f in done.applied.departed if f.outcome))
             self._selection_changed()
         if done.poll_now:
             self.refresh_now()
