@@ -17,6 +17,7 @@ from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.compose.sitecheck import (
     check_against_cluster,
     check_array_size,
+    check_launcher,
     check_requeue,
     check_test_only,
     cluster_limits,
@@ -55,6 +56,7 @@ def site_check(spec: JobSpec, loaded: LoadedPreset | None = None) -> tuple[bool,
     problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
     problems += check_array_size(spec, runner, loaded=loaded)  # a sweep: W7, MaxArraySize
     problems += check_requeue(spec, runner, loaded=loaded)  # a run that requeues: T7, JobRequeue
+    problems += check_launcher(spec, loaded=loaded)  # E4: torchrun/accelerate/python on the PATH the job inherits
     return site_refused(problems, "this cluster would not run it"), sum(not p.is_error for p in problems)
 
 

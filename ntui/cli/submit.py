@@ -17,7 +17,13 @@ from ntui.cli.common import EXIT_JOB_FAILED, EXIT_PROBLEMS, EXIT_SLURM, print_pr
 from ntui.cli.compose import add_preset_args, load_spec
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.compose.rules import blocks_submit
-from ntui.core.compose.sitecheck import check_against_cluster, check_array_size, check_requeue, cluster_limits
+from ntui.core.compose.sitecheck import (
+    check_against_cluster,
+    check_array_size,
+    check_launcher,
+    check_requeue,
+    cluster_limits,
+)
 from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.jobs.submission import SubmittedJob, submit_job
@@ -65,6 +71,7 @@ def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, h
     problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
     problems += check_array_size(spec, runner, loaded=loaded)  # a sweep: W7, MaxArraySize
     problems += check_requeue(spec, runner, loaded=loaded)  # a run that requeues: T7, JobRequeue
+    problems += check_launcher(spec, loaded=loaded)  # E4: torchrun/accelerate/python on the PATH the job inherits
     if site_refused(problems, "not submitted"):
         return EXIT_PROBLEMS
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,8 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
     "L1": lambda: "#SBATCH --output=/logs/local-srun-%j.out" in _script("local-srun"),
     "L2": lambda: '"${RANK:=0}"' in _script("local-accelerate", "sbatch.nodes=1", "launcher.nproc-per-node=1"),
     "L5": lambda: "#SBATCH --open-mode=append" in _script("local-srun"),
-    "J2": lambda: _script("local-srun").split("set -euo pipefail\n\n", 1)[1].startswith("# The job's event journal")
+    "J2": lambda: _script("local-srun").split("set -euo pipefail\n\n", 1)[1].startswith(
+        "# [ntui] The job's event journal")
     and "ntui_journal_launch srun\nsrun " in _launch(_script("local-srun"))
     and _launch(_script("local-srun")).rstrip().endswith("\nntui_journal_launched"),
     "N2": lambda: "--network=disable_rdzv_get" in _launch(_script("local-srun", "nccl.slingshot=true"))
@@ -183,6 +185,30 @@ def _t7() -> bool:
     return [p.rule for p in warned] == ["T7"] and not check_requeue(spec, runner_ok)
 
 
+def _e4() -> bool:
+    """torchrun missing from the inherited PATH warns; a venv activated in setup: (read, not run) provides it."""
+    import tempfile
+    from pathlib import Path
+
+    from ntui.core.compose.sitecheck import check_launcher
+
+    spec, _ = validate(load_preset("local-torchrun", ()))
+    assert spec is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        venv = Path(tmp) / "venv" / "bin"
+        venv.mkdir(parents=True)
+        for name in ("torchrun", "python"):
+            (venv / name).write_text("#!/bin/sh\n")
+            (venv / name).chmod(0o755)
+        bare = {"PATH": "/nonexistent"}
+        missing = [p.message.split()[0] for p in check_launcher(spec, environ=bare)]
+        activated = replace(spec, setup=(f"source {venv.parent}/bin/activate",))
+        in_path = check_launcher(spec, environ={"PATH": str(venv)})
+        module = check_launcher(replace(spec, setup=("module load pytorch",)), environ=bare)
+        return (missing == ["torchrun", "python"] and not check_launcher(activated, environ=bare) and not in_path
+                and all("module load" in p.message for p in module) and len(module) == 2)
+
+
 def _t10() -> bool:
     script = _script("local-longrun")
     launch = _launch(script)
@@ -193,7 +219,7 @@ def _t10() -> bool:
             and "afterany:$me" in _script("local-longrun", "run.continue=chain"))
 
 
-GUARANTEED.update({"E1": _e1, "F2": _f2, "V6": _v6, "T7": _t7, "T10": _t10})
+GUARANTEED.update({"E1": _e1, "E4": _e4, "F2": _f2, "V6": _v6, "T7": _t7, "T10": _t10})
 
 
 def test_every_guarantee_is_checked() -> None:

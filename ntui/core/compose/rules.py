@@ -1004,6 +1004,11 @@ RULES: tuple[Rule, ...] = (
     Rule("T7", _W, ("run.continue",), "continue: requeue where the cluster's JobRequeue=0 is a warning (ntui asks "
          "with --requeue; a site's submit plugin may still refuse); checked against the cluster before sbatch.",
          "slurm.conf.5 (JobRequeue)", enforced_in="sitecheck.check_requeue"),
+    Rule("E4", _W, ("launcher.type", "launcher.python", "setup"), "The commands the launch line runs (torchrun, "
+         "accelerate, the program's python) are on the PATH the job inherits, after the setup lines that can be read "
+         "without running them (a venv's activate, export PATH=); checked before sbatch, skipped in a container. A "
+         "missing one would end the job at once with exit 127.", "sbatch.1 (--export=ALL)",
+         enforced_in="sitecheck.check_launcher"),
     Rule("T8", _W, ("run", "script"), "Warns when the program imports Lightning, whose SLURM plugin installs its own "
          "requeue (SIGUSR1).", "Lightning-AI/pytorch-lightning (SLURMEnvironment)", _t8),
     Rule("T9", _E, ("run", "sweep"), "run: and sweep: are not combined (yet).", "ntui preset model", _t9),

@@ -31,6 +31,9 @@ array with a bare "Invalid job array specification".
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import shutil
 import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,6 +55,7 @@ __all__ = [
     "PartitionLimits",
     "check_against_cluster",
     "check_array_size",
+    "check_launcher",
     "check_requeue",
     "cluster_max_array_size",
     "check_job",
@@ -274,6 +278,70 @@ def check_array_size(
     return [problem("W7", source, "sweep", f"{sweep.size:,} tasks, but this cluster's MaxArraySize is {limit:,} "
                     f"(task indices 0-{limit - 1:,}): Slurm would refuse it (Invalid job array specification); "
                     f"split the sweep into parts of at most {limit:,}")]
+
+
+# ---------------------------------------------------------------- the job's commands on the PATH it inherits (E4)
+
+#: Setup lines that put a directory on PATH in a way that can be read without running anything.
+_ACTIVATE = re.compile(r"^\s*(?:source|\.)\s+(?P<dir>\S+?)/bin/activate\s*$")
+_EXPORT_PATH = re.compile(r"^\s*(?:export\s+)?PATH=(?P<value>\S+)\s*$")
+
+
+def job_commands(spec: JobSpec) -> tuple[str, ...]:
+    """The commands the job's launch line runs on the compute nodes, outside any container: the launcher
+    (``torchrun``, ``accelerate``) and the program's interpreter (``python``, or launcher.python's first word)."""
+    launcher = {"torchrun": ("torchrun",), "accelerate": ("accelerate",)}.get(spec.launcher, ())
+    return (*launcher, spec.python_argv[0]) if spec.python_argv else launcher
+
+
+def _setup_dirs(setup: Sequence[str], path: str) -> tuple[list[str], bool]:
+    """The PATH after the setup lines as far as they can be read safely (a venv's activate, ``export PATH=``), and
+    whether some line could change it in a way that is not read (``module load``, ``conda activate``, ...)."""
+    dirs = [d for d in path.split(os.pathsep) if d]
+    unknown = False
+    for line in setup:
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if m := _ACTIVATE.match(text):
+            dirs.insert(0, os.path.expanduser(m.group("dir").strip("\"'")) + "/bin")
+        elif m := _EXPORT_PATH.match(text):
+            value = m.group("value").strip("\"'")
+            new: list[str] = []
+            for part in value.split(os.pathsep):
+                new.extend(dirs if part in ("$PATH", "${PATH}") else [os.path.expanduser(part)])
+            dirs = [d for d in new if d and "$" not in d]
+        else:
+            unknown = True
+    return dirs, unknown
+
+
+def check_launcher(spec: JobSpec, *, environ: Mapping[str, str] | None = None,
+                   loaded: LoadedPreset | None = None) -> list[Problem]:
+    """E4: each command the launch runs (:func:`job_commands`) is found on the PATH the job inherits (sbatch passes
+    the submitting environment on), after the setup lines that can be read without running them. A command not
+    found is a warning with the fix; where a setup line may change PATH unseen (``module load``), it says so. A
+    job in a container (its commands are the image's) is not checked. Pure but for looking at the filesystem."""
+    if spec.container not in ("", "none"):
+        return []
+    env = os.environ if environ is None else environ
+    dirs, unknown = _setup_dirs(spec.setup, env.get("PATH", ""))
+    source = loaded.source_of(("launcher", "type")) if loaded is not None else Source("")
+    out: list[Problem] = []
+    for command in job_commands(spec):
+        if "/" in command:
+            found = os.path.isfile(command) and os.access(command, os.X_OK)
+        else:
+            found = shutil.which(command, path=os.pathsep.join(dirs)) is not None
+        if found:
+            continue
+        where = f"{command} (absolute)" if "/" in command else command
+        hint = ("; a setup line may put it there on the compute nodes (module load, conda activate): if not, the "
+                "job dies at once with exit 127") if unknown else \
+            ": the job would die at once with exit 127 ('command not found'). Activate the environment that has " \
+            "it before submitting, or add its activation to setup: (e.g. source /path/to/venv/bin/activate)"
+        out.append(problem("E4", source, "launcher.type", f"{where} is not on the PATH this job inherits{hint}"))
+    return out
 
 
 def check_requeue(

@@ -632,12 +632,15 @@ class ComposeScreen(NtuiScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch")
     def _submit(self, preset: str, loaded: Any, spec: Any, resubmit_of: str | None = None) -> None:
-        from ntui.core.compose.sitecheck import check_array_size
+        from ntui.core.compose.sitecheck import check_array_size, check_launcher
         from ntui.core.jobs.submission import submit_job
 
         refused = [p for p in check_array_size(spec, self.ntui_app.runner, loaded=loaded) if p.is_error]
         if refused:  # a sweep over the cluster's MaxArraySize (W7): one scontrol show config, cached
             raise ValueError(f"{refused[0].field}: {refused[0].message}")
+        for warned in check_launcher(spec, loaded=loaded):  # E4: said, not refused (a module may provide it)
+            self.app.call_from_thread(self.notify, warned.message, title="Launcher not found", severity="warning",
+                                      timeout=20)
         history = self.ntui_app.open_history()
         try:
             job = submit_job(loaded, spec, self.ntui_app.runner, history, resubmit_of=resubmit_of)
