@@ -11,6 +11,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -185,3 +186,31 @@ def test_unreachable_controller_is_a_clear_error(dev_cluster: DevCluster, tmp_pa
     res = ntui(dev_cluster, "jobs", env={"SLURM_CONF": str(conf)}, timeout=60)
     assert res.returncode == 3
     assert "controller" in res.stderr.lower() or "unable to contact" in res.stderr.lower(), res.stderr
+
+
+def test_a_launcher_missing_from_path_is_warned_then_named_on_its_nodes(dev_cluster: DevCluster,
+                                                                        tmp_path: Path) -> None:
+    """A shell whose PATH lacks the environment with torchrun (python alone is there): ``submit`` warns (E4) and,
+    submitted anyway, the job dies with exit 127 on both nodes; ``logs --triage`` names the command and the nodes
+    instead of "the launcher on nid002 (srun task 1) failed first"."""
+    log_dir = tmp_path / "logs"
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    # the Slurm clients stay reachable (the newer versions' wrappers come first on the cluster's PATH)
+    slurm_dirs = [d for d in dev_cluster.env.get("PATH", "").split(os.pathsep)
+                  if d and (Path(d) / "sbatch").exists() and not (Path(d) / "torchrun").exists()]
+    path = os.pathsep.join([str(bare), *slurm_dirs, "/usr/bin", "/bin"])
+    assert shutil.which("torchrun", path=path) is None
+    env = dict(dev_cluster.env, PATH=path)
+    res = subprocess.run([sys.executable, "-m", "ntui", "submit", "local-torchrun", "--wait",
+                          "--set", f"logs.dir={log_dir}", "--set", "sbatch.job-name=no-torchrun"],
+                         env=env, capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    assert "torchrun is not on the PATH this job inherits" in res.stderr and "(E4)" in res.stderr, res.stderr
+    assert res.returncode == 4, res.stdout + res.stderr  # submitted anyway: the warning does not refuse
+    job_id = res.stdout.strip().splitlines()[0]
+    triage = ntui(dev_cluster, "logs", job_id, "--triage", timeout=120)
+    assert "torchrun was not found on nid001, nid002 (exit 127" in triage.stdout, triage.stdout + triage.stderr
+    show = ntui(dev_cluster, "history", "--json", timeout=60)
+    entry = next(e for e in json.loads(show.stdout) if e["job_id"] == job_id)
+    assert entry["verdict"] and "torchrun was not found" in entry["verdict"], entry

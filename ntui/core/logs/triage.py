@@ -86,6 +86,7 @@ __all__ = [
 
 FindingKind = Literal[
     "traceback",  # a Python exception (the generic case)
+    "not_found",  # the job could not start its command: not on PATH (127), not executable (126), no program file
     "oom",  # CUDA out of memory
     "oom_kill",  # the kernel OOM killer, as reported by slurmstepd / srun
     "nccl",  # NCCL error
@@ -104,6 +105,7 @@ TimeSource = Literal["line", "given", "none"]
 
 KINDS: tuple[str, ...] = (
     "traceback",
+    "not_found",
     "oom",
     "oom_kill",
     "nccl",
@@ -121,6 +123,7 @@ KINDS: tuple[str, ...] = (
 
 _TIERS: dict[str, int] = {
     "traceback": 0,
+    "not_found": 0,
     "oom": 0,
     "oom_kill": 0,
     "nccl": 0,
@@ -290,11 +293,21 @@ _SIG_BANNER_RE = re.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@|received)")
 # a cheap pre-filter: one search per ordinary line
 _ANY_RE = re.compile(
     r"out of memory|OutOfMemory|oom.kill|NCCL|nccl\w+Error|Rendezvous\w*Error|DistStoreError|DistNetworkError"
-    r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) ",
+    r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) "
+    r"|not found\s*$|Permission denied\s*$|No such file or directory|can't open file",
     re.IGNORECASE,
 )
 # ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
 _OWN_START = ("Fatal Python error: ", "terminate called ", "*** SIG")
+# the commonest first-day failure: the command the launch line runs is not there (a shell's "command not found",
+# 127; "Permission denied", 126; srun exec'ing it directly; python given a script path that does not exist)
+_NOT_FOUND_RE = re.compile(
+    r"^(?:\S+: line \d+|\S*\b(?:bash|sh|zsh|dash)|/\S+): (?:exec: )?(?P<cmd>[^\s:]+): "
+    r"(?P<why>(?:command )?not found|(?:cannot execute: )?Permission denied|No such file or directory)\s*$"
+    r"|^slurmstepd(?:-\S+)?: error: execve\(\): (?P<cmd2>[^\s:]+): "
+    r"(?P<why2>No such file or directory|Permission denied)"
+    r"|^(?P<cmd3>\S*python[\d.]*): can't open file (?P<file>'[^']+'): \[Errno 2\]"
+)
 # a rank that said one of these and then died of a fault signal died of this (the signal is a consequence)
 _AFTER_PEERS = ("nccl_timeout", "dist_timeout", "peer_failure")
 _CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
@@ -633,6 +646,8 @@ class RankDetector:
                              for p in _AFTER_PEERS for k in keys)
             kind = "signal" if after_peer else "rank_signal"  # NCCL's watchdog aborts after its timeout
             from_tb = not after_peer and text.startswith("Fatal Python error")  # faulthandler's stack follows
+        elif _NOT_FOUND_RE.match(text):
+            kind = "not_found"
         elif _OOM_KILL_RE.search(text):
             kind = "oom_kill"
         elif _OOM_RE.search(text):
@@ -825,6 +840,8 @@ class TriageSummary:
         text = f.first_line
         if len(text) > 200:
             text = text[:199] + "…"
+        if f.kind == "not_found":
+            return f"{missing_command(f)}: {text} ({f.kind}, line {f.line_no})"
         return f"{where(f)} {what_happened(f)} first: {text} ({f.kind}, line {f.line_no})"
 
 
@@ -835,6 +852,24 @@ def where(f: Finding) -> str:
     if f.task is not None:
         return "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
     return f"the job on {f.node}" if f.node else "the job"
+
+
+def missing_command(f: Finding) -> str:
+    """A ``not_found`` finding in words, with the fix: ``torchrun was not found on nid001, nid002 (exit 127: not
+    on the PATH the job inherits; activate its environment before submitting, or in setup:)``."""
+    m = _NOT_FOUND_RE.match(f.first_line)
+    nodes = f" on {f.node.replace(',', ', ')}" if f.node else ""
+    if m is None:
+        return f"{where(f)} could not start its command"
+    if m["cmd3"]:
+        return f"{m['cmd3']} could not open the program file {m['file']}{nodes} (exit 2: the path is wrong there)"
+    cmd, why = m["cmd"] or m["cmd2"], m["why"] or m["why2"] or ""
+    if "denied" in why:
+        return f"{cmd} is not executable{nodes} (exit 126: chmod +x it, or run it through its interpreter)"
+    if "/" in cmd:
+        return f"{cmd} does not exist{nodes} (exit 127: the path is wrong on the compute nodes)"
+    return (f"{cmd} was not found{nodes} (exit 127: not on the PATH the job inherits; activate its environment "
+            "before submitting, or in setup:)")
 
 
 def what_happened(f: Finding) -> str:
@@ -916,6 +951,11 @@ def triage(
     candidates = list(per_rank.values())
     ranked = [f for f in candidates if f.rank is not None]
     first = _pick(candidates, window_s)
+    if first.kind == "not_found" and first.node is None:  # the shell's line names no node: srun's exits do
+        failed = sorted({f.node for f in flat if f.kind == "srun_exit" and f.node
+                         and re.search(r"exit code 12[67]\b", f.first_line)})
+        if failed:
+            first = replace(first, node=",".join(failed))
     if first.rank is None and ranked:
         # a rank-less report (the batch log's "CANCELLED", a ranged srun error) loses to a rank's own
         # finding of the same or a more telling tier
