@@ -28,18 +28,38 @@ pytestmark = [pytest.mark.cluster, pytest.mark.accounting_agnostic]
 
 REPO = Path(__file__).resolve().parents[2]
 FAIL_PY = "import sys\nsys.exit(3)\n"
+SLEEP_PY = "import time\ntime.sleep(8)\n"
 #: What the issue asks: shown within this many seconds of the job's batch script ending.
 SHOWN_WITHIN_S = 5.0
 
 
-async def test_a_job_submitted_from_the_cli_that_fails_at_once_shows_within_5_s(
-        dev_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SLURM_CONF", str(dev_cluster.slurm_conf))
+def _own_state(cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str
+               ) -> tuple[Path, Path, Path]:
+    """This test's cluster, history (state dir) and program; returns the state dir, the program and the logs dir."""
+    monkeypatch.setenv("SLURM_CONF", str(cluster.slurm_conf))
     state = tmp_path / "state"
     monkeypatch.setenv("NTUI_STATE_DIR", str(state))
-    script = tmp_path / "fail.py"
-    script.write_text(FAIL_PY)
-    logs = tmp_path / "logs"
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    return state, script, tmp_path / "logs"
+
+
+async def _submit_from_another_shell(script: Path, logs: Path, name: str) -> str:
+    """``ntui submit local-srun`` of ``script`` (one node, one task) from another process; its job id."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    sets = {"script": str(script), "sbatch.nodes": "1", "sbatch.ntasks-per-node": "1", "logs.dir": str(logs),
+            "sbatch.job-name": name}
+    argv = [sys.executable, "-m", "ntui", "submit", "local-srun",
+            *[a for k, v in sets.items() for a in ("--set", f"{k}={v}")]]
+    res = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True, timeout=120,
+                                  cwd=str(REPO))
+    assert res.returncode == 0, res.stderr
+    return res.stdout.split()[0]
+
+
+async def test_a_job_submitted_from_the_cli_that_fails_at_once_shows_within_5_s(
+        dev_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state, script, logs = _own_state(dev_cluster, tmp_path, monkeypatch, FAIL_PY)
     settings = Settings()  # the shipped intervals: squeue every 15 s with a job active, 60 s without
     app = jobs_app(runner=SubprocessRunner(), settings=settings, user=None, clock=None,
                    history_factory=lambda: History(state))
@@ -50,15 +70,7 @@ async def test_a_job_submitted_from_the_cli_that_fails_at_once_shows_within_5_s(
             screen = app.screen
             assert isinstance(screen, JobsScreen)
             await asyncio.sleep(1.0)  # the view is open and idle before the job exists
-            env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-            sets = {"script": str(script), "sbatch.nodes": "1", "sbatch.ntasks-per-node": "1",
-                    "logs.dir": str(logs), "sbatch.job-name": "cli-fails"}
-            argv = [sys.executable, "-m", "ntui", "submit", "local-srun",
-                    *[a for k, v in sets.items() for a in ("--set", f"{k}={v}")]]
-            res = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True,
-                                          timeout=120, cwd=str(REPO))
-            assert res.returncode == 0, res.stderr
-            job_id = res.stdout.split()[0]
+            job_id = await _submit_from_another_shell(script, logs, "cli-fails")
             journal = logs / f"cli-fails-{job_id}.events"
             deadline = time.monotonic() + 600  # the shared cluster may be busy: the job may wait to start
             end_t: float | None = None
@@ -87,8 +99,6 @@ async def test_a_job_submitted_from_the_cli_that_fails_at_once_shows_within_5_s(
             dev_cluster.run("scancel", job_id)
 
 
-SLEEP_PY = "import time\ntime.sleep(8)\n"
-
 
 async def test_a_job_learned_of_from_its_journal_rings_at_its_start_and_end_once(
         dev_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,12 +107,7 @@ async def test_a_job_learned_of_from_its_journal_rings_at_its_start_and_end_once
     from ntui.core.config import NotifySettings, QueueSettings
     from ntui.ui.terminal import CAPTURE
 
-    monkeypatch.setenv("SLURM_CONF", str(dev_cluster.slurm_conf))
-    state = tmp_path / "state"
-    monkeypatch.setenv("NTUI_STATE_DIR", str(state))
-    script = tmp_path / "sleep.py"
-    script.write_text(SLEEP_PY)
-    logs = tmp_path / "logs"
+    state, script, logs = _own_state(dev_cluster, tmp_path, monkeypatch, SLEEP_PY)
     settings = Settings(queue=QueueSettings(active_interval=60, idle_interval=60),
                         notify=NotifySettings(bell=True, desktop=True, states=("RUNNING", "ENDED")))
     app = jobs_app(runner=SubprocessRunner(), settings=settings, user=None, clock=None,
@@ -114,15 +119,7 @@ async def test_a_job_learned_of_from_its_journal_rings_at_its_start_and_end_once
         async with app.run_test(size=(120, 36)) as pilot:
             await settle_jobs(pilot, timeout=60)
             await asyncio.sleep(1.0)
-            env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-            sets = {"script": str(script), "sbatch.nodes": "1", "sbatch.ntasks-per-node": "1",
-                    "logs.dir": str(logs), "sbatch.job-name": "cli-sleeps"}
-            argv = [sys.executable, "-m", "ntui", "submit", "local-srun",
-                    *[a for k, v in sets.items() for a in ("--set", f"{k}={v}")]]
-            res = await asyncio.to_thread(subprocess.run, argv, env=env, capture_output=True, text=True,
-                                          timeout=120, cwd=str(REPO))
-            assert res.returncode == 0, res.stderr
-            job_id = res.stdout.split()[0]
+            job_id = await _submit_from_another_shell(script, logs, "cli-sleeps")
             started, ended = f"ntui: job {job_id} started", f"ntui: job {job_id} COMPLETED"
             deadline = time.monotonic() + 600  # the shared cluster may be busy: the job may wait to start
             while time.monotonic() < deadline and not any(ended in w for w in written):
