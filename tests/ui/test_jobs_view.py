@@ -24,7 +24,7 @@ from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
 from tests.support.fakes import FakeRunner, capture, result
-from tests.support.screenshots_jobs import QUIET, jobs_app, settle_jobs, squeue_line
+from tests.support.screenshots_jobs import QUIET, jobs_app, settle_jobs, squeue_line, wait_until
 
 # no start/end notices in these scenes (a toast over the status line): tests/ui/test_waiting.py has them
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600, max_backoff=3600), notify=QUIET.notify)
@@ -205,14 +205,14 @@ async def test_refreshes_never_overlap() -> None:
     def slow_squeue(argv: tuple[str, ...]) -> CommandResult:
         inflight.append(1)
         peak.append(len(inflight))
-        gate.wait(5)
+        gate.wait(60)  # released by the test (a loaded machine may take seconds for the key presses below)
         inflight.pop()
         return MIX
 
     r = runner(slow_squeue)
     app = jobs_app(runner=r, settings=HOUR, user="root")
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: bool(inflight))  # the first squeue is in flight (not a fixed pause)
         screen = screen_of(app)
         for _ in range(5):
             screen.refresh_now()  # during a fetch: coalesced into one follow-up
