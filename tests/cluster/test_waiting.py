@@ -192,15 +192,15 @@ def test_wait_exits_with_the_jobs_outcome(dev_cluster: DevCluster, jobs: Jobs) -
 
 
 @contextmanager
-def tmux_app(cluster: DevCluster, tmp_path: Path) -> Iterator[Callable[..., str]]:
-    """The app in a private tmux server (its own socket), 120x36, its output piped raw to a file. Yields
-    ``tmux(*args)``; the server (ours only) is killed at the end."""
+def tmux_app(cluster: DevCluster, tmp_path: Path, *, interval: int = 2) -> Iterator[Callable[..., str]]:
+    """The app in a private tmux server (its own socket), 120x36, its output piped raw to a file, squeue every
+    ``interval`` seconds. Yields ``tmux(*args)``; the server (ours only) is killed at the end."""
     if shutil.which("tmux") is None:
         pytest.fail("tmux is not installed (scripts/bootstrap installs it)")
     socket = f"ntui-wt-{os.getpid()}"
     config = tmp_path / "config" / "ntui"
     config.mkdir(parents=True)
-    (config / "config.yaml").write_text("queue: {active-interval: 2, idle-interval: 2}\n")
+    (config / "config.yaml").write_text(f"queue: {{active-interval: {interval}, idle-interval: {interval}}}\n")
     env = {**cluster.env, "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state"),
            "PATH": f"{Path(sys.executable).parent}:{cluster.env.get('PATH', '')}", "TERM": "xterm-256color"}
     exports = " ".join(f"{k}={_quote(v)}" for k, v in env.items() if k in (
@@ -235,9 +235,9 @@ def _until(check: Callable[[], bool], timeout: float, what: str) -> None:
     raise AssertionError(f"never: {what}")
 
 
-def _jobs_view(tmux: Callable[..., str], job: str) -> None:
+def _jobs_view(tmux: Callable[..., str], job: str | None) -> None:
     """Wait for the compose view to settle (its form takes the focus once the preset loads), leave the field, open
-    the jobs view (it watches the queue from then on) and wait for ``job``'s row."""
+    the jobs view (it watches the queue from then on) and wait for ``job``'s row (None: for the view)."""
     def pane() -> str:
         return tmux("capture-pane", "-p", "-t", "ntui")
 
@@ -246,6 +246,9 @@ def _jobs_view(tmux: Callable[..., str], job: str) -> None:
     tmux("send-keys", "-t", "ntui", "Escape")
     time.sleep(0.5)
     tmux("send-keys", "-t", "ntui", "2")
+    if job is None:
+        _until(lambda: "Queue · my jobs" in pane(), 60, "the jobs view")
+        return
     _until(lambda: any(line.startswith(f"│{job} ") for line in pane().splitlines()), 60, "the job's row")
 
 
@@ -264,6 +267,36 @@ def test_the_app_rings_and_notifies_when_a_job_ends(dev_cluster: DevCluster, job
     assert osc9 in data and osc777 in data, data[-2000:]
     at = data.index(osc9)
     assert data[at - 1:at] == b"\x07"  # the bell, just before
+
+
+def test_a_job_submitted_from_another_shell_rings_at_its_start_and_end(dev_cluster: DevCluster,
+                                                                       tmp_path: Path) -> None:
+    """The jobs view open in a real terminal (squeue once a minute: what it learns, it learns from the job's
+    journal), then ``ntui submit`` from another shell into the same history: the start and the end are told, the
+    bell and OSC 9/777 each, once."""
+    program = tmp_path / "sleep.py"
+    program.write_text("import time\ntime.sleep(8)\n")
+    raw = tmp_path / "raw.out"
+    with tmux_app(dev_cluster, tmp_path, interval=60) as tmux:
+        _jobs_view(tmux, None)
+        res = ntui(dev_cluster, "submit", "local-srun", "--set", f"script={program}", "--set", "sbatch.nodes=1",
+                   "--set", "sbatch.ntasks-per-node=1", "--set", f"logs.dir={tmp_path / 'logs'}",
+                   "--set", "sbatch.job-name=wt-other-shell", env={"XDG_STATE_HOME": str(tmp_path / "state")})
+        assert res.returncode == 0, res.stderr
+        job = res.stdout.split()[0]
+        started, ended = f"ntui: job {job} started", f"ntui: job {job} COMPLETED"
+        try:
+            _until(lambda: ended.encode() in raw.read_bytes() if raw.exists() else False, NODES_FREE_S,
+                   "the end notice")
+        finally:
+            dev_cluster.run("scancel", job)
+        time.sleep(3)  # a later journal tick or queue answer must not tell it again
+    data = raw.read_bytes()
+    for said in (started, ended):
+        osc9 = f"\x1bPtmux;\x1b\x1b]9;{said}".encode()
+        assert data.count(osc9) == 1, (said, data[-3000:])
+        assert data[data.index(osc9) - 1:data.index(osc9)] == b"\x07"  # the bell, just before
+        assert f"\x1bPtmux;\x1b\x1b]777;notify;{said}".encode() in data
 
 
 def test_the_shell_key_opens_a_shell_in_the_job_and_comes_back(dev_cluster: DevCluster, jobs: Jobs,
