@@ -164,11 +164,12 @@ def render(spec: JobSpec) -> str:
         env.append(
             f"export NTUI_RANK_LOG_PREFIX={q(paths.rank_prefix_dir)}{paths.job_id_shell}{q(RANK_LOG_SUFFIX)}"
         )
-    if spec.launcher == "accelerate":
-        env.extend(_accelerate_config(spec, paths))
     if env:
         out.append("")
         out.extend(env)
+    if spec.launcher == "accelerate":  # a block of its own: ntui's (folded in the preview)
+        out.append("")
+        out.extend(_accelerate_config(spec, paths))
     if spec.run is not None:
         out.append("")
         out.extend(run_lines(spec.run, spec.log_dir, spec.log_stem))
@@ -221,7 +222,7 @@ def _accelerate_config(spec: JobSpec, paths: LogPaths) -> list[str]:
     }
     prefix = paths.rank_prefix_dir
     return [
-        "# accelerate reads this file, never $HF_HOME/accelerate/default_config.yaml (A1); the command line",
+        f"{MARK}accelerate's config: this file, never $HF_HOME/accelerate/default_config.yaml (A1); the command line",
         "# below sets the counts and the rendezvous.",
         f"export NTUI_ACCELERATE_CONFIG={q(prefix)}{paths.job_id_shell}{q('-' + ACCELERATE_CONFIG_NAME)}",
         "cat >\"$NTUI_ACCELERATE_CONFIG\" <<'NTUI_EOF'",
