@@ -9,6 +9,7 @@ reads only the logs, so the tests hold with or without accounting.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,6 +73,11 @@ def test_rank_killed_by_a_signal_is_named_live(dev_cluster: DevCluster,
         assert out.returncode == 1, out.stdout + out.stderr
         local = "" if launcher == "srun" else " (local rank "
         assert line.startswith(f"rank {rank} on {node} was killed by {sig}{local}"), (how, line)
-        others = ", ".join(str(r) for r in sorted({0, 1, 2, 3} - {rank}))
-        assert line.endswith(f" · then ranks {others} as a consequence"), (how, line)
+        # the others as consequences: those whose log says the peer went away. Which do depends on timing (on a
+        # loaded machine the launcher may stop a waiting rank before its error reaches its log: seen once with
+        # accelerate, "then ranks 0, 2"), so each named one is another rank, and at least one is named.
+        said = re.search(r" · then ranks? (?P<ranks>\d+(?:, \d+)*) as a consequence$", line)
+        assert said is not None, (how, line)
+        named = {int(r) for r in said["ranks"].split(", ")}
+        assert named and named <= {0, 1, 2, 3} - {rank}, (how, line)
         assert "the launcher on" not in line, (how, line)
