@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,17 @@ def test_the_history_record_of_an_ended_job_carries_its_gpu_summary(dev_cluster:
     info = _wait_state(dev_cluster, job_id, END_STATES)
     assert info["JobState"] == "COMPLETED"
     env = {"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
-    res = ntui(dev_cluster, "history", "--json", timeout=120, env=env)
-    assert res.returncode == 0, res.stderr
-    row = next(r for r in json.loads(res.stdout) if r["job_id"] == job_id)
-    assert row["final_state"] == "COMPLETED", row
+    # the controller has the end; accounting may lag behind it (slurmdbd on a loaded machine): until sacct has it
+    # too, ntui leaves the record unresolved and says so, and the next look resolves it
+    deadline = time.monotonic() + 120
+    while True:
+        res = ntui(dev_cluster, "history", "--json", timeout=120, env=env)
+        assert res.returncode == 0, res.stderr
+        row = next(r for r in json.loads(res.stdout) if r["job_id"] == job_id)
+        if row["final_state"] is not None or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert row["final_state"] == "COMPLETED", (row, res.stderr)
     gpu = row["gpu"]
     assert gpu is not None, res.stderr
     # the same numbers as the full report over the same files
