@@ -200,7 +200,8 @@ def test_a_launcher_missing_from_path_is_warned_then_named_on_its_nodes(dev_clus
     # the Slurm clients stay reachable (the newer versions' wrappers come first on the cluster's PATH)
     slurm_dirs = [d for d in dev_cluster.env.get("PATH", "").split(os.pathsep)
                   if d and (Path(d) / "sbatch").exists() and not (Path(d) / "torchrun").exists()]
-    path = os.pathsep.join([str(bare), *slurm_dirs, "/usr/bin", "/bin"])
+    # (/usr/sbin: the newer versions' client wrappers chroot into their root)
+    path = os.pathsep.join([str(bare), *slurm_dirs, "/usr/sbin", "/usr/bin", "/sbin", "/bin"])
     assert shutil.which("torchrun", path=path) is None
     env = dict(dev_cluster.env, PATH=path)
     res = subprocess.run([sys.executable, "-m", "ntui", "submit", "local-torchrun", "--wait",
