@@ -536,6 +536,15 @@ def test_a_journal_start_and_end_change_the_rows_at_once_with_no_lookup(tmp_path
     assert "41" not in m.live and "41" in m.ended
     refresh(m, job_line("41", "PENDING") + job_line("42"))
     assert "41" in m.live and "41" not in m.ended
+    # the journal still ends with that allocation: the next ticks leave the requeued job pending (they ended it
+    # again, and the row flipped between CANCELLED and PENDING until the new allocation started)
+    for _ in range(2):
+        _tick(m, board, history)
+        assert "41" in m.live and "41" not in m.ended and m.live["41"].state == "PENDING"
+    # the new allocation runs and ends: ended again
+    _journal(tmp_path, "run", "41", ALLOC.replace('"restart":0', '"restart":1') % "41", END3 % "41")
+    _tick(m, board, history)
+    assert "41" not in m.live and m.ended["41"].outcome is not None and m.ended["41"].outcome.state == "FAILED"
     board.close()
 
 

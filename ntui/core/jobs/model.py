@@ -309,6 +309,9 @@ class JobModel:
         self.journal_inflight = False
         self.journals: dict[str, JournalState] = {}
         self._journal_ended: dict[str, int] = {}  # job id -> allocations its journal had when it ended
+        #: job id -> allocations its journal had when squeue showed it pending again after that end (requeued):
+        #: the same allocation's end does not end it again at the next tick, only a later allocation's does
+        self._journal_requeued: dict[str, int] = {}
         self._journal_started: set[str] = set()  # pending in squeue, started per its journal
         self._rows: dict[str, Row] = {}  # the last squeue answer's rows
 
@@ -466,6 +469,7 @@ class JobModel:
             state = self.journals.get(job_id)
             if job.category is StateCategory.PENDING or (state is not None and state.allocations > allocations):
                 del self._journal_ended[job_id]  # requeued: live again
+                self._journal_requeued[job_id] = allocations
                 continue
             del live[job_id]
             rows.pop(job_id, None)
@@ -568,7 +572,8 @@ class JobModel:
                     prev is None or (prev.run_id, prev.run_restart, prev.run_max)
                     != (state.run_id, state.run_restart, state.run_max)):
                 changed = True  # a long run's row says which allocation it is in (annotate_runs)
-            if state.ended and job_id not in self._journal_ended:
+            if state.ended and job_id not in self._journal_ended \
+                    and self._journal_requeued.get(job_id) != state.allocations:
                 entry = self.entries.get(job_id) or self._from_history.get(job_id)
                 end = state.final(_time_limit(entry))
                 if end is None:
