@@ -702,3 +702,41 @@ async def test_cancel_of_a_chain_link_asks_about_its_waiting_successor() -> None
         await pilot.press("c", "y")
         await settle_jobs(pilot)
         assert calls(r, "scancel")[-1] == ("scancel", link)
+
+
+async def test_the_journal_history_is_never_closed_under_a_running_tick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's exit closes the history the journal ticks keep open; a tick still reading it must finish first
+    (an index connection closed under a running query crashed the interpreter once: SQLite's use after free)."""
+    import threading
+
+    from ntui.core.jobs.model import JobModel
+
+    order: list[str] = []
+    kept: list[Any] = []
+    entered, release = threading.Event(), threading.Event()
+    real = JobModel.journal_fetch
+
+    def slow(open_history: Any, board: Any, request: Any, *, close: bool = True) -> Any:
+        kept.append(open_history())  # the history the ticks keep open, as after an earlier tick
+        entered.set()
+        release.wait(10)
+        order.append("tick done")
+        return real(open_history, board, request, close=close)
+
+    class Store:
+        def since(self, when: float) -> list[Any]:
+            return []
+
+        def get(self, job_id: str) -> None:
+            return None
+
+        def close(self) -> None:
+            if kept and self is kept[0]:  # (other views open and close their own)
+                order.append("closed")
+
+    monkeypatch.setattr(JobModel, "journal_fetch", staticmethod(slow))
+    app = jobs_app(runner=runner(), settings=HOUR, user="root", history_factory=Store)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, entered.is_set)  # a journal tick is reading the history
+        threading.Timer(0.5, release.set).start()
+    assert order == ["tick done", "closed"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import getpass
 import os
 import pwd
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -251,6 +252,10 @@ class JobsScreen(WaitingActions):
         self._recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
         self._journals = JournalBoard()  # own jobs' journals (ntui/core/jobs/journals.py)
         self._journal_store: HistoryLike | None = None  # the history the journal worker keeps open between ticks
+        # held by a journal tick while it reads, and by the unmount that closes what it reads (an index connection
+        # closed under a running query crashed the interpreter: SQLite's use after free, seen once at app exit)
+        self._journal_lock = threading.Lock()
+        self._journal_closed = False
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
         # job arrays: one row each (ntui/core/jobs/arrays.py); the rows of the last refresh, before folding
         self._expanded: set[str] = set()
@@ -355,10 +360,12 @@ class JobsScreen(WaitingActions):
         self._load_recent(resolve=True)
 
     def on_unmount(self) -> None:
-        self._journals.close()
-        if self._journal_store is not None:
-            self._journal_store.close()
-            self._journal_store = None
+        with self._journal_lock:  # a tick in flight finishes its reads first (file reads: milliseconds)
+            self._journal_closed = True
+            self._journals.close()
+            if self._journal_store is not None:
+                self._journal_store.close()
+                self._journal_store = None
 
     def on_screen_resume(self) -> None:
         if self.model.stale():
@@ -425,9 +432,13 @@ class JobsScreen(WaitingActions):
     @work(thread=True, exit_on_error=False, group=JOURNAL_GROUP, description="journals")
     def _journal_worker(self, request: JournalRequest) -> None:
         """Ticks never overlap, so the one history kept open here (opening it each tick cost more CPU than the
-        tick's reads) is only ever used by one thread at a time."""
-        self.post_message(JournalsRead(JobModel.journal_fetch(self._journal_history, self._journals, request,
-                                                              close=False)))
+        tick's reads) is only ever used by one thread at a time; the lock keeps the unmount from closing it (and the
+        journals' descriptors) under a tick."""
+        with self._journal_lock:
+            if self._journal_closed:
+                return
+            result = JobModel.journal_fetch(self._journal_history, self._journals, request, close=False)
+        self.post_message(JournalsRead(result))
 
     def _journal_history(self) -> HistoryLike | None:
         """*Thread-side* (the journal worker): the history, opened on the first tick."""
