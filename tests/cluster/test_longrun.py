@@ -5,8 +5,9 @@ Every case is submitted at once when the module starts (a requeued job waits abo
 Reason=BeginTime even on an idle cluster, so the cases overlap that wait): each job takes one CPU per node,
 so two run at a time.
 
-* requeue, torchrun (2 nodes x 2 workers) and srun (2 nodes x 1 task): 165 one-second steps take at least 3
-  allocations (the signal comes 30-60 s before the limit), each resumes from the saved step, no step is done
+* requeue, torchrun (2 nodes x 2 workers) and srun (2 nodes x 1 task): 185 one-second steps take at least 3
+  allocations (the signal comes 30-60 s before the 2-minute limit, so one allocation does at most ~88 steps;
+  165 fitted in two once, both signals late), each resumes from the saved step, no step is done
   twice, the run ends "done" and Slurm's accounting keeps the job's earlier allocations as REQUEUED;
 * chain (torchrun): the same work over linked jobs (afterany), the run id of the first in each;
 * max-restarts: 1 reached ends the run after 2 allocations with that reason;
@@ -31,7 +32,7 @@ from tests.cluster.test_e2e import ntui
 
 pytestmark = pytest.mark.cluster
 
-STEPS = 165
+STEPS = 185
 COMMON = ("sbatch.cpus-per-task=1", "sbatch.time=00:02:00", "run.warning=30", "run.grace=20")
 #: How long one case may take: 4 allocations of 2 minutes, 3 requeue waits of ~2 minutes, the queue.
 CASE_TIMEOUT_S = 26 * 60
