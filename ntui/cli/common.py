@@ -66,12 +66,12 @@ def add_cluster_option(p: argparse.ArgumentParser) -> None:
 
 def open_history(args: argparse.Namespace | None = None) -> History:
     """The history, knowing which cluster this command talks to: ``--cluster``, else the ClusterName of the
-    slurm.conf the clients read (looked up only when a job id is recorded on several clusters)."""
+    slurm.conf the clients read (read only when a job id is recorded on several clusters)."""
     from ntui.core.records.history import History
     from ntui.core.slurm.scontrol import cluster_name
 
     explicit = getattr(args, "cluster", None) if args is not None else None
-    return History(cluster=explicit or (lambda: cluster_name(None)))
+    return History(cluster=explicit or (lambda: cluster_name()))
 
 
 def history_entry(history: History, args: argparse.Namespace, job_id: str | None = None) -> HistoryEntry | None:

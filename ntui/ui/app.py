@@ -287,7 +287,7 @@ class NtuiApp(App[int]):
             from ntui.core.slurm.scontrol import cluster_name
 
             # two clusters' same-numbered jobs: the one of the cluster this app talks to
-            return History(warn=self._history_warning, cluster=lambda: cluster_name(None))
+            return History(warn=self._history_warning, cluster=lambda: cluster_name())
         return self.history_factory()
 
     def _history_warning(self, text: str) -> None:

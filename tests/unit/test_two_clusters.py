@@ -117,8 +117,8 @@ def _slurm_conf(tmp_path: Path, name: str) -> Path:
 def test_the_cluster_name_comes_from_the_clients_slurm_conf(tmp_path: Path) -> None:
     assert parse_cluster_name("ClusterName=Perlmutter\n") == "perlmutter"
     assert parse_cluster_name("#ClusterName=x\n") is None
-    assert cluster_name(None, env={"SLURM_CONF": str(_slurm_conf(tmp_path, "beta"))}) == "beta"
-    assert cluster_name(None, env={"SLURM_CONF": str(tmp_path / "missing.conf")}) is None
+    assert cluster_name(env={"SLURM_CONF": str(_slurm_conf(tmp_path, "beta"))}) == "beta"
+    assert cluster_name(env={"SLURM_CONF": str(tmp_path / "missing.conf")}) is None
 
 
 def test_the_cli_picks_this_clusters_job_and_names_the_other(two: Path, tmp_path: Path,

@@ -94,7 +94,7 @@ def submit_job(
     os.replace(staging, final)
     # The cluster keeps two clusters' same-numbered jobs apart in one history (a home shared by two machines, job
     # ids that restarted): sbatch names it for a federation, else the slurm.conf the clients read says it.
-    cluster = sub.cluster or cluster_name(None, env=env)
+    cluster = sub.cluster or cluster_name(env=env)
     if history is not None:
         history.record_submitted(token, sub.job_id, cluster, str(final))
     if sweep is not None:

@@ -24,7 +24,6 @@ from ntui.core.slurm.common import (
 from ntui.core.slurm.runner import (
     CommandRunner,
     JobNotFound,
-    SlurmError,
     check,
 )
 
@@ -488,15 +487,10 @@ def parse_cluster_name(conf_text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def cluster_name(
-    runner: CommandRunner | None,
-    *,
-    env: Mapping[str, str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> str | None:
-    """The name of the cluster the clients talk to (Slurm's ``ClusterName``): read from the slurm.conf they read
-    (no call), else from one ``scontrol show config`` when a ``runner`` is given; None when neither says. Never
-    raises: a record without its cluster is still a record."""
+def cluster_name(*, env: Mapping[str, str] | None = None) -> str | None:
+    """The name of the cluster the clients talk to (Slurm's ``ClusterName``), read from the slurm.conf they read
+    (``SLURM_CONF``, else :data:`CONF_PATHS`); no Slurm call. None when none says: a record without its cluster
+    is still a record."""
     conf = (env if env is not None else os.environ).get("SLURM_CONF")
     for path in ((conf,) if conf else CONF_PATHS):
         try:
@@ -506,14 +500,7 @@ def cluster_name(
             continue
         if name:
             return name
-    if runner is None:
-        return None
-    try:
-        res = check(runner.run(build_show_config_argv(), timeout=timeout, env=env))
-    except (SlurmError, OSError):
-        return None
-    value = parse_show_config(res.stdout).get("ClusterName", "").strip().lower()
-    return value or None
+    return None
 
 
 # ---------------------------------------------------------------- a job's batch script
