@@ -172,9 +172,13 @@ def cmd_logs(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     paths = paths_for(args.job_id, history, entry.cluster) if entry is not None else None
     job_over = partial(_ended_state, cli_runner(), args.job_id) if args.follow else None
+    # An entry without a log dir: the record of its submission (the intent, which holds it) was lost.
+    lost = (f"ntui: job {args.job_id}: the history lacks the record of its submission, so where its logs are "
+            f"is unknown") if entry is not None and paths is None else None
     if args.triage:
         if paths is None:
-            print(f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known", file=sys.stderr)
+            print(lost or f"ntui: job {args.job_id} was not submitted by ntui; no per-rank logs known",
+                  file=sys.stderr)
             return EXIT_PROBLEMS
         problem = log_problem(paths.batch(args.job_id))
         if problem:
@@ -187,9 +191,11 @@ def cmd_logs(args: argparse.Namespace) -> int:
         try:
             d = show_job(cli_runner(), args.job_id)
         except SlurmError as exc:
+            if lost:
+                print(f"{lost}; Slurm was asked for its batch log:", file=sys.stderr)
             return slurm_failed(exc)
         if args.rank is not None or not d.std_out:
-            print(f"ntui: job {args.job_id} was not submitted by ntui; only its batch log is known",
+            print(lost or f"ntui: job {args.job_id} was not submitted by ntui; only its batch log is known",
                   file=sys.stderr)
             return EXIT_PROBLEMS
         path = d.std_out

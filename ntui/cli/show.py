@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
 from ntui.cli.common import EXIT_SLURM, add_cluster_option, history_entry, open_history
@@ -57,9 +58,26 @@ def cmd_show(args: argparse.Namespace) -> int:
             out = job_outcome(runner, args.job_id)
         except SlurmError as exc:
             return slurm_failed(exc)
+        entry = None
+        if out.source == "none":  # Slurm has forgotten it: the history's record of its end, where there is one
+            history = open_history(args)
+            try:
+                entry = history_entry(history, args, args.job_id)
+            finally:
+                history.close()
+            if entry is not None and entry.final_state:
+                print(f"JobId={inert(args.job_id)} State={inert(entry.final_state)} "
+                      f"ExitCode={inert(entry.exit_code or '?')} (source: ntui's record, from "
+                      f"{inert(entry.record_source or '?')})")
+                _print_run(args.job_id)
+                return 0
         print(f"JobId={args.job_id} State={out.state} ExitCode={out.exit_code or '?'} (source: {out.source})")
         _print_run(args.job_id)
-        return 0 if out.source != "none" else EXIT_SLURM
+        if out.source != "none":
+            return 0
+        print(f"ntui: job {inert(args.job_id)}: neither the controller nor accounting knows it"
+              f"{'' if entry is None else ', and the history has no record of its end'}", file=sys.stderr)
+        return EXIT_SLURM
     except SlurmError as exc:
         return slurm_failed(exc)
     version = installed_version(runner)  # local, asked once

@@ -259,14 +259,14 @@ def read_job_file(path: str) -> SweepJob | None:
     """The job file at ``path``; None when there is none. :class:`ManifestError` for one that is not ours."""
     import json  # loaded on first use: rendering a script does not need it (CLI start, issue 19)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(64 * 1024 * 1024)
+        with open(path, "rb") as fh:
+            raw = fh.read(64 * 1024 * 1024)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise ManifestError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))  # a UnicodeDecodeError is a ValueError: damaged, said below
         if data.get("format") != JOB_FORMAT:
             raise ManifestError(f"{path}: not an ntui sweep job file")
         states = {int(i): TaskRecord(**{k: v for k, v in r.items() if k in TaskRecord.__dataclass_fields__})

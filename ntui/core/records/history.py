@@ -198,12 +198,14 @@ def pick_entry(found: Sequence[HistoryEntry], cluster: str | None, *, strict: bo
 
 
 def entry_from_facts(facts: Sequence[dict[str, Any]]) -> HistoryEntry | None:
-    """One submission's facts (any order) as its entry; None without any. The same facts always give the same
-    entry, on every host."""
+    """One submission's facts (any order) as its entry; None without one that names the submission (intent, v3,
+    submitted, recovered, failed). The same facts always give the same entry, on every host."""
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for fact in sorted(facts, key=lambda f: str(f.get("_name", ""))):
         by_kind.setdefault(str(fact.get("kind")), []).append(fact)
-    if not by_kind:
+    if not by_kind.keys() & {"v3", "intent", "submitted", "recovered", "failed"}:
+        # Only a final or GPU fact: the facts that name the submission are not here yet (a shared home shows
+        # another host's files in any order). The entry appears with them; the file stays where it is.
         return None
     v3: dict[str, Any] | None = by_kind["v3"][0] if by_kind.get("v3") else None
     intent: dict[str, Any] | None = by_kind["intent"][0] if by_kind.get("intent") else None

@@ -69,7 +69,7 @@ class SweepRef:
     job: SweepJob
     manifest_path: str
     manifest: Manifest | None
-    problem: str = ""  # why the manifest could not be read
+    problem: str = ""  # why the job file or the manifest could not be read
 
     @property
     def paths(self) -> LogPaths:
@@ -88,18 +88,20 @@ def sweep_of(entry: HistoryEntry | None) -> SweepRef | None:
     if entry is None or not entry.job_id or not is_sweep_script(entry.script):
         return None
     job: SweepJob | None
+    problems: list[str] = []
     try:
         job = read_job_file(job_file_path(entry.log_dir, entry.log_stem, entry.job_id))
-    except ManifestError:
+    except ManifestError as exc:  # damaged: the script says which manifest and tasks, as without one
         job = None
+        problems.append(str(exc))
     named = manifest_of_script(entry.script) or ""
     path = os.path.join(entry.log_dir, job.manifest) if job is not None else named
     manifest: Manifest | None = None
-    problem = ""
     try:
         manifest = read_manifest(path)
     except ManifestError as exc:
-        problem = str(exc)
+        problems.append(str(exc))
+    problem = "; ".join(problems)
     if job is None:  # ntui stopped before it wrote the job file: the script says which tasks
         size = manifest.size if manifest is not None else 0
         try:
