@@ -15,7 +15,7 @@ from ntui.core.compose.render import render
 from ntui.core.compose.spec import validate
 from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.dialogs import SaveAsScreen
-from ntui.ui.screens.editor import PresetEditorScreen
+from ntui.ui.screens.editor import CHECK_DELAY_S, PresetEditorScreen
 from tests.support.demo import settle, type_into
 from tests.ui.conftest import SHIPPED, AppFactory
 
@@ -76,6 +76,9 @@ async def test_invalid_yaml_never_overwrites(app_factory: AppFactory, ui_presets
         editor.editor.load_text(before.replace("nodes: 4", "nodes: zero"))
         await pilot.press("ctrl+s")
         await settle(pilot)
+        # the syntax check armed by the edit must not wipe the save's problems when it comes late (it did once in
+        # a loaded full run: the save's worker ended first, then the check found no syntax error)
+        await pilot.pause(CHECK_DELAY_S + 0.3)
         assert path.read_text() == before
         problems = str(editor.query_one("#editor-problems").content)
         assert 'line 6: sbatch.nodes: expected a positive integer, got "zero"' in problems

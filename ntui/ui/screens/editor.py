@@ -154,6 +154,11 @@ class PresetEditorScreen(NtuiScreen):
     # ------------------------------------------------------------ saving
 
     def action_save(self) -> None:
+        # The save checks every rule, syntax first: a syntax check still waiting for a pause in typing would
+        # come after it and, finding no syntax error, wipe the save's problems (seen under load).
+        if self._check_timer is not None:
+            self._check_timer.stop()
+            self._check_timer = None
         text = self.editor.text
         if self.origin == "user" and self.path is not None:
             self._save(text, self.path)
