@@ -10,15 +10,18 @@ from pathlib import Path
 
 from ntui.core.config import QueueSettings, Settings, SlurmSettings
 from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.arrays import Folded
 from ntui.core.jobs.model import (
     MAX_LOOKUP_RETRIES,
     MAX_LOOKUPS_PER_REFRESH,
     Applied,
     DetailsResult,
     JobModel,
+    LogTarget,
     PollRequest,
 )
 from ntui.core.jobs.queue import ENDED, Fetched, FinishedJob, QueueFetcher, queue_row
+from ntui.core.jobs.selected import log_target, selected_in_queue
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.slurm.runner import CommandResult, CommandRunner, ControllerUnreachable
@@ -60,7 +63,7 @@ def line(**values: str) -> str:
 
 def job_line(job_id: str, state: str = "RUNNING", name: str = "train", *, task: str = "N/A",
              user: str = "root", array: str | None = None) -> str:
-    compact = {"RUNNING": "R", "PENDING": "PD"}[state]
+    compact = {"RUNNING": "R", "PENDING": "PD", "COMPLETING": "CG"}[state]
     return line(JobID=job_id, ArrayJobID=array or job_id, ArrayTaskID=task, Name=name, StateCompact=compact,
                 State=state, Reason="None" if state == "RUNNING" else "Priority", TimeUsed="0:10",
                 TimeLimit="10:00", NumNodes="1", Partition="debug", UserName=user)
@@ -378,6 +381,11 @@ def test_a_failed_details_lookup_keeps_what_was_known_and_is_retried_on_reselect
     assert m.details_step("34", details_visible=True).request is not None
 
 
+def _target(m: JobModel, key: str) -> LogTarget | None:
+    """The log pane's target of the queue row ``key`` (no job arrays here)."""
+    return log_target(selected_in_queue(m, Folded({}, {}), key))
+
+
 def test_log_paths_of_ntui_jobs_do_not_wait_for_the_controller() -> None:
     """The history look-up is separate from scontrol: while scontrol hangs, ntui's own job already has its
     log target; a job ntui did not submit waits for scontrol's StdOut."""
@@ -392,26 +400,26 @@ def test_log_paths_of_ntui_jobs_do_not_wait_for_the_controller() -> None:
     worker = threading.Thread(target=lambda: details.append(m.fetch_details(hung, step.request)))  # type: ignore[arg-type]
     worker.start()
     try:
-        assert m.log_target("34") is None  # the history has not answered yet
+        assert _target(m, "34") is None  # the history has not answered yet
         key = m.history_request("34")
         assert key == "34" and m.history_request("34") is None
         found = JobModel.lookup_entry(lambda: FakeHistory({"34": entry("34")}), key)
         m.entry_found(key, found)
-        target = m.log_target("34")
+        target = _target(m, "34")
         assert target is not None and worker.is_alive() and not details  # scontrol still hangs
         assert target.paths == LogPaths("/scratch/logs", "run") and target.world_size == 4 and target.job_active
         assert target.batch_log is None
         # a job ntui did not submit: no paths until scontrol told its StdOut
         m.entry_found("35", None)
-        assert m.log_target("35") is None
+        assert _target(m, "35") is None
     finally:
         gate.set()
         worker.join(5)
     m.details_fetched(details[0])
-    target = m.log_target("34")
+    target = _target(m, "34")
     assert target is not None and target.batch_log == "/tmp/ntui-capture/train 2n-34.out"
     m.details_fetched(DetailsResult("35", m.state_of("35"), parse_scontrol_jobs(SHOW_RUNNING)[0]))
-    other = m.log_target("35")
+    other = _target(m, "35")
     assert other is not None and other.paths is None and other.batch_log is not None
 
 
@@ -545,6 +553,38 @@ def test_a_journal_start_and_end_change_the_rows_at_once_with_no_lookup(tmp_path
     _journal(tmp_path, "run", "41", ALLOC.replace('"restart":0', '"restart":1') % "41", END3 % "41")
     _tick(m, board, history)
     assert "41" not in m.live and m.ended["41"].outcome is not None and m.ended["41"].outcome.state == "FAILED"
+    board.close()
+
+
+SIGTERM_END = '{"v":1,"ev":"end","t":140,"job":"%s","rc":null,"sig":null,"phase":"launch"}'
+
+
+def test_an_end_learned_from_a_journal_is_confirmed_by_squeue_soon_so_a_requeue_shows(tmp_path: Path) -> None:
+    """Seen in a full run (24.11, a node's slurmd killed): the journal ended the job (its batch shell killed), the
+    view went to the idle pace (no own job left active), and squeue, which said PENDING BeginTime (requeued after
+    the node failure), was asked only a minute later: the row said CANCELLED all that time."""
+    from ntui.core.jobs.journals import JournalBoard
+    from ntui.core.jobs.model import CONFIRM_END_S
+
+    m, _ = model()
+    refresh(m, job_line("61"))
+    history = StubHistory({"61": entry("61", str(tmp_path))})
+    board = JournalBoard(retry_s=0.0)
+    _journal(tmp_path, "run", "61", ALLOC % "61")
+    _tick(m, board, history)
+    _, delay = refresh(m, job_line("61"))
+    assert m.policy.covered and delay == 60  # followed by its journal: the idle pace
+    _journal(tmp_path, "run", "61", SIGTERM_END % "61")
+    done = _tick(m, board, history)
+    assert done.poll_now and m.ended["61"].outcome is not None  # type: ignore[attr-defined]
+    assert m.ended["61"].outcome.state == "CANCELLED"
+    _, delay = refresh(m, job_line("61", "COMPLETING"))  # slurmctld has not caught up yet
+    assert "61" in m.ended and delay == CONFIRM_END_S
+    _, delay = refresh(m, job_line("61", "PENDING"))  # requeued after the node failure
+    assert "61" in m.live and "61" not in m.ended and m.live["61"].state == "PENDING"
+    assert delay == 10  # an own job pending again: the active pace, no longer the confirmation's
+    _, delay = refresh(m, "")
+    assert delay == 60  # gone and nothing active: no confirmation polls left over
     board.close()
 
 

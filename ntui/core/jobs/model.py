@@ -19,7 +19,7 @@
   (:meth:`~JobModel.select`, :meth:`~JobModel.details_step`, :meth:`~JobModel.fetch_details`);
 * **history**: the entry ntui recorded for a job (its log paths, its script) comes from its own look-up
   (:meth:`~JobModel.history_request`, :meth:`~JobModel.lookup_entry`), independent of the controller, so the
-  logs of ntui's own jobs show at once even while ``scontrol`` hangs (:meth:`~JobModel.log_target`);
+  logs of ntui's own jobs show at once even while ``scontrol`` hangs (:func:`ntui.core.jobs.selected.log_target`);
 * **journals** (every couple of seconds, no Slurm call: :meth:`~JobModel.journal_request` /
   :meth:`~JobModel.journal_fetch` / :meth:`~JobModel.journal_done`): the history is listed (a submission from another
   process or host since the view opened is expected in the queue, and squeue is asked at once) and the journals of
@@ -104,6 +104,10 @@ MAX_ENDED = 200
 MAX_PENDING_JOURNALS = 8
 #: How many of the newest history entries are searched for the run of a queued job not in the history.
 RUN_LINK_SCAN = 100
+#: A job whose journal says it ended while squeue still lists it (slurmctld hears of the end a moment later; after a
+#: node failure it requeues the job only once the node is declared down): squeue is asked again this soon (seconds),
+#: until it no longer lists the job or shows it pending again, so a requeue shows within a few seconds.
+CONFIRM_END_S = 3.0
 #: A look-up whose sources have no final state yet (accounting lags the controller) is asked again with the
 #: next batch, at most this many times; then the row keeps what the last answer said.
 MAX_LOOKUP_RETRIES = 30
@@ -208,6 +212,7 @@ class LogTarget:
     world_size: int | None
     job_active: bool
     batch_log: str | None
+    launcher: str | None = None  # srun, torchrun, accelerate: what srun's ``task N`` is (None: not ntui's job)
 
 
 @dataclass(frozen=True)
@@ -309,6 +314,7 @@ class JobModel:
         self.journal_inflight = False
         self.journals: dict[str, JournalState] = {}
         self._journal_ended: dict[str, int] = {}  # job id -> allocations its journal had when it ended
+        self._unconfirmed: set[str] = set()  # of those, the ones squeue listed (not pending) at the last refresh
         #: job id -> allocations its journal had when squeue showed it pending again after that end (requeued):
         #: the same allocation's end does not end it again at the next tick, only a later allocation's does
         self._journal_requeued: dict[str, int] = {}
@@ -367,6 +373,8 @@ class JobModel:
             delay = self.policy.delay()
         else:
             delay = self.policy.on_success(got.jobs, user=self.user if request.all_users else None)
+        if self._unconfirmed:  # ended by its journal, still listed: requeued or not, squeue says so soon
+            delay = min(delay, CONFIRM_END_S)
         return applied, self._rearm(delay, background)
 
     def poll_failed(self, error: BaseException, *, background: bool = False) -> float:
@@ -459,6 +467,7 @@ class JobModel:
         """squeue's answer as the journals correct it: a job whose journal ended stays ended while squeue still
         lists it (slurmctld hears of the end a moment later; it is requeued only when squeue shows it pending
         again or its journal a new allocation); a pending job whose journal started shows as running."""
+        self._unconfirmed = set()
         if not self._journal_ended and not self._journal_started:
             return live, rows
         live, rows = dict(live), dict(rows)
@@ -471,6 +480,7 @@ class JobModel:
                 del self._journal_ended[job_id]  # requeued: live again
                 self._journal_requeued[job_id] = allocations
                 continue
+            self._unconfirmed.add(job_id)
             del live[job_id]
             rows.pop(job_id, None)
         for job_id in list(self._journal_started):
@@ -601,7 +611,9 @@ class JobModel:
         self.policy.covered = bool(own_active) and not self.all_users and all(
             k in result.followed and (result.followed[k].exists or self.live[k].category is StateCategory.PENDING)
             for k in own_active)
-        poll_now = any(j not in self.live and j not in self.ended for j in new)
+        # a new submission is expected in the queue; an end is confirmed by squeue at once (a job ended by a signal
+        # may be requeued: a node failure, a preemption, scontrol requeue)
+        poll_now = bool(gone) or any(j not in self.live and j not in self.ended for j in new)
         if not changed:
             return JournalApplied(None, poll_now)
         rows = {k: v for k, v in self._rows.items() if k in self.live}
@@ -840,31 +852,6 @@ class JobModel:
             self.history_inflight.discard(key)
 
     # ------------------------------------------------------------ what the panes get
-
-    def active(self, key: str | None) -> bool:
-        job = self.live.get(key) if key else None
-        return job is not None and job.category in ACTIVE
-
-    def running(self, key: str | None) -> bool:
-        job = self.live.get(key) if key else None
-        return job is not None and job.category in (StateCategory.RUNNING, StateCategory.COMPLETING)
-
-    def log_target(self, key: str | None) -> LogTarget | None:
-        """What the log pane shows for ``key``, or None while that is not known yet. ntui's own jobs (the
-        history names their log files) show as soon as the history answered, whatever the controller does;
-        other jobs wait for the details (their batch log is ``scontrol``'s StdOut)."""
-        if key is None:
-            return LogTarget(None, None, None, False, None)
-        if key not in self.entries:
-            return None
-        entry = self.entries[key]
-        paths = LogPaths(entry.log_dir, entry.log_stem) if entry and entry.log_stem else None
-        cached = self.cache.get(key)
-        if paths is None and cached is None:
-            return None
-        world_size = entry.world_size if entry and entry.world_size > 0 else None
-        batch_log = cached.details.std_out if cached and cached.details else None
-        return LogTarget(key, paths, world_size, self.active(key), batch_log)
 
     # ------------------------------------------------------------ banner and status line
 
