@@ -403,16 +403,18 @@ async def test_queue_takes_its_rows_and_the_lower_pane_the_rest_at_80x24_and_z_z
         await pilot.pause()
         log = screen.query_one("#lp-log")
         assert log.region.height >= 7, log.region
-        await pilot.press("z")
-        await pilot.pause()
-        assert screen.maximized is queue and queue.region.height >= 22
-        await pilot.press("z")
-        await pilot.pause()
-        assert screen.maximized is None
-        log.focus()
+        # `l` moved the focus into the log (issue #29: before, it stayed in the queue and `z` zoomed the queue)
+        assert screen.focused is not None and screen.query_one("#jobs-tabs") in screen.focused.ancestors
         await pilot.press("z")
         await pilot.pause()
         assert screen.maximized is screen.query_one("#jobs-tabs") and log.region.height >= 14
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        screen.table.focus()
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is queue and queue.region.height >= 22
 
 
 async def test_one_header_convention_and_placeholders_that_say_the_default(app_factory: AppFactory) -> None:

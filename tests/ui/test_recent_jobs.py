@@ -61,9 +61,9 @@ async def test_recent_jobs_listed_under_the_queue_and_a_record_shows_details_and
         assert view is not None and view.job_id == "48213701" and view.outcome is not None
         assert view.outcome.state == "FAILED" and "rank 5 on nid200021" in view.note
         logs = screen.query_one(LogPane)
-        target = screen._log_target
+        target = logs.target
         assert target is not None and target.job_id == "48213701" and not target.job_active
-        assert target.paths is not None and target.paths.log_dir == LOG_DIR and logs is screen._logs
+        assert target.paths is not None and target.paths.log_dir == LOG_DIR and logs is screen.logs_pane
         scontrol_before = [a for a in runner.argvs() if a[:2] == ("scontrol", "show")]
         # a queue refresh keeps the record shown (no scontrol for a record)
         screen.refresh_now()

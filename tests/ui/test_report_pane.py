@@ -35,7 +35,8 @@ async def test_report_tab_is_computed_when_shown_and_f_opens_compose_with_the_fi
         screen = app.screen
         assert isinstance(screen, JobsScreen)
         pane = screen.query_one("#jobs-report", ReportPane)
-        assert pane.job_id == REPORT_JOB and pane.usage is None and pane.computing is None  # hidden: not read
+        # hidden: the selection waits in the tab (stale), nothing read
+        assert pane.selected.job_id == REPORT_JOB and pane.job_id is None and pane.computing is None
         assert not [a for a in runner.argvs() if REPORT_JOB in a]  # no Slurm call for it yet
         screen.query_one("#jobs-recent", RecentJobsTable).focus()
         await pilot.press("u")
@@ -69,7 +70,7 @@ async def test_a_job_ntui_did_not_submit_has_no_report(tmp_path: Path) -> None:
         await settle_jobs(pilot)
         screen = app.screen
         assert isinstance(screen, JobsScreen)
-        screen.action_show_report()
+        screen.action_show_tab("tab-report")
         await settle_jobs(pilot)
         pane = screen.query_one("#jobs-report", ReportPane)
         assert pane.job_id == "48213777" and pane.usage is None  # the queue's running job: not in this history

@@ -15,10 +15,10 @@ from ntui.core.jobs.recent import (
     recent_cells,
     recent_title,
     record_details,
-    record_log_target,
     shown_jobs,
     state_text,
 )
+from ntui.core.jobs.selected import log_target, selected_record
 from ntui.core.records.history import GpuSummary, History
 from ntui.core.records.record import (
     NOT_FROM_NTUI,
@@ -115,12 +115,14 @@ def test_a_selected_record_shows_its_details_and_its_logs_as_for_a_live_job(tmp_
     view = record_details(job)
     assert view.outcome is not None and (view.outcome.state, view.outcome.exit_code) == ("FAILED", "1:0")
     assert view.entry is not None and "verdict: rank 5 on nid200021" in view.note
-    target = record_log_target(job)
+    target = log_target(selected_record(job))
+    assert target is not None
     assert target.paths is not None and target.paths.log_dir == LOG_DIR and not target.job_active
     assert target.world_size == 8 and target.batch_log == f"{LOG_DIR}/alice-ddp-48213701.out"
     foreign = _job("9", from_ntui=False, note=NOT_FROM_NTUI)
     assert "logs unknown" in record_details(foreign).note
-    assert record_log_target(foreign).paths is None
+    foreign_target = log_target(selected_record(foreign))
+    assert foreign_target is not None and foreign_target.paths is None and foreign_target.batch_log is None
 
 
 # ---------------------------------------------------------------- orders (issue 14: sort by GPU use)

@@ -10,8 +10,9 @@ accounting exists, the user's other jobs from ``sacct`` (their logs are unknown,
 * :func:`shown_jobs` / :func:`recent_cells` / :data:`RECENT_COLUMNS`: one row per job (jobs still in the live
   queue are left out: the queue above shows them), in the order the user picked
   (:data:`ntui.core.records.record.RECENT_ORDERS`).
-* :func:`record_details` / :func:`record_log_target`: the details panel's view and the log pane's target for a
-  selected record (logs as for a live job, ``job_active=False``).
+* :func:`record_details`: the details panel's view of a selected record (its logs:
+  :func:`ntui.core.jobs.selected.log_target` of :func:`~ntui.core.jobs.selected.selected_record`, as for a live job,
+  ``job_active=False``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 
 from ntui.core.compose.timefmt import format_elapsed
-from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobfiles.manifest import is_sweep_script
-from ntui.core.jobs.model import DetailsView, LogTarget
+from ntui.core.jobs.model import DetailsView
 from ntui.core.records.history import GpuSummary, History
 from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.records.record import (
@@ -51,7 +51,6 @@ __all__ = [
     "run_cell",
     "run_note",
     "record_details",
-    "record_log_target",
     "shown_jobs",
     "state_text",
 ]
@@ -241,12 +240,3 @@ def record_details(job: RecentJob) -> DetailsView:
     return DetailsView(job_id=job.job_id, entry=entry, outcome=outcome, note=note)
 
 
-def record_log_target(job: RecentJob) -> LogTarget:
-    """The log pane's target for a record: the per-rank logs from the history, the job no longer active.
-    A job ntui did not submit has no known logs (the details say so)."""
-    entry = job.entry
-    if entry is None or not entry.log_stem:
-        return LogTarget(job.job_id, None, None, False, None)
-    paths = LogPaths(entry.log_dir, entry.log_stem)
-    world = entry.world_size if entry.world_size > 0 else None
-    return LogTarget(job.job_id, paths, world, False, str(paths.batch(job.job_id)))

@@ -2,7 +2,8 @@
 
 The model (Textual-free, unit-tested without an app) decides every Slurm call and holds every row; this
 screen runs its thread-side calls in workers that post :mod:`ntui.ui.messages`, arms the timers it asks for,
-and draws: the queue table, the back-off banner, the status line, the details panel, the GPU and log panes.
+and draws: the queue table, the back-off banner and the status line; the selected job goes, as one
+:class:`~ntui.core.jobs.selected.SelectedJob`, to the tabs (:mod:`ntui.ui.widgets.job_tabs`: each tab draws it).
 
 * one squeue per refresh; refreshes never overlap (the next one is armed with ``set_timer`` only after the
   last one ended); the interval adapts (``queue:`` in ``$XDG_CONFIG_HOME/ntui/config.yaml``) and backs off
@@ -39,8 +40,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent
 from textual.worker import Worker
 
 from ntui.core.config import Settings
@@ -54,18 +54,17 @@ from ntui.core.jobs.model import (
     HistoryOpener,
     JobModel,
     JournalRequest,
-    LogTarget,
     PollRequest,
 )
 from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy, Row
-from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent, record_details, record_log_target
+from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent, record_details
 from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
+from ntui.core.jobs.selected import selected_in_queue, selected_record
 from ntui.core.jobs.submission import SubmittedJob
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs, next_order
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.squeue import QueueJob
-from ntui.ui.errors import describe_error
 from ntui.ui.messages import (
     ActionDone,
     DetailsFetched,
@@ -77,13 +76,13 @@ from ntui.ui.messages import (
 )
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingActions
-from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
+from ntui.ui.widgets.job_tab import TabDeps
+from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
 from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable, RecentLoaded
 from ntui.ui.widgets.report_pane import ReportPane
-from ntui.ui.widgets.sweep_pane import SweepPane
 
 __all__ = ["ENDED", "JobsScreen", "RefreshStats"]
 
@@ -132,7 +131,7 @@ class RefreshStats:
 
 
 class JobsScreen(WaitingActions):
-    """The queue with details, actions and the GPU and log panes (why a job waits, what would start sooner, a
+    """The queue with its actions, and the selected job's tabs (why a job waits, what would start sooner, a
     shell in a job and the start/end notices: :mod:`ntui.ui.screens.jobs_waiting`)."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
@@ -187,18 +186,12 @@ class JobsScreen(WaitingActions):
                 tooltip="Filter the queue's rows (the log pane's / searches its lines)"),
         Binding("s", "sort", "Sort", id="ntui.jobs.sort", tooltip="Sort by the next column"),
         Binding("S", "reverse_sort", "Reverse sort", id="ntui.jobs.reverse_sort", show=False),
-        Binding("d", "show_tab('tab-details')", "Details", id="ntui.jobs.tab_details", show=False),
-        Binding("g", "show_tab('tab-gpus')", "GPUs", id="ntui.jobs.tab_gpus", show=False),
-        Binding("l", "show_tab('tab-logs')", "Logs", id="ntui.jobs.tab_logs", show=False),
+        *JobTabs.bindings(),
         Binding("E", "first_error", "First error", id="ntui.jobs.first_error", show=False,
                 tooltip="Open the logs at the error of the rank that failed first"),
         Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
-        Binding("u", "show_report", "Report", id="ntui.jobs.tab_report", show=False,
-                tooltip="The GPU usage report of the selected ntui job"),
         Binding("t", "toggle_tasks", "Tasks", id="ntui.jobs.tasks", show=False,
                 tooltip="Open a job array's row into its tasks, or fold them (enter too)"),
-        Binding("v", "show_sweep", "Sweep", id="ntui.jobs.tab_sweep", show=False,
-                tooltip="The Sweep tab: the selected sweep's tasks side by side (values, state, GPU, metric)"),
         Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit", show=False,
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
         Binding(ORDER_KEY, "recent_order", "Recent order", id="ntui.jobs.recent_order", show=False,
@@ -210,11 +203,12 @@ class JobsScreen(WaitingActions):
                 tooltip="A running job: a shell on its first node inside its allocation (srun --overlap --pty); "
                         "exit it to come back"),
         Binding("z", "toggle_maximize", "Zoom pane", id="ntui.jobs.zoom",
-                tooltip="Maximise the focused pane (queue, or details / GPUs / logs); z again restores"),
+                tooltip="Maximise the focused pane (the queue, or the selected job's tabs); z again restores"),
     ]
 
-    #: The panes with keys of their own, for the help screen before this view is first opened.
-    HELP_PANES: ClassVar[tuple[type[Widget], ...]] = (QueueTable, LogPane, ReportPane, SweepPane)
+    #: The panes with keys of their own, for the help screen before this view is first opened (the tabs: every one
+    #: in the registry).
+    HELP_PANES: ClassVar[tuple[type, ...]] = (QueueTable, *JOB_TABS)
 
     # ------------------------------------------------------------ set-up
 
@@ -241,11 +235,6 @@ class JobsScreen(WaitingActions):
         self._details_timer: Timer | None = None
         self._debounce_pending = False
         self.last_refresh: RefreshStats | None = None
-        self._gpu: GpuPane | None = None
-        self._logs: LogPane | None = None
-        self._gpu_job: str | None = None
-        self._log_target: LogTarget | None = None
-        self._failed_panes: set[str] = set()
         self._table: QueueTable | None = None
         self._status_text = ""
         self._banner_text = ""
@@ -305,28 +294,18 @@ class JobsScreen(WaitingActions):
                 yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
                             id="jobs-filter", compact=True)
                 yield RecentJobsTable(id="jobs-recent")
-            with TabbedContent(id="jobs-tabs", initial="tab-details"):
-                with TabPane("Details", id="tab-details"):
-                    yield JobDetailsPanel(id="jobs-details")
-                with TabPane("GPUs", id="tab-gpus"):
-                    yield self._pane("The GPU pane", partial(GpuPane, self.runner, self.full_settings.gpu,
-                                                             id="jobs-gpu"))
-                with TabPane("Logs", id="tab-logs"):
-                    yield self._pane("The log pane", partial(LogPane, self.full_settings.logs, id="jobs-logs"))
-                with TabPane("Report", id="tab-report"):
-                    yield ReportPane(self.runner, id="jobs-report")
-                with TabPane("Sweep", id="tab-sweep"):
-                    yield SweepPane(self.runner, id="jobs-sweep")
+            yield JobTabs(TabDeps(self.runner, self.full_settings), id="jobs-tabs")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
 
-    def _pane(self, what: str, make: Callable[[], Widget]) -> Widget:
-        """A pane, or a note when it cannot start (the queue works without it)."""
-        try:
-            return make()
-        except Exception as exc:  # a pane that cannot start must not take the queue down
-            self.log.error(f"{what} failed to start: {exc!r}")
-            return Static(f"{what} failed to start: {describe_error(exc)}", classes="pane-missing")
+    @property
+    def tabs(self) -> JobTabs:
+        return self.query_one("#jobs-tabs", JobTabs)
+
+    @property
+    def logs_pane(self) -> LogPane | None:
+        tab = self.tabs.tab(LogPane)
+        return tab if isinstance(tab, LogPane) else None
 
     @property
     def table(self) -> QueueTable:
@@ -339,14 +318,8 @@ class JobsScreen(WaitingActions):
         return self.query_one("#jobs-details", JobDetailsPanel)
 
     def on_mount(self) -> None:
-        gpus, logs = self.query(GpuPane), self.query(LogPane)
-        self._gpu = gpus.first() if gpus else None
-        self._logs = logs.first() if logs else None
         self.sub_title = self.ntui_app.identity
         self.query_one("#jobs-queue").border_subtitle = self.ntui_app.identity
-        # the tab bar is no tab stop: d / g / l switch panes, and it swallowed Up, Down and Home
-        for bar in self.query("#jobs-tabs ContentTabs"):
-            bar.can_focus = False
         self._set_queue_title()
         self.table.focus()
         self.set_interval(1.0, self._tick)
@@ -578,15 +551,6 @@ class JobsScreen(WaitingActions):
         if event.row_key is not None and event.row_key in self._folded.arrays:
             self.action_toggle_tasks()
 
-    def action_show_sweep(self) -> None:
-        self.action_show_tab("tab-sweep")
-
-    def _feed_sweep(self, key: str | None, entry: HistoryEntry | None, active: bool) -> None:
-        pane = self.query_one("#jobs-sweep", SweepPane)
-        array = self._folded.array_of(key) if key is not None else None
-        job_id = array or (key.split("_", 1)[0] if key else None)
-        self._guard("SweepPane", partial(pane.show_job, job_id, entry, active=active))
-
     # ------------------------------------------------------------ selection, details, panes
 
     @on(VirtualTable.RowHighlighted, "#jobs-table")
@@ -621,6 +585,8 @@ class JobsScreen(WaitingActions):
         return any(w.group == ACTION_GROUP and not w.is_finished for w in self.workers)
 
     def _selection_changed(self) -> None:
+        """The selected job to every tab: the queue's row (its details looked up, its history entry asked for),
+        or the recent job's record."""
         self._debounce_pending = False
         if self._recent_job is not None:  # a recent job is selected: its record, not the queue's cursor
             self._show_record(self._recent_job)
@@ -628,20 +594,17 @@ class JobsScreen(WaitingActions):
         key = self._pane_key()
         if key is None:
             self.model.selected = None
-            self.details_panel.show(None)
+            self.tabs.select_job(selected_in_queue(self.model, self._folded, None))
             self._waiting_selected(None)
-            self._feed_panes()
             return
         step = self.model.details_step(key, details_visible=self._details_visible())
-        if step.view is not None:
-            self.details_panel.show(step.view)
         if step.request is not None:
             self._details_worker(step.request)
         wanted = self.model.history_request(key)
         if wanted is not None:
             self._history_worker(wanted)
+        self.tabs.select_job(selected_in_queue(self.model, self._folded, self.table.cursor_key, step.view))
         self._waiting_selected(key)
-        self._feed_panes()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=DETAILS_GROUP, description="job details")
     def _details_worker(self, request: DetailsRequest) -> None:
@@ -668,9 +631,7 @@ class JobsScreen(WaitingActions):
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         event.stop()
         if self._details_visible():
-            self._selection_changed()  # refreshes stale node states, then feeds the panes
-        else:
-            self._feed_panes()
+            self._selection_changed()  # a running job's node states may be stale: looked at again
 
     def _details_visible(self) -> bool:
         try:
@@ -679,17 +640,18 @@ class JobsScreen(WaitingActions):
             return True
 
     def action_show_tab(self, tab: str) -> None:
-        """``d`` / ``g`` / ``l`` from any pane of the view. With the focus inside the pane being hidden, it
-        goes to the queue first: Textual would move it to the next widget of the same pane, whose focus
-        re-activates that pane's tab (the key seemed to do nothing)."""
-        tabs = self.query_one("#jobs-tabs", TabbedContent)
+        """A tab's key (:data:`~ntui.ui.widgets.job_tabs.JOB_TABS`) from any pane of the view: the tab is shown and
+        the focus moves into it (``z`` then zooms it). With the focus inside the tab being hidden, it goes to the
+        queue first: Textual would move it to the next widget of the same tab, whose focus re-activates that tab
+        (the key seemed to do nothing)."""
+        tabs = self.tabs
         focused = self.focused
         if tab != tabs.active and focused is not None and tabs in focused.ancestors:
             self.table.focus()
-        tabs.active = tab
+        tabs.show_tab(tab)
 
     def action_toggle_maximize(self) -> None:
-        """``z``: the focused pane (the queue, or the details / GPU / log tabs) fills the view; ``z`` restores."""
+        """``z``: the focused pane (the queue, or the selected job's tabs) fills the view; ``z`` restores."""
         if self.maximized is not None:
             self.minimize()
             return
@@ -699,46 +661,11 @@ class JobsScreen(WaitingActions):
 
     def action_first_error(self) -> None:
         """``E`` from anywhere in the view (the log pane has the same key when it has focus)."""
-        logs = self._logs
+        logs = self.logs_pane
         if logs is None:
             return
-        self.action_show_tab("tab-logs")
-        self.call_after_refresh(self._guard, "LogPane", logs.action_first_error)
-
-    def _feed_panes(self) -> None:
-        """Give the GPU and log panes the selected job. The GPU pane runs its watch step only while it is
-        visible (it pauses itself when its tab is hidden); the log pane reads files (no RPCs) and gets the
-        job as soon as the history told where its logs are."""
-        if self._recent_job is not None:  # a recent job is selected: its record feeds the panes
-            self._show_record(self._recent_job)
-            return
-        key = self._pane_key()
-        gpu, logs = self._gpu, self._logs
-        if gpu is not None:
-            want = key if self.model.running(key) else None
-            if want != self._gpu_job:
-                self._gpu_job = want
-                self._guard("GpuPane", partial(gpu.watch_job, want))
-        self._feed_report(key, self.model.entries.get(key) if key else None, self.model.active(key))
-        array = self._folded.array_of(self.table.cursor_key)
-        self._feed_sweep(self.table.cursor_key, self.model.entries.get(key) if key else None,
-                         array is not None and any(t in self.model.live for t in self._folded.arrays[array]))
-        target = self.model.log_target(key)
-        if logs is not None and target is not None and target != self._log_target:
-            self._log_target = target
-            self._guard("LogPane", partial(logs.show_job, target.job_id, paths=target.paths,
-                                           world_size=target.world_size, job_active=target.job_active,
-                                           batch_log=target.batch_log))
-
-    def _guard(self, pane: str, call: Callable[[], object]) -> None:
-        """Call into a pane: its bug must not take the queue down (logged; notified once per pane)."""
-        try:
-            call()
-        except Exception as exc:
-            self.log.error(f"{pane} failed: {exc!r}")
-            if pane not in self._failed_panes:
-                self._failed_panes.add(pane)
-                self.notify(f"{pane}: {describe_error(exc)}", severity="error")
+        self.action_show_tab(LogPane.TAB.pane_id)
+        self.call_after_refresh(logs.action_first_error)
 
     # ------------------------------------------------------------ status line and banner
 
@@ -1013,22 +940,9 @@ class JobsScreen(WaitingActions):
         self._show_record(msg.job)
 
     def _show_record(self, job: RecentJob) -> None:
-        """A recent job's details come from its record (no Slurm call); its logs as for a live job."""
-        self.details_panel.show(record_details(job))
+        """A recent job: its record to every tab (no Slurm call); its logs as for a live job."""
         self.details_panel.show_why(None)
-        gpu, logs = self._gpu, self._logs
-        if gpu is not None and self._gpu_job is not None:
-            self._gpu_job = None
-            self._guard("GpuPane", partial(gpu.watch_job, None))
-        self._feed_report(job.job_id, job.entry, False)
-        self._guard("SweepPane", partial(self.query_one("#jobs-sweep", SweepPane).show_job, job.job_id, job.entry,
-                                         active=False))
-        target = record_log_target(job)
-        if logs is not None and target != self._log_target:
-            self._log_target = target
-            self._guard("LogPane", partial(logs.show_job, target.job_id, paths=target.paths,
-                                           world_size=target.world_size, job_active=False,
-                                           batch_log=target.batch_log))
+        self.tabs.select_job(selected_record(job, record_details(job)))
 
     # ------------------------------------------------------------ resubmit (ntui/ui/screens/resubmit.py)
 
@@ -1084,15 +998,7 @@ class JobsScreen(WaitingActions):
         else:
             self.app.call_later(open_in_compose, self.app, plan)
 
-    # ------------------------------------------------------------ report tab (ntui/ui/widgets/report_pane.py)
-
-    def _feed_report(self, key: str | None, entry: HistoryEntry | None, active: bool) -> None:
-        report = self.query_one("#jobs-report", ReportPane)
-        self._guard("ReportPane", partial(report.show_job, key, entry, active=active))
-
-    def action_show_report(self) -> None:
-        self.action_show_tab("tab-report")
-        self.query_one("#jobs-report", ReportPane).focus()
+    # ------------------------------------------------------------ the report tab's fix (ntui/ui/widgets/report_pane.py)
 
     @on(ReportPane.ApplyFix)
     def _apply_fix(self, msg: ReportPane.ApplyFix) -> None:

@@ -46,7 +46,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.dom import DOMNode, NoScreen
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -60,12 +59,14 @@ from ntui.core.gpu.samples import SampleBoard
 from ntui.core.gpu.smi import GpuBoard, GpuIssue, GpuSample, GpuView, no_gpus_allocated, sparkline
 from ntui.core.gpu.stream import GpuStream, GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.hosts import compress_nodelist, format_index_ranges
+from ntui.core.jobs.selected import SelectedJob
 from ntui.core.logs.tail import FdBudget
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.scontrol import JobDetails
 from ntui.ui.errors import describe_error
 from ntui.ui.services import ReportsWorkerErrors
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
 
 __all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board", "render_heatmap"]
 
@@ -359,8 +360,12 @@ def _history_entry(factory: Callable[[], HistoryLookup | None], job_id: str) -> 
 # the pane
 
 
-class GpuPane(Widget):
+class GpuPane(JobTab, Widget):
     """Live GPU usage of one running job. See the module docstring for the life cycle."""
+
+    TAB = TabSpec("GPUs", "tab-gpus", "jobs-gpu", "g", "ntui.jobs.tab_gpus",
+                  "Live GPU use of the selected running job, per node and GPU")
+    FEED_HIDDEN = True  # it pauses itself while hidden (no step, no reads) and resumes when shown
 
     DEFAULT_CSS = """
     GpuPane { height: 1fr; width: 1fr; layout: vertical; }
@@ -442,7 +447,25 @@ class GpuPane(Widget):
         self._stoppers: list[threading.Thread] = []
         self._unclaimed: dict[int, GpuStreamLike] = {}  # started by the plan worker, not yet taken over
         self._ticker: Timer | None = None
+        self._wanted: str | None = None  # the selected job, as last asked for by show_selected
         self.redraws = 0
+
+    # -- as a tab of the jobs view ---------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, deps: TabDeps) -> GpuPane:
+        return cls(deps.runner, deps.settings.gpu, id=cls.TAB.widget_id)
+
+    def show_selected(self, selected: SelectedJob) -> None:
+        """Watch the selected job while it runs (a pending or ended job has no GPUs to watch)."""
+        want = selected.job_id if selected.running else None
+        if want != self._wanted:  # the same job again is left as it is (a failed watch retries on a new selection)
+            self._wanted = want
+            self.watch_job(want)
+
+    def show_failure(self, text: str) -> None:
+        self._wanted = None
+        self._fail(text)
 
     # -- public API ------------------------------------------------------------------------------------
 
@@ -577,20 +600,7 @@ class GpuPane(Widget):
         Checked on ``Show`` / ``Hide``, on screen changes and on every tick: Textual 8.2.8 can miss a
         ``Show`` (the compositor map rebuilt lazily in between), so the events alone are not enough.
         """
-        if not self.is_mounted or self._closing or self._closed:
-            return False
-        try:
-            screen = self.screen
-        except NoScreen:
-            return False
-        if screen not in self.app.screen_stack:
-            return False
-        node: DOMNode | None = self
-        while node is not None and node is not screen:
-            if not node.display:
-                return False
-            node = node.parent
-        return True
+        return not (self._closing or self._closed) and displayed(self)
 
     def _visibility_changed(self) -> None:
         if self.visible_now:

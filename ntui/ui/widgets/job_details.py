@@ -19,12 +19,14 @@ from ntui.core.hosts import format_index_ranges
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.jobfiles.machinery import fold_machinery
 from ntui.core.jobs.model import DetailsView
+from ntui.core.jobs.selected import SelectedJob
 from ntui.core.records.outcome import UNKNOWN
 from ntui.core.slurm.common import StateCategory, exit_signal, state_category
 from ntui.core.slurm.scontrol import JobDetails
 from ntui.core.slurm.sinfo import NodeState
 from ntui.core.textsafe import inert
 from ntui.core.waiting.why import Why
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec
 
 __all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "node_states_text", "state_style", "why_text"]
 
@@ -166,8 +168,12 @@ def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[
     return rows
 
 
-class JobDetailsPanel(VerticalScroll):
+class JobDetailsPanel(JobTab, VerticalScroll):
     """Shows a :class:`DetailsView` (or a hint when no job is selected)."""
+
+    TAB = TabSpec("Details", "tab-details", "jobs-details", "d", "ntui.jobs.tab_details",
+                  "The selected job's details: scontrol show job -d, what ntui submitted, why it waits")
+    FEED_HIDDEN = True  # text only: shown at once when its tab is
 
     DEFAULT_CSS = """
     JobDetailsPanel {
@@ -192,6 +198,21 @@ class JobDetailsPanel(VerticalScroll):
         yield Static("Select a job to see its details.", id="details-fields")
         yield Static("", id="details-script-title")
         yield Static("", id="details-script")
+
+    @classmethod
+    def build(cls, deps: TabDeps) -> JobDetailsPanel:
+        return cls(id=cls.TAB.widget_id)
+
+    def show_selected(self, selected: SelectedJob) -> None:
+        """The selection's view (None: the view shown stays, e.g. while its details are looked up)."""
+        if selected.job_id is None:
+            self.show(None)
+            self.show_why(None)
+        elif selected.view is not None:
+            self.show(selected.view)
+
+    def show_failure(self, text: str) -> None:
+        self.query_one("#details-fields", Static).update(Text(f"The details cannot be shown: {text}", style="red"))
 
     def show_why(self, why: Why | None) -> None:
         """A pending job's why above its details (None: hidden); redrawn only when its words change."""

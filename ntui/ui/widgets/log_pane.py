@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
@@ -48,6 +48,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ntui.core.config import LogSettings
 from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.model import LogTarget
+from ntui.core.jobs.selected import SelectedJob, log_target
 from ntui.core.logs.ranktable import FILTERS, Filter, TableLine, table_lines
 from ntui.core.logs.tail import FdBudget, TailUpdate
 from ntui.core.logs.watch import BATCH as BATCH
@@ -60,9 +62,7 @@ from ntui.core.logs.watch import human_age as human_age
 from ntui.core.logs.watch import human_size as human_size
 from ntui.core.logs.watch import key_name as _key_name
 from ntui.core.logs.watch import key_sort as _key_sort
-
-if TYPE_CHECKING:
-    from ntui.core.records.history import History
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec
 
 BACKOFF_FIRST = 4  # a file not on screen is polled every 4 ticks at first ...
 BACKOFF_MAX = 60  # ... doubling while it does not change, up to every 60 ticks (30 s at the 0.5 s default)
@@ -199,11 +199,16 @@ class _TailLog(Log):
 # the pane
 
 
-class LogPane(Widget):
+class LogPane(JobTab, Widget):
     """Every rank's log of one job: rank table, triage line, live / merged view. See the module docstring.
 
-    The Jobs screen calls :meth:`show_job` when the selection or the job's state changes.
+    As a tab of the jobs view it gets the selected job (:meth:`show_selected`: its
+    :func:`~ntui.core.jobs.selected.log_target`); :meth:`show_job` shows any job's logs.
     """
+
+    TAB = TabSpec("Logs", "tab-logs", "jobs-logs", "l", "ntui.jobs.tab_logs",
+                  "Every rank's log of the selected job, with the triage line")
+    FEED_HIDDEN = True  # hidden, it reads the batch log alone now and then (a failure still shows at once)
 
     DEFAULT_CSS = """
     LogPane { layout: vertical; height: 1fr; }
@@ -273,15 +278,14 @@ class LogPane(Widget):
         self,
         settings: LogSettings,
         *,
-        history: History | None = None,
         clock: Callable[[], float] = time.time,
         id: str | None = None,  # noqa: A002
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
         self.settings = settings
-        self.history = history
         self.clock = clock
+        self.target: LogTarget | None = None  # the selected job's logs, as last shown
         self._token = 0
         self._session: _Session | None = None
         self._job_id: str | None = None
@@ -409,30 +413,27 @@ class LogPane(Widget):
         world_size: int | None,
         job_active: bool,
         batch_log: str | None = None,
+        launcher: str | None = None,
     ) -> None:
         """Show (and follow) a job's logs; None clears the pane.
 
         ``paths`` come from the history (None for a job ntui did not submit: then only ``batch_log``,
-        the ``StdOut`` path from ``scontrol``, is shown, and per-rank logs are unknown). Calling it again
-        for the same job only updates ``job_active`` (running -> finished), keeping the view.
+        the ``StdOut`` path from ``scontrol``, is shown, and per-rank logs are unknown); ``launcher`` (the
+        history's) says what srun's ``task N`` is. Calling it again for the same job only updates ``job_active``
+        (running -> finished), keeping the view.
         """
         if not self._ready:  # before mount: apply it once the children exist
-            kwargs = {"paths": paths, "world_size": world_size, "job_active": job_active, "batch_log": batch_log}
+            kwargs = {"paths": paths, "world_size": world_size, "job_active": job_active, "batch_log": batch_log,
+                      "launcher": launcher}
             self._deferred = (job_id, kwargs)
             return
-        if job_id is not None and paths is None and self.history is not None:
-            from ntui.core.jobs.submission import paths_for
-
-            paths = paths_for(job_id, self.history)
-            if paths is not None and world_size is None:
-                entry = self.history.get(job_id)
-                world_size = entry.world_size if entry is not None and entry.world_size > 0 else None
         session = self._session
         if (
             job_id is not None
             and session is not None
             and session.job_id == job_id
             and session.paths == paths
+            and session.launcher == launcher
             and (paths is not None or session.files.get(BATCH) == (Path(batch_log) if batch_log else None))
         ):
             if session.job_active != job_active:
@@ -488,7 +489,8 @@ class LogPane(Widget):
         if not files and not discover:
             return
         self._session = _Session(
-            self._token, job_id, files, self._view, job_active=job_active, paths=paths, discover=discover
+            self._token, job_id, files, self._view, job_active=job_active, paths=paths, discover=discover,
+            launcher=launcher,
         )
         self.run_worker(
             functools.partial(self._watch, self._session),
@@ -499,6 +501,23 @@ class LogPane(Widget):
             exclusive=True,
             exit_on_error=False,
         )
+
+    @classmethod
+    def build(cls, deps: TabDeps) -> LogPane:
+        return cls(deps.settings.logs, id=cls.TAB.widget_id)
+
+    def show_selected(self, selected: SelectedJob) -> None:
+        """The selected job's logs, once it is known where they are (:func:`log_target`)."""
+        target = log_target(selected)
+        if target is None or target == self.target:
+            return
+        self.target = target
+        self.show_job(target.job_id, paths=target.paths, world_size=target.world_size, job_active=target.job_active,
+                      batch_log=target.batch_log, launcher=target.launcher)
+
+    def show_failure(self, text: str) -> None:
+        self.target = None  # the next selection tries again
+        self._set_triage(TriageLine(f"the logs cannot be shown: {text}", False))
 
     def open_rank(self, key: Key) -> None:
         """Follow one file (a rank, or ``"batch"``)."""
@@ -1005,7 +1024,7 @@ class LogPane(Widget):
         interval = max(0.01, float(self.settings.poll_interval))
         watcher = JobLogWatcher(
             session.job_id, session.files, paths=session.paths, discover=session.discover,
-            launcher=session.launcher or self._launcher_of(session.job_id),
+            launcher=session.launcher,
             window=max(1, self.settings.window), clock=self.clock, budget=FdBudget(),
             scheduler=PoliteScheduler(interval, interval * BACKOFF_FIRST, min(30.0, interval * BACKOFF_MAX)),
         )
@@ -1067,13 +1086,3 @@ class LogPane(Widget):
             session.wake.wait(max(0.0, next_poll - time.monotonic()))
             session.wake.clear()
         watcher.close()
-
-    def _launcher_of(self, job_id: str) -> str | None:
-        """The job's launcher from the history (worker thread: the history is a file)."""
-        if self.history is None:
-            return None
-        try:
-            entry = self.history.get(job_id)
-        except Exception:  # noqa: BLE001 - a broken history must not stop the logs
-            return None
-        return entry.launcher if entry is not None else None

@@ -16,32 +16,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Static
 
 from ntui.core.jobs.report import JobUsage, job_usage, usage_lines
+from ntui.core.jobs.selected import SelectedJob
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
 
-__all__ = ["ReportPane", "shown"]
-
-
-def shown(widget: Widget) -> bool:
-    """Whether ``widget`` and every container above it are displayed (a pane in a hidden tab is not)."""
-    node: Widget | None = widget
-    while isinstance(node, Widget):
-        if not node.display:
-            return False
-        parent = node.parent
-        node = parent if isinstance(parent, Widget) else None
-    return True
+__all__ = ["ReportPane"]
 
 MIN_WIDTH = 60
 
 
-class ReportPane(VerticalScroll):
+class ReportPane(JobTab, VerticalScroll):
     """The usage report of one job (see the module docstring)."""
+
+    TAB = TabSpec("Report", "tab-report", "jobs-report", "u", "ntui.jobs.tab_report",
+                  "The GPU usage report of the selected ntui job", groups=("ntui-report",))
 
     DEFAULT_CSS = """
     ReportPane {
@@ -85,8 +78,20 @@ class ReportPane(VerticalScroll):
         yield Static("", id="report-findings", markup=False)  # wraps: sentences
         yield Static("Select a job to see its GPU usage report.", id="report-text", markup=False)  # a table
 
+    @classmethod
+    def build(cls, deps: TabDeps) -> ReportPane:
+        return cls(deps.runner, id=cls.TAB.widget_id)
+
+    def show_selected(self, selected: SelectedJob) -> None:
+        self.show_job(selected.job_id, selected.entry, active=selected.active)
+
+    def show_failure(self, text: str) -> None:
+        self.computing = None
+        self.query_one("#report-findings", Static).update("")
+        self.query_one("#report-text", Static).update(Text(f"No report: {text}", style="red"))
+
     def _visible(self) -> bool:
-        return shown(self)
+        return displayed(self)
 
     def show_job(self, job_id: str | None, entry: HistoryEntry | None, *, active: bool) -> None:
         """The job to report on (``entry``: ntui's history entry; None: not ntui's job). Computed now if the
@@ -114,7 +119,7 @@ class ReportPane(VerticalScroll):
         if self.computing == msg.job_id:
             self.computing = None
         self._done.add(msg.job_id)
-        if msg.job_id == self.job_id:
+        if msg.job_id == self.job_id:  # else a stale result, for a job no longer shown
             self.usage = msg.usage
             self._draw()
 

@@ -22,12 +22,13 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
+from ntui.core.jobs.selected import SelectedJob
 from ntui.core.jobs.sweep import SweepTable, sort_rows, sweep_table, table_cells, table_columns
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
 from ntui.ui.widgets.queue_table import Column, VirtualTable
-from ntui.ui.widgets.report_pane import shown
 
 __all__ = ["SweepPane"]
 
@@ -35,8 +36,12 @@ __all__ = ["SweepPane"]
 REFRESH_S = 15.0
 
 
-class SweepPane(Vertical):
+class SweepPane(JobTab, Vertical):
     """The tasks of one sweep (see the module docstring)."""
+
+    TAB = TabSpec("Sweep", "tab-sweep", "jobs-sweep", "v", "ntui.jobs.tab_sweep",
+                  "The Sweep tab: the selected sweep's tasks side by side (values, state, GPU, metric)",
+                  groups=("ntui-sweep",))
 
     DEFAULT_CSS = """
     SweepPane {
@@ -53,11 +58,10 @@ class SweepPane(Vertical):
     ]
 
     class _Computed(Message, bubble=False):
-        def __init__(self, job_id: str, table: SweepTable | None, error: str = "") -> None:
+        def __init__(self, job_id: str, table: SweepTable | None) -> None:
             super().__init__()
             self.job_id = job_id
             self.table = table
-            self.error = error
 
     def __init__(self, runner: CommandRunner, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -81,8 +85,21 @@ class SweepPane(Vertical):
     def on_mount(self) -> None:
         self.set_interval(REFRESH_S / 3, self._maybe_refresh)
 
+    @classmethod
+    def build(cls, deps: TabDeps) -> SweepPane:
+        return cls(deps.runner, id=cls.TAB.widget_id)
+
+    def show_selected(self, selected: SelectedJob) -> None:
+        self.show_job(selected.sweep_id, selected.entry, active=selected.sweep_active)
+
+    def show_failure(self, text: str) -> None:
+        """A bad file must not take the view down: the pane says why (and the table is computed again later)."""
+        self.computing = None
+        self.table, self.error, self.computed_at = None, text, time.monotonic()
+        self._draw()
+
     def _visible(self) -> bool:
-        return shown(self)
+        return displayed(self)
 
     @property
     def is_sweep(self) -> bool:
@@ -112,17 +129,14 @@ class SweepPane(Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-sweep", description="sweep table")
     def _compute(self, job_id: str, entry: HistoryEntry) -> None:
-        try:
-            self.post_message(self._Computed(job_id, sweep_table(entry, self.runner)))
-        except Exception as exc:  # a bad file must not take the view down: the pane says why
-            self.post_message(self._Computed(job_id, None, str(exc)))
+        self.post_message(self._Computed(job_id, sweep_table(entry, self.runner)))
 
     @on(_Computed)
     def _computed(self, msg: SweepPane._Computed) -> None:
         if self.computing == msg.job_id:
             self.computing = None
-        if msg.job_id == self.job_id:
-            self.table, self.error, self.computed_at = msg.table, msg.error, time.monotonic()
+        if msg.job_id == self.job_id:  # else a stale result, for a job no longer shown
+            self.table, self.error, self.computed_at = msg.table, "", time.monotonic()
             self._draw()
 
     # ------------------------------------------------------------ drawing
