@@ -83,3 +83,34 @@ def dev_cluster() -> DevCluster:
             f"{(ping.stdout + ping.stderr).strip()[:300]}; run scripts/dev-cluster up"
         )
     return DevCluster(slurm_conf=Path(conf), state_dir=state_dir, env=env)
+
+
+#: scripts/test names, for the lane that runs the ``two_clusters`` tests, another version's running cluster.
+OTHER_ENV = "NTUI_TEST_OTHER_SLURM"
+
+
+@pytest.fixture(scope="session")
+def other_dev_cluster(dev_cluster: DevCluster) -> DevCluster:
+    """A second running dev cluster of another Slurm version (``$NTUI_TEST_OTHER_SLURM``, e.g. 24.11), with its
+    own environment as ``scripts/dev-cluster env --slurm V`` gives it."""
+    version = os.environ.get(OTHER_ENV)
+    if not version:
+        _skip(f"{OTHER_ENV} names no second cluster (scripts/test sets it for the 26.05 lane)")
+    try:
+        res = subprocess.run(["bash", "-c", f'eval "$("$0" env --slurm {version})" && env -0', str(DEV_CLUSTER)],
+                             env=dict(os.environ), capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        _skip(f"scripts/dev-cluster env --slurm {version} timed out")
+    if res.returncode != 0:
+        _skip(f"scripts/dev-cluster env --slurm {version}: {res.stderr.decode(errors='replace')[:300]}")
+    env = dict(item.split("=", 1) for item in res.stdout.decode(errors="replace").split("\0") if "=" in item)
+    if env.get("SLURM_CONF") == str(dev_cluster.slurm_conf):
+        _skip(f"{OTHER_ENV}={version} is this lane's own cluster")
+    ping = subprocess.run(["scontrol", "ping"], env=env, capture_output=True, text=True, errors="replace",
+                          timeout=30)
+    if ping.returncode != 0 or "is UP" not in ping.stdout:
+        _skip(f"the Slurm {version} dev cluster does not answer scontrol ping; run scripts/dev-cluster up "
+              f"--slurm {version}")
+    conf = Path(env["SLURM_CONF"])
+    return DevCluster(slurm_conf=conf, state_dir=Path(env.get("NTUI_DEV_CLUSTER_DIR") or conf.parent.parent),
+                      env=env)
