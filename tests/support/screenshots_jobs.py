@@ -464,3 +464,58 @@ def save_report_screenshot(out: Path = Path("screenshots")) -> Path:
             return await _shoot(app, report_scene, path, (120, 36), "ntui · report")
 
     return asyncio.run(take(out / "jobs-report.svg"))
+
+
+# ------------------------------------------------------------------------------------------ many recent jobs
+
+#: How many recent jobs the "room for the tabs" scene lists (issue #29: a long list took the whole view).
+MANY_RECENT = 150
+
+
+def many_recent_history(directory: Path, count: int = MANY_RECENT) -> Callable[[], History]:
+    """A history of ``count`` ended jobs of the last days (the newest one the demo log pane's failed job, with its
+    logs written under ``directory``); returns its opener."""
+    from ntui.core.records.history import FinalRecord
+    from tests.support.screenshots_logs import JOB_ID, NODES, STEM, write_demo_logs
+
+    logs = directory / "logs"
+    write_demo_logs(logs)
+    history = History(directory / "state")
+    now = FROZEN_NOW.timestamp()
+    try:
+        for n in range(count):
+            job_id = JOB_ID if n == 0 else str(48213000 - n)
+            token = f"many-{job_id}"
+            ago = 600.0 + n * 1800.0
+            history.record_intent(token=token, preset="alice-ddp", preset_path=None, overrides=(),
+                                  job_name=STEM, launcher="torchrun", nodes=2, world_size=len(NODES),
+                                  log_dir=str(logs), log_stem=STEM, script=SCRIPT, created_at=now - ago)
+            history.record_submitted(token, job_id, "perlmutter", None, when=now - ago)
+            history.record_final(job_id, FinalRecord("FAILED" if n == 0 else "COMPLETED", "1:0" if n == 0 else "0:0",
+                                                     None, None, None, 300, "nid[001140-001141]", "", "sacct"),
+                                 when=now - ago + 300)
+    finally:
+        history.close()
+    return lambda: History(directory / "state")
+
+
+async def many_recent_logs_scene(pilot: Pilot[Any]) -> None:
+    """The jobs view with :data:`MANY_RECENT` recent jobs, the newest selected, its Logs tab shown (``l``)."""
+    from ntui.ui.screens.jobs import JobsScreen
+    from ntui.ui.widgets.log_pane import LogPane
+    from ntui.ui.widgets.recent_jobs import RecentJobsTable
+
+    await settle_jobs(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, JobsScreen)
+    recent = screen.query_one("#jobs-recent", RecentJobsTable)
+    recent.focus()
+    recent.move_cursor(row=0)
+    await settle_jobs(pilot)
+    await pilot.press("l")
+    pane = screen.query_one(LogPane)
+    for _ in range(200):
+        await pilot.pause(0.05)
+        if pane.triage_line.failed:
+            break
+    await pilot.pause(0.2)

@@ -25,7 +25,14 @@ from ntui.ui.widgets.job_tab import JobTab, TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.support.fakes import FakeRunner, capture, result
-from tests.support.screenshots_jobs import FROZEN_NOW, jobs_app, settle_jobs
+from tests.support.screenshots_jobs import (
+    FROZEN_NOW,
+    MANY_RECENT,
+    jobs_app,
+    many_recent_history,
+    many_recent_logs_scene,
+    settle_jobs,
+)
 
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -205,3 +212,42 @@ async def test_a_failing_report_says_so_in_the_tab_and_once_in_a_notice(tmp_path
         text = str(pane.query_one("#report-text").render())
         assert pane.failure is not None and "Input/output error" in text and "Reading" not in text
         assert [n.severity for n in app._notifications if "Input/output error" in n.message] == ["error"]
+
+
+# ------------------------------------------------------------------------------------------ the tabs get the room
+
+
+def _many_app(tmp_path: Path) -> Any:
+    return jobs_app(runner=_runner(), settings=HOUR, history_factory=many_recent_history(tmp_path))
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+async def test_with_150_recent_jobs_the_log_keeps_a_dozen_lines_and_l_then_z_zooms_it(
+        tmp_path: Path, size: tuple[int, int]) -> None:
+    """Before: at 120x36 the recent list took the view and the log had 4 lines (at 80x24 it was pushed off the
+    screen); ``l`` left the focus in the list, so ``z`` zoomed the queue."""
+    app = _many_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await many_recent_logs_scene(pilot)
+        screen = app.screen
+        assert isinstance(screen, JobsScreen)
+        recent = screen.query_one("#jobs-recent", RecentJobsTable)
+        assert recent.row_count == MANY_RECENT
+        log = screen.query_one("#lp-log")
+        assert log.region.height >= 12 and log.region.bottom <= size[1] - 2, log.region  # above status + footer
+        assert screen.focused is not None and screen.tabs in screen.focused.ancestors
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.tabs and log.region.height > 12
+        await pilot.press("z")
+        await pilot.pause()
+        recent.focus()  # back in the list: the queue box has its room again
+        await pilot.pause()
+        await pilot.pause()
+        assert screen.query_one("#jobs-queue").region.height > (size[1] - 2) // 2
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+def test_logs_tab_with_150_recent_jobs_snapshot(snap_compare: Callable[..., bool], tmp_path: Path,
+                                               size: tuple[int, int]) -> None:
+    assert snap_compare(_many_app(tmp_path), terminal_size=size, run_before=many_recent_logs_scene)

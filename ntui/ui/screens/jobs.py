@@ -104,6 +104,12 @@ JOURNAL_TICK_S = 2.0
 #: CSS), and the list's least height.
 RECENT_BOX_SHARE = 70
 RECENT_MIN_HEIGHT = 5
+#: While the focus is in the selected job's tabs, they get the room: the queue box keeps this share of the view's
+#: height, and no more than the lines its rows need; on a short terminal (fewer than SHORT_VIEW rows) it keeps
+#: COMPACT_BOX lines (its border and the queue's selected row), so that the log shows a dozen lines at 80x24.
+TABS_FOCUSED_BOX_SHARE = 30
+SHORT_VIEW = 30
+COMPACT_BOX = 4
 
 #: Delay between a cursor move and the details look-up (holding an arrow key costs no RPCs).
 DETAILS_DEBOUNCE_S = 0.15
@@ -159,6 +165,8 @@ class JobsScreen(WaitingActions):
             border-subtitle-color: $text-muted;
         }
         #jobs-queue.-with-recent { max-height: 70%; }
+        &.-tabs-focused #jobs-queue { min-height: 3; }
+        &.-tabs-focused #jobs-table { scrollbar-size-horizontal: 0; }  /* its line goes to the selected row */
         #jobs-queue.-with-recent #jobs-table { max-height: 50%; }
         #jobs-queue:focus-within { border: round $primary; border-title-color: $text; }
         #jobs-table { height: auto; max-height: 100%; }
@@ -294,7 +302,7 @@ class JobsScreen(WaitingActions):
                 yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
                             id="jobs-filter", compact=True)
                 yield RecentJobsTable(id="jobs-recent")
-            yield JobTabs(TabDeps(self.runner, self.full_settings), id="jobs-tabs")
+            yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock), id="jobs-tabs")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
 
@@ -568,6 +576,10 @@ class JobsScreen(WaitingActions):
         if event.widget is self.table and self._recent_job is not None:  # back from the recent jobs
             self._recent_job = None
             self._selection_changed()
+        in_tabs = self.tabs in event.widget.ancestors
+        if in_tabs != self.has_class("-tabs-focused"):
+            self.set_class(in_tabs, "-tabs-focused")  # the tabs get the room while the user works in them
+            self.call_after_refresh(self._fit_recent)
 
     @on(VirtualTable.HeaderSelected, "#jobs-table")
     def _header_selected(self, event: VirtualTable.HeaderSelected) -> None:
@@ -900,23 +912,43 @@ class JobsScreen(WaitingActions):
             return
         recent = self.query_one("#jobs-recent", RecentJobsTable)
         table = self.table
+        box = self.query_one("#jobs-queue")
+        body = self.query_one("#jobs-body")
+        full = self.has_class("-wide") or box.has_class("-maximized")
+        room = body.content_size.height
+        if self.has_class("-tabs-focused") and not full:
+            cap = COMPACT_BOX if self.size.height < SHORT_VIEW else room * TABS_FOCUSED_BOX_SHARE // 100
+            box.styles.max_height = cap
+        else:
+            cap = room if full else room * RECENT_BOX_SHARE // 100
+            box.styles.max_height = None  # the stylesheet's
         if not recent.has_class("-shown"):
             table.styles.max_height = None
             recent.styles.max_height = None
             return
-        box = self.query_one("#jobs-queue")
-        body = self.query_one("#jobs-body")
-        full = self.has_class("-wide") or box.has_class("-maximized")
-        cap = body.content_size.height if full else body.content_size.height * RECENT_BOX_SHARE // 100
         box_filter = self.query_one("#jobs-filter", Input)
         inner = cap - box.styles.gutter.height - (box_filter.outer_size.height if box_filter.display else 0)
-        recent_need = recent.row_count + 1 + recent.styles.gutter.height  # rows, header, border
-        table_max = max(inner // 2, inner - recent_need)
-        table_need = table.virtual_size.height  # rows and header
-        fits = (table_max, max(RECENT_MIN_HEIGHT, inner - min(table_need, table_max)))
+        compact = self.has_class("-tabs-focused") and not full
+        recent.set_class(compact, "-compact")
+        if compact:  # the list that holds the selection keeps the box's lines, its cursor's row in sight
+            in_recent = self._recent_job is not None
+            fits = (0, inner) if in_recent else (inner, 0)
+        else:
+            recent_need = recent.row_count + 1 + recent.styles.gutter.height  # rows, header, border
+            table_max = max(inner // 2, inner - recent_need)
+            table_need = table.virtual_size.height  # rows and header
+            fits = (table_max, max(RECENT_MIN_HEIGHT, inner - min(table_need, table_max)))
         for widget, lines in zip((table, recent), fits, strict=True):
             if widget.styles.max_height is None or widget.styles.max_height.value != lines:
                 widget.styles.max_height = lines
+        if compact:
+            self.call_after_refresh(self._cursor_in_sight)
+
+    def _cursor_in_sight(self) -> None:
+        """The recent list's selected row, in the list made smaller (the queue table does it on its own resize)."""
+        if self._recent_job is not None:
+            recent = self.query_one("#jobs-recent", RecentJobsTable)
+            recent.move_cursor(row=recent.cursor_row, scroll=True, animate=False)
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self._fit_recent)

@@ -64,6 +64,11 @@ from ntui.core.logs.watch import key_name as _key_name
 from ntui.core.logs.watch import key_sort as _key_sort
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec
 
+#: The log's least height when the pane is short (the rank table gives up its lines first), and the rank table's
+#: bounds (its header and one row, the selected rank's, at least).
+LOG_MIN_LINES = 12
+RANKS_MIN_LINES = 2
+RANKS_MAX_LINES = 12
 BACKOFF_FIRST = 4  # a file not on screen is polled every 4 ticks at first ...
 BACKOFF_MAX = 60  # ... doubling while it does not change, up to every 60 ticks (30 s at the 0.5 s default)
 FAST_SHOWN_MAX = 32  # a merged view of more ranks polls only its first 32 every tick (the rest back off)
@@ -217,7 +222,7 @@ class LogPane(JobTab, Widget):
     }
     LogPane > #lp-triage.-failed { background: $error 30%; color: $text; text-style: bold; }
     LogPane > #lp-triage.-ok { color: $text-success; }
-    LogPane > #lp-ranks { height: auto; max-height: 12; overflow-x: hidden; }
+    LogPane > #lp-ranks { height: auto; max-height: 12; overflow-x: hidden; }  /* then: _share_height */
     LogPane > #lp-status {
         height: 1; padding: 0 1; background: $panel; color: $text-muted; text-wrap: nowrap;
         text-overflow: ellipsis;
@@ -334,6 +339,7 @@ class LogPane(JobTab, Widget):
         for label, key, width in COLUMNS:
             table.add_column(label, key=key, width=width)
         self._ready = True
+        self.call_after_refresh(self._share_height)
         if self._deferred is not None:
             job_id, kwargs = self._deferred
             self._deferred = None
@@ -504,7 +510,9 @@ class LogPane(JobTab, Widget):
 
     @classmethod
     def build(cls, deps: TabDeps) -> LogPane:
-        return cls(deps.settings.logs, id=cls.TAB.widget_id)
+        clock = deps.clock
+        return cls(deps.settings.logs, clock=(lambda: clock().timestamp()) if clock is not None else time.time,
+                   id=cls.TAB.widget_id)
 
     def show_selected(self, selected: SelectedJob) -> None:
         """The selected job's logs, once it is known where they are (:func:`log_target`)."""
@@ -518,6 +526,24 @@ class LogPane(JobTab, Widget):
     def show_failure(self, text: str) -> None:
         self.target = None  # the next selection tries again
         self._set_triage(TriageLine(f"the logs cannot be shown: {text}", False))
+
+    def on_resize(self) -> None:
+        self._share_height()
+
+    def _share_height(self) -> None:
+        """The rank table takes what is left once the log has :data:`LOG_MIN_LINES` (at least its header and two
+        rows, at most 12 lines): on a short pane the log keeps a dozen lines and the table scrolls."""
+        if not self._ready:
+            return
+        fixed = sum(w.outer_size.height for w in (self.query_one("#lp-triage"), self.query_one("#lp-status"))
+                    if w.display)
+        spare = self.size.height - fixed - LOG_MIN_LINES
+        lines = max(RANKS_MIN_LINES, min(RANKS_MAX_LINES, spare))
+        ranks = self.query_one("#lp-ranks", DataTable)
+        if ranks.styles.max_height is None or ranks.styles.max_height.value != lines:
+            ranks.styles.max_height = lines
+            # the selected rank's row stays in sight in the smaller table
+            self.call_after_refresh(lambda: ranks.move_cursor(row=ranks.cursor_row, scroll=True, animate=False))
 
     def open_rank(self, key: Key) -> None:
         """Follow one file (a rank, or ``"batch"``)."""

@@ -464,6 +464,10 @@ class VirtualTable(ScrollView, can_focus=True):
     def _visible_rows(self) -> int:
         return max(1, self.scrollable_content_region.height - 1)
 
+    def on_resize(self) -> None:
+        if self._order:  # a table made smaller keeps its cursor's row in sight
+            self._scroll_to_cursor()
+
     def _scroll_to_cursor(self) -> None:
         top = round(self.scroll_y)
         height = self._visible_rows()

@@ -38,6 +38,8 @@ class RecentJobsTable(DataTable[str | Text]):
         border-title-color: $text-muted;
         &.-shown { display: block; }
         &:focus { border: round $primary; border-title-color: $text; }
+        /* while a tab of the selected job has the focus: its header and the selected row, no border */
+        &.-compact { border: none; min-height: 0; }
     }
     """
 
