@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from ntui.core.errors import NO_SLURM
 from ntui.core.errors import describe_error as describe_core_error
 
-__all__ = ["NO_SLURM", "describe_error"]
+__all__ = ["describe_error"]
 
 
 def describe_error(error: BaseException | None) -> str:

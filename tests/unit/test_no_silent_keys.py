@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ntui.core.compose.longrun import RUN_KEYS
 from ntui.core.compose.presets import load_preset
 from ntui.core.compose.render import render
 from ntui.core.compose.spec import (
@@ -17,7 +18,6 @@ from ntui.core.compose.spec import (
     LOGS_KEYS,
     MONITOR_KEYS,
     NCCL_KEYS,
-    RUN_KEYS,
     TOP_KEYS,
     validate,
 )

@@ -15,8 +15,7 @@ from typing import Any
 
 from ntui.core.compose.rules import problem as rule_problem
 from ntui.core.compose.spec import validate
-from ntui.core.compose.yamlsrc import KeyPath, YamlProblem, load_yaml_with_lines, read_preset_text
-from ntui.core.compose.yamlsrc import LoadedPreset as LoadedPreset  # re-exported: its home before
+from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset, YamlProblem, load_yaml_with_lines, read_preset_text
 from ntui.core.paths import shipped_dir, user_presets_dir
 from ntui.core.problems import PresetError, Problem, Source
 

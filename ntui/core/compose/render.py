@@ -22,11 +22,7 @@ from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvCon
 from ntui.core.compose.sampler import sampler_lines
 from ntui.core.compose.spec import Directive, JobSpec
 from ntui.core.jobfiles.journal import compose_line, journal_lines, launch_begin_line, launch_end_line
-from ntui.core.jobfiles.lognames import RANK_HEADER_SHELL
-from ntui.core.jobfiles.lognames import RANK_LOG_SUFFIX as RANK_LOG_SUFFIX
-from ntui.core.jobfiles.lognames import LogPaths as LogPaths
-
-# Log naming and the rank header live in ntui.core.jobfiles.lognames (re-exported here for older imports).
+from ntui.core.jobfiles.lognames import RANK_HEADER_SHELL, RANK_LOG_SUFFIX, LogPaths
 from ntui.core.jobfiles.machinery import MARK
 from ntui.core.jobfiles.manifest import task_lines
 

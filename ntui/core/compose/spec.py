@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ntui.core.compose.longrun import RUN_KEYS as RUN_KEYS
-from ntui.core.compose.longrun import RunConf, RunDraft, draft_run
+from ntui.core.compose.longrun import RUN_KEYS, RunConf, RunDraft, draft_run
 from ntui.core.compose.rules import (
     GPU_OPTIONS,
     INT_OPTIONS,

@@ -129,7 +129,7 @@ def format_elapsed(seconds: int) -> str:
 def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None = None) -> Row:
     """The table cells of one job: a queue line, or (``ended``) a job that left the queue, with its final
     state and the exit code where the reason was. Names, users and reasons come from other users: escape
-    sequences and control characters in them are dropped (:func:`~ntui.core.logs.tail.inert`). Pure; runs in
+    sequences and control characters in them are dropped (:func:`~ntui.core.textsafe.inert`). Pure; runs in
     the poll thread. An ended job's elapsed is its final run time once the look-up gave one (the last poll saw
     it up to one poll interval before its end)."""
     nodes = "" if job.num_nodes is None else str(job.num_nodes)

@@ -10,24 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.jobfiles.lognames import HEADER_BYTES as HEADER_BYTES
-from ntui.core.jobfiles.lognames import RANK_HEADER_RE as RANK_HEADER
 from ntui.core.jobfiles.lognames import LogPaths, RankLogs, rank_log_paths
-from ntui.core.jobfiles.lognames import log_problem as log_problem
-from ntui.core.jobfiles.lognames import node_of as node_of
 from ntui.core.logs.tail import FileTail
 from ntui.core.logs.triage import Finding, RankDetector, TriageSummary
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal
 from ntui.core.logs.watch import JobLogWatcher, watch_files
 
 __all__ = [
-    "HEADER_BYTES",
-    "RANK_HEADER",
     "TRIAGE_WINDOW",
     "job_logs",
     "job_verdict",
-    "log_problem",
-    "node_of",
     "scan_file",
     "triage_job",
 ]

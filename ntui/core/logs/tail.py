@@ -28,11 +28,11 @@ cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.jobfiles.log
   background thread (progress callback, cancellation). toolong mmaps; ntui preads because a log that is
   truncated while mapped turns the next page access into ``SIGBUS``, and because reads are then countable
   (``FileTail.bytes_read``).
-* Lines are made safe to show by :mod:`ntui.core.textsafe` (:func:`clean_line`: no escape sequence or control
+* Lines are made safe to show by :mod:`ntui.core.textsafe` (its ``clean_line``: no escape sequence or control
   character survives, ``\\r`` progress bars keep their last state, display cap ``… [+N bytes]`` while offsets
   stay true; long lines are accumulated head-only, so a 10 MB line costs 64 KiB of memory).
-* The file names (``<stem>-<job>-rank-N.out``) are :mod:`ntui.core.jobfiles.lognames`'; :class:`RankLogs`,
-  :func:`discover_rank_logs` and :func:`rank_log_paths` are re-exported from there.
+* The file names (``<stem>-<job>-rank-N.out``) are :mod:`ntui.core.jobfiles.lognames`' (finding a job's rank files
+  too).
 * :class:`MultiTail` polls several files (one per rank) from one caller thread and merges their lines by
   arrival (``[r2] ...``).
 
@@ -68,28 +68,21 @@ from itertools import islice
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
-from ntui.core.jobfiles.lognames import RankLogs, discover_rank_logs, rank_log_paths
 from ntui.core.logs.triage import Finding
-from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator, clean_line, inert
+from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator
 
 __all__ = [
     "CHUNK_SIZE",
     "DEFAULT_WINDOW",
-    "DISPLAY_CAP",
     "FdBudget",
     "FileTail",
     "MergedLine",
     "MultiTail",
-    "RankLogs",
     "RankState",
     "RankStatus",
     "TailUpdate",
-    "clean_line",
-    "inert",
-    "discover_rank_logs",
     "merge_lines",
     "rank_label",
-    "rank_log_paths",
     "rank_status",
     "raise_nofile",
 ]

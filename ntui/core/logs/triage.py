@@ -4,7 +4,7 @@ One responsibility: recognising failures in log lines (the job-level verdict on 
 :mod:`ntui.core.logs.verdict`'s).
 
 Pure and incremental. One :class:`RankDetector` per log file (one per rank, plus one for the batch log) is
-fed cleaned lines (see :func:`ntui.core.logs.tail.clean_line`) as they arrive; it keeps a few lines of state
+fed cleaned lines (see :func:`ntui.core.textsafe.clean_line`) as they arrive; it keeps a few lines of state
 (an open traceback, an open torchrun ``ChildFailedError`` summary) and emits :class:`Finding` values. The
 caller feeds the tail window on open and then only new lines, so the cost is per new line, not per log.
 

@@ -14,11 +14,9 @@ from textual import on
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from ntui.core.errors import NO_SLURM
-from ntui.ui.errors import describe_error
 from ntui.ui.services import NtuiServices
 
-__all__ = ["NO_SLURM", "NtuiScreen", "describe_error"]
+__all__ = ["NtuiScreen"]
 
 
 class NtuiScreen(Screen[Any]):

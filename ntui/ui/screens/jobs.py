@@ -84,7 +84,7 @@ from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
 from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable, RecentLoaded
 from ntui.ui.widgets.report_pane import ReportPane
 
-__all__ = ["ENDED", "JobsScreen", "RefreshStats"]
+__all__ = ["JobsScreen", "RefreshStats"]
 
 #: Workers' groups (the error handler and the benchmark tell them apart by these).
 SQUEUE_GROUP = "ntui-squeue"

@@ -28,7 +28,7 @@ from ntui.core.textsafe import inert
 from ntui.core.waiting.why import Why
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec
 
-__all__ = ["DetailsView", "JobDetailsPanel", "details_fields", "node_states_text", "state_style", "why_text"]
+__all__ = ["JobDetailsPanel", "details_fields", "node_states_text", "state_style", "why_text"]
 
 _STATE_STYLE = {
     StateCategory.PENDING: "yellow",
@@ -45,7 +45,7 @@ def state_style(state: str) -> str:
 
 
 def inert_lines(text: str) -> str:
-    """:func:`~ntui.core.logs.tail.inert` for each line of a (multi-line) value."""
+    """:func:`~ntui.core.textsafe.inert` for each line of a (multi-line) value."""
     return "\n".join(inert(line) for line in text.split("\n"))
 
 

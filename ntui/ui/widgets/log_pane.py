@@ -52,14 +52,19 @@ from ntui.core.jobs.model import LogTarget
 from ntui.core.jobs.selected import SelectedJob, log_target
 from ntui.core.logs.ranktable import FILTERS, Filter, TableLine, table_lines
 from ntui.core.logs.tail import FdBudget, TailUpdate
-from ntui.core.logs.watch import BATCH as BATCH
-from ntui.core.logs.watch import Appended, JobLogWatcher, Loaded, PoliteScheduler, watch_files
-from ntui.core.logs.watch import Key as Key
-from ntui.core.logs.watch import RankRow as RankRow
-from ntui.core.logs.watch import TriageLine as TriageLine
-from ntui.core.logs.watch import ViewMode as ViewMode
-from ntui.core.logs.watch import human_age as human_age
-from ntui.core.logs.watch import human_size as human_size
+from ntui.core.logs.watch import (
+    BATCH,
+    Appended,
+    JobLogWatcher,
+    Key,
+    Loaded,
+    PoliteScheduler,
+    RankRow,
+    TriageLine,
+    ViewMode,
+    human_size,
+    watch_files,
+)
 from ntui.core.logs.watch import key_name as _key_name
 from ntui.core.logs.watch import key_sort as _key_sort
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec

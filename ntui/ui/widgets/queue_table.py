@@ -38,19 +38,17 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ntui.core.jobs.queue import ENDED, diff_rows, queue_row
+from ntui.core.jobs.queue import ENDED, diff_rows
 from ntui.core.slurm.common import StateCategory, parse_duration, state_category
 
 __all__ = [
     "ALL_USERS_COLUMNS",
-    "ENDED",
     "OWN_COLUMNS",
     "Column",
     "QueueTable",
     "TableChange",
     "VirtualTable",
     "id_sort_key",
-    "queue_row",
 ]
 
 def _text_key(value: str) -> tuple[int, str]:
