@@ -91,6 +91,10 @@ __all__ = [
     "JournalResult",
     "LogTarget",
     "PollRequest",
+    "ROW_ANNOTATIONS",
+    "RowAnnotation",
+    "annotate",
+    "annotate_runs",
 ]
 
 #: At most this many final-state look-ups per refresh; further departures show "not looked up".
@@ -460,7 +464,7 @@ class JobModel:
         return Applied(rows, tags, False, gone)
 
     def _run_rows(self, rows: dict[str, Row]) -> dict[str, Row]:
-        return annotate_runs(rows, self.journals)
+        return annotate(rows, self.journals)
 
     def _journal_view(self, live: dict[str, QueueJob], rows: dict[str, Row],
                       all_users: bool) -> tuple[dict[str, QueueJob], dict[str, Row]]:
@@ -624,7 +628,7 @@ class JobModel:
         for key, ended in self.ended.items():
             rows[key] = queue_row(ended.job, self._live_all_users, ended)
             tags[key] = ENDED
-        rows = annotate_runs(rows, self.journals)
+        rows = annotate(rows, self.journals)
         while len(self.ended) > MAX_ENDED:
             del self.ended[next(iter(self.ended))]
         departed_now = tuple(gone)
@@ -945,3 +949,18 @@ def annotate_runs(rows: dict[str, Row], journals: Mapping[str, JournalState]) ->
         out = out if out is not None else dict(rows)
         out[job_id] = (*row[:-3], said, *row[-2:])
     return rows if out is None else out
+
+
+RowAnnotation = Callable[[dict[str, Row], Mapping[str, JournalState]], dict[str, Row]]
+"""What a queue row says besides squeue's words, from what the view follows of the job (its journal): pure, returns
+the rows (a new dict only where one changed)."""
+
+#: Every row annotation, applied in this order to each refresh's and each journal tick's rows: one more (a job's
+#: progress, a quiet job) is one more entry here.
+ROW_ANNOTATIONS: tuple[RowAnnotation, ...] = (annotate_runs,)
+
+
+def annotate(rows: dict[str, Row], journals: Mapping[str, JournalState]) -> dict[str, Row]:
+    for annotation in ROW_ANNOTATIONS:
+        rows = annotation(rows, journals)
+    return rows
