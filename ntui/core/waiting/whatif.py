@@ -28,7 +28,8 @@ from ntui.core.paths import atomic_write
 from ntui.core.slurm.common import SUBMIT_TIMEOUT, parse_timestamp
 from ntui.core.slurm.runner import CommandRunner, ControllerUnreachable, SlurmError, slurm_env
 from ntui.core.slurm.sbatch import TestOnlyResult, test_only
-from ntui.core.slurm.scontrol import Partition
+from ntui.core.slurm.scontrol import JobDetails, Partition
+from ntui.core.slurm.squeue import QueueJob
 from ntui.core.waiting.why import format_start
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ShapeInput",
     "ShapeResult",
     "input_from_spec",
+    "plan_for_job",
     "plan_shapes",
     "preset_tester",
     "run_shapes",
@@ -230,6 +232,28 @@ def preset_tester(runner: CommandRunner, preset: str, overrides: Sequence[str], 
         return result_of(shape, check_job(spec, runner, timeout=timeout))
 
     return test
+
+
+def plan_for_job(runner: CommandRunner, job_id: str, job: QueueJob, details: JobDetails | None,
+                 script: str | None, *, timeout: float) -> tuple[tuple[Shape, ...], Tester, str]:
+    """*Thread-side*: a pending job's shapes (the partitions that are up, the QOS its account's association
+    allows) and a tester of its own script: ``script`` (ntui's record of it), else ``scontrol write batch_script``;
+    and where the script came from, in words."""
+    from ntui.core.slurm.sacctmgr import user_associations
+    from ntui.core.slurm.scontrol import batch_script, list_partitions
+
+    try:
+        parts = list_partitions(runner, timeout=timeout)
+    except SlurmError:
+        parts = ()
+    assoc = user_associations(runner, timeout=timeout)
+    account = details.account if details else None
+    qos = next((q for a, q in assoc.pairs if a == account), assoc.qos) if account else assoc.qos
+    where = "its script from ntui's history" if script else "its script from scontrol write batch_script"
+    text = script or batch_script(runner, job_id, timeout=timeout)
+    shape = ShapeInput(job.num_nodes or 1, job.time_limit_s, (details.qos if details else None) or job.qos,
+                       job.partition or None, account)
+    return plan_shapes(shape, partitions=parts, qos_choices=qos), script_tester(runner, text), where
 
 
 def summary(results: Sequence[ShapeResult], now: datetime) -> str:
