@@ -107,13 +107,13 @@ async def test_a_changed_preset_shows_the_script_diff_first(tmp_path: Path) -> N
         await settle_jobs(pilot)
         jobs = app.screen
         assert isinstance(jobs, JobsScreen)
-        jobs.resubmit("501")
+        jobs.actions.resubmit("501")
         await wait_until(pilot, lambda: isinstance(app.screen, ResubmitDiffScreen))
         dialog = app.screen
         assert isinstance(dialog, ResubmitDiffScreen) and dialog.plan.diff == plan.diff
         await pilot.press("escape")  # cancel: stay in the jobs view
         await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen))
-        jobs.resubmit("501")
+        jobs.actions.resubmit("501")
         await wait_until(pilot, lambda: isinstance(app.screen, ResubmitDiffScreen))
         await pilot.press("enter")
         await wait_until(pilot, lambda: (c := _compose(app)) is not None and c.resubmit_of == "501"
@@ -126,6 +126,6 @@ async def test_a_job_ntui_did_not_submit_cannot_be_resubmitted(tmp_path: Path) -
         await settle_jobs(pilot)
         jobs = app.screen
         assert isinstance(jobs, JobsScreen)
-        jobs.resubmit("777")
+        jobs.actions.resubmit("777")
         await wait_until(pilot, lambda: any("not submitted by ntui" in n.message for n in app._notifications))
         assert isinstance(app.screen, JobsScreen)

@@ -32,7 +32,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from typing import Any, ClassVar
 
 from textual import events, on, work
@@ -44,7 +43,6 @@ from textual.widgets import Footer, Input, Static, TabbedContent
 from textual.worker import Worker
 
 from ntui.core.config import Settings
-from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
 from ntui.core.jobs.arrays import Folded, fold
 from ntui.core.jobs.journals import JournalBoard
 from ntui.core.jobs.model import (
@@ -58,13 +56,11 @@ from ntui.core.jobs.model import (
 )
 from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy, Row
 from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent, record_details
-from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.jobs.selected import selected_in_queue, selected_record
 from ntui.core.jobs.submission import SubmittedJob
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs, next_order
 from ntui.core.slurm.runner import CommandRunner, SlurmError
-from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.messages import (
     ActionDone,
     DetailsFetched,
@@ -73,9 +69,11 @@ from ntui.ui.messages import (
     OutcomesResolved,
     QueueFailed,
     QueueFetched,
+    WhyFetched,
 )
-from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
-from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingActions
+from ntui.ui.screens.base import NtuiScreen
+from ntui.ui.screens.jobs_actions import ACTION_GROUP, JobActions
+from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingWatch
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.job_tab import TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
@@ -91,9 +89,7 @@ SQUEUE_GROUP = "ntui-squeue"
 DETAILS_GROUP = "ntui-details"
 HISTORY_GROUP = "ntui-history"
 OUTCOME_GROUP = "ntui-outcome"
-ACTION_GROUP = "ntui-action"
 RECENT_GROUP = "ntui-recent"
-RESUBMIT_GROUP = "ntui-resubmit"
 JOURNAL_GROUP = "ntui-journal"
 
 #: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
@@ -136,9 +132,9 @@ class RefreshStats:
     finished_at: float = 0.0  # perf_counter() at the end of the apply
 
 
-class JobsScreen(WaitingActions):
-    """The queue with its actions, and the selected job's tabs (why a job waits, what would start sooner, a
-    shell in a job and the start/end notices: :mod:`ntui.ui.screens.jobs_waiting`)."""
+class JobsScreen(NtuiScreen):
+    """The queue and the selected job's tabs; what it does to a job is :class:`JobActions`', why a job waits and the
+    start/end notices :class:`WaitingWatch`'s."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
 
@@ -259,7 +255,8 @@ class JobsScreen(WaitingActions):
         self._folded: Folded = Folded({}, {})
         self._queue_rows: dict[str, Row] = {}
         self._queue_tags: dict[str, str] = {}
-        self._init_waiting()  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
+        self.waiting = WaitingWatch(self, self)  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
+        self.actions = JobActions(self, self)  # cancel, signal, ..., resubmit (ntui/ui/screens/jobs_actions.py)
 
     # the model's state, as tests and benchmarks read it
     @property
@@ -436,8 +433,8 @@ class JobsScreen(WaitingActions):
             self._show_recent()
             # a start or an end learned from a journal is announced as one learned from squeue (once: the
             # transitions remember the state they last saw, which the next squeue answer then agrees with)
-            self._waiting_queue_applied()
-            self._waiting_outcomes(tuple((f.key, f.outcome) for f in done.applied.departed if f.outcome))
+            self.waiting.queue_applied()
+            self.waiting.outcomes(tuple((f.key, f.outcome) for f in done.applied.departed if f.outcome))
             self._selection_changed()
         if done.poll_now:
             self.refresh_now()
@@ -477,9 +474,9 @@ class JobsScreen(WaitingActions):
             self.refresh_now()
         elif worker.group == RECENT_GROUP:
             self._recent_done()
-            self._waiting_records(None)
+            self.waiting.records(None)
         elif worker.group == WHY_GROUP:
-            self._waiting_failed()
+            self.waiting.failed()
         elif worker.group == JOURNAL_GROUP:
             self.model.journal_failed()
 
@@ -499,7 +496,7 @@ class JobsScreen(WaitingActions):
                                              msg.started, t1)
             if not applied.unchanged:
                 self._show_recent()  # a job that entered or left the queue moves between the two lists
-                self._waiting_queue_applied()
+                self.waiting.queue_applied()
             self._start_lookups()
             self._selection_changed()
         self._arm(delay)
@@ -521,7 +518,7 @@ class JobsScreen(WaitingActions):
             rows = dict(self._queue_rows)
             rows.update((k, c) for k, c in changed.items() if k in rows)
             self._show_rows(rows, self._queue_tags)
-        self._waiting_outcomes(msg.outcomes)
+        self.waiting.outcomes(msg.outcomes)
         self._start_lookups()
         self._selection_changed()
 
@@ -592,7 +589,7 @@ class JobsScreen(WaitingActions):
     def busy(self) -> bool:
         """A refresh, details, history or final-state look-up, or an action is running (tests and benchmarks
         wait for ``not busy``; the panes' own long-lived workers do not count)."""
-        if self.model.busy or self._debounce_pending or self._recent_loads.running or self._why_book.inflight:
+        if self.model.busy or self._debounce_pending or self._recent_loads.running or self.waiting.inflight:
             return True
         return any(w.group == ACTION_GROUP and not w.is_finished for w in self.workers)
 
@@ -607,7 +604,7 @@ class JobsScreen(WaitingActions):
         if key is None:
             self.model.selected = None
             self.tabs.select_job(selected_in_queue(self.model, self._folded, None))
-            self._waiting_selected(None)
+            self.waiting.selected(None)
             return
         step = self.model.details_step(key, details_visible=self._details_visible())
         if step.request is not None:
@@ -616,7 +613,7 @@ class JobsScreen(WaitingActions):
         if wanted is not None:
             self._history_worker(wanted)
         self.tabs.select_job(selected_in_queue(self.model, self._folded, self.table.cursor_key, step.view))
-        self._waiting_selected(key)
+        self.waiting.selected(key)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=DETAILS_GROUP, description="job details")
     def _details_worker(self, request: DetailsRequest) -> None:
@@ -699,7 +696,7 @@ class JobsScreen(WaitingActions):
         for key, text in self.model.ticked_elapsed().items():  # elapsed ticks between polls
             if key in table and table.row_tag(key) != ENDED:
                 table.update_cell(key, "elapsed", text, update_width=False)
-        self._waiting_tick()  # the details' elapsed and why, as of now
+        self.waiting.tick()  # the details' elapsed and why, as of now
         empty = self.model.empty_text()
         if empty != table.empty_text:
             table.empty_text = empty
@@ -764,92 +761,62 @@ class JobsScreen(WaitingActions):
         table = self.table
         table.sort(table.sort_column or "id", reverse=not table.sort_reverse)
 
-    # ------------------------------------------------------------ job actions
+    # ------------------------------------------------------------ job actions (ntui/ui/screens/jobs_actions.py)
 
-    def _target(self, what: str) -> tuple[str, QueueJob] | None:
-        key = self.table.cursor_key
-        if key is None:
-            self.notify(f"No job selected to {what}.", severity="warning")
-            return None
-        if key in self._folded.arrays:  # a job array's row: the whole array (scancel 123), as Slurm takes it
-            live = [self.model.live[t] for t in self._folded.arrays[key] if t in self.model.live]
-            if not live:
-                self.notify(f"Job array {key} has left the queue; nothing to {what}.", severity="warning")
-                return None
-            return key, live[0]
-        job = self.model.live.get(key)
-        if job is None:
-            self.notify(f"Job {key} has left the queue; nothing to {what}.", severity="warning")
-            return None
-        return key, job
+    @property
+    def record_selected(self) -> bool:
+        """A recent job's record is selected, not the queue's row."""
+        return self._recent_job is not None
 
-    @staticmethod
-    def _summary(job: QueueJob) -> str:
-        where = job.nodelist or (f"({job.reason})" if job.reason else "")
-        return f"{job.name} · {job.state} · {job.elapsed} of {job.time_limit} · {where}".strip(" ·")
+    @on(WhyFetched)
+    def _why_fetched(self, msg: WhyFetched) -> None:
+        msg.stop()
+        self.waiting.fetched(msg.extras)
+
+    @property
+    def folded(self) -> Folded:
+        """The queue's rows as last shown: job arrays folded into one row each."""
+        return self._folded
+
+    def open_history_entry(self, job_id: str) -> HistoryEntry | None:
+        """*Thread-side*: ntui's history entry of ``job_id`` (a file read)."""
+        return JobModel.lookup_entry(self._open_history, job_id)
 
     def action_cancel_job(self) -> None:
-        target = self._target("cancel")
-        if target is None:
-            return
-        key, job = target
-        journal = self.model.journals.get(key)
-        successor = journal.run_next if journal is not None and journal.continued == "chain" else None
-        if successor is not None and successor not in self.model.live:
-            successor = None  # already ended, or not in the queue: nothing left to ask about
-        self.app.push_screen(ConfirmCancelScreen(key, self._summary(job), successor, journal.run_id or ""
-                                                 if journal is not None else ""),
-                             partial(self._confirmed, "cancel", key, job, successor))
-
-    def _confirmed(self, kind: ActionKind, key: str, job: QueueJob, also: str | None = None,
-                   yes: bool | str | None = None) -> None:
-        if yes == "chain" and also:
-            self._act(kind, key, job, also=(also,))
-        elif yes:
-            self._act(kind, key, job)
+        self.actions.cancel()
 
     def action_signal_job(self) -> None:
-        target = self._target("signal")
-        if target is not None:
-            self.app.push_screen(SignalPickerScreen(target[0]), partial(self._picked_signal, *target))
-
-    def _picked_signal(self, key: str, job: QueueJob, signal: str | None) -> None:
-        if signal:
-            self._act("signal", key, job, signal)
+        self.actions.signal()
 
     def action_hold_release(self) -> None:
-        target = self._target("hold")
-        if target is not None:
-            self._act("hold", *target)
+        self.actions.hold_release()
 
     def action_requeue_job(self) -> None:
-        """``R`` asks first: a running job's work since its last checkpoint is lost."""
-        target = self._target("requeue")
-        if target is None:
+        self.actions.requeue()
+
+    def action_what_if(self) -> None:
+        self.actions.what_if()
+
+    def action_shell(self) -> None:
+        self.actions.shell()
+
+    def action_resubmit(self) -> None:
+        """The selected job (a recent one, or the queue's) in the compose view: its preset and overrides."""
+        job_id = self._recent_job.job_id if self._recent_job is not None else self.table.cursor_key
+        if job_id is None:
+            self.notify("No job selected to resubmit.", severity="warning")
             return
-        key, job = target
-        self.app.push_screen(ConfirmRequeueScreen(key, self._summary(job), loss_warning("requeue", job) or ""),
-                             partial(self._confirmed, "requeue", key, job, None))
-
-    def _act(self, kind: ActionKind, key: str, job: QueueJob, signal: str | None = None,
-             also: tuple[str, ...] = ()) -> None:
-        action = plan_action(kind, self.runner, key, job, timeout=self.model.slurm_timeout, signal=signal,
-                             also=also)
-        if isinstance(action, str):
-            self.notify(action, severity="warning")
-            return
-
-        def work() -> None:
-            action.call()
-            self.post_message(ActionDone(action.done))
-
-        self.run_worker(work, thread=True, exit_on_error=False, group=ACTION_GROUP, description=action.description)
+        self.actions.resubmit(job_id)
 
     @on(ActionDone)
     def _action_done(self, msg: ActionDone) -> None:
         msg.stop()
-        self.notify(msg.text, timeout=4)
-        self.refresh_now()
+        self.actions.done(msg.text)
+
+    @on(ReportPane.ApplyFix)
+    def _apply_fix(self, msg: ReportPane.ApplyFix) -> None:
+        msg.stop()
+        self.actions.resubmit(msg.job_id, (msg.fix,))
 
     # ------------------------------------------------------------ submissions
 
@@ -888,7 +855,7 @@ class JobsScreen(WaitingActions):
             for warning in msg.jobs.warnings:
                 self.log.warning(f"recent jobs: {warning}")
             self._show_recent(msg.jobs)
-        self._waiting_records(msg.jobs)
+        self.waiting.records(msg.jobs)
         self._recent_done()
 
     def _show_recent(self, jobs: RecentJobs | None = None) -> None:
@@ -975,64 +942,3 @@ class JobsScreen(WaitingActions):
         """A recent job: its record to every tab (no Slurm call); its logs as for a live job."""
         self.details_panel.show_why(None)
         self.tabs.select_job(selected_record(job, record_details(job)))
-
-    # ------------------------------------------------------------ resubmit (ntui/ui/screens/resubmit.py)
-
-    def action_resubmit(self) -> None:
-        """The selected job (a recent one, or the queue's) in the compose view: its preset and overrides."""
-        job_id = self._recent_job.job_id if self._recent_job is not None else self.table.cursor_key
-        if job_id is None:
-            self.notify("No job selected to resubmit.", severity="warning")
-            return
-        self.resubmit(job_id)
-
-    def resubmit(self, job_id: str, extra: tuple[str, ...] = ()) -> None:
-        """Plan the resubmission of ``job_id`` (with ``extra`` overrides on top) in a worker."""
-        self._resubmit_worker(job_id, extra)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group=RESUBMIT_GROUP, description="resubmit")
-    def _resubmit_worker(self, job_id: str, extra: tuple[str, ...]) -> None:
-        entry = JobModel.lookup_entry(self._open_history, job_id)
-        if entry is None:
-            self.app.call_from_thread(self.notify, f"Job {job_id} was not submitted by ntui: no preset to open.",
-                                      severity="warning")
-            return
-        if not extra:  # a sweep with failed tasks: those alone (ntui/ui/screens/sweep_resubmit.py)
-            from ntui.ui.screens.sweep_resubmit import failed_plan
-
-            failed = failed_plan(entry, self.runner, self.model.slurm_timeout)
-            if failed is not None:
-                self.app.call_from_thread(self._resubmit_failed, entry, failed)
-                return
-        self.app.call_from_thread(self._resubmit_planned, plan_resubmit(entry, extra))
-
-    def _resubmit_failed(self, entry: HistoryEntry, plan: Any) -> None:
-        from ntui.ui.screens.sweep_resubmit import ResubmitFailedScreen, submit_failed
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.run_worker(partial(submit_failed, self, entry, plan), thread=True, exit_on_error=False,
-                                group=RESUBMIT_GROUP, description="resubmit failed tasks")
-
-        self.app.push_screen(ResubmitFailedScreen(plan), answered)
-
-    def _resubmit_planned(self, plan: ResubmitPlan) -> None:
-        from ntui.ui.screens.resubmit import ResubmitDiffScreen, open_in_compose
-
-        if plan.problem:
-            self.notify(plan.problem, title=f"Cannot resubmit job {plan.job_id}", severity="error", timeout=12)
-        elif plan.diff:
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self.app.call_later(open_in_compose, self.app, plan)
-
-            self.app.push_screen(ResubmitDiffScreen(plan), answered)
-        else:
-            self.app.call_later(open_in_compose, self.app, plan)
-
-    # ------------------------------------------------------------ the report tab's fix (ntui/ui/widgets/report_pane.py)
-
-    @on(ReportPane.ApplyFix)
-    def _apply_fix(self, msg: ReportPane.ApplyFix) -> None:
-        msg.stop()
-        self.resubmit(msg.job_id, (msg.fix,))
