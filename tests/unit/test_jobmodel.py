@@ -704,3 +704,19 @@ def test_a_view_opened_mid_chain_finds_the_running_link_through_its_runs_file(tm
     assert done.applied is not None  # type: ignore[attr-defined]
     assert done.applied.rows["83"][-3].startswith("allocation 3 of ≤ 6")  # type: ignore[attr-defined]
     board.close()
+
+
+def test_one_in_flight_idiom_a_look_up_running_is_not_started_twice() -> None:
+    from ntui.core.jobs.inflight import InFlight
+
+    entries: InFlight[str] = InFlight()
+    assert entries.start("41") and entries.start("42") and not entries.start("41") and entries.busy
+    entries.done("41")
+    assert "41" not in entries and "42" in entries and entries.start("41")
+    entries.clear()
+    assert not entries.busy
+    details: InFlight[tuple[str, str]] = InFlight(exclusive=True)  # its worker cancels the one before
+    assert details.start(("41", "RUNNING")) and details.start(("42", "PENDING"))
+    assert ("41", "RUNNING") not in details and not details.start(("42", "PENDING"))
+    details.done(("42", "PENDING"))
+    assert not details.busy

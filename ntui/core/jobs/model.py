@@ -46,6 +46,7 @@ from ntui.core.errors import describe_error
 from ntui.core.hosts import format_index_ranges
 from ntui.core.jobfiles.journal import JournalState
 from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.inflight import InFlight
 from ntui.core.jobs.journals import Followed, JournalBoard
 from ntui.core.jobs.queue import (
     ACTIVE,
@@ -310,12 +311,12 @@ class JobModel:
         # details and history
         self.selected: str | None = None
         self.cache: dict[str, CachedDetails] = {}
-        self.details_inflight: tuple[str, str] | None = None
+        self.details_inflight: InFlight[tuple[str, str]] = InFlight(exclusive=True)  # (row key, its state)
         self.slurm_version = ""  # from the last details answer that knew it
         self.entries: dict[str, HistoryEntry | None] = {}
-        self.history_inflight: set[str] = set()
+        self.history_inflight: InFlight[str] = InFlight()
         # journals (ntui.core.jobs.journals)
-        self.journal_inflight = False
+        self.journal_inflight: InFlight[str] = InFlight(exclusive=True)  # the one tick
         self.journals: dict[str, JournalState] = {}
         self._journal_ended: dict[str, int] = {}  # job id -> allocations its journal had when it ended
         self._unconfirmed: set[str] = set()  # of those, the ones squeue listed (not pending) at the last refresh
@@ -340,8 +341,8 @@ class JobModel:
     @property
     def busy(self) -> bool:
         """A refresh, a details, history or final-state look-up is running or waiting."""
-        return bool(self.polling or self.details_inflight is not None or self.looking_up or self._lookups
-                    or self.history_inflight)
+        return bool(self.polling or self.details_inflight.busy or self.looking_up or self._lookups
+                    or self.history_inflight.busy)
 
     # ------------------------------------------------------------ polling
 
@@ -509,9 +510,8 @@ class JobModel:
 
     def journal_request(self, since: float | None = None) -> JournalRequest | None:
         """A journal tick to start now, or None while one runs."""
-        if self.journal_inflight:
+        if not self.journal_inflight.start("tick"):
             return None
-        self.journal_inflight = True
         own = tuple(self._own_active())
         pending = frozenset(k for k in own if self.live[k].category is StateCategory.PENDING)
         return JournalRequest(own, self.started_at if since is None else since, pending, dict(self.entries),
@@ -565,11 +565,11 @@ class JobModel:
         return JournalResult(entries, recent, board.poll(wanted))
 
     def journal_failed(self) -> None:
-        self.journal_inflight = False
+        self.journal_inflight.clear()
 
     def journal_done(self, result: JournalResult) -> JournalApplied:
         """Apply a journal tick: starts and ends seen in journals change rows at once (see :meth:`_journal_view`)."""
-        self.journal_inflight = False
+        self.journal_inflight.clear()
         for job_id, entry in result.entries.items():
             self.entries.setdefault(job_id, entry)
         new = self.history_submissions(result.recent)
@@ -777,11 +777,10 @@ class JobModel:
             fresh = False  # a node may have died
         if fresh:
             return DetailsStep(self.details_view(key), None)
-        if self.details_inflight == (key, state):
+        if not self.details_inflight.start((key, state)):
             return DetailsStep(None, None)
         view = self.details_view(key, note="loading details…") if cached is None or cached.state != state else None
         ended = self.ended.get(key)
-        self.details_inflight = (key, state)
         return DetailsStep(view, DetailsRequest(key, ended.query_id if ended else key, state))
 
     def fetch_details(self, runner: CommandRunner, request: DetailsRequest) -> DetailsResult:
@@ -807,8 +806,7 @@ class JobModel:
 
     def details_fetched(self, result: DetailsResult) -> bool:
         """Store a details answer; True when it is for the selected job (the view shows it)."""
-        if self.details_inflight == (result.key, result.state):
-            self.details_inflight = None
+        self.details_inflight.done((result.key, result.state))
         self.slurm_version = result.slurm or self.slurm_version
         previous = self.cache.get(result.key)
         details = result.details or (previous.details if previous and not result.ok else None)
@@ -819,15 +817,14 @@ class JobModel:
 
     def details_failed(self) -> None:
         """The details worker died unexpectedly: the next selection change asks again."""
-        self.details_inflight = None
+        self.details_inflight.clear()
 
     # ------------------------------------------------------------ history entries
 
     def history_request(self, key: str) -> str | None:
         """The row key whose history entry to look up now, or None (known, or being looked up)."""
-        if key in self.entries or key in self.history_inflight:
+        if key in self.entries or not self.history_inflight.start(key):
             return None
-        self.history_inflight.add(key)
         return key
 
     @staticmethod
@@ -845,7 +842,7 @@ class JobModel:
 
     def entry_found(self, key: str, entry: HistoryEntry | None) -> bool:
         """Store a history answer; True when it is for the selected job."""
-        self.history_inflight.discard(key)
+        self.history_inflight.done(key)
         self.entries[key] = entry
         return key == self.selected
 
@@ -853,7 +850,7 @@ class JobModel:
         if key is None:
             self.history_inflight.clear()
         else:
-            self.history_inflight.discard(key)
+            self.history_inflight.done(key)
 
     # ------------------------------------------------------------ what the panes get
 
