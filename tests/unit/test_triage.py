@@ -411,3 +411,10 @@ def test_detector_never_raises(text_lines: list[str]) -> None:
         det.feed(line)
     det.flush()
     triage(det.findings).summary()
+
+
+def test_every_finding_kind_is_written_once_and_has_its_tier() -> None:
+    from ntui.core.logs import triage as t
+
+    assert len(set(t.KINDS)) == len(t.KINDS) == 15
+    assert set(t._TIERS) == set(t.KINDS) and all(t.tier_of(k) in (0, 1, 2, 3) for k in t.KINDS)

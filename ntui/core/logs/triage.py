@@ -62,7 +62,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 from ntui.core.logs.signals import is_fault, signal_name, signal_of_word
 
@@ -103,24 +103,10 @@ FindingKind = Literal[
 ]
 TimeSource = Literal["line", "given", "none"]
 
-KINDS: tuple[str, ...] = (
-    "traceback",
-    "not_found",
-    "oom",
-    "oom_kill",
-    "nccl",
-    "rank_signal",
-    "nccl_timeout",
-    "dist_timeout",
-    "peer_failure",
-    "node_failure",
-    "child_failed",
-    "srun_exit",
-    "time_limit",
-    "cancelled",
-    "signal",
-)
+#: Every kind, in the order of :data:`FindingKind` (one home: a new kind is one line there and its tier below).
+KINDS: tuple[str, ...] = get_args(FindingKind)
 
+#: 0 real errors, 1 timeouts / peer failures, 2 launcher and scheduler reports, 3 cancel / signals.
 _TIERS: dict[str, int] = {
     "traceback": 0,
     "not_found": 0,
@@ -138,6 +124,7 @@ _TIERS: dict[str, int] = {
     "cancelled": 3,
     "signal": 3,
 }
+assert set(_TIERS) == set(KINDS), "every finding kind has its tier"
 
 _EXCERPT_LINES = 40
 _DEDUP_LINES = 200  # the same line-level kind is reported once per this many lines per stream
