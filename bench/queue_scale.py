@@ -1,9 +1,10 @@
-"""Queue scale: the jobs view on a held 10,000-task array, on the dev cluster.
+"""Queue scale: the jobs view on a held 10,000-task array (one row), then on 10,000 distinct held jobs (the
+all-users view of a large site: every job a row), on the dev cluster.
 
     scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"
-    python bench/queue_scale.py [--tasks 10000] [--reps 7] [--presses 20]
+    python bench/queue_scale.py [--tasks 10000] [--distinct 10000] [--reps 7] [--presses 20]
 
-In one run, one app:
+For each of the two queues, in one run, one app:
 
 * **refresh**: bare ``squeue`` (the exact argv ntui runs: ``--local --noheader --array --me -O <18 fields>``,
   ``--array`` = ``-r``: one line per task) against ntui's refresh (the same squeue + parse + format in the worker
@@ -13,7 +14,10 @@ In one run, one app:
 * **first paint**: a fresh app; from the first squeue answer's arrival to the table's first frame of 10,000 rows
   (target <= 1 s), and the same rows in Textual's ``DataTable`` for comparison.
 
-The array is submitted with ``sbatch --hold`` (nothing runs) and cancelled at the end, whatever happens.
+The array is submitted with ``sbatch --hold`` (nothing runs) and cancelled at the end, whatever happens. The
+distinct jobs are submitted the same way, eight ``sbatch`` at a time; the cluster's job-id range (5,000 jobs at most,
+``MaxJobCount`` follows it) is widened for them with ``scripts/dev-cluster job-ids`` and put back at the end. Their
+view is the all-users one (``a``), where squeue lists every job on its own line; the array's is the user's own.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -66,8 +71,24 @@ def count_tasks(array_id: str) -> int:
     return sum(1 for line in out.splitlines() if line.strip())
 
 
-def bare_squeue() -> tuple[float, int]:
-    argv = squeue_argv(all_users=False)
+def submit_distinct(count: int) -> list[str]:
+    """``count`` held one-task jobs, eight sbatch at a time; their ids."""
+    argv = ["sbatch", "--parsable", "--hold", "-J", "ntui-scale-1", "-o", "/dev/null", "-t", "1", "--wrap", "true"]
+    script = " ".join(argv) + " >> \"$0\""
+    with tempfile.NamedTemporaryFile("r", prefix="ntui-scale-", suffix=".ids") as ids:
+        seq = subprocess.Popen(["seq", str(count)], stdout=subprocess.PIPE)
+        subprocess.run(["xargs", "-P", "8", "-I", "{}", "sh", "-c", script, ids.name], stdin=seq.stdout,
+                       check=True, timeout=1800)
+        seq.wait()
+        return [line.split(";")[0] for line in open(ids.name).read().split() if line.strip()]
+
+
+def dev_cluster(*args: str) -> None:
+    sh(str(Path(__file__).resolve().parents[1] / "scripts" / "dev-cluster"), *args)
+
+
+def bare_squeue(all_users: bool = False) -> tuple[float, int]:
+    argv = squeue_argv(all_users=all_users)
     t0 = time.perf_counter()
     res = subprocess.run(argv, capture_output=True)
     wall = time.perf_counter() - t0
@@ -89,18 +110,23 @@ async def wait_refresh(pilot: Any, screen: JobsScreen, before: int, timeout: flo
     await pilot.pause()
 
 
-async def refresh_and_latency(reps: int, presses: int) -> dict[str, Any]:
+async def refresh_and_latency(reps: int, presses: int, all_users: bool = False) -> dict[str, Any]:
     app = jobs_app(runner=SubprocessRunner(), settings=QUIET, user=None, clock=None)
     out: dict[str, Any] = {"bare": [], "ntui": [], "fetch": [], "format": [], "apply": [], "lat": [], "phase": []}
     async with app.run_test(size=(160, 50)) as pilot:
         await settle_jobs(pilot, timeout=120)
         screen = app.screen
         assert isinstance(screen, JobsScreen)
+        if all_users:
+            before = screen.refresh_count
+            screen.action_toggle_all_users()
+            await wait_refresh(pilot, screen, before, timeout=120)
+            await settle_jobs(pilot, timeout=120)
         out["rows"] = screen.table.total_count
         for key in ("cold", "cold_fetch", "cold_parse", "cold_apply"):
             out[key] = []
         for _ in range(reps):  # interleaved: bare squeue, ntui's refresh, ntui's refresh with every line new
-            wall, lines = bare_squeue()
+            wall, lines = bare_squeue(all_users)
             out["bare"].append(wall)
             out["lines"] = lines
             before = screen.refresh_count
@@ -244,9 +270,54 @@ async def datatable_paint(rows: list[tuple[str, ...]]) -> float:
         return time.perf_counter() - t0
 
 
+def report_refresh(res: dict[str, Any], reps: int) -> None:
+    med = statistics.median
+    bare, ntui = med(res["bare"]), med(res["ntui"])
+    print(f"rows in the table: {res['rows']}   squeue lines: {res['lines']}   reps: {reps}\n")
+    cold = med(res["cold"])
+    print("per refresh (ms, medians)        bare squeue   ntui refresh   ntui, every line changed")
+    print(f"  wall                            {ms(bare)}      {ms(ntui)}       {ms(cold)}")
+    print(f"    squeue (thread)                              {ms(med(res['fetch']))}       "
+          f"{ms(med(res['cold_fetch']))}")
+    print(f"    parse + format new lines (thread)            {ms(med(res['format']))}       "
+          f"{ms(med(res['cold_parse']))}")
+    print(f"    diff + table update (UI)                     {ms(med(res['apply']))}       "
+          f"{ms(med(res['cold_apply']))}")
+    print(f"  ratio ntui / bare               {ntui / bare:8.2f}x  (target <= 3x)   {cold / bare:8.2f}x")
+    lat = sorted(res["lat"])
+    phases = {p: res["phase"].count(p) for p in ("worker", "apply", "after")}
+    print(f"\nkey latency while a refresh runs ({len(lat)} presses; landed in {phases})")
+    print(f"  median {ms(med(lat))} ms   p90 {ms(lat[int(0.9 * (len(lat) - 1))])} ms   max {ms(lat[-1])} ms"
+          "   (target <= 100 ms)")
+    worst = sorted(res["lat_apply"])
+    print(f"  key arriving as the UI thread starts the table update ({len(worst)} presses): median "
+          f"{ms(med(worst))} ms   max {ms(worst[-1])} ms")
+
+
+def distinct_jobs(count: int, reps: int, presses: int) -> dict[str, Any]:
+    """``count`` distinct held jobs in the all-users view; the cluster's job-id range widened meanwhile."""
+    first = 20_001
+    dev_cluster("job-ids", str(first), str(first + 2 * count + 5_000))
+    try:
+        t0 = time.monotonic()
+        ids = submit_distinct(count)
+        print(f"{len(ids)} held jobs submitted in {time.monotonic() - t0:.0f} s")
+        deadline = time.monotonic() + 300
+        while len(sh("squeue", "--noheader", "-n", "ntui-scale-1", "-o", "%i").stdout.split()) < count:
+            if time.monotonic() > deadline:
+                raise SystemExit("squeue did not list every job")
+            time.sleep(1)
+        return asyncio.run(refresh_and_latency(reps, presses, all_users=True))
+    finally:
+        sh("scancel", "-n", "ntui-scale-1", check=False)
+        dev_cluster("job-ids")
+        print("(the distinct jobs cancelled, the cluster's job-id range put back)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--distinct", type=int, default=10_000, help="distinct jobs (0: skip that part)")
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--presses", type=int, default=20)
     args = parser.parse_args()
@@ -268,32 +339,17 @@ def main() -> int:
     finally:
         sh("scancel", array_id, check=False)
         print(f"(scancel {array_id} done)")
-
-    med = statistics.median
-    bare, ntui = med(res["bare"]), med(res["ntui"])
-    print(f"rows in the table: {res['rows']}   squeue lines: {res['lines']}   reps: {args.reps}\n")
-    cold = med(res["cold"])
-    print("per refresh (ms, medians)        bare squeue   ntui refresh   ntui, every line changed")
-    print(f"  wall                            {ms(bare)}      {ms(ntui)}       {ms(cold)}")
-    print(f"    squeue (thread)                              {ms(med(res['fetch']))}       "
-          f"{ms(med(res['cold_fetch']))}")
-    print(f"    parse + format new lines (thread)            {ms(med(res['format']))}       "
-          f"{ms(med(res['cold_parse']))}")
-    print(f"    diff + table update (UI)                     {ms(med(res['apply']))}       "
-          f"{ms(med(res['cold_apply']))}")
-    print(f"  ratio ntui / bare               {ntui / bare:8.2f}x  (target <= 3x)   {cold / bare:8.2f}x")
-    lat = sorted(res["lat"])
-    phases = {p: res["phase"].count(p) for p in ("worker", "apply", "after")}
-    print(f"\nkey latency while a refresh runs ({len(lat)} presses; landed in {phases})")
-    print(f"  median {ms(med(lat))} ms   p90 {ms(lat[int(0.9 * (len(lat) - 1))])} ms   max {ms(lat[-1])} ms"
-          "   (target <= 100 ms)")
-    worst = sorted(res["lat_apply"])
-    print(f"  key arriving as the UI thread starts the table update ({len(worst)} presses): median "
-          f"{ms(med(worst))} ms   max {ms(worst[-1])} ms")
+    print(f"\n== a {args.tasks}-task array (the user's own view; it folds into one row)")
+    report_refresh(res, args.reps)
     print(f"\nfirst paint of {int(paint['rows'])} rows")
     print(f"  squeue answer -> first frame     {ms(paint['from_fetched'])} ms   (target <= 1000 ms)")
     print(f"  app start -> first frame         {ms(paint['from_start'])} ms   (incl. squeue {ms(paint['squeue'])} ms)")
     print(f"  DataTable add_rows + first paint {ms(dt)} ms   (same rows, for comparison)")
+    if args.distinct:
+        print()
+        distinct = distinct_jobs(args.distinct, args.reps, args.presses)
+        print(f"\n== {args.distinct} distinct jobs (the all-users view: every job a row)")
+        report_refresh(distinct, args.reps)
     return 0
 
 

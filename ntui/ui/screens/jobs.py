@@ -161,8 +161,9 @@ class JobsScreen(NtuiScreen):
             border-subtitle-color: $text-muted;
         }
         #jobs-queue.-with-recent { max-height: 70%; }
-        &.-tabs-focused #jobs-queue { min-height: 3; }
-        &.-tabs-focused #jobs-table { scrollbar-size-horizontal: 0; }  /* its line goes to the selected row */
+        /* the focus is in the tabs: the class is the queue box's alone (a class on the screen restyles every widget) */
+        #jobs-queue.-compact { min-height: 3; }
+        #jobs-queue.-compact #jobs-table { scrollbar-size-horizontal: 0; }  /* its line goes to the selected row */
         #jobs-queue.-with-recent #jobs-table { max-height: 50%; }
         #jobs-queue:focus-within { border: round $primary; border-title-color: $text; }
         #jobs-table { height: auto; max-height: 100%; }
@@ -250,6 +251,7 @@ class JobsScreen(NtuiScreen):
         self._journal_lock = threading.Lock()
         self._journal_closed = False
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
+        self._tabs_focused = False  # the focus is in the selected job's tabs: they get the room (_fit_recent)
         # job arrays: one row each (ntui/core/jobs/arrays.py); the rows of the last refresh, before folding
         self._expanded: set[str] = set()
         self._folded: Folded = Folded({}, {})
@@ -574,8 +576,8 @@ class JobsScreen(NtuiScreen):
             self._recent_job = None
             self._selection_changed()
         in_tabs = self.tabs in event.widget.ancestors
-        if in_tabs != self.has_class("-tabs-focused"):
-            self.set_class(in_tabs, "-tabs-focused")  # the tabs get the room while the user works in them
+        if in_tabs != self._tabs_focused:
+            self._tabs_focused = in_tabs  # the tabs get the room while the user works in them
             self.call_after_refresh(self._fit_recent)
 
     @on(VirtualTable.HeaderSelected, "#jobs-table")
@@ -883,7 +885,8 @@ class JobsScreen(NtuiScreen):
         body = self.query_one("#jobs-body")
         full = self.has_class("-wide") or box.has_class("-maximized")
         room = body.content_size.height
-        if self.has_class("-tabs-focused") and not full:
+        box.set_class(self._tabs_focused and not full, "-compact")
+        if self._tabs_focused and not full:
             cap = COMPACT_BOX if self.size.height < SHORT_VIEW else room * TABS_FOCUSED_BOX_SHARE // 100
             box.styles.max_height = cap
         else:
@@ -895,7 +898,7 @@ class JobsScreen(NtuiScreen):
             return
         box_filter = self.query_one("#jobs-filter", Input)
         inner = cap - box.styles.gutter.height - (box_filter.outer_size.height if box_filter.display else 0)
-        compact = self.has_class("-tabs-focused") and not full
+        compact = self._tabs_focused and not full
         recent.set_class(compact, "-compact")
         if compact:  # the list that holds the selection keeps the box's lines, its cursor's row in sight
             in_recent = self._recent_job is not None
