@@ -249,3 +249,16 @@ def test_every_shipped_preset_renders_a_journal_around_its_launch() -> None:
 def test_launch_lines_take_plain_launcher_names(name: str) -> None:
     with pytest.raises(ValueError):
         launch_begin_line(name)
+
+
+def test_a_second_term_while_the_exit_trap_runs_never_cuts_it_short(tmp_path: Path) -> None:
+    """Slurm signals a job's processes more than once: a SIGTERM arriving while the journal's EXIT trap ran killed
+    the shell there (a time-limited job's journal had no ``end`` once in a full run; here: the chained traps after
+    it never ran, the GPU sampler left running). The second SIGTERM comes from the setup's EXIT trap, which the
+    journal's trap runs: always inside the trap, so the test does not depend on timing."""
+    second_term = "trap 'kill -TERM $$; echo \"user trap rc=$?\" >>\"$OUT\"' EXIT"
+    rc, traps = _run(tmp_path, "sleep 30", kill_after=1.0, user_trap=False, setup=second_term)
+    assert rc == -signal.SIGTERM  # it dies of the signal, after the traps
+    assert traps == ["user trap rc=0", "sampler stopped rc=0"]  # every chained trap ran, the sampler's too
+    events = _events(tmp_path)
+    assert [e["ev"] for e in events] == ["alloc", "launch", "end"] and events[-1]["phase"] == "launch"

@@ -39,8 +39,11 @@ then leaves nothing written; untrapped, the signal ends the shell at once and it
 step's tasks and the batch shell separately, so the step may die first (srun exits 128+15) and the shell's
 SIGTERM arrive inside the EXIT trap: when the step died of a signal, the trap waits up to
 :data:`LATE_SIGNAL_WAIT_S` for it, records ``sig`` ``TERM`` if it comes (then dies of it, as the shell would
-have), else the step's status. Array tasks, the
-later ``srun ... &`` + ``wait`` form and checkpoint signals fit the same vocabulary (``array_*``, ``signal``,
+have), else the step's status. The EXIT trap takes SIGTERM first thing (unless the setup trapped it itself):
+Slurm signals the job's processes more than once, and a second SIGTERM arriving while the trap ran killed the shell
+before it wrote ``end`` (or before the chained traps ran: a sampler left running); it is noted now, and the shell
+dies of it after. Array tasks, the later ``srun ... &`` + ``wait`` form and checkpoint signals fit the same
+vocabulary (``array_*``, ``signal``,
 ``requeue``).
 
 **Reading.** :func:`parse_events` takes whole lines (a garbage or cut line is counted and skipped, never an
@@ -133,8 +136,13 @@ ntui_journal_traps() {{  # the EXIT trap set since (sampler, setup) runs from nt
     case "$cur" in ""|"trap -- 'ntui_journal_exit' EXIT") ;; *) eval "ntui_journal_chain ${{cur#trap -- }}" ;; esac
     trap ntui_journal_exit EXIT
     for s in {_SIGS}; do
+        cur=$(trap -p "$s")
         # shellcheck disable=SC2064  # the signal's name is fixed now, on purpose
-        [ -n "$(trap -p "$s")" ] || trap "ntui_journal_signal $s" "$s"
+        case "$cur" in
+            "") trap "ntui_journal_signal $s" "$s" ;;
+            "trap -- 'ntui_journal_signal $s' "*) ;;
+            *) [ "$s" != TERM ] || NTUI_JOURNAL_TERM_OWN=1 ;;  # the setup's own trap: left alone
+        esac
     done
 }}
 ntui_journal_signal() {{  # note the signal, then die of it as the shell would have (status, EXIT trap)
@@ -145,15 +153,15 @@ ntui_journal_signal() {{  # note the signal, then die of it as the shell would h
 }}
 ntui_journal_exit() {{  # the end first, then the chained traps (last set first, $? = the status); status kept
     local rc=$? i late=
+    # first: a TERM from here on (Slurm signals the job's processes, more than once) is noted, never cuts this short
+    [ -n "${{NTUI_JOURNAL_TERM_OWN:-}}" ] || trap 'NTUI_JOURNAL_SIG=${{NTUI_JOURNAL_SIG:-TERM}} late=1' TERM
     if [ -z "$NTUI_JOURNAL_SIG" ] && [ "$NTUI_JOURNAL_PHASE" = launch ] && [ "$rc" -gt 128 ] \
-        && [ -z "$(trap -p TERM)" ]; then  # the step died of a signal: Slurm ending the job signals this shell too
-        trap 'NTUI_JOURNAL_SIG=TERM late=1' TERM
-        sleep {LATE_SIGNAL_WAIT_S} & wait "$!" 2>/dev/null || true
+        && [ -z "${{NTUI_JOURNAL_TERM_OWN:-}}" ]; then  # the step died of a signal: Slurm ending the job signals
+        sleep {LATE_SIGNAL_WAIT_S} & wait "$!" 2>/dev/null || true  # this shell too, a moment later
         kill "$!" 2>/dev/null || true
-        trap - TERM
     fi
     if [ -n "$NTUI_JOURNAL_SIG" ]; then
-        [ -z "$late" ] || ntui_journal launch-end "\"rc\":$rc"
+        [ -z "$late" ] || [ "$NTUI_JOURNAL_PHASE" != launch ] || ntui_journal launch-end "\"rc\":$rc"
         ntui_journal end "\"rc\":null,\"sig\":\"$NTUI_JOURNAL_SIG\",\"phase\":\"$NTUI_JOURNAL_PHASE\""
     elif [ "$NTUI_JOURNAL_PHASE" = launch ] && [ "$rc" -eq 0 ]; then
         ntui_journal end '"rc":null,"sig":null,"phase":"launch"'  # only a signal ends the shell mid-step with 0
@@ -166,6 +174,7 @@ ntui_journal_exit() {{  # the end first, then the chained traps (last set first,
         if [ "$rc" -eq 0 ]; then eval "${{NTUI_JOURNAL_CHAIN[i]}}" || true
         else ntui_journal_status "$rc" || eval "${{NTUI_JOURNAL_CHAIN[i]}}" || true; fi
     done
+    [ -n "${{NTUI_JOURNAL_TERM_OWN:-}}" ] || trap - TERM
     [ -z "$late" ] || kill -s TERM "$$"  # die of the signal, as the shell would have
 }}
 ntui_journal_launch() {{  # before the launch line: ntui's signal traps lifted (a trap would wait for srun)
