@@ -1,7 +1,8 @@
 """Queue scale: the jobs view on a held 10,000-task array (one row), then on 10,000 distinct held jobs (the
 all-users view of a large site: every job a row), on the dev cluster.
 
-    scripts/dev-cluster up && eval "$(scripts/dev-cluster env)"
+    scripts/dev-cluster down; NTUI_DEV_CLUSTER_JOB_RANGE=25000 scripts/dev-cluster up
+    eval "$(scripts/dev-cluster env)"
     python bench/queue_scale.py [--tasks 10000] [--distinct 10000] [--reps 7] [--presses 20]
 
 For each of the two queues, in one run, one app:
@@ -15,9 +16,11 @@ For each of the two queues, in one run, one app:
   (target <= 1 s), and the same rows in Textual's ``DataTable`` for comparison.
 
 The array is submitted with ``sbatch --hold`` (nothing runs) and cancelled at the end, whatever happens. The
-distinct jobs are submitted the same way, eight ``sbatch`` at a time; the cluster's job-id range (5,000 jobs at most,
-``MaxJobCount`` follows it) is widened for them with ``scripts/dev-cluster job-ids`` and put back at the end. Their
-view is the all-users one (``a``), where squeue lists every job on its own line; the array's is the user's own.
+distinct jobs are submitted the same way, eight ``sbatch`` at a time. The dev cluster keeps 5,000 jobs by default
+(``MaxJobCount`` is capped at its job-id range, array tasks count, a larger array is refused): start it for this
+benchmark with ``NTUI_DEV_CLUSTER_JOB_RANGE=25000 scripts/dev-cluster up`` (then ``down`` and ``up`` again for the
+tests). The distinct jobs' view is the all-users one (``a``), where squeue lists every job on its own line; the
+array's is the user's own.
 """
 
 from __future__ import annotations
@@ -81,10 +84,6 @@ def submit_distinct(count: int) -> list[str]:
                        check=True, timeout=1800)
         seq.wait()
         return [line.split(";")[0] for line in open(ids.name).read().split() if line.strip()]
-
-
-def dev_cluster(*args: str) -> None:
-    sh(str(Path(__file__).resolve().parents[1] / "scripts" / "dev-cluster"), *args)
 
 
 def bare_squeue(all_users: bool = False) -> tuple[float, int]:
@@ -295,9 +294,7 @@ def report_refresh(res: dict[str, Any], reps: int) -> None:
 
 
 def distinct_jobs(count: int, reps: int, presses: int) -> dict[str, Any]:
-    """``count`` distinct held jobs in the all-users view; the cluster's job-id range widened meanwhile."""
-    first = 20_001
-    dev_cluster("job-ids", str(first), str(first + 2 * count + 5_000))
+    """``count`` distinct held jobs in the all-users view."""
     try:
         t0 = time.monotonic()
         ids = submit_distinct(count)
@@ -310,8 +307,7 @@ def distinct_jobs(count: int, reps: int, presses: int) -> dict[str, Any]:
         return asyncio.run(refresh_and_latency(reps, presses, all_users=True))
     finally:
         sh("scancel", "-n", "ntui-scale-1", check=False)
-        dev_cluster("job-ids")
-        print("(the distinct jobs cancelled, the cluster's job-id range put back)")
+        print("(the distinct jobs cancelled)")
 
 
 def main() -> int:
@@ -324,6 +320,18 @@ def main() -> int:
     if not os.environ.get("SLURM_CONF"):
         raise SystemExit('run: eval "$(scripts/dev-cluster env)"')
     random.seed(5)
+    need = max(args.tasks, args.distinct) + 100
+    conf = sh("scontrol", "show", "config").stdout
+    most = next((int(line.split("=")[1]) for line in conf.splitlines() if line.split("=")[0].strip() == "MaxJobCount"),
+                0)
+    if most < need:
+        raise SystemExit(f"the cluster keeps at most {most} jobs (MaxJobCount, capped at its job-id range); start it "
+                         f"with a wider range: scripts/dev-cluster down && NTUI_DEV_CLUSTER_JOB_RANGE=25000 "
+                         f"scripts/dev-cluster up")
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     array_id = submit_array(args.tasks)
     try:
         deadline = time.monotonic() + 120
