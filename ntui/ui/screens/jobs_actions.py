@@ -17,20 +17,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import StateCategory
-from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.messages import ActionDone
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
+from ntui.ui.screens.jobs_view import JobsViewCore
 
 if TYPE_CHECKING:
-    from ntui.core.config import Settings
     from ntui.core.waiting.whatif import Shape
-    from ntui.ui.widgets.queue_table import QueueTable
 
 __all__ = ["ACTION_GROUP", "RESUBMIT_GROUP", "JobActions", "JobsView"]
 
@@ -39,17 +36,8 @@ ACTION_GROUP = "ntui-action"
 RESUBMIT_GROUP = "ntui-resubmit"
 
 
-class JobsView(Protocol):
-    """What the actions read of the jobs view."""
-
-    model: JobModel
-    full_settings: Settings
-
-    @property
-    def runner(self) -> CommandRunner: ...
-
-    @property
-    def table(self) -> QueueTable: ...
+class JobsView(JobsViewCore, Protocol):
+    """What the actions read of the jobs view, besides its core."""
 
     @property
     def folded(self) -> Folded: ...

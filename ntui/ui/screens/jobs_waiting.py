@@ -28,31 +28,19 @@ from ntui.core.waiting.notify import Notice, Transitions
 from ntui.core.waiting.why import Extras, WhyBook, WhyRequest
 from ntui.ui.messages import WhyFetched
 from ntui.ui.screens.base import NtuiScreen
+from ntui.ui.screens.jobs_view import JobsViewCore
 from ntui.ui.terminal import announce
 
 if TYPE_CHECKING:
-    from ntui.core.config import Settings
-    from ntui.core.jobs.model import JobModel
-    from ntui.core.slurm.runner import CommandRunner
     from ntui.ui.widgets.job_details import JobDetailsPanel
-    from ntui.ui.widgets.queue_table import QueueTable
 
 __all__ = ["WHY_GROUP", "WaitingView", "WaitingWatch"]
 
 WHY_GROUP = "ntui-why"
 
 
-class WaitingView(Protocol):
-    """What the why and the notices read of the jobs view."""
-
-    model: JobModel
-    full_settings: Settings
-
-    @property
-    def runner(self) -> CommandRunner: ...
-
-    @property
-    def table(self) -> QueueTable: ...
+class WaitingView(JobsViewCore, Protocol):
+    """What the why and the notices read of the jobs view, besides its core."""
 
     @property
     def details_panel(self) -> JobDetailsPanel: ...
