@@ -46,6 +46,7 @@ class Case:
     log_dir: Path = field(default_factory=Path)
     job_id: str = ""
     submitted: float = 0.0
+    submitted_wall: float = 0.0  # time.time() at submission: sacct's -S (an earlier job with the same id is not ours)
     state_dir: Path = field(default_factory=Path)
 
 
@@ -75,6 +76,7 @@ def runs(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> d
         case.job_id = res.stdout.strip().splitlines()[-1]
         case.state_dir = state
         case.submitted = time.monotonic()
+        case.submitted_wall = time.time()
     return CASES
 
 
@@ -105,8 +107,11 @@ def steps_done(case: Case, job_ids: tuple[str, ...]) -> list[int]:
     return steps
 
 
-def _sacct_states(cluster: DevCluster, job: str) -> list[str]:
-    res = cluster.run("sacct", "-n", "-X", "-D", "-P", "-j", job, "-o", "State")
+def _sacct_states(cluster: DevCluster, case: Case) -> list[str]:
+    """The case's job's records in accounting, every allocation (-D); from its submission on: a cluster reuses job
+    ids (MaxJobId wraps; a cluster started clean numbers from FirstJobId again) and sacct -j lists them all."""
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(case.submitted_wall - 60))
+    res = cluster.run("sacct", "-n", "-X", "-D", "-P", "-S", since, "-j", case.job_id, "-o", "State")
     return [line.split()[0] for line in res.stdout.splitlines() if line.strip()]
 
 
@@ -131,7 +136,7 @@ def test_requeue_completes_over_three_allocations_resuming_each_time(runs: dict[
     batch = (case.log_dir / f"local-longrun-{case.job_id}.out").read_text(errors="replace")
     assert len(re.findall(rf"^ntui: run {case.job_id}, allocation \d+ ", batch, re.MULTILINE)) == len(allocs)
     if dev_cluster.accounting:
-        states = _sacct_states(dev_cluster, case.job_id)
+        states = _sacct_states(dev_cluster, case)
         assert states.count("REQUEUED") == len(allocs) - 1 and states[-1] == "COMPLETED", states
     said = history_of(dev_cluster, case)
     assert f"run {case.job_id}: {len(allocs)} allocations (job {case.job_id}), done" in said, said
@@ -193,8 +198,8 @@ def test_a_program_that_ignores_the_signal_meets_the_time_limit(runs: dict[str, 
     assert "stopped: the program ignored the checkpoint signal" in history_of(dev_cluster, case)
     if dev_cluster.accounting:
         deadline = time.monotonic() + 60
-        while _sacct_states(dev_cluster, case.job_id)[-1:] != ["TIMEOUT"]:
-            assert time.monotonic() < deadline, _sacct_states(dev_cluster, case.job_id)
+        while _sacct_states(dev_cluster, case)[-1:] != ["TIMEOUT"]:
+            assert time.monotonic() < deadline, _sacct_states(dev_cluster, case)
             time.sleep(3)
 
 
