@@ -13,13 +13,15 @@ from pathlib import Path
 from ntui.core.compose.rules import PORT_BASE, PORT_SPAN
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "dev-cluster"
-RANGE = 5000  # MaxJobId = FirstJobId + 4999
+RANGE = 5000  # MaxJobId = FirstJobId + JOB_RANGE - 1, JOB_RANGE 5000 by default
 
 
 def _first_job_ids() -> dict[str, int]:
     text = SCRIPT.read_text()
     found = dict(re.findall(r"^\s*(\d\d\.\d\d)\).*\bFIRST_JOB_ID=(\d+)", text, flags=re.M))
-    assert "MAX_JOB_ID=$((FIRST_JOB_ID + 4999))" in text
+    # the range's size: 5,000 unless a cluster alone is given more (NTUI_DEV_CLUSTER_JOB_RANGE, for a benchmark)
+    assert 'JOB_RANGE="${NTUI_DEV_CLUSTER_JOB_RANGE:-5000}"' in text
+    assert "MAX_JOB_ID=$((FIRST_JOB_ID + JOB_RANGE - 1))" in text
     return {v: int(first) for v, first in found.items()}
 
 
