@@ -262,3 +262,17 @@ def test_a_second_term_while_the_exit_trap_runs_never_cuts_it_short(tmp_path: Pa
     assert traps == ["user trap rc=0", "sampler stopped rc=0"]  # every chained trap ran, the sampler's too
     events = _events(tmp_path)
     assert [e["ev"] for e in events] == ["alloc", "launch", "end"] and events[-1]["phase"] == "launch"
+
+
+def test_a_signal_just_before_the_limit_by_the_journals_clock_is_the_time_limit() -> None:
+    """Seen on a loaded 26.05 cluster: a 1-minute job's journal ended 59.4 s after its alloc (the shell starts a
+    moment after Slurm does, whose clock the limit runs on); it read as CANCELLED, not TIMEOUT."""
+    lines = [
+        '{"v":1,"ev":"alloc","t":100.0,"job":"7","restart":0,"nnodes":1,"nodes":"nid002","host":"nid002","pid":1}',
+        '{"v":1,"ev":"launch","t":100.1,"job":"7","launcher":"srun"}',
+        '{"v":1,"ev":"end","t":159.4,"job":"7","rc":null,"sig":null,"phase":"launch"}',
+    ]
+    state = journal_state("7", parse_events(("\n".join(lines) + "\n").encode())[0])
+    limited, cancelled = state.final(60), state.final(3600)
+    assert limited is not None and limited.state == "TIMEOUT"
+    assert cancelled is not None and cancelled.state == "CANCELLED"  # far from its limit: a cancel

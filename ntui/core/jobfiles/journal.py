@@ -96,6 +96,10 @@ MAX_FIELD = 200
 #: the job (scancel, the time limit, a preemption), sends the batch shell too: which of the two gets it first
 #: varies, and without it the end would read as a failure with the step's status (143).
 LATE_SIGNAL_WAIT_S = 2
+#: The batch shell writes ``alloc`` a moment after Slurm started the job (its clock for the time limit): a signal
+#: this close before the limit, by the journal's own clock, is the time limit's (seen: 59.4 s for a 1-minute limit
+#: on a loaded 26.05 cluster). Slurm's record, where there is one, says which it was.
+TIME_LIMIT_SLACK_S = 10
 #: A line longer than this is not an event of ntui's (the reader skips it).
 MAX_EVENT_BYTES = 4096
 #: A long run's events (rule T10; the run file's, :mod:`ntui.core.jobfiles.runfile`, prefixed ``run-``): each
@@ -361,7 +365,8 @@ class JournalState:
 
     def final(self, time_limit_s: int | None = None) -> JournalEnd | None:
         """The end as the journal tells it, or None when it has not ended (or ended without writing: SIGKILL, a
-        node failure). A signal at or after ``time_limit_s`` (the job's limit) is taken as the time limit."""
+        node failure). A signal at or after ``time_limit_s`` (the job's limit; :data:`TIME_LIMIT_SLACK_S` early, by
+        the journal's clock) is taken as the time limit."""
         if self.end is None or self.continued == "requeue":
             return None  # requeued: the job goes on in its next allocation
         if self.signal is None and self.rc is not None:
@@ -372,7 +377,7 @@ class JournalState:
         sig = f"SIG{self.signal}" if self.signal else "a signal"
         during = " during the launch step" if self.phase == "launch" else f" ({self.phase})" if self.phase else ""
         elapsed = self.elapsed_s
-        if time_limit_s is not None and elapsed is not None and elapsed >= time_limit_s:
+        if time_limit_s is not None and elapsed is not None and elapsed >= time_limit_s - TIME_LIMIT_SLACK_S:
             return JournalEnd("TIMEOUT", "0:0", f"job: ended by {sig}{during} after {elapsed} s "
                                                 f"(time limit {time_limit_s} s)")
         return JournalEnd("CANCELLED", "0:0", f"job: ended by {sig}{during}"
