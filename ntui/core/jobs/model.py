@@ -27,7 +27,8 @@
   end moves the row to the ended ones with the journal's final state (no look-up). While every own active job is
   followed, squeue runs at the idle pace (:attr:`~ntui.core.jobs.queue.PollPolicy.covered`).
 
-One responsibility (hence one module of ~600 lines): the state of the jobs view and the decisions about it.
+One responsibility: the state of the jobs view and the decisions about it (its look-ups in flight:
+:mod:`ntui.core.jobs.inflight`; what the tabs get of the selected job: :mod:`ntui.core.jobs.selected`).
 Methods marked *thread-side* run in worker threads: they read their arguments and the squeue cache only,
 and return values the UI thread hands back to the model. Everything else runs on the UI thread.
 """
