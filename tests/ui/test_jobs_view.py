@@ -99,7 +99,7 @@ async def test_rows_columns_and_array_tasks() -> None:
         table.move_cursor(key="36_2")
         await pilot.press("t")  # on a task: folds its array
         await settle_jobs(pilot)
-        assert "36_2" not in table.ordered_keys and table.cursor_key == "36" and screen._pane_key() == "36_0"
+        assert "36_2" not in table.ordered_keys and table.cursor_key == "36" and screen.queue_box.pane_key() == "36_0"
         table.sort(None)
         assert table.get_row("34")[:7] == ["34", "train 2n", "RUNNING", "0:12", "1:00:00", "2", "nid[001-002]"]
         assert table.get_row("38")[6] == "(Resources)"
@@ -354,7 +354,7 @@ async def test_details_fetched_once_per_state_with_gpu_indices() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle_jobs(pilot)
         screen = screen_of(app)
-        assert screen.table.cursor_key == "36" and screen._pane_key() == "36_0"  # the array: its running task
+        assert screen.table.cursor_key == "36" and screen.queue_box.pane_key() == "36_0"  # the array: its running task
         await pilot.press("t")
         screen.table.move_cursor(key="36_1")
         await settle_jobs(pilot)

@@ -1,25 +1,18 @@
-"""The jobs view: renders :class:`~ntui.core.jobs.model.JobModel` and forwards keys.
+"""The jobs view: renders :class:`~ntui.core.jobs.model.JobModel` and forwards keys; orchestration only.
 
-The model (Textual-free, unit-tested without an app) decides every Slurm call and holds every row; this
-screen runs its thread-side calls in workers that post :mod:`ntui.ui.messages`, arms the timers it asks for,
-and draws: the queue table, the back-off banner and the status line; the selected job goes, as one
-:class:`~ntui.core.jobs.selected.SelectedJob`, to the tabs (:mod:`ntui.ui.widgets.job_tabs`: each tab draws it).
+The model (Textual-free, unit-tested without an app) decides every Slurm call and holds every row. The screen wires
+four parts and hands each message to the one it is for:
 
-* one squeue per refresh; refreshes never overlap (the next one is armed with ``set_timer`` only after the
-  last one ended); the interval adapts (``queue:`` in ``$XDG_CONFIG_HOME/ntui/config.yaml``) and backs off
-  behind a banner that goes away by itself on the first good answer;
-* ``scontrol show job -d`` only for the selected job, cached per state; the history look-up that gives a
-  job's log paths is a worker of its own, so the log pane of ntui's own jobs never waits for the controller;
-* final states once per job that leaves the queue, never per tick;
-* a job array is one row that opens into its tasks (``t`` or enter: :func:`ntui.core.jobs.arrays.fold`); the
-  row's details, logs, GPUs and report are one task's (a running one, else one that failed), its Sweep tab
-  compares every task (:mod:`ntui.ui.widgets.sweep_pane`); ``ctrl+r`` on a sweep resubmits its failed tasks
-  (:mod:`ntui.ui.screens.sweep_resubmit`).
-* every :data:`JOURNAL_TICK_S` a journal worker lists the history (a submission from another terminal or host shows
-  within a tick) and reads own jobs' journals through held descriptors (a start or an end shows within a tick, no
-  Slurm call); squeue then runs at the idle pace (:class:`~ntui.core.jobs.queue.PollPolicy`).
+* the queue box (:class:`~ntui.ui.widgets.queue_box.QueueBox`): the live queue with job arrays folded, its filter
+  and sort, the recent jobs under it, and how they share the lines;
+* the selected job's tabs (:class:`~ntui.ui.widgets.job_tabs.JobTabs`): the selected job goes to them as one
+  :class:`~ntui.core.jobs.selected.SelectedJob`, built the same way for a queue row and a recent job;
+* the model's workers (:class:`~ntui.ui.screens.jobs_workers.ModelWorkers`): squeue, details, history, final
+  states, journals and recent jobs, each answer posted back as a message;
+* the collaborators: what is done to a job (:class:`~ntui.ui.screens.jobs_actions.JobActions`), why it waits and
+  the start/end notices (:class:`~ntui.ui.screens.jobs_waiting.WaitingWatch`).
 
-One responsibility: the jobs view's widgets and workers (its decisions are the model's).
+The screen itself draws the back-off banner and the status line, and keeps which job is selected.
 """
 
 from __future__ import annotations
@@ -27,40 +20,30 @@ from __future__ import annotations
 import getpass
 import os
 import pwd
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static, TabbedContent
+from textual.widgets import Footer, Static, TabbedContent
 from textual.worker import Worker
 
 from ntui.core.config import Settings
-from ntui.core.jobs.arrays import Folded, fold
-from ntui.core.jobs.journals import JournalBoard
-from ntui.core.jobs.model import (
-    DetailsRequest,
-    FinalStateResolver,
-    HistoryLike,
-    HistoryOpener,
-    JobModel,
-    JournalRequest,
-    PollRequest,
-)
-from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy, Row
-from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent, record_details
+from ntui.core.jobs.arrays import Folded
+from ntui.core.jobs.model import FinalStateResolver, HistoryLike, HistoryOpener, JobModel
+from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
+from ntui.core.jobs.recent import record_details
 from ntui.core.jobs.selected import selected_in_queue, selected_record
 from ntui.core.jobs.submission import SubmittedJob
 from ntui.core.records.history import HistoryEntry
-from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs, next_order
-from ntui.core.slurm.runner import CommandRunner, SlurmError
+from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs
+from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.messages import (
     ActionDone,
     DetailsFetched,
@@ -74,38 +57,17 @@ from ntui.ui.messages import (
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.jobs_actions import ACTION_GROUP, JobActions
 from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingWatch
+from ntui.ui.screens.jobs_workers import JOURNAL_TICK_S, RECENT_GROUP, SQUEUE_GROUP, ModelWorkers
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.job_tab import TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from ntui.ui.widgets.log_pane import LogPane
+from ntui.ui.widgets.queue_box import QueueBox
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
 from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable, RecentLoaded
 from ntui.ui.widgets.report_pane import ReportPane
 
 __all__ = ["JobsScreen", "RefreshStats"]
-
-#: Workers' groups (the error handler and the benchmark tell them apart by these).
-SQUEUE_GROUP = "ntui-squeue"
-DETAILS_GROUP = "ntui-details"
-HISTORY_GROUP = "ntui-history"
-OUTCOME_GROUP = "ntui-outcome"
-RECENT_GROUP = "ntui-recent"
-JOURNAL_GROUP = "ntui-journal"
-
-#: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
-#: shows within this, and a job submitted from another terminal too.
-JOURNAL_TICK_S = 2.0
-
-#: The queue box's share of the view's height when the recent list is under the queue (``-with-recent`` in the
-#: CSS), and the list's least height.
-RECENT_BOX_SHARE = 70
-RECENT_MIN_HEIGHT = 5
-#: While the focus is in the selected job's tabs, they get the room: the queue box keeps this share of the view's
-#: height, and no more than the lines its rows need; on a short terminal (fewer than SHORT_VIEW rows) it keeps
-#: COMPACT_BOX lines (its border and the queue's selected row), so that the log shows a dozen lines at 80x24.
-TABS_FOCUSED_BOX_SHARE = 30
-SHORT_VIEW = 30
-COMPACT_BOX = 4
 
 #: Delay between a cursor move and the details look-up (holding an arrow key costs no RPCs).
 DETAILS_DEBOUNCE_S = 0.15
@@ -133,8 +95,8 @@ class RefreshStats:
 
 
 class JobsScreen(NtuiScreen):
-    """The queue and the selected job's tabs; what it does to a job is :class:`JobActions`', why a job waits and the
-    start/end notices :class:`WaitingWatch`'s."""
+    """The queue box and the selected job's tabs, wired to the model's workers and the collaborators (see the module
+    docstring)."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
 
@@ -236,27 +198,14 @@ class JobsScreen(NtuiScreen):
         self._history_factory = history_factory
         self.model = JobModel(self.full_settings, user or _current_user(),
                               clock=clock or (lambda: self.ntui_app.clock()), resolver=resolver)
-        self._poll_timer: Timer | None = None
         self._details_timer: Timer | None = None
         self._debounce_pending = False
         self.last_refresh: RefreshStats | None = None
-        self._table: QueueTable | None = None
         self._status_text = ""
         self._banner_text = ""
-        self._recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
-        self._journals = JournalBoard()  # own jobs' journals (ntui/core/jobs/journals.py)
-        self._journal_store: HistoryLike | None = None  # the history the journal worker keeps open between ticks
-        # held by a journal tick while it reads, and by the unmount that closes what it reads (an index connection
-        # closed under a running query crashed the interpreter: SQLite's use after free, seen once at app exit)
-        self._journal_lock = threading.Lock()
-        self._journal_closed = False
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
-        self._tabs_focused = False  # the focus is in the selected job's tabs: they get the room (_fit_recent)
-        # job arrays: one row each (ntui/core/jobs/arrays.py); the rows of the last refresh, before folding
-        self._expanded: set[str] = set()
-        self._folded: Folded = Folded({}, {})
-        self._queue_rows: dict[str, Row] = {}
-        self._queue_tags: dict[str, str] = {}
+        self._tabs_focused = False  # the focus is in the selected job's tabs: they get the room (QueueBox.fit)
+        self.model_workers = ModelWorkers(self, self)  # squeue, look-ups, journals (ntui/ui/screens/jobs_workers.py)
         self.waiting = WaitingWatch(self, self)  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
         self.actions = JobActions(self, self)  # cancel, signal, ..., resubmit (ntui/ui/screens/jobs_actions.py)
 
@@ -287,8 +236,8 @@ class JobsScreen(NtuiScreen):
             self._runner = self.ntui_app.runner
         return self._runner
 
-    def _open_history(self) -> HistoryLike | None:
-        """Called from worker threads."""
+    def open_history(self) -> HistoryLike | None:
+        """*Thread-side*: ntui's history (a test's own, or the app's)."""
         factory = self._history_factory or self.ntui_app.open_history
         return factory()
 
@@ -296,14 +245,23 @@ class JobsScreen(NtuiScreen):
         # No Header, as in the compose view: the rows go to the panes; who and where is the queue's subtitle.
         yield Static("", id="jobs-banner", markup=False)
         with Vertical(id="jobs-body"):
-            with Vertical(id="jobs-queue"):
-                yield QueueTable(all_users=self.all_users, id="jobs-table", empty_text=self.model.empty_text())
-                yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
-                            id="jobs-filter", compact=True)
-                yield RecentJobsTable(id="jobs-recent")
+            yield QueueBox(self.model, empty_text=self.model.empty_text(), id="jobs-queue")
             yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock), id="jobs-tabs")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
+
+    @property
+    def queue_box(self) -> QueueBox:
+        return self.query_one("#jobs-queue", QueueBox)
+
+    @property
+    def table(self) -> QueueTable:
+        return self.queue_box.table
+
+    @property
+    def folded(self) -> Folded:
+        """The queue's rows as last shown: job arrays folded into one row each."""
+        return self.queue_box.folded
 
     @property
     def tabs(self) -> JobTabs:
@@ -315,144 +273,58 @@ class JobsScreen(NtuiScreen):
         return tab if isinstance(tab, LogPane) else None
 
     @property
-    def table(self) -> QueueTable:
-        if self._table is None:
-            self._table = self.query_one("#jobs-table", QueueTable)
-        return self._table
-
-    @property
     def details_panel(self) -> JobDetailsPanel:
         return self.query_one("#jobs-details", JobDetailsPanel)
 
     def on_mount(self) -> None:
         self.sub_title = self.ntui_app.identity
-        self.query_one("#jobs-queue").border_subtitle = self.ntui_app.identity
-        self._set_queue_title()
+        self.queue_box.set_title(self.ntui_app.identity)
         self.table.focus()
         self.set_interval(1.0, self._tick)
-        self.set_interval(JOURNAL_TICK_S, self._journal_tick, name="journals")
+        self.set_interval(JOURNAL_TICK_S, self.model_workers.journal_tick, name="journals")
         self.watch(self.app, "last_submission", self._submitted, init=False)
         last = self.ntui_app.last_submission
         if last is not None:  # submitted before this view was first opened: select it
             self.table.move_cursor(key=str(last.job_id))
-        self._start_poll()
+        self.refresh_now()
         self.model.on_departure(self._jobs_departed)
-        self._load_recent(resolve=True)
+        self.model_workers.load_recent(resolve=True)
 
     def on_unmount(self) -> None:
-        with self._journal_lock:  # a tick in flight finishes its reads first (file reads: milliseconds)
-            self._journal_closed = True
-            self._journals.close()
-            if self._journal_store is not None:
-                self._journal_store.close()
-                self._journal_store = None
+        self.model_workers.close()
 
     def on_screen_resume(self) -> None:
         if self.model.stale():
             self.refresh_now()
 
-    def _set_queue_title(self) -> None:
-        box = self.query_one("#jobs-queue")
-        box.border_title = "Queue · all users" if self.all_users else "Queue · my jobs"
-
-    # ------------------------------------------------------------ polling
+    # ------------------------------------------------------------ the model's answers
 
     def refresh_now(self) -> None:
         """Refresh as soon as possible (after a submit or an action). Never overlaps a running refresh:
         during one, another follows right after it."""
-        self._start_poll()
-
-    def _start_poll(self) -> None:
-        request = self.model.request_poll()
-        if request is None:
-            return
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
-            self._poll_timer = None
-        self._poll_worker(request)
-
-    @work(thread=True, exit_on_error=False, group=SQUEUE_GROUP, name="squeue", description="squeue")
-    def _poll_worker(self, request: PollRequest) -> None:
-        recent = self._recent_history()
-        if recent:
-            self.app.call_from_thread(self.model.history_submissions, recent)
-        started = time.perf_counter()
-        try:
-            got = self.model.fetch(self.runner, request)
-        except SlurmError as exc:
-            self.post_message(QueueFailed(request, exc))
-            return
-        self.post_message(QueueFetched(request, got, started))
-
-    def _recent_history(self) -> list[Any]:
-        """*Thread-side*: the history's latest submissions (record files): jobs submitted from the CLI that may
-        start and end between two polls (:meth:`JobModel.history_submissions`). The journal tick lists them too,
-        more often; here each squeue sees the history as it is just before it."""
-        try:
-            history = self._open_history()
-        except Exception:  # the history is a help here, never a reason for the queue to fail
-            return []
-        if history is None:
-            return []
-        try:
-            entries = getattr(history, "entries", None)
-            return list(entries(limit=20)) if callable(entries) else []
-        except Exception:
-            return []
-        finally:
-            history.close()
-
-    # ------------------------------------------------------------ journals (ntui/core/jobs/journals.py)
-
-    def _journal_tick(self) -> None:
-        request = self.model.journal_request()
-        if request is not None:
-            self._journal_worker(request)
-
-    @work(thread=True, exit_on_error=False, group=JOURNAL_GROUP, description="journals")
-    def _journal_worker(self, request: JournalRequest) -> None:
-        """Ticks never overlap, so the one history kept open here (opening it each tick cost more CPU than the
-        tick's reads) is only ever used by one thread at a time; the lock keeps the unmount from closing it (and the
-        journals' descriptors) under a tick."""
-        with self._journal_lock:
-            if self._journal_closed:
-                return
-            result = JobModel.journal_fetch(self._journal_history, self._journals, request, close=False)
-        self.post_message(JournalsRead(result))
-
-    def _journal_history(self) -> HistoryLike | None:
-        """*Thread-side* (the journal worker): the history, opened on the first tick."""
-        if self._journal_store is None:
-            self._journal_store = self._open_history()
-        return self._journal_store
-
-    @on(JournalsRead)
-    def _journals_read(self, msg: JournalsRead) -> None:
-        msg.stop()
-        done = self.model.journal_done(msg.result)
-        if done.applied is not None:  # folded as a refresh's rows are (a job array stays one row)
-            self._show_rows(done.applied.rows, done.applied.tags)
-            self._show_recent()
-            # a start or an end learned from a journal is announced as one learned from squeue (once: the
-            # transitions remember the state they last saw, which the next squeue answer then agrees with)
-            self.waiting.queue_applied()
-            self.waiting.outcomes(tuple((f.key, f.outcome) for f in done.applied.departed if f.outcome))
-            self._selection_changed()
-        if done.poll_now:
-            self.refresh_now()
-
-    def _arm(self, delay: float) -> None:
-        if delay > 0:
-            self._poll_timer = self.set_timer(delay, self._start_poll, name="squeue re-arm")
-        else:  # (a zero-delay Timer divides by zero in Textual 8.2.8)
-            self._poll_timer = None
-            self.call_later(self._start_poll)
-        self._tick()
+        self.model_workers.start_poll()
 
     @on(QueueFetched)
     def _queue_fetched(self, msg: QueueFetched) -> None:
         msg.stop()
-        self._apply(msg)
+        t0 = time.perf_counter()
+        applied, delay = self.model.poll_succeeded(msg.request, msg.got, background=not self.is_current)
+        if applied is not None:
+            box = self.queue_box
+            if applied.unchanged:
+                change, rows = TableChange(), len(box.table.rows)
+            else:
+                change, rows = box.show_rows(applied.rows, applied.tags), len(box.folded.rows)
+            t1 = time.perf_counter()
+            got = msg.got
+            self.last_refresh = RefreshStats(got.squeue_s, got.parse_s, t1 - t0, t1 - msg.started, rows, change,
+                                             msg.started, t1)
+            if not applied.unchanged:
+                self._show_recent()  # a job that entered or left the queue moves between the two lists
+                self.waiting.queue_applied()
+            self.model_workers.start_lookups()
+            self._selection_changed()
+        self._arm(delay)
 
     @on(QueueFailed)
     def _queue_failed(self, msg: QueueFailed) -> None:
@@ -462,103 +334,73 @@ class JobsScreen(NtuiScreen):
     def _failed(self, error: BaseException) -> None:
         self._arm(self.model.poll_failed(error, background=not self.is_current))
 
-    def worker_failed(self, worker: Worker[Any], message: str) -> None:
-        """A worker raised something unexpected (the notification is out): keep the view working."""
-        if worker.group == SQUEUE_GROUP:
-            self._failed(worker.error or RuntimeError(message))
-        elif worker.group == DETAILS_GROUP:
-            self.model.details_failed()
-        elif worker.group == HISTORY_GROUP:
-            self.model.history_failed()
-        elif worker.group == OUTCOME_GROUP:
-            self.model.lookups_failed()
-        elif worker.group == ACTION_GROUP:
-            self.refresh_now()
-        elif worker.group == RECENT_GROUP:
-            self._recent_done()
-            self.waiting.records(None)
-        elif worker.group == WHY_GROUP:
-            self.waiting.failed()
-        elif worker.group == JOURNAL_GROUP:
-            self.model.journal_failed()
+    def _arm(self, delay: float) -> None:
+        self.model_workers.arm(delay)
+        self._tick()
 
-    # ------------------------------------------------------------ applying a refresh
-
-    def _apply(self, msg: QueueFetched) -> None:
-        t0 = time.perf_counter()
-        applied, delay = self.model.poll_succeeded(msg.request, msg.got, background=not self.is_current)
-        if applied is not None:
-            if applied.unchanged:
-                change, rows = TableChange(), len(self.table.rows)
-            else:
-                change, rows = self._show_rows(applied.rows, applied.tags), len(self._folded.rows)
-            t1 = time.perf_counter()
-            got = msg.got
-            self.last_refresh = RefreshStats(got.squeue_s, got.parse_s, t1 - t0, t1 - msg.started, rows, change,
-                                             msg.started, t1)
-            if not applied.unchanged:
-                self._show_recent()  # a job that entered or left the queue moves between the two lists
-                self.waiting.queue_applied()
-            self._start_lookups()
+    @on(JournalsRead)
+    def _journals_read(self, msg: JournalsRead) -> None:
+        msg.stop()
+        done = self.model.journal_done(msg.result)
+        if done.applied is not None:  # folded as a refresh's rows are (a job array stays one row)
+            self.queue_box.show_rows(done.applied.rows, done.applied.tags)
+            self._show_recent()
+            # a start or an end learned from a journal is announced as one learned from squeue (once: the
+            # transitions remember the state they last saw, which the next squeue answer then agrees with)
+            self.waiting.queue_applied()
+            self.waiting.outcomes(tuple((f.key, f.outcome) for f in done.applied.departed if f.outcome))
             self._selection_changed()
-        self._arm(delay)
-
-    def _start_lookups(self) -> None:
-        batch = self.model.take_lookups()
-        if batch is not None:
-            self._outcome_worker(batch)
-
-    @work(thread=True, exit_on_error=False, group=OUTCOME_GROUP, description="final state")
-    def _outcome_worker(self, batch: tuple[tuple[str, str], ...]) -> None:
-        self.post_message(OutcomesResolved(self.model.resolve(self.runner, batch)))
+        if done.poll_now:
+            self.refresh_now()
 
     @on(OutcomesResolved)
     def _outcomes(self, msg: OutcomesResolved) -> None:
         msg.stop()
         changed = self.model.outcomes_resolved(msg.outcomes)
         if changed:  # by diff: an ended row's cells, and the counts of the array it belongs to
-            rows = dict(self._queue_rows)
-            rows.update((k, c) for k, c in changed.items() if k in rows)
-            self._show_rows(rows, self._queue_tags)
+            self.queue_box.update_rows(changed)
         self.waiting.outcomes(msg.outcomes)
-        self._start_lookups()
+        self.model_workers.start_lookups()
         self._selection_changed()
 
-    # ------------------------------------------------------------ job arrays (ntui/core/jobs/arrays.py)
+    @on(DetailsFetched)
+    def _details_fetched(self, msg: DetailsFetched) -> None:
+        msg.stop()
+        if self.model.details_fetched(msg.result) and msg.result.key == self.queue_box.pane_key():
+            self._selection_changed()
 
-    def _show_rows(self, rows: dict[str, Row], tags: dict[str, str]) -> TableChange:
-        """The queue's rows with each job array folded into one row (open ones with their tasks under it)."""
-        self._queue_rows, self._queue_tags = rows, tags
-        folded = self._folded = fold(rows, tags, self.model.live, self.model.ended, self._expanded,
-                                     all_users=self.all_users)
-        self._expanded &= set(folded.arrays)
-        change = self.table.apply(folded.rows, folded.tags)
-        self.table.set_parents(folded.parents)
-        return change
+    @on(EntryFound)
+    def _entry_found(self, msg: EntryFound) -> None:
+        msg.stop()
+        if self.model.entry_found(msg.key, msg.entry) and msg.key == self.queue_box.pane_key():
+            self._selection_changed()  # the details gain what ntui submitted; the log pane its paths
 
-    def _pane_key(self) -> str | None:
-        """The job the details, log, GPU and report panes show: the cursor's, or for a job array's row one of its
-        tasks (a running one, else one that failed, else the first)."""
-        key = self.table.cursor_key
-        return self._folded.representative(key) if key is not None else None
+    @on(WhyFetched)
+    def _why_fetched(self, msg: WhyFetched) -> None:
+        msg.stop()
+        self.waiting.fetched(msg.extras)
 
-    def action_toggle_tasks(self) -> None:
-        """``t`` (or enter on an array's row): open the array into its tasks, or fold them back."""
-        array = self._folded.array_of(self.table.cursor_key)
-        if array is None:
-            self.notify("Not a job array: it has no tasks to open.", severity="warning", timeout=3)
+    @on(ActionDone)
+    def _action_done(self, msg: ActionDone) -> None:
+        msg.stop()
+        self.actions.done(msg.text)
+
+    def worker_failed(self, worker: Worker[Any], message: str) -> None:
+        """A worker raised something unexpected (the notification is out): keep the view working."""
+        group = worker.group
+        if group == SQUEUE_GROUP:
+            self._failed(worker.error or RuntimeError(message))
+        elif group == RECENT_GROUP:
+            self.model_workers.recent_done()
+            self.waiting.records(None)
+        elif self.model_workers.failed(group):
             return
-        self._expanded.symmetric_difference_update({array})
-        self._show_rows(self._queue_rows, self._queue_tags)
-        self.table.move_cursor(key=array)
+        elif group == ACTION_GROUP:
+            self.refresh_now()
+        elif group == WHY_GROUP:
+            self.waiting.failed()
 
-    @on(VirtualTable.RowSelected, "#jobs-table")
-    def _row_selected(self, event: VirtualTable.RowSelected) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key in self._folded.arrays:
-            self.action_toggle_tasks()
-
-    # ------------------------------------------------------------ selection, details, panes
+    # ------------------------------------------------------------ selection
 
     @on(VirtualTable.RowHighlighted, "#jobs-table")
     def _row_highlighted(self, event: VirtualTable.RowHighlighted) -> None:
@@ -571,6 +413,12 @@ class JobsScreen(NtuiScreen):
         self._debounce_pending = True
         self._details_timer = self.set_timer(DETAILS_DEBOUNCE_S, self._selection_changed, name="details debounce")
 
+    @on(RecentJobsTable.Selected)
+    def _recent_selected(self, msg: RecentJobsTable.Selected) -> None:
+        msg.stop()
+        self._recent_job = msg.job
+        self._show_record(msg.job)
+
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if event.widget is self.table and self._recent_job is not None:  # back from the recent jobs
             self._recent_job = None
@@ -578,20 +426,19 @@ class JobsScreen(NtuiScreen):
         in_tabs = self.tabs in event.widget.ancestors
         if in_tabs != self._tabs_focused:
             self._tabs_focused = in_tabs  # the tabs get the room while the user works in them
-            self.call_after_refresh(self._fit_recent)
+            self.call_after_refresh(self._fit)
 
-    @on(VirtualTable.HeaderSelected, "#jobs-table")
-    def _header_selected(self, event: VirtualTable.HeaderSelected) -> None:
-        event.stop()
-        table = self.table
-        reverse = not table.sort_reverse if table.sort_column == event.column_key else False
-        table.sort(event.column_key, reverse=reverse)
+    @property
+    def record_selected(self) -> bool:
+        """A recent job's record is selected, not the queue's row."""
+        return self._recent_job is not None
 
     @property
     def busy(self) -> bool:
         """A refresh, details, history or final-state look-up, or an action is running (tests and benchmarks
         wait for ``not busy``; the panes' own long-lived workers do not count)."""
-        if self.model.busy or self._debounce_pending or self._recent_loads.running or self.waiting.inflight:
+        if (self.model.busy or self._debounce_pending or self.model_workers.recent_loads.running
+                or self.waiting.inflight):
             return True
         return any(w.group == ACTION_GROUP and not w.is_finished for w in self.workers)
 
@@ -602,41 +449,32 @@ class JobsScreen(NtuiScreen):
         if self._recent_job is not None:  # a recent job is selected: its record, not the queue's cursor
             self._show_record(self._recent_job)
             return
-        key = self._pane_key()
+        box = self.queue_box
+        key = box.pane_key()
         if key is None:
             self.model.selected = None
-            self.tabs.select_job(selected_in_queue(self.model, self._folded, None))
+            self.tabs.select_job(selected_in_queue(self.model, box.folded, None))
             self.waiting.selected(None)
             return
         step = self.model.details_step(key, details_visible=self._details_visible())
         if step.request is not None:
-            self._details_worker(step.request)
+            self.model_workers.details(step.request)
         wanted = self.model.history_request(key)
         if wanted is not None:
-            self._history_worker(wanted)
-        self.tabs.select_job(selected_in_queue(self.model, self._folded, self.table.cursor_key, step.view))
+            self.model_workers.history(wanted)
+        self.tabs.select_job(selected_in_queue(self.model, box.folded, box.table.cursor_key, step.view))
         self.waiting.selected(key)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group=DETAILS_GROUP, description="job details")
-    def _details_worker(self, request: DetailsRequest) -> None:
-        self.post_message(DetailsFetched(self.model.fetch_details(self.runner, request)))
+    def _show_record(self, job: RecentJob) -> None:
+        """A recent job: its record to every tab (no Slurm call); its logs as for a live job."""
+        self.details_panel.show_why(None)
+        self.tabs.select_job(selected_record(job, record_details(job)))
 
-    @on(DetailsFetched)
-    def _details_fetched(self, msg: DetailsFetched) -> None:
-        msg.stop()
-        if self.model.details_fetched(msg.result) and msg.result.key == self._pane_key():
-            self._selection_changed()
+    def open_history_entry(self, job_id: str) -> HistoryEntry | None:
+        """*Thread-side*: ntui's history entry of ``job_id`` (a file read)."""
+        return JobModel.lookup_entry(self.open_history, job_id)
 
-    @work(thread=True, exit_on_error=False, group=HISTORY_GROUP, description="history look-up")
-    def _history_worker(self, key: str) -> None:
-        """The history (a local file, no Slurm call): where ntui wrote the job's logs, its script."""
-        self.post_message(EntryFound(key, JobModel.lookup_entry(self._open_history, key)))
-
-    @on(EntryFound)
-    def _entry_found(self, msg: EntryFound) -> None:
-        msg.stop()
-        if self.model.entry_found(msg.key, msg.entry) and msg.key == self._pane_key():
-            self._selection_changed()  # the details gain what ntui submitted; the log pane its paths
+    # ------------------------------------------------------------ tabs
 
     @on(TabbedContent.TabActivated, "#jobs-tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -666,9 +504,9 @@ class JobsScreen(NtuiScreen):
         if self.maximized is not None:
             self.minimize()
             return
-        tabs = self.query_one("#jobs-tabs", TabbedContent)
+        tabs = self.tabs
         focused = self.focused
-        self.maximized = tabs if focused is not None and tabs in focused.ancestors else self.query_one("#jobs-queue")
+        self.maximized = tabs if focused is not None and tabs in focused.ancestors else self.queue_box
 
     def action_first_error(self) -> None:
         """``E`` from anywhere in the view (the log pane has the same key when it has focus)."""
@@ -711,7 +549,12 @@ class JobsScreen(NtuiScreen):
             self._status_text = status
             self.query_one("#jobs-status", Static).update(status)
 
-    # ------------------------------------------------------------ view actions
+    @on(QueueBox.FilterChanged)
+    def _filter_changed(self, msg: QueueBox.FilterChanged) -> None:
+        msg.stop()
+        self._tick()
+
+    # ------------------------------------------------------------ view actions (the queue box's)
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
@@ -719,70 +562,26 @@ class JobsScreen(NtuiScreen):
     def action_toggle_all_users(self) -> None:
         self.model.toggle_all_users()
         self.table.configure(self.all_users)
-        self._set_queue_title()
+        self.queue_box.set_title()
         self.refresh_now()
         self._tick()
 
     def action_filter(self) -> None:
-        box = self.query_one("#jobs-filter", Input)
-        box.add_class("-shown")
-        box.focus()
-
-    @on(Input.Changed, "#jobs-filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        self.table.filter_text = event.value
-        self._tick()
-
-    @on(Input.Submitted, "#jobs-filter")
-    def _filter_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if not event.value.strip():
-            self.query_one("#jobs-filter", Input).remove_class("-shown")
-        self.table.focus()
+        self.queue_box.open_filter()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#jobs-filter", Input)
-        if box.has_class("-shown") or self.table.filter_text:
-            box.value = ""
-            box.remove_class("-shown")
-            self.table.filter_text = ""
-            self.table.focus()
-            self._tick()
+        self.queue_box.clear_filter()
 
     def action_sort(self) -> None:
-        table = self.table
-        keys = [c.key for c in table.columns]
-        current = table.sort_column
-        nxt = keys[0] if current is None else (keys[keys.index(current) + 1] if keys.index(current) + 1 < len(
-            keys) else None)
-        table.sort(nxt, reverse=False)
-        self.notify(f"sorted by {nxt}" if nxt else "squeue order", timeout=2)
+        self.queue_box.sort_next()
 
     def action_reverse_sort(self) -> None:
-        table = self.table
-        table.sort(table.sort_column or "id", reverse=not table.sort_reverse)
+        self.queue_box.reverse_sort()
+
+    def action_toggle_tasks(self) -> None:
+        self.queue_box.toggle_tasks()
 
     # ------------------------------------------------------------ job actions (ntui/ui/screens/jobs_actions.py)
-
-    @property
-    def record_selected(self) -> bool:
-        """A recent job's record is selected, not the queue's row."""
-        return self._recent_job is not None
-
-    @on(WhyFetched)
-    def _why_fetched(self, msg: WhyFetched) -> None:
-        msg.stop()
-        self.waiting.fetched(msg.extras)
-
-    @property
-    def folded(self) -> Folded:
-        """The queue's rows as last shown: job arrays folded into one row each."""
-        return self._folded
-
-    def open_history_entry(self, job_id: str) -> HistoryEntry | None:
-        """*Thread-side*: ntui's history entry of ``job_id`` (a file read)."""
-        return JobModel.lookup_entry(self._open_history, job_id)
 
     def action_cancel_job(self) -> None:
         self.actions.cancel()
@@ -810,17 +609,10 @@ class JobsScreen(NtuiScreen):
             return
         self.actions.resubmit(job_id)
 
-    @on(ActionDone)
-    def _action_done(self, msg: ActionDone) -> None:
-        msg.stop()
-        self.actions.done(msg.text)
-
     @on(ReportPane.ApplyFix)
     def _apply_fix(self, msg: ReportPane.ApplyFix) -> None:
         msg.stop()
         self.actions.resubmit(msg.job_id, (msg.fix,))
-
-    # ------------------------------------------------------------ submissions
 
     def _submitted(self, job: SubmittedJob | None) -> None:
         if job is None or not job.job_id:
@@ -832,23 +624,7 @@ class JobsScreen(NtuiScreen):
     # ------------------------------------------------------------ recent jobs (ntui/core/jobs/recent.py)
 
     def _jobs_departed(self, gone: tuple[FinishedJob, ...]) -> None:
-        self._load_recent(resolve=True)  # their records first, then the list
-
-    def _load_recent(self, *, resolve: bool) -> None:
-        request = self._recent_loads.request(resolve=resolve)
-        if request is not None:
-            self._recent_worker(request)
-
-    @work(thread=True, exit_on_error=False, group=RECENT_GROUP, description="recent jobs")
-    def _recent_worker(self, request: RecentRequest) -> None:
-        history = self._open_history()
-        try:
-            got = load_recent(history, self.runner, request, days=self.full_settings.queue.recent_days,
-                              now=self.model.clock().timestamp(), timeout=self.model.slurm_timeout)
-        finally:
-            if history is not None:
-                history.close()
-        self.post_message(RecentLoaded(got))
+        self.model_workers.load_recent(resolve=True)  # their records first, then the list
 
     @on(RecentLoaded)
     def _recent_loaded(self, msg: RecentLoaded) -> None:
@@ -858,90 +634,30 @@ class JobsScreen(NtuiScreen):
                 self.log.warning(f"recent jobs: {warning}")
             self._show_recent(msg.jobs)
         self.waiting.records(msg.jobs)
-        self._recent_done()
+        self.model_workers.recent_done()
 
     def _show_recent(self, jobs: RecentJobs | None = None) -> None:
         """The recent jobs (``jobs``: a new load, else the last one) without those in the live queue."""
-        recent = self.query_one("#jobs-recent", RecentJobsTable)
-        loaded = jobs if jobs is not None else recent.loaded
-        if loaded is None:
-            return
-        recent.show_jobs(loaded, live=set(self.model.live), now=self.model.clock().timestamp(),
-                         days=self.full_settings.queue.recent_days)
-        # the queue box makes room for the list under the live queue (the queue keeps at least half)
-        self.query_one("#jobs-queue").set_class(recent.has_class("-shown"), "-with-recent")
-        self.call_after_refresh(self._fit_recent)
-
-    def _fit_recent(self) -> None:
-        """Share the queue box's lines between the live queue and the recent list: the queue gets what it needs
-        up to at least half of them (more when the list needs less), the list the rest. (Percentages of an
-        auto-height box, in CSS, capped each at half the box and left the rest of it empty.) Runs after each
-        layout that may change the shares."""
-        if not self.is_mounted:
-            return
-        recent = self.query_one("#jobs-recent", RecentJobsTable)
-        table = self.table
-        box = self.query_one("#jobs-queue")
-        body = self.query_one("#jobs-body")
-        full = self.has_class("-wide") or box.has_class("-maximized")
-        room = body.content_size.height
-        box.set_class(self._tabs_focused and not full, "-compact")
-        if self._tabs_focused and not full:
-            cap = COMPACT_BOX if self.size.height < SHORT_VIEW else room * TABS_FOCUSED_BOX_SHARE // 100
-            box.styles.max_height = cap
-        else:
-            cap = room if full else room * RECENT_BOX_SHARE // 100
-            box.styles.max_height = None  # the stylesheet's
-        if not recent.has_class("-shown"):
-            table.styles.max_height = None
-            recent.styles.max_height = None
-            return
-        box_filter = self.query_one("#jobs-filter", Input)
-        inner = cap - box.styles.gutter.height - (box_filter.outer_size.height if box_filter.display else 0)
-        compact = self._tabs_focused and not full
-        recent.set_class(compact, "-compact")
-        if compact:  # the list that holds the selection keeps the box's lines, its cursor's row in sight
-            in_recent = self._recent_job is not None
-            fits = (0, inner) if in_recent else (inner, 0)
-        else:
-            recent_need = recent.row_count + 1 + recent.styles.gutter.height  # rows, header, border
-            table_max = max(inner // 2, inner - recent_need)
-            table_need = table.virtual_size.height  # rows and header
-            fits = (table_max, max(RECENT_MIN_HEIGHT, inner - min(table_need, table_max)))
-        for widget, lines in zip((table, recent), fits, strict=True):
-            if widget.styles.max_height is None or widget.styles.max_height.value != lines:
-                widget.styles.max_height = lines
-        if compact:
-            self.call_after_refresh(self._cursor_in_sight)
-
-    def _cursor_in_sight(self) -> None:
-        """The recent list's selected row, in the list made smaller (the queue table does it on its own resize)."""
-        if self._recent_job is not None:
-            recent = self.query_one("#jobs-recent", RecentJobsTable)
-            recent.move_cursor(row=recent.cursor_row, scroll=True, animate=False)
-
-    def on_resize(self, event: events.Resize) -> None:
-        self.call_after_refresh(self._fit_recent)
+        if self.queue_box.show_recent(jobs, now=self.model.clock().timestamp(),
+                                      days=self.full_settings.queue.recent_days):
+            self.call_after_refresh(self._fit)
 
     def action_recent_order(self) -> None:
         """The recent list's next order (:data:`ntui.core.records.record.RECENT_ORDERS`): re-sorted at once, no new
         load."""
-        recent = self.query_one("#jobs-recent", RecentJobsTable)
-        recent.order = next_order(recent.order)
+        self.queue_box.next_recent_order()
         self._show_recent()
 
-    def _recent_done(self) -> None:
-        again = self._recent_loads.finished()
-        if again is not None:
-            self._recent_worker(again)
+    # ------------------------------------------------------------ room
 
-    @on(RecentJobsTable.Selected)
-    def _recent_selected(self, msg: RecentJobsTable.Selected) -> None:
-        msg.stop()
-        self._recent_job = msg.job
-        self._show_record(msg.job)
+    def _fit(self) -> None:
+        """The queue box's share of the view (:meth:`QueueBox.fit`), after each layout that may change it."""
+        if not self.is_mounted:
+            return
+        box = self.queue_box
+        box.fit(room=self.query_one("#jobs-body").content_size.height, view_height=self.size.height,
+                full=self.has_class("-wide") or box.has_class("-maximized"), tabs_focused=self._tabs_focused,
+                in_recent=self._recent_job is not None)
 
-    def _show_record(self, job: RecentJob) -> None:
-        """A recent job: its record to every tab (no Slurm call); its logs as for a live job."""
-        self.details_panel.show_why(None)
-        self.tabs.select_job(selected_record(job, record_details(job)))
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self._fit)

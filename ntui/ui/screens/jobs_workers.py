@@ -1,0 +1,239 @@
+"""The jobs view's workers: every thread-side call of :class:`~ntui.core.jobs.model.JobModel`, started when the model
+asks for it, its answer posted to the screen as a message of :mod:`ntui.ui.messages`.
+
+:class:`ModelWorkers` is a collaborator of :class:`~ntui.ui.screens.jobs.JobsScreen` (as
+:class:`~ntui.ui.screens.jobs_actions.JobActions` and :class:`~ntui.ui.screens.jobs_waiting.WaitingWatch` are): the
+screen hands each message to the model and draws; this class starts the calls and keeps what they share between
+them (the journal worker's history and descriptors, the recent-jobs loads, the squeue timer).
+
+* one squeue per refresh; refreshes never overlap (the next one is armed with ``set_timer`` only after the last one
+  ended: :meth:`ModelWorkers.arm`);
+* ``scontrol show job -d`` only for the selected job (an exclusive worker: a newer selection cancels the older);
+  the history look-up that gives a job's log paths is a worker of its own, so the log pane of ntui's own jobs never
+  waits for the controller;
+* final states once per job that leaves the queue, a batch at a time;
+* every :data:`JOURNAL_TICK_S` a journal worker lists the history (a submission from another terminal or host shows
+  within a tick) and reads own jobs' journals through held descriptors (a start or an end shows within a tick, no
+  Slurm call).
+
+A worker that raises something unexpected is handed back to the model by its group (:meth:`ModelWorkers.failed`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from functools import partial
+from typing import Any, Protocol
+
+from textual.timer import Timer
+
+from ntui.core.config import Settings
+from ntui.core.jobs.journals import JournalBoard
+from ntui.core.jobs.model import DetailsRequest, HistoryLike, JobModel, JournalRequest, PollRequest
+from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent
+from ntui.core.slurm.runner import CommandRunner, SlurmError
+from ntui.ui.messages import DetailsFetched, EntryFound, JournalsRead, OutcomesResolved, QueueFailed, QueueFetched
+from ntui.ui.screens.base import NtuiScreen
+from ntui.ui.widgets.recent_jobs import RecentLoaded
+
+__all__ = ["JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ModelWorkers", "WorkersView"]
+
+#: Workers' groups (the screen's error handler and the benchmark tell them apart by these).
+SQUEUE_GROUP = "ntui-squeue"
+DETAILS_GROUP = "ntui-details"
+HISTORY_GROUP = "ntui-history"
+OUTCOME_GROUP = "ntui-outcome"
+RECENT_GROUP = "ntui-recent"
+JOURNAL_GROUP = "ntui-journal"
+
+#: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
+#: shows within this, and a job submitted from another terminal too.
+JOURNAL_TICK_S = 2.0
+
+
+class WorkersView(Protocol):
+    """What the workers read of the jobs view."""
+
+    model: JobModel
+    full_settings: Settings
+
+    @property
+    def runner(self) -> CommandRunner: ...
+
+    def open_history(self) -> HistoryLike | None:
+        """*Thread-side*: the history, or None where there is none."""
+        ...
+
+
+class ModelWorkers:
+    """The jobs view's workers (see the module docstring)."""
+
+    def __init__(self, screen: NtuiScreen, view: WorkersView) -> None:
+        self.screen = screen
+        self.view = view
+        self.model = view.model
+        self._poll_timer: Timer | None = None
+        self.recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
+        self._journals = JournalBoard()  # own jobs' journals (ntui/core/jobs/journals.py)
+        self._journal_store: HistoryLike | None = None  # the history the journal worker keeps open between ticks
+        # held by a journal tick while it reads, and by the unmount that closes what it reads (an index connection
+        # closed under a running query crashed the interpreter: SQLite's use after free, seen once at app exit)
+        self._journal_lock = threading.Lock()
+        self._journal_closed = False
+
+    def _run(self, fn: Any, *, group: str, description: str, exclusive: bool = False) -> None:
+        self.screen.run_worker(fn, thread=True, exit_on_error=False, group=group, description=description,
+                               exclusive=exclusive)
+
+    # ------------------------------------------------------------ squeue
+
+    def start_poll(self) -> None:
+        """A refresh now, unless one runs (then another follows right after it)."""
+        request = self.model.request_poll()
+        if request is None:
+            return
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+        self._run(partial(self._poll, request), group=SQUEUE_GROUP, description="squeue")
+
+    def arm(self, delay: float) -> None:
+        """The next refresh in ``delay`` seconds (the model's pace)."""
+        if delay > 0:
+            self._poll_timer = self.screen.set_timer(delay, self.start_poll, name="squeue re-arm")
+        else:  # (a zero-delay Timer divides by zero in Textual 8.2.8)
+            self._poll_timer = None
+            self.screen.call_later(self.start_poll)
+
+    def _poll(self, request: PollRequest) -> None:
+        recent = self._recent_history()
+        if recent:
+            self.screen.app.call_from_thread(self.model.history_submissions, recent)
+        started = time.perf_counter()
+        try:
+            got = self.model.fetch(self.view.runner, request)
+        except SlurmError as exc:
+            self.screen.post_message(QueueFailed(request, exc))
+            return
+        self.screen.post_message(QueueFetched(request, got, started))
+
+    def _recent_history(self) -> list[Any]:
+        """*Thread-side*: the history's latest submissions (record files): jobs submitted from the CLI that may
+        start and end between two polls (:meth:`JobModel.history_submissions`). The journal tick lists them too,
+        more often; here each squeue sees the history as it is just before it."""
+        try:
+            history = self.view.open_history()
+        except Exception:  # the history is a help here, never a reason for the queue to fail
+            return []
+        if history is None:
+            return []
+        try:
+            entries = getattr(history, "entries", None)
+            return list(entries(limit=20)) if callable(entries) else []
+        except Exception:
+            return []
+        finally:
+            history.close()
+
+    # ------------------------------------------------------------ journals (ntui/core/jobs/journals.py)
+
+    def journal_tick(self) -> None:
+        request = self.model.journal_request()
+        if request is not None:
+            self._run(partial(self._read_journals, request), group=JOURNAL_GROUP, description="journals")
+
+    def _read_journals(self, request: JournalRequest) -> None:
+        """Ticks never overlap, so the one history kept open here (opening it each tick cost more CPU than the
+        tick's reads) is only ever used by one thread at a time; the lock keeps :meth:`close` from closing it (and
+        the journals' descriptors) under a tick."""
+        with self._journal_lock:
+            if self._journal_closed:
+                return
+            result = JobModel.journal_fetch(self._journal_history, self._journals, request, close=False)
+        self.screen.post_message(JournalsRead(result))
+
+    def _journal_history(self) -> HistoryLike | None:
+        """*Thread-side* (the journal worker): the history, opened on the first tick."""
+        if self._journal_store is None:
+            self._journal_store = self.view.open_history()
+        return self._journal_store
+
+    def close(self) -> None:
+        """The view is gone: the journals' descriptors and the history closed (a tick in flight finishes its reads
+        first: file reads, milliseconds)."""
+        with self._journal_lock:
+            self._journal_closed = True
+            self._journals.close()
+            if self._journal_store is not None:
+                self._journal_store.close()
+                self._journal_store = None
+
+    # ------------------------------------------------------------ look-ups
+
+    def start_lookups(self) -> None:
+        """The final states of jobs that left the queue, a batch at a time."""
+        batch = self.model.take_lookups()
+        if batch is not None:
+            self._run(partial(self._resolve, batch), group=OUTCOME_GROUP, description="final state")
+
+    def _resolve(self, batch: tuple[tuple[str, str], ...]) -> None:
+        self.screen.post_message(OutcomesResolved(self.model.resolve(self.view.runner, batch)))
+
+    def details(self, request: DetailsRequest) -> None:
+        """``scontrol show job -d`` of the selected job (a newer selection's cancels this one)."""
+        self._run(partial(self._details, request), group=DETAILS_GROUP, description="job details", exclusive=True)
+
+    def _details(self, request: DetailsRequest) -> None:
+        self.screen.post_message(DetailsFetched(self.model.fetch_details(self.view.runner, request)))
+
+    def history(self, key: str) -> None:
+        """The history's entry of ``key`` (a local file, no Slurm call): where ntui wrote the job's logs, its
+        script."""
+        self._run(partial(self._entry, key), group=HISTORY_GROUP, description="history look-up")
+
+    def _entry(self, key: str) -> None:
+        self.screen.post_message(EntryFound(key, JobModel.lookup_entry(self.view.open_history, key)))
+
+    # ------------------------------------------------------------ recent jobs (ntui/core/jobs/recent.py)
+
+    def load_recent(self, *, resolve: bool) -> None:
+        """The recent jobs again (``resolve``: the records of jobs that left the queue first); one load at a time,
+        a request during one runs after it."""
+        request = self.recent_loads.request(resolve=resolve)
+        if request is not None:
+            self._run(partial(self._recent, request), group=RECENT_GROUP, description="recent jobs")
+
+    def recent_done(self) -> None:
+        again = self.recent_loads.finished()
+        if again is not None:
+            self._run(partial(self._recent, again), group=RECENT_GROUP, description="recent jobs")
+
+    def _recent(self, request: RecentRequest) -> None:
+        history = self.view.open_history()
+        try:
+            got = load_recent(history, self.view.runner, request, days=self.view.full_settings.queue.recent_days,
+                              now=self.model.clock().timestamp(), timeout=self.model.slurm_timeout)
+        finally:
+            if history is not None:
+                history.close()
+        self.screen.post_message(RecentLoaded(got))
+
+    # ------------------------------------------------------------ failures
+
+    def failed(self, group: str | None) -> bool:
+        """A look-up worker of ``group`` raised something unexpected (the notification is out): the model forgets
+        the call, so the next one can start. False for any other group; a refresh's or a recent-jobs load's failure
+        is the screen's to apply (the back-off, the notices)."""
+        model = self.model
+        if group == DETAILS_GROUP:
+            model.details_failed()
+        elif group == HISTORY_GROUP:
+            model.history_failed()
+        elif group == OUTCOME_GROUP:
+            model.lookups_failed()
+        elif group == JOURNAL_GROUP:
+            model.journal_failed()
+        else:
+            return False
+        return True
