@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.queue_scale import bare_squeue, wait_refresh  # noqa: E402
 from ntui.core.config import QueueSettings, Settings  # noqa: E402
-from ntui.core.jobs.arrays import fold  # noqa: E402
 from ntui.core.jobs.queue import QueueFetcher  # noqa: E402
 from ntui.core.slurm.runner import CommandResult, SubprocessRunner  # noqa: E402
 from ntui.ui.screens.jobs import JobsScreen  # noqa: E402
@@ -79,6 +78,7 @@ async def measure(reps: int, array_id: str) -> dict[str, Any]:
         screen = app.screen
         assert isinstance(screen, JobsScreen)
         table = screen.table
+        box = screen.queue_box
         runner.by_program.clear()
         refreshes = 0
 
@@ -96,7 +96,7 @@ async def measure(reps: int, array_id: str) -> dict[str, Any]:
 
         def fold_time() -> float:
             t0 = time.perf_counter()
-            fold(screen._queue_rows, screen._queue_tags, screen.model.live, screen.model.ended, screen._expanded)
+            box.fold()
             return time.perf_counter() - t0
 
         for _ in range(reps):
@@ -104,8 +104,7 @@ async def measure(reps: int, array_id: str) -> dict[str, Any]:
             out["bare"].append(wall)
             out["lines"] = lines
             # folded: the array is one row
-            screen._expanded.discard(array_id)
-            screen._show_rows(screen._queue_rows, screen._queue_tags)
+            box.set_open(array_id, is_open=False)
             out["rows_folded"] = table.total_count
             out["warm_folded"].append(await one_refresh())  # the same answer again: nothing to redo
             out["folded"].append(await one_refresh(cold=True))  # every line new (running tasks' elapsed moved)
@@ -115,8 +114,7 @@ async def measure(reps: int, array_id: str) -> dict[str, Any]:
             tracemalloc.stop()
             out["fold"].append(fold_time())
             # open: every task a row under it
-            screen._expanded.add(array_id)
-            screen._show_rows(screen._queue_rows, screen._queue_tags)
+            box.set_open(array_id, is_open=True)
             out["rows_open"] = table.total_count
             out["warm_open"].append(await one_refresh())
             out["open"].append(await one_refresh(cold=True))

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from ntui.core.compose.sitecheck import PartitionLimits
     from ntui.core.compose.spec import JobSpec
     from ntui.core.compose.yamlsrc import LoadedPreset
-    from ntui.core.jobs.model import DetailsResult, JournalResult, PollRequest
+    from ntui.core.jobs.details import DetailsResult
+    from ntui.core.jobs.journals import JournalResult
+    from ntui.core.jobs.polling import PollRequest
     from ntui.core.jobs.queue import Fetched
     from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem

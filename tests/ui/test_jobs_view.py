@@ -709,12 +709,12 @@ async def test_the_journal_history_is_never_closed_under_a_running_tick(monkeypa
     (an index connection closed under a running query crashed the interpreter once: SQLite's use after free)."""
     import threading
 
-    from ntui.core.jobs.model import JobModel
+    from ntui.core.jobs.journals import JournalBook
 
     order: list[str] = []
     kept: list[Any] = []
     entered, release = threading.Event(), threading.Event()
-    real = JobModel.journal_fetch
+    real = JournalBook.fetch
 
     def slow(open_history: Any, board: Any, request: Any, *, close: bool = True) -> Any:
         kept.append(open_history())  # the history the ticks keep open, as after an earlier tick
@@ -734,7 +734,7 @@ async def test_the_journal_history_is_never_closed_under_a_running_tick(monkeypa
             if kept and self is kept[0]:  # (other views open and close their own)
                 order.append("closed")
 
-    monkeypatch.setattr(JobModel, "journal_fetch", staticmethod(slow))
+    monkeypatch.setattr(JournalBook, "fetch", staticmethod(slow))
     app = jobs_app(runner=runner(), settings=HOUR, user="root", history_factory=Store)
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(pilot, entered.is_set)  # a journal tick is reading the history

@@ -11,15 +11,11 @@ from pathlib import Path
 from ntui.core.config import QueueSettings, Settings, SlurmSettings
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.model import (
-    MAX_LOOKUP_RETRIES,
-    MAX_LOOKUPS_PER_REFRESH,
-    Applied,
-    DetailsResult,
-    JobModel,
-    LogTarget,
-    PollRequest,
-)
+from ntui.core.jobs.details import DetailsResult, EntryBook
+from ntui.core.jobs.finals import MAX_LOOKUP_RETRIES, MAX_LOOKUPS_PER_REFRESH
+from ntui.core.jobs.journals import JournalBook
+from ntui.core.jobs.model import Applied, JobModel, LogTarget
+from ntui.core.jobs.polling import PollRequest
 from ntui.core.jobs.queue import ENDED, Fetched, FinishedJob, QueueFetcher, queue_row
 from ntui.core.jobs.selected import log_target, selected_in_queue
 from ntui.core.records.history import HistoryEntry
@@ -141,20 +137,20 @@ def test_interval_adapts_backs_off_behind_a_banner_and_recovers() -> None:
     assert delay == 10
     _, delay = refresh(m, job_line("8"), background=True)
     assert delay == 60  # the view is in the background
-    assert m.banner() == ""
+    assert m.polls.banner() == ""
     for expected in (10, 20, 40):
         request = m.request_poll()
         assert request is not None
-        assert m.banner() == "" if expected == 10 else m.banner().startswith(
+        assert m.polls.banner() == "" if expected == 10 else m.polls.banner().startswith(
             "⚠ controller unreachable, retrying now…")
         assert m.poll_failed(ControllerUnreachable("Unable to contact slurm controller")) == expected
     clock.advance(15)
-    assert m.banner().startswith("⚠ controller unreachable, retry in 25 s")
-    assert "Unable to contact slurm controller" in m.banner() and "r: retry now" in m.banner()
+    assert m.polls.banner().startswith("⚠ controller unreachable, retry in 25 s")
+    assert "Unable to contact slurm controller" in m.polls.banner() and "r: retry now" in m.polls.banner()
     assert "updated 15 s ago" in m.status_line() and "next in" not in m.status_line()
     rows_before = dict(m.live)
     _, delay = refresh(m, job_line("8"))
-    assert delay == 10 and m.banner() == "" and m.policy.errors == 0 and m.live.keys() == rows_before.keys()
+    assert delay == 10 and m.polls.banner() == "" and m.policy.errors == 0 and m.live.keys() == rows_before.keys()
     assert "updated 0 s ago" in m.status_line() and "next in 10 s" in m.status_line()
 
 
@@ -180,12 +176,12 @@ def test_a_byte_identical_answer_is_not_diffed() -> None:
 
 def test_stale_after_the_active_interval() -> None:
     m, clock = model()
-    assert not m.stale()
+    assert not m.polls.stale()
     refresh(m, MIX)
     clock.advance(9)
-    assert not m.stale()
+    assert not m.polls.stale()
     clock.advance(1)
-    assert m.stale()
+    assert m.polls.stale()
 
 
 # ---------------------------------------------------------------- ended jobs
@@ -202,9 +198,9 @@ def test_an_ended_row_shows_its_final_elapsed_once_the_final_state_is_known() ->
     refresh(m, MIX)
     applied, _ = refresh(m, without(MIX, "34"))
     assert applied.rows["34"][3] == "0:12"  # still looking up: the last polled value
-    batch = m.take_lookups()
+    batch = m.finished.take()
     assert batch is not None
-    rows = m.outcomes_resolved(m.resolve(Runner({}), batch))
+    rows = m.finished.resolved(m.finished.resolve(Runner({}), batch), all_users=m.all_users)
     assert rows["34"][2] == "COMPLETED" and rows["34"][3] == "1:35"
     # no run time known (scontrol forgot the job, no accounting): the last polled value stays
     job = m.ended["34"].job
@@ -225,15 +221,15 @@ def test_a_final_state_not_known_yet_is_asked_again_after_the_next_refresh_not_i
     m, _ = model(resolver=resolver)
     refresh(m, MIX)
     refresh(m, without(MIX, "34"))
-    batch = m.take_lookups()
+    batch = m.finished.take()
     assert batch == (("34", "34"),)
-    assert m.outcomes_resolved(m.resolve(Runner({}), batch)) == {}
-    assert m.take_lookups() is None and m.ended["34"].outcome is None  # not again at once
+    assert m.finished.resolved(m.finished.resolve(Runner({}), batch), all_users=m.all_users) == {}
+    assert m.finished.take() is None and m.ended["34"].outcome is None  # not again at once
     refresh(m, without(MIX, "34"))
     assert queue_row(m.ended["34"].job, False, m.ended["34"])[6] == "(looking up the final state…)"
-    batch = m.take_lookups()
+    batch = m.finished.take()
     assert batch == (("34", "34"),)
-    rows = m.outcomes_resolved(m.resolve(Runner({}), batch))
+    rows = m.finished.resolved(m.finished.resolve(Runner({}), batch), all_users=m.all_users)
     assert rows["34"][2] == "COMPLETED" and asked == ["34", "34"]
 
 
@@ -249,12 +245,12 @@ def test_look_ups_that_never_become_final_stop_after_the_cap() -> None:
     refresh(m, without(MIX, "34"))
     rows: dict[str, object] = {}
     for _ in range(MAX_LOOKUP_RETRIES + 5):
-        batch = m.take_lookups()
+        batch = m.finished.take()
         if batch is not None:
-            rows = dict(m.outcomes_resolved(m.resolve(Runner({}), batch)))
+            rows = dict(m.finished.resolved(m.finished.resolve(Runner({}), batch), all_users=m.all_users))
         refresh(m, without(MIX, "34"))
     assert len(asked) == MAX_LOOKUP_RETRIES + 1 and "34" in rows  # then the row keeps the last answer
-    assert m.take_lookups() is None
+    assert m.finished.take() is None
 
 
 def test_departed_jobs_stay_listed_and_are_resolved_once() -> None:
@@ -268,23 +264,23 @@ def test_departed_jobs_stay_listed_and_are_resolved_once() -> None:
         return Outcome(job_id, "COMPLETED", "0:0", "sacct", True)
 
     m, _ = model(resolver=resolver)
-    m.on_departure(lambda gone: departures.append(tuple(f.key for f in gone)))
+    m.finished.on_departure(lambda gone: departures.append(tuple(f.key for f in gone)))
     refresh(m, MIX)
-    assert m.take_lookups() is None and departures == []
+    assert m.finished.take() is None and departures == []
     applied, _ = refresh(m, without(MIX, "34", "35"))
     assert departures == [("34", "35")]
     assert applied.tags == {"34": ENDED, "35": ENDED}
     assert applied.rows["34"][2] == "ENDED" and applied.rows["34"][6] == "(looking up the final state…)"
-    assert [f.key for f in m.recent] == ["34", "35"]
-    batch = m.take_lookups()
+    assert [f.key for f in m.finished.recent] == ["34", "35"]
+    batch = m.finished.take()
     assert batch == (("34", "34"), ("35", "35")) and m.busy
-    assert m.take_lookups() is None  # one batch at a time
-    rows = m.outcomes_resolved(m.resolve(Runner({}), batch))
+    assert m.finished.take() is None  # one batch at a time
+    rows = m.finished.resolved(m.finished.resolve(Runner({}), batch), all_users=m.all_users)
     assert rows["34"][2] == "COMPLETED" and rows["34"][6] == "exit 0:0"
     assert rows["35"][2] == "ENDED" and rows["35"][6] == "ended (state unknown; last seen RUNNING)"
     for _ in range(3):
         refresh(m, without(MIX, "34", "35"))
-    assert m.take_lookups() is None and resolved == ["34", "35"]  # once per job, not per tick
+    assert m.finished.take() is None and resolved == ["34", "35"]  # once per job, not per tick
     assert not m.busy
 
 
@@ -298,7 +294,7 @@ def test_many_tasks_of_one_array_collapse_into_one_row_and_one_lookup() -> None:
     ended = [k for k, tag in applied.tags.items() if tag == ENDED]
     assert ended == ["100_[20-499]"]
     assert applied.rows["100_[20-499]"][6] == "480 tasks · (looking up the final state…)"
-    assert m.take_lookups() == (("100_[20-499]", "100"),)
+    assert m.finished.take() == (("100_[20-499]", "100"),)
 
 
 def test_lookups_are_capped_per_refresh() -> None:
@@ -306,9 +302,9 @@ def test_lookups_are_capped_per_refresh() -> None:
     m, _ = model()
     refresh(m, "".join(job_line(str(200 + i)) for i in range(n)))
     applied, _ = refresh(m, job_line("999"))
-    batch = m.take_lookups()
+    batch = m.finished.take()
     assert batch is not None and len(batch) == MAX_LOOKUPS_PER_REFRESH
-    not_looked_up = [f for f in m.recent if not f.looked_up]
+    not_looked_up = [f for f in m.finished.recent if not f.looked_up]
     assert len(not_looked_up) == 5 and all(f.outcome is not None and f.outcome.state == UNKNOWN
                                            for f in not_looked_up)
     assert applied.rows[not_looked_up[0].key][6] == "ended (not looked up)"
@@ -329,7 +325,7 @@ def test_a_submission_that_ended_unseen_gets_its_row() -> None:
     m.expect_submission("47")
     applied, _ = refresh(m, MIX)  # byte-identical, but the job is missing: not skipped
     assert not applied.unchanged and applied.tags.get("47") == ENDED
-    assert m.take_lookups() == (("47", "47"),)
+    assert m.finished.take() == (("47", "47"),)
 
 
 def test_one_row_formatter_for_live_and_ended_rows_and_hostile_names() -> None:
@@ -353,13 +349,13 @@ def test_details_are_cached_per_state_and_node_states_rechecked_only_when_shown(
     step = m.details_step("34", details_visible=True)
     assert step.request is not None and step.view is not None and step.view.note == "loading details…"
     assert m.details_step("34", details_visible=True).request is None  # in flight: not asked twice
-    result = m.fetch_details(Runner({"scontrol": ok(SHOW_RUNNING), "sinfo": ok("")}), step.request)
+    result = m.details.fetch(Runner({"scontrol": ok(SHOW_RUNNING), "sinfo": ok("")}), step.request)
     assert result.details is not None and result.details.gres_by_node["nid001"] == (0, 1, 2, 3)
-    assert m.details_fetched(result)
+    assert m.details.fetched(result)
     fresh = m.details_step("34", details_visible=True)
     assert fresh.request is None and fresh.view is not None and fresh.view.details is result.details
     # a running job's nodes: looked at again after the idle interval, only while the details are shown
-    m.details_fetched(DetailsResult("34", m.state_of("34"), result.details, nodes=(NodeState("nid001", "mixed"),)))
+    m.details.fetched(DetailsResult("34", m.state_of("34"), result.details, nodes=(NodeState("nid001", "mixed"),)))
     clock.advance(61)
     assert m.details_step("34", details_visible=False).request is None
     assert m.details_step("34", details_visible=True).request is not None
@@ -371,10 +367,10 @@ def test_a_failed_details_lookup_keeps_what_was_known_and_is_retried_on_reselect
     m.select("34")
     step = m.details_step("34", details_visible=True)
     assert step.request is not None
-    failed = m.fetch_details(Runner({"scontrol": ControllerUnreachable("Unable to contact slurm controller")}),
+    failed = m.details.fetch(Runner({"scontrol": ControllerUnreachable("Unable to contact slurm controller")}),
                              step.request)
     assert not failed.ok and "Unable to contact" in failed.note
-    m.details_fetched(failed)
+    m.details.fetched(failed)
     assert m.details_step("34", details_visible=True).request is None  # no retry storm
     m.select("35")
     m.select("34")  # reselecting retries
@@ -397,28 +393,28 @@ def test_log_paths_of_ntui_jobs_do_not_wait_for_the_controller() -> None:
     gate = threading.Event()
     hung = Runner({"scontrol": ok(SHOW_RUNNING), "sinfo": ok("")}, gate=gate)
     details: list[DetailsResult] = []
-    worker = threading.Thread(target=lambda: details.append(m.fetch_details(hung, step.request)))  # type: ignore[arg-type]
+    worker = threading.Thread(target=lambda: details.append(m.details.fetch(hung, step.request)))  # type: ignore[arg-type]
     worker.start()
     try:
         assert _target(m, "34") is None  # the history has not answered yet
-        key = m.history_request("34")
-        assert key == "34" and m.history_request("34") is None
-        found = JobModel.lookup_entry(lambda: FakeHistory({"34": entry("34")}), key)
-        m.entry_found(key, found)
+        key = m.history.request("34")
+        assert key == "34" and m.history.request("34") is None
+        found = EntryBook.lookup(lambda: FakeHistory({"34": entry("34")}), key)
+        m.history.found(key, found)
         target = _target(m, "34")
         assert target is not None and worker.is_alive() and not details  # scontrol still hangs
         assert target.paths == LogPaths("/scratch/logs", "run") and target.world_size == 4 and target.job_active
         assert target.batch_log is None
         # a job ntui did not submit: no paths until scontrol told its StdOut
-        m.entry_found("35", None)
+        m.history.found("35", None)
         assert _target(m, "35") is None
     finally:
         gate.set()
         worker.join(5)
-    m.details_fetched(details[0])
+    m.details.fetched(details[0])
     target = _target(m, "34")
     assert target is not None and target.batch_log == "/tmp/ntui-capture/train 2n-34.out"
-    m.details_fetched(DetailsResult("35", m.state_of("35"), parse_scontrol_jobs(SHOW_RUNNING)[0]))
+    m.details.fetched(DetailsResult("35", m.state_of("35"), parse_scontrol_jobs(SHOW_RUNNING)[0]))
     other = _target(m, "35")
     assert other is not None and other.paths is None and other.batch_log is not None
 
@@ -427,9 +423,9 @@ def test_history_lookup_survives_an_unreadable_history() -> None:
     def broken() -> FakeHistory:
         raise OSError(13, "Permission denied", "/home/a/.local/state/ntui/history.sqlite3")
 
-    assert JobModel.lookup_entry(broken, "34") is None
+    assert EntryBook.lookup(broken, "34") is None
     hist = FakeHistory({"12": entry("12")})
-    found = JobModel.lookup_entry(lambda: hist, "12_[3-9]")  # a collapsed array row: the array's entry
+    found = EntryBook.lookup(lambda: hist, "12_[3-9]")  # a collapsed array row: the array's entry
     assert found is not None and found.job_id == "12" and hist.closed
 
 
@@ -480,7 +476,7 @@ def test_actions_pick_the_command_for_the_jobs_state() -> None:
 
 
 class StubHistory:
-    """What :meth:`JobModel.journal_fetch` asks of the history: entries by job id, and the recent ones."""
+    """What :meth:`JournalBook.fetch` asks of the history: entries by job id, and the recent ones."""
 
     def __init__(self, entries: Mapping[str, HistoryEntry], recent: Sequence[HistoryEntry] = ()) -> None:
         self.entries, self.recent = dict(entries), list(recent)
@@ -508,7 +504,7 @@ def _tick(m: JobModel, board: object, history: StubHistory | RunHistory) -> obje
     assert isinstance(board, JournalBoard)
     request = m.journal_request()
     assert request is not None and m.journal_request() is None  # ticks never overlap
-    return m.journal_done(JobModel.journal_fetch(lambda: history, board, request))
+    return m.journal_done(JournalBook.fetch(lambda: history, board, request))
 
 
 ALLOC = '{"v":1,"ev":"alloc","t":100,"job":"%s","restart":0,"nodes":"nid007"}'
@@ -520,7 +516,7 @@ def test_a_journal_start_and_end_change_the_rows_at_once_with_no_lookup(tmp_path
 
     m, _ = model()
     gone: list[tuple[FinishedJob, ...]] = []
-    m.on_departure(gone.append)
+    m.finished.on_departure(gone.append)
     refresh(m, job_line("41", "PENDING") + job_line("42"))
     history = StubHistory({"41": entry("41", str(tmp_path)), "42": entry("42", str(tmp_path))})
     board = JournalBoard(retry_s=0.0)
@@ -537,7 +533,7 @@ def test_a_journal_start_and_end_change_the_rows_at_once_with_no_lookup(tmp_path
     assert applied is not None and applied.tags.get("41") == ENDED and "41" not in m.live
     assert m.ended["41"].outcome == Outcome("41", "FAILED", "3:0", "job", True, 30)
     assert applied.rows["41"][2] == "FAILED" and [g[0].key for g in gone] == ["41"]
-    assert m.take_lookups() is None  # the journal said it: no sacct, no scontrol
+    assert m.finished.take() is None  # the journal said it: no sacct, no scontrol
     assert history.gets == ["41", "42"]  # each entry looked up once, then known
     # squeue lags behind the journal: the job still listed as running stays ended; pending again: requeued
     refresh(m, job_line("41") + job_line("42"))

@@ -8,22 +8,46 @@ descriptor budget as the log watcher (:class:`~ntui.core.logs.tail.FdBudget`). T
 end from it within a tick, and squeue can go slower while every own active job is followed
 (:class:`~ntui.core.jobs.queue.PollPolicy`). Thread-side: :meth:`JournalBoard.poll` runs in the view's journal
 worker; ticks never overlap, so the board needs no lock.
+
+:class:`JournalBook` is the jobs view model's book of what the journals said: a start shows a pending row as running,
+an end moves the row to the ended ones with the journal's final state until squeue agrees (a job whose journal ended
+while squeue still lists it running stays ended; it is requeued only when squeue shows it pending again, or its
+journal a new allocation). :meth:`JournalBook.fetch` is the tick's thread-side half: it lists the history (the
+submissions since the view opened; the entries of own queued jobs not known yet) and reads the journals.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ntui.core.jobfiles.journal import JournalReader, JournalState, journal_path
+from ntui.core.jobs.details import HistoryOpener, history_key
+from ntui.core.jobs.inflight import InFlight
+from ntui.core.jobs.queue import Row, queue_row
 from ntui.core.logs.tail import FdBudget
 from ntui.core.records.history import HistoryEntry
+from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.squeue import QueueJob
 
-__all__ = ["MAX_FOLLOWED", "JournalBoard", "Followed"]
+__all__ = [
+    "MAX_FOLLOWED",
+    "MAX_PENDING_JOURNALS",
+    "Followed",
+    "JournalBoard",
+    "JournalBook",
+    "JournalRequest",
+    "JournalResult",
+]
 
 #: At most this many journals are followed (the newest jobs first); beyond that squeue alone tells.
 MAX_FOLLOWED = 64
+#: At most this many pending jobs have their journal looked for (an open that fails, each tick); squeue tells the
+#: start of the others (and squeue keeps its active pace then).
+MAX_PENDING_JOURNALS = 8
+#: How many of the newest history entries are searched for the run of a queued job not in the history.
+RUN_LINK_SCAN = 100
 
 
 @dataclass(frozen=True)
@@ -81,3 +105,141 @@ class JournalBoard:
     def close(self) -> None:
         for job_id in list(self.readers):
             self._drop(job_id)
+
+
+@dataclass(frozen=True)
+class JournalRequest:
+    """One journal tick to run (:meth:`JournalBook.fetch` in a worker)."""
+
+    own_live: tuple[str, ...]  # own active jobs in the queue
+    since: float  # submissions at or after this (the history's clock) are the view's
+    pending: frozenset[str] = frozenset()  # those of them still pending (their journal does not exist yet)
+    known: dict[str, HistoryEntry | None] = field(default_factory=dict)  # entries the view has already
+    done: frozenset[str] = frozenset()  # jobs whose end the view knows: not followed any more
+
+
+@dataclass(frozen=True)
+class JournalResult:
+    entries: dict[str, HistoryEntry | None]  # entries looked up for own jobs in the queue
+    recent: tuple[HistoryEntry, ...]  # the history's submissions since the view opened
+    followed: dict[str, Followed]
+
+
+class JournalBook:
+    """What the followed journals said, as the jobs view's model keeps it (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.inflight: InFlight[str] = InFlight(exclusive=True)  # the one tick
+        self.states: dict[str, JournalState] = {}
+        self.ended: dict[str, int] = {}  # job id -> allocations its journal had when it ended
+        self.unconfirmed: set[str] = set()  # of those, the ones squeue listed (not pending) at the last refresh
+        #: job id -> allocations its journal had when squeue showed it pending again after that end (requeued):
+        #: the same allocation's end does not end it again at the next tick, only a later allocation's does
+        self._requeued: dict[str, int] = {}
+        self.started: set[str] = set()  # pending in squeue, started per its journal
+
+    def request(self, own_live: tuple[str, ...], pending: frozenset[str], since: float,
+                known: Mapping[str, HistoryEntry | None], done: frozenset[str]) -> JournalRequest | None:
+        """A tick to start now, or None while one runs."""
+        if not self.inflight.start("tick"):
+            return None
+        return JournalRequest(own_live, since, pending, dict(known), frozenset(self.ended) | done)
+
+    @staticmethod
+    def fetch(open_history: HistoryOpener, board: JournalBoard, request: JournalRequest, *,
+              close: bool = True) -> JournalResult:
+        """*Thread-side*: list the history (one directory listing: submissions since the view opened, entries of
+        own queued jobs not known yet) and read what each followed journal appended. ``close=False``: the history
+        is the caller's, kept open from tick to tick."""
+        entries: dict[str, HistoryEntry | None] = {}
+        recent: tuple[HistoryEntry, ...] = ()
+        history = None
+        try:
+            history = open_history()
+            if history is not None:
+                since, latest = getattr(history, "since", None), getattr(history, "entries", None)
+                if callable(since):
+                    recent = tuple(since(request.since))
+                elif callable(latest):  # a stand-in history with only its newest entries
+                    recent = tuple(latest(limit=20))
+                for job_id in request.own_live:
+                    if job_id not in request.known:
+                        entries[job_id] = history.get(history_key(job_id))
+                if callable(latest) and any(e is None for e in entries.values()):
+                    # a long run's later chain links: not in the history, named by their run's file (T10)
+                    from ntui.core.records.runs import run_links
+
+                    links = run_links(latest(limit=RUN_LINK_SCAN))  # run_of skips what is not a run
+                    entries.update({k: links[k] for k, e in entries.items() if e is None and k in links})
+        except Exception:  # noqa: S110 - an unreadable history only means no new entries this tick
+            pass
+        finally:
+            if history is not None and close:
+                history.close()
+        wanted: dict[str, HistoryEntry] = {}
+        pending = 0
+        for job_id in request.own_live:
+            entry = request.known.get(job_id) or entries.get(job_id)
+            if entry is None or not entry.log_stem:
+                continue
+            if job_id in request.pending:
+                pending += 1
+                if pending > MAX_PENDING_JOURNALS:
+                    continue
+            wanted[job_id] = entry
+        for entry in recent:
+            if entry.job_id and entry.job_id not in wanted and entry.job_id not in request.done and entry.log_stem:
+                wanted[entry.job_id] = entry
+        return JournalResult(entries, recent, board.poll(wanted))
+
+    def failed(self) -> None:
+        self.inflight.clear()
+
+    def read(self) -> None:
+        """A tick's answer came (it is applied next)."""
+        self.inflight.clear()
+
+    def new_end(self, job_id: str, state: JournalState) -> bool:
+        """The journal says the job ended, and that end is news (not told before, not the allocation squeue showed
+        requeued since)."""
+        return state.ended and job_id not in self.ended and self._requeued.get(job_id) != state.allocations
+
+    def end(self, job_id: str, allocations: int) -> None:
+        self.ended[job_id] = allocations
+        self.started.discard(job_id)
+
+    def as_started(self, job: QueueJob) -> QueueJob:
+        """A pending job whose journal started: as squeue will list it (running, on the journal's nodes)."""
+        state = self.states.get(job.job_id)
+        return replace(job, state="RUNNING", reason="", elapsed=job.elapsed or "0:00",
+                       nodelist=(state.nodes if state is not None and state.nodes else job.nodelist))
+
+    def correct(self, live: dict[str, QueueJob], rows: dict[str, Row],
+                all_users: bool) -> tuple[dict[str, QueueJob], dict[str, Row]]:
+        """squeue's answer as the journals correct it: a job whose journal ended stays ended while squeue still
+        lists it (slurmctld hears of the end a moment later; it is requeued only when squeue shows it pending
+        again or its journal a new allocation); a pending job whose journal started shows as running."""
+        self.unconfirmed = set()
+        if not self.ended and not self.started:
+            return live, rows
+        live, rows = dict(live), dict(rows)
+        for job_id, allocations in list(self.ended.items()):
+            job = live.get(job_id)
+            if job is None:
+                continue
+            state = self.states.get(job_id)
+            if job.category is StateCategory.PENDING or (state is not None and state.allocations > allocations):
+                del self.ended[job_id]  # requeued: live again
+                self._requeued[job_id] = allocations
+                continue
+            self.unconfirmed.add(job_id)
+            del live[job_id]
+            rows.pop(job_id, None)
+        for job_id in list(self.started):
+            job = live.get(job_id)
+            if job is None or job.category is not StateCategory.PENDING:
+                self.started.discard(job_id)
+                continue
+            live[job_id] = started = self.as_started(job)
+            rows[job_id] = queue_row(started, all_users)
+        return live, rows

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.manifest import is_sweep_script
-from ntui.core.jobs.model import DetailsView
+from ntui.core.jobs.details import DetailsView
 from ntui.core.records.history import GpuSummary, History
 from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.records.record import (

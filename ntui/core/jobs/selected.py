@@ -15,7 +15,8 @@ from typing import Literal
 
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.model import DetailsView, JobModel, LogTarget
+from ntui.core.jobs.details import DetailsView
+from ntui.core.jobs.model import JobModel, LogTarget
 from ntui.core.jobs.queue import ACTIVE
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import RecentJob

@@ -36,7 +36,9 @@ from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.model import FinalStateResolver, HistoryLike, HistoryOpener, JobModel
+from ntui.core.jobs.details import EntryBook, HistoryLike, HistoryOpener
+from ntui.core.jobs.finals import FinalStateResolver
+from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
 from ntui.core.jobs.recent import record_details
 from ntui.core.jobs.selected import selected_in_queue, selected_record
@@ -287,14 +289,14 @@ class JobsScreen(NtuiScreen):
         if last is not None:  # submitted before this view was first opened: select it
             self.table.move_cursor(key=str(last.job_id))
         self.refresh_now()
-        self.model.on_departure(self._jobs_departed)
+        self.model.finished.on_departure(self._jobs_departed)
         self.model_workers.load_recent(resolve=True)
 
     def on_unmount(self) -> None:
         self.model_workers.close()
 
     def on_screen_resume(self) -> None:
-        if self.model.stale():
+        if self.model.polls.stale():
             self.refresh_now()
 
     # ------------------------------------------------------------ the model's answers
@@ -307,6 +309,11 @@ class JobsScreen(NtuiScreen):
     @on(QueueFetched)
     def _queue_fetched(self, msg: QueueFetched) -> None:
         msg.stop()
+        self._apply(msg)
+
+    def _apply(self, msg: QueueFetched) -> None:
+        """A refresh's answer to the model, its rows to the queue box (``bench/queue_scale.py`` times a key sent as
+        this starts)."""
         t0 = time.perf_counter()
         applied, delay = self.model.poll_succeeded(msg.request, msg.got, background=not self.is_current)
         if applied is not None:
@@ -356,7 +363,7 @@ class JobsScreen(NtuiScreen):
     @on(OutcomesResolved)
     def _outcomes(self, msg: OutcomesResolved) -> None:
         msg.stop()
-        changed = self.model.outcomes_resolved(msg.outcomes)
+        changed = self.model.finished.resolved(msg.outcomes, all_users=self.all_users)
         if changed:  # by diff: an ended row's cells, and the counts of the array it belongs to
             self.queue_box.update_rows(changed)
         self.waiting.outcomes(msg.outcomes)
@@ -366,13 +373,14 @@ class JobsScreen(NtuiScreen):
     @on(DetailsFetched)
     def _details_fetched(self, msg: DetailsFetched) -> None:
         msg.stop()
-        if self.model.details_fetched(msg.result) and msg.result.key == self.queue_box.pane_key():
+        if self.model.details.fetched(msg.result) and msg.result.key == self.queue_box.pane_key():
             self._selection_changed()
 
     @on(EntryFound)
     def _entry_found(self, msg: EntryFound) -> None:
         msg.stop()
-        if self.model.entry_found(msg.key, msg.entry) and msg.key == self.queue_box.pane_key():
+        self.model.history.found(msg.key, msg.entry)
+        if msg.key == self.model.selected and msg.key == self.queue_box.pane_key():
             self._selection_changed()  # the details gain what ntui submitted; the log pane its paths
 
     @on(WhyFetched)
@@ -452,14 +460,14 @@ class JobsScreen(NtuiScreen):
         box = self.queue_box
         key = box.pane_key()
         if key is None:
-            self.model.selected = None
+            self.model.details.selected = None
             self.tabs.select_job(selected_in_queue(self.model, box.folded, None))
             self.waiting.selected(None)
             return
         step = self.model.details_step(key, details_visible=self._details_visible())
         if step.request is not None:
             self.model_workers.details(step.request)
-        wanted = self.model.history_request(key)
+        wanted = self.model.history.request(key)
         if wanted is not None:
             self.model_workers.history(wanted)
         self.tabs.select_job(selected_in_queue(self.model, box.folded, box.table.cursor_key, step.view))
@@ -472,7 +480,7 @@ class JobsScreen(NtuiScreen):
 
     def open_history_entry(self, job_id: str) -> HistoryEntry | None:
         """*Thread-side*: ntui's history entry of ``job_id`` (a file read)."""
-        return JobModel.lookup_entry(self.open_history, job_id)
+        return EntryBook.lookup(self.open_history, job_id)
 
     # ------------------------------------------------------------ tabs
 
@@ -522,7 +530,7 @@ class JobsScreen(NtuiScreen):
         if not self.is_mounted:
             return
         banner = self.query_one("#jobs-banner", Static)
-        text = self.model.banner()
+        text = self.model.polls.banner()
         if text:
             if text != self._banner_text:
                 self._banner_text = text

@@ -29,8 +29,10 @@ from typing import Any, Protocol
 from textual.timer import Timer
 
 from ntui.core.config import Settings
-from ntui.core.jobs.journals import JournalBoard
-from ntui.core.jobs.model import DetailsRequest, HistoryLike, JobModel, JournalRequest, PollRequest
+from ntui.core.jobs.details import DetailsRequest, EntryBook, HistoryLike
+from ntui.core.jobs.journals import JournalBoard, JournalBook, JournalRequest
+from ntui.core.jobs.model import JobModel
+from ntui.core.jobs.polling import PollRequest
 from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.ui.messages import DetailsFetched, EntryFound, JournalsRead, OutcomesResolved, QueueFailed, QueueFetched
@@ -120,8 +122,8 @@ class ModelWorkers:
 
     def _recent_history(self) -> list[Any]:
         """*Thread-side*: the history's latest submissions (record files): jobs submitted from the CLI that may
-        start and end between two polls (:meth:`JobModel.history_submissions`). The journal tick lists them too,
-        more often; here each squeue sees the history as it is just before it."""
+        start and end between two polls (:meth:`~ntui.core.jobs.model.JobModel.history_submissions`). The journal
+        tick lists them too, more often; here each squeue sees the history as it is just before it."""
         try:
             history = self.view.open_history()
         except Exception:  # the history is a help here, never a reason for the queue to fail
@@ -150,7 +152,7 @@ class ModelWorkers:
         with self._journal_lock:
             if self._journal_closed:
                 return
-            result = JobModel.journal_fetch(self._journal_history, self._journals, request, close=False)
+            result = JournalBook.fetch(self._journal_history, self._journals, request, close=False)
         self.screen.post_message(JournalsRead(result))
 
     def _journal_history(self) -> HistoryLike | None:
@@ -173,19 +175,19 @@ class ModelWorkers:
 
     def start_lookups(self) -> None:
         """The final states of jobs that left the queue, a batch at a time."""
-        batch = self.model.take_lookups()
+        batch = self.model.finished.take()
         if batch is not None:
             self._run(partial(self._resolve, batch), group=OUTCOME_GROUP, description="final state")
 
     def _resolve(self, batch: tuple[tuple[str, str], ...]) -> None:
-        self.screen.post_message(OutcomesResolved(self.model.resolve(self.view.runner, batch)))
+        self.screen.post_message(OutcomesResolved(self.model.finished.resolve(self.view.runner, batch)))
 
     def details(self, request: DetailsRequest) -> None:
         """``scontrol show job -d`` of the selected job (a newer selection's cancels this one)."""
         self._run(partial(self._details, request), group=DETAILS_GROUP, description="job details", exclusive=True)
 
     def _details(self, request: DetailsRequest) -> None:
-        self.screen.post_message(DetailsFetched(self.model.fetch_details(self.view.runner, request)))
+        self.screen.post_message(DetailsFetched(self.model.details.fetch(self.view.runner, request)))
 
     def history(self, key: str) -> None:
         """The history's entry of ``key`` (a local file, no Slurm call): where ntui wrote the job's logs, its
@@ -193,7 +195,7 @@ class ModelWorkers:
         self._run(partial(self._entry, key), group=HISTORY_GROUP, description="history look-up")
 
     def _entry(self, key: str) -> None:
-        self.screen.post_message(EntryFound(key, JobModel.lookup_entry(self.view.open_history, key)))
+        self.screen.post_message(EntryFound(key, EntryBook.lookup(self.view.open_history, key)))
 
     # ------------------------------------------------------------ recent jobs (ntui/core/jobs/recent.py)
 
@@ -227,13 +229,13 @@ class ModelWorkers:
         is the screen's to apply (the back-off, the notices)."""
         model = self.model
         if group == DETAILS_GROUP:
-            model.details_failed()
+            model.details.failed()
         elif group == HISTORY_GROUP:
-            model.history_failed()
+            model.history.failed()
         elif group == OUTCOME_GROUP:
-            model.lookups_failed()
+            model.finished.failed()
         elif group == JOURNAL_GROUP:
-            model.journal_failed()
+            model.journal.failed()
         else:
             return False
         return True

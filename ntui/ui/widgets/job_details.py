@@ -18,7 +18,7 @@ from textual.widgets import Static
 from ntui.core.hosts import format_index_ranges
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.jobfiles.machinery import fold_machinery
-from ntui.core.jobs.model import DetailsView
+from ntui.core.jobs.details import DetailsView
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.records.outcome import UNKNOWN
 from ntui.core.slurm.common import StateCategory, exit_signal, state_category

@@ -106,14 +106,25 @@ class QueueBox(Vertical):
             self._rows = rows
         if tags is not None:
             self._tags = tags
-        source = self.source
-        folded = self.folded = fold(self._rows, self._tags, source.live, source.ended, self._expanded,
-                                    all_users=source.all_users)
+        folded = self.folded = self.fold()
         self._expanded &= set(folded.arrays)
         table = self.table
         change = table.apply(folded.rows, folded.tags)
         table.set_parents(folded.parents)
         return change
+
+    def fold(self) -> Folded:
+        """The last rows folded (nothing shown: :meth:`show_rows` shows them)."""
+        source = self.source
+        return fold(self._rows, self._tags, source.live, source.ended, self._expanded, all_users=source.all_users)
+
+    def set_open(self, array: str, *, is_open: bool) -> None:
+        """Open the job array's row into its tasks, or fold them."""
+        if is_open:
+            self._expanded.add(array)
+        else:
+            self._expanded.discard(array)
+        self.show_rows()
 
     def update_rows(self, changed: Mapping[str, Row]) -> None:
         """Some rows' cells changed (an ended job's final state): re-folded by diff."""
@@ -133,8 +144,7 @@ class QueueBox(Vertical):
         if array is None:
             self.notify("Not a job array: it has no tasks to open.", severity="warning", timeout=3)
             return
-        self._expanded.symmetric_difference_update({array})
-        self.show_rows()
+        self.set_open(array, is_open=array not in self._expanded)
         self.table.move_cursor(key=array)
 
     @on(VirtualTable.RowSelected, "#jobs-table")
