@@ -3,11 +3,10 @@
 Every book of :class:`~ntui.core.jobs.model.JobModel` that starts work in a worker (a job's details, its history
 entry, a journal tick, a batch of final states; a squeue refresh is the one exception: a request during one is
 remembered, not dropped, :class:`~ntui.core.jobs.polling.PollBook`) asks :meth:`InFlight.start` before it starts
-one, and says
-:meth:`InFlight.done` when the answer came (or :meth:`InFlight.clear` when the worker died): a look-up already
-running is never started twice, and the view is :attr:`InFlight.busy` while any runs. An *exclusive* book runs one
-at a time (the view's worker for it cancels the one before): starting another forgets the earlier key, whose answer
-may never come.
+one, and says :meth:`InFlight.done` when the answer came (or :meth:`InFlight.clear` when the worker died): a look-up
+already running is never started twice, and the view is :attr:`InFlight.busy` while any runs. An *exclusive* book
+runs one at a time (the view's worker for it cancels the one before): starting another forgets the earlier key,
+whose answer may never come.
 """
 
 from __future__ import annotations
