@@ -104,7 +104,7 @@ def default_grace(warning: int) -> int:
 
 @dataclass(frozen=True)
 class RunDraft:
-    """The ``run:`` section as written, typed, for the rules (T1-T9); None values: absent or not valid."""
+    """The ``run:`` section as written, typed, for the T rules; None values: absent or not valid."""
 
     signal: str = DEFAULT_SIGNAL
     signal_text: str = DEFAULT_SIGNAL

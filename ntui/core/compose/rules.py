@@ -5,6 +5,9 @@ a severity, the preset keys it applies to (the same dotted keys ``--set`` and th
 source, and either a ``check`` (a condition over the parsed :class:`Draft`, returning findings whose
 messages state the fix) or, for a guarantee the renderer keeps, no check.
 
+A rule is declared in one place, in table order: ``@rule(id, severity, keys, summary, source)`` on its condition,
+or ``guarantee(...)`` for a rule without one. A new rule is one declaration at the place in the table it belongs.
+
 ``ntui check``, ``submit``, the form's inline errors (all through ``spec.validate``), ``docs/rules.md``
 and the README section "What the generated script guarantees" come from :data:`RULES`
 (``python -m ntui.core.compose.rules --markdown`` regenerates the document).
@@ -228,9 +231,9 @@ class Draft:
     monitor_interval: int = DEFAULT_INTERVAL_S
     monitor_interval_written: bool = False
     sweep: SweepDraft | None = None
-    """The ``sweep:`` section (None: the preset has none), judged by W1-W9."""
+    """The ``sweep:`` section (None: the preset has none), judged by the W rules."""
     run: RunDraft | None = None
-    """The ``run:`` section (None: the preset has none), judged by T1-T9."""
+    """The ``run:`` section (None: the preset has none), judged by the T rules."""
     script_text: str = ""
     """The head of the program's file, read only for a ``run:`` section (T8)."""
 
@@ -336,14 +339,44 @@ class Rule:
         return str(self.severity.value)
 
 
-# ----------------------------------------------------------------------------- conditions
+# ----------------------------------------------------------------------------- declaring a rule
+
+
+_E = Severity.ERROR
+_W = Severity.WARNING
+_GPU_KEYS = ("sbatch.gpus-per-node", "sbatch.gpus-per-task", "sbatch.gpus", "sbatch.gres")
+_PTS = ("launcher.type", "sbatch.nodes", "sbatch.ntasks-per-node", "launcher.nproc-per-node")
+
+
+_REGISTERED: list[Rule] = []
+
+
+def rule(rule_id: str, severity: Severity, where: tuple[str, ...], summary: str, source: str, *,
+         blocks_submit: bool = False) -> Callable[[Check], Check]:
+    """The decorated condition is rule ``rule_id``: the rule's metadata sits on its condition, and the table's order
+    is the order the rules are declared in below."""
+
+    def register(check: Check) -> Check:
+        _REGISTERED.append(Rule(rule_id, severity, where, summary, source, check, blocks_submit=blocks_submit))
+        return check
+
+    return register
+
+
+def guarantee(rule_id: str, severity: Severity, where: tuple[str, ...], summary: str, source: str, *,
+              enforced_in: str = "") -> None:
+    """A rule without a condition over the draft: a guarantee the renderer keeps, or a refusal made elsewhere
+    (``enforced_in``)."""
+    _REGISTERED.append(Rule(rule_id, severity, where, summary, source, enforced_in=enforced_in))
+
+
+# ----------------------------------------------------------------------------- what the conditions share
 
 
 def _options(d: Draft, names: Iterable[str]) -> Iterator[tuple[str, str]]:
     for opt in names:
         if opt in d.sbatch:
             yield opt, d.raw.get(opt, str(d.sbatch[opt]))
-
 
 
 def _directive_texts(d: Draft) -> Iterable[tuple[str, str]]:
@@ -353,6 +386,66 @@ def _directive_texts(d: Draft) -> Iterable[tuple[str, str]]:
         yield opt, d.raw.get(opt, str(value))
 
 
+#: Why an owned option that is not a setting ntui writes is refused (R11).
+_RULED_OUT = {
+    "--module": "ntui runs each rank's program through its worker (--no-python), which the launcher refuses "
+                "beside --module; set launcher.python and script instead",
+    "--run-path": "it runs the program in the launcher's own Python, which ntui's worker script is not",
+    "--help": "the launcher would print its help and exit 0: the job would end COMPLETED without training",
+}
+
+
+#: The signals torchrun's and accelerate's agents handle themselves (torch.distributed.elastic: TERM, INT, HUP, QUIT
+#: by default): the agent stops its workers on them.
+AGENT_SIGNALS = ("TERM", "INT", "HUP", "QUIT")
+
+
+#: QOS names where a batch script may not submit another (Perlmutter: "job chaining in the debug QOS is not
+#: allowed"); a site rule (T6).
+NO_CHAIN_QOS = ("debug",)
+
+
+_LIGHTNING = re.compile(r"^\s*(?:import|from)\s+(?:lightning|pytorch_lightning)\b", re.MULTILINE)
+
+
+# ----------------------------------------------------------------------------- the table, rule by rule
+
+
+# Directive block
+guarantee("P1", _E, ("sbatch",), "Every #SBATCH line comes before the first command; `set -euo pipefail` "
+          "after them.", "sbatch.1; NVIDIA-NeMo/Megatron-Bridge#3068")
+guarantee("P2", _E, ("sbatch",), "Directives are spelled `#SBATCH --option` in column 0.",
+          "SchedMD/slurm:src/sbatch/opt.c")
+
+
+@rule("P3", _E, ("sbatch",), "Directive values contain no `$`/backquote (sbatch does not expand them); paths are "
+      "resolved by ntui.", "sbatch.1")
+def _p3(d: Draft) -> Iterable[Finding]:
+    for opt, text in _directive_texts(d):
+        if "$" in text or "`" in text:
+            yield f"sbatch.{opt}", "directives get no shell expansion; write the value out, paths in full"
+
+
+@rule("P4", _E, ("sbatch",), "Directive values are single, non-empty lines, quoted with shlex.quote.",
+      "SchedMD/slurm:src/sbatch/opt.c")
+def _p4(d: Draft) -> Iterable[Finding]:
+    for opt, text in _directive_texts(d):
+        if any(ch in text for ch in "\n\r\x00"):
+            yield f"sbatch.{opt}", "must be a single line (a directive cannot span lines)"
+        elif text == "":
+            yield f"sbatch.{opt}", "empty value; use false to leave the option out"
+
+
+@rule("P5", _E, ("sbatch",), "No directive value starts with `:` (the hetjob separator).",
+      "SchedMD/slurm:src/sbatch/opt.c")
+def _p5(d: Draft) -> Iterable[Finding]:
+    for opt, text in _directive_texts(d):
+        if text.startswith(":"):
+            yield f"sbatch.{opt}", "a directive value may not start with ':' (it separates hetjob components)"
+
+
+@rule("V3", _E, ("sbatch",), "Options that need a value never become bare flags (`qos: true` would swallow "
+      "the next directive); pure flags never get a value.", "sbatch.1 (option synopsis)")
 def _v3(d: Draft) -> Iterable[Finding]:
     for opt, value in d.sbatch.items():
         if value is True and opt not in SBATCH_FLAGS:
@@ -362,6 +455,12 @@ def _v3(d: Draft) -> Iterable[Finding]:
             yield (f"sbatch.{opt}", f"--{opt} is a flag and takes no value: write true, or false to leave it out")
 
 
+guarantee("V6", _E, ("extends",), "`extends` is read from preset files only; `--set extends=...` is refused "
+          "instead of silently ignored.", "ntui preset model", enforced_in="presets.apply_overrides")
+
+
+@rule("V4", _E, tuple(f"sbatch.{o}" for o in INT_OPTIONS), "Integer options are plain decimal: YAML 1.1 "
+      "forms (010, 0x10, 2:4) are refused instead of silently becoming 8, 16, 124.", "YAML 1.1 int type")
 def _v4(d: Draft) -> Iterable[Finding]:
     for opt, text in _options(d, INT_OPTIONS):
         value = d.sbatch[opt]
@@ -370,26 +469,8 @@ def _v4(d: Draft) -> Iterable[Finding]:
                    f"write the number in plain decimal")
 
 
-def _p3(d: Draft) -> Iterable[Finding]:
-    for opt, text in _directive_texts(d):
-        if "$" in text or "`" in text:
-            yield f"sbatch.{opt}", "directives get no shell expansion; write the value out, paths in full"
-
-
-def _p4(d: Draft) -> Iterable[Finding]:
-    for opt, text in _directive_texts(d):
-        if any(ch in text for ch in "\n\r\x00"):
-            yield f"sbatch.{opt}", "must be a single line (a directive cannot span lines)"
-        elif text == "":
-            yield f"sbatch.{opt}", "empty value; use false to leave the option out"
-
-
-def _p5(d: Draft) -> Iterable[Finding]:
-    for opt, text in _directive_texts(d):
-        if text.startswith(":"):
-            yield f"sbatch.{opt}", "a directive value may not start with ':' (it separates hetjob components)"
-
-
+@rule("J1", _E, ("sbatch.signal",), "`--signal` is `[{R|B}:]SIG[@SECONDS]` with SECONDS in 0..65535.",
+      "sbatch.1")
 def _j1(d: Draft) -> Iterable[Finding]:
     for _, text in _options(d, ("signal",)):
         m = _SIGNAL.match(text)
@@ -397,6 +478,17 @@ def _j1(d: Draft) -> Iterable[Finding]:
             yield "sbatch.signal", "expected [{R|B}:]SIG[@SECONDS] with SECONDS in 0..65535"
 
 
+@rule("S1", _W, ("sbatch.qos",), "GPU jobs name a QOS (Perlmutter's default debug QOS forbids production "
+      "runs).", "docs.nersc.gov/jobs/policy")
+def _s1(d: Draft) -> Iterable[Finding]:
+    if str(d.sbatch.get("constraint", "")) == "gpu" and "qos" not in d.sbatch:
+        yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
+
+
+# Tasks and GPUs
+@rule("G1", _E, ("sbatch.ntasks-per-node", *_GPU_KEYS), "srun launcher: tasks per node equal GPUs per node, "
+      "for every way of asking for GPUs (gpus-per-node, gpus-per-task, gpus, gres, typed or not).",
+      "kempnerinstitute KempnerForge slurm-distributed-setup; Lightning-AI cluster_advanced.rst")
 def _g1(d: Draft) -> Iterable[Finding]:
     gpn = d.gpus_per_node
     if d.launcher == "srun" and gpn and d.ntasks_per_node != gpn:
@@ -404,6 +496,8 @@ def _g1(d: Draft) -> Iterable[Finding]:
                f"per node ({gpn}), or local ranks map to the wrong GPUs; set ntasks-per-node: {gpn}")
 
 
+@rule("G2", _E, ("sbatch.ntasks-per-node", "launcher.nproc-per-node", *_GPU_KEYS), "torchrun/accelerate: one "
+      "task per node, processes per node equal GPUs per node.", "pytorch/pytorch:torch/distributed/run.py")
 def _g2(d: Draft) -> Iterable[Finding]:
     if d.launcher == "srun":
         return
@@ -416,6 +510,8 @@ def _g2(d: Draft) -> Iterable[Finding]:
                f"GPUs per node ({gpn}); set launcher.nproc-per-node: {gpn}")
 
 
+@rule("G3", _E, _GPU_KEYS, "GPUs are asked for in exactly one way (gpus-per-node, gpus-per-task, gpus or "
+      "gres).", "sbatch.1, srun.1")
 def _g3(d: Draft) -> Iterable[Finding]:
     if len(d.gpu_requests) > 1:
         names = ", ".join(r.option for r in d.gpu_requests)
@@ -423,6 +519,8 @@ def _g3(d: Draft) -> Iterable[Finding]:
                "they are mutually exclusive: keep one (gpus-per-node is the usual)")
 
 
+@rule("G4", _E, ("sbatch.gpus-per-task", "sbatch.ntasks"), "`--gpus-per-task` comes with an explicit "
+      "`--ntasks`.", "srun.1; meta-pytorch/torchx#1100")
 def _g4(d: Draft) -> Iterable[Finding]:
     req = d.gpu_request
     if req is not None and req.option == "gpus-per-task" and "ntasks" not in d.sbatch:
@@ -430,6 +528,13 @@ def _g4(d: Draft) -> Iterable[Finding]:
                f"sbatch.ntasks: {d.nodes * d.ntasks_per_node} (nodes x tasks per node) or use gpus-per-node")
 
 
+guarantee("G5", _E, _GPU_KEYS, "Whenever GPUs are requested (any style), srun gets `--gpu-bind=none`: every task "
+          "sees all of its node's GPUs, so `cuda:LOCAL_RANK` exists and CUDA IPC works.",
+          "srun.1 (--tres-bind); SchedMD bug 17793; NERSC/sc25-dl-tutorial:submit_pm.sh")
+
+
+@rule("G6", _W, ("sbatch.gpus-per-node", "sbatch.cpus-per-task"), "Warns above a Perlmutter node's 4 GPUs or "
+      "128 CPUs (Slurm would refuse).", "goodfire-ai/spd#524; NERSC launchers page")
 def _g6(d: Draft) -> Iterable[Finding]:
     gpn = d.gpus_per_node
     if gpn > NODE_GPUS:
@@ -441,6 +546,8 @@ def _g6(d: Draft) -> Iterable[Finding]:
                f"node's {NODE_CPUS}")
 
 
+@rule("G9", _E, ("sbatch.ntasks",), "`ntasks`, when given, equals nodes x tasks per node (one launcher per "
+      "node for torchrun/accelerate).", "sbatch.1; pytorch/pytorch:torch/distributed/run.py")
 def _g9(d: Draft) -> Iterable[Finding]:
     n = d.sbatch.get("ntasks")
     want = d.nodes * d.ntasks_per_node
@@ -450,6 +557,8 @@ def _g9(d: Draft) -> Iterable[Finding]:
                "extra launchers; drop ntasks (ntui sets the layout) or set it to that")
 
 
+@rule("G10", _E, ("sbatch.gpus",), "`--gpus` (a job total) is only used on one node; several nodes use "
+      "gpus-per-node, which Slurm places evenly.", "sbatch.1 (--gpus); outerloop-science/outerloop#176")
 def _g10(d: Draft) -> Iterable[Finding]:
     req = d.gpu_request
     if req is not None and req.option == "gpus" and d.nodes > 1:
@@ -457,23 +566,41 @@ def _g10(d: Draft) -> Iterable[Finding]:
                f"use gpus-per-node: {req.count // d.nodes or 1} instead")
 
 
+@rule("G11", _W, ("launcher.nproc-per-node",), "Warns that nproc-per-node is ignored by the srun launcher.",
+      "ntui launcher model")
 def _g11(d: Draft) -> Iterable[Finding]:
     if d.launcher == "srun" and "nproc-per-node" in d.launcher_keys:
         yield "launcher.nproc-per-node", "ignored by the srun launcher (one task per rank); remove it"
 
 
+guarantee("C1", _E, ("sbatch.cpus-per-task",), "srun always gets `--cpus-per-task=$SLURM_CPUS_PER_TASK` (and "
+          "SRUN_CPUS_PER_TASK for Slurm 22.05-23.02).", "RELEASE_NOTES (slurm-22.05); srun.1")
+
+
+@rule("C4", _E, ("sbatch.cpus-per-gpu",), "`cpus-per-gpu` is refused: sbatch rejects it beside the "
+      "`cpus-per-task` ntui always sets.", "sbatch.1 (--cpus-per-gpu)")
 def _c4(d: Draft) -> Iterable[Finding]:
     if "cpus-per-gpu" in d.sbatch:
         yield ("sbatch.cpus-per-gpu", "sbatch refuses cpus-per-gpu beside cpus-per-task, which ntui always sets "
                "(C1); set cpus-per-task to the CPUs each task needs instead")
 
 
+# Rendezvous
+guarantee("R1", _E, ("launcher.type",), "MASTER_ADDR is the first host of SLURM_JOB_NODELIST, computed in the batch "
+          "shell outside any container; the job stops if it cannot be resolved (R2).", "sbatch.1; NVIDIA/pyxis#129")
+
+
+@rule("R4", _W, ("launcher.master-port",), "MASTER_PORT = 15000 + job id % 17000 (15000-31999): two jobs on "
+      "one node differ, and the port is below the kernel's ephemeral range. A fixed port warns.",
+      "Lightning-AI slurm.py environment; rwth-i6/i6_core#552")
 def _r4(d: Draft) -> Iterable[Finding]:
     if d.master_port is not None:
         yield ("launcher.master-port", "a fixed port collides when two jobs share the first node; prefer auto "
                "(derived from the job id)")
 
 
+@rule("R12", _E, ("launcher.master-port",), "A fixed master-port is never in the ephemeral range "
+      "32768-60999.", "Linux ip-sysctl (ip_local_port_range)")
 def _r12(d: Draft) -> Iterable[Finding]:
     if d.master_port is not None and d.master_port in EPHEMERAL_PORTS:
         yield ("launcher.master-port", f"{d.master_port} is in the kernel's ephemeral range "
@@ -481,15 +608,19 @@ def _r12(d: Draft) -> Iterable[Finding]:
                "pick a port below 32768, or auto")
 
 
-#: Why an owned option that is not a setting ntui writes is refused (R11).
-_RULED_OUT = {
-    "--module": "ntui runs each rank's program through its worker (--no-python), which the launcher refuses "
-                "beside --module; set launcher.python and script instead",
-    "--run-path": "it runs the program in the launcher's own Python, which ntui's worker script is not",
-    "--help": "the launcher would print its help and exit 0: the job would end COMPLETED without training",
-}
+guarantee("R5", _E, ("sbatch.nodes", "launcher.type"), "One node: torchrun uses --standalone (a free port); "
+          "accelerate uses static rendezvous on $MASTER_PORT, never c10d's default 29400, so two jobs can share "
+          "a node.", "torch/distributed/run.py; huggingface/accelerate:src/accelerate/utils/launch.py")
+guarantee("R6", _E, ("launcher.type",), "Several nodes: c10d rendezvous at $MASTER_ADDR:$MASTER_PORT with "
+          "rdzv-id $SLURM_JOB_ID.", "torch/distributed/run.py")
+guarantee("R8", _E, ("launcher.type",), "Several nodes: node 0 hosts the c10d store (`--rdzv-conf "
+          "is_host=...`, expanded per task), whatever the host names look like.", "pytorch/pytorch#73656")
 
 
+@rule("R11", _E, ("launcher.extra-args",), "launcher.extra-args cannot repeat an option ntui sets "
+      "(rendezvous endpoint/backend/id, counts, accelerate mode/config): it would silently replace ntui's. "
+      "A `--rdzv-conf` is merged instead (R13).",
+      "torch/distributed/run.py; accelerate launch --help")
 def _r11(d: Draft) -> Iterable[Finding]:
     owned = OWNED_LAUNCHER_ARGS.get(d.launcher, ())
     for word in read_extra_args(d.launcher, d.extra_args):
@@ -501,6 +632,24 @@ def _r11(d: Draft) -> Iterable[Finding]:
                    "contradict it. Use the matching preset key instead")
 
 
+@rule("R13", _E, ("launcher.extra-args",), "A `--rdzv-conf`/`--rdzv_conf` in launcher.extra-args (either "
+      "spelling, `=VALUE` or the next word) is merged with ntui's per-node `is_host` into the one option "
+      "the launcher reads (torchrun and accelerate keep only the last one given); an `is_host` key (R8) or a "
+      "value torch refuses (not `KEY=VALUE,...`) is refused.",
+      "torch/distributed/run.py (--rdzv-conf); torch/distributed/elastic/rendezvous/utils.py "
+      "(_parse_rendezvous_config); accelerate launch --help (--rdzv_conf)")
+def _r13(d: Draft) -> Iterable[Finding]:
+    if d.launcher in ("torchrun", "accelerate"):
+        for i, message in split_rdzv_conf(d.launcher, d.extra_args).errors:
+            yield f"launcher.extra-args.{i}", message
+
+
+@rule("R14", _E, ("launcher.extra-args",), "launcher.extra-args is read word by word as torchrun (torch "
+      "2.13) or accelerate launch (accelerate 1.15) reads it. Refused: an abbreviation (torchrun takes one "
+      "silently, past R11 and R13), an ambiguous or unknown option, a flag with a value, an option without "
+      "its value or with one its parser refuses (a number, a choice), and a bare word (the launcher would "
+      "take it as the program). The srun launcher takes none (ntui writes its srun line).",
+      "torch/distributed/run.py (get_args_parser); accelerate launch --help; Python argparse (allow_abbrev)")
 def _r14(d: Draft) -> Iterable[Finding]:
     if d.launcher == "srun" and d.extra_args:
         yield ("launcher.extra-args", "the srun launcher takes no extra arguments (ntui writes its srun line, and "
@@ -511,12 +660,37 @@ def _r14(d: Draft) -> Iterable[Finding]:
             yield f"launcher.extra-args.{word.index}", word.problem  # the option spelled in full is R13's
 
 
-def _r13(d: Draft) -> Iterable[Finding]:
-    if d.launcher in ("torchrun", "accelerate"):
-        for i, message in split_rdzv_conf(d.launcher, d.extra_args).errors:
-            yield f"launcher.extra-args.{i}", message
+# Per task
+guarantee("Q1", _E, ("launcher.type",), "Per-task variables (SLURM_PROCID, SLURM_NODEID, RANK) expand only inside "
+          "fixed single-quoted payloads run by each task.", "docs.nersc.gov/machinelearning/launchers; "
+          "huggingface/accelerate#2816")
+guarantee("Q2", _E, ("args", "env", "script"), "User values are single shell words (shlex.quote) and reach the "
+          "program verbatim; the program is exec'd (Q4).", "pytorch/torchx:torchx/components/dist.py")
 
 
+@rule("Q7", _E, ("launcher.python",), "launcher.python is split into words like a shell would "
+      "(`python -u` is two words); unsplittable text is refused.", "ntui launcher model")
+def _q7(d: Draft) -> Iterable[Finding]:
+    if d.python_words is None:
+        yield "launcher.python", "cannot split into words (unbalanced quote?); e.g. python: python -u"
+    elif not d.python_words:
+        yield "launcher.python", "empty; write the interpreter, e.g. python"
+
+
+guarantee("E3", _E, ("sbatch.export",), "The launch step runs with `srun --export=ALL`, so MASTER_ADDR/PORT, PATH "
+          "and ntui's variables reach every task whatever sbatch.export says.", "sbatch.1; OSC/ondemand#1847")
+
+
+# accelerate
+guarantee("A1", _E, ("launcher.type",), "accelerate reads an explicit config written by the job, never "
+          "$HF_HOME/accelerate/default_config.yaml: a stray `accelerate config` result (gpu_ids, debug, unknown "
+          "keys) cannot change or abort the launch.",
+          "huggingface/accelerate:src/accelerate/commands/launch.py (_validate_launch_command)")
+
+
+@rule("A2", _E, ("launcher.multi-gpu", "launcher.cpu", *_PTS), "accelerate with more than one process in all "
+      "always uses --multi_gpu (otherwise each node runs alone).",
+      "huggingface/accelerate:src/accelerate/commands/launch.py")
 def _a2(d: Draft) -> Iterable[Finding]:
     if d.launcher == "accelerate" and d.accelerate_mode != "multi_gpu" and d.world_size > 1:
         key = "launcher.cpu" if d.cpu else "launcher.multi-gpu"
@@ -525,16 +699,22 @@ def _a2(d: Draft) -> Iterable[Finding]:
                "and drop cpu, or run 1 node x 1 process")
 
 
+@rule("A3", _E, ("launcher.cpu", "launcher.multi-gpu"), "accelerate --cpu and --multi_gpu are never both set.",
+      "huggingface/accelerate:src/accelerate/commands/launch.py")
 def _a3(d: Draft) -> Iterable[Finding]:
     if d.launcher == "accelerate" and d.multi_gpu and d.cpu:
         yield "launcher.cpu", "--multi_gpu and --cpu are exclusive; set only one"
 
 
+@rule("A4", _E, ("launcher.multi-gpu",), "accelerate --multi_gpu is only used with 2 or more processes.",
+      "huggingface/accelerate:src/accelerate/commands/launch.py")
 def _a4(d: Draft) -> Iterable[Finding]:
     if d.launcher == "accelerate" and d.multi_gpu and d.world_size < 2:
         yield "launcher.multi-gpu", "accelerate --multi_gpu needs at least 2 processes in all; drop multi-gpu"
 
 
+@rule("A6", _W, ("launcher.mixed-precision", "launcher.multi-gpu", "launcher.cpu", "launcher.dynamo-backend"),
+      "Warns about accelerate-only keys on another launcher.", "ntui launcher model")
 def _a6(d: Draft) -> Iterable[Finding]:
     if d.launcher != "accelerate":
         for key in ("mixed-precision", "multi-gpu", "cpu", "dynamo-backend"):
@@ -542,29 +722,69 @@ def _a6(d: Draft) -> Iterable[Finding]:
                 yield f"launcher.{key}", f"only used by the accelerate launcher, ignored by {d.launcher}; remove it"
 
 
+# Logs
+guarantee("L1", _E, ("logs.dir",), "The batch log is `--output=<absolute dir>/<name>-%j.out`, appended (L5).",
+          "sbatch.1")
+guarantee("L5", _E, ("sbatch.open-mode",), "Batch and rank logs are opened in append mode, so a requeued job "
+          "keeps its earlier output.", "sbatch.1 (--open-mode)")
+guarantee("N4", _E, ("nccl.debug",), "NCCL_DEBUG is off unless nccl.debug is set.",
+          "docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html")
+guarantee("N7", _E, ("env",), "PYTHONUNBUFFERED=1 and SLURM_UNBUFFEREDIO=1, so logs stream.",
+          "pytorch/torchx slurm_scheduler.py; NVIDIA-NeMo/Run")
+guarantee("E1", _E, ("sbatch",), "Submitting removes SBATCH_* from sbatch's environment (they would override "
+          "the directives you approved), with a warning; inside an allocation also SLURM_*/SRUN_* (E2).",
+          "sbatch.1 (INPUT ENVIRONMENT VARIABLES); mehta-lab/waveorder#201")
+guarantee("L2", _E, ("logs.dir",), "Every rank writes `<name>-<jobid>-rank-<global rank>.out`; a one-process "
+          "job logs as rank 0.", "srun.1 (%t)")
+guarantee("J2", _E, ("logs.dir", "setup"), "The batch shell keeps an event journal `<name>-<jobid>.events` "
+          "next to the logs: one JSON line per event (allocation with restart count and nodes, launch step start "
+          "and end with its status, a signal, requeue, the end with the final status), each one write, appended by "
+          "that shell only, never on the program's output; ntui reads a job's end from it with no Slurm call. Its "
+          "EXIT trap keeps the exit status and runs the EXIT traps set after it (the GPU sampler's, the setup's "
+          "once the setup is done) instead of being replaced; signal traps only where the setup set none, and none "
+          "during the launch step (a signal there ends the shell at once, as before).",
+          "bash(1) (trap, EXIT, signals during a foreground command); sbatch.1 (SLURM_RESTART_COUNT); "
+          "ntui.core.jobfiles.journal")
+
+
+# Container, network, program
+@rule("K1", _E, ("container.runtime", "sbatch.image"), "Shifter jobs name an image (`image: false` counts as "
+      "none).", "NERSC Shifter docs")
 def _k1(d: Draft) -> Iterable[Finding]:
     if d.container == "shifter" and "image" not in d.sbatch:
         yield "container.runtime", "shifter needs sbatch.image (e.g. nersc/pytorch:25.02.01)"
 
 
+@rule("K2", _W, ("sbatch.image",), "Warns about an image that no container runtime uses.",
+      "NERSC Shifter docs")
 def _k2(d: Draft) -> Iterable[Finding]:
     if d.container == "none" and "image" in d.sbatch:
         yield ("sbatch.image", "an image without container.runtime: shifter is pulled but not used; the job "
                "runs on the host. Set container.runtime: shifter, or image: false")
 
 
+guarantee("N2", _E, ("nccl.slingshot", "env.FI_CXI_RDZV_PROTO"), "When FI_CXI_RDZV_PROTO=alt_read is set (the "
+          "Slingshot profile or env), srun gets `--network=disable_rdzv_get`, which that setting requires.",
+          "HewlettPackard/shs-ccl-docs:ccl_env.sh")
+guarantee("N5", _E, ("env.OMP_NUM_THREADS",), "srun launcher: OMP_NUM_THREADS defaults to the task's CPUs.",
+          "NERSC launchers page")
+
+
+@rule("F1", _W, ("script",), "The script exists on the submitting host: a warning for check/render, an "
+      "error for submit and the app's `s`.", "ntui submit model", blocks_submit=True)
 def _f1(d: Draft) -> Iterable[Finding]:
     if d.script and not d.script_exists:
         yield "script", f"{d.script} does not exist on this host; fix the path"
 
 
-def _q7(d: Draft) -> Iterable[Finding]:
-    if d.python_words is None:
-        yield "launcher.python", "cannot split into words (unbalanced quote?); e.g. python: python -u"
-    elif not d.python_words:
-        yield "launcher.python", "empty; write the interpreter, e.g. python"
+guarantee("F2", _E, ("script",), "A relative script path is taken from the directory of the preset file that "
+          "wrote it (through extends); from --set, from the current directory.", "ntui preset model")
 
 
+# In-job GPU sampling
+@rule("M1", _E, ("monitor.interval",), f"The in-job GPU sampling interval is whole seconds from "
+      f"{MONITOR_INTERVAL_MIN} to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}: a 24 h job with 4 GPUs "
+      "writes about 35k lines per node).", "nvidia-smi.1 (-l); ntui sampler model")
 def _m1(d: Draft) -> Iterable[Finding]:
     n = d.monitor_interval
     if d.gpu_sampling and not MONITOR_INTERVAL_MIN <= n <= MONITOR_INTERVAL_MAX:
@@ -572,6 +792,9 @@ def _m1(d: Draft) -> Iterable[Finding]:
                f"to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}); or monitor.gpu: false for no sampling")
 
 
+@rule("M2", _W, ("monitor.gpu", *_GPU_KEYS), "The GPU sampler is in the script by default exactly when the job "
+      "asks for GPUs (any style); `monitor: {gpu: false}` removes it; `gpu: true` on a job without GPUs warns "
+      "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model")
 def _m2(d: Draft) -> Iterable[Finding]:
     if d.monitor_gpu and not d.gpu_requests:
         yield ("monitor.gpu", "the job asks for no GPUs, so the sampler's step gets none and records nothing "
@@ -579,6 +802,8 @@ def _m2(d: Draft) -> Iterable[Finding]:
                "(sbatch.gpus-per-node), or drop monitor.gpu (the default samples GPU jobs only)")
 
 
+@rule("M3", _W, ("monitor.interval",), "A monitor.interval on a job without the GPU sampler (no GPUs asked "
+      "for, or `gpu: false`) warns instead of being silently unused.", "ntui sampler model")
 def _m3(d: Draft) -> Iterable[Finding]:
     if d.monitor_interval_written and not d.gpu_sampling:
         why, fix = (("monitor.gpu is false", "set monitor.gpu: true") if d.monitor_gpu is False else
@@ -586,106 +811,11 @@ def _m3(d: Draft) -> Iterable[Finding]:
         yield "monitor.interval", f"unused: {why}, so the script has no GPU sampler; drop the interval, or {fix}"
 
 
-def _s1(d: Draft) -> Iterable[Finding]:
-    if str(d.sbatch.get("constraint", "")) == "gpu" and "qos" not in d.sbatch:
-        yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
-
-
-# ----------------------------------------------------------------------------- long runs (T*)
-
-#: The signals torchrun's and accelerate's agents handle themselves (torch.distributed.elastic: TERM, INT, HUP, QUIT
-#: by default): the agent stops its workers on them.
-AGENT_SIGNALS = ("TERM", "INT", "HUP", "QUIT")
-#: QOS names where a batch script may not submit another (Perlmutter: "job chaining in the debug QOS is not
-#: allowed"); a site rule (T6).
-NO_CHAIN_QOS = ("debug",)
-_LIGHTNING = re.compile(r"^\s*(?:import|from)\s+(?:lightning|pytorch_lightning)\b", re.MULTILINE)
-
-
-def _t1(d: Draft) -> Iterable[Finding]:
-    run, limit = d.run, d.time_limit_s
-    if run is None or run.warning is None:
-        return
-    if limit is not None and run.warning >= limit:
-        yield ("run.warning", f"{run.warning} s is not before the time limit ({limit} s): the signal would come at "
-               f"the start. Make the warning shorter than sbatch.time (e.g. {max(1, limit // 10)}), or the limit "
-               "longer")
-    elif limit is None and "time" not in d.sbatch:
-        yield ("run.warning", "no sbatch.time: the signal comes relative to the partition's default limit, which "
-               "the preset does not know; set sbatch.time")
-
-
-def _t2(d: Draft) -> Iterable[Finding]:
-    run = d.run
-    if run is None or run.warning is None or run.grace is None:
-        return
-    if run.grace >= run.warning:
-        yield ("run.grace", f"{run.grace} s of grace does not fit in the {run.warning} s warning: the ranks would "
-               "still be saving at the time limit and nothing would continue the run. Make grace shorter than "
-               f"run.warning (e.g. {max(1, run.warning - 60, run.warning // 2)})")
-
-
-def _t3(d: Draft) -> Iterable[Finding]:
-    run = d.run
-    if run is None or run.signal not in AGENT_SIGNALS:
-        return
-    if d.launcher in ("torchrun", "accelerate"):
-        yield ("run.checkpoint-signal", f"{d.launcher}'s agents handle SIG{run.signal} themselves: they stop every "
-               "worker on it, so the ranks never save. Use USR2")
-    else:
-        yield ("run.checkpoint-signal", f"SIG{run.signal} is also how Slurm ends a step (and a cancel): the program "
-               "cannot tell a checkpoint from the end. Use USR2")
-
-
-def _t4(d: Draft) -> Iterable[Finding]:
-    run = d.run
-    if run is not None and run.signal == "USR1":
-        yield ("run.checkpoint-signal", "NCCL catches SIGUSR1 (and Lightning's SLURM plugin requeues on it): a "
-               "rank may never see it. Use USR2")
-
-
-def _t5(d: Draft) -> Iterable[Finding]:
-    run = d.run
-    if run is None:
-        return
-    if "signal" in d.sbatch:
-        yield ("sbatch.signal", "run: writes --signal itself (B:<checkpoint-signal>@<warning>); drop sbatch.signal "
-               "and set run.checkpoint-signal / run.warning")
-    if run.mode == "requeue" and "no-requeue" in d.sbatch:
-        yield ("sbatch.no-requeue", "run.continue is requeue but sbatch.no-requeue forbids it; drop no-requeue, or "
-               "set run.continue: chain")
-
-
-def _t6(d: Draft) -> Iterable[Finding]:
-    run = d.run
-    if run is None or run.mode != "chain":
-        return
-    qos = str(d.sbatch.get("qos", ""))
-    perlmutter = str(d.sbatch.get("constraint", "")) in ("gpu", "cpu")
-    if qos in NO_CHAIN_QOS or (not qos and perlmutter):
-        said = f"qos {qos}" if qos else "the default QOS (debug)"
-        yield ("run.continue", f"{said} forbids chaining (a batch script submitting another, NERSC's policy); use "
-               "run.continue: requeue, or a QOS that allows it (e.g. regular)")
-
-
-def _t8(d: Draft) -> Iterable[Finding]:
-    run = d.run
-    if run is None or not _LIGHTNING.search(d.script_text):
-        return
-    yield ("run", "the program imports Lightning, whose SLURM plugin installs its own requeue on SIGUSR1 (and skips a "
-           "signal that already has a handler): two mechanisms would fight. Turn Lightning's off "
-           "(SLURMEnvironment(auto_requeue=False)) and save on NTUI_CHECKPOINT_SIGNAL, or drop the run: section")
-
-
-def _t9(d: Draft) -> Iterable[Finding]:
-    if d.run is not None and d.sweep is not None:
-        yield ("run", "run: and sweep: together are not supported yet (each array task would requeue or chain on "
-               "its own); drop one of them")
-
-
-# ----------------------------------------------------------------------------- sweeps (W*)
-
-
+# Sweeps (job arrays)
+@rule("W1", _E, ("sweep", "sweep.grid", "sweep.zip", "sweep.list"), "A sweep is exactly one of grid (every "
+      "combination, the first parameter varying slowest), zip (the i-th value of every list) or list (explicit "
+      "items naming the same parameters); parameter names are letters, digits, `_` and `-`; each value is one "
+      "scalar kept as written (`1e-4`, `yes`, `010` stay text).", "ntui sweep model")
 def _w1(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is None:
@@ -697,6 +827,8 @@ def _w1(d: Draft) -> Iterable[Finding]:
     yield from sw.shape_errors
 
 
+@rule("W2", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "A sweep has tasks: no empty list of values, no "
+      "empty list of items.", "ntui sweep model")
 def _w2(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is None:
@@ -709,6 +841,8 @@ def _w2(d: Draft) -> Iterable[Finding]:
         yield "sweep.list", "the list has no items, so the sweep has no tasks; give it at least one item"
 
 
+@rule("W3", _E, ("sweep.zip",), "zip lists have the same length (zip would silently drop the extra values).",
+      "ntui sweep model")
 def _w3(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is None or sw.kind != "zip" or len({n for _, n in sw.lengths}) < 2:
@@ -720,6 +854,9 @@ def _w3(d: Draft) -> Iterable[Finding]:
            "combination")
 
 
+@rule("W4", _E, ("args", "env"), "With a sweep, `{name}` in args and env values names one of its parameters; "
+      "`{{`/`}}` are literal braces, any other brace is refused (a typo never reaches a run).",
+      "Python str.format syntax")
 def _w4(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is None:
@@ -737,6 +874,8 @@ def _w4(d: Draft) -> Iterable[Finding]:
                 yield key, f"{{{part.name}}} names no parameter of the sweep{have}{extra}"
 
 
+@rule("W5", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "Every parameter is used by args or env (otherwise "
+      "its tasks would run the same program with the same arguments).", "ntui sweep model")
 def _w5(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is None or not sw.names:
@@ -752,6 +891,10 @@ def _w5(d: Draft) -> Iterable[Finding]:
                    "remove it")
 
 
+@rule("W6", _E, ("sweep", "sbatch", "launcher", "script", "logs.dir", "setup", "sbatch.array"), "Nothing every "
+      "array task shares (sbatch resources, launcher, script, logs, setup) holds a placeholder or is a "
+      "parameter: the tasks of one job array run one script; `sbatch.array` is the sweep's own.",
+      "sbatch.1 (--array)")
 def _w6(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is None:
@@ -772,6 +915,9 @@ def _w6(d: Draft) -> Iterable[Finding]:
                "sbatch.array and set sweep.parallel for a concurrency cap")
 
 
+@rule("W7", _E, ("sweep",), "A sweep has at most as many tasks as the cluster's MaxArraySize (checked before "
+      "sbatch with the partitions, one `scontrol show config`; statically, Slurm's own maximum 4000001).",
+      "slurm.conf.5 (MaxArraySize)")
 def _w7(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is not None and sw.count > SLURM_MAX_ARRAY_SIZE:
@@ -779,6 +925,8 @@ def _w7(d: Draft) -> Iterable[Finding]:
                "array (MaxArraySize is at most 4000001); split the sweep")
 
 
+@rule("W8", _E, ("sweep.parallel",), "`sweep.parallel` is a positive whole number: at most that many tasks run "
+      "at once (`--array=...%N`).", "sbatch.1 (--array)")
 def _w8(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is not None and sw.parallel_text is not None and sw.parallel is None:
@@ -786,6 +934,9 @@ def _w8(d: Draft) -> Iterable[Finding]:
                f"at once), got {sw.parallel_text!r}; leave it out for no cap")
 
 
+@rule("W9", _E, ("sweep.metric",), "`sweep.metric` is one regular expression; `ntui sweep` shows its group 1 "
+      "(or a group named value, else the whole match) of the last matching line of each task's rank-0 log.",
+      "Python re")
 def _w9(d: Draft) -> Iterable[Finding]:
     sw = d.sweep
     if sw is None or sw.metric is None:
@@ -802,227 +953,133 @@ def _w9(d: Draft) -> Iterable[Finding]:
         yield "sweep.metric", "a metric is matched line by line: one line, no NUL"
 
 
-_E = Severity.ERROR
-_W = Severity.WARNING
-_GPU_KEYS = ("sbatch.gpus-per-node", "sbatch.gpus-per-task", "sbatch.gpus", "sbatch.gres")
-_PTS = ("launcher.type", "sbatch.nodes", "sbatch.ntasks-per-node", "launcher.nproc-per-node")
+guarantee("W10", _E, ("sweep", "args", "env"), "Each array task reads its own values from the manifest written next "
+          "to the script (NUL-delimited, `mapfile -d ''`) by SLURM_ARRAY_TASK_ID; values never enter the script "
+          "text and reach the program verbatim (spaces, quotes, `$()`, newlines).",
+          "sbatch.1 (SLURM_ARRAY_TASK_ID); bash.1 (mapfile)")
 
-RULES: tuple[Rule, ...] = (
-    # Directive block
-    Rule("P1", _E, ("sbatch",), "Every #SBATCH line comes before the first command; `set -euo pipefail` "
-         "after them.", "sbatch.1; NVIDIA-NeMo/Megatron-Bridge#3068"),
-    Rule("P2", _E, ("sbatch",), "Directives are spelled `#SBATCH --option` in column 0.",
-         "SchedMD/slurm:src/sbatch/opt.c"),
-    Rule("P3", _E, ("sbatch",), "Directive values contain no `$`/backquote (sbatch does not expand them); paths are "
-         "resolved by ntui.", "sbatch.1", _p3),
-    Rule("P4", _E, ("sbatch",), "Directive values are single, non-empty lines, quoted with shlex.quote.",
-         "SchedMD/slurm:src/sbatch/opt.c", _p4),
-    Rule("P5", _E, ("sbatch",), "No directive value starts with `:` (the hetjob separator).",
-         "SchedMD/slurm:src/sbatch/opt.c", _p5),
-    Rule("V3", _E, ("sbatch",), "Options that need a value never become bare flags (`qos: true` would swallow "
-         "the next directive); pure flags never get a value.", "sbatch.1 (option synopsis)", _v3),
-    Rule("V6", _E, ("extends",), "`extends` is read from preset files only; `--set extends=...` is refused "
-         "instead of silently ignored.", "ntui preset model", enforced_in="presets.apply_overrides"),
-    Rule("V4", _E, tuple(f"sbatch.{o}" for o in INT_OPTIONS), "Integer options are plain decimal: YAML 1.1 "
-         "forms (010, 0x10, 2:4) are refused instead of silently becoming 8, 16, 124.", "YAML 1.1 int type", _v4),
-    Rule("J1", _E, ("sbatch.signal",), "`--signal` is `[{R|B}:]SIG[@SECONDS]` with SECONDS in 0..65535.",
-         "sbatch.1", _j1),
-    Rule("S1", _W, ("sbatch.qos",), "GPU jobs name a QOS (Perlmutter's default debug QOS forbids production "
-         "runs).", "docs.nersc.gov/jobs/policy", _s1),
-    # Tasks and GPUs
-    Rule("G1", _E, ("sbatch.ntasks-per-node", *_GPU_KEYS), "srun launcher: tasks per node equal GPUs per node, "
-         "for every way of asking for GPUs (gpus-per-node, gpus-per-task, gpus, gres, typed or not).",
-         "kempnerinstitute KempnerForge slurm-distributed-setup; Lightning-AI cluster_advanced.rst", _g1),
-    Rule("G2", _E, ("sbatch.ntasks-per-node", "launcher.nproc-per-node", *_GPU_KEYS), "torchrun/accelerate: one "
-         "task per node, processes per node equal GPUs per node.", "pytorch/pytorch:torch/distributed/run.py", _g2),
-    Rule("G3", _E, _GPU_KEYS, "GPUs are asked for in exactly one way (gpus-per-node, gpus-per-task, gpus or "
-         "gres).", "sbatch.1, srun.1", _g3),
-    Rule("G4", _E, ("sbatch.gpus-per-task", "sbatch.ntasks"), "`--gpus-per-task` comes with an explicit "
-         "`--ntasks`.", "srun.1; meta-pytorch/torchx#1100", _g4),
-    Rule("G5", _E, _GPU_KEYS, "Whenever GPUs are requested (any style), srun gets `--gpu-bind=none`: every task "
-         "sees all of its node's GPUs, so `cuda:LOCAL_RANK` exists and CUDA IPC works.",
-         "srun.1 (--tres-bind); SchedMD bug 17793; NERSC/sc25-dl-tutorial:submit_pm.sh"),
-    Rule("G6", _W, ("sbatch.gpus-per-node", "sbatch.cpus-per-task"), "Warns above a Perlmutter node's 4 GPUs or "
-         "128 CPUs (Slurm would refuse).", "goodfire-ai/spd#524; NERSC launchers page", _g6),
-    Rule("G9", _E, ("sbatch.ntasks",), "`ntasks`, when given, equals nodes x tasks per node (one launcher per "
-         "node for torchrun/accelerate).", "sbatch.1; pytorch/pytorch:torch/distributed/run.py", _g9),
-    Rule("G10", _E, ("sbatch.gpus",), "`--gpus` (a job total) is only used on one node; several nodes use "
-         "gpus-per-node, which Slurm places evenly.", "sbatch.1 (--gpus); outerloop-science/outerloop#176",
-         _g10),
-    Rule("G11", _W, ("launcher.nproc-per-node",), "Warns that nproc-per-node is ignored by the srun launcher.",
-         "ntui launcher model", _g11),
-    Rule("C1", _E, ("sbatch.cpus-per-task",), "srun always gets `--cpus-per-task=$SLURM_CPUS_PER_TASK` (and "
-         "SRUN_CPUS_PER_TASK for Slurm 22.05-23.02).", "RELEASE_NOTES (slurm-22.05); srun.1"),
-    Rule("C4", _E, ("sbatch.cpus-per-gpu",), "`cpus-per-gpu` is refused: sbatch rejects it beside the "
-         "`cpus-per-task` ntui always sets.", "sbatch.1 (--cpus-per-gpu)", _c4),
-    # Rendezvous
-    Rule("R1", _E, ("launcher.type",), "MASTER_ADDR is the first host of SLURM_JOB_NODELIST, computed in the batch "
-         "shell outside any container; the job stops if it cannot be resolved (R2).", "sbatch.1; NVIDIA/pyxis#129"),
-    Rule("R4", _W, ("launcher.master-port",), "MASTER_PORT = 15000 + job id % 17000 (15000-31999): two jobs on "
-         "one node differ, and the port is below the kernel's ephemeral range. A fixed port warns.",
-         "Lightning-AI slurm.py environment; rwth-i6/i6_core#552", _r4),
-    Rule("R12", _E, ("launcher.master-port",), "A fixed master-port is never in the ephemeral range "
-         "32768-60999.", "Linux ip-sysctl (ip_local_port_range)", _r12),
-    Rule("R5", _E, ("sbatch.nodes", "launcher.type"), "One node: torchrun uses --standalone (a free port); "
-         "accelerate uses static rendezvous on $MASTER_PORT, never c10d's default 29400, so two jobs can share "
-         "a node.", "torch/distributed/run.py; huggingface/accelerate:src/accelerate/utils/launch.py"),
-    Rule("R6", _E, ("launcher.type",), "Several nodes: c10d rendezvous at $MASTER_ADDR:$MASTER_PORT with "
-         "rdzv-id $SLURM_JOB_ID.", "torch/distributed/run.py"),
-    Rule("R8", _E, ("launcher.type",), "Several nodes: node 0 hosts the c10d store (`--rdzv-conf "
-         "is_host=...`, expanded per task), whatever the host names look like.", "pytorch/pytorch#73656"),
-    Rule("R11", _E, ("launcher.extra-args",), "launcher.extra-args cannot repeat an option ntui sets "
-         "(rendezvous endpoint/backend/id, counts, accelerate mode/config): it would silently replace ntui's. "
-         "A `--rdzv-conf` is merged instead (R13).",
-         "torch/distributed/run.py; accelerate launch --help", _r11),
-    Rule("R13", _E, ("launcher.extra-args",), "A `--rdzv-conf`/`--rdzv_conf` in launcher.extra-args (either "
-         "spelling, `=VALUE` or the next word) is merged with ntui's per-node `is_host` into the one option "
-         "the launcher reads (torchrun and accelerate keep only the last one given); an `is_host` key (R8) or a "
-         "value torch refuses (not `KEY=VALUE,...`) is refused.",
-         "torch/distributed/run.py (--rdzv-conf); torch/distributed/elastic/rendezvous/utils.py "
-         "(_parse_rendezvous_config); accelerate launch --help (--rdzv_conf)", _r13),
-    Rule("R14", _E, ("launcher.extra-args",), "launcher.extra-args is read word by word as torchrun (torch "
-         "2.13) or accelerate launch (accelerate 1.15) reads it. Refused: an abbreviation (torchrun takes one "
-         "silently, past R11 and R13), an ambiguous or unknown option, a flag with a value, an option without "
-         "its value or with one its parser refuses (a number, a choice), and a bare word (the launcher would "
-         "take it as the program). The srun launcher takes none (ntui writes its srun line).",
-         "torch/distributed/run.py (get_args_parser); accelerate launch --help; Python argparse (allow_abbrev)",
-         _r14),
-    # Per task
-    Rule("Q1", _E, ("launcher.type",), "Per-task variables (SLURM_PROCID, SLURM_NODEID, RANK) expand only inside "
-         "fixed single-quoted payloads run by each task.", "docs.nersc.gov/machinelearning/launchers; "
-         "huggingface/accelerate#2816"),
-    Rule("Q2", _E, ("args", "env", "script"), "User values are single shell words (shlex.quote) and reach the "
-         "program verbatim; the program is exec'd (Q4).", "pytorch/torchx:torchx/components/dist.py"),
-    Rule("Q7", _E, ("launcher.python",), "launcher.python is split into words like a shell would "
-         "(`python -u` is two words); unsplittable text is refused.", "ntui launcher model", _q7),
-    Rule("E3", _E, ("sbatch.export",), "The launch step runs with `srun --export=ALL`, so MASTER_ADDR/PORT, PATH "
-         "and ntui's variables reach every task whatever sbatch.export says.", "sbatch.1; OSC/ondemand#1847"),
-    # accelerate
-    Rule("A1", _E, ("launcher.type",), "accelerate reads an explicit config written by the job, never "
-         "$HF_HOME/accelerate/default_config.yaml: a stray `accelerate config` result (gpu_ids, debug, unknown "
-         "keys) cannot change or abort the launch.",
-         "huggingface/accelerate:src/accelerate/commands/launch.py (_validate_launch_command)"),
-    Rule("A2", _E, ("launcher.multi-gpu", "launcher.cpu", *_PTS), "accelerate with more than one process in all "
-         "always uses --multi_gpu (otherwise each node runs alone).",
-         "huggingface/accelerate:src/accelerate/commands/launch.py", _a2),
-    Rule("A3", _E, ("launcher.cpu", "launcher.multi-gpu"), "accelerate --cpu and --multi_gpu are never both set.",
-         "huggingface/accelerate:src/accelerate/commands/launch.py", _a3),
-    Rule("A4", _E, ("launcher.multi-gpu",), "accelerate --multi_gpu is only used with 2 or more processes.",
-         "huggingface/accelerate:src/accelerate/commands/launch.py", _a4),
-    Rule("A6", _W, ("launcher.mixed-precision", "launcher.multi-gpu", "launcher.cpu", "launcher.dynamo-backend"),
-         "Warns about accelerate-only keys on another launcher.", "ntui launcher model", _a6),
-    # Logs
-    Rule("L1", _E, ("logs.dir",), "The batch log is `--output=<absolute dir>/<name>-%j.out`, appended (L5).",
-         "sbatch.1"),
-    Rule("L5", _E, ("sbatch.open-mode",), "Batch and rank logs are opened in append mode, so a requeued job "
-         "keeps its earlier output.", "sbatch.1 (--open-mode)"),
-    Rule("N4", _E, ("nccl.debug",), "NCCL_DEBUG is off unless nccl.debug is set.",
-         "docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"),
-    Rule("N7", _E, ("env",), "PYTHONUNBUFFERED=1 and SLURM_UNBUFFEREDIO=1, so logs stream.",
-         "pytorch/torchx slurm_scheduler.py; NVIDIA-NeMo/Run"),
-    Rule("E1", _E, ("sbatch",), "Submitting removes SBATCH_* from sbatch's environment (they would override "
-         "the directives you approved), with a warning; inside an allocation also SLURM_*/SRUN_* (E2).",
-         "sbatch.1 (INPUT ENVIRONMENT VARIABLES); mehta-lab/waveorder#201"),
-    Rule("L2", _E, ("logs.dir",), "Every rank writes `<name>-<jobid>-rank-<global rank>.out`; a one-process "
-         "job logs as rank 0.", "srun.1 (%t)"),
-    Rule("J2", _E, ("logs.dir", "setup"), "The batch shell keeps an event journal `<name>-<jobid>.events` "
-         "next to the logs: one JSON line per event (allocation with restart count and nodes, launch step start "
-         "and end with its status, a signal, requeue, the end with the final status), each one write, appended by "
-         "that shell only, never on the program's output; ntui reads a job's end from it with no Slurm call. Its "
-         "EXIT trap keeps the exit status and runs the EXIT traps set after it (the GPU sampler's, the setup's "
-         "once the setup is done) instead of being replaced; signal traps only where the setup set none, and none "
-         "during the launch step (a signal there ends the shell at once, as before).",
-         "bash(1) (trap, EXIT, signals during a foreground command); sbatch.1 (SLURM_RESTART_COUNT); "
-         "ntui.core.jobfiles.journal"),
-    # Container, network, program
-    Rule("K1", _E, ("container.runtime", "sbatch.image"), "Shifter jobs name an image (`image: false` counts as "
-         "none).", "NERSC Shifter docs", _k1),
-    Rule("K2", _W, ("sbatch.image",), "Warns about an image that no container runtime uses.",
-         "NERSC Shifter docs", _k2),
-    Rule("N2", _E, ("nccl.slingshot", "env.FI_CXI_RDZV_PROTO"), "When FI_CXI_RDZV_PROTO=alt_read is set (the "
-         "Slingshot profile or env), srun gets `--network=disable_rdzv_get`, which that setting requires.",
-         "HewlettPackard/shs-ccl-docs:ccl_env.sh"),
-    Rule("N5", _E, ("env.OMP_NUM_THREADS",), "srun launcher: OMP_NUM_THREADS defaults to the task's CPUs.",
-         "NERSC launchers page"),
-    Rule("F1", _W, ("script",), "The script exists on the submitting host: a warning for check/render, an "
-         "error for submit and the app's `s`.", "ntui submit model", _f1, blocks_submit=True),
-    Rule("F2", _E, ("script",), "A relative script path is taken from the directory of the preset file that "
-         "wrote it (through extends); from --set, from the current directory.", "ntui preset model"),
-    # In-job GPU sampling
-    Rule("M1", _E, ("monitor.interval",), f"The in-job GPU sampling interval is whole seconds from "
-         f"{MONITOR_INTERVAL_MIN} to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}: a 24 h job with 4 GPUs "
-         "writes about 35k lines per node).", "nvidia-smi.1 (-l); ntui sampler model", _m1),
-    Rule("M2", _W, ("monitor.gpu", *_GPU_KEYS), "The GPU sampler is in the script by default exactly when the job "
-         "asks for GPUs (any style); `monitor: {gpu: false}` removes it; `gpu: true` on a job without GPUs warns "
-         "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model", _m2),
-    Rule("M3", _W, ("monitor.interval",), "A monitor.interval on a job without the GPU sampler (no GPUs asked "
-         "for, or `gpu: false`) warns instead of being silently unused.", "ntui sampler model", _m3),
-    # Sweeps (job arrays)
-    Rule("W1", _E, ("sweep", "sweep.grid", "sweep.zip", "sweep.list"), "A sweep is exactly one of grid (every "
-         "combination, the first parameter varying slowest), zip (the i-th value of every list) or list (explicit "
-         "items naming the same parameters); parameter names are letters, digits, `_` and `-`; each value is one "
-         "scalar kept as written (`1e-4`, `yes`, `010` stay text).", "ntui sweep model", _w1),
-    Rule("W2", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "A sweep has tasks: no empty list of values, no "
-         "empty list of items.", "ntui sweep model", _w2),
-    Rule("W3", _E, ("sweep.zip",), "zip lists have the same length (zip would silently drop the extra values).",
-         "ntui sweep model", _w3),
-    Rule("W4", _E, ("args", "env"), "With a sweep, `{name}` in args and env values names one of its parameters; "
-         "`{{`/`}}` are literal braces, any other brace is refused (a typo never reaches a run).",
-         "Python str.format syntax", _w4),
-    Rule("W5", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "Every parameter is used by args or env (otherwise "
-         "its tasks would run the same program with the same arguments).", "ntui sweep model", _w5),
-    Rule("W6", _E, ("sweep", "sbatch", "launcher", "script", "logs.dir", "setup", "sbatch.array"), "Nothing every "
-         "array task shares (sbatch resources, launcher, script, logs, setup) holds a placeholder or is a "
-         "parameter: the tasks of one job array run one script; `sbatch.array` is the sweep's own.",
-         "sbatch.1 (--array)", _w6),
-    Rule("W7", _E, ("sweep",), "A sweep has at most as many tasks as the cluster's MaxArraySize (checked before "
-         "sbatch with the partitions, one `scontrol show config`; statically, Slurm's own maximum 4000001).",
-         "slurm.conf.5 (MaxArraySize)", _w7),
-    Rule("W8", _E, ("sweep.parallel",), "`sweep.parallel` is a positive whole number: at most that many tasks run "
-         "at once (`--array=...%N`).", "sbatch.1 (--array)", _w8),
-    Rule("W9", _E, ("sweep.metric",), "`sweep.metric` is one regular expression; `ntui sweep` shows its group 1 "
-         "(or a group named value, else the whole match) of the last matching line of each task's rank-0 log.",
-         "Python re", _w9),
-    Rule("W10", _E, ("sweep", "args", "env"), "Each array task reads its own values from the manifest written next "
-         "to the script (NUL-delimited, `mapfile -d ''`) by SLURM_ARRAY_TASK_ID; values never enter the script "
-         "text and reach the program verbatim (spaces, quotes, `$()`, newlines).",
-         "sbatch.1 (SLURM_ARRAY_TASK_ID); bash.1 (mapfile)"),
-    # Long runs (run:)
-    Rule("T1", _E, ("run.warning", "sbatch.time"), "The checkpoint signal's warning is shorter than the time limit "
-         "(and the preset has one: a warning without sbatch.time is a warning).", "sbatch.1 (--signal)", _t1),
-    Rule("T2", _E, ("run.grace", "run.warning"), "The ranks' grace to save fits in the warning, with time left to "
-         "requeue or chain before the limit.", "sbatch.1 (--signal: up to 60 s early)", _t2),
-    Rule("T3", _E, ("run.checkpoint-signal", "launcher.type"), "The checkpoint signal is not one torchrun's or "
-         "accelerate's agents handle (TERM, INT, HUP, QUIT: they would stop the workers); under srun it is a warning "
-         "(Slurm ends steps with TERM).", "pytorch/pytorch:torch/distributed/elastic/multiprocessing/api.py", _t3),
-    Rule("T4", _W, ("run.checkpoint-signal",), "Warns about SIGUSR1: NCCL catches it.",
-         "facebookincubator/submitit#1697", _t4),
-    Rule("T5", _E, ("sbatch.signal", "sbatch.no-requeue"), "With run:, ntui writes `--signal` (and `--requeue` for "
-         "continue: requeue) itself; a preset's own is refused.", "sbatch.1", _t5),
-    Rule("T6", _E, ("run.continue", "sbatch.qos"), "Site rule (Perlmutter): no chain in the debug QOS (also the "
-         "default QOS of a GPU or CPU node job without qos).", "docs.nersc.gov/jobs/policy", _t6),
-    Rule("T7", _W, ("run.continue",), "continue: requeue where the cluster's JobRequeue=0 is a warning (ntui asks "
-         "with --requeue; a site's submit plugin may still refuse); checked against the cluster before sbatch.",
-         "slurm.conf.5 (JobRequeue)", enforced_in="sitecheck.check_requeue"),
-    Rule("E4", _W, ("launcher.type", "launcher.python", "setup"), "The commands the launch line runs (torchrun, "
-         "accelerate, the program's python) are on the PATH the job inherits, after the setup lines that can be read "
-         "without running them (a venv's activate, export PATH=); checked before sbatch, skipped in a container. A "
-         "missing one would end the job at once with exit 127.", "sbatch.1 (--export=ALL)",
-         enforced_in="sitecheck.check_launcher"),
-    Rule("T8", _W, ("run", "script"), "Warns when the program imports Lightning, whose SLURM plugin installs its own "
-         "requeue (SIGUSR1).", "Lightning-AI/pytorch-lightning (SLURMEnvironment)", _t8),
-    Rule("T9", _E, ("run", "sweep"), "run: and sweep: are not combined (yet).", "ntui preset model", _t9),
-    Rule("T10", _E, ("run",), "A long run: `--signal=B:SIG@WARNING` (+ `--requeue`), the launch step in the "
-         "background and waited for again after a trap, every rank's program starts with SIG ignored (agents "
-         "survive) and gets it from the trap through srun, again every 5 s for the grace when it came in the "
-         "allocation's first 60 s (later once: a repeat would kill a rank that saved and is shutting down); then "
-         "`scontrol requeue` "
-         "from the batch shell below max-restarts, or a successor `sbatch --dependency=afterany` with a done marker. "
-         "NTUI_RUN_ID, NTUI_RESTART, NTUI_CHECKPOINT_SIGNAL reach the program.",
-         "sbatch.1; bash.1 (trap, wait); srun.1 (signals)"),
-    Rule("W11", _E, ("sweep", "logs.dir"), "A sweep's task logs carry the task: `<name>-<array id>_<task>.out`, "
-         "`...-rank-<N>.out`, `...-gpu-<node>.csv` (Slurm's `%A_%a`).", "sbatch.1 (filename pattern)"),
-)
+
+# Long runs (run:)
+@rule("T1", _E, ("run.warning", "sbatch.time"), "The checkpoint signal's warning is shorter than the time limit "
+      "(and the preset has one: a warning without sbatch.time is a warning).", "sbatch.1 (--signal)")
+def _t1(d: Draft) -> Iterable[Finding]:
+    run, limit = d.run, d.time_limit_s
+    if run is None or run.warning is None:
+        return
+    if limit is not None and run.warning >= limit:
+        yield ("run.warning", f"{run.warning} s is not before the time limit ({limit} s): the signal would come at "
+               f"the start. Make the warning shorter than sbatch.time (e.g. {max(1, limit // 10)}), or the limit "
+               "longer")
+    elif limit is None and "time" not in d.sbatch:
+        yield ("run.warning", "no sbatch.time: the signal comes relative to the partition's default limit, which "
+               "the preset does not know; set sbatch.time")
+
+
+@rule("T2", _E, ("run.grace", "run.warning"), "The ranks' grace to save fits in the warning, with time left to "
+      "requeue or chain before the limit.", "sbatch.1 (--signal: up to 60 s early)")
+def _t2(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or run.warning is None or run.grace is None:
+        return
+    if run.grace >= run.warning:
+        yield ("run.grace", f"{run.grace} s of grace does not fit in the {run.warning} s warning: the ranks would "
+               "still be saving at the time limit and nothing would continue the run. Make grace shorter than "
+               f"run.warning (e.g. {max(1, run.warning - 60, run.warning // 2)})")
+
+
+@rule("T3", _E, ("run.checkpoint-signal", "launcher.type"), "The checkpoint signal is not one torchrun's or "
+      "accelerate's agents handle (TERM, INT, HUP, QUIT: they would stop the workers); under srun it is a warning "
+      "(Slurm ends steps with TERM).", "pytorch/pytorch:torch/distributed/elastic/multiprocessing/api.py")
+def _t3(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or run.signal not in AGENT_SIGNALS:
+        return
+    if d.launcher in ("torchrun", "accelerate"):
+        yield ("run.checkpoint-signal", f"{d.launcher}'s agents handle SIG{run.signal} themselves: they stop every "
+               "worker on it, so the ranks never save. Use USR2")
+    else:
+        yield ("run.checkpoint-signal", f"SIG{run.signal} is also how Slurm ends a step (and a cancel): the program "
+               "cannot tell a checkpoint from the end. Use USR2")
+
+
+@rule("T4", _W, ("run.checkpoint-signal",), "Warns about SIGUSR1: NCCL catches it.",
+      "facebookincubator/submitit#1697")
+def _t4(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is not None and run.signal == "USR1":
+        yield ("run.checkpoint-signal", "NCCL catches SIGUSR1 (and Lightning's SLURM plugin requeues on it): a "
+               "rank may never see it. Use USR2")
+
+
+@rule("T5", _E, ("sbatch.signal", "sbatch.no-requeue"), "With run:, ntui writes `--signal` (and `--requeue` for "
+      "continue: requeue) itself; a preset's own is refused.", "sbatch.1")
+def _t5(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None:
+        return
+    if "signal" in d.sbatch:
+        yield ("sbatch.signal", "run: writes --signal itself (B:<checkpoint-signal>@<warning>); drop sbatch.signal "
+               "and set run.checkpoint-signal / run.warning")
+    if run.mode == "requeue" and "no-requeue" in d.sbatch:
+        yield ("sbatch.no-requeue", "run.continue is requeue but sbatch.no-requeue forbids it; drop no-requeue, or "
+               "set run.continue: chain")
+
+
+@rule("T6", _E, ("run.continue", "sbatch.qos"), "Site rule (Perlmutter): no chain in the debug QOS (also the "
+      "default QOS of a GPU or CPU node job without qos).", "docs.nersc.gov/jobs/policy")
+def _t6(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or run.mode != "chain":
+        return
+    qos = str(d.sbatch.get("qos", ""))
+    perlmutter = str(d.sbatch.get("constraint", "")) in ("gpu", "cpu")
+    if qos in NO_CHAIN_QOS or (not qos and perlmutter):
+        said = f"qos {qos}" if qos else "the default QOS (debug)"
+        yield ("run.continue", f"{said} forbids chaining (a batch script submitting another, NERSC's policy); use "
+               "run.continue: requeue, or a QOS that allows it (e.g. regular)")
+
+
+guarantee("T7", _W, ("run.continue",), "continue: requeue where the cluster's JobRequeue=0 is a warning (ntui asks "
+          "with --requeue; a site's submit plugin may still refuse); checked against the cluster before sbatch.",
+          "slurm.conf.5 (JobRequeue)", enforced_in="sitecheck.check_requeue")
+guarantee("E4", _W, ("launcher.type", "launcher.python", "setup"), "The commands the launch line runs (torchrun, "
+          "accelerate, the program's python) are on the PATH the job inherits, after the setup lines that can be read "
+          "without running them (a venv's activate, export PATH=); checked before sbatch, skipped in a container. A "
+          "missing one would end the job at once with exit 127.", "sbatch.1 (--export=ALL)",
+          enforced_in="sitecheck.check_launcher")
+
+
+@rule("T8", _W, ("run", "script"), "Warns when the program imports Lightning, whose SLURM plugin installs its own "
+      "requeue (SIGUSR1).", "Lightning-AI/pytorch-lightning (SLURMEnvironment)")
+def _t8(d: Draft) -> Iterable[Finding]:
+    run = d.run
+    if run is None or not _LIGHTNING.search(d.script_text):
+        return
+    yield ("run", "the program imports Lightning, whose SLURM plugin installs its own requeue on SIGUSR1 (and skips a "
+           "signal that already has a handler): two mechanisms would fight. Turn Lightning's off "
+           "(SLURMEnvironment(auto_requeue=False)) and save on NTUI_CHECKPOINT_SIGNAL, or drop the run: section")
+
+
+@rule("T9", _E, ("run", "sweep"), "run: and sweep: are not combined (yet).", "ntui preset model")
+def _t9(d: Draft) -> Iterable[Finding]:
+    if d.run is not None and d.sweep is not None:
+        yield ("run", "run: and sweep: together are not supported yet (each array task would requeue or chain on "
+               "its own); drop one of them")
+
+
+guarantee("T10", _E, ("run",), "A long run: `--signal=B:SIG@WARNING` (+ `--requeue`), the launch step in the "
+          "background and waited for again after a trap, every rank's program starts with SIG ignored (agents "
+          "survive) and gets it from the trap through srun, again every 5 s for the grace when it came in the "
+          "allocation's first 60 s (later once: a repeat would kill a rank that saved and is shutting down); then "
+          "`scontrol requeue` "
+          "from the batch shell below max-restarts, or a successor `sbatch --dependency=afterany` with a done marker. "
+          "NTUI_RUN_ID, NTUI_RESTART, NTUI_CHECKPOINT_SIGNAL reach the program.",
+          "sbatch.1; bash.1 (trap, wait); srun.1 (signals)")
+guarantee("W11", _E, ("sweep", "logs.dir"), "A sweep's task logs carry the task: `<name>-<array id>_<task>.out`, "
+          "`...-rank-<N>.out`, `...-gpu-<node>.csv` (Slurm's `%A_%a`).", "sbatch.1 (filename pattern)")
+
+
+RULES: tuple[Rule, ...] = tuple(_REGISTERED)
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 
 

@@ -579,7 +579,7 @@ def _monitor_section(c: _Checker) -> tuple[bool | None, int, bool]:
 def _sweep_section(c: _Checker, sb: _Sbatch, args: list[str], env: list[tuple[str, str]],
                    setup: list[str]) -> SweepDraft:
     """``sweep:`` (:mod:`ntui.core.compose.sweep`), with the texts placeholders are read in (args, env values)
-    and every other text of the preset, for the rules (W1-W9)."""
+    and every other text of the preset, for the W rules."""
     uses = [*((f"args.{i}", a) for i, a in enumerate(args)), *((f"env.{k}", v) for k, v in env)]
     launcher = c.mapping(("launcher",))
     texts: list[tuple[str, str]] = [(f"sbatch.{opt}", text) for opt, text in sb.raw.items()]
@@ -600,7 +600,7 @@ def _sweep_section(c: _Checker, sb: _Sbatch, args: list[str], env: list[tuple[st
 
 
 def _run_section(c: _Checker) -> RunDraft:
-    """``run:`` (:mod:`ntui.core.compose.longrun`): types here, what cannot work in the rules (T1-T9)."""
+    """``run:`` (:mod:`ntui.core.compose.longrun`): types here, what cannot work in the T rules."""
     section = c.get(("run",))
     if isinstance(section, dict):
         c.unknown_keys(section, RUN_KEYS, ("run",))

@@ -147,7 +147,7 @@ def expand(kind: str, params: Sequence[tuple[str, Sequence[str]]],
 
 @dataclass(frozen=True)
 class SweepDraft:
-    """The ``sweep:`` section after parsing, with what the rules (W1-W9) need to judge it."""
+    """The ``sweep:`` section after parsing, with what the W rules need to judge it."""
 
     kinds: tuple[str, ...] = ()
     """Which of grid / zip / list it has."""
