@@ -4,9 +4,9 @@ script's bash reader), and every value reaching the program verbatim under the s
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +91,10 @@ def test_values_stay_as_written() -> None:
 
 
 def _from_text(text: str) -> LoadedPreset:
-    path = Path("/tmp") / f"ntui-test-sweep-preset-{os.getpid()}.yaml"
-    path.write_text(text)
-    return load_preset(str(path))
+    with tempfile.TemporaryDirectory(prefix="ntui-test-sweep-") as tmp:  # (a file left in /tmp per run, before)
+        path = Path(tmp) / "preset.yaml"
+        path.write_text(text)
+        return load_preset(str(path))
 
 
 BAD: dict[str, dict[str, Any]] = {
