@@ -65,6 +65,12 @@ def _logs() -> CommandModule:
     return logs
 
 
+def _triage() -> CommandModule:
+    from ntui.cli import triage
+
+    return triage
+
+
 def _history() -> CommandModule:
     from ntui.cli import history
 
@@ -118,6 +124,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("release", "release a held job", _actions),
     Command("requeue", "requeue a batch job", _actions),
     Command("logs", "print a job's batch log, or one rank's log", _logs),
+    Command("triage", "which rank failed first, where and why, in any log files (not only ntui's jobs)", _triage),
     Command("history", "jobs submitted by ntui (local history)", _history),
     Command("resubmit", "submit a job again: its preset with its recorded overrides (+ --set); a sweep's failed "
             "tasks alone (--failed)", _history),

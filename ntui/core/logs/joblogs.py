@@ -4,20 +4,29 @@ ntui knows every path from the job id and the history (:class:`~ntui.core.jobfil
 file starts with ``ntui: rank N on NODE`` (:mod:`ntui.core.jobfiles.lognames`), which gives the rank -> node map
 that c10d rendezvous only decides at run time. The reading is :class:`~ntui.core.logs.watch.JobLogWatcher`'s,
 polled once over every file (the log pane and ``ntui logs --follow --triage`` poll the same watcher live).
+
+Any log files, of a job ntui did not submit (``ntui triage FILE...``: :func:`files_verdict`), go through the same
+watcher: a file whose name says its rank (``...-rank-3.out``, ``rank3.log``) is that rank's, any other a combined
+log whose lines say theirs; the launcher, when not given, is read off the files (torch elastic's and accelerate's
+own lines).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import LogPaths, RankLogs, rank_log_paths
 from ntui.core.logs.tail import FileTail
 from ntui.core.logs.triage import Finding, RankDetector, TriageSummary
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal
-from ntui.core.logs.watch import JobLogWatcher, watch_files
+from ntui.core.logs.watch import JobLogWatcher, Key, watch_files
 
 __all__ = [
     "TRIAGE_WINDOW",
+    "files_verdict",
+    "guess_launcher",
     "job_logs",
     "job_verdict",
     "scan_file",
@@ -76,3 +85,63 @@ def job_verdict(
     node, who, when, signal). ``slurm`` (the final state from sacct/scontrol, when known) takes precedence over
     what the batch log says; without it the verdict is inferred from the logs (``source == "log"``)."""
     return _read_once(paths, job_id, world_size, launcher).verdict(slurm)
+
+
+#: A file name that says whose rank the file is: ``train-rank-3.out``, ``rank3.log``, ``log_rank_12.txt``.
+_RANK_IN_NAME = re.compile(r"(?:^|[-_.])rank[-_]?(?P<rank>\d+)(?:\.\w+)*$", re.IGNORECASE)
+#: How much of each end of a file :func:`guess_launcher` reads.
+_GUESS_BYTES = 64 * 1024
+_ACCELERATE_RE = re.compile(r"\baccelerate(?:\.commands|/commands| launch)\b|accelerate-launch")
+_ELASTIC_RE = re.compile(r"torch\.distributed\.elastic|torch\.distributed\.run|ChildFailedError|^\[default\d+\]:"
+                         r"|\btorchrun\b", re.MULTILINE)
+
+
+def _ends(path: Path) -> str:
+    """The first and last :data:`_GUESS_BYTES` of a file, as text ("" when unreadable)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_GUESS_BYTES)
+            size = fh.seek(0, 2)
+            tail = b""
+            if size > 2 * _GUESS_BYTES:
+                fh.seek(size - _GUESS_BYTES)
+                tail = fh.read(_GUESS_BYTES)
+    except OSError:
+        return ""
+    return (head + b"\n" + tail).decode("utf-8", "replace")
+
+
+def guess_launcher(paths: Sequence[Path]) -> str | None:
+    """``accelerate`` or ``torchrun`` when the files carry their agents' own lines (then srun's ``task N`` is a
+    node's launcher, not rank N), else None (as with srun)."""
+    texts = [_ends(p) for p in paths]
+    if any(_ACCELERATE_RE.search(t) for t in texts):
+        return "accelerate"
+    if any(_ELASTIC_RE.search(t) for t in texts):
+        return "torchrun"
+    return None
+
+
+def files_verdict(paths: Sequence[Path], *, launcher: str | None = None,
+                  window: int = TRIAGE_WINDOW) -> tuple[JobVerdict, tuple[str, ...]]:
+    """The verdict over any log files (see the module docstring) and which rank each file was read as (``rank 3``,
+    ``combined``). ``launcher`` None: guessed (:func:`guess_launcher`)."""
+    files: dict[Key, Path] = {}
+    said: list[str] = []
+    for i, path in enumerate(paths):
+        m = _RANK_IN_NAME.search(path.name)
+        rank = int(m["rank"]) if m else None
+        if rank is not None and rank not in files:
+            files[rank] = path
+            said.append(f"rank {rank}")
+        else:
+            files[f"file{i}"] = path
+            said.append("combined")
+    chosen = launcher if launcher is not None else guess_launcher(paths)
+    watcher = JobLogWatcher("", files, launcher=chosen, window=window)
+    try:
+        watcher.poll_all()
+        watcher.finish()
+        return watcher.verdict(), tuple(said)
+    finally:
+        watcher.close()
