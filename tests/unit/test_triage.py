@@ -59,10 +59,12 @@ def test_time_decides_outside_the_window() -> None:
 
 def test_real_torchrun_agent_log_with_child_failed_summary() -> None:
     found = scan_lines(lines("torchrun-gloo-agent.out"), time=T0)
-    assert kinds(found) == ["traceback", "peer_failure", "signal", "child_failed"]
-    tb, peer, sig, child = found
+    assert kinds(found) == ["traceback", "peer_failure", "child_failed", "signal", "child_failed"]
+    tb, peer, agent, sig, child = found
     assert (tb.rank, tb.line_no) == (1, 21)  # from the [rank1]: prefix
     assert peer.rank == 0
+    # the agent's own "failed (exitcode: 1) local_rank: 1" line: a local rank on this node, no global one
+    assert (agent.rank, agent.local_rank, agent.line_no) == (None, 1, 37)
     assert (sig.rank, sig.node) == (0, "localhost")
     assert (child.rank, child.node, child.time_source) == (1, "localhost", "line")
     assert "root cause" in child.first_line and "exitcode 1" in child.first_line
@@ -128,7 +130,7 @@ def test_slurm_labelled_batch_log() -> None:
     assert (srun.rank, srun.node) == (2, "nid002")
     assert (cancel.node, cancel.rank, cancel.time_source) == ("nid001", None, "line")
     assert cancel.time == datetime(2024, 5, 1, 12, 0, 45).timestamp()
-    assert (sig_range.rank, sig_range.node) == (None, "nid001")  # "tasks 0-1"
+    assert (sig_range.rank, sig_range.alike, sig_range.node) == (0, (1,), "nid001")  # "tasks 0-1": both alike
     assert (sig3.rank, sig3.node) == (3, "nid002")
     s = triage(found)
     # the node comes from srun's line for the same rank

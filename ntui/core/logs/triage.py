@@ -64,6 +64,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, TypeVar, get_args
 
+from ntui.core.hosts import format_index_ranges
 from ntui.core.logs.signals import is_fault, signal_name, signal_of_word
 
 __all__ = [
@@ -162,6 +163,9 @@ class Finding:
     """The signal the process died of (``SIGABRT``), for ``rank_signal`` and ``signal`` findings that name it."""
     local_rank: int | None = None
     """The rank's local rank on its node, where the log says it (torch elastic's ``rank: 3 (local_rank: 1)``)."""
+    alike: tuple[int, ...] = ()
+    """The other ranks (or srun tasks) the same line names, failed the same way: srun's ``tasks 2-7: Exited with
+    exit code 1`` is rank 2 with 3-7 alike."""
 
     @property
     def tier(self) -> int:
@@ -174,27 +178,46 @@ class Finding:
 _PREFIX_RE = re.compile(
     r"^(?:\[r(?P<merged>\d+)\] )?"
     r"(?:\s*(?P<label>\d+): )?"
-    r"(?:\[default(?P<local>\d+)\]:)?"
+    # torch elastic's --tee: [<role><local rank>]: (the role is "default" unless --role says), or a log line prefix
+    # template's [<host>:<local rank>]:
+    r"(?:\[(?:(?P<host>[A-Za-z][\w.-]*):(?P<hlocal>\d+)|(?!rank\d)[A-Za-z_][\w-]*?(?P<local>\d+))\]:)?"
     r"(?:\[rank(?P<rank>\d+)\]:[ ]?)?"
 )
 
 
-def split_prefix(line: str) -> tuple[int | None, str]:
-    """Strip launcher prefixes; return ``(rank from the prefix or None, rest)``.
+@dataclass(frozen=True)
+class Prefix:
+    """What a line's launcher prefixes say: the global rank (torch's ``[rank1]:``, srun's ``--label``, ntui's
+    ``[r1] ``), the local rank (torch elastic's ``[default3]:``) and the host (``[nid002:3]:``)."""
 
-    ``[rank1]:`` (torch) wins over an srun ``--label`` task id and ntui's ``[r1] ``. ``[default1]:`` is a
-    *local* rank and gives no rank.
-    """
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+
+
+_NO_PREFIX = Prefix()
+
+
+def parse_prefix(line: str) -> tuple[Prefix, str]:
+    """Strip launcher prefixes; return what they say and the rest of the line. ``[rank1]:`` (torch) wins over an
+    srun ``--label`` task id and ntui's ``[r1] ``; ``[default1]:`` is a *local* rank and gives no global one."""
     m = _PREFIX_RE.match(line)
     if m is None or m.end() == 0:
-        return None, line
+        return _NO_PREFIX, line
     rank: int | None = None
     for group in ("rank", "label", "merged"):
         value = m.group(group)
         if value is not None:
             rank = int(value)
             break
-    return rank, line[m.end() :]
+    local = m["local"] or m["hlocal"]
+    return Prefix(rank, int(local) if local is not None else None, m["host"]), line[m.end() :]
+
+
+def split_prefix(line: str) -> tuple[int | None, str]:
+    """Strip launcher prefixes; return ``(rank from the prefix or None, rest)`` (:func:`parse_prefix`)."""
+    prefix, rest = parse_prefix(line)
+    return prefix.rank, rest
 
 
 _GLOG_RE = re.compile(
@@ -265,6 +288,14 @@ _PEER_RE = re.compile(
 )
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
+# torch elastic's agent on a worker's end, in its three logging styles: Python's default (``ERROR:torch.distributed.
+# elastic.multiprocessing.api:failed ...``, torch 1.x), ``[<time>] torch.distributed...: [ERROR] failed ...`` (2.1-2.3)
+# and glog (``E0909 14:03:50.013000 <pid> torch/distributed/elastic/multiprocessing/api.py:833] failed ...``): the
+# worker's local rank and exit code on this node, not its global rank
+_ELASTIC_FAILED_RE = re.compile(
+    r"(?:multiprocessing\.api:|multiprocessing\.api: \[ERROR\] |multiprocessing/api\.py:\d+\] )"
+    r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: \d+\) of binary: (?P<binary>.*)$"
+)
 _SRUN_NODE_FAIL_RE = re.compile(r"^srun: error: Node failure on (?P<node>\S+)")
 # 26.05: "[T.mmm] error: *** JOB N ON node CANCELLED AT T DUE to SIGNAL Terminated ***" ("DUE to", a reason)
 _STEPD_CANCEL_RE = re.compile(
@@ -281,7 +312,7 @@ _SIG_BANNER_RE = re.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@|received)")
 _ANY_RE = re.compile(
     r"out of memory|OutOfMemory|oom.kill|NCCL|nccl\w+Error|Rendezvous\w*Error|DistStoreError|DistNetworkError"
     r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) "
-    r"|not found\s*$|Permission denied\s*$|No such file or directory|can't open file",
+    r"|not found\s*$|Permission denied\s*$|No such file or directory|can't open file|failed \(exitcode: ",
     re.IGNORECASE,
 )
 # ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
@@ -301,6 +332,17 @@ _CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)(?:\s*\(local_rank:\s*(?P<local>\d+)\))?")
 _CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
+
+
+def _task_ids(text: str) -> tuple[int, ...]:
+    """srun's task list: ``3`` -> (3,), ``2-7,9`` -> (2, 3, 4, 5, 6, 7, 9); () when it is not one."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return ()
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -358,6 +400,7 @@ class _ChildFailed:
     entry_lines: list[str] = field(default_factory=list)
     entry_line_no: int = 0
     count: int = 0
+    tb_lines: list[str] = field(default_factory=list)  # the entry's traceback, when it holds the worker's (@record)
 
 
 class RankDetector:
@@ -376,7 +419,8 @@ class RankDetector:
         self._year = year
         self._line_no = 0
         self._seq = 0
-        self._tb: dict[int | None, _Traceback] = {}
+        self._tb: dict[int | str | None, _Traceback] = {}  # by the rank of its lines' prefix (else local rank)
+        self._prefix = _NO_PREFIX  # what the current line's prefixes say
         self._cf: _ChildFailed | None = None
         self._last_kind_line: dict[tuple[int | str | None, str], int] = {}
         self.findings: list[Finding] = []
@@ -422,8 +466,12 @@ class RankDetector:
         """
         self._line_no = line_no if line_no is not None else self._line_no + 1
         self._seq = seq if seq is not None else self._seq + 1
-        prefix_rank, text = split_prefix(line.rstrip("\r\n"))
-        key = prefix_rank
+        prefix, text = parse_prefix(line.rstrip("\r\n"))
+        self._prefix = prefix
+        prefix_rank = prefix.rank
+        # tracebacks of different ranks interleave in a combined log: each rank's (else each local rank's) its own
+        key: int | str | None = prefix_rank if prefix_rank is not None or prefix.local_rank is None \
+            else f"local{prefix.local_rank}"
         out: list[Finding] = []
 
         if self._cf is not None:
@@ -456,12 +504,13 @@ class RankDetector:
     def flush(self) -> list[Finding]:
         """End of input (the job is over): report tracebacks that never reached an exception line."""
         out: list[Finding] = []
+        self._prefix = _NO_PREFIX
         for key, tb in list(self._tb.items()):
             if tb.frames:
                 out.append(
                     self._finding(
                         "traceback",
-                        key,
+                        key if isinstance(key, int) else None,
                         f"{tb.head} (incomplete)",
                         tb.start_line_no,
                         tb.header_given_time,
@@ -502,6 +551,7 @@ class RankDetector:
         seq: int | None = None,
         signal: str | None = None,
         local_rank: int | None = None,
+        alike: tuple[int, ...] = (),
     ) -> Finding:
         when: float | None
         src: TimeSource
@@ -512,10 +562,11 @@ class RankDetector:
         else:
             when, src = None, "none"
         r = rank if rank is not None else (prefix_rank if prefix_rank is not None else self.rank)
+        said = self._prefix
         return Finding(
             kind=kind,
             rank=r,
-            node=node if node is not None else self.node,
+            node=node if node is not None else (said.host or self.node),
             line_no=line_no,
             time=when,
             first_line=first_line.strip(),
@@ -526,13 +577,14 @@ class RankDetector:
             from_traceback=from_tb,
             task=task,
             signal=signal,
-            local_rank=local_rank,
+            local_rank=local_rank if local_rank is not None else said.local_rank,
+            alike=alike,
         )
 
     def _feed_traceback(
         self,
         tb: _Traceback,
-        key: int | None,
+        key: int | str | None,
         text: str,
         prefix_rank: int | None,
         time: float | None,
@@ -592,18 +644,21 @@ class RankDetector:
         rank: int | None = None
         task: int | None = None
         sig: str | None = None
+        local: int | None = None
+        alike: tuple[int, ...] = ()
         from_tb = False
         m = _SRUN_RE.match(text)
         m2 = _STEPD_CANCEL_RE.search(text) if m is None else None
         m3 = _SRUN_NODE_FAIL_RE.match(text) if m is None and m2 is None else None
         if m is not None:
             node = m["node"]
-            tasks = m["tasks"]
-            if tasks.isdigit():
+            ids = _task_ids(m["tasks"])
+            if ids:  # "tasks 2-7,9": the first, the others alike
+                alike = ids[1:]
                 if self.task_is_rank:
-                    rank = int(tasks)
+                    rank = ids[0]
                 else:
-                    task = int(tasks)
+                    task = ids[0]
             what = m["what"].lower()
             if "out of memory" in what or "oom" in what:
                 kind = "oom_kill"
@@ -633,6 +688,13 @@ class RankDetector:
                              for p in _AFTER_PEERS for k in keys)
             kind = "signal" if after_peer else "rank_signal"  # NCCL's watchdog aborts after its timeout
             from_tb = not after_peer and text.startswith("Fatal Python error")  # faulthandler's stack follows
+        elif (ef := _ELASTIC_FAILED_RE.search(text)) is not None:
+            code, local = int(ef["code"]), int(ef["local"])
+            if code < 0:  # a signal: a fault is the worker's own, a stop its agent's or Slurm's
+                sig = signal_name(code)
+                kind = "rank_signal" if is_fault(sig) else "signal"
+            else:
+                kind = "child_failed"
         elif _NOT_FOUND_RE.match(text):
             kind = "not_found"
         elif _OOM_KILL_RE.search(text):
@@ -652,6 +714,8 @@ class RankDetector:
         dedup_key: tuple[int | str | None, str] = (prefix_rank if rank is None else rank, kind)
         if task is not None:
             dedup_key = (f"task{task}", kind)
+        elif local is not None:  # one line per worker of the agent
+            dedup_key = (f"local{local}", kind)
         last = self._last_kind_line.get(dedup_key)
         if dedup_key[0] is None:  # an unprefixed line repeats whichever rank reported this kind lately
             last = self._last_kind_line.get(("*", kind), last)
@@ -679,6 +743,8 @@ class RankDetector:
                 task=task,
                 signal=sig,
                 from_tb=from_tb,
+                local_rank=local,
+                alike=alike,
             )
         )
 
@@ -709,7 +775,7 @@ class RankDetector:
             if cf.rules >= 2:
                 self._cf = None  # the closing rule ends the block (and is consumed)
             return False
-        if cf.count > 200 or text.startswith(_TB_HEADER):  # not the format we know: give up
+        if cf.count > _MAX_TB_LINES or text.startswith(_TB_HEADER):  # not the format we know: give up
             self._cf = None
             return True
         if stripped.startswith("-----"):
@@ -730,9 +796,14 @@ class RankDetector:
             cf.entry_line_no = self._line_no
             return False
         fm = _CF_FIELD_RE.match(text)
-        if fm is not None and cf.entry is not None:
+        if fm is not None and cf.entry is not None and "traceback" not in cf.entry:
             cf.entry[fm["key"]] = fm["value"].strip()
             cf.entry_lines.append(text)
+        elif cf.entry is not None and "traceback" in cf.entry and text.startswith("  ") and stripped:
+            # the traceback the worker's @record wrote, indented under "traceback :": its last line is the error
+            cf.tb_lines.append(stripped)
+            if len(cf.entry_lines) < _EXCERPT_LINES:
+                cf.entry_lines.append(text)
         return False
 
     def _emit_cf_entry(self, cf: _ChildFailed, time: float | None, out: list[Finding]) -> None:
@@ -747,8 +818,15 @@ class RankDetector:
         code = int(exit_m["code"]) if exit_m else None
         host = entry.get("host") or None
         tb_text = entry.get("traceback", "")
+        tb_lines, cf.tb_lines = cf.tb_lines, []
+        error = tb_lines[-1] if tb_text.startswith(_TB_HEADER) and tb_lines else None
+        if error is not None and (error.startswith("File ") or _EXC_LINE_RE.match(error) is None):
+            error = None
         sig = signal_name(code) if code is not None and code < 0 else None
-        if code is not None and code < 0:  # killed by a signal: a fault is the rank's own, a stop the launcher's
+        from_tb = False
+        if error is not None:  # the worker's own error, as its traceback ended
+            kind, msg, from_tb = _classify_exception(error), error, True
+        elif code is not None and code < 0:  # killed by a signal: a fault is the rank's own, a stop the launcher's
             kind = "rank_signal" if is_fault(sig) else "signal"
             part = "root cause" if cf.section == "root" else "failures"
             msg = f"exitcode {code}" + (f" ({sig})" if sig else "") + f" in torch elastic's {part}"
@@ -775,6 +853,7 @@ class RankDetector:
                 node=host,
                 signal=sig,
                 local_rank=local,
+                from_tb=from_tb,
             )
         )
 
@@ -829,16 +908,24 @@ class TriageSummary:
             text = text[:199] + "…"
         if f.kind == "not_found":
             return f"{missing_command(f)}: {text} ({f.kind}, line {f.line_no})"
-        return f"{where(f)} {what_happened(f)} first: {text} ({f.kind}, line {f.line_no})"
+        alike = ", alike" if f.alike else ""
+        return f"{where(f)} {what_happened(f)} first{alike}: {text} ({f.kind}, line {f.line_no})"
 
 
 def where(f: Finding) -> str:
-    """Who a finding is about: ``rank 3 on nid002``, ``the launcher on nid002 (srun task 1)``, ``the job``."""
+    """Who a finding is about, as far as the log proves it: ``rank 3 on nid002``, ``ranks 2-7 on nid002`` (srun's
+    folded task list), ``the launcher on nid002 (srun task 1)``, ``local rank 3 on an unnamed node`` (a torch
+    elastic agent's line), ``the job``."""
+    on = f" on {f.node}" if f.node else ""
     if f.rank is not None:
-        return f"rank {f.rank}" + (f" on {f.node}" if f.node else "")
+        return (f"ranks {format_index_ranges((f.rank, *f.alike))}" if f.alike else f"rank {f.rank}") + on
     if f.task is not None:
-        return "the launcher" + (f" on {f.node}" if f.node else "") + f" (srun task {f.task})"
-    return f"the job on {f.node}" if f.node else "the job"
+        if f.alike:
+            return f"the launchers{on} (srun tasks {format_index_ranges((f.task, *f.alike))})"
+        return f"the launcher{on} (srun task {f.task})"
+    if f.local_rank is not None:
+        return f"local rank {f.local_rank} on {f.node or 'an unnamed node'}"
+    return f"the job{on}"
 
 
 def missing_command(f: Finding) -> str:
@@ -863,7 +950,7 @@ def what_happened(f: Finding) -> str:
     """``failed``, or for a fault signal ``was killed by SIGABRT (local rank 1)``."""
     if f.kind != "rank_signal":
         return "failed"
-    local = f" (local rank {f.local_rank})" if f.local_rank is not None else ""
+    local = f" (local rank {f.local_rank})" if f.local_rank is not None and f.rank is not None else ""
     return f"was killed by {f.signal or 'a signal'}{local}"
 
 

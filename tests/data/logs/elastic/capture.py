@@ -1,0 +1,91 @@
+"""Regenerate the torch elastic captures beside this file: real ``torchrun`` runs on this machine (CPU, gloo,
+``--standalone``, two workers), each worker's program below, torchrun's own stdout and stderr together in
+``<case>.out`` (as a batch log holds them) and, where ``--tee`` is asked, its ``[default<N>]:`` prefixes too.
+
+    .venv/bin/python tests/data/logs/elastic/capture.py [CASE ...]
+
+The torch version is the venv's (``torch-version.txt`` says which made the files). The forms of older torch
+versions that cannot be installed here are in ``older-forms/``, written from their source (its README says which).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: Each case: a worker program (rank 1 fails as named; rank 0 waits for it in a collective) and torchrun's options.
+PROGRAM = '''
+import os, signal, sys, time
+import torch.distributed as dist
+from torch.distributed.elastic.multiprocessing.errors import record
+
+HOW = sys.argv[1]
+
+
+@record
+def main() -> None:
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    print(f"rank {rank} of {dist.get_world_size()} up", flush=True)
+    if rank == 1:
+        time.sleep(0.5)
+        if HOW in ("raise", "plain"):
+            raise ValueError("rank 1 fails on purpose")
+        if HOW == "import":
+            import a_module_this_environment_lacks  # noqa: F401
+        if HOW == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer sends it
+        if HOW == "segv":
+            import ctypes
+            ctypes.string_at(0)
+    dist.barrier()
+    print(f"rank {rank} done", flush=True)
+
+
+if HOW == "plain":  # no @record: the root cause has no traceback
+    main = main.__wrapped__
+main()
+'''
+
+CASES: dict[str, tuple[str, list[str]]] = {
+    "record-raise": ("raise", []),  # the root cause's traceback : holds rank 1's exception
+    # the workers' output goes to files (--redirects): the root cause's traceback is all the log has of the error
+    "record-raise-redirects": ("raise", ["--redirects", "3"]),
+    "plain-raise": ("plain", []),
+    "record-import": ("import", []),  # ModuleNotFoundError on rank 1
+    "kill-tee": ("kill", ["--tee", "3"]),  # [default0]: prefixes; rank 1 killed by SIGKILL
+    "segv-tee": ("segv", ["--tee", "3"]),
+}
+
+
+def capture(case: str) -> None:
+    how, opts = CASES[case]
+    with tempfile.TemporaryDirectory(prefix="ntui-elastic-") as tmp:
+        prog = Path(tmp) / "worker.py"
+        prog.write_text(PROGRAM)
+        argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+                *opts, str(prog), how]
+        env = dict(os.environ, PYTHONFAULTHANDLER="1", LOGLEVEL="INFO")
+        res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                             env=env, cwd=tmp)
+    text = res.stdout.replace(tmp, "/tmp/ntui-elastic")  # the same bytes whichever temporary dir ran it
+    (HERE / f"{case}.out").write_text(text)
+    print(f"{case}: torchrun exit {res.returncode}, {len(text.splitlines())} lines")
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    (HERE / "torch-version.txt").write_text(torch.__version__ + "\n")
+    for case in argv or list(CASES):
+        capture(case)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
