@@ -105,3 +105,71 @@ def test_srun_folded_task_list_names_the_ranks_alike(tmp_path: Path) -> None:
     found = scan_lines(log.read_text().splitlines())
     assert [(f.kind, f.rank, f.alike, f.node) for f in found] == [("srun_exit", 2, (3, 4, 5, 6, 7, 9), "nid003")]
     assert triage(found).summary().startswith("ranks 2-7,9 on nid003 failed first, alike:")
+
+
+# ---------------------------------------------------------------- glued lines and pasted logs
+
+LOGS = REPO / "tests" / "data" / "logs"
+
+
+def _tqdm_bar() -> str:
+    """A real tqdm bar as a terminal-less job writes it: carriage returns, no newline at the end."""
+    import io
+
+    from tqdm import tqdm
+
+    out = io.StringIO()
+    for _ in tqdm(range(5), file=out, ncols=60, mininterval=0, ascii=True):
+        pass
+    return out.getvalue().rstrip("\n")
+
+
+def test_an_srun_line_glued_onto_a_progress_bar_is_read() -> None:
+    """The real signal-kill-srun batch log, its first line (srun's ``task 2: Killed``) written right after a tqdm bar
+    that ended without a newline."""
+    lines = (LOGS / "signal-kill-srun" / "local-srun-138.out").read_text().splitlines()
+    glued = [_tqdm_bar() + lines[0], *lines[1:]]
+    assert "\r" in glued[0] and not glued[0].startswith("srun:")
+    found = scan_lines(glued)
+    first = triage(found).first
+    assert first is not None and (first.kind, first.rank, first.signal, first.line_no) == ("rank_signal", 2,
+                                                                                          "SIGKILL", 1)
+
+
+def test_two_messages_merged_on_one_line_are_both_read() -> None:
+    """The real torchrun rank 3 log: its error line and libstdc++'s ``terminate called`` written on one line."""
+    lines = (LOGS / "fail-torchrun" / "local-torchrun-2-rank-3.out").read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("terminate called"))
+    merged = [*lines[:at - 1], lines[at - 1] + lines[at], *lines[at + 1:]]
+    apart, together = scan_lines(lines, rank=3), scan_lines(merged, rank=3)
+    assert [(f.kind, f.first_line) for f in together] == [(f.kind, f.first_line) for f in apart]
+    assert any(f.signal == "SIGABRT" for f in together)
+
+
+@pytest.mark.parametrize("paste", ["quoted", "numbered", "indented"])
+def test_a_log_pasted_by_hand_is_read_as_the_original(paste: str, tmp_path: Path) -> None:
+    """The real fail-srun logs as they come back from a bug report: quoted, numbered or indented."""
+    originals = sorted((LOGS / "fail-srun").glob("*.out"))
+    pasted = []
+    for path in originals:
+        lines = path.read_text().splitlines()
+        if paste == "quoted":
+            lines = [f"> {ln}" for ln in lines]
+        elif paste == "numbered":
+            lines = [f"{n:>4} | {ln}" for n, ln in enumerate(lines, 1)]
+        else:
+            lines = [f"    {ln}" for ln in lines]
+        target = tmp_path / path.name
+        target.write_text("\n".join(lines) + "\n")
+        pasted.append(target)
+    original, _ = files_verdict(originals)
+    again, _ = files_verdict(pasted)
+    assert again.line == original.line and original.rank == 2
+
+
+def test_srun_labels_are_not_taken_for_a_pastes_line_numbers() -> None:
+    from ntui.core.logs.paste import unpaster
+
+    lines = (LOGS / "synthetic-slurm-batch.out").read_text().splitlines()
+    assert sum(ln[:3].strip().rstrip(":").isdigit() for ln in lines) > len(lines) // 2  # srun -l's labels
+    assert unpaster(lines) is None

@@ -8,7 +8,7 @@ polled once over every file (the log pane and ``ntui logs --follow --triage`` po
 Any log files, of a job ntui did not submit (``ntui triage FILE...``: :func:`files_verdict`), go through the same
 watcher: a file whose name says its rank (``...-rank-3.out``, ``rank3.log``) is that rank's, any other a combined
 log whose lines say theirs; the launcher, when not given, is read off the files (torch elastic's and accelerate's
-own lines).
+own lines); a log pasted by hand loses the paste's artefacts first (:mod:`ntui.core.logs.paste`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import LogPaths, RankLogs, rank_log_paths
+from ntui.core.logs.paste import SAMPLE_LINES, unpaster
 from ntui.core.logs.tail import FileTail
 from ntui.core.logs.triage import Finding, RankDetector, TriageSummary
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal
@@ -122,6 +123,15 @@ def guess_launcher(paths: Sequence[Path]) -> str | None:
     return None
 
 
+def _first_lines(path: Path) -> list[str]:
+    """The first :data:`~ntui.core.logs.paste.SAMPLE_LINES` lines of a file (none when unreadable)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            return [line.rstrip("\r\n") for _, line in zip(range(SAMPLE_LINES), fh, strict=False)]
+    except OSError:
+        return []
+
+
 def files_verdict(paths: Sequence[Path], *, launcher: str | None = None,
                   window: int = TRIAGE_WINDOW) -> tuple[JobVerdict, tuple[str, ...]]:
     """The verdict over any log files (see the module docstring) and which rank each file was read as (``rank 3``,
@@ -138,7 +148,8 @@ def files_verdict(paths: Sequence[Path], *, launcher: str | None = None,
             files[f"file{i}"] = path
             said.append("combined")
     chosen = launcher if launcher is not None else guess_launcher(paths)
-    watcher = JobLogWatcher("", files, launcher=chosen, window=window)
+    cleaners = {key: fn for key, path in files.items() if (fn := unpaster(_first_lines(path))) is not None}
+    watcher = JobLogWatcher("", files, launcher=chosen, window=window, unpaste=cleaners)
     try:
         watcher.poll_all()
         watcher.finish()

@@ -59,7 +59,7 @@ from __future__ import annotations
 import re
 import time as _time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, TypeVar, get_args
@@ -287,6 +287,12 @@ _PEER_RE = re.compile(
     re.IGNORECASE,
 )
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
+# a message glued onto the end of another line (no newline between: a tqdm bar, two processes writing at once): where
+# srun's, slurmstepd's, libstdc++'s or Python's own line starts right after other text (not after a space or a colon:
+# torch elastic's "traceback : Traceback (most recent call last):" is one line), a new line starts
+_GLUED_RE = re.compile(
+    r"(?<=[^\s:])"
+    r"(?=srun: error: |slurmstepd(?:-[\w.-]+)?: error: |terminate called |Traceback \(most recent call last\):)")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
 # torch elastic's agent on a worker's end, in its three logging styles: Python's default (``ERROR:torch.distributed.
 # elastic.multiprocessing.api:failed ...``, torch 1.x), ``[<time>] torch.distributed...: [ERROR] failed ...`` (2.1-2.3)
@@ -424,6 +430,8 @@ class RankDetector:
         self._cf: _ChildFailed | None = None
         self._last_kind_line: dict[tuple[int | str | None, str], int] = {}
         self.findings: list[Finding] = []
+        #: a pasted log's artefact remover for each line (``> `` quotes, line numbers, indentation), or None
+        self.unpaste: Callable[[str], str] | None = None
 
     def reset(self) -> None:
         """Forget all state (the file was truncated or replaced)."""
@@ -466,7 +474,21 @@ class RankDetector:
         """
         self._line_no = line_no if line_no is not None else self._line_no + 1
         self._seq = seq if seq is not None else self._seq + 1
-        prefix, text = parse_prefix(line.rstrip("\r\n"))
+        raw = line.rstrip("\r\n")
+        if self.unpaste is not None:
+            raw = self.unpaste(raw)
+        prefix, text = parse_prefix(raw)
+        if not ("error: " in text or "terminate called" in text or "Traceback (" in text):  # (no glue: the cost)
+            return self._keep(self._feed_text(prefix, text, time))
+        out: list[Finding] = []
+        for i, piece in enumerate(_GLUED_RE.split(text)):  # each message glued onto another: its own line
+            # (same line number); srun's and slurmstepd's own words are no rank's, whatever prefix the line had
+            own = i == 0 or not piece.startswith(("srun: ", "slurmstepd"))
+            out.extend(self._feed_text(prefix if own else _NO_PREFIX, piece, time))
+        return self._keep(out)
+
+    def _feed_text(self, prefix: Prefix, text: str, time: float | None) -> list[Finding]:
+        """One line's text, its prefixes parsed (or one message of a glued line): the findings it completed."""
         self._prefix = prefix
         prefix_rank = prefix.rank
         # tracebacks of different ranks interleave in a combined log: each rank's (else each local rank's) its own
@@ -477,11 +499,11 @@ class RankDetector:
         if self._cf is not None:
             done = self._feed_child_failed(text, prefix_rank, time, out)
             if not done:
-                return self._keep(out)
+                return out
 
         tb = self._tb.get(key)
         if tb is not None and self._feed_traceback(tb, key, text, prefix_rank, time, out):
-            return self._keep(out)
+            return out
 
         if text.startswith(_TB_HEADER):
             self._tb[key] = _Traceback(
@@ -491,15 +513,15 @@ class RankDetector:
                 header_seq=self._seq,
             )
             self._tb[key].lines.append(text)
-            return self._keep(out)
+            return out
 
         if "ChildFailedError" in text and not text.lstrip().startswith(("File ", "raise ")):
             self._cf = _ChildFailed()
-            return self._keep(out)
+            return out
 
         if _ANY_RE.search(text) or text.startswith(_OWN_START):
             self._line_level(text, prefix_rank, time, out)
-        return self._keep(out)
+        return out
 
     def flush(self) -> list[Finding]:
         """End of input (the job is over): report tracebacks that never reached an exception line."""

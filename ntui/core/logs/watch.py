@@ -427,8 +427,11 @@ class JobLogWatcher:
         clock: _Clock | None = None,
         budget: FdBudget | None = None,
         monotonic: _Clock | None = None,
+        unpaste: Mapping[Key, Callable[[str], str]] | None = None,
     ) -> None:
         self.job_id = job_id
+        #: per file, what takes a pasted log's artefacts off its lines (``ntui triage``: :mod:`ntui.core.logs.paste`)
+        self.unpaste: Mapping[Key, Callable[[str], str]] = unpaste or {}
         self.paths = paths
         self.discover = discover and paths is not None
         self.launcher = launcher
@@ -469,7 +472,8 @@ class JobLogWatcher:
         self.tails.add(key, path, window=self.window if isinstance(key, str) else self.rank_window(
             max(ranks, self._expected_ranks)))
         rank = key if isinstance(key, int) else None
-        self._detectors[key] = RankDetector(rank, None, task_is_rank=self.launcher in (None, "srun"))
+        self._detectors[key] = det = RankDetector(rank, None, task_is_rank=self.launcher in (None, "srun"))
+        det.unpaste = self.unpaste.get(key)
         self._nodes[key] = None
 
     def keys(self) -> list[Key]:
