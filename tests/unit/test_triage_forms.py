@@ -6,6 +6,8 @@ prefixes of ``--tee``."""
 from __future__ import annotations
 
 import json
+import os
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -173,3 +175,77 @@ def test_srun_labels_are_not_taken_for_a_pastes_line_numbers() -> None:
     lines = (LOGS / "synthetic-slurm-batch.out").read_text().splitlines()
     assert sum(ln[:3].strip().rstrip(":").isdigit() for ln in lines) > len(lines) // 2  # srun -l's labels
     assert unpaster(lines) is None
+
+
+# ---------------------------------------------------------------- NCCL timeouts on several ranks
+
+def _watchdog(rank: int, seq: int) -> list[str]:
+    """The NCCL watchdog's lines of one rank (GPU-only: synthetic-nccl-watchdog-rank-1.out is written from
+    ProcessGroupNCCL's source, rank 1 at SeqNum 78), as another rank stuck at another collective prints them."""
+    lines = (LOGS / "synthetic-nccl-watchdog-rank-1.out").read_text().splitlines()
+    return [ln.replace("[rank1]", f"[rank{rank}]").replace("Rank 1]", f"Rank {rank}]")
+            .replace("SeqNum=78", f"SeqNum={seq}").replace("sequence id: 78", f"sequence id: {seq}") for ln in lines]
+
+
+def _timeouts(seqs: dict[int, int], world: int) -> str:
+    found = [f for rank, seq in seqs.items() for f in scan_lines(_watchdog(rank, seq), rank=rank, year=2024)]
+    return triage(found, ranks=range(world)).summary()
+
+
+def test_the_rank_whose_watchdog_waited_at_an_earlier_collective_stopped_first() -> None:
+    said = _timeouts({0: 78, 1: 77, 2: 78, 3: 78}, world=4)
+    assert said.startswith("rank 1 failed first: [E501"), said
+    assert said.endswith("it stopped at collective 77 (ALLREDUCE); the others waited at 78: rank 1 is where to look")
+
+
+def test_all_at_the_same_collective_the_rank_that_never_reported_is_named() -> None:
+    said = _timeouts({0: 78, 1: 78, 3: 78}, world=4)
+    assert said.endswith("ranks 0-1,3 all timed out at collective 78 (ALLREDUCE); rank 2 never reported: it likely "
+                         "stopped first"), said
+
+
+def test_all_at_the_same_collective_and_every_rank_reported_says_the_log_cannot_tell() -> None:
+    said = _timeouts({0: 78, 1: 78}, world=2)
+    assert said.endswith("the rank that stopped first is not in this log"), said
+
+
+# ---------------------------------------------------------------- node failures
+
+NODE_FAIL = LOGS / "node-fail"
+
+
+def test_slurmstepds_node_failure_line_names_the_host_it_ran_on_not_the_failed_node(tmp_path: Path) -> None:
+    """The real node-fail batch log without srun's ``Node failure on nid002``: slurmstepd on nid001 reported the
+    failure; the verdict does not call nid001 the failed node."""
+    batch = next(p for p in NODE_FAIL.glob("*.out") if "-rank-" not in p.name)
+    log = tmp_path / batch.name
+    log.write_text("".join(ln + "\n" for ln in batch.read_text().splitlines() if "Node failure on" not in ln))
+    verdict, _ = files_verdict([log])
+    assert verdict.kind == "node_fail" and verdict.node is None
+    assert verdict.line.startswith("node failure at 2026-11-30T09:32:10: Slurm ended the job (the log names no failed "
+                                   "node: slurmstepd on nid001 reported it)"), verdict.line
+    full, _ = files_verdict([batch])
+    assert full.line.startswith("node failure on nid002 at 2026-11-30T09:32:10")
+
+
+def test_a_ranks_error_on_the_node_that_failed_is_a_symptom_of_it(tmp_path: Path) -> None:
+    """The real node-fail job, its rank on nid002 ending in CUDA's "unknown error" (GPU-only: the text of
+    c10's CUDA error check, ``CUDA error: unknown error``, written by hand) just before srun's node failure."""
+    ranks = sorted(NODE_FAIL.glob("*-rank-*.out"))
+    on_failed = next(p for p in ranks if "on nid002" in p.read_text().splitlines()[0])
+    copies = []
+    for path in [*ranks, next(p for p in NODE_FAIL.glob("*.out") if "-rank-" not in p.name)]:
+        text = path.read_text()
+        if path == on_failed:
+            text += ('Traceback (most recent call last):\n  File "/work/main/examples/ddp_check.py", line 57, in main\n'
+                     "    dist.barrier()\nRuntimeError: CUDA error: unknown error\n")
+        (tmp_path / path.name).write_text(text)
+        copies.append(tmp_path / path.name)
+    for path in copies:  # written a second before slurmstepd's "CANCELLED AT 09:32:10" (as the ranks were)
+        stamp = datetime(2026, 11, 30, 9, 32, 9).timestamp()
+        os.utime(path, (stamp, stamp))
+    verdict, _ = files_verdict(copies)
+    assert verdict.kind == "node_fail" and verdict.line.startswith("node failure on nid002"), verdict.line
+    assert "on nid002 as it failed: rank 0 on nid002: RuntimeError: CUDA error: unknown error" in verdict.line, \
+        verdict.line
+    assert "before that" not in verdict.line

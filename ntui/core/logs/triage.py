@@ -26,11 +26,20 @@ Recognised:
   a stop signal (SIGTERM, SIGINT, ...) a ``signal`` (tier 3: the launcher or Slurm stopping the rank);
 * ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***``,
   ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line;
-* torchrun's ``ChildFailedError`` summary (``rank: 2 (local_rank: 0)`` / ``host:`` / ``exitcode:``).
+* torchrun's ``ChildFailedError`` summary (``rank: 2 (local_rank: 0)`` / ``host:`` / ``exitcode:``), and the
+  worker's own error where its entry's ``traceback :`` holds it (``@record``);
+* torch elastic's agent line ``failed (exitcode: N) local_rank: M ...`` in each logging style torch has used
+  (Python's default, ``[<time>] <logger>: [ERROR]``, glog): a local rank, not a global one;
+* srun's folded task lists (``tasks 2-7,9: ...``: the first with the others alike, :attr:`Finding.alike`);
+* several ranks' NCCL watchdog timeouts: the lowest collective's rank stopped first; all at the same one, a rank
+  that never reported (:attr:`TriageSummary.note`).
+
+Robust to lines glued together (a message that starts right after other text is read as its own line) and, for
+``ntui triage``, to a paste's artefacts (:mod:`ntui.core.logs.paste`).
 
 Line prefixes are understood and stripped: srun ``--label`` (``3: ``), torchrun ``--tee``
-(``[default1]:``), torch's own ``[rank1]:`` and ntui's merged view ``[r1] ``. In a combined log they also
-give the rank, and tracebacks of different ranks may interleave.
+(``[default1]:``, a local rank; ``[<host>:<local rank>]:``), torch's own ``[rank1]:`` and ntui's merged view
+``[r1] ``. In a combined log they also give the rank, and tracebacks of different ranks may interleave.
 
 **Which rank failed first.** Every finding carries a ``time`` and an arrival ``seq``:
 
@@ -59,7 +68,7 @@ from __future__ import annotations
 import re
 import time as _time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, TypeVar, get_args
@@ -906,6 +915,9 @@ class TriageSummary:
     first: Finding | None
     per_rank: Mapping[int | None, Finding]
     total: int
+    note: str = ""
+    """What the log cannot show, said after the finding: several ranks' NCCL watchdogs timed out at the same
+    collective, and the rank that stopped first never reported."""
 
     @property
     def rank(self) -> int | None:
@@ -931,7 +943,8 @@ class TriageSummary:
         if f.kind == "not_found":
             return f"{missing_command(f)}: {text} ({f.kind}, line {f.line_no})"
         alike = ", alike" if f.alike else ""
-        return f"{where(f)} {what_happened(f)} first{alike}: {text} ({f.kind}, line {f.line_no})"
+        note = f" · {self.note}" if self.note else ""
+        return f"{where(f)} {what_happened(f)} first{alike}: {text} ({f.kind}, line {f.line_no}){note}"
 
 
 def where(f: Finding) -> str:
@@ -1009,11 +1022,44 @@ def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
     return min(pool, key=lambda f: (f.tier, 0 if f.from_traceback else 1, *_order_key(f)))
 
 
+_WORK_NCCL_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
+
+
+def _collective(f: Finding) -> tuple[int, str] | None:
+    """The sequence number and operation of an NCCL watchdog timeout (``WorkNCCL(SeqNum=78, OpType=ALLREDUCE``)."""
+    m = _WORK_NCCL_RE.search(f.first_line)
+    return (int(m["seq"]), m["op"]) if m is not None else None
+
+
+def _nccl_timeouts(first: Finding, per_rank: Mapping[int | None, Finding],
+                   ranks: Collection[int]) -> tuple[Finding, str]:
+    """Several ranks' watchdogs timed out: the one at the lowest collective stopped first (the others went on to
+    the next and waited there); all at the same one: the rank that stopped first is one that never reported."""
+    timed_out = {r: (f, c) for r, f in per_rank.items()
+                 if r is not None and f.kind == "nccl_timeout" and (c := _collective(f)) is not None}
+    if len(timed_out) < 2:
+        return first, ""
+    lowest = min(timed_out, key=lambda r: (timed_out[r][1][0], r))
+    seq, op = timed_out[lowest][1]
+    others = sorted(r for r in timed_out if r != lowest)
+    if any(timed_out[r][1][0] != seq for r in others):
+        later = sorted({timed_out[r][1][0] for r in others} - {seq})
+        return timed_out[lowest][0], (f"it stopped at collective {seq} ({op}); the others waited at "
+                                      f"{', '.join(map(str, later))}: rank {lowest} is where to look")
+    silent = sorted(set(ranks) - set(per_rank))
+    said = (f"{'rank' if len(silent) == 1 else 'ranks'} {format_index_ranges(silent)} never reported: "
+            f"{'it' if len(silent) == 1 else 'one of them'} likely stopped first") if silent else \
+        "the rank that stopped first is not in this log"
+    reported = format_index_ranges(sorted(timed_out))
+    return first, f"ranks {reported} all timed out at collective {seq} ({op}); {said}"
+
+
 def triage(
     per_rank_findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding],
     *,
     nodes_by_rank: Mapping[int, str] | None = None,
     window_s: float = 10.0,
+    ranks: Collection[int] = (),
 ) -> TriageSummary:
     """Name the rank that failed first (see the module docstring for the ordering rule).
 
@@ -1058,4 +1104,7 @@ def triage(
         alt = _pick(ranked, window_s)
         if alt.tier <= first.tier:
             first = alt
-    return TriageSummary(first=first, per_rank=per_rank, total=len(flat))
+    note = ""
+    if first.kind == "nccl_timeout":
+        first, note = _nccl_timeouts(first, per_rank, ranks)
+    return TriageSummary(first=first, per_rank=per_rank, total=len(flat), note=note)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import pwd
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeVar
@@ -156,6 +156,7 @@ class _JobEvent:
     finding: Finding | None
     node: str | None
     when: str | None
+    reporter: str | None = None  # the host whose slurmstepd told a node failure (not the node that failed)
 
 
 def _job_event(flat: Sequence[Finding]) -> _JobEvent | None:
@@ -184,8 +185,11 @@ def _job_event(flat: Sequence[Finding]) -> _JobEvent | None:
     if not events:
         return None
     best = min(events, key=lambda e: e[:3])[3]
-    if best.kind == "node_fail" and failed_node is not None:  # slurmstepd names the batch host, srun the failed node
-        best = _JobEvent(best.kind, best.finding, failed_node, best.when)
+    if best.kind == "node_fail" and best.finding is not None and best.finding.kind == "node_failure" \
+            and parse_cancel(best.finding.first_line) is not None:
+        # slurmstepd's "*** STEP ... ON nid001 CANCELLED ... DUE TO NODE FAILURE" names the host it ran on; only
+        # srun's "Node failure on nid002" names the node that failed
+        best = _JobEvent(best.kind, best.finding, failed_node, best.when, reporter=best.node)
     return best
 
 
@@ -208,10 +212,12 @@ def decide(
     launcher: str | None = None,
     slurm: SlurmFinal | None = None,
     window_s: float = 10.0,
+    ranks: Collection[int] = (),
 ) -> JobVerdict:
     """The verdict over a job's findings (see the module docstring). The detectors already read srun's
     ``task N`` according to the launcher (``RankDetector(task_is_rank=...)``); ``launcher`` is kept for the
-    record's sake and future wording."""
+    record's sake and future wording. ``ranks``: the ranks whose logs were read (a rank among them that reported
+    nothing may be the one an NCCL timeout waited for)."""
     flat = _flat(findings)
     nodes = dict(nodes_by_rank or {})
     event = _job_event(flat)
@@ -232,7 +238,7 @@ def decide(
             source = "slurm"
     # the rank-level root cause: job-level kinds and scheduler noise are not a rank's error
     rank_findings = [f for f in flat if f.kind not in ("cancelled", "time_limit", "node_failure")]
-    summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s)
+    summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s, ranks=ranks)
     root = summary.first
     if kind is not None:
         event = event if event is not None and event.kind == kind else None  # the logs may tell another story
@@ -242,7 +248,10 @@ def decide(
         before = root is not None and (limit is None or (root.time is not None and root.time < limit))
         cause = root if before and root is not None and root.tier == 0 and root.kind != "oom_kill" else None
         line = _job_line(kind, who=who, when=when, node=node, event=event)
-        if cause is not None and cause.kind == "rank_signal":  # an OOM kill's victim, or a crash before a cancel
+        if cause is not None and kind == "node_fail" and node is not None and cause.node == node:
+            # a rank on the node that failed erred as it went down (CUDA's "unknown error"): a symptom
+            line += f" · on {node} as it failed: {where(cause)}: {_crop(cause.first_line, 120)}"
+        elif cause is not None and cause.kind == "rank_signal":  # an OOM kill's victim, or a crash before a cancel
             told = f"{where(cause)} {what_happened(cause)}: {_crop(cause.first_line, 120)}"
             line += f" · {told}" if kind == "oom" else f" · before that {told}"
         elif cause is not None:
@@ -282,7 +291,9 @@ def _job_line(kind: JobLevel, *, who: str | None, when: str | None, node: str | 
     if kind == "timeout":
         return f"time limit reached{at}: Slurm cancelled the job"
     if kind == "node_fail":
-        return "node failure" + (f" on {node}" if node else "") + at + ": Slurm ended the job"
+        unnamed = (f" (the log names no failed node: slurmstepd on {event.reporter} reported it)"
+                   if node is None and event is not None and event.reporter else "")
+        return "node failure" + (f" on {node}" if node else "") + at + ": Slurm ended the job" + unnamed
     if kind == "preempted":
         return f"preempted{at}: Slurm ended the job for a higher-priority one"
     f = event.finding if event else None

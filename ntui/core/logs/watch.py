@@ -629,7 +629,7 @@ class JobLogWatcher:
 
     def summary(self) -> TriageSummary:
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
-        return triage(per_key, nodes_by_rank=self._rank_nodes())
+        return triage(per_key, nodes_by_rank=self._rank_nodes(), ranks=self._ranks())
 
     def _rank_nodes(self) -> dict[int, str]:
         return {k: n for k, n in self._nodes.items() if isinstance(k, int) and n}
@@ -637,7 +637,12 @@ class JobLogWatcher:
     def verdict(self, slurm: SlurmFinal | None = None) -> JobVerdict:
         """The job-level verdict (Slurm's verdicts first, then the root cause; see :mod:`ntui.core.logs.verdict`)."""
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
-        return decide(per_key, nodes_by_rank=self._rank_nodes(), launcher=self.launcher, slurm=slurm)
+        return decide(per_key, nodes_by_rank=self._rank_nodes(), launcher=self.launcher, slurm=slurm,
+                      ranks=self._ranks())
+
+    def _ranks(self) -> list[int]:
+        """The ranks whose files exist (read or not yet)."""
+        return [k for k in self.keys() if isinstance(k, int) and self.tail(k).exists]
 
     def triage_line(self, *, job_active: bool = True) -> TriageLine:
         """The one-line triage and where its error is (cached until findings, files or the job's activity
