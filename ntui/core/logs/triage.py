@@ -71,7 +71,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal, TypeVar, get_args
+from typing import Literal, NamedTuple, TypeVar, get_args
 
 from ntui.core.hosts import format_index_ranges
 from ntui.core.logs.signals import is_fault, signal_name, signal_of_word
@@ -194,10 +194,10 @@ _PREFIX_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Prefix:
+class Prefix(NamedTuple):
     """What a line's launcher prefixes say: the global rank (torch's ``[rank1]:``, srun's ``--label``, ntui's
-    ``[r1] ``), the local rank (torch elastic's ``[default3]:``) and the host (``[nid002:3]:``)."""
+    ``[r1] ``), the local rank (torch elastic's ``[default3]:``) and the host (``[nid002:3]:``). (A tuple: one is
+    made per line.)"""
 
     rank: int | None = None
     local_rank: int | None = None
@@ -205,22 +205,26 @@ class Prefix:
 
 
 _NO_PREFIX = Prefix()
+_PREFIXES: dict[tuple[str | None, str | None, str | None], Prefix] = {}
 
 
 def parse_prefix(line: str) -> tuple[Prefix, str]:
     """Strip launcher prefixes; return what they say and the rest of the line. ``[rank1]:`` (torch) wins over an
     srun ``--label`` task id and ntui's ``[r1] ``; ``[default1]:`` is a *local* rank and gives no global one."""
+    if not line or not (line[0] == "[" or line[0] == " " or line[0].isdigit()):  # (most lines: no regex)
+        return _NO_PREFIX, line
     m = _PREFIX_RE.match(line)
     if m is None or m.end() == 0:
         return _NO_PREFIX, line
-    rank: int | None = None
-    for group in ("rank", "label", "merged"):
-        value = m.group(group)
-        if value is not None:
-            rank = int(value)
-            break
+    rank = m["rank"] or m["label"] or m["merged"]
     local = m["local"] or m["hlocal"]
-    return Prefix(rank, int(local) if local is not None else None, m["host"]), line[m.end() :]
+    said = (rank, local, m["host"])
+    prefix = _PREFIXES.get(said)
+    if prefix is None:  # one per rank and local rank, not one per line
+        prefix = Prefix(int(rank) if rank is not None else None, int(local) if local is not None else None, m["host"])
+        if len(_PREFIXES) < 4096:
+            _PREFIXES[said] = prefix
+    return prefix, line[m.end() :]
 
 
 def split_prefix(line: str) -> tuple[int | None, str]:
