@@ -946,6 +946,10 @@ class TriageSummary:
             text = text[:199] + "…"
         if f.kind == "not_found":
             return f"{missing_command(f)}: {text} ({f.kind}, line {f.line_no})"
+        missing = _MODULE_RE.match(f.first_line) if f.kind == "traceback" else None
+        if missing is not None:  # the other first-day failure: the compute node's Python is not the user's
+            return (f"{where(f)} could not import {missing['module']} first (not in the job's Python: activate its "
+                    f"environment before submitting, or in setup:): {text} ({f.kind}, line {f.line_no})")
         alike = ", alike" if f.alike else ""
         note = f" · {self.note}" if self.note else ""
         return f"{where(f)} {what_happened(f)} first{alike}: {text} ({f.kind}, line {f.line_no}){note}"
@@ -1026,6 +1030,7 @@ def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
     return min(pool, key=lambda f: (f.tier, 0 if f.from_traceback else 1, *_order_key(f)))
 
 
+_MODULE_RE = re.compile(r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<module>[^']+)'")
 _WORK_NCCL_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
 
 

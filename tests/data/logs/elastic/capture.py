@@ -1,11 +1,14 @@
 """Regenerate the torch elastic captures beside this file: real ``torchrun`` runs on this machine (CPU, gloo,
 ``--standalone``, two workers), each worker's program below, torchrun's own stdout and stderr together in
-``<case>.out`` (as a batch log holds them) and, where ``--tee`` is asked, its ``[default<N>]:`` prefixes too.
+``torch-<version>/<case>.out`` (as a batch log holds them) and, where ``--tee`` is asked, its ``[default<N>]:``
+prefixes too.
 
     .venv/bin/python tests/data/logs/elastic/capture.py [CASE ...]
+    /path/to/another/venv/bin/python tests/data/logs/elastic/capture.py    # another torch version, its own folder
 
-The torch version is the venv's (``torch-version.txt`` says which made the files). The forms of older torch
-versions that cannot be installed here are in ``older-forms/``, written from their source (its README says which).
+The torch version is the interpreter's: one folder per version, each tested alike (tests/unit/test_triage_forms.py).
+The forms of older torch versions that cannot be installed here are in ``older-forms/``, written from their source
+(its README says which).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def capture(case: str) -> None:
+def capture(case: str, into: Path) -> None:
     how, opts = CASES[case]
     with tempfile.TemporaryDirectory(prefix="ntui-elastic-") as tmp:
         prog = Path(tmp) / "worker.py"
@@ -74,16 +77,17 @@ def capture(case: str) -> None:
         res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
                              env=env, cwd=tmp)
     text = res.stdout.replace(tmp, "/tmp/ntui-elastic")  # the same bytes whichever temporary dir ran it
-    (HERE / f"{case}.out").write_text(text)
+    (into / f"{case}.out").write_text(text)
     print(f"{case}: torchrun exit {res.returncode}, {len(text.splitlines())} lines")
 
 
 def main(argv: list[str]) -> int:
     import torch
 
-    (HERE / "torch-version.txt").write_text(torch.__version__ + "\n")
+    into = HERE / f"torch-{torch.__version__.split('+')[0]}"
+    into.mkdir(exist_ok=True)
     for case in argv or list(CASES):
-        capture(case)
+        capture(case, into)
     return 0
 
 
