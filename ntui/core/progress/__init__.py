@@ -1,0 +1,2 @@
+"""Progress: how far a training run is, read from what its program already prints (``lines``), and what that
+series means against the allocation's time (``series``)."""

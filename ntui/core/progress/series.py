@@ -1,0 +1,199 @@
+"""A job's progress series and what it means: the rate, the ETA, and whether the run finishes before its time limit.
+
+:class:`Series` takes the points of :mod:`ntui.core.progress.lines` as the log is read (each with the time it was
+read, or its line's own time): the run's bar, the Trainer's dicts between its bar's updates (they carry the metrics,
+the bar the step), a step that goes back (a restart: a new segment, its boundary kept). It keeps at most
+:data:`MAX_POINTS` points, halving its resolution when full (a week-long run stays bounded).
+
+:func:`estimate` reads the series at a moment: the rate over the last :data:`RATE_WINDOW` points of the current
+segment, skipping its first :data:`SKIP_AFTER_START` (the first steps after a start or a restart are slow) and the
+gaps longer than :data:`PAUSE_FACTOR` times the median interval (an evaluation, a checkpoint: pauses, not rate), or
+the median of the program's own last rates where it prints them (tqdm's ``it/s``, finer than its elapsed); then
+the ETA, and against the allocation's time left the verdict in words (:attr:`Estimate.words`): "finishes in about
+2 h 10 min, 1 h 40 min before the limit", or "will be cut at about step 9,200 of 10,000 (92 %): ...". Pure.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field, replace
+
+from ntui.core.progress.lines import Point
+
+__all__ = ["MAX_POINTS", "PAUSE_FACTOR", "RATE_WINDOW", "SKIP_AFTER_START", "Estimate", "Sample", "Series",
+           "estimate", "human_duration"]
+
+MAX_POINTS = 2000
+#: How many of the program's own rate reports (tqdm's smoothed it/s) the rate is the median of.
+PRINTED_RATES = 5
+RATE_WINDOW = 30
+SKIP_AFTER_START = 2
+PAUSE_FACTOR = 5.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One point of the series: when (epoch seconds), the step, and the metrics known at that step."""
+
+    time: float
+    step: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    segment: int = 0  # counts the restarts before it
+
+
+@dataclass
+class Series:
+    """The run's progress (see the module docstring)."""
+
+    samples: list[Sample] = field(default_factory=list)
+    total: int | None = None
+    epoch: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)  # the latest value of each
+    restarts: list[float] = field(default_factory=list)  # when each new segment began
+    epochs: int | None = None  # the run's epochs, where a line said (then the total is epochs x an epoch's steps)
+    per_epoch: int | None = None  # an epoch's steps, when the bars count per epoch
+    _stride: int = 1
+    _seen: int = 0
+    printed_rates: list[float] = field(default_factory=list)  # the program's own rate (tqdm's), the latest few
+    _bar_origin: float | None = None
+    _last_elapsed: float | None = None
+
+    @property
+    def step(self) -> int | None:
+        return self.samples[-1].step if self.samples else None
+
+    def add(self, point: Point, at: float) -> None:
+        """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
+        the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
+        fact, still has its pace), else ``at``."""
+        if point.phase != "train":
+            return
+        if point.time is not None:
+            at = point.time
+        elif point.elapsed is not None:
+            if self._bar_origin is None or self._last_elapsed is None or point.elapsed < self._last_elapsed:
+                # a bar starts (or restarts: Lightning's bar of each epoch): from now, never before the last point
+                latest = self.samples[-1].time if self.samples else -math.inf
+                self._bar_origin = max(at - point.elapsed, latest)
+            self._last_elapsed = point.elapsed
+            at = self._bar_origin + point.elapsed
+        if point.epochs:
+            self.epochs = point.epochs
+        if point.epoch is not None:
+            self.epoch = point.epoch
+        if point.per_epoch and point.step == 0:
+            return  # an epoch's bar reset for the next epoch, still labelled with the last one (Lightning)
+        if point.per_epoch and point.step is not None and point.total and point.epoch is not None:
+            # an epoch's bar (Lightning): the run's step is the epochs before times an epoch's batches, plus this one's
+            self.per_epoch = point.total
+            point = replace(point, step=int(point.epoch) * point.total + point.step,
+                            total=self.epochs * point.total if self.epochs else None)
+        if point.total:
+            self.total = point.total
+        finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}
+        self.metrics.update(point.metrics)  # a nan loss is shown as what it is
+        if point.rate is not None and point.rate > 0 and point.step:
+            self.printed_rates = [*self.printed_rates[-(PRINTED_RATES - 1):], point.rate]
+        if point.step is None:  # the Trainer's dict: metrics for the latest step
+            if self.samples and finite:
+                last = self.samples[-1]
+                self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
+            return
+        segment = len(self.restarts)
+        if self.samples and point.step < self.samples[-1].step:  # back to an earlier step: a restart
+            self.restarts.append(at)
+            self.printed_rates = self.printed_rates[-1:]
+            segment += 1
+        elif self.samples and point.step == self.samples[-1].step:  # the same step again (a bar's redraw)
+            last = self.samples[-1]
+            self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
+            return
+        self._seen += 1
+        if self._seen % self._stride:
+            return
+        self.samples.append(Sample(at, point.step, finite, segment))
+        if len(self.samples) > MAX_POINTS:  # halve the resolution: every other point, the last kept
+            self.samples = self.samples[::2] if len(self.samples) % 2 else [*self.samples[:-1:2], self.samples[-1]]
+            self._stride *= 2
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What the series says at a moment. ``rate`` in steps per second (None: too few points); ``eta_s`` the seconds
+    to the total; ``margin_s`` the time left in the allocation after that (negative: cut); ``cut_at`` the step the
+    limit falls at."""
+
+    step: int | None
+    total: int | None
+    rate: float | None
+    eta_s: float | None
+    margin_s: float | None
+    cut_at: int | None
+    words: str
+
+
+def human_duration(seconds: float) -> str:
+    """``2 h 10 min``, ``40 min``, ``50 s``."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    minutes = round(s / 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min"
+
+
+def _rate(samples: list[Sample]) -> float | None:
+    """Steps per second over the recent window of the last segment (see the module docstring)."""
+    if not samples:
+        return None
+    segment = samples[-1].segment
+    current = [s for s in samples if s.segment == segment][SKIP_AFTER_START:]
+    window = current[-RATE_WINDOW - 1:]
+    if len(window) < 3:
+        return None
+    gaps = [(b.time - a.time, b.step - a.step) for a, b in zip(window, window[1:], strict=False) if b.time > a.time]
+    if not gaps:
+        return None
+    typical = statistics.median(dt for dt, _ in gaps)
+    kept = [(dt, ds) for dt, ds in gaps if dt <= PAUSE_FACTOR * typical]
+    seconds = sum(dt for dt, _ in kept)
+    steps = sum(ds for _, ds in kept)
+    return steps / seconds if seconds > 0 and steps > 0 else None
+
+
+def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estimate:
+    """The rate, the ETA and the verdict at ``now`` with ``time_left_s`` seconds left in the allocation (None: no
+    limit known)."""
+    step, total = series.step, series.total
+    # the program's own smoothed rate where it prints one (tqdm: per update, not rounded to the second as its
+    # elapsed time is), else the pace of the points over the recent window
+    rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples)
+    if step is None:
+        return Estimate(None, total, None, None, None, None, "no progress line seen yet")
+    of = f" of {total:,}" if total else ""
+    if total is None or rate is None:
+        why = "no total printed" if total is None else "too few steps yet for a rate"
+        return Estimate(step, total, rate, None, None, None, f"step {step:,}{of} ({why})")
+    since = max(0.0, now - series.samples[-1].time)
+    remaining = max(0, total - step)
+    eta = max(0.0, remaining / rate - since)
+    if remaining == 0:
+        return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done")
+    if time_left_s is None:
+        return Estimate(step, total, rate, eta, None, None, f"step {step:,}{of}: finishes in about "
+                        f"{human_duration(eta)}")
+    margin = time_left_s - eta
+    if margin >= 0:
+        return Estimate(step, total, rate, eta, margin, None, f"step {step:,}{of}: finishes in about "
+                        f"{human_duration(eta)}, {human_duration(margin)} before the limit")
+    cut = min(total, step + int(rate * (time_left_s + since)))
+    short = human_duration(-margin)
+    return Estimate(step, total, rate, eta, margin, cut,
+                    f"will be cut at about step {cut:,}{of} ({100 * cut // total} %): add {short} to the time "
+                    "limit, or set up run: to continue in a new allocation")
