@@ -65,6 +65,12 @@ def _logs() -> CommandModule:
     return logs
 
 
+def _progress() -> CommandModule:
+    from ntui.cli import progress
+
+    return progress
+
+
 def _triage() -> CommandModule:
     from ntui.cli import triage
 
@@ -124,6 +130,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("release", "release a held job", _actions),
     Command("requeue", "requeue a batch job", _actions),
     Command("logs", "print a job's batch log, or one rank's log", _logs),
+    Command("progress", "how far a run is, its rate and ETA, and whether it finishes before its time limit",
+            _progress),
     Command("triage", "which rank failed first, where and why, in any log files (not only ntui's jobs)", _triage),
     Command("history", "jobs submitted by ntui (local history)", _history),
     Command("resubmit", "submit a job again: its preset with its recorded overrides (+ --set); a sweep's failed "

@@ -78,6 +78,7 @@ _EPOCH_DESC_RE = re.compile(r"\bEpoch\s+(?P<epoch>\d+)", re.IGNORECASE)
 _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{_NUM})")
 _MEGATRON_RE = re.compile(r"\biteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|")
 _MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s*:\s*(?P<value>{_NUM})\s*\|")
+_MEGATRON_MS_RE = re.compile(r"elapsed time per iteration \(ms\):\s*(?P<ms>[\d.]+)")
 _TITAN_RE = re.compile(r"\bstep:\s*(?P<step>\d+)\s+loss:")
 _TITAN_METRIC_RE = re.compile(rf"\b(?P<key>[a-z_]+):\s+(?P<value>{_NUM})")
 _DS_STEP_RE = re.compile(r"\bstep=(?P<step>\d+), skipped=\d+")
@@ -192,7 +193,10 @@ def _megatron(text: str) -> Point | None:
     if m is None:
         return None
     pairs = [(p["key"], p["value"]) for p in _MEGATRON_METRIC_RE.finditer(text + " |")]
-    return Point("megatron", int(m["step"]), int(m["total"]), None, _metrics(pairs))
+    per_ms = _MEGATRON_MS_RE.search(text)
+    ms = _number(per_ms["ms"]) if per_ms is not None else None
+    return Point("megatron", int(m["step"]), int(m["total"]), None, _metrics(pairs),
+                 rate=1000.0 / ms if ms else None)
 
 
 def _torchtitan(text: str) -> Point | None:

@@ -1,0 +1,109 @@
+"""``ntui progress JOBID|FILE``: how far a training run is, its rate and ETA, and whether it finishes before its time
+limit, read from what its program prints (every framework's form: :mod:`ntui.core.progress.lines`).
+
+A job id: an ntui job's rank log (rank 0, or ``--rank``), the time left from ``scontrol show job`` (one call); a file:
+any log, with ``--time-left`` when known. Exit codes: 0 a verdict; 1 the run will be cut at its limit; 2 no such job
+log or file, or a bad ``--pattern``; 3 Slurm failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, add_cluster_option, history_entry, open_history
+from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.core.compose.timefmt import parse_time_limit
+from ntui.core.jobs.submission import paths_for
+from ntui.core.progress.lines import Pattern, pattern_problem
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import estimate, human_duration
+from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.runner import SlurmError
+from ntui.core.slurm.scontrol import show_job
+from ntui.core.textsafe import inert
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="JOBID|FILE", help="an ntui job's id, or any log file")
+    p.add_argument("--rank", type=int, default=0, help="the rank whose log reports progress (default 0)")
+    p.add_argument("--pattern", help="a regular expression with a (?P<step>...) group (and total, any metric) for "
+                                     "plain prints")
+    p.add_argument("--time-left", help="for a file: the time left in its allocation (Slurm's formats, 1:30:00)")
+    p.add_argument("--json", action="store_true", help="the numbers as JSON")
+    add_cluster_option(p)
+    p.set_defaults(func=cmd_progress)
+
+
+def _time_left(job_id: str) -> tuple[float | None, str | None]:
+    """The seconds left in a running job's allocation (None: no limit, or not running) and its state."""
+    details = show_job(cli_runner(), job_id)
+    if details.category is not StateCategory.RUNNING:
+        return None, details.state
+    try:
+        limit = parse_time_limit(details.time_limit)
+        used = parse_time_limit(details.run_time)
+    except ValueError:
+        return None, details.state
+    return (float(limit - used) if limit else None), details.state
+
+
+def cmd_progress(args: argparse.Namespace) -> int:
+    pattern: Pattern | None = None
+    if args.pattern:
+        problem = pattern_problem(args.pattern)
+        if problem is not None:
+            print(f"ntui: --pattern: {problem}", file=sys.stderr)
+            return EXIT_PROBLEMS
+        pattern = Pattern(re.compile(args.pattern))
+    target = Path(args.target)
+    state: str | None = None
+    time_left: float | None = None
+    if target.is_file():
+        path = target
+        if args.time_left:
+            try:
+                time_left = float(parse_time_limit(args.time_left))
+            except ValueError as exc:
+                print(f"ntui: --time-left: {exc}", file=sys.stderr)
+                return EXIT_PROBLEMS
+    else:
+        history = open_history(args)
+        entry = history_entry(history, args, args.target)
+        paths = paths_for(args.target, history, entry.cluster) if entry is not None else None
+        if paths is None:
+            print(f"ntui: {args.target}: neither a file nor a job submitted by ntui", file=sys.stderr)
+            return EXIT_PROBLEMS
+        path = Path(paths.rank(args.target, args.rank))
+        if not path.is_file():
+            print(f"ntui: job {args.target}: rank {args.rank}'s log is not there ({path})", file=sys.stderr)
+            return EXIT_PROBLEMS
+        try:
+            time_left, state = _time_left(args.target)
+        except SlurmError as exc:
+            return slurm_failed(exc)
+    try:
+        series = read_progress(path, pattern=pattern)
+    except OSError as exc:
+        print(f"ntui: {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    now = time.time()
+    guess = estimate(series, now=now, time_left_s=time_left)
+    if args.json:
+        print(json.dumps({
+            "step": guess.step, "total": guess.total, "epoch": series.epoch, "rate": guess.rate,
+            "eta_s": guess.eta_s, "time_left_s": time_left, "margin_s": guess.margin_s, "cut_at": guess.cut_at,
+            "metrics": series.metrics, "restarts": len(series.restarts), "state": state, "words": guess.words,
+        }, indent=2, allow_nan=True))
+    else:
+        shown = "  ".join(f"{k} {v:.4g}" for k, v in list(series.metrics.items())[:6])
+        rate = f"  {guess.rate:.3g} steps/s" if guess.rate else ""
+        left = f"  {human_duration(time_left)} left" if time_left is not None else ""
+        print(inert(guess.words))
+        if shown or rate or left:
+            print(inert(f"  {shown}{rate}{left}".rstrip()))
+    return 1 if guess.cut_at is not None else EXIT_OK

@@ -1,0 +1,51 @@
+"""A log file's progress, read once: the series of :mod:`ntui.core.progress.series` from the file's last
+:data:`TAIL_BYTES` (a week-long log is not read whole: the recent part says the rate and the step; the total is on
+every bar), streamed line by line, each bar redraw (``\\r``) a line of its own."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ntui.core.progress.lines import Pattern, parse_line
+from ntui.core.progress.series import Series
+
+__all__ = ["TAIL_BYTES", "read_progress"]
+
+#: How much of the end of a file is read.
+TAIL_BYTES = 64 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+def _segments(path: Path, tail_bytes: int) -> Iterator[str]:
+    """The file's last ``tail_bytes`` as text pieces split at newlines and carriage returns (the first, cut, piece
+    of a tail dropped)."""
+    with path.open("rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        start = max(0, size - tail_bytes)
+        fh.seek(start)
+        rest = b""
+        first = start > 0
+        while chunk := fh.read(_CHUNK):
+            pieces = (rest + chunk).replace(b"\r", b"\n").split(b"\n")
+            rest = pieces.pop()
+            if first and pieces:
+                pieces, first = pieces[1:], False
+            for piece in pieces:
+                if piece:
+                    yield piece.decode("utf-8", "replace")
+        if rest and not first:
+            yield rest.decode("utf-8", "replace")
+
+
+def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int = TAIL_BYTES) -> Series:
+    """The series in ``path`` (raises OSError when it cannot be read). Lines without a time of their own count as
+    written at the file's modification time."""
+    at = path.stat().st_mtime
+    series = Series()
+    for text in _segments(path, tail_bytes):
+        point = parse_line(text, pattern)
+        if point is not None:
+            series.add(point, at)
+    return series
