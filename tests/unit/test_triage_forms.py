@@ -257,3 +257,20 @@ def test_a_ranks_error_on_the_node_that_failed_is_a_symptom_of_it(tmp_path: Path
     assert "on nid002 as it failed: rank 0 on nid002: RuntimeError: CUDA error: unknown error" in verdict.line, \
         verdict.line
     assert "before that" not in verdict.line
+
+
+@_versions
+@pytest.mark.parametrize("case", ["plain-raise.out", "record-raise.out"])
+def test_a_copied_log_with_a_new_modification_time_gives_the_same_verdict(torch_dir: Path, case: str,
+                                                                           tmp_path: Path) -> None:
+    """Lines without a time of their own count as written at the file's modification time, which a download or a
+    copy (a clean clone: seen in a full run) makes later; the root cause's own timestamp must not then win over the
+    worker's traceback printed before it."""
+    copy = tmp_path / case
+    copy.write_bytes((torch_dir / case).read_bytes())
+    for later in (0.0, 86_400.0 * 30):
+        stamp = (torch_dir / case).stat().st_mtime + later
+        os.utime(copy, (stamp, stamp))
+        verdict, _ = files_verdict([copy])
+        assert verdict.line.startswith("rank 1 on localhost failed first: ValueError: rank 1 fails on purpose"), \
+            (later, verdict.line)

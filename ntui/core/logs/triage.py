@@ -1095,7 +1095,13 @@ def triage(
     headers = nodes_by_rank or {}
     per_rank: dict[int | None, Finding] = {}
     for r, group in by_rank.items():
-        rep = _pick(_signals_in_context(group) if r is not None else group, window_s)
+        if r is not None:
+            group = _signals_in_context(group)
+            # the rank's own error over a launcher's or Slurm's report about it (torch elastic's summary, srun's
+            # exit line): the report's time may be its own timestamp, the error's the file's (a copied log's is
+            # later), and time must not make the report win
+            group = [f for f in group if f.tier < 2] or group
+        rep = _pick(group, window_s)
         if r is not None and r in nodes and (rep.node is None or r in headers or rep.node == "localhost"):
             rep = replace(rep, node=nodes[r])  # the rank's header (where it ran) over a launcher's "host"
         per_rank[r] = rep
