@@ -154,27 +154,31 @@ def queue_app(tmp: Path) -> Any:
 
 
 async def queue_scene(pilot: Any) -> None:
-    """The queue with the requeued run's row (its journal read by the view's journal tick)."""
+    """The queue with the requeued run's row, as the view's own journal tick reads the run's journal (every 2 s, real
+    time): the row says which allocation it is in. (Setting the model's journal by hand raced the tick: on a loaded
+    machine the tick came first and annotated the row, on an idle one the hand-set state made the tick see nothing
+    new and the row stayed plain.) Then the run's row selected, its details with ntui's history entry."""
     from ntui.ui.screens.jobs import JobsScreen
 
     await settle_jobs(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, JobsScreen)
-    from ntui.core.jobfiles.journal import journal_path, read_journal
 
-    # What the view's journal tick reads (its timer is real time): set here, then one refresh shows it.
-    state = read_journal(journal_path(RUN_LOG_DIR, REQUEUED_STEM, REQUEUED_ID), REQUEUED_ID)
-    assert state is not None and state.run_id == REQUEUED_ID
-    screen.model.journals[REQUEUED_ID] = state
-    calls = len([c for c in pilot.app.runner.argvs() if c[0] == "squeue"])
-    screen.refresh_now()
-    for _ in range(100):
-        if len([c for c in pilot.app.runner.argvs() if c[0] == "squeue"]) > calls:
+    def annotated() -> bool:
+        return REQUEUED_ID in screen.table and "allocation 3 of" in " ".join(screen.table.get_row(REQUEUED_ID))
+
+    for _ in range(300):  # the tick every 2 s; a loaded machine may take a few
+        if annotated():
             break
         await pilot.pause(0.05)
-    await settle_jobs(pilot)
+    assert annotated(), screen.table.get_row(REQUEUED_ID)
     screen.table.focus()
     screen.table.move_cursor(key=REQUEUED_ID)
+    await settle_jobs(pilot)
+    for _ in range(100):  # the history entry (a worker of its own) gives the details ntui's preset
+        if screen.model.entries.get(REQUEUED_ID) is not None and not screen.busy:
+            break
+        await pilot.pause(0.05)
     await settle_jobs(pilot)
     screen._tick()
     await pilot.pause()
