@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ntui.core.compose.presets import PresetInfo
     from ntui.core.compose.sitecheck import PartitionLimits
     from ntui.core.compose.spec import JobSpec
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from ntui.core.jobs.queue import Fetched
     from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem
+    from ntui.core.progress.board import ProgressView
     from ntui.core.records.history import HistoryEntry
     from ntui.core.records.outcome import Outcome
     from ntui.core.slurm.sbatch import TestOnlyResult
@@ -148,6 +151,13 @@ class JournalsRead(Message):
     """One journal tick: the history listed, own jobs' journals read (ntui.core.jobs.journals)."""
 
     result: JournalResult
+
+
+@dataclass
+class ProgressRead(Message):
+    """One progress tick: own running jobs' logs read for how far they are (ntui.core.jobs.progress)."""
+
+    views: Mapping[str, ProgressView]
 
 
 @dataclass

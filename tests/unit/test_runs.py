@@ -106,7 +106,7 @@ def test_not_a_run(tmp_path: Path) -> None:
 
 def test_a_run_row_in_the_queue_says_its_allocation() -> None:
     from ntui.core.jobfiles.journal import journal_state, parse_events
-    from ntui.core.jobs.model import annotate_runs
+    from ntui.core.jobs.model import RowFacts, annotate_runs
 
     data = (b'{"v":1,"ev":"alloc","t":1,"job":"832","restart":1}\n'
             b'{"v":1,"ev":"run-alloc","t":1,"job":"832","run":"832","restart":1,"requeues":1,"how":"requeue",'
@@ -115,7 +115,7 @@ def test_a_run_row_in_the_queue_says_its_allocation() -> None:
     state = journal_state("832", events, bad)
     rows = {"832": ("832", "lr", "RUNNING", "0:10", "2:00", "2", "nid[001-002]", "debug", ""),
             "900": ("900", "other", "PENDING", "0:00", "2:00", "1", "(Priority)", "debug", "")}
-    out = annotate_runs(rows, {"832": state})
+    out = annotate_runs(rows, RowFacts({"832": state}))
     assert out["832"][6] == "allocation 2 of ≤ 6 · nid[001-002]"
     assert out["900"] == rows["900"]
-    assert annotate_runs(rows, {}) is rows
+    assert annotate_runs(rows, RowFacts({})) is rows

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ntui.core.compose.timefmt import parse_time_limit, time_limit_from_script
@@ -55,6 +55,7 @@ from ntui.core.jobs.details import (
 from ntui.core.jobs.finals import EndedBook, FinalStateResolver
 from ntui.core.jobs.journals import JournalBook, JournalRequest, JournalResult
 from ntui.core.jobs.polling import PollBook, PollRequest
+from ntui.core.jobs.progress import ProgressBook, ProgressRequest
 from ntui.core.jobs.queue import (
     ACTIVE,
     Fetched,
@@ -66,6 +67,7 @@ from ntui.core.jobs.queue import (
     format_elapsed,
     queue_row,
 )
+from ntui.core.progress.board import ProgressView
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import Outcome
 from ntui.core.slurm.common import StateCategory
@@ -80,7 +82,9 @@ __all__ = [
     "LogTarget",
     "ROW_ANNOTATIONS",
     "RowAnnotation",
+    "RowFacts",
     "annotate",
+    "annotate_progress",
     "annotate_runs",
 ]
 
@@ -155,6 +159,7 @@ class JobModel:
                                    monotonic=monotonic)
         self.history = EntryBook()
         self.journal = JournalBook()
+        self.progress = ProgressBook()
         # the queue
         self.live: dict[str, QueueJob] = {}
         self._live_all_users = self.all_users
@@ -303,7 +308,31 @@ class JobModel:
         if self.ended:
             ended_rows, tags = self.finished.rows(all_users)
             rows = {**rows, **ended_rows}
-        return annotate(rows, self.journal.states), tags
+        facts = RowFacts(self.journal.states, self.progress.row_texts(self.live, self.clock().timestamp()))
+        return annotate(rows, facts), tags
+
+    def _current_rows(self) -> tuple[dict[str, Row], dict[str, str]]:
+        """The rows as they stand (the last squeue answer, as the journals correct it), without a refresh."""
+        rows = {k: v for k, v in self._rows.items() if k in self.live}
+        for key, job in self.live.items():
+            if key in self.journal.started:
+                rows[key] = queue_row(job, self._live_all_users)
+        return self._with_ended(rows, self._live_all_users)
+
+    # ------------------------------------------------------------ progress (ntui.core.jobs.progress)
+
+    def progress_request(self) -> ProgressRequest | None:
+        """A progress tick to start now (own running jobs whose logs ntui knows), or None."""
+        running = {k: j for k, j in self.live.items()
+                   if j.category is StateCategory.RUNNING and (not self._live_all_users or j.user == self.user)}
+        return self.progress.request(running, self.entries)
+
+    def progress_done(self, views: Mapping[str, ProgressView]) -> Applied | None:
+        """Apply a progress tick: the rows to show again when a job's progress moved (None: none did)."""
+        if not self.progress.done(views) or not self._have_snapshot:
+            return None
+        rows, tags = self._current_rows()
+        return Applied(rows, tags, False)
 
     def _check_expected(self, live: dict[str, QueueJob], seq: int) -> bool:
         """A job submitted from this app that never showed up: it ended between two refreshes (True when
@@ -376,12 +405,8 @@ class JobModel:
         poll_now = bool(gone) or any(j not in self.live and j not in self.ended for j in new)
         if not changed:
             return JournalApplied(None, poll_now)
-        rows = {k: v for k, v in self._rows.items() if k in self.live}
-        for key, job in self.live.items():
-            if key in journal.started:
-                rows[key] = queue_row(job, self._live_all_users)
         self.finished.trim()
-        rows, tags = self._with_ended(rows, self._live_all_users)
+        rows, tags = self._current_rows()
         departed_now = tuple(gone)
         self.finished.announce(departed_now)
         return JournalApplied(Applied(rows, tags, False, departed_now), poll_now)
@@ -502,12 +527,21 @@ class JobModel:
         return "  │  ".join(parts)
 
 
-def annotate_runs(rows: dict[str, Row], journals: Mapping[str, JournalState]) -> dict[str, Row]:
+@dataclass(frozen=True)
+class RowFacts:
+    """What the view follows of its jobs besides squeue, for the row annotations: each own job's journal, and the
+    progress words of those whose logs say how far they are."""
+
+    journals: Mapping[str, JournalState]
+    progress: Mapping[str, str] = field(default_factory=dict)
+
+
+def annotate_runs(rows: dict[str, Row], facts: RowFacts) -> dict[str, Row]:
     """A long run's row says which allocation it is in (T10): ``allocation 2 of ≤ 6 · nid[001-002]`` in the
     node/reason cell (the third cell from the end), from its journal's last run-alloc event. Pure."""
     out: dict[str, Row] | None = None
     for job_id, row in rows.items():
-        state = journals.get(job_id)
+        state = facts.journals.get(job_id)
         if state is None or state.run_id is None or len(row) < 3:
             continue
         most = f" of ≤ {state.run_max + 1}" if state.run_max is not None else ""
@@ -518,16 +552,30 @@ def annotate_runs(rows: dict[str, Row], journals: Mapping[str, JournalState]) ->
     return rows if out is None else out
 
 
-RowAnnotation = Callable[[dict[str, Row], Mapping[str, JournalState]], dict[str, Row]]
-"""What a queue row says besides squeue's words, from what the view follows of the job (its journal): pure, returns
-the rows (a new dict only where one changed)."""
+def annotate_progress(rows: dict[str, Row], facts: RowFacts) -> dict[str, Row]:
+    """A running job whose log says how far it is: ``42% · ends in 1 h 10 min · nid[001-002]`` in the node/reason
+    cell (:meth:`~ntui.core.jobs.progress.ProgressBook.row_texts`). Pure."""
+    out: dict[str, Row] | None = None
+    for job_id, words in facts.progress.items():
+        row = rows.get(job_id)
+        if row is None or len(row) < 3:
+            continue
+        where = row[-3]
+        out = out if out is not None else dict(rows)
+        out[job_id] = (*row[:-3], f"{words} · {where}" if where else words, *row[-2:])
+    return rows if out is None else out
 
-#: Every row annotation, applied in this order to each refresh's and each journal tick's rows: one more (a job's
-#: progress, a quiet job) is one more entry here.
-ROW_ANNOTATIONS: tuple[RowAnnotation, ...] = (annotate_runs,)
+
+RowAnnotation = Callable[[dict[str, Row], RowFacts], dict[str, Row]]
+"""What a queue row says besides squeue's words, from what the view follows of the job (its journal, its progress):
+pure, returns the rows (a new dict only where one changed)."""
+
+#: Every row annotation, applied in this order to each refresh's and each journal or progress tick's rows: one more
+#: (a quiet job) is one more entry here.
+ROW_ANNOTATIONS: tuple[RowAnnotation, ...] = (annotate_runs, annotate_progress)
 
 
-def annotate(rows: dict[str, Row], journals: Mapping[str, JournalState]) -> dict[str, Row]:
+def annotate(rows: dict[str, Row], facts: RowFacts) -> dict[str, Row]:
     for annotation in ROW_ANNOTATIONS:
-        rows = annotation(rows, journals)
+        rows = annotation(rows, facts)
     return rows

@@ -39,6 +39,7 @@ from ntui.core.jobs.arrays import Folded
 from ntui.core.jobs.details import EntryBook, HistoryLike, HistoryOpener
 from ntui.core.jobs.finals import FinalStateResolver
 from ntui.core.jobs.model import JobModel
+from ntui.core.jobs.progress import PROGRESS_TICK_S
 from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
 from ntui.core.jobs.recent import record_details
 from ntui.core.jobs.selected import selected_in_queue, selected_record
@@ -52,6 +53,7 @@ from ntui.ui.messages import (
     EntryFound,
     JournalsRead,
     OutcomesResolved,
+    ProgressRead,
     QueueFailed,
     QueueFetched,
     WhyFetched,
@@ -284,6 +286,7 @@ class JobsScreen(NtuiScreen):
         self.table.focus()
         self.set_interval(1.0, self._tick)
         self.set_interval(JOURNAL_TICK_S, self.model_workers.journal_tick, name="journals")
+        self.set_interval(PROGRESS_TICK_S, self.model_workers.progress_tick, name="progress")
         self.watch(self.app, "last_submission", self._submitted, init=False)
         last = self.ntui_app.last_submission
         if last is not None:  # submitted before this view was first opened: select it
@@ -359,6 +362,14 @@ class JobsScreen(NtuiScreen):
             self._selection_changed()
         if done.poll_now:
             self.refresh_now()
+
+    @on(ProgressRead)
+    def _progress_read(self, msg: ProgressRead) -> None:
+        msg.stop()
+        applied = self.model.progress_done(msg.views)
+        if applied is not None:  # a job's progress moved: its row's words
+            self.queue_box.show_rows(applied.rows, applied.tags)
+            self._selection_changed()
 
     @on(OutcomesResolved)
     def _outcomes(self, msg: OutcomesResolved) -> None:

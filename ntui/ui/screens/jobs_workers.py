@@ -12,6 +12,8 @@ them (the journal worker's history and descriptors, the recent-jobs loads, the s
   the history look-up that gives a job's log paths is a worker of its own, so the log pane of ntui's own jobs never
   waits for the controller;
 * final states once per job that leaves the queue, a batch at a time;
+* every :data:`~ntui.core.jobs.progress.PROGRESS_TICK_S` a progress worker reads own running jobs' rank-0 logs for
+  how far they are (files only);
 * every :data:`JOURNAL_TICK_S` a journal worker lists the history (a submission from another terminal or host shows
   within a tick) and reads own jobs' journals through held descriptors (a start or an end shows within a tick, no
   Slurm call).
@@ -33,9 +35,19 @@ from ntui.core.jobs.details import DetailsRequest, EntryBook, HistoryLike
 from ntui.core.jobs.journals import JournalBoard, JournalBook, JournalRequest
 from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.polling import PollRequest
+from ntui.core.jobs.progress import ProgressBook, ProgressRequest
 from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent
+from ntui.core.progress.board import ProgressBoard
 from ntui.core.slurm.runner import CommandRunner, SlurmError
-from ntui.ui.messages import DetailsFetched, EntryFound, JournalsRead, OutcomesResolved, QueueFailed, QueueFetched
+from ntui.ui.messages import (
+    DetailsFetched,
+    EntryFound,
+    JournalsRead,
+    OutcomesResolved,
+    ProgressRead,
+    QueueFailed,
+    QueueFetched,
+)
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.recent_jobs import RecentLoaded
 
@@ -48,6 +60,7 @@ HISTORY_GROUP = "ntui-history"
 OUTCOME_GROUP = "ntui-outcome"
 RECENT_GROUP = "ntui-recent"
 JOURNAL_GROUP = "ntui-journal"
+PROGRESS_GROUP = "ntui-progress"
 
 #: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
 #: shows within this, and a job submitted from another terminal too.
@@ -83,6 +96,7 @@ class ModelWorkers:
         # closed under a running query crashed the interpreter: SQLite's use after free, seen once at app exit)
         self._journal_lock = threading.Lock()
         self._journal_closed = False
+        self._progress = ProgressBoard()  # own running jobs' logs, read for their progress (ntui/core/jobs/progress.py)
 
     def _run(self, fn: Any, *, group: str, description: str, exclusive: bool = False) -> None:
         self.screen.run_worker(fn, thread=True, exit_on_error=False, group=group, description=description,
@@ -171,6 +185,17 @@ class ModelWorkers:
                 self._journal_store.close()
                 self._journal_store = None
 
+    # ------------------------------------------------------------ progress (ntui/core/jobs/progress.py)
+
+    def progress_tick(self) -> None:
+        request = self.model.progress_request()
+        if request is not None:
+            self._run(partial(self._read_progress, request), group=PROGRESS_GROUP, description="progress")
+
+    def _read_progress(self, request: ProgressRequest) -> None:
+        """Ticks never overlap (the model starts one at a time), so the board is one thread's at a time."""
+        self.screen.post_message(ProgressRead(ProgressBook.fetch(self._progress, request)))
+
     # ------------------------------------------------------------ look-ups
 
     def start_lookups(self) -> None:
@@ -236,6 +261,8 @@ class ModelWorkers:
             model.finished.failed()
         elif group == JOURNAL_GROUP:
             model.journal.failed()
+        elif group == PROGRESS_GROUP:
+            model.progress.failed()
         else:
             return False
         return True

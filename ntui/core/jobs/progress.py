@@ -1,0 +1,106 @@
+"""The jobs view's book of its own running jobs' progress (:mod:`ntui.core.progress`): which logs to follow, what
+they said, and the few words each queue row shows.
+
+Every :data:`PROGRESS_TICK_S` the view's progress worker asks :meth:`ProgressBook.request` for the rank-0 logs of the
+user's running jobs whose history entry is known (ntui's own jobs: their log names are ntui's), reads them through a
+:class:`~ntui.core.progress.board.ProgressBoard` (thread-side, files only, no Slurm call) and hands the views back to
+:meth:`ProgressBook.done`. The row's words (:meth:`ProgressBook.row_texts`) hold the ETA against the time the queue
+says is left: ``42% · ends in 1 h 10 min``, or ``42% · cut at ~92%``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.inflight import InFlight
+from ntui.core.progress.board import ProgressBoard, ProgressView
+from ntui.core.progress.series import Estimate, estimate, human_duration
+from ntui.core.records.history import HistoryEntry
+from ntui.core.slurm.squeue import QueueJob
+
+__all__ = ["PROGRESS_TICK_S", "ProgressBook", "ProgressRequest", "time_left_s"]
+
+#: How often own running jobs' logs are read for their progress (seconds).
+PROGRESS_TICK_S = 5.0
+
+
+@dataclass(frozen=True)
+class ProgressRequest:
+    """One progress tick: job id -> its rank-0 log."""
+
+    wanted: dict[str, str]
+
+
+def time_left_s(job: QueueJob) -> float | None:
+    """The seconds left in a running job's allocation by the queue's line (None: no limit, or unknown)."""
+    limit, used = job.time_limit_s, job.elapsed_s
+    if not limit or used is None:
+        return None
+    return float(max(0, limit - used))
+
+
+class ProgressBook:
+    """The progress of own running jobs (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.inflight: InFlight[str] = InFlight(exclusive=True)  # the one tick
+        self.views: dict[str, ProgressView] = {}
+
+    def request(self, running: Mapping[str, QueueJob], entries: Mapping[str, HistoryEntry | None]
+                ) -> ProgressRequest | None:
+        """A tick to start now (the running jobs with an entry that names their logs), or None: one runs, or no job
+        to follow."""
+        wanted = {job_id: LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)
+                  for job_id in running if (entry := entries.get(job_id)) is not None and entry.log_dir
+                  and entry.log_stem}
+        for gone in [j for j in self.views if j not in running]:
+            del self.views[gone]
+        if not wanted or not self.inflight.start("tick"):
+            return None
+        return ProgressRequest(wanted)
+
+    @staticmethod
+    def fetch(board: ProgressBoard, request: ProgressRequest) -> dict[str, ProgressView]:
+        """*Thread-side*: what each followed log appended."""
+        return board.poll(request.wanted)
+
+    def failed(self) -> None:
+        self.inflight.clear()
+
+    def done(self, views: Mapping[str, ProgressView]) -> bool:
+        """A tick's views; True when a job's progress changed."""
+        self.inflight.clear()
+        changed = False
+        for job_id, view in views.items():
+            old = self.views.get(job_id)
+            if old is None or (old.step, old.total) != (view.step, view.total):
+                changed = True
+            self.views[job_id] = view
+        return changed
+
+    def estimate(self, job_id: str, job: QueueJob | None, now: float) -> Estimate | None:
+        view = self.views.get(job_id)
+        if view is None:
+            return None
+        return estimate(view.series(), now=now, time_left_s=time_left_s(job) if job is not None else None)
+
+    def row_texts(self, live: Mapping[str, QueueJob], now: float) -> dict[str, str]:
+        """The few words of each followed job's row."""
+        out: dict[str, str] = {}
+        for job_id, view in self.views.items():
+            if view.step is None:
+                continue
+            guess = self.estimate(job_id, live.get(job_id), now)
+            if view.total:
+                done = f"{100 * min(view.step, view.total) // view.total}%"
+                if guess is not None and guess.cut_at is not None:
+                    out[job_id] = f"{done} · cut at ~{100 * guess.cut_at // view.total}%"
+                elif guess is not None and guess.eta_s is not None:
+                    out[job_id] = f"{done} · ends in {human_duration(guess.eta_s)}"
+                else:
+                    out[job_id] = done
+            else:
+                out[job_id] = f"step {view.step:,}"
+        return out
