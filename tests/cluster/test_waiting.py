@@ -226,13 +226,15 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def _until(check: Callable[[], bool], timeout: float, what: str) -> None:
+def _until(check: Callable[[], bool], timeout: float, what: str, shown: Callable[[], str] | None = None) -> None:
+    """Wait for ``check``; on a timeout the failure says what the terminal showed (``shown``: the pane)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
             return
         time.sleep(0.5)
-    raise AssertionError(f"never: {what}")
+    screen = f"; the terminal showed:\n{shown()}" if shown is not None else ""
+    raise AssertionError(f"never: {what}{screen}")
 
 
 def _jobs_view(tmux: Callable[..., str], job: str | None) -> None:
@@ -241,15 +243,15 @@ def _jobs_view(tmux: Callable[..., str], job: str | None) -> None:
     def pane() -> str:
         return tmux("capture-pane", "-p", "-t", "ntui")
 
-    _until(lambda: "Slurm: partitions" in pane(), 60, "the compose view loaded the cluster's partitions")
+    _until(lambda: "Slurm: partitions" in pane(), 60, "the compose view loaded the cluster's partitions", pane)
     time.sleep(1)
     tmux("send-keys", "-t", "ntui", "Escape")
     time.sleep(0.5)
     tmux("send-keys", "-t", "ntui", "2")
     if job is None:
-        _until(lambda: "Queue · my jobs" in pane(), 60, "the jobs view")
+        _until(lambda: "Queue · my jobs" in pane(), 60, "the jobs view", pane)
         return
-    _until(lambda: any(line.startswith(f"│{job} ") for line in pane().splitlines()), 60, "the job's row")
+    _until(lambda: any(line.startswith(f"│{job} ") for line in pane().splitlines()), 60, "the job's row", pane)
 
 
 def test_the_app_rings_and_notifies_when_a_job_ends(dev_cluster: DevCluster, jobs: Jobs, tmp_path: Path) -> None:
