@@ -274,3 +274,28 @@ def test_a_copied_log_with_a_new_modification_time_gives_the_same_verdict(torch_
         verdict, _ = files_verdict([copy])
         assert verdict.line.startswith("rank 1 on localhost failed first: ValueError: rank 1 fails on purpose"), \
             (later, verdict.line)
+
+
+def test_a_rank_file_read_late_still_names_the_ranks_own_error() -> None:
+    """Live, the lines without a time of their own get the time they were polled; the launcher's root cause entry
+    its own. The real torchrun failure (rank 3 raises, then its process aborts at exit: torch elastic says exitcode
+    -6) with rank 3's file polled 30 s after the root cause's time (a loaded machine, seen in a full run): the
+    verdict is the RuntimeError, the abort its consequence."""
+    from ntui.core.logs.triage import RankDetector
+
+    case = LOGS / "fail-torchrun"
+    root_cause_at = datetime(2026, 11, 30, 9, 28, 56).timestamp()
+    per_file = {}
+    batch = RankDetector(None, None, task_is_rank=False)
+    batch.feed_many(next(p for p in case.glob("*.out") if "-rank-" not in p.name).read_text().splitlines(),
+                    first_line_no=1, time=root_cause_at + 1)
+    per_file["batch"] = batch.findings
+    for rank in range(4):
+        det = RankDetector(rank, None, task_is_rank=False)
+        det.feed_many((case / f"local-torchrun-2-rank-{rank}.out").read_text().splitlines(), first_line_no=1,
+                      time=root_cause_at + 30)
+        det.flush()
+        per_file[str(rank)] = det.findings
+    first = triage(per_file).first
+    assert first is not None and (first.rank, first.first_line) == (3, "RuntimeError: ntui check: rank 3 fails on "
+                                                                        "purpose"), first

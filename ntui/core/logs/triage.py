@@ -1006,13 +1006,16 @@ def _order_key(f: Finding) -> tuple[float, int]:
 
 def _signals_in_context(group: list[Finding]) -> list[Finding]:
     """One rank's findings, its signal findings read in context (see the module docstring): a fault signal of
-    a rank that said a peer went away or timed out is a consequence (``signal``; a peer error long before the
-    death represents the rank anyway, being its earliest); the others get the signal and local rank another
+    a rank that said a peer went away or timed out, or whose own traceback ended it, is a consequence (``signal``;
+    that earlier error represents the rank); the others get the signal and local rank another
     finding of the same death names (the summary's local rank on faulthandler's line)."""
     deaths = [f for f in group if f.kind == "rank_signal"]
     if not deaths:
         return group
-    if any(f.kind in _AFTER_PEERS for f in group):
+    if any(f.kind in _AFTER_PEERS or (f.from_traceback and f.kind != "rank_signal") for f in group):
+        # after a peer's loss or a timeout, or after the rank's own uncaught exception (the interpreter then exits;
+        # an abort at that exit, libstdc++'s terminate, is its teardown), the death is the consequence: the log
+        # lines without a time of their own (read when polled) must not lose to the launcher's timestamped report
         return [replace(f, kind="signal") if f.kind == "rank_signal" else f for f in group]
     sig = next((f.signal for f in deaths if f.signal), None)
     local = next((f.local_rank for f in group if f.local_rank is not None), None)
