@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import getpass
+import os
 import signal
 import socket
+import sys
+import termios
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,6 +53,10 @@ if TYPE_CHECKING:
 
 #: Seconds after start before the settings file is read (in a worker): the first frame needs none of it.
 SETTINGS_DELAY_S = 0.3
+#: Seconds a shutdown by SIGTERM or SIGHUP may take before the process ends anyway (:meth:`NtuiApp._end_by_signal`).
+EXIT_GRACE_S = 5.0
+#: How often the app looks whether its terminal is still there (:meth:`NtuiApp._check_terminal`).
+TERMINAL_CHECK_S = 2.0
 
 # Start-up budget (bench/startup.py): modules that the first frame does not need (Slurm layer, history,
 # dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used; the
@@ -179,17 +187,49 @@ class NtuiApp(App[int]):
         with self._runner_lock:
             self._runner = runner
 
+    _ending = False  # a signal or a vanished terminal ends the app (once)
+
     def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, partial(self.exit, return_code=128 + sig))
+                loop.add_signal_handler(sig, partial(self._end_by_signal, sig))
+        if not self.is_headless:
+            self.set_interval(TERMINAL_CHECK_S, self._check_terminal, name="terminal check")
         if self.reconcile_on_start:  # its thread (history, squeue) would compete with the first frame
             self.after_first_frame(self._reconcile)
         if self._settings is None:  # read off the event loop, once the first frame is out
             self.set_timer(SETTINGS_DELAY_S, self._read_settings, name="read settings")
         elif self.settings_problems:
             self.call_after_refresh(self._report_settings_problems)
+
+    def _end_by_signal(self, sig: int) -> None:
+        """SIGTERM or SIGHUP (the terminal went away): exit, and end the process after :data:`EXIT_GRACE_S` whatever
+        Textual's shutdown does. Its driver flushes its pending output to a terminal that may be gone; seen in a full
+        test run (a tmux server killed under the app): the shutdown waited on the driver's output queue forever, and
+        the orphaned app kept polling the controller. The records are written as each job's state changes, so
+        nothing is lost."""
+        if self._ending:
+            return
+        self._ending = True
+        self.exit(return_code=128 + sig)
+        fallback = threading.Timer(EXIT_GRACE_S, os._exit, args=(128 + sig,))
+        fallback.daemon = True
+        fallback.start()
+
+    def _check_terminal(self) -> None:
+        """The terminal hung up without a SIGHUP reaching the app (it is not the terminal's controlling process, as
+        under a launcher that started it in a session of its own): its attributes read EIO. End as on SIGHUP."""
+        stdin = sys.__stdin__
+        if stdin is None:
+            return
+        try:
+            termios.tcgetattr(stdin.fileno())
+        except termios.error as exc:
+            if exc.args and exc.args[0] == errno.EIO:
+                self._end_by_signal(signal.SIGHUP)
+        except (OSError, ValueError):
+            return
 
     def after_first_frame(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` once the first frame is on the terminal (at once, later on). Start-up work that the
