@@ -61,9 +61,9 @@ _SCALE = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 
 # tqdm's r_bar: "| n/total [elapsed<remaining, rate{, postfix}]", its l_bar "desc: pct%|bar"
-_TQDM_RE = re.compile(
-    r"(?:(?P<desc>[^|\r]*?):?\s*(?P<pct>\d{1,3})%\|[^|\r]*\|\s*)?"
-    r"(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)(?:/(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?))?"
+_TQDM_RE = re.compile(  # the r_bar; the description is what precedes the bar's "NN%|" (read apart: a lazy group
+    # before it made each line's search quadratic)
+    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)(?:/(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?))?"
     r"(?:\s*(?P<unit0>[A-Za-z]+))?\s*\["
     r"(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]+))?,\s*"
     r"(?:(?P<rate>[\d.]+)(?P<rk>[kMGT]?)(?P<ratetail>[A-Za-z]+/s|s/[A-Za-z]+)|\?[A-Za-z]+/s)"
@@ -74,6 +74,7 @@ _RICH_RE = re.compile(
     r"(?:\s+(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?"
 )
 _RICH_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*): (?P<value>{_NUM})")
+_PCT_TAIL_RE = re.compile(r"\s*\d{1,3}$")
 _EPOCH_DESC_RE = re.compile(r"\bEpoch\s+(?P<epoch>\d+)", re.IGNORECASE)
 _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{_NUM})")
 _MEGATRON_RE = re.compile(r"\biteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|")
@@ -141,7 +142,9 @@ def _tqdm(text: str) -> Point | None:
     if m["rate"] is not None:
         value = _scaled(m["rate"], m["rk"])
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
-    desc = (m["desc"] or "").strip()
+    head = text[:m.start()]
+    bar_at = head.rfind("%|")
+    desc = _PCT_TAIL_RE.sub("", head[:bar_at]).strip().rstrip(":").strip() if bar_at >= 0 else ""
     epoch_m = _EPOCH_DESC_RE.search(desc)
     lowered = desc.lower()
     phase = "validation" if "validat" in lowered else "sanity check" if "sanity" in lowered else \
