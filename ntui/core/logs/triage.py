@@ -70,11 +70,11 @@ import time as _time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Literal, NamedTuple, TypeVar, get_args
 
 from ntui.core.hosts import format_index_ranges
 from ntui.core.logs.signals import is_fault, signal_name, signal_of_word
+from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = [
     "KINDS",
@@ -237,22 +237,6 @@ _GLOG_RE = re.compile(
     r"^\[?(?P<lvl>[IWEF])(?P<mo>\d\d?)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
     r"(?:\.(?P<f>\d+))?"
 )
-_ISO_RE = re.compile(
-    r"(?P<y>(?:19|20)\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
-    r"(?:[.,](?P<f>\d+))?"
-)
-
-
-def _mk_time(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None) -> float | None:
-    try:
-        stamp = datetime(y, mo, d, h, mi, s).timestamp()  # naive = local time, like file mtimes shown
-    except (ValueError, OverflowError, OSError):
-        return None
-    if frac:
-        stamp += float("0." + frac[:9])
-    return stamp
-
-
 def _glog_level(text: str) -> str | None:
     m = _GLOG_RE.match(text)
     return m.group("lvl") if m else None
@@ -269,11 +253,8 @@ def parse_line_time(text: str, *, year: int | None = None) -> float | None:
     m = _GLOG_RE.match(text)
     if m is not None:
         y = year if year is not None else _time.localtime().tm_year
-        return _mk_time(y, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), m["f"])
-    m2 = _ISO_RE.search(text, 0, 64)
-    if m2 is not None:
-        return _mk_time(int(m2["y"]), int(m2["mo"]), int(m2["d"]), int(m2["h"]), int(m2["mi"]), int(m2["s"]), m2["f"])
-    return None
+        return local_epoch(y, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]), m["f"])
+    return iso_stamp(text, 64)
 
 
 # ---------------------------------------------------------------------------------------------------------

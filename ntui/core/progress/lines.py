@@ -27,8 +27,9 @@ import ast
 import math
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Literal
+
+from ntui.core.timestamps import iso_stamp
 
 __all__ = ["FORMATS", "Format", "Pattern", "Point", "parse_line", "pattern_problem"]
 
@@ -54,8 +55,6 @@ class Point:
     time: float | None = None  # the line's own timestamp (epoch seconds, local time), where it has one
 
 
-_STAMP_RE = re.compile(
-    r"(?P<y>20\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d+))?")
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 _SCALE = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
@@ -96,18 +95,6 @@ def _clock(text: str) -> float | None:
     for part in parts:
         seconds = seconds * 60 + int(part)
     return seconds
-
-
-def _stamp(text: str) -> float | None:
-    """The epoch seconds of an ISO-like timestamp near the start of a line (``2026-05-18 16:04:46,338``)."""
-    m = _STAMP_RE.search(text, 0, 80)
-    if m is None:
-        return None
-    try:
-        when = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]))
-    except ValueError:
-        return None
-    return when.timestamp() + (float("0." + m["f"]) if m["f"] else 0.0)
 
 
 def _number(text: str) -> float | None:
@@ -274,6 +261,6 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
     for read in _READERS:
         point = read(text)
         if point is not None:
-            stamp = _stamp(text) if point.format != "tqdm" else None
+            stamp = iso_stamp(text, 80) if point.format != "tqdm" else None
             return replace(point, time=stamp) if stamp is not None else point
     return None
