@@ -199,14 +199,15 @@ def _per_node(spec: JobSpec) -> int:
 
 
 def _accelerate_config(spec: JobSpec, paths: LogPaths) -> list[str]:
-    """An explicit accelerate config next to the logs, so that a default config is never read (A1)."""
+    """An explicit accelerate config next to the logs, so that a default config is never read (A1). Only keys every
+    accelerate since 0.20 reads: ``debug`` (0.21) and ``enable_cpu_affinity`` (0.29) are left to their default
+    (false); an older release refuses the file that has them (``unexpected keyword argument 'debug'``)."""
     mode = spec.accelerate_device
     config = {
         "compute_environment": "LOCAL_MACHINE",
         "distributed_type": f"'{_ACCELERATE_TYPE[mode]}'",  # quoted: YAML reads a bare NO as false
         "mixed_precision": f"'{spec.mixed_precision}'",
         "use_cpu": "true" if mode == "cpu" else "false",
-        "debug": "false",
         "gpu_ids": "all",
         "num_machines": "1",
         "num_processes": "1",
@@ -214,7 +215,6 @@ def _accelerate_config(spec: JobSpec, paths: LogPaths) -> list[str]:
         "rdzv_backend": "static",
         "same_network": "false",
         "main_training_function": "main",
-        "enable_cpu_affinity": "false",
     }
     prefix = paths.rank_prefix_dir
     return [
