@@ -6,6 +6,11 @@ Not a test: run it by hand when the logs must be re-captured (it takes a few min
     eval "$(scripts/dev-cluster env)"
     python tests/cluster/capture_triage_logs.py [CASE ...]     # default: every case
     python tests/cluster/capture_triage_logs.py --into slurm-26.05 signal-abort-srun ...   # another version's
+    python tests/cluster/capture_triage_logs.py --torch /path/to/venv [CASE ...]   # that venv's torch, accelerate
+
+``--torch VENV`` runs the jobs with another Python environment (its ``bin`` first on the PATH the job inherits, so
+its ``python``, ``torchrun`` and ``accelerate``) and writes into ``tests/data/logs/torch-<version>/<case>/``: the torch
+version matrix (``scripts/torch-matrix`` makes the venvs).
 
 Each case submits one job through ``ntui submit`` (the shipped ``local-*`` presets running
 ``examples/ddp_check.py``), makes it end the way the case is named, and copies the batch log, the rank logs
@@ -29,9 +34,15 @@ OUT = REPO / "tests" / "data" / "logs"
 DEV_CLUSTER = Path(os.environ.get("NTUI_DEV_CLUSTER_SCRIPT", REPO / "scripts" / "dev-cluster"))
 
 
+#: ``--torch VENV``: the job's Python environment (its bin first on the job's PATH); None: this interpreter's
+JOB_VENV: Path | None = None
+
+
 def ntui(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    if JOB_VENV is not None:
+        env["PATH"] = f"{JOB_VENV / 'bin'}:{env['PATH']}"
     return subprocess.run([sys.executable, "-m", "ntui", *args], env=env, cwd=cwd, capture_output=True,
                           text=True, errors="replace", timeout=timeout)
 
@@ -88,6 +99,8 @@ def collect(case: str, preset: str, log_dir: Path, job_id: str, world: int, laun
     sacct = run("sacct", "-n", "-P", "-j", job_id, "-o", "JobID,State,ExitCode,Reason,NodeList,Start,End")
     if sacct.returncode == 0 and sacct.stdout.strip():
         (dest / "sacct.txt").write_text(sacct.stdout)
+    if JOB_VENV is not None:
+        extra = {**extra, "torch": _venv_versions(JOB_VENV)}
     meta = {"job_id": job_id, "preset": preset, "launcher": launcher, "world_size": world, "what": note,
             "captured": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "mtimes": {p.name: round(p.stat().st_mtime, 6) for p in sorted(dest.glob("*.out"))}, **extra}
@@ -174,10 +187,20 @@ CASES = {
 }
 
 
+def _venv_versions(venv: Path) -> dict[str, str]:
+    """torch's and accelerate's versions in a venv (``2.0.1+cu117`` -> ``2.0.1``)."""
+    code = ("import importlib.metadata as m, json; print(json.dumps({p: m.version(p).split('+')[0] "
+            "for p in ('torch', 'accelerate')}))")
+    return dict(json.loads(run(str(venv / "bin" / "python"), "-c", code).stdout))
+
+
 def main(argv: list[str]) -> int:
-    global OUT
+    global OUT, JOB_VENV
     if argv[:1] == ["--into"]:  # tests/data/logs/<SUBDIR>/<case>/: the captures of another Slurm version
         OUT, argv = OUT / argv[1], argv[2:]
+    if argv[:1] == ["--torch"]:  # tests/data/logs/torch-<version>/<case>/: another torch version's
+        JOB_VENV, argv = Path(argv[1]).resolve(), argv[2:]
+        OUT = OUT / f"torch-{_venv_versions(JOB_VENV)['torch']}"
     names = argv or list(CASES)
     with tempfile.TemporaryDirectory(prefix="ntui-capture-") as tmp:
         for name in names:

@@ -383,7 +383,7 @@ def test_screenshots_are_deterministic(tmp_path: Path) -> None:
     two = [p.read_text() for p in log_pane_screenshots(tmp_path / "b")]
     assert one == two
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["log-merged.svg", "log-pane.svg"]
-    assert "rank&#160;2&#160;on&#160;nid001141&#160;failed&#160;first" in one[0]
+    assert "rank&#160;2&#160;on&#160;nid001141&#160;ran&#160;out&#160;of&#160;GPU&#160;memory&#160;first" in one[0]
     assert "[r2]&#160;[rank2]:&#160;torch.OutOfMemoryError" in one[1]
 
 

@@ -38,7 +38,8 @@ def test_per_rank_files_name_the_rank_that_raised_and_exit_1() -> None:
 def test_one_combined_log_names_the_rank_killed_by_a_signal() -> None:
     res = _ntui(str(_batch("signal-kill-srun")))
     assert res.returncode == 1
-    assert res.stdout.startswith("rank 2 on nid002 was killed by SIGKILL first: srun: error: nid002: task 2: Killed")
+    assert res.stdout.startswith("rank 2 on nid002 was killed by SIGKILL (likely the out-of-memory killer) first: "
+                                 "srun: error: nid002: task 2: Killed")
 
 
 def test_json_gives_the_fields_and_how_each_file_was_read() -> None:

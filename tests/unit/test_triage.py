@@ -93,7 +93,8 @@ def test_real_rendezvous_timeout_without_message() -> None:
     assert kinds(found) == ["dist_timeout"]
     assert found[0].first_line == "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError"
     assert triage(found).summary() == (
-        "the job failed first: torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError (dist_timeout, line 41)"
+        "the job gave up waiting for the rendezvous (not every node's launcher joined) first: "
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError (dist_timeout, line 41)"
     )
 
 
@@ -172,7 +173,8 @@ def test_a_launcher_killed_by_a_signal_is_named_as_the_launcher() -> None:
     det = RankDetector(task_is_rank=False)
     det.feed("srun: error: nid002: task 1: Killed")
     s = triage(det.findings)
-    assert s.summary() == ("the launcher on nid002 (srun task 1) was killed by SIGKILL first: "
+    assert s.summary() == ("the launcher on nid002 (srun task 1) was killed by SIGKILL (likely the out-of-memory "
+                           "killer) first: "
                            "srun: error: nid002: task 1: Killed (rank_signal, line 1)")
 
 
@@ -230,7 +232,8 @@ Root Cause (first observed failure):
         ("signal", 2, 0, "nid002", "SIGTERM"), ("rank_signal", 3, 1, "nid002", "SIGABRT")]
     assert found[1].first_line == "exitcode -6 (SIGABRT) in torch elastic's root cause"
     assert found[0].first_line == "exitcode -15 (SIGTERM) in torch elastic's failures"
-    assert triage(found).summary() == ("rank 3 on nid002 was killed by SIGABRT (local rank 1) first: "
+    assert triage(found).summary() == ("rank 3 on nid002 was killed by SIGABRT (local rank 1; an abort: a C++ "
+                                       "exception, NCCL or CUDA) first: "
                                        "exitcode -6 (SIGABRT) in torch elastic's root cause (rank_signal, line 15)")
 
 

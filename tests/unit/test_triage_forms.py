@@ -34,12 +34,39 @@ def _verdict(torch_dir: Path, name: str) -> str:
     ("record-import.out", "rank 1 on localhost could not import a_module_this_environment_lacks first (not in the "
                           "job's Python: activate its environment before submitting, or in setup:): "
                           "ModuleNotFoundError: No module named"),
-    ("kill-tee.out", "rank 1 on localhost was killed by SIGKILL (local rank 1) first"),
-    ("segv-tee.out", "rank 1 on localhost was killed by SIGSEGV (local rank 1) first"),
+    ("kill-tee.out", "rank 1 on localhost was killed by SIGKILL (local rank 1; likely the out-of-memory killer) "
+                     "first"),
+    ("segv-tee.out", "rank 1 on localhost was killed by SIGSEGV (local rank 1; a crash in native code) first"),
+    ("abort-tee.out", "rank 1 on localhost was killed by SIGABRT (local rank 1; an abort: a C++ exception, NCCL or "
+                      "CUDA) first"),
+    ("hang-tee.out", "rank 0 on localhost timed out after 8 s waiting for a peer in a collective (gloo recv) first: "),
+    ("rdzv-timeout.out", "the job gave up waiting for the rendezvous (not every node's launcher joined) first: "),
 ])
 @_versions
 def test_torchrun_captures_name_the_rank_and_its_error(case: str, said: str, torch_dir: Path) -> None:
+    said = UNPROVEN.get((torch_dir.name, case), said)
     assert _verdict(torch_dir, case).startswith(said)
+
+
+#: Where a version's log does not prove the rank. torch 2.0 and 2.2's plain-raise: no ``@record``, no ``--tee``;
+#: both workers exit 1 in the same second and its "Root Cause" names rank 0 (the first it polled, the one that lost
+#: its peer; 2.4 and later pick the failure that came first); the exception is in the log, its rank is not: said
+#: without one, and neither rank is a consequence.
+UNPROVEN = {(version, "plain-raise.out"): "the job failed first: ValueError: rank 1 fails on purpose (traceback"
+            for version in ("torch-2.0.1", "torch-2.2.2")}
+
+
+@_versions
+def test_a_hang_names_the_rank_that_waited_and_never_blames_the_one_it_waited_for(torch_dir: Path) -> None:
+    """Rank 1 never enters the barrier; rank 0's gloo collective times out, then the agent stops rank 1. The wait
+    is said as a wait; rank 1 (where the log names it, stopped by its agent) is where to look, not a consequence."""
+    verdict, _ = files_verdict([torch_dir / "hang-tee.out"])
+    assert verdict.rank == 0 and verdict.root is not None and verdict.root.kind == "dist_timeout"
+    assert "as a consequence" not in verdict.line, verdict.line
+    named = any(f.rank == 1 for f in scan_lines((torch_dir / "hang-tee.out").read_text().splitlines()))
+    tail = "rank 1 never reported: it likely stopped first" if named else \
+        "the rank it waited for reported no error in this log"
+    assert verdict.line.endswith(f" · {tail}"), verdict.line
 
 
 @_versions
@@ -70,16 +97,19 @@ def test_the_agents_failed_line_in_every_logging_style_gives_the_local_rank_and_
 def test_a_local_rank_alone_is_said_as_such() -> None:
     line = (ELASTIC / "older-forms" / "agent-lines.txt").read_text().splitlines()[1]
     summary = triage(scan_lines([line]))
-    assert summary.summary().startswith("local rank 3 on an unnamed node was killed by SIGKILL first"), \
+    assert summary.summary().startswith("local rank 3 on an unnamed node was killed by SIGKILL (likely the "
+                                        "out-of-memory killer) first"), \
         summary.summary()
 
 
 @_versions
 def test_a_global_rank_from_the_summary_wins_over_the_agents_local_one(torch_dir: Path) -> None:
-    """The agent's line comes first in the log, the summary's root cause (global rank 1) after it."""
+    """The agent's line comes first in the log (it names a local rank: the killed one, or under torch 2.0 the peer it
+    polled first), the summary's root cause (global rank 1) after it."""
     lines = (torch_dir / "kill-tee.out").read_text().splitlines()
     found = scan_lines(lines)
-    assert any(f.rank is None and f.local_rank == 1 and f.kind == "rank_signal" for f in found)
+    assert any(f.rank is None and f.local_rank is not None and f.kind in ("rank_signal", "child_failed")
+               for f in found)
     first = triage(found).first
     assert first is not None and (first.rank, first.local_rank, first.signal) == (1, 1, "SIGKILL")
 
@@ -202,7 +232,7 @@ def _timeouts(seqs: dict[int, int], world: int) -> str:
 
 def test_the_rank_whose_watchdog_waited_at_an_earlier_collective_stopped_first() -> None:
     said = _timeouts({0: 78, 1: 77, 2: 78, 3: 78}, world=4)
-    assert said.startswith("rank 1 failed first: [E501"), said
+    assert said.startswith("rank 1 timed out in NCCL collective 77 (ALLREDUCE) first: [E501"), said
     assert said.endswith("it stopped at collective 77 (ALLREDUCE); the others waited at 78: rank 1 is where to look")
 
 
@@ -272,8 +302,9 @@ def test_a_copied_log_with_a_new_modification_time_gives_the_same_verdict(torch_
         stamp = (torch_dir / case).stat().st_mtime + later
         os.utime(copy, (stamp, stamp))
         verdict, _ = files_verdict([copy])
-        assert verdict.line.startswith("rank 1 on localhost failed first: ValueError: rank 1 fails on purpose"), \
-            (later, verdict.line)
+        said = UNPROVEN.get((torch_dir.name, case), "rank 1 on localhost failed first: ValueError: rank 1 fails on "
+                                                    "purpose")
+        assert verdict.line.startswith(said), (later, verdict.line)
 
 
 def test_a_rank_file_read_late_still_names_the_ranks_own_error() -> None:

@@ -50,7 +50,26 @@ def verdict(c: Case, **kw: object):  # type: ignore[no-untyped-def]
     return job_verdict(c.paths, c.job_id, c.world_size, c.launcher, **kw)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("name", ["fail-srun", "fail-torchrun", "fail-accelerate"])
+#: The torch version matrix (``scripts/torch-matrix cluster``): the same jobs run with other torch and accelerate
+#: releases (``tests/data/logs/torch-<version>/``; each ``case.json`` says which).
+TORCH_MATRIX = tuple(f"{p.name}/" for p in sorted(DATA.glob("torch-*")) if p.is_dir())
+LAUNCHERS = ("srun", "torchrun", "accelerate")
+FAIL_CASES = [f"{version}fail-{launcher}" for version in ("", *TORCH_MATRIX) for launcher in LAUNCHERS
+              if (DATA / f"{version}fail-{launcher}").is_dir()]
+
+
+def test_the_torch_matrix_is_there() -> None:
+    """Every version of the matrix has every case it was captured with (a version whose jobs could not run would
+    otherwise drop out of the tests silently)."""
+    assert len(TORCH_MATRIX) >= 4, TORCH_MATRIX
+    for version in TORCH_MATRIX:
+        for how in ("fail", "signal-kill", "signal-segv", "signal-abort"):
+            for launcher in LAUNCHERS:
+                meta = json.loads((DATA / f"{version}{how}-{launcher}" / "case.json").read_text())
+                assert meta["torch"]["torch"] == version.removeprefix("torch-").rstrip("/")
+
+
+@pytest.mark.parametrize("name", FAIL_CASES)
 def test_failing_rank_is_named_by_global_rank_and_node(name: str) -> None:
     c = case(name)
     rank = int(c.meta["failing_rank"])  # type: ignore[call-overload]
@@ -63,7 +82,7 @@ def test_failing_rank_is_named_by_global_rank_and_node(name: str) -> None:
     assert v.as_dict()["kind"] == "rank_error" and v.as_dict()["rank"] == rank
 
 
-@pytest.mark.parametrize("name", ["fail-srun", "fail-torchrun", "fail-accelerate"])
+@pytest.mark.parametrize("name", FAIL_CASES)
 def test_the_other_ranks_are_consequences(name: str) -> None:
     c = case(name)
     v = verdict(c)
@@ -73,8 +92,12 @@ def test_the_other_ranks_are_consequences(name: str) -> None:
     assert "as a consequence" in v.line
 
 
-SIGNAL_CASES = [f"{version}signal-{how}-{launcher}" for version in ("", "slurm-26.05/")
-                for how in ("abort", "segv", "kill") for launcher in ("srun", "torchrun", "accelerate")]
+#: the likely cause said after the signal's name
+LIKELY = {"SIGABRT": "an abort: a C++ exception, NCCL or CUDA", "SIGSEGV": "a crash in native code",
+          "SIGKILL": "likely the out-of-memory killer"}
+SIGNAL_CASES = [f"{version}signal-{how}-{launcher}" for version in ("", "slurm-26.05/", *TORCH_MATRIX)
+                for how in ("abort", "segv", "kill") for launcher in LAUNCHERS
+                if (DATA / f"{version}signal-{how}-{launcher}").is_dir()]
 
 
 def _header_node(c: Case, rank: int) -> str:
@@ -96,8 +119,8 @@ def test_rank_killed_by_a_signal_is_named_by_global_rank_node_and_signal(name: s
     v = verdict(c)
     assert (v.kind, v.rank, v.node) == ("rank_error", rank, node)
     assert v.root is not None and (v.root.kind, v.root.signal) == ("rank_signal", sig)
-    local = "" if c.launcher == "srun" else f" (local rank {_local_rank(c, rank)})"
-    assert v.line.startswith(f"rank {rank} on {node} was killed by {sig}{local} first: "), v.line
+    local = "" if c.launcher == "srun" else f"local rank {_local_rank(c, rank)}; "
+    assert v.line.startswith(f"rank {rank} on {node} was killed by {sig} ({local}{LIKELY[sig]}) first: "), v.line
     assert "the launcher on" not in v.line and "failed first" not in v.line
     assert v.signal == sig and v.as_dict()["signal"] == sig and v.as_dict()["rank"] == rank
 
@@ -141,8 +164,8 @@ def test_the_batch_log_alone_names_the_signal(tmp_path: Path, name: str, before:
     v = job_verdict(LogPaths(str(tmp_path), c.paths.stem), c.job_id, c.world_size, c.launcher)
     assert v.line != before
     assert (v.rank, v.node, v.signal) == (3, _header_node(c, 3), "SIGABRT")
-    assert v.line.startswith("rank 3 on nid002 was killed by SIGABRT (local rank 1) first: exitcode -6 (SIGABRT) "
-                             "in torch elastic's root cause")
+    assert v.line.startswith(f"rank 3 on nid002 was killed by SIGABRT (local rank 1; {LIKELY['SIGABRT']}) first: "
+                             "exitcode -6 (SIGABRT) in torch elastic's root cause")
 
 
 @pytest.mark.parametrize("name", [c for c in SIGNAL_CASES if "-segv-" in c])
@@ -151,7 +174,10 @@ def test_faulthandler_line_is_the_root(name: str) -> None:
     c = case(name)
     v = verdict(c)
     assert v.root is not None and v.root.first_line == "Fatal Python error: Segmentation fault"
-    assert v.root.line_no == 5  # header, init, NTUI_CHECK, "kills itself", then faulthandler
+    lines = Path(c.paths.rank(c.job_id, int(c.meta["failing_rank"]))).read_text().splitlines()  # type: ignore[call-overload]
+    # header, init, (torch 2.9's gloo: "[Gloo] Rank 1 is connected to 3 peer ranks"), NTUI_CHECK, "kills itself"
+    at = lines.index("Fatal Python error: Segmentation fault") + 1
+    assert at in (5, 6) and v.root.line_no == at
 
 
 def test_signal_summary_of_torch_elastic() -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FAULT_SIGNALS", "exit_code_signal", "is_fault", "signal_name", "signal_number", "signal_of_word"]
+__all__ = ["FAULT_SIGNALS", "exit_code_signal", "fault_cause", "is_fault", "signal_name", "signal_number",
+           "signal_of_word"]
 
 # number -> (name, what libc's strsignal says, lower case)
 _SIGNALS: dict[int, tuple[str, str]] = {
@@ -43,6 +44,16 @@ FAULT_SIGNALS: frozenset[str] = frozenset(
     {"SIGABRT", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS", "SIGKILL"}
 )
 
+#: what a fault signal most often means in a training job, said after its name
+_CAUSES: dict[str, str] = {
+    "SIGKILL": "likely the out-of-memory killer",
+    "SIGSEGV": "a crash in native code",
+    "SIGABRT": "an abort: a C++ exception, NCCL or CUDA",
+    "SIGBUS": "a bad memory access, often /dev/shm full",
+    "SIGFPE": "an arithmetic fault in native code",
+    "SIGILL": "an instruction this CPU lacks",
+}
+
 _CORE_RE = re.compile(r"\s*\(core dumped\)\s*$", re.IGNORECASE)
 _EXIT_RE = re.compile(r"^\s*(?P<code>\d+)(?::(?P<sig>\d+))?\s*$")
 
@@ -70,6 +81,11 @@ def signal_of_word(word: str) -> str | None:
 def is_fault(name: str | None) -> bool:
     """Whether a process that died of this signal failed by itself (see the module docstring)."""
     return name in FAULT_SIGNALS
+
+
+def fault_cause(name: str | None) -> str | None:
+    """The likely cause of a death by a fault signal, in words: ``SIGKILL`` -> ``likely the out-of-memory killer``."""
+    return _CAUSES.get(name or "")
 
 
 def exit_code_signal(exit_code: str | None) -> str | None:

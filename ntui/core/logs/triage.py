@@ -73,7 +73,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, TypeVar, get_args
 
 from ntui.core.hosts import format_index_ranges
-from ntui.core.logs.signals import is_fault, signal_name, signal_of_word
+from ntui.core.logs.signals import fault_cause, is_fault, signal_name, signal_of_word
 from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = [
@@ -274,7 +274,12 @@ _NCCL_ERR_RE = re.compile(
 _DIST_TIMEOUT_RE = re.compile(
     r"Rendezvous\w*Error|DistStoreError|DistNetworkError"
     r"|Timed out after \d+ seconds? waiting for|client socket has timed out"
+    r"|Timed out waiting \d+ ?ms for (?:recv|send) operation"
 )
+#: gloo's collective timeout: this rank waited in a collective for a peer that never came
+#: the width a one-line verdict is cut to (the jobs view's and the CLI's)
+SUMMARY_WIDTH = 220
+_GLOO_WAIT_RE = re.compile(r"Timed out waiting (?P<ms>\d+) ?ms for (?P<op>recv|send) operation")
 _PEER_RE = re.compile(
     r"Connection closed by peer|Connection reset by peer|remote worker crashing|Broken pipe"
     r"|NCCL communicator was aborted",
@@ -903,6 +908,9 @@ class TriageSummary:
     note: str = ""
     """What the log cannot show, said after the finding: several ranks' NCCL watchdogs timed out at the same
     collective, and the rank that stopped first never reported."""
+    silent: tuple[int, ...] = ()
+    """When the first finding is a wait (a collective's timeout): the ranks that said nothing of their own, one of
+    which it likely waited for (none of them is a consequence)."""
 
     @property
     def rank(self) -> int | None:
@@ -923,8 +931,13 @@ class TriageSummary:
         if f is None:
             return "no failure found"
         text = f.first_line
-        if len(text) > 200:
-            text = text[:199] + "…"
+        keep = 200
+        if self.note:  # the note says what the raw line cannot: the raw line is cut so that a line of
+            # SUMMARY_WIDTH keeps it whole
+            keep = max(40, SUMMARY_WIDTH - len(f"{where(f)} {what_happened(f)} first: ({f.kind}, line "
+                                               f"{f.line_no}) · {self.note}") - 6)
+        if len(text) > keep:
+            text = text[: keep - 1] + "…"
         if f.kind == "not_found":
             return f"{missing_command(f)}: {text} ({f.kind}, line {f.line_no})"
         missing = _MODULE_RE.match(f.first_line) if f.kind == "traceback" else None
@@ -970,12 +983,37 @@ def missing_command(f: Finding) -> str:
             "before submitting, or in setup:)")
 
 
-def what_happened(f: Finding) -> str:
-    """``failed``, or for a fault signal ``was killed by SIGABRT (local rank 1)``."""
-    if f.kind != "rank_signal":
-        return "failed"
-    local = f" (local rank {f.local_rank})" if f.local_rank is not None and f.rank is not None else ""
-    return f"was killed by {f.signal or 'a signal'}{local}"
+def what_happened(f: Finding, *, likely: bool = True) -> str:
+    """The cause in words, said before the raw line: ``failed`` (an exception: its line says which), ``was killed by
+    SIGKILL (local rank 1; likely the out-of-memory killer)``, ``ran out of GPU memory``, ``timed out in NCCL
+    collective 78 (ALLREDUCE)``, ``timed out after 8 s waiting for a peer in a collective (gloo recv)``, ``gave up
+    waiting for the rendezvous``, ..."""
+    if f.kind == "rank_signal":
+        said = [f"local rank {f.local_rank}"] if f.local_rank is not None and f.rank is not None else []
+        said += [why] if likely and (why := fault_cause(f.signal)) else []  # not when the verdict already says it
+        return f"was killed by {f.signal or 'a signal'}" + (f" ({'; '.join(said)})" if said else "")
+    if f.kind == "oom":
+        return "ran out of GPU memory"
+    if f.kind == "nccl_timeout":
+        op = _collective(f)
+        return f"timed out in NCCL collective {op[0]} ({op[1]})" if op else "hit NCCL's watchdog timeout"
+    if f.kind == "nccl":
+        return "hit an NCCL error"
+    if f.kind == "peer_failure":
+        return "lost its connection to a peer"
+    if f.kind == "dist_timeout":
+        text = f.first_line
+        if (g := _GLOO_WAIT_RE.search(text)) is not None:
+            return f"timed out after {int(g['ms']) / 1000:g} s waiting for a peer in a collective (gloo {g['op']})"
+        if "RendezvousTimeout" in text:
+            return "gave up waiting for the rendezvous (not every node's launcher joined)"
+        if "Rendezvous" in text:
+            return "could not reach the rendezvous"
+        if "waiting for clients" in text or "waiting for" in text and "Timed out after" in text:
+            return "timed out waiting for the other ranks at the store"
+        if "DistNetworkError" in text or "socket has timed out" in text:
+            return "could not reach the store (MASTER_ADDR:MASTER_PORT)"
+    return "failed"
 
 
 _K = TypeVar("_K")
@@ -1005,7 +1043,10 @@ def _signals_in_context(group: list[Finding]) -> list[Finding]:
 
 
 def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
-    earliest = min(findings, key=_order_key)
+    # a launcher's or Slurm's report of a death (tier 2 and above) comes after the death: it does not open the
+    # window, whose time may be its own timestamp while the error's is only its file's
+    errors = [f for f in findings if f.tier < 2]
+    earliest = min(errors or findings, key=_order_key)
     if earliest.time is None:
         pool = list(findings)
     else:
@@ -1039,12 +1080,33 @@ def _nccl_timeouts(first: Finding, per_rank: Mapping[int | None, Finding],
         later = sorted({timed_out[r][1][0] for r in others} - {seq})
         return timed_out[lowest][0], (f"it stopped at collective {seq} ({op}); the others waited at "
                                       f"{', '.join(map(str, later))}: rank {lowest} is where to look")
-    silent = sorted(set(ranks) - set(per_rank))
+    silent = _silent(per_rank, ranks)
     said = (f"{'rank' if len(silent) == 1 else 'ranks'} {format_index_ranges(silent)} never reported: "
             f"{'it' if len(silent) == 1 else 'one of them'} likely stopped first") if silent else \
         "the rank that stopped first is not in this log"
     reported = format_index_ranges(sorted(timed_out))
     return first, f"ranks {reported} all timed out at collective {seq} ({op}); {said}"
+
+
+def _is_wait(f: Finding) -> bool:
+    """A rank's timeout in a collective: a consequence of a peer that did not come, never a cause by itself."""
+    return f.kind == "nccl_timeout" or (f.kind == "dist_timeout" and _GLOO_WAIT_RE.search(f.first_line) is not None)
+
+
+def _silent(per_rank: Mapping[int | None, Finding], ranks: Collection[int]) -> list[int]:
+    """The ranks known (their files, or a report about them) that said nothing of their own: no error, no wait;
+    at most their launcher's report that it stopped them."""
+    known = set(ranks) | {r for r in per_rank if r is not None}
+    return sorted(r for r in known if r not in per_rank or per_rank[r].tier >= 2)
+
+
+def _waited_for(per_rank: Mapping[int | None, Finding], ranks: Collection[int]) -> str:
+    """The first finding is a wait and no rank reported a cause: who it waited for, as far as the log knows."""
+    silent = _silent(per_rank, ranks)
+    if silent:
+        return (f"{'rank' if len(silent) == 1 else 'ranks'} {format_index_ranges(silent)} never reported: "
+                f"{'it' if len(silent) == 1 else 'one of them'} likely stopped first")
+    return "the rank it waited for reported no error in this log"
 
 
 def triage(
@@ -1106,4 +1168,8 @@ def triage(
     note = ""
     if first.kind == "nccl_timeout":
         first, note = _nccl_timeouts(first, per_rank, ranks)
-    return TriageSummary(first=first, per_rank=per_rank, total=len(flat), note=note)
+    silent: tuple[int, ...] = ()
+    if _is_wait(first):
+        silent = tuple(_silent(per_rank, ranks))
+        note = note or _waited_for(per_rank, ranks)
+    return TriageSummary(first=first, per_rank=per_rank, total=len(flat), note=note, silent=silent)

@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Literal, TypeVar
 
 from ntui.core.logs.signals import exit_code_signal, is_fault
-from ntui.core.logs.triage import Finding, parse_cancel, triage, what_happened, where
+from ntui.core.logs.triage import SUMMARY_WIDTH, Finding, parse_cancel, triage, what_happened, where
 
 __all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide"]
 
@@ -57,7 +57,7 @@ _REASON_KIND: tuple[tuple[str, JobLevel], ...] = (
     ("PREEMPT", "preempted"),
 )
 _BY_RE = re.compile(r"\bby (?P<who>\S+)")
-_MAX_LINE = 220
+_MAX_LINE = SUMMARY_WIDTH
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,7 @@ def decide(
             # a rank on the node that failed erred as it went down (CUDA's "unknown error"): a symptom
             line += f" · on {node} as it failed: {where(cause)}: {_crop(cause.first_line, 120)}"
         elif cause is not None and cause.kind == "rank_signal":  # an OOM kill's victim, or a crash before a cancel
-            told = f"{where(cause)} {what_happened(cause)}: {_crop(cause.first_line, 120)}"
+            told = f"{where(cause)} {what_happened(cause, likely=kind != 'oom')}: {_crop(cause.first_line, 120)}"
             line += f" · {told}" if kind == "oom" else f" · before that {told}"
         elif cause is not None:
             line += f" · before that {where(cause)}: {_crop(cause.first_line, 120)}"
@@ -272,7 +272,12 @@ def decide(
     consequences = tuple(
         f for r, f in sorted(summary.per_rank.items(), key=lambda kv: -1 if kv[0] is None else kv[0])
         if r is not None and r != root.rank and f.tier >= 1 and (after is None or f.time is None or f.time >= after)
+        and r not in summary.silent  # a rank a timeout waited for is where to look, not a consequence
     )
+    if root.rank is None:
+        # the cause's rank is not in the log: a rank whose only word is its plain exit (torch elastic's "exitcode:
+        # 1") may be that very rank, so it is no consequence
+        consequences = tuple(f for f in consequences if f.kind != "child_failed")
     line = _crop(summary.summary())
     if consequences:
         line += f" · then {_ranks_text(consequences)} as a consequence"

@@ -7,6 +7,11 @@ prefixes too.
     /path/to/another/venv/bin/python tests/data/logs/elastic/capture.py    # another torch version, its own folder
 
 The torch version is the interpreter's: one folder per version, each tested alike (tests/unit/test_triage_forms.py).
+``scripts/torch-matrix venvs`` makes a venv per torch version (2.0.1, 2.2.2, 2.4.1, 2.6.0, 2.9.1: PyPI's builds, run on
+the CPU); ``scripts/torch-matrix elastic`` runs this file with each. The kinds: an exception with and without
+``@record`` (and with the workers' output redirected), a missing module, SIGKILL (as the OOM killer), SIGSEGV, SIGABRT,
+a rank that never enters the barrier (the other's gloo collective times out after 8 s), and a rendezvous that never
+completes (two nodes asked, one comes).
 The forms of older torch versions that cannot be installed here are in ``older-forms/``, written from their source
 (its README says which).
 """
@@ -32,7 +37,9 @@ HOW = sys.argv[1]
 
 @record
 def main() -> None:
-    dist.init_process_group("gloo")
+    import datetime
+    # a short collective timeout, so that the "hang" case ends in gloo's own timeout within seconds
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=8))
     rank = dist.get_rank()
     print(f"rank {rank} of {dist.get_world_size()} up", flush=True)
     if rank == 1:
@@ -46,6 +53,10 @@ def main() -> None:
         if HOW == "segv":
             import ctypes
             ctypes.string_at(0)
+        if HOW == "abort":
+            os.abort()  # as a C++ terminate or NCCL's abort
+        if HOW == "hang":  # never enters the barrier: rank 0 hits the collective timeout
+            time.sleep(60)
     dist.barrier()
     print(f"rank {rank} done", flush=True)
 
@@ -63,6 +74,11 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "record-import": ("import", []),  # ModuleNotFoundError on rank 1
     "kill-tee": ("kill", ["--tee", "3"]),  # [default0]: prefixes; rank 1 killed by SIGKILL
     "segv-tee": ("segv", ["--tee", "3"]),
+    "abort-tee": ("abort", ["--tee", "3"]),
+    "hang-tee": ("hang", ["--tee", "3"]),  # rank 0's barrier times out (gloo), the agent then stops rank 1
+    # two nodes asked for, one ever comes: the rendezvous never completes (no worker starts)
+    "rdzv-timeout": ("raise", ["--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=localhost:29531",
+                               "--rdzv-conf=join_timeout=5"]),
 }
 
 
@@ -71,8 +87,8 @@ def capture(case: str, into: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="ntui-elastic-") as tmp:
         prog = Path(tmp) / "worker.py"
         prog.write_text(PROGRAM)
-        argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
-                *opts, str(prog), how]
+        alone = [] if any(o.startswith("--nnodes") for o in opts) else ["--standalone"]
+        argv = [sys.executable, "-m", "torch.distributed.run", *alone, "--nproc-per-node=2", *opts, str(prog), how]
         env = dict(os.environ, PYTHONFAULTHANDLER="1", LOGLEVEL="INFO")
         res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
                              env=env, cwd=tmp)
@@ -84,7 +100,7 @@ def capture(case: str, into: Path) -> None:
 def main(argv: list[str]) -> int:
     import torch
 
-    into = HERE / f"torch-{torch.__version__.split('+')[0]}"
+    into = HERE / f"torch-{torch.__version__.split('+')[0]}"  # a CUDA or CPU build of one version: one folder
     into.mkdir(exist_ok=True)
     for case in argv or list(CASES):
         capture(case, into)
