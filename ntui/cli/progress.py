@@ -19,9 +19,10 @@ from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, add_cluster_option, history_
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.compose.timefmt import parse_time_limit
 from ntui.core.jobs.submission import paths_for
+from ntui.core.progress.chart import chart_lines, summary_lines
 from ntui.core.progress.lines import Pattern, pattern_problem
 from ntui.core.progress.read import read_progress
-from ntui.core.progress.series import estimate, human_duration
+from ntui.core.progress.series import estimate
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.runner import SlurmError
 from ntui.core.slurm.scontrol import show_job
@@ -35,6 +36,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
                                      "plain prints")
     p.add_argument("--time-left", help="for a file: the time left in its allocation (Slurm's formats, 1:30:00)")
     p.add_argument("--json", action="store_true", help="the numbers as JSON")
+    p.add_argument("--chart", nargs="?", const="", metavar="METRIC",
+                   help="draw a metric over the steps (default: the loss, else the first metric printed)")
+    p.add_argument("--width", type=int, default=80, help="the chart's width in columns (default 80)")
     add_cluster_option(p)
     p.set_defaults(func=cmd_progress)
 
@@ -100,10 +104,13 @@ def cmd_progress(args: argparse.Namespace) -> int:
             "metrics": series.metrics, "restarts": len(series.restarts), "state": state, "words": guess.words,
         }, indent=2, allow_nan=True))
     else:
-        shown = "  ".join(f"{k} {v:.4g}" for k, v in list(series.metrics.items())[:6])
-        rate = f"  {guess.rate:.3g} steps/s" if guess.rate else ""
-        left = f"  {human_duration(time_left)} left" if time_left is not None else ""
-        print(inert(guess.words))
-        if shown or rate or left:
-            print(inert(f"  {shown}{rate}{left}".rstrip()))
+        for line in summary_lines(series, guess, time_left_s=time_left):
+            print(inert(line))
+        if args.chart is not None:
+            drawn = chart_lines(series, width=max(20, args.width), metric=args.chart or None)
+            if not drawn:
+                what = f"no {args.chart!r} values" if args.chart else "no metric printed with the steps"
+                print(f"ntui: no chart: {inert(what)} in {inert(str(path))}", file=sys.stderr)
+            for line in drawn:
+                print(inert(line))
     return 1 if guess.cut_at is not None else EXIT_OK

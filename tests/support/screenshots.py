@@ -122,12 +122,14 @@ def main(argv: list[str] | None = None) -> int:
             save_report_screenshot,
         )
         from tests.support.screenshots_logs import log_pane_screenshots
+        from tests.support.screenshots_progress import save_progress_screenshot
         from tests.support.screenshots_sweep import save_sweep_screenshots
         from tests.support.screenshots_waiting import save_whatif_screenshot, save_why_screenshot
 
         print(save_jobs_screenshot(args.out))
         print(save_recent_screenshot(args.out))
         print(save_report_screenshot(args.out))
+        print(save_progress_screenshot(args.out))
         print(save_why_screenshot(args.out))
         print(save_whatif_screenshot(args.out))
         print(gpu_pane_screenshot(args.out / "gpu-pane.svg"))

@@ -99,3 +99,14 @@ class TestRun:
         from tests.support.screenshots_runs import queue_app, queue_scene
 
         assert snap_compare(queue_app(tmp_path), terminal_size=size, run_before=queue_scene)
+
+
+class TestProgress:
+    """A running job that its time limit will cut (tests/support/screenshots_progress.py): the row's words, the
+    notice, and the Progress tab with the estimate and the loss."""
+
+    @pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+    def test_progress(self, snap_compare: Any, size: tuple[int, int], tmp_path: Any) -> None:
+        from tests.support.screenshots_progress import progress_app, progress_scene
+
+        assert snap_compare(progress_app(tmp_path / "logs"), terminal_size=size, run_before=progress_scene)

@@ -5,7 +5,8 @@ Every :data:`PROGRESS_TICK_S` the view's progress worker asks :meth:`ProgressBoo
 user's running jobs whose history entry is known (ntui's own jobs: their log names are ntui's), reads them through a
 :class:`~ntui.core.progress.board.ProgressBoard` (thread-side, files only, no Slurm call) and hands the views back to
 :meth:`ProgressBook.done`. The row's words (:meth:`ProgressBook.row_texts`) hold the ETA against the time the queue
-says is left: ``42% · ends in 1 h 10 min``, or ``42% · cut at ~92%``.
+says is left: ``42% · ends in 1 h 10 min``, or ``42% · cut at ~92%``; a job that will be cut is said once more, as a
+notice (:meth:`ProgressBook.newly_cut`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from ntui.core.progress.series import Estimate, estimate, human_duration
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.squeue import QueueJob
 
-__all__ = ["PROGRESS_TICK_S", "ProgressBook", "ProgressRequest", "time_left_s"]
+__all__ = ["CUT_AFTER_POINTS", "PROGRESS_TICK_S", "ProgressBook", "ProgressRequest", "time_left_s"]
 
 #: How often own running jobs' logs are read for their progress (seconds).
 PROGRESS_TICK_S = 5.0
+#: The points a series has before a job is said to be cut (the first steps are slow: compiling, warming up).
+CUT_AFTER_POINTS = 10
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class ProgressBook:
     def __init__(self) -> None:
         self.inflight: InFlight[str] = InFlight(exclusive=True)  # the one tick
         self.views: dict[str, ProgressView] = {}
+        self._warned: set[str] = set()  # the jobs already said to be cut
 
     def request(self, running: Mapping[str, QueueJob], entries: Mapping[str, HistoryEntry | None]
                 ) -> ProgressRequest | None:
@@ -85,6 +89,19 @@ class ProgressBook:
         if view is None:
             return None
         return estimate(view.series(), now=now, time_left_s=time_left_s(job) if job is not None else None)
+
+    def newly_cut(self, live: Mapping[str, QueueJob], now: float) -> list[tuple[str, str]]:
+        """The followed jobs whose rate cannot meet their time limit, each said once (job id, the estimate's words);
+        only once the series has :data:`CUT_AFTER_POINTS` points, so that the slow first steps raise no alarm."""
+        out: list[tuple[str, str]] = []
+        for job_id, view in self.views.items():
+            if job_id in self._warned or len(view.samples) < CUT_AFTER_POINTS:
+                continue
+            guess = self.estimate(job_id, live.get(job_id), now)
+            if guess is not None and guess.cut_at is not None:
+                self._warned.add(job_id)
+                out.append((job_id, guess.words))
+        return out
 
     def row_texts(self, live: Mapping[str, QueueJob], now: float) -> dict[str, str]:
         """The few words of each followed job's row."""

@@ -18,6 +18,7 @@ from ntui.core.jobs.arrays import Folded
 from ntui.core.jobs.details import DetailsView
 from ntui.core.jobs.model import JobModel, LogTarget
 from ntui.core.jobs.queue import ACTIVE
+from ntui.core.progress.board import ProgressView
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import RecentJob
 from ntui.core.slurm.common import StateCategory
@@ -46,6 +47,7 @@ class SelectedJob:
     running: bool = False  # running (its GPUs can be watched)
     batch_log: str | None = None  # scontrol's StdOut: the batch log of a job ntui did not submit
     record: RecentJob | None = None  # the recent job's record
+    progress: ProgressView | None = None  # how far a running own job is (the view's progress tick), when known
 
     @property
     def launcher(self) -> str | None:
@@ -87,6 +89,7 @@ def selected_in_queue(model: JobModel, folded: Folded, cursor_key: str | None,
         active=category in ACTIVE,
         running=category in (StateCategory.RUNNING, StateCategory.COMPLETING),
         batch_log=cached.details.std_out if cached is not None and cached.details is not None else None,
+        progress=model.progress.views.get(key),
     )
 
 

@@ -20,13 +20,14 @@ from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.job_tab import JobTab, TabDeps
 from ntui.ui.widgets.log_pane import LogPane
+from ntui.ui.widgets.progress_pane import ProgressPane
 from ntui.ui.widgets.report_pane import ReportPane
 from ntui.ui.widgets.sweep_pane import SweepPane
 
 __all__ = ["JOB_TABS", "JobTabs"]
 
 #: Every tab of the jobs view, in the order they are shown.
-JOB_TABS: tuple[type[JobTab], ...] = (JobDetailsPanel, GpuPane, LogPane, ReportPane, SweepPane)
+JOB_TABS: tuple[type[JobTab], ...] = (JobDetailsPanel, GpuPane, LogPane, ProgressPane, ReportPane, SweepPane)
 
 
 class JobTabs(TabbedContent):

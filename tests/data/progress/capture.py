@@ -30,6 +30,18 @@ for step in bar:
     bar.set_postfix(loss=f"{2.0 - step / 40:.3f}")
 '''
 
+# a long run's log so far: stopped after STOP_AFTER_S seconds, at about step 75 of 10,000 (its rate: a run that a
+# one-hour allocation cannot finish)
+TQDM_LONG = '''
+import time
+from tqdm import tqdm
+bar = tqdm(range(10_000), desc="train", mininterval=0)
+for step in bar:
+    time.sleep(0.4)
+    bar.set_postfix(loss=f"{2.0 / (1 + step / 50):.3f}")
+'''
+STOP_AFTER_S = 30.0
+
 HF = '''
 import time
 import torch
@@ -99,6 +111,7 @@ for it in range(1, 41):
 # name -> (library, program)
 CASES: dict[str, tuple[str, str]] = {
     "tqdm-loop": ("tqdm", TQDM),
+    "tqdm-long-partial": ("tqdm", TQDM_LONG),  # stopped after STOP_AFTER_S: a running job's log so far
     "hf-trainer": ("transformers", HF),
     # Lightning's default bar is Rich's when rich is installed (it is, for ntui): on a file it prints its final state
     "lightning-rich": ("lightning", 'BAR = "rich"\n' + LIGHTNING),
@@ -118,11 +131,18 @@ def capture(case: str) -> None:
         script.write_text(f"OUT = {tmp!r}\n" + program)
         env = dict(os.environ, TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
         argv = [case.split("-")[0]] if library == "styles" else []
-        res = subprocess.run([sys.executable, str(script), *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             env=env, cwd=tmp, timeout=600)
-        text = res.stdout.decode("utf-8", "replace").replace(tmp, "/tmp/ntui-progress")
+        with subprocess.Popen([sys.executable, str(script), *argv], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, env=env, cwd=tmp) as proc:
+            try:
+                out, _ = proc.communicate(timeout=STOP_AFTER_S if case.endswith("-partial") else 600)
+            except subprocess.TimeoutExpired:
+                if not case.endswith("-partial"):
+                    raise
+                proc.terminate()  # the run goes on in its allocation: its log so far
+                out, _ = proc.communicate()
+        text = out.decode("utf-8", "replace").replace(tmp, "/tmp/ntui-progress")
     (into / f"{case}.out").write_text(text)
-    print(f"{case}: {library} {version}, exit {res.returncode}, {len(text)} bytes")
+    print(f"{case}: {library} {version}, exit {proc.returncode}, {len(text)} bytes")
 
 
 def main(argv: list[str]) -> int:

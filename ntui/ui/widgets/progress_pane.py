@@ -1,0 +1,155 @@
+"""The Progress tab: how far the selected job's training is, its ETA against the time limit, and its loss as a chart.
+
+A running ntui job's progress comes with the selection (``SelectedJob.progress``: the view's progress worker follows
+own running jobs' rank-0 logs every few seconds, the queue row's words come from the same); an ended job's, or a
+running one's before its first tick, is read once from its rank-0 log in a thread worker
+(:func:`~ntui.core.progress.read.read_progress`, the tail only, as ``ntui progress``). The text is the core's
+(:mod:`ntui.core.progress.chart`): the estimate's words (green when the run finishes in time, red when it will be
+cut, with the step where), the latest metrics, and the chart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobs.progress import time_left_s
+from ntui.core.jobs.selected import SelectedJob
+from ntui.core.progress.chart import chart_lines, summary_lines
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import Series, estimate
+from ntui.core.textsafe import inert
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
+
+__all__ = ["ProgressPane"]
+
+#: The ended jobs' series kept (a job selected again is not read again).
+KEPT = 8
+CHART_HEIGHT = 8
+MIN_WIDTH = 40
+
+
+class ProgressPane(JobTab, VerticalScroll):
+    """The progress of one job (see the module docstring)."""
+
+    TAB = TabSpec("Progress", "tab-progress", "jobs-progress", "p", "ntui.jobs.tab_progress",
+                  "How far the selected job's training is, its ETA and its loss", groups=("ntui-progress-read",))
+
+    DEFAULT_CSS = """
+    ProgressPane {
+        height: 1fr;
+        padding: 0 1;
+        & > #progress-words { width: 1fr; height: auto; }
+        & > #progress-chart { width: auto; height: auto; margin-top: 1; }
+    }
+    """
+
+    class _Read(Message, bubble=False):
+        def __init__(self, job_id: str, series: Series | None, error: str | None) -> None:
+            super().__init__()
+            self.job_id = job_id
+            self.series = series
+            self.error = error
+
+    def __init__(self, deps: TabDeps, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.clock = deps.clock
+        self.series: Series | None = None  # what is shown
+        self.reading: str | None = None  # the job whose log a worker reads
+        self._read: OrderedDict[str, Series] = OrderedDict()  # ended jobs' series, read once each
+        self._note = "Select a job to see how far its training is."
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="progress-words", markup=False)
+        yield Static("", id="progress-chart", markup=False)
+
+    @classmethod
+    def build(cls, deps: TabDeps) -> ProgressPane:
+        return cls(deps, id=cls.TAB.widget_id)
+
+    def show_failure(self, text: str) -> None:
+        self.reading = None
+        self.series = None
+        self._note = f"No progress: {text}"
+        self._draw()
+
+    def show_selected(self, selected: SelectedJob) -> None:
+        job_id, entry = selected.job_id, selected.entry
+        self.series = None
+        if job_id is None:
+            self._note = "Select a job to see how far its training is."
+        elif selected.progress is not None and selected.progress.step is not None:
+            self.series = selected.progress.series()
+        elif job_id in self._read and not selected.active:
+            self.series = self._read[job_id]
+        elif entry is None or not entry.log_stem:
+            self._note = (f"No progress for job {inert(job_id)}: ntui did not submit it, so its logs are unknown here "
+                          "(ntui progress FILE reads any log).")
+        else:
+            self._note = f"Reading the progress of job {inert(job_id)} from its rank 0 log…"
+            if self.reading != job_id and displayed(self):
+                self.reading = job_id
+                self._read_log(job_id, Path(LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)))
+        self._draw()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-progress-read", description="progress")
+    def _read_log(self, job_id: str, path: Path) -> None:
+        try:
+            self.post_message(self._Read(job_id, read_progress(path), None))
+        except OSError as exc:
+            self.post_message(self._Read(job_id, None, f"{path}: {exc.strerror or exc}"))
+
+    @on(_Read)
+    def _was_read(self, msg: ProgressPane._Read) -> None:
+        msg.stop()
+        if self.reading == msg.job_id:
+            self.reading = None
+        if msg.series is not None:
+            self._read[msg.job_id] = msg.series
+            while len(self._read) > KEPT:
+                self._read.popitem(last=False)
+        if not self.latest(msg.job_id):
+            return  # read for a job no longer selected
+        if msg.series is None:
+            self._note = f"No progress for job {inert(msg.job_id)}: {inert(msg.error or '')}"
+        self.series = msg.series
+        self._draw()
+
+    def on_resize(self) -> None:
+        if self.series is not None:
+            self._draw()
+
+    def _now(self) -> float:
+        return self.clock().timestamp() if self.clock is not None else time.time()
+
+    def _draw(self) -> None:
+        words = self.query_one("#progress-words", Static)
+        chart = self.query_one("#progress-chart", Static)
+        series = self.series
+        if series is None or series.step is None:
+            words.update(self._note if series is None else
+                         f"No progress line in job {inert(self.selected.job_id or '')}'s rank 0 log yet (a tqdm bar, "
+                         "a Trainer's dict, Lightning's bar, or the preset's progress: pattern).")
+            chart.update("")
+            return
+        job = self.selected.job
+        left = time_left_s(job) if job is not None and self.selected.running else None
+        guess = estimate(series, now=self._now(), time_left_s=left)
+        lines = summary_lines(series, guess, time_left_s=left)
+        head = Text(inert(lines[0]), style="bold red" if guess.cut_at is not None else
+                    "bold green" if guess.margin_s is not None else "bold")
+        for line in lines[1:]:
+            head.append("\n" + inert(line))
+        words.update(head)
+        drawn = chart_lines(series, width=max(MIN_WIDTH, self.size.width - 2), height=CHART_HEIGHT)
+        chart.update(Text("\n".join(inert(x) for x in drawn), no_wrap=True) if drawn else
+                     "No metric printed with the steps (a loss in the Trainer's dicts or on the bar draws a chart).")
