@@ -28,7 +28,7 @@ assert opts.get("config-file"), "A1: no --config_file, the default config would 
 with open(opts["config-file"]) as fh:
     config = yaml.safe_load(fh)
 assert set(config) <= CLUSTER_CONFIG_KEYS, set(config) - CLUSTER_CONFIG_KEYS
-assert config["gpu_ids"] == "all" and config["debug"] is False, config
+assert config["gpu_ids"] == "all" and config.get("debug", False) is False, config
 machines, processes = int(opts["num-machines"]), int(opts["num-processes"])
 node = int(opts["machine-rank"])
 assert node == int(os.environ["SLURM_NODEID"])
