@@ -12,7 +12,8 @@ Run by ``presets/local-longrun.yaml`` (a ``run:`` section; README "Long runs"). 
   status 0 after the signal is what tells ntui "saved, continue the run".
 * **The resume.** ``NTUI_RUN_ID`` is the same in every allocation of the run and ``NTUI_RESTART`` counts them
   (0, 1, ...); the checkpoint lives under ``--ckpt-dir`` named by the run id, and each allocation starts from the
-  step after the saved one, so no step is repeated. Each finished step is one ``step N`` line in rank 0's log.
+  step after the saved one, so no step is repeated. Each finished step is one ``step N/TOTAL loss X`` line in rank
+  0's log (N steps done), which the preset's ``progress:`` pattern reads.
 * **Done.** After ``--steps`` steps it exits 0 without the signal: ntui writes the run's done marker and
   continues nothing.
 
@@ -82,7 +83,8 @@ def main(argv: list[str]) -> int:
             dist.all_reduce(grad)
         weight -= 0.01 * grad
         if rank == 0:
-            print(f"step {step}", flush=True)
+            # in its own words: the preset's progress: pattern reads them (ntui progress, the Progress tab)
+            print(f"step {step + 1}/{args.steps} loss {1.0 / (1 + step / 20):.4f}", flush=True)  # steps done
         flag = torch.tensor([1.0 if got else 0.0])
         if world > 1:
             dist.all_reduce(flag, op=dist.ReduceOp.MAX)

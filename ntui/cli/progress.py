@@ -21,10 +21,11 @@ from ntui.core.compose.timefmt import parse_time_limit
 from ntui.core.jobs.submission import paths_for
 from ntui.core.progress.chart import chart_lines, summary_lines
 from ntui.core.progress.lines import Pattern, pattern_problem
+from ntui.core.progress.preset import pattern_of_script
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import estimate
 from ntui.core.slurm.common import StateCategory
-from ntui.core.slurm.runner import SlurmError
+from ntui.core.slurm.runner import JobNotFound, SlurmError
 from ntui.core.slurm.scontrol import show_job
 from ntui.core.textsafe import inert
 
@@ -33,7 +34,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="JOBID|FILE", help="an ntui job's id, or any log file")
     p.add_argument("--rank", type=int, default=0, help="the rank whose log reports progress (default 0)")
     p.add_argument("--pattern", help="a regular expression with a (?P<step>...) group (and total, any metric) for "
-                                     "plain prints")
+                                     "plain prints (default: the job's preset's progress: pattern)")
     p.add_argument("--time-left", help="for a file: the time left in its allocation (Slurm's formats, 1:30:00)")
     p.add_argument("--json", action="store_true", help="the numbers as JSON")
     p.add_argument("--chart", nargs="?", const="", metavar="METRIC",
@@ -83,11 +84,15 @@ def cmd_progress(args: argparse.Namespace) -> int:
             print(f"ntui: {args.target}: neither a file nor a job submitted by ntui", file=sys.stderr)
             return EXIT_PROBLEMS
         path = Path(paths.rank(args.target, args.rank))
+        if pattern is None and entry is not None:
+            pattern = pattern_of_script(entry.script)  # the preset's progress: pattern, as its script carries it
         if not path.is_file():
             print(f"ntui: job {args.target}: rank {args.rank}'s log is not there ({path})", file=sys.stderr)
             return EXIT_PROBLEMS
         try:
             time_left, state = _time_left(args.target)
+        except JobNotFound:
+            pass  # over and forgotten by the controller: its log says how far it went
         except SlurmError as exc:
             return slurm_failed(exc)
     try:
@@ -102,6 +107,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
             "step": guess.step, "total": guess.total, "epoch": series.epoch, "rate": guess.rate,
             "eta_s": guess.eta_s, "time_left_s": time_left, "margin_s": guess.margin_s, "cut_at": guess.cut_at,
             "metrics": series.metrics, "restarts": len(series.restarts), "state": state, "words": guess.words,
+            "at": now,
         }, indent=2, allow_nan=True))
     else:
         for line in summary_lines(series, guess, time_left_s=time_left):

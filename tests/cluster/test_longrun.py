@@ -103,7 +103,9 @@ def steps_done(case: Case, job_ids: tuple[str, ...]) -> list[int]:
         path = case.log_dir / f"local-longrun-{job}-rank-0.out"
         if not path.exists():  # srun: rank 0 writes to ...-rank-0.out too (%t)
             continue
-        steps += [int(m.group(1)) for m in re.finditer(r"^step (\d+)$", path.read_text(), re.MULTILINE)]
+        text = path.read_text()
+        # "step 12/185": 12 steps done, the last one step 11
+        steps += [int(m.group(1)) - 1 for m in re.finditer(r"^step (\d+)/\d+ loss \S+$", text, re.MULTILINE)]
     return steps
 
 
@@ -141,6 +143,13 @@ def test_requeue_completes_over_three_allocations_resuming_each_time(runs: dict[
     said = history_of(dev_cluster, case)
     assert f"run {case.job_id}: {len(allocs)} allocations (job {case.job_id}), done" in said, said
     assert said.count("time limit, checkpointed, requeued") == len(allocs) - 1, said
+    # One progress series over the allocations (the preset's progress: pattern, the rank header marking each start)
+    progress = ntui(dev_cluster, "progress", case.job_id, "--json", env={"XDG_STATE_HOME": str(case.state_dir)},
+                    timeout=120)
+    assert progress.returncode == 0, progress.stdout + progress.stderr
+    got = json.loads(progress.stdout)
+    assert (got["step"], got["total"], got["restarts"]) == (STEPS, STEPS, len(allocs) - 1), got
+    assert got["words"] == f"step {STEPS} of {STEPS}: done" and "loss" in got["metrics"], got
 
 
 def history_of(cluster: DevCluster, case: Case) -> str:

@@ -21,6 +21,7 @@ from ntui.core.compose.spec import (
     TOP_KEYS,
     validate,
 )
+from ntui.core.progress.preset import PROGRESS_KEYS
 from tests.conftest import REPO
 
 PRESETS = sorted(p.stem for p in (REPO / "presets").glob("*.yaml"))
@@ -63,6 +64,7 @@ VALUES: dict[str, tuple[str, ...]] = {
     "run.grace": ("50", "40"),
     "run.continue": ("chain", "none"),
     "run.max-restarts": ("2", "3"),
+    "progress.pattern": ("'^it (?P<step>\\d+)'", "'^step (?P<step>\\d+)'"),
 }
 
 
@@ -102,7 +104,8 @@ def _noticed(preset: str, shape: tuple[str, ...], override: str, script: str, be
 def test_every_key_a_preset_can_hold_is_tried() -> None:
     """A new preset key must be added to VALUES (sbatch options and env names are open-ended: a few stand in)."""
     sections = {"launcher": LAUNCHER_KEYS, "container": CONTAINER_KEYS, "logs": LOGS_KEYS, "nccl": NCCL_KEYS,
-                "monitor": MONITOR_KEYS, "sweep": ("grid", "parallel", "metric"), "run": RUN_KEYS}
+                "monitor": MONITOR_KEYS, "sweep": ("grid", "parallel", "metric"), "run": RUN_KEYS,
+                "progress": PROGRESS_KEYS}
     keys = {f"{section}.{k}" for section, names in sections.items() for k in names}
     keys |= {k for k in TOP_KEYS if k not in sections and k not in ("sbatch", "env", "description", "extends")}
     assert keys <= set(VALUES), sorted(keys - set(VALUES))  # description: the picker's line; extends: V6

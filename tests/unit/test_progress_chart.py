@@ -63,7 +63,7 @@ def test_the_default_metric_is_the_runs_loss(capture: str, metric: str) -> None:
 
 def test_a_restart_is_marked_where_the_series_went_back(tmp_path: Path) -> None:
     """A requeued job's log (``--open-mode=append``): the real tqdm run, then the same run again from step 0."""
-    run = (DATA / "tqdm-4.70.1" / "tqdm-loop.out").read_text()
+    run = (DATA / "tqdm-4.70.1" / "tqdm-loop.out").read_bytes().decode()
     log = tmp_path / "requeued.out"
     log.write_text(run + "\n" + run)
     series = read_progress(log)

@@ -41,6 +41,8 @@ from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity
+from ntui.core.progress.lines import pattern_problem
+from ntui.core.progress.preset import PROGRESS_KEYS
 
 LAUNCHERS = ("srun", "torchrun", "accelerate")
 RUNTIMES = ("none", "shifter")
@@ -63,6 +65,8 @@ TOP_KEYS = {
     "sweep": "many runs as one job array: grid | zip | list of {name} values for args and env, parallel, metric",
     "run": "training longer than one allocation: checkpoint-signal, warning, grace, continue (requeue | chain | "
            "none), max-restarts",
+    "progress": "how the program prints its steps, when not in a form ntui knows: pattern (a regular expression "
+                "with a (?P<step>...) group; total, epoch and any metric optional)",
 }
 LAUNCHER_KEYS = (
     "type", "nproc-per-node", "master-port", "python", "kill-on-bad-exit", "extra-args",
@@ -127,6 +131,7 @@ class JobSpec:
     monitor_interval: int = DEFAULT_INTERVAL_S  # its nvidia-smi -l seconds
     sweep: Sweep | None = None  # a job array: args and env values are templates ({name}, W1-W11)
     run: RunConf | None = None  # a long run: checkpoint signal, requeue or chain (T1-T10)
+    progress_pattern: str | None = None  # progress: {pattern}, carried by the script (core/progress/preset.py)
 
     @property
     def world_size(self) -> int:
@@ -298,6 +303,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     monitor_gpu, monitor_interval, interval_written = _monitor_section(c)
     sweep = _sweep_section(c, sb, args, env, setup) if loaded.data.get("sweep") is not None else None
     run = _run_section(c) if loaded.data.get("run") is not None else None
+    progress_pattern = _progress_section(c)
 
     draft = Draft(
         launcher=launcher.type, sbatch=sb.options, raw=sb.raw, nodes=sb.nodes, gpu_requests=sb.gpus,
@@ -345,6 +351,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         monitor_interval=draft.monitor_interval,
         sweep=sweep.build() if sweep is not None else None,
         run=run.build(draft.time_limit_s) if run is not None else None,
+        progress_pattern=progress_pattern,
     )
     return spec, c.problems
 
@@ -608,6 +615,23 @@ def _run_section(c: _Checker) -> RunDraft:
     for key, message in draft.errors:
         c.add(tuple(key.split(".")), message)
     return draft
+
+
+def _progress_section(c: _Checker) -> str | None:
+    """``progress: {pattern}``: a regular expression that compiles and names a step, else refused here."""
+    section = {k: v for k, v in c.mapping(("progress",)).items() if v is not None}
+    c.unknown_keys(section, PROGRESS_KEYS, ("progress",))
+    if "pattern" not in section:
+        return None
+    text = c.text(("progress", "pattern"), section["pattern"], allow_newline=False)
+    if text is None:
+        return None
+    value = section["pattern"] if isinstance(section["pattern"], str) else text  # the regex, unquoted
+    problem = pattern_problem(value)
+    if problem is not None:
+        c.add(("progress", "pattern"), problem)
+        return None
+    return value
 
 
 #: How much of the program's file the static checks read (T8: a Lightning program).

@@ -12,11 +12,13 @@ notice (:meth:`ProgressBook.newly_cut`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.inflight import InFlight
 from ntui.core.progress.board import ProgressBoard, ProgressView
+from ntui.core.progress.lines import Pattern
+from ntui.core.progress.preset import pattern_of_script
 from ntui.core.progress.series import Estimate, estimate, human_duration
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.squeue import QueueJob
@@ -34,6 +36,7 @@ class ProgressRequest:
     """One progress tick: job id -> its rank-0 log."""
 
     wanted: dict[str, str]
+    patterns: dict[str, Pattern] = field(default_factory=dict)  # a job's preset's progress: pattern
 
 
 def time_left_s(job: QueueJob) -> float | None:
@@ -56,19 +59,21 @@ class ProgressBook:
                 ) -> ProgressRequest | None:
         """A tick to start now (the running jobs with an entry that names their logs), or None: one runs, or no job
         to follow."""
-        wanted = {job_id: LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)
-                  for job_id in running if (entry := entries.get(job_id)) is not None and entry.log_dir
-                  and entry.log_stem}
+        known = {job_id: entry for job_id in running if (entry := entries.get(job_id)) is not None
+                 and entry.log_dir and entry.log_stem}
+        wanted = {job_id: LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0) for job_id, entry in known.items()}
+        patterns = {job_id: pattern for job_id, entry in known.items()
+                    if (pattern := pattern_of_script(entry.script)) is not None}
         for gone in [j for j in self.views if j not in running]:
             del self.views[gone]
         if not wanted or not self.inflight.start("tick"):
             return None
-        return ProgressRequest(wanted)
+        return ProgressRequest(wanted, patterns)
 
     @staticmethod
     def fetch(board: ProgressBoard, request: ProgressRequest) -> dict[str, ProgressView]:
         """*Thread-side*: what each followed log appended."""
-        return board.poll(request.wanted)
+        return board.poll(request.wanted, request.patterns)
 
     def failed(self) -> None:
         self.inflight.clear()

@@ -8,10 +8,14 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.progress.lines import Pattern, parse_line
 from ntui.core.progress.series import Series
 
-__all__ = ["TAIL_BYTES", "read_progress"]
+__all__ = ["HEADER_START", "TAIL_BYTES", "read_progress"]
+
+#: How ntui's rank header starts (a cheap test before its parser).
+HEADER_START = "ntui: rank "
 
 #: How much of the end of a file is read.
 TAIL_BYTES = 64 * 1024 * 1024
@@ -45,6 +49,9 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     at = path.stat().st_mtime
     series = Series()
     for text in _segments(path, tail_bytes):
+        if text.startswith(HEADER_START) and parse_rank_header(text) is not None:
+            series.new_start()  # the rank's process started again: a requeue, a run's next allocation
+            continue
         point = parse_line(text, pattern)
         if point is not None:
             series.add(point, at)

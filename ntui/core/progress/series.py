@@ -2,7 +2,8 @@
 
 :class:`Series` takes the points of :mod:`ntui.core.progress.lines` as the log is read (each with the time it was
 read, or its line's own time): the run's bar, the Trainer's dicts between its bar's updates (they carry the metrics,
-the bar the step), a step that goes back (a restart: a new segment, its boundary kept). It keeps at most
+the bar the step), a step that goes back or the program's start again (:meth:`Series.new_start`: a restart, a
+new segment, its boundary kept). It keeps at most
 :data:`MAX_POINTS` points, halving its resolution when full (a week-long run stays bounded).
 
 :func:`estimate` reads the series at a moment: the rate over the last :data:`RATE_WINDOW` points of the current
@@ -30,6 +31,8 @@ PRINTED_RATES = 5
 RATE_WINDOW = 30
 SKIP_AFTER_START = 2
 PAUSE_FACTOR = 5.0
+#: At most this many steps' time since the last line counts as progress made since.
+SINCE_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,15 @@ class Series:
     printed_rates: list[float] = field(default_factory=list)  # the program's own rate (tqdm's), the latest few
     _bar_origin: float | None = None
     _last_elapsed: float | None = None
+    _fresh: bool = False  # the program started again (new_start) and no point came since
+
+    def new_start(self) -> None:
+        """The program started again: its rank log's header line once more after points (a requeued job, or a run's
+        next allocation, appending to the same log). The next point opens a new segment, also where the step goes
+        on from a checkpoint instead of going back."""
+        if self.samples:
+            self._fresh = True
+            self._bar_origin = self._last_elapsed = None
 
     @property
     def step(self) -> int | None:
@@ -101,7 +113,8 @@ class Series:
                 self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
         segment = len(self.restarts)
-        if self.samples and point.step < self.samples[-1].step:  # back to an earlier step: a restart
+        if self._fresh or (self.samples and point.step < self.samples[-1].step):  # a restart (or back to a step)
+            self._fresh = False
             self.restarts.append(at)
             self.printed_rates = self.printed_rates[-1:]
             segment += 1
@@ -154,10 +167,18 @@ def _rate(samples: list[Sample]) -> float | None:
         return None
     segment = samples[-1].segment
     current = [s for s in samples if s.segment == segment][SKIP_AFTER_START:]
-    window = current[-RATE_WINDOW - 1:]
+    # the lines read together share one time (a poll's, or the file's, when a line has none of its own): each
+    # time's last step stands for them, so that a poll's steps count over the time since the one before
+    timed: list[Sample] = []
+    for sample in current:
+        if timed and sample.time == timed[-1].time:
+            timed[-1] = sample
+        elif not timed or sample.time > timed[-1].time:
+            timed.append(sample)
+    window = timed[-RATE_WINDOW - 1:]
     if len(window) < 3:
         return None
-    gaps = [(b.time - a.time, b.step - a.step) for a, b in zip(window, window[1:], strict=False) if b.time > a.time]
+    gaps = [(b.time - a.time, b.step - a.step) for a, b in zip(window, window[1:], strict=False)]
     if not gaps:
         return None
     typical = statistics.median(dt for dt, _ in gaps)
@@ -177,14 +198,16 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
     if step is None:
         return Estimate(None, total, None, None, None, None, "no progress line seen yet")
     of = f" of {total:,}" if total else ""
+    if total is not None and step >= total:  # over: no rate needed (a log read after the fact has none)
+        return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done")
     if total is None or rate is None:
         why = "no total printed" if total is None else "too few steps yet for a rate"
         return Estimate(step, total, rate, None, None, None, f"step {step:,}{of} ({why})")
-    since = max(0.0, now - series.samples[-1].time)
+    # the run went on since its last line for a moment at most: a log quiet for longer says nothing of the steps
+    # since (a stale file, a pause, a hang), so no more than SINCE_STEPS steps' time counts
+    since = min(max(0.0, now - series.samples[-1].time), SINCE_STEPS / rate)
     remaining = max(0, total - step)
     eta = max(0.0, remaining / rate - since)
-    if remaining == 0:
-        return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done")
     if time_left_s is None:
         return Estimate(step, total, rate, eta, None, None, f"step {step:,}{of}: finishes in about "
                         f"{human_duration(eta)}")

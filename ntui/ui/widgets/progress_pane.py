@@ -25,6 +25,8 @@ from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.progress import time_left_s
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.progress.chart import chart_lines, summary_lines
+from ntui.core.progress.lines import Pattern
+from ntui.core.progress.preset import pattern_of_script
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
 from ntui.core.textsafe import inert
@@ -98,13 +100,14 @@ class ProgressPane(JobTab, VerticalScroll):
             self._note = f"Reading the progress of job {inert(job_id)} from its rank 0 log…"
             if self.reading != job_id and displayed(self):
                 self.reading = job_id
-                self._read_log(job_id, Path(LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)))
+                self._read_log(job_id, Path(LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)),
+                               pattern_of_script(entry.script))
         self._draw()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-progress-read", description="progress")
-    def _read_log(self, job_id: str, path: Path) -> None:
+    def _read_log(self, job_id: str, path: Path, pattern: Pattern | None) -> None:
         try:
-            self.post_message(self._Read(job_id, read_progress(path), None))
+            self.post_message(self._Read(job_id, read_progress(path, pattern=pattern), None))
         except OSError as exc:
             self.post_message(self._Read(job_id, None, f"{path}: {exc.strerror or exc}"))
 

@@ -87,26 +87,11 @@ L.Trainer(max_epochs=3, accelerator="cpu", devices=1, logger=False, enable_check
           default_root_dir=OUT, limit_val_batches=5, callbacks=BARS).fit(Tiny(), data, data)
 '''
 
-# Megatron's and torchtitan's line forms, printed by a program of ours (their libraries need GPUs to train): the
-# forms are theirs (Megatron-LM's training_log, torchtitan's metrics logger), the numbers this loop's
-STYLES = '''
-import math, sys, time
-from datetime import datetime
-STYLE = sys.argv[1]
-for it in range(1, 41):
-    time.sleep(0.1)
-    loss = 11.0 * math.exp(-it / 30)
-    if STYLE == "megatron":
-        print(f" [{datetime.now():%Y-%m-%d %H:%M:%S}] iteration {it:8d}/{40:8d} | consumed samples: {it * 8:12d} | "
-              f"elapsed time per iteration (ms): {100.0 + it % 3:.1f} | learning rate: {3e-4 * it / 40:.3E} | "
-              f"global batch size: {8:5d} | lm loss: {loss:.6E} | loss scale: 1.0 | grad norm: {1.0 / it:.3f} | "
-              f"number of skipped iterations: {0:3d} | number of nan iterations: {0:3d} |", flush=True)
-    else:
-        stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S,%f")[:-3]
-        print(f"[rank0]:[titan] {stamp} - root - INFO - \x1b[31mstep: {it:2}  \x1b[32mloss: {loss:8.5f}  "
-              f"\x1b[38;2;180;60;0mgrad_norm: {1.0 / it:7.4f}  \x1b[33mmemory:  9.46GiB(64.99%)  "
-              f"\x1b[34mtps: {7282 + it:,}  \x1b[36mtflops: 0.52  \x1b[35mmfu: 0.17%\x1b[39m", flush=True)
-'''
+# Megatron's and torchtitan's line forms, printed by examples/progress_train.py (their libraries need GPUs to
+# train): the forms are theirs (Megatron-LM's training_log, torchtitan's metrics logger), the numbers that loop's
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "progress_train.py"
+STYLES = "import runpy, sys\nsys.argv = [EXAMPLE, '--style', sys.argv[1], '--steps', '40', '--step-seconds', '0.1']\n" \
+         "runpy.run_path(EXAMPLE, run_name='__main__')\n"
 
 # name -> (library, program)
 CASES: dict[str, tuple[str, str]] = {
@@ -128,7 +113,7 @@ def capture(case: str) -> None:
     into.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ntui-progress-") as tmp:
         script = Path(tmp) / "train.py"
-        script.write_text(f"OUT = {tmp!r}\n" + program)
+        script.write_text(f"OUT = {tmp!r}\nEXAMPLE = {str(EXAMPLE)!r}\n" + program)
         env = dict(os.environ, TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
         argv = [case.split("-")[0]] if library == "styles" else []
         with subprocess.Popen([sys.executable, str(script), *argv], stdout=subprocess.PIPE,
