@@ -3,7 +3,8 @@
 
 It prints one ``NTUI_SWEEP {json}`` line with its argv (exactly as received), the array task and the
 environment variables whose names start with ``RUN_`` (the preset's env may hold sweep values), then
-``step=N loss=X`` lines (the preset's ``sweep.metric`` reads the last ``loss=``), one per step.
+``step=N/STEPS loss=X`` lines, one per step (the preset's ``sweep.metric`` reads the last ``loss=``, its
+``progress:`` pattern the step).
 ``--lr`` and ``--seed`` set the loss curve when they are numbers; other arguments are only echoed.
 
 Test controls come from the environment, never from argv:
@@ -54,7 +55,7 @@ def main() -> int:
     loss = 2.0 + 0.01 * seed
     for step in range(1, steps + 1):
         loss *= 1.0 - min(0.5, lr * 1000.0)
-        print(f"step={step} loss={loss:.4f}", flush=True)
+        print(f"step={step}/{steps} loss={loss:.4f}", flush=True)  # the preset's progress: pattern reads it
         time.sleep(step_s)
     print("NTUI_SWEEP_END " + json.dumps({"task": task, "end": time.time()}), flush=True)
     return 0

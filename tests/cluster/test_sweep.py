@@ -125,8 +125,10 @@ def test_sweep_grid_parallel_resubmit_failed(dev_cluster: DevCluster, tmp_path: 
             assert rows[task]["values"] == {"lr": lr, "seed": seed}
             if task == FAIL_TASK:
                 assert rows[task]["state"] == "FAILED" and rows[task]["metric"] is None
+                assert rows[task]["step"] is None  # it failed before its first step
             else:
                 assert rows[task]["state"] == "COMPLETED" and float(rows[task]["metric"]) > 0
+                assert (rows[task]["step"], rows[task]["total"]) == (5, 5), rows[task]  # its progress, side by side
         assert [g["tasks"] for g in data["failed_groups"]] == [[FAIL_TASK]]
         text = ntui(dev_cluster, "sweep", job, "--sort", "metric", env=env)
         assert text.returncode == 0 and f"sweep {job}: 6 tasks: 5 completed, 1 failed" in text.stdout, text.stdout

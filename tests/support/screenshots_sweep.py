@@ -139,7 +139,7 @@ def write_sweep_files(log_dir: str = SWEEP_LOG_DIR) -> None:
     losses = {0: ("2.3104", "1.9821", "1.7410"), 1: ("2.3391", "2.1054", "1.9972"), 2: ("2.3012",)}
     for task, values in losses.items():
         lines = [f"ntui: rank 0 on nid20010{task + 1}"]
-        lines += [f"step={100 * (i + 1)} loss={v} lr={TASKS[task][0]}" for i, v in enumerate(values)]
+        lines += [f"step={100 * (i + 1)}/500 loss={v} lr={TASKS[task][0]}" for i, v in enumerate(values)]
         if task == 2:
             lines += ["Traceback (most recent call last):", '  File "train.py", line 88, in <module>',
                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]

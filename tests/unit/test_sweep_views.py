@@ -159,6 +159,10 @@ def test_the_compare_table() -> None:
     rows = {r.index: r for r in table.rows}
     assert rows[0].values == {"lr": "3e-4", "seed": "1"} and rows[0].metric == "1.7410"
     assert rows[2].metric == "2.3012" and rows[3].metric is None
+    # how far each task is, side by side (the preset's progress: pattern, from the end of each rank-0 log)
+    assert [(rows[i].step, rows[i].total, rows[i].progress) for i in (0, 2, 3)] == [
+        (300, 500, "300/500"), (100, 500, "100/500"), (None, None, "-")]
+    assert [r.index for r in sort_rows(table.rows, "progress")][:3] == [2, 0, 1]
     (verdict, tasks), = table.groups
     assert tasks == (2,) and "OutOfMemoryError" in verdict
     by_metric = sort_rows(table.rows, "metric")
@@ -167,9 +171,10 @@ def test_the_compare_table() -> None:
     assert [r.index for r in sort_rows(table.rows, "lr")][:3] == [3, 4, 5]  # 1e-4 < 3e-4 as numbers
     lines = sweep_lines(table)
     assert lines[0] == f"sweep {SWEEP_ID}: 6 tasks: 2 running, 3 pending, 1 failed · metric loss=([0-9.]+)"
-    assert lines[1].split() == ["task", "lr", "seed", "state", "elapsed", "gpu", "metric"]
+    assert lines[1].split() == ["task", "lr", "seed", "state", "elapsed", "gpu", "progress", "metric"]
     data = json.loads(json.dumps(table.as_dict()))
     assert data["tasks"][2]["state"] == "FAILED" and data["failed_groups"][0]["tasks"] == [2]
+    assert (data["tasks"][0]["step"], data["tasks"][0]["total"]) == (300, 500)
 
 
 def test_metric_value() -> None:

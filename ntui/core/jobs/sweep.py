@@ -1,7 +1,8 @@
 """Comparing a sweep's tasks (``ntui sweep JOBID``, the jobs view's Sweep tab) and resubmitting the failed ones.
 
 :func:`sweep_table` gives one row per task: its values (from the manifest, as written), state, elapsed, mean GPU
-utilisation (from the task's own sample files ``<stem>-<array>_<task>-gpu-<node>.csv`` where the sampler ran) and
+utilisation (from the task's own sample files ``<stem>-<array>_<task>-gpu-<node>.csv`` where the sampler ran), how
+far its training is (step of total, from the end of its rank-0 log: :mod:`ntui.core.progress`) and
 the last value of the sweep's metric (``sweep.metric``, a regex over the tail of the task's rank-0 log: a
 :class:`~ntui.core.logs.tail.FileTail` reads only the end of the file, never all of it). Failed tasks are grouped
 by their verdict (:mod:`ntui.core.logs.verdict`, numbers ignored, so "rank 0 failed: CUDA OOM at step 812" and "...
@@ -20,6 +21,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.gpu.usage import JobFacts, build_report
@@ -28,6 +30,8 @@ from ntui.core.jobfiles.manifest import format_indices
 from ntui.core.jobfiles.samplefiles import GPU_PART, SAMPLE_SUFFIX
 from ntui.core.logs.tail import FileTail
 from ntui.core.logs.verdict import SlurmFinal
+from ntui.core.progress.preset import pattern_of_script
+from ntui.core.progress.read import read_progress
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import infer_from_batch_log, verdict_for
 from ntui.core.records.sweeps import (
@@ -61,6 +65,8 @@ __all__ = [
 METRIC_TAIL_LINES = 2000
 #: More tasks than this: GPU utilisation is left out (each task's sample files would be read in full).
 GPU_TASKS_MAX = 256
+#: How much of each task's rank-0 log's end its progress is read from (the bars and lines of late say the step).
+PROGRESS_TAIL_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,15 @@ class SweepRow:
     metric: str | None = None
     verdict: str = ""
     exit_code: str | None = None
+    step: int | None = None  # how far the task's training is (its rank-0 log: ntui.core.progress)
+    total: int | None = None
+
+    @property
+    def progress(self) -> str:
+        """``40/80``, ``step 60`` (no total printed), or ``-``."""
+        if self.step is None:
+            return "-"
+        return f"{self.step:,}/{self.total:,}" if self.total else f"step {self.step:,}"
 
     @property
     def metric_number(self) -> float | None:
@@ -106,7 +121,8 @@ class SweepTable:
             "resubmit_of": self.resubmit_of, "problem": self.problem or None,
             "tasks": [{"task": r.index, "job_id": r.job_id, "values": dict(r.values), "state": r.state or None,
                        "exit_code": r.exit_code, "elapsed_s": r.elapsed_s, "gpu_util": r.gpu_util,
-                       "metric": r.metric, "verdict": r.verdict or None} for r in self.rows],
+                       "metric": r.metric, "verdict": r.verdict or None, "step": r.step, "total": r.total}
+                      for r in self.rows],
             "failed_groups": [{"verdict": v, "tasks": list(t)} for v, t in self.groups],
             "warnings": list(self.warnings),
         }
@@ -183,6 +199,7 @@ def sweep_table(
         except re.error:
             warnings.append(f"the metric {metric!r} is not a regular expression")
     samples, ranks = _task_files(ref)
+    progress_pattern = pattern_of_script(entry.script)  # the preset's progress: pattern, if any
     rows: list[SweepRow] = []
     failed: dict[str, list[int]] = {}
     shown: dict[str, str] = {}
@@ -196,6 +213,14 @@ def sweep_table(
             tail = FileTail(ref.paths.rank(job_id, 0), window=METRIC_TAIL_LINES)
             tail.poll()
             value = metric_value(pattern, tail.window)
+        step = total = None
+        if job_id in ranks and gpu_ok:
+            try:
+                series = read_progress(Path(ref.paths.rank(job_id, 0)), pattern=progress_pattern,
+                                       tail_bytes=PROGRESS_TAIL_BYTES)
+                step, total = series.step, series.total
+            except OSError as exc:
+                warnings.append(f"progress of task {index}: {exc.strerror or exc}")
         util: float | None = None
         files = samples.get(job_id)
         if files and gpu_ok:
@@ -215,7 +240,7 @@ def sweep_table(
             failed.setdefault(key, []).append(index)
             shown.setdefault(key, line)
         rows.append(SweepRow(index, job_id, ref.values(index), state, st.elapsed_s if st else None, util, value,
-                             line, st.exit_code if st else None))
+                             line, st.exit_code if st else None, step, total))
     groups = tuple(sorted(((shown[k], tuple(v)) for k, v in failed.items()), key=lambda g: (-len(g[1]), g[1])))
     counts = counts_text(states[i].state if i in states else "" for i in ref.job.indices)
     return SweepTable(ref.job_id, names, tuple(rows), metric, groups, counts, ref.job.resubmit_of, ref.problem,
@@ -223,7 +248,7 @@ def sweep_table(
 
 
 #: The orders ``ntui sweep --sort`` and the Sweep tab offer (a parameter's name sorts by its values too).
-SORT_KEYS = ("task", "state", "elapsed", "gpu", "metric")
+SORT_KEYS = ("task", "state", "elapsed", "gpu", "progress", "metric")
 
 
 def _number_or_text(text: str) -> tuple[int, float, str]:
@@ -245,6 +270,9 @@ def sort_rows(rows: Sequence[SweepRow], key: str, *, descending: bool = False) -
             return (0 if r.elapsed_s is not None else 1, r.elapsed_s or 0, r.index)
         if key == "gpu":
             return (0 if r.gpu_util is not None else 1, r.gpu_util or 0.0, r.index)
+        if key == "progress":  # how far, as a fraction where a total is known, else by the step
+            done = r.step / r.total if r.step is not None and r.total else None
+            return (0 if r.step is not None else 1, done if done is not None else math.inf, r.step or 0, r.index)
         if key == "metric":
             num = r.metric_number
             return (0 if num is not None else 1 if r.metric is not None else 2, num or 0.0, r.metric or "",
@@ -267,12 +295,13 @@ def table_cells(table: SweepTable, row: SweepRow) -> tuple[str, ...]:
         str(row.index), *(_cell(row.values.get(n, "?")) for n in table.names), row.state or "?",
         format_elapsed(row.elapsed_s) if row.elapsed_s is not None and row.state not in ("", "PENDING") else "-",
         "-" if row.gpu_util is None else f"{row.gpu_util:.0f}%",
+        row.progress,
         row.metric if row.metric is not None else "-",
     )
 
 
 def table_columns(table: SweepTable) -> tuple[str, ...]:
-    return ("task", *table.names, "state", "elapsed", "gpu", "metric")
+    return ("task", *table.names, "state", "elapsed", "gpu", "progress", "metric")
 
 
 def sweep_lines(table: SweepTable, rows: Sequence[SweepRow] | None = None, *, width: int = 120) -> list[str]:
@@ -288,7 +317,7 @@ def sweep_lines(table: SweepTable, rows: Sequence[SweepRow] | None = None, *, wi
         out = []
         for i, (c, w) in enumerate(zip(cells, widths, strict=True)):
             c = c if len(c) <= w else c[:w - 1] + "…"
-            out.append(c.rjust(w) if i == 0 or head[i] in ("elapsed", "gpu", "metric") else c.ljust(w))
+            out.append(c.rjust(w) if i == 0 or head[i] in ("elapsed", "gpu", "progress", "metric") else c.ljust(w))
         return "  ".join(out).rstrip()[:max(width, 40)]
 
     metric = f" · metric {table.metric}" if table.metric else ""

@@ -23,7 +23,7 @@ from textual.widgets import Static
 
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
 from ntui.core.jobs.selected import SelectedJob
-from ntui.core.jobs.sweep import SweepTable, sort_rows, sweep_table, table_cells, table_columns
+from ntui.core.jobs.sweep import SORT_KEYS, SweepTable, sort_rows, sweep_table, table_cells, table_columns
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
@@ -142,8 +142,7 @@ class SweepPane(JobTab, Vertical):
     # ------------------------------------------------------------ drawing
 
     def _keys(self) -> list[str]:
-        t = self.table
-        return ["task", *(t.names if t else ()), "state", "elapsed", "gpu", "metric"]
+        return list(table_columns(self.table)) if self.table is not None else list(SORT_KEYS)
 
     def action_sort(self) -> None:
         keys = self._keys()
