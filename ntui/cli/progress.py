@@ -1,8 +1,9 @@
 """``ntui progress JOBID|FILE``: how far a training run is, its rate and ETA, and whether it finishes before its time
 limit, read from what its program prints (every framework's form: :mod:`ntui.core.progress.lines`).
 
-A job id: an ntui job's rank log (rank 0, or ``--rank``), the time left from ``scontrol show job`` (one call); a file:
-any log, with ``--time-left`` when known. Exit codes: 0 a verdict; 1 the run will be cut at its limit; 2 no such job
+A job id: an ntui job's rank log (rank 0, or ``--rank``), the time left from ``scontrol show job`` (one call), and
+for a running job whether it has gone quiet (:mod:`ntui.core.progress.quiet`: said first); a file: any log, with
+``--time-left`` when known. Exit codes: 0 a verdict; 1 the run will be cut at its limit; 2 no such job
 log or file, or a bad ``--pattern``; 3 Slurm failed.
 """
 
@@ -22,6 +23,7 @@ from ntui.core.jobs.submission import paths_for
 from ntui.core.progress.chart import chart_lines, summary_lines
 from ntui.core.progress.lines import Pattern, pattern_problem
 from ntui.core.progress.preset import pattern_of_script
+from ntui.core.progress.quiet import quiet
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import estimate
 from ntui.core.slurm.common import StateCategory
@@ -102,14 +104,22 @@ def cmd_progress(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     now = time.time()
     guess = estimate(series, now=now, time_left_s=time_left)
+    silent = None
+    if state == "RUNNING":  # a running job that stopped moving: said before any ETA
+        try:
+            silent = quiet(series, path.stat().st_mtime, now)
+        except OSError:
+            silent = None
     if args.json:
         print(json.dumps({
             "step": guess.step, "total": guess.total, "epoch": series.epoch, "rate": guess.rate,
             "eta_s": guess.eta_s, "time_left_s": time_left, "margin_s": guess.margin_s, "cut_at": guess.cut_at,
             "metrics": series.metrics, "restarts": len(series.restarts), "state": state, "words": guess.words,
-            "at": now,
+            "at": now, "quiet": silent.words if silent is not None else None,
         }, indent=2, allow_nan=True))
     else:
+        if silent is not None:
+            print(inert(silent.words))
         for line in summary_lines(series, guess, time_left_s=time_left):
             print(inert(line))
         if args.chart is not None:

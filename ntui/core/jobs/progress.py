@@ -6,7 +6,8 @@ user's running jobs whose history entry is known (ntui's own jobs: their log nam
 :class:`~ntui.core.progress.board.ProgressBoard` (thread-side, files only, no Slurm call) and hands the views back to
 :meth:`ProgressBook.done`. The row's words (:meth:`ProgressBook.row_texts`) hold the ETA against the time the queue
 says is left: ``42% · ends in 1 h 10 min``, or ``42% · cut at ~92%``; a job that will be cut is said once more, as a
-notice (:meth:`ProgressBook.newly_cut`).
+notice (:meth:`ProgressBook.newly_cut`); a job gone quiet (:mod:`ntui.core.progress.quiet`) says so instead of an
+ETA (``42% · quiet 12 min``), and once as a notice (:meth:`ProgressBook.newly_quiet`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ntui.core.jobs.inflight import InFlight
 from ntui.core.progress.board import ProgressBoard, ProgressView
 from ntui.core.progress.lines import Pattern
 from ntui.core.progress.preset import pattern_of_script
+from ntui.core.progress.quiet import Quiet, quiet
 from ntui.core.progress.series import Estimate, estimate, human_duration
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.squeue import QueueJob
@@ -54,6 +56,7 @@ class ProgressBook:
         self.inflight: InFlight[str] = InFlight(exclusive=True)  # the one tick
         self.views: dict[str, ProgressView] = {}
         self._warned: set[str] = set()  # the jobs already said to be cut
+        self._quiet_said: set[str] = set()  # the jobs already said to be quiet
 
     def request(self, running: Mapping[str, QueueJob], entries: Mapping[str, HistoryEntry | None]
                 ) -> ProgressRequest | None:
@@ -108,6 +111,20 @@ class ProgressBook:
                 out.append((job_id, guess.words))
         return out
 
+    def quiet(self, job_id: str, now: float) -> Quiet | None:
+        """Whether a followed job has gone quiet (:mod:`ntui.core.progress.quiet`)."""
+        view = self.views.get(job_id)
+        return quiet(view.series(), view.last_write, now) if view is not None else None
+
+    def newly_quiet(self, now: float) -> list[tuple[str, str]]:
+        """The followed jobs gone quiet, each said once (job id, the words)."""
+        out: list[tuple[str, str]] = []
+        for job_id in self.views:
+            if job_id not in self._quiet_said and (q := self.quiet(job_id, now)) is not None:
+                self._quiet_said.add(job_id)
+                out.append((job_id, q.words))
+        return out
+
     def row_texts(self, live: Mapping[str, QueueJob], now: float) -> dict[str, str]:
         """The few words of each followed job's row."""
         out: dict[str, str] = {}
@@ -115,7 +132,11 @@ class ProgressBook:
             if view.step is None:
                 continue
             guess = self.estimate(job_id, live.get(job_id), now)
-            if view.total:
+            silent = self.quiet(job_id, now)
+            if silent is not None:  # no ETA for a job that does not move
+                where = f"{100 * min(view.step, view.total) // view.total}%" if view.total else f"step {view.step:,}"
+                out[job_id] = f"{where} · quiet {human_duration(silent.for_s)}"
+            elif view.total:
                 done = f"{100 * min(view.step, view.total) // view.total}%"
                 if guess is not None and guess.cut_at is not None:
                     out[job_id] = f"{done} · cut at ~{100 * guess.cut_at // view.total}%"

@@ -45,6 +45,7 @@ class ProgressView:
     samples: tuple[Sample, ...] = ()
     restarts: tuple[float, ...] = ()
     printed_rates: tuple[float, ...] = ()
+    last_write: float | None = None  # the log's modification time at the tick (a sign of life: quiet.py)
 
     def series(self) -> Series:
         """A series holding this view's points (for :func:`~ntui.core.progress.series.estimate`)."""
@@ -62,6 +63,7 @@ class _Follower:
     offset: int = -1  # -1: not read yet
     inode: int | None = None
     rest: bytes = b""
+    last_write: float | None = None
 
     def poll(self) -> bool:
         """Read what was appended; True when the series changed."""
@@ -72,6 +74,7 @@ class _Follower:
         if self.inode is not None and (st.st_ino != self.inode or st.st_size < self.offset):
             self.offset, self.rest = -1, b""  # replaced or truncated: from its new end
         self.inode = st.st_ino
+        self.last_write = st.st_mtime
         budget = TICK_BYTES
         if self.offset < 0 or st.st_size - self.offset > START_BYTES:
             # the first look, or too far behind (a log growing faster than a tick reads): its last part, at once
@@ -107,7 +110,7 @@ class _Follower:
     def view(self, job_id: str) -> ProgressView:
         s = self.series
         return ProgressView(job_id, s.step, s.total, s.epoch, dict(s.metrics), tuple(s.samples[-VIEW_POINTS:]),
-                            tuple(s.restarts), tuple(s.printed_rates))
+                            tuple(s.restarts), tuple(s.printed_rates), self.last_write)
 
 
 class ProgressBoard:

@@ -372,9 +372,13 @@ class JobsScreen(NtuiScreen):
         if applied is not None:  # a job's progress moved: its row's words
             self.queue_box.show_rows(applied.rows, applied.tags)
             self._selection_changed()
-        for job_id, words in self.model.progress.newly_cut(self.model.live, self.model.clock().timestamp()):
+        now = self.model.clock().timestamp()
+        for job_id, words in self.model.progress.newly_cut(self.model.live, now):
             self.notify(f"Job {job_id} {words}", title="Will be cut at its time limit", severity="warning",
                         timeout=30, markup=False)
+        for job_id, words in self.model.progress.newly_quiet(now):
+            self.notify(f"Job {job_id} is {words}", title="A job has gone quiet", severity="warning", timeout=30,
+                        markup=False)
 
     @on(OutcomesResolved)
     def _outcomes(self, msg: OutcomesResolved) -> None:

@@ -27,6 +27,7 @@ from ntui.core.jobs.selected import SelectedJob
 from ntui.core.progress.chart import chart_lines, summary_lines
 from ntui.core.progress.lines import Pattern
 from ntui.core.progress.preset import pattern_of_script
+from ntui.core.progress.quiet import quiet
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
 from ntui.core.textsafe import inert
@@ -146,10 +147,16 @@ class ProgressPane(JobTab, VerticalScroll):
             return
         job = self.selected.job
         left = time_left_s(job) if job is not None and self.selected.running else None
-        guess = estimate(series, now=self._now(), time_left_s=left)
+        now = self._now()
+        guess = estimate(series, now=now, time_left_s=left)
         lines = summary_lines(series, guess, time_left_s=left)
         head = Text(inert(lines[0]), style="bold red" if guess.cut_at is not None else
                     "bold green" if guess.margin_s is not None else "bold")
+        progress = self.selected.progress
+        silent = quiet(series, progress.last_write if progress is not None else None, now) \
+            if self.selected.running else None
+        if silent is not None:  # said first: the ETA assumes it moves
+            head = Text(f"{silent.words}\n", style="bold yellow") + head
         for line in lines[1:]:
             head.append("\n" + inert(line))
         words.update(head)
