@@ -584,6 +584,32 @@ def test_an_end_learned_from_a_journal_is_confirmed_by_squeue_soon_so_a_requeue_
     board.close()
 
 
+def test_a_journal_end_read_after_squeue_showed_the_requeue_leaves_the_job_pending(tmp_path: Path) -> None:
+    """Seen in a full run (24.11, a node's slurmd killed): squeue already said PENDING BeginTime (requeued) when the
+    journal tick read the end of the lost allocation; the job went to the ended rows, and the journal's end removed
+    it from the very dict the fetcher keeps for a byte-identical answer, so every later answer said nothing of it:
+    the row said CANCELLED while Slurm said PENDING."""
+    from ntui.core.jobs.journals import JournalBoard
+
+    m, _ = model()
+    refresh(m, job_line("71"))
+    history = StubHistory({"71": entry("71", str(tmp_path))})
+    board = JournalBoard(retry_s=0.0)
+    _journal(tmp_path, "run", "71", ALLOC % "71")
+    _tick(m, board, history)
+    refresh(m, job_line("71", "PENDING"))  # requeued after the node failure, before its journal's end is read
+    _journal(tmp_path, "run", "71", SIGTERM_END % "71")
+    _tick(m, board, history)  # the lost allocation's end, read late
+    assert "71" in m.ended
+    refresh(m, job_line("71", "PENDING"))  # the same bytes as the answer before
+    assert "71" in m.live and "71" not in m.ended and m.live["71"].state == "PENDING"
+    for _ in range(2):  # and it stays so
+        _tick(m, board, history)
+        refresh(m, job_line("71", "PENDING"))
+        assert "71" in m.live and m.live["71"].state == "PENDING"
+    board.close()
+
+
 def test_squeue_slows_down_only_while_every_own_active_job_is_followed(tmp_path: Path) -> None:
     from ntui.core.jobs.journals import JournalBoard
 

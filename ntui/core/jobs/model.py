@@ -286,10 +286,14 @@ class JobModel:
     def _apply(self, request: PollRequest, got: Fetched) -> Applied:
         finished = self.finished
         finished.refreshed()
-        if got.unchanged and self._have_snapshot and not self._check_expected(self.live, request.seq):
-            # byte-identical answer: nothing to diff (10,000 held tasks cost nothing here)
+        if got.unchanged and self._have_snapshot and not self._check_expected(self.live, request.seq) \
+                and not any(job_id in got.live for job_id in self.journal.ended):
+            # byte-identical answer: nothing to diff (10,000 held tasks cost nothing here). Unless a journal
+            # ended a job this answer lists: that end may have come after the answer showed it requeued
             return Applied({}, {}, True)
-        live, rows = self.journal.correct(got.live, got.rows, request.all_users)
+        # copies: the fetcher keeps this answer to hand back when the next is byte-identical, and the model's live
+        # jobs change between answers (a journal's end removes one)
+        live, rows = self.journal.correct(dict(got.live), dict(got.rows), request.all_users)
         gone: tuple[FinishedJob, ...] = ()
         if self._have_snapshot:
             both_own = not (request.all_users or self._live_all_users)
