@@ -13,14 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ntui.core.jobfiles.lognames import parse_rank_header
-from ntui.core.progress.lines import Pattern, parse_line
-from ntui.core.progress.read import HEADER_START
+from ntui.core.progress.lines import Pattern
+from ntui.core.progress.read import feed_line
 from ntui.core.progress.series import Sample, Series
 
 __all__ = ["MAX_FOLLOWED", "START_BYTES", "TICK_BYTES", "ProgressBoard", "ProgressView"]
-
-_HEADER = HEADER_START.encode()
 
 #: At most this many logs are followed (an open and a stat each a tick: the newest jobs first).
 MAX_FOLLOWED = 16
@@ -99,12 +96,8 @@ class _Follower:
         before = (self.series.step, len(self.series.samples), self.series.total)
         at = st.st_mtime
         for piece in pieces:
-            if piece.startswith(_HEADER) and parse_rank_header(piece.decode("utf-8", "replace")) is not None:
-                self.series.new_start()  # the rank's process started again (a requeue appends to its log)
-            elif piece:
-                point = parse_line(piece.decode("utf-8", "replace"), self.pattern)
-                if point is not None:
-                    self.series.add(point, at)
+            if piece:
+                feed_line(self.series, piece.decode("utf-8", "replace"), self.pattern, at)
         return (self.series.step, len(self.series.samples), self.series.total) != before or bool(pieces)
 
     def view(self, job_id: str) -> ProgressView:

@@ -12,10 +12,7 @@ from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.progress.lines import Pattern, parse_line
 from ntui.core.progress.series import Series
 
-__all__ = ["HEADER_START", "TAIL_BYTES", "read_progress"]
-
-#: How ntui's rank header starts (a cheap test before its parser).
-HEADER_START = "ntui: rank "
+__all__ = ["TAIL_BYTES", "feed_line", "read_progress"]
 
 #: How much of the end of a file is read.
 TAIL_BYTES = 64 * 1024 * 1024
@@ -49,10 +46,16 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     at = path.stat().st_mtime
     series = Series()
     for text in _segments(path, tail_bytes):
-        if text.startswith(HEADER_START) and parse_rank_header(text) is not None:
-            series.new_start()  # the rank's process started again: a requeue, a run's next allocation
-            continue
-        point = parse_line(text, pattern)
-        if point is not None:
-            series.add(point, at)
+        feed_line(series, text, pattern, at)
     return series
+
+
+def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> None:
+    """One line of a rank log into ``series`` (both readers': this one and the view's board): ntui's rank header
+    again is a new start (a requeue, a run's next allocation), a progress line a point read at ``at``."""
+    if parse_rank_header(text) is not None:
+        series.new_start()
+        return
+    point = parse_line(text, pattern)
+    if point is not None:
+        series.add(point, at)
