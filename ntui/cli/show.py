@@ -15,6 +15,7 @@ from dataclasses import asdict
 from ntui.cli.common import EXIT_SLURM, add_cluster_option, history_entry, open_history
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import shown_command
+from ntui.core.jobs.details import flight_recorder_words
 from ntui.core.records.history import History
 from ntui.core.records.outcome import job_outcome
 from ntui.core.slurm.common import StateCategory, exit_signal
@@ -107,7 +108,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         rows.append(("Preset", f"{entry.preset} {' '.join(entry.overrides)}".strip()))
         if script and shown_command(d.command, script) != script:
             rows.append(("Script", script))
+        recorder = flight_recorder_words(entry, d.job_id)
+        if recorder and d.category.finished and d.state != "COMPLETED":
+            rows.append(("FlightRec", recorder))
     rows.append(("Slurm", str(version) if version else "version unknown"))
+    if d.category is StateCategory.RUNNING and entry is not None:
+        from ntui.cli.progress import quiet_words
+
+        silent = quiet_words(args, d.job_id)
+        if silent is not None:
+            rows.append(("Quiet", silent))
     for key, value in rows:
         print(f"{inert(key):>12}: {inert(str(value))}")
     _print_run(d.job_id)

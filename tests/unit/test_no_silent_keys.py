@@ -50,6 +50,7 @@ VALUES: dict[str, tuple[str, ...]] = {
     "nccl.slingshot": ("true", "false"),
     "monitor.gpu": ("false", "true"),
     "monitor.interval": ("7", "11"),
+    "monitor.allow-attach": ("false", "true"),
     "sbatch.gpus-per-node": ("2", "1"),
     "sbatch.time": ("00:07:00", "00:09:00"),
     "sbatch.qos": ("regular", "debug"),

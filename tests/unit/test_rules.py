@@ -145,8 +145,18 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
     "N2": lambda: "--network=disable_rdzv_get" in _launch(_script("local-srun", "nccl.slingshot=true"))
     and "--network=disable_rdzv_get" in _launch(_script("local-srun", "env.FI_CXI_RDZV_PROTO=alt_read"))
     and "--network" not in _launch(_script("local-srun")),
-    "N4": lambda: "NCCL_DEBUG" not in _script("local-srun")
-    and "NCCL_DEBUG=INFO" in _script("local-srun", "nccl.debug=true"),
+    "N4": lambda: "export NCCL_DEBUG" not in _script("local-srun")
+    and "export NCCL_DEBUG=INFO" in _script("local-srun", "nccl.debug=true"),
+    "D1": lambda: "export TORCH_FR_DUMP_TEMP_FILE=/logs/local-srun-\"$SLURM_JOB_ID\"-flight-recorder-rank-\n"
+    'export TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$TORCH_FR_DUMP_TEMP_FILE"' in _script("local-srun")
+    and _script("local-srun").index("TORCH_FR_DUMP_TEMP_FILE=/logs") < _script("local-srun").index(
+        "# Preset environment"),
+    "D2": lambda: "PYTHONPATH" not in _script("local-torchrun")
+    and _launch(_script("local-torchrun", "monitor.allow-attach=true")) == _launch(_script("local-torchrun"))
+    and 'export PYTHONPATH="$NTUI_PTRACER_DIR${PYTHONPATH:+:$PYTHONPATH}"' in _script(
+        "local-torchrun", "monitor.allow-attach=true", "env.PYTHONPATH=/mine")
+    and _script("local-torchrun", "monitor.allow-attach=true", "env.PYTHONPATH=/mine").index("PYTHONPATH=/mine")
+    < _script("local-torchrun", "monitor.allow-attach=true", "env.PYTHONPATH=/mine").index("NTUI_PTRACER_DIR="),
     "N5": lambda: 'export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"' in _script("local-srun", "env={}"),
     "N7": lambda: "export PYTHONUNBUFFERED=1 SLURM_UNBUFFEREDIO=1" in _script("local-torchrun"),
     "Q7": lambda: " python -u " in _launch(_script("local-srun", "launcher.python=python -u")),

@@ -35,6 +35,7 @@ VARIATIONS: list[tuple[str, tuple[str, ...]]] = [
     ("local-srun", ("sbatch.gpus-per-node=2", "monitor.interval=30")),
     ("local-srun", ("sbatch.gpus-per-node=2", "monitor.gpu=false")),
     ("local-srun", ("monitor.gpu=true",)),  # a CPU job that asked for the sampler (M2)
+    ("local-torchrun", ("monitor.allow-attach=true", "env.PYTHONPATH=/mine")),  # the ranks' sitecustomize (D2)
     ("local-torchrun", ("sbatch.gpus-per-node=2", "launcher.nproc-per-node=2", 'setup=["trap \\"echo mine\\" EXIT"]',
                         "env.PATH=/opt/sim/bin:/usr/bin")),
     ("local-accelerate", ("sbatch.gpus-per-node=2", "launcher.nproc-per-node=2")),

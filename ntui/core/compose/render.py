@@ -22,7 +22,13 @@ from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvCon
 from ntui.core.compose.sampler import sampler_lines
 from ntui.core.compose.spec import Directive, JobSpec
 from ntui.core.jobfiles.journal import compose_line, journal_lines, launch_begin_line, launch_end_line
-from ntui.core.jobfiles.lognames import RANK_HEADER_SHELL, RANK_LOG_SUFFIX, LogPaths
+from ntui.core.jobfiles.lognames import (
+    FLIGHT_RECORDER_SUFFIX,
+    PTRACER_SUFFIX,
+    RANK_HEADER_SHELL,
+    RANK_LOG_SUFFIX,
+    LogPaths,
+)
 from ntui.core.jobfiles.machinery import MARK
 from ntui.core.jobfiles.manifest import task_lines
 from ntui.core.progress.preset import script_line as progress_script_line
@@ -140,6 +146,10 @@ def render(spec: JobSpec) -> str:
     out.append("# srun of Slurm 22.05-23.02 does not inherit --cpus-per-task (C1).")
     out.append('export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"')
     out.append("export PYTHONUNBUFFERED=1 SLURM_UNBUFFEREDIO=1")
+    out.append("# A timed-out collective's flight-recorder dump goes next to the logs, not to ~/.cache (D1).")
+    out.append(f"export TORCH_FR_DUMP_TEMP_FILE={q(paths.rank_prefix_dir)}{paths.job_id_shell}"
+               f"{q(FLIGHT_RECORDER_SUFFIX)}")
+    out.append('export TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$TORCH_FR_DUMP_TEMP_FILE"  # its older name')
     env_names = {k for k, _ in spec.env}
     if spec.launcher == "srun" and "OMP_NUM_THREADS" not in env_names:
         out.append('export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"  # plain srun sets none (N5)')
@@ -163,6 +173,8 @@ def render(spec: JobSpec) -> str:
         env.append(
             f"export NTUI_RANK_LOG_PREFIX={q(paths.rank_prefix_dir)}{paths.job_id_shell}{q(RANK_LOG_SUFFIX)}"
         )
+    if spec.allow_attach:
+        env.extend(_ptracer_lines(paths))
     if env:
         out.append("")
         out.extend(env)
@@ -195,6 +207,40 @@ def render(spec: JobSpec) -> str:
         out.append(launch_end_line())
     out.append("")
     return "\n".join(out)
+
+
+#: The ranks' sitecustomize under monitor.allow-attach (D2): PR_SET_PTRACER (Yama's prctl option) with
+#: PR_SET_PTRACER_ANY, then the environment's own sitecustomize, which this one would otherwise hide.
+PTRACER_SITECUSTOMIZE = """\
+# Written by ntui (monitor.allow-attach): any process of this user may trace this one (ntui stacks).
+import ctypes, importlib.machinery, importlib.util, os, sys
+try:
+    ctypes.CDLL(None).prctl(0x59616D61, ctypes.c_ulong(-1), 0, 0, 0)
+except Exception:
+    pass
+_here = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.machinery.PathFinder.find_spec(
+    "sitecustomize", [p for p in sys.path if os.path.abspath(p or ".") != _here])
+if _spec is not None and _spec.loader is not None:
+    _own = importlib.util.module_from_spec(_spec)
+    sys.modules["sitecustomize"] = _own
+    _spec.loader.exec_module(_own)
+"""
+
+
+def _ptracer_lines(paths: LogPaths) -> list[str]:
+    """monitor.allow-attach (D2): the sitecustomize written next to the logs (every node sees them), first on the
+    ranks' PYTHONPATH (after the preset's environment, which it keeps)."""
+    return [
+        "# monitor.allow-attach: every rank lets its user's processes trace it, so ntui stacks can attach where",
+        "# the kernel allows tracing ancestors only (Yama ptrace_scope 1) (D2).",
+        f"NTUI_PTRACER_DIR={q(paths.rank_prefix_dir)}{paths.job_id_shell}{q(PTRACER_SUFFIX)}",
+        'mkdir -p "$NTUI_PTRACER_DIR"',
+        "cat >\"$NTUI_PTRACER_DIR/sitecustomize.py\" <<'NTUI_PTRACER'",
+        *PTRACER_SITECUSTOMIZE.splitlines(),
+        "NTUI_PTRACER",
+        'export PYTHONPATH="$NTUI_PTRACER_DIR${PYTHONPATH:+:$PYTHONPATH}"',
+    ]
 
 
 def _per_node(spec: JobSpec) -> int:

@@ -768,6 +768,16 @@ guarantee("N2", _E, ("nccl.slingshot", "env.FI_CXI_RDZV_PROTO"), "When FI_CXI_RD
           "HewlettPackard/shs-ccl-docs:ccl_env.sh")
 guarantee("N5", _E, ("env.OMP_NUM_THREADS",), "srun launcher: OMP_NUM_THREADS defaults to the task's CPUs.",
           "NERSC launchers page")
+guarantee("D1", _E, ("env.TORCH_FR_DUMP_TEMP_FILE", "env.TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), "PyTorch's "
+          "flight-recorder dumps (each rank's record of its last collectives, written when one times out) go next "
+          "to the job's logs as `<stem>-<jobid>-flight-recorder-rank-<rank>`, under both of the variable's names "
+          "(the older one before torch 2.6), not to `~/.cache/torch`, where jobs on many nodes would mix; a "
+          "preset's env wins.", "pytorch/pytorch:torch/csrc/distributed/c10d/FlightRecorder.hpp (DebugInfoWriter)")
+guarantee("D2", _E, ("monitor.allow-attach",), "`monitor: {allow-attach: true}` (off by default: it loosens a "
+          "protection) makes every rank call prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) through a sitecustomize "
+          "written next to the logs and put first on PYTHONPATH (the environment's own sitecustomize still runs), so "
+          "that `ntui stacks` can attach where Yama's ptrace_scope is 1 (tracing by ancestors only).",
+          "man PR_SET_PTRACER(2const); Linux Documentation/admin-guide/LSM/Yama.rst")
 
 
 @rule("F1", _W, ("script",), "The script exists on the submitting host: a warning for check/render, an "

@@ -61,7 +61,8 @@ TOP_KEYS = {
     "args": "its arguments, passed verbatim",
     "logs": "where batch and per-rank logs go",
     "nccl": "NCCL toggles",
-    "monitor": "in-job GPU sampling for `ntui report` (gpu: on by default for GPU jobs, interval: seconds)",
+    "monitor": "in-job GPU sampling for `ntui report` (gpu: on by default for GPU jobs, interval: seconds); "
+               "allow-attach: the ranks let `ntui stacks` attach where the kernel allows only ancestors (D2)",
     "sweep": "many runs as one job array: grid | zip | list of {name} values for args and env, parallel, metric",
     "run": "training longer than one allocation: checkpoint-signal, warning, grace, continue (requeue | chain | "
            "none), max-restarts",
@@ -75,7 +76,7 @@ LAUNCHER_KEYS = (
 CONTAINER_KEYS = ("runtime",)
 LOGS_KEYS = ("dir",)
 NCCL_KEYS = ("debug", "slingshot")
-MONITOR_KEYS = ("gpu", "interval")
+MONITOR_KEYS = ("gpu", "interval", "allow-attach")
 
 # Options ntui manages itself or that make no sense in a script.
 SBATCH_RESERVED = {
@@ -132,6 +133,7 @@ class JobSpec:
     sweep: Sweep | None = None  # a job array: args and env values are templates ({name}, W1-W11)
     run: RunConf | None = None  # a long run: checkpoint signal, requeue or chain (T1-T10)
     progress_pattern: str | None = None  # progress: {pattern}, carried by the script (core/progress/preset.py)
+    allow_attach: bool = False  # monitor.allow-attach: each rank declares any process of its user may trace it (D2)
 
     @property
     def world_size(self) -> int:
@@ -301,6 +303,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     nccl_debug = c.boolean(("nccl", "debug"), nccl.get("debug"), False)
     nccl_slingshot = c.boolean(("nccl", "slingshot"), nccl.get("slingshot"), False)
     monitor_gpu, monitor_interval, interval_written = _monitor_section(c)
+    allow_attach = c.boolean(("monitor", "allow-attach"), c.mapping(("monitor",)).get("allow-attach"), False)
     sweep = _sweep_section(c, sb, args, env, setup) if loaded.data.get("sweep") is not None else None
     run = _run_section(c) if loaded.data.get("run") is not None else None
     progress_pattern = _progress_section(c)
@@ -352,6 +355,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         sweep=sweep.build() if sweep is not None else None,
         run=run.build(draft.time_limit_s) if run is not None else None,
         progress_pattern=progress_pattern,
+        allow_attach=allow_attach,
     )
     return spec, c.problems
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "FLIGHT_RECORDER_SUFFIX",
+    "PTRACER_SUFFIX",
     "HEADER_BYTES",
     "LOG_EXT",
     "RANK_HEADER_RE",
@@ -44,6 +46,10 @@ __all__ = [
 
 RANK_LOG_SUFFIX = "-rank-"
 LOG_EXT = ".out"
+#: PyTorch's flight-recorder dumps: ``<stem>-<jobid>-flight-recorder-rank-<rank>`` (torch appends the rank).
+FLIGHT_RECORDER_SUFFIX = "-flight-recorder-rank-"
+#: monitor.allow-attach: ``<stem>-<jobid>-ptracer/sitecustomize.py``, on the ranks' PYTHONPATH.
+PTRACER_SUFFIX = "-ptracer"
 #: how much of a rank file's start is read for its header
 HEADER_BYTES = 4096
 
@@ -135,6 +141,10 @@ class LogPaths:
 
     def script(self, job_id: str) -> str:
         return f"{self.log_dir}/{self.stem}-{job_id}.sbatch"
+
+    def flight_recorder(self, job_id: str) -> str:
+        """The prefix of the job's flight-recorder dumps (each rank's file: this and its rank)."""
+        return f"{self.log_dir}/{self.stem}-{job_id}{FLIGHT_RECORDER_SUFFIX}"
 
 
 def parse_rank_file(file_name: str, stem: str, job_id: str) -> int | None:

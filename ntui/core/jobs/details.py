@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ntui.core.errors import describe_error
+from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.inflight import InFlight
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import Outcome
@@ -37,6 +38,7 @@ __all__ = [
     "EntryBook",
     "HistoryLike",
     "HistoryOpener",
+    "flight_recorder_words",
     "history_key",
 ]
 
@@ -50,6 +52,16 @@ class HistoryLike(Protocol):
 
 
 HistoryOpener = Callable[[], "HistoryLike | None"]
+
+
+def flight_recorder_words(entry: HistoryEntry | None, job_id: str) -> str | None:
+    """Where the job's ranks wrote PyTorch's flight-recorder dumps, if a collective timed out (D1), and how to
+    read them; None when its script points them nowhere (not ntui's, or from before D1)."""
+    if entry is None or not entry.log_dir or "TORCH_FR_DUMP_TEMP_FILE=" not in entry.script:
+        return None
+    prefix = LogPaths(entry.log_dir, entry.log_stem).flight_recorder(job_id)
+    folder, _, name = prefix.rpartition("/")
+    return f"{prefix}<rank>, when a collective timed out; read them with: torchfrtrace {folder} -p {name}"
 
 
 def history_key(key: str) -> str:

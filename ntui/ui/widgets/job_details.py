@@ -18,7 +18,7 @@ from textual.widgets import Static
 from ntui.core.hosts import format_index_ranges
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.jobfiles.machinery import fold_machinery
-from ntui.core.jobs.details import DetailsView
+from ntui.core.jobs.details import DetailsView, flight_recorder_words
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.records.outcome import UNKNOWN
 from ntui.core.slurm.common import StateCategory, exit_signal, state_category
@@ -161,6 +161,9 @@ def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[
             rows.append(("Script", e.script_path))
         if e.log_dir:
             rows.append(("Logs", e.log_dir))
+        recorder = flight_recorder_words(e, view.job_id)
+        if recorder and state_category(state).finished and state != "COMPLETED":
+            rows.append(("Flight recorder", recorder))
     if view.slurm:
         rows.append(("Slurm", view.slurm))
     if view.note:
