@@ -17,13 +17,16 @@ import time
 from pathlib import Path
 
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, add_cluster_option, history_entry, open_history
-from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.cli.slurm import cli_runner, cli_settings, slurm_failed
 from ntui.core.compose.timefmt import parse_time_limit
+from ntui.core.gpu.quiet import read_evidence
+from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobfiles.samplefiles import find_sample_files
 from ntui.core.jobs.submission import paths_for
 from ntui.core.progress.chart import chart_lines, summary_lines
 from ntui.core.progress.lines import Pattern, pattern_problem
 from ntui.core.progress.preset import pattern_of_script
-from ntui.core.progress.quiet import quiet
+from ntui.core.progress.quiet import log_quiet, quiet
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import estimate
 from ntui.core.slurm.common import StateCategory
@@ -57,6 +60,25 @@ def _time_left(job_id: str) -> tuple[float | None, str | None]:
     except ValueError:
         return None, details.state
     return (float(limit - used) if limit else None), details.state
+
+
+def quiet_words(args: argparse.Namespace, job_id: str) -> str | None:
+    """A running ntui job gone quiet, in words with what to do next (``ntui show`` and ``ntui why``); None while it
+    shows signs of life, or for a job ntui did not submit."""
+    history = open_history(args)
+    try:
+        entry = history_entry(history, args, job_id)
+    finally:
+        history.close()
+    if entry is None or not entry.log_stem:
+        return None
+    silent = log_quiet(Path(LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)), pattern_of_script(entry.script),
+                       time.time(), floor_s=cli_settings().progress.quiet_after)
+    if silent is None:
+        return None
+    files = find_sample_files(entry.log_dir, entry.log_stem, job_id)
+    evidence = read_evidence(files, silent.last) if files else None
+    return f"{silent.words}{f'; {evidence}' if evidence else ''}; `ntui stacks {job_id}` shows where each rank waits"
 
 
 def cmd_progress(args: argparse.Namespace) -> int:
@@ -107,7 +129,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
     silent = None
     if state == "RUNNING":  # a running job that stopped moving: said before any ETA
         try:
-            silent = quiet(series, path.stat().st_mtime, now)
+            silent = quiet(series, path.stat().st_mtime, now, floor_s=cli_settings().progress.quiet_after)
         except OSError:
             silent = None
     if args.json:

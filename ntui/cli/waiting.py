@@ -80,9 +80,14 @@ def cmd_why(args: argparse.Namespace) -> int:
         if details.category is not StateCategory.PENDING:
             line = f"job {details.job_id} is {details.state}, not waiting" + (
                 f" (on {details.nodelist})" if details.nodelist else "")
-            out.append({"job_id": details.job_id, "state": details.state, "waiting": False})
+            silent = None
+            if details.category is StateCategory.RUNNING:  # running, but does it move?
+                from ntui.cli.progress import quiet_words
+
+                silent = quiet_words(args, details.job_id)
+            out.append({"job_id": details.job_id, "state": details.state, "waiting": False, "quiet": silent})
             if not args.json:
-                print(inert(line))
+                print(inert(line) + (f"; {inert(silent)}" if silent else ""))
             continue
         lines, data = why_lines(runner, details, datetime.now())
         out.append({**data, "state": details.state, "waiting": True})

@@ -22,6 +22,9 @@ notify:                   # the app (and ntui wait --notify) on a start, requeue
   desktop: true           # a desktop notification through the terminal (OSC 9 and OSC 777; tmux passthrough)
   states: [RUNNING, REQUEUED, ENDED]   # what notifies: RUNNING = started, ENDED = every end; or final states
                           # one by one (COMPLETED, FAILED, TIMEOUT, ...) to leave others out
+progress:
+  quiet-after: 300        # seconds: a running job with no progress and no log line for this long, and for ten of
+                          # its own usual intervals, is said to be quiet (the queue row, a notice, ntui show)
 ```
 
 Environment overrides (applied here, so the CLI and the app read the same values):
@@ -51,6 +54,7 @@ __all__ = [
     "GpuSettings",
     "LogSettings",
     "NotifySettings",
+    "ProgressSettings",
     "QueueSettings",
     "Settings",
     "SlurmSettings",
@@ -94,6 +98,11 @@ class LogSettings:
     window: int = 5000
 
 
+@dataclass(frozen=True)
+class ProgressSettings:
+    quiet_after: float = 300.0  # a running job is never quiet sooner (= ntui.core.progress.quiet.QUIET_FLOOR_S)
+
+
 #: What ``notify.states`` may name besides final states: RUNNING (a start), REQUEUED, ENDED (every end).
 NOTIFY_WORDS = ("RUNNING", "REQUEUED", "ENDED")
 
@@ -112,6 +121,7 @@ class Settings:
     gpu: GpuSettings = field(default_factory=GpuSettings)
     logs: LogSettings = field(default_factory=LogSettings)
     notify: NotifySettings = field(default_factory=NotifySettings)
+    progress: ProgressSettings = field(default_factory=ProgressSettings)
 
 
 def config_path() -> Path:
@@ -188,7 +198,7 @@ def _load_file(path: Path) -> tuple[Settings, list[Problem]]:
     if not isinstance(raw, dict):
         return Settings(), [Problem(Source(str(path)), "", "expected a mapping")]
     sections = {"queue": QueueSettings, "slurm": SlurmSettings, "gpu": GpuSettings, "logs": LogSettings,
-                "notify": NotifySettings}
+                "notify": NotifySettings, "progress": ProgressSettings}
     for key in raw:
         if key not in sections:
             problems.append(Problem(Source(str(path)), str(key), "unknown section"))

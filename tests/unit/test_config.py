@@ -50,6 +50,16 @@ def test_recent_days_defaults_to_the_records_default_and_is_read_from_the_queue_
     assert settings.queue.recent_days == 7 and [p.field for p in problems] == ["queue.recent-days"]
 
 
+def test_quiet_after_defaults_to_the_quiet_floor_and_is_read_from_the_progress_section(tmp_path: Path) -> None:
+    from ntui.core.progress.quiet import QUIET_FLOOR_S
+
+    assert Settings().progress.quiet_after == QUIET_FLOOR_S == 300
+    settings, problems = load_settings(_cfg(tmp_path, "progress:\n  quiet-after: 45\n"), environ={})
+    assert problems == [] and settings.progress.quiet_after == 45.0
+    settings, problems = load_settings(_cfg(tmp_path, "progress:\n  quiet-after: soon\n"), environ={})
+    assert settings.progress.quiet_after == 300 and [p.field for p in problems] == ["progress.quiet-after"]
+
+
 def test_env_overrides_the_file(tmp_path: Path) -> None:
     path = _cfg(tmp_path, "slurm:\n  timeout: 7\n  submit-timeout: 90\nqueue:\n  idle-interval: 30\n")
     settings, problems = load_settings(path, environ={TIMEOUT_ENV: " 2.5 "})

@@ -39,7 +39,8 @@ def test_why_a_job_behind_others(use: Install, capsys: pytest.CaptureFixture[str
 def test_why_json_and_a_job_that_runs(use: Install, capsys: pytest.CaptureFixture[str]) -> None:
     use(FakeRunner({("scontrol", "show", "job"): capture("scontrol_show_job_running_2node_gpu")}))
     assert waiting_cli.cmd_why(argparse.Namespace(job_ids=["34"], json=True)) == 0
-    assert json.loads(capsys.readouterr().out) == {"job_id": "34", "state": "RUNNING", "waiting": False}
+    assert json.loads(capsys.readouterr().out) == {"job_id": "34", "state": "RUNNING", "waiting": False,
+                                                     "quiet": None}
 
 
 def test_why_of_every_pending_job_is_one_squeue(use: Install, capsys: pytest.CaptureFixture[str]) -> None:

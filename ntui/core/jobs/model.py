@@ -159,7 +159,7 @@ class JobModel:
                                    monotonic=monotonic)
         self.history = EntryBook()
         self.journal = JournalBook()
-        self.progress = ProgressBook()
+        self.progress = ProgressBook(quiet_after_s=settings.progress.quiet_after)
         # the queue
         self.live: dict[str, QueueJob] = {}
         self._live_all_users = self.all_users

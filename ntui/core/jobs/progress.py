@@ -12,15 +12,18 @@ ETA (``42% · quiet 12 min``), and once as a notice (:meth:`ProgressBook.newly_q
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ntui.core.gpu.quiet import read_evidence
 from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.jobfiles.samplefiles import find_sample_files
 from ntui.core.jobs.inflight import InFlight
 from ntui.core.progress.board import ProgressBoard, ProgressView
 from ntui.core.progress.lines import Pattern
 from ntui.core.progress.preset import pattern_of_script
-from ntui.core.progress.quiet import Quiet, quiet
+from ntui.core.progress.quiet import QUIET_FLOOR_S, Quiet, quiet
 from ntui.core.progress.series import Estimate, estimate, human_duration
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.squeue import QueueJob
@@ -39,6 +42,8 @@ class ProgressRequest:
 
     wanted: dict[str, str]
     patterns: dict[str, Pattern] = field(default_factory=dict)  # a job's preset's progress: pattern
+    logs: dict[str, tuple[str, str]] = field(default_factory=dict)  # job -> (log dir, stem): its GPU sample files
+    quiet_after_s: float = QUIET_FLOOR_S
 
 
 def time_left_s(job: QueueJob) -> float | None:
@@ -52,7 +57,8 @@ def time_left_s(job: QueueJob) -> float | None:
 class ProgressBook:
     """The progress of own running jobs (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, quiet_after_s: float = QUIET_FLOOR_S) -> None:
+        self.quiet_after_s = quiet_after_s  # the settings' progress.quiet-after: never quiet sooner
         self.inflight: InFlight[str] = InFlight(exclusive=True)  # the one tick
         self.views: dict[str, ProgressView] = {}
         self._warned: set[str] = set()  # the jobs already said to be cut
@@ -71,12 +77,23 @@ class ProgressBook:
             del self.views[gone]
         if not wanted or not self.inflight.start("tick"):
             return None
-        return ProgressRequest(wanted, patterns)
+        logs = {job_id: (entry.log_dir, entry.log_stem) for job_id, entry in known.items()}
+        return ProgressRequest(wanted, patterns, logs, self.quiet_after_s)
 
     @staticmethod
     def fetch(board: ProgressBoard, request: ProgressRequest) -> dict[str, ProgressView]:
-        """*Thread-side*: what each followed log appended."""
-        return board.poll(request.wanted, request.patterns)
+        """*Thread-side*: what each followed log appended; a job gone quiet with the word of its GPUs, where the
+        in-job sampler wrote samples (:mod:`ntui.core.gpu.quiet`)."""
+        views = board.poll(request.wanted, request.patterns)
+        now = time.time()
+        for job_id, view in list(views.items()):
+            silent = quiet(view.series(), view.last_write, now, floor_s=request.quiet_after_s)
+            if silent is None or job_id not in request.logs:
+                continue
+            files = find_sample_files(*request.logs[job_id], job_id)
+            if files:
+                views[job_id] = replace(view, evidence=read_evidence(files, silent.last))
+        return views
 
     def failed(self) -> None:
         self.inflight.clear()
@@ -114,7 +131,7 @@ class ProgressBook:
     def quiet(self, job_id: str, now: float) -> Quiet | None:
         """Whether a followed job has gone quiet (:mod:`ntui.core.progress.quiet`)."""
         view = self.views.get(job_id)
-        return quiet(view.series(), view.last_write, now) if view is not None else None
+        return quiet(view.series(), view.last_write, now, floor_s=self.quiet_after_s) if view is not None else None
 
     def newly_quiet(self, now: float) -> list[tuple[str, str]]:
         """The followed jobs gone quiet, each said once (job id, the words)."""
@@ -122,7 +139,8 @@ class ProgressBook:
         for job_id in self.views:
             if job_id not in self._quiet_said and (q := self.quiet(job_id, now)) is not None:
                 self._quiet_said.add(job_id)
-                out.append((job_id, q.words))
+                evidence = self.views[job_id].evidence
+                out.append((job_id, q.words + (f"; {evidence}" if evidence else "")))
         return out
 
     def row_texts(self, live: Mapping[str, QueueJob], now: float) -> dict[str, str]:

@@ -43,6 +43,7 @@ class ProgressView:
     restarts: tuple[float, ...] = ()
     printed_rates: tuple[float, ...] = ()
     last_write: float | None = None  # the log's modification time at the tick (a sign of life: quiet.py)
+    evidence: str | None = None  # another reader's word on a quiet job (its GPUs': ntui/core/gpu/quiet.py)
 
     def series(self) -> Series:
         """A series holding this view's points (for :func:`~ntui.core.progress.series.estimate`)."""

@@ -13,10 +13,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from ntui.core.progress.lines import Pattern
+from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, human_duration
 
-__all__ = ["QUIET_FACTOR", "QUIET_FLOOR_S", "Quiet", "quiet", "usual_interval"]
+__all__ = ["QUIET_FACTOR", "QUIET_FLOOR_S", "Quiet", "log_quiet", "quiet", "usual_interval"]
 
 #: Never quiet before this many seconds without a sign of life.
 QUIET_FLOOR_S = 300.0
@@ -70,3 +73,12 @@ def quiet(series: Series | None, last_write: float | None, now: float, *, floor_
     if idle <= limit:
         return None
     return Quiet(last, idle, usual, series.step if series is not None else None)
+
+
+def log_quiet(path: Path, pattern: Pattern | None, now: float, *, floor_s: float = QUIET_FLOOR_S) -> Quiet | None:
+    """A running job's quiet read from its rank log (its series and its last write), or None: it shows signs of
+    life, or the log cannot be read (no log is no evidence)."""
+    try:
+        return quiet(read_progress(path, pattern=pattern), path.stat().st_mtime, now, floor_s=floor_s)
+    except OSError:
+        return None

@@ -66,6 +66,7 @@ class ProgressPane(JobTab, VerticalScroll):
     def __init__(self, deps: TabDeps, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.clock = deps.clock
+        self.quiet_after_s = deps.settings.progress.quiet_after
         self.series: Series | None = None  # what is shown
         self.reading: str | None = None  # the job whose log a worker reads
         self._read: OrderedDict[str, Series] = OrderedDict()  # ended jobs' series, read once each
@@ -153,10 +154,11 @@ class ProgressPane(JobTab, VerticalScroll):
         head = Text(inert(lines[0]), style="bold red" if guess.cut_at is not None else
                     "bold green" if guess.margin_s is not None else "bold")
         progress = self.selected.progress
-        silent = quiet(series, progress.last_write if progress is not None else None, now) \
+        silent = quiet(series, progress.last_write if progress is not None else None, now, floor_s=self.quiet_after_s) \
             if self.selected.running else None
         if silent is not None:  # said first: the ETA assumes it moves
-            head = Text(f"{silent.words}\n", style="bold yellow") + head
+            evidence = f"; {progress.evidence}" if progress is not None and progress.evidence else ""
+            head = Text(f"{inert(silent.words + evidence)}\n", style="bold yellow") + head
         for line in lines[1:]:
             head.append("\n" + inert(line))
         words.update(head)
