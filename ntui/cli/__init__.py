@@ -71,6 +71,12 @@ def _progress() -> CommandModule:
     return progress
 
 
+def _stacks() -> CommandModule:
+    from ntui.cli import stacks
+
+    return stacks
+
+
 def _triage() -> CommandModule:
     from ntui.cli import triage
 
@@ -132,6 +138,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("logs", "print a job's batch log, or one rank's log", _logs),
     Command("progress", "how far a run is, its rate and ETA, and whether it finishes before its time limit",
             _progress),
+    Command("stacks", "where every rank of a running job is: Python stacks (py-spy), grouped, waiting or moving",
+            _stacks),
     Command("triage", "which rank failed first, where and why, in any log files (not only ntui's jobs)", _triage),
     Command("history", "jobs submitted by ntui (local history)", _history),
     Command("resubmit", "submit a job again: its preset with its recorded overrides (+ --set); a sweep's failed "

@@ -35,9 +35,10 @@ EXIT_JOB_FAILED = 4
 #: Every exit code ``ntui`` uses (``--help`` and the README list them from here).
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "ok"),
-    (1, "logs --triage: a rank (or the job) failed"),
+    (1, "logs --triage: a rank (or the job) failed; stacks: some rank or node could not be sampled"),
     (EXIT_PROBLEMS, "problems before Slurm was asked: the preset, this cluster's partitions, a rank out of "
-                    "range, a log not there yet, hold on a job that is not pending"),
+                    "range, a log not there yet, hold on a job that is not pending, stacks of a job that is not "
+                    "running"),
     (EXIT_SLURM, "Slurm refused or failed, or cannot be used (no client, no configuration, no answer); "
                  "its own reason is printed"),
     (EXIT_JOB_FAILED, "submit --wait, wait: a job did not complete"),

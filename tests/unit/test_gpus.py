@@ -18,13 +18,13 @@ from ntui.core.gpu.smi import (
     GpuBoard,
     GpuSample,
     build_gpu_step_argv,
-    gpu_step_env,
     no_gpus_allocated,
     parse_gpu_csv,
     parse_gpu_line,
     sparkline,
     task_node_order,
 )
+from ntui.core.slurm.srun import step_env
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "gpus"
 NODES = ("nid001", "nid002")
@@ -76,7 +76,7 @@ def test_build_gpu_step_argv_options_and_errors() -> None:
 
 def test_task_order_and_env() -> None:
     assert task_node_order(["nid010", "nid002", "gpu1"]) == ("gpu1", "nid002", "nid010")
-    env = gpu_step_env(
+    env = step_env(
         {"PATH": "/bin", "SLURM_CONF": "/etc/slurm.conf", "SLURM_STEP_GRES": "none", "SLURM_GPUS_PER_TASK": "1",
          "SRUN_CPUS_PER_TASK": "8", "SBATCH_PARTITION": "x", "HOME": "/h"}
     )  # fmt: skip

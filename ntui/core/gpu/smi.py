@@ -24,8 +24,8 @@ included; pass ``gres="gpu:<per node>"`` to :func:`build_gpu_step_argv` for such
 
 The environment matters as much: srun reads ``SLURM_GPUS_PER_TASK``, ``SLURM_STEP_GRES``,
 ``SLURM_TRES_PER_TASK``, ``SLURM_CPUS_PER_TASK`` ... from its environment, and ``SLURM_STEP_GRES=none``
-would leave the step without GPUs. Run the step with :func:`gpu_step_env` (drops inherited ``SLURM_*``,
-``SRUN_*``, ``SALLOC_*``, ``SBATCH_*`` except ``SLURM_CONF``).
+would leave the step without GPUs. Run the step with :func:`ntui.core.slurm.srun.step_env` (drops inherited
+``SLURM_*``, ``SRUN_*``, ``SALLOC_*``, ``SBATCH_*`` except ``SLURM_CONF``).
 
 **Which node is task N.** ``--label`` prefixes each line with the task id; with one task per node the ids
 follow the step's node order, which is Slurm's node-table order (slurm.conf order, sorted in ordinary
@@ -59,7 +59,6 @@ __all__ = [
     "IdleGpu",
     "JobGpuSummary",
     "build_gpu_step_argv",
-    "gpu_step_env",
     "no_gpus_allocated",
     "parse_gpu_csv",
     "parse_gpu_line",
@@ -137,12 +136,6 @@ def build_gpu_step_argv(
         str(int(interval_s)),
     ]
     return argv
-
-
-def gpu_step_env(base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` without inherited Slurm job/step variables (``SLURM_CONF`` kept) for the watch step."""
-    drop = ("SLURM_", "SRUN_", "SALLOC_", "SBATCH_")
-    return {k: v for k, v in base.items() if k == "SLURM_CONF" or not k.startswith(drop)}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -18,10 +18,11 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ntui.core.gpu.smi import build_gpu_step_argv, gpu_step_env, task_node_order
+from ntui.core.gpu.smi import build_gpu_step_argv, task_node_order
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.scontrol import JobDetails, show_job
+from ntui.core.slurm.srun import step_env
 
 STDERR_TAIL = 20
 
@@ -153,5 +154,5 @@ def plan_gpu_watch(
         expected=dict(details.gres_by_node),
         time_left_min=left,
         argv=tuple(argv),
-        env=gpu_step_env(os.environ if environ is None else environ),
+        env=step_env(os.environ if environ is None else environ),
     )

@@ -124,11 +124,13 @@ class SlurmNotInstalled(SlurmError):
 
 
 class SlurmTimeout(SlurmError):
-    """The command ran longer than its timeout and was killed."""
+    """The command ran longer than its timeout and was killed. ``stdout``: what it had printed by then (a step
+    over several nodes: the nodes that answered)."""
 
-    def __init__(self, message: str, *, timeout: float, **details: Unpack[ErrorDetails]) -> None:
+    def __init__(self, message: str, *, timeout: float, stdout: str = "", **details: Unpack[ErrorDetails]) -> None:
         super().__init__(message, **details)
         self.timeout = timeout
+        self.stdout = stdout
 
 
 class SlurmConfigError(SlurmError):
@@ -400,6 +402,7 @@ class SubprocessRunner:
             raise SlurmTimeout(
                 f"{os.path.basename(argv[0])} did not answer within {timeout:g} s",
                 timeout=timeout,
+                stdout=_decode(out),
                 argv=tuple(args),
                 stderr=_decode(err),
             ) from None
@@ -425,15 +428,19 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 class TimeoutRunner:
     """Runs every command of ``inner`` with the configured timeout instead of its caller's: ``submit`` for
-    sbatch (which retries by itself while slurmctld is busy), ``query`` for every other Slurm client."""
+    sbatch (which retries by itself while slurmctld is busy), ``query`` for every other Slurm client; an ``srun``
+    step (work on the nodes, bounded by its caller) gets its caller's, never less than ``query``."""
 
     def __init__(self, inner: CommandRunner, *, query: float, submit: float) -> None:
         self.inner = inner
         self.query = query
         self.submit = submit
 
-    def timeout_for(self, argv: Sequence[str]) -> float:
-        return self.submit if argv and os.path.basename(argv[0]) == "sbatch" else self.query
+    def timeout_for(self, argv: Sequence[str], asked: float | None = None) -> float:
+        prog = os.path.basename(argv[0]) if argv else ""
+        if prog == "srun" and asked is not None:
+            return max(asked, self.query)
+        return self.submit if prog == "sbatch" else self.query
 
     def run(
         self,
@@ -443,4 +450,4 @@ class TimeoutRunner:
         env: Mapping[str, str] | None = None,
         input: str | None = None,  # noqa: A002 - mirrors CommandRunner
     ) -> CommandResult:
-        return self.inner.run(argv, timeout=self.timeout_for(argv), env=env, input=input)
+        return self.inner.run(argv, timeout=self.timeout_for(argv, timeout), env=env, input=input)

@@ -1,5 +1,6 @@
 """``srun`` steps ntui starts for the user: a shell inside a running job's allocation (``ntui attach``, the jobs
-view's shell key). The GPU pane's step is :mod:`ntui.core.gpu.stream`."""
+view's shell key), and the environment every step ntui starts in a job gets (:func:`step_env`). The GPU pane's
+step is :mod:`ntui.core.gpu.stream`, the stacks' :mod:`ntui.core.stacks.take`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from ntui.core.slurm.common import _safe_token, validate_job_id
 from ntui.core.slurm.runner import SubprocessRunner, scrubbed_env
 
-__all__ = ["build_shell_argv", "run_interactive"]
+__all__ = ["build_shell_argv", "run_interactive", "step_env"]
 
 
 def build_shell_argv(job_id: str, *, node: str | None = None, shell: str = "bash") -> list[str]:
@@ -22,6 +23,14 @@ def build_shell_argv(job_id: str, *, node: str | None = None, shell: str = "bash
     if node:
         argv += ["-w", _safe_token(node, "node name")]
     return argv + [_safe_token(shell, "shell")]
+
+
+def step_env(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` without inherited Slurm job/step variables (``SLURM_CONF`` kept), for a step ntui starts in
+    another job: srun reads ``SLURM_STEP_GRES``, ``SLURM_GPUS_PER_TASK``, ``SLURM_CPUS_PER_TASK`` ... from its
+    environment, and an outer job's would shape this step."""
+    drop = ("SLURM_", "SRUN_", "SALLOC_", "SBATCH_")
+    return {k: v for k, v in base.items() if k == "SLURM_CONF" or not k.startswith(drop)}
 
 
 def run_interactive(argv: Sequence[str], *, bin_dir: str | None = None,

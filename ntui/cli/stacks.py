@@ -1,0 +1,54 @@
+"""``ntui stacks JOBID``: where every rank of a running job is, grouped into classes of identical Python stacks.
+
+One ``srun --overlap`` step, one task per node, claiming none of the job's GPUs, runs py-spy on every rank twice a
+few seconds apart (:mod:`ntui.core.stacks.take`); the answer is grouped as STAT groups stacks, the odd class
+first, each said waiting or moving (:mod:`ntui.core.stacks.group`). Nothing is left stopped. Exit codes: 0 every
+rank's stack; 1 some rank or node could not be sampled (said why, with what to do; the others are shown); 2 the
+job is not running; 3 Slurm failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS
+from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.core.slurm.runner import SlurmError
+from ntui.core.stacks.take import NotRunning, take_stacks
+from ntui.core.textsafe import inert
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> None:
+    p.add_argument("job_id", metavar="JOBID", help="a running job (any of yours, not only ntui's)")
+    p.add_argument("--native", action="store_true", help="with native frames (C/C++: NCCL, CUDA, gloo), slower")
+    p.add_argument("--json", action="store_true", help="the classes, every member and frame, as JSON")
+    p.add_argument("--interval", type=float, default=3.0,
+                   help="seconds between the two samples that tell waiting from moving (default 3)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds one process's dump may take before it is given up (default 10)")
+    p.set_defaults(func=cmd_stacks)
+
+
+def cmd_stacks(args: argparse.Namespace) -> int:
+    if args.interval < 0 or args.timeout <= 0:
+        print("ntui: --interval must be >= 0 and --timeout > 0", file=sys.stderr)
+        return EXIT_PROBLEMS
+    try:
+        stacks = take_stacks(cli_runner(), args.job_id, native=args.native, interval_s=args.interval,
+                             timeout_s=args.timeout)
+    except NotRunning as exc:
+        print(f"ntui: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except ValueError as exc:
+        print(f"ntui: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    if args.json:
+        print(json.dumps(stacks.to_json(), indent=2))
+    else:
+        for line in stacks.lines():
+            print(inert(line))
+    return 1 if stacks.problems else EXIT_OK
