@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         from tests.support.screenshots_logs import log_pane_screenshots
         from tests.support.screenshots_progress import save_progress_screenshot
+        from tests.support.screenshots_stacks import save_stacks_screenshot
         from tests.support.screenshots_sweep import save_sweep_screenshots
         from tests.support.screenshots_waiting import save_whatif_screenshot, save_why_screenshot
 
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         print(save_recent_screenshot(args.out))
         print(save_report_screenshot(args.out))
         print(save_progress_screenshot(args.out))
+        print(save_stacks_screenshot(args.out))
         print(save_why_screenshot(args.out))
         print(save_whatif_screenshot(args.out))
         print(gpu_pane_screenshot(args.out / "gpu-pane.svg"))

@@ -110,3 +110,14 @@ class TestProgress:
         from tests.support.screenshots_progress import progress_app, progress_scene
 
         assert snap_compare(progress_app(tmp_path / "logs"), terminal_size=size, run_before=progress_scene)
+
+
+class TestStacks:
+    """A running job gone quiet (tests/support/screenshots_stacks.py, the dev cluster's real job): the row's words,
+    the notice, and the Stacks tab with the stuck rank apart from the three that wait for it."""
+
+    @pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+    def test_stacks(self, snap_compare: Any, size: tuple[int, int], tmp_path: Any) -> None:
+        from tests.support.screenshots_stacks import stacks_app, stacks_scene
+
+        assert snap_compare(stacks_app(tmp_path / "logs"), terminal_size=size, run_before=stacks_scene)

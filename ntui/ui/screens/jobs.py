@@ -377,8 +377,8 @@ class JobsScreen(NtuiScreen):
             self.notify(f"Job {job_id} {words}", title="Will be cut at its time limit", severity="warning",
                         timeout=30, markup=False)
         for job_id, words in self.model.progress.newly_quiet(now):
-            self.notify(f"Job {job_id} is {words}", title="A job has gone quiet", severity="warning", timeout=30,
-                        markup=False)
+            self.notify(f"Job {job_id} is {words}. k shows where each rank waits.", title="A job has gone quiet",
+                        severity="warning", timeout=30, markup=False)
 
     @on(OutcomesResolved)
     def _outcomes(self, msg: OutcomesResolved) -> None:

@@ -22,12 +22,14 @@ from ntui.ui.widgets.job_tab import JobTab, TabDeps
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.progress_pane import ProgressPane
 from ntui.ui.widgets.report_pane import ReportPane
+from ntui.ui.widgets.stacks_pane import StacksPane
 from ntui.ui.widgets.sweep_pane import SweepPane
 
 __all__ = ["JOB_TABS", "JobTabs"]
 
 #: Every tab of the jobs view, in the order they are shown.
-JOB_TABS: tuple[type[JobTab], ...] = (JobDetailsPanel, GpuPane, LogPane, ProgressPane, ReportPane, SweepPane)
+JOB_TABS: tuple[type[JobTab], ...] = (JobDetailsPanel, GpuPane, LogPane, ProgressPane, StacksPane, ReportPane,
+                                      SweepPane)
 
 
 class JobTabs(TabbedContent):
