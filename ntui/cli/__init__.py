@@ -35,6 +35,12 @@ def _check() -> CommandModule:
     return check
 
 
+def _importscript() -> CommandModule:
+    from ntui.cli import importscript
+
+    return importscript
+
+
 def _submit() -> CommandModule:
     from ntui.cli import submit
 
@@ -124,7 +130,10 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("presets", "list presets: name, launcher, description, source file", _compose),
     Command("render", "print (or write) the sbatch script of a preset", _compose),
-    Command("check", "check a preset statically; exits non-zero listing every problem", _check),
+    Command("check", "check a preset statically, or any sbatch script; exits non-zero listing every problem",
+            _check),
+    Command("import", "make a preset of an sbatch script: the same job, the rules' fixes applied and listed",
+            _importscript),
     Command("submit", "submit a preset; prints the job id", _submit),
     Command("jobs", "list your jobs (one squeue call)", _jobs),
     Command("show", "details of one job (scontrol show job -d); a pending one's why", _show),

@@ -119,6 +119,14 @@ def what_if(preset: str, overrides: tuple[str, ...], spec: JobSpec) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ntui.cli.importscript import check_script_file, looks_like_script
+
+    if looks_like_script(args.preset):  # a hand-written sbatch script, not a preset
+        if args.overrides or args.test_only or args.what_if:
+            print("ntui: --set, --test-only and --what-if apply to presets; `ntui import` the script first",
+                  file=sys.stderr)
+            return EXIT_PROBLEMS
+        return check_script_file(args.preset)
     loaded, spec, problems = load_spec(args.preset, args.overrides)
     print_problems(problems)
     if spec is None:

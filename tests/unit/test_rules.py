@@ -232,6 +232,36 @@ def _t10() -> bool:
 GUARANTEED.update({"E1": _e1, "E4": _e4, "F2": _f2, "V6": _v6, "T7": _t7, "T10": _t10})
 
 
+#: A script per H rule (ntui check SCRIPT), each carrying the one mistake its rule names.
+_H_SCRIPTS = {
+    "H1": "# note\n#!/bin/bash\n#SBATCH -N 1\nsrun python t.py\n",
+    "H2": "#!/bin/bash\n#SBATCH -N 1\nmodule load x\n#SBATCH -t 10\nsrun python t.py\n",
+    "H3": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+          "srun torchrun --nnodes=2 --rdzv_id '$SLURM_JOB_ID' t.py\n",
+    "H4": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nsrun torchrun --node_rank $SLURM_NODEID t.py\n",
+    "H5": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nsrun torchrun --nproc_per_node=4 t.py\n",
+    "H6": "#!/bin/bash\n#SBATCH -N 1\nexport MASTER_PORT=29500\nsrun python t.py\n",
+    "H7": "#!/bin/bash\n#SBATCH -N 1\nsrun python t.py --data $NOWHERE\n",
+    "H8": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nsrun torchrun --nnodes=4 t.py\n",
+    "H9": "#!/bin/bash\n#SBATCH -N 2\ntorchrun --nproc_per_node=4 t.py\n",
+}
+
+
+def _h(rule_id: str) -> Callable[[], bool]:
+    def holds() -> bool:
+        from ntui.core.compose.scriptimport import check_script, read_script
+
+        found = {f.rule for f in check_script(read_script(_H_SCRIPTS[rule_id], "h.sh"))}
+        clean = {f.rule for f in check_script(read_script(
+            "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+            "srun torchrun --nnodes=$SLURM_JOB_NUM_NODES --rdzv_id=\"$SLURM_JOB_ID\" t.py\n", "ok.sh"))}
+        return rule_id in found and not clean
+    return holds
+
+
+GUARANTEED.update({rule_id: _h(rule_id) for rule_id in _H_SCRIPTS})
+
+
 def test_every_guarantee_is_checked() -> None:
     assert {r.id for r in RULES if r.check is None} <= set(GUARANTEED)
 

@@ -1089,6 +1089,33 @@ guarantee("W11", _E, ("sweep", "logs.dir"), "A sweep's task logs carry the task:
           "`...-rank-<N>.out`, `...-gpu-<node>.csv` (Slurm's `%A_%a`).", "sbatch.1 (filename pattern)")
 
 
+# Hand-written scripts (`ntui check SCRIPT`, `ntui import`): what a script as written gets wrong, at its line.
+_SCRIPT = "scriptimport.check_script"
+guarantee("H1", _E, ("script",), "A hand-written script's first line is its `#!` line (a comment above it makes "
+          "sbatch refuse the script).", "sbatch.1; SchedMD/slurm:src/sbatch/opt.c", enforced_in=_SCRIPT)
+guarantee("H2", _E, ("sbatch",), "No `#SBATCH` line after the script's first command: sbatch ignores it (P1).",
+          "sbatch.1", enforced_in=_SCRIPT)
+guarantee("H3", _E, ("launcher.extra-args",), "A launcher option's `$VARIABLE` inside single quotes reaches the "
+          "launcher as text: `--rdzv_id '$SLURM_JOB_ID'` gives every job one rendezvous id (R6).",
+          "bash(1) QUOTING; torch/distributed/run.py", enforced_in=_SCRIPT)
+guarantee("H4", _E, ("launcher.type",), "A per-task value (`$SLURM_PROCID`, `$SLURM_NODEID`, a literal node rank) in "
+          "a launch line the batch shell expands, or a node rank written as a number on several nodes: every task "
+          "gets the batch host's (all ranks 0); it belongs in each task's own shell (Q1).",
+          "docs.nersc.gov/machinelearning/launchers; huggingface/accelerate#2816", enforced_in=_SCRIPT)
+guarantee("H5", _E, ("sbatch.ntasks-per-node",), "torchrun and accelerate launch run once per node: several tasks "
+          "per node start several launchers (G2).", "pytorch/pytorch:torch/distributed/run.py",
+          enforced_in=_SCRIPT)
+guarantee("H6", _W, ("launcher.master-port",), "A fixed MASTER_PORT or launcher port collides when two jobs share a "
+          "node (R4); one in the ephemeral range 32768-60999 is an error (R12).", "Linux ip-sysctl",
+          enforced_in=_SCRIPT)
+guarantee("H7", _W, ("env",), "A variable the launch line or an export uses that the script never sets (and Slurm "
+          "does not) is empty unless the submitting shell happens to export it.", "sbatch.1 (--export)",
+          enforced_in=_SCRIPT)
+guarantee("H8", _E, ("sbatch.nodes",), "A launcher's node count written as a number (`--nnodes`, `--num_machines`) "
+          "equals the job's `--nodes`.", "torch/distributed/run.py", enforced_in=_SCRIPT)
+guarantee("H9", _E, ("launcher.type",), "torchrun or accelerate on several nodes is started by srun on each; run in "
+          "the batch shell it runs on the first node only.", "sbatch.1; srun.1", enforced_in=_SCRIPT)
+
 RULES: tuple[Rule, ...] = tuple(_REGISTERED)
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 

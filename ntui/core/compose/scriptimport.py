@@ -1,0 +1,944 @@
+"""A hand-written sbatch script, read (never run), checked against the rules, and imported into a preset.
+
+**Reading** (:func:`read_script`): the ``#SBATCH`` lines as sbatch reads them (only above the first command, short
+options by their long names), the variables the script sets, the setup lines before the launch, and the launch line:
+``srun`` with its options, ``torchrun`` / ``python -m torch.distributed.run|launch``, ``accelerate launch`` /
+``python -m accelerate.commands.launch``, or a Python program; inside ``bash -c '...'`` (its ``"$@"`` and ``"$0"``
+followed) and inside a container (``shifter``, ``podman-hpc run``, ``apptainer|singularity exec``, srun's
+``--container-image``). Words keep their quoting (:mod:`ntui.core.compose.shellwords`), so what the batch shell
+expands once is told from what each task expands for itself.
+
+**Checking** (:func:`check_script`): the H rules of the rule table (H1-H10: what makes a hand-written multi-node
+launch go wrong), each finding at its line with the rule's fix; then the imported preset goes through every preset
+rule, its problems shown at the script's lines they came from.
+
+**Importing** (:func:`import_script`): a preset that renders to the same job (the same directives, the same launch
+shape, program, arguments, environment and setup lines), with the H fixes applied and listed, and every line that
+has no place in a preset named, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ntui.core.compose.launchcli import LAUNCHER_CLIS, LauncherCli
+from ntui.core.compose.shellwords import Command, ShellSyntax, Word, commands
+from ntui.core.compose.yamlsrc import LoadedPreset, load_yaml_with_lines
+from ntui.core.problems import Problem, Severity, Source
+
+__all__ = ["Imported", "Launch", "ScriptError", "ScriptFacts", "check_script", "import_script", "read_script"]
+
+#: sbatch's short options, by their long names (sbatch.1).
+SBATCH_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-A": "account", "-q": "qos",
+                "-C": "constraint", "-J": "job-name", "-o": "output", "-e": "error", "-p": "partition",
+                "-G": "gpus", "-w": "nodelist", "-x": "exclude", "-D": "chdir", "-d": "dependency", "-a": "array",
+                "-L": "licenses", "-M": "clusters", "-S": "core-spec", "-i": "input", "-m": "distribution",
+                "-k": "no-kill", "-s": "oversubscribe", "-O": "overcommit", "-Q": "quiet", "-H": "hold",
+                "-v": "verbose", "-W": "wait", "-B": "extra-node-info"}
+#: sbatch options without a value.
+SBATCH_FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "oversubscribe", "quiet", "verbose",
+                "wait", "no-kill", "contiguous", "test-only", "parsable", "use-min-nodes", "spread-job"}
+#: sbatch options ntui writes itself, from the preset's logs (L1, L5): not imported.
+SBATCH_NTUI = {"output", "error", "open-mode"}
+#: srun's short options and which of them take a value (srun.1).
+SRUN_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-G": "gpus", "-w": "nodelist", "-o": "output",
+              "-e": "error", "-t": "time", "-J": "job-name", "-p": "partition", "-A": "account", "-C": "constraint",
+              "-W": "wait", "-m": "distribution", "-D": "chdir", "-x": "exclude", "-l": "label", "-u": "unbuffered",
+              "-K": "kill-on-bad-exit", "-k": "no-kill", "-Q": "quiet", "-v": "verbose", "-O": "overcommit",
+              "-s": "oversubscribe", "-E": "preserve-env", "-X": "disable-status", "-i": "input", "-q": "qos"}
+SRUN_FLAGS = {"label", "unbuffered", "kill-on-bad-exit", "no-kill", "quiet", "verbose", "overcommit", "oversubscribe",
+              "preserve-env", "disable-status", "exclusive", "overlap", "pty", "exact", "whole", "multi-prog",
+              "no-allocate", "quit-on-interrupt", "test-only", "spread-job", "use-min-nodes", "contiguous"}
+#: srun options the srun launcher writes itself, or that only say how output looks (ntui writes each rank's log).
+SRUN_NTUI = {"output", "error", "label", "unbuffered", "export", "kill-on-bad-exit", "open-mode", "gpu-bind",
+             "cpus-per-task"}
+#: srun options that are the job's shape: imported into the preset's sbatch section.
+SRUN_SHAPE = {"nodes", "ntasks", "ntasks-per-node", "gpus-per-node", "gpus-per-task", "gpus", "gres",
+              "cpus-per-task"}
+#: What the batch shell and Slurm set: never "used but never set" (H7).
+KNOWN_VARS = {"HOME", "USER", "LOGNAME", "PATH", "PWD", "OLDPWD", "SHELL", "HOSTNAME", "TMPDIR", "SCRATCH",
+              "PSCRATCH", "CFS", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "CONDA_PREFIX",
+              "VIRTUAL_ENV", "LANG", "TERM", "RANDOM", "SECONDS", "BASH_SOURCE", "LINENO", "PPID", "UID", "EUID",
+              "HOST", "MODULEPATH", "XDG_RUNTIME_DIR", "IFS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID"}
+#: Variables that differ per task: expanded once by the batch shell, every task gets the batch host's value (H4).
+PER_TASK_VARS = {"SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID", "SLURM_TASK_PID", "SLURMD_NODENAME",
+                 "SLURM_STEP_NODELIST", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK"}
+#: Launcher options that name a node's rank: a literal number or a batch-shell value is the same on every node.
+RANK_OPTIONS = {"--node-rank", "--machine_rank"}
+#: The rendezvous and layout ntui computes (R1, R4, R6, R8): variables a script exports for it are not imported.
+NTUI_ENV = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "LOCAL_WORLD_SIZE",
+            "NNODES", "GPUS_PER_NODE", "NUM_NODES", "NODES", "HEAD_NODE", "HEAD_NODE_IP", "PYTHONUNBUFFERED",
+            "SLURM_UNBUFFEREDIO", "SRUN_CPUS_PER_TASK"}
+#: Runtimes and what prefixes them.
+CONTAINERS = ("shifter", "podman-hpc", "podman", "apptainer", "singularity")
+#: torch.distributed.launch's flags that torchrun no longer has.
+LEGACY_FLAGS = {"--use_env", "--use-env"}
+#: Launcher options that name the rendezvous port.
+PORT_OPTIONS = {"--master-port", "--main_process_port", "--rdzv-endpoint"}
+_PY = re.compile(r"^(python|pypy)[0-9.]*$")
+#: ``$(( SLURM_JOB_NUM_NODES * 4 ))`` (either order): accelerate's total processes as nodes times processes per node.
+_NODES = r"\$?\{?SLURM_(?:JOB_NUM_NODES|NNODES)\}?"
+_PER_NODE = re.compile(rf"\(\(\s*{_NODES}\s*\*\s*([0-9]+)\s*\)\)|\(\(\s*([0-9]+)\s*\*\s*{_NODES}\s*\)\)")
+
+
+class ScriptError(ValueError):
+    """A file that cannot be imported at all (not a batch script, no launch line, two, an unreadable line)."""
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+        self.problem = Problem(Source(path, line), "", message)
+
+
+@dataclass(frozen=True)
+class Directive:
+    line: int
+    option: str  # the long name, no dashes
+    value: str | None
+
+
+@dataclass
+class Launch:
+    """The launch line, as every layer of it reads it."""
+
+    line: int
+    end_line: int
+    launcher: str  # srun | torchrun | accelerate
+    under_srun: bool
+    srun: dict[str, str | None] = field(default_factory=dict)
+    container: str | None = None
+    image: str | None = None
+    launcher_opts: list[tuple[str, str | None, Word | None]] = field(default_factory=list)  # documented spelling
+    python: list[str] = field(default_factory=list)
+    program: Word | None = None
+    module: str | None = None
+    args: list[Word] = field(default_factory=list)
+    task_env: list[tuple[str, Word]] = field(default_factory=list)  # set by each task (a bash -c payload)
+    batch_words: list[Word] = field(default_factory=list)  # every word the batch shell expands
+    task_words: list[Word] = field(default_factory=list)  # every word each task's shell expands
+
+    def opt(self, *names: str) -> tuple[str | None, Word | None] | None:
+        """The value of the first of ``names`` given (None: not given)."""
+        for name, value, word in self.launcher_opts:
+            if name in names:
+                return value, word
+        return None
+
+
+@dataclass
+class ScriptFacts:
+    path: str
+    lines: list[str]
+    directives: list[Directive]
+    late_directives: list[Directive]  # after the first command: sbatch ignores them (H2)
+    first_command: int
+    commands: list[Command]
+    launches: list[tuple[Command, Launch]]
+    assigned: dict[str, tuple[int, Word | None]]  # name -> (line, value word) for every variable the script sets
+
+    def directive(self, option: str) -> str | None:
+        found = [d.value for d in self.directives if d.option == option]
+        return found[-1] if found else None
+
+
+def _directive(text: str, line: int) -> list[Directive]:
+    """``#SBATCH --opt=value``, ``--opt value``, ``-N 2``, ``-N2`` (several per line); a ``#`` after them ends it."""
+    try:
+        words = [w.text for w in _words(text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else "", line)]
+    except ShellSyntax:
+        words = text.split()[1:]
+    out: list[Directive] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("#"):
+            break
+        if w.startswith("--"):
+            name, eq, value = w[2:].partition("=")
+            if not eq and name not in SBATCH_FLAGS and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                value, i = words[i + 1], i + 1
+            out.append(Directive(line, name, value if (eq or value) else None))
+        elif w.startswith("-") and len(w) >= 2:
+            name = SBATCH_SHORT.get(w[:2], w[1:2])
+            short_value = w[2:] or None
+            if short_value is None and name not in SBATCH_FLAGS and i + 1 < len(words):
+                short_value, i = words[i + 1], i + 1
+            out.append(Directive(line, name, short_value))
+        i += 1
+    return out
+
+
+def _words(text: str, line: int) -> list[Word]:
+    from ntui.core.compose.shellwords import split_words
+
+    return [w for w in split_words(text, line) if isinstance(w, Word)]
+
+
+def read_script(text: str, path: str) -> ScriptFacts:
+    """Read a batch script (module docstring). Raises :class:`ScriptError` for a file that is not one, a line the
+    reader cannot split, no launch line or several."""
+    lines = text.split("\n")
+    if not text.strip():
+        raise ScriptError(path, 0, "empty file: not a batch script")
+    if "\0" in text:
+        raise ScriptError(path, 0, "not a text file: not a batch script")
+    try:
+        cmds = commands(text)
+    except ShellSyntax as exc:
+        raise ScriptError(path, exc.line, f"cannot read this line as shell ({exc.message})") from None
+    first = cmds[0].line if cmds else len(lines) + 1
+    directives: list[Directive] = []
+    late: list[Directive] = []
+    for n, line in enumerate(lines, 1):
+        if re.match(r"^#SBATCH\s", line):
+            (directives if n < first else late).extend(_directive(line, n))
+    if not directives and not lines[0].startswith("#!"):
+        raise ScriptError(path, 1, "not a batch script: no #! line first and no #SBATCH line")
+    assigned: dict[str, tuple[int, Word | None]] = {}
+    launches: list[tuple[Command, Launch]] = []
+    for c in cmds:
+        for name, value in _assignments(c):
+            assigned.setdefault(name, (c.line, value))
+        if c.words and c.words[0].text in ("for", "read", "select") and len(c.words) > 1:
+            for w in c.words[1:]:
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w.text):
+                    assigned.setdefault(w.text, (c.line, None))
+                if c.words[0].text == "for":
+                    break
+        launch = launch_of(c)
+        if launch is not None:
+            launches.append((c, launch))
+    if any(x.under_srun or x.launcher != "srun" for _, x in launches):  # a python run in the batch shell beside
+        launches = [(c, x) for c, x in launches if x.under_srun or x.launcher != "srun"]  # a launch: a setup step
+    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned)
+
+
+def _assignments(c: Command) -> list[tuple[str, Word | None]]:
+    words = c.words
+    if not words:
+        return []
+    if words[0].text in ("export", "declare", "local", "readonly", "typeset"):
+        out: list[tuple[str, Word | None]] = []
+        for w in words[1:]:
+            if w.text.startswith("-"):
+                continue
+            name, eq, _ = w.text.partition("=")
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                out.append((name, _value_word(w) if eq else None))
+        return out
+    out = []
+    for w in words:
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=", w.text)
+        if m is None or w.parts[0].quote:
+            break
+        out.append((m.group(1), _value_word(w)))
+    return out
+
+
+def _value_word(w: Word) -> Word:
+    """``NAME=value`` -> the value as a word of its own (its parts' quoting kept)."""
+    from ntui.core.compose.shellwords import Part
+
+    name_len = w.text.index("=") + 1
+    parts = []
+    skip = name_len
+    for p in w.parts:
+        if skip >= len(p.text):
+            skip -= len(p.text)
+            continue
+        parts.append(Part(p.text[skip:], p.quote))
+        skip = 0
+    return Word(tuple(parts), w.raw[w.raw.index("=") + 1:] if "=" in w.raw else "", w.line)
+
+
+# ---------------------------------------------------------------------------------------------- the launch line
+
+
+def _strip_prefixes(words: list[Word]) -> tuple[list[Word], list[tuple[str, Word]]]:
+    """``exec``, ``time``, ``nohup``, ``env A=1``, ``A=1 cmd``: the command and the variables set for it."""
+    env: list[tuple[str, Word]] = []
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t in ("exec", "time", "nohup", "command", "stdbuf") or (t == "env" and i + 1 < len(words)):
+            i += 1
+            continue
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=", t)
+        if m and not words[i].parts[0].quote:
+            env.append((m.group(1), _value_word(words[i])))
+            i += 1
+            continue
+        if t.startswith("-") and i > 0 and words[i - 1].text in ("env", "stdbuf", "time"):
+            i += 1
+            continue
+        break
+    return [w for w in words[i:] if not w.parts or w.parts[0].quote != "<redirect>"], env
+
+
+def _options(words: list[Word], short: dict[str, str], flags: set[str]) -> tuple[dict[str, str | None], int]:
+    """Leading ``--opt[=v]``/``--opt v``/``-x v``/``-xv`` options -> long names; the index of the first other word."""
+    out: dict[str, str | None] = {}
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t == "--":
+            return out, i + 1
+        if t.startswith("--"):
+            name, eq, value = t[2:].partition("=")
+            if not eq and name not in flags and i + 1 < len(words):
+                value, i = words[i + 1].text, i + 1
+            out[name] = value if (eq or name not in flags) else None
+        elif t.startswith("-") and len(t) > 1:
+            name = short.get(t[:2], t[1:2])
+            short_value = t[2:] or None
+            if name not in flags and short_value is None and i + 1 < len(words):
+                short_value, i = words[i + 1].text, i + 1
+            out[name] = short_value
+        else:
+            return out, i
+        i += 1
+    return out, i
+
+
+def launch_of(c: Command) -> Launch | None:
+    """The command as a launch line (module docstring), or None when it launches nothing."""
+    words, _ = _strip_prefixes(c.words)
+    if not words:
+        return None
+    launch = Launch(c.line, c.end_line, "srun", under_srun=False)
+    if os.path.basename(words[0].text) == "srun":
+        srun, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
+        launch.srun, launch.under_srun = srun, True
+        if srun.get("container-image"):
+            launch.container, launch.image = "pyxis", srun["container-image"]
+        launch.batch_words += words
+        return _program(words[1 + i:], launch, per_task=False)
+    found = _program(words, launch, per_task=False)
+    if found is None or found.program is None and found.module is None:
+        return None
+    if found.launcher == "srun" and not _PY.match(os.path.basename(words[0].text)) and not found.container:
+        return None
+    found.batch_words += words
+    return found
+
+
+def _program(words: list[Word], launch: Launch, *, per_task: bool,
+             payload_args: Sequence[Word] | None = None) -> Launch | None:
+    """Unwrap ``words`` (a command) down to the launcher and the program."""
+    words, env = _strip_prefixes(list(words))
+    if per_task:
+        launch.task_env += env
+    if not words:
+        return None
+    head = os.path.basename(words[0].text)
+    if head in ("bash", "sh") and len(words) >= 3 and words[1].text in ("-c", "-lc", "-ec", "-xc"):
+        return _payload(words[2], list(words[3:]), launch)
+    if words[0].text == "$0" and payload_args:  # exec "$0" "$@": the payload's own words, after it
+        return _program(list(payload_args[:1]) + _rest_args(words[1:], payload_args), launch, per_task=True)
+    if head in CONTAINERS:
+        return _container(head, words, launch, per_task, payload_args)
+    if head == "torchrun" or (_PY.match(head) and _module(words) in ("torch.distributed.run",
+                                                                     "torch.distributed.launch")):
+        start = 1 if head == "torchrun" else _module_index(words) + 1
+        launch.python = [] if head == "torchrun" else [w.text for w in words[:_module_index(words) - 1]]
+        return _launcher("torchrun", LAUNCHER_CLIS["torchrun"], words[start:], launch, per_task, payload_args)
+    if head == "accelerate" and len(words) > 1 and words[1].text == "launch":
+        return _launcher("accelerate", LAUNCHER_CLIS["accelerate"], words[2:], launch, per_task, payload_args)
+    if _PY.match(head) and _module(words) == "accelerate.commands.launch":
+        return _launcher("accelerate", LAUNCHER_CLIS["accelerate"], words[_module_index(words) + 1:], launch,
+                         per_task, payload_args)
+    if _PY.match(head):
+        i = 1
+        python = [words[0].text]
+        while i < len(words) and words[i].text.startswith("-") and words[i].text != "-m":
+            python.append(words[i].text)
+            i += 1
+        launch.python = python
+        if i < len(words) and words[i].text == "-m":
+            launch.module = words[i + 1].text if i + 1 < len(words) else ""
+            launch.args = _rest_args(words[i + 2:], payload_args)
+        elif i < len(words):
+            launch.program = words[i]
+            launch.args = _rest_args(words[i + 1:], payload_args)
+        (launch.task_words if per_task else launch.batch_words).extend(words)
+        return launch
+    return None
+
+
+def _module(words: list[Word]) -> str | None:
+    i = _module_index(words)
+    return words[i].text if i else None
+
+
+def _module_index(words: list[Word]) -> int:
+    for i, w in enumerate(words[1:4], 1):
+        if w.text == "-m" and i + 1 < len(words):
+            return i + 1
+        if not w.text.startswith("-"):
+            break
+    return 0
+
+
+def _rest_args(words: Sequence[Word], payload_args: Sequence[Word] | None) -> list[Word]:
+    """Arguments, with ``"$@"`` replaced by the payload's own (``bash -c '...' bash ARGS``); in the batch shell
+    (``payload_args`` None) ``"$@"`` stays: the script's own arguments."""
+    out: list[Word] = []
+    for w in words:
+        if w.text in ("$@", "${@}") and payload_args is not None:
+            out += list(payload_args[1:])
+        elif w.parts and w.parts[0].quote == "<redirect>":
+            continue
+        else:
+            out.append(w)
+    return out
+
+
+def _payload(payload: Word, after: list[Word], launch: Launch) -> Launch | None:
+    """``bash -c 'PAYLOAD' $0 ARGS``: its commands, each task expanding its variables; the launch among them."""
+    try:
+        inner = commands(payload.text)
+    except ShellSyntax:
+        return None
+    found: Launch | None = None
+    for c in inner:
+        for name, value in _assignments(c):
+            if value is not None:
+                launch.task_env.append((name, value))
+        got = _program([Word(w.parts, w.raw, payload.line + w.line - 1) for w in c.words], launch, per_task=True,
+                       payload_args=after)
+        if got is not None:
+            found = got
+            launch.task_words += c.words
+    return found
+
+
+def _container(head: str, words: list[Word], launch: Launch, per_task: bool,
+               payload_args: Sequence[Word] | None) -> Launch | None:
+    if head == "shifter":
+        opts, i = _options(words[1:], {"-V": "volume", "-E": "env", "-m": "module"}, {"clearenv"})
+        launch.container = "shifter"
+        launch.image = opts.get("image") or launch.image
+        return _program(words[1 + i:], launch, per_task=per_task, payload_args=payload_args)
+    if head in ("podman-hpc", "podman"):
+        if len(words) < 2 or words[1].text != "run":
+            return None
+        opts, i = _options(words[2:], {"-v": "volume", "-e": "env", "-w": "workdir", "-i": "interactive",
+                                       "-t": "tty"},
+                           {"rm", "interactive", "tty", "gpu", "mpi", "nccl", "openmpi-pmix", "cuda-mpi",
+                            "privileged", "init", "read-only", "detach"})
+        launch.container = "podman-hpc"
+        if 2 + i >= len(words):
+            return None
+        launch.image = words[2 + i].text
+        return _program(words[3 + i:], launch, per_task=per_task, payload_args=payload_args)
+    if len(words) < 2 or words[1].text not in ("exec", "run"):
+        return None
+    opts, i = _options(words[2:], {"-B": "bind", "-e": "cleanenv", "-C": "containall", "-H": "home",
+                                   "-c": "contain", "-W": "workdir"},
+                       {"nv", "rocm", "cleanenv", "containall", "contain", "no-home", "writable-tmpfs", "fakeroot",
+                        "userns", "nvccli", "compat", "no-mount", "writable"})
+    launch.container = "apptainer"
+    if 2 + i >= len(words):
+        return None
+    launch.image = words[2 + i].text
+    return _program(words[3 + i:], launch, per_task=per_task, payload_args=payload_args)
+
+
+def _launcher(kind: str, cli: LauncherCli, words: list[Word], launch: Launch, per_task: bool,
+              payload_args: Sequence[Word] | None) -> Launch:
+    launch.launcher = kind
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t == "--":
+            i += 1
+            break
+        if not t.startswith("-"):
+            break
+        name, eq, value = t.partition("=")
+        full = cli.full(name) or (cli.short.get(name) if name in cli.short else None)
+        if full is None:
+            options = cli.prefixed(name) if name.startswith("--") else []
+            full = options[0] if len(options) == 1 else name
+        word: Word | None = words[i] if eq else None
+        flag = full in cli.flags or full in LEGACY_FLAGS or (
+            full not in cli.valued and i + 1 < len(words) and words[i + 1].text.endswith(".py"))
+        if not eq and not flag and i + 1 < len(words):
+            value, word, i = words[i + 1].text, words[i + 1], i + 1
+        launch.launcher_opts.append((full, value if (eq or not flag) else None, word))
+        i += 1
+    rest = words[i:]
+    module = launch.opt("--module", "-m") is not None
+    if rest and launch.opt("--no-python", "--no_python") is not None:  # the program is a command: unwrap it
+        inner = _program(rest, Launch(launch.line, launch.end_line, "srun", launch.under_srun), per_task=per_task,
+                         payload_args=payload_args)
+        if inner is not None:
+            launch.program, launch.module, launch.args, launch.python = (inner.program, inner.module, inner.args,
+                                                                         inner.python)
+            launch.task_env += inner.task_env
+            (launch.task_words if per_task else launch.batch_words).extend(words)
+            return launch
+    if rest:
+        if module:
+            launch.module = rest[0].text
+        else:
+            launch.program = rest[0]
+        launch.args = _rest_args(rest[1:], payload_args)
+    (launch.task_words if per_task else launch.batch_words).extend(words)
+    return launch
+
+
+# ---------------------------------------------------------------------------------------------- checking
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int
+    rule: str
+    message: str
+    severity: Severity = Severity.ERROR
+    field: str = ""
+
+    def problem(self, path: str) -> Problem:
+        return Problem(Source(path, self.line), self.field, f"{self.message} ({self.rule})", self.severity,
+                       self.rule)
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _the_launch(facts: ScriptFacts) -> tuple[Command, Launch]:
+    if not facts.launches:
+        raise ScriptError(facts.path, 0, "no launch line: no srun, torchrun, accelerate launch or python program "
+                          "was found (ntui imports a script whose job is one distributed launch)")
+    if len(facts.launches) > 1:
+        where = ", ".join(str(launch.line) for _, launch in facts.launches)
+        raise ScriptError(facts.path, facts.launches[1][1].line,
+                          f"two launch lines (lines {where}): a preset launches one program; keep one, or import "
+                          "each from a script of its own")
+    return facts.launches[0]
+
+
+def check_script(facts: ScriptFacts) -> list[Finding]:
+    """The H rules (module docstring) on the script as written."""
+    out: list[Finding] = []
+    if not facts.lines[0].startswith("#!"):
+        first = next((n for n, line in enumerate(facts.lines, 1) if line.startswith("#!")), None)
+        out.append(Finding(1, "H1", "the first line is not the #! line" + (
+            f" (it is on line {first})" if first else "") + ": sbatch refuses the script (\"This does not look like "
+            "a batch script\"). Put #!/bin/bash first"))
+    for d in facts.late_directives:
+        out.append(Finding(d.line, "H2", f"#SBATCH --{d.option} comes after the first command (line "
+                           f"{facts.first_command}): sbatch ignores it. Move it above line {facts.first_command}",
+                           field=f"sbatch.{d.option}"))
+    command, launch = _the_launch(facts)
+    nodes = _int(facts.directive("nodes") or launch.srun.get("nodes")) or 1
+    per_node = _int(launch.srun.get("ntasks-per-node") or facts.directive("ntasks-per-node"))
+    if launch.launcher != "srun" and launch.under_srun and per_node is not None and per_node > 1:
+        out.append(Finding(launch.line, "H5", f"{per_node} tasks per node each start a {launch.launcher}: every "
+                           f"node runs {per_node} launchers and {per_node} times the processes. One task per node "
+                           "(--ntasks-per-node=1); the launcher starts the node's processes (G2)",
+                           field="sbatch.ntasks-per-node"))
+    if launch.launcher != "srun" and not launch.under_srun and nodes > 1:
+        out.append(Finding(launch.line, "H9", f"{launch.launcher} runs in the batch shell, on the first node "
+                           f"only, of {nodes}: the others never join and the rendezvous waits. Start it with "
+                           "srun --ntasks-per-node=1"))
+    seen: set[int] = set()
+    for word in launch.batch_words:
+        per_task = sorted(set(word.expanded_vars) & PER_TASK_VARS)
+        if id(word) in seen:
+            continue
+        seen.add(id(word))
+        if per_task and launch.under_srun:
+            out.append(Finding(word.line, "H4", f"{_excerpt(launch, word, per_task[0])}: ${per_task[0]} is expanded "
+                               "once, by "
+                               "the batch shell, "
+                               "before srun starts the tasks: every task gets the batch host's value (every node "
+                               "is rank 0). Expand it in each task: srun bash -c '... $" + per_task[0] + " ...' (Q1)"))
+    for name, value, opt_word in launch.launcher_opts:
+        if opt_word is not None and opt_word.literal_vars and not opt_word.expanded_vars:
+            var = opt_word.literal_vars[0]
+            out.append(Finding(opt_word.line, "H3", f"{name} is the literal text {value!r}: ${var} inside single "
+                               f"quotes reaches {launch.launcher} unexpanded (every job the same value). Write "
+                               f"\"${var}\" (R6)", field="launcher.extra-args"))
+        if name in RANK_OPTIONS and nodes > 1 and _int(value) is not None and not launch.task_words:
+            out.append(Finding(launch.line, "H4", f"{name}={value} on every node of {nodes}: each node must "
+                                   f"have its own; expand $SLURM_NODEID in each task (Q1)"))
+    for name, value, _ in launch.launcher_opts:
+        port = _int((value or "").rpartition(":")[2]) if name in PORT_OPTIONS else None
+        if port is not None and "MASTER_PORT" not in facts.assigned:
+            out.append(Finding(launch.line, "H6", f"{name} {value}: a fixed port: two jobs on one node collide. "
+                               "ntui derives it from the job id (R4)", Severity.WARNING))
+    nnodes = launch.opt("--nnodes", "--num_machines")
+    if nnodes is not None and _int(nnodes[0]) is not None and _int(nnodes[0]) != nodes:
+        out.append(Finding(launch.line, "H8", f"{launch.launcher} is told {nnodes[0]} node(s), the job asks for "
+                           f"{nodes} (#SBATCH --nodes): the rendezvous waits for nodes that never come, or leaves "
+                           "some out. Use $SLURM_JOB_NUM_NODES", field="sbatch.nodes"))
+    for var_name, (line, var_value) in sorted(facts.assigned.items()):
+        if var_name == "MASTER_PORT" and var_value is not None and _int(var_value.text) is not None:
+            port = int(var_value.text)
+            if 32768 <= port <= 60999:
+                out.append(Finding(line, "H6", f"MASTER_PORT={port} is in the kernel's ephemeral range "
+                                   "(32768-60999): another process can hold it. Derive it from the job id: "
+                                   "$(( 15000 + SLURM_JOB_ID % 17000 )) (R12)"))
+            else:
+                out.append(Finding(line, "H6", f"MASTER_PORT={port} is fixed: two jobs on one node collide. Derive "
+                                   "it from the job id: $(( 15000 + SLURM_JOB_ID % 17000 )) (R4)",
+                                   Severity.WARNING))
+    out += _unset(facts, command, launch)
+    return sorted(out, key=lambda f: f.line)
+
+
+def _excerpt(launch: Launch, word: Word, var: str) -> str:
+    """The piece of a (long) word that uses ``$var``: ``--machine_rank=$SLURM_NODEID`` (an option's value given as
+    a word of its own: with the option)."""
+    for name, _, opt_word in launch.launcher_opts:
+        if opt_word is word and not word.text.startswith("-"):
+            return f"{name} {word.raw}"
+    for piece in word.text.split():
+        if f"${var}" in piece or f"${{{var}}}" in piece:
+            return piece
+    return word.text if len(word.text) < 60 else word.text[:57] + "..."
+
+
+def _unset(facts: ScriptFacts, command: Command, launch: Launch) -> list[Finding]:
+    """H7: variables the launch line (or an export before it) uses and the script never sets."""
+    out: list[Finding] = []
+    said: set[str] = set()
+    words = list(launch.batch_words)
+    for c in facts.commands:
+        if c.line < command.line and c.words and c.words[0].text == "export":
+            words += c.words[1:]
+    for w in words:
+        for var in w.expanded_vars:
+            if var in said or var.isdigit() or var in "@*#?$!-" or var.startswith(("SLURM_", "SBATCH_")):
+                continue
+            if var in KNOWN_VARS or var in facts.assigned:
+                continue
+            said.add(var)
+            out.append(Finding(w.line, "H7", f"${var} is used but never set in the script: it is empty unless the "
+                               "submitting shell exports it (sbatch passes its environment). Set it in the script",
+                               Severity.WARNING))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- importing
+
+
+@dataclass
+class Imported:
+    """An imported preset: its YAML text, the loaded form, what was fixed, what was not imported, and for each
+    preset key the script line it came from."""
+
+    yaml_text: str
+    preset: dict[str, Any]
+    fixes: list[str]
+    not_imported: list[tuple[int, str]]
+    key_lines: dict[str, int]
+    findings: list[Finding]
+    notes: list[str] = field(default_factory=list)  # what the preset keeps that may need the user's hand
+
+    def loaded(self, path: str) -> LoadedPreset:
+        doc = load_yaml_with_lines(self.yaml_text, path)
+        data = dict(doc.data) if isinstance(doc.data, dict) else {}
+        sources = {k: Source(path, line) for k, line in doc.lines.items()}
+        return LoadedPreset(str(data.get("name") or "imported"), Path(path), data, sources, dict(doc.raw))
+
+    def problems_at_script_lines(self, problems: Sequence[Problem], script: str) -> list[Problem]:
+        """The preset's problems at the script's lines their keys came from."""
+        out = []
+        for p in problems:
+            key = p.field
+            line = 0
+            while key:
+                if key in self.key_lines:
+                    line = self.key_lines[key]
+                    break
+                key = key.rpartition(".")[0]
+            out.append(Problem(Source(script, line), p.field, p.message, p.severity, p.rule))
+        return out
+
+
+def _literal(word: Word, facts: ScriptFacts, depth: int = 0) -> str | None:
+    """The value the shell gives ``word``, when the script alone decides it (its own plain variables
+    substituted); None when it depends on the environment, a command or the task."""
+    if word.plain:
+        return word.text
+    if depth > 3:
+        return None
+    text = ""
+    for part in word.parts:
+        if part.quote == "'":
+            text += part.text
+            continue
+        if "$(" in part.text or "`" in part.text:
+            return None
+        pieces = re.split(r"(\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)", part.text)
+        for piece in pieces:
+            m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", piece)
+            if m is None:
+                if "$" in piece:
+                    return None
+                text += piece
+                continue
+            got = facts.assigned.get(m.group(1))
+            value = _literal(got[1], facts, depth + 1) if got is not None and got[1] is not None else None
+            if value is None:
+                return None
+            text += value
+    return text
+
+
+def import_script(facts: ScriptFacts) -> Imported:
+    """The preset of the script (module docstring); the H findings come with it."""
+    findings = check_script(facts)
+    command, launch = _the_launch(facts)
+    if command.construct is not None:
+        start, end = command.construct
+        raise ScriptError(facts.path, command.line, f"the launch line is inside a shell construct (lines {start}-"
+                          f"{end}: if, for, a function...): a preset launches once, unconditionally; move the launch "
+                          "out of it to import the script")
+    fixes: list[str] = []
+    notes: list[str] = []
+    skipped: list[tuple[int, str]] = []
+    key_lines: dict[str, int] = {}
+    script_dir = os.path.dirname(os.path.abspath(facts.path))
+    name = facts.directive("job-name") or Path(facts.path).stem
+    preset: dict[str, Any] = {"name": name, "description": f"imported from {facts.path}"}
+    key_lines["name"] = next((d.line for d in facts.directives if d.option == "job-name"), 0)
+    # sbatch
+    sbatch: dict[str, Any] = {}
+    for d in facts.directives:
+        if d.option in SBATCH_NTUI:
+            if d.option == "output" and d.value and "/" in d.value and "%" not in os.path.dirname(d.value):
+                preset["logs"] = {"dir": os.path.join(script_dir, os.path.dirname(d.value))}
+                key_lines["logs.dir"] = d.line
+            skipped.append((d.line, f"#SBATCH --{d.option}: ntui names the batch and rank logs itself "
+                                    "(<logs.dir>/<name>-<jobid>.out, L1, L5)"))
+            continue
+        if d.option == "job-name":
+            continue
+        sbatch[d.option] = _yaml_value(d.value)
+        key_lines[f"sbatch.{d.option}"] = d.line
+    for opt, value in launch.srun.items():
+        if opt in SRUN_SHAPE and opt != "cpus-per-task" and value is not None and not value.startswith("$"):
+            if str(sbatch.get(opt)) != value:
+                fixes.append(f"sbatch.{opt}: srun's --{opt}={value} on line {launch.line} (the launch's shape) "
+                             "is the job's in the preset")
+            sbatch[opt] = _yaml_value(value)
+            key_lines[f"sbatch.{opt}"] = launch.line
+        elif opt not in SRUN_NTUI and opt not in SRUN_SHAPE and opt != "container-image":
+            skipped.append((launch.line, f"srun --{opt}{'=' + value if value else ''}: not in a preset (ntui writes "
+                                         "the launch's srun options)"))
+        elif opt in ("label", "unbuffered", "output", "error"):
+            skipped.append((launch.line, f"srun --{opt}: ntui writes every rank's own log (L2) instead"))
+    if launch.launcher != "srun" and launch.under_srun and _int(str(sbatch.get("ntasks-per-node"))) not in (None, 1):
+        fixes.append(f"sbatch.ntasks-per-node: was {sbatch['ntasks-per-node']}, now 1: one {launch.launcher} per "
+                     "node (H5, G2)")
+        sbatch["ntasks-per-node"] = 1
+    if launch.image and "image" not in sbatch and launch.container == "shifter":
+        sbatch["image"] = launch.image
+        key_lines["sbatch.image"] = launch.line
+    preset["sbatch"] = sbatch
+    # launcher
+    launcher: dict[str, Any] = {"type": launch.launcher}
+    key_lines["launcher"] = launch.line
+    extra: list[str] = []
+    nodes = _int(str(sbatch.get("nodes"))) or 1
+    if launch.launcher == "torchrun":
+        nproc = launch.opt("--nproc-per-node")
+        if nproc is not None and _int(nproc[0]) is not None:
+            launcher["nproc-per-node"] = int(nproc[0] or 0)
+        elif nproc is not None:
+            gpus = _int(str(sbatch.get("gpus-per-node")))
+            launcher["nproc-per-node"] = gpus or 1
+            fixes.append(f"launcher.nproc-per-node: was {nproc[0]!r}, now {gpus or 1} (the job's GPUs per node)")
+    if launch.launcher == "accelerate":
+        total = launch.opt("--num_processes")
+        per = _PER_NODE.search(total[0] or "") if total is not None else None
+        if total is not None and _int(total[0]) is not None:
+            launcher["nproc-per-node"] = max(1, int(total[0] or 0) // nodes)
+        elif per is not None:
+            launcher["nproc-per-node"] = int(per.group(1) or per.group(2))
+        elif total is not None:
+            launcher["nproc-per-node"] = _int(str(sbatch.get("gpus-per-node"))) or 1
+        if launch.opt("--multi_gpu") is not None:
+            launcher["multi-gpu"] = True
+        if (mp := launch.opt("--mixed_precision")) is not None:
+            launcher["mixed-precision"] = mp[0]
+        if (db := launch.opt("--dynamo_backend")) is not None:
+            launcher["dynamo-backend"] = db[0]
+        if launch.opt("--cpu") is not None:
+            launcher["cpu"] = True
+    owned = {"torchrun": ("--nnodes", "--nproc-per-node", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-id",
+                          "--node-rank", "--master-addr", "--master-port", "--standalone", "--module", "--no-python"),
+             "accelerate": ("--num_processes", "--num_machines", "--machine_rank", "--main_process_ip",
+                            "--main_process_port", "--rdzv_backend", "--multi_gpu", "--mixed_precision",
+                            "--dynamo_backend", "--cpu", "--config_file", "--module", "--no_python")}
+    for opt_name, value, _ in launch.launcher_opts:
+        if opt_name in LEGACY_FLAGS:
+            fixes.append(f"{opt_name}: torch.distributed.launch's; torchrun always gives the ranks LOCAL_RANK in "
+                         "their environment")
+            continue
+        if opt_name in owned.get(launch.launcher, ()):
+            if opt_name in ("--rdzv-id",) and value and "$SLURM_JOB_ID" in value:
+                fixes.append(f"rdzv-id: was the literal {value!r}, now the job id (R6)" if value.startswith("$")
+                             and any(f.rule == "H3" for f in findings) else "rdzv-id: the job id (R6)")
+            elif opt_name == "--config_file":
+                skipped.append((launch.line, f"accelerate --config_file {value}: ntui writes the job's own "
+                                             "accelerate config (A1); its keys that matter are launcher keys"))
+            continue
+        if opt_name in ("--rdzv-conf", "--rdzv_conf") and value is not None:
+            conf = [kv for kv in value.split(",") if not kv.startswith("is_host=")]
+            if len(conf) < len(value.split(",")):
+                skipped.append((launch.line, "is_host in --rdzv-conf: ntui sets it per node (R8)"))
+            if not conf:
+                continue
+            value = ",".join(conf)
+        extra.append(opt_name if value is None else f"{opt_name}={value}")
+    if extra:
+        launcher["extra-args"] = extra
+    if launch.python and launch.python != ["python"]:
+        launcher["python"] = " ".join(launch.python)
+    preset["launcher"] = launcher
+    if launch.launcher == "srun" and not launch.under_srun:
+        fixes.append("the launch: the program ran once, in the batch shell; the preset starts it with srun, one "
+                     "process per task (as many as GPUs per node where the job asks for GPUs, G1)")
+    # container
+    if launch.container == "shifter" or (launch.container is None and "image" in sbatch):
+        preset["container"] = {"runtime": "shifter"}
+    elif launch.container is not None:
+        skipped.append((launch.line, f"the {launch.container} container ({launch.image}): ntui runs shifter "
+                                     "containers only (other runtimes come with the sites work); the preset runs "
+                                     "the program on the host"))
+    # program
+    if launch.module is not None:
+        raise ScriptError(facts.path, launch.line, f"the program is a module (-m {launch.module}): a preset runs a "
+                          "script file; import a script that runs it by its path")
+    if launch.program is None:
+        raise ScriptError(facts.path, launch.line, "the launch line names no program")
+    program = _literal(launch.program, facts)
+    if program is None:
+        raise ScriptError(facts.path, launch.line, f"the program {launch.program.raw} depends on the environment "
+                          "at run time: write its path")
+    preset["script"] = program if os.path.isabs(program) else os.path.normpath(os.path.join(script_dir, program))
+    key_lines["script"] = launch.line
+    args: list[str] = []
+    for i, w in enumerate(launch.args):
+        if w.text in ("$@", "${@}", "$*") and w.expanded_vars:
+            notes.append(f"args: the script's own arguments ({w.raw}) have no place in a preset (its args are "
+                         "fixed): give them with --set args=[...] when you render or submit it")
+            continue
+        value = _literal(w, facts)
+        if value is None:
+            value = w.text
+            notes.append(f"args.{i}: {w.raw} depends on the shell at run time; kept as the text {w.text!r}, which "
+                         "the preset passes verbatim: replace it with its value (--set args=...)")
+        args.append(value)
+    preset["args"] = args
+    key_lines["args"] = launch.line
+    # environment, setup
+    env: dict[str, str] = {}
+    setup: list[str] = []
+    done_constructs: set[tuple[int, int]] = set()
+    for c in facts.commands:
+        if c.line >= command.line and c is not command and c.construct is None and c.depth == 0:
+            if c.line > command.end_line:
+                skipped.append((c.line, f"{_source(facts, c)}: runs after the launch; ntui's script ends with the "
+                                        "launch"))
+            continue
+        if c is command:
+            continue
+        if c.construct is not None:
+            if c.construct not in done_constructs:
+                done_constructs.add(c.construct)
+                start, end = c.construct
+                if start < command.line:
+                    setup += facts.lines[start - 1:end]
+                else:
+                    skipped.append((start, "a compound command after the launch: not imported"))
+            continue
+        words = c.words
+        if words and words[0].text == "export" or _assignments(c) and len(_assignments(c)) == len(words):
+            kept: list[str] = []
+            for var_name, var_value in _assignments(c):
+                if var_name in NTUI_ENV:
+                    skipped.append((c.line, f"{var_name}: ntui sets it (the rendezvous and layout, R1, R4, N7)"))
+                    continue
+                plain = _literal(var_value, facts) if var_value is not None else None
+                if var_value is not None and plain is not None and words[0].text == "export":
+                    env[var_name] = plain
+                    key_lines[f"env.{var_name}"] = c.line
+                else:
+                    kept.append(var_name)
+            if kept:
+                setup.append(_source(facts, c))
+            continue
+        setup.append(_source(facts, c) + ("\n" + "\n".join(c.heredoc) if c.heredoc else ""))
+    for var_name, task_value in launch.task_env:
+        if var_name in NTUI_ENV:
+            continue
+        plain = _literal(task_value, facts)
+        if plain is not None:
+            env[var_name] = plain
+        else:
+            skipped.append((launch.line, f"{var_name}={task_value.raw}: set by each task from its own variables; "
+                                         "ntui's launch sets the ranks' variables itself (Q1)"))
+    if env:
+        preset["env"] = env
+    if setup:
+        preset["setup"] = setup
+        key_lines["setup"] = command.line
+    for f in findings:
+        if f.rule == "H2":
+            fixes.append(f"sbatch: line {f.line}'s #SBATCH was ignored by sbatch and is not imported (H2)")
+        if f.rule == "H4":
+            fixes.append("the ranks: each task's own rank from ntui's launch (Q1), no longer the batch host's (H4)")
+        if f.rule == "H6":
+            fixes.append("MASTER_PORT: from the job id (R4), no longer fixed (H6)")
+        if f.rule == "H8":
+            fixes.append("the launcher's node count: the job's (H8)")
+        if f.rule == "H9":
+            fixes.append(f"{launch.launcher}: started on every node by srun (H9)")
+        if f.rule == "H1":
+            fixes.append("the #! line: first (H1)")
+    text = _yaml_text(preset, facts.path, fixes, skipped, notes)
+    return Imported(text, preset, list(dict.fromkeys(fixes)), skipped, key_lines, findings, notes)
+
+
+def _source(facts: ScriptFacts, c: Command) -> str:
+    return "\n".join(facts.lines[c.line - 1:c.end_line]).strip()
+
+
+def _yaml_value(text: str | None) -> Any:
+    if text is None:
+        return True
+    if re.fullmatch(r"[1-9][0-9]*|0", text):
+        return int(text)
+    return text
+
+
+def _yaml_text(preset: dict[str, Any], source: str, fixes: Sequence[str], skipped: Sequence[tuple[int, str]],
+               notes: Sequence[str]) -> str:
+    head = [f"# Imported by ntui from {source}."]
+    if notes:
+        head.append("# To check:")
+        head += [f"#   - {n}" for n in notes]
+    if fixes:
+        head.append("# Fixed on the way:")
+        head += [f"#   - {f}" for f in dict.fromkeys(fixes)]
+    if skipped:
+        head.append("# Not imported:")
+        head += [f"#   - line {n}: {why}" for n, why in skipped]
+    body = yaml.safe_dump(preset, sort_keys=False, default_flow_style=False, allow_unicode=True, width=110)
+    return "\n".join(head) + "\n" + body

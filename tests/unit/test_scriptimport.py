@@ -1,0 +1,258 @@
+"""``ntui check SCRIPT`` and ``ntui import``: hand-written sbatch scripts read as shell, checked, imported into
+presets that render to the same job (tests/data/scripts/: the corpus and what each must give)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntui.core.compose.presets import load_preset
+from ntui.core.compose.render import render
+from ntui.core.compose.scriptimport import Launch, ScriptError, ScriptFacts, import_script, read_script
+from ntui.core.compose.shellwords import ShellSyntax, commands, split_words
+from ntui.core.compose.spec import JobSpec, validate
+from ntui.core.compose.timefmt import parse_time_limit
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "scripts"
+EXPECTED: dict[str, dict[str, Any]] = json.loads((DATA / "expected.json").read_text())
+IMPORTS = sorted(name for name, want in EXPECTED.items() if "import" in want)
+ERRORS = sorted(name for name, want in EXPECTED.items() if "error" in want)
+
+
+def _facts(name: str) -> ScriptFacts:
+    return read_script((DATA / name).read_text(), str(DATA / name))
+
+
+def _spec(name: str) -> JobSpec:
+    imported = import_script(_facts(name))
+    spec, problems = validate(imported.loaded(str(DATA / name) + " (imported)"))
+    assert spec is not None, [str(p) for p in problems]
+    return spec
+
+
+def _launch(facts: ScriptFacts) -> Launch:
+    assert len(facts.launches) == 1, [x.line for _, x in facts.launches]
+    return facts.launches[0][1]
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+def test_every_script_of_the_corpus_has_its_expectation() -> None:
+    assert sorted(p.name for p in DATA.iterdir() if p.suffix in (".sh", ".txt")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", IMPORTS)
+def test_a_script_is_checked_with_the_findings_it_should_have(name: str) -> None:
+    got = [[f.line, f.rule] for f in import_script(_facts(name)).findings]
+    assert sorted(got) == sorted(EXPECTED[name]["findings"])
+
+
+@pytest.mark.parametrize("name", IMPORTS)
+def test_a_script_imports_into_a_preset_of_the_same_job(name: str) -> None:
+    want = EXPECTED[name]["import"]
+    imported = import_script(_facts(name))
+    spec = _spec(name)
+    assert (spec.launcher, spec.nodes, spec.ntasks_per_node, spec.nproc_per_node) == (
+        want["launcher"], want["nodes"], want["ntasks_per_node"], want["nproc"])
+    assert spec.container == (want["container"] or "none")
+    assert spec.script == str((DATA / "../../../examples/ddp_check.py").resolve())
+    assert list(spec.args) == want["args"]
+    assert {k: v for k, v in spec.env} == want["env"]
+    assert list(spec.extra_launcher_args) == want["extra"]
+    for fix in want.get("fixes", []):
+        assert any(fix in f for f in imported.fixes), (fix, imported.fixes)
+    for skipped in want.get("not_imported", []):
+        assert any(why.startswith(skipped) for _, why in imported.not_imported), (skipped, imported.not_imported)
+    text = imported.yaml_text
+    assert text.startswith(f"# Imported by ntui from {DATA / name}.")
+    assert all(f"#   - {f}" in text for f in imported.fixes)
+
+
+def _directives(facts: ScriptFacts) -> dict[str, str | None]:
+    return {d.option: d.value for d in facts.directives if d.option not in ("output", "error", "open-mode",
+                                                                           "signal", "job-name")}
+
+
+@pytest.mark.parametrize("name", IMPORTS)
+def test_the_rendered_preset_reads_back_as_the_same_directives_and_launch_shape(name: str) -> None:
+    """The script ntui renders from the import, read by the same reader: the original's directives (with the
+    fixes named in the import), the same launcher, program, arguments and processes per node."""
+    original = _facts(name)
+    imported = import_script(original)
+    rendered = read_script(render(_spec(name)), "rendered.sh")
+    before, after = _directives(original), _directives(rendered)
+    for option, value in before.items():
+        fixed = any(f.startswith(f"sbatch.{option}:") for f in imported.fixes)
+        want = str(imported.preset["sbatch"][option]) if fixed else value
+        if option == "time":  # ntui writes the same limit as HH:MM:SS
+            assert parse_time_limit(after[option] or "") == parse_time_limit(want or ""), (after[option], want)
+        else:
+            assert after.get(option) == want, option
+    a, b = _launch(original), _launch(rendered)
+    assert b.launcher == a.launcher and b.under_srun
+    assert b.program is not None and b.program.text == imported.preset["script"]
+    assert [w.text for w in b.args] == imported.preset["args"]
+    if a.launcher == "torchrun":
+        assert b.opt("--nproc-per-node") == (str(imported.preset["launcher"]["nproc-per-node"]), b.opt(
+            "--nproc-per-node")[1])  # type: ignore[index]
+
+
+# ---------------------------------------------------------------- the seed page's three Perlmutter forms
+
+
+@pytest.mark.parametrize("launcher", ["srun", "torchrun", "accelerate"])
+def test_the_perlmutter_forms_import_into_the_shipped_presets_job(launcher: str) -> None:
+    """Differences from the shipped preset, each explained: the script names an account (the shipped preset leaves
+    it to the user), a fixed MASTER_PORT (now from the job id, H6), and the srun script's own arguments."""
+    spec = _spec(f"perlmutter-{launcher}.sh")
+    shipped, problems = validate(load_preset(f"perlmutter-{launcher}"))
+    assert shipped is not None, problems
+    for attr in ("launcher", "nodes", "ntasks_per_node", "gpus_per_node", "nproc_per_node", "cpus_per_task",
+                 "container", "script", "env", "master_port", "world_size"):
+        assert getattr(spec, attr) == getattr(shipped, attr), attr
+    mine = {d.option: d.value for d in spec.directives if d.option not in ("job-name", "account")}
+    theirs = {d.option: d.value for d in shipped.directives if d.option != "job-name"}
+    assert mine == theirs
+    assert {d.option: d.value for d in spec.directives}["account"] == "m4242_g"
+    assert spec.args == (("--epochs", "3") if launcher == "srun" else ())
+
+
+# ---------------------------------------------------------------- ntui's own scripts, read back
+
+
+@pytest.mark.parametrize("preset", ["local-srun", "local-torchrun", "local-accelerate", "perlmutter-srun",
+                                    "perlmutter-torchrun", "perlmutter-accelerate"])
+def test_ntuis_own_scripts_import_into_their_own_preset(preset: str) -> None:
+    shipped, _ = validate(load_preset(preset, ["args=[--lr, 3e-4, \"two words\"]"]))
+    assert shipped is not None
+    imported = import_script(read_script(render(shipped), f"{preset}.sh"))
+    assert imported.findings == []
+    spec, problems = validate(imported.loaded(f"{preset}.yaml"))
+    assert spec is not None, [str(p) for p in problems]
+    for attr in ("launcher", "nodes", "ntasks_per_node", "nproc_per_node", "script", "args", "env",
+                 "extra_launcher_args", "container"):
+        assert getattr(spec, attr) == getattr(shipped, attr), attr
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_bad_input_is_said_with_its_line(name: str) -> None:
+    line, words = EXPECTED[name]["error"]
+    with pytest.raises(ScriptError) as caught:
+        import_script(_facts(name))
+    assert caught.value.problem.source.line == line and words in caught.value.problem.message
+
+
+@pytest.mark.parametrize("command", ["check", "import"])
+@pytest.mark.parametrize("name", ERRORS)
+def test_the_cli_answers_bad_input_without_a_traceback(command: str, name: str) -> None:
+    line, words = EXPECTED[name]["error"]
+    res = subprocess.run([sys.executable, "-m", "ntui", command, str(DATA / name)], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    where = f"{DATA / name}:{line}: " if line else f"{DATA / name}: "
+    assert res.stderr.startswith(where) and words in res.stderr, res.stderr
+
+
+def test_check_prints_each_finding_at_its_line_with_its_rule(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-m", "ntui", "check", str(DATA / "torchrun-classic-bugs.sh")],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    lines = res.stderr.splitlines()
+    assert lines[0].startswith(f"{DATA}/torchrun-classic-bugs.sh:11: sbatch.time: #SBATCH --time comes after")
+    assert lines[0].endswith("(H2)")
+    assert any(":19: launcher.extra-args: --rdzv-id is the literal text '$SLURM_JOB_ID'" in x for x in lines)
+    assert lines[-1] == (f"5 error(s), 2 warning(s); `ntui import {DATA}/torchrun-classic-bugs.sh` writes a preset "
+                         "with the fixes")
+
+
+def test_import_writes_a_new_preset_file_and_never_replaces_one(tmp_path: Path) -> None:
+    out = tmp_path / "mine.yaml"
+    argv = [sys.executable, "-m", "ntui", "import", str(DATA / "torchrun-classic-bugs.sh"), "-o", str(out)]
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert "fixed: rdzv-id: was the literal '$SLURM_JOB_ID', now the job id (R6)" in first.stderr
+    spec, problems = validate(load_preset(str(out)))
+    assert spec is not None and spec.launcher == "torchrun", problems
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "exists" in again.stderr
+    check = subprocess.run([sys.executable, "-m", "ntui", "check", str(out)], capture_output=True, text=True,
+                           timeout=60)
+    assert check.returncode == 0, check.stderr  # the preset itself: read as a preset, not as a script
+
+
+# ---------------------------------------------------------------- the shell reader
+
+
+def test_words_keep_their_quoting() -> None:
+    words = [w for w in split_words("""a '$X' "$Y z" \\$W $'q\\'s' x\\ y "a\\$b" """) if not isinstance(w, str)]
+    assert [w.text for w in words] == ["a", "$X", "$Y z", "$W", "q\\'s", "x y", "a$b"]
+    assert [w.expanded_vars for w in words] == [(), (), ("Y",), (), (), (), ()]
+    assert words[1].literal_vars == ("X",) and words[3].literal_vars == ()  # \$W: no variable at all
+
+
+def test_commands_have_their_lines_depth_and_heredocs() -> None:
+    text = "#!/bin/bash\nx=( a b )\nif true; then\n  srun a \\\n    b\nfi\ncat <<EOF >f\n$y\nEOF\necho done\n"
+    got = [(c.line, c.end_line, c.depth, c.argv, c.construct) for c in commands(text)]
+    assert got == [(2, 2, 0, ["x=( a b )"], None), (3, 3, 0, ["if", "true"], (3, 6)),
+                   (4, 5, 1, ["srun", "a", "b"], (3, 6)), (6, 6, 0, ["fi"], (3, 6)),
+                   (7, 7, 0, ["cat", "<<EOF", ">f"], None), (10, 10, 0, ["echo", "done"], None)]
+    assert commands(text)[4].heredoc == ["$y"]
+
+
+def test_an_unterminated_quote_names_its_line_and_column() -> None:
+    with pytest.raises(ShellSyntax) as caught:
+        list(split_words("ok\nexport A='open\nB=1\n"))
+    assert (caught.value.line, caught.value.column) == (2, 10)
+
+
+# ---------------------------------------------------------------- whatever a script holds: an answer, never a crash
+
+
+_PIECES = ["#!/bin/bash\n", "#SBATCH -N 2\n", "#SBATCH --ntasks-per-node=4\n", "srun ", "torchrun ", "bash -c '",
+           "'", '"', "$SLURM_PROCID ", "--nnodes 2 ", "python ", "t.py ", "accelerate launch ", "shifter ",
+           "podman-hpc run img ", "apptainer exec x.sif ", "\\\n", "\n", "; ", "&& ", "| ", "if true; then ", "fi\n",
+           "<<EOF\nbody\nEOF\n", "x=( a b )\n", "$(hostname) ", "`date` ", "${A:-b} ", "exec \"$0\" \"$@\" ",
+           "-m torch.distributed.run ", "--rdzv_id '$SLURM_JOB_ID' ", "export A=1\n", "f() { echo; }\n", "(", ")",
+           "srun python t.py\n", "srun torchrun --nproc_per_node=2 t.py --x 1\n", "export MASTER_PORT=29500\n"]
+
+
+def test_any_text_gets_an_import_or_a_script_error() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ntui.core.compose.rules import BY_ID
+
+    imported_some: list[int] = []
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.booleans(), st.lists(st.sampled_from(_PIECES), max_size=30))
+    def run(header: bool, pieces: list[str]) -> None:
+        try:
+            imported = import_script(read_script(("#!/bin/bash\n#SBATCH -N 2\n" if header else "") + "".join(pieces),
+                                                 "fuzz.sh"))
+        except ScriptError:
+            return
+        imported_some.append(1)
+        assert all(f.rule in BY_ID for f in imported.findings)
+        imported.loaded("fuzz.yaml")
+
+    run()
+    assert len(imported_some) > 20  # the pieces make imports too, not only errors
+
+
+def test_a_launch_inside_a_construct_is_not_imported_twice() -> None:
+    text = "#!/bin/bash\n#SBATCH -N 1\nif [ -n \"$GO\" ]; then\n  srun python t.py\nfi\n"
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "c.sh"))
+    assert caught.value.problem.source.line == 4
+    assert "inside a shell construct (lines 3-5" in caught.value.problem.message
