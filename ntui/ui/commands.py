@@ -33,6 +33,8 @@ class NtuiCommands(Provider):
                 ("Check (sbatch --test-only)", "Ask Slurm when the job would start",
                  partial(screen.run_action, "check")),
                 ("Save preset as …", "New preset from the current form", partial(screen.run_action, "save_as")),
+                ("Import a script …", "A preset of an sbatch script you have (ntui import)",
+                 partial(screen.run_action, "import_script")),
                 ("Edit preset", "Edit the current preset's YAML", partial(screen.run_action, "edit_preset")),
                 ("Reset form", "Back to the preset's values", partial(screen.run_action, "reset_form")),
             ]

@@ -95,6 +95,17 @@ class JobSubmitted(Message):
 
 
 @dataclass
+class ScriptImported(Message):
+    """An sbatch script was imported into a user preset (the form opens it), or could not be (``error``)."""
+
+    script: str
+    path: str = ""
+    fixes: tuple[str, ...] = ()
+    not_imported: int = 0
+    error: str = ""
+
+
+@dataclass
 class PresetSaved(Message):
     """A preset file was written (the picker reloads and selects it)."""
 

@@ -405,3 +405,39 @@ async def test_the_preview_shows_the_job_first_and_f_shows_ntuis_lines(app_facto
         assert screen.preview.text == script
         await pilot.press("f")
         assert screen.preview.text == shown
+
+
+async def test_a_script_imported_from_the_palette_opens_as_a_new_user_preset(app_factory: AppFactory) -> None:
+    """The palette's "Import a script …": the script's path, then its preset saved among the user's presets under
+    a new name (imported again: another one, the first neither replaced nor hidden) and open in the form."""
+    from pathlib import Path
+
+    from ntui.core.paths import user_presets_dir
+
+    script = Path(__file__).resolve().parents[1] / "data" / "scripts" / "perlmutter-torchrun.sh"
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = compose(pilot)
+
+        async def import_(path: Path) -> None:
+            screen.action_import_script()
+            await pilot.pause()
+            pilot.app.screen.query_one("#import-path", Input).value = str(path)
+            await pilot.press("enter")
+            await settle(pilot)
+
+        await import_(script)
+        first = user_presets_dir() / "perlmutter-torchrun.yaml"
+        assert first.read_text().startswith(f"# Imported by ntui from {script}.")
+        assert screen.preset_name == "perlmutter-torchrun"
+        assert "#SBATCH --account=m4242_g" in screen.preview.script
+        assert any(str(first) in n and "1 fix(es)" in n for n in notifications(pilot)), notifications(pilot)
+        before = first.read_text()
+        await import_(script)
+        assert first.read_text() == before
+        assert screen.preset_name == "perlmutter-torchrun-imported"
+        assert (user_presets_dir() / "perlmutter-torchrun-imported.yaml").exists()
+        await import_(script.with_name("no-launch.sh"))
+        assert any("no launch line" in n for n in notifications(pilot))
+        assert screen.preset_name == "perlmutter-torchrun-imported"  # the form is kept

@@ -19,9 +19,11 @@ Data flow (every core call runs in a thread worker that posts a typed message):
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -43,6 +45,7 @@ from ntui.ui.messages import (
     PresetSaved,
     PresetsListed,
     PreviewRendered,
+    ScriptImported,
 )
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.job_form import JobForm
@@ -717,6 +720,58 @@ class ComposeScreen(NtuiScreen):
         if any(p.is_error for p in problems):
             raise PresetSaveRefused(target, problems)
         self.post_message(PresetSaved(name, str(target), tuple(draft.notes), draft.text))
+
+    def action_import_script(self) -> None:
+        """Ask for an sbatch script; import it into a user preset (a new name) and open that in the form."""
+        from ntui.ui.screens.dialogs import ImportScriptScreen
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._import_script(path)
+
+        self.app.push_screen(ImportScriptScreen(), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="import-script", description="import script")
+    def _import_script(self, script: str) -> None:
+        from ntui.core.compose.presetfiles import user_preset_path
+        from ntui.core.compose.presets import list_presets
+        from ntui.core.compose.scriptimport import ScriptError, import_script, read_script
+        from ntui.core.paths import atomic_write
+
+        path = Path(script).expanduser()
+        try:
+            imported = import_script(read_script(path.read_bytes().decode("utf-8"), str(path)))
+        except ScriptError as exc:
+            self.post_message(ScriptImported(script, error=str(exc.problem)))
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            self.post_message(ScriptImported(script, error=f"{path}: {getattr(exc, 'strerror', None) or exc}"))
+            return
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(imported.preset["name"])).strip("-.") or "imported"
+        taken = {p.name for p in list_presets()}
+        name, n = stem, 1
+        while name in taken or user_preset_path(name).exists():  # never replaces, nor hides, a preset
+            name = f"{stem}-imported" if n == 1 else f"{stem}-imported-{n}"
+            n += 1
+        target = user_preset_path(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, imported.yaml_text.replace(f"name: {imported.preset['name']}\n",
+                                                        f"name: {target.stem}\n", 1), mode=0o644)
+        self.post_message(ScriptImported(script, str(target), tuple(imported.fixes), len(imported.not_imported)))
+
+    @on(ScriptImported)
+    def _script_imported(self, message: ScriptImported) -> None:
+        message.stop()
+        if message.error:
+            self.notify(message.error, title="Cannot import the script", severity="error", timeout=15,
+                        markup=False)
+            return
+        fixed = f"{len(message.fixes)} fix(es)" if message.fixes else "nothing to fix"
+        skipped = f", {message.not_imported} line(s) not imported (listed at the top of the preset)" \
+            if message.not_imported else ""
+        self.notify(f"{message.script} → {message.path}: {fixed}{skipped}", title="Script imported", markup=False)
+        self._list_presets(None)
+        self.load_preset(Path(message.path).stem)
 
     @on(PresetSaved)
     def _preset_saved(self, message: PresetSaved) -> None:

@@ -171,3 +171,44 @@ class SaveAsScreen(ModalScreen["str | None"]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ImportScriptScreen(ModalScreen["str | None"]):
+    """Ask for an sbatch script's path to import (``ntui import`` in the app); dismisses with it (or None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="ntui.dialog.cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Import an sbatch script", classes="dialog-title")
+            yield Static("A preset of the script's job, with the rules' fixes; it opens in the form, and is saved "
+                         "among your presets.", classes="dialog-text")
+            yield Input("", placeholder="path of the script", id="import-path")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Import", variant="primary", id="import")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        inp = self.query_one("#import-path", Input)
+        if self.app.is_headless:
+            inp.cursor_blink = False
+
+    @on(Input.Submitted, "#import-path")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self._accept(event.value)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "import":
+            self._accept(self.query_one("#import-path", Input).value)
+        else:
+            self.dismiss(None)
+
+    def _accept(self, path: str) -> None:
+        if not path.strip():
+            self.notify("Type the path of an sbatch script.", severity="error")
+            return
+        self.dismiss(path.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
