@@ -519,3 +519,21 @@ async def many_recent_logs_scene(pilot: Pilot[Any]) -> None:
         if pane.triage_line.failed:
             break
     await pilot.pause(0.2)
+
+
+async def open_tab_after_progress_tick(pilot: Pilot[Any], job: str, key: str) -> Any:
+    """The scenes of a running job's progress: the view's progress tick has read its log (the row's words, the
+    notices), the job is selected, ``key`` shows its tab. Returns the jobs screen."""
+    from ntui.ui.screens.jobs import JobsScreen
+
+    await settle_jobs(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, JobsScreen)
+    await wait_until(pilot, lambda: job in screen.model.entries)
+    screen.model_workers.progress_tick()
+    await wait_until(pilot, lambda: (v := screen.model.progress.views.get(job)) is not None and v.step is not None)
+    await settle_jobs(pilot)
+    screen.table.move_cursor(key=job)
+    await settle_jobs(pilot)
+    await pilot.press(key)
+    return screen

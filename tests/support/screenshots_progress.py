@@ -22,7 +22,7 @@ from tests.support.screenshots_jobs import (
     demo_history,
     demo_jobs_runner,
     jobs_app,
-    settle_jobs,
+    open_tab_after_progress_tick,
     wait_until,
 )
 
@@ -46,19 +46,9 @@ def progress_app(directory: Path) -> NtuiApp:
 
 async def progress_scene(pilot: Pilot[Any]) -> None:
     """The progress tick read the job's log (its row's words and the notice), the job selected, ``p`` pressed."""
-    from ntui.ui.screens.jobs import JobsScreen
     from ntui.ui.widgets.progress_pane import ProgressPane
 
-    await settle_jobs(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, JobsScreen)
-    await wait_until(pilot, lambda: JOB in screen.model.entries)
-    screen.model_workers.progress_tick()
-    await wait_until(pilot, lambda: (v := screen.model.progress.views.get(JOB)) is not None and v.step is not None)
-    await settle_jobs(pilot)
-    screen.table.move_cursor(key=JOB)
-    await settle_jobs(pilot)
-    await pilot.press("p")
+    screen = await open_tab_after_progress_tick(pilot, JOB, "p")
     pane = screen.query_one("#jobs-progress", ProgressPane)
     await wait_until(pilot, lambda: pane.series is not None)
     screen._tick()

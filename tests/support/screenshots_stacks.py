@@ -26,7 +26,14 @@ from ntui.core.config import ProgressSettings
 from ntui.core.records.history import HistoryEntry
 from ntui.ui.app import NtuiApp
 from tests.support.fakes import FakeRunner, result
-from tests.support.screenshots_jobs import QUIET, USER, DemoHistory, jobs_app, settle_jobs, wait_until
+from tests.support.screenshots_jobs import (
+    QUIET,
+    USER,
+    DemoHistory,
+    jobs_app,
+    open_tab_after_progress_tick,
+    wait_until,
+)
 
 CAPTURE = Path(__file__).resolve().parents[1] / "data" / "stacks" / "torchrun-stuck"
 #: The cluster test's threshold (tests/cluster/test_stacks.py QUIET_AFTER_S), under which the job was captured.
@@ -88,19 +95,9 @@ def stacks_app(directory: Path) -> NtuiApp:
 
 async def stacks_scene(pilot: Pilot[Any]) -> None:
     """The progress tick found the job quiet (row, notice), the job selected, ``k`` pressed, the stacks taken."""
-    from ntui.ui.screens.jobs import JobsScreen
     from ntui.ui.widgets.stacks_pane import StacksPane
 
-    await settle_jobs(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, JobsScreen)
-    await wait_until(pilot, lambda: JOB in screen.model.entries)
-    screen.model_workers.progress_tick()
-    await wait_until(pilot, lambda: (v := screen.model.progress.views.get(JOB)) is not None and v.step is not None)
-    await settle_jobs(pilot)
-    screen.table.move_cursor(key=JOB)
-    await settle_jobs(pilot)
-    await pilot.press("k")
+    screen = await open_tab_after_progress_tick(pilot, JOB, "k")
     pane = screen.query_one("#jobs-stacks", StacksPane)
     await wait_until(pilot, lambda: JOB in pane.taken)
     screen._tick()

@@ -4,33 +4,22 @@ in-job sampler's file format."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from ntui.core.gpu.quiet import gpu_evidence, points_of_lines, read_evidence
 from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS
+from tests.support.simulated_gpu import simulator
 
 SIM = Path(__file__).resolve().parents[2] / "scripts" / "simulated-nvidia-smi"
 START = 1_796_000_000.0
 INTERVAL = 10.0
 
 
-def _simulator() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("simulated_nvidia_smi", str(SIM))
-    spec = importlib.util.spec_from_loader("simulated_nvidia_smi", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
 def _file(tmp: Path, node: str, profile: str, samples: int = 12, gpus: int = 4) -> Path:
     """A sample file as the sampler writes it: its header, then one line per GPU per sample."""
-    sim = _simulator()
+    sim = simulator()
     prof = sim.Profile(profile)
     lines = [f"{HEADER_TAG} node={node} interval={INTERVAL:g}"]
     for t in range(samples):

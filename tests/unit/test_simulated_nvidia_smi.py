@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import functools
-import importlib.machinery
-import importlib.util
 import os
 import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ntui.core.gpu.smi import QUERY_FIELDS, GpuBoard, parse_gpu_line
 from ntui.core.gpu.usage import read_node_file
 from ntui.core.jobfiles.samplefiles import SAMPLE_FIELDS
+from tests.support.simulated_gpu import simulator
 
 SCRIPT = Path(__file__).resolve().parent.parent.parent / "scripts" / "simulated-nvidia-smi"
 QUERY = ["--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
@@ -143,19 +140,8 @@ def test_sampler_fields_with_a_timestamp_parse_in_the_usage_reader(tmp_path: Pat
     assert node.bad_lines == 0 and [g.index for g in node.gpus] == [0, 1]
 
 
-@functools.cache
-def _simulator() -> Any:
-    """The script as a module (it has no .py suffix), to read its values for a given sample number."""
-    loader = importlib.machinery.SourceFileLoader("simulated_nvidia_smi", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("simulated_nvidia_smi", loader)
-    assert spec is not None
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 def simulated_values(profile: str, node: str, i: int, t: int) -> list[str]:
-    mod = _simulator()
+    mod = simulator()
     vals = mod.values("7", node, i, t, 4, False, mod.Profile(profile), 0.0)
     return [vals["utilization.gpu"], vals["memory.used"], vals["memory.total"], vals["power.draw"]]
 
