@@ -8,6 +8,7 @@ turn behind other work (it needs the nodes free) before the test goes on.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -191,13 +192,18 @@ def test_wait_exits_with_the_jobs_outcome(dev_cluster: DevCluster, jobs: Jobs) -
 # ---------------------------------------------------------------- the app in a real terminal (tmux)
 
 
+_SERVERS = itertools.count()
+
+
 @contextmanager
 def tmux_app(cluster: DevCluster, tmp_path: Path, *, interval: int = 2) -> Iterator[Callable[..., str]]:
     """The app in a private tmux server (its own socket), 120x36, its output piped raw to a file, squeue every
     ``interval`` seconds. Yields ``tmux(*args)``; the server (ours only) is killed at the end."""
     if shutil.which("tmux") is None:
         pytest.fail("tmux is not installed (scripts/bootstrap installs it)")
-    socket = f"ntui-wt-{os.getpid()}"
+    # A server of its own per use: the one the last test killed may still be exiting under the same name (a new
+    # session then joins a dying server and the pane stays empty)
+    socket = f"ntui-wt-{os.getpid()}-{next(_SERVERS)}"
     config = tmp_path / "config" / "ntui"
     config.mkdir(parents=True)
     (config / "config.yaml").write_text(f"queue: {{active-interval: {interval}, idle-interval: {interval}}}\n")
