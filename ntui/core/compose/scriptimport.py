@@ -730,18 +730,25 @@ def import_script(facts: ScriptFacts) -> Imported:
             continue
         sbatch[d.option] = _yaml_value(d.value)
         key_lines[f"sbatch.{d.option}"] = d.line
+    logs = "ntui writes every rank's own log (L2)"
+    why_not = {"label": logs, "unbuffered": logs, "output": logs, "error": logs,
+               "open-mode": "ntui appends to the logs (L5)",
+               "export": "ntui's launch passes the whole environment (E3)",
+               "kill-on-bad-exit": "ntui's launch stops the job when a rank fails",
+               "cpus-per-task": "ntui's launch passes the job's (C1)", "gpu-bind": "ntui's launch sets it (G5)",
+               "container-image": "the container is not imported (below)"}
     for opt, value in launch.srun.items():
+        shown = f"srun --{opt}{'=' + value if value else ''}"
         if opt in SRUN_SHAPE and opt != "cpus-per-task" and value is not None and not value.startswith("$"):
             if str(sbatch.get(opt)) != value:
                 fixes.append(f"sbatch.{opt}: srun's --{opt}={value} on line {launch.line} (the launch's shape) "
                              "is the job's in the preset")
             sbatch[opt] = _yaml_value(value)
             key_lines[f"sbatch.{opt}"] = launch.line
-        elif opt not in SRUN_NTUI and opt not in SRUN_SHAPE and opt != "container-image":
-            skipped.append((launch.line, f"srun --{opt}{'=' + value if value else ''}: not in a preset (ntui writes "
-                                         "the launch's srun options)"))
-        elif opt in ("label", "unbuffered", "output", "error"):
-            skipped.append((launch.line, f"srun --{opt}: ntui writes every rank's own log (L2) instead"))
+        elif opt == "container-image" and launch.container == "pyxis":
+            continue  # said with the container
+        else:  # every option of the launch's srun is said, never dropped silently
+            skipped.append((launch.line, f"{shown}: {why_not.get(opt, 'not in a preset (ntui writes the srun line)')}"))
     if launch.launcher != "srun" and launch.under_srun and _int(str(sbatch.get("ntasks-per-node"))) not in (None, 1):
         fixes.append(f"sbatch.ntasks-per-node: was {sbatch['ntasks-per-node']}, now 1: one {launch.launcher} per "
                      "node (H5, G2)")
