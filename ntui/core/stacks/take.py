@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ntui.core.hosts import compress_nodelist, expand_nodelist
@@ -75,9 +76,7 @@ def parse_stacks_output(job_id: str, stdout: str, stderr: str, nodes: Sequence[s
     said = [line.strip() for line in stderr.splitlines()
             if line.strip().startswith("srun: error") or "No such file" in line or "Traceback" in line]
     if said:
-        stacks = read_docs(job_id, decode_lines(stdout.splitlines()), expected=nodes)
-        return type(stacks)(stacks.job_id, stacks.nodes, stacks.procs, stacks.classes, stacks.worker_classes,
-                            stacks.problems + tuple(f"srun said: {line}" for line in said[:5]))
+        return replace(stacks, problems=stacks.problems + tuple(f"srun said: {line}" for line in said[:5]))
     return stacks
 
 
