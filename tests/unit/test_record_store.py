@@ -29,20 +29,25 @@ REPO = Path(__file__).resolve().parents[2]
 WRITER = textwrap.dedent('''
     import os, sys, time, uuid
     sys.path.insert(0, sys.argv[3])
+
+    def say(*words):  # one write of a whole line: a kill can only cut the line off before its newline
+        sys.stdout.write(" ".join(words) + "\\n")
+        sys.stdout.flush()
+
     from ntui.core.records.history import FinalRecord, History
     host, n = sys.argv[1], int(sys.argv[2])
-    h = History(__import__("pathlib").Path(os.environ["NTUI_STATE_DIR"]), warn=lambda w: print("W", w, flush=True))
+    h = History(__import__("pathlib").Path(os.environ["NTUI_STATE_DIR"]), warn=lambda w: say("W", w))
     shared = FinalRecord("COMPLETED", "0:0", None, None, None, 5, "nid001", "", "job")
     for i in range(n):
         token = uuid.uuid4().hex
         h.record_intent(token=token, preset="p", preset_path=None, overrides=[f"i={i}"], job_name=host,
                         launcher="srun", nodes=1, world_size=1, log_dir="/l", log_stem=host, script="#!/bin/bash\\n")
-        print("intent", token, flush=True)
+        say("intent", token)
         job = f"{abs(hash(host)) % 1000}{i:05d}"
         h.record_submitted(token, job, None, None)
-        print("submitted", token, job, flush=True)
+        say("submitted", token, job)
         h.record_final("1", shared)  # every host resolves the same job at once
-        print("final", token, flush=True)
+        say("final", token)
         h.entries(limit=5)  # and lists (syncs its own index) now and then
 ''')
 
@@ -61,7 +66,10 @@ def _writers(state: Path, hosts: list[str], n: int, rng: random.Random, round_no
     out: list[str] = []
     for host, p in zip(hosts, procs, strict=True):
         stdout, _ = p.communicate(timeout=60)
-        out += [f"{ln} @{host}#{round_no}" for ln in stdout.splitlines()]
+        # Only whole lines: the kill may land inside a write, leaving a fragment without its newline (and with
+        # PYTHONUNBUFFERED set in the environment, inside one of a print's several writes).
+        whole = stdout.split("\n")[:-1]
+        out += [f"{ln} @{host}#{round_no}" for ln in whole]
     return out
 
 
