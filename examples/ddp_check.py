@@ -3,7 +3,8 @@
 
 It initialises torch.distributed from the launcher's environment (RANK, WORLD_SIZE,
 MASTER_ADDR, MASTER_PORT), all-reduces ``rank + 1`` and prints one ``NTUI_CHECK {json}`` line
-with the rank, local rank, world size, node, all-reduce result and argv (exactly as received).
+with the rank, local rank, world size, node, all-reduce result, argv (exactly as received) and the container
+runtime it runs in, if any (from the variable each runtime sets in its containers).
 
 Test controls come from the environment, never from argv (argv is only echoed):
   NTUI_CHECK_FAIL_RANK=N   rank N fails after the all-reduce (the others wait in a barrier)
@@ -40,6 +41,23 @@ def fail(rank: int, how: str) -> None:
     raise RuntimeError(f"ntui check: rank {rank} fails on purpose")
 
 
+#: The variable each container runtime sets inside its containers, and its name.
+RUNTIME_MARKERS = (
+    ("SHIFTER_RUNTIME", "shifter"),
+    ("APPTAINER_CONTAINER", "apptainer"),
+    ("SINGULARITY_CONTAINER", "singularity"),
+    ("CH_RUNNING", "charliecloud"),
+)
+
+
+def container_runtime() -> str | None:
+    """The runtime this rank runs in: podman and others set ``container``; None on the host."""
+    for var, name in RUNTIME_MARKERS:
+        if os.environ.get(var):
+            return name
+    return os.environ.get("container") or None  # noqa: SIM112 - podman's name, lower case
+
+
 def main() -> int:
     import torch
     import torch.distributed as dist
@@ -69,6 +87,9 @@ def main() -> int:
         "ok": result == expected and dist.get_world_size() == world,
         "argv": sys.argv[1:],
         "job_id": os.environ.get("SLURM_JOB_ID"),
+        "container": container_runtime(),
+        "master_addr": os.environ.get("MASTER_ADDR"),
+        "master_port": os.environ.get("MASTER_PORT"),
     }
     print("NTUI_CHECK " + json.dumps(record), flush=True)
     if os.environ.get("NTUI_CHECK_FAIL_RANK") == str(rank):

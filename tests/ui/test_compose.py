@@ -441,3 +441,27 @@ async def test_a_script_imported_from_the_palette_opens_as_a_new_user_preset(app
         await import_(script.with_name("no-launch.sh"))
         assert any("no launch line" in n for n in notifications(pilot))
         assert screen.preset_name == "perlmutter-torchrun-imported"  # the form is kept
+
+
+async def test_site_values_are_marked_and_a_locked_one_refuses_a_change(
+        app_factory: AppFactory, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site layer (core/compose/site.py): its defaults fill the form, marked as the site's (the tooltip names the
+    file and line), and changing a key it locks is refused under the field, as any rule would be."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "site.yaml").write_text("name: Example Centre\ndefaults:\n  sbatch:\n    account: m1234\n"
+                                    "    constraint: gpu\nlocked: [sbatch.constraint]\n")
+    monkeypatch.setenv("NTUI_SITE_DIR", str(site))
+    app = app_factory()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        form = compose(pilot).form
+        assert form.text_of("sbatch.account") == "m1234"
+        assert str(form.rows["sbatch.account"].label.content).endswith("Account ·site")
+        assert str(form.rows["sbatch.constraint"].label.content).endswith("·site·lock")
+        assert f"{site / 'site.yaml'}:4" in str(form.control("sbatch.account").tooltip)
+        assert "sbatch.constraint" not in form.field_messages()  # the preset writes the site's value
+        await type_into(pilot, "sbatch.constraint", "cpu")
+        await settle(pilot)
+        assert "locked by the site" in form.field_messages()["sbatch.constraint"]
+        assert compose(pilot).rendered is not None and compose(pilot).rendered.spec is None

@@ -57,6 +57,12 @@ BAD: dict[str, tuple[str, tuple[str, ...]]] = {
     "A6": ("local-torchrun", ("launcher.mixed-precision=bf16",)),
     "K1": ("local-srun", ("container.runtime=shifter",)),
     "K2": ("local-srun", ("sbatch.image=nersc/pytorch:25.02.01",)),
+    "K3": ("local-srun", ("container.runtime=podman", "container.image=localhost/t:1",
+                          'container.options=["--net=none"]')),
+    "K4": ("local-torchrun", ("container.runtime=apptainer", "container.image=/i.sif",
+                              'container.options=["--cleanenv"]')),
+    "K5": ("local-srun", ("sbatch.container-image=nvcr.io#nvidia/pytorch:25.02-py3",)),
+    "K6": ("local-srun", ("container.runtime=podman", "container.image=localhost/t:1", "sbatch.gpus-per-node=2")),
     "F1": ("local-srun", ("script=/nonexistent/ntui/train.py",)),
     "M1": ("local-srun", ("sbatch.gpus-per-node=2", "monitor.interval=0")),
     "M2": ("local-srun", ("monitor.gpu=true",)),
@@ -229,7 +235,25 @@ def _t10() -> bool:
             and "afterany:$me" in _script("local-longrun", "run.continue=chain"))
 
 
-GUARANTEED.update({"E1": _e1, "E4": _e4, "F2": _f2, "V6": _v6, "T7": _t7, "T10": _t10})
+def _k7() -> bool:
+    """Under podman the launch line passes the ranks' variables and the host namespaces, mounts the logs; the
+    rendezvous is computed above it, in the batch shell; Apptainer gets --nv only for a GPU job."""
+    script = _script("local-torchrun", "container.runtime=podman", "container.image=localhost/t:1")
+    launch = _launch(script)
+    before = script.split("# Launch:")[0]
+    gpu = _launch(_script("local-srun", "container.runtime=apptainer", "container.image=/i.sif",
+                          "sbatch.gpus-per-node=2"))
+    rocm = _launch(_script("local-srun", "container.runtime=apptainer", "container.image=/i.sif",
+                           "sbatch.gpus-per-node=2", 'container.options=["--rocm"]'))
+    return ('"$0" run --name "$n" --replace "$@"' in launch
+            and "podman --rm --net host --ipc host --pid host -e 'SLURM*' -e 'NTUI*' -e MASTER_ADDR -e MASTER_PORT"
+            in launch
+            and "-v /logs:/logs" in launch and "MASTER_ADDR=$(scontrol" in before and "scontrol" not in launch
+            and "apptainer exec --nv" in gpu and "--nv" not in rocm
+            and "--nv" not in _launch(_script("local-srun", "container.runtime=apptainer", "container.image=/i.sif")))
+
+
+GUARANTEED.update({"E1": _e1, "E4": _e4, "F2": _f2, "V6": _v6, "T7": _t7, "T10": _t10, "K7": _k7})
 
 
 #: A script per H rule (ntui check SCRIPT), each carrying the one mistake its rule names.

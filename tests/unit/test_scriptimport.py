@@ -61,6 +61,9 @@ def test_a_script_imports_into_a_preset_of_the_same_job(name: str) -> None:
     assert (spec.launcher, spec.nodes, spec.ntasks_per_node, spec.nproc_per_node) == (
         want["launcher"], want["nodes"], want["ntasks_per_node"], want["nproc"])
     assert spec.container == (want["container"] or "none")
+    conf = spec.container_conf
+    assert (conf.image, list(conf.mounts), list(conf.options)) == (
+        want.get("image"), want.get("mounts", []), want.get("options", []))
     assert spec.script == str((DATA / "../../../examples/ddp_check.py").resolve())
     assert list(spec.args) == want["args"]
     assert {k: v for k, v in spec.env} == want["env"]

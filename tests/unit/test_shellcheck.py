@@ -45,6 +45,13 @@ VARIATIONS: list[tuple[str, tuple[str, ...]]] = [
     ("local-longrun", ("launcher.type=accelerate", "sbatch.gpus-per-node=2", "launcher.nproc-per-node=2",
                        'setup=["trap \\"echo mine\\" EXIT"]')),
 ]
+# Every launcher under every container runtime (core/compose/containers.py), with a mount, a workdir and options.
+VARIATIONS += [
+    (preset, (f"container.runtime={runtime}", "container.image=reg.io#org/img:1 x", 'container.mounts=["/d a:/d"]',
+              "container.workdir=/w", 'container.options=["--x=$(id)"]', "sbatch.gpus-per-node=2"))
+    for preset in ("local-srun", "local-torchrun", "local-accelerate")
+    for runtime in ("shifter", "podman-hpc", "podman", "apptainer", "singularity", "pyxis", "charliecloud")
+]
 
 
 def _shellcheck() -> str:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from ntui.core.compose.presets import PresetInfo, load_preset
+from ntui.core.compose.site import site_dir
 from ntui.core.compose.spec import validate
 from ntui.core.compose.yamlsrc import YamlProblem, load_yaml_with_lines
 from ntui.core.paths import atomic_write, shipped_dir, user_presets_dir
@@ -40,7 +41,10 @@ def display_path(path: Path | str | None) -> str:
     if path is None:
         return "<no file>"
     p = Path(path)
-    for label, root in (("user", user_presets_dir()), ("shipped", shipped_dir("presets"))):
+    site = site_dir()
+    roots = [("user", user_presets_dir()), *([("site", site)] if site is not None else []),
+             ("shipped", shipped_dir("presets"))]
+    for label, root in roots:
         with contextlib.suppress(ValueError):
             return f"{label}: {p.resolve().relative_to(root.resolve())}"
     return f"file: {p.name}"
@@ -55,7 +59,7 @@ def problem_text(problem: Problem) -> str:
     return str(Problem(Source(where, 0), problem.field, problem.message, problem.severity))
 
 
-def is_writable_preset(info: PresetInfo) -> bool:
+def is_writable_preset(info: PresetInfo) -> bool:  # site and shipped presets are read-only
     return info.origin == "user"
 
 

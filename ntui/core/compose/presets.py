@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ntui.core.compose.rules import problem as rule_problem
+from ntui.core.compose.site import Site, load_site, site_dir
 from ntui.core.compose.spec import validate
-from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset, YamlProblem, load_yaml_with_lines, read_preset_text
+from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset, YamlProblem, load_yaml_file, load_yaml_with_lines
 from ntui.core.paths import shipped_dir, user_presets_dir
 from ntui.core.problems import PresetError, Problem, Source
 
@@ -27,15 +28,33 @@ SET_SOURCE = "--set"
 class PresetInfo:
     name: str
     path: Path
-    origin: str  # "user" | "shipped"
+    origin: str  # "user" | "site" | "shipped"
     description: str = ""
     launcher: str = ""
     problem: str = ""
 
 
 def preset_dirs() -> list[tuple[str, Path]]:
-    """Search order: the user's directory first, then the shipped presets."""
-    return [("user", user_presets_dir()), ("shipped", shipped_dir("presets"))]
+    """Search order: the user's directory first, then the site's (core/compose/site.py), then the shipped ones."""
+    directory = site_dir()
+    site = [("site", directory / "presets")] if directory is not None else []
+    return [("user", user_presets_dir()), *site, ("shipped", shipped_dir("presets"))]
+
+
+def current_site() -> Site | None:
+    """The site layer in effect (None: no site directory). Raises PresetError for a damaged ``site.yaml``."""
+    directory = site_dir()
+    return load_site(directory) if directory is not None else None
+
+
+def _under_site(loaded: LoadedPreset, site: Site) -> None:
+    """The site's defaults under the preset: a key the preset (or its extends chain) writes wins, unless locked,
+    which validation says (site_problems)."""
+    merged = deep_merge(site.defaults, loaded.data)
+    loaded.sources = _prune(merged, {**site.sources, **loaded.sources})
+    loaded.raw = _prune(merged, {**site.raw, **loaded.raw})
+    loaded.data = merged
+    loaded.site = site
 
 
 def _iter_preset_files(directory: Path) -> Iterator[Path]:
@@ -126,10 +145,7 @@ class _ExtendsCycle(Exception):
 
 def _load_chain(path: Path, chain: tuple[Path, ...]) -> LoadedPreset:
     fname = str(path)
-    try:
-        doc = load_yaml_with_lines(read_preset_text(fname), fname)
-    except YamlProblem as exc:
-        raise PresetError([exc.problem]) from None
+    doc = load_yaml_file(fname)
     if doc.data is None:
         raise PresetError([Problem(Source(fname, 1), "", "empty preset (expected a YAML mapping)")])
     if not isinstance(doc.data, dict):
@@ -172,6 +188,9 @@ def load_preset(ref: str, overrides: Iterable[str] = ()) -> LoadedPreset:
     """Load a preset by name or path, apply ``extends`` then ``--set`` overrides."""
     path = find_preset(ref)
     loaded = _load_chain(path, ())
+    site = current_site()
+    if site is not None:
+        _under_site(loaded, site)
     overrides = tuple(overrides)
     if overrides:
         apply_overrides(loaded, overrides)

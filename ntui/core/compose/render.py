@@ -15,8 +15,10 @@ Structure (rule ids of ntui.core.compose.rules and docs/rules.md in brackets):
 
 from __future__ import annotations
 
+import os
 import shlex
 
+from ntui.core.compose.containers import Wrapped, wrap
 from ntui.core.compose.longrun import continue_line, launch_lines, rank_words, run_lines, signal_directive
 from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvConf, merge_rdzv_conf, split_rdzv_conf
 from ntui.core.compose.sampler import sampler_lines
@@ -291,11 +293,19 @@ def _srun_words(spec: JobSpec, paths: LogPaths) -> list[str]:
         words.append("--network=disable_rdzv_get")  # required by FI_CXI_RDZV_PROTO=alt_read (N2)
     if spec.launcher == "srun":
         words += ["--open-mode=append", f"--output={q(paths.rank_pattern)}"]
+    words += _wrapped(spec).srun_options  # Pyxis: the container is srun's own option
     return words
 
 
+def _wrapped(spec: JobSpec) -> Wrapped:
+    """The runtime's words (core/compose/containers.py): what it must pass and mount for the ranks (K7)."""
+    names = [k for k, _ in spec.env] + (["PYTHONPATH"] if spec.allow_attach else [])
+    own = [spec.log_dir, os.path.dirname(spec.script) or "/"]
+    return wrap(spec.container_conf, gpus=spec.gpus_per_node > 0, env_names=names, own_paths=own, quote=q)
+
+
 def _container(spec: JobSpec) -> list[str]:
-    words = ["shifter"] if spec.container == "shifter" else []
+    words = list(_wrapped(spec).prefix)
     if spec.run is not None:
         words += rank_words(spec.run)  # every process of the step ignores the checkpoint signal (T10)
     return words

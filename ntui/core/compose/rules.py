@@ -26,6 +26,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ntui.core.compose.containers import (
+    APPTAINER_CLEANENV,
+    WHOLE_SCRIPT_OPTIONS,
+    ContainerConf,
+    namespace_options,
+)
 from ntui.core.compose.launchcli import read_extra_args
 from ntui.core.compose.longrun import RunDraft
 from ntui.core.compose.sweep import SLURM_MAX_ARRAY_SIZE, SweepDraft, parse_template, placeholder_refs
@@ -59,7 +65,11 @@ open-mode overcommit oversubscribe partition power prefer priority profile propa
 requeue reservation resv-ports signal sockets-per-node spread-job switches thread-spec threads-per-
 core time time-min tmp tres-bind tres-per-task uid use-min-nodes verbose wckey
 """
-SBATCH_OPTIONS = frozenset(_SBATCH_OPTIONS_TEXT.replace("-\n", "-").split())  # a name may wrap after "-"
+#: Options a container runtime adds to sbatch at some sites (Pyxis' spank plugin, the CSCS container engine):
+#: known, so that K5 can say why a whole-script container cannot run ntui's launch instead of "unknown option".
+_SITE_CONTAINER_OPTIONS = ("container-image", "container-mounts", "container-workdir", "container-name",
+                           "container-env", "environment")
+SBATCH_OPTIONS = frozenset(_SBATCH_OPTIONS_TEXT.replace("-\n", "-").split()) | frozenset(_SITE_CONTAINER_OPTIONS)
 #: sbatch options that take no value (``true`` = bare flag) ...
 SBATCH_PURE_FLAGS = frozenset((
     "contiguous", "hold", "ignore-pbs", "no-requeue", "overcommit", "oversubscribe", "reboot", "requeue",
@@ -222,6 +232,7 @@ class Draft:
     python_words: tuple[str, ...] | None = ("python",)
     extra_args: tuple[str, ...] = ()
     container: str = "none"
+    container_conf: ContainerConf = ContainerConf()
     env: Mapping[str, str] = field(default_factory=dict)
     nccl_slingshot: bool = False
     script: str = ""
@@ -748,19 +759,105 @@ guarantee("J2", _E, ("logs.dir", "setup"), "The batch shell keeps an event journ
 
 
 # Container, network, program
-@rule("K1", _E, ("container.runtime", "sbatch.image"), "Shifter jobs name an image (`image: false` counts as "
-      "none).", "NERSC Shifter docs")
+@rule("K1", _E, ("container.runtime", "container.image", "sbatch.image"), "A container runtime needs an image: "
+      "`container.image` (for Shifter, `sbatch.image` also does).", "NERSC Shifter docs; each runtime's run command")
 def _k1(d: Draft) -> Iterable[Finding]:
-    if d.container == "shifter" and "image" not in d.sbatch:
-        yield "container.runtime", "shifter needs sbatch.image (e.g. nersc/pytorch:25.02.01)"
+    c = d.container_conf
+    if not c.active or c.image:
+        return
+    if d.container == "shifter":
+        if "image" not in d.sbatch:
+            yield "container.runtime", "shifter needs an image: container.image (or sbatch.image), e.g. " \
+                "nersc/pytorch:25.02.01"
+    else:
+        yield "container.image", f"{d.container} needs container.image (e.g. {_IMAGE_EXAMPLE[d.container]})"
 
 
-@rule("K2", _W, ("sbatch.image",), "Warns about an image that no container runtime uses.",
-      "NERSC Shifter docs")
+_IMAGE_EXAMPLE = {"podman-hpc": "nersc/pytorch:25.02.01 after podman-hpc pull", "podman": "localhost/train:1",
+                  "apptainer": "/path/to/train.sif", "singularity": "/path/to/train.sif",
+                  "pyxis": "nvcr.io#nvidia/pytorch:25.02-py3 or /path/to/train.sqsh",
+                  "charliecloud": "/path/to/image-directory or train.sqfs"}
+
+
+@rule("K2", _W, ("sbatch.image", "container.image", "container.mounts", "container.workdir", "container.options"),
+      "Warns about container settings no runtime reads: an image, mounts, workdir or options without "
+      "`container.runtime`, `sbatch.image` (Shifter's) under another runtime, and a Shifter job naming two "
+      "images.", "NERSC Shifter docs")
 def _k2(d: Draft) -> Iterable[Finding]:
-    if d.container == "none" and "image" in d.sbatch:
-        yield ("sbatch.image", "an image without container.runtime: shifter is pulled but not used; the job "
-               "runs on the host. Set container.runtime: shifter, or image: false")
+    c = d.container_conf
+    if not c.active:
+        if "image" in d.sbatch:
+            yield ("sbatch.image", "an image without container.runtime: shifter is pulled but not used; the job "
+                   "runs on the host. Set container.runtime: shifter, or image: false")
+        for key, value in (("image", c.image), ("mounts", c.mounts), ("workdir", c.workdir),
+                           ("options", c.options)):
+            if value:
+                yield f"container.{key}", "no container.runtime is set: the job runs on the host and this is unused"
+    elif d.container != "shifter" and "image" in d.sbatch:
+        yield ("sbatch.image", f"sbatch.image is read by Shifter only; {d.container} runs container.image "
+               f"({c.image or 'unset'}). Remove sbatch.image")
+    elif c.image and d.raw.get("image") not in (None, c.image):
+        yield ("container.image", f"shifter runs container.image ({c.image}), not sbatch.image "
+               f"({d.raw['image']}): keep one of them")
+
+
+@rule("K3", _E, ("container.options",), "podman and podman-hpc run every rank in the host's network, IPC and PID "
+      "namespaces (`--net host --ipc host --pid host`): in a private network the ranks cannot reach the rendezvous "
+      "address or each other's NCCL sockets, a private /dev/shm breaks NCCL's shared memory, and in private PID "
+      "namespaces torch elastic's agents of two containers on one host share a pid and never complete the "
+      "rendezvous.",
+      "podman-run(1) --network, --ipc; NERSC/podman-hpc modules.d")
+def _k3(d: Draft) -> Iterable[Finding]:
+    if d.container in ("podman", "podman-hpc"):
+        for opt in namespace_options(d.container_conf.options):
+            yield ("container.options", f"{opt!r} takes the ranks off the host's network, IPC or PID namespace: "
+                   "the rendezvous and NCCL need them; remove it (ntui passes --net host --ipc host --pid host)")
+
+
+@rule("K4", _E, ("container.options",), "Apptainer/Singularity without `--cleanenv`, `-e`, `--containall` or "
+      "`-C`: each clears the environment, so every rank loses SLURM_PROCID and MASTER_ADDR and believes it is "
+      "rank 0 of a one-process job.", "Apptainer user guide (environment and metadata)")
+def _k4(d: Draft) -> Iterable[Finding]:
+    if d.container in ("apptainer", "singularity"):
+        for opt in d.container_conf.options:
+            if opt in APPTAINER_CLEANENV:
+                yield ("container.options", f"{opt} clears the environment: the ranks lose SLURM_PROCID and "
+                       "MASTER_ADDR and all start as rank 0. Remove it; set what the image needs in env:")
+
+
+@rule("K5", _E, tuple(f"sbatch.{o}" for o in WHOLE_SCRIPT_OPTIONS), "No whole-script container (`#SBATCH "
+      "--container-image`, `--container`, `--environment`): the batch script would run inside the image, which "
+      "has neither srun nor scontrol, so there is no launch step and no rendezvous address; the container "
+      "belongs to each task (`container.runtime`).", "NVIDIA/pyxis wiki (FAQ); Slurm containers guide; CSCS "
+      "container engine docs")
+def _k5(d: Draft) -> Iterable[Finding]:
+    for opt in WHOLE_SCRIPT_OPTIONS:
+        if opt in d.sbatch:
+            yield (f"sbatch.{opt}", "runs the whole batch script in the image, where srun and scontrol do not "
+                   "exist: use container.runtime (pyxis for --container-image) and container.image instead")
+    for opt in _SITE_CONTAINER_OPTIONS:
+        if opt in d.sbatch and opt not in WHOLE_SCRIPT_OPTIONS:
+            yield (f"sbatch.{opt}", "a Pyxis task option: set container.runtime: pyxis and its container.* keys")
+
+
+@rule("K6", _W, ("container.runtime", "container.options"), "Plain podman passes no GPU unless asked (a CDI "
+      "device such as `--device nvidia.com/gpu=all`); podman-hpc's `--gpu` module does it for you.",
+      "podman-run(1) --device; NERSC/podman-hpc modules.d/gpu.yaml")
+def _k6(d: Draft) -> Iterable[Finding]:
+    if d.container == "podman" and d.gpu_requests and not any(
+            o.startswith(("--device", "--gpus")) for o in d.container_conf.options):
+        yield ("container.options", "the job asks for GPUs but podman passes none to the container: add "
+               "--device nvidia.com/gpu=all (CDI) or the site's equivalent, or use podman-hpc")
+
+
+guarantee("K7", _E, ("container.runtime",), "Only each task's command runs in the container: the batch shell, "
+          "where MASTER_ADDR and MASTER_PORT are computed (R1-R4), the journal and the GPU sampler stay on the host. "
+          "podman's run is named after the job, step and task and killed by name when Slurm signals the task (its "
+          "container runs outside the step's processes); it gets `--net host --ipc host --pid host` and `-e` for "
+          "every variable the ranks read (SLURM*, NTUI*, MASTER_ADDR/PORT, TORCH*, NCCL*, FI_*, the preset's env); "
+          "the log directory and the program's folder are mounted at their own path under podman, Apptainer, Pyxis "
+          "and Charliecloud; Apptainer gets `--nv` for a GPU job unless the options name `--rocm`.",
+          "ntui.core.compose.containers")
 
 
 guarantee("N2", _E, ("nccl.slingshot", "env.FI_CXI_RDZV_PROTO"), "When FI_CXI_RDZV_PROTO=alt_read is set (the "

@@ -77,7 +77,7 @@ NTUI_ENV = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "N
             "NNODES", "GPUS_PER_NODE", "NUM_NODES", "NODES", "HEAD_NODE", "HEAD_NODE_IP", "PYTHONUNBUFFERED",
             "SLURM_UNBUFFEREDIO", "SRUN_CPUS_PER_TASK"}
 #: Runtimes and what prefixes them.
-CONTAINERS = ("shifter", "podman-hpc", "podman", "apptainer", "singularity")
+CONTAINERS = ("shifter", "podman-hpc", "podman", "apptainer", "singularity", "ch-run")
 #: torch.distributed.launch's flags that torchrun no longer has.
 LEGACY_FLAGS = {"--use_env", "--use-env"}
 #: Launcher options that name the rendezvous port.
@@ -114,6 +114,9 @@ class Launch:
     srun: dict[str, str | None] = field(default_factory=dict)
     container: str | None = None
     image: str | None = None
+    mounts: list[tuple[str, Word]] = field(default_factory=list)  # (the option's prefix to strip, its value word)
+    workdir: str | None = None
+    runtime_options: list[str] = field(default_factory=list)  # the runtime's options ntui does not write itself
     launcher_opts: list[tuple[str, str | None, Word | None]] = field(default_factory=list)  # documented spelling
     python: list[str] = field(default_factory=list)
     program: Word | None = None
@@ -418,12 +421,55 @@ def _payload(payload: Word, after: list[Word], launch: Launch) -> Launch | None:
     return found
 
 
+#: Each runtime's mount options (short and long spelling), and the separator of a list in one value.
+_MOUNT_OPTIONS = {"shifter": (("-V", "--volume"), ";"), "podman-hpc": (("-v", "--volume"), ""),
+                  "apptainer": (("-B", "--bind"), ","), "charliecloud": (("-b", "--bind"), "")}
+
+
+#: Each runtime's options that ntui writes itself (K7) or reads into container.*; the rest go to container.options.
+_OWNED_OPTIONS = {
+    "shifter": {"--image": True, "--volume": True, "-V": True, "--workdir": True},
+    "podman-hpc": {"--rm": False, "--gpu": False, "--net": True, "--network": True, "--ipc": True, "-e": True,
+                   "--env": True, "-v": True, "--volume": True, "-w": True, "--workdir": True},
+    "apptainer": {"--nv": False, "-B": True, "--bind": True, "--pwd": True},
+    "charliecloud": {"-b": True, "--bind": True, "-c": True, "--cd": True},
+}
+
+
+def _other_options(words: Sequence[Word], runtime: str) -> list[str]:
+    """The option words of a runtime's command that ntui does not write itself, as written."""
+    owned, out, i = _OWNED_OPTIONS[runtime], [], 0
+    while i < len(words):
+        name = words[i].text.split("=", 1)[0]
+        if name in owned:
+            i += 2 if owned[name] and "=" not in words[i].text else 1
+            continue
+        out.append(words[i].text)
+        i += 1
+    return out
+
+
+def _mount_words(words: Sequence[Word], runtime: str) -> list[tuple[str, Word]]:
+    """The mount options among a runtime's option words: (the text before the value in the same word, the word)."""
+    names, _ = _MOUNT_OPTIONS[runtime]
+    out = []
+    for i, w in enumerate(words):
+        if w.text in names and i + 1 < len(words):
+            out.append(("", words[i + 1]))
+        elif w.text.startswith(tuple(f"{n}=" for n in names if n.startswith("--"))):
+            out.append((w.text.split("=", 1)[0] + "=", w))
+    return out
+
+
 def _container(head: str, words: list[Word], launch: Launch, per_task: bool,
                payload_args: Sequence[Word] | None) -> Launch | None:
     if head == "shifter":
         opts, i = _options(words[1:], {"-V": "volume", "-E": "env", "-m": "module"}, {"clearenv"})
         launch.container = "shifter"
         launch.image = opts.get("image") or launch.image
+        launch.mounts = _mount_words(words[1:1 + i], "shifter")
+        launch.workdir = opts.get("workdir")
+        launch.runtime_options = _other_options(words[1:1 + i], "shifter")
         return _program(words[1 + i:], launch, per_task=per_task, payload_args=payload_args)
     if head in ("podman-hpc", "podman"):
         if len(words) < 2 or words[1].text != "run":
@@ -432,22 +478,83 @@ def _container(head: str, words: list[Word], launch: Launch, per_task: bool,
                                        "-t": "tty"},
                            {"rm", "interactive", "tty", "gpu", "mpi", "nccl", "openmpi-pmix", "cuda-mpi",
                             "privileged", "init", "read-only", "detach"})
-        launch.container = "podman-hpc"
+        launch.container = head
         if 2 + i >= len(words):
             return None
         launch.image = words[2 + i].text
+        launch.mounts = _mount_words(words[2:2 + i], "podman-hpc")
+        launch.workdir = opts.get("workdir")
+        launch.runtime_options = _other_options(words[2:2 + i], "podman-hpc")
         return _program(words[3 + i:], launch, per_task=per_task, payload_args=payload_args)
+    if head == "ch-run":
+        opts, i = _options(words[1:], {"-b": "bind", "-c": "cd", "-j": "join", "-w": "write", "-t": "private-tmp"},
+                           {"join", "write", "private-tmp", "no-passwd", "home"})
+        launch.container = "charliecloud"
+        if 1 + i >= len(words):
+            return None
+        launch.image = words[1 + i].text
+        rest = words[2 + i:]
+        if rest and rest[0].text == "--":
+            rest = rest[1:]
+        launch.mounts = _mount_words(words[1:1 + i], "charliecloud")
+        launch.workdir = opts.get("cd")
+        launch.runtime_options = _other_options(words[1:1 + i], "charliecloud")
+        return _program(list(rest), launch, per_task=per_task, payload_args=payload_args)
     if len(words) < 2 or words[1].text not in ("exec", "run"):
         return None
     opts, i = _options(words[2:], {"-B": "bind", "-e": "cleanenv", "-C": "containall", "-H": "home",
                                    "-c": "contain", "-W": "workdir"},
                        {"nv", "rocm", "cleanenv", "containall", "contain", "no-home", "writable-tmpfs", "fakeroot",
                         "userns", "nvccli", "compat", "no-mount", "writable"})
-    launch.container = "apptainer"
+    launch.container = head
     if 2 + i >= len(words):
         return None
     launch.image = words[2 + i].text
+    launch.mounts = _mount_words(words[2:2 + i], "apptainer")
+    launch.workdir = opts.get("pwd")
+    launch.runtime_options = _other_options(words[2:2 + i], "apptainer")
     return _program(words[3 + i:], launch, per_task=per_task, payload_args=payload_args)
+
+
+def _container_section(launch: Launch, facts: ScriptFacts, skipped: list[tuple[int, str]],
+                       key_lines: dict[str, int]) -> dict[str, Any]:
+    """The preset's ``container:`` from the launch line's runtime: its image, mounts and workdir (its other options
+    are ntui's to write, K7)."""
+    runtime = launch.container or "shifter"  # an #SBATCH --image alone: Shifter's
+    section: dict[str, Any] = {"runtime": runtime}
+    key_lines["container.runtime"] = launch.line
+    if launch.image and runtime != "shifter":
+        section["image"] = launch.image
+        key_lines["container.image"] = launch.line
+    mounts: Sequence[tuple[str, Word | str]]
+    if runtime == "pyxis":
+        given = launch.srun.get("container-mounts")
+        mounts, sep = ([("", given)] if given else []), ","
+        launch.workdir = launch.srun.get("container-workdir")
+    else:
+        mounts, sep = launch.mounts, _MOUNT_OPTIONS.get("podman-hpc" if runtime == "podman" else
+                                                        "apptainer" if runtime == "singularity" else runtime,
+                                                        ((), ""))[1]
+    values: list[str] = []
+    for prefix, word in mounts:
+        text = _literal(word, facts) if isinstance(word, Word) else (None if "$" in word else word)
+        if text is None:
+            shown = word.raw if isinstance(word, Word) else word
+            skipped.append((launch.line, f"the mount {shown}: it depends on the environment at run time; "
+                                         "write its path in container.mounts"))
+            continue
+        text = text[len(prefix):] if text.startswith(prefix) else text
+        values += [v for v in (text.split(sep) if sep else [text]) if v]
+    if values:
+        section["mounts"] = values
+        key_lines["container.mounts"] = launch.line
+    if launch.workdir:
+        section["workdir"] = launch.workdir
+        key_lines["container.workdir"] = launch.line
+    if launch.runtime_options:
+        section["options"] = list(launch.runtime_options)
+        key_lines["container.options"] = launch.line
+    return section
 
 
 def _launcher(kind: str, cli: LauncherCli, words: list[Word], launch: Launch, per_task: bool,
@@ -745,7 +852,7 @@ def import_script(facts: ScriptFacts) -> Imported:
                              "is the job's in the preset")
             sbatch[opt] = _yaml_value(value)
             key_lines[f"sbatch.{opt}"] = launch.line
-        elif opt == "container-image" and launch.container == "pyxis":
+        elif opt in ("container-image", "container-mounts", "container-workdir") and launch.container == "pyxis":
             continue  # said with the container
         else:  # every option of the launch's srun is said, never dropped silently
             skipped.append((launch.line, f"{shown}: {why_not.get(opt, 'not in a preset (ntui writes the srun line)')}"))
@@ -822,12 +929,8 @@ def import_script(facts: ScriptFacts) -> Imported:
         fixes.append("the launch: the program ran once, in the batch shell; the preset starts it with srun, one "
                      "process per task (as many as GPUs per node where the job asks for GPUs, G1)")
     # container
-    if launch.container == "shifter" or (launch.container is None and "image" in sbatch):
-        preset["container"] = {"runtime": "shifter"}
-    elif launch.container is not None:
-        skipped.append((launch.line, f"the {launch.container} container ({launch.image}): ntui runs shifter "
-                                     "containers only (other runtimes come with the sites work); the preset runs "
-                                     "the program on the host"))
+    if launch.container is not None or "image" in sbatch:
+        preset["container"] = _container_section(launch, facts, skipped, key_lines)
     # program
     if launch.module is not None:
         raise ScriptError(facts.path, launch.line, f"the program is a module (-m {launch.module}): a preset runs a "

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ntui.core.compose.containers import CONTAINER_KEYS, RUNTIME_NAMES, ContainerConf, parse_mount
 from ntui.core.compose.longrun import RUN_KEYS, RunConf, RunDraft, draft_run
 from ntui.core.compose.rules import (
     GPU_OPTIONS,
@@ -36,6 +37,7 @@ from ntui.core.compose.rules import (
     problem,
     run_checks,
 )
+from ntui.core.compose.site import site_problems
 from ntui.core.compose.sweep import Sweep, SweepDraft, draft_of
 from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset
@@ -45,7 +47,7 @@ from ntui.core.progress.lines import pattern_problem
 from ntui.core.progress.preset import PROGRESS_KEYS
 
 LAUNCHERS = ("srun", "torchrun", "accelerate")
-RUNTIMES = ("none", "shifter")
+RUNTIMES = RUNTIME_NAMES
 MIXED_PRECISION = ("no", "fp16", "bf16", "fp8")
 
 TOP_KEYS = {
@@ -54,7 +56,8 @@ TOP_KEYS = {
     "extends": "another preset to start from (deep merge)",
     "launcher": "how ranks are started",
     "sbatch": "sbatch long options by their own name",
-    "container": "container runtime",
+    "container": "the container each rank runs in: runtime (shifter, podman-hpc, podman, apptainer, singularity, "
+                 "pyxis, charliecloud), image, mounts, workdir, options (the runtime's own)",
     "env": "environment variables exported before launch",
     "setup": "shell lines run before launch (module load ...)",
     "script": "the program each rank runs",
@@ -73,7 +76,6 @@ LAUNCHER_KEYS = (
     "type", "nproc-per-node", "master-port", "python", "kill-on-bad-exit", "extra-args",
     "mixed-precision", "multi-gpu", "cpu", "dynamo-backend",
 )
-CONTAINER_KEYS = ("runtime",)
 LOGS_KEYS = ("dir",)
 NCCL_KEYS = ("debug", "slingshot")
 MONITOR_KEYS = ("gpu", "interval", "allow-attach")
@@ -119,7 +121,7 @@ class JobSpec:
     mixed_precision: str
     accelerate_device: str  # "multi_gpu" | "cpu" | "single"
     dynamo_backend: str
-    container: str
+    container: str  # the runtime's name; the rest of the section in container_conf
     env: tuple[tuple[str, str], ...]
     setup: tuple[str, ...]
     script: str
@@ -134,6 +136,7 @@ class JobSpec:
     run: RunConf | None = None  # a long run: checkpoint signal, requeue or chain (T1-T10)
     progress_pattern: str | None = None  # progress: {pattern}, carried by the script (core/progress/preset.py)
     allow_attach: bool = False  # monitor.allow-attach: each rank declares any process of its user may trace it (D2)
+    container_conf: ContainerConf = ContainerConf()  # the container: section (core/compose/containers.py)
 
     @property
     def world_size(self) -> int:
@@ -292,7 +295,8 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         description = c.text(("description",), loaded.data["description"], allow_newline=False) or ""
     launcher = _launcher_section(c)
     sb = _sbatch_section(c)
-    runtime = _container_section(c)
+    container = _container_section(c)
+    runtime = container.runtime
     env = _env_section(c)
     setup = _str_list(c, ("setup",), loaded.data.get("setup"))
     script, script_present = _script_section(c)
@@ -312,12 +316,14 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         launcher=launcher.type, sbatch=sb.options, raw=sb.raw, nodes=sb.nodes, gpu_requests=sb.gpus,
         tasks_per_node=sb.tasks_per_node, nproc=launcher.nproc, launcher_keys=launcher.keys,
         multi_gpu=launcher.multi_gpu, cpu=launcher.cpu, master_port=launcher.master_port,
-        python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime,
+        python_words=launcher.python_argv, extra_args=launcher.extra_args, container=runtime, container_conf=container,
         env=dict(env), nccl_slingshot=nccl_slingshot, script=script, script_exists=script_present,
         monitor_gpu=monitor_gpu, monitor_interval=monitor_interval, monitor_interval_written=interval_written,
         sweep=sweep, run=run, script_text=_script_head(script) if run is not None else "",
     )
     c.findings(draft, rules)
+    if loaded.site is not None:  # the site's locked keys and its own rules (core/compose/site.py)
+        c.problems += site_problems(loaded.site, loaded.data, loaded.sources)
     if any(p.is_error for p in c.problems):
         return None, c.problems
     directives = _layout_directives(sb.directives, draft, name)
@@ -356,6 +362,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
         run=run.build(draft.time_limit_s) if run is not None else None,
         progress_pattern=progress_pattern,
         allow_attach=allow_attach,
+        container_conf=container,
     )
     return spec, c.problems
 
@@ -513,14 +520,37 @@ def _layout_directives(given: list[Directive], d: Draft, name: str) -> list[Dire
     return out
 
 
-def _container_section(c: _Checker) -> str:
-    container = c.mapping(("container",))
+def _container_section(c: _Checker) -> ContainerConf:
+    """``container: {runtime, image, mounts, workdir, options}``: types and syntax; what cannot run is K1-K8."""
+    container = {k: v for k, v in c.mapping(("container",)).items() if v is not None}  # null = absent
     c.unknown_keys(container, CONTAINER_KEYS, ("container",))
     runtime = container.get("runtime") or "none"
     if runtime not in RUNTIMES:
-        c.add(("container", "runtime"), f"expected one of {', '.join(RUNTIMES)}, got {_show(runtime)}")
-        return "none"
-    return str(runtime)
+        hint = difflib.get_close_matches(str(runtime), RUNTIMES, n=1)
+        extra = f"; did you mean {hint[0]!r}?" if hint else ""
+        c.add(("container", "runtime"), f"expected one of {', '.join(RUNTIMES)}, got {_show(runtime)}{extra}")
+        runtime = "none"
+    image = None
+    if container.get("image") not in (None, False, ""):
+        image = c.text(("container", "image"), container["image"], allow_newline=False)
+    workdir = None
+    if container.get("workdir") not in (None, False, ""):
+        workdir = c.text(("container", "workdir"), container["workdir"], allow_newline=False)
+        if workdir is not None and not workdir.startswith(("/", "$")):
+            c.add(("container", "workdir"), f"must be an absolute path in the image, got {_show(workdir)}")
+    mounts = []
+    for i, text in enumerate(_str_list(c, ("container", "mounts"), container.get("mounts"))):
+        path = ("container", "mounts", str(i))
+        expanded = os.path.expanduser(os.path.expandvars(text))  # resolved here, as logs.dir is
+        parsed = parse_mount(expanded)
+        if "$" in expanded:
+            c.add(path, f"unresolved variable in {text!r}")
+        elif isinstance(parsed, str):
+            c.add(path, parsed)
+        else:
+            mounts.append(expanded)
+    options = _str_list(c, ("container", "options"), container.get("options"))
+    return ContainerConf(str(runtime), image, tuple(mounts), workdir, tuple(options))
 
 
 def _env_section(c: _Checker) -> list[tuple[str, str]]:

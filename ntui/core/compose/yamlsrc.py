@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from ntui.core.problems import Problem, Source
+from ntui.core.problems import PresetError, Problem, Source
 
 KeyPath = tuple[str, ...]
 
@@ -100,6 +100,14 @@ def read_preset_text(path: str) -> str:
         raise YamlProblem(Problem(Source(path, line), "", "not valid UTF-8 text")) from None
 
 
+def load_yaml_file(path: str) -> YamlDoc:
+    """A preset-like file (a preset, site.yaml) read and parsed with its lines; PresetError naming file and line."""
+    try:
+        return load_yaml_with_lines(read_preset_text(path), path)
+    except YamlProblem as exc:
+        raise PresetError([exc.problem]) from None
+
+
 @dataclass
 class LoadedPreset:
     """A preset after ``extends`` and overrides, before validation."""
@@ -110,6 +118,9 @@ class LoadedPreset:
     sources: dict[KeyPath, Source] = field(default_factory=dict)
     raw: dict[KeyPath, str] = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
+    site: Any = None
+    """The site layer merged under it (:class:`ntui.core.compose.site.Site`), whose locks and rules validation
+    checks; None without a site."""
 
     def source_of(self, path: KeyPath) -> Source:
         """The nearest recorded source of ``path`` (or of its closest parent)."""

@@ -72,7 +72,8 @@ class PresetEditorScreen(NtuiScreen):
         text: str
 
     def __init__(self, name: str, path: Path | None, origin: str, text: str | None = None) -> None:
-        """``origin``: ``user`` (saved in place), ``shipped`` (save as) or ``new`` (save as, ``name`` suggested)."""
+        """``origin``: ``user`` (saved in place), ``shipped`` or ``site`` (save as) or ``new`` (save as, ``name``
+        suggested)."""
         super().__init__()
         self.preset_name = name
         self.path = path
@@ -98,7 +99,7 @@ class PresetEditorScreen(NtuiScreen):
         if self.origin == "user":
             return Content.assemble(("Editing ", "$text-muted"), (display_path(self.path), "bold"),
                                     (" · ctrl+s validates and saves in place", "$text-muted"))
-        if self.origin == "shipped":
+        if self.origin in ("shipped", "site"):
             return Content.assemble((display_path(self.path), "bold"),
                                     (" is read-only · ctrl+s saves a copy into your presets", "$text-warning"))
         return Content.assemble(("New preset ", "$text-muted"), (self.preset_name, "bold"),
@@ -163,8 +164,9 @@ class PresetEditorScreen(NtuiScreen):
         if self.origin == "user" and self.path is not None:
             self._save(text, self.path)
             return
-        note = ("Shipped presets are read-only; the copy goes to your presets and, with the same name, "
-                "takes precedence over the shipped one.") if self.origin == "shipped" else ""
+        note = (f"{self.origin.capitalize()} presets are read-only; the copy goes to your presets and, with the "
+                f"same name, takes precedence over the {self.origin} one.") if self.origin in ("shipped", "site") \
+            else ""
         default = self.preset_name if self.origin == "new" else f"my-{self.preset_name}"
 
         def chosen(name: str | None) -> None:

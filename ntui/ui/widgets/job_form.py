@@ -55,16 +55,22 @@ class FieldRow(Vertical):
     FieldRow.-error .field-label { color: $text-error; }
     """
 
-    def __init__(self, spec: FieldSpec, control: Widget) -> None:
+    def __init__(self, spec: FieldSpec, control: Widget, origin: str = "") -> None:
         super().__init__(id=_dom_id(spec.key))
         self.spec = spec
         self.control = control
+        self.origin = origin  # "site" / "site, locked": the site layer's value (core/compose/site.py)
+        self.origin_note = ""  # the tooltip's line saying so
         self.label = Label(self._label_text(False), classes="field-label")
         self.message = Static("", classes="field-message")
         self._shown: tuple[Content | None, bool] = (None, False)
 
     def _label_text(self, modified: bool) -> Content:
-        return Content.assemble(("● " if modified else "  ", "bold $text-warning"), self.spec.label)
+        mark = ("● " if modified else "  ", "bold $text-warning")
+        if self.origin.startswith("site"):  # the site's value: said beside the name (a lock with a padlock word)
+            return Content.assemble(mark, self.spec.label, (" ·site" + ("·lock" if "locked" in self.origin else ""),
+                                                            "$text-accent"))
+        return Content.assemble(mark, self.spec.label)
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -180,6 +186,7 @@ class JobForm(VerticalScroll):
 
     async def load(self, base: LoadedPreset) -> None:
         """Rebuild every row for ``base`` (a preset without overrides)."""
+        from ntui.core.compose.site import value_origin
         from ntui.ui.widgets.form_model import field_text, fields_for
 
         self._loading = True
@@ -197,7 +204,14 @@ class JobForm(VerticalScroll):
             if spec.section != section:
                 section = spec.section
                 widgets.append(Static(section, classes="form-section" + ("" if widgets else " -first")))
-            row = FieldRow(spec, self._control(spec, self.initial[spec.key]))
+            origin = value_origin(base.site, base.sources, spec.path)
+            row = FieldRow(spec, self._control(spec, self.initial[spec.key]), origin)
+            if origin.startswith("site") and base.site is not None:
+                src = base.site.locked.get(spec.path) or base.sources.get(spec.path)
+                where = f"{base.site.name} ({base.site.file}:{src.line if src else '?'})"
+                row.origin_note = f"\nFrom the site: {where}" + (
+                    "; locked: the site does not let a preset change it" if "locked" in origin else "")
+                row.control.tooltip = f"{spec.help}{row.origin_note}"
             self.rows[spec.key] = row
             widgets.append(row)
         with self.app.batch_update():
@@ -405,7 +419,7 @@ class JobForm(VerticalScroll):
                     shown = ", ".join(others[:3]) + (" …" if len(others) > 3 else "")
                     row.control.placeholder = (f"default: {default}" + (f" (also {shown})" if shown else "")
                                                if default else f"not set: Slurm's default ({shown})")
-                    row.control.tooltip = f"{row.spec.help}\nOn this cluster: {', '.join(values)}"
+                    row.control.tooltip = f"{row.spec.help}\nOn this cluster: {', '.join(values)}{row.origin_note}"
 
     def error_keys(self) -> tuple[str, ...]:
         """Fields that show an error now."""
