@@ -54,7 +54,7 @@ def test_gpu_preset_job_samples_every_gpu_of_both_nodes(dev_cluster: DevCluster,
     assert data["finished"] and data["simulated"] and data["gpus"] == 4
     assert [n["node"] for n in data["nodes"]] == ["nid001", "nid002"]
     for node in data["nodes"]:
-        assert node["status"] == "ended" and node["bad_lines"] == 0, node
+        assert node["status"] == "ended" and node["bad_lines"] == 0, (node["messages"], node)
         assert [g["index"] for g in node["gpus"]] == [0, 1], "the job's 2 GPUs per node, not the node's 4"
         for g in node["gpus"]:
             assert g["samples"] >= 5, g  # 8 s of training (plus start-up) at 1 s

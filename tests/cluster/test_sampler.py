@@ -178,7 +178,8 @@ def test_nodes_without_nvidia_smi_complete_and_say_why(dev_cluster: DevCluster, 
     report = build_report(find_sample_files(str(tmp_path), STEM, job_id), JobFacts(job_id))
     assert report.gpus == 0
     assert report.no_data_reasons == tuple(
-        f"{n}: nvidia-smi not found on the node: no GPU samples" for n in ("nid001", "nid002")
+        f"{n}: no GPU tool on the node (nvidia-smi, amd-smi, rocm-smi, xpu-smi): no GPU samples"
+        for n in ("nid001", "nid002")
     )
 
 

@@ -175,6 +175,7 @@ def make_bigjob(
     steps: int = 12,
     interval: int = 10,
     samples: bool = True,
+    vendor: str = "nvidia",
 ) -> BigJob:
     """Write the job's files under ``root`` (see the module docstring). ``now`` (default ``fail_at + 30``)
     is when the picture is taken: the other ranks' last write is 5 s before it."""
@@ -211,9 +212,14 @@ def make_bigjob(
             path = log_dir / f"{STEM}-{job_id}-gpu-{node}.csv"
             head = (f"{SAMPLE_HEADER_TAG} v1 job={job_id} node={node} interval={interval} visible=0,1,2,3 "
                     f"status=sampling fields={SAMPLE_FIELDS_TEXT}")
+            if vendor == "amd":
+                head = head.replace("visible=0,1,2,3 status=sampling", "visible=0,1,2,3 status=sampling tool=rocm-smi")
             body = [head]
             for s in range(steps):
                 t = now - (steps - s) * interval
+                if vendor == "amd":
+                    body += [f"@ rocm-smi {_stamp(t)}", rocm_smi_json(job, n, s), "@."]
+                    continue
                 for g in range(4):
                     u, mem, power, temp = job.reading(n, g, s)
                     body.append(f"{_stamp(t)}, {g}, GPU-{n:05d}{g:02d}-big, {u:.0f}, {mem:.0f}, 40960, {power:.2f}, "
@@ -221,6 +227,22 @@ def make_bigjob(
             _write(path, body, now - interval)
             job.sample_files[node] = path
     return job
+
+
+def rocm_smi_json(job: BigJob, node_i: int, step: int) -> str:
+    """One snapshot of a node's four GPUs as ``rocm-smi ... --json`` prints it (the form of
+    tests/data/gpus/vendors/rocm-smi-new.json: every value a string, memory in bytes), from the same readings."""
+    import json
+
+    cards = {}
+    for g in range(4):
+        u, mem, power, temp = job.reading(node_i, g, step)
+        cards[f"card{g}"] = {"GPU use (%)": f"{u:.0f}", "GPU Memory Allocated (VRAM%)": f"{100 * mem / 65536:.0f}",
+                             "Current Socket Graphics Package Power (W)": f"{power:.1f}",
+                             "VRAM Total Memory (B)": str(65536 * 1024 * 1024),
+                             "VRAM Total Used Memory (B)": str(int(mem * 1024 * 1024)),
+                             "Temperature (Sensor edge) (C)": f"{temp:.1f}", "Unique ID": f"0x{node_i:04x}{g:02x}"}
+    return json.dumps(cards)
 
 
 def _write(path: Path, lines: Sequence[str], mtime: float) -> None:

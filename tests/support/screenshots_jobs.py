@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -398,10 +399,11 @@ REPORT_T0 = 1_780_000_000.0
 
 
 def report_history(directory: Path, *, script: str = "#!/bin/bash\n#SBATCH --time=00:30:00\n",
-                   preset: str = "my-experiment", overrides: tuple[str, ...] = ("sbatch.nodes=2",)
-                   ) -> Callable[[], History]:
+                   preset: str = "my-experiment", overrides: tuple[str, ...] = ("sbatch.nodes=2",),
+                   vendor: str = "nvidia") -> Callable[[], History]:
     """A history with one ended 2-node job of ntui's and its sampler files (``<directory>/logs``): GPU 0 of each
-    node idle, GPU 1 busy at 90 % (and 60 % on the second node), 5 minutes of a 30-minute limit."""
+    node idle, GPU 1 busy at 90 % (and 60 % on the second node), 5 minutes of a 30-minute limit. ``vendor="amd"``:
+    the same readings as the sampler writes them on an AMD node, rocm-smi's JSON between tick lines."""
     from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS, sample_path
 
     logs = directory / "logs"
@@ -420,9 +422,18 @@ def report_history(directory: Path, *, script: str = "#!/bin/bash\n#SBATCH --tim
         for k in range(30):
             stamp = time.strftime("%Y/%m/%d %H:%M:%S.000", time.gmtime(REPORT_T0 + 10 * k))
             busy = util if k % 6 else util // 2  # a dip now and then: something for the sparkline to draw
+            if vendor == "amd":
+                cards = {f"card{i}": {"GPU use (%)": str(busy if i else 1), "Current Socket Graphics Package Power "
+                                      "(W)": f"{(250.0 if i else 60.0) * util / 90:.1f}",
+                                      "VRAM Total Memory (B)": str(81559 * 2**20),
+                                      "VRAM Total Used Memory (B)": str((9000 + 100 * k) * 2**20),
+                                      "Temperature (Sensor edge) (C)": "50.0"} for i in range(2)}
+                rows += [f"@ rocm-smi {stamp}\n", json.dumps(cards) + "\n", "@.\n"]
+                continue
             rows += [f"{stamp}, {i}, GPU-SIM-{node}-{i}, {busy if i else 1}, {9000 + 100 * k}, 81559, "
                      f"{(250.0 if i else 60.0) * util / 90:.1f}, 50\n" for i in range(2)]
-        header = (f"{HEADER_TAG} v1 job={REPORT_JOB} node={node} interval=10 status=sampling "
+        tool = " tool=rocm-smi" if vendor == "amd" else ""
+        header = (f"{HEADER_TAG} v1 job={REPORT_JOB} node={node} interval=10 status=sampling{tool} "
                   f"fields={','.join(SAMPLE_FIELDS)}\n")
         Path(sample_path(str(logs), "exp", REPORT_JOB, node)).write_text(header + "".join(rows) + f"{HEADER_TAG} end\n")
     return lambda: History(directory / "history.sqlite3")

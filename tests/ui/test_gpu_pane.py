@@ -772,3 +772,40 @@ async def test_hidden_the_files_are_not_read_and_no_descriptor_is_held(tmp_path:
         await pilot.pause()
         assert pane.state == "streaming" and pane.sample_board is board  # read on, not read again
         assert runner.calls == 0
+
+
+# ------------------------------------------------------------------------------------------ AMD GPUs
+
+
+def _amd_job(tmp_path: Path) -> BigJob:
+    return make_bigjob(tmp_path, nodes=2, steps=12, idle_gpus=((1, 2),), lagging_node=None, fail_rank=None,
+                       vendor="amd")
+
+
+async def test_an_amd_job_reads_like_an_nvidia_one_from_its_rocm_smi_samples(tmp_path: Path) -> None:
+    """The sampler's rocm-smi ticks (tests/support/bigjob.py writes them in the documented JSON form) give the same
+    pane as nvidia-smi's lines: every GPU, its utilisation, memory, the idle GPU named, and no RPC."""
+    job = _amd_job(tmp_path)
+    runner, clock = FakeRunner(), Clock()
+    pane = files_pane(_history_with(tmp_path, job), clock, runner)
+    async with Host(pane).run_test(size=(120, 40)) as pilot:
+        await start_watch(pilot, pane, job.job_id)
+        assert pane.state == "streaming" and pane.source == "samples"
+        assert "8 GPUs on 2 nodes" in text(pane, "#gpu-summary")
+        rows = [line for line in text(pane).splitlines() if re.match(r"^\s+\d[ !] ", line)]
+        assert len(rows) == 8
+        u = job.reading(0, 0, job.steps - 1)[0]
+        assert f"{u:.0f}%" in rows[0] and "30.3/64.0 GiB" in rows[0]
+        assert "nid000002 GPU 2: idle (< 5 %) 100 % of the run" in text(pane, "#gpu-issues")
+        assert runner.calls == 0 and FakeStream.made == []
+
+
+def test_snapshot_of_an_amd_job(snap_compare: Any, tmp_path: Path) -> None:
+    job = _amd_job(tmp_path)
+    pane = files_pane(_history_with(tmp_path, job), Clock(job.now), FakeRunner())
+    host = Host(pane)
+
+    async def run_before(pilot: Any) -> None:
+        await start_watch(pilot, pane, job.job_id)
+
+    assert snap_compare(host, terminal_size=(120, 30), run_before=run_before)

@@ -121,3 +121,14 @@ class TestStacks:
         from tests.support.screenshots_stacks import stacks_app, stacks_scene
 
         assert snap_compare(stacks_app(tmp_path / "logs"), terminal_size=size, run_before=stacks_scene)
+
+
+class TestAmd:
+    """An ended job on AMD GPUs: its Report tab from the sampler's rocm-smi ticks reads like an NVIDIA job's, the
+    tool named (tests/support/screenshots_jobs.py, ``vendor="amd"``)."""
+
+    def test_report(self, snap_compare: Any, tmp_path: Any) -> None:
+        from tests.support.screenshots_jobs import jobs_app, report_history, report_runner, report_scene
+
+        app = jobs_app(runner=report_runner(), history_factory=report_history(tmp_path, vendor="amd"))
+        assert snap_compare(app, terminal_size=(120, 36), run_before=report_scene)

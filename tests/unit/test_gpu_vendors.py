@@ -68,3 +68,20 @@ def test_the_visible_devices_variable_slurm_set_is_read() -> None:
     assert visible_devices({"ZE_AFFINITY_MASK": "0.0,0.1,1"}) == ("intel", (0, 1))
     assert visible_devices({"CUDA_VISIBLE_DEVICES": "GPU-1f2e", "PATH": "/bin"}) is None
     assert visible_devices({}) is None
+
+
+def test_tick_lines_turn_a_tick_into_data_lines_and_pass_the_rest() -> None:
+    from ntui.core.gpu.vendors import TickLines
+
+    rocm = (DATA / "rocm-smi-new.json").read_text()
+    ticks = TickLines("nid001")
+    assert ticks.feed("# ntui-gpu-samples v1 ... tool=rocm-smi\n") == ["# ntui-gpu-samples v1 ... tool=rocm-smi\n"]
+    assert ticks.feed("@ rocm-smi 2026/12/02 10:00:00.000\n") == []
+    assert all(ticks.feed(line) == [] for line in rocm.splitlines(keepends=True))  # held until the tick ends
+    out = ticks.feed("@.\n")
+    assert out == ["2026/12/02 10:00:00.000, 0, nid001:card0, 97, 40623.125, 65520, 388, 51\n",
+                   "2026/12/02 10:00:00.000, 1, nid001:card1, 95, 39967.938, 65520, [N/A], 49\n"]
+    assert ticks.not_understood is None
+    ticks.feed("@ rocm-smi 2026/12/02 10:00:10.000\n")
+    ticks.feed("ERROR: GPU[0] : Unable to read sysfs\n")
+    assert ticks.feed("@.\n") == [] and ticks.not_understood == ("rocm-smi", "ERROR: GPU[0] : Unable to read sysfs")

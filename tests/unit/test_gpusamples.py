@@ -110,7 +110,8 @@ def test_states_from_the_header_and_end_lines(tmp_path: Path) -> None:
     board.load()
     assert [board.node_status(n) for n in board.nodes] == ["sampling", "no-nvidia-smi", "ended"]
     messages = {i.node: (i.kind, i.message) for i in board.issues()}
-    assert messages["nid002"] == ("no_nvidia_smi", "nid002: no nvidia-smi on the node: no GPU samples")
+    assert messages["nid002"] == (
+        "no_nvidia_smi", "nid002: no GPU tool on the node (nvidia-smi, amd-smi, rocm-smi, xpu-smi): no GPU samples")
     assert messages["nid003"] == ("ended", "nid003: sampling ended")
     assert "nid002" not in board.latest() and not board.ended
     with open(sample_path(d, "job", "7", "nid001"), "a") as fh:

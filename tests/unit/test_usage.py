@@ -94,6 +94,21 @@ def test_partial_last_line_is_skipped_and_bad_lines_name_file_line_and_field(tmp
     assert "\\0" in node.messages[3]
 
 
+def test_a_sample_the_stop_cut_short_is_not_damage_but_one_elsewhere_is(tmp_path: Path) -> None:
+    """The sampler's stop may cut the tool's last line; the end line then follows it on a line of its own (the
+    payload starts one). That cut line is not counted; the same short line anywhere else is."""
+    cut = line(T0 + 20, 0, 70)[:40] + "\n"
+    path = write(tmp_path, "nid001", header("nid001") + line(T0, 0, 50) + line(T0 + 10, 0, 60) + cut
+                 + f"{HEADER_TAG} end\n")
+    node = read_node_file("nid001", path)
+    assert node.bad_lines == 0 and node.status == "ended" and node.gpus[0].samples == 2
+    path = write(tmp_path, "nid002", header("nid002") + line(T0, 0, 50) + cut + line(T0 + 30, 0, 60))
+    node = read_node_file("nid002", path)
+    assert node.bad_lines == 1 and node.messages[0].startswith(f"{path}:3: not a sample (4 fields")
+    path = write(tmp_path, "nid003", header("nid003") + line(T0, 0, 50) + cut)  # cut, and nothing after it
+    assert read_node_file("nid003", path).bad_lines == 1
+
+
 def test_gaps_and_clock_jumps_count_one_interval_each(tmp_path: Path) -> None:
     times = [T0, T0 + 10, T0 + 20, T0 + 620, T0 + 630, T0 + 300, T0 + 310]  # a 600 s gap, then 330 s back
     body = header("nid001") + "".join(line(t, 0, 100, power=360.0) for t in times)
@@ -112,7 +127,7 @@ def test_no_nvidia_smi_and_missing_files_say_why(tmp_path: Path) -> None:
     assert list(files) == ["nid001", "nid002"] and files["nid002"] == path
     report = build_report(files, JobFacts("7"), expected_nodes=["nid001", "nid002", "nid003"])
     reasons = report.no_data_reasons
-    assert reasons[0] == "nid002: nvidia-smi not found on the node: no GPU samples"
+    assert reasons[0] == "nid002: no GPU tool on the node (nvidia-smi, amd-smi, rocm-smi, xpu-smi): no GPU samples"
     assert reasons[1].startswith("nid003: no sample file")
     assert report.gpus == 1 and report.elapsed_source == "samples" and report.elapsed_s == pytest.approx(80)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ntui.core.gpu.smi import parse_number
 from ntui.core.gpu.usage import sample_time
+from ntui.core.gpu.vendors import TickLines
 from ntui.core.jobfiles.samplefiles import SAMPLE_FIELDS
 
 __all__ = ["IDLE_UTIL", "LOW_POWER", "SPIN_UTIL", "GpuPoint", "gpu_evidence", "points_of_lines", "read_evidence"]
@@ -46,7 +47,8 @@ class GpuPoint:
 def points_of_lines(node: str, lines: Iterable[str]) -> list[GpuPoint]:
     """The data lines of one node's sample file (headers, end lines, partial or damaged lines skipped)."""
     out: list[GpuPoint] = []
-    for line in lines:
+    ticks = TickLines(node)  # another vendor's ticks as data lines
+    for line in (data for raw in lines for data in ticks.feed(raw)):
         parts = line.split(",")
         if len(parts) != len(SAMPLE_FIELDS):
             continue

@@ -34,6 +34,7 @@ from ntui.core.gpu.usage import (
     IDLE_GPU_FRACTION,
     IDLE_UTIL_PERCENT,
     MIN_SAMPLES,
+    NO_TOOL_WORDS,
     NodeSampleReader,
     sample_time,
 )
@@ -200,6 +201,11 @@ class SampleBoard:
     def nodes(self) -> list[str]:
         return list(self._paths)
 
+    def tool(self, node: str) -> str:
+        """The tool the node's sampler ran (its header's ``tool=``; nvidia-smi when it names none)."""
+        r = self._reader(node)
+        return "nvidia-smi" if r is None else r.tool
+
     @property
     def expected(self) -> dict[str, tuple[int, ...]]:
         """The job's GPUs per node as the sampler's header saw them (``visible=``)."""
@@ -286,7 +292,7 @@ class SampleBoard:
         for node in self._paths:
             status = self.node_status(node)
             if status == "no-nvidia-smi":
-                out.append(GpuIssue("no_nvidia_smi", node, f"{node}: no nvidia-smi on the node: no GPU samples"))
+                out.append(GpuIssue("no_nvidia_smi", node, f"{node}: {NO_TOOL_WORDS}"))
             elif status == "ended" and not all_ended:
                 out.append(GpuIssue("ended", node, f"{node}: sampling ended"))
             elif status == "no-samples":

@@ -306,6 +306,10 @@ class GpuView(Protocol):
 
     def summary(self, now: float | None = None) -> JobGpuSummary: ...
 
+    def tool(self, node: str) -> str:
+        """The GPU tool that reports ``node``: nvidia-smi, amd-smi, rocm-smi or xpu-smi."""
+        ...
+
 
 @dataclass
 class _GpuState:
@@ -397,6 +401,10 @@ class GpuBoard:
 
     def _now(self, now: float | None) -> float:
         return self._clock() if now is None else now
+
+    def tool(self, node: str) -> str:
+        """The watch step runs nvidia-smi on every node."""
+        return "nvidia-smi"
 
     @property
     def nodes(self) -> list[str]:

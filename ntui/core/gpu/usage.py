@@ -10,12 +10,15 @@ One responsibility: the sample file format and the per-GPU statistics over it (r
     # ntui-gpu-samples end
 
 The header names node and interval (a second header in the same file is a restart: requeue); ``visible=`` is the
-step's ``CUDA_VISIBLE_DEVICES`` (the job's GPUs there: without a device cgroup nvidia-smi shows the node's other
-GPUs too, and those are left out); ``status=no-nvidia-smi`` says the node had no nvidia-smi (no samples follow).
-Data lines are nvidia-smi's ``--query-gpu=<SAMPLE_FIELDS> --format=csv,noheader,nounits``; ``[N/A]`` and ``[Not
-Supported]`` values count as unknown for that statistic only. Other lines (nvidia-smi errors, NUL garbage after a
-crash) are counted and the first ones kept with their line number. A last line without a newline is still being
-written: skipped.
+step's visible-devices variable (CUDA, ROCR or ZE: the job's GPUs there; without a device cgroup the tool shows the
+node's other GPUs too, and those are left out); ``status=no-gpu-tool`` (``no-nvidia-smi`` in files written before
+AMD and Intel GPUs were read) says the node had no GPU tool (no samples follow). ``tool=`` names another vendor's
+tool: then each snapshot is a tick, ``@ TOOL TIMESTAMP``, the tool's output and ``@.``, which
+:class:`~ntui.core.gpu.vendors.TickLines` turns into data lines before anything else reads them. Data lines are
+nvidia-smi's ``--query-gpu=<SAMPLE_FIELDS> --format=csv,noheader,nounits``; ``[N/A]`` and ``[Not Supported]``
+values count as unknown for that statistic only. Other lines (a tool's errors, NUL garbage after a crash) are
+counted and the first ones kept with their line number. A last line without a newline is still being written:
+skipped.
 
 **Time.** Each sample stands for the time since the previous sample of that GPU; a step backwards (clock jump) or
 one longer than :data:`GAP_FACTOR` intervals (a gap, or a jump forwards) counts as one interval instead and is
@@ -35,7 +38,8 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 from ntui.core.gpu.smi import parse_number
-from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS
+from ntui.core.gpu.vendors import TICK_MARK, TickLines
+from ntui.core.jobfiles.samplefiles import HEADER_TAG, NO_TOOL_STATUSES, SAMPLE_FIELDS
 
 __all__ = [
     "GAP_FACTOR",
@@ -50,6 +54,7 @@ __all__ = [
     "GpuStats",
     "JobFacts",
     "NodeSampleReader",
+    "NO_TOOL_WORDS",
     "NodeStats",
     "UsageReport",
     "build_report",
@@ -306,6 +311,10 @@ class GpuStats:
         return self.uuid.startswith("GPU-SIM-")
 
 
+#: What a node without any GPU tool gets, after its name.
+NO_TOOL_WORDS = "no GPU tool on the node (nvidia-smi, amd-smi, rocm-smi, xpu-smi): no GPU samples"
+
+
 @dataclass(frozen=True)
 class NodeStats:
     node: str
@@ -320,8 +329,10 @@ class NodeStats:
     longest_gap_s: float = 0.0
     clock_backwards: int = 0
     restarts: int = 0
-    #: GPUs nvidia-smi showed that are not the job's (no device cgroup; the header's ``visible=``): not counted
+    #: GPUs the tool showed that are not the job's (no device cgroup; the header's ``visible=``): not counted
     other_gpus: tuple[int, ...] = ()
+    #: the tool that sampled the node: nvidia-smi, amd-smi, rocm-smi or xpu-smi
+    tool: str = "nvidia-smi"
 
     @property
     def util_mean(self) -> float | None:
@@ -345,7 +356,7 @@ class NodeStats:
         if self.status == "missing":
             return f"{self.node}: no sample file ({self.path})"
         if self.status == "no-nvidia-smi":
-            return f"{self.node}: nvidia-smi not found on the node: no GPU samples"
+            return f"{self.node}: {NO_TOOL_WORDS}"
         first = f": {self.messages[0]}" if self.messages else ""
         return f"{self.node}: no GPU samples in {self.path}{first}"
 
@@ -412,9 +423,12 @@ def _header_fields(line: str) -> dict[str, str]:
 
 
 def sample_time(line: str) -> float | None:
-    """The timestamp of one data line (None for a header, an end line or garbage)."""
+    """The timestamp of one data line or tick (None for a header, an end line or garbage)."""
     if line[:1] == "#":
         return None
+    if line.startswith(TICK_MARK):
+        words = line[len(TICK_MARK):].strip().split(" ", 1)
+        return _Clock().parse(words[1]) if len(words) == 2 else None
     return _Clock().parse(line.split(",", 1)[0])
 
 
@@ -426,8 +440,8 @@ def first_sample_time(stream: BinaryIO, limit_lines: int = 1000) -> float | None
             break
         if raw.startswith(b"#") or not raw.endswith(b"\n"):
             continue
-        ts = raw.split(b",", 1)[0].decode("utf-8", "replace")
-        t = clock.parse(ts)
+        line = raw.decode("utf-8", "replace")
+        t = sample_time(line) if line.startswith(TICK_MARK) else clock.parse(line.split(",", 1)[0])
         if t is not None:
             return t
     return None
@@ -449,8 +463,13 @@ class NodeSampleReader:
         self.restarts = 0
         self.headers = 0
         self.clock = _Clock()
-        #: the step's CUDA_VISIBLE_DEVICES (the job's GPUs on this node) when it is a list of indices
+        #: the step's visible-devices variable (the job's GPUs on this node) when it is a list of indices
         self.visible: tuple[int, ...] | None = None
+        self.ticks = TickLines(node)
+        #: a short line, judged by the next one: damage, unless it is the sampler's end line (the stop cut it)
+        self._held: tuple[int, str] | None = None
+        #: the tool that samples this node (the header's tool=; nvidia-smi when the header names none)
+        self.tool = "nvidia-smi"
 
     def _bad(self, lineno: int, why: str) -> None:
         self.bad += 1
@@ -459,6 +478,20 @@ class NodeSampleReader:
 
     def feed(self, lineno: int, line: str) -> None:
         """One whole line (with its newline). The hot path: one split, cached timestamps, ``float``."""
+        if line[:1] == "@" or self.ticks.inside:  # another vendor's tool: its ticks become data lines
+            for data in self.ticks.feed(line):
+                self._feed(lineno, data)
+            if self.ticks.not_understood is not None:
+                tool, first = self.ticks.not_understood
+                self.ticks.not_understood = None
+                self._bad(lineno, f"{tool}'s output not understood: {first}")
+            return
+        self._feed(lineno, line)
+
+    def _feed(self, lineno: int, line: str) -> None:
+        held, self._held = self._held, None
+        if held is not None and not (line.startswith(HEADER_TAG) and line[len(HEADER_TAG):].strip()[:3] == "end"):
+            self._bad(*held)  # a short line is damage unless the sampler's stop cut it (its end line follows)
         if line[:1] == "#":
             if line.startswith(HEADER_TAG):
                 self._header(line.rstrip("\r\n"))
@@ -468,7 +501,11 @@ class NodeSampleReader:
             shown = line.strip()
             if shown:
                 shown = shown.replace("\x00", "\\0")
-                self._bad(lineno, f"not a sample ({len(parts)} fields, {_FIELD_COUNT} expected): {shown[:120]}")
+                why = (lineno, f"not a sample ({len(parts)} fields, {_FIELD_COUNT} expected): {shown[:120]}")
+                if len(parts) < _FIELD_COUNT and self.clock.parse(parts[_I_TS]) is not None:
+                    self._held = why  # the start of a sample: cut by the stop if the end line comes next
+                else:
+                    self._bad(*why)
             return
         t = self.clock.parse(parts[_I_TS])
         if t is None:
@@ -512,7 +549,8 @@ class NodeSampleReader:
             self.restarts += 1
             for acc in self.gpus.values():
                 acc.restart()
-        if status == "no-nvidia-smi" and not self.gpus:
+        self.tool = fields.get("tool", "nvidia-smi")
+        if status in NO_TOOL_STATUSES and not self.gpus:
             self.status = "no-nvidia-smi"
         elif status == "sampling" or self.status == "ended":
             self.status = "sampling"
@@ -523,6 +561,9 @@ class NodeSampleReader:
             self._bad(0, f"header asks fields {wanted}, this ntui reads {','.join(SAMPLE_FIELDS)}")
 
     def result(self, points: int, span_s: float) -> NodeStats:
+        if self._held is not None:
+            self._bad(*self._held)
+            self._held = None
         accs = dict(sorted(self.gpus.items()))
         want = set(self.visible or ())
         others: tuple[int, ...] = ()
@@ -544,6 +585,7 @@ class NodeSampleReader:
             clock_backwards=sum(a.backwards for a in self.gpus.values()),
             restarts=self.restarts,
             other_gpus=others,
+            tool=self.tool,
         )
 
 

@@ -9,21 +9,26 @@
   ``monitor``'s text table (a header of names, rows with units after the numbers).
 * **xpu-smi** ``dump -m 0,1,3,5,18``: CSV with a header naming each metric and its unit.
 
+The in-job sampler runs one of these tools once a tick on a node without nvidia-smi and writes its output between
+``@ TOOL TIMESTAMP`` and ``@.`` lines; :class:`TickLines` turns each tick into the sample files' data lines, so
+every reader of the files (report, GPU pane, quiet evidence) sees one format whatever the vendor.
+
 The visible-devices variable Slurm sets (``CUDA_VISIBLE_DEVICES``, ``ROCR_VISIBLE_DEVICES``, ``ZE_AFFINITY_MASK``:
 gres.conf's ``*_gpu_env`` flags) is read, not assumed (:func:`visible_devices`). Pure.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ntui.core.gpu.smi import GpuSample
 
-__all__ = ["VISIBLE_VARIABLES", "parse_amd_smi_json", "parse_amd_smi_text", "parse_rocm_smi_json",
-           "parse_xpu_smi_dump", "visible_devices"]
+__all__ = ["TICK_END", "TICK_MARK", "TICK_PARSERS", "VISIBLE_VARIABLES", "TickLines", "parse_amd_smi_json",
+           "parse_amd_smi_text", "parse_rocm_smi_json", "parse_xpu_smi_dump", "sample_line", "visible_devices"]
 
 #: Slurm's visible-devices variables, by vendor (gres.conf: nvidia_gpu_env, amd_gpu_env, intel_gpu_env).
 VISIBLE_VARIABLES = (("nvidia", "CUDA_VISIBLE_DEVICES"), ("amd", "ROCR_VISIBLE_DEVICES"),
@@ -56,11 +61,18 @@ def _number(value: Any) -> float | None:
 
 def _find(fields: Mapping[str, Any], *patterns: str) -> Any:
     """The value of the first key matching one of ``patterns`` (case-insensitive), in the patterns' order."""
+    key = _key_for(tuple(fields), patterns)
+    return None if key is None else fields[key]
+
+
+@functools.lru_cache(maxsize=256)
+def _key_for(keys: tuple[str, ...], patterns: tuple[str, ...]) -> str | None:
+    """The key :func:`_find` picks, once per set of keys (a tool prints the same keys every snapshot)."""
     for pattern in patterns:
         rx = re.compile(pattern, re.IGNORECASE)
-        for key, value in fields.items():
+        for key in keys:
             if rx.search(key):
-                return value
+                return key
     return None
 
 
@@ -174,3 +186,65 @@ def parse_xpu_smi_dump(text: str, node: str) -> list[GpuSample]:
             mem_used_mib=_number(_find(row, r"Memory Used")), mem_total_mib=None,
             temp_c=_number(_find(row, r"Core Temperature")), power_w=_number(_find(row, r"GPU Power"))))
     return out
+
+
+# ---------------------------------------------------------------------------------------------- the sampler's ticks
+
+#: The parser of each tool the in-job sampler runs once a tick on a node without nvidia-smi (its commands:
+#: ntui.core.jobfiles.samplefiles.OTHER_TOOLS). nvidia-smi itself streams ntui's CSV (``-l``) and needs none.
+TICK_PARSERS: dict[str, Callable[[str, str], list[GpuSample]]] = {
+    "amd-smi": lambda text, node: parse_amd_smi_json(text, node) or parse_amd_smi_text(text, node),
+    "rocm-smi": parse_rocm_smi_json,
+    "xpu-smi": parse_xpu_smi_dump,
+}
+#: A tick in a sample file: ``@ TOOL TIMESTAMP``, the tool's output, then :data:`TICK_END`.
+TICK_MARK = "@ "
+TICK_END = "@."
+
+
+def _cell(value: float | None) -> str:
+    return "[N/A]" if value is None else f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def sample_line(timestamp: str, s: GpuSample) -> str:
+    """One GPU of a tick as a data line of the sample files (SAMPLE_FIELDS' order), the line nvidia-smi writes."""
+    return ", ".join((timestamp, str(s.index), s.uuid, _cell(s.util_gpu), _cell(s.mem_used_mib),
+                      _cell(s.mem_total_mib), _cell(s.power_w), _cell(s.temp_c)))
+
+
+class TickLines:
+    """A sample file's lines in, its data lines out: a tick of another vendor's tool becomes one data line per GPU
+    (when its end comes), every other line passes through unchanged. One per node file, fed in order."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        self.tool = ""
+        self.timestamp = ""
+        self.inside = False
+        self.buffer: list[str] = []
+        #: the last tick whose output was not understood: (tool, its first line)
+        self.not_understood: tuple[str, str] | None = None
+
+    def feed(self, line: str) -> list[str]:
+        if line.startswith(TICK_MARK):
+            words = line[len(TICK_MARK):].strip().split(" ", 1)
+            self.tool, self.timestamp = (words[0], words[1]) if len(words) == 2 else (words[0], "")
+            self.inside, self.buffer = True, []
+            return []
+        if line.rstrip("\r\n") == TICK_END:
+            if not self.inside:
+                return []
+            self.inside = False
+            return self._flush()
+        if self.inside:
+            self.buffer.append(line)
+            return []
+        return [line]
+
+    def _flush(self) -> list[str]:
+        parse = TICK_PARSERS.get(self.tool)
+        text = "".join(self.buffer)
+        samples = parse(text, self.node) if parse is not None else []
+        if not samples and text.strip():
+            self.not_understood = (self.tool, text.strip().splitlines()[0][:120])
+        return [sample_line(self.timestamp, s) + "\n" for s in samples]

@@ -16,6 +16,8 @@ import os
 __all__ = [
     "DEFAULT_INTERVAL_S",
     "HEADER_TAG",
+    "NO_TOOL_STATUSES",
+    "OTHER_TOOLS",
     "SAMPLER_NAME",
     "SAMPLER_PAYLOAD",
     "SAMPLE_FIELDS",
@@ -74,16 +76,40 @@ def find_sample_files(log_dir: str, stem: str, job_id: str) -> dict[str, str]:
     return out
 
 
+#: A header's status when the node has no GPU tool (the second is what files written before AMD and Intel GPUs were
+#: read say).
+NO_TOOL_STATUSES = ("no-gpu-tool", "no-nvidia-smi")
+#: The tools tried on a node without nvidia-smi, in order, with one snapshot's command; their output goes between
+#: tick lines (``@ TOOL TIMESTAMP`` ... ``@.``, read by ntui.core.gpu.vendors.TickLines, which holds the parsers).
+OTHER_TOOLS: tuple[tuple[str, str], ...] = (
+    ("amd-smi", "amd-smi monitor -p -t -u -m -v --json"),
+    ("rocm-smi", "rocm-smi --showuse --showmemuse --showpower --showmeminfo vram --showtemp --json"),
+    ("xpu-smi", "xpu-smi dump -d -1 -m 0,1,3,5,18 -n 1"),
+)
+#: The end line starts a line of its own even after a sample line the stop cut short.
+_OWN_LINE = '[ -z "$(tail -c 1 "$1$n' + SAMPLE_SUFFIX + '" 2>/dev/null)" ] || echo'
+_TOOL_CASE = " ".join(f"{name}) nice -n 19 {command};;" for name, command in OTHER_TOOLS)
+
 #: The node task's payload, single-quoted in the script so the batch shell expands nothing in it (Q1). Arguments:
-#: $1 file prefix, $2 interval, $3 query fields. Its exit status is always 0.
+#: $1 file prefix, $2 interval, $3 query fields. Its exit status is always 0. The tool is chosen on the node by what
+#: is installed there: nvidia-smi streams the CSV itself (-l); another vendor's tool runs once a tick. ``visible=`` is
+#: whichever visible-devices variable Slurm set for the step (CUDA, ROCR, ZE).
 SAMPLER_PAYLOAD = (
     'n=${SLURMD_NODENAME:-$(hostname -s)}; '
     'exec >>"$1$n' + SAMPLE_SUFFIX + '" 2>&1 </dev/null || exit 0; '
-    f'h="{HEADER_TAG} v1 job=$SLURM_JOB_ID node=$n interval=$2 visible=${{CUDA_VISIBLE_DEVICES:-}}"; '
-    "if ! command -v nvidia-smi >/dev/null 2>&1; then "
-    'echo "$h status=no-nvidia-smi (nvidia-smi not found on PATH: no GPU samples on this node)"; exit 0; fi; '
+    'v=${CUDA_VISIBLE_DEVICES:-${ROCR_VISIBLE_DEVICES:-${ZE_AFFINITY_MASK:-}}}; '
+    f'h="{HEADER_TAG} v1 job=$SLURM_JOB_ID node=$n interval=$2 visible=$v"; '
+    "if command -v nvidia-smi >/dev/null 2>&1; then "
     'echo "$h status=sampling fields=$3"; '
-    f"trap 'kill \"$p\" 2>/dev/null; wait \"$p\"; echo \"{HEADER_TAG} end\"; exit 0' USR1 TERM INT HUP; "
+    f"trap 'kill \"$p\" 2>/dev/null; wait \"$p\"; {_OWN_LINE}; echo \"{HEADER_TAG} end\"; exit 0' USR1 TERM INT HUP; "
     'nice -n 19 nvidia-smi --query-gpu="$3" --format=csv,noheader,nounits -l "$2" & p=$!; '
-    f'wait "$p"; echo "{HEADER_TAG} end status=nvidia-smi-exit-$?"; exit 0'
+    f'wait "$p"; r=$?; {_OWN_LINE}; echo "{HEADER_TAG} end status=nvidia-smi-exit-$r"; exit 0; fi; '
+    f"t=; for c in {' '.join(name for name, _ in OTHER_TOOLS)}; do "
+    'if command -v "$c" >/dev/null 2>&1; then t=$c; break; fi; done; '
+    'if [ -z "$t" ]; then echo "$h status=no-gpu-tool (none of nvidia-smi, '
+    + ", ".join(name for name, _ in OTHER_TOOLS) + ' on PATH: no GPU samples on this node)"; exit 0; fi; '
+    'echo "$h status=sampling tool=$t fields=$3"; '
+    f"trap 'kill \"$p\" 2>/dev/null; echo \"{HEADER_TAG} end\"; exit 0' USR1 TERM INT HUP; "
+    "while :; do echo \"@ $t $(date '+%Y/%m/%d %H:%M:%S.%3N')\"; "
+    f'case "$t" in {_TOOL_CASE} esac; echo "@."; sleep "$2" & p=$!; wait "$p"; done'
 )

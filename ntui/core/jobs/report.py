@@ -136,6 +136,9 @@ def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting 
     out: list[str] = []
     state = report.state or ("ended (state unknown)" if report.finished else "state unknown")
     head = f"job {report.job_id} ({inert(state)}): {len(report.nodes)} node(s), {report.gpus} GPU(s) sampled"
+    tools = sorted({n.tool for n in report.nodes if n.gpus})
+    if tools and tools != ["nvidia-smi"]:  # another vendor's tool: named, the rest of the report reads the same
+        head += f" by {', '.join(tools)}"
     if report.simulated:
         head += "  [SIMULATED nvidia-smi]"
     out.append(head)
@@ -209,7 +212,7 @@ def report_notes(report: UsageReport) -> list[str]:
         if n.clock_backwards:
             notes.append(f"{n.node}: the clock went backwards {n.clock_backwards} time(s)")
         if n.other_gpus:
-            notes.append(f"{n.node}: nvidia-smi also showed GPU(s) {','.join(map(str, n.other_gpus))}, not the "
+            notes.append(f"{n.node}: {n.tool} also showed GPU(s) {','.join(map(str, n.other_gpus))}, not the "
                          "job's (no device cgroup): not counted")
         if n.restarts:
             notes.append(f"{n.node}: the sampler restarted {n.restarts} time(s) (requeue)")

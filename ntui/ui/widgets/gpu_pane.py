@@ -250,6 +250,8 @@ def render_board(board: GpuView, width: int, now: float | None = None) -> Conten
             title.append(f"  {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}")
         if want:
             title.append((f"  allocated {len(want)}: IDX {format_index_ranges(want)}", "$text-muted"))
+        if (tool := board.tool(node)) != "nvidia-smi":  # another vendor's GPUs: said, the rest reads the same
+            title.append((f"  {tool}", "$text-muted"))
         for issue in by_node.get(node, []):
             if issue.kind in ("stale", "never_reported", "fewer_gpus", "more_gpus", "unexpected_node",
                               "no_nvidia_smi", "ended"):
