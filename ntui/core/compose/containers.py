@@ -39,15 +39,13 @@ class Runtime:
     """Whether it shares the host's network and IPC namespaces by default (rendezvous, NCCL sockets, /dev/shm)."""
     sees_host_files: str
     """Which host paths the ranks see without a mount."""
-    image_from_sbatch: bool = False
-    """The image is named to sbatch (``#SBATCH --image``) rather than to the command."""
     source: str = ""
 
 
 RUNTIMES: dict[str, Runtime] = {r.name: r for r in (
     Runtime("none", "the launcher runs on the host", "all", True, "all"),
     Runtime("shifter", "srun shifter [--volume=…] [--workdir=…] LAUNCHER; image from #SBATCH --image",
-            "all", True, "the site's volumes ($HOME, scratch)", image_from_sbatch=True, source="NERSC Shifter docs"),
+            "all", True, "the site's volumes ($HOME, scratch)", source="NERSC Shifter docs"),
     Runtime("podman-hpc", "srun podman-hpc run --name ntui-JOB-STEP-TASK --rm [--gpu] --net host --ipc host "
             "--pid host -e 'SLURM*' … -v … IMAGE LAUNCHER (killed by name when Slurm signals the task)",
             "none: each variable passed with -e", False, "none: each directory mounted with -v",
@@ -86,10 +84,6 @@ class ContainerConf:
     @property
     def active(self) -> bool:
         return self.runtime != "none"
-
-    @property
-    def row(self) -> Runtime:
-        return RUNTIMES[self.runtime]
 
 
 @dataclass(frozen=True)
@@ -130,8 +124,8 @@ def _under(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent + "/") or parent == "/"
 
 
-def _mount_text(m: Mount, sep: str = ":") -> str:
-    return sep.join(p for p in (m.source, m.target, m.flags) if p) if m.flags else f"{m.source}{sep}{m.target}"
+def _mount_text(m: Mount) -> str:
+    return ":".join(p for p in (m.source, m.target, m.flags) if p)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ntui.core.compose.yamlsrc import KeyPath, load_yaml_file
+from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset, load_yaml_file
 from ntui.core.problems import PresetError, Problem, Severity, Source
 
 SITE_ENV = "NTUI_SITE_DIR"
@@ -45,7 +45,6 @@ RULE_KEYS = ("id", "key", "max", "min", "one-of", "forbid", "required", "when", 
 class SiteRule:
     id: str
     key: KeyPath
-    source: Source
     message: str
     severity: Severity = Severity.ERROR
     max: float | None = None
@@ -184,7 +183,7 @@ def _rule(item: Any, where: str, at: Any, problems: list[Problem]) -> SiteRule |
     if len(problems) > bad:
         return None
     return SiteRule(
-        id=item["id"], key=tuple(item["key"].split(".")), source=at(*parts), message=item["message"],
+        id=item["id"], key=tuple(item["key"].split(".")), message=item["message"],
         severity=Severity.ERROR if severity == "error" else Severity.WARNING,
         max=numbers.get("max"), min=numbers.get("min"), one_of=lists.get("one-of"), forbid=lists.get("forbid", ()),
         required=item.get("required") is True,
@@ -205,14 +204,15 @@ def _value(data: Any, key: KeyPath) -> Any:
     return cur
 
 
-def site_problems(site: Site, data: dict[str, Any], sources: Mapping[KeyPath, Source]) -> list[Problem]:
-    """What the site says of a preset's merged data: every locked key changed, every site rule broken. Each
-    problem sits where the value was written (``sources``) and ends with the site's rule id (locks: ``site``)."""
+def site_problems(site: Site, loaded: LoadedPreset) -> list[Problem]:
+    """What the site says of a preset (its site defaults merged): every locked key changed, every site rule broken.
+    Each problem sits where the value was written and ends with the site's rule id (locks: ``site``)."""
+    data = loaded.data
     out: list[Problem] = []
     for key, lock_src in site.locked.items():
         wanted, got = _value(site.defaults, key), _value(data, key)
         if _text(got) != _text(wanted) or (got is None) != (wanted is None):
-            where = _source(sources, key)
+            where = loaded.source_of(key)
             shown = "nothing" if wanted is None else repr(_text(wanted))
             out.append(Problem(where, ".".join(key), f"locked by the site at {lock_src.file}:{lock_src.line}: "
                                f"must be {shown} (site)"))
@@ -221,7 +221,7 @@ def site_problems(site: Site, data: dict[str, Any], sources: Mapping[KeyPath, So
             continue
         value = _value(data, rule.key)
         if _breaks(rule, value):
-            out.append(Problem(_source(sources, rule.key), ".".join(rule.key), f"{rule.message} ({rule.id})",
+            out.append(Problem(loaded.source_of(rule.key), ".".join(rule.key), f"{rule.message} ({rule.id})",
                                rule.severity, rule=rule.id))
     return out
 
@@ -241,13 +241,6 @@ def _breaks(rule: SiteRule, value: Any) -> bool:
             return False  # not a number: the preset's own checks say so
         return (rule.max is not None and n > rule.max) or (rule.min is not None and n < rule.min)
     return False
-
-
-def _source(sources: Mapping[KeyPath, Source], key: KeyPath) -> Source:
-    for i in range(len(key), 0, -1):
-        if key[:i] in sources:
-            return sources[key[:i]]
-    return Source("<preset>", 0)
 
 
 def value_origin(site: Site | None, sources: Mapping[KeyPath, Source], key: KeyPath) -> str:
