@@ -123,9 +123,9 @@ def _job_procs(job_id: str) -> list[tuple[int, str]]:
 
 
 def _wait(what: str, check: Any, timeout: float = CASE_TIMEOUT_S, step: float = 1.0) -> Any:
-    begun = time.monotonic()
+    deadline = time.monotonic() + timeout
     while not (got := check()):
-        assert time.monotonic() - begun < timeout, f"timed out after {timeout:g} s waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
         time.sleep(step)
     return got
 

@@ -58,8 +58,9 @@ async def wait_for(pilot: Any, what: str, cond: Callable[[], object], timeout: f
                    step: float = 0.1) -> float:
     """Pause until ``cond()`` is true; the seconds it took (fails naming ``what`` after ``timeout``)."""
     start = time.monotonic()
+    deadline = start + timeout
     while not cond():
-        assert time.monotonic() - start < timeout, f"timed out after {timeout:g} s waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
         await pilot.pause(step)
     return time.monotonic() - start
 

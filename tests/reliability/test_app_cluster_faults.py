@@ -132,9 +132,10 @@ async def test_controller_stopped_30s_while_the_queue_view_is_open(dev_cluster: 
 
             refreshes = screen.refresh_count
             t_start = time.monotonic()
+            back_by = t_start + 60  # a bound on the wait for the restarted controller
             start = asyncio.create_task(asyncio.to_thread(dev_cluster_cmd, dev_cluster, "start-controller"))
             while not await asyncio.to_thread(_ping, dev_cluster):
-                assert time.monotonic() - t_start < 60, "slurmctld did not come back"
+                assert time.monotonic() < back_by, "slurmctld did not come back"
                 await pilot.pause(0.2)
             t_up = time.monotonic()
             figures["controller_up_s"] = t_up - t_start

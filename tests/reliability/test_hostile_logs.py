@@ -10,12 +10,11 @@ without a single ESC byte.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
 
-from ntui.core.logs.tail import FileTail
+from ntui.core.logs.tail import CHUNK_SIZE, FileTail
 from ntui.core.records.history import History
 from ntui.core.textsafe import DISPLAY_CAP, clean_line
 from tests.reliability.conftest import ntui_env, run_ntui
@@ -66,10 +65,12 @@ def test_file_tail_of_hostile_log_is_inert_and_bounded(tmp_path: Path) -> None:
     path = tmp_path / "hostile.out"
     _write_log(path)
     tail = FileTail(path, window=100)
-    start = time.monotonic()
     update = tail.poll()
-    assert time.monotonic() - start < 5
     assert update.exists
+    # bounded work, whatever the machine's speed: one open, one stat, and each byte of the window's lines read at
+    # most twice (scanned back for the line starts, then read forward), never the whole file again per line
+    assert (tail.opens, tail.stats) == (1, 1)
+    assert tail.bytes_read <= 2 * path.stat().st_size + CHUNK_SIZE, tail.bytes_read
     lines = tail.window
     assert lines[-1] == "<last> done"
     for line in lines:
@@ -94,14 +95,11 @@ def test_ntui_logs_prints_hostile_log_inert(tmp_path: Path) -> None:
     (log_dir / "evil-4242-rank-1.out").write_bytes(b"".join(HOSTILE_LINES.values()) + b"\n")
     env = ntui_env(home)
     for args in (("logs", "4242"), ("logs", "4242", "--rank", "1"), ("logs", "4242", "-n", "3")):
-        start = time.monotonic()
         res = run_ntui(*args, env=env)
-        elapsed = time.monotonic() - start
         assert res.returncode == 0, res.stderr.decode(errors="replace")
         assert b"\x1b" not in res.stdout and b"\x07" not in res.stdout and b"\x08" not in res.stdout
         _assert_inert(res.stdout.decode("utf-8").replace("\n", " "))
         assert b"Traceback" not in res.stderr
-        assert elapsed < 10
     assert b"<last> done" in run_ntui("logs", "4242", env=env).stdout
 
 

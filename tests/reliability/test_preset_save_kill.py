@@ -115,7 +115,7 @@ def test_preset_save_survives_kill_9(save_loop: tuple[Path, list[int], list[int]
     assert len(seen) == KILLS
     assert 0 < seen.count(0) < KILLS, "the kills never landed between two different versions"
     assert mid_write > 0, "no kill landed inside a write: the loop tests nothing"
-    assert elapsed < 60
+    # (its pace is measured in bench/reliability_costs.py: a test never asserts a time)
 
 
 def test_no_stray_temp_files_accumulate(save_loop: tuple[Path, list[int], list[int], float]) -> None:

@@ -43,13 +43,11 @@ def test_without_slurm_ntui_still_composes_and_says_it_cannot_submit(tmp_path: P
         ("cancel", "123"): "scancel",
     }
     for args, prog in cases.items():
-        start = time.monotonic()
         res = run_ntui(*args, env=env)
         err = res.stderr.decode()
         assert res.returncode == 3, (args, err)
         assert "Slurm is not installed" in err and f"{prog} not found" in err, err
         assert "Traceback" not in err
-        assert time.monotonic() - start < 10
     # the failed submission is recorded as such, and its staging script is gone
     entries = History(tmp_path / "home" / "state" / "ntui" / "history.sqlite3").entries()
     assert [e.status for e in entries] == ["failed"]
@@ -59,7 +57,7 @@ def test_without_slurm_ntui_still_composes_and_says_it_cannot_submit(tmp_path: P
 STUB = """#!{python}
 import os, subprocess, sys, time
 grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-with open({pids!r}, "w") as fh:
+with open({pids!r}, "a") as fh:  # one line per call: a retry would show
     fh.write(f"{{os.getpid()}} {{grandchild.pid}}\\n")
 time.sleep(60)
 """
@@ -90,36 +88,36 @@ def hanging_squeue(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _assert_stub_gone(pids: Path) -> None:
-    deadline = time.monotonic() + 5
-    stub_pid, grandchild = map(int, pids.read_text().split())
-    while _alive(stub_pid) or _alive(grandchild):
-        assert time.monotonic() < deadline, f"orphans left: squeue stub {stub_pid}, its child {grandchild}"
-        time.sleep(0.05)
+    deadline = time.monotonic() + 30  # a bound on the wait for the kernel to reap them
+    for line in pids.read_text().splitlines():
+        stub_pid, grandchild = map(int, line.split())
+        while _alive(stub_pid) or _alive(grandchild):
+            assert time.monotonic() < deadline, f"orphans left: squeue stub {stub_pid}, its child {grandchild}"
+            time.sleep(0.05)
 
 
 def test_hanging_squeue_times_out_and_is_killed(hanging_squeue: tuple[Path, Path],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir, pids = hanging_squeue
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    start = time.monotonic()
     with pytest.raises(SlurmTimeout) as info:
         SubprocessRunner().run(["squeue", "--me"], timeout=1.0)
-    assert time.monotonic() - start < 5
+    # the mechanism: the runner's own timeout fired (not the stub's 60 s end), and it killed the whole group
     assert info.value.timeout == 1.0 and "did not answer within 1 s" in str(info.value)
     _assert_stub_gone(pids)
 
 
-def test_ntui_jobs_with_hanging_squeue_exits_3_quickly(tmp_path: Path, hanging_squeue: tuple[Path, Path]) -> None:
+def test_ntui_jobs_with_hanging_squeue_exits_3_at_its_timeout(tmp_path: Path,
+                                                              hanging_squeue: tuple[Path, Path]) -> None:
     bin_dir, pids = hanging_squeue
     env = ntui_env(tmp_path / "home", PATH=f"{bin_dir}:{os.environ['PATH']}", NTUI_SLURM_TIMEOUT="1.5")
-    start = time.monotonic()
-    res = run_ntui("jobs", env=env, timeout=30)
-    elapsed = time.monotonic() - start
+    res = run_ntui("jobs", env=env, timeout=120)
     err = res.stderr.decode()
     assert res.returncode == 3, err
+    # the timeout ntui set (NTUI_SLURM_TIMEOUT) is the one that fired, once: one squeue, not a retry loop
     assert "timed out" in err and "squeue did not answer within 1.5 s" in err and "NTUI_SLURM_TIMEOUT" in err
     assert "Traceback" not in err
-    assert elapsed < 8, elapsed
+    assert len(pids.read_text().splitlines()) == 1, pids.read_text()
     _assert_stub_gone(pids)
 
 
