@@ -10,8 +10,8 @@ Flagged, in any ``assert`` of a module under ``tests/``:
 
 * an *elapsed time* compared with a constant: a subtraction with a clock reading (``time.monotonic() - start``,
   ``perf_counter() - t0``), or a name assigned from one in the same module (``elapsed = time.monotonic() - t0``;
-  also the conventional names ``elapsed``, ``took``, ``wall``), against a number, an UPPER_CASE constant or
-  arithmetic of those;
+  also the conventional names ``elapsed``, ``took``, ``wall``; a difference with a name assigned a clock's reading,
+  ``shown_at = time.time()``), against a number, an UPPER_CASE constant or arithmetic of those;
 * a clock reading compared with anything outside a loop (``assert time.monotonic() < start + 5`` after the work
   is the same claim in other words). Inside a ``while``/``for`` body a clock compared with a deadline computed
   before the loop (a name: ``assert time.monotonic() < deadline, "never ready"``) is a wait's bound, allowed.
@@ -40,12 +40,22 @@ def _is_clock(node: ast.AST) -> bool:
     return isinstance(f, ast.Name) and f.id in CLOCKS - {"time"}
 
 
-def _has_clock(node: ast.AST) -> bool:
-    return any(_is_clock(n) for n in ast.walk(node))
+def _has_clock(node: ast.AST, readings: frozenset[str] = frozenset()) -> bool:
+    """A clock call in ``node``, or a name in ``readings`` (one assigned a clock reading: ``t1 = time.time()``)."""
+    return any(_is_clock(n) or (isinstance(n, ast.Name) and n.id in readings) for n in ast.walk(node))
 
 
-def _is_clock_difference(node: ast.AST) -> bool:
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and _has_clock(node)
+def _is_clock_difference(node: ast.AST, readings: frozenset[str] = frozenset()) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and _has_clock(node, readings)
+
+
+def _clock_readings(tree: ast.AST) -> frozenset[str]:
+    """Names assigned a clock's reading as it is (``shown_at = time.time()``), anywhere in the module."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _is_clock(node.value):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return frozenset(names)
 
 
 def _is_constant(node: ast.AST) -> bool:
@@ -60,20 +70,21 @@ def _is_constant(node: ast.AST) -> bool:
     return False
 
 
-def _elapsed_names(tree: ast.AST) -> set[str]:
+def _elapsed_names(tree: ast.AST, readings: frozenset[str]) -> set[str]:
     names = set(ELAPSED_NAMES)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and _is_clock_difference(node.value):
+        if isinstance(node, ast.Assign) and _is_clock_difference(node.value, readings):
             names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        if (isinstance(node, ast.AnnAssign) and node.value is not None and _is_clock_difference(node.value)
-                and isinstance(node.target, ast.Name)):
+        if (isinstance(node, ast.AnnAssign) and node.value is not None
+                and _is_clock_difference(node.value, readings) and isinstance(node.target, ast.Name)):
             names.add(node.target.id)
     return names
 
 
 class _Finder(ast.NodeVisitor):
-    def __init__(self, elapsed: set[str]) -> None:
+    def __init__(self, elapsed: set[str], readings: frozenset[str]) -> None:
         self.elapsed = elapsed
+        self.readings = readings
         self.loops = 0
         self.found: list[tuple[int, str]] = []
 
@@ -92,7 +103,7 @@ class _Finder(ast.NodeVisitor):
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _nested
 
     def _is_elapsed(self, node: ast.AST) -> bool:
-        return _is_clock_difference(node) or (isinstance(node, ast.Name) and node.id in self.elapsed)
+        return _is_clock_difference(node, self.readings) or (isinstance(node, ast.Name) and node.id in self.elapsed)
 
     def visit_Assert(self, node: ast.Assert) -> None:
         for cmp in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
@@ -112,7 +123,8 @@ class _Finder(ast.NodeVisitor):
 def timed_assertions(source: str) -> list[tuple[int, str]]:
     """The line and kind of every timed assertion in a module's source."""
     tree = ast.parse(source)
-    finder = _Finder(_elapsed_names(tree))
+    readings = _clock_readings(tree)
+    finder = _Finder(_elapsed_names(tree, readings), readings)
     finder.visit(tree)
     return finder.found
 
@@ -134,6 +146,8 @@ def test_no_test_asserts_how_long_something_took() -> None:
     "import time\nt0 = time.perf_counter()\nwork()\nelapsed = time.perf_counter() - t0\nassert elapsed < 10\n",
     "import time\nt0 = time.monotonic()\nd = time.monotonic() - t0\nassert d <= LIMIT_S, d\n",
     "took = measure()\nassert took < 1.0\n",
+    # two readings of the clock, one of them taken from a file
+    "import time\nshown_at = time.time()\nassert shown_at - end_t <= SHOWN_WITHIN_S\n",
     "import time\nstart = time.monotonic()\nwork()\nassert time.monotonic() < start + 5\n",
     "from time import monotonic\nt = monotonic()\nassert 2 * 3 > monotonic() - t\n",
     # in a loop, but a speed claim per item all the same
