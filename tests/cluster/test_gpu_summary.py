@@ -17,15 +17,28 @@ from ntui.core.gpu.usage import JobFacts, build_report
 from ntui.core.jobfiles.samplefiles import find_sample_files
 from tests.cluster.conftest import DevCluster
 from tests.cluster.test_e2e import ntui
-from tests.cluster.test_sampler import END_STATES, STEM, _record_history, _script, _sim_dir, _submit, _wait_state
+from tests.cluster.test_sampler import (
+    END_STATES,
+    STEM,
+    _held,
+    _record_history,
+    _release_after_samples,
+    _script,
+    _sim_dir,
+    _submit,
+    _wait_state,
+)
 
 pytestmark = pytest.mark.cluster
 
 
 def test_the_history_record_of_an_ended_job_carries_its_gpu_summary(dev_cluster: DevCluster, tmp_path: Path) -> None:
-    script = _script(tmp_path, "sleep 8", path_dir=_sim_dir(tmp_path), profile="idle-gpu,low-mem,straggler=nid002")
+    release = tmp_path / "release"
+    script = _script(tmp_path, _held(release), path_dir=_sim_dir(tmp_path),
+                     profile="idle-gpu,low-mem,straggler=nid002")
     job_id = _submit(dev_cluster, tmp_path, script)
     _record_history(job_id, tmp_path, script)
+    _release_after_samples(dev_cluster, tmp_path, job_id, release, 8)
     info = _wait_state(dev_cluster, job_id, END_STATES)
     assert info["JobState"] == "COMPLETED"
     env = {"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}

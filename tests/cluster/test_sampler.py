@@ -98,6 +98,29 @@ def _wait_state(cluster: DevCluster, job_id: str, states: tuple[str, ...], timeo
         time.sleep(1)
 
 
+def _held(release: Path) -> str:
+    """A launch step's work that runs until the test creates ``release`` (never a duration racing the sampler)."""
+    return f"while [ ! -e {release} ]; do sleep 0.5; done"
+
+
+def _release_after_samples(cluster: DevCluster, tmp: Path, job_id: str, release: Path, samples: int) -> None:
+    """Create ``release`` once every GPU of both nodes has ``samples`` samples in the job's files: how many the run
+    holds is the test's to choose, however slowly a busy machine samples."""
+    deadline = time.monotonic() + 600  # a bound on the wait (the job may queue), not a claim about its speed
+    try:
+        while True:
+            files = find_sample_files(str(tmp), STEM, job_id)
+            if len(files) == 2:
+                report = build_report(files, JobFacts(job_id, "RUNNING", False))
+                gpus = [g for node in report.nodes for g in node.gpus]
+                if len(gpus) == 4 and min(g.samples for g in gpus) >= samples:
+                    return
+            assert time.monotonic() < deadline, f"job {job_id}: fewer than {samples} samples a GPU: {files}"
+            time.sleep(1)
+    finally:
+        release.touch()
+
+
 def _leftovers(cluster: DevCluster, job_id: str, log_dir: Path) -> tuple[list[str], list[str]]:
     """The job's steps still known to squeue, and processes still running this job's sampler."""
     steps = [s for s in cluster.run("squeue", "-h", "-s", "-j", job_id, "-o", "%i %j").stdout.splitlines() if s]
@@ -129,9 +152,11 @@ def _record_history(job_id: str, log_dir: Path, script: str) -> None:
 def test_two_node_job_samples_exactly_its_gpus_and_report_finds_the_profile(
     dev_cluster: DevCluster, tmp_path: Path
 ) -> None:
-    script = _script(tmp_path, "sleep 12", path_dir=_sim_dir(tmp_path),
+    release = tmp_path / "release"
+    script = _script(tmp_path, _held(release), path_dir=_sim_dir(tmp_path),
                      profile="idle-gpu,low-mem,straggler=nid002", after='echo "after the launch"')
     job_id = _submit(dev_cluster, tmp_path, script)
+    _release_after_samples(dev_cluster, tmp_path, job_id, release, 10)
     info = _wait_state(dev_cluster, job_id, END_STATES)
     assert (info["JobState"], info["ExitCode"]) == ("COMPLETED", "0:0")
     assert "after the launch" in (tmp_path / f"{STEM}-{job_id}.out").read_text()
@@ -144,7 +169,7 @@ def test_two_node_job_samples_exactly_its_gpus_and_report_finds_the_profile(
         assert node.status == "ended" and node.bad_lines == 0, node.messages
         assert [g.index for g in node.gpus] == [0, 1], "the job's 2 GPUs per node, not the node's 4"
         for g in node.gpus:
-            assert g.samples >= 8 and g.simulated  # the whole 12 s run at 1 s
+            assert g.samples >= 10 and g.simulated  # the run, held until each GPU had 10 samples at 1 s
     kinds = sorted({f.kind for f in report.findings})
     assert kinds == ["idle-gpu", "low-memory", "straggler"], report.findings
     idle = [f.message for f in report.findings if f.kind == "idle-gpu"]

@@ -234,13 +234,18 @@ def _quote(text: str) -> str:
 
 def _until(check: Callable[[], bool], timeout: float, what: str, shown: Callable[[], str] | None = None) -> None:
     """Wait for ``check``; on a timeout the failure says what the terminal showed (``shown``: the pane)."""
+    if not _within(check, timeout):
+        screen = f"; the terminal showed:\n{shown()}" if shown is not None else ""
+        raise AssertionError(f"never: {what}{screen}")
+
+
+def _within(check: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
-            return
+            return True
         time.sleep(0.5)
-    screen = f"; the terminal showed:\n{shown()}" if shown is not None else ""
-    raise AssertionError(f"never: {what}{screen}")
+    return False
 
 
 def _jobs_view(tmux: Callable[..., str], job: str | None) -> None:
@@ -250,22 +255,35 @@ def _jobs_view(tmux: Callable[..., str], job: str | None) -> None:
         return tmux("capture-pane", "-p", "-t", "ntui")
 
     _until(lambda: "Slurm: partitions" in pane(), 60, "the compose view loaded the cluster's partitions", pane)
-    time.sleep(1)
-    tmux("send-keys", "-t", "ntui", "Escape")
-    time.sleep(0.5)
-    tmux("send-keys", "-t", "ntui", "2")
+    # The form takes the focus when its preset has loaded, at a moment the terminal does not show: a "2" typed
+    # before that goes to the view, one typed into a field goes there. So: leave the field, ask for the view, and
+    # ask again until it is there (on a busy machine the first try may land before the focus did).
+    for _ in range(12):
+        tmux("send-keys", "-t", "ntui", "Escape")
+        time.sleep(0.5)
+        tmux("send-keys", "-t", "ntui", "2")
+        if _within(lambda: "Queue · my jobs" in pane(), 10):
+            break
+    else:
+        raise AssertionError(f"never: the jobs view; the terminal showed:\n{pane()}")
     if job is None:
-        _until(lambda: "Queue · my jobs" in pane(), 60, "the jobs view", pane)
         return
     _until(lambda: any(line.startswith(f"│{job} ") for line in pane().splitlines()), 60, "the job's row", pane)
 
 
+def _held(release: Path) -> str:
+    """A job body that runs until the test creates ``release`` (never a duration that races the test)."""
+    return f"while [ ! -e {_quote(str(release))} ]; do sleep 0.5; done"
+
+
 def test_the_app_rings_and_notifies_when_a_job_ends(dev_cluster: DevCluster, jobs: Jobs, tmp_path: Path) -> None:
-    job = jobs.submit("-J", "wt-notify", "-t", "00:02:00", "--wrap", "sleep 15")
+    release = tmp_path / "release"
+    job = jobs.submit("-J", "wt-notify", "-t", "00:05:00", "--wrap", _held(release))
     jobs.wait_for(job, lambda s, r: s == "RUNNING", NODES_FREE_S, "started")
     raw = tmp_path / "raw.out"
     with tmux_app(dev_cluster, tmp_path) as tmux:
-        _jobs_view(tmux, job)
+        _jobs_view(tmux, job)  # the row is shown: the view follows the job
+        release.touch()
         ended = f"ntui: job {job} COMPLETED"
         _until(lambda: ended.encode() in raw.read_bytes() if raw.exists() else False, 120, "the end notice")
     data = raw.read_bytes()
@@ -282,8 +300,9 @@ def test_a_job_submitted_from_another_shell_rings_at_its_start_and_end(dev_clust
     """The jobs view open in a real terminal (squeue once a minute: what it learns, it learns from the job's
     journal), then ``ntui submit`` from another shell into the same history: the start and the end are told, the
     bell and OSC 9/777 each, once."""
-    program = tmp_path / "sleep.py"
-    program.write_text("import time\ntime.sleep(8)\n")
+    release = tmp_path / "release"
+    program = tmp_path / "held.py"  # runs until the test has seen the start told
+    program.write_text(f"import os, time\nwhile not os.path.exists({str(release)!r}):\n    time.sleep(0.5)\n")
     raw = tmp_path / "raw.out"
     with tmux_app(dev_cluster, tmp_path, interval=60) as tmux:
         _jobs_view(tmux, None)
@@ -294,8 +313,10 @@ def test_a_job_submitted_from_another_shell_rings_at_its_start_and_end(dev_clust
         job = res.stdout.split()[0]
         started, ended = f"ntui: job {job} started", f"ntui: job {job} COMPLETED"
         try:
-            _until(lambda: ended.encode() in raw.read_bytes() if raw.exists() else False, NODES_FREE_S,
-                   "the end notice")
+            _until(lambda: started.encode() in raw.read_bytes() if raw.exists() else False, NODES_FREE_S,
+                   "the start notice")
+            release.touch()
+            _until(lambda: ended.encode() in raw.read_bytes() if raw.exists() else False, 120, "the end notice")
         finally:
             dev_cluster.run("scancel", job)
         time.sleep(3)  # a later journal tick or queue answer must not tell it again
