@@ -1,9 +1,9 @@
 """Requeue delay: how long a requeued job waits before it runs again, at Slurm's default and as the dev clusters run.
 
-    python bench/requeue_delay.py [--slurm 22.05] [--short 30]
+    python bench/requeue_delay.py [--slurm 22.05] [--short 10]
 
 Slurm holds a requeued job pending (``Reason=BeginTime``) for the step credential's lifetime, slurm.conf
-``AuthInfo=cred_expire`` (default 120 s). The dev clusters run ``cred_expire=30`` so that the long-run tests
+``AuthInfo=cred_expire`` (default 120 s). The dev clusters run ``cred_expire=10`` so that the long-run tests
 (a requeue every allocation) take minutes less; this measures both on private clusters of one version, started
 one after the other beside any running dev cluster (own state dir, ports 16897-16901, job ids from 15001 —
 the range no dev cluster uses), one job each: submitted, running, ``scontrol requeue``, then the seconds until
@@ -87,7 +87,7 @@ def measure(version: str, cred_expire: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--slurm", default="22.05", help="the Slurm version (22.05, 24.11, 26.05)")
-    ap.add_argument("--short", type=int, default=30, help="the dev clusters' cred_expire (default 30)")
+    ap.add_argument("--short", type=int, default=10, help="the dev clusters' cred_expire (default 10)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("bench/requeue_delay.py starts Slurm's daemons: run it as root", file=sys.stderr)

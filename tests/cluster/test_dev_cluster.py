@@ -155,7 +155,7 @@ def test_job_ids_and_requeue_delay_as_configured(dev_cluster: DevCluster) -> Non
     conf = dict(re.findall(r"^(\w+)\s+=\s+(.*?)\s*$", res.stdout, flags=re.M))
     first, last = int(conf["FirstJobId"]), int(conf["MaxJobId"])
     assert last - first == 4999, conf
-    assert "cred_expire=30" in conf["AuthInfo"], conf["AuthInfo"]
+    assert "cred_expire=10" in conf["AuthInfo"], conf["AuthInfo"]
     sub = dev_cluster.run("sbatch", "--parsable", "--hold", "-N1", "-o", "/dev/null", "--wrap", "true", timeout=30)
     assert sub.returncode == 0, sub.stderr
     job = int(sub.stdout.strip().split(";")[0])
