@@ -1,0 +1,90 @@
+"""The study corpora of what users bring (``tests/data/corpus/``): their indexes, read and checked in one place.
+
+Each corpus is a folder of fixtures written by us in the *form* of a public source (its prefixes, cuts,
+interleaving, layout), never its text, and one or more ``index*.yaml`` files: a list of entries, each naming its
+fixture by ``id``, the public ``source`` it reproduces, what a right reading is (``expect...``) and its ``split``:
+every fifth entry of an index is ``heldout`` (chosen when the entry was written, before any tuning), the others
+``study``. A change may be tuned on the study part only; the benchmarks score both parts apart.
+
+* ``failure-logs/``: failure logs (``ntui triage``): ``cause_kind``, ``expect_any``, ``first_rank``, ``cut``;
+* ``progress-logs/``: training logs (``ntui progress``): ``expect: {step, total, finished, restarts, loss}``;
+* ``sbatch-scripts/``: sbatch scripts (``ntui import`` / ``ntui check``): ``expect`` (the import) and ``traps``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CORPORA = Path(__file__).resolve().parents[1] / "data" / "corpus"
+SPLITS = ("study", "heldout")
+#: The fixture's file name endings each corpus uses (a folder of rank files is allowed for failure logs).
+SUFFIXES = {"failure-logs": (".log", ""), "progress-logs": (".log",), "sbatch-scripts": (".sh",)}
+#: The fields every entry of each corpus has (beyond id, source, split).
+FIELDS = {
+    "failure-logs": ("project", "launcher", "form", "cause_kind", "cause", "expect_any", "first_rank", "cut"),
+    "progress-logs": ("framework", "form", "unit", "expect"),
+    "sbatch-scripts": ("origin", "form", "expect", "traps"),
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One fixture of a corpus: its index entry and where its file (or folder of files) is."""
+
+    corpus: str
+    index: Path
+    fields: Mapping[str, Any]
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return str(self.fields["id"])
+
+    @property
+    def split(self) -> str:
+        return str(self.fields["split"])
+
+    @property
+    def files(self) -> list[Path]:
+        """The fixture's files: the one file, or every file of its folder (``rank-N.out``, ``batch.out``)."""
+        return sorted(self.path.iterdir()) if self.path.is_dir() else [self.path]
+
+
+def _fixture(corpus: str, directory: Path, ident: str) -> Path:
+    for suffix in SUFFIXES[corpus]:
+        path = directory / f"{ident}{suffix}"
+        if path.exists():
+            return path
+    return directory / f"{ident}{SUFFIXES[corpus][0]}"
+
+
+def entries(corpus: str) -> Iterator[Entry]:
+    """Every entry of ``corpus``, index by index, in the order written."""
+    directory = CORPORA / corpus
+    for index in sorted(directory.glob("index*.yaml")):
+        for fields in yaml.safe_load(index.read_text()) or []:
+            yield Entry(corpus, index, fields, _fixture(corpus, directory, str(fields.get("id"))))
+
+
+def problems(entry: Entry, position: int) -> list[str]:
+    """What is wrong with one entry (``position``: its 1-based place in its index): missing fields, a source that
+    is not an address, a split that is not every fifth entry's, a fixture that is not there."""
+    where = f"{entry.index.name} entry {position} ({entry.fields.get('id')})"
+    said = [f"{where}: no {name}" for name in ("id", "source", "split", *FIELDS[entry.corpus])
+            if name not in entry.fields]
+    source = str(entry.fields.get("source", ""))
+    if not source.startswith("https://"):
+        said.append(f"{where}: source {source!r} is not an address")
+    want = "heldout" if position % 5 == 0 else "study"
+    if entry.fields.get("split") != want:
+        said.append(f"{where}: split {entry.fields.get('split')!r}, every fifth entry is heldout ({want} here)")
+    if not entry.path.exists():
+        said.append(f"{where}: no fixture {entry.path.name}")
+    elif not entry.files or not all(f.is_file() and f.stat().st_size > 0 for f in entry.files):
+        said.append(f"{where}: fixture {entry.path.name} is empty")
+    return said
