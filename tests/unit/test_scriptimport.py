@@ -218,6 +218,23 @@ def test_an_unterminated_quote_names_its_line_and_column() -> None:
     assert (caught.value.line, caught.value.column) == (2, 10)
 
 
+@pytest.mark.parametrize(("text", "first"), [("--partition=<PARTITION>", "--partition="), ("echo >", "echo"),
+                                             ("cmd <", "cmd"), ("a $", "a")])
+def test_a_redirect_or_a_dollar_at_the_end_of_the_text_is_read_not_a_crash(text: str, first: str) -> None:
+    # site docs' placeholders end a directive in ">" (the reader ran past the text: IndexError)
+    words = [w for w in split_words(text) if not isinstance(w, str)]
+    assert words[0].raw == first and words[-1].raw.endswith(text[-1]), [w.raw for w in words]  # to its last char
+
+
+def test_a_site_docs_placeholder_directive_gets_an_answer_without_a_traceback(tmp_path: Path) -> None:
+    script = tmp_path / "placeholder.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --partition=<PARTITION>\n"
+                      "#SBATCH --account=<ACCOUNT>\nsrun python train.py\n")
+    res = subprocess.run([sys.executable, "-m", "ntui", "import", str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert "Traceback" not in res.stderr and res.returncode in (0, 2), res.stderr
+
+
 # ---------------------------------------------------------------- whatever a script holds: an answer, never a crash
 
 

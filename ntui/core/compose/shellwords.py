@@ -218,7 +218,7 @@ def _word(r: _Reader) -> Word:
                 q.append(d)
             parts.append(Part("".join(q), '"'))
             continue
-        if c == "$" and r.peek(1) in "({":
+        if c == "$" and r.peek(1) and r.peek(1) in "({":
             buf.append(r.advance())
             opener = r.advance()
             buf.append(opener)
@@ -271,7 +271,7 @@ def split_words(text: str, first_line: int = 1) -> Iterator[Word | str]:
             line = r.line
             for _ in m.group(0):
                 r.advance()
-            while r.peek() in " \t":
+            while r.peek() and r.peek() in " \t":  # peek() is "" at the end, and "" is in every string
                 r.advance()
             target = _word(r) if r.i < len(r.s) and r.peek() not in "\n;&|" else Word((), "", line)
             yield Word((Part(m.group(0), "<redirect>"), *target.parts), m.group(0) + target.raw, line)
