@@ -1,0 +1,99 @@
+"""Score ``ntui progress`` on the training-log corpus (``tests/data/corpus/progress-logs/``): right / partly / wrong.
+
+    python bench/corpus_progress.py [--split study|heldout|all] [--show wrong|partly|all]
+
+Each fixture is read as ``ntui progress FILE`` reads it (:func:`ntui.core.progress.read.read_progress`, then
+:func:`ntui.core.progress.series.estimate` with no time limit). Five things are compared with the entry's
+``expect``: the last step (``step``), the run's ``total``, ``finished`` (the words say "done"), the ``restarts``
+and the last training ``loss`` (within 0.1 %; not judged where the entry has none). An entry is **right** when all
+hold, **partly** when the step does (or three of the five), **wrong** otherwise, **nothing** when no step was read
+from a log that prints steps. A "done" said of a run that is not finished is counted apart (``false done``): the
+answer a user acts on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from ntui.core.progress.read import read_progress  # noqa: E402
+from ntui.core.progress.series import estimate  # noqa: E402
+from tests.support.corpus import SPLITS, Entry, entries  # noqa: E402
+
+GRADES = ("right", "partly", "wrong", "nothing")
+
+
+def _same_loss(got: Any, want: Any) -> bool:
+    if want is None:
+        return True
+    if got is None:
+        return False
+    if isinstance(want, float) and math.isnan(want):
+        return isinstance(got, float) and math.isnan(got)
+    return math.isclose(float(got), float(want), rel_tol=1e-3, abs_tol=1e-6)
+
+
+def grade(entry: Entry) -> tuple[str, dict[str, Any], bool]:
+    """The grade, what was read, and whether it said "done" of a run that is not finished."""
+    want = entry.fields["expect"]
+    try:
+        series = read_progress(entry.path)
+        guess = estimate(series, now=time.time(), time_left_s=None)
+    except Exception as exc:  # a crash is a wrong answer, and the benchmark says which entry
+        return "wrong", {"crashed": f"{type(exc).__name__}: {exc}"}, False
+    done = "done" in guess.words
+    got = {"step": guess.step, "total": guess.total, "finished": done, "restarts": len(series.restarts),
+           "loss": series.metrics.get("loss"), "words": guess.words}
+    checks = {
+        "step": got["step"] == want.get("step"),
+        "total": got["total"] == want.get("total"),
+        "finished": done == bool(want.get("finished")),
+        "restarts": got["restarts"] == (want.get("restarts") or 0),
+        "loss": _same_loss(got["loss"], want.get("loss")),
+    }
+    false_done = done and not want.get("finished")
+    if want.get("step") is not None and got["step"] is None:
+        return "nothing", got, false_done
+    if all(checks.values()):
+        return "right", got, false_done
+    return ("partly" if checks["step"] or sum(checks.values()) >= 3 else "wrong"), got, false_done
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=(*SPLITS, "all"), default="all")
+    ap.add_argument("--show", choices=("none", "wrong", "partly", "all"), default="none")
+    args = ap.parse_args()
+    rows = []
+    for entry in entries("progress-logs"):
+        if args.split != "all" and entry.split != args.split:
+            continue
+        g, got, false_done = grade(entry)
+        rows.append((entry, g, got, false_done))
+    shown = {"none": (), "wrong": ("wrong", "nothing"), "partly": ("wrong", "nothing", "partly"),
+             "all": GRADES}[args.show]
+    for entry, g, got, false_done in rows:
+        if g in shown or (false_done and args.show != "none"):
+            want = {k: entry.fields["expect"].get(k) for k in ("step", "total", "finished", "restarts", "loss")}
+            print(f"{entry.id} {entry.split:7} {g:7} {entry.fields['framework']}: want {want}, got "
+                  f"{ {k: v for k, v in got.items() if k != 'words'} } ({got.get('words', '')[:60]})")
+    print(f"{'split':8} {'logs':>5} " + " ".join(f"{g:>7}" for g in GRADES) + "  false done   right %")
+    for split in (*SPLITS, "all"):
+        part = [r for r in rows if split == "all" or r[0].split == split]
+        if not part:
+            continue
+        n = Counter(r[1] for r in part)
+        print(f"{split:8} {len(part):5} " + " ".join(f"{n[g]:7}" for g in GRADES)
+              + f"  {sum(r[3] for r in part):10}   {100 * n['right'] / len(part):6.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Score ``ntui import`` and ``ntui check`` on the sbatch-script corpus (``tests/data/corpus/sbatch-scripts/``).
+
+    python bench/corpus_scripts.py [--split study|heldout|all] [--show wrong|partly|all]
+
+Imports: each fixture is read and imported as ``ntui import`` does (:func:`~ntui.core.compose.scriptimport.
+read_script`, :func:`~ntui.core.compose.scriptimport.import_script`). An importable entry is **right** when the
+preset has its launcher, its node count (where the script says one) and its program (the file's name, or
+``-m module``), **partly** when the launcher alone is right, **wrong** otherwise; **refused** when ntui refused a
+script that could be imported; **crash** when the reader raised anything but its own error. An entry the corpus
+marks not importable is right when refused.
+
+Traps: an expected trap is **found** when a finding of ``ntui check`` stands at its line; a finding of an error or
+warning on a script whose entry expects no trap at all is counted as a **possible false alarm** (the table
+cannot say which rule should have fired: the corpus names traps in its own words, the rules in theirs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from ntui.core.compose.scriptimport import ScriptError, import_script, read_script  # noqa: E402
+from tests.support.corpus import SPLITS, Entry, entries  # noqa: E402
+
+GRADES = ("right", "partly", "wrong", "refused", "crash")
+#: The corpus' launcher names that are one of ntui's under another name (Lightning under srun is srun's launch).
+SAME_LAUNCHER = {"lightning-srun": "srun"}
+
+
+def _program(preset: dict[str, Any]) -> str | None:
+    script = preset.get("script")
+    if isinstance(script, str) and script:
+        return os.path.basename(script)
+    module = preset.get("module") or (preset.get("launcher") or {}).get("module")
+    return f"-m {module}" if module else None
+
+
+def grade(entry: Entry) -> tuple[str, str, int, int, int]:
+    """The import's grade and words; traps found, traps expected, possible false alarms."""
+    want = entry.fields["expect"]
+    traps = [t for t in entry.fields.get("traps") or [] if t.get("id") != "none-of-these" and t.get("line")]
+    try:
+        facts = read_script(entry.path.read_text(), str(entry.path))
+        imported = import_script(facts)
+    except ScriptError as exc:
+        g = "right" if not want.get("importable") else "refused"
+        return g, str(exc)[:120], 0, len(traps), 0
+    except Exception as exc:  # a traceback for the user: the worst answer
+        return "crash", f"{type(exc).__name__}: {exc}"[:120], 0, len(traps), 0
+    lines = {f.line for f in imported.findings}
+    found = sum(1 for t in traps if t["line"] in lines)
+    alarms = len(imported.findings) if not traps else 0
+    if not want.get("importable"):
+        return "wrong", "imported a script the corpus says cannot be", found, len(traps), alarms
+    preset = imported.preset
+    launcher = (preset.get("launcher") or {}).get("type")
+    nodes = (preset.get("sbatch") or {}).get("nodes")
+    program = _program(preset)
+    want_program = want.get("program")
+    want_program = want_program if not want_program or want_program.startswith("-m ") else os.path.basename(
+        want_program)
+    ok_launcher = launcher == SAME_LAUNCHER.get(want.get("launcher"), want.get("launcher"))
+    ok_nodes = want.get("nodes") is None or nodes == want.get("nodes")
+    ok_program = program == want_program
+    said = f"launcher {launcher}, nodes {nodes}, program {program}"
+    if ok_launcher and ok_nodes and ok_program:
+        return "right", said, found, len(traps), alarms
+    return ("partly" if ok_launcher else "wrong"), said, found, len(traps), alarms
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=(*SPLITS, "all"), default="all")
+    ap.add_argument("--show", choices=("none", "wrong", "partly", "all"), default="none")
+    args = ap.parse_args()
+    rows = [(e, *grade(e)) for e in entries("sbatch-scripts") if args.split in ("all", e.split)]
+    shown = {"none": (), "wrong": ("wrong", "refused", "crash"), "partly": ("wrong", "refused", "crash", "partly"),
+             "all": GRADES}[args.show]
+    for e, g, said, *_ in rows:
+        if g in shown:
+            want = e.fields["expect"]
+            print(f"{e.id} {e.split:7} {g:7} want {want.get('launcher')} x{want.get('nodes')} "
+                  f"{want.get('program')}: {said}")
+    print(f"{'split':8} {'scripts':>7} " + " ".join(f"{g:>7}" for g in GRADES)
+          + "   right %  importable right  traps found  possible false alarms")
+    for split in (*SPLITS, "all"):
+        part = [r for r in rows if split == "all" or r[0].split == split]
+        if not part:
+            continue
+        n = Counter(r[1] for r in part)
+        found, expected, alarms = (sum(r[i] for r in part) for i in (3, 4, 5))
+        importable = [r for r in part if r[0].fields["expect"].get("importable")]
+        right_imports = sum(r[1] == "right" for r in importable)
+        print(f"{split:8} {len(part):7} " + " ".join(f"{n[g]:7}" for g in GRADES)
+              + f"   {100 * n['right'] / len(part):6.1f}  {right_imports:5} of {len(importable):<4}"
+              + f"      {found:5} of {expected:<4} {alarms:8}")
+
+
+if __name__ == "__main__":
+    main()
