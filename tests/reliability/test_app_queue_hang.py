@@ -79,7 +79,7 @@ async def test_hanging_squeue_in_the_jobs_view(hanging_squeue: tuple[Path, Path]
         box = screen.query_one("#jobs-filter", Input)
         t = time.monotonic()
         await pilot.press("slash", "a", "b", "c")
-        await wait_for(pilot, "the filter", lambda: box.has_focus and box.value == "abc", timeout=TIMEOUT / 2,
+        await wait_for(pilot, "the filter", lambda: box.has_focus and box.value == "abc", timeout=TIMEOUT,
                        step=0.01)
         figures["filter_keys_s"] = time.monotonic() - t
         await pilot.press("escape")
@@ -92,13 +92,12 @@ async def test_hanging_squeue_in_the_jobs_view(hanging_squeue: tuple[Path, Path]
         assert app._driver is not None
         t = time.monotonic()
         app._driver.send_message(key)
-        await wait_for(pilot, "the logs tab", lambda: tabs.active == "tab-logs", timeout=TIMEOUT / 2, step=0.01)
+        await wait_for(pilot, "the logs tab", lambda: tabs.active == "tab-logs", timeout=TIMEOUT, step=0.01)
         figures["tab_key_s"] = time.monotonic() - t
+        # The mechanism: both keys were handled while that squeue still hung (its stub alive, the poll outstanding),
+        # so the UI thread never waited for it. How soon is a figure (printed below), not an assertion: Pilot's
+        # presses also wait for the layout, which a machine loaded by the other lanes makes slower.
         assert _alive(stub) and screen.model.polling, "the keys were not handled while squeue hung"
-        # Handled while the squeue still hung (above), in well under the time a UI thread waiting for it would have
-        # been stuck (its timeout): not a speed target, which a machine loaded by the other lanes can miss (Pilot's
-        # presses also wait for the layout; the filter's took 1.3 s once)
-        assert figures["filter_keys_s"] < TIMEOUT / 2 and figures["tab_key_s"] < TIMEOUT / 2, figures
         await pilot.press("d")
 
         await wait_for(pilot, "the timeout in the banner", lambda: bool(banner.display), timeout=TIMEOUT + 5)
