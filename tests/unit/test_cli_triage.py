@@ -85,3 +85,50 @@ def test_under_torchrun_an_srun_task_is_a_nodes_launcher_not_a_rank(tmp_path: Pa
     as_torchrun = _ntui("--launcher", "torchrun", str(log))
     assert as_srun.stdout.startswith("rank 1 on nid002 failed first"), as_srun.stdout
     assert as_torchrun.stdout.startswith("the launcher on nid002 (srun task 1) failed first"), as_torchrun.stdout
+
+
+# ---------------------------------------------------------------- standard input, pipes, the terminal's width
+
+
+def _piped(*args: str, data: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "ntui", "triage", *args], input=data, capture_output=True,
+                          timeout=60, cwd=REPO)
+
+
+@pytest.mark.parametrize("how", ["-", "/dev/stdin"])
+def test_a_log_piped_in_gets_the_verdict_the_file_gets(how: str) -> None:
+    path = _batch("signal-kill-srun")
+    from_file = _ntui(str(path))
+    piped = _piped(how, data=path.read_bytes())
+    assert from_file.returncode == piped.returncode == 1, piped.stderr
+    assert piped.stdout.decode() == from_file.stdout and "SIGKILL" in from_file.stdout
+
+
+def test_a_pipe_beside_files_and_its_json_say_what_each_was() -> None:
+    ranks = _ranks("fail-srun")
+    res = _piped(str(ranks[0]), "-", "--json", data=ranks[2].read_bytes())
+    got = json.loads(res.stdout)
+    # a stream has no file name to say its rank: it is read as a combined log
+    assert [(f["path"], f["read_as"]) for f in got["files"]] == [(str(ranks[0]), "rank 0"), ("-", "combined")], got
+    assert got["failed"] and got["kind"] == "rank_error", got
+
+
+def test_standard_input_is_read_once_and_an_empty_one_is_no_failure() -> None:
+    assert _piped("-", "-", data=b"x\n").returncode == 2
+    empty = _piped("-", data=b"")
+    assert empty.returncode == 0 and empty.stdout.decode().startswith("no failure found (1 log read)"), empty
+
+
+def test_on_a_terminal_the_verdict_wraps_to_its_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from ntui.cli import triage as cli
+
+    line = "rank 2 on nid002 failed first: " + "word " * 40
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(cli.shutil, "get_terminal_size", lambda: os.terminal_size((60, 24)))
+    wrapped = cli._wrapped(line)
+    assert len(wrapped.splitlines()) > 3 and max(map(len, wrapped.splitlines())) <= 60, wrapped
+    assert " ".join(wrapped.split()) == " ".join(line.split())  # nothing lost, only wrapped
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert cli._wrapped(line) == line  # into a pipe: one line, for scripts
