@@ -76,3 +76,13 @@ def app_factory() -> AppFactory:
         )
 
     return factory
+
+
+@pytest.fixture(autouse=True)
+def snapshots_never_wait_on_the_progress_timer(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """In a snapshot test the jobs view's progress tick (every 5 s of wall time) never fires by itself: whether it
+    had fired by the time of the picture depended on the machine's speed (a loaded one took the sweep's scene past
+    5 s, and its rows grew a "60% ·" the picture did not have). A scene that shows progress runs the tick itself
+    (``open_tab_after_progress_tick``), so every picture is of the same moment on any machine."""
+    if "snap_compare" in request.fixturenames:
+        monkeypatch.setattr("ntui.ui.screens.jobs.PROGRESS_TICK_S", 24 * 3600.0)
