@@ -37,8 +37,10 @@ def test_the_history_record_of_an_ended_job_carries_its_gpu_summary(dev_cluster:
     script = _script(tmp_path, _held(release), path_dir=_sim_dir(tmp_path),
                      profile="idle-gpu,low-mem,straggler=nid002")
     job_id = _submit(dev_cluster, tmp_path, script)
-    _record_history(job_id, tmp_path, script)
-    _release_after_samples(dev_cluster, tmp_path, job_id, release, 8)
+    try:
+        _record_history(job_id, tmp_path, script)
+    finally:  # released whatever happens: a held job would keep both nodes until its limit
+        _release_after_samples(dev_cluster, tmp_path, job_id, release, 8)
     info = _wait_state(dev_cluster, job_id, END_STATES)
     assert info["JobState"] == "COMPLETED"
     env = {"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -100,7 +101,7 @@ def _wait_state(cluster: DevCluster, job_id: str, states: tuple[str, ...], timeo
 
 def _held(release: Path) -> str:
     """A launch step's work that runs until the test creates ``release`` (never a duration racing the sampler)."""
-    return f"while [ ! -e {release} ]; do sleep 0.5; done"
+    return f"while [ ! -e {shlex.quote(str(release))} ]; do sleep 0.5; done"
 
 
 def _release_after_samples(cluster: DevCluster, tmp: Path, job_id: str, release: Path, samples: int) -> None:
@@ -169,7 +170,8 @@ def test_two_node_job_samples_exactly_its_gpus_and_report_finds_the_profile(
         assert node.status == "ended" and node.bad_lines == 0, node.messages
         assert [g.index for g in node.gpus] == [0, 1], "the job's 2 GPUs per node, not the node's 4"
         for g in node.gpus:
-            assert g.samples >= 10 and g.simulated  # the run, held until each GPU had 10 samples at 1 s
+            # held until the live files had 10 samples a GPU: the ended files' report reads no fewer
+            assert g.samples >= 10 and g.simulated
     kinds = sorted({f.kind for f in report.findings})
     assert kinds == ["idle-gpu", "low-memory", "straggler"], report.findings
     idle = [f.message for f in report.findings if f.kind == "idle-gpu"]

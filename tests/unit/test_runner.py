@@ -113,9 +113,9 @@ def test_timeout_kills_process_group(tmp_path: Path) -> None:
     )
     runner = SubprocessRunner()
     with pytest.raises(SlurmTimeout) as info:  # the stub sleeps 60 s: only the runner's timeout ends it
-        runner.run([str(prog)], timeout=1.0)
-    assert info.value.timeout == 1.0
-    assert "did not answer within 1 s" in str(info.value)
+        runner.run([str(prog)], timeout=5.0)
+    assert info.value.timeout == 5.0
+    assert "did not answer within 5 s" in str(info.value)
     assert "starting" in info.value.stderr
     child = int(pidfile.read_text())
     deadline = time.monotonic() + 5
