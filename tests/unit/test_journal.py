@@ -264,6 +264,23 @@ def test_a_second_term_while_the_exit_trap_runs_never_cuts_it_short(tmp_path: Pa
     assert [e["ev"] for e in events] == ["alloc", "launch", "end"] and events[-1]["phase"] == "launch"
 
 
+def test_a_launch_step_ended_by_sigterm_at_the_limit_is_the_time_limit_not_a_failure() -> None:
+    """Seen on a loaded 22.05 cluster: Slurm's SIGTERM at the limit reached the srun step first, and the shell wrote
+    the step's status (143) before its own trap ran; the job read as FAILED 143:0 instead of TIMEOUT."""
+    lines = [
+        '{"v":1,"ev":"alloc","t":100.0,"job":"8","restart":0,"nnodes":1,"nodes":"nid001","host":"nid001","pid":1}',
+        '{"v":1,"ev":"launch","t":100.1,"job":"8","launcher":"srun"}',
+        '{"v":1,"ev":"end","t":161.0,"job":"8","rc":143,"sig":null,"phase":"launch"}',
+    ]
+    state = journal_state("8", parse_events(("\n".join(lines) + "\n").encode())[0])
+    limited, early, unknown = state.final(60), state.final(3600), state.final()
+    assert limited is not None and (limited.state, limited.exit_code) == ("TIMEOUT", "0:0"), limited
+    assert "SIGTERM" in limited.reason and "143" in limited.reason
+    # far from its limit, or with no limit known, 143 is the program's own status: a failure, as before
+    assert early is not None and (early.state, early.exit_code) == ("FAILED", "143:0")
+    assert unknown is not None and (unknown.state, unknown.exit_code) == ("FAILED", "143:0")
+
+
 def test_a_signal_just_before_the_limit_by_the_journals_clock_is_the_time_limit() -> None:
     """Seen on a loaded 26.05 cluster: a 1-minute job's journal ended 59.4 s after its alloc (the shell starts a
     moment after Slurm does, whose clock the limit runs on); it read as CANCELLED, not TIMEOUT."""

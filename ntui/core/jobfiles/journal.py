@@ -100,6 +100,8 @@ LATE_SIGNAL_WAIT_S = 2
 #: this close before the limit, by the journal's own clock, is the time limit's (seen: 59.4 s for a 1-minute limit
 #: on a loaded 26.05 cluster). Slurm's record, where there is one, says which it was.
 TIME_LIMIT_SLACK_S = 10
+#: The exit statuses of a step stopped by the signals Slurm sends at a job's time limit (128 + SIGTERM, SIGKILL).
+_STOPPED_BY = {143: "TERM", 137: "KILL"}
 #: A line longer than this is not an event of ntui's (the reader skips it).
 MAX_EVENT_BYTES = 4096
 #: A long run's events (rule T10; the run file's, :mod:`ntui.core.jobfiles.runfile`, prefixed ``run-``): each
@@ -369,6 +371,14 @@ class JournalState:
         the journal's clock) is taken as the time limit."""
         if self.end is None or self.continued == "requeue":
             return None  # requeued: the job goes on in its next allocation
+        elapsed = self.elapsed_s
+        at_limit = time_limit_s is not None and elapsed is not None and elapsed >= time_limit_s - TIME_LIMIT_SLACK_S
+        if (self.signal is None and self.rc in _STOPPED_BY and self.phase == "launch" and at_limit
+                and time_limit_s is not None):
+            # Slurm's SIGTERM at the limit reached the launch step first: the shell wrote the step's 128+15 before its
+            # own trap ran (seen under load). At the limit that status is the time limit's, not the program's.
+            return JournalEnd("TIMEOUT", "0:0", f"job: the launch step ended by SIG{_STOPPED_BY[self.rc]} (exit "
+                                                f"status {self.rc}) after {elapsed} s (time limit {time_limit_s} s)")
         if self.signal is None and self.rc is not None:
             if self.rc == 0:
                 return JournalEnd("COMPLETED", "0:0", "job: exit status 0")
@@ -376,8 +386,7 @@ class JournalState:
             return JournalEnd("FAILED", f"{self.rc}:0", f"job: exit status {self.rc}{where}")
         sig = f"SIG{self.signal}" if self.signal else "a signal"
         during = " during the launch step" if self.phase == "launch" else f" ({self.phase})" if self.phase else ""
-        elapsed = self.elapsed_s
-        if time_limit_s is not None and elapsed is not None and elapsed >= time_limit_s - TIME_LIMIT_SLACK_S:
+        if at_limit and time_limit_s is not None:
             return JournalEnd("TIMEOUT", "0:0", f"job: ended by {sig}{during} after {elapsed} s "
                                                 f"(time limit {time_limit_s} s)")
         return JournalEnd("CANCELLED", "0:0", f"job: ended by {sig}{during}"
