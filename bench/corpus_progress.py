@@ -17,7 +17,6 @@ import argparse
 import math
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ sys.path.insert(0, str(REPO))
 
 from ntui.core.progress.read import read_progress  # noqa: E402
 from ntui.core.progress.series import estimate  # noqa: E402
-from tests.support.corpus import SPLITS, Entry, entries  # noqa: E402
+from tests.support.corpus import SPLITS, Entry, entries, score_table  # noqa: E402
 
 GRADES = ("right", "partly", "wrong", "nothing")
 
@@ -85,14 +84,8 @@ def main() -> None:
             want = {k: entry.fields["expect"].get(k) for k in ("step", "total", "finished", "restarts", "loss")}
             print(f"{entry.id} {entry.split:7} {g:7} {entry.fields['framework']}: want {want}, got "
                   f"{ {k: v for k, v in got.items() if k != 'words'} } ({got.get('words', '')[:60]})")
-    print(f"{'split':8} {'logs':>5} " + " ".join(f"{g:>7}" for g in GRADES) + "  false done   right %")
-    for split in (*SPLITS, "all"):
-        part = [r for r in rows if split == "all" or r[0].split == split]
-        if not part:
-            continue
-        n = Counter(r[1] for r in part)
-        print(f"{split:8} {len(part):5} " + " ".join(f"{n[g]:7}" for g in GRADES)
-              + f"  {sum(r[3] for r in part):10}   {100 * n['right'] / len(part):6.1f}")
+    print("\n".join(score_table([r[0].split for r in rows], [r[1] for r in rows], GRADES, "logs", "  false done",
+                                 lambda part: f"  {sum(rows[i][3] for i in part):10}")))
 
 
 if __name__ == "__main__":

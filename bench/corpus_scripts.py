@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from ntui.core.compose.scriptimport import ScriptError, import_script, read_script  # noqa: E402
-from tests.support.corpus import SPLITS, Entry, entries  # noqa: E402
+from tests.support.corpus import SPLITS, Entry, entries, score_table  # noqa: E402
 
 GRADES = ("right", "partly", "wrong", "refused", "crash")
 #: The corpus' launcher names that are one of ntui's under another name (Lightning under srun is srun's launch).
@@ -88,19 +87,14 @@ def main() -> None:
             want = e.fields["expect"]
             print(f"{e.id} {e.split:7} {g:7} want {want.get('launcher')} x{want.get('nodes')} "
                   f"{want.get('program')}: {said}")
-    print(f"{'split':8} {'scripts':>7} " + " ".join(f"{g:>7}" for g in GRADES)
-          + "   right %  importable right  traps found  possible false alarms")
-    for split in (*SPLITS, "all"):
-        part = [r for r in rows if split == "all" or r[0].split == split]
-        if not part:
-            continue
-        n = Counter(r[1] for r in part)
-        found, expected, alarms = (sum(r[i] for r in part) for i in (3, 4, 5))
-        importable = [r for r in part if r[0].fields["expect"].get("importable")]
+    def more(part: list[int]) -> str:
+        found, expected, alarms = (sum(rows[i][k] for i in part) for k in (3, 4, 5))
+        importable = [rows[i] for i in part if rows[i][0].fields["expect"].get("importable")]
         right_imports = sum(r[1] == "right" for r in importable)
-        print(f"{split:8} {len(part):7} " + " ".join(f"{n[g]:7}" for g in GRADES)
-              + f"   {100 * n['right'] / len(part):6.1f}  {right_imports:5} of {len(importable):<4}"
-              + f"      {found:5} of {expected:<4} {alarms:8}")
+        return f"  {right_imports:5} of {len(importable):<4}      {found:5} of {expected:<4} {alarms:8}"
+
+    print("\n".join(score_table([r[0].split for r in rows], [r[1] for r in rows], GRADES, "scripts",
+                                 "  importable right  traps found  possible false alarms", more)))
 
 
 if __name__ == "__main__":

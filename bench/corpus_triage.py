@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from ntui.core.logs.joblogs import files_verdict  # noqa: E402
-from tests.support.corpus import SPLITS, Entry, entries  # noqa: E402
+from tests.support.corpus import SPLITS, Entry, entries, score_table  # noqa: E402
 
 GRADES = ("right", "partly", "wrong", "none")
 
@@ -70,14 +69,7 @@ def main() -> None:
         if r["grade"] in shown:
             print(f"{r['id']:7} {r['split']:7} {r['grade']:6} want {r['kind']} rank {r['first_rank']}, "
                   f"got rank {r['rank']}: {r['line'][:110]}")
-    print(f"{'split':8} {'logs':>5} " + " ".join(f"{g:>6}" for g in GRADES) + "   right %")
-    for split in (*SPLITS, "all"):
-        part = [r for r in rows if split == "all" or r["split"] == split]
-        if not part:
-            continue
-        n = Counter(r["grade"] for r in part)
-        print(f"{split:8} {len(part):5} " + " ".join(f"{n[g]:6}" for g in GRADES)
-              + f"   {100 * n['right'] / len(part):6.1f}")
+    print("\n".join(score_table([str(r["split"]) for r in rows], [str(r["grade"]) for r in rows], GRADES, "logs")))
 
 
 if __name__ == "__main__":

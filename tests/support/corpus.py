@@ -13,7 +13,8 @@ every fifth entry of an index is ``heldout`` (chosen when the entry was written,
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,18 @@ def problems(entry: Entry, position: int) -> list[str]:
     elif not entry.files or not all(f.is_file() and f.stat().st_size > 0 for f in entry.files):
         said.append(f"{where}: fixture {entry.path.name} is empty")
     return said
+
+
+def score_table(splits: Sequence[str], grades: Sequence[str], kinds: Sequence[str], what: str = "entries",
+                extra_header: str = "", extra: Callable[[list[int]], str] = lambda part: "") -> list[str]:
+    """The benchmarks' table: for the study part, the held-out part and all, how many entries got each of ``kinds``
+    and the share right. ``splits``/``grades``: each graded entry's split and grade, in one order; ``extra``: more
+    columns for the entries of a part (their indices), under ``extra_header``."""
+    lines = [f"{'split':8} {what:>7} " + " ".join(f"{k:>7}" for k in kinds) + "   right %" + extra_header]
+    for split in (*SPLITS, "all"):
+        part = [i for i, s in enumerate(splits) if split == "all" or s == split]
+        if part:
+            n = Counter(grades[i] for i in part)
+            lines.append(f"{split:8} {len(part):7} " + " ".join(f"{n[k]:7}" for k in kinds)
+                         + f"   {100 * n['right'] / len(part):6.1f}" + extra(part))
+    return lines
