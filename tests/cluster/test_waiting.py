@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster.conftest import REPO, DevCluster
+from tests.cluster.test_sampler import _held
 
 pytestmark = pytest.mark.cluster
 
@@ -269,11 +270,6 @@ def _jobs_view(tmux: Callable[..., str], job: str | None) -> None:
     if job is None:
         return
     _until(lambda: any(line.startswith(f"│{job} ") for line in pane().splitlines()), 60, "the job's row", pane)
-
-
-def _held(release: Path) -> str:
-    """A job body that runs until the test creates ``release`` (never a duration that races the test)."""
-    return f"while [ ! -e {_quote(str(release))} ]; do sleep 0.5; done"
 
 
 def test_the_app_rings_and_notifies_when_a_job_ends(dev_cluster: DevCluster, jobs: Jobs, tmp_path: Path) -> None:

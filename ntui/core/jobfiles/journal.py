@@ -373,8 +373,7 @@ class JournalState:
             return None  # requeued: the job goes on in its next allocation
         elapsed = self.elapsed_s
         at_limit = time_limit_s is not None and elapsed is not None and elapsed >= time_limit_s - TIME_LIMIT_SLACK_S
-        if (self.signal is None and self.rc in _STOPPED_BY and self.phase == "launch" and at_limit
-                and time_limit_s is not None):
+        if self.signal is None and self.rc in _STOPPED_BY and self.phase == "launch" and at_limit:
             # Slurm's SIGTERM at the limit reached the launch step first: the shell wrote the step's 128+15 before its
             # own trap ran (seen under load). At the limit that status is the time limit's, not the program's.
             return JournalEnd("TIMEOUT", "0:0", f"job: the launch step ended by SIG{_STOPPED_BY[self.rc]} (exit "
@@ -386,7 +385,7 @@ class JournalState:
             return JournalEnd("FAILED", f"{self.rc}:0", f"job: exit status {self.rc}{where}")
         sig = f"SIG{self.signal}" if self.signal else "a signal"
         during = " during the launch step" if self.phase == "launch" else f" ({self.phase})" if self.phase else ""
-        if at_limit and time_limit_s is not None:
+        if at_limit:
             return JournalEnd("TIMEOUT", "0:0", f"job: ended by {sig}{during} after {elapsed} s "
                                                 f"(time limit {time_limit_s} s)")
         return JournalEnd("CANCELLED", "0:0", f"job: ended by {sig}{during}"
