@@ -73,6 +73,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, TypeVar, get_args
 
 from ntui.core.hosts import format_index_ranges
+from ntui.core.logs.lines import NO_PREFIX, Prefix, parse_prefix, read_line
 from ntui.core.logs.signals import fault_cause, is_fault, signal_name, signal_of_word
 from ntui.core.timestamps import iso_stamp, local_epoch
 
@@ -175,6 +176,9 @@ class Finding:
     alike: tuple[int, ...] = ()
     """The other ranks (or srun tasks) the same line names, failed the same way: srun's ``tasks 2-7: Exited with
     exit code 1`` is rank 2 with 3-7 alike."""
+    generic: bool = False
+    """A wrapper or a category, not the cause itself (an abort, NCCL's "invalid usage", a traceback cut before its
+    error, mp.spawn's "process N terminated"): a specific finding of the same tier wins over it."""
 
     @property
     def tier(self) -> int:
@@ -184,47 +188,7 @@ class Finding:
 # ---------------------------------------------------------------------------------------------------------
 # prefixes and timestamps
 
-_PREFIX_RE = re.compile(
-    r"^(?:\[r(?P<merged>\d+)\] )?"
-    r"(?:\s*(?P<label>\d+): )?"
-    # torch elastic's --tee: [<role><local rank>]: (the role is "default" unless --role says), or a log line prefix
-    # template's [<host>:<local rank>]:
-    r"(?:\[(?:(?P<host>[A-Za-z][\w.-]*):(?P<hlocal>\d+)|(?!rank\d)[A-Za-z_][\w-]*?(?P<local>\d+))\]:)?"
-    r"(?:\[rank(?P<rank>\d+)\]:[ ]?)?"
-)
-
-
-class Prefix(NamedTuple):
-    """What a line's launcher prefixes say: the global rank (torch's ``[rank1]:``, srun's ``--label``, ntui's
-    ``[r1] ``), the local rank (torch elastic's ``[default3]:``) and the host (``[nid002:3]:``). (A tuple: one is
-    made per line.)"""
-
-    rank: int | None = None
-    local_rank: int | None = None
-    host: str | None = None
-
-
-_NO_PREFIX = Prefix()
-_PREFIXES: dict[tuple[str | None, str | None, str | None], Prefix] = {}
-
-
-def parse_prefix(line: str) -> tuple[Prefix, str]:
-    """Strip launcher prefixes; return what they say and the rest of the line. ``[rank1]:`` (torch) wins over an
-    srun ``--label`` task id and ntui's ``[r1] ``; ``[default1]:`` is a *local* rank and gives no global one."""
-    if not line or not (line[0] == "[" or line[0] == " " or line[0].isdigit()):  # (most lines: no regex)
-        return _NO_PREFIX, line
-    m = _PREFIX_RE.match(line)
-    if m is None or m.end() == 0:
-        return _NO_PREFIX, line
-    rank = m["rank"] or m["label"] or m["merged"]
-    local = m["local"] or m["hlocal"]
-    said = (rank, local, m["host"])
-    prefix = _PREFIXES.get(said)
-    if prefix is None:  # one per rank and local rank, not one per line
-        prefix = Prefix(int(rank) if rank is not None else None, int(local) if local is not None else None, m["host"])
-        if len(_PREFIXES) < 4096:
-            _PREFIXES[said] = prefix
-    return prefix, line[m.end() :]
+_NO_PREFIX = NO_PREFIX
 
 
 def split_prefix(line: str) -> tuple[int | None, str]:
@@ -286,19 +250,14 @@ _PEER_RE = re.compile(
     re.IGNORECASE,
 )
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
-# a message glued onto the end of another line (no newline between: a tqdm bar, two processes writing at once): where
-# srun's, slurmstepd's, libstdc++'s or Python's own line starts right after other text (not after a space or a colon:
-# torch elastic's "traceback : Traceback (most recent call last):" is one line), a new line starts
-_GLUED_RE = re.compile(
-    r"(?<=[^\s:])"
-    r"(?=srun: error: |slurmstepd(?:-[\w.-]+)?: error: |terminate called |Traceback \(most recent call last\):)")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
 # torch elastic's agent on a worker's end, in its three logging styles: Python's default (``ERROR:torch.distributed.
 # elastic.multiprocessing.api:failed ...``, torch 1.x), ``[<time>] torch.distributed...: [ERROR] failed ...`` (2.1-2.3)
-# and glog (``E0909 14:03:50.013000 <pid> torch/distributed/elastic/multiprocessing/api.py:833] failed ...``): the
+# and glog (``E0909 14:03:50.013000 <pid> torch/distributed/elastic/multiprocessing/api.py:833] failed ...``), or
+# bare where the line reader took the logger's header off: the
 # worker's local rank and exit code on this node, not its global rank
 _ELASTIC_FAILED_RE = re.compile(
-    r"(?:multiprocessing\.api:|multiprocessing\.api: \[ERROR\] |multiprocessing/api\.py:\d+\] )"
+    r"(?:multiprocessing\.api:|multiprocessing\.api: \[ERROR\] |multiprocessing/api\.py:\d+\] |^)"
     r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: \d+\) of binary: (?P<binary>.*)$"
 )
 _SRUN_NODE_FAIL_RE = re.compile(r"^srun: error: Node failure on (?P<node>\S+)")
@@ -317,7 +276,8 @@ _SIG_BANNER_RE = re.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@|received)")
 _ANY_RE = re.compile(
     r"out of memory|OutOfMemory|oom.kill|NCCL|nccl\w+Error|Rendezvous\w*Error|DistStoreError|DistNetworkError"
     r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) "
-    r"|not found\s*$|Permission denied\s*$|No such file or directory|can't open file|failed \(exitcode: ",
+    r"|not found\s*$|Permission denied\s*$|No such file or directory|can't open file|failed \(exitcode: "
+    r"|return code = |terminated with |exited on signal|Process name:|Exit code:",
     re.IGNORECASE,
 )
 # ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
@@ -395,6 +355,7 @@ class _Traceback:
     head: str = _TB_HEADER
     frames: int = 0
     count: int = 1
+    rank_hint: int | None = None  # mp.spawn named the process whose traceback this is
 
 
 @dataclass
@@ -429,6 +390,12 @@ class RankDetector:
         self._cf: _ChildFailed | None = None
         self._last_kind_line: dict[tuple[int | str | None, str], int] = {}
         self.findings: list[Finding] = []
+        #: what a line said of the lines after it: Open MPI's box names the rank above its exit code, NCCL's
+        #: "Last error:" comes above the specific cause, mp.spawn's "-- Process N terminated with the following
+        #: error:" above that process's traceback
+        self.pending_rank: int | None = None
+        self.last_error_next = False
+        self.spawn_rank: int | None = None
         #: a pasted log's artefact remover for each line (``> `` quotes, line numbers, indentation), or None
         self.unpaste: Callable[[str], str] | None = None
 
@@ -439,6 +406,8 @@ class RankDetector:
         self._cf = None
         self._last_kind_line.clear()
         self.findings = []
+        self.pending_rank = self.spawn_rank = None
+        self.last_error_next = False
 
     # -- feeding --------------------------------------------------------------------------------------
 
@@ -476,14 +445,9 @@ class RankDetector:
         raw = line.rstrip("\r\n")
         if self.unpaste is not None:
             raw = self.unpaste(raw)
-        prefix, text = parse_prefix(raw)
-        if not ("error: " in text or "terminate called" in text or "Traceback (" in text):  # (no glue: the cost)
-            return self._keep(self._feed_text(prefix, text, time))
         out: list[Finding] = []
-        for i, piece in enumerate(_GLUED_RE.split(text)):  # each message glued onto another: its own line
-            # (same line number); srun's and slurmstepd's own words are no rank's, whatever prefix the line had
-            own = i == 0 or not piece.startswith(("srun: ", "slurmstepd"))
-            out.extend(self._feed_text(prefix if own else _NO_PREFIX, piece, time))
+        for msg in read_line(raw):  # each message of the line (glued, collapsed) with what its prefixes said
+            out.extend(self._feed_text(msg.prefix, msg.text, time))
         return self._keep(out)
 
     def _feed_text(self, prefix: Prefix, text: str, time: float | None) -> list[Finding]:
@@ -507,12 +471,22 @@ class RankDetector:
         if text.startswith(_TB_HEADER):
             self._tb[key] = _Traceback(
                 start_line_no=self._line_no,
-                header_time=parse_line_time(text, year=self._year),
+                header_time=parse_line_time(text, year=self._year) or prefix.time,
                 header_given_time=time,
                 header_seq=self._seq,
+                rank_hint=self.spawn_rank,
             )
+            self.spawn_rank = None
             self._tb[key].lines.append(text)
             return out
+
+        if self.last_error_next:
+            self._line_level(text, prefix_rank, time, out, (LAST_ERROR,))
+            return out
+        if text.endswith("Last error:"):
+            self.last_error_next = True
+        elif text.startswith("-- Process ") and (sp := _SPAWN_ERROR_RE.match(text)) is not None:
+            self.spawn_rank = int(sp["rank"])
 
         if "ChildFailedError" in text and not text.lstrip().startswith(("File ", "raise ")):
             self._cf = _ChildFailed()
@@ -573,9 +547,12 @@ class RankDetector:
         signal: str | None = None,
         local_rank: int | None = None,
         alike: tuple[int, ...] = (),
+        generic: bool = False,
     ) -> Finding:
         when: float | None
         src: TimeSource
+        if line_time is None:
+            line_time = self._prefix.time  # a logger's or a CI runner's timestamp, taken off with the prefix
         if line_time is not None:
             when, src = line_time, "line"
         elif given_time is not None:
@@ -600,6 +577,7 @@ class RankDetector:
             signal=signal,
             local_rank=local_rank if local_rank is not None else said.local_rank,
             alike=alike,
+            generic=generic or _is_generic(kind, first_line),
         )
 
     def _feed_traceback(
@@ -637,6 +615,12 @@ class RankDetector:
         if line_time is None:
             line_time = tb.header_time
         kind = _classify_exception(text)
+        rank, sig = None, None
+        if prefix_rank is None and tb.rank_hint is not None:
+            rank = tb.rank_hint
+        if (sm := _SPAWN_EXIT_RE.search(text)) is not None:  # mp.spawn's report of another process's end
+            spawn = _spawn_hit(self, sm, text, prefix_rank, None)
+            kind, rank, sig = spawn.kind, spawn.rank, spawn.signal
         excerpt = (tb.head, *tb.lines) if tb.lines and tb.lines[0] != tb.head else tuple(tb.lines)
         out.append(
             self._finding(
@@ -649,89 +633,31 @@ class RankDetector:
                 excerpt,
                 tb.start_line_no,
                 from_tb=True,
+                rank=rank,
+                signal=sig,
             )
         )
         self._last_kind_line[(key, kind)] = self._line_no
         self._last_kind_line[("*", kind)] = self._line_no
         return True
 
-    def _line_level(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding]) -> None:
+    def _line_level(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding],
+                    rows: Sequence[Detector] | None = None) -> None:
+        """A line outside a traceback: the first row of :data:`DETECTORS` that matches it says what it is."""
         level = _glog_level(text)
         if level in ("I", "W"):
             return  # info / warning (e.g. "retrying"): not a failure
-        line_time = parse_line_time(text, year=self._year)
-        kind: str | None = None
-        node: str | None = None
-        rank: int | None = None
-        task: int | None = None
-        sig: str | None = None
-        local: int | None = None
-        alike: tuple[int, ...] = ()
-        from_tb = False
-        m = _SRUN_RE.match(text)
-        m2 = _STEPD_CANCEL_RE.search(text) if m is None else None
-        m3 = _SRUN_NODE_FAIL_RE.match(text) if m is None and m2 is None else None
-        if m is not None:
-            node = m["node"]
-            ids = _task_ids(m["tasks"])
-            if ids:  # "tasks 2-7,9": the first, the others alike
-                alike = ids[1:]
-                if self.task_is_rank:
-                    rank = ids[0]
-                else:
-                    task = ids[0]
-            what = m["what"].lower()
-            if "out of memory" in what or "oom" in what:
-                kind = "oom_kill"
-            elif "exited with exit code" in what:
-                kind = "srun_exit"
-            else:  # Aborted, Segmentation fault, Killed (a fault); Terminated, ... (stopped)
-                sig = signal_of_word(m["what"])
-                kind = "rank_signal" if is_fault(sig) else "signal"
-        elif m3 is not None:  # srun names the node that failed (slurmstepd names the batch host)
-            node = m3["node"]
-            kind = "node_failure"
-        elif m2 is not None:
-            node = m2["node"]
-            reason = (m2["reason"] or "").upper()
-            at = m2["at"]
-            line_time = parse_line_time(at.replace("T", " "), year=self._year) or line_time
-            if "TIME LIMIT" in reason:
-                kind = "time_limit"
-            elif "NODE FAIL" in reason:
-                kind = "node_failure"
-            else:
-                kind = "cancelled"
-        elif (own := self._own_signal(text)) is not None:
-            sig = own
-            keys = (prefix_rank, "*") if prefix_rank is None else (prefix_rank,)
-            after_peer = any(0 <= self._line_no - self._last_kind_line.get((k, p), -_DEDUP_LINES) < _DEDUP_LINES
-                             for p in _AFTER_PEERS for k in keys)
-            kind = "signal" if after_peer else "rank_signal"  # NCCL's watchdog aborts after its timeout
-            from_tb = not after_peer and text.startswith("Fatal Python error")  # faulthandler's stack follows
-        elif (ef := _ELASTIC_FAILED_RE.search(text)) is not None:
-            code, local = int(ef["code"]), int(ef["local"])
-            if code < 0:  # a signal: a fault is the worker's own, a stop its agent's or Slurm's
-                sig = signal_name(code)
-                kind = "rank_signal" if is_fault(sig) else "signal"
-            else:
-                kind = "child_failed"
-        elif _NOT_FOUND_RE.match(text):
-            kind = "not_found"
-        elif _OOM_KILL_RE.search(text):
-            kind = "oom_kill"
-        elif _OOM_RE.search(text):
-            kind = "oom"
-        elif _NCCL_TIMEOUT_RE.search(text):
-            kind = "nccl_timeout"
-        elif _NCCL_ERR_RE.search(text):
-            if level is None and not re.search(r"error|fail", text, re.IGNORECASE):
-                return
-            kind = "nccl"
-        elif _DIST_TIMEOUT_RE.search(text):
-            kind = "dist_timeout"
-        if kind is None:
+        hit: Hit | None = None
+        for row in DETECTORS if rows is None else rows:
+            m = row.find(text)
+            if m is not None:
+                hit = row.hit(self, m, text, prefix_rank, level)
+                if hit is not None:
+                    break
+        if hit is None:
             return
+        kind, rank, task, local = hit.kind, hit.rank, hit.task, hit.local
+        line_time = hit.line_time if hit.line_time is not None else parse_line_time(text, year=self._year)
         dedup_key: tuple[int | str | None, str] = (prefix_rank if rank is None else rank, kind)
         if task is not None:
             dedup_key = (f"task{task}", kind)
@@ -742,7 +668,7 @@ class RankDetector:
             last = self._last_kind_line.get(("*", kind), last)
         if (
             kind not in ("srun_exit", "signal", "oom_kill", "rank_signal")
-            and not (m2 is not None and m2["scope"] == "JOB")  # the job-level word is never a repeat
+            and not hit.job_level  # the job-level word is never a repeat
             and last is not None
             and (0 <= self._line_no - last < _DEDUP_LINES)
         ):
@@ -760,28 +686,25 @@ class RankDetector:
                 (text,),
                 self._line_no,
                 rank=rank,
-                node=node,
+                node=hit.node,
                 task=task,
-                signal=sig,
-                from_tb=from_tb,
+                signal=hit.signal,
+                from_tb=hit.from_tb,
                 local_rank=local,
-                alike=alike,
+                alike=hit.alike,
+                generic=hit.generic,
             )
         )
 
-    @staticmethod
-    def _own_signal(text: str) -> str | None:
-        """The fault signal a rank's own last line announces (faulthandler, terminate, glog/absl), else None."""
-        fatal = _FATAL_RE.match(text)
-        if fatal is not None:
-            sig = signal_of_word(fatal["what"])
-            return sig if is_fault(sig) else None
-        if _TERMINATE_RE.match(text):
-            return "SIGABRT"  # std::terminate calls abort()
-        banner = _SIG_BANNER_RE.match(text)
-        if banner is not None and is_fault(banner["sig"]):
-            return str(banner["sig"])
-        return None
+    def after_peer(self, prefix_rank: int | None) -> bool:
+        """Whether this rank (or, unprefixed, any) said a peer went away or a collective timed out lately."""
+        keys = (prefix_rank, "*") if prefix_rank is None else (prefix_rank,)
+        return any(0 <= self._line_no - self._last_kind_line.get((k, p), -_DEDUP_LINES) < _DEDUP_LINES
+                   for p in _AFTER_PEERS for k in keys)
+
+    @property
+    def year(self) -> int | None:
+        return self._year
 
     def _feed_child_failed(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding]) -> bool:
         """Parse torchrun's summary block; return True when the block ended (line not consumed)."""
@@ -877,6 +800,199 @@ class RankDetector:
                 from_tb=from_tb,
             )
         )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the detector table: what a line outside a traceback says, one row per form
+
+
+class Hit(NamedTuple):
+    """What a detector row read off a line."""
+
+    kind: str
+    node: str | None = None
+    rank: int | None = None
+    task: int | None = None
+    signal: str | None = None
+    local: int | None = None
+    alike: tuple[int, ...] = ()
+    line_time: float | None = None
+    from_tb: bool = False
+    generic: bool = False
+    job_level: bool = False  # slurmstepd's JOB-level word: never a repeat of a STEP's
+
+
+@dataclass(frozen=True)
+class Detector:
+    """One form of failure line: its name, the kinds it gives, how it is found (a compiled pattern's ``match`` or
+    ``search``, or any function of the text) and what it reads off the match (None: not a failure after all)."""
+
+    name: str
+    kinds: tuple[str, ...]
+    find: Callable[[str], re.Match[str] | None]
+    hit: Callable[[RankDetector, re.Match[str], str, int | None, str | None], Hit | None]
+
+
+def _srun_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    ids = _task_ids(m["tasks"])
+    rank = task = None
+    if ids:  # "tasks 2-7,9": the first, the others alike
+        rank, task = (ids[0], None) if det.task_is_rank else (None, ids[0])
+    what = m["what"].lower()
+    if "out of memory" in what or "oom" in what:
+        return Hit("oom_kill", m["node"], rank, task, alike=ids[1:])
+    if "exited with exit code" in what:
+        return Hit("srun_exit", m["node"], rank, task, alike=ids[1:])
+    sig = signal_of_word(m["what"])  # Aborted, Segmentation fault, Killed (a fault); Terminated, ... (stopped)
+    return Hit("rank_signal" if is_fault(sig) else "signal", m["node"], rank, task, sig, alike=ids[1:])
+
+
+def _cancel_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    reason = (m["reason"] or "").upper()
+    when = parse_line_time(m["at"].replace("T", " "), year=det.year)
+    kind = "time_limit" if "TIME LIMIT" in reason else "node_failure" if "NODE FAIL" in reason else "cancelled"
+    return Hit(kind, m["node"], line_time=when, job_level=m["scope"] == "JOB")
+
+
+def _own_signal(text: str) -> re.Match[str] | None:
+    """The rank's own last words before a fault signal killed it (faulthandler, terminate, glog/absl)."""
+    return _FATAL_RE.match(text) or _TERMINATE_RE.match(text) or _SIG_BANNER_RE.match(text)
+
+
+def _own_signal_hit(det: RankDetector, m: re.Match[str], text: str, rank: int | None, _l: str | None) -> Hit | None:
+    groups = m.groupdict()
+    if "what" in groups:
+        sig = signal_of_word(groups["what"])
+    elif "sig" in groups:
+        sig = groups["sig"]
+    else:
+        sig = "SIGABRT"  # std::terminate calls abort()
+    if not is_fault(sig):
+        return None
+    after = det.after_peer(rank)  # NCCL's watchdog aborts after its timeout: a consequence
+    return Hit("signal" if after else "rank_signal", signal=sig,
+               from_tb=not after and text.startswith("Fatal Python error"))
+
+
+def _exit_code_hit(code: int, local: int | None = None, rank: int | None = None, node: str | None = None) -> Hit:
+    """A launcher's report of a worker's exit: a negative code (or 128+N from a shell) is a signal."""
+    if code < 0:  # a signal: a fault is the worker's own, a stop its agent's or Slurm's
+        sig = signal_name(code)
+        return Hit("rank_signal" if is_fault(sig) else "signal", node, rank, signal=sig, local=local)
+    return Hit("child_failed", node, rank, local=local)
+
+
+def _elastic_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    return _exit_code_hit(int(m["code"]), local=int(m["local"]))
+
+
+def _spawn_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    if m["sig"]:
+        sig = m["sig"]
+        return Hit("rank_signal" if is_fault(sig) else "signal", rank=int(m["rank"]), signal=sig)
+    return Hit("child_failed", rank=int(m["rank"]))
+
+
+def _mpi_signal_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    sig = signal_name(-int(m["sig"]))
+    return Hit("rank_signal" if is_fault(sig) else "signal", m["node"], int(m["rank"]), signal=sig)
+
+
+def _mpi_exit_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit | None:
+    det.pending_rank = int(m["rank"])  # Open MPI's box: "Process name: [[jobid,1],rank]", its exit code below
+    return None
+
+
+def _mpi_code_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit | None:
+    rank, det.pending_rank = det.pending_rank, None
+    return None if rank is None else _exit_code_hit(int(m["code"]), rank=rank)
+
+
+def _kind(kind: str) -> Callable[[RankDetector, re.Match[str], str, int | None, str | None], Hit]:
+    def hit(_d: RankDetector, _m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+        return Hit(kind)
+    return hit
+
+
+def _nccl_hit(_d: RankDetector, _m: re.Match[str], text: str, _r: int | None, level: str | None) -> Hit | None:
+    if level is None and not re.search(r"error|fail", text, re.IGNORECASE):
+        return None  # a ProcessGroupNCCL line that says no error
+    return Hit("nccl")
+
+
+def _last_error_hit(det: RankDetector, _m: re.Match[str], text: str, _r: int | None, _l: str | None) -> Hit | None:
+    """The line after NCCL's ``Last error:``: the specific cause under its category."""
+    det.last_error_next = False
+    return Hit("nccl") if text.strip() else None
+
+
+_DEEPSPEED_RE = re.compile(r"exits with return code = (?P<code>-?\d+)(?:.*?--local_rank=(?P<local>\d+))?"
+                           r"|--local_rank=(?P<l2>\d+).*exits with return code = (?P<c2>-?\d+)")
+_SPAWN_ERROR_RE = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
+_SPAWN_EXIT_RE = re.compile(r"process (?P<rank>\d+) terminated with (?:exit code \d+|signal (?P<sig>SIG[A-Z]+))")
+_MPI_SIGNAL_RE = re.compile(
+    r"process rank (?P<rank>\d+) with PID \d+ on node (?P<node>\S+) exited on signal (?P<sig>\d+)")
+_MPI_NAME_RE = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(?P<rank>\d+)\]")
+_MPI_CODE_RE = re.compile(r"^\s*Exit code:\s*(?P<code>-?\d+)")
+_NCCL_WARN_RE = re.compile(r"\bNCCL WARN (?P<what>.+)")
+_NCCL_SPECIFIC_RE = re.compile(r"Duplicate GPU detected|Cuda failure|NET/\w+ ?:|Call to \w+ failed|"
+                               r"Connection (?:refused|timed out)|Error: failed to|no route to host", re.IGNORECASE)
+
+
+def _deepspeed_norm(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    code = m["code"] if m["code"] is not None else m["c2"]
+    local = m["local"] if m["local"] is not None else m["l2"]
+    return _exit_code_hit(int(code), local=int(local) if local else None)
+
+
+def _always(text: str) -> re.Match[str] | None:
+    return _EMPTY_RE.match(text)
+
+
+_EMPTY_RE = re.compile("")
+
+#: Every form of failure line outside a traceback, tried in this order; the first that matches and reads a hit
+#: says what the line is. A new form is one row here (and a test).
+DETECTORS: tuple[Detector, ...] = (
+    Detector("srun-task", ("oom_kill", "srun_exit", "rank_signal", "signal"), _SRUN_RE.match, _srun_hit),
+    Detector("slurmstepd-cancel", ("time_limit", "node_failure", "cancelled"), _STEPD_CANCEL_RE.search, _cancel_hit),
+    Detector("srun-node-failure", ("node_failure",), _SRUN_NODE_FAIL_RE.match,
+             lambda _d, m, _t, _r, _l: Hit("node_failure", m["node"])),
+    Detector("own-last-words", ("rank_signal", "signal"), _own_signal, _own_signal_hit),
+    Detector("elastic-agent", ("rank_signal", "signal", "child_failed"), _ELASTIC_FAILED_RE.search, _elastic_hit),
+    Detector("deepspeed-launcher", ("rank_signal", "signal", "child_failed"), _DEEPSPEED_RE.search, _deepspeed_norm),
+    Detector("mp-spawn-exit", ("rank_signal", "signal", "child_failed"), _SPAWN_EXIT_RE.search, _spawn_hit),
+    Detector("mpirun-signal", ("rank_signal", "signal"), _MPI_SIGNAL_RE.search, _mpi_signal_hit),
+    Detector("mpirun-name", (), _MPI_NAME_RE.match, _mpi_exit_hit),
+    Detector("mpirun-exit", ("child_failed", "rank_signal", "signal"), _MPI_CODE_RE.match, _mpi_code_hit),
+    Detector("not-found", ("not_found",), _NOT_FOUND_RE.match, _kind("not_found")),
+    Detector("oom-kill", ("oom_kill",), _OOM_KILL_RE.search, _kind("oom_kill")),
+    Detector("cuda-oom", ("oom",), _OOM_RE.search, _kind("oom")),
+    Detector("nccl-timeout", ("nccl_timeout",), _NCCL_TIMEOUT_RE.search, _kind("nccl_timeout")),
+    Detector("nccl-warn", ("nccl",), _NCCL_WARN_RE.search, _kind("nccl")),
+    Detector("nccl-error", ("nccl",), _NCCL_ERR_RE.search, _nccl_hit),
+    Detector("dist-timeout", ("dist_timeout",), _DIST_TIMEOUT_RE.search, _kind("dist_timeout")),
+)
+#: the row a line gets when the one before it was NCCL's ``Last error:``
+LAST_ERROR = Detector("nccl-last-error", ("nccl",), _always, _last_error_hit)
+
+#: categories and wrappers: a finding whose line says only one of these is generic (:attr:`Finding.generic`)
+_GENERIC_RE = re.compile(
+    r"invalid usage|unhandled system error|internal error|unhandled cuda error|remote process exited"
+    r"|ProcessRaisedException|ChildFailedError|CalledProcessError|Caught \w+ in replica|\(incomplete\)$"
+    r"|process \d+ terminated with|NCCL communicator was aborted|DistBackendError: NCCL error in",
+    re.IGNORECASE)
+
+
+def _is_generic(kind: str, line: str) -> bool:
+    """A signal names no cause of its own (the ``what()`` under a ``terminate called``, the OOM before an abort may);
+    nor does a category or a wrapper (:data:`_GENERIC_RE`) unless the line also says the specific cause."""
+    if kind in ("rank_signal", "signal"):
+        return True
+    if kind in ("nccl", "traceback", "child_failed") and _NCCL_SPECIFIC_RE.search(line):
+        return False
+    return _GENERIC_RE.search(line) is not None
+
 
 
 def scan_lines(
@@ -1052,7 +1168,15 @@ def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
     else:
         limit = earliest.time + window_s
         pool = [f for f in findings if f.time is None or f.time <= limit]
-    return min(pool, key=lambda f: (f.tier, 0 if f.from_traceback else 1, *_order_key(f)))
+    return min(pool, key=lambda f: (_weight(f), 0 if f.from_traceback else 1, *_order_key(f)))
+
+
+def _weight(f: Finding) -> float:
+    """A finding's tier as the choice weighs it: a generic one (a wrapper, a category) after the specific ones of
+    its tier; a traceback cut before its error after the timeouts (it says no cause; the timeout may)."""
+    if not f.generic:
+        return f.tier
+    return f.tier + (1.5 if f.first_line.endswith("(incomplete)") else 0.5)
 
 
 _MODULE_RE = re.compile(r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<module>[^']+)'")

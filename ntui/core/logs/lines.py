@@ -1,0 +1,247 @@
+"""The line reader: one log line as its messages, each with what its prefixes said (rank, local rank, host, time).
+
+Triage, progress and the log pane read lines that launchers, loggers, CI systems and users' pastes have wrapped
+in their own ways. One reader takes those wrappings off, wherever they stand on the line, and keeps what they
+say as evidence:
+
+* **several messages on one line**: the segments of a ``\\r``-joined line (a bar redrawn, then an error); a
+  message glued onto the end of another with no newline between (two processes writing at once, a paste that
+  lost the newline): where srun's, slurmstepd's, libstdc++'s, torch's, NCCL's or Python's own message starts
+  right after other text, a new message starts; a paste whose newlines became runs of spaces (a long line with
+  several runs of four or more) is split at the runs, a traceback's indentation given back;
+* **prefixes**, taken off one after another at the start of the message, each a row of :data:`PREFIXES` (its
+  pattern and what it says): a CI runner's UTC timestamp, a pytest node id and pytest's ``E   `` marker, a
+  logger's ``[<time>] <name>: [LEVEL]`` header, torch's ``[rankN]:``, torch elastic's ``[default3]:`` and
+  ``[<host>:3]:``, srun's ``--label`` ``3:``, Open MPI's ``[1,3]<stdout>:``, Ray's ``(pid=.., rank=3)``, NCCL's
+  ``host:pid:tid [dev]``, pdsh's (the DeepSpeed launcher's) ``host:``, ntui's merged view ``[r3]``;
+* **cut lines**: a message that ends in an ellipsis, a ``[truncated]`` mark or the display cap's ``… [+N bytes]``
+  is marked :attr:`Message.cut`: what it says is only its start.
+
+A message keeps the glog and Python logging forms that say a level (``E0909 14:03:50.01 ...``,
+``ERROR:torch...``): those are the detectors' to read. Pure; :func:`read_line` is called once per line, so
+ordinary lines cost one character test each (no prefix) and a few substring tests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ntui.core.timestamps import iso_stamp
+
+__all__ = [
+    "PREFIXES",
+    "Message",
+    "Prefix",
+    "PrefixRow",
+    "glued_pieces",
+    "parse_prefix",
+    "read_line",
+    "uncollapse",
+]
+
+
+class Prefix(NamedTuple):
+    """What a line's prefixes say: the global rank (torch's ``[rank1]:``, srun's ``--label``, Open MPI's
+    ``[1,3]``, Ray's ``rank=3``, ntui's ``[r1]``), the local rank (torch elastic's ``[default3]:``, NCCL's
+    ``[dev]``), the host and the time the prefix printed (epoch seconds, local time). (A tuple: one per line.)"""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    time: float | None = None
+
+
+NO_PREFIX = Prefix()
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a line: its text without prefixes, what they said, and whether the line was cut."""
+
+    text: str
+    prefix: Prefix = NO_PREFIX
+    cut: bool = False
+
+
+class PrefixRow(NamedTuple):
+    """One prefix form: its name, the pattern that matches it at the start of a message, and what its groups
+    say (``rank``, ``local``, ``host``, ``time``: a group of that name; ``time`` read by :func:`iso_stamp`)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    # (the first character a message must start with for the pattern to be tried: the cheap test; "" any)
+    first: str = ""
+
+
+_HOST = r"[A-Za-z][\w-]*\d[\w.-]*|\d{1,3}(?:\.\d{1,3}){3}"
+#: words that look like a host before a colon but are a program's own words (``rank0: ...``, ``epoch3: ...``)
+_NOT_HOSTS = re.compile(r"(?i)^(?:rank|task|step|epoch|iter|gpu|cuda|device|dev|line|layer|worker_?id|slurmstepd"
+                        r"|block|stage|batch|loss|cpu|proc|thread|tid|pid)")
+
+PREFIXES: tuple[PrefixRow, ...] = (
+    # GitHub Actions and other CI runners: a UTC timestamp before every line
+    PrefixRow("ci-time", re.compile(r"(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ")),
+    # pytest: a node id before the first line of a test's output, its "E   " before each line of a failure
+    PrefixRow("pytest-node", re.compile(r"[\w./-]+\.py::[\w\[\]:.,-]+ "), ""),
+    PrefixRow("pytest-e", re.compile(r"E {7}|E {1,6}(?=\S)"), "E"),
+    # torch's [rank1]:, torch elastic's --tee [default3]: / [<host>:3]:, srun's --label 3:, ntui's [r3]
+    PrefixRow("ntui-merged", re.compile(r"\[r(?P<rank>\d+)\] "), "["),
+    PrefixRow("torch-rank", re.compile(r"\[rank(?P<rank>\d+)\]:[ ]?"), "["),
+    PrefixRow("elastic-host", re.compile(r"\[(?P<host>[A-Za-z][\w.-]*):(?P<local>\d+)\]:[ ]?"), "["),
+    PrefixRow("elastic-role", re.compile(r"\[(?!rank\d)[A-Za-z_][\w-]*?(?P<local>\d+)\]:[ ]?"), "["),
+    PrefixRow("srun-label", re.compile(r"\s*(?P<rank>\d+): "), ""),
+    # Open MPI's --tag-output: [jobid,rank]<stdout>:
+    PrefixRow("mpi-tag", re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?"), "["),
+    # Ray's worker prefix: (RayTrainWorker pid=4121, ip=10.0.0.3) or (head, rank=0, pid=4121)
+    PrefixRow("ray", re.compile(r"\((?:[\w-]+(?:, | ))?(?:rank=(?P<rank>\d+), )?pid=\d+(?:, ip=[\d.]+)?\) "), "("),
+    # a logger's header: [2024-05-01 12:00:00,123] torch.distributed.run: [ERROR] , or the DeepSpeed launcher's
+    # [2024-05-01 12:00:00,123] [ERROR] [launch.py:321:sigkill_handler]
+    PrefixRow("logger", re.compile(
+        r"\[(?P<time>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] (?:[\w.]+: )?"
+        r"\[(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\] (?:\[[\w.]+:\d+:\w+\] )?"), "["),
+    # NCCL's own: host:pid:tid [device]
+    PrefixRow("nccl", re.compile(r"(?P<host>[A-Za-z][\w.-]*):\d+:\d+ \[(?P<local>\d+)\] "), ""),
+    # pdsh (the DeepSpeed launcher's multi-node runner) and mpirun's per-host output: host:
+    PrefixRow("host", re.compile(rf"(?P<host>{_HOST}): (?=\S)"), ""),
+)
+
+_HOST_COLON = re.compile(rf"(?:{_HOST}): |(?:{_HOST}):\d+:\d+ \[")
+_MAX_PREFIXES = 8
+_CACHE: dict[tuple[int | None, int | None, str | None], Prefix] = {}
+
+
+def _may_have_prefix(line: str) -> bool:
+    c = line[0]
+    if c in "[( " or c.isdigit():
+        return True
+    # a letter starts a host, a pytest node id or "E   ": only when a colon or "::" comes early
+    if c == "E" and line.startswith("E  "):
+        return True
+    head = line[:80]
+    return c.isalpha() and ":" in head and (".py::" in head or _HOST_COLON.match(head) is not None)
+
+
+def parse_prefix(line: str) -> tuple[Prefix, str]:
+    """Take every known prefix off the start of ``line`` (:data:`PREFIXES`, again and again: a timestamp before
+    ``[rank1]:`` before a logger's header); return what they said and the rest. torch's ``[rankN]:`` wins over an
+    srun label and ntui's ``[rN]``; of the times said the innermost is kept (the program's own)."""
+    if not line or not _may_have_prefix(line):
+        return NO_PREFIX, line
+    rank: int | None = None
+    rank_torch = False
+    local: int | None = None
+    host: str | None = None
+    when: float | None = None
+    rest = line
+    for _ in range(_MAX_PREFIXES):
+        if not rest:
+            break
+        for row in PREFIXES:
+            if row.first and rest[0] != row.first:
+                continue
+            m = row.pattern.match(rest)
+            if m is None or m.end() == 0:
+                continue
+            said = m.groupdict()
+            if row.name == "host" and _NOT_HOSTS.match(said["host"] or ""):
+                continue
+            if row.name == "srun-label" and rank is not None:
+                continue  # "3: " after a rank was said is the program's own text
+            if said.get("rank") is not None and (rank is None or (row.name == "torch-rank" and not rank_torch)):
+                rank = int(said["rank"])
+                rank_torch = row.name == "torch-rank"
+            if said.get("local") is not None and local is None:
+                local = int(said["local"])
+            if said.get("host") is not None and host is None:
+                host = said["host"]
+            if said.get("time") is not None:  # the innermost: the program's own over a CI runner's
+                when = iso_stamp(said["time"].replace("T", " ").rstrip("Z"), 40)
+            rest = rest[m.end():]
+            break
+        else:
+            break
+    if rest is line:
+        return NO_PREFIX, line
+    if when is not None:
+        return Prefix(rank, local, host, when), rest
+    key = (rank, local, host)
+    prefix = _CACHE.get(key)
+    if prefix is None:  # one per rank, local rank and host, not one per line
+        prefix = Prefix(rank, local, host)
+        if len(_CACHE) < 4096:
+            _CACHE[key] = prefix
+    return prefix, rest
+
+
+# a message glued onto the end of another line (no newline between): where srun's, slurmstepd's, libstdc++'s,
+# torch's, NCCL's or Python's own message starts right after other text (not after a space or a colon: torch
+# elastic's "traceback : Traceback (most recent call last):" is one line), a new message starts
+_GLUED_RE = re.compile(
+    r"(?<=[^\s:])"
+    r"(?=srun: error: |slurmstepd(?:-[\w.-]+)?: error: |terminate called |Traceback \(most recent call last\):"
+    r"|\[rank\d+\]:|(?:WARNING|ERROR|CRITICAL):torch\.|\[E ProcessGroupNCCL|\[E\d{3,4} \d\d:)")
+_GLUE_HINTS = ("error: ", "terminate called", "Traceback (", "[rank", ":torch.", "[E")
+_CUT_ENDS = ("…", "...", "[truncated]", "(truncated)")
+_CAP_RE = re.compile(r" … \[\+\d+ bytes\]$")
+_RUN_RE = re.compile(r" {4,}")
+_COLLAPSED_MIN = 200  # a line this long with ...
+_COLLAPSED_RUNS = 3  # ... this many runs of four spaces or more is a paste whose newlines became spaces
+
+
+def uncollapse(text: str) -> list[str]:
+    """A paste whose newlines became runs of spaces, as its lines: split at each run of four spaces or more, a
+    traceback's ``File`` line indented by two and its source line by four, as Python prints them."""
+    parts = [p for p in _RUN_RE.split(text) if p]
+    out: list[str] = []
+    after_file = False
+    for p in parts:
+        if p.startswith('File "'):
+            out.append("  " + p)
+            after_file = True
+        elif after_file:
+            out.append("    " + p)
+            after_file = False
+        else:
+            out.append(p)
+    return out
+
+
+def glued_pieces(text: str) -> list[str]:
+    """One line's messages: its ``\\r`` segments, each split where a known message starts glued onto other text,
+    and a collapsed paste split back into its lines."""
+    segments = [s for s in text.split("\r") if s.strip()] if "\r" in text else [text]
+    out: list[str] = []
+    for seg in segments:
+        if len(seg) >= _COLLAPSED_MIN and seg.count("    ") >= _COLLAPSED_RUNS and _RUN_RE.search(seg.strip()):
+            parts = uncollapse(seg)
+        else:
+            parts = [seg]
+        for part in parts:
+            if any(h in part for h in _GLUE_HINTS):
+                out.extend(p for p in _GLUED_RE.split(part) if p)
+            else:
+                out.append(part)
+    return out or [text]
+
+
+def _is_cut(text: str) -> bool:
+    end = text.rstrip()
+    return end.endswith(_CUT_ENDS) or _CAP_RE.search(end) is not None
+
+
+def read_line(line: str) -> list[Message]:
+    """A line (cleaned, without its newline) as its messages, each with its prefixes taken off and what they said.
+    A message glued after another keeps the line's prefix, except srun's and slurmstepd's own words (no rank's)."""
+    if "\r" not in line and len(line) < _COLLAPSED_MIN and not any(h in line for h in _GLUE_HINTS):
+        prefix, text = parse_prefix(line)
+        return [Message(text, prefix, _is_cut(text) if text[-1:] in ".…]" else False)]
+    prefix, text = parse_prefix(line)
+    out: list[Message] = []
+    for i, piece in enumerate(glued_pieces(text)):
+        own_prefix, rest = parse_prefix(piece) if i else (NO_PREFIX, piece)
+        said = own_prefix if own_prefix is not NO_PREFIX else (
+            prefix if i == 0 or not rest.startswith(("srun: ", "slurmstepd")) else NO_PREFIX)
+        out.append(Message(rest, said, _is_cut(rest)))
+    return out
