@@ -421,5 +421,8 @@ def test_detector_never_raises(text_lines: list[str]) -> None:
 def test_every_finding_kind_is_written_once_and_has_its_tier() -> None:
     from ntui.core.logs import triage as t
 
-    assert len(set(t.KINDS)) == len(t.KINDS) == 15
+    assert len(set(t.KINDS)) == len(t.KINDS) == 16
     assert set(t._TIERS) == set(t.KINDS) and all(t.tier_of(k) in (0, 1, 2, 3) for k in t.KINDS)
+    # the detector table gives only those kinds, each row named once
+    assert all(set(row.kinds) <= set(t.KINDS) for row in (*t.DETECTORS, t.LAST_ERROR))
+    assert len({row.name for row in t.DETECTORS}) == len(t.DETECTORS)

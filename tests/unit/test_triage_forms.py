@@ -75,10 +75,13 @@ def test_the_root_causes_traceback_holds_the_real_error_when_the_workers_output_
     log has: its ``traceback :`` ends in the worker's exception, which is the finding (not "exited with exitcode 1")."""
     lines = (torch_dir / "record-raise-redirects.out").read_text().splitlines()
     assert not any(ln.startswith(("[rank1]", "[default1]")) for ln in lines)
-    found = [f for f in scan_lines(lines) if f.rank == 1]
+    found = [f for f in scan_lines(lines) if f.rank == 1 and f.kind != "child_failed"]
     assert [(f.kind, f.first_line, f.local_rank) for f in found] == [
         ("traceback", "ValueError: rank 1 fails on purpose", 1)]
     assert found[0].from_traceback and found[0].excerpt[-1].strip() == "ValueError: rank 1 fails on purpose"
+    # the agent's own line names local rank 1; torchrun's banner said max_nodes 1, so that is rank 1 too
+    agent = [f for f in scan_lines(lines) if f.kind == "child_failed" and "local_rank: 1" in f.first_line]
+    assert agent and all((f.rank, f.local_rank) == (1, 1) for f in agent)
 
 
 def test_the_agents_failed_line_in_every_logging_style_gives_the_local_rank_and_the_exit() -> None:
@@ -108,8 +111,9 @@ def test_a_global_rank_from_the_summary_wins_over_the_agents_local_one(torch_dir
     polled first), the summary's root cause (global rank 1) after it."""
     lines = (torch_dir / "kill-tee.out").read_text().splitlines()
     found = scan_lines(lines)
-    assert any(f.rank is None and f.local_rank is not None and f.kind in ("rank_signal", "child_failed")
-               for f in found)
+    # the agent's line names a local rank; the banner's max_nodes 1 makes it that global rank
+    assert any(f.rank == f.local_rank is not None and f.kind in ("rank_signal", "child_failed") and
+               "local_rank:" in f.first_line for f in found)
     first = triage(found).first
     assert first is not None and (first.rank, first.local_rank, first.signal) == (1, 1, "SIGKILL")
 

@@ -21,7 +21,7 @@ from ntui.core.jobfiles.lognames import LogPaths, RankLogs, rank_log_paths
 from ntui.core.logs.paste import SAMPLE_LINES, unpaster
 from ntui.core.logs.tail import FileTail
 from ntui.core.logs.triage import Finding, RankDetector, TriageSummary
-from ntui.core.logs.verdict import JobVerdict, SlurmFinal
+from ntui.core.logs.verdict import JobVerdict, SlurmFinal, unnamed
 from ntui.core.logs.watch import JobLogWatcher, Key, watch_files
 
 __all__ = [
@@ -153,6 +153,9 @@ def files_verdict(paths: Sequence[Path], *, launcher: str | None = None,
     try:
         watcher.poll_all()
         watcher.finish()
-        return watcher.verdict(), tuple(said)
+        verdict = watcher.verdict()
+        if verdict.kind == "none" and (suspects := watcher.suspects()):
+            verdict = unnamed(suspects)  # lines that look like a failure: never "no failure found"
+        return verdict, tuple(said)
     finally:
         watcher.close()

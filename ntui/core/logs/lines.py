@@ -104,7 +104,7 @@ PREFIXES: tuple[PrefixRow, ...] = (
     # NCCL's own: host:pid:tid [device]
     PrefixRow("nccl", re.compile(r"(?P<host>[A-Za-z][\w.-]*):\d+:\d+ \[(?P<local>\d+)\] "), ""),
     # pdsh (the DeepSpeed launcher's multi-node runner) and mpirun's per-host output: host:
-    PrefixRow("host", re.compile(rf"(?P<host>{_HOST}): (?=\S)"), ""),
+    PrefixRow("host", re.compile(rf"(?P<host>{_HOST}): "), ""),
 )
 
 _HOST_COLON = re.compile(rf"(?:{_HOST}): |(?:{_HOST}):\d+:\d+ \[")
@@ -185,7 +185,7 @@ _GLUED_RE = re.compile(
 _GLUE_HINTS = ("error: ", "terminate called", "Traceback (", "[rank", ":torch.", "[E")
 _CUT_ENDS = ("…", "...", "[truncated]", "(truncated)")
 _CAP_RE = re.compile(r" … \[\+\d+ bytes\]$")
-_RUN_RE = re.compile(r" {4,}")
+_RUN_RE = re.compile(r" {4,}(?!: )")  # (not the padding of a "key      : value" field)
 _COLLAPSED_MIN = 200  # a line this long with ...
 _COLLAPSED_RUNS = 3  # ... this many runs of four spaces or more is a paste whose newlines became spaces
 

@@ -65,6 +65,7 @@ node) over a launcher's ``host`` (torch elastic may say ``localhost``).
 
 from __future__ import annotations
 
+import ast
 import re
 import time as _time
 from collections import deque
@@ -106,6 +107,7 @@ FindingKind = Literal[
     "dist_timeout",  # torch.distributed store / rendezvous timeout or network error
     "peer_failure",  # an error that only says another rank went away
     "node_failure",  # Slurm: CANCELLED DUE TO NODE FAILURE
+    "launch_error",  # srun / sbatch could not start or run the step (srun: fatal: ..., srun: error: Unable to ...)
     "child_failed",  # torchrun's ChildFailedError summary entry (exit code > 0)
     "srun_exit",  # srun: error: <node>: task N: Exited with exit code N
     "time_limit",  # Slurm: CANCELLED DUE TO TIME LIMIT
@@ -129,6 +131,7 @@ _TIERS: dict[str, int] = {
     "nccl_timeout": 1,
     "dist_timeout": 1,
     "peer_failure": 1,
+    "launch_error": 1,
     "child_failed": 2,
     "srun_exit": 2,
     "time_limit": 2,
@@ -137,6 +140,15 @@ _TIERS: dict[str, int] = {
 }
 assert set(_TIERS) == set(KINDS), "every finding kind has its tier"
 
+#: words that make a line look like a failure: without a detector's finding, such lines make the verdict "could
+#: not name the cause" (with them), never "no failure found"
+_SUSPECT_RE = re.compile(
+    r"\b(?:error|exception|exit(?:ed)?(?: with)? (?:code|status)|return code|signal|SIG(?:KILL|TERM|ABRT|SEGV|BUS)"
+    r"|timed? ?out|traceback|killed|fatal|abort(?:ed)?|fail(?:ed|ure)?|crash(?:ed)?|hang(?:s|ing)?)\b",
+    re.IGNORECASE)
+_BENIGN_RE = re.compile(r"\b(?:0 errors?|no errors?|error_file|warn(?:ing)?s?\b.*deprecat)", re.IGNORECASE)
+_SUSPECTS = 5
+_SUSPECT_CHARS = 160
 _EXCERPT_LINES = 40
 _DEDUP_LINES = 200  # the same line-level kind is reported once per this many lines per stream
 _MAX_TB_LINES = 2000  # a "traceback" with no exception line after this many lines is abandoned
@@ -176,6 +188,8 @@ class Finding:
     alike: tuple[int, ...] = ()
     """The other ranks (or srun tasks) the same line names, failed the same way: srun's ``tasks 2-7: Exited with
     exit code 1`` is rank 2 with 3-7 alike."""
+    root_cause: bool = False
+    """From torch elastic's "Root Cause" entry: the launcher's word on which rank failed first."""
     generic: bool = False
     """A wrapper or a category, not the cause itself (an abort, NCCL's "invalid usage", a traceback cut before its
     error, mp.spawn's "process N terminated"): a specific finding of the same tier wins over it."""
@@ -228,7 +242,9 @@ _TB_HEADER = "Traceback (most recent call last):"
 _EXC_LINE_RE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?: .*)?)?$")
 _OOM_RE = re.compile(r"CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|HIP out of memory")
 _NCCL_TIMEOUT_RE = re.compile(
-    r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*(?:timed out|timeout)", re.IGNORECASE
+    r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*(?:timed out|timeout)"
+    # a paste that wrapped the watchdog's line: its parts on lines of their own
+    r"|^caught collective operation timeout: WorkNCCL|milliseconds before timing out", re.IGNORECASE
 )
 _NCCL_ERR_RE = re.compile(
     r"NCCL error|nccl(?:Internal|System|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error"
@@ -277,7 +293,8 @@ _ANY_RE = re.compile(
     r"out of memory|OutOfMemory|oom.kill|NCCL|nccl\w+Error|Rendezvous\w*Error|DistStoreError|DistNetworkError"
     r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) "
     r"|not found\s*$|Permission denied\s*$|No such file or directory|can't open file|failed \(exitcode: "
-    r"|return code = |terminated with |exited on signal|Process name:|Exit code:",
+    r"|return code = |terminated with |exited on signal|Process name:|Exit code:|received by PID"
+    r"|^(?:srun|sbatch|salloc): fatal:|collective operation timeout|before timing out",
     re.IGNORECASE,
 )
 # ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
@@ -396,6 +413,16 @@ class RankDetector:
         self.pending_rank: int | None = None
         self.last_error_next = False
         self.spawn_rank: int | None = None
+        #: while this log has no finding: its first lines that look like a failure (error, exit code, signal,
+        #: timeout, traceback ...) but match no detector, (line number, text), for "could not name the cause"
+        self.suspects: list[tuple[int, str]] = []
+        #: the hosts this log's prefixes named (pdsh's "host: ", NCCL's), up to a few: several mean several nodes
+        self.hosts: set[str] = set()
+        #: the log said the job ran on one node (a launcher's nnodes=1, its group world size 1): a local rank it
+        #: reports from then on is the global rank
+        self.one_node = False
+        #: the DeepSpeed launcher's world info: each host's first global rank
+        self.world: dict[str, int] = {}
         #: a pasted log's artefact remover for each line (``> `` quotes, line numbers, indentation), or None
         self.unpaste: Callable[[str], str] | None = None
 
@@ -407,7 +434,10 @@ class RankDetector:
         self._last_kind_line.clear()
         self.findings = []
         self.pending_rank = self.spawn_rank = None
-        self.last_error_next = False
+        self.last_error_next = self.one_node = False
+        self.suspects = []
+        self.world = {}
+        self.hosts = set()
 
     # -- feeding --------------------------------------------------------------------------------------
 
@@ -448,15 +478,23 @@ class RankDetector:
         out: list[Finding] = []
         for msg in read_line(raw):  # each message of the line (glued, collapsed) with what its prefixes said
             out.extend(self._feed_text(msg.prefix, msg.text, time))
+            if (not out and not self.findings and len(self.suspects) < _SUSPECTS
+                    and _SUSPECT_RE.search(msg.text) is not None and not _BENIGN_RE.search(msg.text)):
+                self.suspects.append((self._line_no, msg.text.strip()[:_SUSPECT_CHARS]))
         return self._keep(out)
 
     def _feed_text(self, prefix: Prefix, text: str, time: float | None) -> list[Finding]:
         """One line's text, its prefixes parsed (or one message of a glued line): the findings it completed."""
         self._prefix = prefix
         prefix_rank = prefix.rank
+        if prefix.host is not None and len(self.hosts) < 8:
+            self.hosts.add(prefix.host)
         # tracebacks of different ranks interleave in a combined log: each rank's (else each local rank's) its own
-        key: int | str | None = prefix_rank if prefix_rank is not None or prefix.local_rank is None \
-            else f"local{prefix.local_rank}"
+        key: int | str | None = prefix_rank
+        if key is None and prefix.local_rank is not None:
+            key = f"local{prefix.host or ''}:{prefix.local_rank}"
+        elif key is None and prefix.host is not None:  # pdsh's "host: ": each node's lines their own
+            key = f"host:{prefix.host}"
         out: list[Finding] = []
 
         if self._cf is not None:
@@ -491,10 +529,33 @@ class RankDetector:
         if "ChildFailedError" in text and not text.lstrip().startswith(("File ", "raise ")):
             self._cf = _ChildFailed()
             return out
+        if text.startswith(("Root Cause", "Failures:")) and text.rstrip().endswith(":"):
+            # the summary's sections, its ChildFailedError header not in the log (a paste that starts below it)
+            self._cf = _ChildFailed(rules=1)
+            self._feed_child_failed(text, prefix_rank, time, out)
+            return out
 
         if _ANY_RE.search(text) or text.startswith(_OWN_START):
             self._line_level(text, prefix_rank, time, out)
+        elif "nodes" in text or "world_size" in text or "machines" in text or "WORLD INFO" in text:
+            self._layout(text)
         return out
+
+    def _layout(self, text: str) -> None:
+        """What a launcher's banner says of the job's layout: one node, or the DeepSpeed launcher's world info
+        (each host's local ranks, in the order global ranks are given out)."""
+        if not self.one_node and _ONE_NODE_RE.search(text):
+            self.one_node = True
+        if (m := _WORLD_INFO_RE.search(text)) is not None and not self.world:
+            try:
+                world = ast.literal_eval(m["dict"])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return
+            if isinstance(world, dict) and all(isinstance(v, list) for v in world.values()):
+                first = 0
+                for host, local_ranks in world.items():
+                    self.world[str(host)] = first
+                    first += len(local_ranks)
 
     def flush(self) -> list[Finding]:
         """End of input (the job is over): report tracebacks that never reached an exception line."""
@@ -548,6 +609,7 @@ class RankDetector:
         local_rank: int | None = None,
         alike: tuple[int, ...] = (),
         generic: bool = False,
+        root_cause: bool = False,
     ) -> Finding:
         when: float | None
         src: TimeSource
@@ -561,6 +623,16 @@ class RankDetector:
             when, src = None, "none"
         r = rank if rank is not None else (prefix_rank if prefix_rank is not None else self.rank)
         said = self._prefix
+        local_said = local_rank if local_rank is not None else said.local_rank
+        if r is None and (own := _SELF_RANK_RE.search(first_line)) is not None:
+            r = int(own["rank"])  # the message names its own rank: NCCL's "[Rank 6]", "[PG 0 Rank 3]"
+        if local_said is None and kind == "oom" and (gpu := _OOM_GPU_RE.search(first_line)) is not None:
+            local_said = int(gpu["gpu"])  # "GPU 1 has a total capacity", "(GPU 0; ...)": the rank's device
+        if r is None and local_said is not None and self.one_node:
+            r = local_said  # one node: the local rank is the rank
+        host = node if node is not None else (said.host or self.node)
+        if r is None and local_said is not None and host in self.world:
+            r = self.world[host] + local_said  # the launcher's world info: the host's first rank, then its local
         return Finding(
             kind=kind,
             rank=r,
@@ -575,9 +647,10 @@ class RankDetector:
             from_traceback=from_tb,
             task=task,
             signal=signal,
-            local_rank=local_rank if local_rank is not None else said.local_rank,
+            local_rank=local_said,
             alike=alike,
             generic=generic or _is_generic(kind, first_line),
+            root_cause=root_cause,
         )
 
     def _feed_traceback(
@@ -798,6 +871,9 @@ class RankDetector:
                 signal=sig,
                 local_rank=local,
                 from_tb=from_tb,
+                # the root cause proves the rank only from the worker's error file (@record): without one it is the
+                # first exit the agent saw, a consequence as often as not (torch 2.0's captures: rank 0 for rank 1)
+                root_cause=cf.section == "root" and entry.get("error_file", "<N/A>") not in ("", "<N/A>"),
             )
         )
 
@@ -945,6 +1021,20 @@ def _deepspeed_norm(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None,
     return _exit_code_hit(int(code), local=int(local) if local else None)
 
 
+#: srun's (sbatch's, salloc's) own failure to start or run the step, not a task's: its fatal errors, its
+#: configuration and allocation errors (a task's exit and a node's failure are rows above)
+_LAUNCH_RE = re.compile(r"^(?:srun|sbatch|salloc): (?:fatal: |error: (?!.*\btasks? [\d,-]+: |Node failure))"
+                        r"(?=.*(?:Unable to|unable to|Invalid|invalid|No such file|not found|denied|configuration|"
+                        r"fatal|cannot|Cannot|can't))")
+#: torch elastic's traceback field for a worker killed by a signal: "Signal 9 (SIGKILL) received by PID 48817"
+_SIGNAL_FIELD_RE = re.compile(r"\b[Ss]ignal \d+ \((?P<sig>SIG[A-Z]+)\) received by PID \d+")
+
+
+def _signal_field_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    sig = m["sig"]
+    return Hit("rank_signal" if is_fault(sig) else "signal", signal=sig)
+
+
 def _always(text: str) -> re.Match[str] | None:
     return _EMPTY_RE.match(text)
 
@@ -965,6 +1055,8 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("mpirun-signal", ("rank_signal", "signal"), _MPI_SIGNAL_RE.search, _mpi_signal_hit),
     Detector("mpirun-name", (), _MPI_NAME_RE.match, _mpi_exit_hit),
     Detector("mpirun-exit", ("child_failed", "rank_signal", "signal"), _MPI_CODE_RE.match, _mpi_code_hit),
+    Detector("elastic-signal-field", ("rank_signal", "signal"), _SIGNAL_FIELD_RE.search, _signal_field_hit),
+    Detector("srun-launch", ("launch_error",), _LAUNCH_RE.match, _kind("launch_error")),
     Detector("not-found", ("not_found",), _NOT_FOUND_RE.match, _kind("not_found")),
     Detector("oom-kill", ("oom_kill",), _OOM_KILL_RE.search, _kind("oom_kill")),
     Detector("cuda-oom", ("oom",), _OOM_RE.search, _kind("oom")),
@@ -1117,6 +1209,8 @@ def what_happened(f: Finding, *, likely: bool = True) -> str:
         return "hit an NCCL error"
     if f.kind == "peer_failure":
         return "lost its connection to a peer"
+    if f.kind == "launch_error":
+        return "could not start its step (srun's own error)"
     if f.kind == "dist_timeout":
         text = f.first_line
         if (g := _GLOO_WAIT_RE.search(text)) is not None:
@@ -1179,6 +1273,14 @@ def _weight(f: Finding) -> float:
     return f.tier + (1.5 if f.first_line.endswith("(incomplete)") else 0.5)
 
 
+#: a launcher's word that the job has one node: torchrun's nnodes / max_nodes / group_world_size, accelerate's
+#: num_machines, the DeepSpeed launcher's world info with one host
+_ONE_NODE_RE = re.compile(
+    r"\b(?:nnodes|max_nodes|num_nodes|num_machines|group_world_size)\b['\"]?\s*[=:]\s*['\"]?1\b(?![\d:.])"
+    r"|--nnodes[= ]1\b(?![\d:])|WORLD INFO DICT: \{'[^']+': \[[\d, ]*\]\}\s*$")
+_WORLD_INFO_RE = re.compile(r"WORLD INFO DICT: (?P<dict>\{.{1,4000}\})\s*$")
+_SELF_RANK_RE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
+_OOM_GPU_RE = re.compile(r"\bGPU (?P<gpu>\d+)(?: has a total capacity|;)")
 _MODULE_RE = re.compile(r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<module>[^']+)'")
 _WORK_NCCL_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
 
@@ -1212,6 +1314,29 @@ def _nccl_timeouts(first: Finding, per_rank: Mapping[int | None, Finding],
     return first, f"ranks {reported} all timed out at collective {seq} ({op}); {said}"
 
 
+def _rank_by_evidence(first: Finding, flat: Sequence[Finding], hosts_seen: int = 0) -> Finding:
+    """A finding no prefix gave a rank (a combined log's traceback): the rank other lines prove it is. A local rank
+    (the device an OOM names, an agent's line) is the rank when the log names one node and no other; else the
+    launcher's reports name it: torch elastic's root cause from an error file, or the one rank every report of a
+    failed worker names."""
+    nodes = {f.node for f in flat if f.node}
+    # a node named, and only one (hosts_seen: the hosts the logs' prefixes named, findings or not)
+    one_node = len(nodes) == 1 and hosts_seen <= 1 and not any(f.task for f in flat)
+    if first.local_rank is not None and one_node:
+        return replace(first, rank=first.local_rank)
+    reports = [f for f in flat if f.tier >= 2 or f.kind == "rank_signal"]
+    roots = {f.rank for f in reports if f.root_cause and f.rank is not None}
+    named = roots or {f.rank for f in reports if f.rank is not None and f.kind in ("child_failed", "rank_signal")}
+    if len(named) == 1:
+        return replace(first, rank=named.pop())
+    if one_node:
+        locals_ = {f.local_rank for f in reports if f.local_rank is not None and f.kind in ("child_failed",
+                                                                                            "rank_signal")}
+        if len(locals_) == 1:
+            return replace(first, rank=locals_.pop())
+    return first
+
+
 def _is_wait(f: Finding) -> bool:
     """A rank's timeout in a collective: a consequence of a peer that did not come, never a cause by itself."""
     return f.kind == "nccl_timeout" or (f.kind == "dist_timeout" and _GLOO_WAIT_RE.search(f.first_line) is not None)
@@ -1239,6 +1364,7 @@ def triage(
     nodes_by_rank: Mapping[int, str] | None = None,
     window_s: float = 10.0,
     ranks: Collection[int] = (),
+    hosts_seen: int = 0,
 ) -> TriageSummary:
     """Name the rank that failed first (see the module docstring for the ordering rule).
 
@@ -1289,6 +1415,8 @@ def triage(
         alt = _pick(ranked, window_s)
         if alt.tier <= first.tier:
             first = alt
+    if first.rank is None:
+        first = _rank_by_evidence(first, flat, hosts_seen)
     note = ""
     if first.kind == "nccl_timeout":
         first, note = _nccl_timeouts(first, per_rank, ranks)

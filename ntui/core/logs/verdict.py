@@ -37,10 +37,11 @@ from typing import Literal, TypeVar
 from ntui.core.logs.signals import exit_code_signal, is_fault
 from ntui.core.logs.triage import SUMMARY_WIDTH, Finding, parse_cancel, triage, what_happened, where
 
-__all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide"]
+__all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide", "unnamed"]
 
-VerdictKind = Literal["cancelled", "timeout", "node_fail", "preempted", "oom", "rank_error", "none"]
-VERDICT_KINDS: tuple[str, ...] = ("cancelled", "timeout", "node_fail", "preempted", "oom", "rank_error", "none")
+VerdictKind = Literal["cancelled", "timeout", "node_fail", "preempted", "oom", "rank_error", "unnamed", "none"]
+VERDICT_KINDS: tuple[str, ...] = ("cancelled", "timeout", "node_fail", "preempted", "oom", "rank_error", "unnamed",
+                                  "none")
 JobLevel = Literal["cancelled", "timeout", "node_fail", "preempted", "oom"]
 
 # Slurm's final state -> job-level verdict (states that are not one: COMPLETED, FAILED, ...)
@@ -76,13 +77,14 @@ class SlurmFinal:
 class JobVerdict:
     """The verdict: ``line`` for people, the rest for the job record.
 
-    ``kind``: cancelled / timeout / node_fail / preempted / oom (job-level, Slurm's doing), rank_error (a
-    rank's own error), none (nothing found). ``rank``/``node``: who failed (global rank; for a job-level verdict
-    the node slurmstepd or Slurm named). ``who``/``when``: who cancelled (a user name, or a uid) and when
-    (``2026-11-30T09:29:23`` as Slurm printed it; for a rank error, the error's time: its line's timestamp,
-    else when the line was seen or the file's mtime). ``root``: the finding the verdict rests on; ``cause``:
-    for a job-level verdict, a rank's real error that came before it; ``consequences``: findings on other
-    ranks that followed the root. ``source``: "slurm" (Slurm's state decided the kind), "log", or "none".
+    ``kind``: cancelled / timeout / node_fail / preempted / oom (job-level, Slurm's doing), rank_error (a rank's own
+    error), unnamed (lines that look like a failure, none a known form: "could not name the cause"), none (no line
+    says error, exit code, signal, timeout or traceback). ``rank``/``node``: who failed (global rank; for a
+    job-level verdict the node slurmstepd or Slurm named). ``who``/``when``: who cancelled (a user name, or a uid)
+    and when (``2026-11-30T09:29:23`` as Slurm printed it; for a rank error, the error's time: its line's timestamp,
+    else when the line was seen or the file's mtime). ``root``: the finding the verdict rests on; ``cause``: for a
+    job-level verdict, a rank's real error that came before it; ``consequences``: findings on other ranks that
+    followed the root. ``source``: "slurm" (Slurm's state decided the kind), "log", or "none".
     :attr:`signal`: the fault signal the failing rank died of, when that is what the verdict rests on.
     """
 
@@ -120,6 +122,15 @@ class JobVerdict:
         """The fault signal the failing rank died of (``SIGABRT``), when the verdict rests on one."""
         f = self.cause or self.root
         return f.signal if f is not None and f.kind == "rank_signal" else None
+
+
+def unnamed(suspects: Sequence[tuple[str, int, str]], *, shown: int = 3) -> JobVerdict:
+    """No finding, but lines that look like a failure: ``could not name the cause: the lines that look like it:
+    rank 2 line 41: ...; ...`` (``suspects``: who, line number, text), the verdict of a log no detector knows."""
+    said = "; ".join(f"{who + ' ' if who else ''}line {n}: {_crop(text, 90)}" for who, n, text in suspects[:shown])
+    more = f" (+{len(suspects) - shown} more)" if len(suspects) > shown else ""
+    return JobVerdict("unnamed", _crop(f"could not name the cause: the lines that look like it: {said}{more}",
+                                       _MAX_LINE * 2), source="log")
 
 
 _K = TypeVar("_K")
@@ -213,6 +224,7 @@ def decide(
     slurm: SlurmFinal | None = None,
     window_s: float = 10.0,
     ranks: Collection[int] = (),
+    hosts_seen: int = 0,
 ) -> JobVerdict:
     """The verdict over a job's findings (see the module docstring). The detectors already read srun's
     ``task N`` according to the launcher (``RankDetector(task_is_rank=...)``); ``launcher`` is kept for the
@@ -238,7 +250,7 @@ def decide(
             source = "slurm"
     # the rank-level root cause: job-level kinds and scheduler noise are not a rank's error
     rank_findings = [f for f in flat if f.kind not in ("cancelled", "time_limit", "node_failure")]
-    summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s, ranks=ranks)
+    summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s, ranks=ranks, hosts_seen=hosts_seen)
     root = summary.first
     if kind is not None:
         event = event if event is not None and event.kind == kind else None  # the logs may tell another story

@@ -47,7 +47,7 @@ from ntui.core.logs.tail import (
     rank_status,
 )
 from ntui.core.logs.triage import Finding, RankDetector, TriageSummary, triage
-from ntui.core.logs.verdict import JobVerdict, SlurmFinal, decide
+from ntui.core.logs.verdict import JobVerdict, SlurmFinal, decide, unnamed
 
 __all__ = [
     "BATCH",
@@ -627,9 +627,20 @@ class JobLogWatcher:
             return set()
         return {f.rank for f in det.findings if f.rank is not None and f.rank in self.tails}
 
+    def suspects(self) -> list[tuple[str, int, str]]:
+        """Lines that look like a failure in logs with no finding: (whose log, line number, text), in key order."""
+        out: list[tuple[str, int, str]] = []
+        for key, det in self._detectors.items():
+            who = f"rank {key}" if isinstance(key, int) else ("batch log" if key == BATCH else "")
+            out += [(who, n, text) for n, text in det.suspects]
+        return out
+
     def summary(self) -> TriageSummary:
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
-        return triage(per_key, nodes_by_rank=self._rank_nodes(), ranks=self._ranks())
+        return triage(per_key, nodes_by_rank=self._rank_nodes(), ranks=self._ranks(), hosts_seen=self._hosts_seen())
+
+    def _hosts_seen(self) -> int:
+        return len(set().union(*(d.hosts for d in self._detectors.values()))) if self._detectors else 0
 
     def _rank_nodes(self) -> dict[int, str]:
         return {k: n for k, n in self._nodes.items() if isinstance(k, int) and n}
@@ -638,7 +649,7 @@ class JobLogWatcher:
         """The job-level verdict (Slurm's verdicts first, then the root cause; see :mod:`ntui.core.logs.verdict`)."""
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
         return decide(per_key, nodes_by_rank=self._rank_nodes(), launcher=self.launcher, slurm=slurm,
-                      ranks=self._ranks())
+                      ranks=self._ranks(), hosts_seen=self._hosts_seen())
 
     def _ranks(self) -> list[int]:
         """The ranks whose files exist (read or not yet)."""
@@ -666,6 +677,8 @@ class JobLogWatcher:
                 return TriageLine("waiting for the logs to appear…", False)
             if verdict.kind != "none":
                 return TriageLine(verdict.line, True)
+            if not job_active and (suspects := self.suspects()):  # over: what looks like a failure is said
+                return TriageLine(unnamed(suspects).line, True)
             return TriageLine(f"no failure found ({existing} log{'s' if existing != 1 else ''} read)", False)
         key: Key | None = None
         for k, det in self._detectors.items():
