@@ -30,6 +30,10 @@ from tests.support.corpus import SPLITS, Entry, entries, score_table  # noqa: E4
 GRADES = ("right", "partly", "wrong", "none")
 
 
+def _words(text: str) -> str:
+    return text.lower().replace("-", " ")
+
+
 def grade(entry: Entry) -> tuple[str, str, int | None]:
     """The entry's grade, the verdict's line and the rank it named."""
     try:
@@ -39,7 +43,7 @@ def grade(entry: Entry) -> tuple[str, str, int | None]:
     line = verdict.line
     if not verdict.failed and entry.fields["cause_kind"] != "none_visible":
         return "none", line or "no failure found", None
-    said = any(word in line.lower() for word in entry.fields["expect_any"])
+    said = any(_words(word) in _words(line) for word in entry.fields["expect_any"])  # out-of-memory: out of memory
     first = entry.fields.get("first_rank")
     ranked = first is None or verdict.rank == first
     if said and ranked:

@@ -447,10 +447,12 @@ async def test_live_job_where_rank_2_raises(dev_cluster: DevCluster, tmp_path: P
             # the shared cluster may queue it. Torch elastic's summary in the batch log may name rank 2 before the
             # pane has read rank 2's own file (seen in a full run: the machine loaded, the batch log polled first);
             # its "host : localhost" is the agent's word, so the verdict then says localhost until the rank's own
-            # traceback, with the node of its header, is read: wait for that one
+            # traceback, with the node of its header, is read: wait for that one (the summary's SIGABRT entry may
+            # also come before the rank's file is read: its row errored says the pane read the rank's own error)
             await until(
                 pilot,
-                lambda: pane.triage_line.failed and pane.triage_line.rank == 2 and pane.triage_line.node != "localhost",
+                lambda: pane.triage_line.failed and pane.triage_line.rank == 2 and pane.triage_line.node != "localhost"
+                and pane.rows[2].status == "errored",
                 timeout=400,
             )
             header_node = node_of(Path(paths.rank(job_id, 2)))

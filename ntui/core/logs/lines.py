@@ -186,7 +186,7 @@ _GLUE_HINTS = ("error: ", "terminate called", "Traceback (", "[rank", ":torch.",
 _CUT_ENDS = ("…", "...", "[truncated]", "(truncated)")
 _CAP_RE = re.compile(r" … \[\+\d+ bytes\]$")
 _RUN_RE = re.compile(r" {4,}(?!: )")  # (not the padding of a "key      : value" field)
-_COLLAPSED_MIN = 200  # a line this long with ...
+_COLLAPSED_MIN = 120  # a line this long with ...
 _COLLAPSED_RUNS = 3  # ... this many runs of four spaces or more is a paste whose newlines became spaces
 
 
@@ -234,7 +234,8 @@ def _is_cut(text: str) -> bool:
 def read_line(line: str) -> list[Message]:
     """A line (cleaned, without its newline) as its messages, each with its prefixes taken off and what they said.
     A message glued after another keeps the line's prefix, except srun's and slurmstepd's own words (no rank's)."""
-    if "\r" not in line and len(line) < _COLLAPSED_MIN and not any(h in line for h in _GLUE_HINTS):
+    if "\r" not in line and (len(line) < _COLLAPSED_MIN or "    " not in line) \
+            and not any(h in line for h in _GLUE_HINTS):
         prefix, text = parse_prefix(line)
         return [Message(text, prefix, _is_cut(text) if text[-1:] in ".…]" else False)]
     prefix, text = parse_prefix(line)

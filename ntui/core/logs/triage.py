@@ -90,6 +90,7 @@ __all__ = [
     "parse_line_time",
     "scan_lines",
     "split_prefix",
+    "suspect_lines",
     "tier_of",
     "triage",
     "what_happened",
@@ -149,6 +150,21 @@ _SUSPECT_RE = re.compile(
 _BENIGN_RE = re.compile(r"\b(?:0 errors?|no errors?|error_file|warn(?:ing)?s?\b.*deprecat)", re.IGNORECASE)
 _SUSPECTS = 5
 _SUSPECT_CHARS = 160
+
+
+def suspect_lines(lines: Iterable[str], first_line_no: int = 1) -> list[tuple[int, str]]:
+    """A log's first lines that look like a failure (error, exit code, signal, timeout, traceback ...): for a log
+    no detector found anything in, "could not name the cause" with these (line number, text), never "no failure
+    found". Read only then: the cost is not on every line."""
+    out: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        for msg in read_line(line.rstrip("\r\n")):
+            if _SUSPECT_RE.search(msg.text) is not None and _BENIGN_RE.search(msg.text) is None:
+                out.append((first_line_no + i, msg.text.strip()[:_SUSPECT_CHARS]))
+                break
+        if len(out) >= _SUSPECTS:
+            break
+    return out
 _EXCERPT_LINES = 40
 _DEDUP_LINES = 200  # the same line-level kind is reported once per this many lines per stream
 _MAX_TB_LINES = 2000  # a "traceback" with no exception line after this many lines is abandoned
@@ -289,13 +305,13 @@ _FATAL_RE = re.compile(r"^Fatal Python error: (?P<what>[A-Za-z /]+?)\s*$")
 _TERMINATE_RE = re.compile(r"^terminate called (?:after throwing|without an active exception|recursively)")
 _SIG_BANNER_RE = re.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@|received)")
 # a cheap pre-filter: one search per ordinary line
+#: (searched in the line lowered: a case-sensitive search is several times faster than an IGNORECASE one)
 _ANY_RE = re.compile(
-    r"out of memory|OutOfMemory|oom.kill|NCCL|nccl\w+Error|Rendezvous\w*Error|DistStoreError|DistNetworkError"
-    r"|Timed out after|socket has timed out|^srun: error:|\*\*\* (?:JOB|STEP) "
-    r"|not found\s*$|Permission denied\s*$|No such file or directory|can't open file|failed \(exitcode: "
-    r"|return code = |terminated with |exited on signal|Process name:|Exit code:|received by PID"
-    r"|^(?:srun|sbatch|salloc): fatal:|collective operation timeout|before timing out",
-    re.IGNORECASE,
+    r"out of memory|outofmemory|oom.kill|nccl|rendezvous\w*error|diststoreerror|distnetworkerror"
+    r"|timed out after|socket has timed out|^srun: error:|\*\*\* (?:job|step) "
+    r"|not found\s*$|permission denied\s*$|no such file or directory|can't open file|failed \(exitcode: "
+    r"|return code = |terminated with |exited on signal|process name:|exit code:|received by pid"
+    r"|^(?:srun|sbatch|salloc): fatal:|collective operation timeout|before timing out"
 )
 # ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
 _OWN_START = ("Fatal Python error: ", "terminate called ", "*** SIG")
@@ -413,9 +429,6 @@ class RankDetector:
         self.pending_rank: int | None = None
         self.last_error_next = False
         self.spawn_rank: int | None = None
-        #: while this log has no finding: its first lines that look like a failure (error, exit code, signal,
-        #: timeout, traceback ...) but match no detector, (line number, text), for "could not name the cause"
-        self.suspects: list[tuple[int, str]] = []
         #: the hosts this log's prefixes named (pdsh's "host: ", NCCL's), up to a few: several mean several nodes
         self.hosts: set[str] = set()
         #: the log said the job ran on one node (a launcher's nnodes=1, its group world size 1): a local rank it
@@ -435,7 +448,6 @@ class RankDetector:
         self.findings = []
         self.pending_rank = self.spawn_rank = None
         self.last_error_next = self.one_node = False
-        self.suspects = []
         self.world = {}
         self.hosts = set()
 
@@ -478,9 +490,6 @@ class RankDetector:
         out: list[Finding] = []
         for msg in read_line(raw):  # each message of the line (glued, collapsed) with what its prefixes said
             out.extend(self._feed_text(msg.prefix, msg.text, time))
-            if (not out and not self.findings and len(self.suspects) < _SUSPECTS
-                    and _SUSPECT_RE.search(msg.text) is not None and not _BENIGN_RE.search(msg.text)):
-                self.suspects.append((self._line_no, msg.text.strip()[:_SUSPECT_CHARS]))
         return self._keep(out)
 
     def _feed_text(self, prefix: Prefix, text: str, time: float | None) -> list[Finding]:
@@ -535,7 +544,7 @@ class RankDetector:
             self._feed_child_failed(text, prefix_rank, time, out)
             return out
 
-        if _ANY_RE.search(text) or text.startswith(_OWN_START):
+        if _ANY_RE.search(text.lower()) or text.startswith(_OWN_START):
             self._line_level(text, prefix_rank, time, out)
         elif "nodes" in text or "world_size" in text or "machines" in text or "WORLD INFO" in text:
             self._layout(text)
@@ -691,6 +700,8 @@ class RankDetector:
         rank, sig = None, None
         if prefix_rank is None and tb.rank_hint is not None:
             rank = tb.rank_hint
+        if kind == "signal" and (gs := _GOT_SIGNAL_RE.search(text)) is not None:  # torch elastic's SignalException
+            sig = signal_name(-int(gs["n"]))
         if (sm := _SPAWN_EXIT_RE.search(text)) is not None:  # mp.spawn's report of another process's end
             spawn = _spawn_hit(self, sm, text, prefix_rank, None)
             kind, rank, sig = spawn.kind, spawn.rank, spawn.signal
@@ -895,7 +906,7 @@ class Hit(NamedTuple):
     line_time: float | None = None
     from_tb: bool = False
     generic: bool = False
-    job_level: bool = False  # slurmstepd's JOB-level word: never a repeat of a STEP's
+    job_level: bool = False  # never taken for a repeat: slurmstepd's JOB-level word, the cause under "Last error:"
 
 
 @dataclass(frozen=True)
@@ -999,7 +1010,7 @@ def _nccl_hit(_d: RankDetector, _m: re.Match[str], text: str, _r: int | None, le
 def _last_error_hit(det: RankDetector, _m: re.Match[str], text: str, _r: int | None, _l: str | None) -> Hit | None:
     """The line after NCCL's ``Last error:``: the specific cause under its category."""
     det.last_error_next = False
-    return Hit("nccl") if text.strip() else None
+    return Hit("nccl", job_level=True) if text.strip() else None
 
 
 _DEEPSPEED_RE = re.compile(r"exits with return code = (?P<code>-?\d+)(?:.*?--local_rank=(?P<local>\d+))?"
@@ -1209,6 +1220,10 @@ def what_happened(f: Finding, *, likely: bool = True) -> str:
         return "hit an NCCL error"
     if f.kind == "peer_failure":
         return "lost its connection to a peer"
+    if f.kind == "signal" and f.signal:
+        hint = " (its terminal or session went away: start it with sbatch, nohup or tmux)" \
+            if f.signal == "SIGHUP" else ""
+        return f"was stopped by {f.signal}{hint}"
     if f.kind == "launch_error":
         return "could not start its step (srun's own error)"
     if f.kind == "dist_timeout":
@@ -1278,6 +1293,7 @@ def _weight(f: Finding) -> float:
 _ONE_NODE_RE = re.compile(
     r"\b(?:nnodes|max_nodes|num_nodes|num_machines|group_world_size)\b['\"]?\s*[=:]\s*['\"]?1\b(?![\d:.])"
     r"|--nnodes[= ]1\b(?![\d:])|WORLD INFO DICT: \{'[^']+': \[[\d, ]*\]\}\s*$")
+_GOT_SIGNAL_RE = re.compile(r"SignalException: Process \d+ got signal: (?P<n>\d+)")
 _WORLD_INFO_RE = re.compile(r"WORLD INFO DICT: (?P<dict>\{.{1,4000}\})\s*$")
 _SELF_RANK_RE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
 _OOM_GPU_RE = re.compile(r"\bGPU (?P<gpu>\d+)(?: has a total capacity|;)")
@@ -1379,6 +1395,11 @@ def triage(
         flat = list(per_rank_findings)
     if not flat:
         return TriageSummary(first=None, per_rank={}, total=0)
+    if any(f.kind == "nccl_timeout" for f in flat):
+        # an agent's word that a worker died of SIGABRT, in a log of NCCL watchdog timeouts: the watchdog's own
+        # abort after its timeout (it ends the process so), a consequence
+        flat = [replace(f, kind="signal") if f.kind == "rank_signal" and f.signal == "SIGABRT" and f.rank is None
+                and not f.from_traceback else f for f in flat]
     by_rank: dict[int | None, list[Finding]] = {}
     nodes: dict[int, str] = dict(nodes_by_rank or {})
     for f in flat:
@@ -1415,6 +1436,11 @@ def triage(
         alt = _pick(ranked, window_s)
         if alt.tier <= first.tier:
             first = alt
+    if _is_wait(first):
+        # a wait is never the cause when another rank says its own error: that rank is why the wait timed out
+        causes = [f for r, f in per_rank.items() if r is not None and r != first.rank and f.tier == 0]
+        if causes:
+            first = _pick(causes, float("inf"))
     if first.rank is None:
         first = _rank_by_evidence(first, flat, hosts_seen)
     note = ""

@@ -269,6 +269,12 @@ def decide(
         elif cause is not None:
             line += f" · before that {where(cause)}: {_crop(cause.first_line, 120)}"
         oom_rank = event.finding.rank if kind == "oom" and event and event.finding else None
+        if kind == "oom" and oom_rank is None and cause is None:
+            # slurmstepd names the step, srun the task the killer took ("task 0: Out Of Memory"): that rank
+            taken = sorted({f.rank for f in flat if f.kind == "oom_kill" and f.rank is not None})
+            if len(taken) == 1:
+                oom_rank = taken[0]
+                line += f" · it took rank {oom_rank}" + (f" on {node}" if node else "")
         return JobVerdict(kind, line, rank=oom_rank if cause is None else cause.rank,
                           node=node if cause is None else cause.node, who=who, when=when,
                           root=event.finding if event else None, cause=cause, source=source)
@@ -291,12 +297,20 @@ def decide(
         # 1") may be that very rank, so it is no consequence
         consequences = tuple(f for f in consequences if f.kind != "child_failed")
     line = _crop(summary.summary())
+    if root.kind == "signal" and not root.from_traceback and root.signal in (None, "SIGTERM", "SIGINT", "SIGKILL"):
+        # the first word is a launcher's or Slurm's stopping a rank: what made it stop is in no log
+        return JobVerdict("unnamed", _crop(f"could not name the cause: {where(root)} {what_happened(root)} first "
+                                           f"and no rank's log says why ({root.first_line}, line {root.line_no})"),
+                          rank=root.rank, node=root.node, root=root, source=source)
     if consequences:
         line += f" · then {_ranks_text(consequences)} as a consequence"
     if slurm is not None and slurm_signal is not None and root.signal != slurm_signal:
         line += f" · Slurm's exit code {slurm.exit_code}: {slurm_signal}"
     when = datetime.fromtimestamp(root.time).isoformat(timespec="seconds") if root.time is not None else None
-    return JobVerdict("rank_error", line, rank=root.rank, node=root.node, root=root, consequences=consequences,
+    rank, node = root.rank, root.node
+    if len(summary.silent) == 1 and root.kind in ("nccl_timeout", "dist_timeout") and root.rank != summary.silent[0]:
+        rank, node = summary.silent[0], None  # the one rank the others waited for (the line says so)
+    return JobVerdict("rank_error", line, rank=rank, node=node, root=root, consequences=consequences,
                       source=source, when=when)
 
 

@@ -46,7 +46,7 @@ from ntui.core.logs.tail import (
     rank_label,
     rank_status,
 )
-from ntui.core.logs.triage import Finding, RankDetector, TriageSummary, triage
+from ntui.core.logs.triage import Finding, RankDetector, TriageSummary, suspect_lines, triage
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, decide, unnamed
 
 __all__ = [
@@ -631,8 +631,12 @@ class JobLogWatcher:
         """Lines that look like a failure in logs with no finding: (whose log, line number, text), in key order."""
         out: list[tuple[str, int, str]] = []
         for key, det in self._detectors.items():
+            if det.findings or key not in self.tails:
+                continue
             who = f"rank {key}" if isinstance(key, int) else ("batch log" if key == BATCH else "")
-            out += [(who, n, text) for n, text in det.suspects]
+            tail = self.tail(key)
+            lines = tail.window
+            out += [(who, n, text) for n, text in suspect_lines(lines, max(1, tail.line_count - len(lines) + 1))]
         return out
 
     def summary(self) -> TriageSummary:

@@ -1,0 +1,111 @@
+"""The line reader (:mod:`ntui.core.logs.lines`): prefixes wherever they stand, glued and collapsed messages, cut
+lines; and the triage rows built on it (each form's line, written here in that form with our own words)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ntui.core.logs.lines import parse_prefix, read_line, uncollapse
+from ntui.core.logs.triage import scan_lines, triage
+
+
+@pytest.mark.parametrize(("line", "rank", "local", "host", "rest"), [
+    # a CI runner's UTC stamp, then torch's rank label, then a logger's header
+    ("2024-02-01T10:00:01.1234567Z [rank3]:[2024-02-01 09:59:58,120] torch.testing: [ERROR] Traceback (most recent "
+     "call last):", 3, None, None, "Traceback (most recent call last):"),
+    # pytest's node id before the label, pytest's E marker keeping the line's own indentation
+    ("tests/test_x.py::test_y [rank1]:boom", 1, None, None, "boom"),
+    ("E         File \"x.py\", line 3, in f", None, None, None, "  File \"x.py\", line 3, in f"),
+    # Open MPI's tag, Ray's worker prefix, NCCL's own, pdsh's host
+    ("[1,5]<stderr>:RuntimeError: x", 5, None, None, "RuntimeError: x"),
+    ("(TrainWorker pid=881, ip=10.1.2.3) ValueError: y", None, None, None, "ValueError: y"),
+    ("(head, rank=2, pid=77) ValueError: y", 2, None, None, "ValueError: y"),
+    ("box-a7:3121:3188 [2] NCCL WARN Cuda failure", None, 2, "box-a7", "NCCL WARN Cuda failure"),
+    ("worker-12: [2024-01-01 00:00:00,000] [ERROR] [launch.py:1:f] bad", None, None, "worker-12", "bad"),
+    # the program's own words that look like a host are not one
+    ("rank0: loss 1.5", None, None, None, "rank0: loss 1.5"),
+    ("slurmstepd-nid001: error: x", None, None, None, "slurmstepd-nid001: error: x"),
+    ("RuntimeError: plain", None, None, None, "RuntimeError: plain"),
+])
+def test_prefixes_are_taken_off_wherever_they_stand(line: str, rank: int | None, local: int | None,
+                                                     host: str | None, rest: str) -> None:
+    prefix, text = parse_prefix(line)
+    assert (prefix.rank, prefix.local_rank, prefix.host, text) == (rank, local, host, rest)
+
+
+def test_the_innermost_time_is_kept() -> None:
+    prefix, _ = parse_prefix("2024-02-01T10:00:01Z [rank3]:[2024-02-01 09:59:58,120] x.y: [ERROR] z")
+    other, _ = parse_prefix("2024-02-01T10:00:01Z z")
+    assert prefix.time is not None and other.time is not None and other.time - prefix.time == pytest.approx(2.88)
+
+
+def test_glued_and_carriage_return_messages_are_their_own() -> None:
+    msgs = read_line("train  40%|####  | 4/10 [00:01<00:01]\r[rank1]:Traceback (most recent call last):")
+    assert [(m.text, m.prefix.rank) for m in msgs] == [
+        ("train  40%|####  | 4/10 [00:01<00:01]", None), ("Traceback (most recent call last):", 1)]
+    glued = read_line("Epoch 1: 5/9 doneERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)")
+    assert [m.text for m in glued] == ["Epoch 1: 5/9 done",
+                                       "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)"]
+
+
+def test_a_paste_whose_newlines_became_spaces_is_split_back() -> None:
+    line = ("Traceback (most recent call last):      File \"/w/a.py\", line 9, in <module>        main()      "
+            "File \"/w/a.py\", line 5, in main        raise KeyError(k)    KeyError: 'w'")
+    assert uncollapse(line) == ["Traceback (most recent call last):", '  File "/w/a.py", line 9, in <module>',
+                                "    main()", '  File "/w/a.py", line 5, in main', "    raise KeyError(k)",
+                                "KeyError: 'w'"]
+    found = scan_lines([line])
+    assert [(f.kind, f.first_line) for f in found] == [("traceback", "KeyError: 'w'")]
+
+
+def test_a_cut_line_is_marked() -> None:
+    assert read_line("RuntimeError: the message went on and on...")[0].cut
+    assert not read_line("RuntimeError: whole")[0].cut
+
+
+@pytest.mark.parametrize(("lines", "kind", "rank", "signal"), [
+    # the DeepSpeed launcher's report of a worker's end, its local rank in the command
+    (["[2024-01-01 00:00:00,000] [ERROR] [launch.py:3:sigkill_handler] ['/bin/py', 'x.py', '--local_rank=1'] exits "
+      "with return code = -11"], "rank_signal", None, "SIGSEGV"),
+    # mp.spawn's report of another process, and its "-- Process N" before that process's traceback
+    (["Traceback (most recent call last):", '  File "s.py", line 1, in j', "    raise E",
+      "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGKILL"],
+     "rank_signal", 3, "SIGKILL"),
+    (["-- Process 2 terminated with the following error:", "Traceback (most recent call last):",
+      '  File "m.py", line 4, in f', "    g()", "ValueError: no"], "traceback", 2, None),
+    # Open MPI's box: the rank above its exit code
+    (["  Process name: [[4012,1],6]", "  Exit code:    3"], "child_failed", 6, None),
+    # srun's own error (no task), and a watchdog line a paste wrapped
+    (["srun: fatal: Unable to process configuration file"], "launch_error", None, None),
+    (["[E412 08:41:27.1 ProcessGroupNCCL.cpp:565] [Rank 0] Watchdog",
+      "caught collective operation timeout: WorkNCCL(SeqNum=2,"], "nccl_timeout", None, None),
+])
+def test_each_new_form_is_one_row(lines: list[str], kind: str, rank: int | None, signal: str | None) -> None:
+    found = scan_lines(lines)
+    assert [(f.kind, f.rank, f.signal) for f in found] == [(kind, rank, signal)], found
+
+
+def test_nccls_specific_cause_under_its_category_wins() -> None:
+    lines = ["[rank0]:Traceback (most recent call last):", '[rank0]:  File "t.py", line 1, in f', "[rank0]:    x()",
+             "[rank0]:torch.distributed.DistBackendError: NCCL error in: pg.cpp:1, invalid usage, NCCL version 2.18",
+             "[rank0]:ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
+             "[rank0]:Last error:", "[rank0]:Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 3b000"]
+    first = triage(scan_lines(lines)).first
+    assert first is not None and first.first_line.startswith("Duplicate GPU detected"), first
+
+
+def test_a_wait_loses_to_the_error_of_the_rank_it_waited_for() -> None:
+    lines = ["[rank0]:[E914 10:32:05.5 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600012 milliseconds",
+             "[rank1]:Traceback (most recent call last):", '[rank1]:  File "t.py", line 1, in f', "[rank1]:    x()",
+             "[rank1]:ValueError: a bad batch"]
+    first = triage(scan_lines(lines)).first
+    assert first is not None and (first.rank, first.first_line) == (1, "ValueError: a bad batch")
+
+
+def test_a_signal_with_no_cause_in_the_log_is_said_so() -> None:
+    from ntui.core.logs.verdict import decide
+
+    v = decide(scan_lines(["srun: error: nid003: task 0: Terminated"]))
+    assert v.kind == "unnamed" and v.failed and v.line.startswith("could not name the cause: rank 0 on nid003 was "
+                                                                  "stopped by SIGTERM first")
