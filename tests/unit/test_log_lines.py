@@ -109,3 +109,15 @@ def test_a_signal_with_no_cause_in_the_log_is_said_so() -> None:
     v = decide(scan_lines(["srun: error: nid003: task 0: Terminated"]))
     assert v.kind == "unnamed" and v.failed and v.line.startswith("could not name the cause: rank 0 on nid003 was "
                                                                   "stopped by SIGTERM first")
+
+
+def test_ranks_failing_alike_are_one_finding() -> None:
+    from ntui.core.logs.verdict import decide
+
+    lines = [line for r in (4, 5, 6, 7) for line in (
+        f"[rank{r}]:Traceback (most recent call last):", f'[rank{r}]:  File "t.py", line 9, in f', f"[rank{r}]:    g()",
+        f"[rank{r}]:ValueError: shard {r} is empty")]
+    v = decide(scan_lines(lines))
+    assert v.root is not None and (v.root.rank, v.root.alike) == (4, (5, 6, 7)), v
+    assert v.line.startswith("ranks 4-7 failed first, alike: ValueError: shard 4 is empty") and "consequence" not in \
+        v.line, v.line

@@ -1293,6 +1293,7 @@ def _weight(f: Finding) -> float:
 _ONE_NODE_RE = re.compile(
     r"\b(?:nnodes|max_nodes|num_nodes|num_machines|group_world_size)\b['\"]?\s*[=:]\s*['\"]?1\b(?![\d:.])"
     r"|--nnodes[= ]1\b(?![\d:])|WORLD INFO DICT: \{'[^']+': \[[\d, ]*\]\}\s*$")
+_ALIKE_RE = re.compile(r"\d+")  # two ranks' errors alike but for their numbers (a rank, a pid, a size)
 _GOT_SIGNAL_RE = re.compile(r"SignalException: Process \d+ got signal: (?P<n>\d+)")
 _WORLD_INFO_RE = re.compile(r"WORLD INFO DICT: (?P<dict>\{.{1,4000}\})\s*$")
 _SELF_RANK_RE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
@@ -1443,6 +1444,13 @@ def triage(
             first = _pick(causes, float("inf"))
     if first.rank is None:
         first = _rank_by_evidence(first, flat, hosts_seen)
+    elif first.tier == 0 and not first.alike and not first.generic:
+        # several ranks failing alike are one finding: "ranks 4-7 failed first, alike: ValueError: ..."
+        said = _ALIKE_RE.sub("#", first.first_line)
+        same = sorted(r for r, f in per_rank.items() if r is not None and r != first.rank and f.kind == first.kind
+                      and _ALIKE_RE.sub("#", f.first_line) == said)
+        if same:
+            first = replace(first, alike=tuple(same))
     note = ""
     if first.kind == "nccl_timeout":
         first, note = _nccl_timeouts(first, per_rank, ranks)

@@ -291,6 +291,7 @@ def decide(
         f for r, f in sorted(summary.per_rank.items(), key=lambda kv: -1 if kv[0] is None else kv[0])
         if r is not None and r != root.rank and f.tier >= 1 and (after is None or f.time is None or f.time >= after)
         and r not in summary.silent  # a rank a timeout waited for is where to look, not a consequence
+        and r not in root.alike  # a rank that failed alike is in the finding
     )
     if root.rank is None:
         # the cause's rank is not in the log: a rank whose only word is its plain exit (torch elastic's "exitcode:
