@@ -1,11 +1,11 @@
-"""The line reader (:mod:`ntui.core.logs.lines`): prefixes wherever they stand, glued and collapsed messages, cut
+"""The line reader (:mod:`ntui.core.loglines`): prefixes wherever they stand, glued and collapsed messages, cut
 lines; and the triage rows built on it (each form's line, written here in that form with our own words)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ntui.core.logs.lines import parse_prefix, read_line, uncollapse
+from ntui.core.loglines import parse_prefix, read_line, uncollapse
 from ntui.core.logs.triage import scan_lines, triage
 
 

@@ -74,7 +74,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, TypeVar, get_args
 
 from ntui.core.hosts import format_index_ranges
-from ntui.core.logs.lines import NO_PREFIX, Prefix, parse_prefix, read_line
+from ntui.core.loglines import NO_PREFIX, Prefix, parse_prefix, read_line
 from ntui.core.logs.signals import fault_cause, is_fault, signal_name, signal_of_word
 from ntui.core.timestamps import iso_stamp, local_epoch
 

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from ntui.core.loglines import read_line
 from ntui.core.timestamps import iso_stamp
 
 __all__ = ["FORMATS", "Format", "Pattern", "Point", "parse_line", "pattern_problem"]
@@ -258,9 +259,11 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             if point is not None:
                 return point
         return None
-    for read in _READERS:
-        point = read(text)
-        if point is not None:
-            stamp = iso_stamp(text, 80) if point.format != "tqdm" else None
-            return replace(point, time=stamp) if stamp is not None else point
+    for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
+        for read in _READERS:
+            point = read(msg.text)
+            if point is not None:
+                stamp = iso_stamp(msg.text, 80) if point.format != "tqdm" else None
+                stamp = stamp if stamp is not None else msg.prefix.time
+                return replace(point, time=stamp) if stamp is not None else point
     return None

@@ -8,7 +8,8 @@ say as evidence:
   message glued onto the end of another with no newline between (two processes writing at once, a paste that
   lost the newline): where srun's, slurmstepd's, libstdc++'s, torch's, NCCL's or Python's own message starts
   right after other text, a new message starts; a paste whose newlines became runs of spaces (a long line with
-  several runs of four or more) is split at the runs, a traceback's indentation given back;
+  several runs of four or more, and a traceback in it) is split at the runs, the traceback's indentation given
+  back;
 * **prefixes**, taken off one after another at the start of the message, each a row of :data:`PREFIXES` (its
   pattern and what it says): a CI runner's UTC timestamp, a pytest node id and pytest's ``E   `` marker, a
   logger's ``[<time>] <name>: [LEVEL]`` header, torch's ``[rankN]:``, torch elastic's ``[default3]:`` and
@@ -185,6 +186,7 @@ _GLUED_RE = re.compile(
 _GLUE_HINTS = ("error: ", "terminate called", "Traceback (", "[rank", ":torch.", "[E")
 _CUT_ENDS = ("…", "...", "[truncated]", "(truncated)")
 _CAP_RE = re.compile(r" … \[\+\d+ bytes\]$")
+_TB = "Traceback (most recent call last):"
 _RUN_RE = re.compile(r" {4,}(?!: )")  # (not the padding of a "key      : value" field)
 _COLLAPSED_MIN = 120  # a line this long with ...
 _COLLAPSED_RUNS = 3  # ... this many runs of four spaces or more is a paste whose newlines became spaces
@@ -214,7 +216,8 @@ def glued_pieces(text: str) -> list[str]:
     segments = [s for s in text.split("\r") if s.strip()] if "\r" in text else [text]
     out: list[str] = []
     for seg in segments:
-        if len(seg) >= _COLLAPSED_MIN and seg.count("    ") >= _COLLAPSED_RUNS and _RUN_RE.search(seg.strip()):
+        if len(seg) >= _COLLAPSED_MIN and seg.count("    ") >= _COLLAPSED_RUNS and ('File "' in seg or _TB in seg) \
+                and _RUN_RE.search(seg.strip()):  # (a traceback's: a table's padded columns stay one line)
             parts = uncollapse(seg)
         else:
             parts = [seg]
