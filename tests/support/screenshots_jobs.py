@@ -27,6 +27,7 @@ from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import SQUEUE_FIELDS, SQUEUE_SEPARATOR
 from tests.support.demo import FROZEN_NOW  # the other screenshots' frozen clock
 from tests.support.fakes import FakeRunner, capture, result
+from tests.support.waits import WAIT_BOUND_S
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -227,7 +228,7 @@ def jobs_app(
     )
 
 
-async def wait_until(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = 10.0) -> None:
+async def wait_until(pilot: Pilot[Any], check: Callable[[], bool], timeout: float = WAIT_BOUND_S) -> None:
     """Pause until ``check()`` holds (TimeoutError after ``timeout`` seconds)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -237,7 +238,7 @@ async def wait_until(pilot: Pilot[Any], check: Callable[[], bool], timeout: floa
         await pilot.pause(0.05)
 
 
-async def settle_jobs(pilot: Pilot[Any], timeout: float = 10.0) -> None:
+async def settle_jobs(pilot: Pilot[Any], timeout: float = WAIT_BOUND_S) -> None:
     """Wait until the jobs view has no refresh, look-up or action running (the panes' own workers aside)."""
     from ntui.ui.screens.jobs import JobsScreen
 

@@ -26,6 +26,7 @@ from ntui.core.config import LogSettings
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.ui.widgets.log_pane import LogPane
 from tests.support.bigjob import BigJob
+from tests.support.waits import WAIT_BOUND_S
 
 JOB_ID = "48213777"
 STEM = "alice-ddp"
@@ -113,7 +114,7 @@ class LogPaneHost(App[None]):
         yield self.pane
 
 
-async def wait_for(pilot: Any, condition: Any, timeout: float = 10.0) -> None:
+async def wait_for(pilot: Any, condition: Any, timeout: float = WAIT_BOUND_S) -> None:
     """Pause until ``condition()`` holds (the watcher is a thread: wait on state, not on sleeps)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

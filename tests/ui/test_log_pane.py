@@ -35,6 +35,7 @@ from tests.support.screenshots_logs import (
     log_pane_screenshots,
     write_demo_logs,
 )
+from tests.support.waits import WAIT_BOUND_S
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
 JOB = "4242"
@@ -77,7 +78,7 @@ def append(path: Path, *lines: str) -> None:
         fh.write("".join(x + "\n" for x in lines))
 
 
-async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0) -> float:
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = WAIT_BOUND_S) -> float:
     """Pause until ``condition()``; return the seconds it took."""
     loop = asyncio.get_running_loop()
     start = loop.time()
