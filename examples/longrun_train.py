@@ -14,8 +14,9 @@ Run by ``presets/local-longrun.yaml`` (a ``run:`` section; README "Long runs"). 
   (0, 1, ...); the checkpoint lives under ``--ckpt-dir`` named by the run id, and each allocation starts from the
   step after the saved one, so no step is repeated. Each finished step is one ``step N/TOTAL loss X`` line in rank
   0's log (N steps done), which the preset's ``progress:`` pattern reads.
-* **Done.** After ``--steps`` steps it exits 0 without the signal: ntui writes the run's done marker and
-  continues nothing.
+* **Done.** After ``--steps`` steps it ignores the signal (one falling due now finds nothing to save), writes the
+  run's done marker (``NTUI_RUN_DONE``) and exits 0: ntui continues nothing (and writes the marker too when the
+  program does not).
 
 Arguments: ``--steps N`` (total), ``--step-seconds S`` (how long one step takes), ``--ckpt-dir DIR``
 (default: ``$NTUI_CKPT_DIR``, else the current directory), ``--ignore-signal`` (install no handler: the
@@ -100,6 +101,14 @@ def main(argv: list[str]) -> int:
                 dist.barrier()
                 dist.destroy_process_group()
             return 0
+    # the work is done: a signal that comes now (the warning falling due as the last step ends) finds nothing to
+    # save, and must not kill a rank shutting down (Python gives a handled signal its default action back then)
+    if not args.ignore_signal:
+        signal.signal(signum, signal.SIG_IGN)
+    done = os.environ.get("NTUI_RUN_DONE")
+    if rank == 0 and done:
+        with open(done, "a"):
+            pass  # the run's done marker, before the teardown: ntui continues nothing, however this exit ends
     if rank == 0:
         print(f"done: {args.steps} steps", flush=True)
     if world > 1:

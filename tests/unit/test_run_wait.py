@@ -67,3 +67,33 @@ def test_a_step_killed_by_a_signal_keeps_128_plus_n(tmp_path: Path) -> None:
 def test_a_step_that_ends_before_the_signal_is_its_status(tmp_path: Path) -> None:
     status, out = wait_status(tmp_path, "exit 4", hold=False)
     assert status == 4, out
+
+
+def _after_the_wait(tmp: Path, step: str) -> str:
+    """The script's lines from the launch on (the wait, what a failure or a done run does), the step's status
+    being the given bash code's; the run file's last event."""
+    from ntui.core.compose.longrun import continue_line, launch_lines
+
+    script = "\n".join([
+        "set -euo pipefail",
+        *run_lines(RunConf(grace=5, time_limit_s=3600), str(tmp), "lr"),
+        *launch_lines(f"bash -c {step!r}"),
+        continue_line(),
+        'echo "continued"',
+    ])
+    res = subprocess.run(["bash", "-c", script], env={"PATH": "/usr/bin:/bin", "SLURM_JOB_ID": "5"}, text=True,
+                         capture_output=True, timeout=60, cwd=tmp, check=False)
+    events = (tmp / "lr-5.run").read_text().splitlines()
+    return f"{res.returncode} {events[-1]}"
+
+
+def test_a_program_that_said_done_and_then_died_of_the_signal_is_done(tmp_path: Path) -> None:
+    # the warning fell due as the last step ended: the program wrote the done marker, and the signal killed it as
+    # it shut down (128 + SIGUSR2)
+    said = _after_the_wait(tmp_path, ': >>"$NTUI_RUN_DONE"; kill -s USR2 $$')
+    assert said.startswith("0 ") and '"why":"done"' in said, said
+
+
+def test_the_same_status_without_the_done_marker_is_a_failure(tmp_path: Path) -> None:
+    said = _after_the_wait(tmp_path, "kill -s USR2 $$")
+    assert said.startswith("140 ") and '"why":"failed"' in said and '"rc":140' in said, said

@@ -28,12 +28,13 @@
    gives a signal its default action back while it shuts down, so a second one would kill it (status 128+N, and
    the run would stop as failed).
 5. The step ended within the grace: status 0 after the signal means "saved": ``scontrol requeue`` from the batch
-   shell (never inside the container) while fewer than ``max-restarts`` time-limit continuations were made, or,
-   for ``chain``, ``sbatch --dependency=afterany:<this job>`` of the same script, its environment scrubbed of the
-   job's ``SLURM_*`` as ntui's own submission does. Status 0 without the signal means the work is done: the done
-   marker is written, and a successor that starts later ends at once (a chain stops). Another status: a failure,
-   the run stops. Still running when the grace is over: the program ignored the signal; the run stops and the step
-   meets the time limit.
+   shell (never inside the container) while fewer than ``max-restarts`` time-limit continuations were made, or, for
+   ``chain``, ``sbatch --dependency=afterany:<this job>`` of the same script, its environment scrubbed of the job's
+   ``SLURM_*`` as ntui's own submission does. Status 0 without the signal means the work is done: the done marker is
+   written, and a successor that starts later ends at once (a chain stops). The signal's own status (128+N) after the
+   program wrote the done marker: done too (the warning fell due as its last step ended and the signal killed it
+   shutting down). Another status: a failure, the run stops. Still running when the grace is over: the program
+   ignored the signal; the run stops and the step meets the time limit.
 
 **What the program sees**: ``NTUI_RUN_ID`` (the first job's id, the same in every allocation), ``NTUI_RESTART``
 (0 in the first allocation, then 1, 2, ...), ``NTUI_CHECKPOINT_SIGNAL`` (the signal's name, e.g. ``USR2``) and
@@ -362,7 +363,11 @@ def launch_lines(launch: str) -> list[str]:
     return [
         f"{launch} &",
         "NTUI_RUN_STEP=$!",
-        "ntui_run_wait || { rc=$?; ntui_run_note stop \"\\\"why\\\":\\\"failed\\\",\\\"rc\\\":$rc\"; exit \"$rc\"; }",
+        # the program said its work is done (the done marker) and then died of the signal as it shut down: done
+        "ntui_run_wait || { rc=$?; [ -e \"$NTUI_RUN_DONE\" ] && [ \"$rc\" -eq $(( 128 + "
+        "$(kill -l \"$NTUI_CHECKPOINT_SIGNAL\") )) ] || {"
+        " ntui_run_note stop \"\\\"why\\\":\\\"failed\\\",\\\"rc\\\":$rc\";"
+        " exit \"$rc\"; }; }",
     ]
 
 
