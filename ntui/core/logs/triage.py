@@ -218,9 +218,6 @@ class Finding:
 # ---------------------------------------------------------------------------------------------------------
 # prefixes and timestamps
 
-_NO_PREFIX = NO_PREFIX
-
-
 def split_prefix(line: str) -> tuple[int | None, str]:
     """Strip launcher prefixes; return ``(rank from the prefix or None, rest)`` (:func:`parse_prefix`)."""
     prefix, rest = parse_prefix(line)
@@ -419,7 +416,7 @@ class RankDetector:
         self._line_no = 0
         self._seq = 0
         self._tb: dict[int | str | None, _Traceback] = {}  # by the rank of its lines' prefix (else local rank)
-        self._prefix = _NO_PREFIX  # what the current line's prefixes say
+        self._prefix = NO_PREFIX  # what the current line's prefixes say
         self._cf: _ChildFailed | None = None
         self._last_kind_line: dict[tuple[int | str | None, str], int] = {}
         self.findings: list[Finding] = []
@@ -569,7 +566,7 @@ class RankDetector:
     def flush(self) -> list[Finding]:
         """End of input (the job is over): report tracebacks that never reached an exception line."""
         out: list[Finding] = []
-        self._prefix = _NO_PREFIX
+        self._prefix = NO_PREFIX
         for key, tb in list(self._tb.items()):
             if tb.frames:
                 out.append(
@@ -1026,7 +1023,7 @@ _NCCL_SPECIFIC_RE = re.compile(r"Duplicate GPU detected|Cuda failure|NET/\w+ ?:|
                                r"Connection (?:refused|timed out)|Error: failed to|no route to host", re.IGNORECASE)
 
 
-def _deepspeed_norm(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+def _deepspeed_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
     code = m["code"] if m["code"] is not None else m["c2"]
     local = m["local"] if m["local"] is not None else m["l2"]
     return _exit_code_hit(int(code), local=int(local) if local else None)
@@ -1061,7 +1058,7 @@ DETECTORS: tuple[Detector, ...] = (
              lambda _d, m, _t, _r, _l: Hit("node_failure", m["node"])),
     Detector("own-last-words", ("rank_signal", "signal"), _own_signal, _own_signal_hit),
     Detector("elastic-agent", ("rank_signal", "signal", "child_failed"), _ELASTIC_FAILED_RE.search, _elastic_hit),
-    Detector("deepspeed-launcher", ("rank_signal", "signal", "child_failed"), _DEEPSPEED_RE.search, _deepspeed_norm),
+    Detector("deepspeed-launcher", ("rank_signal", "signal", "child_failed"), _DEEPSPEED_RE.search, _deepspeed_hit),
     Detector("mp-spawn-exit", ("rank_signal", "signal", "child_failed"), _SPAWN_EXIT_RE.search, _spawn_hit),
     Detector("mpirun-signal", ("rank_signal", "signal"), _MPI_SIGNAL_RE.search, _mpi_signal_hit),
     Detector("mpirun-name", (), _MPI_NAME_RE.match, _mpi_exit_hit),
