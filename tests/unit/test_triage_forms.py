@@ -253,6 +253,73 @@ def test_all_at_the_same_collective_and_every_rank_reported_says_the_log_cannot_
     assert said.endswith("the rank that stopped first is not in this log"), said
 
 
+def _one_log(lines: list[str]) -> str:
+    """A combined log (one file, no rank prefixes: the ranks only in NCCL's own ``[Rank N]``), as users paste."""
+    from ntui.core.logs.verdict import decide
+
+    found = scan_lines(lines, year=2024)
+    return f"{decide(found).rank}|{triage(found).summary()}"
+
+
+def _unprefixed(rank: int, seq: int | None, op: str = "ALLREDUCE") -> str:
+    work = f"SeqNum={seq}, OpType={op}" if seq is not None else f"OpType={op}"  # torch before 1.13: no SeqNum
+    return (f"[E ProcessGroupNCCL.cpp:587] [Rank {rank}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL({work}, Timeout(ms)=1800000) ran for 180{rank}123 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("seq", [4411, None], ids=["seqnum", "no-seqnum"])
+def test_one_combined_log_names_the_rank_below_the_others_that_never_timed_out(seq: int | None) -> None:
+    said = _one_log([_unprefixed(r, seq) for r in (3, 1, 2)])
+    rank, line = said.split("|", 1)
+    assert rank == "0", said  # ranks 1-3 each said their own timeout; rank 0 (every job has one) said nothing
+    assert line.endswith("rank 0 never reported: it likely stopped first"), said
+    assert ("at collective 4411 (ALLREDUCE)" if seq else "in an ALLREDUCE") in line, said
+
+
+def test_one_combined_log_with_every_rank_timed_out_says_it_cannot_tell() -> None:
+    said = _one_log([_unprefixed(r, 90) for r in (2, 0, 1)])
+    assert "never reported" not in said, said
+    assert said.endswith("the rank that stopped first is not in this log"), said
+
+
+def test_the_one_rank_in_another_operation_at_the_same_collective_diverged() -> None:
+    lines = [_unprefixed(2, 3017), _unprefixed(1, 3017), _unprefixed(3, 3017), _unprefixed(0, 3017, "BARRIER")]
+    rank, line = _one_log(lines).split("|", 1)
+    assert rank == "0", line
+    assert line.startswith("rank 0 timed out in NCCL collective 3017 (BARRIER) first"), line
+    assert line.endswith("it was in collective 3017 (BARRIER) while ranks 1-3 waited in collective 3017 "
+                         "(ALLREDUCE): the ranks' collectives diverged, rank 0 is where to look"), line
+
+
+#: a pasted torchrun agent's report of a dead worker (torch 2.x's logger form), with no rank prefixes: only the
+#: worker's local rank is said
+_AGENT_KILLED = [
+    "W1203 09:14:02.118000 4410 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 4521 closing "
+    "signal SIGTERM",
+    "E1203 09:14:02.905000 4410 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) "
+    "local_rank: 3 (pid: 4524) of binary: /opt/venv/bin/python",
+]
+
+
+@pytest.mark.parametrize(("banner", "rank"), [
+    (None, 3),
+    ("  nnodes           : 2", None),
+    ("  max_nodes        : 1:4", None),
+    ("[INFO] group_rank=1, group_world_size=2", None),
+    ("  nnodes           : 1", 3),
+], ids=["nothing-said", "two-nodes", "elastic-range", "node-rank-1", "one-node"])
+def test_a_local_rank_is_the_rank_only_when_nothing_says_there_were_several_nodes(
+        tmp_path: Path, banner: str | None, rank: int | None) -> None:
+    log = tmp_path / "pasted.log"
+    log.write_text("\n".join(([banner] if banner else []) + _AGENT_KILLED) + "\n")
+    verdict, _ = files_verdict([log])
+    assert verdict.rank == rank, verdict.line
+    if rank is None:
+        assert verdict.line.startswith("local rank 3 on an unnamed node was killed by SIGKILL"), verdict.line
+    elif banner is None:  # assumed, and said
+        assert verdict.line.startswith("rank 3 (the log names no other node) was killed by SIGKILL"), verdict.line
+
+
 # ---------------------------------------------------------------- node failures
 
 NODE_FAIL = LOGS / "node-fail"

@@ -149,7 +149,7 @@ def files_verdict(paths: Sequence[Path], *, launcher: str | None = None,
             said.append("combined")
     chosen = launcher if launcher is not None else guess_launcher(paths)
     cleaners = {key: fn for key, path in files.items() if (fn := unpaster(_first_lines(path))) is not None}
-    watcher = JobLogWatcher("", files, launcher=chosen, window=window, unpaste=cleaners)
+    watcher = JobLogWatcher("", files, launcher=chosen, window=window, unpaste=cleaners, no_job=True)
     try:
         watcher.poll_all()
         watcher.finish()

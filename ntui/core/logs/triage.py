@@ -209,6 +209,9 @@ class Finding:
     generic: bool = False
     """A wrapper or a category, not the cause itself (an abort, NCCL's "invalid usage", a traceback cut before its
     error, mp.spawn's "process N terminated"): a specific finding of the same tier wins over it."""
+    one_node_assumed: bool = False
+    """The rank is the local rank because nothing in the log says the job had another node (no second host, no
+    node rank above 0, no node count above 1): the wording says so."""
 
     @property
     def tier(self) -> int:
@@ -431,6 +434,9 @@ class RankDetector:
         #: the log said the job ran on one node (a launcher's nnodes=1, its group world size 1): a local rank it
         #: reports from then on is the global rank
         self.one_node = False
+        #: the log said the job had several nodes (nnodes=2, a node rank above 0, two hosts in the world info): a
+        #: local rank is then never taken for the rank without proof
+        self.several_nodes = False
         #: the DeepSpeed launcher's world info: each host's first global rank
         self.world: dict[str, int] = {}
         #: a pasted log's artefact remover for each line (``> `` quotes, line numbers, indentation), or None
@@ -444,7 +450,7 @@ class RankDetector:
         self._last_kind_line.clear()
         self.findings = []
         self.pending_rank = self.spawn_rank = None
-        self.last_error_next = self.one_node = False
+        self.last_error_next = self.one_node = self.several_nodes = False
         self.world = {}
         self.hosts = set()
 
@@ -543,7 +549,7 @@ class RankDetector:
 
         if _ANY_RE.search(text.lower()) or text.startswith(_OWN_START):
             self._line_level(text, prefix_rank, time, out)
-        elif "nodes" in text or "world_size" in text or "machines" in text or "WORLD INFO" in text:
+        elif any(word in text for word in _LAYOUT_WORDS):
             self._layout(text)
         return out
 
@@ -552,6 +558,8 @@ class RankDetector:
         (each host's local ranks, in the order global ranks are given out)."""
         if not self.one_node and _ONE_NODE_RE.search(text):
             self.one_node = True
+        if not self.several_nodes and _SEVERAL_NODES_RE.search(text):
+            self.several_nodes = True
         if (m := _WORLD_INFO_RE.search(text)) is not None and not self.world:
             try:
                 world = ast.literal_eval(m["dict"])
@@ -562,6 +570,7 @@ class RankDetector:
                 for host, local_ranks in world.items():
                     self.world[str(host)] = first
                     first += len(local_ranks)
+                self.several_nodes = self.several_nodes or len(world) > 1
 
     def flush(self) -> list[Finding]:
         """End of input (the job is over): report tracebacks that never reached an exception line."""
@@ -739,7 +748,10 @@ class RankDetector:
             return
         kind, rank, task, local = hit.kind, hit.rank, hit.task, hit.local
         line_time = hit.line_time if hit.line_time is not None else parse_line_time(text, year=self._year)
-        dedup_key: tuple[int | str | None, str] = (prefix_rank if rank is None else rank, kind)
+        own = prefix_rank if rank is None else rank
+        if own is None and (said := _SELF_RANK_RE.search(text)) is not None:
+            own = int(said["rank"])  # NCCL's "[Rank 6]": each rank's line its own, not a repeat of another's
+        dedup_key: tuple[int | str | None, str] = (own, kind)
         if task is not None:
             dedup_key = (f"task{task}", kind)
         elif local is not None:  # one line per worker of the agent
@@ -1171,7 +1183,8 @@ def where(f: Finding) -> str:
     elastic agent's line), ``the job``."""
     on = f" on {f.node}" if f.node else ""
     if f.rank is not None:
-        return (f"ranks {format_index_ranges((f.rank, *f.alike))}" if f.alike else f"rank {f.rank}") + on
+        assumed = " (the log names no other node)" if f.one_node_assumed else ""
+        return (f"ranks {format_index_ranges((f.rank, *f.alike))}" if f.alike else f"rank {f.rank}") + on + assumed
     if f.task is not None:
         if f.alike:
             return f"the launchers{on} (srun tasks {format_index_ranges((f.task, *f.alike))})"
@@ -1212,7 +1225,7 @@ def what_happened(f: Finding, *, likely: bool = True) -> str:
         return "ran out of GPU memory"
     if f.kind == "nccl_timeout":
         op = _collective(f)
-        return f"timed out in NCCL collective {op[0]} ({op[1]})" if op else "hit NCCL's watchdog timeout"
+        return f"timed out in NCCL {_at(*op)}" if op else "hit NCCL's watchdog timeout"
     if f.kind == "nccl":
         return "hit an NCCL error"
     if f.kind == "peer_failure":
@@ -1290,25 +1303,43 @@ def _weight(f: Finding) -> float:
 _ONE_NODE_RE = re.compile(
     r"\b(?:nnodes|max_nodes|num_nodes|num_machines|group_world_size)\b['\"]?\s*[=:]\s*['\"]?1\b(?![\d:.])"
     r"|--nnodes[= ]1\b(?![\d:])|WORLD INFO DICT: \{'[^']+': \[[\d, ]*\]\}\s*$")
+#: a launcher's or the environment's word that the job has several nodes: a node count above 1 (torchrun's
+#: nnodes, its elastic range min:max, accelerate's num_machines, Slurm's SLURM_NNODES), a node's rank above 0
+_MANY = r"(?:[2-9]|[1-9]\d+)\b"
+_SEVERAL_NODES_RE = re.compile(
+    r"\b(?:nnodes|max_nodes|num_nodes|num_machines|group_world_size|SLURM_NNODES|SLURM_JOB_NUM_NODES)\b['\"]?"
+    rf"\s*[=:]\s*['\"]?(?:\d+:)?{_MANY}(?![.])|--nnodes[= ](?:\d+:)?{_MANY}"
+    r"|\b(?:group_rank|node_rank|machine_rank|NODE_RANK|SLURM_NODEID)\b['\"]?\s*[=:]\s*['\"]?[1-9]")
+#: the words a line of the job's layout has (the cheap test before the layout's patterns)
+_LAYOUT_WORDS = ("nodes", "world_size", "machines", "WORLD INFO", "NNODES", "node_rank", "group_rank", "NODE_RANK",
+                 "machine_rank", "NODEID", "NUM_NODES")
 _ALIKE_RE = re.compile(r"\d+")  # two ranks' errors alike but for their numbers (a rank, a pid, a size)
 _GOT_SIGNAL_RE = re.compile(r"SignalException: Process \d+ got signal: (?P<n>\d+)")
 _WORLD_INFO_RE = re.compile(r"WORLD INFO DICT: (?P<dict>\{.{1,4000}\})\s*$")
 _SELF_RANK_RE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
 _OOM_GPU_RE = re.compile(r"\bGPU (?P<gpu>\d+)(?: has a total capacity|;)")
 _MODULE_RE = re.compile(r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<module>[^']+)'")
-_WORK_NCCL_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
+#: an NCCL watchdog's work item: its sequence number (torch 1.13 on; older ones print none) and operation
+_WORK_NCCL_RE = re.compile(r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)")
 
 
 def _collective(f: Finding) -> tuple[int, str] | None:
-    """The sequence number and operation of an NCCL watchdog timeout (``WorkNCCL(SeqNum=78, OpType=ALLREDUCE``)."""
+    """The sequence number and operation of an NCCL watchdog timeout (``WorkNCCL(SeqNum=78, OpType=ALLREDUCE``);
+    -1 for a torch that prints no sequence number."""
     m = _WORK_NCCL_RE.search(f.first_line)
-    return (int(m["seq"]), m["op"]) if m is not None else None
+    return (int(m["seq"]) if m["seq"] else -1, m["op"]) if m is not None else None
+
+
+def _at(seq: int, op: str) -> str:
+    return f"collective {seq} ({op})" if seq >= 0 else f"an {op}" if op[:1] in "AEIOU" else f"a {op}"
 
 
 def _nccl_timeouts(first: Finding, per_rank: Mapping[int | None, Finding],
                    ranks: Collection[int]) -> tuple[Finding, str]:
-    """Several ranks' watchdogs timed out: the one at the lowest collective stopped first (the others went on to
-    the next and waited there); all at the same one: the rank that stopped first is one that never reported."""
+    """Several ranks' watchdogs timed out. The one at the lowest collective stopped first (the others went on to
+    the next and waited there). At the same collective, a rank in another operation than the rest diverged from
+    them (it called something else: a barrier while they all-reduced); all alike, the rank that stopped first is
+    one that never reported."""
     timed_out = {r: (f, c) for r, f in per_rank.items()
                  if r is not None and f.kind == "nccl_timeout" and (c := _collective(f)) is not None}
     if len(timed_out) < 2:
@@ -1316,23 +1347,50 @@ def _nccl_timeouts(first: Finding, per_rank: Mapping[int | None, Finding],
     lowest = min(timed_out, key=lambda r: (timed_out[r][1][0], r))
     seq, op = timed_out[lowest][1]
     others = sorted(r for r in timed_out if r != lowest)
-    if any(timed_out[r][1][0] != seq for r in others):
+    if seq >= 0 and any(timed_out[r][1][0] != seq for r in others):
         later = sorted({timed_out[r][1][0] for r in others} - {seq})
         return timed_out[lowest][0], (f"it stopped at collective {seq} ({op}); the others waited at "
                                       f"{', '.join(map(str, later))}: rank {lowest} is where to look")
+    by_op: dict[str, list[int]] = {}
+    for r in sorted(timed_out):
+        by_op.setdefault(timed_out[r][1][1], []).append(r)
+    if len(by_op) == 2:
+        (op_a, few), (op_b, many) = sorted(by_op.items(), key=lambda kv: (len(kv[1]), kv[1]))
+        if len(few) == 1 and len(many) >= 2:
+            odd = few[0]
+            return timed_out[odd][0], (f"it was in {_at(seq, op_a)} while ranks {format_index_ranges(many)} "
+                                       f"waited in {_at(seq, op_b)}: the ranks' collectives diverged, rank {odd} "
+                                       "is where to look")
     silent = _silent(per_rank, ranks)
     said = (f"{'rank' if len(silent) == 1 else 'ranks'} {format_index_ranges(silent)} never reported: "
             f"{'it' if len(silent) == 1 else 'one of them'} likely stopped first") if silent else \
         "the rank that stopped first is not in this log"
     reported = format_index_ranges(sorted(timed_out))
-    return first, f"ranks {reported} all timed out at collective {seq} ({op}); {said}"
+    where_ = f"at {_at(seq, op)}" if seq >= 0 else f"in {_at(seq, op)}"
+    return first, f"ranks {reported} all timed out {where_}; {said}"
 
 
-def _rank_by_evidence(first: Finding, flat: Sequence[Finding], hosts_seen: int = 0) -> Finding:
+def _rank_by_evidence(first: Finding, flat: Sequence[Finding], hosts_seen: int = 0,
+                      several_nodes: bool = True) -> Finding:
     """A finding no prefix gave a rank (a combined log's traceback): the rank other lines prove it is. A local rank
     (the device an OOM names, an agent's line) is the rank when the log names one node and no other; else the
     launcher's reports name it: torch elastic's root cause from an error file, or the one rank every report of a
-    failed worker names."""
+    failed worker names. Last, when nothing in the log says the job had several nodes (``several_nodes`` false,
+    one host at most), a local rank is taken for the rank and the finding says it was assumed."""
+    found = _rank_by_proof(first, flat, hosts_seen)
+    if found.rank is not None or several_nodes or hosts_seen > 1 or any(f.task is not None for f in flat):
+        return found
+    if len({f.node for f in flat if f.node}) > 1:
+        return found
+    local = first.local_rank
+    if local is None:
+        locals_ = {f.local_rank for f in flat if f.local_rank is not None and (f.tier >= 2 or f.kind == "rank_signal")
+                   and f.kind in ("child_failed", "rank_signal")}
+        local = locals_.pop() if len(locals_) == 1 else None
+    return replace(first, rank=local, one_node_assumed=True) if local is not None else found
+
+
+def _rank_by_proof(first: Finding, flat: Sequence[Finding], hosts_seen: int) -> Finding:
     nodes = {f.node for f in flat if f.node}
     # a node named, and only one (hosts_seen: the hosts the logs' prefixes named, findings or not)
     one_node = len(nodes) == 1 and hosts_seen <= 1 and not any(f.task for f in flat)
@@ -1360,6 +1418,10 @@ def _silent(per_rank: Mapping[int | None, Finding], ranks: Collection[int]) -> l
     """The ranks known (their files, or a report about them) that said nothing of their own: no error, no wait;
     at most their launcher's report that it stopped them."""
     known = set(ranks) | {r for r in per_rank if r is not None}
+    if not ranks and known:
+        # one combined log: the ranks below the highest it names ran too (a job's ranks are 0..N-1), so one it
+        # never names said nothing
+        known |= set(range(max(known)))
     return sorted(r for r in known if r not in per_rank or per_rank[r].tier >= 2)
 
 
@@ -1379,6 +1441,7 @@ def triage(
     window_s: float = 10.0,
     ranks: Collection[int] = (),
     hosts_seen: int = 0,
+    several_nodes: bool = True,
 ) -> TriageSummary:
     """Name the rank that failed first (see the module docstring for the ordering rule).
 
@@ -1440,7 +1503,7 @@ def triage(
         if causes:
             first = _pick(causes, float("inf"))
     if first.rank is None:
-        first = _rank_by_evidence(first, flat, hosts_seen)
+        first = _rank_by_evidence(first, flat, hosts_seen, several_nodes)
     elif first.tier == 0 and not first.alike and not first.generic:
         # several ranks failing alike are one finding: "ranks 4-7 failed first, alike: ValueError: ..."
         said = _ALIKE_RE.sub("#", first.first_line)

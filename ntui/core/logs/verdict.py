@@ -225,6 +225,7 @@ def decide(
     window_s: float = 10.0,
     ranks: Collection[int] = (),
     hosts_seen: int = 0,
+    several_nodes: bool = True,
 ) -> JobVerdict:
     """The verdict over a job's findings (see the module docstring). The detectors already read srun's
     ``task N`` according to the launcher (``RankDetector(task_is_rank=...)``); ``launcher`` is kept for the
@@ -250,7 +251,8 @@ def decide(
             source = "slurm"
     # the rank-level root cause: job-level kinds and scheduler noise are not a rank's error
     rank_findings = [f for f in flat if f.kind not in ("cancelled", "time_limit", "node_failure")]
-    summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s, ranks=ranks, hosts_seen=hosts_seen)
+    summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s, ranks=ranks, hosts_seen=hosts_seen,
+                     several_nodes=several_nodes)
     root = summary.first
     if kind is not None:
         event = event if event is not None and event.kind == kind else None  # the logs may tell another story

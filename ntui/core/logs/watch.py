@@ -428,8 +428,12 @@ class JobLogWatcher:
         budget: FdBudget | None = None,
         monotonic: _Clock | None = None,
         unpaste: Mapping[Key, Callable[[str], str]] | None = None,
+        no_job: bool = False,
     ) -> None:
         self.job_id = job_id
+        #: logs with no job behind them (``ntui triage FILE``): where nothing in them says the job had several
+        #: nodes, a local rank is taken for the rank (and said to be); a job's own logs never assume that
+        self.no_job = no_job
         #: per file, what takes a pasted log's artefacts off its lines (``ntui triage``: :mod:`ntui.core.logs.paste`)
         self.unpaste: Mapping[Key, Callable[[str], str]] = unpaste or {}
         self.paths = paths
@@ -641,10 +645,17 @@ class JobLogWatcher:
 
     def summary(self) -> TriageSummary:
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
-        return triage(per_key, nodes_by_rank=self._rank_nodes(), ranks=self._ranks(), hosts_seen=self._hosts_seen())
+        return triage(per_key, nodes_by_rank=self._rank_nodes(), ranks=self._ranks(), hosts_seen=self._hosts_seen(),
+                      several_nodes=self._several_nodes())
 
     def _hosts_seen(self) -> int:
         return len(set().union(*(d.hosts for d in self._detectors.values()))) if self._detectors else 0
+
+    def _several_nodes(self) -> bool:
+        """Whether the job may have had several nodes: always for a job's own logs; for logs with no job, when a log
+        said so or their rank headers name two nodes."""
+        return (not self.no_job or any(d.several_nodes for d in self._detectors.values())
+                or len(set(self._rank_nodes().values())) > 1)
 
     def _rank_nodes(self) -> dict[int, str]:
         return {k: n for k, n in self._nodes.items() if isinstance(k, int) and n}
@@ -653,7 +664,7 @@ class JobLogWatcher:
         """The job-level verdict (Slurm's verdicts first, then the root cause; see :mod:`ntui.core.logs.verdict`)."""
         per_key = {k: list(d.findings) for k, d in self._detectors.items()}
         return decide(per_key, nodes_by_rank=self._rank_nodes(), launcher=self.launcher, slurm=slurm,
-                      ranks=self._ranks(), hosts_seen=self._hosts_seen())
+                      ranks=self._ranks(), hosts_seen=self._hosts_seen(), several_nodes=self._several_nodes())
 
     def _ranks(self) -> list[int]:
         """The ranks whose files exist (read or not yet)."""
