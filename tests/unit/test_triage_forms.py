@@ -320,6 +320,38 @@ def test_a_local_rank_is_the_rank_only_when_nothing_says_there_were_several_node
         assert verdict.line.startswith("rank 3 (the log names no other node) was killed by SIGKILL"), verdict.line
 
 
+def test_a_frame_line_a_terminal_wrapped_does_not_end_the_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "wrapped.log"
+    log.write_text("\n".join([
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", '
+        "line 1160, in next_rende",
+        "zvous",  # the rest of the frame's line, wrapped at the terminal's width
+        "    self._op_executor.run(join_op, deadline, self._get_deadline)",
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+    ]) + "\n")
+    verdict, _ = files_verdict([log])
+    assert "gave up waiting for the rendezvous" in verdict.line and ": zvous" not in verdict.line, verdict.line
+
+
+@pytest.mark.parametrize(("inner", "outer", "named"), [
+    ("RuntimeError: Broken pipe", "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The "
+     "connection to the C10d store has failed.", "RendezvousConnectionError"),
+    ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+     "RuntimeError: the training step failed", "OutOfMemoryError"),
+    ("KeyError: 'input_ids'", "ValueError: could not collate the batch", "KeyError"),
+], ids=["store-over-its-socket", "oom-inside-a-wrapper", "plain-inner"])
+def test_a_chained_traceback_is_one_failure_and_its_cause_is_named(tmp_path: Path, inner: str, outer: str,
+                                                                    named: str) -> None:
+    frame = ['  File "/home/u/train.py", line 12, in step', "    run()"]
+    log = tmp_path / "chained.log"
+    log.write_text("\n".join(["Traceback (most recent call last):", *frame, inner, "",
+                              "The above exception was the direct cause of the following exception:", "",
+                              "Traceback (most recent call last):", *frame, outer]) + "\n")
+    verdict, _ = files_verdict([log])
+    assert named in verdict.line and "consequence" not in verdict.line, verdict.line
+
+
 # ---------------------------------------------------------------- node failures
 
 NODE_FAIL = LOGS / "node-fail"

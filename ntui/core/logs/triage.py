@@ -255,6 +255,9 @@ def parse_line_time(text: str, *, year: int | None = None) -> float | None:
 # line patterns
 
 _TB_HEADER = "Traceback (most recent call last):"
+#: Python's words between two tracebacks of one failure (``raise ... from``, or an error while handling another)
+_TB_CHAINS = ("The above exception was the direct cause of the following exception:",
+              "During handling of the above exception, another exception occurred:")
 _EXC_LINE_RE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?: .*)?)?$")
 _OOM_RE = re.compile(r"CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|HIP out of memory")
 _NCCL_TIMEOUT_RE = re.compile(
@@ -422,6 +425,9 @@ class RankDetector:
         self._prefix = NO_PREFIX  # what the current line's prefixes say
         self._cf: _ChildFailed | None = None
         self._last_kind_line: dict[tuple[int | str | None, str], int] = {}
+        #: per traceback key, its last traceback's finding and line; and the one a chain's words tied to the next
+        self._last_tb: dict[int | str | None, tuple[Finding, int]] = {}
+        self._chained: dict[int | str | None, Finding] = {}
         self.findings: list[Finding] = []
         #: what a line said of the lines after it: Open MPI's box names the rank above its exit code, NCCL's
         #: "Last error:" comes above the specific cause, mp.spawn's "-- Process N terminated with the following
@@ -448,6 +454,8 @@ class RankDetector:
         self._tb.clear()
         self._cf = None
         self._last_kind_line.clear()
+        self._last_tb.clear()
+        self._chained.clear()
         self.findings = []
         self.pending_rank = self.spawn_rank = None
         self.last_error_next = self.one_node = self.several_nodes = False
@@ -516,6 +524,10 @@ class RankDetector:
 
         tb = self._tb.get(key)
         if tb is not None and self._feed_traceback(tb, key, text, prefix_rank, time, out):
+            return out
+
+        if text in _TB_CHAINS and (last := self._last_tb.get(key)) is not None and self._line_no - last[1] <= 3:
+            self._chained[key] = last[0]  # the next traceback of this key is the same failure's
             return out
 
         if text.startswith(_TB_HEADER):
@@ -599,6 +611,25 @@ class RankDetector:
         return self._keep(out)
 
     # -- internals ------------------------------------------------------------------------------------
+
+    def _chain(self, inner: Finding, outer: Finding, out: list[Finding]) -> Finding:
+        """Two tracebacks of one failure (Python's chain words between them): one of them is the cause, the other
+        is marked generic so that the choice takes the cause. The inner one is, as a rule (the outer wraps it); the
+        outer one when it names a specific failure and the inner only a plain error or a broken connection (a
+        store that failed, said over its socket's ``Broken pipe``). The outer keeps the inner's rank."""
+        outer_wins = outer.kind not in ("traceback", "peer_failure") and not outer.generic \
+            and inner.kind in ("traceback", "peer_failure")
+        if outer.rank is None and inner.rank is not None:
+            outer = replace(outer, rank=inner.rank)
+        if not outer_wins:
+            return replace(outer, generic=True)
+        marked = replace(inner, generic=True)
+        for pool in (out, self.findings):
+            for i in range(len(pool) - 1, -1, -1):
+                if pool[i] is inner:
+                    pool[i] = marked
+                    return outer
+        return outer
 
     def _keep(self, out: list[Finding]) -> list[Finding]:
         self.findings.extend(out)
@@ -688,6 +719,8 @@ class RankDetector:
             del self._tb[key]
             return False
         m = _EXC_LINE_RE.match(text)
+        if m is not None and ":" not in text and "." not in text and text.islower():
+            m = None  # a bare lowercase word ("zvous"): the tail of a frame line a terminal wrapped, no exception
         if tb.frames == 0 or m is None:
             if tb.count > _MAX_TB_LINES:
                 del self._tb[key]
@@ -712,21 +745,13 @@ class RankDetector:
             spawn = _spawn_hit(self, sm, text, prefix_rank, None)
             kind, rank, sig = spawn.kind, spawn.rank, spawn.signal
         excerpt = (tb.head, *tb.lines) if tb.lines and tb.lines[0] != tb.head else tuple(tb.lines)
-        out.append(
-            self._finding(
-                kind,
-                prefix_rank,
-                text,
-                self._line_no,
-                time,
-                line_time,
-                excerpt,
-                tb.start_line_no,
-                from_tb=True,
-                rank=rank,
-                signal=sig,
-            )
-        )
+        found = self._finding(kind, prefix_rank, text, self._line_no, time, line_time, excerpt, tb.start_line_no,
+                              from_tb=True, rank=rank, signal=sig)
+        inner = self._chained.pop(key, None)
+        if inner is not None:
+            found = self._chain(inner, found, out)
+        out.append(found)
+        self._last_tb[key] = (found, self._line_no)
         self._last_kind_line[(key, kind)] = self._line_no
         self._last_kind_line[("*", kind)] = self._line_no
         return True
