@@ -352,6 +352,46 @@ def test_a_chained_traceback_is_one_failure_and_its_cause_is_named(tmp_path: Pat
     assert named in verdict.line and "consequence" not in verdict.line, verdict.line
 
 
+_BARRIER = ("RuntimeError: Timed out initializing process group in store based barrier on rank: {rank}, for key: "
+            "store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:30:00)")
+
+
+def test_a_log_appended_over_a_requeue_names_the_later_runs_error_not_the_earlier_end(tmp_path: Path) -> None:
+    log = tmp_path / "appended.log"
+    log.write_text("\n".join([
+        "2026-11-20 08:00:01 | INFO | step 4100 loss 2.31",
+        "slurmstepd: error: *** JOB 771204 ON nid003 CANCELLED AT 2026-11-20T08:10:00 DUE TO PREEMPTION ***",
+        "2026-11-20 08:41:10 | INFO | starting again from step 4000",
+        "submitit ERROR (2026-11-20 09:11:12,210) - Submitted job triggered an exception",
+        "Traceback (most recent call last):",
+        '  File "/home/u/train.py", line 40, in setup',
+        "    dist.init_process_group('nccl')",
+        _BARRIER.format(rank=2),
+    ]) + "\n")
+    verdict, _ = files_verdict([log])
+    assert verdict.kind == "rank_error" and verdict.rank == 2, verdict.line
+    assert "store based barrier" in verdict.line, verdict.line
+    assert verdict.line.endswith("the job ran again after an earlier end: preempted at 2026-11-20T08:10:00: Slurm "
+                                 "ended the job for a higher-priority one"), verdict.line
+
+
+def test_the_process_mp_spawn_reports_is_the_cause_not_its_wrapper(tmp_path: Path) -> None:
+    frame = ['  File "/opt/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 90, in join',
+             "    raise ProcessRaisedException(msg, error_index, failed_process.pid)"]
+    log = tmp_path / "spawn.log"
+    log.write_text("\n".join([
+        "Traceback (most recent call last):", *frame, "torch.multiprocessing.spawn.ProcessRaisedException: ", "",
+        "-- Process 3 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "/home/u/train.py", line 61, in worker',
+        "    dist.init_process_group('nccl', rank=rank, world_size=4)",
+        _BARRIER.format(rank=3),
+    ]) + "\n")
+    verdict, _ = files_verdict([log])
+    assert verdict.rank == 3 and "store based barrier" in verdict.line, verdict.line
+    assert not verdict.line.startswith("the job failed first: torch.multiprocessing"), verdict.line
+
+
 # ---------------------------------------------------------------- node failures
 
 NODE_FAIL = LOGS / "node-fail"

@@ -272,7 +272,7 @@ _NCCL_ERR_RE = re.compile(
 )
 _DIST_TIMEOUT_RE = re.compile(
     r"Rendezvous\w*Error|DistStoreError|DistNetworkError"
-    r"|Timed out after \d+ seconds? waiting for|client socket has timed out"
+    r"|Timed out after \d+ seconds? waiting for|client socket has timed out|Timed out initializing process group"
     r"|Timed out waiting \d+ ?ms for (?:recv|send) operation"
 )
 #: gloo's collective timeout: this rank waited in a collective for a peer that never came
@@ -670,8 +670,8 @@ class RankDetector:
         r = rank if rank is not None else (prefix_rank if prefix_rank is not None else self.rank)
         said = self._prefix
         local_said = local_rank if local_rank is not None else said.local_rank
-        if r is None and (own := _SELF_RANK_RE.search(first_line)) is not None:
-            r = int(own["rank"])  # the message names its own rank: NCCL's "[Rank 6]", "[PG 0 Rank 3]"
+        if r is None and (own := _self_rank(first_line)) is not None:
+            r = own  # the message names its own rank: NCCL's "[Rank 6]", "[PG 0 Rank 3]"
         if local_said is None and kind == "oom" and (gpu := _OOM_GPU_RE.search(first_line)) is not None:
             local_said = int(gpu["gpu"])  # "GPU 1 has a total capacity", "(GPU 0; ...)": the rank's device
         if r is None and local_said is not None and self.one_node:
@@ -736,6 +736,8 @@ class RankDetector:
         if line_time is None:
             line_time = tb.header_time
         kind = _classify_exception(text)
+        if m.group("name").endswith("ProcessRaisedException"):
+            kind = "child_failed"  # mp.spawn's report that a process raised: the process's own traceback follows
         rank, sig = None, None
         if prefix_rank is None and tb.rank_hint is not None:
             rank = tb.rank_hint
@@ -774,8 +776,8 @@ class RankDetector:
         kind, rank, task, local = hit.kind, hit.rank, hit.task, hit.local
         line_time = hit.line_time if hit.line_time is not None else parse_line_time(text, year=self._year)
         own = prefix_rank if rank is None else rank
-        if own is None and (said := _SELF_RANK_RE.search(text)) is not None:
-            own = int(said["rank"])  # NCCL's "[Rank 6]": each rank's line its own, not a repeat of another's
+        if own is None:
+            own = _self_rank(text)  # NCCL's "[Rank 6]": each rank's line its own, not a repeat of another's
         dedup_key: tuple[int | str | None, str] = (own, kind)
         if task is not None:
             dedup_key = (f"task{task}", kind)
@@ -1341,7 +1343,13 @@ _LAYOUT_WORDS = ("nodes", "world_size", "machines", "WORLD INFO", "NNODES", "nod
 _ALIKE_RE = re.compile(r"\d+")  # two ranks' errors alike but for their numbers (a rank, a pid, a size)
 _GOT_SIGNAL_RE = re.compile(r"SignalException: Process \d+ got signal: (?P<n>\d+)")
 _WORLD_INFO_RE = re.compile(r"WORLD INFO DICT: (?P<dict>\{.{1,4000}\})\s*$")
-_SELF_RANK_RE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
+#: a message that names its own rank: NCCL's and c10d's "[Rank 6]", "[PG 0 Rank 3]", the store barrier's "on rank: 0"
+_SELF_RANK_RE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]|\bbarrier on rank: (?P<on>\d+)\b")
+
+
+def _self_rank(text: str) -> int | None:
+    m = _SELF_RANK_RE.search(text)
+    return None if m is None else int(m["rank"] or m["on"])
 _OOM_GPU_RE = re.compile(r"\bGPU (?P<gpu>\d+)(?: has a total capacity|;)")
 _MODULE_RE = re.compile(r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<module>[^']+)'")
 #: an NCCL watchdog's work item: its sequence number (torch 1.13 on; older ones print none) and operation

@@ -254,6 +254,15 @@ def decide(
     summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s, ranks=ranks, hosts_seen=hosts_seen,
                      several_nodes=several_nodes)
     root = summary.first
+    earlier = ""
+    if kind is not None and source == "log" and event is not None and root is not None and root.tier <= 1:
+        # one log appended over a requeue: the job's end it tells is an earlier allocation's when a rank's own
+        # error comes well after it (the job ran again); that error is this failure, the end is said after it
+        limit = _epoch(event.when)
+        if limit is not None and root.time is not None and root.time > limit + _RAN_AGAIN_S:
+            ended = _job_line(kind, who=who, when=event.when, node=event.node, event=event)
+            earlier = f" · the job ran again after an earlier end: {ended}"
+            kind, event = None, None
     if kind is not None:
         event = event if event is not None and event.kind == kind else None  # the logs may tell another story
         when = event.when if event else None
@@ -307,6 +316,7 @@ def decide(
                           rank=root.rank, node=root.node, root=root, source=source)
     if consequences:
         line += f" · then {_ranks_text(consequences)} as a consequence"
+    line += earlier
     if slurm is not None and slurm_signal is not None and root.signal != slurm_signal:
         line += f" · Slurm's exit code {slurm.exit_code}: {slurm_signal}"
     when = datetime.fromtimestamp(root.time).isoformat(timespec="seconds") if root.time is not None else None
@@ -315,6 +325,10 @@ def decide(
         rank, node = summary.silent[0], None  # the one rank the others waited for (the line says so)
     return JobVerdict("rank_error", line, rank=rank, node=node, root=root, consequences=consequences,
                       source=source, when=when)
+
+
+#: how long after a job's end (its log's words) a rank's own error must come to be a later allocation's
+_RAN_AGAIN_S = 120.0
 
 
 def _job_line(kind: JobLevel, *, who: str | None, when: str | None, node: str | None, event: _JobEvent | None
