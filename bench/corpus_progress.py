@@ -23,6 +23,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from ntui.core.progress.lines import training_loss  # noqa: E402
 from ntui.core.progress.read import read_progress  # noqa: E402
 from ntui.core.progress.series import estimate  # noqa: E402
 from tests.support.corpus import SPLITS, Entry, entries, score_table  # noqa: E402
@@ -50,7 +51,7 @@ def grade(entry: Entry) -> tuple[str, dict[str, Any], bool]:
         return "wrong", {"crashed": f"{type(exc).__name__}: {exc}"}, False
     done = "done" in guess.words
     got = {"step": guess.step, "total": guess.total, "finished": done, "restarts": len(series.restarts),
-           "loss": series.metrics.get("loss"), "words": guess.words}
+           "loss": (loss[1] if (loss := training_loss(series.metrics)) else None), "words": guess.words}
     checks = {
         "step": got["step"] == want.get("step"),
         "total": got["total"] == want.get("total"),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import Pattern, Point, parse_line, pattern_problem
+from ntui.core.progress.lines import Pattern, Point, declared_total, parse_line, pattern_problem, run_ended
 from ntui.core.progress.series import MAX_POINTS, Series, estimate
 from tests.conftest import REPO
 
@@ -134,4 +134,100 @@ def test_a_week_of_points_stays_bounded() -> None:
     for step in range(200_000):
         series.add(Point("pattern", step), float(step))
     assert len(series.samples) <= MAX_POINTS and series.samples[-1].step >= 199_000
+    assert series.step == 199_999  # thinned, the newest point is still the one shown
     assert all(a.step < b.step for a, b in zip(series.samples, series.samples[1:], strict=False))
+
+
+@pytest.mark.parametrize("newest", [199_999, 123_457, 3])
+def test_the_newest_point_is_kept_whatever_the_stride(newest: int) -> None:
+    series = Series()
+    for step in range(newest + 1):
+        series.add(Point("pattern", step), float(step))
+    assert series.step == newest and series.samples[-1].step == newest
+
+
+# ---------------------------------------------------------------- the training loops' own lines (FORMS)
+# Each line is written here in its program's form (the corpus index names the sources that show it), with our
+# numbers: (line, step, total, epoch, loss).
+
+@pytest.mark.parametrize(("line", "step", "total", "epoch", "loss"), [
+    ("| epoch 003:    120 / 2240 loss=7.912, nll_loss=7.1, ppl=138.2, num_updates=4600, lr=0.0004", 4600, None, 3,
+     7.912),
+    ("2026-01-02 10:00:00 | INFO | train_inner | epoch 002:   300 / 9000 loss=5.01, ups=2.1, num_updates=9300", 9300,
+     None, 2, 5.01),
+    ("12/03 10:11:12 - mmengine - INFO - Iter(train) [ 2500/40000]  lr: 1.0e-02  eta: 3:10:00  loss: 0.8123", 2500,
+     40000, None, 0.8123),
+    ("2026-12-03 10:00:00,001 - mmdet - INFO - Iter [700/20000]\tlr: 1.000e-02, eta: 5:00:00, loss: 1.2345", 700,
+     20000, None, 1.2345),
+    ("iter 2340: loss 3.1416, time 41.20ms, mfu 33.10%", 2340, None, None, 3.1416),
+    ("iter_dt 40.10ms; iter 900: train loss 1.75310", 900, None, None, 1.7531),
+    ("step   14/80 | train loss 6.022119 | norm 1.3012 | lr 6.00e-05 | (123.45 ms | 41000 tok/s)", 14, 80, None,
+     6.022119),
+    ("step 57, loss: 5.912345, norm: 0.9123, dt: 330.12ms", 57, None, None, 5.912345),
+    ("Step 33 | loss:0.91823 lr:2e-05 tokens_per_second_per_gpu:1201.5", 33, None, None, 0.91823),
+    ("[12/03 10:11:12 d2.utils.events]:  eta: 1:02:03  iter: 419  total_loss: 1.204  loss_cls: 0.3  lr: 0.02", 419,
+     None, None, None),
+])
+def test_a_training_loops_own_line_is_read(line: str, step: int, total: int | None, epoch: int | None,
+                                           loss: float | None) -> None:
+    point = parse_line(line)
+    assert point is not None and point.format == "log", line
+    assert (point.step, point.total) == (step, total), point
+    assert (None if point.epoch is None else int(point.epoch)) == epoch, point
+    if loss is not None:
+        assert point.metrics.get("loss") == pytest.approx(loss), point
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    from ntui.core.progress.read import read_progress
+
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+def test_an_epoch_counted_run_is_shown_in_epochs_with_its_last_loss(tmp_path: Path) -> None:
+    # Keras' fit: "Epoch N/M" on its own line, then the epoch's step bar (epochs from 1)
+    lines = []
+    for epoch in (1, 2, 3):
+        bar = "250/250 [==============================] - 3s 12ms/step"
+        lines += [f"Epoch {epoch}/12", f"{bar} - loss: 0.{9 - epoch}12 - accuracy: 0.71 - val_loss: 0.5"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.total, series.metrics.get("loss")) == (3, 12, 0.612), words
+    assert "done" not in words
+
+
+def test_an_epochs_batches_make_the_runs_step(tmp_path: Path) -> None:
+    # mmcv's epoch-based runner: "Epoch [e][b/B]" (epochs from 1): the run's step is the epochs before, plus b
+    lines = [f"Epoch [{e}][{b}/500]\tlr: 1.000e-02, eta: 1:00:00, loss: 1.{e}{b // 100}" for e in (1, 2)
+             for b in (100, 300, 500)] + ["Epoch [3][200/500]\tlr: 1.000e-02, eta: 0:50:00, loss: 0.98"]
+    series, _ = _read(tmp_path, lines)
+    assert series.step == 2 * 500 + 200 and series.restarts == []
+
+
+def test_the_runs_total_from_its_configuration_and_its_end_from_its_words(tmp_path: Path) -> None:
+    lines = ["Namespace(arch='transformer', max_update=3000, lr=[0.0005])"]
+    lines += [f"| epoch 001:   {b} / 900 loss=6.{b % 7}, num_updates={b}, lr=0.0004" for b in (100, 200, 300)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.declared_total) == (300, 3000) and "of 3,000" in words and "done" not in words
+    series, words = _read(tmp_path, [*lines, "| done training in 812.3 seconds"])
+    assert words.startswith("step 300 of 300: done"), words
+
+
+@pytest.mark.parametrize(("line", "total"), [
+    ("  Total optimization steps = 1,250", 1250), ("max_steps: 5000", 5000), ("cfg.max_iters = 600000", 600000),
+    ("max_steps=-1, num_train_epochs=3", None), ("'train_iters': 0,", None), ("the best total", None),
+])
+def test_a_declared_total(line: str, total: int | None) -> None:
+    assert declared_total(line) == total
+
+
+@pytest.mark.parametrize(("line", "ended"), [
+    ("`Trainer.fit` stopped: `max_epochs=3` reached.", True), ("[titan] 10:09:06 - root - INFO - Training completed",
+                                                             True),
+    ("Training completed. Do not forget to share your model on huggingface.co/models =)", True),
+    ("Validation completed", False), ("training 3 of 5 completed soon", False),
+])
+def test_what_says_a_run_ended(line: str, ended: bool) -> None:
+    assert run_ended(line) is ended

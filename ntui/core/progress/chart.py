@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ntui.core.progress.lines import LOSS_NAMES
 from ntui.core.progress.series import Estimate, Series, human_duration
 
 __all__ = ["BLOCKS", "chart_lines", "column_chart", "default_metric", "summary_lines"]
@@ -19,7 +20,7 @@ __all__ = ["BLOCKS", "chart_lines", "column_chart", "default_metric", "summary_l
 #: The column chart's cells, from empty to full, in eighths.
 BLOCKS = " ▁▂▃▄▅▆▇█"
 #: The metrics preferred for the chart, in order (the first the series has; else the first that names a loss).
-PREFERRED = ("loss", "train_loss", "lm_loss", "train/loss")
+PREFERRED = LOSS_NAMES
 _LABEL = 9  # the width of the range labels on the left
 
 

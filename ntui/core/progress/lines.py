@@ -15,8 +15,17 @@ winning) and returns a :class:`Point`, or None for a line that says nothing abou
 * **Megatron**: ``iteration       34/   10000 | ... | lm_loss: 1.118665E+01 |``;
 * **torchtitan**: ``step: 14  loss:  3.24405  grad_norm:  0.8319  memory: ... tps: 7,282``;
 * **DeepSpeed**: ``step=35, skipped=0, lr=[...]`` and ``epoch=0/micro_step=34/global_step=34, ...``;
+* **the training loops' own lines**, one row each of :data:`FORMS` (fairseq's ``num_updates``, mmengine's and
+  mmcv's ``Iter [N/T]`` and ``Epoch [e][b/B]``, Keras' ``Epoch N/M`` and its step bar, nanoGPT's and minGPT's
+  ``iter N: loss``, llm.c's and torchtune's ``step N``, detectron2's events, Swin's and torchvision's epoch
+  loggers, ...): each row says where the run is (its step and total, or an epoch's batch) and in which unit the
+  run counts (steps, or epochs);
 * a **preset's pattern** (:class:`Pattern`): a regular expression with a ``step`` group (``total`` and any metric
   group optional) for plain prints.
+
+Lines that are not points say two more things: the run's total as its configuration or banner states it
+(:func:`declared_total`: ``max_update=300000``, the Trainer's ``Total optimization steps``), and that training is
+over (:func:`run_ended`: Lightning's ``max_epochs`` reached, ``Training completed``).
 
 Values that are not numbers (``nan``, ``inf`` are numbers) are left out of the metrics, never an error. Pure.
 """
@@ -32,10 +41,11 @@ from typing import Literal
 from ntui.core.loglines import read_line
 from ntui.core.timestamps import iso_stamp
 
-__all__ = ["FORMATS", "Format", "Pattern", "Point", "parse_line", "pattern_problem"]
+__all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "Format", "LineForm", "Pattern", "Point", "declared_total", "parse_line",
+           "pattern_problem", "run_ended", "training_loss"]
 
-Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern"]
-FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern")
+Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
+FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,8 @@ class Point:
     epochs: int | None = None  # how many epochs the run has, where the line says (Rich's "Epoch 2/9": 10)
     elapsed: float | None = None  # seconds since the bar started, as the bar says (tqdm's "[01:05<...")
     time: float | None = None  # the line's own timestamp (epoch seconds, local time), where it has one
+    first_epoch: int = 0  # how the program numbers its first epoch (Lightning 0, Keras and mmengine 1)
+    form: str = ""  # which row of FORMS read it ("log" points)
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
@@ -108,6 +120,17 @@ def _number(text: str) -> float | None:
 
 def _scaled(value: str, scale: str) -> float:
     return float(value) * _SCALE.get(scale, 1.0)
+
+
+#: the names programs give the training loss, in order of preference: Megatron's "lm loss", Lightning's logged
+#: "train_loss", detectron2's "total_loss", NeMo's "reduced_train_loss"
+LOSS_NAMES = ("loss", "train_loss", "lm_loss", "total_loss", "reduced_train_loss", "training_loss", "train/loss",
+              "loss_total")
+
+
+def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
+    """The run's training loss among ``metrics``: its name as the program prints it, and its value."""
+    return next(((name, metrics[name]) for name in LOSS_NAMES if name in metrics), None)
 
 
 def _metrics(pairs: list[tuple[str, str]]) -> dict[str, float]:
@@ -238,9 +261,130 @@ def pattern_problem(text: str) -> str | None:
     return None
 
 
-_READERS = (_tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed)
+# ---------------------------------------------------------------------------------------------------------
+# the training loops' own log lines: one row each
+
+@dataclass(frozen=True)
+class LineForm:
+    """One framework's progress line: a regular expression whose named groups say where the run is.
+
+    ``step`` (the run's step, or iteration or update) and ``total`` (the run's); or ``batch`` of ``batches`` within
+    ``epoch`` (then the run's step is the epochs before times an epoch's batches, plus this one); ``epochs`` the
+    run's epochs. ``first_epoch``: how the program numbers its first epoch. ``unit``: what the run counts in, as
+    the program schedules it: ``step`` (iterations, updates), or ``epoch`` (Keras' ``fit(epochs=)``, the vision
+    scripts' ``--epochs``): then the step shown is the epoch the line names, the total the run's epochs, and an
+    epoch's batch lines give metrics only. The metrics are the line's ``key: value`` / ``key=value`` pairs after
+    the match (``loss`` among them)."""
+
+    name: str
+    regex: re.Pattern[str]
+    first_epoch: int = 0
+    unit: Literal["step", "epoch"] = "step"
+
+
+def _form(name: str, regex: str, first_epoch: int = 0, unit: Literal["step", "epoch"] = "step") -> LineForm:
+    return LineForm(name, re.compile(regex), first_epoch, unit)
+
+
+_INT = r"\d[\d,]*"
+#: Every form, first match wins (the more specific before the general); see each row's name for its program.
+FORMS: tuple[LineForm, ...] = (
+    # fairseq: "| epoch 001:    450 / 2240 loss=8.1, ..., num_updates=445" (its updates are the run's steps; the
+    # batch counter of the epoch is not), the hydra era's "train_inner | epoch 001: ...", and the 2017 form without
+    # num_updates ("| epoch 010  2000 / 8223 loss=1.27 (1.50)")
+    _form("fairseq", r"\bepoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) "
+          rf".*?\bnum_updates=(?P<step>{_INT})", 1),
+    _form("fairseq", r"^\|? ?epoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) loss[=:]", 1),
+    _form("fairseq", rf"\btrain_inner \| \{{.*?\"num_updates\": \"?(?P<step>{_INT})"),
+    # mmengine / mmcv: "Epoch(train)  [83][ 150/2693]", "Epoch [1][1500/14659]", "Iter [N/40000]", "Iter(train) [..]"
+    _form("mmengine", r"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\](?:/\d+)?\s*"
+          r"\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", 1),
+    _form("mmengine", r"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<total>\d+)\]"),
+    # Swin-style "Train: [30/300][210/2859]" (epochs from 0) and the torchvision MetricLogger's
+    # "Epoch: [7]  [ 600/2916]"
+    _form("swin", r"\bTrain: \[(?P<epoch>\d+)/(?P<epochs>\d+)\]\[(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
+    _form("metriclogger", r"\bEpoch: \[(?P<epoch>\d+)\]\s+\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
+    # torch-rnn: "Epoch 1.06 / 50, i = 6045 / 283700, loss = 1.62"
+    _form("torch-rnn", r"\bEpoch [\d.]+ / (?P<epochs>\d+), i = (?P<step>\d+) / (?P<total>\d+), loss ="),
+    # BasicSR: "[..][epoch:  3, iter:  20,100, lr:(...)]"; VISSL "[ep: 0] iter: 400;"; scepter "iter: [N/800]"
+    _form("basicsr", rf"\[epoch:\s*(?P<epoch>\d+), iter:\s*(?P<step>{_INT}),"),
+    _form("vissl", r"\[ep: (?P<epoch>\d+)\] iter: (?P<step>\d+);"),
+    _form("scepter", r"\biter: \[(?P<step>\d+)/(?P<total>\d+)\]"),
+    # detectron2's events: "eta: 8:08:27  iter: 639  total_loss: 1.2"
+    _form("detectron2", r"\biter: (?P<step>\d+)\s+total_loss:"),
+    # litgpt "Ep 1 | iter 40 | step 10: loss train ..." (steps are optimizer steps), nanoGPT "iter 120: loss 3.2,
+    # time 41ms", minGPT "iter 100: train loss 2.1"
+    _form("litgpt", r"\biter \d+ \| step (?P<step>\d+): loss"),
+    _form("nanogpt", r"\biter (?P<step>\d+): (?:train )?loss\b"),
+    # llm.c "step   12/60 | train loss 5.1 |", build-nanoGPT "step 119, loss: 6.2", torchtune "Step 140 | loss:1.1"
+    _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
+    # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
+    _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
+    _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) \[[=>.]*\]", 1, "epoch"),
+)
+_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|\bi = |[Ss]tep\s+\d|\[ep: |\d+/\d+ \[")
+_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)\s*[:=]\s*(?P<value>{_NUM})(?![\w:/])")
+_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?loss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
+
+
+def _log_form(text: str) -> Point | None:
+    """A training loop's own progress line (:data:`FORMS`)."""
+    if _FORM_HINT_RE.search(text) is None:
+        return None
+    for form in FORMS:
+        m = form.regex.search(text)
+        if m is None:
+            continue
+        groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v}
+        rest = text[m.end():] if "step" in groups or "batch" in groups else text[m.start():]
+        metrics = _metrics([(p["key"], p["value"]) for p in _FORM_METRIC_RE.finditer(rest)])
+        if "loss" not in metrics and (loss := _TRAIN_LOSS_RE.search(text)) is not None:
+            value = _number(loss["value"])
+            if value is not None:
+                metrics["loss"] = value
+        epoch = float(groups["epoch"]) if "epoch" in groups else None
+        if form.unit == "epoch":  # the run counts epochs: the epoch named is the step, a batch line says metrics
+            return Point("log", groups.get("epoch"), groups.get("epochs"), epoch, metrics, form=form.name)
+        if "batch" in groups and "step" not in groups:
+            return Point("log", groups["batch"], groups.get("batches"), epoch, metrics, per_epoch=True,
+                         epochs=groups.get("epochs"), first_epoch=form.first_epoch, form=form.name)
+        return Point("log", groups.get("step"), groups.get("total"), epoch, metrics, epochs=groups.get("epochs"),
+                     first_epoch=form.first_epoch, form=form.name)
+    return None
+
+
+#: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
+_TOTAL_RE = re.compile(
+    r"\b(?:max_update|max_steps|max_iters|train_iters|total_steps|MAX_ITER|max_iter)\b['\"]?\s*[=:]\s*(?P<n>\d+)\b"
+    r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b")
+#: what a program says when its training is over: Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
+#: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds"
+_END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached|\bTraining completed\b"
+                     r"|\bFinished training\b|\bdone training in\b")
+
+
+def run_ended(text: str) -> bool:
+    """Whether the line says the program's training is over (:data:`_END_RE`)."""
+    return ("raining" in text or "Trainer.fit" in text) and _END_RE.search(text) is not None
+
+
+def declared_total(text: str) -> int | None:
+    """The run's total steps a configuration or banner line states (``max_update=300000``, the Trainer's ``Total
+    optimization steps = 1,200``), or None."""
+    if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text \
+            and "train_iters" not in text:
+        return None
+    m = _TOTAL_RE.search(text)
+    if m is None:
+        return None
+    value = int((m["n"] or m["hf"] or m["titan"]).replace(",", ""))
+    return value if value > 0 else None
+
+
+_READERS = (_tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
-_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global_step=|^\s*\{|\bEpoch \d+/\d")
+_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global_step=|^\s*\{|\bEpoch \d+/\d"
+                      r"|num_updates|\biter[: ]|[Ss]tep\s+\d|\bEpoch|\bi = |\d/\d+ \[")
 
 
 def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
-from ntui.core.progress.lines import Pattern, parse_line
+from ntui.core.progress.lines import Pattern, declared_total, parse_line, run_ended
 from ntui.core.progress.series import Series
 
 __all__ = ["TAIL_BYTES", "feed_line", "read_progress"]
@@ -59,3 +59,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
     point = parse_line(text, pattern)
     if point is not None:
         series.add(point, at)
+    elif (total := declared_total(text)) is not None:
+        series.declared_total = total
+    elif run_ended(text):
+        series.ended = True

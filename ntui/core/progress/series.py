@@ -62,6 +62,9 @@ class Series:
     _bar_origin: float | None = None
     _last_elapsed: float | None = None
     _fresh: bool = False  # the program started again (new_start) and no point came since
+    _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
+    declared_total: int | None = None  # the run's total as its configuration says (max_steps, max_update, ...)
+    ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
 
     def new_start(self) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -70,6 +73,7 @@ class Series:
         if self.samples:
             self._fresh = True
             self._bar_origin = self._last_elapsed = None
+        self.ended = False
 
     @property
     def step(self) -> int | None:
@@ -96,10 +100,13 @@ class Series:
             self.epoch = point.epoch
         if point.per_epoch and point.step == 0:
             return  # an epoch's bar reset for the next epoch, still labelled with the last one (Lightning)
-        if point.per_epoch and point.step is not None and point.total and point.epoch is not None:
-            # an epoch's bar (Lightning): the run's step is the epochs before times an epoch's batches, plus this one's
+        epoch = point.epoch if point.epoch is not None else self.epoch  # Keras says its epoch on a line before
+        if point.per_epoch and point.step is not None and point.total and epoch is not None:
+            # an epoch's bar (Lightning, Keras, mmengine): the run's step is the epochs before times an epoch's
+            # batches, plus this one's
             self.per_epoch = point.total
-            point = replace(point, step=int(point.epoch) * point.total + point.step,
+            before = max(0, int(epoch) - point.first_epoch)
+            point = replace(point, step=before * point.total + point.step,
                             total=self.epochs * point.total if self.epochs else None)
         if point.total:
             self.total = point.total
@@ -123,9 +130,14 @@ class Series:
             self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
         self._seen += 1
-        if self._seen % self._stride:
-            return
-        self.samples.append(Sample(at, point.step, finite, segment))
+        sample = Sample(at, point.step, finite, segment)
+        # thinned (every stride-th point kept), the newest point is kept too, in the last place: the step shown is
+        # always the last one printed; the next point takes that place unless its stride falls on it
+        if self._provisional:
+            self.samples[-1] = sample
+        else:
+            self.samples.append(sample)
+        self._provisional = self._seen % self._stride != 0
         if len(self.samples) > MAX_POINTS:  # halve the resolution: every other point, the last kept
             self.samples = self.samples[::2] if len(self.samples) % 2 else [*self.samples[:-1:2], self.samples[-1]]
             self._stride *= 2
@@ -191,7 +203,9 @@ def _rate(samples: list[Sample]) -> float | None:
 def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estimate:
     """The rate, the ETA and the verdict at ``now`` with ``time_left_s`` seconds left in the allocation (None: no
     limit known)."""
-    step, total = series.step, series.total
+    step, total = series.step, series.total or series.declared_total
+    if series.ended and step is not None:  # the program said so: where it stopped is the end of the run
+        total = total if total is not None and total <= step else step
     # the program's own smoothed rate where it prints one (tqdm: per update, not rounded to the second as its
     # elapsed time is), else the pace of the points over the recent window
     rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples)
