@@ -11,6 +11,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -69,6 +70,25 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     return home
+
+
+@pytest.fixture(autouse=True)
+def _notifications_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each notification an app receives, also kept on it for :func:`tests.support.notes.notified` (Textual's own
+    list forgets one whose time is up)."""
+    if "textual.app" not in sys.modules:
+        return  # a test that never imported Textual runs no app
+    from textual.app import App
+
+    from tests.support.notes import ATTR
+
+    original = App._on_notify
+
+    def on_notify(self: Any, event: Any) -> None:
+        self.__dict__.setdefault(ATTR, []).append(event.notification)
+        original(self, event)
+
+    monkeypatch.setattr(App, "_on_notify", on_notify)
 
 
 # ---------------------------------------------------------------- cluster hygiene between modules

@@ -21,6 +21,7 @@ from ntui.core.slurm.scontrol import cluster_name
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.cluster.conftest import DevCluster
+from tests.support.notes import notified
 from tests.support.screenshots_jobs import jobs_app, settle_jobs
 
 pytestmark = [pytest.mark.cluster, pytest.mark.two_clusters]
@@ -127,5 +128,5 @@ async def test_two_clusters_same_job_id_told_apart_in_history_show_logs_and_the_
             target = screen.logs_pane.target
             assert target is not None and target.paths is not None
             assert Path(target.paths.log_dir).name == where, (cluster, target.paths.log_dir)
-        errors = [n.message for n in app._notifications if n.severity == "error"]
+        errors = [n.message for n in notified(app) if n.severity == "error"]
         assert errors == []

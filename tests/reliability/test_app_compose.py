@@ -39,6 +39,7 @@ from ntui.ui.screens.jobs import JobsScreen
 from tests.cluster.conftest import conf_has_accounting
 from tests.reliability.conftest import DevCluster, dev_cluster, ntui_env, run_ntui, wait_for  # noqa: F401
 from tests.support.demo import settle, type_into
+from tests.support.notes import notified
 
 PRESET = "local-torchrun"
 JOB_NAME = "ntui-f3"
@@ -51,7 +52,7 @@ def compose(app: Any) -> ComposeScreen:
 
 
 def notes(app: Any) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    return [str(n.message) for n in notified(app)]
 
 
 def status(screen: ComposeScreen) -> str:
@@ -182,7 +183,7 @@ async def test_without_slurm_the_app_composes_renders_saves_and_says_it_cannot_s
         spec, _ = validate(load_preset("local-srun", ["sbatch.nodes=1"]))
         assert spec is not None and screen.preview.script == render(spec)  # composes and renders
         for key, verb in (("t", "check"), ("s", "submit")):
-            before = len(app._notifications)
+            before = len(notified(app))
             await pilot.press(key)
             await settle(pilot)
             assert app.screen is screen, key  # no confirmation: nothing could be submitted

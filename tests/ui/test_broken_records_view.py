@@ -14,6 +14,7 @@ from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.support.broken_records import JOB_IDS, broken_state
 from tests.support.fakes import FakeRunner, capture, result
+from tests.support.notes import notified
 from tests.support.screenshots_jobs import FROZEN_NOW, jobs_app, settle_jobs
 
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))
@@ -46,5 +47,5 @@ async def test_every_broken_record_is_listed_once_and_opens(tmp_path: Path, monk
         for key in ("l", "r"):  # the Logs and Report tabs on the last row, then back
             await pilot.press(key)
             await settle_jobs(pilot)
-        errors = [n for n in app._notifications if n.severity == "error"]
+        errors = [n for n in notified(app) if n.severity == "error"]
         assert errors == [], [n.message for n in errors]

@@ -17,6 +17,7 @@ from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.confirm import ConfirmSubmitScreen
 from ntui.ui.screens.jobs import JobsScreen
 from tests.support.demo import demo_runner, settle, type_into
+from tests.support.notes import notified
 from tests.ui.conftest import AppFactory
 
 
@@ -38,7 +39,7 @@ def compose(pilot: Pilot[Any]) -> ComposeScreen:
 
 
 def notifications(pilot: Pilot[Any]) -> list[str]:
-    return [n.message for n in pilot.app._notifications]
+    return [n.message for n in notified(pilot.app)]
 
 
 async def test_editing_a_field_updates_the_preview_to_the_renderer_output(app_factory: AppFactory) -> None:
@@ -162,16 +163,6 @@ async def test_submit_confirms_then_notifies_the_job_id(app_factory: AppFactory,
     runner = demo_runner(job_id="777")
     app = app_factory(runner=runner)
     seen: list[Any] = []
-    # every notification as it is made: the app's own list drops one whose time is up, which a loaded machine's
-    # settling can outlast
-    said: list[str] = []
-    notify = app.notify
-
-    def recording_notify(message: str, *args: Any, **kwargs: Any) -> None:
-        said.append(str(message))
-        notify(message, *args, **kwargs)
-
-    app.notify = recording_notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 36), notifications=True, message_hook=seen.append) as pilot:
         await settle(pilot)
         compose_screen(pilot).form.set_text("logs.dir", str(tmp_path / "logs"))
@@ -186,7 +177,7 @@ async def test_submit_confirms_then_notifies_the_job_id(app_factory: AppFactory,
         await settle(pilot)
         assert any(isinstance(m, JobSubmitted) and m.job.job_id == "777" for m in seen)
         assert pilot.app.last_submission is not None and pilot.app.last_submission.job_id == "777"  # type: ignore[attr-defined]
-        assert any("Submitted job 777" in m for m in said)
+        assert any("Submitted job 777" in str(n.message) for n in notified(app))
         assert [a for a in runner.argvs() if a[:2] == ("sbatch", "--parsable")]
         assert (tmp_path / "logs" / "demo-torchrun-777.sbatch").read_text() == dialog.script
 

@@ -25,6 +25,7 @@ from ntui.ui.widgets.job_tab import JobTab, TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.support.fakes import FakeRunner, capture, result
+from tests.support.notes import notified
 from tests.support.screenshots_jobs import (
     FROZEN_NOW,
     MANY_RECENT,
@@ -127,7 +128,7 @@ async def test_every_registered_tab_keeps_the_contract(tab_class: type[JobTab], 
         tabs.select_job(NOTHING)
         await _settle(pilot)
         assert len(calls) == 2 and tab.failure is not None and "a bug in the tab" in tab.failure
-        notices = [n for n in app._notifications if "a bug in the tab" in n.message]
+        notices = [n for n in notified(app) if "a bug in the tab" in n.message]
         assert len(notices) == 1 and notices[0].severity == "error"
         assert app.is_running
 
@@ -211,7 +212,7 @@ async def test_a_failing_report_says_so_in_the_tab_and_once_in_a_notice(tmp_path
                 break
         text = str(pane.query_one("#report-text").render())
         assert pane.failure is not None and "Input/output error" in text and "Reading" not in text
-        assert [n.severity for n in app._notifications if "Input/output error" in n.message] == ["error"]
+        assert [n.severity for n in notified(app) if "Input/output error" in n.message] == ["error"]
 
 
 # ------------------------------------------------------------------------------------------ the tabs get the room

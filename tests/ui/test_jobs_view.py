@@ -24,6 +24,7 @@ from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
 from tests.support.fakes import FakeRunner, capture, result
+from tests.support.notes import notified
 from tests.support.screenshots_jobs import QUIET, jobs_app, settle_jobs, squeue_line, wait_until
 
 # no start/end notices in these scenes (a toast over the status line): tests/ui/test_waiting.py has them
@@ -666,9 +667,9 @@ async def test_settings_are_read_once_off_the_loop_and_their_problems_shown(app_
         await settle(pilot)
         for _ in range(100):
             await pilot.pause(0.05)
-            if app._notifications:
+            if notified(app):
                 break
-        (note,) = list(app._notifications)
+        (note,) = notified(app)
         assert note.title == "Settings ignored" and note.severity == "warning"
         assert f"{path}: queue.idle-interval: expected a positive number, got -1" in note.message
         assert f"{path}: bogus: unknown section" in note.message
@@ -676,7 +677,7 @@ async def test_settings_are_read_once_off_the_loop_and_their_problems_shown(app_
         await settle_jobs(pilot)
         screen = screen_of(app)
         assert screen.model.settings.active_interval == 7 and screen.model.settings.idle_interval == 60
-        assert [n.title for n in app._notifications].count("Settings ignored") == 1  # reported once
+        assert [n.title for n in notified(app)].count("Settings ignored") == 1  # reported once
 
 
 async def test_cancel_of_a_chain_link_asks_about_its_waiting_successor() -> None:

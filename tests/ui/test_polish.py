@@ -19,6 +19,7 @@ import ntui.ui.widgets
 from ntui.core.config import QueueSettings, Settings
 from ntui.ui.screens.help import HelpScreen, own_bindings
 from ntui.ui.screens.jobs import JobsScreen
+from tests.support.notes import notified
 from tests.support.screenshots_jobs import QUIET, demo_jobs_runner, jobs_app, settle_jobs
 from tests.ui.conftest import AppFactory, settle
 
@@ -271,7 +272,7 @@ async def test_the_form_counts_errors_like_the_cli_and_runs_the_cluster_checks_l
         await settle(pilot)
         await pilot.press("escape", "t")
         await settle(pilot)
-        notes = [n.message for n in app._notifications]
+        notes = [n.message for n in notified(app)]
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             cli_run(["check", "demo-torchrun", "--set", "sbatch.nodes=two"])

@@ -22,6 +22,7 @@ from ntui.ui.screens.resubmit import ResubmitDiffScreen
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.support.demo import demo_runner
 from tests.support.fakes import FakeRunner, result
+from tests.support.notes import notified
 from tests.support.screenshots_jobs import jobs_app, settle_jobs, wait_until
 
 PRESET = "my-experiment"
@@ -127,5 +128,5 @@ async def test_a_job_ntui_did_not_submit_cannot_be_resubmitted(tmp_path: Path) -
         jobs = app.screen
         assert isinstance(jobs, JobsScreen)
         jobs.actions.resubmit("777")
-        await wait_until(pilot, lambda: any("not submitted by ntui" in n.message for n in app._notifications))
+        await wait_until(pilot, lambda: any("not submitted by ntui" in n.message for n in notified(app)))
         assert isinstance(app.screen, JobsScreen)

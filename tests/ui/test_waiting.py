@@ -16,6 +16,7 @@ from ntui.ui.terminal import CAPTURE
 from ntui.ui.widgets.job_details import details_fields
 from tests.support.demo import settle, type_into
 from tests.support.fakes import FakeRunner, capture, result
+from tests.support.notes import notified
 from tests.support.screenshots_jobs import jobs_app, settle_jobs, squeue_line, wait_until
 from tests.support.screenshots_waiting import WAITING_JOB, waiting_app, waiting_runner, whatif_scene, why_scene
 from tests.ui.conftest import AppFactory
@@ -219,12 +220,12 @@ async def test_the_shell_key_needs_a_running_job_and_a_terminal() -> None:
         await settle_jobs(pilot)
         await pilot.press("x")
         await pilot.pause()
-        assert any("a shell needs a running job" in n.message for n in app._notifications)
+        assert any("a shell needs a running job" in n.message for n in notified(app))
         screen.table.move_cursor(key="48213777")
         await settle_jobs(pilot)
         await pilot.press("x")  # headless: Textual cannot suspend; the way out is said, nothing runs
         await pilot.pause()
-        assert any("ntui attach 48213777" in n.message for n in app._notifications)
+        assert any("ntui attach 48213777" in n.message for n in notified(app))
         assert not any(a[0] == "srun" for a in runner.argvs())
 
 
