@@ -77,9 +77,10 @@ class PrefixRow(NamedTuple):
 
 
 _HOST = r"[A-Za-z][\w-]*\d[\w.-]*|\d{1,3}(?:\.\d{1,3}){3}"
-#: words that look like a host before a colon but are a program's own words (``rank0: ...``, ``epoch3: ...``)
-_NOT_HOSTS = re.compile(r"(?i)^(?:rank|task|step|epoch|iter|gpu|cuda|device|dev|line|layer|worker_?id|slurmstepd"
-                        r"|block|stage|batch|loss|cpu|proc|thread|tid|pid)")
+#: words that look like a host before a colon but are a program's own words (``rank0: ...``, ``epoch3: ...``) or
+#: Slurm's (``slurmstepd-nid001:``); a hyphen after the others makes it a host's name (``gpu-b08``)
+_NOT_HOSTS = re.compile(r"(?i)^(?:slurmstepd|(?:rank|task|step|epoch|iter|gpu|cuda|device|dev|line|layer|worker_?id"
+                        r"|block|stage|batch|loss|cpu|proc|thread|tid|pid)(?!-))")
 
 PREFIXES: tuple[PrefixRow, ...] = (
     # GitHub Actions and other CI runners: a UTC timestamp before every line

@@ -392,6 +392,22 @@ def test_the_process_mp_spawn_reports_is_the_cause_not_its_wrapper(tmp_path: Pat
     assert not verdict.line.startswith("the job failed first: torch.multiprocessing"), verdict.line
 
 
+def test_a_nodes_launcher_banner_gives_its_hosts_first_rank(tmp_path: Path) -> None:
+    """The DeepSpeed launcher under pdsh: each host's lines prefixed ``host: ``, its banner saying the node's rank and
+    processes; a worker its launcher reports dead by local rank is that host's first rank plus the local rank."""
+    cmd = "['/opt/venv/bin/python', '-u', 'train.py', '--local_rank={local}', '--deepspeed', 'ds.json'] exits with " \
+          "return code = -9"
+    log = tmp_path / "pdsh.log"
+    log.write_text("\n".join([
+        "gpu-c01: [2026-11-02 08:00:01,100] [INFO] [launch.py:151:main] nnodes=2, num_local_procs=4, node_rank=0",
+        "gpu-c02: [2026-11-02 08:00:01,200] [INFO] [launch.py:151:main] nnodes=2, num_local_procs=4, node_rank=1",
+        "gpu-c02: [2026-11-02 08:09:10,500] [ERROR] [launch.py:321:sigkill_handler] " + cmd.format(local=1),
+        "gpu-c01: [2026-11-02 08:09:12,900] [ERROR] [launch.py:321:sigkill_handler] " + cmd.format(local=0),
+    ]) + "\n")
+    verdict, _ = files_verdict([log])
+    assert (verdict.rank, verdict.node) == (5, "gpu-c02"), verdict.line
+
+
 # ---------------------------------------------------------------- node failures
 
 NODE_FAIL = LOGS / "node-fail"

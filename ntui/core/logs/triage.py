@@ -572,6 +572,12 @@ class RankDetector:
             self.one_node = True
         if not self.several_nodes and _SEVERAL_NODES_RE.search(text):
             self.several_nodes = True
+        host = self._prefix.host or self.node
+        if host is not None and host not in self.world and (node := _NODE_RANK_RE.search(text)) is not None \
+                and (procs := _LOCAL_PROCS_RE.search(text)) is not None:
+            # a node's launcher says its node rank and its processes (the DeepSpeed launcher's "nnodes=2,
+            # num_local_procs=4, node_rank=1"): the host's first rank, ranks given out node by node
+            self.world[host] = int(node["n"]) * int(procs["n"])
         if (m := _WORLD_INFO_RE.search(text)) is not None and not self.world:
             try:
                 world = ast.literal_eval(m["dict"])
@@ -1337,6 +1343,8 @@ _SEVERAL_NODES_RE = re.compile(
     r"\b(?:nnodes|max_nodes|num_nodes|num_machines|group_world_size|SLURM_NNODES|SLURM_JOB_NUM_NODES)\b['\"]?"
     rf"\s*[=:]\s*['\"]?(?:\d+:)?{_MANY}(?![.])|--nnodes[= ](?:\d+:)?{_MANY}"
     r"|\b(?:group_rank|node_rank|machine_rank|NODE_RANK|SLURM_NODEID)\b['\"]?\s*[=:]\s*['\"]?[1-9]")
+_NODE_RANK_RE = re.compile(r"\b(?:node_rank|group_rank|machine_rank)\b['\"]?\s*[=:]\s*(?P<n>\d+)")
+_LOCAL_PROCS_RE = re.compile(r"\b(?:num_local_procs|nproc_per_node|local_world_size)\b['\"]?\s*[=:]\s*(?P<n>\d+)")
 #: the words a line of the job's layout has (the cheap test before the layout's patterns)
 _LAYOUT_WORDS = ("nodes", "world_size", "machines", "WORLD INFO", "NNODES", "node_rank", "group_rank", "NODE_RANK",
                  "machine_rank", "NODEID", "NUM_NODES")
