@@ -212,7 +212,31 @@ def test_the_runs_total_from_its_configuration_and_its_end_from_its_words(tmp_pa
     series, words = _read(tmp_path, lines)
     assert (series.step, series.declared_total) == (300, 3000) and "of 3,000" in words and "done" not in words
     series, words = _read(tmp_path, [*lines, "| done training in 812.3 seconds"])
-    assert words.startswith("step 300 of 300: done"), words
+    assert words == "step 300 of 3,000: done (before its total: the program said its training is over)", words
+    series, words = _read(tmp_path, lines[1:] + ["| done training in 812.3 seconds"])
+    assert words == "step 300 of 300: done", words  # no total said: where it stopped is its end
+
+
+def test_a_loops_own_lines_count_the_run_not_the_bars_beside_them(tmp_path: Path) -> None:
+    # ultralytics' epoch table: each epoch's row holds its batches' bar, then a validation bar of its own
+    lines = []
+    for epoch in (1, 2, 3):
+        lines += ["      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size",
+                  f"      {epoch}/50      3.10G      1.{epoch}21      0.9      1.2         12        640: "
+                  "100%|##########| 40/40 [00:09<00:00,  4.20it/s]",
+                  "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|"
+                  "##########| 5/5 [00:01<00:00,  4.90it/s]"]
+    series, words = _read(tmp_path, ["Scanning labels... 812 images: 100%|##########| 812/812 [00:02<00:00, 390it/s]",
+                                     *lines])
+    assert (series.step, series.total, series.restarts) == (3, 50, []), words
+    assert "done" not in words
+
+
+def test_keras_early_stopping_is_the_runs_end(tmp_path: Path) -> None:
+    bar = "\x1b[1m20/20\x1b[0m \x1b[32m━━━━━━━━━━━━━━━━━━━━\x1b[0m \x1b[1m0s\x1b[0m 9ms/step - loss: 0.4100"
+    series, words = _read(tmp_path, ["Epoch 1/100", bar, "Epoch 2/100", bar, "Epoch 2: early stopping"])
+    assert words == "step 2 of 100: done (before its total: the program said its training is over)", words
+    assert series.metrics.get("loss") == 0.41
 
 
 @pytest.mark.parametrize(("line", "total"), [

@@ -320,24 +320,37 @@ FORMS: tuple[LineForm, ...] = (
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
     # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
     _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
-    _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) \[[=>.]*\]", 1, "epoch"),
+    _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
 )
-_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|\bi = |[Ss]tep\s+\d|\[ep: |\d+/\d+ \[")
+#: forms whose line also holds a tqdm bar that counts something else (an epoch's batches): read before the bar.
+#: ultralytics' epoch table: "   12/300   6.81G   1.582   1.086 ...  640: 100%|####| 26/26 [00:08<00:00, 2.95it/s]"
+BAR_FORMS: tuple[LineForm, ...] = (
+    _form("ultralytics", r"^\s*(?P<epoch>\d+)/(?P<epochs>\d+)\s+(?:[\d.]+G|0)\s+[\d.]+\s", 1, "epoch"),
+)
+#: what a form's own counters are called: not metrics
+_COUNTERS = frozenset({"iter", "step", "Step", "epoch", "Epoch", "num_updates", "update", "global_step", "batch",
+                       "eta", "i"})
+_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|\bi = |[Ss]tep\s+\d|\[ep: |\d+/\d+ [\[━─]")
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)\s*[:=]\s*(?P<value>{_NUM})(?![\w:/])")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?loss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 
 
-def _log_form(text: str) -> Point | None:
+def _bar_form(text: str) -> Point | None:
+    """A form whose line also holds another counter's tqdm bar (:data:`BAR_FORMS`)."""
+    return _log_form(text, BAR_FORMS) if "%|" in text or "━" in text else None
+
+
+def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
     """A training loop's own progress line (:data:`FORMS`)."""
-    if _FORM_HINT_RE.search(text) is None:
+    if forms is FORMS and _FORM_HINT_RE.search(text) is None:
         return None
-    for form in FORMS:
+    for form in forms:
         m = form.regex.search(text)
         if m is None:
             continue
         groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v}
-        rest = text[m.end():] if "step" in groups or "batch" in groups else text[m.start():]
-        metrics = _metrics([(p["key"], p["value"]) for p in _FORM_METRIC_RE.finditer(rest)])
+        pairs = _FORM_METRIC_RE.finditer(text[m.start():])
+        metrics = _metrics([(p["key"], p["value"]) for p in pairs if p["key"] not in _COUNTERS])
         if "loss" not in metrics and (loss := _TRAIN_LOSS_RE.search(text)) is not None:
             value = _number(loss["value"])
             if value is not None:
@@ -360,12 +373,12 @@ _TOTAL_RE = re.compile(
 #: what a program says when its training is over: Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
 #: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds"
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached|\bTraining completed\b"
-                     r"|\bFinished training\b|\bdone training in\b")
+                     r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping")
 
 
 def run_ended(text: str) -> bool:
-    """Whether the line says the program's training is over (:data:`_END_RE`)."""
-    return ("raining" in text or "Trainer.fit" in text) and _END_RE.search(text) is not None
+    """Whether the line says the program's training is over (:data:`_END_RE`; Keras' "Epoch 40: early stopping")."""
+    return ("raining" in text or "Trainer.fit" in text or "early stopping" in text) and _END_RE.search(text) is not None
 
 
 def declared_total(text: str) -> int | None:
@@ -381,10 +394,10 @@ def declared_total(text: str) -> int | None:
     return value if value > 0 else None
 
 
-_READERS = (_tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
+_READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global_step=|^\s*\{|\bEpoch \d+/\d"
-                      r"|num_updates|\biter[: ]|[Ss]tep\s+\d|\bEpoch|\bi = |\d/\d+ \[")
+                      r"|num_updates|\biter[: ]|[Ss]tep\s+\d|\bEpoch|\bi = |\d/\d+ [\[━─]")
 
 
 def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:

@@ -65,6 +65,7 @@ class Series:
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
     declared_total: int | None = None  # the run's total as its configuration says (max_steps, max_update, ...)
     ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
+    _own_lines: bool = False  # the program prints its own progress lines (a row of FORMS): its bars are not the run
 
     def new_start(self) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -85,6 +86,16 @@ class Series:
         fact, still has its pace), else ``at``."""
         if point.phase != "train":
             return
+        if point.format == "log" and point.step is not None and not self._own_lines:
+            # the loop's own line counts the run; the bars before it counted something else (a dataset's map, an
+            # epoch's batches, an evaluation): they are not the run's points
+            self._own_lines = True
+            if any(s.step for s in self.samples):
+                self.samples, self.restarts, self.printed_rates = [], [], []
+                self.total = self.per_epoch = None
+                self._seen, self._stride, self._provisional = 0, 1, False
+        elif point.format == "tqdm" and self._own_lines:
+            return  # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches)
         if point.time is not None:
             at = point.time
         elif point.elapsed is not None:
@@ -204,13 +215,15 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
     """The rate, the ETA and the verdict at ``now`` with ``time_left_s`` seconds left in the allocation (None: no
     limit known)."""
     step, total = series.step, series.total or series.declared_total
-    if series.ended and step is not None:  # the program said so: where it stopped is the end of the run
-        total = total if total is not None and total <= step else step
     # the program's own smoothed rate where it prints one (tqdm: per update, not rounded to the second as its
     # elapsed time is), else the pace of the points over the recent window
     rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples)
     if step is None:
         return Estimate(None, total, None, None, None, None, "no progress line seen yet")
+    if series.ended:  # the program said so: where it stopped is the end of the run
+        total = total if total is not None else step
+        early = " (before its total: the program said its training is over)" if step < total else ""
+        return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,} of {total:,}: done{early}")
     of = f" of {total:,}" if total else ""
     if total is not None and step >= total:  # over: no rate needed (a log read after the fact has none)
         return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done")
