@@ -8,10 +8,13 @@ answers ``scontrol ping``. Start the cluster with::
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -103,12 +106,70 @@ def dev_cluster() -> DevCluster:
     return DevCluster(slurm_conf=Path(conf), state_dir=state_dir, env=env)
 
 
+#: The file in a cluster's state dir whose lock says who may stop its daemons (see ``cluster_lock``).
+DISRUPTION_LOCK = "ntui-tests-disruption.lock"
+#: The state dirs of the clusters this process holds the disruption lock of, exclusively.
+_disrupting: set[Path] = set()
+#: dev-cluster's commands that stop or kill a daemon: only under the exclusive lock (``disrupts_cluster``).
+DISRUPTIVE = frozenset({"stop-controller", "start-controller", "kill-node", "start-node"})
+
+
+@contextmanager
+def cluster_lock(cluster: DevCluster, *, exclusive: bool) -> Iterator[None]:
+    """Hold the cluster's disruption lock (``flock`` on a file in its state dir) while the block runs.
+
+    scripts/test runs one lane per cluster side by side, and one lane (26.05's ``two_clusters`` tests) also uses
+    another lane's cluster (24.11). A test that stops or kills one of its cluster's daemons holds the lock
+    exclusively (marker ``disrupts_cluster``); a test that uses a cluster of another lane holds it shared. So the
+    borrowed cluster is never met mid-outage, and an outage never lands in the middle of the borrower's test:
+    each waits for the other, however long it takes (the lock, not a time, orders them)."""
+    path = cluster.state_dir / DISRUPTION_LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        if exclusive:
+            _disrupting.add(cluster.state_dir)
+        yield
+    finally:
+        _disrupting.discard(cluster.state_dir)
+        os.close(fd)  # closing the file releases the lock
+
+
+def require_disruption_lock(cluster: DevCluster, command: str) -> None:
+    """Fail a test that stops or kills a daemon of its cluster without the marker ``disrupts_cluster``."""
+    if command in DISRUPTIVE and cluster.state_dir not in _disrupting:
+        pytest.fail(f"dev-cluster {command} needs the cluster's disruption lock: mark the test "
+                    "@pytest.mark.disrupts_cluster", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _disruption_lock(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``disrupts_cluster`` holds its cluster's disruption lock exclusively (``cluster_lock``)."""
+    if request.node.get_closest_marker("disrupts_cluster") is None:
+        yield
+        return
+    cluster: DevCluster = request.getfixturevalue("dev_cluster")
+    with cluster_lock(cluster, exclusive=True):
+        yield
+
+
 #: scripts/test names, for the lane that runs the ``two_clusters`` tests, another version's running cluster.
 OTHER_ENV = "NTUI_TEST_OTHER_SLURM"
 
 
+@pytest.fixture
+def other_dev_cluster(other_dev_cluster_found: DevCluster) -> Iterator[DevCluster]:
+    """The second cluster (``other_dev_cluster_found``), held for the test's whole length with its disruption lock
+    shared: its own lane's tests that stop its daemons wait until this test ends, and this one waits for theirs."""
+    with cluster_lock(other_dev_cluster_found, exclusive=False):
+        said = _ping_until_up(other_dev_cluster_found.env)
+        if said is not None:
+            _skip(f"the second dev cluster does not answer scontrol ping ({said})")
+        yield other_dev_cluster_found
+
+
 @pytest.fixture(scope="session")
-def other_dev_cluster(dev_cluster: DevCluster) -> DevCluster:
+def other_dev_cluster_found(dev_cluster: DevCluster) -> DevCluster:
     """A second running dev cluster of another Slurm version (``$NTUI_TEST_OTHER_SLURM``, e.g. 24.11), with its
     own environment as ``scripts/dev-cluster env --slurm V`` gives it."""
     version = os.environ.get(OTHER_ENV)

@@ -32,7 +32,7 @@ import pytest
 from ntui.core.slurm.scontrol import build_show_job_argv
 from ntui.core.slurm.squeue import build_squeue_argv
 from ntui.core.stacks.take import build_stacks_argv, py_spy_path
-from tests.cluster.conftest import REPO, DevCluster
+from tests.cluster.conftest import REPO, DevCluster, require_disruption_lock
 from tests.cluster.test_e2e import ntui
 
 pytestmark = pytest.mark.cluster
@@ -282,6 +282,7 @@ def test_a_slow_but_steady_job_is_never_called_quiet(followed: dict[str, Case]) 
     assert case.stacks is not None and case.stacks["ranks"] == 4, case.stacks
 
 
+@pytest.mark.disrupts_cluster
 def test_a_node_that_refuses_ptrace_is_said_with_the_way_out(dev_cluster: DevCluster,
                                                              followed: dict[str, Case],
                                                              tmp_path: Path) -> None:
@@ -294,6 +295,7 @@ def test_a_node_that_refuses_ptrace_is_said_with_the_way_out(dev_cluster: DevClu
     script = str(dev_cluster.script)
     try:
         for args in (("kill-node", "nid002"), ("start-node", "nid002", "--deny-ptrace")):
+            require_disruption_lock(dev_cluster, args[0])
             res = dev_cluster.run(script, *args, timeout=180)
             assert res.returncode == 0, res.stdout + res.stderr
         _submit(dev_cluster, case, tmp_path)

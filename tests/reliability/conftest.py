@@ -16,10 +16,16 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.conftest import REPO, DevCluster, dev_cluster
+from tests.cluster.conftest import (
+    REPO,
+    DevCluster,
+    _disruption_lock,
+    dev_cluster,
+    require_disruption_lock,
+)
 
-__all__ = ["REPO", "DevCluster", "dev_cluster", "dev_cluster_cmd", "ntui_env", "requires_root", "restore_cluster",
-           "run_ntui", "wait_for", "write_settings"]
+__all__ = ["REPO", "DevCluster", "_disruption_lock", "dev_cluster", "dev_cluster_cmd", "ntui_env", "requires_root",
+           "restore_cluster", "run_ntui", "wait_for", "write_settings"]
 
 
 def ntui_env(home: Path, base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
@@ -66,7 +72,9 @@ async def wait_for(pilot: Any, what: str, cond: Callable[[], object], timeout: f
 
 
 def dev_cluster_cmd(cluster: DevCluster, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``scripts/dev-cluster ARGS`` (root only); fails the test with its output when it fails."""
+    """``scripts/dev-cluster ARGS`` (root only); fails the test with its output when it fails. A command that stops
+    or kills a daemon needs the test's marker ``disrupts_cluster``."""
+    require_disruption_lock(cluster, args[0])
     res = cluster.run(str(cluster.script), *args, timeout=timeout)
     assert res.returncode == 0, f"dev-cluster {' '.join(args)}: {res.stdout}{res.stderr}"
     return res

@@ -46,7 +46,7 @@ from tests.reliability.conftest import (
     write_settings,
 )
 
-pytestmark = [pytest.mark.cluster, requires_root()]
+pytestmark = [pytest.mark.cluster, pytest.mark.disrupts_cluster, requires_root()]
 
 OUTAGE_S = float(os.environ.get("NTUI_RELIABILITY_OUTAGE_S", "30"))
 MAX_BACKOFF = 4.0
