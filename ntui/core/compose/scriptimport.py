@@ -28,8 +28,10 @@ from typing import Any
 
 import yaml
 
+from ntui.core.compose.bashread import BATCH, Var, commands, task_commands
 from ntui.core.compose.launchcli import LAUNCHER_CLIS, LauncherCli
-from ntui.core.compose.shellwords import Command, ShellSyntax, Word, commands
+from ntui.core.compose.shellwords import Command, ShellSyntax, Word
+from ntui.core.compose.shellwords import commands as lexed
 from ntui.core.compose.yamlsrc import LoadedPreset, load_yaml_with_lines
 from ntui.core.problems import Problem, Severity, Source
 
@@ -125,6 +127,7 @@ class Launch:
     task_env: list[tuple[str, Word]] = field(default_factory=list)  # set by each task (a bash -c payload)
     batch_words: list[Word] = field(default_factory=list)  # every word the batch shell expands
     task_words: list[Word] = field(default_factory=list)  # every word each task's shell expands
+    scope: dict[str, Var] = field(default_factory=dict)  # the batch shell's variables at the launch
 
     def opt(self, *names: str) -> tuple[str | None, Word | None] | None:
         """The value of the first of ``names`` given (None: not given)."""
@@ -191,11 +194,14 @@ def read_script(text: str, path: str) -> ScriptFacts:
         raise ScriptError(path, 0, "empty file: not a batch script")
     if "\0" in text:
         raise ScriptError(path, 0, "not a text file: not a batch script")
-    try:
-        cmds = commands(text)
-    except ShellSyntax as exc:
-        raise ScriptError(path, exc.line, f"cannot read this line as shell ({exc.message})") from None
-    first = cmds[0].line if cmds else len(lines) + 1
+    cmds = commands(text)
+    if _broken(text):
+        try:
+            lexed(text)
+        except ShellSyntax as exc:
+            raise ScriptError(path, exc.line, f"cannot read this line as shell ({exc.message})") from None
+    first = next((n for n, line in enumerate(lines, 1) if line.strip() and not line.lstrip().startswith("#")),
+                 len(lines) + 1)
     directives: list[Directive] = []
     late: list[Directive] = []
     for n, line in enumerate(lines, 1):
@@ -220,6 +226,13 @@ def read_script(text: str, path: str) -> ScriptFacts:
     if any(x.under_srun or x.launcher != "srun" for _, x in launches):  # a python run in the batch shell beside
         launches = [(c, x) for c, x in launches if x.under_srun or x.launcher != "srun"]  # a launch: a setup step
     return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned)
+
+
+def _broken(text: str) -> bool:
+    """Whether the grammar had to recover somewhere (an unterminated quote, ...)."""
+    from ntui.core.compose.bashread import has_error
+
+    return has_error(text)
 
 
 def _assignments(c: Command) -> list[tuple[str, Word | None]]:
@@ -311,10 +324,11 @@ def _options(words: list[Word], short: dict[str, str], flags: set[str]) -> tuple
 
 def launch_of(c: Command) -> Launch | None:
     """The command as a launch line (module docstring), or None when it launches nothing."""
-    words, _ = _strip_prefixes(c.words)
+    words, _ = _strip_prefixes(c.expanded if c.expanded is not None else c.words)
     if not words:
         return None
     launch = Launch(c.line, c.end_line, "srun", under_srun=False)
+    launch.scope = {k: v for k, v in c.scope.items() if isinstance(v, Var)}
     if os.path.basename(words[0].text) == "srun":
         srun, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
         launch.srun, launch.under_srun = srun, True
@@ -404,20 +418,16 @@ def _rest_args(words: Sequence[Word], payload_args: Sequence[Word] | None) -> li
 
 def _payload(payload: Word, after: list[Word], launch: Launch) -> Launch | None:
     """``bash -c 'PAYLOAD' $0 ARGS``: its commands, each task expanding its variables; the launch among them."""
-    try:
-        inner = commands(payload.text)
-    except ShellSyntax:
-        return None
     found: Launch | None = None
-    for c in inner:
+    for c in task_commands(payload, launch.scope):
         for name, value in _assignments(c):
             if value is not None:
                 launch.task_env.append((name, value))
-        got = _program([Word(w.parts, w.raw, payload.line + w.line - 1) for w in c.words], launch, per_task=True,
-                       payload_args=after)
+        words = c.expanded if c.expanded is not None else c.words
+        got = _program(words, launch, per_task=True, payload_args=after)
         if got is not None:
             found = got
-            launch.task_words += c.words
+            launch.task_words += words
     return found
 
 
@@ -660,18 +670,16 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
         out.append(Finding(launch.line, "H9", f"{launch.launcher} runs in the batch shell, on the first node "
                            f"only, of {nodes}: the others never join and the rendezvous waits. Start it with "
                            "srun --ntasks-per-node=1"))
-    seen: set[int] = set()
-    for word in launch.batch_words:
-        per_task = sorted(set(word.expanded_vars) & PER_TASK_VARS)
-        if id(word) in seen:
-            continue
-        seen.add(id(word))
-        if per_task and launch.under_srun:
-            out.append(Finding(word.line, "H4", f"{_excerpt(launch, word, per_task[0])}: ${per_task[0]} is expanded "
-                               "once, by "
-                               "the batch shell, "
-                               "before srun starts the tasks: every task gets the batch host's value (every node "
-                               "is rank 0). Expand it in each task: srun bash -c '... $" + per_task[0] + " ...' (Q1)"))
+    said_h4: set[tuple[str, int]] = set()
+    for word in [*launch.batch_words, *launch.task_words]:
+        for var, line in _batch_expanded(word):
+            if var not in PER_TASK_VARS or not launch.under_srun or (var, line) in said_h4:
+                continue
+            said_h4.add((var, line))
+            out.append(Finding(line, "H4", f"{_excerpt(launch, word, var)}: ${var} is expanded once, by the batch "
+                               "shell, before srun starts the tasks: every task gets the batch host's value (every "
+                               "node is rank 0). Expand it in each task: srun bash -c '... $" + var + " ...', or "
+                               f"write \\${var} inside a double-quoted launcher string (Q1)"))
     for name, value, opt_word in launch.launcher_opts:
         if opt_word is not None and opt_word.literal_vars and not opt_word.expanded_vars:
             var = opt_word.literal_vars[0]
@@ -704,6 +712,13 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
                                    Severity.WARNING))
     out += _unset(facts, command, launch)
     return sorted(out, key=lambda f: f.line)
+
+
+def _batch_expanded(word: Word) -> list[tuple[str, int]]:
+    """The variables the batch shell expanded into ``word`` (its parts it did not know the value of), each with
+    the line it was written on."""
+    return [(m.group(1), p.line or word.line) for p in word.parts if p.quote == BATCH
+            for m in re.finditer(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", p.text)]
 
 
 def _excerpt(launch: Launch, word: Word, var: str) -> str:

@@ -38,6 +38,7 @@ class Part:
 
     text: str
     quote: str
+    line: int = 0  # the line its text was written on, where the reader knows it (0: the word's)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class Command:
     separator: str = ""
     heredoc: list[str] = field(default_factory=list)
     construct: tuple[int, int] | None = None  # the lines of the compound command (at depth 0) it is part of
+    expanded: list[Word] | None = None  # the words as the batch shell expands them, where the reader evaluated them
+    scope: dict[str, object] = field(default_factory=dict)  # the evaluated shell's variables when it runs
 
     @property
     def argv(self) -> list[str]:

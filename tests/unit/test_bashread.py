@@ -1,0 +1,70 @@
+"""The batch script read with tree-sitter's bash grammar and its batch shell evaluated symbolically
+(:mod:`ntui.core.compose.bashread`): the launch found wherever the script builds it, each value at its own line."""
+
+from __future__ import annotations
+
+from ntui.core.compose.bashread import BATCH, commands
+from ntui.core.compose.scriptimport import Launch, read_script
+
+
+def _launch(text: str) -> Launch:
+    facts = read_script(text, "job.sh")
+    assert len(facts.launches) == 1, [x.line for _, x in facts.launches]
+    return facts.launches[0][1]
+
+
+def _expanded(text: str, index: int = -1) -> list[tuple[str, int]]:
+    return [(w.text, w.line) for w in commands(text)[index].expanded or []]
+
+
+def test_an_unquoted_variable_is_split_into_its_words_each_at_the_line_it_was_written_on() -> None:
+    text = ('#!/bin/bash\nexport LAUNCHER="torchrun \\\n  --nproc_per_node 4 \\\n  --master_port 29500"\n'
+            'CMD="$LAUNCHER train.py --lr 0.1"\nsrun $CMD\n')
+    assert _expanded(text) == [("srun", 6), ("torchrun", 2), ("--nproc_per_node", 3), ("4", 3),
+                               ("--master_port", 4), ("29500", 4), ("train.py", 5), ("--lr", 5), ("0.1", 5)]
+
+
+def test_an_array_a_default_and_an_empty_expansion() -> None:
+    text = ('#!/bin/bash\nARGS=(--epochs "2 3")\nARGS+=(--fast)\nRESUME=""\nsrun ${RESUME} python ${PROG:-fit.py} '
+            '"${ARGS[@]}"\n')
+    assert [w for w, _ in _expanded(text)] == ["srun", "python", "fit.py", "--epochs", "2 3", "--fast"]
+
+
+def test_what_the_script_does_not_decide_is_the_batch_shells_unknown_at_its_line() -> None:
+    text = '#!/bin/bash\nHEAD=$(hostname)\nA="x $HEAD $SLURM_PROCID"\necho $A\n'
+    words = commands(text)[-1].expanded or []
+    assert [(w.text, w.parts[0].quote, w.line) for w in words[1:]] == [
+        ("x", "'", 3), ("$(hostname)", BATCH, 2), ("$SLURM_PROCID", BATCH, 3)]
+
+
+def test_a_launch_in_a_function_is_found_at_its_call_with_the_calls_arguments() -> None:
+    text = ('#!/bin/bash\n#SBATCH -N 2\nrun() {\n  srun torchrun --nnodes 2 "$1" --steps "$2"\n}\n'
+            'module load x\nrun fit.py 10\n')
+    launch = _launch(text)
+    assert (launch.launcher, launch.program and launch.program.text) == ("torchrun", "fit.py")
+    assert [w.text for w in launch.args] == ["--steps", "10"]
+
+
+def test_a_bash_c_body_built_from_variables_is_read_as_each_tasks_shell_reads_it() -> None:
+    text = ('#!/bin/bash\n#SBATCH -N 2\nexport LAUNCHER="python -u -m torch.distributed.run --nnodes 2 '
+            '--nproc_per_node 8"\nexport CMD="pretrain.py --tp 4"\n'
+            'srun bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD" 2>&1 | tee -a log.txt\n')
+    launch = _launch(text)
+    assert (launch.launcher, launch.under_srun) == ("torchrun", True)
+    assert launch.program is not None and launch.program.text == "pretrain.py"
+    assert launch.opt("--node-rank") == ("$SLURM_PROCID", launch.opt("--node-rank")[1])  # type: ignore[index]
+
+
+def test_a_rank_the_batch_shell_expands_inside_a_double_quoted_launcher_is_found_at_its_line() -> None:
+    from ntui.core.compose.scriptimport import check_script
+
+    text = ('#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nexport LAUNCHER="accelerate launch '
+            '--num_machines 2 \\\n  --machine_rank $SLURM_PROCID"\nsrun bash -c "$LAUNCHER fit.py"\n')
+    assert ("H4", 5) in {(f.rule, f.line) for f in check_script(read_script(text, "job.sh"))}
+
+
+def test_a_here_document_and_a_pipeline_are_read_with_their_lines() -> None:
+    text = "#!/bin/bash\ncat > ds.json <<EOF\n{\"a\": $X}\nEOF\nsrun python t.py | tee out.log\n"
+    cmds = commands(text)
+    assert cmds[0].heredoc == ['{"a": $X}'] and cmds[0].argv == ["cat", ">ds.json"]
+    assert [(c.argv[0], c.line, c.separator) for c in cmds[1:]] == [("srun", 5, "|"), ("tee", 5, "")]
