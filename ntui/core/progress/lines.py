@@ -41,8 +41,8 @@ from typing import Literal
 from ntui.core.loglines import read_line
 from ntui.core.timestamps import iso_stamp
 
-__all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "Format", "LineForm", "Pattern", "Point", "declared_total", "parse_line",
-           "pattern_problem", "run_ended", "training_loss"]
+__all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
+           "declared_total", "parse_line", "pattern_problem", "run_end", "run_ended", "training_loss"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -66,6 +66,7 @@ class Point:
     time: float | None = None  # the line's own timestamp (epoch seconds, local time), where it has one
     first_epoch: int = 0  # how the program numbers its first epoch (Lightning 0, Keras and mmengine 1)
     form: str = ""  # which row of FORMS read it ("log" points)
+    counts_epochs: bool = False  # the run counts in epochs (its step is the epoch named, its total the run's epochs)
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
@@ -74,12 +75,13 @@ _NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 
 # tqdm's r_bar: "| n/total [elapsed<remaining, rate{, postfix}]", its l_bar "desc: pct%|bar"
 _TQDM_RE = re.compile(  # the r_bar; the description is what precedes the bar's "NN%|" (read apart: a lazy group
-    # before it made each line's search quadratic)
+    # before it made each line's search quadratic). The rate may be missing (NeMo's bar prints none) and the bar cut
+    # at the terminal's width (no "]"): its elapsed time is then its last word
     r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)(?:/(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?))?"
     r"(?:\s*(?P<unit0>[A-Za-z]+))?\s*\["
-    r"(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]+))?,\s*"
-    r"(?:(?P<rate>[\d.]+)(?P<rk>[kMGT]?)(?P<ratetail>[A-Za-z]+/s|s/[A-Za-z]+)|\?[A-Za-z]+/s)"
-    r"(?:,\s*(?P<postfix>[^\]]*))?\]"
+    r"(?P<elapsed>\d+:\d\d(?::\d\d)?)(?:<(?P<remaining>[\d:?]*))?"
+    r"(?:,\s*(?:(?P<rate>[\d.]+)(?P<rk>[kMGT]?)(?P<ratetail>[A-Za-z]+/s|s/[A-Za-z]+)|\?[A-Za-z]+/s))?"
+    r"(?:,\s*(?P<postfix>[^\]]*))?(?:\]|$)"
 )
 _RICH_RE = re.compile(
     r"\bEpoch (?P<epoch>\d+)/(?P<last>\d+)\s+[━╸╺─ ]+\s*(?P<n>\d+)/(?P<total>\d+)\s+[\d:]+ • [\d:-]+"
@@ -87,7 +89,19 @@ _RICH_RE = re.compile(
 )
 _RICH_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*): (?P<value>{_NUM})")
 _PCT_TAIL_RE = re.compile(r"\s*\d{1,3}$")
-_EPOCH_DESC_RE = re.compile(r"\bEpoch\s+(?P<epoch>\d+)", re.IGNORECASE)
+_PCT_END_RE = re.compile(r"\s*\d{1,3}%\s*$")
+#: what the escape that moves the cursor up a line (ESC [ A) becomes when the others are taken off a line
+UP = "\u21e1"
+_EPOCH_DESC_RE = re.compile(r"\bEpoch\s+#?(?P<epoch>\d+)", re.IGNORECASE)
+#: what a bar counts when its description or its unit says it is not training: an evaluation, or the preparation
+#: before it (loading a checkpoint's shards, a dataset's map, filter or tokenizing, a download, generating a split)
+_EVAL_DESC_RE = re.compile(r"(?i)\b(?:eval(?:uat)?\w*|valid\w*|inference|testing)\b")
+_PREP_DESC_RE = re.compile(
+    r"(?i)^(?:loading|map|filter|tokeniz|download|generating|fetching|extracting|processing|preprocess|resolving"
+    r"|computing|converting|saving|packing|grouping|shuffling|scanning|caching|creating|building|running tokenizer"
+    r"|applying|writing|uploading|sharding)")
+_PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shards", "samples", "docs", "tokens",
+                         "images", "ba"})
 _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{_NUM})")
 _MEGATRON_RE = re.compile(r"\biteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|")
 _MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s*:\s*(?P<value>{_NUM})\s*\|")
@@ -130,7 +144,11 @@ LOSS_NAMES = ("loss", "train_loss", "lm_loss", "total_loss", "reduced_train_loss
 
 def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
     """The run's training loss among ``metrics``: its name as the program prints it, and its value."""
-    return next(((name, metrics[name]) for name in LOSS_NAMES if name in metrics), None)
+    found = next(((name, metrics[name]) for name in LOSS_NAMES if name in metrics), None)
+    if found is None:  # the same names capitalised ("Loss: 0.81", torchtune's bar description)
+        lowered = {name.lower(): name for name in metrics}
+        found = next(((lowered[n], metrics[lowered[n]]) for n in LOSS_NAMES if n in lowered), None)
+    return found
 
 
 def _metrics(pairs: list[tuple[str, str]]) -> dict[str, float]:
@@ -155,16 +173,45 @@ def _tqdm(text: str) -> Point | None:
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
     head = text[:m.start()]
     bar_at = head.rfind("%|")
-    desc = _PCT_TAIL_RE.sub("", head[:bar_at]).strip().rstrip(":").strip() if bar_at >= 0 else ""
+    # the description: what precedes the bar's "NN%|" (or a bar without glyphs' "NN%"), after an earlier redraw
+    desc = head[:bar_at] if bar_at >= 0 else _PCT_END_RE.sub("", head)
+    desc = _PCT_TAIL_RE.sub("", desc[max(desc.rfind("]"), desc.rfind(UP)) + 1:]).strip().rstrip(":").strip()
     epoch_m = _EPOCH_DESC_RE.search(desc)
-    lowered = desc.lower()
-    phase = "validation" if "validat" in lowered else "sanity check" if "sanity" in lowered else \
-        "test" if lowered.startswith(("test", "predict")) else "train"
     metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(m["postfix"] or "")])
+    # a description that says its numbers ("1|40|Loss: 0.812"): metrics too, the postfix's first
+    metrics = {**_metrics([(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(desc)]), **metrics}
     metrics.pop("v_num", None)  # Lightning's run version, not a metric
     epoch = float(epoch_m["epoch"]) if epoch_m else None
+    # a bar that moves the cursor up after itself is an inner bar (tqdm's position 1 and below: the evaluation
+    # inside the run's bar), never the run's
+    inner = text[m.end():m.end() + 4].lstrip().startswith(UP)
+    phase = _bar_phase(desc, _bar_unit(m))
+    phase = "evaluation" if inner and phase == "train" else phase
     return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None,
                  elapsed=_clock(m["elapsed"]))
+
+
+def _bar_unit(m: re.Match[str]) -> str:
+    """The unit a bar counts in (``examples`` of ``5440.81 examples/s``, ``it`` by default)."""
+    if m["ratetail"] and m["ratetail"].endswith("/s"):
+        return m["ratetail"][:-2]
+    return m["unit0"] or "it"
+
+
+def _bar_phase(desc: str, unit: str) -> str:
+    """What a bar counts: the run's training ("train"), or another phase its description or unit names."""
+    lowered = desc.lower()
+    if "sanity" in lowered:
+        return "sanity check"
+    if "validat" in lowered:
+        return "validation"
+    if lowered.startswith(("test", "predict")):
+        return "test"
+    if _EVAL_DESC_RE.search(desc) is not None:
+        return "evaluation"
+    if _PREP_DESC_RE.search(desc) is not None or unit in _PREP_UNITS:
+        return "preparation"
+    return "train"
 
 
 def _rich(text: str) -> Point | None:
@@ -294,7 +341,7 @@ FORMS: tuple[LineForm, ...] = (
     # num_updates ("| epoch 010  2000 / 8223 loss=1.27 (1.50)")
     _form("fairseq", r"\bepoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) "
           rf".*?\bnum_updates=(?P<step>{_INT})", 1),
-    _form("fairseq", r"^\|? ?epoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) loss[=:]", 1),
+    _form("fairseq", r"^\|? ?epoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) loss[=:]", 1, "epoch"),
     _form("fairseq", rf"\btrain_inner \| \{{.*?\"num_updates\": \"?(?P<step>{_INT})"),
     # mmengine / mmcv: "Epoch(train)  [83][ 150/2693]", "Epoch [1][1500/14659]", "Iter [N/40000]", "Iter(train) [..]"
     _form("mmengine", r"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\](?:/\d+)?\s*"
@@ -310,8 +357,17 @@ FORMS: tuple[LineForm, ...] = (
     _form("basicsr", rf"\[epoch:\s*(?P<epoch>\d+), iter:\s*(?P<step>{_INT}),"),
     _form("vissl", r"\[ep: (?P<epoch>\d+)\] iter: (?P<step>\d+);"),
     _form("scepter", r"\biter: \[(?P<step>\d+)/(?P<total>\d+)\]"),
-    # detectron2's events: "eta: 8:08:27  iter: 639  total_loss: 1.2"
-    _form("detectron2", r"\biter: (?P<step>\d+)\s+total_loss:"),
+    # detectron2's events: "eta: 8:08:27  iter: 639  total_loss: 1.2", maskrcnn-benchmark's "iter: 220  loss: 1.45"
+    _form("detectron2", r"\biter: (?P<step>\d+)\s+(?:total_)?loss:"),
+    # the PyTorch examples' "Train Epoch: 3 [2560/60000 (4%)]\tLoss: 0.21" (and OpenCLIP's, counting samples; VITS'
+    # "Train Epoch: 5 [40%]"): the run counts epochs
+    _form("train-epoch", r"\bTrain Epoch: (?P<epoch>\d+) \[\s*(?:\d+/\d+\b|\d+%\])", unit="epoch"),
+    # TF-slim and the TF object detection API: "global step 1234: loss = 0.8 (1.2 sec/step)"
+    _form("tf-slim", r"\bglobal step (?P<step>\d+): loss = "),
+    # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
+    _form("deepspeed-pipe", r"^steps: (?P<step>\d+) loss: "),
+    # pytorch-tabnet: "epoch 12  | loss: 0.57291 | val_auc: 0.8 |  0:04:59s" (epochs from 0)
+    _form("tabnet", r"^epoch:? (?P<epoch>\d+)\s+\|\s+loss ?:", unit="epoch"),
     # litgpt "Ep 1 | iter 40 | step 10: loss train ..." (steps are optimizer steps), nanoGPT "iter 120: loss 3.2,
     # time 41ms", minGPT "iter 100: train loss 2.1"
     _form("litgpt", r"\biter \d+ \| step (?P<step>\d+): loss"),
@@ -330,7 +386,8 @@ BAR_FORMS: tuple[LineForm, ...] = (
 #: what a form's own counters are called: not metrics
 _COUNTERS = frozenset({"iter", "step", "Step", "epoch", "Epoch", "num_updates", "update", "global_step", "batch",
                        "eta", "i"})
-_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|\bi = |[Ss]tep\s+\d|\[ep: |\d+/\d+ [\[━─]")
+_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|\bi = |[Ss]tep\s+\d|\[ep: |\d+/\d+ [\[━─]|epoch:? \d"
+                            r"|global step \d|^steps: \d")
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)\s*[:=]\s*(?P<value>{_NUM})(?![\w:/])")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?loss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 
@@ -357,7 +414,8 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
                 metrics["loss"] = value
         epoch = float(groups["epoch"]) if "epoch" in groups else None
         if form.unit == "epoch":  # the run counts epochs: the epoch named is the step, a batch line says metrics
-            return Point("log", groups.get("epoch"), groups.get("epochs"), epoch, metrics, form=form.name)
+            return Point("log", groups.get("epoch"), groups.get("epochs"), epoch, metrics, form=form.name,
+                         counts_epochs=True)
         if "batch" in groups and "step" not in groups:
             return Point("log", groups["batch"], groups.get("batches"), epoch, metrics, per_epoch=True,
                          epochs=groups.get("epochs"), first_epoch=form.first_epoch, form=form.name)
@@ -369,41 +427,80 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
 #: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
 _TOTAL_RE = re.compile(
     r"\b(?:max_update|max_steps|max_iters|train_iters|total_steps|MAX_ITER|max_iter)\b['\"]?\s*[=:]\s*(?P<n>\d+)\b"
-    r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b")
+    r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
+    # a launcher's command line: "--max-update 50", "--train-iters=3000", "--max_steps 1000"
+    r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b")
 #: what a program says when its training is over: Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
-#: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds"
-_END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached|\bTraining completed\b"
+#: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds" (not detectron2's
+#: "Total training time": its hooks print it after a crash too)
+_END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping")
 
 
 def run_ended(text: str) -> bool:
     """Whether the line says the program's training is over (:data:`_END_RE`; Keras' "Epoch 40: early stopping")."""
-    return ("raining" in text or "Trainer.fit" in text or "early stopping" in text) and _END_RE.search(text) is not None
+    return run_end(text) is not None
+
+
+def run_end(text: str) -> tuple[str, int] | None:
+    """Whether the line says the program's training is over: None, else what it stopped at (``("steps", 1000)``,
+    ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
+    if "raining" not in text and "Trainer.fit" not in text and "early stopping" not in text:
+        return None
+    m = _END_RE.search(text)
+    if m is None:
+        return None
+    return (str(m["what"]), int(m["n"])) if m["what"] else ("", 0)
+
+
+#: what a program says of the run's epochs, on a line of its own: mmcv's runner "workflow: [('train', 1)], max: 12
+#: epochs", the MetricLogger scripts' "Start training for 100 epochs", the Trainer's "Num Epochs = 3", a
+#: configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90"
+_EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b|\b[Ss]tart training for (?P<b>\d+) epochs\b"
+                        r"|\bNum Epochs = (?P<c>\d+)"
+                        r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b")
+
+
+def declared_epochs(text: str) -> int | None:
+    """The run's epochs a configuration or banner line states (mmcv's ``max: 12 epochs``, ``max_epochs=40``), or
+    None."""
+    if "poch" not in text:
+        return None
+    m = _EPOCHS_RE.search(text)
+    if m is None:
+        return None
+    value = int(m["a"] or m["b"] or m["c"] or m["d"])
+    return value if value > 0 else None
 
 
 def declared_total(text: str) -> int | None:
     """The run's total steps a configuration or banner line states (``max_update=300000``, the Trainer's ``Total
-    optimization steps = 1,200``), or None."""
+    optimization steps = 1,200``, a launcher's ``--train-iters 3000``), or None."""
     if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text \
-            and "train_iters" not in text:
+            and "iters" not in text:
         return None
     m = _TOTAL_RE.search(text)
     if m is None:
         return None
-    value = int((m["n"] or m["hf"] or m["titan"]).replace(",", ""))
+    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"]).replace(",", ""))
     return value if value > 0 else None
 
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global_step=|^\s*\{|\bEpoch \d+/\d"
-                      r"|num_updates|\biter[: ]|[Ss]tep\s+\d|\bEpoch|\bi = |\d/\d+ [\[━─]")
+                      r"|num_updates|\biter[: ]|[Ss]tep\s+\d|\bEpoch|\bi = |\d/\d+ [\[━─]|\bepoch:? \d|global step \d"
+                      r"|^steps: \d")
+
+
+def _ansi(m: re.Match[str]) -> str:
+    return UP if m.group() == "\x1b[A" else ""
 
 
 def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
     """The progress a line reports (see the module docstring), or None."""
     if "\x1b" in text:
-        text = _ANSI_RE.sub("", text)
+        text = _ANSI_RE.sub(_ansi, text)
     if pattern is not None:
         point = pattern.parse(text)
         if point is not None:
@@ -417,8 +514,9 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
                 return point
         return None
     for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
+        plain = msg.text.replace(UP, "") if UP in msg.text else msg.text
         for read in _READERS:
-            point = read(msg.text)
+            point = read(msg.text if read is _tqdm else plain)  # only a bar says it is an inner one
             if point is not None:
                 stamp = iso_stamp(msg.text, 80) if point.format != "tqdm" else None
                 stamp = stamp if stamp is not None else msg.prefix.time

@@ -5,14 +5,15 @@ every bar), streamed line by line, each bar redraw (``\\r``) a line of its own."
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
-from ntui.core.progress.lines import Pattern, declared_total, parse_line, run_ended
+from ntui.core.progress.lines import Pattern, declared_epochs, declared_total, parse_line, run_end
 from ntui.core.progress.series import Series
 
-__all__ = ["TAIL_BYTES", "feed_line", "read_progress"]
+__all__ = ["TAIL_BYTES", "feed_line", "read_progress", "unescape"]
 
 #: How much of the end of a file is read.
 TAIL_BYTES = 64 * 1024 * 1024
@@ -52,14 +53,32 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
 
 def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> None:
     """One line of a rank log into ``series`` (both readers': this one and the view's board): ntui's rank header
-    again is a new start (a requeue, a run's next allocation), a progress line a point read at ``at``."""
+    again is a new start (a requeue, a run's next allocation), a progress line a point read at ``at``, a line that
+    says the run's total, its epochs or its end (also after a bar on the same line) what it says."""
+    if "#0" in text:
+        text = unescape(text)
     if parse_rank_header(text) is not None:
         series.new_start()
         return
     point = parse_line(text, pattern)
     if point is not None:
         series.add(point, at)
+    if (end := run_end(text)) is not None:  # (Lightning's is glued to its bar's last redraw)
+        series.end(*end)
+    elif point is not None:
+        return
     elif (total := declared_total(text)) is not None:
         series.declared_total = total
-    elif run_ended(text):
-        series.ended = True
+    elif (epochs := declared_epochs(text)) is not None:
+        series.declared_epochs = epochs
+
+
+#: a control character as syslog and the log shippers that follow it write it: "#" and its octal code (a bar's
+#: carriage return "#015", a tab "#011", an escape "#033")
+_ESCAPED = {"#015": "\r", "#011": "\t", "#033": "\x1b", "#012": "\n"}
+_ESCAPED_RE = re.compile("|".join(_ESCAPED))
+
+
+def unescape(text: str) -> str:
+    """``text`` with syslog's escaped control characters (:data:`_ESCAPED`) as what they were."""
+    return _ESCAPED_RE.sub(lambda m: _ESCAPED[m.group()], text)

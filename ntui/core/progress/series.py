@@ -65,7 +65,11 @@ class Series:
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
     declared_total: int | None = None  # the run's total as its configuration says (max_steps, max_update, ...)
     ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
+    declared_epochs: int | None = None  # the run's epochs as its configuration or banner says ("max: 12 epochs")
+    stopped_at: int | None = None  # the step the program said it stopped at (Lightning's "max_steps=N reached")
     _own_lines: bool = False  # the program prints its own progress lines (a row of FORMS): its bars are not the run
+    _bar_total: int | None = None  # the total of the run's bar (the whole run's, not an epoch's)
+    _inner_totals: set[int] = field(default_factory=set)  # the totals of bars inside the run's (its evaluations)
 
     def new_start(self) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -75,16 +79,54 @@ class Series:
             self._fresh = True
             self._bar_origin = self._last_elapsed = None
         self.ended = False
+        self.stopped_at = None
+        self._bar_total, self._inner_totals = None, set()
+
+    def end(self, what: str = "", n: int = 0) -> None:
+        """The program said its training is over; ``what`` and ``n`` what it stopped at, where it says
+        (:func:`ntui.core.progress.lines.run_end`): ``max_steps`` reached is the run's last step and its total,
+        ``max_epochs`` reached its epochs (then an epoch's steps times them is its total)."""
+        self.ended = True
+        if what == "steps" and n > 0:
+            self.stopped_at = self.declared_total = n
+        elif what == "epochs" and n > 0:
+            self.epochs = n
+            if self.per_epoch:
+                self.total = n * self.per_epoch
 
     @property
     def step(self) -> int | None:
-        return self.samples[-1].step if self.samples else None
+        last = self.samples[-1].step if self.samples else None
+        stopped = self.stopped_at
+        if stopped is not None and self.ended and self.total is None and (last is None or last < stopped):
+            # the program's own word for where it stopped, where its bars counted no total of the run (an epoch's
+            # batches); a bar that counts the run keeps its own unit (batches, where the word counts optimizer steps)
+            return stopped
+        return last
+
+    def _inner(self, point: Point) -> bool:
+        """Whether a bar is one inside the run's: a bar of a smaller total that starts while the run's bar is short
+        of its end (the Trainer's evaluation every N steps, where nothing else says so) is not the run's, nor a
+        restart; the run's bar again is."""
+        if point.format != "tqdm" or point.per_epoch or point.total is None or self._fresh:
+            return False
+        if point.total in self._inner_totals:
+            return True
+        current, last = self._bar_total, self.step
+        if current is None or point.total == current:
+            self._bar_total = point.total
+            return False
+        if point.total < current and last is not None and last < current:
+            self._inner_totals.add(point.total)
+            return True
+        self._bar_total = point.total  # the run's bar was over: this one follows it
+        return False
 
     def add(self, point: Point, at: float) -> None:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
-        if point.phase != "train":
+        if point.phase != "train" or self._inner(point):
             return
         if point.format == "log" and point.step is not None and not self._own_lines:
             # the loop's own line counts the run; the bars before it counted something else (a dataset's map, an
@@ -112,13 +154,18 @@ class Series:
         if point.per_epoch and point.step == 0:
             return  # an epoch's bar reset for the next epoch, still labelled with the last one (Lightning)
         epoch = point.epoch if point.epoch is not None else self.epoch  # Keras says its epoch on a line before
+        epochs = self.epochs or self.declared_epochs
         if point.per_epoch and point.step is not None and point.total and epoch is not None:
             # an epoch's bar (Lightning, Keras, mmengine): the run's step is the epochs before times an epoch's
-            # batches, plus this one's
+            # batches, plus this one's; the run's total is its epochs times an epoch's batches, else unknown (never
+            # the epoch's, nor an earlier bar's)
             self.per_epoch = point.total
             before = max(0, int(epoch) - point.first_epoch)
             point = replace(point, step=before * point.total + point.step,
-                            total=self.epochs * point.total if self.epochs else None)
+                            total=epochs * point.total if epochs else None)
+            self.total = point.total
+        elif point.counts_epochs and point.total is None and self.declared_epochs:
+            point = replace(point, total=self.declared_epochs)  # the run's epochs, said before its lines
         if point.total:
             self.total = point.total
         finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}

@@ -1,0 +1,170 @@
+"""The run's model, not a bar's: which bar is training (preparation, evaluation and inner bars are not), the run's
+total from what the program says of the whole run (its epochs, its max steps), its end said on a bar's line, bars
+cut at the terminal's width or printed without a rate, syslog's escaped control characters. Each line is written
+here in its program's form (the corpus index names public sources that show it), with our own numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ntui.core.progress.lines import declared_epochs, declared_total, parse_line, run_end, training_loss
+from ntui.core.progress.read import read_progress, unescape
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+@pytest.mark.parametrize(("line", "phase"), [
+    ("Loading checkpoint shards: 100%|##########| 3/3 [00:05<00:00,  1.70s/it]", "preparation"),
+    ("Map (num_proc=4): 100%|##########| 9000/9000 [00:02<00:00, 4100.20 examples/s]", "preparation"),
+    ("Generating train split: 7000 examples [00:00, 12011.30 examples/s]", "preparation"),
+    ("Evaluating: 40%|####      | 20/50 [00:03<00:04,  6.60it/s]", "evaluation"),
+    (" 40%|####      | 20/50 [00:03<00:04,  6.60it/s]\x1b[A", "evaluation"),  # a bar below the run's (position 1)
+    ("Epoch 2:  40%|####      | 20/50 [00:03<00:04,  6.60it/s, loss=0.31]", "train"),
+    (" 40%|####      | 200/500 [00:30<00:45,  6.60it/s]", "train"),
+])
+def test_what_a_bar_counts(line: str, phase: str) -> None:
+    point = parse_line(line)
+    if phase == "preparation" and point is None:
+        return  # not read at all is as right
+    assert point is not None and point.phase == phase, point
+
+
+def test_a_preparation_bar_is_never_the_runs_end(tmp_path: Path) -> None:
+    # a model's shards loaded, then only the Trainer's dicts (its bar not captured): no step, never "done"
+    lines = ["Loading checkpoint shards: 100%|##########| 4/4 [00:06<00:00,  1.52s/it]",
+             "{'loss': 1.2031, 'grad_norm': 3.1, 'learning_rate': 2e-05, 'epoch': 0.01}",
+             "{'loss': 0.9412, 'grad_norm': 2.7, 'learning_rate': 2e-05, 'epoch': 0.02}"]
+    series, words = _read(tmp_path, lines)
+    assert series.step is None and "done" not in words, words
+    assert training_loss(series.metrics) == ("loss", 0.9412)
+
+
+def test_an_inner_bar_of_a_smaller_total_is_no_restart(tmp_path: Path) -> None:
+    # the Trainer's evaluation bar, pasted without its cursor moves, inside the run's bar
+    run = [f" {s // 10}%|#         | {s}/1000 [00:{s // 10:02d}<01:30,  9.90it/s]" for s in range(10, 210, 10)]
+    evaluation = [f" {e * 20}%|##        | {e}/5 [00:0{e}<00:02,  1.10it/s]" for e in range(1, 6)]
+    series, words = _read(tmp_path, run[:10] + evaluation + run[10:])
+    assert (series.step, series.total, series.restarts) == (200, 1000, []), words
+
+
+def test_the_run_bar_going_back_is_still_a_restart(tmp_path: Path) -> None:
+    run = [f" 1%|          | {s}/1000 [00:{s:02d}<01:30,  9.90it/s]" for s in range(1, 30)]
+    series, _ = _read(tmp_path, run + run[:5])
+    assert len(series.restarts) == 1 and series.step == 5
+
+
+@pytest.mark.parametrize(("line", "step", "total", "metric"), [
+    # cut at the terminal's width: no "]"
+    ("Epoch 3: 100% 120/120 [02:41<00:00,  1.35s/it", 120, 120, None),
+    ("Epoch 0:  67%|######6   | 16/24 [00:52<00:", 16, 24, None),
+    # NeMo's bar prints no rate: the postfix follows the times
+    ("Epoch 0: :  40%|####      | 400/1000 [01:40<02:30, reduced_train_loss=1.21, global_step=399.0]", 400, 1000,
+     "reduced_train_loss"),
+    # the metrics a bar's description says (torchtune: "epoch|step|Loss: X")
+    ("1|12|Loss: 0.8123: 100%|##########| 12/12 [01:00<00:00,  5.00s/it]", 12, 12, "Loss"),
+])
+def test_a_bar_cut_or_without_a_rate_is_read(line: str, step: int, total: int, metric: str | None) -> None:
+    point = parse_line(line)
+    assert point is not None and (point.step, point.total) == (step, total), point
+    assert metric is None or metric in point.metrics, point
+
+
+def test_a_capitalised_loss_is_the_training_loss() -> None:
+    assert training_loss({"lr": 0.1, "Loss": 0.5}) == ("Loss", 0.5)
+    assert training_loss({"train_loss": 0.7, "Loss": 0.5}) == ("train_loss", 0.7)
+
+
+@pytest.mark.parametrize(("line", "epochs"), [
+    ("2026-01-02 10:00:00,001 - mmdet - INFO - workflow: [('train', 1)], max: 24 epochs", 24),
+    ("[2026-01-02 10:00:00,001][__main__][INFO] - Start training for 80 epochs", 80),
+    ("  Num Epochs = 3", 3), ("trainer: {max_epochs: 40, devices: 4}", 40),
+    ("2026-01-02,10:00:00 | INFO |   epochs: 32", 32), ("python train.py --epochs 90 --lr 0.1", 90),
+    ("  warmup_epochs: 5", None), ("the epochs before", None), ("max_epochs=-1", None),
+])
+def test_declared_epochs(line: str, epochs: int | None) -> None:
+    assert declared_epochs(line) == epochs
+
+
+@pytest.mark.parametrize(("line", "total"), [
+    ("fairseq-train data-bin --arch lstm --max-update 5000 --lr 0.001", 5000),
+    ("torchrun pretrain_gpt.py --train-iters=20000 --lr 1e-4", 20000), ("python train.py --steps 40", None),
+])
+def test_a_launchers_command_line_states_the_total(line: str, total: int | None) -> None:
+    assert declared_total(line) == total
+
+
+def test_an_epochs_batches_times_the_declared_epochs_is_the_total(tmp_path: Path) -> None:
+    lines = ["2026-01-02 10:00:00,001 - mmdet - INFO - workflow: [('train', 1)], max: 12 epochs"]
+    lines += [f"2026-01-02 10:0{b // 100}:00,001 - mmdet - INFO - Epoch [2][{b}/800]\tlr: 2.000e-02, eta: 3:00:00, "
+              f"time: 0.6, loss: 1.{b // 100}" for b in (100, 200, 300)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.total) == (800 + 300, 12 * 800), words
+    assert "done" not in words
+
+
+def test_an_epoch_counted_run_takes_its_declared_epochs(tmp_path: Path) -> None:
+    lines = ["2026-01-02,10:00:00 | INFO |   epochs: 6", "2026-01-02,10:00:00 | INFO | Start epoch 0"]
+    lines += [f"2026-01-02,10:0{e}:00 | INFO | Train Epoch: {e} [ {b}/51200 ({b * 100 // 51200}%)] Loss: 0.{9 - e}1 "
+              "(0.8) LR: 0.000010" for e in (0, 1, 2) for b in (512, 25600)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.total, series.restarts) == (2, 6, []), words
+    assert training_loss(series.metrics) == ("Loss", 0.71)
+
+
+def test_max_epochs_reached_on_the_bars_line_ends_the_run_with_its_total(tmp_path: Path) -> None:
+    bar = "Epoch {e}: 100%|##########| 50/50 [00:05<00:00,  9.80it/s, v_num=1, train_loss=0.{e}2]"
+    lines = [bar.format(e=e) for e in range(4)]
+    lines[-1] += "`Trainer.fit` stopped: `max_epochs=4` reached."  # glued: the bar never ended its line
+    series, words = _read(tmp_path, lines)
+    assert words == "step 200 of 200: done", words
+    assert run_end("`Trainer.fit` stopped: `max_epochs=4` reached.") == ("epochs", 4)
+
+
+def test_max_steps_reached_is_the_runs_last_step(tmp_path: Path) -> None:
+    # a bar that counts an epoch's batches without a total, then Lightning's word
+    lines = [f"Epoch 1: : {n}it [1:00:00,  4.40it/s, loss=2.2, v_num=ab12]" for n in (1000, 5000, 9000)]
+    series, words = _read(tmp_path, [*lines, "`Trainer.fit` stopped: `max_steps=30000` reached."])
+    assert words == "step 30,000 of 30,000: done", words
+    series.new_start()
+    assert series.step == 9000  # a new start: the word is the earlier run's
+
+
+def test_an_epochs_bar_gives_no_run_total_of_its_own(tmp_path: Path) -> None:
+    lines = ["Training:   0%|          | 0/30 [00:00<?, ?it/s]"]
+    lines += [f"Epoch 0:  {n * 3}%|#         | {n}/30 [00:{n:02d}<00:20,  1.00it/s, loss=1.{n}]" for n in (3, 6, 9)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.total) == (9, None), words
+
+
+@pytest.mark.parametrize(("line", "step", "total", "epoch"), [
+    ("Train Epoch: 4 [12800/60000 (21%)]\tLoss: 0.183200", 4, None, 4),
+    ("INFO:vits:Train Epoch: 12 [60%]", 12, None, 12),
+    ("INFO: eta: 9:10:11  iter: 440  loss: 1.2101 (1.3302)  loss_mask: 0.61 (0.66)  time: 0.41 (0.43)", 440, None,
+     None),
+    ("INFO:tensorflow:global step 812: loss = 0.7012 (1.101 sec/step)", 812, None, None),
+    ("steps: 70 loss: 1.8821 iter time (s): 0.201 samples/sec: 318.400", 70, None, None),
+    ("epoch 7  | loss: 0.51234 | val_0_auc: 0.80121 |  0:02:41s", 7, None, 7),
+    ("| epoch 004  3000 / 7100 loss=1.02 (1.31), wps=900, wpb=880, bsz=30, lr=0.001", 4, None, 4),
+])
+def test_more_training_loops_own_lines(line: str, step: int, total: int | None, epoch: int | None) -> None:
+    point = parse_line(line)
+    assert point is not None and point.format == "log", line
+    assert (point.step, point.total) == (step, total), point
+    assert (None if point.epoch is None else int(point.epoch)) == epoch, point
+
+
+def test_syslogs_escaped_control_characters_are_what_they_were(tmp_path: Path) -> None:
+    assert unescape("a#011b#015c#033[A") == "a\tb\rc\x1b[A"
+    prefix = "[1,mpirank:0,algo-1]<stdout>:"
+    lines = [f"{prefix}#015Epoch 0:  {n * 10}% {n}/10 [00:0{n}<00:05,  1.50it/s, loss=0.{n}]" for n in (2, 4, 6)]
+    lines.append(f"{prefix}#015Validation DataLoader 0:  50% 1/2 [00:00<00:00, 90.00it/s]#033[A")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.restarts) == (6, []), words
