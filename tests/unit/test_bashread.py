@@ -68,3 +68,41 @@ def test_a_here_document_and_a_pipeline_are_read_with_their_lines() -> None:
     cmds = commands(text)
     assert cmds[0].heredoc == ['{"a": $X}'] and cmds[0].argv == ["cat", ">ds.json"]
     assert [(c.argv[0], c.line, c.separator) for c in cmds[1:]] == [("srun", 5, "|"), ("tee", 5, "")]
+
+
+def test_defaults_assigned_with_colon_equals_and_a_declared_array_of_srun_options() -> None:
+    text = ('#!/bin/bash\n#SBATCH -N 2\n: "${IMAGE:=/img/fit.sqsh}"\ndeclare -a ARGS=(\n  --container-image $IMAGE\n'
+            '  --container-mount-home\n  --container-mounts /data:/data\n)\n/usr/bin/time srun -l "${ARGS[@]}" '
+            'python3 /w/fit.py\n')
+    launch = _launch(text)
+    assert launch.srun.get("container-image") == "/img/fit.sqsh"
+    assert launch.srun.get("container-mounts") == "/data:/data" and "container-mount-home" in launch.srun
+    assert launch.program is not None and launch.program.text == "/w/fit.py"
+
+
+def test_an_unknown_srun_argument_variable_and_an_unknown_prefix_are_passed_over() -> None:
+    text = ('#!/bin/bash\n#SBATCH -N 1\nif [ -n "$PROFILE" ]; then\n  export PROF="nsys profile"\nfi\n'
+            'srun $SRUN_ARGS -u bash -c "${PROF} env -u PYTHONPATH python fit.py"\n')
+    launch = _launch(text)
+    assert (launch.under_srun, launch.program and launch.program.text) == (True, "fit.py")
+
+
+def test_a_value_assigned_on_one_path_only_is_not_taken_as_known() -> None:
+    text = '#!/bin/bash\nA=fit.py\nif [ -n "$X" ]; then\n  A=other.py\nfi\nsrun python $A\n'
+    program = _launch(text).program
+    assert program is not None and program.parts[0].quote == BATCH
+
+
+def test_a_program_in_the_submit_directory_is_imported_next_to_the_script() -> None:
+    from ntui.core.compose.scriptimport import ScriptError, import_script
+
+    text = '#!/bin/bash\n#SBATCH -N 2\nsrun python $SLURM_SUBMIT_DIR/fit.py --lr 1\n'
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["script"] == "/w/fit.py" and any("SLURM_SUBMIT_DIR" in n for n in imported.notes)
+    moved = '#!/bin/bash\n#SBATCH -N 2\ncd $CODE\nsrun python $PWD/fit.py\n'
+    try:
+        import_script(read_script(moved, "/w/job.sh"))
+    except ScriptError as exc:
+        assert "depends on the environment" in str(exc)
+    else:
+        raise AssertionError("a $PWD after the script's cd was taken as the submit directory")

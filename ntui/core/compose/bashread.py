@@ -32,8 +32,8 @@ __all__ = ["BATCH", "Var", "commands", "has_error", "task_commands"]
 BATCH = "$"
 #: Where one field of a ``"$@"`` / ``"${A[@]}"`` expansion ends and the next begins.
 _BOUNDARY_QUOTE = "<field>"
-#: A batch-expanded unknown inside a ``bash -c`` body: private-use characters around its index (never in scripts).
-_MARK = re.compile("\ue000([0-9]+)\ue001")
+#: A batch-expanded unknown inside a ``bash -c`` body: its index in a name the grammar reads as a word's letters.
+_MARK = re.compile("__ntui_batch_([0-9]+)__")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -52,6 +52,12 @@ class Var:
     line: int
     exported: bool = False
     array: list[list[_Seg]] | None = None
+
+
+def _lead(text: str) -> int:
+    """How much of a node's text is blanks and line continuations the grammar kept in front of it."""
+    m = re.match(r"(?:[ \t\n]|\\\n)+", text)
+    return m.end() if m else 0
 
 
 @lru_cache(maxsize=1)
@@ -84,7 +90,7 @@ def task_commands(payload: Word, env: dict[str, Var]) -> list[Command]:
     unknowns: list[Part] = []
     for p in payload.parts:
         if p.quote == BATCH:
-            piece = f"\ue000{len(unknowns)}\ue001"
+            piece = f"__ntui_batch_{len(unknowns)}__"
             unknowns.append(p)
         else:
             piece = p.text
@@ -114,6 +120,7 @@ class _Reader:
         self.by_bytes = unknowns != ()
         self.unknown = BATCH if not self.by_bytes else ""  # who expands what this shell does not know
         self.calls = 0
+        self.conditional = 0  # inside an if, a loop, a case or after && / ||: what it assigns may not happen
 
     # ------------------------------------------------------------------ positions and text
 
@@ -126,6 +133,13 @@ class _Reader:
 
     def text(self, node: Any) -> str:
         return self.src[node.start_byte:node.end_byte].decode(errors="replace")
+
+    def shown(self, text: str) -> str:
+        """``text`` with the batch shell's unknowns written back as the script wrote them."""
+        if not self.unknowns:
+            return text
+        return _MARK.sub(lambda m: self.unknowns[int(m.group(1))].text if int(m.group(1)) < len(self.unknowns)
+                         else m.group(0), text)
 
     # ------------------------------------------------------------------ statements
 
@@ -182,7 +196,11 @@ class _Reader:
             parts = list(node.named_children)
             for j, c in enumerate(parts):
                 op = c.next_sibling
-                self.statement(c, depth, construct, op.type if j < len(parts) - 1 and op is not None else sep)
+                self.conditional += j > 0
+                try:
+                    self.statement(c, depth, construct, op.type if j < len(parts) - 1 and op is not None else sep)
+                finally:
+                    self.conditional -= j > 0
             return
         if kind in ("negated_command",):
             for c in node.named_children:
@@ -201,21 +219,31 @@ class _Reader:
                     self.env[self.text(var)] = Var(None, self.line(node))
             inner = depth + (0 if kind in ("elif_clause", "else_clause", "do_group", "case_item", "program",
                                            "ERROR") else 1)
-            for c in node.named_children:
-                if kind in ("if_statement", "elif_clause", "while_statement", "until_statement") and \
-                        c == node.child_by_field_name("condition"):
-                    self.statement(c, inner, construct, "")
-                elif c.type in ("word", "string", "raw_string", "concatenation", "simple_expansion", "expansion",
-                                "command_substitution", "variable_name", "number") and kind in (
-                                    "for_statement", "case_statement", "case_item"):
-                    continue
-                else:
-                    self.statement(c, inner, construct, "")
+            branch = kind not in ("compound_statement", "subshell", "program", "ERROR", "do_group")
+            self.conditional += branch
+            try:
+                self._walk(node, kind, inner, construct)
+            finally:
+                self.conditional -= branch
             return
         # anything else (a bare expansion, an arithmetic command): walk what it holds
         for c in node.named_children:
             if c.type in ("command", "pipeline", "list", "redirected_statement"):
                 self.statement(c, depth, construct, sep)
+
+    def _walk(self, node: Any, kind: str, inner: int, construct: tuple[int, int] | None) -> None:
+        """A compound command's parts: its conditions and bodies (a loop's list of words and a case's patterns are
+        no commands)."""
+        condition = node.child_by_field_name("condition")
+        for c in node.named_children:
+            if condition is not None and c.id == condition.id:
+                self.statement(c, inner, construct, "")
+            elif c.type in ("word", "string", "raw_string", "concatenation", "simple_expansion", "expansion",
+                            "command_substitution", "variable_name", "number") and kind in (
+                                "for_statement", "case_statement", "case_item"):
+                continue
+            else:
+                self.statement(c, inner, construct, "")
 
     def _redirect(self, node: Any) -> Word:
         op = next((c for c in node.children if not c.is_named), None)
@@ -341,9 +369,14 @@ class _Reader:
                 elements += [self._segs_of(w) for w in self.fields(c)]
             if appending and old is not None and old.array is not None:
                 elements = old.array + elements
+            if self.conditional:
+                self.env[name] = Var(None, line, bool(exported) or keep_export)
+                return
             self.env[name] = Var(elements[0] if elements else [], line, bool(exported) or keep_export, elements)
             return
         segs = self.scalar(value) if value is not None else []
+        if self.conditional:
+            segs = None  # set on one path only: the script alone does not decide it
         if appending and old is not None:
             segs = (old.value + segs) if old.value is not None and segs is not None else None
         self.env[name] = Var(segs, line, bool(exported) or keep_export)
@@ -433,7 +466,7 @@ class _Reader:
                 i += 2
                 start = i
                 continue
-            if self.unknowns and c == "\ue000":
+            if self.unknowns and c == "_" and raw.startswith("__ntui_batch_", i):
                 m = _MARK.match(raw, i)
                 if m is not None:
                     flush(i)
@@ -483,7 +516,7 @@ class _Reader:
             if not segs and not quoted_any:
                 continue
             line = segs[0].line if segs else self.line(node)
-            raw = self.text(node) if len(out) == 1 else "".join(s.text for s in segs)
+            raw = self.shown(self.text(node)) if len(out) == 1 else "".join(s.text for s in segs)
             words.append(Word(tuple(self._parts(segs)) or (Part("", '"', line),), raw, line))
         return words
 
@@ -524,7 +557,7 @@ class _Reader:
                     yield piece, False
                 cursor = c.end_byte
             return
-        lead = len(self.text(node)) - len(self.text(node).lstrip())
+        lead = _lead(self.text(node))
         if lead and kind in ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion"):
             yield [_Seg(self.text(node)[:lead], "'", line)], False  # blanks the grammar keeps in the node
             line = self.line(node, lead)
@@ -539,7 +572,7 @@ class _Reader:
         if kind == "simple_expansion":
             name_node = node.named_children[0] if node.named_children else None
             name = self.text(name_node) if name_node is not None else ""
-            yield from self._expand(name, None, node, quoted, self.text(node).lstrip())
+            yield from self._expand(name, None, node, quoted, self.text(node)[_lead(self.text(node)):])
             return
         if kind == "expansion":
             yield from self._expansion(node, quoted)
@@ -549,11 +582,11 @@ class _Reader:
                 yield from self.pieces(c, quoted)
             return
         # $(...), `...`, $((...)), <(...): what the script alone does not decide
-        yield [_Seg(self.text(node).lstrip(), self.unknown, line)], False
+        yield [_Seg(self.text(node)[_lead(self.text(node)):], self.unknown, line)], False
 
     def _expansion(self, node: Any, quoted: bool) -> Iterator[tuple[list[_Seg], bool]]:
         named = list(node.named_children)
-        text = self.text(node).lstrip()
+        text = self.text(node)[_lead(self.text(node)):]
         if not named:
             yield [_Seg(text, self.unknown, self.line(node))], False
             return
@@ -577,8 +610,14 @@ class _Reader:
         var = self.env.get(name)
         empty = var is None or (ops[:1] in ([":-"], [":="]) and var.value == [] and var.array is None)
         if ops and empty and name not in ("@", "*") and not name.isdigit() and len(named) > 1:
+            default: list[_Seg] = []
             for c in named[1:]:  # ${VAR:-default}: the default, where the script does not set VAR
-                yield from self.pieces(c, quoted)
+                for piece, split in self.pieces(c, quoted):
+                    default += piece
+                    yield piece, split
+            if ops[0] in (":=", "="):  # ${VAR:=default} assigns it too
+                self.env[name] = Var(None if self.conditional else default, self.line(node),
+                                     bool(var and var.exported))
             return
         yield from self._expand(name, None, node, quoted, text)
 
@@ -586,8 +625,8 @@ class _Reader:
                 shown: str | None = None) -> Iterator[tuple[list[_Seg], bool]]:
         line = self.line(node)
         text = self.text(node)
-        line = self.line(node, len(text) - len(text.lstrip()))
-        unknown = [_Seg(shown or text.lstrip(), self.unknown, line)]
+        line = self.line(node, _lead(text))
+        unknown = [_Seg(shown or text[_lead(text):], self.unknown, line)]
         if name.isdigit() or name in ("@", "*"):
             if self.positional is None:
                 yield unknown, False

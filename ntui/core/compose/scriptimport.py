@@ -276,13 +276,22 @@ def _value_word(w: Word) -> Word:
 # ---------------------------------------------------------------------------------------------- the launch line
 
 
+def _unknown(word: Word) -> bool:
+    """A word that is wholly one expansion the reader does not know (``$SRUN_ARGS``, ``${PROF_CMD}``): it may
+    be empty, one word or several."""
+    return len(word.parts) == 1 and word.parts[0].quote in (BATCH, "") and word.text.startswith("$") and bool(
+        re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", word.text))
+
+
 def _strip_prefixes(words: list[Word]) -> tuple[list[Word], list[tuple[str, Word]]]:
-    """``exec``, ``time``, ``nohup``, ``env A=1``, ``A=1 cmd``: the command and the variables set for it."""
+    """``exec``, ``time``, ``nohup``, ``env [-u VAR] A=1``, ``A=1 cmd``, an unknown expansion before a command (a
+    profiler's prefix the script leaves empty): the command and the variables set for it."""
     env: list[tuple[str, Word]] = []
     i = 0
     while i < len(words):
         t = words[i].text
-        if t in ("exec", "time", "nohup", "command", "stdbuf") or (t == "env" and i + 1 < len(words)):
+        head = os.path.basename(t)
+        if head in ("exec", "time", "nohup", "command", "stdbuf") or (head == "env" and i + 1 < len(words)):
             i += 1
             continue
         m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=", t)
@@ -290,7 +299,14 @@ def _strip_prefixes(words: list[Word]) -> tuple[list[Word], list[tuple[str, Word
             env.append((m.group(1), _value_word(words[i])))
             i += 1
             continue
-        if t.startswith("-") and i > 0 and words[i - 1].text in ("env", "stdbuf", "time"):
+        if t.startswith("-") and i > 0 and os.path.basename(words[i - 1].text) in ("env", "stdbuf", "time"):
+            i += 2 if t in ("-u", "--unset", "-C", "--chdir", "-o", "-f") and i + 1 < len(words) else 1
+            continue
+        if t.startswith("-") and i > 1 and words[i - 2].text in ("-u", "--unset") and \
+                os.path.basename(words[i - 3].text if i > 2 else "") == "env":
+            i += 1
+            continue
+        if _unknown(words[i]) and i + 1 < len(words) and not _unknown(words[i + 1]):
             i += 1
             continue
         break
@@ -305,9 +321,12 @@ def _options(words: list[Word], short: dict[str, str], flags: set[str]) -> tuple
         t = words[i].text
         if t == "--":
             return out, i + 1
+        if _unknown(words[i]) and i + 1 < len(words):  # $SRUN_ARGS: options the script leaves to the environment
+            i += 1
+            continue
         if t.startswith("--"):
             name, eq, value = t[2:].partition("=")
-            if not eq and name not in flags and i + 1 < len(words):
+            if not eq and name not in flags and i + 1 < len(words) and not words[i + 1].text.startswith("-"):
                 value, i = words[i + 1].text, i + 1
             out[name] = value if (eq or name not in flags) else None
         elif t.startswith("-") and len(t) > 1:
@@ -821,6 +840,25 @@ def _literal(word: Word, facts: ScriptFacts, depth: int = 0) -> str | None:
     return text
 
 
+#: What names the directory the job starts in (sbatch's working directory unless the script moved).
+SUBMIT_DIR = {"$SLURM_SUBMIT_DIR", "${SLURM_SUBMIT_DIR}"}
+START_DIR = {"$PWD", "${PWD}", "`pwd`", "$(pwd)"}
+
+
+def _in_submit_dir(word: Word, facts: ScriptFacts, command: Command) -> str | None:
+    """``$SLURM_SUBMIT_DIR/fit.py`` (or ``$PWD/fit.py`` where the script does not ``cd`` before its launch): the
+    program relative to the directory the job was submitted from."""
+    if len(word.parts) < 2 or any(p.quote != "'" for p in word.parts[1:]):
+        return None
+    head = word.parts[0].text
+    moved = any(c.words and c.words[0].text in ("cd", "pushd") for c in facts.commands[:facts.commands.index(
+        command)] if c in facts.commands) if command in facts.commands else True
+    if head in SUBMIT_DIR or (head in START_DIR and not moved):
+        rest = "".join(p.text for p in word.parts[1:]).lstrip("/")
+        return rest or None
+    return None
+
+
 def import_script(facts: ScriptFacts) -> Imported:
     """The preset of the script (module docstring); the H findings come with it."""
     findings = check_script(facts)
@@ -953,6 +991,9 @@ def import_script(facts: ScriptFacts) -> Imported:
     if launch.program is None:
         raise ScriptError(facts.path, launch.line, "the launch line names no program")
     program = _literal(launch.program, facts)
+    if program is None and (program := _in_submit_dir(launch.program, facts, command)) is not None:
+        notes.append(f"script: {launch.program.raw} is the program in the directory sbatch was run from: the "
+                     f"preset names it as {program!r} next to the script; check that this is where it is")
     if program is None:
         raise ScriptError(facts.path, launch.line, f"the program {launch.program.raw} depends on the environment "
                           "at run time: write its path")
