@@ -14,7 +14,10 @@ say as evidence:
   pattern and what it says): a CI runner's UTC timestamp, a pytest node id and pytest's ``E   `` marker, a
   logger's ``[<time>] <name>: [LEVEL]`` header, torch's ``[rankN]:``, torch elastic's ``[default3]:`` and
   ``[<host>:3]:``, srun's ``--label`` ``3:``, Open MPI's ``[1,3]<stdout>:``, Ray's ``(pid=.., rank=3)``, NCCL's
-  ``host:pid:tid [dev]``, pdsh's (the DeepSpeed launcher's) ``host:``, ntui's merged view ``[r3]``;
+  ``host:pid:tid [dev]``, pdsh's (the DeepSpeed launcher's) ``host:``, ntui's merged view ``[r3]``; a timestamp a
+  wrapper wrote in front of one of those (``[2024-05-01 12:00:00] host:pid:tid [0]``, ``date``'s ``Tue Jun 17
+  08:14:03 2025`` glued to Open MPI's tag); the C++ log header of TensorFlow/absl on an error line (``2024-05-01
+  12:00:00.123456: E file.cc:12] ``);
 * **cut lines**: a message that ends in an ellipsis, a ``[truncated]`` mark or the display cap's ``… [+N bytes]``
   is marked :attr:`Message.cut`: what it says is only its start.
 
@@ -29,13 +32,14 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ntui.core.timestamps import iso_stamp
+from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = [
     "PREFIXES",
     "Message",
     "Prefix",
     "PrefixRow",
+    "date_stamp",
     "glued_pieces",
     "parse_prefix",
     "read_line",
@@ -68,15 +72,23 @@ class Message:
 
 class PrefixRow(NamedTuple):
     """One prefix form: its name, the pattern that matches it at the start of a message, and what its groups
-    say (``rank``, ``local``, ``host``, ``time``: a group of that name; ``time`` read by :func:`iso_stamp`)."""
+    say (``rank``, ``local``, ``host``, ``time``: a group of that name; ``time`` read by :func:`iso_stamp`, a
+    ``date`` group by :func:`date_stamp`)."""
 
     name: str
     pattern: re.Pattern[str]
-    # (the first character a message must start with for the pattern to be tried: the cheap test; "" any)
+    # (the first characters a message may start with for the pattern to be tried: the cheap test; "" any)
     first: str = ""
 
 
 _HOST = r"[A-Za-z][\w-]*\d[\w.-]*|\d{1,3}(?:\.\d{1,3}){3}"
+_ISO = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"
+#: what a wrapper's timestamp stands in front of (it is taken off only there: a line that starts with a time and
+#: says anything else keeps it): Open MPI's tag, torch's [rankN]:, NCCL's host:pid:tid [dev]
+_STAMPED = r"(?=\[\d+,\d+\]<std|\[rank\d+\]:|[A-Za-z][\w.-]*:\d+:\d+ \[\d+\] )"
+_DAYS = ("Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun ")
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                                       "Dec"), 1)}
 #: words that look like a host before a colon but are a program's own words (``rank0: ...``, ``epoch3: ...``) or
 #: Slurm's (``slurmstepd-nid001:``); a hyphen after the others makes it a host's name (``gpu-b08``)
 _NOT_HOSTS = re.compile(r"(?i)^(?:slurmstepd|(?:rank|task|step|epoch|iter|gpu|cuda|device|dev|line|layer|worker_?id"
@@ -103,6 +115,15 @@ PREFIXES: tuple[PrefixRow, ...] = (
     PrefixRow("logger", re.compile(
         r"\[(?P<time>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] (?:[\w.]+: )?"
         r"\[(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\] (?:\[[\w.]+:\d+:\w+\] )?"), "["),
+    # a wrapper's timestamp in front of another prefix: NCCL's own [YYYY-MM-DD HH:MM:SS] (its debug timestamps),
+    # a bare ISO time, the `date` command's form glued to Open MPI's tag (a wrapper script's `$(date)`)
+    PrefixRow("stamp-iso", re.compile(rf"\[?(?P<time>{_ISO})\]?[ ]?{_STAMPED}"), "[0123456789"),
+    PrefixRow("stamp-date", re.compile(
+        r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<date>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
+        rf"\d\d:\d\d:\d\d \d{{4}})[ ]?{_STAMPED}"), "MTWFS"),
+    # TensorFlow's and absl's C++ log header on an error line: 2024-05-01 12:00:00.123456: E file.cc:12] (an info or
+    # warning line keeps its header: not a failure, and the detectors read its level)
+    PrefixRow("absl", re.compile(rf"(?P<time>{_ISO}): [EF] [\w./-]+:\d+\] "), "0123456789"),
     # NCCL's own: host:pid:tid [device]
     PrefixRow("nccl", re.compile(r"(?P<host>[A-Za-z][\w.-]*):\d+:\d+ \[(?P<local>\d+)\] "), ""),
     # pdsh (the DeepSpeed launcher's multi-node runner) and mpirun's per-host output: host:
@@ -120,6 +141,8 @@ def _may_have_prefix(line: str) -> bool:
         return True
     # a letter starts a host, a pytest node id or "E   ": only when a colon or "::" comes early
     if c == "E" and line.startswith("E  "):
+        return True
+    if line.startswith(_DAYS) and "<std" in line[:40]:  # `date`'s time glued to Open MPI's tag
         return True
     head = line[:80]
     return c.isalpha() and ":" in head and (".py::" in head or _HOST_COLON.match(head) is not None)
@@ -141,7 +164,7 @@ def parse_prefix(line: str) -> tuple[Prefix, str]:
         if not rest:
             break
         for row in PREFIXES:
-            if row.first and rest[0] != row.first:
+            if row.first and rest[0] not in row.first:
                 continue
             m = row.pattern.match(rest)
             if m is None or m.end() == 0:
@@ -160,6 +183,8 @@ def parse_prefix(line: str) -> tuple[Prefix, str]:
                 host = said["host"]
             if said.get("time") is not None:  # the innermost: the program's own over a CI runner's
                 when = iso_stamp(said["time"].replace("T", " ").rstrip("Z"), 40)
+            elif said.get("date") is not None:
+                when = date_stamp(said["date"])
             rest = rest[m.end():]
             break
         else:
@@ -175,6 +200,15 @@ def parse_prefix(line: str) -> tuple[Prefix, str]:
         if len(_CACHE) < 4096:
             _CACHE[key] = prefix
     return prefix, rest
+
+
+def date_stamp(text: str) -> float | None:
+    """Epoch seconds (local time) of the ``date`` command's form without its weekday: ``Jun 17 08:14:03 2025``."""
+    parts = text.split()
+    if len(parts) != 4 or parts[0] not in _MONTHS or not parts[1].isdigit() or not parts[3].isdigit():
+        return None
+    h, mi, sec = (int(x) for x in parts[2].split(":"))
+    return local_epoch(int(parts[3]), _MONTHS[parts[0]], int(parts[1]), h, mi, sec, None)
 
 
 # a message glued onto the end of another line (no newline between): where srun's, slurmstepd's, libstdc++'s,

@@ -121,3 +121,57 @@ def test_ranks_failing_alike_are_one_finding() -> None:
     assert v.root is not None and (v.root.rank, v.root.alike) == (4, (5, 6, 7)), v
     assert v.line.startswith("ranks 4-7 failed first, alike: ValueError: shard 4 is empty") and "consequence" not in \
         v.line, v.line
+
+
+@pytest.mark.parametrize(("line", "rank", "local", "host", "rest"), [
+    # NCCL's own debug timestamp in front of its host:pid:tid [dev] prefix, bracketed or bare
+    ("[2026-03-12 10:02:19] gpu-h17:71233:71290 [0] transport/nvls.cc:254 NCCL WARN Cuda failure 1 'x'", None, 0,
+     "gpu-h17", "transport/nvls.cc:254 NCCL WARN Cuda failure 1 'x'"),
+    ("2026-03-12 10:02:19.123 gpu-h17:71233:71290 [3] NCCL WARN x", None, 3, "gpu-h17", "NCCL WARN x"),
+    # a wrapper's `date` glued to Open MPI's tag, before NCCL's own prefix
+    ("Tue Jun 17 08:14:03 2025[1,4]<stdout>:node-a21:402117:402201 [4] NCCL WARN y", 4, 4, "node-a21", "NCCL WARN y"),
+    # TensorFlow's / absl's C++ header on an error line (a warning's header stays: the detectors read its level)
+    ("2025-05-14 11:20:31.662388: F tensorflow/core/x.cc:219] Check failed: out of memory", None, None, None,
+     "Check failed: out of memory"),
+    ("2025-05-14 11:20:31.662104: W tensorflow/core/bfc.cc:479] Allocator ran out of memory", None, None, None,
+     "2025-05-14 11:20:31.662104: W tensorflow/core/bfc.cc:479] Allocator ran out of memory"),
+    # a time in front of the program's own words is the program's: kept
+    ("2025-01-20 14:01:07,332 [INFO] rank 0: e1", None, None, None, "2025-01-20 14:01:07,332 [INFO] rank 0: e1"),
+    ("Tue Jun 17 08:14:03 2025 step 3 done", None, None, None, "Tue Jun 17 08:14:03 2025 step 3 done"),
+])
+def test_a_wrappers_timestamp_before_a_prefix_is_taken_off(line: str, rank: int | None, local: int | None,
+                                                           host: str | None, rest: str) -> None:
+    prefix, text = parse_prefix(line)
+    assert (prefix.rank, prefix.local_rank, prefix.host, text) == (rank, local, host, rest)
+
+
+def test_the_date_commands_time_is_kept_as_the_lines_time() -> None:
+    prefix, _ = parse_prefix("Tue Jun 17 08:14:03 2025[1,0]<stdout>:n1:1:2 [0] NCCL WARN z")
+    iso, _ = parse_prefix("[2025-06-17 08:14:05] n1:1:2 [0] NCCL WARN z")
+    assert prefix.time is not None and iso.time is not None and iso.time - prefix.time == pytest.approx(2.0)
+
+
+def test_the_rank_behind_a_date_stamped_mpi_tag_is_the_failed_one() -> None:
+    from ntui.core.logs.verdict import decide
+
+    lines = ["Tue Jun 17 08:14:03 2025[1,0]<stdout>:node-a21:4021:4022 [0] transport.cc:154 NCCL WARN Cuda failure "
+             "'invalid argument'",
+             "  Process name: [[40211,1],8]", "  Exit code:    1"]
+    v = decide(scan_lines(lines))
+    assert v.root is not None and (v.root.rank, v.root.kind) == (0, "nccl"), v.line
+
+
+def test_a_socket_warning_that_the_peer_went_away_loses_to_that_peers_own_error() -> None:
+    lines = ["node-c7:881:901 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer "
+             "node-c7-ib<43117>",
+             "node-c7:881:901 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for opId=0x5613",
+             "node-c7:884:911 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
+             "Traceback (most recent call last):", '  File "t.py", line 1, in f', "    g()",
+             "torch.distributed.DistBackendError: NCCL error in: pg.cpp:1, internal error - please report this issue",
+             "ncclInternalError: Internal check failed.", "Last error:",
+             "Socket recv failed while polling for opId=0x5613"]
+    found = scan_lines(lines)
+    socket = [f.kind for f in found if "Socket recv" in f.first_line or "Connection closed" in f.first_line]
+    assert len(socket) >= 2 and set(socket) == {"peer_failure"}, found  # (the second warning is the first's repeat)
+    first = triage(found).first
+    assert first is not None and first.first_line.endswith("Cuda failure 'out of memory'"), first

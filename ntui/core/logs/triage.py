@@ -280,10 +280,13 @@ _DIST_TIMEOUT_RE = re.compile(
 SUMMARY_WIDTH = 220
 _GLOO_WAIT_RE = re.compile(r"Timed out waiting (?P<ms>\d+) ?ms for (?P<op>recv|send) operation")
 _PEER_RE = re.compile(
-    r"Connection closed by peer|Connection reset by peer|remote worker crashing|Broken pipe"
+    r"Connection closed by (?:remote )?peer|Connection reset by peer|remote worker crashing|Broken pipe"
     r"|NCCL communicator was aborted",
     re.IGNORECASE,
 )
+#: an NCCL warning at the socket level that only says the other end went away (its peer closed or reset the
+#: connection, the proxy's receive on it failed): the peer's failure, not this rank's
+_NCCL_PEER_RE = re.compile(_PEER_RE.pattern + r"|Socket recv failed", re.IGNORECASE)
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
 _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
 # torch elastic's agent on a worker's end, in its three logging styles: Python's default (``ERROR:torch.distributed.
@@ -1050,9 +1053,17 @@ def _nccl_hit(_d: RankDetector, _m: re.Match[str], text: str, _r: int | None, le
 
 
 def _last_error_hit(det: RankDetector, _m: re.Match[str], text: str, _r: int | None, _l: str | None) -> Hit | None:
-    """The line after NCCL's ``Last error:``: the specific cause under its category."""
+    """The line after NCCL's ``Last error:``: the specific cause under its category (a socket that says the peer
+    went away: that peer's failure)."""
     det.last_error_next = False
-    return Hit("nccl", job_level=True) if text.strip() else None
+    if not text.strip():
+        return None
+    return Hit("peer_failure" if _NCCL_PEER_RE.search(text) else "nccl", job_level=True)
+
+
+def _nccl_warn_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    """NCCL's ``NCCL WARN ...``: its error, or, at the socket level, only that the other end went away."""
+    return Hit("peer_failure" if _NCCL_PEER_RE.search(m["what"]) else "nccl")
 
 
 _DEEPSPEED_RE = re.compile(r"exits with return code = (?P<code>-?\d+)(?:.*?--local_rank=(?P<local>\d+))?"
@@ -1114,12 +1125,12 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("oom-kill", ("oom_kill",), _OOM_KILL_RE.search, _kind("oom_kill")),
     Detector("cuda-oom", ("oom",), _OOM_RE.search, _kind("oom")),
     Detector("nccl-timeout", ("nccl_timeout",), _NCCL_TIMEOUT_RE.search, _kind("nccl_timeout")),
-    Detector("nccl-warn", ("nccl",), _NCCL_WARN_RE.search, _kind("nccl")),
+    Detector("nccl-warn", ("nccl", "peer_failure"), _NCCL_WARN_RE.search, _nccl_warn_hit),
     Detector("nccl-error", ("nccl",), _NCCL_ERR_RE.search, _nccl_hit),
     Detector("dist-timeout", ("dist_timeout",), _DIST_TIMEOUT_RE.search, _kind("dist_timeout")),
 )
 #: the row a line gets when the one before it was NCCL's ``Last error:``
-LAST_ERROR = Detector("nccl-last-error", ("nccl",), _always, _last_error_hit)
+LAST_ERROR = Detector("nccl-last-error", ("nccl", "peer_failure"), _always, _last_error_hit)
 
 #: categories and wrappers: a finding whose line says only one of these is generic (:attr:`Finding.generic`)
 _GENERIC_RE = re.compile(
