@@ -175,3 +175,31 @@ def test_a_socket_warning_that_the_peer_went_away_loses_to_that_peers_own_error(
     assert len(socket) >= 2 and set(socket) == {"peer_failure"}, found  # (the second warning is the first's repeat)
     first = triage(found).first
     assert first is not None and first.first_line.endswith("Cuda failure 'out of memory'"), first
+
+
+def test_srun_naming_the_one_task_that_exited_is_the_rank_of_an_unprefixed_traceback() -> None:
+    from ntui.core.logs.verdict import decide
+
+    lines = ["Traceback (most recent call last):", '  File "fit.py", line 3, in step', "    y = x.view(-1, 6)",
+             "RuntimeError: shape '[-1, 6]' is invalid for input of size 10",
+             "srun: error: node-b3: task 2: Exited with exit code 1",
+             "srun: error: node-b3: tasks 0-1,3: Terminated"]
+    v = decide(scan_lines(lines))
+    assert v.root is not None and (v.root.rank, v.root.kind) == (2, "traceback"), v.line
+
+
+def test_as_many_alike_errors_as_failed_workers_are_those_ranks_alike() -> None:
+    from ntui.core.logs.verdict import decide
+
+    tb = ["Traceback (most recent call last):", '  File "ft.py", line 8, in main', "    loss.backward()",
+          "RuntimeError: Expected to mark a variable ready only once."]
+    summary = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 20, "ft.py FAILED",
+               "-" * 20, "Failures:", "[1]:", "  time      : 2023-10-01_21:14:09", "  host      : dgx-q1",
+               "  rank      : 1 (local_rank: 1)", "  exitcode  : 1 (pid: 4411)", "  error_file: <N/A>", "-" * 20,
+               "Root Cause (first observed failure):", "[0]:", "  time      : 2023-10-01_21:14:09",
+               "  host      : dgx-q1", "  rank      : 0 (local_rank: 0)", "  exitcode  : 1 (pid: 4410)",
+               "  error_file: <N/A>", "=" * 20]
+    v = decide(scan_lines(tb + tb + summary))
+    assert v.root is not None and (v.root.rank, v.root.alike) == (0, (1,)), v.line
+    one = decide(scan_lines(tb + summary))  # one error for two failed workers: which rank's is not proven
+    assert one.root is not None and one.root.rank is None, one.line

@@ -1442,6 +1442,32 @@ def _rank_by_evidence(first: Finding, flat: Sequence[Finding], hosts_seen: int =
     return replace(first, rank=local, one_node_assumed=True) if local is not None else found
 
 
+def _failed_workers(reports: Sequence[Finding]) -> set[int]:
+    """The ranks a launcher's reports say failed on their own: an exit code (torch elastic's summary, Open MPI's box,
+    srun's ``task 2: Exited with exit code 1`` where a task is a rank, with the tasks alike) or a fault signal; a
+    rank the launcher stopped (SIGTERM) is not one."""
+    out: set[int] = set()
+    for f in reports:
+        if f.rank is not None and f.kind in ("child_failed", "rank_signal", "srun_exit"):
+            out.add(f.rank)
+            if f.kind == "srun_exit":
+                out.update(f.alike)
+    return out
+
+
+def _alike_by_count(first: Finding, flat: Sequence[Finding]) -> Finding:
+    """A combined log with no rank on its errors: when it holds the same error as many times as the launcher's
+    reports name ranks that failed on their own (two tracebacks alike, torch elastic's summary naming ranks 0 and
+    1 with an exit code), those ranks failed alike: ``ranks 0-1 failed first, alike``."""
+    said = _ALIKE_RE.sub("#", first.first_line)
+    same = sum(1 for f in flat if f.rank is None and f.kind == first.kind and f.from_traceback == first.from_traceback
+               and _ALIKE_RE.sub("#", f.first_line) == said)
+    workers = sorted(_failed_workers([f for f in flat if f.tier >= 2 or f.kind == "rank_signal"]))
+    if same < 2 or same != len(workers):
+        return first
+    return replace(first, rank=workers[0], alike=tuple(workers[1:]))
+
+
 def _rank_by_proof(first: Finding, flat: Sequence[Finding], hosts_seen: int) -> Finding:
     nodes = {f.node for f in flat if f.node}
     # a node named, and only one (hosts_seen: the hosts the logs' prefixes named, findings or not)
@@ -1450,7 +1476,7 @@ def _rank_by_proof(first: Finding, flat: Sequence[Finding], hosts_seen: int) -> 
         return replace(first, rank=first.local_rank)
     reports = [f for f in flat if f.tier >= 2 or f.kind == "rank_signal"]
     roots = {f.rank for f in reports if f.root_cause and f.rank is not None}
-    named = roots or {f.rank for f in reports if f.rank is not None and f.kind in ("child_failed", "rank_signal")}
+    named = roots or _failed_workers(reports)
     if len(named) == 1:
         return replace(first, rank=named.pop())
     if one_node:
@@ -1556,6 +1582,8 @@ def triage(
             first = _pick(causes, float("inf"))
     if first.rank is None:
         first = _rank_by_evidence(first, flat, hosts_seen, several_nodes)
+        if first.rank is None and first.tier == 0:
+            first = _alike_by_count(first, flat)
     elif first.tier == 0 and not first.alike and not first.generic:
         # several ranks failing alike are one finding: "ranks 4-7 failed first, alike: ValueError: ..."
         said = _ALIKE_RE.sub("#", first.first_line)
