@@ -168,3 +168,33 @@ def test_syslogs_escaped_control_characters_are_what_they_were(tmp_path: Path) -
     lines.append(f"{prefix}#015Validation DataLoader 0:  50% 1/2 [00:00<00:00, 90.00it/s]#033[A")
     series, words = _read(tmp_path, lines)
     assert (series.step, series.restarts) == (6, []), words
+
+
+def test_an_epochs_bar_without_a_total_goes_on_from_the_epochs_before(tmp_path: Path) -> None:
+    lines = []
+    for epoch, last in ((0, 3000), (1, 3000), (2, 1200)):
+        lines += [f"Epoch {epoch}: : {n}it [0:{n // 600:02d}:00,  5.00it/s, loss=1.{epoch}, v_num=x1]"
+                  for n in range(600, last + 1, 600)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.restarts) == (3000 + 3000 + 1200, []), words
+
+
+@pytest.mark.parametrize(("line", "epoch", "epochs"), [
+    ("2023-02-01 09:00:00,100   INFO  Train:    3/8 ( 37%) [ 150/300 ( 50%)]  Loss: 9.1 (12.2)  LR: 1.0e-03  "
+     "Acc_iter 751", 3, 8),
+    ("1: [RANK 5] Epoch 6 | Batchsize: 64 | Steps: 118 | Loss: 0.2011", 6, None),
+])
+def test_epoch_counted_lines(line: str, epoch: int, epochs: int | None) -> None:
+    point = parse_line(line)
+    assert point is not None and point.counts_epochs, line
+    assert (point.step, point.total) == (epoch, epochs), point
+
+
+def test_an_epoch_counted_run_going_back_within_its_epoch_is_a_restart(tmp_path: Path) -> None:
+    # a relaunch that resumes from the epoch's checkpoint and repeats the epoch from its first batch
+    first = [f"INFO Train: [7/90][{b}/1000]\teta 0:10:00 lr 0.001\tloss 1.{b // 100} (1.5)" for b in (0, 200, 400, 600)]
+    again = [f"INFO Train: [7/90][{b}/1000]\teta 0:10:00 lr 0.001\tloss 1.{b // 100} (1.5)" for b in (0, 200)]
+    series, words = _read(tmp_path, first + again)
+    assert (series.step, len(series.restarts)) == (7, 1), words
+    series, words = _read(tmp_path, first)
+    assert series.restarts == [], words

@@ -67,6 +67,7 @@ class Point:
     first_epoch: int = 0  # how the program numbers its first epoch (Lightning 0, Keras and mmengine 1)
     form: str = ""  # which row of FORMS read it ("log" points)
     counts_epochs: bool = False  # the run counts in epochs (its step is the epoch named, its total the run's epochs)
+    batch: int | None = None  # where in its epoch an epoch-counted line is (a batch, or the samples seen)
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
@@ -350,6 +351,9 @@ FORMS: tuple[LineForm, ...] = (
     # Swin-style "Train: [30/300][210/2859]" (epochs from 0) and the torchvision MetricLogger's
     # "Epoch: [7]  [ 600/2916]"
     _form("swin", r"\bTrain: \[(?P<epoch>\d+)/(?P<epochs>\d+)\]\[(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
+    # OpenPCDet's timm-style logger: "Train:    2/6 ( 33%) [ 149/412 ( 36%)]  Loss: 9.7 (23.7)" (epochs from 1)
+    _form("openpcdet", r"\bTrain:\s+(?P<epoch>\d+)/(?P<epochs>\d+) \(\s*\d+%\) \[\s*(?P<batch>\d+)/(?P<batches>\d+) ",
+          unit="epoch"),
     _form("metriclogger", r"\bEpoch: \[(?P<epoch>\d+)\]\s+\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
     # torch-rnn: "Epoch 1.06 / 50, i = 6045 / 283700, loss = 1.62"
     _form("torch-rnn", r"\bEpoch [\d.]+ / (?P<epochs>\d+), i = (?P<step>\d+) / (?P<total>\d+), loss ="),
@@ -361,7 +365,7 @@ FORMS: tuple[LineForm, ...] = (
     _form("detectron2", r"\biter: (?P<step>\d+)\s+(?:total_)?loss:"),
     # the PyTorch examples' "Train Epoch: 3 [2560/60000 (4%)]\tLoss: 0.21" (and OpenCLIP's, counting samples; VITS'
     # "Train Epoch: 5 [40%]"): the run counts epochs
-    _form("train-epoch", r"\bTrain Epoch: (?P<epoch>\d+) \[\s*(?:\d+/\d+\b|\d+%\])", unit="epoch"),
+    _form("train-epoch", r"\bTrain Epoch: (?P<epoch>\d+) \[\s*(?:(?P<batch>\d+)/\d+\b|\d+%\])", unit="epoch"),
     # TF-slim and the TF object detection API: "global step 1234: loss = 0.8 (1.2 sec/step)"
     _form("tf-slim", r"\bglobal step (?P<step>\d+): loss = "),
     # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
@@ -376,6 +380,8 @@ FORMS: tuple[LineForm, ...] = (
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
     # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
     _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
+    # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
+    _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
     _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
 )
 #: forms whose line also holds a tqdm bar that counts something else (an epoch's batches): read before the bar.
@@ -386,8 +392,8 @@ BAR_FORMS: tuple[LineForm, ...] = (
 #: what a form's own counters are called: not metrics
 _COUNTERS = frozenset({"iter", "step", "Step", "epoch", "Epoch", "num_updates", "update", "global_step", "batch",
                        "eta", "i"})
-_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|\bi = |[Ss]tep\s+\d|\[ep: |\d+/\d+ [\[━─]|epoch:? \d"
-                            r"|global step \d|^steps: \d")
+_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s+\d|\[ep: "
+                            r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)\s*[:=]\s*(?P<value>{_NUM})(?![\w:/])")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?loss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 
@@ -415,7 +421,7 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         epoch = float(groups["epoch"]) if "epoch" in groups else None
         if form.unit == "epoch":  # the run counts epochs: the epoch named is the step, a batch line says metrics
             return Point("log", groups.get("epoch"), groups.get("epochs"), epoch, metrics, form=form.name,
-                         counts_epochs=True)
+                         counts_epochs=True, batch=groups.get("batch"))
         if "batch" in groups and "step" not in groups:
             return Point("log", groups["batch"], groups.get("batches"), epoch, metrics, per_epoch=True,
                          epochs=groups.get("epochs"), first_epoch=form.first_epoch, form=form.name)
@@ -490,7 +496,7 @@ _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _l
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global_step=|^\s*\{|\bEpoch \d+/\d"
                       r"|num_updates|\biter[: ]|[Ss]tep\s+\d|\bEpoch|\bi = |\d/\d+ [\[━─]|\bepoch:? \d|global step \d"
-                      r"|^steps: \d")
+                      r"|^steps: \d|Train:\s+\d")
 
 
 def _ansi(m: re.Match[str]) -> str:

@@ -69,6 +69,9 @@ class Series:
     stopped_at: int | None = None  # the step the program said it stopped at (Lightning's "max_steps=N reached")
     _own_lines: bool = False  # the program prints its own progress lines (a row of FORMS): its bars are not the run
     _bar_total: int | None = None  # the total of the run's bar (the whole run's, not an epoch's)
+    _bar_epoch: float | None = None  # the epoch an epoch's bar without a total counts
+    _epoch_base: int = 0  # the steps of the epochs before it, as their bars counted
+    _batch: int | None = None  # where in its epoch the last point of an epoch-counted run was
     _inner_totals: set[int] = field(default_factory=set)  # the totals of bars inside the run's (its evaluations)
 
     def new_start(self) -> None:
@@ -81,6 +84,7 @@ class Series:
         self.ended = False
         self.stopped_at = None
         self._bar_total, self._inner_totals = None, set()
+        self._bar_epoch, self._epoch_base = None, 0
 
     def end(self, what: str = "", n: int = 0) -> None:
         """The program said its training is over; ``what`` and ``n`` what it stopped at, where it says
@@ -121,6 +125,12 @@ class Series:
             return True
         self._bar_total = point.total  # the run's bar was over: this one follows it
         return False
+
+    def _batch_back(self, point: Point) -> bool:
+        """Whether an epoch-counted run went back within its epoch (a relaunch that repeats the epoch from its
+        checkpoint): the same epoch named, an earlier batch."""
+        return (point.counts_epochs and point.batch is not None and self._batch is not None and bool(self.samples)
+                and point.step == self.samples[-1].step and point.batch < self._batch)
 
     def add(self, point: Point, at: float) -> None:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
@@ -164,6 +174,13 @@ class Series:
             point = replace(point, step=before * point.total + point.step,
                             total=epochs * point.total if epochs else None)
             self.total = point.total
+        elif point.per_epoch and point.step is not None and point.total is None and epoch is not None:
+            # an epoch's bar without a total (Lightning's "Epoch 2: : 5200it"): the next epoch's bar counts from
+            # where the run is, it is no restart
+            if self._bar_epoch is not None and epoch > self._bar_epoch and self.samples:
+                self._epoch_base = self.samples[-1].step
+            self._bar_epoch = epoch
+            point = replace(point, step=self._epoch_base + point.step)
         elif point.counts_epochs and point.total is None and self.declared_epochs:
             point = replace(point, total=self.declared_epochs)  # the run's epochs, said before its lines
         if point.total:
@@ -178,16 +195,19 @@ class Series:
                 self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
         segment = len(self.restarts)
-        if self._fresh or (self.samples and point.step < self.samples[-1].step):  # a restart (or back to a step)
+        if self._fresh or (self.samples and point.step < self.samples[-1].step) or self._batch_back(point):
+            # a restart (or back to a step, or back within the epoch an epoch-counted run is in)
             self._fresh = False
             self.restarts.append(at)
             self.printed_rates = self.printed_rates[-1:]
             segment += 1
         elif self.samples and point.step == self.samples[-1].step:  # the same step again (a bar's redraw)
+            self._batch = point.batch if point.counts_epochs else None
             last = self.samples[-1]
             self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
         self._seen += 1
+        self._batch = point.batch if point.counts_epochs else None
         sample = Sample(at, point.step, finite, segment)
         # thinned (every stride-th point kept), the newest point is kept too, in the last place: the step shown is
         # always the last one printed; the next point takes that place unless its stride falls on it
