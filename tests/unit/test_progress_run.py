@@ -198,3 +198,20 @@ def test_an_epoch_counted_run_going_back_within_its_epoch_is_a_restart(tmp_path:
     assert (series.step, len(series.restarts)) == (7, 1), words
     series, words = _read(tmp_path, first)
     assert series.restarts == [], words
+
+
+def test_fairseqs_json_lines_give_their_quoted_loss_and_the_epochs_summary_its_step(tmp_path: Path) -> None:
+    inner = ('2022-05-06 07:08:09 | INFO | train_inner | {"epoch": 4, "update": 3.91, "loss": "6.102", '
+             '"ppl": "68.7", "num_updates": "3900", "lr": "0.0003"}')
+    summary = ('2022-05-06 07:09:10 | INFO | train | {"epoch": 4, "train_loss": "6.088", "train_ppl": "68.0", '
+               '"train_num_updates": "3988", "train_lr": "0.0003"}')
+    point = parse_line(inner)
+    assert point is not None and (point.step, point.metrics.get("loss")) == (3900, 6.102), point
+    series, words = _read(tmp_path, [inner, summary])
+    assert series.step == 3988 and series.metrics.get("train_loss") == 6.088, words
+
+
+def test_nemos_step_loss_wins_over_the_running_mean_its_bar_adds() -> None:
+    point = parse_line("Epoch 0:   1%|          | 30/3000 [01:00<1:39:00,  2.00s/it, loss=3.71, v_num=, "
+                       "reduced_train_loss=3.402, global_step=29.0]")
+    assert point is not None and training_loss(point.metrics) == ("reduced_train_loss", 3.402)

@@ -138,8 +138,9 @@ def _scaled(value: str, scale: str) -> float:
 
 
 #: the names programs give the training loss, in order of preference: Megatron's "lm loss", Lightning's logged
-#: "train_loss", detectron2's "total_loss", NeMo's "reduced_train_loss"
-LOSS_NAMES = ("loss", "train_loss", "lm_loss", "total_loss", "reduced_train_loss", "training_loss", "train/loss",
+#: "train_loss", detectron2's "total_loss"; NeMo's "reduced_train_loss" (the step's) before the "loss" its Lightning bar
+#: adds (a running mean)
+LOSS_NAMES = ("reduced_train_loss", "loss", "train_loss", "lm_loss", "total_loss", "training_loss", "train/loss",
               "loss_total")
 
 
@@ -344,6 +345,8 @@ FORMS: tuple[LineForm, ...] = (
           rf".*?\bnum_updates=(?P<step>{_INT})", 1),
     _form("fairseq", r"^\|? ?epoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) loss[=:]", 1, "epoch"),
     _form("fairseq", rf"\btrain_inner \| \{{.*?\"num_updates\": \"?(?P<step>{_INT})"),
+    # its epoch's summary, the JSON form: "| train | {"epoch": 13, "train_loss": "8.595", ..., "train_num_updates": ..."
+    _form("fairseq", rf"\btrain \| \{{.*?\"train_num_updates\": \"?(?P<step>{_INT})"),
     # mmengine / mmcv: "Epoch(train)  [83][ 150/2693]", "Epoch [1][1500/14659]", "Iter [N/40000]", "Iter(train) [..]"
     _form("mmengine", r"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\](?:/\d+)?\s*"
           r"\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", 1),
@@ -394,7 +397,8 @@ _COUNTERS = frozenset({"iter", "step", "Step", "epoch", "Epoch", "num_updates", 
                        "eta", "i"})
 _FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s+\d|\[ep: "
                             r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
-_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)\s*[:=]\s*(?P<value>{_NUM})(?![\w:/])")
+#: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
+_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?loss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 
 
