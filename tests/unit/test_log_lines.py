@@ -203,3 +203,27 @@ def test_as_many_alike_errors_as_failed_workers_are_those_ranks_alike() -> None:
     assert v.root is not None and (v.root.rank, v.root.alike) == (0, (1,)), v.line
     one = decide(scan_lines(tb + summary))  # one error for two failed workers: which rank's is not proven
     assert one.root is not None and one.root.rank is None, one.line
+
+
+def test_a_log_cut_mid_traceback_says_so_and_names_the_last_frame() -> None:
+    from ntui.core.logs.verdict import decide
+
+    lines = ["step 10 loss 2.31", "[rank3]:Traceback (most recent call last):",
+             '[rank3]:  File "/w/fit.py", line 40, in <module>', "[rank3]:    main()",
+             '[rank3]:  File "/w/fit.py", line 31, in main', "[rank3]:    model.cuda()"]
+    v = decide(scan_lines(lines))
+    assert v.failed and v.kind == "unnamed" and v.rank == 3, v
+    assert "cut mid-traceback" in v.line and 'File "/w/fit.py", line 31, in main: model.cuda()' in v.line, v.line
+
+
+def test_a_launchers_exit_report_alone_is_not_named_as_the_cause() -> None:
+    from ntui.core.logs.verdict import decide
+
+    lines = ["Traceback (most recent call last):", '  File "run.py", line 9, in <module>', "    mp.spawn(w, nprocs=2)",
+             "Exception: process 0 terminated with exit code 1"]
+    v = decide(scan_lines(lines))
+    assert v.failed and v.kind == "unnamed" and v.line.startswith("could not name the cause: rank 0 exited with an "
+                                                                  "error code and no log read shows its error"), v.line
+    with_error = decide(scan_lines(["-- Process 0 terminated with the following error:", *lines[:3],
+                                    "ValueError: bad shard", *lines]))
+    assert with_error.kind == "rank_error" and "ValueError: bad shard" in with_error.line, with_error.line

@@ -86,6 +86,7 @@ __all__ = [
     "TimeSource",
     "SlurmCancel",
     "TriageSummary",
+    "cut_frame",
     "parse_cancel",
     "parse_line_time",
     "scan_lines",
@@ -1219,6 +1220,24 @@ class TriageSummary:
         alike = ", alike" if f.alike else ""
         note = f" · {self.note}" if self.note else ""
         return f"{where(f)} {what_happened(f)} first{alike}: {text} ({f.kind}, line {f.line_no}){note}"
+
+
+_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
+
+
+def cut_frame(f: Finding) -> str | None:
+    """For a traceback the log cut before its error line (``... (incomplete)``): the last frame it shows, as
+    ``File "train.py", line 88, in main: model.cuda()`` (its source line when there is one); None for any other."""
+    if f.kind != "traceback" or not f.first_line.endswith("(incomplete)"):
+        return None
+    lines = list(f.excerpt)
+    for i in range(len(lines) - 1, -1, -1):
+        m = _FRAME_RE.match(lines[i])
+        if m is not None:
+            code = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME_RE.match(lines[i + 1]) else ""
+            frame = f'File "{m["file"]}", line {m["line"]}, in {m["func"]}'
+            return f"{frame}: {code}" if code else frame
+    return None
 
 
 def where(f: Finding) -> str:

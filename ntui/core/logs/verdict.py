@@ -35,7 +35,15 @@ from datetime import datetime
 from typing import Literal, TypeVar
 
 from ntui.core.logs.signals import exit_code_signal, is_fault
-from ntui.core.logs.triage import SUMMARY_WIDTH, Finding, parse_cancel, triage, what_happened, where
+from ntui.core.logs.triage import (
+    SUMMARY_WIDTH,
+    Finding,
+    cut_frame,
+    parse_cancel,
+    triage,
+    what_happened,
+    where,
+)
 
 __all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide", "unnamed"]
 
@@ -313,6 +321,18 @@ def decide(
         # the first word is a launcher's or Slurm's stopping a rank: what made it stop is in no log
         return JobVerdict("unnamed", _crop(f"could not name the cause: {where(root)} {what_happened(root)} first "
                                            f"and no rank's log says why ({root.first_line}, line {root.line_no})"),
+                          rank=root.rank, node=root.node, root=root, source=source)
+    if (frame := cut_frame(root)) is not None:
+        # the log ends (or the paste stops) inside the traceback: its error line is not there to name
+        return JobVerdict("unnamed", _crop(f"could not name the cause: the log is cut mid-traceback ({where(root)}: "
+                                           f"its error line is not in it); the last frame shown: {frame} (traceback "
+                                           f"(incomplete), line {root.line_no})"), rank=root.rank, node=root.node, root=root,
+                          source=source)
+    if root.kind == "child_failed" and not any(f.tier < 2 for f in flat):
+        # only a launcher's word that a worker exited with a code (torch elastic's summary, mp.spawn's exception,
+        # Open MPI's box): the worker's own error is in no log read
+        return JobVerdict("unnamed", _crop(f"could not name the cause: {where(root)} exited with an error code and no "
+                                           f"log read shows its error ({root.first_line}, line {root.line_no})"),
                           rank=root.rank, node=root.node, root=root, source=source)
     if consequences:
         line += f" · then {_ranks_text(consequences)} as a consequence"
