@@ -9,9 +9,10 @@ preset has its launcher, its node count (where the script says one) and its prog
 script that could be imported; **crash** when the reader raised anything but its own error. An entry the corpus
 marks not importable is right when refused.
 
-Traps: an expected trap is **found** when a finding of ``ntui check`` stands at its line; a finding of an error or
-warning on a script whose entry expects no trap at all is counted as a **possible false alarm** (the table
-cannot say which rule should have fired: the corpus names traps in its own words, the rules in theirs).
+Traps: an expected trap is **found** when a finding of ``ntui check`` stands at its line (a refused import
+keeps the findings checking made before it: ``ScriptError.findings``); a finding of an error or warning on a
+script whose entry expects no trap at all is counted as a **possible false alarm** (the table cannot say which
+rule should have fired: the corpus names traps in its own words, the rules in theirs).
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ def grade(entry: Entry) -> tuple[str, str, int, int, int]:
     try:
         facts = read_script(entry.path.read_text(), str(entry.path))
         imported = import_script(facts)
-    except ScriptError as exc:
+    except ScriptError as exc:  # the import refused; what checking found before it still counts
         g = "right" if not want.get("importable") else "refused"
-        return g, str(exc)[:120], 0, len(traps), 0
+        lines = {f.line for f in exc.findings}
+        return (g, str(exc)[:120], sum(1 for t in traps if t["line"] in lines), len(traps),
+                len(exc.findings) if not traps else 0)
     except Exception as exc:  # a traceback for the user: the worst answer
         return "crash", f"{type(exc).__name__}: {exc}"[:120], 0, len(traps), 0
     lines = {f.line for f in imported.findings}

@@ -268,6 +268,12 @@ _H_SCRIPTS = {
     "H7": "#!/bin/bash\n#SBATCH -N 1\nsrun python t.py --data $NOWHERE\n",
     "H8": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nsrun torchrun --nnodes=4 t.py\n",
     "H9": "#!/bin/bash\n#SBATCH -N 2\ntorchrun --nproc_per_node=4 t.py\n",
+    "H10": "#!/bin/bash\n#SBATCH -N 1\nMASTER_PORT=$((15000 + SLURM_JOB_ID % 1000))\nsrun python t.py\n",
+    "H11": "#!/bin/bash\n#SBATCH -N 1\nsrun python t.py | tee run.log\n",
+    "H12": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+           "srun torchrun --nnodes=2 --rdzv_conf \"rdzv_backend=c10d\" t.py\n",
+    "H13": "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
+           "srun python t.py --devices 4\n",
 }
 
 

@@ -420,6 +420,17 @@ class _Reader:
         if kind == "ansi_c_string":
             parts.append(Part(self.text(node)[2:-1], "'", line))
             return
+        if kind == "array":
+            cursor = node.start_byte
+            for c in node.children:
+                if c.start_byte > cursor:
+                    parts.append(Part(self.src[cursor:c.start_byte].decode(errors="replace"), "'", line))
+                if c.is_named:
+                    self._written(c, parts, quote)
+                else:
+                    parts.append(Part(self.text(c), "'", self.line(c)))
+                cursor = c.end_byte
+            return
         if kind in ("concatenation", "variable_assignment") and node.named_children:
             if kind == "variable_assignment":
                 name = node.child_by_field_name("name")
@@ -474,6 +485,8 @@ class _Reader:
                     i = m.end()
                     start = i
                     continue
+            if self.by_bytes and buf and self.line(node, i) != self.line(node, start):
+                flush(i)  # a body built from values written on several lines: each piece at its own
             buf.append(c)
             i += 1
             if c == "\n":

@@ -1212,6 +1212,17 @@ guarantee("H8", _E, ("sbatch.nodes",), "A launcher's node count written as a num
           "equals the job's `--nodes`.", "torch/distributed/run.py", enforced_in=_SCRIPT)
 guarantee("H9", _E, ("launcher.type",), "torchrun or accelerate on several nodes is started by srun on each; run in "
           "the batch shell it runs on the first node only.", "sbatch.1; srun.1", enforced_in=_SCRIPT)
+guarantee("H10", _W, ("env",), "`MASTER_ADDR` / `MASTER_PORT` set in the batch shell and not exported never reach "
+          "the tasks srun starts (a program reading them from its environment, or a task's shell expanding them, "
+          "gets nothing).", "bash(1) export; srun.1 (--export)", enforced_in=_SCRIPT)
+guarantee("H11", _W, ("logs",), "A launch piped into `tee` without `set -o pipefail` ends the job with tee's status: "
+          "a failed run is reported COMPLETED.", "bash(1) Pipelines", enforced_in=_SCRIPT)
+guarantee("H12", _E, ("launcher.extra-args",), "`--rdzv_conf` carries key=value settings of the rendezvous "
+          "(timeouts); `rdzv_backend`, `rdzv_endpoint`, ... written there are ignored, not used.",
+          "torch/distributed/run.py (--rdzv-conf)", enforced_in=_SCRIPT)
+guarantee("H13", _W, ("sbatch.ntasks-per-node",), "srun starting the program itself with one task a node on a "
+          "node of several GPUs runs one process for all of them (one rank a GPU, G1), unless the program starts "
+          "its own.", "srun.1", enforced_in=_SCRIPT)
 
 RULES: tuple[Rule, ...] = tuple(_REGISTERED)
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}

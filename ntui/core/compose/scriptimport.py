@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,11 @@ KNOWN_VARS = {"HOME", "USER", "LOGNAME", "PATH", "PWD", "OLDPWD", "SHELL", "HOST
               "PSCRATCH", "CFS", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "CONDA_PREFIX",
               "VIRTUAL_ENV", "LANG", "TERM", "RANDOM", "SECONDS", "BASH_SOURCE", "LINENO", "PPID", "UID", "EUID",
               "HOST", "MODULEPATH", "XDG_RUNTIME_DIR", "IFS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID"}
+#: Where the site's shell sets them (the centres' own work and scratch directories).
+KNOWN_VARS |= {"WORK", "WORKDIR", "SCRATCHDIR", "STORE", "PROJECT", "PROJWORK", "MEMBERWORK", "LOCAL_SCRATCH",
+               "TMP", "TEMP", "SLURM_TMPDIR", "CUDA_HOME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "BASH_VERSION"}
+#: Prefixes of what Slurm, its MPI plug-ins and the launchers set in a job.
+SET_BY_SLURM = ("SLURM_", "SBATCH_", "SLURMD_", "PMI_", "PMIX_", "OMPI_")
 #: Variables that differ per task: expanded once by the batch shell, every task gets the batch host's value (H4).
 PER_TASK_VARS = {"SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID", "SLURM_TASK_PID", "SLURMD_NODENAME",
                  "SLURM_STEP_NODELIST", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK"}
@@ -91,11 +97,13 @@ _PER_NODE = re.compile(rf"\(\(\s*{_NODES}\s*\*\s*([0-9]+)\s*\)\)|\(\(\s*([0-9]+)
 
 
 class ScriptError(ValueError):
-    """A file that cannot be imported at all (not a batch script, no launch line, two, an unreadable line)."""
+    """A file that cannot be imported at all (not a batch script, no launch line, two, an unreadable line).
+    ``findings``: what checking the script found before the import was refused (its traps are still its traps)."""
 
     def __init__(self, path: str, line: int, message: str) -> None:
         super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
         self.problem = Problem(Source(path, line), "", message)
+        self.findings: list[Finding] = []
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,8 @@ class ScriptFacts:
     commands: list[Command]
     launches: list[tuple[Command, Launch]]
     assigned: dict[str, tuple[int, Word | None]]  # name -> (line, value word) for every variable the script sets
+    #: what srun (or the batch shell) starts that is no launch ntui knows: (line, the program's name)
+    unknown_launches: list[tuple[int, str]] = field(default_factory=list)
 
     def directive(self, option: str) -> str | None:
         found = [d.value for d in self.directives if d.option == option]
@@ -155,10 +165,11 @@ class ScriptFacts:
 
 def _directive(text: str, line: int) -> list[Directive]:
     """``#SBATCH --opt=value``, ``--opt value``, ``-N 2``, ``-N2`` (several per line); a ``#`` after them ends it."""
-    try:
-        words = [w.text for w in _words(text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else "", line)]
-    except ShellSyntax:
-        words = text.split()[1:]
+    rest = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+    try:  # sbatch splits a directive on blanks, quotes respected; no shell reads it (<ACCOUNT> is a word)
+        words = shlex.split(rest, comments=True)
+    except ValueError:
+        words = rest.split()
     out: list[Directive] = []
     i = 0
     while i < len(words):
@@ -178,12 +189,6 @@ def _directive(text: str, line: int) -> list[Directive]:
             out.append(Directive(line, name, short_value))
         i += 1
     return out
-
-
-def _words(text: str, line: int) -> list[Word]:
-    from ntui.core.compose.shellwords import split_words
-
-    return [w for w in split_words(text, line) if isinstance(w, Word)]
 
 
 def read_script(text: str, path: str) -> ScriptFacts:
@@ -211,6 +216,7 @@ def read_script(text: str, path: str) -> ScriptFacts:
         raise ScriptError(path, 1, "not a batch script: no #! line first and no #SBATCH line")
     assigned: dict[str, tuple[int, Word | None]] = {}
     launches: list[tuple[Command, Launch]] = []
+    unknown: list[tuple[int, str]] = []
     for c in cmds:
         for name, value in _assignments(c):
             assigned.setdefault(name, (c.line, value))
@@ -223,9 +229,38 @@ def read_script(text: str, path: str) -> ScriptFacts:
         launch = launch_of(c)
         if launch is not None:
             launches.append((c, launch))
+        elif (other := _other_launch(c)) is not None:
+            unknown.append((c.line, other))
     if any(x.under_srun or x.launcher != "srun" for _, x in launches):  # a python run in the batch shell beside
         launches = [(c, x) for c, x in launches if x.under_srun or x.launcher != "srun"]  # a launch: a setup step
-    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned)
+    if not directives and any("partition" in x.srun or "job-name" in x.srun for _, x in launches):
+        raise ScriptError(path, launches[0][1].line, "not a batch script: no #SBATCH line, and its srun asks for "
+                          "its own allocation (-p, --job-name): it runs srun from a login node. Import the batch "
+                          "script that runs the program, or write one with #SBATCH lines")
+    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown)
+
+
+#: Launchers no preset has: their own refusal, never "no launch line".
+OTHER_LAUNCHERS = {"deepspeed": "the deepspeed launcher is not a preset launcher yet: it starts every node's "
+                                "processes itself over ssh from a hostfile; start the program with torchrun "
+                                "(deepspeed's own scripts accept torchrun's environment) to import it",
+                   "composer": "composer's launcher is not a preset launcher: start the program with torchrun to "
+                               "import it",
+                   "mpirun": "an mpirun launch is not a preset launch: srun starts the ranks in a preset",
+                   "mpiexec": "an mpiexec launch is not a preset launch: srun starts the ranks in a preset"}
+
+
+def _other_launch(c: Command) -> str | None:
+    """The program srun starts (or a launcher the batch shell runs) when it is no launch ntui imports."""
+    words, _ = _strip_prefixes(c.expanded if c.expanded is not None else c.words)
+    if not words:
+        return None
+    head = os.path.basename(words[0].text)
+    if head == "srun":
+        _, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
+        rest, _ = _strip_prefixes(words[1 + i:])
+        return os.path.basename(rest[0].text) if rest and not _unknown(rest[0]) else None
+    return head if head in OTHER_LAUNCHERS else None
 
 
 def _broken(text: str) -> bool:
@@ -268,7 +303,7 @@ def _value_word(w: Word) -> Word:
         if skip >= len(p.text):
             skip -= len(p.text)
             continue
-        parts.append(Part(p.text[skip:], p.quote))
+        parts.append(Part(p.text[skip:], p.quote, p.line))
         skip = 0
     return Word(tuple(parts), w.raw[w.raw.index("=") + 1:] if "=" in w.raw else "", w.line)
 
@@ -396,6 +431,8 @@ def _program(words: list[Word], launch: Launch, *, per_task: bool,
             python.append(words[i].text)
             i += 1
         launch.python = python
+        if "-c" in python:  # python -c CODE: a line of code, no program file
+            return None
         if i < len(words) and words[i].text == "-m":
             launch.module = words[i + 1].text if i + 1 < len(words) else ""
             launch.args = _rest_args(words[i + 2:], payload_args)
@@ -655,8 +692,15 @@ def _int(text: str | None) -> int | None:
 
 def _the_launch(facts: ScriptFacts) -> tuple[Command, Launch]:
     if not facts.launches:
+        other = next(((line, name) for line, name in facts.unknown_launches if name in OTHER_LAUNCHERS), None)
+        if other is not None:
+            raise ScriptError(facts.path, other[0], OTHER_LAUNCHERS[other[1]])
+        started = [f"{name} (line {line})" for line, name in facts.unknown_launches
+                   if name not in ("hostname", "nvidia-smi", "echo", "true", "sleep", "env", "printenv", "date")]
         raise ScriptError(facts.path, 0, "no launch line: no srun, torchrun, accelerate launch or python program "
-                          "was found (ntui imports a script whose job is one distributed launch)")
+                          "was found (ntui imports a script whose job is one distributed launch)" + (
+                              f"; srun starts {', '.join(started)}, which is no launcher a preset has"
+                              if started else ""))
     if len(facts.launches) > 1:
         where = ", ".join(str(launch.line) for _, launch in facts.launches)
         raise ScriptError(facts.path, facts.launches[1][1].line,
@@ -677,6 +721,11 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
         out.append(Finding(d.line, "H2", f"#SBATCH --{d.option} comes after the first command (line "
                            f"{facts.first_command}): sbatch ignores it. Move it above line {facts.first_command}",
                            field=f"sbatch.{d.option}"))
+    out += _port_variables(facts)
+    out += _misassigned(facts)
+    if not facts.launches:  # the import says why there is none; what the script's srun lines use is checked
+        out += _unset(facts, None)
+        return sorted(out, key=lambda f: f.line)
     command, launch = _the_launch(facts)
     nodes = _int(facts.directive("nodes") or launch.srun.get("nodes")) or 1
     per_node = _int(launch.srun.get("ntasks-per-node") or facts.directive("ntasks-per-node"))
@@ -708,29 +757,163 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
         if name in RANK_OPTIONS and nodes > 1 and _int(value) is not None and not launch.task_words:
             out.append(Finding(launch.line, "H4", f"{name}={value} on every node of {nodes}: each node must "
                                    f"have its own; expand $SLURM_NODEID in each task (Q1)"))
-    for name, value, _ in launch.launcher_opts:
-        port = _int((value or "").rpartition(":")[2]) if name in PORT_OPTIONS else None
-        if port is not None and "MASTER_PORT" not in facts.assigned:
-            out.append(Finding(launch.line, "H6", f"{name} {value}: a fixed port: two jobs on one node collide. "
-                               "ntui derives it from the job id (R4)", Severity.WARNING))
+        if name in ("--rdzv-conf", "--rdzv_conf") and value:
+            options = sorted({kv.split("=", 1)[0] for kv in value.split(",")} & RDZV_OPTIONS)
+            if options:
+                out.append(Finding(opt_word.line if opt_word is not None else launch.line, "H12",
+                                   f"{name} {value}: {', '.join(options)} are options of their own, not keys of "
+                                   f"--rdzv_conf: {launch.launcher} ignores them there and keeps its default "
+                                   f"rendezvous. Give each as its option ({', '.join('--' + o for o in options)})",
+                                   field="launcher.extra-args"))
+    said_port: set[int] = {f.line for f in out if f.rule == "H6"}
+    for name, value, opt_word in launch.launcher_opts:
+        if name not in PORT_OPTIONS or opt_word is None:
+            continue
+        port_part = _port_part(opt_word)
+        if port_part is not None and port_part[1] not in said_port:
+            said_port.add(port_part[1])
+            out.append(_fixed_port(f"{name} {value}", port_part[0], port_part[1]))
     nnodes = launch.opt("--nnodes", "--num_machines")
     if nnodes is not None and _int(nnodes[0]) is not None and _int(nnodes[0]) != nodes:
         out.append(Finding(launch.line, "H8", f"{launch.launcher} is told {nnodes[0]} node(s), the job asks for "
                            f"{nodes} (#SBATCH --nodes): the rendezvous waits for nodes that never come, or leaves "
                            "some out. Use $SLURM_JOB_NUM_NODES", field="sbatch.nodes"))
-    for var_name, (line, var_value) in sorted(facts.assigned.items()):
-        if var_name == "MASTER_PORT" and var_value is not None and _int(var_value.text) is not None:
-            port = int(var_value.text)
-            if 32768 <= port <= 60999:
-                out.append(Finding(line, "H6", f"MASTER_PORT={port} is in the kernel's ephemeral range "
-                                   "(32768-60999): another process can hold it. Derive it from the job id: "
-                                   "$(( 15000 + SLURM_JOB_ID % 17000 )) (R12)"))
-            else:
-                out.append(Finding(line, "H6", f"MASTER_PORT={port} is fixed: two jobs on one node collide. Derive "
-                                   "it from the job id: $(( 15000 + SLURM_JOB_ID % 17000 )) (R4)",
-                                   Severity.WARNING))
-    out += _unset(facts, command, launch)
+    out += _unexported(facts, command, launch)
+    out += _tee(facts, command, launch)
+    out += _one_task(facts, launch, nodes)
+    out += _unset(facts, launch)
     return sorted(out, key=lambda f: f.line)
+
+
+#: torchrun's and accelerate's rendezvous options, which --rdzv_conf cannot carry (H12).
+RDZV_OPTIONS = {"rdzv_backend", "rdzv_endpoint", "rdzv_id", "nnodes", "nproc_per_node", "master_addr",
+                "master_port", "main_process_ip", "main_process_port", "num_machines", "num_processes",
+                "machine_rank", "node_rank", "rdzv-backend", "rdzv-endpoint", "rdzv-id"}
+#: A variable that holds a rendezvous port (MASTER_PORT, RDZV_PORT, MAIN_PORT, MASTER_PORT_JOB, ...).
+_PORT_VAR = re.compile(r"(?:^|_)PORT(?:$|_)")
+
+
+def _fixed_port(what: str, port: int, line: int) -> Finding:
+    if 32768 <= port <= 60999:
+        return Finding(line, "H6", f"{what}: port {port} is in the kernel's ephemeral range (32768-60999): another "
+                       "process can hold it. Derive it from the job id: $(( 15000 + SLURM_JOB_ID % 17000 )) (R12)")
+    return Finding(line, "H6", f"{what}: port {port} is fixed: two jobs on one node collide. Derive it from the job "
+                   "id: $(( 15000 + SLURM_JOB_ID % 17000 )) (R4)", Severity.WARNING)
+
+
+def _port_part(word: Word) -> tuple[int, int] | None:
+    """The literal port at the end of an option's value (``29500``, ``host:29500``) and the line it was written on."""
+    last = word.parts[-1] if word.parts else None
+    if last is None or last.quote != "'":
+        return None
+    text = last.text.strip()
+    if len(word.parts) == 1 and text.startswith("-"):
+        text = text.partition("=")[2]  # --master-port=29500: the value
+    m = re.search(r"(?:^|:)([0-9]{2,5})$", text)
+    if m is None:
+        return None
+    return int(m.group(1)), last.line or word.line
+
+
+def _port_variables(facts: ScriptFacts) -> list[Finding]:
+    """H6: a port variable the script sets to a number (``${PORT:-29500}``'s default too) and uses."""
+    out: list[Finding] = []
+    for c in facts.commands:
+        for name, value in _assignments(c):
+            if value is None or not _PORT_VAR.search(name):
+                continue
+            text = value.text.strip()
+            m = re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-\s*([0-9]+)\s*\}|([0-9]+)", text)
+            if m is None:
+                continue
+            used = re.search(rf"\$\{{?{name}\b", "\n".join(facts.lines)) is not None
+            if name == "MASTER_PORT" or used:
+                out.append(_fixed_port(f"{name}={text}", int(m.group(1) or m.group(2)), c.line))
+    return out
+
+
+def _misassigned(facts: ScriptFacts) -> list[Finding]:
+    """H7: ``NAME = value`` runs a command NAME; the variable is never set."""
+    out = []
+    for c in facts.commands:
+        if len(c.words) >= 2 and c.words[1].text in ("=", "+=") and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*",
+                                                                                   c.words[0].text):
+            name = c.words[0].text
+            out.append(Finding(c.line, "H7", f"{name} {c.words[1].text} ...: the blanks around = make this a command "
+                               f"named {name}, not an assignment: ${name} stays unset (and under set -e the script "
+                               f"stops here). Write {name}=...", Severity.WARNING))
+        elif len(c.words) >= 2 and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", c.words[0].text) and \
+                not c.words[0].parts[0].quote and c.words[1].text.startswith("-"):
+            name = c.words[0].text.split("=", 1)[0]
+            out.append(Finding(c.line, "H7", f"{name}=... {c.words[1].text}: the blank ends the assignment, so "
+                               f"{c.words[1].text} runs as a command and {name} is set for it only: ${name} stays "
+                               f"unset. Quote the whole value: {name}=\"... {c.words[1].text} ...\"",
+                               Severity.WARNING))
+    return out
+
+
+def _unexported(facts: ScriptFacts, command: Command, launch: Launch) -> list[Finding]:
+    """H10: a rendezvous variable the batch shell sets but does not export, which the tasks need."""
+    out: list[Finding] = []
+    if not launch.under_srun:
+        return out
+    written = {v for w in command.words for v in w.expanded_vars}
+    for name in ("MASTER_ADDR", "MASTER_PORT"):
+        var = launch.scope.get(name)
+        if var is None or var.exported:
+            continue
+        in_task = any(p.quote == "" and re.search(rf"\$\{{?{name}\b", p.text)
+                      for w in launch.task_words for p in w.parts)
+        if name in written and not in_task:
+            continue  # the batch shell passes it on the launch line itself
+        if launch.launcher in ("torchrun", "accelerate") and not in_task:
+            continue  # the launcher sets it for its processes from its own options
+        why = "each task expands it empty" if in_task else "the program reads it from its environment"
+        out.append(Finding(var.line, "H10", f"{name} is set but not exported: the tasks srun starts never see it "
+                           f"({why}). Write export {name}=...", Severity.WARNING))
+    return out
+
+
+def _tee(facts: ScriptFacts, command: Command, launch: Launch) -> list[Finding]:
+    """H11: the launch piped into ``tee`` without ``pipefail``: the job ends with tee's status."""
+    at = facts.commands.index(command) if command in facts.commands else -1
+    after = facts.commands[at + 1] if 0 <= at < len(facts.commands) - 1 else None
+    if command.separator != "|" or after is None or not after.words or \
+            os.path.basename(after.words[0].text) != "tee":
+        return []
+    if any(c.words and c.words[0].text == "set" and any("pipefail" in w.text for w in c.words)
+           for c in facts.commands[:at]):
+        return []
+    return [Finding(launch.line, "H11", "the launch is piped into tee without pipefail: the job's exit status is "
+                    "tee's (0), so a failed run is reported COMPLETED. Add set -o pipefail above it (ntui writes "
+                    "every rank's log itself, L2)", Severity.WARNING)]
+
+
+def _one_task(facts: ScriptFacts, launch: Launch, nodes: int) -> list[Finding]:
+    """H13: srun starts the program itself, one task a node, on a node with several GPUs."""
+    if launch.launcher != "srun" or not launch.under_srun:
+        return []
+    gpus = _int(launch.srun.get("gpus-per-node") or facts.directive("gpus-per-node"))
+    gres = re.search(r"gpu(?::[A-Za-z0-9_-]+)?:([0-9]+)", launch.srun.get("gres") or facts.directive("gres") or "")
+    gpus = gpus or (int(gres.group(1)) if gres else None)
+    per_node = _int(launch.srun.get("ntasks-per-node") or facts.directive("ntasks-per-node"))
+    ntasks = _int(launch.srun.get("ntasks") or facts.directive("ntasks"))
+    capped = per_node is not None and per_node > 1 and ntasks is not None and ntasks < per_node * nodes
+    if ntasks is not None and (per_node is None or capped):
+        per_node = ntasks // nodes if ntasks % nodes == 0 else None
+    devices = [_int(m.group(1)) for w in launch.args for m in [re.search(r"(?:devices|gpus)[= ]?([0-9]+)$",
+                                                                         w.text)] if m]
+    wants = capped or any(d is not None and d > 1 for d in devices) or any(
+        re.fullmatch(r"--?(?:[a-z_]+\.)?(?:devices|gpus)", w.text) and _int(n.text) not in (None, 0, 1)
+        for w, n in zip(launch.args, launch.args[1:], strict=False))
+    if not gpus or gpus < 2 or per_node != 1 or not wants:
+        return []
+    option = "ntasks" if capped or not facts.directive("ntasks-per-node") else "ntasks-per-node"
+    line = next((d.line for d in facts.directives if d.option == option), launch.line)
+    return [Finding(line, "H13", f"one task a node for {gpus} GPUs: srun starts the program once a node, so one "
+                    f"process drives one GPU and {gpus - 1} idle, unless the program starts its own process per GPU. "
+                    f"--ntasks-per-node={gpus} (one rank a GPU, G1)", Severity.WARNING,
+                    field="sbatch.ntasks-per-node")]
 
 
 def _batch_expanded(word: Word) -> list[tuple[str, int]]:
@@ -752,24 +935,52 @@ def _excerpt(launch: Launch, word: Word, var: str) -> str:
     return word.text if len(word.text) < 60 else word.text[:57] + "..."
 
 
-def _unset(facts: ScriptFacts, command: Command, launch: Launch) -> list[Finding]:
-    """H7: variables the launch line (or an export before it) uses and the script never sets."""
+#: ``$NAME`` or ``${NAME}`` used as is (``${NAME:-default}``, ``${NAME:+x}``, ``${#NAME}`` say what an unset NAME
+#: gives, and are not "used but never set").
+_USE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _uses(text: str) -> list[str]:
+    return [m.group(1) or m.group(2) for m in _USE.finditer(text)]
+
+
+def _unset(facts: ScriptFacts, launch: Launch | None) -> list[Finding]:
+    """H7: variables a value, an export or the launch uses before the script sets them (or never)."""
     out: list[Finding] = []
     said: set[str] = set()
-    words = list(launch.batch_words)
+
+    def say(var: str, line: int) -> None:
+        if var in said or var in KNOWN_VARS or var.startswith(SET_BY_SLURM) or var.isdigit():
+            return
+        said.add(var)
+        out.append(Finding(line, "H7", f"${var} is used but never set in the script: it is empty unless the "
+                           "submitting shell exports it (sbatch passes its environment). Set it in the script",
+                           Severity.WARNING))
+
+    scope: dict[str, object] = {}
     for c in facts.commands:
-        if c.line < command.line and c.words and c.words[0].text == "export":
-            words += c.words[1:]
-    for w in words:
-        for var in w.expanded_vars:
-            if var in said or var.isdigit() or var in "@*#?$!-" or var.startswith(("SLURM_", "SBATCH_")):
-                continue
-            if var in KNOWN_VARS or var in facts.assigned:
-                continue
-            said.add(var)
-            out.append(Finding(w.line, "H7", f"${var} is used but never set in the script: it is empty unless the "
-                               "submitting shell exports it (sbatch passes its environment). Set it in the script",
-                               Severity.WARNING))
+        assigns = _assignments(c)
+        if assigns and (c.words[0].text in ("export", "declare", "readonly", "typeset") or len(assigns) == len(
+                c.words)):
+            for _, value in assigns:
+                for p in value.parts if value is not None else ():
+                    if p.quote != "'":
+                        for var in _uses(p.text):
+                            if var not in scope and facts.assigned.get(var, (c.line,))[0] >= c.line:
+                                say(var, p.line or c.line)
+        elif launch is None and c.expanded and os.path.basename(c.expanded[0].text) == "srun":
+            for w in c.expanded:
+                for var, line in _batch_expanded(w):
+                    if var not in c.scope and var not in facts.assigned:
+                        say(var, line)
+        scope = c.scope
+    if launch is not None:
+        for w in launch.batch_words:
+            for p in w.parts:
+                if p.quote == BATCH:
+                    for var in _uses(p.text):
+                        if var not in launch.scope and var not in facts.assigned:
+                            say(var, p.line or w.line)
     return out
 
 
@@ -845,6 +1056,14 @@ SUBMIT_DIR = {"$SLURM_SUBMIT_DIR", "${SLURM_SUBMIT_DIR}"}
 START_DIR = {"$PWD", "${PWD}", "`pwd`", "$(pwd)"}
 
 
+def _never_set(word: Word | None, facts: ScriptFacts) -> bool:
+    """A word that is wholly a variable the script never sets (nor Slurm, nor the shell)."""
+    if word is None or not _unknown(word):
+        return False
+    name = word.text.strip("${}")
+    return name not in facts.assigned and name not in KNOWN_VARS and not name.startswith(("SLURM_", "SBATCH_"))
+
+
 def _in_submit_dir(word: Word, facts: ScriptFacts, command: Command) -> str | None:
     """``$SLURM_SUBMIT_DIR/fit.py`` (or ``$PWD/fit.py`` where the script does not ``cd`` before its launch): the
     program relative to the directory the job was submitted from."""
@@ -860,8 +1079,17 @@ def _in_submit_dir(word: Word, facts: ScriptFacts, command: Command) -> str | No
 
 
 def import_script(facts: ScriptFacts) -> Imported:
-    """The preset of the script (module docstring); the H findings come with it."""
+    """The preset of the script (module docstring); the H findings come with it (and with a refusal, on its
+    :attr:`ScriptError.findings`)."""
     findings = check_script(facts)
+    try:
+        return _import(facts, findings)
+    except ScriptError as exc:
+        exc.findings = findings
+        raise
+
+
+def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     command, launch = _the_launch(facts)
     if command.construct is not None:
         start, end = command.construct
@@ -916,6 +1144,17 @@ def import_script(facts: ScriptFacts) -> Imported:
     if launch.image and "image" not in sbatch and launch.container == "shifter":
         sbatch["image"] = launch.image
         key_lines["sbatch.image"] = launch.line
+    ntasks, per_node, nodes_given = (_int(str(sbatch.get(k))) for k in ("ntasks", "ntasks-per-node", "nodes"))
+    if ntasks is not None and per_node and nodes_given is None and ntasks % per_node == 0 and ntasks > per_node:
+        sbatch["nodes"] = ntasks // per_node
+        key_lines["sbatch.nodes"] = next((d.line for d in facts.directives if d.option == "ntasks"), 0)
+        fixes.append(f"sbatch.nodes: {ntasks // per_node}, the nodes {ntasks} tasks of {per_node} a node fill "
+                     "(the script gives no --nodes)")
+    elif ntasks is not None and per_node and ntasks != (nodes_given or 1) * per_node:
+        where = next((d.line for d in facts.directives if d.option == "ntasks"), launch.line)
+        raise ScriptError(facts.path, where, f"the job's task counts disagree: --ntasks={ntasks} against "
+                          f"--ntasks-per-node={per_node} on {nodes_given or 1} node(s); a preset has one task "
+                          "layout: keep one of them to import the script")
     preset["sbatch"] = sbatch
     # launcher
     launcher: dict[str, Any] = {"type": launch.launcher}
@@ -937,6 +1176,10 @@ def import_script(facts: ScriptFacts) -> Imported:
             launcher["nproc-per-node"] = max(1, int(total[0] or 0) // nodes)
         elif per is not None:
             launcher["nproc-per-node"] = int(per.group(1) or per.group(2))
+        elif total is not None and _never_set(total[1], facts):
+            raise ScriptError(facts.path, total[1].line if total[1] else launch.line,
+                              f"--num_processes is {total[0]}, which the script never sets: accelerate gets no "
+                              "process count. Set it (NAME=value, no blanks around =) to import the script")
         elif total is not None:
             launcher["nproc-per-node"] = _int(str(sbatch.get("gpus-per-node"))) or 1
         if launch.opt("--multi_gpu") is not None:
@@ -990,6 +1233,11 @@ def import_script(facts: ScriptFacts) -> Imported:
                           "script file; import a script that runs it by its path")
     if launch.program is None:
         raise ScriptError(facts.path, launch.line, "the launch line names no program")
+    if launch.launcher == "srun" and launch.args and launch.args[0].text.endswith(".py") and \
+            launch.program.text.endswith(".py"):
+        raise ScriptError(facts.path, launch.line, f"the program {launch.program.text} is given another program "
+                          f"({launch.args[0].text}) to run: a launcher of its own, whose processes ntui cannot see. "
+                          "Import a script that starts the training program itself")
     program = _literal(launch.program, facts)
     if program is None and (program := _in_submit_dir(launch.program, facts, command)) is not None:
         notes.append(f"script: {launch.program.raw} is the program in the directory sbatch was run from: the "

@@ -1,0 +1,97 @@
+"""``ntui check SCRIPT`` on the traps real scripts carry: each finding at the line the trap was written on, and
+none where the script is right (the H rules of the rule table)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ntui.core.compose.scriptimport import ScriptError, check_script, import_script, read_script
+
+HEAD = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
+
+
+def _found(text: str) -> set[tuple[str, int]]:
+    return {(f.rule, f.line) for f in check_script(read_script(text, "job.sh"))}
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # a port written in a launcher string, found where it was written, not at the srun line
+    (HEAD + 'L="accelerate launch --num_machines 2 \\\n  --main_process_port 29500"\nsrun bash -c "$L fit.py"\n',
+     ("H6", 6)),
+    # a port option's value after =
+    (HEAD + "srun torchrun --nnodes 2 \\\n  --master-port=29522 fit.py\n", ("H6", 6)),
+    # a port variable set to a number and used
+    (HEAD + "RDZV_PORT=29433\nsrun torchrun --nnodes 2 --rdzv-endpoint=$(hostname):$RDZV_PORT fit.py\n",
+     ("H6", 5)),
+    # a default that is a fixed port
+    (HEAD + 'export MASTER_PORT="${MASTER_PORT:-29666}"\nsrun python fit.py\n', ("H6", 5)),
+    # rendezvous options written as --rdzv_conf keys
+    (HEAD + 'srun torchrun --nnodes 2 \\\n  --rdzv_conf "rdzv_backend=c10d,rdzv_endpoint=h:1" fit.py\n',
+     ("H12", 6)),
+    # the launch piped into tee without pipefail
+    (HEAD + "srun python fit.py 2>&1 | tee -a run.log\n", ("H11", 5)),
+    # MASTER_PORT set but not exported, read by the tasks' programs
+    (HEAD + "export MASTER_ADDR=$(hostname)\nMASTER_PORT=$((10000 + SLURM_JOB_ID % 5000))\nsrun python fit.py\n",
+     ("H10", 6)),
+    # one task a node for four GPUs where the program is told it has four
+    (HEAD + "srun python fit.py --trainer.devices 4\n", ("H13", 3)),
+    # NAME = value runs a command
+    (HEAD + "PROCS = $((SLURM_NNODES * 4))\nsrun python fit.py --procs $PROCS\n", ("H7", 5)),
+    # NAME=value --flag: the blank ends the assignment
+    (HEAD + "ARGS=fit.py --load $CKPT\nsrun python $ARGS\n", ("H7", 5)),
+    # a variable used in a multi-line array before anything sets it, at the array's line
+    (HEAD + "declare -a A=(\n  --nodes 2\n  --data $DATA_DIR\n)\nsrun python fit.py \"${A[@]}\"\n", ("H7", 7)),
+    # a value that names itself before it was ever set
+    (HEAD + "export MASTER_ADDR=$MASTER_ADDR\nsrun python fit.py\n", ("H7", 5)),
+])
+def test_a_trap_is_found_at_its_line(text: str, want: tuple[str, int]) -> None:
+    assert want in _found(text), _found(text)
+
+
+@pytest.mark.parametrize("text", [
+    # a port from the job id, exported; pipefail set before tee; the launcher sets the ranks' variables itself
+    HEAD + 'export MASTER_PORT=$((15000 + SLURM_JOB_ID % 17000))\nset -o pipefail\n'
+           'srun torchrun --nnodes 2 --rdzv-endpoint "$(hostname):$MASTER_PORT" fit.py | tee log\n',
+    # one task a node with a program that is not told it has several GPUs
+    HEAD + "srun python probe.py\n",
+    # a default for a variable the environment may give, and the site's own directories
+    HEAD + 'OUT=${OUT_DIR:-$WORK/out}\nsrun python fit.py --out "$OUT" --tmp $SCRATCHDIR\n',
+    # MASTER_PORT not exported but given to torchrun on its own line: the launcher passes it on
+    HEAD + "MASTER_PORT=$((15000 + SLURM_JOB_ID % 17000))\nsrun torchrun --nnodes 2 "
+           "--rdzv-endpoint $(hostname):$MASTER_PORT fit.py\n",
+])
+def test_a_right_script_raises_no_alarm(text: str) -> None:
+    assert _found(text) == set()
+
+
+def test_a_refused_import_keeps_what_checking_found() -> None:
+    text = HEAD + "export MASTER_PORT=29500\nsrun deepspeed --num_gpus 4 fit.py\n"
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "job.sh"))
+    assert "deepspeed launcher is not a preset launcher" in str(caught.value)
+    assert ("H6", 5) in {(f.rule, f.line) for f in caught.value.findings}
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (HEAD + "srun python launch_wrap.py train.py cfg.json\n", "given another program (train.py)"),
+    ("#!/bin/bash\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=4\nsrun python fit.py\n", "task counts disagree"),
+    ("#!/bin/bash\nsrun -p gpu --job-name=x python fit.py\n", "not a batch script"),
+    (HEAD + "srun composer --nproc 4 fit.py\n", "composer's launcher is not a preset launcher"),
+    (HEAD + "N = 4\nsrun accelerate launch --num_machines 2 --num_processes $N fit.py\n", "never sets"),
+])
+def test_a_refusal_says_why(text: str, said: str) -> None:
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "job.sh"))
+    assert said in str(caught.value)
+
+
+def test_nodes_from_tasks_and_tasks_per_node() -> None:
+    text = "#!/bin/bash\n#SBATCH -n 64\n#SBATCH --ntasks-per-node 4\nsrun python fit.py\n"
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["sbatch"]["nodes"] == 16
+
+
+def test_a_site_docs_placeholder_is_read_not_crashed_on() -> None:
+    text = "#!/bin/bash\n#SBATCH --account=<ACCOUNT>\n#SBATCH -N 2\nsrun python fit.py --out <OUT_DIR>\n"
+    facts = read_script(text, "job.sh")
+    assert facts.directive("account") == "<ACCOUNT>"
