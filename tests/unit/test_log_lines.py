@@ -227,3 +227,10 @@ def test_a_launchers_exit_report_alone_is_not_named_as_the_cause() -> None:
     with_error = decide(scan_lines(["-- Process 0 terminated with the following error:", *lines[:3],
                                     "ValueError: bad shard", *lines]))
     assert with_error.kind == "rank_error" and "ValueError: bad shard" in with_error.line, with_error.line
+
+
+def test_mpichs_rank_label_gives_the_rank_before_nccls_prefix() -> None:
+    prefix, text = parse_prefix("[3] node-d2:22556:22580 [1] misc/socket.cc:49 NCCL WARN socketProgress: x")
+    assert (prefix.rank, prefix.local_rank, prefix.host, text) == (3, 1, "node-d2",
+                                                                    "misc/socket.cc:49 NCCL WARN socketProgress: x")
+    assert parse_prefix("[3]: rank 3 entry")[0].rank is None  # torch elastic's summary entry is not a label
