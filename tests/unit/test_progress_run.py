@@ -215,3 +215,31 @@ def test_nemos_step_loss_wins_over_the_running_mean_its_bar_adds() -> None:
     point = parse_line("Epoch 0:   1%|          | 30/3000 [01:00<1:39:00,  2.00s/it, loss=3.71, v_num=, "
                        "reduced_train_loss=3.402, global_step=29.0]")
     assert point is not None and training_loss(point.metrics) == ("reduced_train_loss", 3.402)
+
+
+def test_where_every_rank_prints_one_ranks_lines_are_the_run(tmp_path: Path) -> None:
+    # each rank's lines in order, the ranks' interleaved out of order (rank 1 runs ahead of rank 0's printing)
+    lines = []
+    for step in range(10, 110, 10):
+        lines.append(f"[rank1]:2025-01-01 10:00:{step // 10:02d},000 - root - INFO - step: {step + 20}  loss:  3.0000")
+        lines.append(f"[rank0]:2025-01-01 10:00:{step // 10:02d},100 - root - INFO - step: {step}  loss:  3.0000")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.restarts) == (120, []), words  # rank 1's, the first that printed
+    point = parse_line("3: step: 40  loss: 1.5")
+    assert point is not None and point.rank == 3
+
+
+def test_a_new_start_may_follow_another_rank() -> None:
+    series = Series()
+    series.add(parse_line("[rank2]:step: 10  loss: 1.0") or pytest.fail("no point"), 0.0)
+    series.add(parse_line("[rank0]:step: 11  loss: 1.0") or pytest.fail("no point"), 1.0)
+    assert series.step == 10
+    series.new_start()
+    series.add(parse_line("[rank0]:step: 11  loss: 1.0") or pytest.fail("no point"), 2.0)
+    assert series.step == 11
+
+
+def test_cellposes_epoch_line_with_its_capitalised_loss() -> None:
+    point = parse_line("2022-02-18 01:46:44,126 [INFO] Epoch 10, Time 9074.8s, Loss 0.5035, LR 0.2000")
+    assert point is not None and point.counts_epochs and point.step == 10, point
+    assert point.metrics.get("loss") == 0.5035, point

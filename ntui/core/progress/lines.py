@@ -68,6 +68,7 @@ class Point:
     form: str = ""  # which row of FORMS read it ("log" points)
     counts_epochs: bool = False  # the run counts in epochs (its step is the epoch named, its total the run's epochs)
     batch: int | None = None  # where in its epoch an epoch-counted line is (a batch, or the samples seen)
+    rank: int | None = None  # the rank whose line it is, where a prefix says (srun's label, torch's "[rank3]:")
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
@@ -383,6 +384,8 @@ FORMS: tuple[LineForm, ...] = (
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
     # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
     _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
+    # cellpose: "[INFO] Epoch 40, Time 44303.8s, Loss 0.4555, LR 0.2000" (every 10 epochs)
+    _form("cellpose", r"\bEpoch (?P<epoch>\d+), Time [\d.]+s, Loss ", unit="epoch"),
     # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
     _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
     _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
@@ -399,7 +402,7 @@ _FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\
                             r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
-_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?loss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
+_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 
 
 def _bar_form(text: str) -> Point | None:
@@ -418,7 +421,7 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v}
         pairs = _FORM_METRIC_RE.finditer(text[m.start():])
         metrics = _metrics([(p["key"], p["value"]) for p in pairs if p["key"] not in _COUNTERS])
-        if "loss" not in metrics and (loss := _TRAIN_LOSS_RE.search(text)) is not None:
+        if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None:
             value = _number(loss["value"])
             if value is not None:
                 metrics["loss"] = value
@@ -530,5 +533,7 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             if point is not None:
                 stamp = iso_stamp(msg.text, 80) if point.format != "tqdm" else None
                 stamp = stamp if stamp is not None else msg.prefix.time
-                return replace(point, time=stamp) if stamp is not None else point
+                if stamp is None and msg.prefix.rank is None:
+                    return point
+                return replace(point, time=stamp, rank=msg.prefix.rank)
     return None

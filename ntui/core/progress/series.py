@@ -72,6 +72,7 @@ class Series:
     _bar_epoch: float | None = None  # the epoch an epoch's bar without a total counts
     _epoch_base: int = 0  # the steps of the epochs before it, as their bars counted
     _batch: int | None = None  # where in its epoch the last point of an epoch-counted run was
+    _rank: int | None = None  # the rank whose lines the series follows (the first that printed a point)
     _inner_totals: set[int] = field(default_factory=set)  # the totals of bars inside the run's (its evaluations)
 
     def new_start(self) -> None:
@@ -85,6 +86,7 @@ class Series:
         self.stopped_at = None
         self._bar_total, self._inner_totals = None, set()
         self._bar_epoch, self._epoch_base = None, 0
+        self._rank = None  # a new start: the ranks may print in another order
 
     def end(self, what: str = "", n: int = 0) -> None:
         """The program said its training is over; ``what`` and ``n`` what it stopped at, where it says
@@ -126,6 +128,15 @@ class Series:
         self._bar_total = point.total  # the run's bar was over: this one follows it
         return False
 
+    def _followed(self, point: Point) -> bool:
+        """Whether the point is of the rank the series follows: where every rank prints its progress (srun -l's
+        labelled lines, torch's "[rank3]:"), their lines interleave out of step order; one rank's are the run's."""
+        if point.rank is None:
+            return True
+        if self._rank is None:
+            self._rank = point.rank
+        return point.rank == self._rank
+
     def _batch_back(self, point: Point) -> bool:
         """Whether an epoch-counted run went back within its epoch (a relaunch that repeats the epoch from its
         checkpoint): the same epoch named, an earlier batch."""
@@ -136,7 +147,7 @@ class Series:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
-        if point.phase != "train" or self._inner(point):
+        if point.phase != "train" or self._inner(point) or not self._followed(point):
             return
         if point.format == "log" and point.step is not None and not self._own_lines:
             # the loop's own line counts the run; the bars before it counted something else (a dataset's map, an
