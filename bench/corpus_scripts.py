@@ -2,7 +2,7 @@
 
     python bench/corpus_scripts.py [--split study|heldout|all] [--show wrong|partly|all]
 
-Imports: each fixture is read and imported as ``ntui import`` does (:func:`~ntui.core.compose.scriptimport.
+Imports: each fixture is read and imported as ``ntui import`` does (:func:`~ntui.core.compose.scriptread.
 read_script`, :func:`~ntui.core.compose.scriptimport.import_script`). An importable entry is **right** when the
 preset has its launcher, its node count (where the script says one) and its program (the file's name, or
 ``-m module``), **partly** when the launcher alone is right, **wrong** otherwise; **refused** when ntui refused a
@@ -26,7 +26,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ntui.core.compose.scriptimport import ScriptError, import_script, read_script  # noqa: E402
+from ntui.core.compose.scriptimport import import_script  # noqa: E402
+from ntui.core.compose.scriptread import ScriptError, read_script  # noqa: E402
 from tests.support.corpus import SPLITS, Entry, entries, score_table  # noqa: E402
 
 GRADES = ("right", "partly", "wrong", "refused", "crash")

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, print_problems
-from ntui.core.compose.scriptimport import Imported, ScriptError, ScriptFacts, import_script, read_script
+from ntui.core.compose.scriptimport import Imported, import_script
+from ntui.core.compose.scriptread import ScriptError, ScriptFacts, read_script
 from ntui.core.compose.spec import validate
 from ntui.core.paths import atomic_write
 from ntui.core.problems import Problem, Source

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ntui.core.compose.bashread import BATCH, commands
-from ntui.core.compose.scriptimport import Launch, read_script
+from ntui.core.compose.scriptread import Launch, read_script
 
 
 def _launch(text: str) -> Launch:
@@ -56,7 +56,7 @@ def test_a_bash_c_body_built_from_variables_is_read_as_each_tasks_shell_reads_it
 
 
 def test_a_rank_the_batch_shell_expands_inside_a_double_quoted_launcher_is_found_at_its_line() -> None:
-    from ntui.core.compose.scriptimport import check_script
+    from ntui.core.compose.scriptcheck import check_script
 
     text = ('#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nexport LAUNCHER="accelerate launch '
             '--num_machines 2 \\\n  --machine_rank $SLURM_PROCID"\nsrun bash -c "$LAUNCHER fit.py"\n')
@@ -94,7 +94,8 @@ def test_a_value_assigned_on_one_path_only_is_not_taken_as_known() -> None:
 
 
 def test_a_program_in_the_submit_directory_is_imported_next_to_the_script() -> None:
-    from ntui.core.compose.scriptimport import ScriptError, import_script
+    from ntui.core.compose.scriptimport import import_script
+    from ntui.core.compose.scriptread import ScriptError
 
     text = '#!/bin/bash\n#SBATCH -N 2\nsrun python $SLURM_SUBMIT_DIR/fit.py --lr 1\n'
     imported = import_script(read_script(text, "/w/job.sh"))

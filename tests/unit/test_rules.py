@@ -279,7 +279,8 @@ _H_SCRIPTS = {
 
 def _h(rule_id: str) -> Callable[[], bool]:
     def holds() -> bool:
-        from ntui.core.compose.scriptimport import check_script, read_script
+        from ntui.core.compose.scriptcheck import check_script
+        from ntui.core.compose.scriptread import read_script
 
         found = {f.rule for f in check_script(read_script(_H_SCRIPTS[rule_id], "h.sh"))}
         clean = {f.rule for f in check_script(read_script(

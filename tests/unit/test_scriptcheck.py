@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ntui.core.compose.scriptimport import ScriptError, check_script, import_script, read_script
+from ntui.core.compose.scriptcheck import check_script
+from ntui.core.compose.scriptimport import import_script
+from ntui.core.compose.scriptread import ScriptError, read_script
 
 HEAD = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
 

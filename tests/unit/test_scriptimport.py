@@ -13,7 +13,8 @@ import pytest
 
 from ntui.core.compose.presets import load_preset
 from ntui.core.compose.render import render
-from ntui.core.compose.scriptimport import Launch, ScriptError, ScriptFacts, import_script, read_script
+from ntui.core.compose.scriptimport import import_script
+from ntui.core.compose.scriptread import Launch, ScriptError, ScriptFacts, read_script
 from ntui.core.compose.shellwords import ShellSyntax, commands, split_words
 from ntui.core.compose.spec import JobSpec, validate
 from ntui.core.compose.timefmt import parse_time_limit

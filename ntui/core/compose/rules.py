@@ -1187,7 +1187,7 @@ guarantee("W11", _E, ("sweep", "logs.dir"), "A sweep's task logs carry the task:
 
 
 # Hand-written scripts (`ntui check SCRIPT`, `ntui import`): what a script as written gets wrong, at its line.
-_SCRIPT = "scriptimport.check_script"
+_SCRIPT = "scriptcheck.check_script"
 guarantee("H1", _E, ("script",), "A hand-written script's first line is its `#!` line (a comment above it makes "
           "sbatch refuse the script).", "sbatch.1; SchedMD/slurm:src/sbatch/opt.c", enforced_in=_SCRIPT)
 guarantee("H2", _E, ("sbatch",), "No `#SBATCH` line after the script's first command: sbatch ignores it (P1).",

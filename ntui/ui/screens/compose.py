@@ -735,7 +735,8 @@ class ComposeScreen(NtuiScreen):
     def _import_script(self, script: str) -> None:
         from ntui.core.compose.presetfiles import user_preset_path
         from ntui.core.compose.presets import list_presets
-        from ntui.core.compose.scriptimport import ScriptError, import_script, read_script
+        from ntui.core.compose.scriptimport import import_script
+        from ntui.core.compose.scriptread import ScriptError, read_script
         from ntui.core.paths import atomic_write
 
         path = Path(script).expanduser()

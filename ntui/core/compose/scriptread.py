@@ -1,0 +1,659 @@
+"""A hand-written sbatch script, read as bash reads it (never run): its directives, its variables, its commands
+and its launch.
+
+The ``#SBATCH`` lines as sbatch reads them (only above the first command, short options by their long names, split
+on blanks as sbatch splits them), the variables the script sets, its commands in the order its shell runs them
+(:mod:`ntui.core.compose.bashread`: tree-sitter's bash grammar, the batch shell evaluated symbolically) and the
+launch line: ``srun`` with its options, ``torchrun`` / ``python -m torch.distributed.run|launch``, ``accelerate
+launch`` / ``python -m accelerate.commands.launch``, or a Python program; wherever the script builds it (``srun
+$CMD``, ``srun bash -c "$LAUNCHER $ARGS"``, ``"${ARGS[@]}"``, a function), inside ``bash -c '...'`` (its ``"$@"``
+and ``"$0"`` followed) and inside a container (``shifter``, ``podman-hpc run``, ``apptainer|singularity exec``,
+srun's ``--container-image``). Words keep their quoting and their lines, so what the batch shell expands once is
+told from what each task expands for itself. Launchers no preset has (deepspeed, composer, mpirun) are named, so a
+refusal says which. Checking is :mod:`ntui.core.compose.scriptcheck`, importing :mod:`ntui.core.compose.scriptimport`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ntui.core.compose.bashread import BATCH, Var, commands, task_commands
+from ntui.core.compose.launchcli import LAUNCHER_CLIS, LauncherCli
+from ntui.core.compose.shellwords import Command, ShellSyntax, Word
+from ntui.core.compose.shellwords import commands as lexed
+from ntui.core.problems import Problem, Severity, Source
+
+__all__ = ["Directive", "Finding", "Launch", "ScriptError", "ScriptFacts", "launch_of", "read_script", "the_launch"]
+
+#: sbatch's short options, by their long names (sbatch.1).
+SBATCH_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-A": "account", "-q": "qos",
+                "-C": "constraint", "-J": "job-name", "-o": "output", "-e": "error", "-p": "partition",
+                "-G": "gpus", "-w": "nodelist", "-x": "exclude", "-D": "chdir", "-d": "dependency", "-a": "array",
+                "-L": "licenses", "-M": "clusters", "-S": "core-spec", "-i": "input", "-m": "distribution",
+                "-k": "no-kill", "-s": "oversubscribe", "-O": "overcommit", "-Q": "quiet", "-H": "hold",
+                "-v": "verbose", "-W": "wait", "-B": "extra-node-info"}
+#: sbatch options without a value.
+SBATCH_FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "oversubscribe", "quiet", "verbose",
+                "wait", "no-kill", "contiguous", "test-only", "parsable", "use-min-nodes", "spread-job"}
+#: sbatch options ntui writes itself, from the preset's logs (L1, L5): not imported.
+SBATCH_NTUI = {"output", "error", "open-mode"}
+#: srun's short options and which of them take a value (srun.1).
+SRUN_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-G": "gpus", "-w": "nodelist", "-o": "output",
+              "-e": "error", "-t": "time", "-J": "job-name", "-p": "partition", "-A": "account", "-C": "constraint",
+              "-W": "wait", "-m": "distribution", "-D": "chdir", "-x": "exclude", "-l": "label", "-u": "unbuffered",
+              "-K": "kill-on-bad-exit", "-k": "no-kill", "-Q": "quiet", "-v": "verbose", "-O": "overcommit",
+              "-s": "oversubscribe", "-E": "preserve-env", "-X": "disable-status", "-i": "input", "-q": "qos"}
+SRUN_FLAGS = {"label", "unbuffered", "kill-on-bad-exit", "no-kill", "quiet", "verbose", "overcommit", "oversubscribe",
+              "preserve-env", "disable-status", "exclusive", "overlap", "pty", "exact", "whole", "multi-prog",
+              "no-allocate", "quit-on-interrupt", "test-only", "spread-job", "use-min-nodes", "contiguous"}
+#: srun options the srun launcher writes itself, or that only say how output looks (ntui writes each rank's log).
+SRUN_NTUI = {"output", "error", "label", "unbuffered", "export", "kill-on-bad-exit", "open-mode", "gpu-bind",
+             "cpus-per-task"}
+#: srun options that are the job's shape: imported into the preset's sbatch section.
+SRUN_SHAPE = {"nodes", "ntasks", "ntasks-per-node", "gpus-per-node", "gpus-per-task", "gpus", "gres",
+              "cpus-per-task"}
+#: What the batch shell and Slurm set: never "used but never set" (H7).
+KNOWN_VARS = {"HOME", "USER", "LOGNAME", "PATH", "PWD", "OLDPWD", "SHELL", "HOSTNAME", "TMPDIR", "SCRATCH",
+              "PSCRATCH", "CFS", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "CONDA_PREFIX",
+              "VIRTUAL_ENV", "LANG", "TERM", "RANDOM", "SECONDS", "BASH_SOURCE", "LINENO", "PPID", "UID", "EUID",
+              "HOST", "MODULEPATH", "XDG_RUNTIME_DIR", "IFS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID"}
+#: Where the site's shell sets them (the centres' own work and scratch directories).
+KNOWN_VARS |= {"WORK", "WORKDIR", "SCRATCHDIR", "STORE", "PROJECT", "PROJWORK", "MEMBERWORK", "LOCAL_SCRATCH",
+               "TMP", "TEMP", "SLURM_TMPDIR", "CUDA_HOME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "BASH_VERSION"}
+#: Prefixes of what Slurm, its MPI plug-ins and the launchers set in a job.
+SET_BY_SLURM = ("SLURM_", "SBATCH_", "SLURMD_", "PMI_", "PMIX_", "OMPI_")
+#: Variables that differ per task: expanded once by the batch shell, every task gets the batch host's value (H4).
+PER_TASK_VARS = {"SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID", "SLURM_TASK_PID", "SLURMD_NODENAME",
+                 "SLURM_STEP_NODELIST", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK"}
+#: Launcher options that name a node's rank: a literal number or a batch-shell value is the same on every node.
+RANK_OPTIONS = {"--node-rank", "--machine_rank"}
+#: The rendezvous and layout ntui computes (R1, R4, R6, R8): variables a script exports for it are not imported.
+NTUI_ENV = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "LOCAL_WORLD_SIZE",
+            "NNODES", "GPUS_PER_NODE", "NUM_NODES", "NODES", "HEAD_NODE", "HEAD_NODE_IP", "PYTHONUNBUFFERED",
+            "SLURM_UNBUFFEREDIO", "SRUN_CPUS_PER_TASK"}
+#: Runtimes and what prefixes them.
+CONTAINERS = ("shifter", "podman-hpc", "podman", "apptainer", "singularity", "ch-run")
+#: torch.distributed.launch's flags that torchrun no longer has.
+LEGACY_FLAGS = {"--use_env", "--use-env"}
+#: Launcher options that name the rendezvous port.
+PORT_OPTIONS = {"--master-port", "--main_process_port", "--rdzv-endpoint"}
+_PY = re.compile(r"^(python|pypy)[0-9.]*$")
+#: ``$(( SLURM_JOB_NUM_NODES * 4 ))`` (either order): accelerate's total processes as nodes times processes per node.
+_NODES = r"\$?\{?SLURM_(?:JOB_NUM_NODES|NNODES)\}?"
+PER_NODE = re.compile(rf"\(\(\s*{_NODES}\s*\*\s*([0-9]+)\s*\)\)|\(\(\s*([0-9]+)\s*\*\s*{_NODES}\s*\)\)")
+
+
+class ScriptError(ValueError):
+    """A file that cannot be imported at all (not a batch script, no launch line, two, an unreadable line).
+    ``findings``: what checking the script found before the import was refused (its traps are still its traps)."""
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+        self.problem = Problem(Source(path, line), "", message)
+        self.findings: list[Finding] = []
+
+
+@dataclass(frozen=True)
+class Directive:
+    line: int
+    option: str  # the long name, no dashes
+    value: str | None
+
+
+@dataclass
+class Launch:
+    """The launch line, as every layer of it reads it."""
+
+    line: int
+    end_line: int
+    launcher: str  # srun | torchrun | accelerate
+    under_srun: bool
+    srun: dict[str, str | None] = field(default_factory=dict)
+    container: str | None = None
+    image: str | None = None
+    mounts: list[tuple[str, Word]] = field(default_factory=list)  # (the option's prefix to strip, its value word)
+    workdir: str | None = None
+    runtime_options: list[str] = field(default_factory=list)  # the runtime's options ntui does not write itself
+    launcher_opts: list[tuple[str, str | None, Word | None]] = field(default_factory=list)  # documented spelling
+    python: list[str] = field(default_factory=list)
+    program: Word | None = None
+    module: str | None = None
+    args: list[Word] = field(default_factory=list)
+    task_env: list[tuple[str, Word]] = field(default_factory=list)  # set by each task (a bash -c payload)
+    batch_words: list[Word] = field(default_factory=list)  # every word the batch shell expands
+    task_words: list[Word] = field(default_factory=list)  # every word each task's shell expands
+    scope: dict[str, Var] = field(default_factory=dict)  # the batch shell's variables at the launch
+
+    def opt(self, *names: str) -> tuple[str | None, Word | None] | None:
+        """The value of the first of ``names`` given (None: not given)."""
+        for name, value, word in self.launcher_opts:
+            if name in names:
+                return value, word
+        return None
+
+
+@dataclass
+class ScriptFacts:
+    path: str
+    lines: list[str]
+    directives: list[Directive]
+    late_directives: list[Directive]  # after the first command: sbatch ignores them (H2)
+    first_command: int
+    commands: list[Command]
+    launches: list[tuple[Command, Launch]]
+    assigned: dict[str, tuple[int, Word | None]]  # name -> (line, value word) for every variable the script sets
+    #: what srun (or the batch shell) starts that is no launch ntui knows: (line, the program's name)
+    unknown_launches: list[tuple[int, str]] = field(default_factory=list)
+
+    def directive(self, option: str) -> str | None:
+        found = [d.value for d in self.directives if d.option == option]
+        return found[-1] if found else None
+
+
+def _directive(text: str, line: int) -> list[Directive]:
+    """``#SBATCH --opt=value``, ``--opt value``, ``-N 2``, ``-N2`` (several per line); a ``#`` after them ends it."""
+    rest = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+    try:  # sbatch splits a directive on blanks, quotes respected; no shell reads it (<ACCOUNT> is a word)
+        words = shlex.split(rest, comments=True)
+    except ValueError:
+        words = rest.split()
+    out: list[Directive] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("#"):
+            break
+        if w.startswith("--"):
+            name, eq, value = w[2:].partition("=")
+            if not eq and name not in SBATCH_FLAGS and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                value, i = words[i + 1], i + 1
+            out.append(Directive(line, name, value if (eq or value) else None))
+        elif w.startswith("-") and len(w) >= 2:
+            name = SBATCH_SHORT.get(w[:2], w[1:2])
+            short_value = w[2:] or None
+            if short_value is None and name not in SBATCH_FLAGS and i + 1 < len(words):
+                short_value, i = words[i + 1], i + 1
+            out.append(Directive(line, name, short_value))
+        i += 1
+    return out
+
+
+def read_script(text: str, path: str) -> ScriptFacts:
+    """Read a batch script (module docstring). Raises :class:`ScriptError` for a file that is not one, a line the
+    reader cannot split, no launch line or several."""
+    lines = text.split("\n")
+    if not text.strip():
+        raise ScriptError(path, 0, "empty file: not a batch script")
+    if "\0" in text:
+        raise ScriptError(path, 0, "not a text file: not a batch script")
+    cmds = commands(text)
+    if _broken(text):
+        try:
+            lexed(text)
+        except ShellSyntax as exc:
+            raise ScriptError(path, exc.line, f"cannot read this line as shell ({exc.message})") from None
+    first = next((n for n, line in enumerate(lines, 1) if line.strip() and not line.lstrip().startswith("#")),
+                 len(lines) + 1)
+    directives: list[Directive] = []
+    late: list[Directive] = []
+    for n, line in enumerate(lines, 1):
+        if re.match(r"^#SBATCH\s", line):
+            (directives if n < first else late).extend(_directive(line, n))
+    if not directives and not lines[0].startswith("#!"):
+        raise ScriptError(path, 1, "not a batch script: no #! line first and no #SBATCH line")
+    assigned: dict[str, tuple[int, Word | None]] = {}
+    launches: list[tuple[Command, Launch]] = []
+    unknown: list[tuple[int, str]] = []
+    for c in cmds:
+        for name, value in assignments(c):
+            assigned.setdefault(name, (c.line, value))
+        if c.words and c.words[0].text in ("for", "read", "select") and len(c.words) > 1:
+            for w in c.words[1:]:
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w.text):
+                    assigned.setdefault(w.text, (c.line, None))
+                if c.words[0].text == "for":
+                    break
+        launch = launch_of(c)
+        if launch is not None:
+            launches.append((c, launch))
+        elif (other := _other_launch(c)) is not None:
+            unknown.append((c.line, other))
+    if any(x.under_srun or x.launcher != "srun" for _, x in launches):  # a python run in the batch shell beside
+        launches = [(c, x) for c, x in launches if x.under_srun or x.launcher != "srun"]  # a launch: a setup step
+    if not directives and any("partition" in x.srun or "job-name" in x.srun for _, x in launches):
+        raise ScriptError(path, launches[0][1].line, "not a batch script: no #SBATCH line, and its srun asks for "
+                          "its own allocation (-p, --job-name): it runs srun from a login node. Import the batch "
+                          "script that runs the program, or write one with #SBATCH lines")
+    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown)
+
+
+#: Launchers no preset has: their own refusal, never "no launch line".
+OTHER_LAUNCHERS = {"deepspeed": "the deepspeed launcher is not a preset launcher yet: it starts every node's "
+                                "processes itself over ssh from a hostfile; start the program with torchrun "
+                                "(deepspeed's own scripts accept torchrun's environment) to import it",
+                   "composer": "composer's launcher is not a preset launcher: start the program with torchrun to "
+                               "import it",
+                   "mpirun": "an mpirun launch is not a preset launch: srun starts the ranks in a preset",
+                   "mpiexec": "an mpiexec launch is not a preset launch: srun starts the ranks in a preset"}
+
+
+def _other_launch(c: Command) -> str | None:
+    """The program srun starts (or a launcher the batch shell runs) when it is no launch ntui imports."""
+    words, _ = strip_prefixes(c.expanded if c.expanded is not None else c.words)
+    if not words:
+        return None
+    head = os.path.basename(words[0].text)
+    if head == "srun":
+        _, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
+        rest, _ = strip_prefixes(words[1 + i:])
+        return os.path.basename(rest[0].text) if rest and not unknown_word(rest[0]) else None
+    return head if head in OTHER_LAUNCHERS else None
+
+
+def _broken(text: str) -> bool:
+    """Whether the grammar had to recover somewhere (an unterminated quote, ...)."""
+    from ntui.core.compose.bashread import has_error
+
+    return has_error(text)
+
+
+def assignments(c: Command) -> list[tuple[str, Word | None]]:
+    words = c.words
+    if not words:
+        return []
+    if words[0].text in ("export", "declare", "local", "readonly", "typeset"):
+        out: list[tuple[str, Word | None]] = []
+        for w in words[1:]:
+            if w.text.startswith("-"):
+                continue
+            name, eq, _ = w.text.partition("=")
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                out.append((name, value_word(w) if eq else None))
+        return out
+    out = []
+    for w in words:
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=", w.text)
+        if m is None or w.parts[0].quote:
+            break
+        out.append((m.group(1), value_word(w)))
+    return out
+
+
+def value_word(w: Word) -> Word:
+    """``NAME=value`` -> the value as a word of its own (its parts' quoting kept)."""
+    from ntui.core.compose.shellwords import Part
+
+    name_len = w.text.index("=") + 1
+    parts = []
+    skip = name_len
+    for p in w.parts:
+        if skip >= len(p.text):
+            skip -= len(p.text)
+            continue
+        parts.append(Part(p.text[skip:], p.quote, p.line))
+        skip = 0
+    return Word(tuple(parts), w.raw[w.raw.index("=") + 1:] if "=" in w.raw else "", w.line)
+
+
+# ---------------------------------------------------------------------------------------------- the launch line
+
+
+def unknown_word(word: Word) -> bool:
+    """A word that is wholly one expansion the reader does not know (``$SRUN_ARGS``, ``${PROF_CMD}``): it may
+    be empty, one word or several."""
+    return len(word.parts) == 1 and word.parts[0].quote in (BATCH, "") and word.text.startswith("$") and bool(
+        re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", word.text))
+
+
+def strip_prefixes(words: list[Word]) -> tuple[list[Word], list[tuple[str, Word]]]:
+    """``exec``, ``time``, ``nohup``, ``env [-u VAR] A=1``, ``A=1 cmd``, an unknown expansion before a command (a
+    profiler's prefix the script leaves empty): the command and the variables set for it."""
+    env: list[tuple[str, Word]] = []
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        head = os.path.basename(t)
+        if head in ("exec", "time", "nohup", "command", "stdbuf") or (head == "env" and i + 1 < len(words)):
+            i += 1
+            continue
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=", t)
+        if m and not words[i].parts[0].quote:
+            env.append((m.group(1), value_word(words[i])))
+            i += 1
+            continue
+        if t.startswith("-") and i > 0 and os.path.basename(words[i - 1].text) in ("env", "stdbuf", "time"):
+            i += 2 if t in ("-u", "--unset", "-C", "--chdir", "-o", "-f") and i + 1 < len(words) else 1
+            continue
+        if t.startswith("-") and i > 1 and words[i - 2].text in ("-u", "--unset") and \
+                os.path.basename(words[i - 3].text if i > 2 else "") == "env":
+            i += 1
+            continue
+        if unknown_word(words[i]) and i + 1 < len(words) and not unknown_word(words[i + 1]):
+            i += 1
+            continue
+        break
+    return [w for w in words[i:] if not w.parts or w.parts[0].quote != "<redirect>"], env
+
+
+def _options(words: list[Word], short: dict[str, str], flags: set[str]) -> tuple[dict[str, str | None], int]:
+    """Leading ``--opt[=v]``/``--opt v``/``-x v``/``-xv`` options -> long names; the index of the first other word."""
+    out: dict[str, str | None] = {}
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t == "--":
+            return out, i + 1
+        if unknown_word(words[i]) and i + 1 < len(words):  # $SRUN_ARGS: options the script leaves to the environment
+            i += 1
+            continue
+        if t.startswith("--"):
+            name, eq, value = t[2:].partition("=")
+            if not eq and name not in flags and i + 1 < len(words) and not words[i + 1].text.startswith("-"):
+                value, i = words[i + 1].text, i + 1
+            out[name] = value if (eq or name not in flags) else None
+        elif t.startswith("-") and len(t) > 1:
+            name = short.get(t[:2], t[1:2])
+            short_value = t[2:] or None
+            if name not in flags and short_value is None and i + 1 < len(words):
+                short_value, i = words[i + 1].text, i + 1
+            out[name] = short_value
+        else:
+            return out, i
+        i += 1
+    return out, i
+
+
+def launch_of(c: Command) -> Launch | None:
+    """The command as a launch line (module docstring), or None when it launches nothing."""
+    words, _ = strip_prefixes(c.expanded if c.expanded is not None else c.words)
+    if not words:
+        return None
+    launch = Launch(c.line, c.end_line, "srun", under_srun=False)
+    launch.scope = {k: v for k, v in c.scope.items() if isinstance(v, Var)}
+    if os.path.basename(words[0].text) == "srun":
+        srun, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
+        launch.srun, launch.under_srun = srun, True
+        if srun.get("container-image"):
+            launch.container, launch.image = "pyxis", srun["container-image"]
+        launch.batch_words += words
+        return _program(words[1 + i:], launch, per_task=False)
+    found = _program(words, launch, per_task=False)
+    if found is None or found.program is None and found.module is None:
+        return None
+    if found.launcher == "srun" and not _PY.match(os.path.basename(words[0].text)) and not found.container:
+        return None
+    found.batch_words += words
+    return found
+
+
+def _program(words: list[Word], launch: Launch, *, per_task: bool,
+             payload_args: Sequence[Word] | None = None) -> Launch | None:
+    """Unwrap ``words`` (a command) down to the launcher and the program."""
+    words, env = strip_prefixes(list(words))
+    if per_task:
+        launch.task_env += env
+    if not words:
+        return None
+    head = os.path.basename(words[0].text)
+    if head in ("bash", "sh") and len(words) >= 3 and words[1].text in ("-c", "-lc", "-ec", "-xc"):
+        return _payload(words[2], list(words[3:]), launch)
+    if words[0].text == "$0" and payload_args:  # exec "$0" "$@": the payload's own words, after it
+        return _program(list(payload_args[:1]) + _rest_args(words[1:], payload_args), launch, per_task=True)
+    if head in CONTAINERS:
+        return _container(head, words, launch, per_task, payload_args)
+    if head == "torchrun" or (_PY.match(head) and _module(words) in ("torch.distributed.run",
+                                                                     "torch.distributed.launch")):
+        start = 1 if head == "torchrun" else _module_index(words) + 1
+        launch.python = [] if head == "torchrun" else [w.text for w in words[:_module_index(words) - 1]]
+        return _launcher("torchrun", LAUNCHER_CLIS["torchrun"], words[start:], launch, per_task, payload_args)
+    if head == "accelerate" and len(words) > 1 and words[1].text == "launch":
+        return _launcher("accelerate", LAUNCHER_CLIS["accelerate"], words[2:], launch, per_task, payload_args)
+    if _PY.match(head) and _module(words) == "accelerate.commands.launch":
+        return _launcher("accelerate", LAUNCHER_CLIS["accelerate"], words[_module_index(words) + 1:], launch,
+                         per_task, payload_args)
+    if _PY.match(head):
+        i = 1
+        python = [words[0].text]
+        while i < len(words) and words[i].text.startswith("-") and words[i].text != "-m":
+            python.append(words[i].text)
+            i += 1
+        launch.python = python
+        if "-c" in python:  # python -c CODE: a line of code, no program file
+            return None
+        if i < len(words) and words[i].text == "-m":
+            launch.module = words[i + 1].text if i + 1 < len(words) else ""
+            launch.args = _rest_args(words[i + 2:], payload_args)
+        elif i < len(words):
+            launch.program = words[i]
+            launch.args = _rest_args(words[i + 1:], payload_args)
+        (launch.task_words if per_task else launch.batch_words).extend(words)
+        return launch
+    return None
+
+
+def _module(words: list[Word]) -> str | None:
+    i = _module_index(words)
+    return words[i].text if i else None
+
+
+def _module_index(words: list[Word]) -> int:
+    for i, w in enumerate(words[1:4], 1):
+        if w.text == "-m" and i + 1 < len(words):
+            return i + 1
+        if not w.text.startswith("-"):
+            break
+    return 0
+
+
+def _rest_args(words: Sequence[Word], payload_args: Sequence[Word] | None) -> list[Word]:
+    """Arguments, with ``"$@"`` replaced by the payload's own (``bash -c '...' bash ARGS``); in the batch shell
+    (``payload_args`` None) ``"$@"`` stays: the script's own arguments."""
+    out: list[Word] = []
+    for w in words:
+        if w.text in ("$@", "${@}") and payload_args is not None:
+            out += list(payload_args[1:])
+        elif w.parts and w.parts[0].quote == "<redirect>":
+            continue
+        else:
+            out.append(w)
+    return out
+
+
+def _payload(payload: Word, after: list[Word], launch: Launch) -> Launch | None:
+    """``bash -c 'PAYLOAD' $0 ARGS``: its commands, each task expanding its variables; the launch among them."""
+    found: Launch | None = None
+    for c in task_commands(payload, launch.scope):
+        for name, value in assignments(c):
+            if value is not None:
+                launch.task_env.append((name, value))
+        words = c.expanded if c.expanded is not None else c.words
+        got = _program(words, launch, per_task=True, payload_args=after)
+        if got is not None:
+            found = got
+            launch.task_words += words
+    return found
+
+
+#: Each runtime's mount options (short and long spelling), and the separator of a list in one value.
+MOUNT_OPTIONS = {"shifter": (("-V", "--volume"), ";"), "podman-hpc": (("-v", "--volume"), ""),
+                  "apptainer": (("-B", "--bind"), ","), "charliecloud": (("-b", "--bind"), "")}
+
+
+#: Each runtime's options that ntui writes itself (K7) or reads into container.*; the rest go to container.options.
+_OWNED_OPTIONS = {
+    "shifter": {"--image": True, "--volume": True, "-V": True, "--workdir": True},
+    "podman-hpc": {"--rm": False, "--gpu": False, "--net": True, "--network": True, "--ipc": True, "-e": True,
+                   "--env": True, "-v": True, "--volume": True, "-w": True, "--workdir": True},
+    "apptainer": {"--nv": False, "-B": True, "--bind": True, "--pwd": True},
+    "charliecloud": {"-b": True, "--bind": True, "-c": True, "--cd": True},
+}
+
+
+def _other_options(words: Sequence[Word], runtime: str) -> list[str]:
+    """The option words of a runtime's command that ntui does not write itself, as written."""
+    owned, out, i = _OWNED_OPTIONS[runtime], [], 0
+    while i < len(words):
+        name = words[i].text.split("=", 1)[0]
+        if name in owned:
+            i += 2 if owned[name] and "=" not in words[i].text else 1
+            continue
+        out.append(words[i].text)
+        i += 1
+    return out
+
+
+def _mount_words(words: Sequence[Word], runtime: str) -> list[tuple[str, Word]]:
+    """The mount options among a runtime's option words: (the text before the value in the same word, the word)."""
+    names, _ = MOUNT_OPTIONS[runtime]
+    out = []
+    for i, w in enumerate(words):
+        if w.text in names and i + 1 < len(words):
+            out.append(("", words[i + 1]))
+        elif w.text.startswith(tuple(f"{n}=" for n in names if n.startswith("--"))):
+            out.append((w.text.split("=", 1)[0] + "=", w))
+    return out
+
+
+def _container(head: str, words: list[Word], launch: Launch, per_task: bool,
+               payload_args: Sequence[Word] | None) -> Launch | None:
+    if head == "shifter":
+        opts, i = _options(words[1:], {"-V": "volume", "-E": "env", "-m": "module"}, {"clearenv"})
+        launch.container = "shifter"
+        launch.image = opts.get("image") or launch.image
+        launch.mounts = _mount_words(words[1:1 + i], "shifter")
+        launch.workdir = opts.get("workdir")
+        launch.runtime_options = _other_options(words[1:1 + i], "shifter")
+        return _program(words[1 + i:], launch, per_task=per_task, payload_args=payload_args)
+    if head in ("podman-hpc", "podman"):
+        if len(words) < 2 or words[1].text != "run":
+            return None
+        opts, i = _options(words[2:], {"-v": "volume", "-e": "env", "-w": "workdir", "-i": "interactive",
+                                       "-t": "tty"},
+                           {"rm", "interactive", "tty", "gpu", "mpi", "nccl", "openmpi-pmix", "cuda-mpi",
+                            "privileged", "init", "read-only", "detach"})
+        launch.container = head
+        if 2 + i >= len(words):
+            return None
+        launch.image = words[2 + i].text
+        launch.mounts = _mount_words(words[2:2 + i], "podman-hpc")
+        launch.workdir = opts.get("workdir")
+        launch.runtime_options = _other_options(words[2:2 + i], "podman-hpc")
+        return _program(words[3 + i:], launch, per_task=per_task, payload_args=payload_args)
+    if head == "ch-run":
+        opts, i = _options(words[1:], {"-b": "bind", "-c": "cd", "-j": "join", "-w": "write", "-t": "private-tmp"},
+                           {"join", "write", "private-tmp", "no-passwd", "home"})
+        launch.container = "charliecloud"
+        if 1 + i >= len(words):
+            return None
+        launch.image = words[1 + i].text
+        rest = words[2 + i:]
+        if rest and rest[0].text == "--":
+            rest = rest[1:]
+        launch.mounts = _mount_words(words[1:1 + i], "charliecloud")
+        launch.workdir = opts.get("cd")
+        launch.runtime_options = _other_options(words[1:1 + i], "charliecloud")
+        return _program(list(rest), launch, per_task=per_task, payload_args=payload_args)
+    if len(words) < 2 or words[1].text not in ("exec", "run"):
+        return None
+    opts, i = _options(words[2:], {"-B": "bind", "-e": "cleanenv", "-C": "containall", "-H": "home",
+                                   "-c": "contain", "-W": "workdir"},
+                       {"nv", "rocm", "cleanenv", "containall", "contain", "no-home", "writable-tmpfs", "fakeroot",
+                        "userns", "nvccli", "compat", "no-mount", "writable"})
+    launch.container = head
+    if 2 + i >= len(words):
+        return None
+    launch.image = words[2 + i].text
+    launch.mounts = _mount_words(words[2:2 + i], "apptainer")
+    launch.workdir = opts.get("pwd")
+    launch.runtime_options = _other_options(words[2:2 + i], "apptainer")
+    return _program(words[3 + i:], launch, per_task=per_task, payload_args=payload_args)
+
+
+def _launcher(kind: str, cli: LauncherCli, words: list[Word], launch: Launch, per_task: bool,
+              payload_args: Sequence[Word] | None) -> Launch:
+    launch.launcher = kind
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t == "--":
+            i += 1
+            break
+        if not t.startswith("-"):
+            break
+        name, eq, value = t.partition("=")
+        full = cli.full(name) or (cli.short.get(name) if name in cli.short else None)
+        if full is None:
+            options = cli.prefixed(name) if name.startswith("--") else []
+            full = options[0] if len(options) == 1 else name
+        word: Word | None = words[i] if eq else None
+        flag = full in cli.flags or full in LEGACY_FLAGS or (
+            full not in cli.valued and i + 1 < len(words) and words[i + 1].text.endswith(".py"))
+        if not eq and not flag and i + 1 < len(words):
+            value, word, i = words[i + 1].text, words[i + 1], i + 1
+        launch.launcher_opts.append((full, value if (eq or not flag) else None, word))
+        i += 1
+    rest = words[i:]
+    module = launch.opt("--module", "-m") is not None
+    if rest and launch.opt("--no-python", "--no_python") is not None:  # the program is a command: unwrap it
+        inner = _program(rest, Launch(launch.line, launch.end_line, "srun", launch.under_srun), per_task=per_task,
+                         payload_args=payload_args)
+        if inner is not None:
+            launch.program, launch.module, launch.args, launch.python = (inner.program, inner.module, inner.args,
+                                                                         inner.python)
+            launch.task_env += inner.task_env
+            (launch.task_words if per_task else launch.batch_words).extend(words)
+            return launch
+    if rest:
+        if module:
+            launch.module = rest[0].text
+        else:
+            launch.program = rest[0]
+        launch.args = _rest_args(rest[1:], payload_args)
+    (launch.task_words if per_task else launch.batch_words).extend(words)
+    return launch
+
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int
+    rule: str
+    message: str
+    severity: Severity = Severity.ERROR
+    field: str = ""
+
+    def problem(self, path: str) -> Problem:
+        return Problem(Source(path, self.line), self.field, f"{self.message} ({self.rule})", self.severity,
+                       self.rule)
+
+
+def int_or_none(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def the_launch(facts: ScriptFacts) -> tuple[Command, Launch]:
+    if not facts.launches:
+        other = next(((line, name) for line, name in facts.unknown_launches if name in OTHER_LAUNCHERS), None)
+        if other is not None:
+            raise ScriptError(facts.path, other[0], OTHER_LAUNCHERS[other[1]])
+        started = [f"{name} (line {line})" for line, name in facts.unknown_launches
+                   if name not in ("hostname", "nvidia-smi", "echo", "true", "sleep", "env", "printenv", "date")]
+        raise ScriptError(facts.path, 0, "no launch line: no srun, torchrun, accelerate launch or python program "
+                          "was found (ntui imports a script whose job is one distributed launch)" + (
+                              f"; srun starts {', '.join(started)}, which is no launcher a preset has"
+                              if started else ""))
+    if len(facts.launches) > 1:
+        where = ", ".join(str(launch.line) for _, launch in facts.launches)
+        raise ScriptError(facts.path, facts.launches[1][1].line,
+                          f"two launch lines (lines {where}): a preset launches one program; keep one, or import "
+                          "each from a script of its own")
+    return facts.launches[0]
+
+
