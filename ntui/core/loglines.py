@@ -50,12 +50,15 @@ __all__ = [
 class Prefix(NamedTuple):
     """What a line's prefixes say: the global rank (torch's ``[rank1]:``, srun's ``--label``, Open MPI's
     ``[1,3]``, Ray's ``rank=3``, ntui's ``[r1]``), the local rank (torch elastic's ``[default3]:``, NCCL's
-    ``[dev]``), the host and the time the prefix printed (epoch seconds, local time). (A tuple: one per line.)"""
+    ``[dev]``), the host and the time the prefix printed (epoch seconds, local time); ``task``: srun's label when
+    the rank said is that label's alone (under a launcher per node, torchrun's or accelerate's, the label is that
+    node's launcher, not a rank: the reader of the line knows which). (A tuple: one per line.)"""
 
     rank: int | None = None
     local_rank: int | None = None
     host: str | None = None
     time: float | None = None
+    task: int | None = None
 
 
 NO_PREFIX = Prefix()
@@ -134,7 +137,7 @@ PREFIXES: tuple[PrefixRow, ...] = (
 
 _HOST_COLON = re.compile(rf"(?:{_HOST}): |(?:{_HOST}):\d+:\d+ \[")
 _MAX_PREFIXES = 8
-_CACHE: dict[tuple[int | None, int | None, str | None], Prefix] = {}
+_CACHE: dict[tuple[int | None, int | None, str | None, int | None], Prefix] = {}
 
 
 def _may_have_prefix(line: str) -> bool:
@@ -144,8 +147,8 @@ def _may_have_prefix(line: str) -> bool:
     # a letter starts a host, a pytest node id or "E   ": only when a colon or "::" comes early
     if c == "E" and line.startswith("E  "):
         return True
-    if line.startswith(_DAYS) and "<std" in line[:40]:  # `date`'s time glued to Open MPI's tag
-        return True
+    if c in "MTWFS" and line[3:4] == " " and line.startswith(_DAYS) and "<std" in line[:40]:
+        return True  # `date`'s time glued to Open MPI's tag
     head = line[:80]
     return c.isalpha() and ":" in head and (".py::" in head or _HOST_COLON.match(head) is not None)
 
@@ -158,6 +161,7 @@ def parse_prefix(line: str) -> tuple[Prefix, str]:
         return NO_PREFIX, line
     rank: int | None = None
     rank_torch = False
+    rank_label = False  # the rank said is srun's label's
     local: int | None = None
     host: str | None = None
     when: float | None = None
@@ -179,6 +183,7 @@ def parse_prefix(line: str) -> tuple[Prefix, str]:
             if said.get("rank") is not None and (rank is None or (row.name == "torch-rank" and not rank_torch)):
                 rank = int(said["rank"])
                 rank_torch = row.name == "torch-rank"
+                rank_label = row.name == "srun-label"
             if said.get("local") is not None and local is None:
                 local = int(said["local"])
             if said.get("host") is not None and host is None:
@@ -193,12 +198,13 @@ def parse_prefix(line: str) -> tuple[Prefix, str]:
             break
     if rest is line:
         return NO_PREFIX, line
+    task = rank if rank_label else None
     if when is not None:
-        return Prefix(rank, local, host, when), rest
-    key = (rank, local, host)
+        return Prefix(rank, local, host, when, task), rest
+    key = (rank, local, host, task)
     prefix = _CACHE.get(key)
     if prefix is None:  # one per rank, local rank and host, not one per line
-        prefix = Prefix(rank, local, host)
+        prefix = Prefix(rank, local, host, None, task)
         if len(_CACHE) < 4096:
             _CACHE[key] = prefix
     return prefix, rest

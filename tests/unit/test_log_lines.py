@@ -3,6 +3,8 @@ lines; and the triage rows built on it (each form's line, written here in that f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ntui.core.loglines import parse_prefix, read_line, uncollapse
@@ -234,3 +236,22 @@ def test_mpichs_rank_label_gives_the_rank_before_nccls_prefix() -> None:
     assert (prefix.rank, prefix.local_rank, prefix.host, text) == (3, 1, "node-d2",
                                                                     "misc/socket.cc:49 NCCL WARN socketProgress: x")
     assert parse_prefix("[3]: rank 3 entry")[0].rank is None  # torch elastic's summary entry is not a label
+
+
+def test_srun_label_under_a_launcher_per_node_is_that_nodes_launcher_not_a_rank(tmp_path: Path) -> None:
+    from ntui.core.logs.joblogs import files_verdict
+
+    log = tmp_path / "job.out"
+    log.write_text("\n".join([
+        "0: [default0]:step 10 loss 2.1", "1: [default2]:Traceback (most recent call last):",
+        '1: [default2]:  File "fit.py", line 3, in <module>', "1: [default2]:    main()",
+        "1: [default2]:ValueError: bad shard",
+        "1: E0909 14:03:50.013000 77 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1) "
+        "local_rank: 2 (pid: 9) of binary: /bin/python",
+        "srun: error: node-e2: task 1: Exited with exit code 1"]) + "\n")
+    verdict, _ = files_verdict([log])  # (the launcher read off torch elastic's lines behind srun's label)
+    assert verdict.root is not None and verdict.rank is None, verdict.line
+    assert verdict.line.startswith("local rank 2 of the launcher on node-e2 (srun task 1) failed first: ValueError"), \
+        verdict.line
+    prefix, _ = parse_prefix("1: [rank6]:boom")  # torch's own rank label behind srun's: a rank, not a task
+    assert (prefix.rank, prefix.task) == (6, None)

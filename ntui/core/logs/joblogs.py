@@ -93,8 +93,9 @@ _RANK_IN_NAME = re.compile(r"(?:^|[-_.])rank[-_]?(?P<rank>\d+)(?:\.\w+)*$", re.I
 #: How much of each end of a file :func:`guess_launcher` reads.
 _GUESS_BYTES = 64 * 1024
 _ACCELERATE_RE = re.compile(r"\baccelerate(?:\.commands|/commands| launch)\b|accelerate-launch")
-_ELASTIC_RE = re.compile(r"torch\.distributed\.elastic|torch\.distributed\.run|ChildFailedError|^\[default\d+\]:"
-                         r"|\btorchrun\b", re.MULTILINE)
+#: (torch elastic's words, its logger's path as glog prints it, its --tee prefix also behind srun's label)
+_ELASTIC_RE = re.compile(r"torch[./]distributed[./]elastic|torch\.distributed\.run|ChildFailedError"
+                         r"|^(?:\s*\d+: )?\[default\d+\]:|\btorchrun\b", re.MULTILINE)
 
 
 def _ends(path: Path) -> str:

@@ -509,16 +509,21 @@ class RankDetector:
 
     def _feed_text(self, prefix: Prefix, text: str, time: float | None) -> list[Finding]:
         """One line's text, its prefixes parsed (or one message of a glued line): the findings it completed."""
+        if prefix.task is not None and not self.task_is_rank:
+            # srun's label under a launcher per node (torchrun, accelerate): that node's launcher, not a rank
+            prefix = prefix._replace(rank=None)
         self._prefix = prefix
         prefix_rank = prefix.rank
         if prefix.host is not None and len(self.hosts) < 8:
             self.hosts.add(prefix.host)
         # tracebacks of different ranks interleave in a combined log: each rank's (else each local rank's) its own
         key: int | str | None = prefix_rank
-        if key is None and prefix.local_rank is not None:
-            key = f"local{prefix.host or ''}:{prefix.local_rank}"
-        elif key is None and prefix.host is not None:  # pdsh's "host: ": each node's lines their own
-            key = f"host:{prefix.host}"
+        if key is None and prefix is not NO_PREFIX:
+            node_of = prefix.host or ("" if prefix.task is None else f"task{prefix.task}")
+            if prefix.local_rank is not None:
+                key = f"local{node_of}:{prefix.local_rank}"
+            elif node_of:  # pdsh's "host: ", srun's label of a node's launcher: each node's lines their own
+                key = f"host:{node_of}"
         out: list[Finding] = []
 
         if self._cf is not None:
@@ -701,7 +706,7 @@ class RankDetector:
             seq=self._seq if seq is None else seq,
             start_line_no=start_line_no,
             from_traceback=from_tb,
-            task=task,
+            task=task if task is not None or r is not None or self.task_is_rank else said.task,
             signal=signal,
             local_rank=local_said,
             alike=alike,
@@ -1248,6 +1253,8 @@ def where(f: Finding) -> str:
     if f.rank is not None:
         assumed = " (the log names no other node)" if f.one_node_assumed else ""
         return (f"ranks {format_index_ranges((f.rank, *f.alike))}" if f.alike else f"rank {f.rank}") + on + assumed
+    if f.task is not None and f.local_rank is not None and not f.alike:
+        return f"local rank {f.local_rank} of the launcher{on} (srun task {f.task})"
     if f.task is not None:
         if f.alike:
             return f"the launchers{on} (srun tasks {format_index_ranges((f.task, *f.alike))})"
@@ -1610,6 +1617,9 @@ def triage(
                       and _ALIKE_RE.sub("#", f.first_line) == said)
         if same:
             first = replace(first, alike=tuple(same))
+    if first.rank is None and first.task is not None and first.node is None:
+        # a worker of a node's launcher known by srun's task: the node srun's own line names for that task
+        first = replace(first, node=next((f.node for f in flat if f.task == first.task and f.node), None))
     note = ""
     if first.kind == "nccl_timeout":
         first, note = _nccl_timeouts(first, per_rank, ranks)

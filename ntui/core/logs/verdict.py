@@ -326,8 +326,8 @@ def decide(
         # the log ends (or the paste stops) inside the traceback: its error line is not there to name
         return JobVerdict("unnamed", _crop(f"could not name the cause: the log is cut mid-traceback ({where(root)}: "
                                            f"its error line is not in it); the last frame shown: {frame} (traceback "
-                                           f"(incomplete), line {root.line_no})"), rank=root.rank, node=root.node, root=root,
-                          source=source)
+                                           f"(incomplete), line {root.line_no})"),
+                          rank=root.rank, node=root.node, root=root, source=source)
     if root.kind == "child_failed" and not any(f.tier < 2 for f in flat):
         # only a launcher's word that a worker exited with a code (torch elastic's summary, mp.spawn's exception,
         # Open MPI's box): the worker's own error is in no log read
