@@ -274,6 +274,7 @@ _H_SCRIPTS = {
            "srun torchrun --nnodes=2 --rdzv_conf \"rdzv_backend=c10d\" t.py\n",
     "H13": "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
            "srun python t.py --devices 4\n",
+    "H14": "#!/bin/bash\n#SBATCH -N 1\nsrun \"run.sh 10.0.0.1\"\n",
 }
 
 

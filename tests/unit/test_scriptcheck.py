@@ -97,3 +97,35 @@ def test_a_site_docs_placeholder_is_read_not_crashed_on() -> None:
     text = "#!/bin/bash\n#SBATCH --account=<ACCOUNT>\n#SBATCH -N 2\nsrun python fit.py --out <OUT_DIR>\n"
     facts = read_script(text, "job.sh")
     assert facts.directive("account") == "<ACCOUNT>"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # the program's own rendezvous port, when srun starts the ranks itself
+    ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nsrun python -m chat.train --port 61444\n",
+     ("H6", 4)),
+    # srun's program quoted together with its argument
+    (HEAD + 'ip=$(hostname -i)\nsrun -l "launch/node.sh $ip"\n', ("H14", 6)),
+])
+def test_more_traps_at_their_lines(text: str, want: tuple[str, int]) -> None:
+    assert want in _found(text), _found(text)
+
+
+def test_a_program_relative_to_a_cd_is_found_where_the_script_moved() -> None:
+    text = HEAD + "cd /store/me/kit\ntorchrun --nproc_per_node=4 --standalone tools/fit.py\n"
+    imported = import_script(read_script(text.replace("-N 2", "-N 1"), "/w/job.sh"))
+    assert imported.preset["script"] == "/store/me/kit/tools/fit.py"
+    moved = text.replace("cd /store/me/kit", "cd $WORK/kit")
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(moved.replace("-N 2", "-N 1"), "/w/job.sh"))
+    assert "cd $WORK/kit" in str(caught.value)
+    submit = text.replace("cd /store/me/kit", 'cd "$SLURM_SUBMIT_DIR"')
+    assert import_script(read_script(submit.replace("-N 2", "-N 1"), "/w/job.sh")).preset["script"] == "/w/tools/fit.py"
+
+
+def test_a_script_each_node_runs_is_refused_and_its_traps_kept() -> None:
+    text = ("#!/bin/bash\nHEAD_HOST=$1\nshift\nN=$1\nshift\nEP=$HEAD_HOST:12377\n"
+            "torchrun --nproc_per_node=8 --nnodes=$N --rdzv-backend=c10d --rdzv-endpoint=$EP fit.py \"$@\"\n")
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "node.sh"))
+    assert "a script each node runs" in str(caught.value)
+    assert ("H6", 6) in {(f.rule, f.line) for f in caught.value.findings}

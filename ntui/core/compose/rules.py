@@ -1223,6 +1223,9 @@ guarantee("H12", _E, ("launcher.extra-args",), "`--rdzv_conf` carries key=value 
 guarantee("H13", _W, ("sbatch.ntasks-per-node",), "srun starting the program itself with one task a node on a "
           "node of several GPUs runs one process for all of them (one rank a GPU, G1), unless the program starts "
           "its own.", "srun.1", enforced_in=_SCRIPT)
+guarantee("H14", _E, ("script",), "srun's program and its arguments are separate words: one quoted word "
+          "(`srun \"run.sh $ip\"`) names a program with a blank in its name, which does not exist.",
+          "bash(1) QUOTING; srun.1", enforced_in=_SCRIPT)
 
 RULES: tuple[Rule, ...] = tuple(_REGISTERED)
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}

@@ -1,5 +1,5 @@
 """A hand-written sbatch script checked against the H rules of the rule table (what makes a hand-written
-multi-node launch go wrong: H1-H13), each finding at the line its mistake was written on (a value used far from
+multi-node launch go wrong: H1-H14), each finding at the line its mistake was written on (a value used far from
 its assignment is found at the assignment), with the rule's fix. The preset an import makes goes through every
 preset rule too (:mod:`ntui.core.compose.scriptimport`).
 """
@@ -21,6 +21,7 @@ from ntui.core.compose.scriptread import (
     ScriptFacts,
     assignments,
     int_or_none,
+    srun_program,
     the_launch,
 )
 from ntui.core.compose.shellwords import Command, Word
@@ -43,6 +44,7 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
                            field=f"sbatch.{d.option}"))
     out += _port_variables(facts)
     out += _misassigned(facts)
+    out += _quoted_commands(facts)
     if not facts.launches:  # the import says why there is none; what the script's srun lines use is checked
         out += _unset(facts, None)
         return sorted(out, key=lambda f: f.line)
@@ -93,6 +95,13 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
         if port_part is not None and port_part[1] not in said_port:
             said_port.add(port_part[1])
             out.append(_fixed_port(f"{name} {value}", port_part[0], port_part[1]))
+    tasks = int_or_none(facts.directive("ntasks")) or nodes * (per_node or 1)
+    for opt, value_word in zip(launch.args, launch.args[1:], strict=False):
+        if opt.text in PROGRAM_PORT_OPTIONS and tasks > 1:  # the program's own rendezvous port
+            port_part = _port_part(value_word)
+            if port_part is not None and port_part[1] not in said_port:
+                said_port.add(port_part[1])
+                out.append(_fixed_port(f"{opt.text} {value_word.text}", port_part[0], port_part[1]))
     nnodes = launch.opt("--nnodes", "--num_machines")
     if nnodes is not None and int_or_none(nnodes[0]) is not None and int_or_none(nnodes[0]) != nodes:
         out.append(Finding(launch.line, "H8", f"{launch.launcher} is told {nnodes[0]} node(s), the job asks for "
@@ -111,6 +120,24 @@ RDZV_OPTIONS = {"rdzv_backend", "rdzv_endpoint", "rdzv_id", "nnodes", "nproc_per
                 "machine_rank", "node_rank", "rdzv-backend", "rdzv-endpoint", "rdzv-id"}
 #: A variable that holds a rendezvous port (MASTER_PORT, RDZV_PORT, MAIN_PORT, MASTER_PORT_JOB, ...).
 _PORT_VAR = re.compile(r"(?:^|_)PORT(?:$|_)")
+
+
+#: A program's own options for its rendezvous port (when srun starts its ranks itself).
+PROGRAM_PORT_OPTIONS = {"--port", "--master-port", "--master_port", "--dist-port", "--dist_port", "--main_process_port"}
+
+
+def _quoted_commands(facts: ScriptFacts) -> list[Finding]:
+    """H14: srun's program quoted together with its arguments into one word."""
+    out = []
+    for c in facts.commands:
+        word = srun_program(c)
+        if word is not None and word.parts and word.parts[0].quote == "'" and " " in word.parts[0].text.lstrip() \
+                and " " in word.text.strip():
+            name = word.text.split()[0]
+            out.append(Finding(word.line, "H14", f"srun's program is the one word {word.text!r}: the quotes make "
+                               f"srun look for a program of that name, blank and all, and the step fails (No such "
+                               f"file or directory). Leave the quotes off: srun {name} {word.text.split(None, 1)[1]}"))
+    return out
 
 
 def _fixed_port(what: str, port: int, line: int) -> Finding:

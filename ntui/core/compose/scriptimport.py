@@ -131,11 +131,40 @@ def _in_submit_dir(word: Word, facts: ScriptFacts, command: Command) -> str | No
     return None
 
 
+def _run_dir(facts: ScriptFacts, command: Command, script_dir: str) -> tuple[str | None, str]:
+    """The directory the launch runs in: sbatch's --chdir, then each ``cd`` the batch shell runs before the launch
+    (None where the environment decides it: ``cd $WORK/x``), and what set it last."""
+    chdir = facts.directive("chdir")
+    where: str | None = script_dir
+    said = ""
+    if chdir:
+        where, said = os.path.normpath(os.path.join(script_dir, chdir)), f"#SBATCH --chdir={chdir}"
+    for c in facts.commands[:facts.commands.index(command)] if command in facts.commands else []:
+        words = c.expanded if c.expanded is not None else c.words
+        if not words or words[0].text not in ("cd", "pushd") or c.depth or c.construct is not None:
+            continue
+        said = " ".join(w.raw for w in c.words)
+        target = words[1] if len(words) > 1 else None
+        if target is None or target.text in ("~", "$HOME"):
+            where = None
+        elif target.parts and target.parts[0].text in SUBMIT_DIR and all(p.quote == "'" for p in target.parts[1:]):
+            where = os.path.normpath(os.path.join(script_dir, "".join(p.text for p in target.parts[1:]).lstrip("/")))
+        elif target.plain and where is not None:
+            where = os.path.normpath(os.path.join(where, target.text))
+        elif target.plain:
+            where = target.text if os.path.isabs(target.text) else None
+        else:
+            where = None
+    return where, said
+
+
 def import_script(facts: ScriptFacts) -> Imported:
     """The preset of the script (module docstring); the H findings come with it (and with a refusal, on its
     :attr:`ScriptError.findings`)."""
-    findings = check_script(facts)
+    findings = check_script(facts) if facts.refusal is None or facts.directives or facts.launches else []
     try:
+        if facts.refusal is not None:
+            raise ScriptError(facts.path, *facts.refusal)
         return _import(facts, findings)
     except ScriptError as exc:
         exc.findings = findings
@@ -300,7 +329,14 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     if program is None:
         raise ScriptError(facts.path, launch.line, f"the program {launch.program.raw} depends on the environment "
                           "at run time: write its path")
-    preset["script"] = program if os.path.isabs(program) else os.path.normpath(os.path.join(script_dir, program))
+    run_dir, moved_by = _run_dir(facts, command, script_dir)
+    if not os.path.isabs(program) and launch.container is None and run_dir is None:
+        raise ScriptError(facts.path, launch.line, f"the program {program} is relative to the directory the script "
+                          f"moved to with `{moved_by}`, which the environment decides: write the program's path")
+    base = run_dir if run_dir is not None and launch.container is None else script_dir
+    preset["script"] = program if os.path.isabs(program) else os.path.normpath(os.path.join(base, program))
+    if base != script_dir and not os.path.isabs(program):
+        notes.append(f"script: {program} is relative to {base}, where the script moved (`{moved_by}`)")
     key_lines["script"] = launch.line
     args: list[str] = []
     for i, w in enumerate(launch.args):

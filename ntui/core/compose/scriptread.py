@@ -27,7 +27,8 @@ from ntui.core.compose.shellwords import Command, ShellSyntax, Word
 from ntui.core.compose.shellwords import commands as lexed
 from ntui.core.problems import Problem, Severity, Source
 
-__all__ = ["Directive", "Finding", "Launch", "ScriptError", "ScriptFacts", "launch_of", "read_script", "the_launch"]
+__all__ = ["Directive", "Finding", "Launch", "ScriptError", "ScriptFacts", "launch_of", "read_script", "srun_program",
+           "the_launch"]
 
 #: sbatch's short options, by their long names (sbatch.1).
 SBATCH_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-A": "account", "-q": "qos",
@@ -148,6 +149,8 @@ class ScriptFacts:
     assigned: dict[str, tuple[int, Word | None]]  # name -> (line, value word) for every variable the script sets
     #: what srun (or the batch shell) starts that is no launch ntui knows: (line, the program's name)
     unknown_launches: list[tuple[int, str]] = field(default_factory=list)
+    #: why the file is no batch script to import, said after checking it (its traps are still its traps)
+    refusal: tuple[int, str] | None = None
 
     def directive(self, option: str) -> str | None:
         found = [d.value for d in self.directives if d.option == option]
@@ -203,8 +206,9 @@ def read_script(text: str, path: str) -> ScriptFacts:
     for n, line in enumerate(lines, 1):
         if re.match(r"^#SBATCH\s", line):
             (directives if n < first else late).extend(_directive(line, n))
+    refusal: tuple[int, str] | None = None
     if not directives and not lines[0].startswith("#!"):
-        raise ScriptError(path, 1, "not a batch script: no #! line first and no #SBATCH line")
+        refusal = (1, "not a batch script: no #! line first and no #SBATCH line")
     assigned: dict[str, tuple[int, Word | None]] = {}
     launches: list[tuple[Command, Launch]] = []
     unknown: list[tuple[int, str]] = []
@@ -224,11 +228,18 @@ def read_script(text: str, path: str) -> ScriptFacts:
             unknown.append((c.line, other))
     if any(x.under_srun or x.launcher != "srun" for _, x in launches):  # a python run in the batch shell beside
         launches = [(c, x) for c, x in launches if x.under_srun or x.launcher != "srun"]  # a launch: a setup step
-    if not directives and any("partition" in x.srun or "job-name" in x.srun for _, x in launches):
-        raise ScriptError(path, launches[0][1].line, "not a batch script: no #SBATCH line, and its srun asks for "
-                          "its own allocation (-p, --job-name): it runs srun from a login node. Import the batch "
-                          "script that runs the program, or write one with #SBATCH lines")
-    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown)
+    per_node = [x for _, x in launches if not x.under_srun and x.launcher != "srun"]
+    nnodes = per_node[0].opt("--nnodes", "--num_machines") if per_node else None
+    if refusal is None and not directives and nnodes is not None and (nnodes[0] or "").split(":")[-1] != "1":
+        refusal = (per_node[0].line, f"not a batch script: no #SBATCH line, and it starts {per_node[0].launcher} "
+                   f"itself on this machine for {nnodes[0]} nodes: a script each node runs. Import the batch script "
+                   "that starts it on every node")
+    if refusal is None and not directives and any("partition" in x.srun or "job-name" in x.srun
+                                                  for _, x in launches):
+        refusal = (launches[0][1].line, "not a batch script: no #SBATCH line, and its srun asks for its own "
+                   "allocation (-p, --job-name): it runs srun from a login node. Import the batch script that runs "
+                   "the program, or write one with #SBATCH lines")
+    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown, refusal)
 
 
 #: Launchers no preset has: their own refusal, never "no launch line".
@@ -239,6 +250,16 @@ OTHER_LAUNCHERS = {"deepspeed": "the deepspeed launcher is not a preset launcher
                                "import it",
                    "mpirun": "an mpirun launch is not a preset launch: srun starts the ranks in a preset",
                    "mpiexec": "an mpiexec launch is not a preset launch: srun starts the ranks in a preset"}
+
+
+def srun_program(c: Command) -> Word | None:
+    """The word srun runs as its program (after its options and any prefixes), or None when ``c`` is no srun."""
+    words, _ = strip_prefixes(c.expanded if c.expanded is not None else c.words)
+    if not words or os.path.basename(words[0].text) != "srun":
+        return None
+    _, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
+    rest, _ = strip_prefixes(words[1 + i:])
+    return rest[0] if rest else None
 
 
 def _other_launch(c: Command) -> str | None:
