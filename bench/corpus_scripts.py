@@ -12,7 +12,8 @@ marks not importable is right when refused.
 Traps: an expected trap is **found** when a finding of ``ntui check`` stands at its line (a refused import
 keeps the findings checking made before it: ``ScriptError.findings``); a finding of an error or warning on a
 script whose entry expects no trap at all is counted as a **possible false alarm** (the table cannot say which
-rule should have fired: the corpus names traps in its own words, the rules in theirs).
+rule should have fired: the corpus names traps in its own words, the rules in theirs). **Presets refused**:
+imports whose preset ntui's own rules refuse (an error of ``ntui check`` on the preset).
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ sys.path.insert(0, str(REPO))
 
 from ntui.core.compose.scriptimport import import_script  # noqa: E402
 from ntui.core.compose.scriptread import ScriptError, read_script  # noqa: E402
+from ntui.core.compose.spec import validate  # noqa: E402
 from tests.support.corpus import SPLITS, Entry, entries, score_table  # noqa: E402
 
 GRADES = ("right", "partly", "wrong", "refused", "crash")
+#: Entries whose imported preset ntui's own rules refuse (the job would not be submitted as imported).
+INVALID: set[str] = set()
 #: The corpus' launcher names that are one of ntui's under another name (Lightning under srun is srun's launch).
 SAME_LAUNCHER = {"lightning-srun": "srun"}
 
@@ -58,6 +62,9 @@ def grade(entry: Entry) -> tuple[str, str, int, int, int]:
     except Exception as exc:  # a traceback for the user: the worst answer
         return "crash", f"{type(exc).__name__}: {exc}"[:120], 0, len(traps), 0
     lines = {f.line for f in imported.findings}
+    spec, problems = validate(imported.loaded(f"{entry.path} (imported)"))
+    if spec is None or any(p.is_error for p in problems):
+        INVALID.add(entry.id)
     found = sum(1 for t in traps if t["line"] in lines)
     alarms = len(imported.findings) if not traps else 0
     if not want.get("importable"):
@@ -95,10 +102,12 @@ def main() -> None:
         found, expected, alarms = (sum(rows[i][k] for i in part) for k in (3, 4, 5))
         importable = [rows[i] for i in part if rows[i][0].fields["expect"].get("importable")]
         right_imports = sum(r[1] == "right" for r in importable)
-        return f"  {right_imports:5} of {len(importable):<4}      {found:5} of {expected:<4} {alarms:8}"
+        invalid = sum(rows[i][0].id in INVALID for i in part)
+        return (f"  {right_imports:5} of {len(importable):<4}      {found:5} of {expected:<4} {alarms:8}"
+                f"   {invalid:8}")
 
     print("\n".join(score_table([r[0].split for r in rows], [r[1] for r in rows], GRADES, "scripts",
-                                 "  importable right  traps found  possible false alarms", more)))
+                                 "  importable right  traps found  possible false alarms  presets refused", more)))
 
 
 if __name__ == "__main__":

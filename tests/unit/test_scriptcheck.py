@@ -129,3 +129,35 @@ def test_a_script_each_node_runs_is_refused_and_its_traps_kept() -> None:
         import_script(read_script(text, "node.sh"))
     assert "a script each node runs" in str(caught.value)
     assert ("H6", 6) in {(f.rule, f.line) for f in caught.value.findings}
+
+
+def _preset(text: str) -> dict[str, object]:
+    from ntui.core.compose.spec import validate
+
+    imported = import_script(read_script(text, "/w/job.sh"))
+    spec, problems = validate(imported.loaded("/w/job.sh (imported)"))
+    assert spec is not None and not [p for p in problems if p.is_error], [str(p) for p in problems]
+    return imported.preset
+
+
+def test_an_import_asks_for_gpus_one_way_per_node_and_for_tasks_per_node() -> None:
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=8\n#SBATCH --gpus-per-task=1\n#SBATCH --wait-all-nodes=1\n"
+            "srun python fit.py\n")
+    sbatch = _preset(text)["sbatch"]
+    assert sbatch == {"nodes": 2, "ntasks-per-node": 4, "gpus-per-node": 4}
+
+
+def test_the_old_spelling_tasks_per_node_and_a_run_time_gpu_count() -> None:
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --tasks-per-node=1\n#SBATCH --gpus-per-task=8\n"
+            "srun torchrun --standalone --nproc_per_node=gpu fit.py\n")
+    preset = _preset(text)
+    assert preset["sbatch"] == {"nodes": 1, "ntasks-per-node": 1, "gpus-per-node": 8}
+    assert preset["launcher"] == {"type": "torchrun", "nproc-per-node": 8}
+
+
+def test_a_value_written_over_lines_stays_one_comment_line_of_the_preset() -> None:
+    text = ('#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n'
+            "srun bash -c 'ARGS=\"\n  --nnodes=$SLURM_NNODES\n  --node-rank=$SLURM_PROCID\"\n"
+            "  torchrun --nproc-per-node=4 $ARGS fit.py'\n")
+    preset = _preset(text)
+    assert preset["launcher"] == {"type": "torchrun", "nproc-per-node": 4}

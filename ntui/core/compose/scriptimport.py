@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ntui.core.compose.rules import SBATCH_OPTIONS
 from ntui.core.compose.scriptcheck import check_script
 from ntui.core.compose.scriptread import (
     KNOWN_VARS,
@@ -34,6 +35,7 @@ from ntui.core.compose.scriptread import (
     unknown_word,
 )
 from ntui.core.compose.shellwords import Command, Word
+from ntui.core.compose.spec import SBATCH_RESERVED
 from ntui.core.compose.yamlsrc import LoadedPreset, load_yaml_with_lines
 from ntui.core.problems import Problem, Source
 
@@ -131,6 +133,50 @@ def _in_submit_dir(word: Word, facts: ScriptFacts, command: Command) -> str | No
     return None
 
 
+def gpus_per_node(sbatch: dict[str, Any]) -> int | None:
+    """The GPUs a node of the job has, from whichever directive says it: --gpus-per-node (``a100:4`` too),
+    --gres=gpu[:type]:N, --gpus-per-task times the tasks per node, --gpus over the nodes."""
+    def count(value: Any) -> int | None:
+        return int_or_none(str(value).rsplit(":", 1)[-1]) if value is not None else None
+
+    if (n := count(sbatch.get("gpus-per-node"))) is not None:
+        return n
+    gres = re.search(r"(?:^|,)gpu(?::[A-Za-z0-9_.-]+)?:([0-9]+)", str(sbatch.get("gres") or ""))
+    if gres:
+        return int(gres.group(1))
+    per_task, tasks = count(sbatch.get("gpus-per-task")), int_or_none(str(sbatch.get("ntasks-per-node")))
+    nodes, ntasks = int_or_none(str(sbatch.get("nodes"))) or 1, int_or_none(str(sbatch.get("ntasks")))
+    if tasks is None and ntasks is not None and ntasks % nodes == 0:
+        tasks = ntasks // nodes
+    if per_task is not None:
+        return per_task * (tasks or 1)
+    total = count(sbatch.get("gpus"))
+    return total // nodes if total is not None and total % nodes == 0 else None
+
+
+#: The ways sbatch is asked for GPUs; a preset takes one (G3, G4): GPUs per node.
+GPU_REQUESTS = ("gpus-per-node", "gres", "gpus-per-task", "gpus")
+
+
+def _one_gpu_request(sbatch: dict[str, Any], key_lines: dict[str, int], fixes: list[str]) -> None:
+    """GPUs asked for per task, per job or in several ways at once: the preset's one request, GPUs per node."""
+    given = [k for k in GPU_REQUESTS if k in sbatch and (k != "gres" or "gpu" in str(sbatch[k]))]
+    if not given or given == ["gpus-per-node"] or (given == ["gres"] and str(sbatch["gres"]).count(":") <= 2):
+        return
+    gpus = gpus_per_node(sbatch)
+    if gpus is None:
+        return
+    said = ", ".join(f"--{k}={sbatch[k]}" for k in given)
+    line = min((key_lines[f"sbatch.{k}"] for k in given if f"sbatch.{k}" in key_lines), default=0)
+    for k in given:
+        if k != "gres" or re.fullmatch(r"gpu(?::[A-Za-z0-9_.-]+)?:[0-9]+", str(sbatch[k])):
+            sbatch.pop(k)
+            key_lines.pop(f"sbatch.{k}", None)
+    sbatch["gpus-per-node"] = gpus
+    key_lines["sbatch.gpus-per-node"] = line
+    fixes.append(f"sbatch.gpus-per-node: {gpus}, from {said} (a preset asks for GPUs one way, per node: G3, G4)")
+
+
 def _run_dir(facts: ScriptFacts, command: Command, script_dir: str) -> tuple[str | None, str]:
     """The directory the launch runs in: sbatch's --chdir, then each ``cd`` the batch shell runs before the launch
     (None where the environment decides it: ``cd $WORK/x``), and what set it last."""
@@ -198,6 +244,11 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
             continue
         if d.option == "job-name":
             continue
+        if d.option in SBATCH_RESERVED or d.option not in SBATCH_OPTIONS:
+            why = SBATCH_RESERVED.get(d.option, "not an option a preset has (yet): add it by hand if the job needs "
+                                                "it")
+            skipped.append((d.line, f"#SBATCH --{d.option}{'=' + d.value if d.value else ''}: {why}"))
+            continue
         sbatch[d.option] = _yaml_value(d.value)
         key_lines[f"sbatch.{d.option}"] = d.line
     logs = "ntui writes every rank's own log (L2)"
@@ -229,6 +280,14 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         sbatch["image"] = launch.image
         key_lines["sbatch.image"] = launch.line
     ntasks, per_node, nodes_given = (int_or_none(str(sbatch.get(k))) for k in ("ntasks", "ntasks-per-node", "nodes"))
+    if ntasks is not None and per_node is None and nodes_given and ntasks % nodes_given == 0 and ntasks > nodes_given:
+        per_node = sbatch["ntasks-per-node"] = ntasks // nodes_given
+        del sbatch["ntasks"]
+        key_lines["sbatch.ntasks-per-node"] = key_lines.pop("sbatch.ntasks", 0)
+        fixes.append(f"sbatch.ntasks-per-node: {per_node}, the {ntasks} tasks over {nodes_given} nodes (a preset "
+                     "gives tasks per node, G9)")
+        ntasks = None
+    _one_gpu_request(sbatch, key_lines, fixes)
     if ntasks is not None and per_node and nodes_given is None and ntasks % per_node == 0 and ntasks > per_node:
         sbatch["nodes"] = ntasks // per_node
         key_lines["sbatch.nodes"] = next((d.line for d in facts.directives if d.option == "ntasks"), 0)
@@ -250,9 +309,10 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         if nproc is not None and int_or_none(nproc[0]) is not None:
             launcher["nproc-per-node"] = int(nproc[0] or 0)
         elif nproc is not None:
-            gpus = int_or_none(str(sbatch.get("gpus-per-node")))
+            gpus = gpus_per_node(sbatch)
             launcher["nproc-per-node"] = gpus or 1
-            fixes.append(f"launcher.nproc-per-node: was {nproc[0]!r}, now {gpus or 1} (the job's GPUs per node)")
+            fixes.append(f"launcher.nproc-per-node: was {nproc[0]!r}, now {gpus or 1} (" + (
+                "the job's GPUs per node)" if gpus else "the job asks for no GPUs)"))
     if launch.launcher == "accelerate":
         total = launch.opt("--num_processes")
         per = PER_NODE.search(total[0] or "") if total is not None else None
@@ -265,7 +325,7 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
                               f"--num_processes is {total[0]}, which the script never sets: accelerate gets no "
                               "process count. Set it (NAME=value, no blanks around =) to import the script")
         elif total is not None:
-            launcher["nproc-per-node"] = int_or_none(str(sbatch.get("gpus-per-node"))) or 1
+            launcher["nproc-per-node"] = gpus_per_node(sbatch) or 1
         if launch.opt("--multi_gpu") is not None:
             launcher["multi-gpu"] = True
         if (mp := launch.opt("--mixed_precision")) is not None:
@@ -435,7 +495,12 @@ def _yaml_value(text: str | None) -> Any:
 
 def _yaml_text(preset: dict[str, Any], source: str, fixes: Sequence[str], skipped: Sequence[tuple[int, str]],
                notes: Sequence[str]) -> str:
-    head = [f"# Imported by ntui from {source}."]
+    def one_line(text: str) -> str:  # a YAML comment ends at its line: a value written over lines is one here
+        return " ".join(text.split())
+
+    notes, fixes = [one_line(n) for n in notes], [one_line(f) for f in fixes]
+    skipped = [(n, one_line(why)) for n, why in skipped]
+    head = [f"# Imported by ntui from {one_line(source)}."]
     if notes:
         head.append("# To check:")
         head += [f"#   - {n}" for n in notes]

@@ -37,6 +37,8 @@ SBATCH_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "tim
                 "-L": "licenses", "-M": "clusters", "-S": "core-spec", "-i": "input", "-m": "distribution",
                 "-k": "no-kill", "-s": "oversubscribe", "-O": "overcommit", "-Q": "quiet", "-H": "hold",
                 "-v": "verbose", "-W": "wait", "-B": "extra-node-info"}
+#: sbatch's other spellings of an option, by the name the rest of ntui uses (sbatch.1).
+SBATCH_ALIASES = {"tasks-per-node": "ntasks-per-node"}
 #: sbatch options without a value.
 SBATCH_FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "oversubscribe", "quiet", "verbose",
                 "wait", "no-kill", "contiguous", "test-only", "parsable", "use-min-nodes", "spread-job"}
@@ -174,7 +176,7 @@ def _directive(text: str, line: int) -> list[Directive]:
             name, eq, value = w[2:].partition("=")
             if not eq and name not in SBATCH_FLAGS and i + 1 < len(words) and not words[i + 1].startswith("-"):
                 value, i = words[i + 1], i + 1
-            out.append(Directive(line, name, value if (eq or value) else None))
+            out.append(Directive(line, SBATCH_ALIASES.get(name, name), value if (eq or value) else None))
         elif w.startswith("-") and len(w) >= 2:
             name = SBATCH_SHORT.get(w[:2], w[1:2])
             short_value = w[2:] or None
@@ -488,9 +490,12 @@ def _payload(payload: Word, after: list[Word], launch: Launch) -> Launch | None:
     """``bash -c 'PAYLOAD' $0 ARGS``: its commands, each task expanding its variables; the launch among them."""
     found: Launch | None = None
     for c in task_commands(payload, launch.scope):
-        for name, value in assignments(c):
+        assigned = assignments(c)
+        for name, value in assigned:
             if value is not None:
                 launch.task_env.append((name, value))
+        if assigned and len(assigned) == len(c.words):
+            continue  # NAME=value: an assignment of the task's shell, no command
         words = c.expanded if c.expanded is not None else c.words
         got = _program(words, launch, per_task=True, payload_args=after)
         if got is not None:
