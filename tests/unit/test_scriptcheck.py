@@ -141,8 +141,8 @@ def _preset(text: str) -> dict[str, object]:
 
 
 def test_an_import_asks_for_gpus_one_way_per_node_and_for_tasks_per_node() -> None:
-    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=8\n#SBATCH --gpus-per-task=1\n#SBATCH --wait-all-nodes=1\n"
-            "srun python fit.py\n")
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks=8\n#SBATCH --gpus-per-task=1\n"
+            "#SBATCH --wait-all-nodes=1\nsrun python fit.py\n")
     sbatch = _preset(text)["sbatch"]
     assert sbatch == {"nodes": 2, "ntasks-per-node": 4, "gpus-per-node": 4}
 
