@@ -13,7 +13,8 @@ say as evidence:
 * **prefixes**, taken off one after another at the start of the message, each a row of :data:`PREFIXES` (its
   pattern and what it says): a CI runner's UTC timestamp, a pytest node id and pytest's ``E   `` marker, a
   logger's ``[<time>] <name>: [LEVEL]`` header, torch's ``[rankN]:``, torch elastic's ``[default3]:`` and
-  ``[<host>:3]:``, srun's ``--label`` ``3:``, Open MPI's ``[1,3]<stdout>:``, MPICH's ``[3] ``, Ray's
+  ``[<host>:3]:``, srun's ``--label`` ``3:``, Open MPI's ``[1,3]<stdout>:`` and ``[host:pid] ``, MPICH's
+  ``[3] ``, Ray's
   ``(pid=.., rank=3)``, NCCL's ``host:pid:tid [dev]``, pdsh's (the DeepSpeed launcher's) ``host:``, ntui's
   merged view ``[r3]``; a timestamp a wrapper wrote in front of one of those (``[2024-05-01 12:00:00]
   host:pid:tid [0]``, ``date``'s ``Tue Jun 17 08:14:03 2025`` glued to Open MPI's tag); the C++ log header of
@@ -113,6 +114,10 @@ PREFIXES: tuple[PrefixRow, ...] = (
     PrefixRow("mpi-tag", re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?"), "["),
     # MPICH's and Intel MPI's rank label (mpirun -l, -prepend-rank): [3] before each line of rank 3
     PrefixRow("mpich-rank", re.compile(r"\[(?P<rank>\d{1,5})\] (?=\S)"), "["),
+    # Open MPI's signal handler before each line of its report: [host:pid] (the process's host, not a rank), then
+    # its banner, the signal, the address or a frame
+    PrefixRow("mpi-proc", re.compile(
+        r"\[(?P<host>[A-Za-z][\w.-]*):\d+\] (?=\*\*\* |Signal|Failing at |\[ ?\d+\] )"), "["),
     # Ray's worker prefix: (RayTrainWorker pid=4121, ip=10.0.0.3) or (head, rank=0, pid=4121)
     PrefixRow("ray", re.compile(r"\((?:[\w-]+(?:, | ))?(?:rank=(?P<rank>\d+), )?pid=\d+(?:, ip=[\d.]+)?\) "), "("),
     # a logger's header: [2024-05-01 12:00:00,123] torch.distributed.run: [ERROR] , or the DeepSpeed launcher's

@@ -255,3 +255,25 @@ def test_srun_label_under_a_launcher_per_node_is_that_nodes_launcher_not_a_rank(
         verdict.line
     prefix, _ = parse_prefix("1: [rank6]:boom")  # torch's own rank label behind srun's: a rank, not a task
     assert (prefix.rank, prefix.task) == (6, None)
+
+
+def test_open_mpis_signal_report_is_the_processs_own_death() -> None:
+    prefix, text = parse_prefix("[node-f4:00945] Signal: Segmentation fault (11)")
+    assert (prefix.host, text) == ("node-f4", "Signal: Segmentation fault (11)")
+    assert parse_prefix("[tool.loader:244] [PID:88] loading")[0].host is None  # a logger's own brackets
+    found = scan_lines(["[node-f4:00945] *** Process received signal ***",
+                        "[node-f4:00945] Signal: Segmentation fault (11)",
+                        "[node-f4:00945] Signal code: Address not mapped (1)"])
+    assert [(f.kind, f.signal, f.node) for f in found] == [("rank_signal", "SIGSEGV", "node-f4")], found
+
+
+def test_the_c_plus_plus_exceptions_message_wins_over_the_abort_and_the_launchers_report() -> None:
+    from ntui.core.logs.verdict import decide
+
+    lines = ["terminate called after throwing an instance of 'c10::Error'",
+             "  what():  CUDA error: an illegal memory access was encountered (insert_events at alloc.cpp:771)",
+             "frame #0: c10::Error::Error(c10::SourceLocation, std::string const&) + 0x46 (0x7f3a in libc10.so)",
+             "Traceback (most recent call last):", '  File "launch.py", line 9, in <module>', "    spawn(f)",
+             "Exception: process 1 terminated with signal SIGABRT"]
+    v = decide(scan_lines(lines))
+    assert v.root is not None and v.root.rank == 1 and "illegal memory access" in v.root.first_line, v.line

@@ -311,6 +311,10 @@ _OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
 _FATAL_RE = re.compile(r"^Fatal Python error: (?P<what>[A-Za-z /]+?)\s*$")
 _TERMINATE_RE = re.compile(r"^terminate called (?:after throwing|without an active exception|recursively)")
 _SIG_BANNER_RE = re.compile(r"^\*\*\* (?P<sig>SIG[A-Z]+) (?:\(@|received)")
+# Open MPI's signal handler's report of the process's own death (its [host:pid] prefix taken off): Signal: Aborted (6)
+_MPI_OWN_SIGNAL_RE = re.compile(r"^Signal: (?P<what>[A-Za-z][A-Za-z ]*?) \((?P<n>\d+)\)\s*$")
+#: the message of the C++ exception libstdc++'s terminate reports on the line after it: what():  <message>
+_WHAT_RE = re.compile(r"^\s*what\(\):\s+(?P<what>\S.*)$")
 # a cheap pre-filter: one search per ordinary line
 #: (searched in the line lowered: a case-sensitive search is several times faster than an IGNORECASE one)
 _ANY_RE = re.compile(
@@ -321,7 +325,7 @@ _ANY_RE = re.compile(
     r"|^(?:srun|sbatch|salloc): fatal:|collective operation timeout|before timing out"
 )
 # ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
-_OWN_START = ("Fatal Python error: ", "terminate called ", "*** SIG")
+_OWN_START = ("Fatal Python error: ", "terminate called ", "*** SIG", "Signal: ")
 # the commonest first-day failure: the command the launch line runs is not there (a shell's "command not found",
 # 127; "Permission denied", 126; srun exec'ing it directly; python given a script path that does not exist)
 _NOT_FOUND_RE = re.compile(
@@ -568,7 +572,7 @@ class RankDetector:
             self._feed_child_failed(text, prefix_rank, time, out)
             return out
 
-        if _ANY_RE.search(text.lower()) or text.startswith(_OWN_START):
+        if _ANY_RE.search(text.lower()) or text.startswith(_OWN_START) or "what():" in text:
             self._line_level(text, prefix_rank, time, out)
         elif any(word in text for word in _LAYOUT_WORDS):
             self._layout(text)
@@ -994,13 +998,16 @@ def _cancel_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l
 
 def _own_signal(text: str) -> re.Match[str] | None:
     """The rank's own last words before a fault signal killed it (faulthandler, terminate, glog/absl)."""
-    return _FATAL_RE.match(text) or _TERMINATE_RE.match(text) or _SIG_BANNER_RE.match(text)
+    return _FATAL_RE.match(text) or _TERMINATE_RE.match(text) or _SIG_BANNER_RE.match(text) \
+        or _MPI_OWN_SIGNAL_RE.match(text)
 
 
 def _own_signal_hit(det: RankDetector, m: re.Match[str], text: str, rank: int | None, _l: str | None) -> Hit | None:
     groups = m.groupdict()
     if "what" in groups:
         sig = signal_of_word(groups["what"])
+        if sig is None and groups.get("n"):  # Open MPI's report: the number beside the name
+            sig = signal_name(-int(groups["n"]))
     elif "sig" in groups:
         sig = groups["sig"]
     else:
@@ -1105,6 +1112,13 @@ def _signal_field_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | Non
     return Hit("rank_signal" if is_fault(sig) else "signal", signal=sig)
 
 
+def _what_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
+    """The message of the C++ exception that ended the process (after libstdc++'s ``terminate called``): its own
+    error, like a traceback's last line (the abort that follows is its consequence)."""
+    kind = _classify_exception(m["what"])
+    return Hit("traceback" if kind == "signal" else kind, from_tb=True)
+
+
 def _always(text: str) -> re.Match[str] | None:
     return _EMPTY_RE.match(text)
 
@@ -1134,6 +1148,8 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("nccl-warn", ("nccl", "peer_failure"), _NCCL_WARN_RE.search, _nccl_warn_hit),
     Detector("nccl-error", ("nccl",), _NCCL_ERR_RE.search, _nccl_hit),
     Detector("dist-timeout", ("dist_timeout",), _DIST_TIMEOUT_RE.search, _kind("dist_timeout")),
+    Detector("cpp-what", ("traceback", "oom", "nccl", "nccl_timeout", "peer_failure", "dist_timeout"), _WHAT_RE.match,
+             _what_hit),
 )
 #: the row a line gets when the one before it was NCCL's ``Last error:``
 LAST_ERROR = Detector("nccl-last-error", ("nccl", "peer_failure"), _always, _last_error_hit)
@@ -1597,9 +1613,10 @@ def triage(
             first = replace(first, node=",".join(failed))
     if first.rank is None and ranked:
         # a rank-less report (the batch log's "CANCELLED", a ranged srun error) loses to a rank's own
-        # finding of the same or a more telling tier
+        # finding of the same or a more telling tier, unless that one is only a wrapper or a signal over the
+        # specific error (an abort after the C++ exception's message: the rank comes from evidence then)
         alt = _pick(ranked, window_s)
-        if alt.tier <= first.tier:
+        if alt.tier <= first.tier and (first.tier >= 2 or _weight(alt) <= _weight(first)):
             first = alt
     if _is_wait(first):
         # a wait is never the cause when another rank says its own error: that rank is why the wait timed out
