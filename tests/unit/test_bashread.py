@@ -107,3 +107,16 @@ def test_a_program_in_the_submit_directory_is_imported_next_to_the_script() -> N
         assert "depends on the environment" in str(exc)
     else:
         raise AssertionError("a $PWD after the script's cd was taken as the submit directory")
+
+
+def test_eval_reads_its_words_as_commands_of_the_batch_shell() -> None:
+    text = ('#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nA=(--nproc_per_node 4 --nnodes 2)\n'
+            'cmd="torchrun ${A[@]} bench.py --x 1"\neval srun $cmd\n')
+    launch = _launch(text)
+    assert (launch.launcher, launch.under_srun, launch.line) == ("torchrun", True, 6)
+    assert launch.program is not None and (launch.program.text, launch.program.line) == ("bench.py", 5)
+
+
+def test_a_script_that_evals_or_calls_itself_forever_is_read_in_bounded_time() -> None:
+    text = '#!/bin/bash\nX="eval \\$X"\neval $X\nf() { f; }\nf\nsrun python t.py\n'
+    assert _launch(text).program is not None

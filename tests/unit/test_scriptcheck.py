@@ -3,6 +3,8 @@ none where the script is right (the H rules of the rule table)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from ntui.core.compose.scriptcheck import check_script
@@ -161,3 +163,26 @@ def test_a_value_written_over_lines_stays_one_comment_line_of_the_preset() -> No
             "  torchrun --nproc-per-node=4 $ARGS fit.py'\n")
     preset = _preset(text)
     assert preset["launcher"] == {"type": "torchrun", "nproc-per-node": 4}
+
+
+def test_one_rendezvous_id_is_no_alarm_where_the_endpoint_is_the_jobs_own() -> None:
+    text = (HEAD + "export MASTER_PORT=$((15000 + SLURM_JOB_ID % 17000))\n"
+            "srun bash -c 'torchrun --nnodes 2 --rdzv_id=\\$SLURM_JOB_ID --rdzv_backend=c10d "
+            "--rdzv_endpoint=\"$MASTER_ADDR:$MASTER_PORT\" fit.py'\n")
+    assert "H3" not in {rule for rule, _ in _found(text)}
+    fixed = text.replace('"$MASTER_ADDR:$MASTER_PORT"', "h:29500")
+    assert "H3" in {rule for rule, _ in _found(fixed)}
+
+
+def test_no_traceback_on_a_cut_or_broken_script() -> None:
+    """Every fixture of the corpora, cut short and with a quote or a bracket taken out: a refusal that says
+    why, or an import whose preset loads; never another exception."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    for path in sorted((data / "corpus" / "sbatch-scripts").glob("*.sh")) + sorted((data / "scripts").rglob("*.sh")):
+        text = path.read_text()
+        for variant in (text[:len(text) // 3], text[:2 * len(text) // 3], text[len(text) // 2:],
+                        text.replace('"', "", 1), text.replace("'", "", 1), text.replace("}", "", 1)):
+            with contextlib.suppress(ScriptError):
+                import_script(read_script(variant, str(path))).loaded(f"{path} (imported)")

@@ -85,26 +85,35 @@ def has_error(text: str) -> bool:
 def task_commands(payload: Word, env: dict[str, Var]) -> list[Command]:
     """``bash -c PAYLOAD`` as each task's shell reads it: the batch shell's exported variables (``env``) known, the
     batch shell's own expansions kept as they were, every word at the script's line its text came from."""
+    reader = _reread(payload, {k: v for k, v in env.items() if v.exported}, None, "")
+    return reader.out
+
+
+def _reread(word: Word, env: dict[str, Var], positional: list[list[_Seg]] | None, unknown: str,
+            calls: int = 0) -> _Reader:
+    """A word read again as a script (a ``bash -c`` body, ``eval``'s arguments): what the shell that built it
+    expanded without knowing stays so, each byte at the line it was written on."""
     text: list[str] = []
     lines: list[int] = []
     unknowns: list[Part] = []
-    for p in payload.parts:
+    for p in word.parts:
         if p.quote == BATCH:
             piece = f"__ntui_batch_{len(unknowns)}__"
             unknowns.append(p)
         else:
             piece = p.text
         text.append(piece)
-        lines += [p.line or payload.line] * len(piece.encode())
+        lines += [p.line or word.line] * len(piece.encode())
     src = "".join(text).encode()
-    exported = {k: v for k, v in env.items() if v.exported}
 
     def line_of(row_byte: int) -> int:
-        return lines[row_byte] if 0 <= row_byte < len(lines) else payload.line
+        return lines[row_byte] if 0 <= row_byte < len(lines) else word.line
 
-    reader = _Reader(src, exported, None, line_of, unknowns or [Part("", BATCH)])
+    reader = _Reader(src, env, positional, line_of, unknowns or [Part("", BATCH)])
+    reader.unknown = unknown
+    reader.calls = calls  # eval inside eval, a function calling itself: bounded as one nesting
     reader.block(_parser().parse(src).root_node, 0, None)
-    return reader.out
+    return reader
 
 
 class _Reader:
@@ -321,10 +330,30 @@ class _Reader:
         if body is not None and self.calls < 8:
             self._call(body, fields[1:], depth, construct)
             return
+        if name == "eval" and len(fields) > 1 and self.calls < 8 and fields[0].plain:
+            self._eval(fields[1:], depth, construct, sep)
+            return
         if name in (".", "source") or not fields:
             for a, _ in prefix:
                 self.assign(a, exported=None)
         self._emit(node, written, expanded, depth, construct, sep)
+
+    def _eval(self, args: list[Word], depth: int, construct: tuple[int, int] | None, sep: str) -> None:
+        """``eval WORDS``: the words joined by blanks, read as commands of this shell (its variables, its
+        functions), each at the lines its pieces were written on."""
+        parts: list[Part] = []
+        for i, w in enumerate(args):
+            parts += [Part(" ", "'", w.line)] if i else []
+            parts += [p if p.quote in (BATCH, "'") else Part(p.text, "'", p.line) for p in w.parts]
+        inner = _reread(Word(tuple(parts), " ".join(w.raw for w in args), args[0].line), self.env, self.positional,
+                        BATCH, self.calls + 1)
+        for c in inner.out:
+            c.depth += depth
+            c.construct = construct if construct is not None else c.construct
+            self.out.append(c)
+        self.functions.update(inner.functions)
+        if inner.out and sep:
+            inner.out[-1].separator = sep
 
     def _call(self, body: Any, args: list[Word], depth: int, construct: tuple[int, int] | None) -> None:
         saved = self.positional

@@ -71,7 +71,8 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
                                "node is rank 0). Expand it in each task: srun bash -c '... $" + var + " ...', or "
                                f"write \\${var} inside a double-quoted launcher string (Q1)"))
     for name, value, opt_word in launch.launcher_opts:
-        if opt_word is not None and opt_word.literal_vars and not opt_word.expanded_vars:
+        if opt_word is not None and opt_word.literal_vars and not opt_word.expanded_vars and not (
+                name == "--rdzv-id" and _per_job_endpoint(launch)):
             var = opt_word.literal_vars[0]
             out.append(Finding(opt_word.line, "H3", f"{name} is the literal text {value!r}: ${var} inside single "
                                f"quotes reaches {launch.launcher} unexpanded (every job the same value). Write "
@@ -124,6 +125,14 @@ _PORT_VAR = re.compile(r"(?:^|_)PORT(?:$|_)")
 
 #: A program's own options for its rendezvous port (when srun starts its ranks itself).
 PROGRAM_PORT_OPTIONS = {"--port", "--master-port", "--master_port", "--dist-port", "--dist_port", "--main_process_port"}
+
+
+def _per_job_endpoint(launch: Launch) -> bool:
+    """A c10d endpoint whose port the job decides at run time: jobs never share its store, whatever their
+    rendezvous id (so one id for every job is harmless there)."""
+    endpoint = launch.opt("--rdzv-endpoint")
+    return endpoint is not None and endpoint[1] is not None and ":" in (endpoint[0] or "") and \
+        _port_part(endpoint[1]) is None
 
 
 def _quoted_commands(facts: ScriptFacts) -> list[Finding]:
