@@ -81,6 +81,7 @@ def test_a_refused_import_keeps_what_checking_found() -> None:
     ("#!/bin/bash\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=4\nsrun python fit.py\n", "task counts disagree"),
     ("#!/bin/bash\nsrun -p gpu --job-name=x python fit.py\n", "not a batch script"),
     (HEAD + "srun composer --nproc 4 fit.py\n", "composer's launcher is not a preset launcher"),
+    (HEAD + 'srun --kill-on-bad-exit=1 "$@"\n', "srun runs the script's own arguments"),
     (HEAD + "N = 4\nsrun accelerate launch --num_machines 2 --num_processes $N fit.py\n", "never sets"),
 ])
 def test_a_refusal_says_why(text: str, said: str) -> None:

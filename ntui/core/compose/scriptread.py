@@ -251,7 +251,9 @@ OTHER_LAUNCHERS = {"deepspeed": "the deepspeed launcher is not a preset launcher
                    "composer": "composer's launcher is not a preset launcher: start the program with torchrun to "
                                "import it",
                    "mpirun": "an mpirun launch is not a preset launch: srun starts the ranks in a preset",
-                   "mpiexec": "an mpiexec launch is not a preset launch: srun starts the ranks in a preset"}
+                   "mpiexec": "an mpiexec launch is not a preset launch: srun starts the ranks in a preset",
+                   "$@": "srun runs the script's own arguments (\"$@\"): the program is whatever sbatch is given, "
+                         "not in the script. Import a script that names its program"}
 
 
 def srun_program(c: Command) -> Word | None:
@@ -273,6 +275,8 @@ def _other_launch(c: Command) -> str | None:
     if head == "srun":
         _, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
         rest, _ = strip_prefixes(words[1 + i:])
+        if rest and rest[0].text in ("$@", "${@}", "$*", "${*}"):
+            return "$@"
         return os.path.basename(rest[0].text) if rest and not unknown_word(rest[0]) else None
     return head if head in OTHER_LAUNCHERS else None
 
