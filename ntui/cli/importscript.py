@@ -46,8 +46,8 @@ def _read(path: str) -> tuple[ScriptFacts | None, Imported | None, list[Problem]
     try:
         facts = read_script(text, path)
         imported = import_script(facts)
-    except ScriptError as exc:
-        return None, None, [exc.problem]
+    except ScriptError as exc:  # the refusal first, then what checking found before it (its traps are still there)
+        return None, None, [exc.problem, *(f.problem(path) for f in exc.findings)]
     except RecursionError:
         return None, None, [Problem(Source(path), "", "nested too deeply to read (bash -c inside bash -c ...)")]
     return facts, imported, []

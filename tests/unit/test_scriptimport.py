@@ -277,3 +277,14 @@ def test_a_launch_inside_a_construct_is_not_imported_twice() -> None:
         import_script(read_script(text, "c.sh"))
     assert caught.value.problem.source.line == 4
     assert "inside a shell construct (lines 3-5" in caught.value.problem.message
+
+
+def test_check_says_a_refused_scripts_traps_after_the_refusal(tmp_path: Path) -> None:
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -N 2\nexport MASTER_PORT=29500\nsrun deepspeed --num_gpus 4 fit.py\n")
+    res = subprocess.run([sys.executable, "-m", "ntui", "check", str(script)], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    lines = res.stderr.splitlines()
+    assert lines[0].startswith(f"{script}:4: ") and "deepspeed launcher" in lines[0]
+    assert any(x.startswith(f"{script}:3: ") and "(H6)" in x for x in lines[1:]), lines
