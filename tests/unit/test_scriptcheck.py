@@ -187,3 +187,12 @@ def test_no_traceback_on_a_cut_or_broken_script() -> None:
                         text.replace('"', "", 1), text.replace("'", "", 1), text.replace("}", "", 1)):
             with contextlib.suppress(ScriptError):
                 import_script(read_script(variant, str(path))).loaded(f"{path} (imported)")
+
+
+def test_a_line_that_only_builds_the_launch_from_what_ntui_sets_is_not_kept() -> None:
+    text = (HEAD + "MASTER_ADDR=$(hostname)\nMASTER_PORT=$((15000 + SLURM_JOB_ID % 17000))\n"
+            'LAUNCHER="torchrun --nnodes 2 --nproc_per_node 4 --rdzv_endpoint $MASTER_ADDR:$MASTER_PORT"\n'
+            'OUT=/ckpt\nmkdir -p $OUT\nsrun bash -c "$LAUNCHER fit.py --out $OUT"\n')
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["setup"] == ["OUT=/ckpt", "mkdir -p $OUT"]
+    assert any(line == 7 and "builds the launch line" in why for line, why in imported.not_imported)

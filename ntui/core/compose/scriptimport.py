@@ -177,6 +177,35 @@ def _one_gpu_request(sbatch: dict[str, Any], key_lines: dict[str, int], fixes: l
     fixes.append(f"sbatch.gpus-per-node: {gpus}, from {said} (a preset asks for GPUs one way, per node: G3, G4)")
 
 
+def _builds_launch(facts: ScriptFacts, command: Command) -> list[Command]:
+    """The assignments that only build the launch line (``LAUNCHER="torchrun --rdzv_endpoint $MASTER_ADDR:..."``,
+    ``CMD=...``) and use a value ntui sets itself: as setup lines they would run with what the import dropped."""
+    def uses(c: Command) -> set[str]:
+        return {v for w in c.words for v in w.expanded_vars}
+
+    pure = {id(c): c for c in facts.commands[:facts.commands.index(command)]
+            if c.construct is None and c.depth == 0 and (assigned := assignments(c)) and (
+                c.words[0].text in ("export", "declare", "readonly") or len(assigned) == len(c.words))}
+    wanted = uses(command)  # the variables the launch line reads, and what their values read, ...
+    grew = True
+    while grew:
+        grew = False
+        for c in pure.values():
+            if {n for n, _ in assignments(c)} & wanted and not uses(c) <= wanted:
+                wanted |= uses(c)
+                grew = True
+    elsewhere: set[str] = set()  # ... unless another line of the script reads them too
+    for c in facts.commands:
+        if c is not command and id(c) not in pure:
+            elsewhere |= uses(c)
+    out = []
+    for c in pure.values():
+        names = {n for n, _ in assignments(c)}
+        if names <= wanted and not names & elsewhere and not names & NTUI_ENV and uses(c) & NTUI_ENV:
+            out.append(c)
+    return out
+
+
 def _run_dir(facts: ScriptFacts, command: Command, script_dir: str) -> tuple[str | None, str]:
     """The directory the launch runs in: sbatch's --chdir, then each ``cd`` the batch shell runs before the launch
     (None where the environment decides it: ``cd $WORK/x``), and what set it last."""
@@ -416,8 +445,10 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     env: dict[str, str] = {}
     setup: list[str] = []
     done_constructs: set[tuple[int, int]] = set()
-    for c in facts.commands:
-        if c.line >= command.line and c is not command and c.construct is None and c.depth == 0:
+    builds_launch = _builds_launch(facts, command)
+    at = facts.commands.index(command)
+    for position, c in enumerate(facts.commands):
+        if position > at and c.construct is None and c.depth == 0:
             if c.line > command.end_line:
                 skipped.append((c.line, f"{_source(facts, c)}: runs after the launch; ntui's script ends with the "
                                         "launch"))
@@ -434,6 +465,11 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
                     skipped.append((start, "a compound command after the launch: not imported"))
             continue
         words = c.words
+        if c in builds_launch:
+            skipped.append((c.line, f"{_source(facts, c).splitlines()[0].strip()[:60]}...: builds the launch line "
+                                    "from values ntui sets itself (the rendezvous, the ranks); the preset's "
+                                    "launcher, script and args are that launch"))
+            continue
         if words and words[0].text == "export" or assignments(c) and len(assignments(c)) == len(words):
             kept: list[str] = []
             for var_name, var_value in assignments(c):
