@@ -1,4 +1,11 @@
-"""A batch script read as bash reads it, never run: words with their quoting, commands with their line numbers.
+"""Shell words and commands, the values a batch script is read into, and a small lexer that names where a text
+stops being shell.
+
+:class:`Word`, :class:`Part` and :class:`Command` are what :mod:`ntui.core.compose.bashread` (tree-sitter's bash
+grammar, the batch shell evaluated) reads a script into, and what the importer and the checks work on. The lexer
+below (:func:`split_words`, :func:`commands`) is no longer how scripts are read: the grammar recovers from an
+unterminated quote where bash does not, so where it had to recover, this lexer says on which line and column the
+text stops being shell (:class:`ShellSyntax`).
 
 Enough of bash's grammar for the scripts people submit: words split on blanks; single quotes, double quotes
 (``\\"``, ``\\\\``, ``\\$`` and ``\\``` escaped inside), ``$'...'``, backslashes; ``$VAR``, ``${VAR...}``, ``$(...)``
@@ -34,7 +41,9 @@ class ShellSyntax(ValueError):
 
 @dataclass(frozen=True)
 class Part:
-    """A piece of a word: its text after quote removal and how it was quoted (``""`` none, ``"'"``, ``'"'``)."""
+    """A piece of a word: its text after quote removal and how it was quoted (``""`` none, ``"'"``, ``'"'``,
+    ``"<redirect>"``; ``"$"`` where the reader evaluated the batch shell: an expansion it did not know the value
+    of, kept as written)."""
 
     text: str
     quote: str
