@@ -196,3 +196,13 @@ def test_a_line_that_only_builds_the_launch_from_what_ntui_sets_is_not_kept() ->
     imported = import_script(read_script(text, "/w/job.sh"))
     assert imported.preset["setup"] == ["OUT=/ckpt", "mkdir -p $OUT"]
     assert any(line == 7 and "builds the launch line" in why for line, why in imported.not_imported)
+
+
+def test_the_deepspeed_launcher_is_read_for_its_traps_and_refused_by_name() -> None:
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+            "deepspeed --num_nodes 2 --num_gpus 8 --hostfile hosts \\\n  --master_port 29511 fit.py --ds cfg.json\n")
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "job.sh"))
+    assert "deepspeed launcher is not a preset launcher" in str(caught.value)
+    found = {(f.rule, f.line) for f in caught.value.findings}
+    assert ("H6", 5) in found and "H9" not in {rule for rule, _ in found}  # it starts the other nodes itself

@@ -56,7 +56,7 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
                            f"node runs {per_node} launchers and {per_node} times the processes. One task per node "
                            "(--ntasks-per-node=1); the launcher starts the node's processes (G2)",
                            field="sbatch.ntasks-per-node"))
-    if launch.launcher != "srun" and not launch.under_srun and nodes > 1:
+    if launch.launcher not in ("srun", "deepspeed") and not launch.under_srun and nodes > 1:
         out.append(Finding(launch.line, "H9", f"{launch.launcher} runs in the batch shell, on the first node "
                            f"only, of {nodes}: the others never join and the rendezvous waits. Start it with "
                            "srun --ntasks-per-node=1"))

@@ -22,6 +22,7 @@ from ntui.core.compose.scriptread import (
     LEGACY_FLAGS,
     MOUNT_OPTIONS,
     NTUI_ENV,
+    OTHER_LAUNCHERS,
     PER_NODE,
     SBATCH_NTUI,
     SRUN_SHAPE,
@@ -248,6 +249,8 @@ def import_script(facts: ScriptFacts) -> Imported:
 
 def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     command, launch = the_launch(facts)
+    if launch.launcher in OTHER_LAUNCHERS:
+        raise ScriptError(facts.path, launch.line, OTHER_LAUNCHERS[launch.launcher])
     if command.construct is not None:
         start, end = command.construct
         raise ScriptError(facts.path, command.line, f"the launch line is inside a shell construct (lines {start}-"

@@ -83,7 +83,7 @@ CONTAINERS = ("shifter", "podman-hpc", "podman", "apptainer", "singularity", "ch
 #: torch.distributed.launch's flags that torchrun no longer has.
 LEGACY_FLAGS = {"--use_env", "--use-env"}
 #: Launcher options that name the rendezvous port.
-PORT_OPTIONS = {"--master-port", "--main_process_port", "--rdzv-endpoint"}
+PORT_OPTIONS = {"--master-port", "--main_process_port", "--rdzv-endpoint", "--master_port"}
 _PY = re.compile(r"^(python|pypy)[0-9.]*$")
 #: ``$(( SLURM_JOB_NUM_NODES * 4 ))`` (either order): accelerate's total processes as nodes times processes per node.
 _NODES = r"\$?\{?SLURM_(?:JOB_NUM_NODES|NNODES)\}?"
@@ -113,7 +113,7 @@ class Launch:
 
     line: int
     end_line: int
-    launcher: str  # srun | torchrun | accelerate
+    launcher: str  # srun | torchrun | accelerate | deepspeed (read for the checks; the import refuses it)
     under_srun: bool
     srun: dict[str, str | None] = field(default_factory=dict)
     container: str | None = None
@@ -437,6 +437,8 @@ def _program(words: list[Word], launch: Launch, *, per_task: bool,
         start = 1 if head == "torchrun" else _module_index(words) + 1
         launch.python = [] if head == "torchrun" else [w.text for w in words[:_module_index(words) - 1]]
         return _launcher("torchrun", LAUNCHER_CLIS["torchrun"], words[start:], launch, per_task, payload_args)
+    if head == "deepspeed":  # read for its checks; the import refuses it (OTHER_LAUNCHERS)
+        return _launcher("deepspeed", DEEPSPEED, words[1:], launch, per_task, payload_args)
     if head == "accelerate" and len(words) > 1 and words[1].text == "launch":
         return _launcher("accelerate", LAUNCHER_CLIS["accelerate"], words[2:], launch, per_task, payload_args)
     if _PY.match(head) and _module(words) == "accelerate.commands.launch":
@@ -506,6 +508,18 @@ def _payload(payload: Word, after: list[Word], launch: Launch) -> Launch | None:
             found = got
             launch.task_words += words
     return found
+
+
+#: The deepspeed launcher's options (deepspeed/launcher/runner.py), enough to find its program and its ports.
+DEEPSPEED = LauncherCli(
+    title="deepspeed", version="deepspeed launcher",
+    flags=frozenset({"--module", "--no_python", "--no_local_rank", "--no_ssh", "--no_ssh_check", "--force_multi",
+                     "--save_pid", "--elastic_training", "--bind_cores_to_rank"}),
+    valued=frozenset({"--hostfile", "--include", "--exclude", "--num_nodes", "--min_elastic_nodes",
+                      "--max_elastic_nodes", "--num_gpus", "--num_accelerators", "--master_port", "--master_addr",
+                      "--node_rank", "--launcher", "--launcher_args", "--enable_each_rank_log", "--autotuning",
+                      "--bind_core_list", "--ssh_port", "--comment"}),
+    short={"-H": "--hostfile", "-i": "--include", "-e": "--exclude"}, abbrev=False)
 
 
 #: Each runtime's mount options (short and long spelling), and the separator of a list in one value.
