@@ -275,6 +275,8 @@ _H_SCRIPTS = {
     "H13": "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
            "srun python t.py --devices 4\n",
     "H14": "#!/bin/bash\n#SBATCH -N 1\nsrun \"run.sh 10.0.0.1\"\n",
+    "H15": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+           "srun torchrun --nnodes=2 --master_addr 10.0.0.5 t.py\n",
 }
 
 

@@ -206,3 +206,13 @@ def test_the_deepspeed_launcher_is_read_for_its_traps_and_refused_by_name() -> N
     assert "deepspeed launcher is not a preset launcher" in str(caught.value)
     found = {(f.rule, f.line) for f in caught.value.findings}
     assert ("H6", 5) in found and "H9" not in {rule for rule, _ in found}  # it starts the other nodes itself
+
+
+@pytest.mark.parametrize(("text", "alarm"), [
+    (HEAD + "srun torchrun --nnodes 2 --rdzv-endpoint=10.1.2.3:$PORT fit.py\n", True),
+    ("#!/bin/bash\ndeepspeed --num_nodes 2 --hostfile h \\\n  --master_addr gpu-017 fit.py\n", True),
+    (HEAD + 'srun torchrun --nnodes 2 --master_addr "$(hostname)" fit.py\n', False),
+    (HEAD.replace("-N 2", "-N 1") + "torchrun --standalone --rdzv-endpoint=localhost:$PORT fit.py\n", False),
+])
+def test_a_fixed_rendezvous_host_on_several_nodes(text: str, alarm: bool) -> None:
+    assert ("H15" in {rule for rule, _ in _found(text)}) == alarm, _found(text)

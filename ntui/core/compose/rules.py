@@ -1226,6 +1226,9 @@ guarantee("H13", _W, ("sbatch.ntasks-per-node",), "srun starting the program its
 guarantee("H14", _E, ("script",), "srun's program and its arguments are separate words: one quoted word "
           "(`srun \"run.sh $ip\"`) names a program with a blank in its name, which does not exist.",
           "bash(1) QUOTING; srun.1", enforced_in=_SCRIPT)
+guarantee("H15", _W, ("launcher.extra-args",), "A rendezvous host written as a fixed address or name "
+          "(`--master_addr 10.0.0.5`) in a job of several nodes: Slurm gives the job other nodes each time (R1).",
+          "sbatch.1 (--nodelist); torch/distributed/run.py", enforced_in=_SCRIPT)
 
 RULES: tuple[Rule, ...] = tuple(_REGISTERED)
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}

@@ -1,5 +1,5 @@
 """A hand-written sbatch script checked against the H rules of the rule table (what makes a hand-written
-multi-node launch go wrong: H1-H14), each finding at the line its mistake was written on (a value used far from
+multi-node launch go wrong: H1-H15), each finding at the line its mistake was written on (a value used far from
 its assignment is found at the assignment), with the rule's fix. The preset an import makes goes through every
 preset rule too (:mod:`ntui.core.compose.scriptimport`).
 """
@@ -103,6 +103,7 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
             if port_part is not None and port_part[1] not in said_port:
                 said_port.add(port_part[1])
                 out.append(_fixed_port(f"{opt.text} {value_word.text}", port_part[0], port_part[1]))
+    out += _fixed_host(launch, nodes, facts)
     nnodes = launch.opt("--nnodes", "--num_machines")
     if nnodes is not None and int_or_none(nnodes[0]) is not None and int_or_none(nnodes[0]) != nodes:
         out.append(Finding(launch.line, "H8", f"{launch.launcher} is told {nnodes[0]} node(s), the job asks for "
@@ -133,6 +134,39 @@ def _per_job_endpoint(launch: Launch) -> bool:
     endpoint = launch.opt("--rdzv-endpoint")
     return endpoint is not None and endpoint[1] is not None and ":" in (endpoint[0] or "") and \
         _port_part(endpoint[1]) is None
+
+
+#: Launcher options that name the rendezvous host (with its port, for an endpoint).
+HOST_OPTIONS = {"--master-addr", "--master_addr", "--main_process_ip", "--rdzv-endpoint"}
+
+
+def _fixed_host(launch: Launch, nodes: int, facts: ScriptFacts) -> list[Finding]:
+    """H15: the rendezvous host written as a fixed address or name in a job of several nodes."""
+    told = launch.opt("--nnodes", "--num_machines", "--num_nodes")
+    nodes = max(nodes, int_or_none((told[0] or "").split(":")[-1]) or 1 if told else 1)
+    if nodes < 2 or facts.directive("nodelist"):
+        return []
+    out = []
+    for name, value, word in launch.launcher_opts:
+        if name not in HOST_OPTIONS or word is None or not value:
+            continue
+        literal = ""  # what is written before anything the shell expands
+        for p in word.parts:
+            if p.quote != "'":
+                break
+            literal += p.text
+        whole = len(literal) == len(word.text)
+        literal = literal.partition("=")[2] if literal.startswith("-") else literal
+        if name == "--rdzv-endpoint":
+            host = literal.rsplit(":", 1)[0] if ":" in literal else (literal if whole else "")
+        else:
+            host = literal if whole else ""
+        if host and not host.startswith(("localhost", "127.")) and "$" not in host:
+            out.append(Finding(word.line, "H15", f"{name} {value}: the rendezvous host is written as {host}, but "
+                               "Slurm gives the job other nodes each time: the others wait for a host that is not "
+                               "theirs. Take the job's first node: $(scontrol show hostnames \"$SLURM_JOB_NODELIST\" "
+                               "| head -n 1) (R1)", Severity.WARNING))
+    return out
 
 
 def _quoted_commands(facts: ScriptFacts) -> list[Finding]:
