@@ -176,14 +176,14 @@ def test_one_rendezvous_id_is_no_alarm_where_the_endpoint_is_the_jobs_own() -> N
 
 
 def test_no_traceback_on_a_cut_or_broken_script() -> None:
-    """Every fixture of the corpora, cut short and with a quote or a bracket taken out: a refusal that says
-    why, or an import whose preset loads; never another exception."""
+    """Every fixture of the corpora, whole, cut short and with a quote or a bracket taken out: a refusal that
+    says why, or an import whose preset loads; never another exception."""
     from pathlib import Path
 
     data = Path(__file__).resolve().parents[1] / "data"
     for path in sorted((data / "corpus" / "sbatch-scripts").glob("*.sh")) + sorted((data / "scripts").rglob("*.sh")):
         text = path.read_text()
-        for variant in (text[:len(text) // 3], text[:2 * len(text) // 3], text[len(text) // 2:],
+        for variant in (text, text[:len(text) // 3], text[:2 * len(text) // 3], text[len(text) // 2:],
                         text.replace('"', "", 1), text.replace("'", "", 1), text.replace("}", "", 1)):
             with contextlib.suppress(ScriptError):
                 import_script(read_script(variant, str(path))).loaded(f"{path} (imported)")
