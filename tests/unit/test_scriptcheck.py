@@ -216,3 +216,14 @@ def test_the_deepspeed_launcher_is_read_for_its_traps_and_refused_by_name() -> N
 ])
 def test_a_fixed_rendezvous_host_on_several_nodes(text: str, alarm: bool) -> None:
     assert ("H15" in {rule for rule, _ in _found(text)}) == alarm, _found(text)
+
+
+def test_a_variable_set_for_srun_reaches_the_tasks_environment() -> None:
+    text = HEAD + "OMP_NUM_THREADS=8 srun torchrun --nnodes 2 --nproc_per_node 4 fit.py\n"
+    assert import_script(read_script(text, "/w/job.sh")).preset["env"] == {"OMP_NUM_THREADS": "8"}
+
+
+def test_a_variable_never_set_says_which_sourced_file_may_set_it() -> None:
+    text = HEAD + "source ./run_env.sh\nsrun python fit.py --port-file $PORT_FILE\n"
+    finding = next(f for f in check_script(read_script(text, "job.sh")) if f.rule == "H7")
+    assert "./run_env.sh (sourced on line 5)" in finding.message

@@ -343,9 +343,12 @@ def _unset(facts: ScriptFacts, launch: Launch | None) -> list[Finding]:
         if var in said or var in KNOWN_VARS or var.startswith(SET_BY_SLURM) or var.isdigit():
             return
         said.add(var)
+        sourced = next((c for c in facts.commands if c.line < line and len(c.words) > 1 and c.words[0].text in (
+            "source", ".") and not c.words[1].text.endswith(("activate", "bashrc", "profile"))), None)
+        also = f" or {sourced.words[1].text} (sourced on line {sourced.line}) sets it" if sourced else ""
         out.append(Finding(line, "H7", f"${var} is used but never set in the script: it is empty unless the "
-                           "submitting shell exports it (sbatch passes its environment). Set it in the script",
-                           Severity.WARNING))
+                           f"submitting shell exports it (sbatch passes its environment){also}. Set it in the "
+                           "script", Severity.WARNING))
 
     scope: dict[str, object] = {}
     for c in facts.commands:

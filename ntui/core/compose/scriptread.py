@@ -396,11 +396,12 @@ def _options(words: list[Word], short: dict[str, str], flags: set[str]) -> tuple
 
 def launch_of(c: Command) -> Launch | None:
     """The command as a launch line (module docstring), or None when it launches nothing."""
-    words, _ = strip_prefixes(c.expanded if c.expanded is not None else c.words)
+    words, env = strip_prefixes(c.expanded if c.expanded is not None else c.words)
     if not words:
         return None
     launch = Launch(c.line, c.end_line, "srun", under_srun=False)
     launch.scope = {k: v for k, v in c.scope.items() if isinstance(v, Var)}
+    launch.task_env += env  # OMP_NUM_THREADS=8 srun ...: srun passes it to every task
     if os.path.basename(words[0].text) == "srun":
         srun, i = _options(words[1:], SRUN_SHORT, SRUN_FLAGS)
         launch.srun, launch.under_srun = srun, True
