@@ -243,3 +243,34 @@ def test_cellposes_epoch_line_with_its_capitalised_loss() -> None:
     point = parse_line("2022-02-18 01:46:44,126 [INFO] Epoch 10, Time 9074.8s, Loss 0.5035, LR 0.2000")
     assert point is not None and point.counts_epochs and point.step == 10, point
     assert point.metrics.get("loss") == 0.5035, point
+
+
+def _bar(step: int, total: int) -> str:
+    return f" {100 * step // total}%|#         | {step}/{total} [00:{step % 60:02d}<00:10,  2.00it/s]"
+
+
+def test_an_evaluation_bars_closing_redraw_keeps_it_inside_the_run(tmp_path: Path) -> None:
+    lines = [_bar(s, 500) for s in range(1, 101)] + [_bar(e, 8) for e in range(1, 9)] + [_bar(8, 8)]
+    series, words = _read(tmp_path, lines + [_bar(s, 500) for s in range(101, 121)])
+    assert (series.step, series.total, series.restarts) == (120, 500, []), words
+    series, words = _read(tmp_path, lines)  # read during the evaluation: the run's step
+    assert (series.step, series.total) == (100, 500), words
+
+
+def test_a_held_bar_that_ends_and_is_followed_by_another_was_the_runs_next(tmp_path: Path) -> None:
+    # a run killed at 74 of 10000, then two shorter runs appended to the same log (no header between)
+    lines = [_bar(s, 10000) for s in range(1, 75)] + [_bar(s, 80) for s in range(1, 81)]
+    lines += [_bar(s, 80) for s in range(1, 81)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.total, len(series.restarts)) == (80, 80, 2), words
+
+
+def test_a_held_bar_that_goes_on_and_on_is_the_run() -> None:
+    from ntui.core.progress.series import INNER_MAX
+
+    series = Series()
+    for s in range(1, 50):
+        series.add(parse_line(_bar(s, 100000)) or pytest.fail("no point"), float(s))
+    for s in range(1, INNER_MAX + 10):
+        series.add(parse_line(_bar(s, 90000)) or pytest.fail("no point"), 100.0 + s)
+    assert series.total == 90000 and series.step == INNER_MAX + 9

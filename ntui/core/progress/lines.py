@@ -33,6 +33,7 @@ Values that are not numbers (``nan``, ``inf`` are numbers) are left out of the m
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -164,6 +165,8 @@ def _metrics(pairs: list[tuple[str, str]]) -> dict[str, float]:
 
 
 def _tqdm(text: str) -> Point | None:
+    if "[" not in text:  # every bar's times are in brackets
+        return None
     bars = list(_TQDM_RE.finditer(text))  # the last bar of the line (tqdm.write's redraws put several)
     if not bars:
         return None
@@ -176,22 +179,31 @@ def _tqdm(text: str) -> Point | None:
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
     head = text[:m.start()]
     bar_at = head.rfind("%|")
-    # the description: what precedes the bar's "NN%|" (or a bar without glyphs' "NN%"), after an earlier redraw
-    desc = head[:bar_at] if bar_at >= 0 else _PCT_END_RE.sub("", head)
-    desc = _PCT_TAIL_RE.sub("", desc[max(desc.rfind("]"), desc.rfind(UP)) + 1:]).strip().rstrip(":").strip()
-    epoch_m = _EPOCH_DESC_RE.search(desc)
+    desc, epoch, desc_metrics, phase = _describe(head[:bar_at] if bar_at >= 0 else head, bar_at >= 0)
     metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(m["postfix"] or "")])
-    # a description that says its numbers ("1|40|Loss: 0.812"): metrics too, the postfix's first
-    metrics = {**_metrics([(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(desc)]), **metrics}
+    if desc_metrics:  # a description that says its numbers ("1|40|Loss: 0.812"): the postfix's first
+        metrics = {**desc_metrics, **metrics}
     metrics.pop("v_num", None)  # Lightning's run version, not a metric
-    epoch = float(epoch_m["epoch"]) if epoch_m else None
+    if phase == "train" and m["ratetail"] != "it/s" and _bar_unit(m) in _PREP_UNITS:
+        phase = "preparation"
     # a bar that moves the cursor up after itself is an inner bar (tqdm's position 1 and below: the evaluation
     # inside the run's bar), never the run's
-    inner = text[m.end():m.end() + 4].lstrip().startswith(UP)
-    phase = _bar_phase(desc, _bar_unit(m))
-    phase = "evaluation" if inner and phase == "train" else phase
+    if phase == "train" and UP in text and text[m.end():m.end() + 4].lstrip().startswith(UP):
+        phase = "evaluation"
     return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None,
                  elapsed=_clock(m["elapsed"]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, float], str]:
+    """A bar's description from what precedes its numbers (``head``: up to its ``NN%|`` where it draws ``glyphs``,
+    else up to its ``NN%``, after an earlier redraw on the line): the description, the epoch it names, the metrics
+    it says and the phase it names (:func:`_bar_phase`). Cached: a bar's descriptions repeat."""
+    desc = head if glyphs else _PCT_END_RE.sub("", head)
+    desc = _PCT_TAIL_RE.sub("", desc[max(desc.rfind("]"), desc.rfind(UP)) + 1:]).strip().rstrip(":").strip()
+    epoch_m = _EPOCH_DESC_RE.search(desc)
+    metrics = _metrics([(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(desc)]) if ":" in desc else {}
+    return desc, float(epoch_m["epoch"]) if epoch_m else None, metrics, _bar_phase(desc)
 
 
 def _bar_unit(m: re.Match[str]) -> str:
@@ -201,8 +213,10 @@ def _bar_unit(m: re.Match[str]) -> str:
     return m["unit0"] or "it"
 
 
-def _bar_phase(desc: str, unit: str) -> str:
-    """What a bar counts: the run's training ("train"), or another phase its description or unit names."""
+def _bar_phase(desc: str) -> str:
+    """What a bar counts, as its description says: the run's training ("train"), or another phase."""
+    if not desc:
+        return "train"
     lowered = desc.lower()
     if "sanity" in lowered:
         return "sanity check"
@@ -212,7 +226,7 @@ def _bar_phase(desc: str, unit: str) -> str:
         return "test"
     if _EVAL_DESC_RE.search(desc) is not None:
         return "evaluation"
-    if _PREP_DESC_RE.search(desc) is not None or unit in _PREP_UNITS:
+    if _PREP_DESC_RE.search(desc) is not None:
         return "preparation"
     return "train"
 
@@ -501,9 +515,8 @@ def declared_total(text: str) -> int | None:
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
-_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global_step=|^\s*\{|\bEpoch \d+/\d"
-                      r"|num_updates|\biter[: ]|[Ss]tep\s+\d|\bEpoch|\bi = |\d/\d+ [\[━─]|\bepoch:? \d|global step \d"
-                      r"|^steps: \d|Train:\s+\d")
+_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch|num_updates"
+                      r"|\biter[: ]|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 
 
 def _ansi(m: re.Match[str]) -> str:
@@ -526,8 +539,9 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             if point is not None:
                 return point
         return None
+    up = UP in text
     for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
-        plain = msg.text.replace(UP, "") if UP in msg.text else msg.text
+        plain = msg.text.replace(UP, "") if up else msg.text
         for read in _READERS:
             point = read(msg.text if read is _tqdm else plain)  # only a bar says it is an inner one
             if point is not None:

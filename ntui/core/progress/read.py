@@ -63,10 +63,10 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
     point = parse_line(text, pattern)
     if point is not None:
         series.add(point, at)
-    if (end := run_end(text)) is not None:  # (Lightning's is glued to its bar's last redraw)
+        if "stopped" in text and (end := run_end(text)) is not None:  # Lightning's, glued to its bar's redraw
+            series.end(*end)
+    elif (end := run_end(text)) is not None:
         series.end(*end)
-    elif point is not None:
-        return
     elif (total := declared_total(text)) is not None:
         series.declared_total = total
     elif (epochs := declared_epochs(text)) is not None:

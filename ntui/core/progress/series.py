@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from ntui.core.progress.lines import Point
 
-__all__ = ["MAX_POINTS", "PAUSE_FACTOR", "RATE_WINDOW", "SKIP_AFTER_START", "Estimate", "Sample", "Series",
+__all__ = ["INNER_MAX", "MAX_POINTS", "PAUSE_FACTOR", "RATE_WINDOW", "SKIP_AFTER_START", "Estimate", "Sample", "Series",
            "estimate", "human_duration"]
 
 MAX_POINTS = 2000
@@ -33,6 +33,8 @@ SKIP_AFTER_START = 2
 PAUSE_FACTOR = 5.0
 #: At most this many steps' time since the last line counts as progress made since.
 SINCE_STEPS = 3
+#: A bar held apart as one inside the run's (an evaluation) that shows more points than this is the run's.
+INNER_MAX = 1000
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,9 @@ class Series:
     _epoch_base: int = 0  # the steps of the epochs before it, as their bars counted
     _batch: int | None = None  # where in its epoch the last point of an epoch-counted run was
     _rank: int | None = None  # the rank whose lines the series follows (the first that printed a point)
-    _inner_totals: set[int] = field(default_factory=set)  # the totals of bars inside the run's (its evaluations)
+    _held: tuple[Point, float] | None = None  # the latest point of a bar inside the run's, and when it was read
+    _held_count: int = 0  # how many points that bar has shown
+    _held_first: tuple[Point, float] | None = None  # its first point
 
     def new_start(self) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -84,7 +88,7 @@ class Series:
             self._bar_origin = self._last_elapsed = None
         self.ended = False
         self.stopped_at = None
-        self._bar_total, self._inner_totals = None, set()
+        self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
         self._bar_epoch, self._epoch_base = None, 0
         self._rank = None  # a new start: the ranks may print in another order
 
@@ -110,22 +114,37 @@ class Series:
             return stopped
         return last
 
-    def _inner(self, point: Point) -> bool:
-        """Whether a bar is one inside the run's: a bar of a smaller total that starts while the run's bar is short
-        of its end (the Trainer's evaluation every N steps, where nothing else says so) is not the run's, nor a
-        restart; the run's bar again is."""
+    def _inner(self, point: Point, at: float) -> bool:
+        """Whether a bar is one inside the run's, held apart: a bar of a smaller total that starts while the run's
+        bar is short of its end (the Trainer's evaluation every N steps, where nothing else says so) is not the
+        run's, nor a restart, when the run's bar comes back after it. A held bar that ends and is followed by
+        another than the run's, or that goes on for :data:`INNER_MAX` points, was the run's next bar (a new run
+        appended to the log): its points count from then on."""
         if point.format != "tqdm" or point.per_epoch or point.total is None or self._fresh:
             return False
-        if point.total in self._inner_totals:
-            return True
-        current, last = self._bar_total, self.step
+        current, held = self._bar_total, self._held
         if current is None or point.total == current:
-            self._bar_total = point.total
+            self._bar_total, self._held, self._held_first, self._held_count = point.total, None, None, 0  # the run's
             return False
+        if held is not None:
+            hp, _ = held
+            if point.total == hp.total and hp.step is not None and point.step is not None \
+                    and point.step >= hp.step and (hp.step < hp.total or point.step == hp.step) \
+                    and self._held_count < INNER_MAX:
+                self._held, self._held_count = (point, at), self._held_count + 1  # the held bar goes on
+                return True
+            self._held, self._held_count, self._bar_total = None, 0, hp.total  # it was the run's next bar
+            first, self._held_first = self._held_first, None
+            if first is not None and first[0].step != hp.step:
+                self.add(*first)  # where it began (a restart where it went back)
+            self.add(*held)
+            return self._inner(point, at)
+        last = self.step
         if point.total < current and last is not None and last < current:
-            self._inner_totals.add(point.total)
+            self._held = self._held_first = (point, at)
+            self._held_count = 1
             return True
-        self._bar_total = point.total  # the run's bar was over: this one follows it
+        self._bar_total = point.total
         return False
 
     def _followed(self, point: Point) -> bool:
@@ -147,7 +166,8 @@ class Series:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
-        if point.phase != "train" or self._inner(point) or not self._followed(point):
+        if point.phase != "train" or (point.rank is not None and not self._followed(point)) \
+                or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
         if point.format == "log" and point.step is not None and not self._own_lines:
             # the loop's own line counts the run; the bars before it counted something else (a dataset's map, an
