@@ -227,3 +227,8 @@ def test_a_variable_never_set_says_which_sourced_file_may_set_it() -> None:
     text = HEAD + "source ./run_env.sh\nsrun python fit.py --port-file $PORT_FILE\n"
     finding = next(f for f in check_script(read_script(text, "job.sh")) if f.rule == "H7")
     assert "./run_env.sh (sourced on line 5)" in finding.message
+
+
+def test_values_srun_exports_to_the_tasks_reach_the_presets_env() -> None:
+    text = HEAD + "srun --export=ALL,NCCL_DEBUG=INFO,MASTER_PORT=1 torchrun --nnodes 2 --nproc_per_node 4 fit.py\n"
+    assert import_script(read_script(text, "/w/job.sh")).preset["env"] == {"NCCL_DEBUG": "INFO"}

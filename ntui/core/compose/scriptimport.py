@@ -286,12 +286,15 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     logs = "ntui writes every rank's own log (L2)"
     why_not = {"label": logs, "unbuffered": logs, "output": logs, "error": logs,
                "open-mode": "ntui appends to the logs (L5)",
-               "export": "ntui's launch passes the whole environment (E3)",
+               "export": "ntui's launch passes the whole environment (E3); a NAME=value in it is in env",
                "kill-on-bad-exit": "ntui's launch stops the job when a rank fails",
                "cpus-per-task": "ntui's launch passes the job's (C1)", "gpu-bind": "ntui's launch sets it (G5)",
                "container-image": "the container is not imported (below)"}
+    exported: dict[str, str] = {}  # srun --export=ALL,NAME=value: values the tasks get
     for opt, value in launch.srun.items():
         shown = f"srun --{opt}{'=' + value if value else ''}"
+        if opt == "export" and value and value.split(",")[0].upper() == "ALL":
+            exported = dict(kv.split("=", 1) for kv in value.split(",")[1:] if "=" in kv and "$" not in kv)
         if opt in SRUN_SHAPE and opt != "cpus-per-task" and value is not None and not value.startswith("$"):
             if str(sbatch.get(opt)) != value:
                 fixes.append(f"sbatch.{opt}: srun's --{opt}={value} on line {launch.line} (the launch's shape) "
@@ -498,6 +501,10 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         else:
             skipped.append((launch.line, f"{var_name}={task_value.raw}: set by each task from its own variables; "
                                          "ntui's launch sets the ranks' variables itself (Q1)"))
+    for var_name, plain_value in exported.items():
+        if var_name not in NTUI_ENV and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var_name):
+            env.setdefault(var_name, plain_value)
+            key_lines.setdefault(f"env.{var_name}", launch.line)
     if env:
         preset["env"] = env
     if setup:
