@@ -120,3 +120,29 @@ def test_eval_reads_its_words_as_commands_of_the_batch_shell() -> None:
 def test_a_script_that_evals_or_calls_itself_forever_is_read_in_bounded_time() -> None:
     text = '#!/bin/bash\nX="eval \\$X"\neval $X\nf() { f; }\nf\nsrun python t.py\n'
     assert _launch(text).program is not None
+
+
+def test_shift_let_and_arithmetic_set_what_they_set() -> None:
+    text = ("#!/bin/bash\n#SBATCH -N 1\n(( STEPS = 100 * 2 ))\nlet WARM=STEPS/10\n"
+            "run() {\n  local prog=$1; shift\n  srun python $prog \"$@\" --steps $STEPS --warm $WARM\n}\n"
+            "run fit.py --lr 1\n")
+    facts = read_script(text, "job.sh")
+    launch = facts.launches[0][1]
+    assert launch.program is not None and launch.program.text == "fit.py"
+    assert [w.text for w in launch.args][:2] == ["--lr", "1"]
+    from ntui.core.compose.scriptcheck import check_script
+
+    assert "H7" not in {f.rule for f in check_script(facts)}  # STEPS and WARM are set, by (( )) and let
+    from ntui.core.compose.scriptimport import import_script
+
+    setup = import_script(read_script(text, "/w/job.sh")).preset["setup"]
+    assert setup[:2] == ["(( STEPS = 100 * 2 ))", "let WARM=STEPS/10"]
+
+
+def test_a_function_that_runs_the_launch_is_not_setup_and_one_that_does_not_is() -> None:
+    from ntui.core.compose.scriptimport import import_script
+
+    text = ("#!/bin/bash\n#SBATCH -N 1\nprep() {\n  mkdir -p out\n}\ngo() {\n  local p=$1\n  srun python $p\n}\n"
+            "prep\n[[ -d data ]] || ln -s /data data\ngo fit.py\n")
+    setup = import_script(read_script(text, "/w/job.sh")).preset["setup"]
+    assert setup == ["prep() {", "  mkdir -p out", "}", "prep", "[[ -d data ]] || ln -s /data data"]

@@ -123,6 +123,7 @@ class _Reader:
         self.env = env
         self.positional = positional
         self.functions: dict[str, Any] = {}
+        self.definitions: dict[str, tuple[int, int]] = {}  # each function's lines, from its name to its brace
         self.out: list[Command] = []
         self._line_of = line_of
         self.unknowns = unknowns
@@ -174,6 +175,7 @@ class _Reader:
             body = node.child_by_field_name("body")
             if name is not None and body is not None:
                 self.functions[self.text(name)] = body
+                self.definitions[self.text(name)] = (self.line(node), int(node.end_point[0]) + 1)
             return
         if kind == "redirected_statement":
             body = node.child_by_field_name("body")
@@ -219,6 +221,11 @@ class _Reader:
                     "unset_command", "test_command"):
             self.simple(node, depth, construct, sep)
             return
+        if kind == "compound_statement" and self.text(node).startswith("(("):
+            self._arithmetic(node)  # (( NAME = ... )): a value the script computes
+            word = Word((Part(self.text(node), "'", self.line(node)),), self.text(node), self.line(node))
+            self._emit(node, [word], [], depth, construct, sep)
+            return
         if kind in ("if_statement", "elif_clause", "else_clause", "while_statement", "until_statement",
                     "compound_statement", "subshell", "do_group", "case_statement", "case_item",
                     "for_statement", "c_style_for_statement", "program", "ERROR"):
@@ -253,6 +260,22 @@ class _Reader:
                 continue
             else:
                 self.statement(c, inner, construct, "")
+
+    def _arithmetic(self, node: Any) -> None:
+        """The variables an arithmetic command assigns (``x = 1``, ``x += 2``, ``i++``): set, value unknown."""
+        stack = list(node.named_children)
+        while stack:
+            n = stack.pop()
+            ops = [c.type for c in n.children if not c.is_named]
+            target = n.named_children[0] if n.named_children else None
+            if target is not None and target.type == "variable_name" and (
+                    n.type in ("postfix_expression", "unary_expression") and any(o in ("++", "--") for o in ops)
+                    or n.type == "binary_expression" and any(o.endswith("=") and o not in ("==", "!=", "<=", ">=")
+                                                             for o in ops)):
+                name = self.text(target)
+                old = self.env.get(name)
+                self.env[name] = Var(None, self.line(n), bool(old and old.exported))
+            stack += list(n.named_children)
 
     def _redirect(self, node: Any) -> Word:
         op = next((c for c in node.children if not c.is_named), None)
@@ -328,8 +351,17 @@ class _Reader:
         name = fields[0].text if fields else ""
         body = self.functions.get(name) if fields and fields[0].plain else None
         if body is not None and self.calls < 8:
+            self._emit(node, written, expanded, depth, construct, sep)
+            self.out[-1].calls = self.definitions.get(name) if not self.by_bytes else None
             self._call(body, fields[1:], depth, construct)
             return
+        if name == "shift" and self.positional is not None:
+            n = int(fields[1].text) if len(fields) > 1 and fields[1].text.isdigit() else 1
+            self.positional = self.positional[n:]
+        if name == "let":
+            for w in fields[1:]:
+                if (m := _NAME.match(w.text)) is not None and w.text[m.end():m.end() + 1] in ("=", "+", "-", "*"):
+                    self.env[m.group(0)] = Var(None, w.line, bool(self.env.get(m.group(0), Var(None, 0)).exported))
         if name == "eval" and len(fields) > 1 and self.calls < 8 and fields[0].plain:
             self._eval(fields[1:], depth, construct, sep)
             return
@@ -359,11 +391,15 @@ class _Reader:
         saved = self.positional
         self.positional = [[_Seg(p.text, p.quote, p.line or w.line) for p in w.parts] for w in args]
         self.calls += 1
+        first = len(self.out)
         try:
             self.block(body, depth, construct)
         finally:
             self.calls -= 1
             self.positional = saved
+        span = (self.line(body), int(body.end_point[0]) + 1) if not self.by_bytes else None
+        for c in self.out[first:]:
+            c.function = c.function or span  # ran by a call: its text is the function's body
 
     def _emit(self, node: Any, written: list[Word], expanded: list[Word], depth: int,
               construct: tuple[int, int] | None, sep: str) -> None:

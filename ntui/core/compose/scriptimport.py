@@ -453,6 +453,7 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     done_constructs: set[tuple[int, int]] = set()
     builds_launch = _builds_launch(facts, command)
     at = facts.commands.index(command)
+    done_lines: set[tuple[int, int]] = set()
     for position, c in enumerate(facts.commands):
         if position > at and c.construct is None and c.depth == 0:
             if c.line > command.end_line:
@@ -461,11 +462,30 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
             continue
         if c is command:
             continue
+        if c.function is not None:  # a function's body, ran by its call: the call line is what is kept
+            continue
+        if c.calls is not None:
+            holds_launch = position < at and all(d.function is not None for d in facts.commands[position + 1:at + 1])
+            start, end = c.calls
+            if holds_launch:
+                skipped.append((c.line, f"{_source(facts, c)}: calls the function (lines {start}-{end}) that runs "
+                                        "the launch; the preset's launch is that launch, the function's other lines "
+                                        "are not imported"))
+            elif c.calls not in done_constructs:
+                done_constructs.add(c.calls)
+                setup += facts.lines[start - 1:end]
+                setup.append(_source(facts, c))
+            else:
+                setup.append(_source(facts, c))
+            continue
+        if (c.line, c.end_line) in done_lines:
+            continue  # another command of the same line (a && b, a | b): the line is kept once
+        done_lines.add((c.line, c.end_line))
         if c.construct is not None:
             if c.construct not in done_constructs:
                 done_constructs.add(c.construct)
                 start, end = c.construct
-                if start < command.line:
+                if position < at:
                     setup += facts.lines[start - 1:end]
                 else:
                     skipped.append((start, "a compound command after the launch: not imported"))

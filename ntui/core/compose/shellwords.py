@@ -94,6 +94,8 @@ class Command:
     construct: tuple[int, int] | None = None  # the lines of the compound command (at depth 0) it is part of
     expanded: list[Word] | None = None  # the words as the batch shell expands them, where the reader evaluated them
     scope: dict[str, object] = field(default_factory=dict)  # the evaluated shell's variables when it runs
+    function: tuple[int, int] | None = None  # the lines of the function whose call ran it (its text is the body's)
+    calls: tuple[int, int] | None = None  # a call of a function the script defines: the definition's lines
 
     @property
     def argv(self) -> list[str]:
