@@ -274,3 +274,61 @@ def test_a_held_bar_that_goes_on_and_on_is_the_run() -> None:
     for s in range(1, INNER_MAX + 10):
         series.add(parse_line(_bar(s, 90000)) or pytest.fail("no point"), 100.0 + s)
     assert series.total == 90000 and series.step == INNER_MAX + 9
+
+
+@pytest.mark.parametrize(("line", "ended"), [
+    ("150 epochs completed in 3.812 hours.", True), ("[after training is done] datetime: 2026-01-02 10:00:00 ", True),
+    ("Training time: 412.31s", True), ("3 of 5 epochs completed in time", False),
+    ("*** Best metric: 80.1 (epoch 12)", False),  # timm prints it after an interrupt too
+])
+def test_more_words_that_say_the_training_is_over(line: str, ended: bool) -> None:
+    assert (run_end(line) is not None) is ended
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("slurmstepd: error: *** JOB 4242 ON gpu-a01 CANCELLED AT 2026-01-02T10:00:00 DUE TO TIME LIMIT ***",
+     "cancelled at its time limit"),
+    ("slurmstepd: error: *** STEP 4242.0 ON gpu-a01 CANCELLED AT 2026-01-02T10:00:00 ***", "cancelled"),
+    ("Traceback (most recent call last):", "an error: a traceback"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.", "out of GPU memory"),
+    ("[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(...)",
+     "a collective timed out"),
+    ("W0102 10:00:00.000000 4242 torch/distributed/elastic/agent/server/api.py:719] Received 15 death signal, "
+     "shutting down workers", "killed by a signal"),
+    ("srun: error: gpu-a01: task 3: Killed", "killed"),
+    ("the traceback module", None), ("killed two birds", None),
+])
+def test_what_says_the_run_was_stopped(line: str, why: str | None) -> None:
+    from ntui.core.progress.lines import run_stop
+
+    assert run_stop(line) == why
+
+
+def _iters(last: int) -> list[str]:
+    return [f"2026-01-02 10:{s // 60:02d}:{s % 60:02d} iter {s}: loss {3 - s / 100:.4f}, time 100.00ms"
+            for s in range(1, last + 1)]
+
+
+def test_a_stopped_run_gets_no_finish_time(tmp_path: Path) -> None:
+    lines = ["max_iters = 1000", *_iters(40)]
+    _, words = _read(tmp_path, lines)
+    assert "finishes in" in words, words
+    cancel = "slurmstepd: error: *** JOB 7 ON gpu-b02 CANCELLED AT 2026-01-02T10:01:00 DUE TO TIME LIMIT ***"
+    series, words = _read(tmp_path, [*lines, cancel])
+    assert words == "step 40 of 1,000: stopped (cancelled at its time limit)", words
+    guess = estimate(series, now=0.0, time_left_s=3600.0)
+    assert (guess.eta_s, guess.margin_s, guess.cut_at) == (None, None, None)
+    # a traceback the program went on after is no stop
+    error = ["Traceback (most recent call last):", "ValueError: bad sample"]
+    _, words = _read(tmp_path, [*lines, *error, *_iters(41)[-1:]])
+    assert "finishes in" in words, words
+    # the run said it finished, then failed in its teardown: done
+    _, words = _read(tmp_path, ["max_iters = 40", *_iters(40), "Training completed", error[0]])
+    assert words == "step 40 of 40: done", words
+
+
+def test_slurms_cancel_glued_to_a_bars_redraw_stops_the_run(tmp_path: Path) -> None:
+    bars = "".join(f"\r 0%|          | {s}/9000 [00:{s:02d}<2:30:00,  1.00it/s]" for s in range(1, 30))
+    cancel = "slurmstepd: error: *** JOB 8 ON gpu-c03 CANCELLED AT 2026-01-02T10:01:00 DUE TO TIME LIMIT ***"
+    series, words = _read(tmp_path, [bars + cancel])
+    assert words == "step 29 of 9,000: stopped (cancelled at its time limit)", words

@@ -43,7 +43,7 @@ from ntui.core.loglines import read_line
 from ntui.core.timestamps import iso_stamp
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
-           "declared_total", "parse_line", "pattern_problem", "run_end", "run_ended", "training_loss"]
+           "declared_total", "parse_line", "pattern_problem", "run_end", "run_ended", "run_stop", "training_loss"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -461,7 +461,8 @@ _TOTAL_RE = re.compile(
 #: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds" (not detectron2's
 #: "Total training time": its hooks print it after a crash too)
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
-                     r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping")
+                     r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
+                     r"|^\d+ epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b")
 
 
 def run_ended(text: str) -> bool:
@@ -472,12 +473,39 @@ def run_ended(text: str) -> bool:
 def run_end(text: str) -> tuple[str, int] | None:
     """Whether the line says the program's training is over: None, else what it stopped at (``("steps", 1000)``,
     ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
-    if "raining" not in text and "Trainer.fit" not in text and "early stopping" not in text:
+    if "raining" not in text and "Trainer.fit" not in text and "early stopping" not in text \
+            and "completed in" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:
         return None
     return (str(m["what"]), int(m["n"])) if m["what"] else ("", 0)
+
+
+#: what says that the run was stopped, not finished: Slurm's cancel (at the time limit or not), the kernel's kill, a
+#: Python traceback, the GPU's memory exhausted, NCCL's watchdog, torch elastic's failed children
+_STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("CANCELLED", re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO TIME LIMIT"),
+     "cancelled at its time limit"),
+    ("CANCELLED", re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT"), "cancelled"),
+    ("out of memory", re.compile(r"CUDA out of memory|OutOfMemoryError"), "out of GPU memory"),
+    ("OutOfMemory", re.compile(r"OutOfMemoryError"), "out of GPU memory"),
+    ("Watchdog", re.compile(r"Watchdog caught collective operation timeout"), "a collective timed out"),
+    ("Traceback", re.compile(r"^Traceback \(most recent call last\):"), "an error: a traceback"),
+    ("ChildFailedError", re.compile(r"\bChildFailedError\b"), "an error: a worker failed"),
+    ("Killed", re.compile(r"^Killed$|srun: error: \S+: task \d+: Killed"), "killed"),
+    # torch elastic's agent: "Received 15 death signal, shutting down workers", "Signal 15 (SIGTERM) received by PID"
+    ("death signal", re.compile(r"\bReceived \d+ death signal\b"), "killed by a signal"),
+    ("received by PID", re.compile(r"\bSignal \d+ \(SIG[A-Z]+\) received by PID\b"), "killed by a signal"),
+)
+
+
+def run_stop(text: str) -> str | None:
+    """What stopped the run, when the line says it was stopped rather than finished (:data:`_STOPS`), else None."""
+    for hint, regex, why in _STOPS:
+        if hint in text and regex.search(text) is not None:
+            return why
+    return None
 
 
 #: what a program says of the run's epochs, on a line of its own: mmcv's runner "workflow: [('train', 1)], max: 12

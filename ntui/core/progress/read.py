@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
-from ntui.core.progress.lines import Pattern, declared_epochs, declared_total, parse_line, run_end
+from ntui.core.progress.lines import Pattern, declared_epochs, declared_total, parse_line, run_end, run_stop
 from ntui.core.progress.series import Series
 
 __all__ = ["TAIL_BYTES", "feed_line", "read_progress", "unescape"]
@@ -54,7 +54,8 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
 def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> None:
     """One line of a rank log into ``series`` (both readers': this one and the view's board): ntui's rank header
     again is a new start (a requeue, a run's next allocation), a progress line a point read at ``at``, a line that
-    says the run's total, its epochs or its end (also after a bar on the same line) what it says."""
+    says the run's total, its epochs or its end (also after a bar on the same line) what it says, and a line that
+    says the run was stopped (a cancel, a kill, an error) after its points, that it is not finishing."""
     if "#0" in text:
         text = unescape(text)
     if parse_rank_header(text) is not None:
@@ -65,12 +66,16 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.add(point, at)
         if "stopped" in text and (end := run_end(text)) is not None:  # Lightning's, glued to its bar's redraw
             series.end(*end)
+        elif "CANCELLED" in text and (why := run_stop(text)) is not None:  # Slurm's, glued to a bar's redraw
+            series.stopped = why
     elif (end := run_end(text)) is not None:
         series.end(*end)
     elif (total := declared_total(text)) is not None:
         series.declared_total = total
     elif (epochs := declared_epochs(text)) is not None:
         series.declared_epochs = epochs
+    elif series.samples and (why := run_stop(text)) is not None:
+        series.stopped = why
 
 
 #: a control character as syslog and the log shippers that follow it write it: "#" and its octal code (a bar's

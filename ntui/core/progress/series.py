@@ -69,6 +69,7 @@ class Series:
     ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
     declared_epochs: int | None = None  # the run's epochs as its configuration or banner says ("max: 12 epochs")
     stopped_at: int | None = None  # the step the program said it stopped at (Lightning's "max_steps=N reached")
+    stopped: str | None = None  # what stopped the run after its last point (a cancel, a kill, an error), if anything
     _own_lines: bool = False  # the program prints its own progress lines (a row of FORMS): its bars are not the run
     _bar_total: int | None = None  # the total of the run's bar (the whole run's, not an epoch's)
     _bar_epoch: float | None = None  # the epoch an epoch's bar without a total counts
@@ -87,7 +88,7 @@ class Series:
             self._fresh = True
             self._bar_origin = self._last_elapsed = None
         self.ended = False
-        self.stopped_at = None
+        self.stopped_at = self.stopped = None
         self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
         self._bar_epoch, self._epoch_base = None, 0
         self._rank = None  # a new start: the ranks may print in another order
@@ -220,6 +221,8 @@ class Series:
         self.metrics.update(point.metrics)  # a nan loss is shown as what it is
         if point.rate is not None and point.rate > 0 and point.step:
             self.printed_rates = [*self.printed_rates[-(PRINTED_RATES - 1):], point.rate]
+        if point.step is not None:
+            self.stopped = None  # it went on after what looked like its end
         if point.step is None:  # the Trainer's dict: metrics for the latest step
             if self.samples and finite:
                 last = self.samples[-1]
@@ -323,6 +326,9 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
         early = " (before its total: the program said its training is over)" if step < total else ""
         return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,} of {total:,}: done{early}")
     of = f" of {total:,}" if total else ""
+    if series.stopped is not None and (total is None or step < total):
+        # the log says the run was stopped after its last point: no finish time for a run that is not finishing
+        return Estimate(step, total, rate, None, None, None, f"step {step:,}{of}: stopped ({series.stopped})")
     if total is not None and step >= total:  # over: no rate needed (a log read after the fact has none)
         return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done")
     if total is None or rate is None:
