@@ -332,3 +332,39 @@ def test_slurms_cancel_glued_to_a_bars_redraw_stops_the_run(tmp_path: Path) -> N
     cancel = "slurmstepd: error: *** JOB 8 ON gpu-c03 CANCELLED AT 2026-01-02T10:01:00 DUE TO TIME LIMIT ***"
     series, words = _read(tmp_path, [bars + cancel])
     assert words == "step 29 of 9,000: stopped (cancelled at its time limit)", words
+
+
+@pytest.mark.parametrize(("line", "form", "step", "total", "epoch"), [
+    ("Epoch: [3][ 120/5005]\tTime  0.301 ( 0.322)\tData  0.001 ( 0.004)\tLoss 5.8812e+00 (6.0101e+00)", "metriclogger",
+     3, None, 3),
+    ("Train: 12 [ 400/1251 ( 32%)]  Loss: 3.456 (3.51)  Time: 0.312s,  820.10/s  LR: 1.000e-03", "timm", 12, None, 12),
+    ("Epoch [2/10], Step [100/600], Loss: 0.2231", "epoch-step", 100, 600, 2),
+    ("epoch 3/20 iter 40/500 loss 1.2", "epoch-step", 40, 500, 3),
+    ("Iteration 300/5000, loss = 0.5123", "iter-loss", 300, 5000, None),
+])
+def test_hand_written_and_reference_loops(line: str, form: str, step: int, total: int | None, epoch: int) -> None:
+    point = parse_line(line)
+    assert point is not None and point.form == form, point
+    assert (point.step, point.total) == (step, total), point
+    assert (None if point.epoch is None else int(point.epoch)) == epoch, point
+
+
+@pytest.mark.parametrize("line", [
+    "Validation Epoch [1/10], Step [10/60], Loss: 0.3", "Eval iter 3/50, loss 1.0", "Test: [ 10/196]\tLoss 1.2",
+])
+def test_a_generic_forms_evaluation_is_not_training(line: str) -> None:
+    point = parse_line(line)
+    assert point is None or point.phase != "train" or point.form not in ("epoch-step", "iter-loss"), point
+
+
+def test_the_runs_step_over_epochs_numbered_from_one_or_zero(tmp_path: Path) -> None:
+    ones = [f"Epoch [{e}/5], Step [{b}/200], Loss: 0.{e}{b}" for e in (1, 2) for b in (100, 200)]
+    series, words = _read(tmp_path, [*ones, "Epoch [3/5], Step [100/200], Loss: 0.3"])
+    assert (series.step, series.total) == (2 * 200 + 100, 5 * 200), words
+    zeros = [f"Epoch [{e}/5], Step [{b}/200], Loss: 0.{e}{b}" for e in (0, 1) for b in (100, 200)]
+    series, words = _read(tmp_path, [*zeros, "Epoch [2/5], Step [100/200], Loss: 0.3"])
+    assert (series.step, series.total, series.restarts) == (2 * 200 + 100, 5 * 200, []), words
+
+
+def test_timms_scheduled_epochs_are_the_runs() -> None:
+    assert declared_epochs("Scheduled epochs: 300. LR stepped per epoch.") == 300

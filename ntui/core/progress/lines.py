@@ -344,10 +344,16 @@ class LineForm:
     regex: re.Pattern[str]
     first_epoch: int = 0
     unit: Literal["step", "epoch"] = "step"
+    generic: bool = False  # a hand-written loop's words: not when an evaluation's words lead the line
 
 
-def _form(name: str, regex: str, first_epoch: int = 0, unit: Literal["step", "epoch"] = "step") -> LineForm:
-    return LineForm(name, re.compile(regex), first_epoch, unit)
+def _form(name: str, regex: str, first_epoch: int = 0, unit: Literal["step", "epoch"] = "step", *,
+          generic: bool = False) -> LineForm:
+    return LineForm(name, re.compile(regex), first_epoch, unit, generic)
+
+
+#: the words that say a line is an evaluation's, not training's
+_EVAL_WORDS_RE = re.compile(r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b")
 
 
 _INT = r"\d[\d,]*"
@@ -372,7 +378,10 @@ FORMS: tuple[LineForm, ...] = (
     # OpenPCDet's timm-style logger: "Train:    2/6 ( 33%) [ 149/412 ( 36%)]  Loss: 9.7 (23.7)" (epochs from 1)
     _form("openpcdet", r"\bTrain:\s+(?P<epoch>\d+)/(?P<epochs>\d+) \(\s*\d+%\) \[\s*(?P<batch>\d+)/(?P<batches>\d+) ",
           unit="epoch"),
-    _form("metriclogger", r"\bEpoch: \[(?P<epoch>\d+)\]\s+\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
+    # (and the PyTorch ImageNet example's ProgressMeter, "Epoch: [3][ 120/5005]\tTime ...\tLoss 6.1e+00 (6.3e+00)")
+    _form("metriclogger", r"\bEpoch: \[(?P<epoch>\d+)\]\s*\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
+    # timm's train.py: "Train: 12 [ 400/1251 ( 32%)]  Loss: 3.456 (3.51)  Time: ..." (epochs from 0)
+    _form("timm", r"\bTrain: (?P<epoch>\d+) \[\s*(?P<batch>\d+)/(?P<batches>\d+) \(\s*\d+%\)\]", unit="epoch"),
     # torch-rnn: "Epoch 1.06 / 50, i = 6045 / 283700, loss = 1.62"
     _form("torch-rnn", r"\bEpoch [\d.]+ / (?P<epochs>\d+), i = (?P<step>\d+) / (?P<total>\d+), loss ="),
     # BasicSR: "[..][epoch:  3, iter:  20,100, lr:(...)]"; VISSL "[ep: 0] iter: 400;"; scepter "iter: [N/800]"
@@ -396,6 +405,12 @@ FORMS: tuple[LineForm, ...] = (
     _form("nanogpt", r"\biter (?P<step>\d+): (?:train )?loss\b"),
     # llm.c "step   12/60 | train loss 5.1 |", build-nanoGPT "step 119, loss: 6.2", torchtune "Step 140 | loss:1.1"
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
+    # hand-written loops: "Epoch [2/10], Step [100/600], Loss: 0.22", "epoch 3/20 iter 40/500 loss 1.2" (an
+    # epoch's steps of the run's epochs; epochs from 1 unless one says 0), "Iteration 300/5000, loss = 0.51"
+    _form("epoch-step", r"\b[Ee]poch\s*[:\[]?\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?\s*[,|]?\s*"
+          r"(?:[Ss]tep|[Ii]ter(?:ation)?|[Bb]atch)\s*[:\[]?\s*(?P<batch>\d+)\s*/\s*(?P<batches>\d+)", 1, generic=True),
+    _form("iter-loss", r"\b(?:[Ii]ter(?:ation)?|[Ss]tep)\s*[:\[]?\s*(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\]?[,|:]?\s+"
+          r"(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
     # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
     _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
     # cellpose: "[INFO] Epoch 40, Time 44303.8s, Loss 0.4555, LR 0.2000" (every 10 epochs)
@@ -430,7 +445,7 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         return None
     for form in forms:
         m = form.regex.search(text)
-        if m is None:
+        if m is None or (form.generic and _EVAL_WORDS_RE.search(text, 0, m.end()) is not None):
             continue
         groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v}
         pairs = _FORM_METRIC_RE.finditer(text[m.start():])
@@ -509,9 +524,10 @@ def run_stop(text: str) -> str | None:
 
 
 #: what a program says of the run's epochs, on a line of its own: mmcv's runner "workflow: [('train', 1)], max: 12
-#: epochs", the MetricLogger scripts' "Start training for 100 epochs", the Trainer's "Num Epochs = 3", a
-#: configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90"
-_EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b|\b[Ss]tart training for (?P<b>\d+) epochs\b"
+#: epochs", the MetricLogger scripts' "Start training for 100 epochs", timm's "Scheduled epochs: 300", the Trainer's
+#: "Num Epochs = 3", a configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90"
+_EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
+                        r"|\b(?:[Ss]tart training for|Scheduled epochs:) (?P<b>\d+)(?: epochs)?\b"
                         r"|\bNum Epochs = (?P<c>\d+)"
                         r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b")
 
@@ -543,8 +559,8 @@ def declared_total(text: str) -> int | None:
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
-_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\biteration\s|\bstep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch|num_updates"
-                      r"|\biter[: ]|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
+_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[]|\bstep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
+                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 
 
 def _ansi(m: re.Match[str]) -> str:

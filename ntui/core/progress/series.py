@@ -76,6 +76,7 @@ class Series:
     _epoch_base: int = 0  # the steps of the epochs before it, as their bars counted
     _batch: int | None = None  # where in its epoch the last point of an epoch-counted run was
     _rank: int | None = None  # the rank whose lines the series follows (the first that printed a point)
+    _from_zero: bool = False  # an epoch 0 was seen where the form numbers epochs from 1
     _held: tuple[Point, float] | None = None  # the latest point of a bar inside the run's, and when it was read
     _held_count: int = 0  # how many points that bar has shown
     _held_first: tuple[Point, float] | None = None  # its first point
@@ -202,7 +203,9 @@ class Series:
             # batches, plus this one's; the run's total is its epochs times an epoch's batches, else unknown (never
             # the epoch's, nor an earlier bar's)
             self.per_epoch = point.total
-            before = max(0, int(epoch) - point.first_epoch)
+            if epoch < point.first_epoch:  # the program numbers its epochs from 0 after all
+                self._from_zero = True
+            before = max(0, int(epoch) - (0 if self._from_zero else point.first_epoch))
             point = replace(point, step=before * point.total + point.step,
                             total=epochs * point.total if epochs else None)
             self.total = point.total
