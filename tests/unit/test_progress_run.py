@@ -368,3 +368,15 @@ def test_the_runs_step_over_epochs_numbered_from_one_or_zero(tmp_path: Path) -> 
 
 def test_timms_scheduled_epochs_are_the_runs() -> None:
     assert declared_epochs("Scheduled epochs: 300. LR stepped per epoch.") == 300
+
+
+@pytest.mark.parametrize(("line", "epoch", "loss"), [
+    ("Epoch[2] Loss=0.009825, P=0.625461, R=0.082422, F1=0.145650, Speed = 7.2 samples/s, 99.88 %, ETA = 2021-09-12",
+     2, 0.009825),
+    ("Epoch [3] loss: 0.2101", 3, 0.2101),
+    ("01/03 02:18:25 PM epoch 4 lr 9.700000e-02", 4, None),
+])
+def test_a_loop_that_names_its_epoch(line: str, epoch: int, loss: float | None) -> None:
+    point = parse_line(line)
+    assert point is not None and point.counts_epochs and point.step == epoch, point
+    assert (training_loss(point.metrics) or (None, None))[1] == loss, point

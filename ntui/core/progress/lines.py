@@ -411,6 +411,10 @@ FORMS: tuple[LineForm, ...] = (
           r"(?:[Ss]tep|[Ii]ter(?:ation)?|[Bb]atch)\s*[:\[]?\s*(?P<batch>\d+)\s*/\s*(?P<batches>\d+)", 1, generic=True),
     _form("iter-loss", r"\b(?:[Ii]ter(?:ation)?|[Ss]tep)\s*[:\[]?\s*(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\]?[,|:]?\s+"
           r"(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
+    # a loop that names its epoch and its loss: DeepDanbooru's "Epoch[1] Loss=0.0098, P=0.62, ..., 99.88 %",
+    # "Epoch [3] loss: 0.21"; the DARTS family's "epoch 3 lr 9.7e-02" before its unnamed "train 050 ..." numbers
+    _form("epoch-loss", r"\bEpoch\s?\[(?P<epoch>\d+)\]\s+[Ll]oss\s*[=:]", unit="epoch"),
+    _form("epoch-lr", r"\bepoch (?P<epoch>\d+) lr [\d.]+(?:e[-+]?\d+)?\s*$", unit="epoch"),
     # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
     _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
     # cellpose: "[INFO] Epoch 40, Time 44303.8s, Loss 0.4555, LR 0.2000" (every 10 epochs)
