@@ -25,18 +25,27 @@ notify:                   # the app (and ntui wait --notify) on a start, requeue
 progress:
   quiet-after: 300        # seconds: a running job with no progress and no log line for this long, and for ten of
                           # its own usual intervals, is said to be quiet (the queue row, a notice, ntui show)
+clusters:                 # clusters reached over ssh (`ntui --cluster NAME ...`); none: Slurm here only
+  perlmutter:             # the name ntui uses (letters, digits, . _ -)
+    ssh: perlmutter       # a host of your ~/.ssh/config (ProxyJump, keys, certificates, MFA: ssh's business)
+    bin-dir: null         # where the Slurm clients are on the cluster, when not on its PATH
+    persist: 600          # seconds the shared connection stays open after its last call (ControlPersist)
+    ssh-config: null      # another ssh config file than ~/.ssh/config (ssh -F)
 ```
 
 Environment overrides (applied here, so the CLI and the app read the same values):
 ``NTUI_SLURM_TIMEOUT=SECONDS`` sets both ``slurm.timeout`` and ``slurm.submit-timeout``;
 ``NTUI_SLURM_BIN_DIR=DIR`` sets ``slurm.bin-dir`` (e.g. another Slurm version's clients: ``scripts/dev-cluster
 env --slurm 26.05`` prints it; empty: the file's setting stays).
-:func:`load_settings` is the one loader; :func:`slurm_runner` builds the runner those settings describe.
+:func:`load_settings` is the one loader; :func:`slurm_runner` builds the runner those settings describe, and
+:func:`cluster_runner` the one of a configured cluster (Slurm on its login node, over ssh).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -47,10 +56,14 @@ from ntui.core.paths import config_dir
 from ntui.core.problems import Problem, Source
 from ntui.core.slurm.common import _CATEGORY, DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
 from ntui.core.slurm.runner import CommandResult, CommandRunner, SubprocessRunner, TimeoutRunner
+from ntui.core.slurm.ssh import CONTROL_PERSIST_S, SshRunner, SshTarget, control_dir, valid_host
 
 __all__ = [
     "BIN_DIR_ENV",
     "TIMEOUT_ENV",
+    "ClusterSettings",
+    "UnknownCluster",
+    "cluster_runner",
     "GpuSettings",
     "LogSettings",
     "NotifySettings",
@@ -115,6 +128,21 @@ class NotifySettings:
 
 
 @dataclass(frozen=True)
+class ClusterSettings:
+    """A cluster ntui reaches over ssh: ``name`` as the user calls it, ``ssh`` a host of their ssh config."""
+
+    name: str
+    ssh: str
+    bin_dir: str | None = None  # the Slurm clients' directory on the cluster
+    persist: int = CONTROL_PERSIST_S  # ssh's ControlPersist, seconds
+    ssh_config: str | None = None  # ssh -F FILE (default: ssh's own)
+
+
+#: A cluster's name: what ``--cluster`` takes.
+_CLUSTER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+@dataclass(frozen=True)
 class Settings:
     queue: QueueSettings = field(default_factory=QueueSettings)
     slurm: SlurmSettings = field(default_factory=SlurmSettings)
@@ -122,31 +150,60 @@ class Settings:
     logs: LogSettings = field(default_factory=LogSettings)
     notify: NotifySettings = field(default_factory=NotifySettings)
     progress: ProgressSettings = field(default_factory=ProgressSettings)
+    clusters: tuple[ClusterSettings, ...] = ()
+
+    def cluster(self, name: str) -> ClusterSettings | None:
+        return next((c for c in self.clusters if c.name == name), None)
 
 
 def config_path() -> Path:
     return config_dir() / "config.yaml"
 
 
-def _section(cls: type[Any], raw: Any, name: str, path: str, problems: list[Problem]) -> Any:
+#: Where each key of the settings file is: its path of keys -> its 1-based line.
+Lines = Mapping[tuple[str, ...], int]
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """The line of every mapping key of ``text`` (YAML already read by ``yaml.safe_load``), by its path of keys;
+    from the safe loader's node tree, which builds no object."""
+    import yaml
+
+    lines: dict[tuple[str, ...], int] = {}
+
+    def walk(node: Any, at: tuple[str, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    here = (*at, str(key.value))
+                    lines[here] = key.start_mark.line + 1
+                    walk(value, here)
+
+    with contextlib.suppress(yaml.YAMLError):
+        walk(yaml.compose(text, Loader=yaml.SafeLoader), ())
+    return lines
+
+
+def _section(cls: type[Any], raw: Any, name: str, path: str, problems: list[Problem], lines: Lines) -> Any:
     default = cls()
     if raw is None:
         return default
     if not isinstance(raw, dict):
-        problems.append(Problem(Source(path), name, "expected a mapping"))
+        problems.append(Problem(Source(path, lines.get((name,), 0)), name, "expected a mapping"))
         return default
     values: dict[str, Any] = {}
     known = {f.name: f for f in fields(cls)}
     for key, value in raw.items():
         attr = str(key).replace("-", "_")
+        where = Source(path, lines.get((name, str(key)), 0))
         if attr not in known:
-            problems.append(Problem(Source(path), f"{name}.{key}", "unknown setting"))
+            problems.append(Problem(where, f"{name}.{key}", "unknown setting"))
             continue
         want = type(getattr(default, attr))
         if want is tuple:
             words = _state_words(value)
             if words is None:
-                problems.append(Problem(Source(path), f"{name}.{key}", "expected a list of job state names "
+                problems.append(Problem(where, f"{name}.{key}", "expected a list of job state names "
                                         f"({', '.join(NOTIFY_WORDS)}, COMPLETED, FAILED, ...), got {value!r}"))
                 continue
             values[attr] = words
@@ -154,11 +211,11 @@ def _section(cls: type[Any], raw: Any, name: str, path: str, problems: list[Prob
             values[attr] = None if value is None else str(value)
         elif want is bool:
             if not isinstance(value, bool):
-                problems.append(Problem(Source(path), f"{name}.{key}", f"expected true/false, got {value!r}"))
+                problems.append(Problem(where, f"{name}.{key}", f"expected true/false, got {value!r}"))
                 continue
             values[attr] = value
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            problems.append(Problem(Source(path), f"{name}.{key}", f"expected a positive number, got {value!r}"))
+            problems.append(Problem(where, f"{name}.{key}", f"expected a positive number, got {value!r}"))
         else:
             values[attr] = want(value)
     return cls(**{**{f: getattr(default, f) for f in known}, **values})
@@ -190,20 +247,76 @@ def _load_file(path: Path) -> tuple[Settings, list[Problem]]:
     import yaml  # only with a settings file: the Slurm subcommands start without loading yaml
 
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return Settings(), [Problem(Source(str(path)), "", f"ignored: {exc}")]
     if raw is None:
         return Settings(), problems
     if not isinstance(raw, dict):
         return Settings(), [Problem(Source(str(path)), "", "expected a mapping")]
+    lines = _key_lines(text)
     sections = {"queue": QueueSettings, "slurm": SlurmSettings, "gpu": GpuSettings, "logs": LogSettings,
                 "notify": NotifySettings, "progress": ProgressSettings}
     for key in raw:
-        if key not in sections:
-            problems.append(Problem(Source(str(path)), str(key), "unknown section"))
-    built = {k: _section(cls, raw.get(k), k, str(path), problems) for k, cls in sections.items()}
-    return Settings(**built), problems
+        if key not in sections and key != "clusters":
+            problems.append(Problem(Source(str(path), lines.get((str(key),), 0)), str(key), "unknown section"))
+    built = {k: _section(cls, raw.get(k), k, str(path), problems, lines) for k, cls in sections.items()}
+    clusters = _clusters(raw.get("clusters"), str(path), problems, lines)
+    return Settings(**built, clusters=clusters), problems
+
+
+def _clusters(raw: Any, path: str, problems: list[Problem], lines: Lines) -> tuple[ClusterSettings, ...]:
+    """The ``clusters:`` section: ``NAME: {ssh: HOST, ...}`` each; a cluster with a problem is left out (the
+    others stay usable), every problem named by file, line and field."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        problems.append(Problem(Source(path, lines.get(("clusters",), 0)), "clusters",
+                                "expected a mapping of cluster names to {ssh: HOST}"))
+        return ()
+    out: list[ClusterSettings] = []
+    for name, entry in raw.items():
+        at = ("clusters", str(name))
+        field_name = f"clusters.{name}"
+        before = len(problems)
+
+        def bad(key: str | None, message: str, at: tuple[str, ...] = at, field_name: str = field_name) -> None:
+            keys = (*at, key) if key else at
+            line = lines.get(keys, 0) or lines.get(at, 0)
+            problems.append(Problem(Source(path, line), f"{field_name}.{key}" if key else field_name, message))
+
+        if not isinstance(name, str) or not _CLUSTER_NAME.fullmatch(name):
+            bad(None, "a cluster's name is letters, digits, '.', '_' and '-' (it is what --cluster takes)")
+            continue
+        if not isinstance(entry, dict):
+            bad(None, "expected a mapping with ssh: HOST (a host of your ~/.ssh/config)")
+            continue
+        values: dict[str, Any] = {}
+        for key, value in entry.items():
+            attr = str(key).replace("-", "_")
+            if attr == "ssh":
+                if not isinstance(value, str) or not valid_host(value):
+                    bad(str(key), f"expected a host of your ssh config (an alias or user@host), got {value!r}")
+                else:
+                    values["ssh"] = value
+            elif attr in ("bin_dir", "ssh_config"):
+                if value is not None and (not isinstance(value, str) or not value.strip() or "\n" in value):
+                    bad(str(key), f"expected a path, got {value!r}")
+                elif value is not None:
+                    values[attr] = os.path.expanduser(value) if attr == "ssh_config" else value
+            elif attr == "persist":
+                if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                    bad(str(key), f"expected a whole number of seconds > 0, got {value!r}")
+                else:
+                    values["persist"] = value
+            else:
+                bad(str(key), "unknown setting (ssh, bin-dir, persist, ssh-config)")
+        if "ssh" not in values and not any(p.field == f"{field_name}.ssh" for p in problems[before:]):
+            bad(None, "no ssh: HOST (a host of your ~/.ssh/config)")
+        if len(problems) == before:
+            out.append(ClusterSettings(name=name, **values))
+    return tuple(out)
 
 
 def _apply_env(settings: Settings, environ: Mapping[str, str], problems: list[Problem]) -> Settings:
@@ -231,6 +344,28 @@ def slurm_runner(settings: SlurmSettings) -> CommandRunner:
     """The runner for these settings: Slurm clients under ``bin_dir`` (else on PATH), every command with the
     configured timeout (``submit_timeout`` for sbatch, ``timeout`` for the rest) whatever its caller passes."""
     return TimeoutRunner(SubprocessRunner(settings.bin_dir), query=settings.timeout, submit=settings.submit_timeout)
+
+
+class UnknownCluster(ValueError):
+    """``--cluster NAME`` names no cluster of the settings; the message lists those there are."""
+
+
+def cluster_runner(settings: Settings, name: str | None, *, environ: Mapping[str, str] | None = None
+                   ) -> CommandRunner:
+    """The runner for cluster ``name`` of the settings (Slurm on its login node, over one shared ssh login,
+    :class:`~ntui.core.slurm.ssh.SshRunner`), with the settings' timeouts; ``None``: Slurm here
+    (:func:`slurm_runner`). :class:`UnknownCluster` when the settings have no such cluster."""
+    if name is None:
+        return slurm_runner(settings.slurm)
+    found = settings.cluster(name)
+    if found is None:
+        known = ", ".join(c.name for c in settings.clusters)
+        where = f"the settings name {known}" if known else f"the settings ({config_path()}) name no cluster"
+        raise UnknownCluster(f"no cluster {name!r}: {where}")
+    target = SshTarget(host=found.ssh, control_dir=control_dir(environ), persist_s=found.persist,
+                       config_file=found.ssh_config, bin_dir=found.bin_dir)
+    inner = SshRunner(target, name=found.name)
+    return TimeoutRunner(inner, query=settings.slurm.timeout, submit=settings.slurm.submit_timeout)
 
 
 class SettingsRunner:

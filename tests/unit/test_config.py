@@ -109,7 +109,7 @@ def test_cli_reads_the_same_settings_and_reports_their_problems(capsys: pytest.C
     monkeypatch.delenv(TIMEOUT_ENV, raising=False)
     runner = cli_runner()
     assert isinstance(runner, TimeoutRunner) and (runner.query, runner.submit) == (9.0, 60.0)
-    assert capsys.readouterr().err == f"ntui: {path}: slurm.submit-timeout: expected a positive number, got 'fast'\n"
+    assert capsys.readouterr().err == f"ntui: {path}:3: slurm.submit-timeout: expected a positive number, got 'fast'\n"
 
 
 def test_settings_runner_reads_the_settings_on_the_first_call_only(tmp_path: Path) -> None:

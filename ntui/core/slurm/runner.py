@@ -32,6 +32,7 @@ __all__ = [
     "SlurmError",
     "SlurmNotInstalled",
     "SlurmRejected",
+    "SLURM_CLIENTS",
     "SlurmTimeout",
     "SubprocessRunner",
     "TimeoutRunner",
@@ -207,7 +208,7 @@ def _matching_line(pattern: re.Pattern[str], text: str) -> tuple[str, re.Match[s
 
 
 #: The Slurm clients (the programs that read slurm.conf).
-_SLURM_CLIENTS = frozenset({"sbatch", "squeue", "scontrol", "scancel", "sacct", "sacctmgr", "sinfo", "sdiag",
+SLURM_CLIENTS = frozenset({"sbatch", "squeue", "scontrol", "scancel", "sacct", "sacctmgr", "sinfo", "sdiag",
                             "srun", "salloc", "sprio", "sshare", "sstat", "sreport"})
 
 
@@ -220,7 +221,7 @@ def config_source_problem(argv: Sequence[str], env: Mapping[str, str] | None) ->
     """The configuration source is checked before a Slurm command runs: a ``SLURM_CONF`` that names no file
     makes every client retry for a minute before it fails (Slurm 22.05), so it is reported at once, in the
     words Slurm would use."""
-    if not argv or os.path.basename(argv[0]) not in _SLURM_CLIENTS:
+    if not argv or os.path.basename(argv[0]) not in SLURM_CLIENTS:
         return None
     conf = (os.environ if env is None else env).get("SLURM_CONF")
     if not conf or os.path.isfile(conf):

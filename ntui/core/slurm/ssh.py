@@ -1,0 +1,321 @@
+"""Slurm on another machine: every command through the user's own OpenSSH, one multiplexed master per host.
+
+:class:`SshRunner` is a :class:`~ntui.core.slurm.runner.CommandRunner`: the Slurm clients are built and parsed as
+on a login node; only the transport differs. Each call is one ``ssh`` process::
+
+    ssh [-F CONFIG] -o ControlMaster=auto -o ControlPath=DIR/%C -o ControlPersist=N -o BatchMode=yes
+        -o LogLevel=ERROR -o ServerAliveInterval=15 -o ServerAliveCountMax=3 HOST -- REMOTE-COMMAND
+
+The first call opens the master (the one login: keys, certificates, ProxyJump and MFA are ssh's business, read
+from the user's ``~/.ssh/config``); every later call is a channel over it until the master has been idle for
+``ControlPersist`` seconds. ``BatchMode=yes``: ntui never asks for a password; a login that would need one fails
+at once and is said in words (:class:`SshError`).
+
+The remote command: ssh hands one string to the user's login shell on the cluster, so every argv is quoted for it
+(:func:`remote_command`). ``shlex.join`` quotes for POSIX shells; a word holding a character that csh, tcsh or fish
+read differently inside single quotes (a backslash, a newline, ``!``, a control character) sends the whole
+command base64-encoded instead, decoded and run by ``/bin/sh`` on the far side: no value can become a command,
+whatever the login shell.
+
+Errors of ssh itself (exit 255 with ssh's own words: unreachable, refused, host key, expired certificate, the link
+dropped) raise :class:`SshError`; the remote command's own exit codes are kept in the result, as a local run's.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shlex
+import stat
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ntui.core.slurm.runner import (
+    SLURM_CLIENTS,
+    CommandResult,
+    SlurmError,
+    SlurmNotInstalled,
+    SlurmTimeout,
+    SubprocessRunner,
+)
+
+__all__ = [
+    "CONTROL_PERSIST_S",
+    "MAX_SOCKET_DIR",
+    "SshError",
+    "SshRunner",
+    "build_control_argv",
+    "build_ssh_argv",
+    "classify_ssh",
+    "control_dir",
+    "remote_command",
+    "valid_host",
+]
+
+#: Seconds the master stays up after its last channel closed (ssh's ``ControlPersist``).
+CONTROL_PERSIST_S = 600
+#: ssh's exit status for its own errors (the remote command's own status is passed through otherwise).
+SSH_FAILED = 255
+#: The longest socket directory: a Unix socket path holds at most 104 bytes (macOS; 108 on Linux), and ssh binds
+#: ``DIR/%C`` (40 hex digits) plus a ``.XXXXXXXXXXXXXXXX`` suffix while the master starts.
+MAX_SOCKET_DIR = 104 - 1 - 40 - 17 - 1
+
+_HOST_RE = re.compile(r"[A-Za-z0-9_.@%:\[\]-]+")
+
+
+def valid_host(host: str) -> bool:
+    """A host of the user's ssh config (an alias, ``user@name``, ``name``): never an option (``-o...``) nor a
+    word with spaces, quotes or control characters."""
+    return bool(host) and not host.startswith("-") and _HOST_RE.fullmatch(host) is not None
+
+
+# ---------------------------------------------------------------- the remote command
+
+#: Characters every common login shell (sh, bash, dash, zsh, ksh, csh, tcsh, fish) reads literally inside
+#: ``shlex.quote``'s single quotes, or unquoted when shlex leaves the word bare.
+_PORTABLE = re.compile(r"[ -~]*")  # printable ASCII
+_NOT_PORTABLE = frozenset("\\!")
+
+
+def _portable(word: str) -> bool:
+    return _PORTABLE.fullmatch(word) is not None and not (_NOT_PORTABLE & set(word))
+
+
+def remote_command(argv: Sequence[str]) -> str:
+    """The one string ssh sends to the login shell for ``argv``: each word arrives verbatim as one word.
+
+    ``shlex.join(argv)`` when every word is portable (the command stays readable in ``ps`` and in errors); else
+    ``exec /bin/sh -c 'eval "$(printf %s "$0" | base64 -d)"' B64``: the login shell sees only that fixed text and
+    base64's alphabet, and ``/bin/sh`` evaluates the ``shlex.join`` text it decodes."""
+    if not argv:
+        raise ValueError("empty argv")
+    joined = shlex.join(argv)
+    if all(_portable(w) for w in argv):
+        return joined
+    encoded = base64.b64encode(joined.encode("utf-8")).decode("ascii")
+    return f"exec /bin/sh -c 'eval \"$(printf %s \"$0\" | base64 -d)\"' {encoded}"
+
+
+# ---------------------------------------------------------------- argv builders
+
+
+def _options(control_path: str, *, persist_s: int, config_file: str | None) -> list[str]:
+    opts = ["-F", config_file] if config_file else []
+    return [*opts, "-o", "ControlMaster=auto", "-o", f"ControlPath={control_path}",
+            "-o", f"ControlPersist={persist_s}", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR",
+            "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"]
+
+
+def build_ssh_argv(host: str, remote_argv: Sequence[str], *, control_path: str, persist_s: int = CONTROL_PERSIST_S,
+                   config_file: str | None = None, ssh: str = "ssh") -> list[str]:
+    """``ssh OPTIONS HOST -- REMOTE-COMMAND`` (the command quoted by :func:`remote_command`)."""
+    if not valid_host(host):
+        raise ValueError(f"not an ssh host: {host!r}")
+    return [ssh, *_options(control_path, persist_s=persist_s, config_file=config_file), host, "--",
+            remote_command(remote_argv)]
+
+
+def build_control_argv(host: str, operation: str, *, control_path: str, config_file: str | None = None,
+                       ssh: str = "ssh") -> list[str]:
+    """``ssh -O check|exit HOST``: ask the master of ``host`` (no login; exit 255 when there is none)."""
+    if operation not in ("check", "exit", "stop"):
+        raise ValueError(f"not a master operation: {operation!r}")
+    if not valid_host(host):
+        raise ValueError(f"not an ssh host: {host!r}")
+    opts = ["-F", config_file] if config_file else []
+    return [ssh, *opts, "-o", f"ControlPath={control_path}", "-o", "BatchMode=yes", "-O", operation, host]
+
+
+# ---------------------------------------------------------------- the socket directory
+
+
+def control_dir(environ: Mapping[str, str] | None = None, *, uid: int | None = None) -> Path:
+    """Where the masters' sockets live: ``$XDG_RUNTIME_DIR/ntui-ssh`` (per user, private, short), else
+    ``/tmp/ntui-ssh-UID``; the first of them short enough for a socket path (:data:`MAX_SOCKET_DIR`)."""
+    env = os.environ if environ is None else environ
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    owner = os.getuid() if uid is None else uid
+    if runtime and os.path.isabs(runtime):
+        candidate = Path(runtime) / "ntui-ssh"
+        if len(str(candidate)) <= MAX_SOCKET_DIR:
+            return candidate
+    return Path(f"/tmp/ntui-ssh-{owner}")
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` 0700, or accept it only when it is a real directory of this user that nobody else can
+    use (a directory in ``/tmp`` may have been made by another user first). ``SlurmError`` otherwise."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise SlurmError(f"cannot create ntui's ssh socket directory {path}: {exc.strerror or exc}") from exc
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise SlurmError(f"ntui's ssh socket directory {path} is not a directory of yours: remove it, or set "
+                         "XDG_RUNTIME_DIR")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(path, 0o700)
+
+
+# ---------------------------------------------------------------- ssh's own errors
+
+#: ssh's own words (exit 255) -> what they mean, first match wins; searched case-insensitively in stderr.
+_SSH_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), w) for p, w in (
+    (r"certificate.*expired|expired.*certificate|certificate invalid",
+     "your ssh certificate has expired: renew it (e.g. sshproxy) and retry"),
+    (r"host key verification failed|remote host identification has changed|no .*host key is known",
+     "the host key is unknown or changed: run `ssh {host}` once yourself and check it"),
+    (r"permission denied|too many authentication failures|authentication failed|no more authentication methods",
+     "the login was refused (ntui never asks for a password): log in once with `ssh {host}`, or renew your "
+     "key or certificate, then retry"),
+    (r"could not resolve hostname|name or service not known|nodename nor servname",
+     "the host name is unknown: check `ssh {host}` and your ~/.ssh/config"),
+    (r"connection refused|no route to host|network is unreachable|connection timed out|operation timed out"
+     r"|connect to host",
+     "the host is unreachable"),
+    (r"connection closed|connection reset|closed by remote host|broken pipe|kex_exchange_identification"
+     r"|banner exchange|client_loop|lost connection|timeout, server .* not responding",
+     "the connection dropped"),
+    (r"control ?socket|controlpath|mux_client|master",
+     "the shared ssh connection failed"),
+    (r"^ssh: |bad configuration option|unsupported option|proxyjump|stdio forwarding failed|channel \d+: open failed",
+     "ssh failed"),
+))
+
+
+class SshError(SlurmError):
+    """ssh itself failed (exit 255): the command never ran on the cluster, or the link broke under it. ``words``
+    says what happened and what to do; ``host``: the ssh host."""
+
+    def __init__(self, message: str, *, host: str, words: str, argv: Sequence[str] = (), stderr: str = "",
+                 returncode: int | None = SSH_FAILED) -> None:
+        super().__init__(message, argv=argv, stderr=stderr, returncode=returncode)
+        self.host = host
+        self.words = words
+
+
+def classify_ssh(host: str, returncode: int, stderr: str, *, argv: Sequence[str] = ()) -> SshError | None:
+    """The :class:`SshError` a finished ssh call stands for: exit 255 with ssh's own words on stderr. Exit 255
+    with none of them is the remote command's own status (kept, like every other)."""
+    if returncode != SSH_FAILED:
+        return None
+    for line in stderr.splitlines():
+        text = line.strip()
+        for pattern, words in _SSH_WORDS:
+            if text and pattern.search(text):
+                said = words.format(host=host)
+                return SshError(f"ssh to {host}: {said} (ssh: {text})", host=host, words=said, argv=argv,
+                                stderr=stderr)
+    return None
+
+
+# ---------------------------------------------------------------- the runner
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    """One cluster's login: the ssh host and what ntui adds to ssh's own config for it."""
+
+    host: str
+    control_dir: Path
+    persist_s: int = CONTROL_PERSIST_S
+    config_file: str | None = None  # ``ssh -F`` (default: ssh's own, ~/.ssh/config)
+    bin_dir: str | None = None  # where the Slurm clients are on the cluster, when not on its PATH
+    ssh: str = "ssh"
+
+    @property
+    def control_path(self) -> str:
+        return str(self.control_dir / "%C")
+
+
+class SshRunner:
+    """Runs each command on ``target.host`` over the shared master (see the module's docstring). Raises
+    :class:`SshError` for ssh's own failures, :class:`SlurmTimeout` (the local ssh process group killed after
+    ``timeout``), :class:`SlurmNotInstalled` (no ssh here, or the command not on the cluster's PATH). Thread-safe;
+    ``calls`` counts every attempted command."""
+
+    def __init__(self, target: SshTarget, *, name: str | None = None) -> None:
+        self.target = target
+        self.name = name or target.host
+        self._process = SubprocessRunner()
+        self._calls = 0
+        self._lock = threading.Lock()
+        self._dir_ready = False
+        # The first call opens the master; calls that start beside it would each log in on their own (ssh
+        # disables multiplexing for a client that finds the socket taken): they wait for it instead.
+        self._opening = threading.Lock()
+        self._opened = False
+
+    @property
+    def calls(self) -> int:
+        return self._calls
+
+    def resolve(self, program: str) -> str:
+        """A Slurm client under the cluster's ``bin_dir`` when one is set (not checked from here); any other
+        program (``mkdir``) as is, from the cluster's PATH."""
+        if self.target.bin_dir and "/" not in program and program in SLURM_CLIENTS:
+            return f"{self.target.bin_dir.rstrip('/')}/{program}"
+        return program
+
+    def ssh_argv(self, argv: Sequence[str]) -> list[str]:
+        t = self.target
+        remote = [self.resolve(argv[0]), *argv[1:]]
+        return build_ssh_argv(t.host, remote, control_path=t.control_path, persist_s=t.persist_s,
+                              config_file=t.config_file, ssh=t.ssh)
+
+    def control(self, operation: str, *, timeout: float = 10.0) -> CommandResult:
+        """``ssh -O OPERATION``: ``check`` (is the master up? exit 0 and ``Master running (pid=N)``) or ``exit``."""
+        t = self.target
+        return self._process.run(build_control_argv(t.host, operation, control_path=t.control_path,
+                                                    config_file=t.config_file, ssh=t.ssh), timeout=timeout)
+
+    def _prepare(self) -> None:
+        with self._lock:
+            self._calls += 1
+            if not self._dir_ready:
+                ensure_private_dir(self.target.control_dir)
+                self._dir_ready = True
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,  # noqa: A002 - mirrors CommandRunner
+    ) -> CommandResult:
+        if not argv:
+            raise ValueError("empty argv")
+        self._prepare()
+        remote = (self.resolve(argv[0]), *argv[1:])
+        prog = os.path.basename(argv[0])
+        ssh_argv = self.ssh_argv(argv)
+        try:
+            if self._opened:
+                res = self._process.run(ssh_argv, timeout=timeout, env=env, input=input)
+            else:
+                with self._opening:
+                    res = self._process.run(ssh_argv, timeout=timeout, env=env, input=input)
+                    self._opened = res.returncode != SSH_FAILED
+        except SlurmTimeout as exc:
+            raise SlurmTimeout(f"{prog} on {self.name} did not answer within {timeout:g} s (over ssh to "
+                               f"{self.target.host})", timeout=timeout, stdout=exc.stdout, argv=remote,
+                               stderr=exc.stderr) from None
+        except SlurmNotInstalled as exc:
+            raise SlurmNotInstalled(f"ssh not found on PATH: ntui reaches cluster {self.name} through OpenSSH's "
+                                    "client", argv=ssh_argv, stderr=exc.stderr) from None
+        problem = classify_ssh(self.target.host, res.returncode, res.stderr, argv=remote)
+        if problem is not None:
+            raise problem
+        if res.returncode == 127 and re.search(r"not found|no such file", res.stderr, re.IGNORECASE):
+            hint = (": is the Slurm client on the PATH of a non-interactive login there? (else set the cluster's "
+                    "bin-dir in the settings)") if prog in SLURM_CLIENTS else ""
+            raise SlurmNotInstalled(f"{prog} not found on cluster {self.name} ({self.target.host}){hint}",
+                                    argv=remote, stderr=res.stderr, returncode=res.returncode)
+        return CommandResult(argv=remote, returncode=res.returncode, stdout=res.stdout, stderr=res.stderr,
+                             duration_s=res.duration_s)

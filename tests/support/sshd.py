@@ -1,0 +1,149 @@
+"""A private OpenSSH server on the loopback address, for the SSH transport's tests (no Slurm needed).
+
+:func:`private_sshd` starts Debian's ``sshd`` as a child (``sshd -D -f CONFIG -e``) on 127.0.0.1 and a free port,
+with its own host key and configuration in a fresh directory, authorising one key it generates with
+``ssh-keygen``; it yields a :class:`Sshd` whose ``ssh_config`` file names these hosts for ``ssh -F``:
+
+* ``ntui-test``: the server, logging in as the current user with the authorised key
+  (``StrictHostKeyChecking=accept-new``, its own known_hosts);
+* ``ntui-refused``: a port where nothing listens (connection refused);
+* ``ntui-denied``: the server, with a key it does not authorise (permission denied).
+
+sshd must run as root (it changes to the logged-in user); :func:`why_not` says why it cannot start here.
+Every line sshd logs goes to ``log`` (``LogLevel VERBOSE``: one "Accepted publickey" per login).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SSHD = "/usr/sbin/sshd"
+HOST = "ntui-test"
+REFUSED = "ntui-refused"
+DENIED = "ntui-denied"
+
+
+def why_not() -> str | None:
+    """Why a private sshd cannot start here (a reason to skip), or None."""
+    if os.geteuid() != 0:
+        return "sshd needs root (it switches to the logged-in user); CI runs the tests as root"
+    if not os.access(SSHD, os.X_OK):
+        return f"{SSHD} not installed (Debian's openssh-server: scripts/bootstrap installs it)"
+    if shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        return "OpenSSH's client (ssh, ssh-keygen) not installed"
+    return None
+
+
+@dataclass(frozen=True)
+class Sshd:
+    directory: Path
+    port: int
+    ssh_config: Path
+    log: Path
+    pid: int
+
+    def logins(self) -> int:
+        """Logins the server accepted so far (one per master; a channel over a master is none)."""
+        return self.log.read_text(errors="replace").count("Accepted publickey")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _keygen(path: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ntui-test", "-f", str(path)],
+                   check=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _write_configs(d: Path, port: int, refused_port: int) -> tuple[Path, Path]:
+    user = os.environ.get("USER") or "root"
+    sshd_config = d / "sshd_config"
+    sshd_config.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
+        f"AuthorizedKeysFile {d}/authorized_keys\nPubkeyAuthentication yes\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
+        # the key files live under /tmp, which is writable by all: sshd's ownership checks would refuse them
+        "StrictModes no\nMaxSessions 64\nMaxStartups 64\nLogLevel VERBOSE\nPrintMotd no\n"
+    )
+    ssh_config = d / "ssh_config"
+    common = (f"  User {user}\n  IdentitiesOnly yes\n  StrictHostKeyChecking accept-new\n"
+              f"  UserKnownHostsFile {d}/known_hosts\n  GlobalKnownHostsFile /dev/null\n"
+              "  PasswordAuthentication no\n  KbdInteractiveAuthentication no\n")
+    ssh_config.write_text(
+        f"Host {HOST}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {d}/id_client\n{common}"
+        f"Host {DENIED}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {d}/id_other\n{common}"
+        f"Host {REFUSED}\n  HostName 127.0.0.1\n  Port {refused_port}\n  IdentityFile {d}/id_client\n{common}"
+    )
+    return sshd_config, ssh_config
+
+
+@contextlib.contextmanager
+def private_sshd(ready_timeout: float = 60.0) -> Iterator[Sshd]:
+    """A running private sshd (see the module's docstring), killed and its directory removed on exit. The
+    directory is short (``/tmp/ntui-sshd-XXXX``): the tests' master sockets live there too."""
+    reason = why_not()
+    if reason is not None:
+        raise RuntimeError(reason)
+    d = Path(tempfile.mkdtemp(prefix="ntui-sshd-", dir="/tmp"))
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        _keygen(d / "host_key")
+        _keygen(d / "id_client")
+        _keygen(d / "id_other")
+        (d / "authorized_keys").write_text((d / "id_client.pub").read_text())
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
+        log = d / "sshd.log"
+        for _attempt in range(5):  # another process may take the free port first: try another
+            port, refused_port = _free_port(), _free_port()
+            sshd_config, ssh_config = _write_configs(d, port, refused_port)
+            with open(log, "wb") as out:
+                proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(sshd_config)], stdin=subprocess.DEVNULL,
+                                        stdout=out, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + ready_timeout
+            while proc.poll() is None and not _accepts(port):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"sshd did not listen within {ready_timeout:g} s: {log.read_text()}")
+                time.sleep(0.05)
+            if proc.poll() is None:
+                break
+            if "Address already in use" not in log.read_text(errors="replace"):
+                raise RuntimeError(f"sshd exited {proc.returncode}: {log.read_text(errors='replace')}")
+        else:
+            raise RuntimeError(f"sshd found no free port: {log.read_text(errors='replace')}")
+        yield Sshd(directory=d, port=port, ssh_config=ssh_config, log=log, pid=proc.pid)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        _end_masters(d)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _end_masters(d: Path) -> None:
+    """Stop every ssh master whose socket is under ``d`` (they outlive their client: ``ControlPersist``)."""
+    for sock in d.rglob("*"):
+        if sock.is_socket():
+            subprocess.run(["ssh", "-F", str(d / "ssh_config"), "-o", f"ControlPath={sock}", "-O", "exit", HOST],
+                           capture_output=True,
+                           timeout=30, stdin=subprocess.DEVNULL, check=False)
