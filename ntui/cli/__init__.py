@@ -9,12 +9,13 @@ log or GPU code; ``ntui --help`` imports none of them.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from ntui import __version__
-from ntui.cli.common import EXIT_OK, exit_codes_help
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, exit_codes_help, select_cluster
 
 __all__ = ["COMMANDS", "Command", "build_parser", "run"]
 
@@ -160,10 +161,24 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+#: The subcommands that work on a cluster reached over ssh (``ntui --cluster NAME``): those that only ask Slurm.
+#: The others read or write files on the cluster (logs, records, GPU samples) or need a terminal there.
+REMOTE_COMMANDS = frozenset({"jobs", "show", "why", "wait", "cancel", "hold", "release", "requeue", "check",
+                             "submit", "presets", "render"})
+
+
 def command_of(argv: Sequence[str]) -> str | None:
-    """The subcommand named in ``argv`` (the first word that is not an option), if it is one of ours."""
+    """The subcommand named in ``argv`` (the first word that is not an option nor the value of ``--cluster``), if
+    it is one of ours."""
     names = {c.name for c in COMMANDS}
+    skip = False
     for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word == "--cluster":
+            skip = True
+            continue
         if not word.startswith("-"):
             return word if word in names else None
     return None
@@ -180,6 +195,10 @@ def build_parser(command: str | None = None, *, every: bool = True) -> argparse.
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ntui {__version__}")
+    parser.add_argument("--cluster", dest="remote_cluster", metavar="NAME",
+                        help="run on cluster NAME of the settings' clusters: (Slurm on its login node, over one "
+                             "shared ssh connection); for " + ", ".join(sorted(REMOTE_COMMANDS - {"presets",
+                                                                                                "render"})))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for c in COMMANDS:
         p = sub.add_parser(c.name, help=c.help)
@@ -188,11 +207,34 @@ def build_parser(command: str | None = None, *, every: bool = True) -> argparse.
     return parser
 
 
+def _remote_refusal(command: str | None, cluster: str) -> str | None:
+    """Why ``ntui --cluster CLUSTER COMMAND`` cannot run, in words, or None."""
+    if command is None:
+        return (f"--cluster {cluster}: the app shows clusters reached over ssh in a later version; use the "
+                "subcommands (ntui --cluster NAME jobs, show, submit, ...)")
+    if command not in REMOTE_COMMANDS:
+        what = ("needs a terminal on the cluster" if command == "attach" else
+                "reads files on the cluster (logs, records, GPU samples)")
+        return (f"ntui {command} {what}: not over --cluster yet; run it on the cluster's login node "
+                f"(ssh HOST, then ntui {command} ...)")
+    from ntui.cli.slurm import check_cluster
+
+    return check_cluster(cluster)
+
+
 def run(argv: Sequence[str]) -> int:
     words = list(argv)
     command = command_of(words)
     parser = build_parser(command, every=False)
     args = parser.parse_args(words)
+    cluster = args.remote_cluster
+    select_cluster(None)
+    if cluster is not None:
+        refused = _remote_refusal(args.command, cluster)
+        if refused:
+            print(f"ntui: {refused}", file=sys.stderr)
+            return EXIT_PROBLEMS
+        select_cluster(cluster)
     if args.command is None:
         from ntui.ui.app import run_app
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, print_problems
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, EXIT_SLURM, print_problems, remote_cluster
 from ntui.cli.compose import add_preset_args, load_spec
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.compose.sitecheck import (
@@ -56,7 +56,8 @@ def site_check(spec: JobSpec, loaded: LoadedPreset | None = None) -> tuple[bool,
     problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
     problems += check_array_size(spec, runner, loaded=loaded)  # a sweep: W7, MaxArraySize
     problems += check_requeue(spec, runner, loaded=loaded)  # a run that requeues: T7, JobRequeue
-    problems += check_launcher(spec, loaded=loaded)  # E4: torchrun/accelerate/python on the PATH the job inherits
+    if remote_cluster() is None:  # E4 looks at this machine's PATH, which a job on a cluster over ssh never sees
+        problems += check_launcher(spec, loaded=loaded)  # torchrun/accelerate/python on the PATH the job inherits
     return site_refused(problems, "this cluster would not run it"), sum(not p.is_error for p in problems)
 
 
@@ -132,6 +133,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if spec is None:
         n = sum(1 for p in problems if p.is_error)
         print(f"{n} error(s)", file=sys.stderr)
+        return EXIT_PROBLEMS
+    if (args.what_if or args.test_only) and remote_cluster() is not None:
+        print(f"ntui: check --{'what-if' if args.what_if else 'test-only'} gives sbatch a script file: not over "
+              "--cluster yet (the partition check runs without it)", file=sys.stderr)
         return EXIT_PROBLEMS
     if args.what_if:
         return what_if(args.preset, tuple(args.overrides or ()), spec)

@@ -25,6 +25,8 @@ __all__ = [
     "history_entry",
     "open_history",
     "print_problems",
+    "remote_cluster",
+    "select_cluster",
 ]
 
 EXIT_OK = 0
@@ -44,6 +46,25 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (EXIT_JOB_FAILED, "submit --wait, wait: a job did not complete"),
     (130, "interrupted (Ctrl-C)"),
 )
+
+
+class _Target:
+    """The cluster this run of ``ntui`` talks to: ``ntui --cluster NAME`` (a cluster of the settings, reached
+    over ssh), else None (Slurm here). Set once per run, before the subcommand."""
+
+    cluster: str | None = None
+
+
+_TARGET = _Target()
+
+
+def select_cluster(name: str | None) -> None:
+    _TARGET.cluster = name
+
+
+def remote_cluster() -> str | None:
+    """The cluster ``--cluster`` named for this run (its Slurm is on another machine), or None."""
+    return _TARGET.cluster
 
 
 def exit_codes_help() -> str:

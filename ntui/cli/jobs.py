@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import asdict
 
+from ntui.cli.common import remote_cluster
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.records.history import History
 from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
@@ -53,11 +54,12 @@ def resolve_quietly(history: History, runner: CommandRunner | None = None) -> Ma
 
 def cmd_jobs(args: argparse.Namespace) -> int:
     runner = cli_runner()
-    history = History()
-    try:
-        resolve_quietly(history, runner)
-    finally:
-        history.close()
+    if remote_cluster() is None:  # a cluster over ssh keeps its records there: none are resolved from here
+        history = History()
+        try:
+            resolve_quietly(history, runner)
+        finally:
+            history.close()
     env, _ = slurm_env()
     try:
         jobs = query_queue(runner, all_users=args.all or bool(args.job_ids), job_ids=args.job_ids or None, env=env)

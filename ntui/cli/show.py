@@ -12,7 +12,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from ntui.cli.common import EXIT_SLURM, add_cluster_option, history_entry, open_history
+from ntui.cli.common import EXIT_SLURM, add_cluster_option, history_entry, open_history, remote_cluster
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import shown_command
 from ntui.core.jobs.details import flight_recorder_words
@@ -38,6 +38,8 @@ def _print_run(job_id: str) -> None:
     """A long run's allocations in words, when ``job_id`` is one of them (T10)."""
     from ntui.core.records.runs import find_run_in
 
+    if remote_cluster() is not None:  # the records are on the cluster
+        return
     history = History()
     try:
         run = find_run_in(history, job_id)
@@ -60,7 +62,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         except SlurmError as exc:
             return slurm_failed(exc)
         entry = None
-        if out.source == "none":  # Slurm has forgotten it: the history's record of its end, where there is one
+        if out.source == "none" and remote_cluster() is None:  # Slurm has forgotten it: the history's record
             history = open_history(args)
             try:
                 entry = history_entry(history, args, args.job_id)
@@ -94,11 +96,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("Nodes", f"{d.num_nodes} {d.nodelist}"), ("TimeLimit", d.time_limit), ("RunTime", d.run_time),
         ("Submit", d.submit_time or ""), ("Start", d.start_time or ""), ("End", d.end_time or ""),
     ]
-    history = open_history(args)
-    try:
-        entry = history_entry(history, args, d.job_id)
-    finally:
-        history.close()
+    entry = None
+    if remote_cluster() is None:  # a cluster over ssh: its records are there, not in this machine's history
+        history = open_history(args)
+        try:
+            entry = history_entry(history, args, d.job_id)
+        finally:
+            history.close()
     script = entry.script_path if entry is not None else None
     rows += [("Command", shown_command(d.command, script) or ""), ("WorkDir", d.work_dir),
              ("StdOut", d.std_out or "")]

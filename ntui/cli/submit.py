@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from ntui.cli.check import site_refused, test_only
-from ntui.cli.common import EXIT_JOB_FAILED, EXIT_PROBLEMS, EXIT_SLURM, print_problems
+from ntui.cli.common import EXIT_JOB_FAILED, EXIT_PROBLEMS, EXIT_SLURM, print_problems, remote_cluster
 from ntui.cli.compose import add_preset_args, load_spec
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.compose.rules import blocks_submit
@@ -46,12 +46,21 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print_problems(problems)
     if spec is None:
         return EXIT_PROBLEMS
+    cluster = remote_cluster()
+    if args.test_only and cluster is not None:
+        print("ntui: submit --test-only gives sbatch a script file: not over --cluster yet", file=sys.stderr)
+        return EXIT_PROBLEMS
     if args.test_only:
         return test_only(spec, loaded)
     if any(blocks_submit(p) for p in problems):  # e.g. a script that does not exist (F1)
         print("not submitted", file=sys.stderr)
         return EXIT_PROBLEMS
     runner = cli_runner()
+    if cluster is not None:
+        job = submit_remote(loaded, spec, runner, cluster, extra_args=["--hold"] if args.hold else [])
+        if isinstance(job, int):
+            return job
+        return wait_for(runner, job.job_id) if args.wait else 0
     history = History()
     try:
         job = submit_checked(loaded, spec, runner, history, extra_args=["--hold"] if args.hold else [])
@@ -80,6 +89,29 @@ def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, h
         return slurm_failed(exc)
     for w in job.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    print(job.job_id, flush=True)
+    return job
+
+
+def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cluster: str,
+                  extra_args: list[str]) -> SubmittedJob | int:
+    """Submit to a cluster over ssh: its partitions checked, then the script on sbatch's standard input
+    (:func:`ntui.core.jobs.submission.submit_elsewhere`); prints the job id. No history entry is kept here."""
+    from ntui.core.jobs.submission import submit_elsewhere
+
+    problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
+    problems += check_requeue(spec, runner, loaded=loaded)
+    if site_refused(problems, "not submitted"):
+        return EXIT_PROBLEMS
+    try:
+        job = submit_elsewhere(spec, runner, extra_args=extra_args)
+    except ValueError as exc:  # a sweep
+        print(f"ntui: not submitted to {cluster}: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    print(f"ntui: submitted to {cluster}; its logs: {job.batch_log} there (not kept in this machine's history)",
+          file=sys.stderr)
     print(job.job_id, flush=True)
     return job
 

@@ -26,7 +26,7 @@ from ntui.core.jobfiles.manifest import SweepJob, format_indices, job_file_path,
 from ntui.core.paths import atomic_write
 from ntui.core.records.history import History
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
-from ntui.core.slurm.runner import CommandRunner, slurm_env
+from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.slurm.sbatch import submit
 from ntui.core.slurm.scontrol import cluster_name
 
@@ -35,7 +35,7 @@ from ntui.core.slurm.scontrol import cluster_name
 class SubmittedJob:
     job_id: str
     cluster: str | None
-    script_path: str
+    script_path: str  # "" when submitted to a cluster elsewhere (the script went on sbatch's standard input)
     batch_log: str
     rank_logs: tuple[str, ...]
     warnings: tuple[str, ...] = ()
@@ -112,6 +112,44 @@ def submit_job(
         rank_logs=tuple(paths.rank(first, r) for r in range(spec.world_size)),
         warnings=warnings,
         tasks=tasks,
+    )
+
+
+def build_mkdir_argv(directory: str) -> list[str]:
+    """``mkdir -p -- DIR``: a job's log directory where the job runs (Slurm does not create it, and a job whose
+    output file cannot be opened fails without a log)."""
+    return ["mkdir", "-p", "--", directory]
+
+
+def submit_elsewhere(
+    spec: JobSpec,
+    runner: CommandRunner,
+    *,
+    extra_args: Sequence[str] = (),
+    timeout: float = SUBMIT_TIMEOUT,
+) -> SubmittedJob:
+    """Submit to a cluster whose files are not here (``runner`` runs Slurm on its login node): the script
+    rendered here is given to sbatch on its standard input, after the log directory is made there; nothing is
+    written on this machine, and no history entry is kept (the records live on the cluster). A sweep is refused
+    (``ValueError``): its manifest is a file its tasks read on the cluster. Raises the typed Slurm errors."""
+    if spec.sweep is not None:
+        raise ValueError("a sweep's manifest is a file its tasks read on the cluster: submit sweeps on the "
+                         "cluster's login node for now")
+    paths = log_paths(spec)
+    script = render(spec)
+    made = runner.run(build_mkdir_argv(spec.log_dir), timeout=timeout)
+    if not made.ok:
+        said = made.stderr.strip().splitlines()[-1:] or [f"exit {made.returncode}"]
+        raise SlurmError(f"the log directory {spec.log_dir} cannot be made there: {said[0]} (paths in a preset are "
+                         "resolved on this machine: write the cluster's own path in logs.dir)",
+                         argv=made.argv, stderr=made.stderr, returncode=made.returncode)
+    sub = submit(runner, None, script=script, extra_args=extra_args, timeout=timeout)
+    return SubmittedJob(
+        job_id=sub.job_id,
+        cluster=sub.cluster,
+        script_path="",
+        batch_log=paths.batch(sub.job_id),
+        rank_logs=tuple(paths.rank(sub.job_id, r) for r in range(spec.world_size)),
     )
 
 

@@ -31,10 +31,11 @@ class Submission:
 _PARSABLE_RE = re.compile(r"^(\d+)(?:;(\S+))?$")
 
 
-def build_sbatch_argv(script_path: str, extra_args: Sequence[str] = ()) -> list[str]:
+def build_sbatch_argv(script_path: str | None, extra_args: Sequence[str] = ()) -> list[str]:
     """``sbatch --parsable [EXTRA...] SCRIPT`` (extra args e.g. ``--hold``; they go before the script,
-    where sbatch reads options)."""
-    return ["sbatch", "--parsable", *extra_args, str(script_path)]
+    where sbatch reads options); without a script path sbatch reads the script on its standard input (a
+    cluster reached over ssh: the script is never a file there)."""
+    return ["sbatch", "--parsable", *extra_args, *([str(script_path)] if script_path is not None else [])]
 
 
 def parse_sbatch_parsable(stdout: str | bytes) -> Submission:
@@ -49,15 +50,19 @@ def parse_sbatch_parsable(stdout: str | bytes) -> Submission:
 
 def submit(
     runner: CommandRunner,
-    script_path: str,
+    script_path: str | None,
     *,
     extra_args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float = SUBMIT_TIMEOUT,
+    script: str | None = None,
 ) -> Submission:
-    """Submit a batch script. A printed job ID wins over noise on stderr (raising then would make the user
-    submit twice); otherwise the typed error (``SlurmRejected`` with Slurm's reason, ...) is raised."""
-    res = runner.run(build_sbatch_argv(script_path, extra_args), timeout=timeout, env=env)
+    """Submit a batch script: the file ``script_path``, or (``script_path`` None) the text ``script`` on sbatch's
+    standard input. A printed job ID wins over noise on stderr (raising then would make the user submit twice);
+    otherwise the typed error (``SlurmRejected`` with Slurm's reason, ...) is raised."""
+    if (script_path is None) == (script is None):
+        raise ValueError("submit takes a script path or a script's text, one of them")
+    res = runner.run(build_sbatch_argv(script_path, extra_args), timeout=timeout, env=env, input=script)
     if res.returncode == 0:
         try:
             return parse_sbatch_parsable(res.stdout)

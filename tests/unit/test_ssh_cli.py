@@ -1,0 +1,158 @@
+"""``ntui --cluster NAME ...`` through a real sshd on the loopback address: the laptop side's PATH has ssh and no
+Slurm client; the "cluster" side's Slurm clients are stubs in the cluster's ``bin-dir`` that record what they got
+(no Slurm needed: the real dev cluster's test is in tests/cluster)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support import sshd as sshd_support
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTITIONS = (ROOT / "tests/data/slurm/scontrol_show_partition.stdout").read_text()
+
+SQUEUE = r'''
+import json, os, sys
+with open(TRACE, "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\n")
+fields = sys.argv[sys.argv.index("-O") + 1].split(",")
+values = {"JobID": "4242", "ArrayJobID": "4242", "ArrayTaskID": "N/A", "Name": "remote-train",
+          "StateCompact": "R", "State": "RUNNING", "Reason": "None", "TimeUsed": "1:02", "TimeLimit": "10:00",
+          "NumNodes": "2", "NodeList": "c[1-2]", "UserName": "me"}
+print("".join(values.get(f.split(":")[0], "") + ":".join(f.split(":")[1:]) for f in fields))
+'''
+
+SBATCH = r'''
+import json, sys
+script = sys.stdin.read()
+with open(TRACE, "a") as f:
+    f.write(json.dumps({"argv": sys.argv[1:], "stdin": script}) + "\n")
+print("777")
+'''
+
+SCONTROL = r'''
+import json, sys
+with open(TRACE, "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\n")
+if sys.argv[1:4] == ["show", "partition", "-o"]:
+    sys.stdout.write(PARTITIONS)
+else:
+    sys.stderr.write("scontrol: error: not in this stub\n")
+    sys.exit(1)
+'''
+
+
+@dataclass(frozen=True)
+class Remote:
+    env: dict[str, str]
+    trace: Path
+    home: Path
+
+
+def _stub(bin_dir: Path, name: str, body: str, trace: Path) -> None:
+    path = bin_dir / name
+    path.write_text(f"#!{sys.executable}\nTRACE = {str(trace)!r}\nPARTITIONS = {PARTITIONS!r}\n{body}")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+@pytest.fixture(scope="module")
+def sshd() -> Iterator[sshd_support.Sshd]:
+    reason = sshd_support.why_not()
+    if reason is not None:
+        pytest.skip(reason)
+    with sshd_support.private_sshd() as server:
+        yield server
+
+
+@pytest.fixture
+def remote(sshd: sshd_support.Sshd, tmp_path: Path) -> Remote:
+    slurm_bin = tmp_path / "cluster-bin"
+    slurm_bin.mkdir()
+    trace = tmp_path / "trace.jsonl"
+    trace.touch()
+    for name, body in (("squeue", SQUEUE), ("sbatch", SBATCH), ("scontrol", SCONTROL)):
+        _stub(slurm_bin, name, body, trace)
+    laptop_bin = tmp_path / "laptop-bin"  # ssh only: no Slurm client on this side
+    laptop_bin.mkdir()
+    (laptop_bin / "ssh").symlink_to(shutil.which("ssh") or "/usr/bin/ssh")
+    config = tmp_path / "config" / "ntui"
+    config.mkdir(parents=True)
+    runtime = Path(sshd.directory) / f"rt-{tmp_path.name[-8:]}"  # short: the master's socket lives under it
+    runtime.mkdir(mode=0o700)
+    (config / "config.yaml").write_text(
+        f"clusters:\n  dev:\n    ssh: {sshd_support.HOST}\n    bin-dir: {slurm_bin}\n"
+        f"    ssh-config: {sshd.ssh_config}\n    persist: 120\n")
+    env = {"PATH": str(laptop_bin), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_RUNTIME_DIR": str(runtime), "NTUI_STATE_DIR": str(tmp_path / "state"), "LANG": "C.UTF-8",
+           "PYTHONPATH": str(ROOT)}
+    return Remote(env=env, trace=trace, home=tmp_path)
+
+
+def ntui(remote: Remote, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ntui", *args], env=remote.env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def _trace(remote: Remote) -> list[object]:
+    return [json.loads(line) for line in remote.trace.read_text().splitlines()]
+
+
+def test_jobs_of_a_cluster_over_ssh(remote: Remote) -> None:
+    out = ntui(remote, "--cluster", "dev", "jobs")
+    assert out.returncode == 0, out.stderr
+    assert "4242" in out.stdout and "remote-train" in out.stdout and "RUNNING" in out.stdout
+    (argv,) = _trace(remote)
+    assert isinstance(argv, list) and "--me" in argv and "-O" in argv
+    assert not (remote.home / "state").exists()  # nothing of the cluster's is recorded here
+
+
+def test_submit_gives_the_rendered_script_on_sbatchs_standard_input(remote: Remote) -> None:
+    logs = remote.home / "cluster-logs" / "run1"
+    out = ntui(remote, "--cluster", "dev", "submit", str(ROOT / "presets/local-accelerate.yaml"),
+               "--set", f"logs.dir={logs}", "--set", "env.NOTE=x; touch /tmp/ntui-pwned-submit", "--hold")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "777"
+    calls = _trace(remote)
+    assert ["show", "partition", "-o"] in calls  # the partition check asked the cluster
+    (sub,) = [c for c in calls if isinstance(c, dict)]
+    assert sub["argv"] == ["--parsable", "--hold"]  # no script path: the script came on stdin
+    assert sub["stdin"].startswith("#!") and "#SBATCH" in sub["stdin"] and "x; touch" in sub["stdin"]
+    assert logs.is_dir()  # made on the cluster before sbatch (the same machine here)
+    assert not Path("/tmp/ntui-pwned-submit").exists()
+    assert not list(logs.iterdir())  # nothing written beside the logs from here
+
+
+def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:
+    for args in (["logs", "1"], ["history"], ["attach", "1"], ["report", "1"]):
+        out = ntui(remote, "--cluster", "dev", *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "not over --cluster yet" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert _trace(remote) == []
+
+
+def test_an_unknown_cluster_and_a_host_that_refuses_are_said_in_words(remote: Remote,
+                                                                     sshd: sshd_support.Sshd) -> None:
+    out = ntui(remote, "--cluster", "nope", "jobs")
+    assert out.returncode == 2 and "no cluster 'nope': the settings name dev" in out.stderr
+    cfg = Path(remote.env["XDG_CONFIG_HOME"]) / "ntui" / "config.yaml"
+    cfg.write_text(cfg.read_text().replace(f"ssh: {sshd_support.HOST}", f"ssh: {sshd_support.REFUSED}"))
+    out = ntui(remote, "--cluster", "dev", "cancel", "12")
+    assert out.returncode == 3 and "Traceback" not in out.stderr
+    assert "ssh to ntui-refused: the host is unreachable" in out.stderr, out.stderr
+
+
+def test_without_cluster_nothing_goes_over_ssh(remote: Remote) -> None:
+    env = dict(remote.env)
+    out = subprocess.run([sys.executable, "-m", "ntui", "jobs"], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, stdin=subprocess.DEVNULL)
+    assert out.returncode == 3 and "Slurm is not installed here" in out.stderr  # the laptop has no squeue
+    assert _trace(remote) == []
