@@ -380,3 +380,34 @@ def test_a_loop_that_names_its_epoch(line: str, epoch: int, loss: float | None) 
     point = parse_line(line)
     assert point is not None and point.counts_epochs and point.step == epoch, point
     assert (training_loss(point.metrics) or (None, None))[1] == loss, point
+
+
+@pytest.mark.parametrize(("line", "form", "step", "total", "loss"), [
+    ("Step: 100, Loss: 0.2", "iter-loss", 100, None, 0.2), ("step=100, loss=2.0", "iter-loss", 100, None, 2.0),
+    ("Iter: 100, Loss: 0.5", "iter-loss", 100, None, 0.5),
+    ("Epoch 5, loss: 0.31", "epoch-summary", 5, None, 0.31),
+    ("Epoch: 5/100 - train_loss 0.3", "epoch-summary", 5, 100, 0.3),
+    ("epoch 3 | avg loss 0.2", "epoch-summary", 3, None, 0.2),
+])
+def test_hand_written_step_and_epoch_lines(line: str, form: str, step: int, total: int | None, loss: float) -> None:
+    point = parse_line(line)
+    assert point is not None and point.form == form, point
+    assert (point.step, point.total) == (step, total), point
+    assert (training_loss(point.metrics) or (None, None))[1] == loss, point
+    assert not [k for k in point.metrics if k.lower() in ("iter", "step", "epoch")], point  # counters, no metrics
+
+
+@pytest.mark.parametrize("line", ["Epoch 5, val loss: 0.4", "Validation Epoch 5, loss 0.2", "Eval step: 40, loss: 1"])
+def test_an_evaluations_hand_written_line_is_not_the_run(line: str) -> None:
+    assert parse_line(line) is None
+
+
+def test_lines_that_count_steps_win_over_the_epoch_summaries_beside_them(tmp_path: Path) -> None:
+    inner = "| epoch {e:03d}:   {b} / 900 loss={loss}, nll_loss=5.6, num_updates={u}, lr=0.0003"
+    lines = ["| epoch 004 | loss 6.90 | nll_loss 5.8 | num_updates 3600"]  # the summary of an earlier epoch first
+    lines += [inner.format(e=5, b=b, loss=f"6.{90 - b // 100}", u=3600 + b) for b in (300, 600, 900)]
+    lines += ["| epoch 005 | loss 6.85 | nll_loss 5.7 | num_updates 4500"]
+    lines += [inner.format(e=6, b=300, loss="6.80", u=4800)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.restarts) == (4800, []), words
+    assert series.metrics.get("loss") == 6.80

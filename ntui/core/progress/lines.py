@@ -406,11 +406,12 @@ FORMS: tuple[LineForm, ...] = (
     # llm.c "step   12/60 | train loss 5.1 |", build-nanoGPT "step 119, loss: 6.2", torchtune "Step 140 | loss:1.1"
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
     # hand-written loops: "Epoch [2/10], Step [100/600], Loss: 0.22", "epoch 3/20 iter 40/500 loss 1.2" (an
-    # epoch's steps of the run's epochs; epochs from 1 unless one says 0), "Iteration 300/5000, loss = 0.51"
+    # epoch's steps of the run's epochs; epochs from 1 unless one says 0), "Iteration 300/5000, loss = 0.51",
+    # "Step: 100, Loss: 0.2"
     _form("epoch-step", r"\b[Ee]poch\s*[:\[]?\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?\s*[,|]?\s*"
           r"(?:[Ss]tep|[Ii]ter(?:ation)?|[Bb]atch)\s*[:\[]?\s*(?P<batch>\d+)\s*/\s*(?P<batches>\d+)", 1, generic=True),
-    _form("iter-loss", r"\b(?:[Ii]ter(?:ation)?|[Ss]tep)\s*[:\[]?\s*(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\]?[,|:]?\s+"
-          r"(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
+    _form("iter-loss", r"\b(?:[Ii]ter(?:ation)?|[Ss]tep)\s*[:\[=]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?\s*\]?"
+          r"[,|:]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
     # a loop that names its epoch and its loss: DeepDanbooru's "Epoch[1] Loss=0.0098, P=0.62, ..., 99.88 %",
     # "Epoch [3] loss: 0.21"; the DARTS family's "epoch 3 lr 9.7e-02" before its unnamed "train 050 ..." numbers
     _form("epoch-loss", r"\bEpoch\s?\[(?P<epoch>\d+)\]\s+[Ll]oss\s*[=:]", unit="epoch"),
@@ -422,6 +423,11 @@ FORMS: tuple[LineForm, ...] = (
     # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
     _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
     _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
+    # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
+    # "epoch 3 | avg loss 0.2"
+    _form("epoch-summary", r"\b[Ee]poch\s*[:\[]?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*[,|:-]?\s+"
+          r"(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _]|avg[ _]|average )?[Ll]oss\b", unit="epoch",
+          generic=True),
 )
 #: forms whose line also holds a tqdm bar that counts something else (an epoch's batches): read before the bar.
 #: ultralytics' epoch table: "   12/300   6.81G   1.582   1.086 ...  640: 100%|####| 26/26 [00:08<00:00, 2.95it/s]"
@@ -429,13 +435,13 @@ BAR_FORMS: tuple[LineForm, ...] = (
     _form("ultralytics", r"^\s*(?P<epoch>\d+)/(?P<epochs>\d+)\s+(?:[\d.]+G|0)\s+[\d.]+\s", 1, "epoch"),
 )
 #: what a form's own counters are called: not metrics
-_COUNTERS = frozenset({"iter", "step", "Step", "epoch", "Epoch", "num_updates", "update", "global_step", "batch",
-                       "eta", "i"})
-_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s+\d|\[ep: "
+_COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step", "epoch", "Epoch", "num_updates",
+                       "update", "global_step", "batch", "Batch", "eta", "i"})
+_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
                             r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
-_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)? )?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
+_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _])?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 
 
 def _bar_form(text: str) -> Point | None:
@@ -563,7 +569,7 @@ def declared_total(text: str) -> int | None:
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
-_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[]|\bstep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
+_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 
 

@@ -77,6 +77,7 @@ class Series:
     _batch: int | None = None  # where in its epoch the last point of an epoch-counted run was
     _rank: int | None = None  # the rank whose lines the series follows (the first that printed a point)
     _from_zero: bool = False  # an epoch 0 was seen where the form numbers epochs from 1
+    _unit: str = ""  # what the loop's own lines count the run in: "step" or "epoch"
     _held: tuple[Point, float] | None = None  # the latest point of a bar inside the run's, and when it was read
     _held_count: int = 0  # how many points that bar has shown
     _held_first: tuple[Point, float] | None = None  # its first point
@@ -171,14 +172,19 @@ class Series:
         if point.phase != "train" or (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
-        if point.format == "log" and point.step is not None and not self._own_lines:
-            # the loop's own line counts the run; the bars before it counted something else (a dataset's map, an
-            # epoch's batches, an evaluation): they are not the run's points
-            self._own_lines = True
-            if any(s.step for s in self.samples):
-                self.samples, self.restarts, self.printed_rates = [], [], []
-                self.total = self.per_epoch = None
-                self._seen, self._stride, self._provisional = 0, 1, False
+        if point.format == "log" and point.step is not None:
+            unit = "epoch" if point.counts_epochs else "step"
+            if not self._own_lines or (unit == "step" and self._unit == "epoch"):
+                # the loop's own line counts the run; the bars before it counted something else (a dataset's map,
+                # an epoch's batches, an evaluation): they are not the run's points. A loop's lines that count
+                # steps count it finer than its epoch summaries before them
+                self._own_lines, self._unit = True, unit
+                if any(s.step for s in self.samples):
+                    self.samples, self.restarts, self.printed_rates = [], [], []
+                    self.total = self.per_epoch = None
+                    self._seen, self._stride, self._provisional = 0, 1, False
+            elif unit != self._unit:  # an epoch's summary beside the lines that count steps: its metrics only
+                point = replace(point, step=None, total=None, counts_epochs=False)
         elif point.format == "tqdm" and self._own_lines:
             return  # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches)
         if point.time is not None:
