@@ -19,6 +19,10 @@ say as evidence:
   merged view ``[r3]``; a timestamp a wrapper wrote in front of one of those (``[2024-05-01 12:00:00]
   host:pid:tid [0]``, ``date``'s ``Tue Jun 17 08:14:03 2025`` glued to Open MPI's tag); the C++ log header of
   TensorFlow/absl on an error line (``2024-05-01 12:00:00.123456: E file.cc:12] ``);
+* **Rich's boxed traceback** (``╭─ Traceback (most recent call last) ─╮``, its frames between ``│`` borders as
+  ``path:line in func`` and source lines with a ``❱`` on the failing one, ``╰─╯``; Lightning's, typer's,
+  accelerate's) read as Python's plain one: the header, ``File "path", line N, in func``, the source lines
+  indented, the bottom border an empty line; the exception line Rich prints under the box is already plain;
 * **cut lines**: a message that ends in an ellipsis, a ``[truncated]`` mark or the display cap's ``… [+N bytes]``
   is marked :attr:`Message.cut`: what it says is only its start.
 
@@ -44,6 +48,7 @@ __all__ = [
     "glued_pieces",
     "parse_prefix",
     "read_line",
+    "unbox",
     "uncollapse",
 ]
 
@@ -110,8 +115,9 @@ PREFIXES: tuple[PrefixRow, ...] = (
     PrefixRow("elastic-host", re.compile(r"\[(?P<host>[A-Za-z][\w.-]*):(?P<local>\d+)\]:[ ]?"), "["),
     PrefixRow("elastic-role", re.compile(r"\[(?!rank\d)[A-Za-z_][\w-]*?(?P<local>\d+)\]:[ ]?"), "["),
     PrefixRow("srun-label", re.compile(r"\s*(?P<rank>\d+): "), ""),
-    # Open MPI's --tag-output: [jobid,rank]<stdout>:
+    # Open MPI's --tag-output: [jobid,rank]<stdout>:; horovodrun's own (Gloo) tag: [rank]<stdout>:
     PrefixRow("mpi-tag", re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?"), "["),
+    PrefixRow("horovod-tag", re.compile(r"\[(?P<rank>\d{1,5})\]<std(?:out|err)>:\s?"), "["),
     # MPICH's and Intel MPI's rank label (mpirun -l, -prepend-rank): [3] before each line of rank 3
     PrefixRow("mpich-rank", re.compile(r"\[(?P<rank>\d{1,5})\] (?=\S)"), "["),
     # Open MPI's signal handler before each line of its report: [host:pid] (the process's host, not a rank), then
@@ -277,6 +283,33 @@ def glued_pieces(text: str) -> list[str]:
     return out or [text]
 
 
+_BOX_CHARS = "╭│╰"
+_BOX_TOP_RE = re.compile(r"^╭─+ ?(?P<title>Traceback \(most recent call last\)) ?─+╮\s*$")
+_BOX_FRAME_RE = re.compile(r"^(?P<file>\S+\.pyx?|<[\w ]+>):(?P<line>\d+) in ?(?P<func>.*)$")
+_TB_PLAIN = "Traceback (most recent call last):"
+
+
+def unbox(text: str) -> str:
+    """A line of Rich's boxed traceback as Python's plain traceback prints it (any other line as it is): the top
+    border with its title is the header, a frame's ``path:line in func`` its ``File`` line, every other line between
+    the borders (source, the ``❱`` line, a nested box of locals) indented, the bottom border an empty line."""
+    head = text[:1]
+    if head not in _BOX_CHARS:
+        return text
+    if head == "╭":
+        return _TB_PLAIN if _BOX_TOP_RE.match(text) is not None else text
+    if head == "╰":
+        return "" if text.rstrip().endswith("╯") and text.strip("╰─╯ ") == "" else text
+    if not text.rstrip().endswith("│") or len(text) < 3:
+        return text
+    inner = text.rstrip()[1:-1].strip()
+    m = _BOX_FRAME_RE.match(inner)
+    if m is not None:
+        func = f", in {m['func'].strip()}" if m["func"].strip() else ""
+        return f'  File "{m["file"]}", line {m["line"]}{func}'
+    return "    " + inner.lstrip("❱ ").strip() if inner else "    "
+
+
 def _is_cut(text: str) -> bool:
     end = text.rstrip()
     return end.endswith(_CUT_ENDS) or _CAP_RE.search(end) is not None
@@ -288,6 +321,8 @@ def read_line(line: str) -> list[Message]:
     if "\r" not in line and (len(line) < _COLLAPSED_MIN or "    " not in line) \
             and not any(h in line for h in _GLUE_HINTS):
         prefix, text = parse_prefix(line)
+        if text and text[0] in _BOX_CHARS:
+            text = unbox(text)
         return [Message(text, prefix, _is_cut(text) if text[-1:] in ".…]" else False)]
     prefix, text = parse_prefix(line)
     out: list[Message] = []
@@ -295,5 +330,7 @@ def read_line(line: str) -> list[Message]:
         own_prefix, rest = parse_prefix(piece) if i else (NO_PREFIX, piece)
         said = own_prefix if own_prefix is not NO_PREFIX else (
             prefix if i == 0 or not rest.startswith(("srun: ", "slurmstepd")) else NO_PREFIX)
+        if rest and rest[0] in _BOX_CHARS:
+            rest = unbox(rest)
         out.append(Message(rest, said, _is_cut(rest)))
     return out

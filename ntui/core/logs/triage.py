@@ -282,7 +282,7 @@ SUMMARY_WIDTH = 220
 _GLOO_WAIT_RE = re.compile(r"Timed out waiting (?P<ms>\d+) ?ms for (?P<op>recv|send) operation")
 _PEER_RE = re.compile(
     r"Connection closed by (?:remote )?peer|Connection reset by peer|remote worker crashing|Broken pipe"
-    r"|NCCL communicator was aborted",
+    r"|NCCL communicator was aborted|Horovod has been shut down",
     re.IGNORECASE,
 )
 #: an NCCL warning at the socket level that only says the other end went away (its peer closed or reset the
@@ -322,7 +322,7 @@ _ANY_RE = re.compile(
     r"|timed out after|socket has timed out|^srun: error:|\*\*\* (?:job|step) "
     r"|not found\s*$|permission denied\s*$|no such file or directory|can't open file|failed \(exitcode: "
     r"|return code = |terminated with |exited on signal|process name:|exit code:|received by pid"
-    r"|^(?:srun|sbatch|salloc): fatal:|collective operation timeout|before timing out"
+    r"|^(?:srun|sbatch|salloc): fatal:|collective operation timeout|before timing out|cuda error: "
 )
 # ... and the rank's own last words start a line: a startswith, not three more alternatives in that search
 _OWN_START = ("Fatal Python error: ", "terminate called ", "*** SIG", "Signal: ")
@@ -578,6 +578,12 @@ class RankDetector:
             self._layout(text)
         return out
 
+    def _first_rank_of(self, host: str | None) -> int | None:
+        """The first global rank of ``host``'s workers as the launchers' lines gave it (``None`` for a line with no
+        host: the node whose launcher wrote this log, when the log says it of one node only)."""
+        first = self.world.get(host if host is not None else "")
+        return first if first is not None and first >= 0 else None
+
     def _layout(self, text: str) -> None:
         """What a launcher's banner says of the job's layout: one node, or the DeepSpeed launcher's world info
         (each host's local ranks, in the order global ranks are given out)."""
@@ -586,11 +592,18 @@ class RankDetector:
         if not self.several_nodes and _SEVERAL_NODES_RE.search(text):
             self.several_nodes = True
         host = self._prefix.host or self.node
-        if host is not None and host not in self.world and (node := _NODE_RANK_RE.search(text)) is not None \
+        # a line with no host is this log's own node's launcher's: its key is "" (see _first_rank_of)
+        key = host if host is not None else ""
+        if key not in self.world and (node := _NODE_RANK_RE.search(text)) is not None \
                 and (procs := _LOCAL_PROCS_RE.search(text)) is not None:
             # a node's launcher says its node rank and its processes (the DeepSpeed launcher's "nnodes=2,
             # num_local_procs=4, node_rank=1"): the host's first rank, ranks given out node by node
-            self.world[host] = int(node["n"]) * int(procs["n"])
+            self.world[key] = int(node["n"]) * int(procs["n"])
+        elif (given := _GLOBAL_RANKS_RE.search(text)) is not None:
+            # torch elastic's rendezvous result: its workers' global ranks, in the order of their local ranks; a
+            # second agent's (another node's, in a log that does not say which) makes the host's first rank unknown
+            first = int(given["first"])
+            self.world[key] = first if self.world.get(key, first) == first else -1
         if (m := _WORLD_INFO_RE.search(text)) is not None and not self.world:
             try:
                 world = ast.literal_eval(m["dict"])
@@ -696,8 +709,8 @@ class RankDetector:
         if r is None and local_said is not None and self.one_node:
             r = local_said  # one node: the local rank is the rank
         host = node if node is not None else (said.host or self.node)
-        if r is None and local_said is not None and host in self.world:
-            r = self.world[host] + local_said  # the launcher's world info: the host's first rank, then its local
+        if r is None and local_said is not None and (base := self._first_rank_of(host)) is not None:
+            r = base + local_said  # the launcher's world info: the host's first rank, then its local
         return Finding(
             kind=kind,
             rank=r,
@@ -818,7 +831,7 @@ class RankDetector:
             self._finding(
                 kind,
                 prefix_rank,
-                text,
+                text if hit.said is None else hit.said,
                 self._line_no,
                 time,
                 line_time,
@@ -832,6 +845,7 @@ class RankDetector:
                 local_rank=local,
                 alike=hit.alike,
                 generic=hit.generic,
+                root_cause=hit.root_cause,
             )
         )
 
@@ -962,6 +976,8 @@ class Hit(NamedTuple):
     from_tb: bool = False
     generic: bool = False
     job_level: bool = False  # never taken for a repeat: slurmstepd's JOB-level word, the cause under "Last error:"
+    root_cause: bool = False  # the launcher's word that this worker failed first (Open MPI's "first process")
+    said: str | None = None  # the telling part of a long line (its error, without the logger's words before it)
 
 
 @dataclass(frozen=True)
@@ -1050,7 +1066,8 @@ def _mpi_exit_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, 
 
 def _mpi_code_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit | None:
     rank, det.pending_rank = det.pending_rank, None
-    return None if rank is None else _exit_code_hit(int(m["code"]), rank=rank)
+    # Open MPI's box names "the first process to do so": the launcher's word on which rank failed first
+    return None if rank is None else _exit_code_hit(int(m["code"]), rank=rank)._replace(root_cause=True)
 
 
 def _kind(kind: str) -> Callable[[RankDetector, re.Match[str], str, int | None, str | None], Hit]:
@@ -1119,6 +1136,11 @@ def _what_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: s
     return Hit("traceback" if kind == "signal" else kind, from_tb=True)
 
 
+#: a CUDA error that is not an allocation failure, said on a line of its own (glog's ``E... Encountered CUDA error:
+#: an illegal memory access was encountered``, a logger's line): the rank's own error, like a traceback's last line
+_CUDA_ERROR_RE = re.compile(r"\bCUDA error: (?!out of memory)(?P<what>[a-z][\w -]{3,80})")
+
+
 def _always(text: str) -> re.Match[str] | None:
     return _EMPTY_RE.match(text)
 
@@ -1150,6 +1172,8 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("dist-timeout", ("dist_timeout",), _DIST_TIMEOUT_RE.search, _kind("dist_timeout")),
     Detector("cpp-what", ("traceback", "oom", "nccl", "nccl_timeout", "peer_failure", "dist_timeout"), _WHAT_RE.match,
              _what_hit),
+    Detector("cuda-error", ("traceback",), _CUDA_ERROR_RE.search,
+             lambda _d, m, t, _r, _l: Hit("traceback", said=t[m.start():])),
 )
 #: the row a line gets when the one before it was NCCL's ``Last error:``
 LAST_ERROR = Detector("nccl-last-error", ("nccl", "peer_failure"), _always, _last_error_hit)
@@ -1158,7 +1182,8 @@ LAST_ERROR = Detector("nccl-last-error", ("nccl", "peer_failure"), _always, _las
 _GENERIC_RE = re.compile(
     r"invalid usage|unhandled system error|internal error|unhandled cuda error|remote process exited"
     r"|ProcessRaisedException|ChildFailedError|CalledProcessError|Caught \w+ in replica|\(incomplete\)$"
-    r"|process \d+ terminated with|NCCL communicator was aborted|DistBackendError: NCCL error in",
+    r"|process \d+ terminated with|NCCL communicator was aborted|DistBackendError: NCCL error in"
+    r"|DataLoader worker \(pid\(?s?\)? ?[\d, ]+\) (?:is killed by signal|exited unexpectedly)",
     re.IGNORECASE)
 
 
@@ -1397,10 +1422,12 @@ _SEVERAL_NODES_RE = re.compile(
     rf"\s*[=:]\s*['\"]?(?:\d+:)?{_MANY}(?![.])|--nnodes[= ](?:\d+:)?{_MANY}"
     r"|\b(?:group_rank|node_rank|machine_rank|NODE_RANK|SLURM_NODEID)\b['\"]?\s*[=:]\s*['\"]?[1-9]")
 _NODE_RANK_RE = re.compile(r"\b(?:node_rank|group_rank|machine_rank)\b['\"]?\s*[=:]\s*(?P<n>\d+)")
+#: torch elastic's rendezvous result (``global_ranks=[4, 5, 6, 7]``, one line of its banner): the first of them
+_GLOBAL_RANKS_RE = re.compile(r"\bglobal_ranks=\[(?P<first>\d+)")
 _LOCAL_PROCS_RE = re.compile(r"\b(?:num_local_procs|nproc_per_node|local_world_size)\b['\"]?\s*[=:]\s*(?P<n>\d+)")
 #: the words a line of the job's layout has (the cheap test before the layout's patterns)
 _LAYOUT_WORDS = ("nodes", "world_size", "machines", "WORLD INFO", "NNODES", "node_rank", "group_rank", "NODE_RANK",
-                 "machine_rank", "NODEID", "NUM_NODES")
+                 "machine_rank", "NODEID", "NUM_NODES", "global_ranks")
 _ALIKE_RE = re.compile(r"\d+")  # two ranks' errors alike but for their numbers (a rank, a pid, a size)
 _GOT_SIGNAL_RE = re.compile(r"SignalException: Process \d+ got signal: (?P<n>\d+)")
 _WORLD_INFO_RE = re.compile(r"WORLD INFO DICT: (?P<dict>\{.{1,4000}\})\s*$")
@@ -1508,6 +1535,19 @@ def _alike_by_count(first: Finding, flat: Sequence[Finding]) -> Finding:
     if same < 2 or same != len(workers):
         return first
     return replace(first, rank=workers[0], alike=tuple(workers[1:]))
+
+
+def _launcher_first(first: Finding, per_rank: Mapping[int | None, Finding], flat: Sequence[Finding]) -> Finding:
+    """Ranks that failed alike (``first`` and its :attr:`Finding.alike`): the one the launcher says failed first
+    (torch elastic's "Root Cause" entry, Open MPI's "The first process to do so") is named first, with its own line;
+    the arrival order of alike errors says nothing (the ranks' output is interleaved as the launcher relays it)."""
+    roots = {f.rank for f in flat if f.root_cause and f.rank is not None}
+    alike = {first.rank, *first.alike}
+    if len(roots) != 1 or (root := roots.pop()) == first.rank or root not in alike:
+        return first
+    own = per_rank.get(root)
+    base = own if own is not None and own.kind == first.kind else replace(first, rank=root)
+    return replace(base, alike=tuple(sorted(r for r in alike if r is not None and r != root)))
 
 
 def _rank_by_proof(first: Finding, flat: Sequence[Finding], hosts_seen: int) -> Finding:
@@ -1634,6 +1674,8 @@ def triage(
                       and _ALIKE_RE.sub("#", f.first_line) == said)
         if same:
             first = replace(first, alike=tuple(same))
+    if first.alike:
+        first = _launcher_first(first, per_rank, flat)
     if first.rank is None and first.task is not None and first.node is None:
         # a worker of a node's launcher known by srun's task: the node srun's own line names for that task
         first = replace(first, node=next((f.node for f in flat if f.task == first.task and f.node), None))
