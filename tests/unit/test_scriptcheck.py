@@ -3,8 +3,6 @@ none where the script is right (the H rules of the rule table)."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from ntui.core.compose.scriptcheck import check_script
@@ -181,12 +179,20 @@ def test_no_traceback_on_a_cut_or_broken_script() -> None:
     from pathlib import Path
 
     data = Path(__file__).resolve().parents[1] / "data"
+    said = {"refused": 0, "imported": 0}
     for path in sorted((data / "corpus" / "sbatch-scripts").glob("*.sh")) + sorted((data / "scripts").rglob("*.sh")):
         text = path.read_text()
         for variant in (text, text[:len(text) // 3], text[:2 * len(text) // 3], text[len(text) // 2:],
                         text.replace('"', "", 1), text.replace("'", "", 1), text.replace("}", "", 1)):
-            with contextlib.suppress(ScriptError):
-                import_script(read_script(variant, str(path))).loaded(f"{path} (imported)")
+            try:
+                loaded = import_script(read_script(variant, str(path))).loaded(f"{path} (imported)")
+            except ScriptError as refusal:
+                assert str(refusal).strip(), f"{path}: a refusal that says nothing"
+                said["refused"] += 1
+            else:
+                assert loaded.data.get("launcher"), f"{path}: an imported preset without its launcher"
+                said["imported"] += 1
+    assert said["refused"] and said["imported"], said  # both ways were taken: the loop read the fixtures
 
 
 def test_a_line_that_only_builds_the_launch_from_what_ntui_sets_is_not_kept() -> None:

@@ -511,7 +511,7 @@ def _payload(payload: Word, after: list[Word], launch: Launch) -> Launch | None:
     return found
 
 
-#: The deepspeed launcher's options (deepspeed/launcher/runner.py), enough to find its program and its ports.
+#: The deepspeed launcher's options, enough to find its program and its ports.
 DEEPSPEED = LauncherCli(
     title="deepspeed", version="deepspeed launcher",
     flags=frozenset({"--module", "--no_python", "--no_local_rank", "--no_ssh", "--no_ssh_check", "--force_multi",

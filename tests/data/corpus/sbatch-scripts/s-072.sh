@@ -18,10 +18,10 @@ export OMP_NUM_THREADS=12
 
 # every line of this node's output carries its name
 export NODE_TAG=$(hostname -s)
-exec > >(trap "" INT TERM; sed -u "s/^/$NODE_TAG out: /")
-exec 2> >(trap "" INT TERM; sed -u "s/^/$NODE_TAG err: /" >&2)
+exec 1> >(awk -v tag="$NODE_TAG" '{ print tag "> " $0; fflush() }')
+exec 2> >(awk -v tag="$NODE_TAG" '{ print tag "! " $0; fflush() }' >&2)
 
-# free the GPUs from leftover processes
-nvidia-smi --query-compute-apps=pid --format=csv,noheader | xargs -r kill
+# a worker a previous job left behind still holds a GPU
+pkill -u "$USER" -f lm_worker || true
 
 torchrun --nproc_per_node=8 --nnodes=$NODE_COUNT --rdzv-backend=c10d --rdzv-endpoint=$RDZV_ADDR tools/train_lm.py "$@"
