@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -76,15 +77,15 @@ def _accepts(port: int) -> bool:
         return True
 
 
-def _write_configs(d: Path, port: int, refused_port: int) -> tuple[Path, Path]:
-    user = os.environ.get("USER") or "root"
+def _write_configs(d: Path, port: int, refused_port: int, extra: str = "") -> tuple[Path, Path]:
+    user = pwd.getpwuid(os.getuid()).pw_name
     sshd_config = d / "sshd_config"
     sshd_config.write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
         f"AuthorizedKeysFile {d}/authorized_keys\nPubkeyAuthentication yes\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
         # the key files live under /tmp, which is writable by all: sshd's ownership checks would refuse them
-        "StrictModes no\nMaxSessions 64\nMaxStartups 64\nLogLevel VERBOSE\nPrintMotd no\n"
+        "StrictModes no\nMaxSessions 64\nMaxStartups 64\nLogLevel VERBOSE\nPrintMotd no\n" + extra
     )
     ssh_config = d / "ssh_config"
     common = (f"  User {user}\n  IdentitiesOnly yes\n  StrictHostKeyChecking accept-new\n"
@@ -99,9 +100,10 @@ def _write_configs(d: Path, port: int, refused_port: int) -> tuple[Path, Path]:
 
 
 @contextlib.contextmanager
-def private_sshd(ready_timeout: float = 60.0) -> Iterator[Sshd]:
+def private_sshd(ready_timeout: float = 60.0, *, environment: dict[str, str] | None = None) -> Iterator[Sshd]:
     """A running private sshd (see the module's docstring), killed and its directory removed on exit. The
-    directory is short (``/tmp/ntui-sshd-XXXX``): the tests' master sockets live there too."""
+    directory is short (``/tmp/ntui-sshd-XXXX``): the tests' master sockets live there too. ``environment``: set
+    in every session it starts (sshd's ``SetEnv``), e.g. the dev cluster's ``SLURM_CONF``."""
     reason = why_not()
     if reason is not None:
         raise RuntimeError(reason)
@@ -116,7 +118,8 @@ def private_sshd(ready_timeout: float = 60.0) -> Iterator[Sshd]:
         log = d / "sshd.log"
         for _attempt in range(5):  # another process may take the free port first: try another
             port, refused_port = _free_port(), _free_port()
-            sshd_config, ssh_config = _write_configs(d, port, refused_port)
+            extra = "".join(f'SetEnv {k}="{v}"\n' for k, v in (environment or {}).items())
+            sshd_config, ssh_config = _write_configs(d, port, refused_port, extra)
             with open(log, "wb") as out:
                 proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(sshd_config)], stdin=subprocess.DEVNULL,
                                         stdout=out, stderr=subprocess.STDOUT)

@@ -106,16 +106,22 @@ def _trace(remote: Remote) -> list[object]:
     return [json.loads(line) for line in remote.trace.read_text().splitlines()]
 
 
-def test_jobs_of_a_cluster_over_ssh(remote: Remote) -> None:
+def test_jobs_of_a_cluster_over_ssh_and_one_login_for_several_processes(remote: Remote,
+                                                                        sshd: sshd_support.Sshd) -> None:
+    logins = sshd.logins()
     out = ntui(remote, "--cluster", "dev", "jobs")
     assert out.returncode == 0, out.stderr
     assert "4242" in out.stdout and "remote-train" in out.stdout and "RUNNING" in out.stdout
     (argv,) = _trace(remote)
     assert isinstance(argv, list) and "--me" in argv and "-O" in argv
     assert not (remote.home / "state").exists()  # nothing of the cluster's is recorded here
+    assert ntui(remote, "--cluster", "dev", "jobs").returncode == 0
+    assert len(_trace(remote)) == 2
+    assert sshd.logins() - logins == 1  # the second process used the master the first one opened
 
 
-def test_submit_gives_the_rendered_script_on_sbatchs_standard_input(remote: Remote) -> None:
+def test_submit_gives_the_rendered_script_on_sbatchs_standard_input(remote: Remote, sshd: sshd_support.Sshd) -> None:
+    logins = sshd.logins()
     logs = remote.home / "cluster-logs" / "run1"
     out = ntui(remote, "--cluster", "dev", "submit", str(ROOT / "presets/local-accelerate.yaml"),
                "--set", f"logs.dir={logs}", "--set", "env.NOTE=x; touch /tmp/ntui-pwned-submit", "--hold")
@@ -129,6 +135,7 @@ def test_submit_gives_the_rendered_script_on_sbatchs_standard_input(remote: Remo
     assert logs.is_dir()  # made on the cluster before sbatch (the same machine here)
     assert not Path("/tmp/ntui-pwned-submit").exists()
     assert not list(logs.iterdir())  # nothing written beside the logs from here
+    assert sshd.logins() - logins == 1  # scontrol, mkdir and sbatch: three channels over one login
 
 
 def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:

@@ -1,0 +1,101 @@
+"""``ntui --cluster NAME`` against the real dev cluster, reached through a private sshd on the loopback address:
+the "laptop" side runs ntui with a PATH that holds ssh and no Slurm client; the "cluster" side (the sshd's
+sessions) sees the dev cluster's ``SLURM_CONF`` and runs its clients from the cluster's ``bin-dir``.
+
+A held job is submitted (the script on sbatch's standard input), listed, shown and cancelled; nothing of it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.conftest import DevCluster
+from tests.support import sshd as sshd_support
+
+pytestmark = pytest.mark.cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def cluster_sshd(dev_cluster: DevCluster) -> Iterator[sshd_support.Sshd]:
+    reason = sshd_support.why_not()
+    if reason is not None:
+        pytest.skip(reason)
+    with sshd_support.private_sshd(environment={"SLURM_CONF": str(dev_cluster.slurm_conf)}) as server:
+        yield server
+
+
+def _slurm_bin_dir(dev_cluster: DevCluster) -> str:
+    """Where this lane's Slurm clients are (another version's under NTUI_SLURM_BIN_DIR)."""
+    chosen = dev_cluster.env.get("NTUI_SLURM_BIN_DIR", "").strip()
+    if chosen:
+        return chosen
+    found = shutil.which("squeue", path=dev_cluster.env.get("PATH"))
+    assert found, "squeue not on the dev cluster's PATH"
+    return os.path.dirname(found)
+
+
+@pytest.fixture
+def laptop(dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd, tmp_path: Path) -> dict[str, str]:
+    """The environment of ntui on the "laptop": ssh on PATH, no Slurm, no SLURM_CONF, the cluster in its settings."""
+    bin_dir = tmp_path / "laptop-bin"
+    bin_dir.mkdir()
+    (bin_dir / "ssh").symlink_to(shutil.which("ssh") or "/usr/bin/ssh")
+    config = tmp_path / "config" / "ntui"
+    config.mkdir(parents=True)
+    (config / "config.yaml").write_text(
+        f"clusters:\n  dev:\n    ssh: {sshd_support.HOST}\n    bin-dir: {_slurm_bin_dir(dev_cluster)}\n"
+        f"    ssh-config: {cluster_sshd.ssh_config}\n    persist: 900\n")
+    runtime = cluster_sshd.directory / f"rt-{os.getpid()}-{tmp_path.name[-6:]}"  # short: the master's socket
+    runtime.mkdir(mode=0o700)
+    return {"PATH": str(bin_dir), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_RUNTIME_DIR": str(runtime), "NTUI_STATE_DIR": str(tmp_path / "state"), "LANG": "C.UTF-8",
+            "PYTHONPATH": str(ROOT)}
+
+
+def ntui(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ntui", "--cluster", "dev", *args], env=env, cwd=ROOT,
+                          capture_output=True, text=True, errors="replace", timeout=300, stdin=subprocess.DEVNULL)
+
+
+def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd,
+                                                         laptop: dict[str, str], tmp_path: Path) -> None:
+    logs = tmp_path / "cluster-logs"
+    marker = tmp_path / "pwned"
+    logins = cluster_sshd.logins()
+    sub = ntui(laptop, "submit", str(ROOT / "presets/local-accelerate.yaml"), "--hold",
+               "--set", f"logs.dir={logs}", "--set", f"env.NOTE=x; touch {marker}")
+    assert sub.returncode == 0, sub.stderr
+    job_id = sub.stdout.strip()
+    assert job_id.isdigit(), sub.stdout
+    try:
+        assert logs.is_dir()  # made on the cluster's side before sbatch
+        assert not (tmp_path / "state").exists()  # no history entry on the laptop
+        held = dev_cluster.run("scontrol", "write", "batch_script", job_id, "-")
+        assert held.returncode == 0, held.stderr
+        assert "#SBATCH" in held.stdout and f"x; touch {marker}" in held.stdout  # the rendered script, via stdin
+
+        listed = ntui(laptop, "jobs", job_id)
+        assert listed.returncode == 0, listed.stderr
+        assert job_id in listed.stdout and "PENDING" in listed.stdout
+
+        shown = ntui(laptop, "show", job_id)
+        assert shown.returncode == 0, shown.stderr
+        assert "PENDING" in shown.stdout
+
+        refused = ntui(laptop, "logs", job_id)
+        assert refused.returncode == 2 and "not over --cluster yet" in refused.stderr
+    finally:
+        cancelled = ntui(laptop, "cancel", job_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert not marker.exists()
+    # one login for the four ntui processes and their Slurm calls: the master outlives each process
+    assert cluster_sshd.logins() - logins == 1
