@@ -4,7 +4,9 @@ Each corpus is a folder of fixtures written by us in the *form* of a public sour
 interleaving, layout), never its text, and one or more ``index*.yaml`` files: a list of entries, each naming its
 fixture by ``id``, the public ``source`` it reproduces, what a right reading is (``expect...``) and its ``split``:
 every fifth entry of an index is ``heldout`` (chosen when the entry was written, before any tuning), the others
-``study``. A change may be tuned on the study part only; the benchmarks score both parts apart.
+``study``. A change may be tuned on the study part only; the benchmarks score both parts apart. A held-out entry
+whose form was once used to choose what to change is ``spent`` (its ``spent`` field says how): it keeps its place
+in its index, is scored in a row of its own, and no longer counts as held out.
 
 * ``failure-logs/``: failure logs (``ntui triage``): ``cause_kind``, ``expect_any``, ``first_rank``, ``cut``;
 * ``progress-logs/``: training logs (``ntui progress``): ``expect: {step, total, finished, restarts, loss}``;
@@ -22,7 +24,7 @@ from typing import Any
 import yaml
 
 CORPORA = Path(__file__).resolve().parents[1] / "data" / "corpus"
-SPLITS = ("study", "heldout")
+SPLITS = ("study", "heldout", "spent")
 #: The fixture's file name endings each corpus uses (a folder of rank files is allowed for failure logs).
 SUFFIXES = {"failure-logs": (".log", ""), "progress-logs": (".log",), "sbatch-scripts": (".sh",)}
 #: The fields every entry of each corpus has (beyond id, source, split).
@@ -82,8 +84,12 @@ def problems(entry: Entry, position: int) -> list[str]:
     if not source.startswith("https://"):
         said.append(f"{where}: source {source!r} is not an address")
     want = "heldout" if position % 5 == 0 else "study"
-    if entry.fields.get("split") != want:
-        said.append(f"{where}: split {entry.fields.get('split')!r}, every fifth entry is heldout ({want} here)")
+    split = entry.fields.get("split")
+    if split == "spent" and want == "heldout":
+        if not str(entry.fields.get("spent", "")).strip():
+            said.append(f"{where}: split 'spent' without a spent field saying how its form was used")
+    elif split != want:
+        said.append(f"{where}: split {split!r}, every fifth entry is heldout ({want} here)")
     if not entry.path.exists():
         said.append(f"{where}: no fixture {entry.path.name}")
     elif not entry.files or not all(f.is_file() and f.stat().st_size > 0 for f in entry.files):

@@ -54,3 +54,23 @@ def test_the_index_checks_can_fail(tmp_path: object) -> None:
     said = problems(bad, 5)
     assert any("not an address" in s for s in said) and any("every fifth" in s for s in said)
     assert any("no fixture" in s for s in said) and any("no cause_kind" in s for s in said)
+
+
+def test_a_spent_entry_keeps_its_place_and_must_say_how_it_was_spent(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from tests.support.corpus import Entry
+
+    base = {"id": "x-010", "source": "https://example.org/t/1", "project": "p", "launcher": "torchrun", "form": "f",
+            "cause_kind": "oom", "cause": "c", "expect_any": ["x"], "first_rank": 0, "cut": False}
+    fixture = Path(str(tmp_path)) / "x-010.log"
+    fixture.write_text("a line\n")
+    index = Path(str(tmp_path)) / "index.yaml"
+    spent = Entry("failure-logs", index, {**base, "split": "spent", "spent": "its NCCL prefix chose a change"},
+                  fixture)
+    assert problems(spent, 10) == []
+    unexplained = Entry("failure-logs", index, {**base, "split": "spent"}, fixture)
+    assert any("without a spent field" in s for s in problems(unexplained, 10))
+    # a study entry cannot be called spent: only a held-out place can be
+    assert any("every fifth" in s for s in problems(Entry("failure-logs", index, {**base, "split": "spent",
+                                                                                   "spent": "x"}, fixture), 9))
