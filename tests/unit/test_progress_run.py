@@ -411,3 +411,17 @@ def test_lines_that_count_steps_win_over_the_epoch_summaries_beside_them(tmp_pat
     series, words = _read(tmp_path, lines)
     assert (series.step, series.restarts) == (4800, []), words
     assert series.metrics.get("loss") == 6.80
+
+
+def test_the_logs_own_timestamps_give_a_rate_from_two_or_three_points(tmp_path: Path) -> None:
+    lines = ["max_iters = 1000"]
+    lines += [f"2026-01-02 10:{m:02d}:00 iter {m * 10}: loss 2.0000, time 6000.00ms" for m in (10, 20, 30)]
+    series, words = _read(tmp_path, lines)
+    guess = estimate(series, now=0.0, time_left_s=None)
+    assert guess.rate == pytest.approx(100 / 600), words  # 100 steps every 10 minutes
+    assert "finishes in about" in words, words
+    # the same points read without times of their own (all at the file's time): no pace can be said
+    bare = Series()
+    for m in (10, 20, 30):
+        bare.add(parse_line(f"iter {m * 10}: loss 2.0000") or pytest.fail("no point"), 5.0)
+    assert estimate(bare, now=0.0, time_left_s=None).rate is None

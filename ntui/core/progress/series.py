@@ -78,6 +78,7 @@ class Series:
     _rank: int | None = None  # the rank whose lines the series follows (the first that printed a point)
     _from_zero: bool = False  # an epoch 0 was seen where the form numbers epochs from 1
     _unit: str = ""  # what the loop's own lines count the run in: "step" or "epoch"
+    own_times: bool = False  # the points carry the log's own timestamps (not the time they were read)
     _held: tuple[Point, float] | None = None  # the latest point of a bar inside the run's, and when it was read
     _held_count: int = 0  # how many points that bar has shown
     _held_first: tuple[Point, float] | None = None  # its first point
@@ -188,7 +189,7 @@ class Series:
         elif point.format == "tqdm" and self._own_lines:
             return  # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches)
         if point.time is not None:
-            at = point.time
+            at, self.own_times = point.time, True
         elif point.elapsed is not None:
             if self._bar_origin is None or self._last_elapsed is None or point.elapsed < self._last_elapsed:
                 # a bar starts (or restarts: Lightning's bar of each epoch): from now, never before the last point
@@ -294,12 +295,17 @@ def human_duration(seconds: float) -> str:
     return f"{minutes} min"
 
 
-def _rate(samples: list[Sample]) -> float | None:
-    """Steps per second over the recent window of the last segment (see the module docstring)."""
+def _rate(samples: list[Sample], own_times: bool = False) -> float | None:
+    """Steps per second over the recent window of the last segment (see the module docstring). ``own_times``: the
+    points carry the log's own timestamps, exact where a poll's are not: two of them already say a pace, and the
+    first after a start are skipped only where enough remain."""
     if not samples:
         return None
     segment = samples[-1].segment
-    current = [s for s in samples if s.segment == segment][SKIP_AFTER_START:]
+    current = [s for s in samples if s.segment == segment]
+    least = 2 if own_times else 3
+    skip = SKIP_AFTER_START if not own_times or len(current) >= SKIP_AFTER_START + least else 0
+    current = current[skip:]
     # the lines read together share one time (a poll's, or the file's, when a line has none of its own): each
     # time's last step stands for them, so that a poll's steps count over the time since the one before
     timed: list[Sample] = []
@@ -309,7 +315,7 @@ def _rate(samples: list[Sample]) -> float | None:
         elif not timed or sample.time > timed[-1].time:
             timed.append(sample)
     window = timed[-RATE_WINDOW - 1:]
-    if len(window) < 3:
+    if len(window) < least:
         return None
     gaps = [(b.time - a.time, b.step - a.step) for a, b in zip(window, window[1:], strict=False)]
     if not gaps:
@@ -327,7 +333,7 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
     step, total = series.step, series.total or series.declared_total
     # the program's own smoothed rate where it prints one (tqdm: per update, not rounded to the second as its
     # elapsed time is), else the pace of the points over the recent window
-    rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples)
+    rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples, series.own_times)
     if step is None:
         return Estimate(None, total, None, None, None, None, "no progress line seen yet")
     if series.ended:  # the program said so: where it stopped is the end of the run
