@@ -139,3 +139,48 @@ def test_the_deepspeed_launchers_node_rank_gives_this_logs_first_rank() -> None:
              "'train.py', '--local_rank=1'] exits with return code = 1"]
     v = decide(scan_lines(lines))
     assert v.root is not None and v.root.rank == 5 and "ValueError: bad shape" in v.line, v.line
+
+
+def test_an_error_printed_before_a_timestamped_line_of_its_log_is_not_later_than_it() -> None:
+    lines = ["[rank3]: Traceback (most recent call last):", '[rank3]:   File "/w/t.py", line 9, in <module>',
+             "[rank3]:     out = model(x)",
+             "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
+             "[rank0]:[E1104 10:00:01.000 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 0] Process group "
+             "watchdog thread terminated with exception: NCCL error: unhandled cuda error, NCCL version 2.21.5"]
+    mtime = 1_800_000_000.0  # the file's time, well after the lines' own (the log was copied later)
+    first = triage(scan_lines(lines, time=mtime, year=2024)).first
+    assert first is not None and first.rank == 3 and "illegal memory access" in first.first_line, first
+    # each log its own: another log's timestamped line says nothing of when this one's lines were printed
+    other = triage({"a": scan_lines(lines[:4], time=mtime, year=2024),
+                    "b": scan_lines(lines[4:], time=mtime, year=2024)}).first
+    assert other is not None and other.rank == 0, other
+    verdict = decide({"a": scan_lines(lines[:4], time=mtime, year=2024),
+                      "b": scan_lines(lines[4:], time=mtime, year=2024)})  # the verdict keeps the logs apart too
+    assert verdict.root is not None and verdict.root.rank == 0, verdict.line
+
+
+def test_a_local_ranks_error_behind_torchruns_tee_prefix_printed_before_a_wait_wins() -> None:
+    lines = ["[default0]:step 100 loss 2.1", "[default1]:Traceback (most recent call last):",
+             '[default1]:  File "/w/train.py", line 9, in <module>', "[default1]:    loss = step(x)",
+             "[default1]:ValueError: loss is inf or nan at step 101",
+             "[default0]:[rank0]:[E1104 10:10:00.5 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
+             "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+             "for 600041 milliseconds before timing out."]
+    # read from a file: the traceback has only the file's time, the watchdog's line its own (earlier)
+    first = triage(scan_lines(lines, time=1_800_000_000.0, year=2024)).first
+    assert first is not None and first.first_line.startswith("ValueError: loss is inf or nan"), first
+    assert first.local_rank == 1, first
+
+
+def test_what_a_rank_says_after_its_own_timeout_did_not_cause_it() -> None:
+    lines = ["[rank1]:[E1104 10:10:00.5 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=8, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for "
+             "1800070 milliseconds before timing out.",
+             "[rank1]:Traceback (most recent call last):", '[rank1]:  File "/w/ckpt.py", line 40, in save',
+             "[rank1]:    buf = torch.empty(n, device=dev)",
+             "[rank1]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory.",
+             "[rank2]:step 900 loss 1.1"]
+    summary = triage(scan_lines(lines))
+    assert summary.first is not None and summary.first.kind == "nccl_timeout", summary.first
+    assert "rank 0 never reported" in summary.note, summary.note  # the rank the broadcast waited for
+    assert summary.per_rank[1].kind == "nccl_timeout", summary.per_rank  # the rank is its wait, not the OOM after

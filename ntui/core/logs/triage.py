@@ -1569,6 +1569,38 @@ def _rank_by_proof(first: Finding, flat: Sequence[Finding], hosts_seen: int) -> 
     return first
 
 
+def _bounded_by_later_lines(log: list[Finding]) -> list[Finding]:
+    """One log's findings, each with no time of its own (the file's time, an upper bound) given the earliest time of
+    a finding the log printed after it: a line printed before another happened no later than it."""
+    if not any(f.time_source == "line" for f in log) or not any(f.time_source == "given" for f in log):
+        return log
+    out = list(log)
+    later: float | None = None
+    for i in sorted(range(len(out)), key=lambda i: out[i].seq, reverse=True):
+        f = out[i]
+        if f.time_source == "line" and f.time is not None:
+            later = f.time if later is None else min(later, f.time)
+        elif later is not None and f.time_source == "given" and (f.time is None or f.time > later):
+            out[i] = replace(f, time=later)
+    return out
+
+
+def _after_waits(logs: Sequence[Sequence[Finding]]) -> set[int]:
+    """The errors (by ``id``) a rank printed after its own collective's timeout in the same log: it had waited the
+    whole timeout before, so what it said after (an allocation or a CUDA call failing as the process group is torn
+    down) did not cause the wait. (Another rank's line after it proves nothing: a paste may join the ranks' logs
+    one after another.)"""
+    late: set[int] = set()
+    for log in logs:
+        waits: dict[int | None, int] = {}
+        for f in sorted(log, key=lambda f: f.seq):
+            if f.kind == "nccl_timeout":
+                waits.setdefault(f.rank, f.seq)
+            elif f.tier == 0 and f.rank in waits and f.seq > waits[f.rank]:
+                late.add(id(f))
+    return late
+
+
 def _is_wait(f: Finding) -> bool:
     """A rank's timeout in a collective: a consequence of a peer that did not come, never a cause by itself."""
     return f.kind == "nccl_timeout" or (f.kind == "dist_timeout" and _GLOO_WAIT_RE.search(f.first_line) is not None)
@@ -1611,11 +1643,14 @@ def triage(
     ``host:``) is used.
     """
     if isinstance(per_rank_findings, Mapping):
-        flat = [f for group in per_rank_findings.values() for f in group]
+        logs = [list(group) for group in per_rank_findings.values()]
     else:
-        flat = list(per_rank_findings)
+        logs = [list(per_rank_findings)]  # one log's findings (a flat list: one detector's, or the caller's choice)
+    logs = [_bounded_by_later_lines(log) for log in logs]
+    flat = [f for log in logs for f in log]
     if not flat:
         return TriageSummary(first=None, per_rank={}, total=0)
+    late = _after_waits(logs)
     if any(f.kind == "nccl_timeout" for f in flat):
         # an agent's word that a worker died of SIGABRT, in a log of NCCL watchdog timeouts: the watchdog's own
         # abort after its timeout (it ends the process so), a consequence
@@ -1633,6 +1668,7 @@ def triage(
     headers = nodes_by_rank or {}
     per_rank: dict[int | None, Finding] = {}
     for r, group in by_rank.items():
+        group = [f for f in group if id(f) not in late] or group  # its own error before what came after the waits
         if r is not None:
             group = _signals_in_context(group)
             # the rank's own error over a launcher's or Slurm's report about it (torch elastic's summary, srun's
@@ -1643,7 +1679,9 @@ def triage(
         if r is not None and r in nodes and (rep.node is None or r in headers or rep.node == "localhost"):
             rep = replace(rep, node=nodes[r])  # the rank's header (where it ran) over a launcher's "host"
         per_rank[r] = rep
-    candidates = list(per_rank.values())
+    # what a log printed after a collective's timeouts did not cause them: chosen only when nothing else is there
+    causal = {r: f for r, f in per_rank.items() if id(f) not in late}
+    candidates = list(causal.values()) or list(per_rank.values())
     ranked = [f for f in candidates if f.rank is not None]
     first = _pick(candidates, window_s)
     if first.kind == "not_found" and first.node is None:  # the shell's line names no node: srun's exits do
@@ -1660,7 +1698,7 @@ def triage(
             first = alt
     if _is_wait(first):
         # a wait is never the cause when another rank says its own error: that rank is why the wait timed out
-        causes = [f for r, f in per_rank.items() if r is not None and r != first.rank and f.tier == 0]
+        causes = [f for r, f in causal.items() if r is not None and r != first.rank and f.tier == 0]
         if causes:
             first = _pick(causes, float("inf"))
     if first.rank is None:
@@ -1681,9 +1719,14 @@ def triage(
         first = replace(first, node=next((f.node for f in flat if f.task == first.task and f.node), None))
     note = ""
     if first.kind == "nccl_timeout":
-        first, note = _nccl_timeouts(first, per_rank, ranks)
+        first, note = _nccl_timeouts(first, causal, ranks)
     silent: tuple[int, ...] = ()
     if _is_wait(first):
-        silent = tuple(_silent(per_rank, ranks))
-        note = note or _waited_for(per_rank, ranks)
+        silent = tuple(_silent(causal, ranks))
+        note = note or _waited_for(causal, ranks)
+        after = sorted(r for r, f in per_rank.items() if r is not None and r not in causal)
+        if after:  # they did say something, but only after the others had timed out waiting
+            note = note.replace("never reported", "reported nothing before the timeouts")
+            note += (f"; {'rank' if len(after) == 1 else 'ranks'} {format_index_ranges(after)} erred only after "
+                     "them (a consequence)")
     return TriageSummary(first=first, per_rank=per_rank, total=len(flat), note=note, silent=silent)

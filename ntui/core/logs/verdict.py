@@ -258,7 +258,10 @@ def decide(
             kind = None  # Slurm says the program ended by itself: the log's STEP cancels are the launcher's
             source = "slurm"
     # the rank-level root cause: job-level kinds and scheduler noise are not a rank's error
-    rank_findings = [f for f in flat if f.kind not in ("cancelled", "time_limit", "node_failure")]
+    job_level = ("cancelled", "time_limit", "node_failure")
+    # (each log's findings kept apart: the order of a log's lines is evidence, see triage's)
+    rank_findings = {k: [f for f in group if f.kind not in job_level] for k, group in findings.items()} \
+        if isinstance(findings, Mapping) else [f for f in flat if f.kind not in job_level]
     summary = triage(rank_findings, nodes_by_rank=nodes, window_s=window_s, ranks=ranks, hosts_seen=hosts_seen,
                      several_nodes=several_nodes)
     root = summary.first
