@@ -125,7 +125,15 @@ def test_test_only(dev_cluster: DevCluster, tmp_path: Path) -> None:
                "--set", "sbatch.ntasks-per-node=5", "--set", f"logs.dir={tmp_path}", timeout=60)
     assert bad.returncode == 3
     assert "Requested node configuration is not available" in bad.stderr
-    assert "G6" in bad.stderr  # ntui's own static warning came first
+    assert "Perlmutter" not in bad.stderr  # no site said: ntui knows no node and leaves it to Slurm (issue 44)
+    # The words of G6, now the NERSC site's: with the site (its defaults dropped, so the job is the same) ntui says
+    # them itself, before sbatch.
+    nersc = ntui(dev_cluster, "submit", "local-srun", "--test-only", "--set", "sbatch.gpus-per-node=5",
+                 "--set", "sbatch.ntasks-per-node=5", "--set", "sbatch.qos=false", "--set", "sbatch.module=false",
+                 "--set", "sbatch.image=false", "--set", "container.runtime=none", "--set", f"logs.dir={tmp_path}",
+                 timeout=60, env={"NTUI_SITE_DIR": str(REPO / "sites" / "nersc")})
+    assert nersc.returncode == 2, nersc.stderr
+    assert "5 GPUs per node: Perlmutter nodes have 4; Slurm will refuse (NERSC-GPUS)" in nersc.stderr
 
 
 def _state(cluster: DevCluster, job_id: str) -> str:

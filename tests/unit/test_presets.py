@@ -154,9 +154,19 @@ def test_accelerate_cpu_and_multi_gpu_exclusive() -> None:
     assert any("exclusive" in str(p) for p in problems)
 
 
-def test_five_gpus_is_only_a_warning() -> None:
-    spec, problems = validate(load_preset("local-srun", ["sbatch.gpus-per-node=5", "sbatch.ntasks-per-node=5"]))
-    assert spec is not None and any("G6" in str(p) and not p.is_error for p in problems)
+def test_five_gpus_is_only_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ntui knows no node: without a site, five GPUs a node is accepted and nothing is said of a machine (the rule G6
+    said "Perlmutter nodes have 4" to everyone, issue 44). The NERSC site says G6's words with its own id, and
+    refuses, as it knows its nodes (tests/unit/test_site.py: MOVED)."""
+    monkeypatch.delenv("NTUI_SITE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(REPO / "nowhere"))
+    five = ["sbatch.gpus-per-node=5", "sbatch.ntasks-per-node=5"]
+    spec, problems = validate(load_preset("local-srun", five))
+    assert spec is not None and not [str(p) for p in problems if p.is_error or "Perlmutter" in p.message]
+    monkeypatch.setenv("NTUI_SITE_DIR", str(REPO / "sites" / "nersc"))
+    _, problems = validate(load_preset("local-srun", five))
+    assert any(str(p).endswith("5 GPUs per node: Perlmutter nodes have 4; Slurm will refuse (NERSC-GPUS)")
+               for p in problems), [str(p) for p in problems]
 
 
 @pytest.mark.parametrize(

@@ -149,3 +149,88 @@ def test_the_nersc_site_layer_loads_and_the_perlmutter_presets_pass_it(monkeypat
     assert any(p.rule == "NERSC-GPUS" and p.is_error for p in problems)
     spec, _ = validate(load_preset("local-srun", ["script=/bin/true"]))
     assert spec is not None and "#SBATCH --constraint=gpu" in render(spec) and "shifter" in render(spec)
+
+
+# ------------------------------------------------------------------ Perlmutter's facts are the NERSC site's (issue 44)
+
+NERSC = REPO / "sites" / "nersc"
+#: The findings that were ntui's own rules S1, G6 and T6, now the NERSC site's: (preset, --set overrides), the site's
+#: rule id, its severity, and the words the built-in rule said (kept word for word).
+MOVED: dict[str, tuple[str, tuple[str, ...], str, bool, str]] = {
+    "S1": ("perlmutter-srun", ("sbatch.qos=false",), "NERSC-QOS", False,
+           "sbatch.qos: warning: Perlmutter's default QOS is debug, which forbids production runs; set qos"),
+    "G6 (GPUs)": ("local-srun", ("sbatch.gpus-per-node=5", "sbatch.ntasks-per-node=5"), "NERSC-GPUS", True,
+                  "sbatch.gpus-per-node: 5 GPUs per node: Perlmutter nodes have 4; Slurm will refuse"),
+    "G6 (gres)": ("local-srun", ("sbatch.gres=gpu:a100:8", "sbatch.ntasks-per-node=8"), "NERSC-GPUS", True,
+                  "sbatch.gres: 8 GPUs per node: Perlmutter nodes have 4; Slurm will refuse"),
+    "G6 (CPUs)": ("perlmutter-srun", ("sbatch.cpus-per-task=64",), "NERSC-CPUS", False,
+                  "sbatch.cpus-per-task: warning: 4 tasks x 64 CPUs exceeds a Perlmutter GPU node's 128"),
+    "T6": ("local-longrun", ("run.continue=chain", "sbatch.qos=debug"), "NERSC-CHAIN", True,
+           "run.continue: qos debug forbids chaining (a batch script submitting another, NERSC's policy); use "
+           "run.continue: requeue, or a QOS that allows it (e.g. regular)"),
+    "T6 (default QOS)": ("local-longrun", ("run.continue=chain", "sbatch.qos=false", "sbatch.constraint=cpu"),
+                         "NERSC-CHAIN", True,
+                         "run.continue: the default QOS (debug) forbids chaining (a batch script submitting another, "
+                         "NERSC's policy); use run.continue: requeue, or a QOS that allows it (e.g. regular)"),
+}
+
+
+@pytest.mark.parametrize("moved", sorted(MOVED))
+def test_perlmutters_limits_are_said_with_the_nersc_site_only(moved: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    preset, overrides, rule_id, error, words = MOVED[moved]
+    monkeypatch.delenv(SITE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(REPO / "nowhere"))
+    _, problems = validate(load_preset(preset, overrides))
+    said = [str(p) for p in problems if "Perlmutter" in p.message or "NERSC" in p.message or p.rule == rule_id]
+    assert not said, said  # no site: no word of Perlmutter
+    monkeypatch.setenv(SITE_ENV, str(NERSC))
+    spec, problems = validate(load_preset(preset, overrides))
+    hits = [p for p in problems if p.rule == rule_id]
+    assert [f"--set {p.field.split('.')[0]}" in str(p) or ":" in str(p) for p in hits] == [True]
+    assert str(hits[0]).endswith(f"{words} ({rule_id})"), str(hits[0])
+    assert hits[0].is_error is error and (spec is None) is error
+
+
+def test_the_site_rule_language_judges_what_ntui_works_out(site: Path) -> None:
+    """job.* keys (GPUs per node however asked), {value}/{job.NAME} in messages, when with a list and with null."""
+    (site / "site.yaml").write_text(
+        "rules:\n"
+        "  - id: EX-GPUS\n    key: job.gpus-per-node\n    max: 2\n"
+        "    message: '{value} GPUs a node ({job.tasks-per-node} tasks, {{braces}}): ours have 2'\n"
+        "  - id: EX-QOS\n    key: sbatch.time\n    required: true\n"
+        "    when: {sbatch.qos: [debug, short], sbatch.account: null}\n    severity: warning\n"
+        "    message: a short QOS needs a time\n")
+    for style in ("gpus-per-node=4", "gres=gpu:4", "gpus-per-task=2"):
+        _, problems = validate(load_preset("local-srun", [f"sbatch.{style}", "sbatch.ntasks-per-node=2",
+                                                          "sbatch.ntasks=4"] if "task" in style else
+                                                         [f"sbatch.{style}", "sbatch.ntasks-per-node=4"]))
+        hits = [str(p) for p in problems if p.rule == "EX-GPUS"]
+        option = style.split("=")[0]
+        tasks = 2 if "task" in style else 4
+        assert hits == [f"--set sbatch.{option}: 4 GPUs a node ({tasks} tasks, {{braces}}): ours have 2 (EX-GPUS)"]
+    spec, problems = validate(load_preset("local-srun"))  # no GPUs asked for: 0, within the limit
+    assert spec is not None and not [p for p in problems if p.rule.startswith("EX")]
+    for qos, account, fires in (("short", None, True), ("debug", None, True), ("regular", None, False),
+                                ("short", "m1", False)):
+        overrides = ["sbatch.time=false", f"sbatch.qos={qos}"] + ([f"sbatch.account={account}"] if account else [])
+        _, problems = validate(load_preset("local-srun", overrides))
+        assert any(p.rule == "EX-QOS" for p in problems) is fires, (qos, account)
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("rules:\n  - id: X\n    key: job.gpus\n    max: 1\n    message: m\n",
+     "site.yaml:3: rules.0.key: job.gpus is not a value ntui works out"),
+    ("rules:\n  - id: X\n    key: job.nodes\n    required: true\n    message: m\n",
+     "site.yaml:4: rules.0.required: job.nodes is judged only where ntui knows it"),
+    ("rules:\n  - id: X\n    key: sbatch.nodes\n    max: 1\n    message: '{nodes} nodes'\n",
+     "site.yaml:5: rules.0.message: {nodes} is not a placeholder"),
+    ("rules:\n  - id: X\n    key: sbatch.nodes\n    max: 1\n    message: 'a { here'\n",
+     "site.yaml:5: rules.0.message: a lone { or }"),
+    ("rules:\n  - id: X\n    key: sbatch.nodes\n    max: 1\n    when: {sbatch.qos: {a: 1}}\n    message: m\n",
+     "site.yaml:5: rules.0.when.sbatch.qos: expected a value, a list of values"),
+])
+def test_a_site_rule_the_language_cannot_say_is_named_at_its_line(site: Path, text: str, where: str) -> None:
+    (site / "site.yaml").write_text(text)
+    with pytest.raises(PresetError) as err:
+        load_preset("local-srun")
+    assert any(where in str(p) for p in err.value.problems), [str(p) for p in err.value.problems]

@@ -39,9 +39,6 @@ from ntui.core.compose.timefmt import parse_time_limit
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity, Source
 
-#: GPUs per node on the target machine (Perlmutter), for the capacity warnings (G6).
-NODE_GPUS = 4
-NODE_CPUS = 128
 #: The Linux default ephemeral port range (net.ipv4.ip_local_port_range).
 EPHEMERAL_PORTS = range(32768, 61000)
 #: MASTER_PORT = PORT_BASE + job id % PORT_SPAN stays below the ephemeral range (R4).
@@ -322,6 +319,22 @@ class Draft:
     def rdzv_alt_read(self) -> bool:
         return self.nccl_slingshot or self.env.get("FI_CXI_RDZV_PROTO") == "alt_read"
 
+    def job_values(self) -> dict[str, tuple[int, tuple[str, ...]]]:
+        """What a site's rules may judge by name (``job.*``, core/compose/site.py ``JOB_KEYS``): each value with the
+        preset key a finding about it is reported at. A node's size is a site's fact, never ntui's: no built-in
+        rule judges these against a machine (docs/rules.md)."""
+        req = self.gpu_request
+        out: dict[str, tuple[int, tuple[str, ...]]] = {
+            "job.nodes": (self.nodes, ("sbatch", "nodes")),
+            "job.tasks-per-node": (self.ntasks_per_node, ("sbatch", "ntasks-per-node")),
+            "job.gpus-per-node": (self.gpus_per_node, ("sbatch", req.option if req else "gpus-per-node")),
+        }
+        cpt = self.sbatch.get("cpus-per-task", 1)
+        if isinstance(cpt, int) and not isinstance(cpt, bool):
+            out["job.cpus-per-task"] = (cpt, ("sbatch", "cpus-per-task"))
+            out["job.cpus-per-node"] = (cpt * self.ntasks_per_node, ("sbatch", "cpus-per-task"))
+        return out
+
 
 Finding = tuple[str, str]  # (dotted preset key, message stating the fix)
 Check = Callable[[Draft], Iterable[Finding]]
@@ -411,11 +424,6 @@ _RULED_OUT = {
 AGENT_SIGNALS = ("TERM", "INT", "HUP", "QUIT")
 
 
-#: QOS names where a batch script may not submit another (Perlmutter: "job chaining in the debug QOS is not
-#: allowed"); a site rule (T6).
-NO_CHAIN_QOS = ("debug",)
-
-
 _LIGHTNING = re.compile(r"^\s*(?:import|from)\s+(?:lightning|pytorch_lightning)\b", re.MULTILINE)
 
 
@@ -489,13 +497,6 @@ def _j1(d: Draft) -> Iterable[Finding]:
             yield "sbatch.signal", "expected [{R|B}:]SIG[@SECONDS] with SECONDS in 0..65535"
 
 
-@rule("S1", _W, ("sbatch.qos",), "GPU jobs name a QOS (Perlmutter's default debug QOS forbids production "
-      "runs).", "docs.nersc.gov/jobs/policy")
-def _s1(d: Draft) -> Iterable[Finding]:
-    if str(d.sbatch.get("constraint", "")) == "gpu" and "qos" not in d.sbatch:
-        yield "sbatch.qos", "Perlmutter's default QOS is debug, which forbids production runs; set qos"
-
-
 # Tasks and GPUs
 @rule("G1", _E, ("sbatch.ntasks-per-node", *_GPU_KEYS), "srun launcher: tasks per node equal GPUs per node, "
       "for every way of asking for GPUs (gpus-per-node, gpus-per-task, gpus, gres, typed or not).",
@@ -542,19 +543,6 @@ def _g4(d: Draft) -> Iterable[Finding]:
 guarantee("G5", _E, _GPU_KEYS, "Whenever GPUs are requested (any style), srun gets `--gpu-bind=none`: every task "
           "sees all of its node's GPUs, so `cuda:LOCAL_RANK` exists and CUDA IPC works.",
           "srun.1 (--tres-bind); SchedMD bug 17793; NERSC/sc25-dl-tutorial:submit_pm.sh")
-
-
-@rule("G6", _W, ("sbatch.gpus-per-node", "sbatch.cpus-per-task"), "Warns above a Perlmutter node's 4 GPUs or "
-      "128 CPUs (Slurm would refuse).", "goodfire-ai/spd#524; NERSC launchers page")
-def _g6(d: Draft) -> Iterable[Finding]:
-    gpn = d.gpus_per_node
-    if gpn > NODE_GPUS:
-        key = f"sbatch.{d.gpu_request.option}" if d.gpu_request else "sbatch.gpus-per-node"
-        yield key, f"{gpn} GPUs per node: Perlmutter nodes have {NODE_GPUS}; Slurm will refuse"
-    cpt = d.sbatch.get("cpus-per-task", 1)
-    if isinstance(cpt, int) and cpt * d.ntasks_per_node > NODE_CPUS and str(d.sbatch.get("constraint")) == "gpu":
-        yield ("sbatch.cpus-per-task", f"{d.ntasks_per_node} tasks x {cpt} CPUs exceeds a Perlmutter GPU "
-               f"node's {NODE_CPUS}")
 
 
 @rule("G9", _E, ("sbatch.ntasks",), "`ntasks`, when given, equals nodes x tasks per node (one launcher per "
@@ -1132,20 +1120,6 @@ def _t5(d: Draft) -> Iterable[Finding]:
                "set run.continue: chain")
 
 
-@rule("T6", _E, ("run.continue", "sbatch.qos"), "Site rule (Perlmutter): no chain in the debug QOS (also the "
-      "default QOS of a GPU or CPU node job without qos).", "docs.nersc.gov/jobs/policy")
-def _t6(d: Draft) -> Iterable[Finding]:
-    run = d.run
-    if run is None or run.mode != "chain":
-        return
-    qos = str(d.sbatch.get("qos", ""))
-    perlmutter = str(d.sbatch.get("constraint", "")) in ("gpu", "cpu")
-    if qos in NO_CHAIN_QOS or (not qos and perlmutter):
-        said = f"qos {qos}" if qos else "the default QOS (debug)"
-        yield ("run.continue", f"{said} forbids chaining (a batch script submitting another, NERSC's policy); use "
-               "run.continue: requeue, or a QOS that allows it (e.g. regular)")
-
-
 guarantee("T7", _W, ("run.continue",), "continue: requeue where the cluster's JobRequeue=0 is a warning (ntui asks "
           "with --requeue; a site's submit plugin may still refuse); checked against the cluster before sbatch.",
           "slurm.conf.5 (JobRequeue)", enforced_in="sitecheck.check_requeue")
@@ -1267,7 +1241,9 @@ def markdown(rules: Sequence[Rule] = RULES) -> str:
         "",
         "Generated from `ntui/core/compose/rules.py` by `python -m ntui.core.compose.rules --markdown`; do not edit.",
         "Errors stop `check`, `render` and `submit`; warnings are shown; guarantees hold for every",
-        "script ntui renders. Each problem ends with its rule id, e.g. `(G1)`.",
+        "script ntui renders. Each problem ends with its rule id, e.g. `(G1)`. A machine's own limits (a node's GPUs",
+        "and CPUs, a QOS policy) are not ntui's: a site layer says them, with its own ids (README \"Site layer\";",
+        "`sites/nersc/site.yaml` for Perlmutter).",
         "",
         "| Id | Kind | What | Applies to | Source |",
         "|---|---|---|---|---|",

@@ -17,6 +17,17 @@ that exists, as an environment module would set either. It holds:
           when: {sbatch.qos: debug}       # only where every key named has that value
           severity: error                 # or warning
           message: the debug QOS allows at most 8 nodes
+        - id: NERSC-GPUS
+          key: job.gpus-per-node          # a value ntui works out (JOB_KEYS), however the preset wrote it
+          max: 4
+          when: {sbatch.qos: [regular, debug], sbatch.account: null}   # a list: any of them; null: not set
+          message: "{value} GPUs per node: a node has 4"   # {value}, {job.NAME}: the values judged
+
+A rule's ``key`` is a dotted preset key, or one of :data:`JOB_KEYS`: a value ntui works out from the whole preset
+(GPUs per node however they were asked for, tasks and CPUs per node), judged only where ntui knows it and reported
+at the preset key it came from. In ``when`` a list means any of its values and ``null`` a key the preset does not
+set (or sets to false). A ``message`` may say ``{value}`` (the value judged) and ``{job.NAME}`` (a job value);
+``{{`` and ``}}`` are braces.
 
 * ``presets/``: the site's presets, listed with their origin and read-only (saving one writes a user preset).
 
@@ -27,6 +38,7 @@ nothing the file does not say. Pure but for reading the directory.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +51,20 @@ SITE_ENV = "NTUI_SITE_DIR"
 SITE_FILE = "site.yaml"
 SITE_KEYS = ("name", "defaults", "locked", "rules")
 RULE_KEYS = ("id", "key", "max", "min", "one-of", "forbid", "required", "when", "severity", "message")
+#: The values a site rule may judge that no one preset key holds: ntui works them out from the whole preset
+#: (``Draft.job_values`` in core/compose/rules.py), whichever way the preset wrote them.
+JOB_KEYS: Mapping[str, str] = {
+    "job.nodes": "the job's nodes (1 where the preset says none)",
+    "job.tasks-per-node": "tasks per node (srun: one a GPU unless said; torchrun and accelerate: one a node)",
+    "job.gpus-per-node": "GPUs a node gets, however asked for (gpus-per-node, gres, gpus-per-task times the tasks "
+                         "per node, gpus over the nodes; 0: none asked for)",
+    "job.cpus-per-task": "sbatch.cpus-per-task (1 where the preset says none)",
+    "job.cpus-per-node": "tasks per node times CPUs per task",
+}
+#: What ntui worked out of one preset: a job value's name -> (the value, the preset key a finding is reported at).
+JobValues = Mapping[str, tuple[int, KeyPath]]
+#: A message's placeholders (``{value}``, ``{job.NAME}``), its doubled braces, and a lone brace.
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 
 
 @dataclass(frozen=True)
@@ -52,7 +78,8 @@ class SiteRule:
     one_of: tuple[str, ...] | None = None
     forbid: tuple[str, ...] = ()
     required: bool = False
-    when: tuple[tuple[KeyPath, str], ...] = ()
+    when: tuple[tuple[KeyPath, tuple[str | None, ...]], ...] = ()
+    """Each key with the values it may have for the rule to apply (None: the preset does not set it)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +184,15 @@ def _rule(item: Any, where: str, at: Any, problems: list[Problem]) -> SiteRule |
     for k in ("id", "key", "message"):
         if not isinstance(item.get(k), str) or not item[k]:
             problems.append(Problem(at(*parts, k), f"{where}.{k}", "missing: a string"))
+    key = item.get("key")
+    if isinstance(key, str) and key.startswith("job.") and key not in JOB_KEYS:
+        problems.append(Problem(at(*parts, "key"), f"{where}.key", f"{key} is not a value ntui works out "
+                                f"(one of {', '.join(JOB_KEYS)}; or a preset key, e.g. sbatch.nodes)"))
+    elif isinstance(key, str) and key in JOB_KEYS and "required" in item:
+        problems.append(Problem(at(*parts, "required"), f"{where}.required", f"{key} is judged only where ntui "
+                                "knows it: give max, min, one-of or forbid"))
+    if isinstance(item.get("message"), str) and (bad_text := _placeholder_problem(item["message"])):
+        problems.append(Problem(at(*parts, "message"), f"{where}.message", bad_text))
     if not any(k in item for k in ("max", "min", "one-of", "forbid", "required")):
         problems.append(Problem(at(*parts), where, "no check: give max, min, one-of, forbid or required"))
     numbers: dict[str, float] = {}
@@ -180,15 +216,51 @@ def _rule(item: Any, where: str, at: Any, problems: list[Problem]) -> SiteRule |
     if not isinstance(when, dict):
         problems.append(Problem(at(*parts, "when"), f"{where}.when", "expected a mapping of dotted keys to values"))
         when = {}
+    wanted: list[tuple[KeyPath, tuple[str | None, ...]]] = []
+    for k, v in when.items():
+        values = v if isinstance(v, list) else [v]
+        if not values or any(isinstance(x, (dict, list)) for x in values):
+            problems.append(Problem(at(*parts, "when", str(k)), f"{where}.when.{k}", "expected a value, a list of "
+                                    "values (any of them) or null (not set)"))
+            continue
+        wanted.append((tuple(str(k).split(".")), tuple(None if x is None else _text(x) for x in values)))
     if len(problems) > bad:
         return None
     return SiteRule(
         id=item["id"], key=tuple(item["key"].split(".")), message=item["message"],
         severity=Severity.ERROR if severity == "error" else Severity.WARNING,
         max=numbers.get("max"), min=numbers.get("min"), one_of=lists.get("one-of"), forbid=lists.get("forbid", ()),
-        required=item.get("required") is True,
-        when=tuple((tuple(str(k).split(".")), _text(v)) for k, v in when.items()),
+        required=item.get("required") is True, when=tuple(wanted),
     )
+
+
+def _placeholder_problem(message: str) -> str | None:
+    """What is wrong with a message's placeholders (None: nothing)."""
+    for m in _PLACEHOLDER.finditer(message):
+        name = m.group(1)
+        if m.group(0) in ("{{", "}}") or name == "value" or name in JOB_KEYS:
+            continue
+        if name is None:
+            return "a lone { or }: write {{ or }} for a brace"
+        known = ", ".join("{" + k + "}" for k in JOB_KEYS)
+        return f"{{{name}}} is not a placeholder: write {{value}} (the value judged) or a job value ({known})"
+    return None
+
+
+def _say(message: str, values: Mapping[str, str]) -> str:
+    """``message`` with its placeholders filled (a job value ntui does not know: ``?``)."""
+    def fill(m: re.Match[str]) -> str:
+        text = m.group(0)
+        return text[0] if text in ("{{", "}}") else values.get(m.group(1) or "", "?")
+
+    return _PLACEHOLDER.sub(fill, message)
+
+
+def _applies(got: Any, wanted: tuple[str | None, ...]) -> bool:
+    """A ``when`` condition: the preset's value is one of those wanted (absent or false: null)."""
+    if got is None or got is False:
+        return None in wanted or (got is False and "false" in wanted)
+    return _text(got) in wanted
 
 
 def _text(value: Any) -> str:
@@ -204,10 +276,12 @@ def _value(data: Any, key: KeyPath) -> Any:
     return cur
 
 
-def site_problems(site: Site, loaded: LoadedPreset) -> list[Problem]:
+def site_problems(site: Site, loaded: LoadedPreset, job: JobValues | None = None) -> list[Problem]:
     """What the site says of a preset (its site defaults merged): every locked key changed, every site rule broken.
-    Each problem sits where the value was written and ends with the site's rule id (locks: ``site``)."""
+    Each problem sits where the value was written and ends with the site's rule id (locks: ``site``). ``job``: the
+    values ntui worked out of the preset (:data:`JOB_KEYS`); a rule on one it does not hold is not judged."""
     data = loaded.data
+    job = job or {}
     out: list[Problem] = []
     for key, lock_src in site.locked.items():
         wanted, got = _value(site.defaults, key), _value(data, key)
@@ -216,13 +290,21 @@ def site_problems(site: Site, loaded: LoadedPreset) -> list[Problem]:
             shown = "nothing" if wanted is None else repr(_text(wanted))
             out.append(Problem(where, ".".join(key), f"locked by the site at {lock_src.file}:{lock_src.line}: "
                                f"must be {shown} (site)"))
+    said = {name: str(value) for name, (value, _) in job.items()}
     for rule in site.rules:
-        if any(_text(_value(data, k)) != v for k, v in rule.when):
+        if not all(_applies(_value(data, k), v) for k, v in rule.when):
             continue
-        value = _value(data, rule.key)
+        name = ".".join(rule.key)
+        if name in JOB_KEYS:
+            if name not in job:
+                continue
+            value, at_key = job[name]
+        else:
+            value, at_key = _value(data, rule.key), rule.key
         if _breaks(rule, value):
-            out.append(Problem(loaded.source_of(rule.key), ".".join(rule.key), f"{rule.message} ({rule.id})",
-                               rule.severity, rule=rule.id))
+            message = _say(rule.message, {**said, "value": "" if value is None else _text(value)})
+            out.append(Problem(loaded.source_of(at_key), ".".join(at_key), f"{message} ({rule.id})", rule.severity,
+                               rule=rule.id))
     return out
 
 

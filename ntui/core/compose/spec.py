@@ -323,7 +323,7 @@ def validate(loaded: LoadedPreset, rules: Sequence[Rule] = RULES) -> tuple[JobSp
     )
     c.findings(draft, rules)
     if loaded.site is not None:  # the site's locked keys and its own rules (core/compose/site.py)
-        c.problems += site_problems(loaded.site, loaded)
+        c.problems += site_problems(loaded.site, loaded, draft.job_values())
     if any(p.is_error for p in c.problems):
         return None, c.problems
     directives = _layout_directives(sb.directives, draft, name)
