@@ -49,8 +49,9 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
         out += _unset(facts, None)
         return sorted(out, key=lambda f: f.line)
     command, launch = the_launch(facts)
-    nodes = int_or_none(facts.directive("nodes") or launch.srun.get("nodes")) or 1
     per_node = int_or_none(launch.srun.get("ntasks-per-node") or facts.directive("ntasks-per-node"))
+    known_nodes = _job_nodes(facts, launch)
+    nodes = known_nodes or 1
     if launch.launcher != "srun" and launch.under_srun and per_node is not None and per_node > 1:
         out.append(Finding(launch.line, "H5", f"{per_node} tasks per node each start a {launch.launcher}: every "
                            f"node runs {per_node} launchers and {per_node} times the processes. One task per node "
@@ -105,15 +106,36 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
                 out.append(_fixed_port(f"{opt.text} {value_word.text}", port_part[0], port_part[1]))
     out += _fixed_host(launch, nodes, facts)
     nnodes = launch.opt("--nnodes", "--num_machines")
-    if nnodes is not None and int_or_none(nnodes[0]) is not None and int_or_none(nnodes[0]) != nodes:
+    if nnodes is not None and int_or_none(nnodes[0]) is not None and known_nodes is not None and \
+            int_or_none(nnodes[0]) != known_nodes:
+        asked = "#SBATCH --nodes" if facts.directive("nodes") or launch.srun.get("nodes") else \
+            "the nodes its tasks fill, no --nodes"
         out.append(Finding(launch.line, "H8", f"{launch.launcher} is told {nnodes[0]} node(s), the job asks for "
-                           f"{nodes} (#SBATCH --nodes): the rendezvous waits for nodes that never come, or leaves "
+                           f"{nodes} ({asked}): the rendezvous waits for nodes that never come, or leaves "
                            "some out. Use $SLURM_JOB_NUM_NODES", field="sbatch.nodes"))
     out += _unexported(facts, command, launch)
     out += _tee(facts, command, launch)
     out += _one_task(facts, launch, nodes)
     out += _unset(facts, launch)
     return sorted(out, key=lambda f: f.line)
+
+
+def _job_nodes(facts: ScriptFacts, launch: Launch) -> int | None:
+    """The job's nodes: ``--nodes`` (sbatch's or the launch's srun's); without it, the nodes the job's tasks fill
+    (``-n 16 --ntasks-per-node 4``: 4, as Slurm places them; the #SBATCH lines' counts, else the srun's); one where
+    nothing asks for more than one task; None where the script does not say (``-n 16`` alone, a range ``2-4``, a
+    variable): what needs the count is not judged."""
+    written = facts.directive("nodes") or launch.srun.get("nodes")
+    if written is not None:
+        return int_or_none(written)
+    source = facts.directive if facts.directive("ntasks") or facts.directive("ntasks-per-node") else launch.srun.get
+    written, per_node = source("ntasks"), int_or_none(source("ntasks-per-node"))
+    ntasks = int_or_none(written)
+    if written is None or ntasks == 1:
+        return 1
+    if ntasks is not None and per_node:
+        return -(-ntasks // per_node)
+    return None
 
 
 #: torchrun's and accelerate's rendezvous options, which --rdzv_conf cannot carry (H12).
