@@ -184,3 +184,25 @@ def test_what_a_rank_says_after_its_own_timeout_did_not_cause_it() -> None:
     assert summary.first is not None and summary.first.kind == "nccl_timeout", summary.first
     assert "rank 0 never reported" in summary.note, summary.note  # the rank the broadcast waited for
     assert summary.per_rank[1].kind == "nccl_timeout", summary.per_rank  # the rank is its wait, not the OOM after
+
+
+def test_a_summary_retyped_by_hand_still_names_its_rank_and_signal() -> None:
+    lines = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "fit.py FAILED", "Failures:",
+             "<NO OTHER FAILURES>", "Root Cause (first observed failure) :", "[0]:", "time", "host",
+             "2024-02-11 07:15:02", "box-k3", "rank3 (local rank: 3)exitcode: -9 (pid: 7102)error file: <N/A>",
+             "traceback : signal 9 (SIGKILL) received by PID 7102"]
+    v = decide(scan_lines(lines))
+    assert v.root is not None and (v.root.rank, v.root.kind, v.root.signal) == (3, "rank_signal", "SIGKILL"), v.line
+
+
+def test_a_chain_whose_inner_error_only_wraps_a_subprocess_names_the_outer() -> None:
+    lines = ["Traceback (most recent call last):", '  File "/env/cpp_ext.py", line 1900, in _run_ninja_build',
+             "    subprocess.run(cmd, check=True)",
+             "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.", "",
+             "The above exception was the direct cause of the following exception:", "",
+             "Traceback (most recent call last):", '  File "/w/fit.py", line 12, in <module>', "    opt = FusedOpt()",
+             "RuntimeError: Error building extension 'fused_opt'",
+             "Traceback (most recent call last):", '  File "/w/fit.py", line 12, in <module>', "    opt = FusedOpt()",
+             "ImportError: /home/u/.cache/ext/fused_opt.so: cannot open shared object file: No such file or directory"]
+    first = triage(scan_lines(lines)).first
+    assert first is not None and first.first_line == "RuntimeError: Error building extension 'fused_opt'", first

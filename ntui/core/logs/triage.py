@@ -339,7 +339,24 @@ _NOT_FOUND_RE = re.compile(
 _AFTER_PEERS = ("nccl_timeout", "dist_timeout", "peer_failure")
 _CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
-_CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)(?:\s*\(local_rank:\s*(?P<local>\d+)\))?")
+_CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)(?:\s*\(local[_ ]rank:\s*(?P<local>\d+)\))?")
+#: a summary retyped by hand (copied from a screenshot): fields glued on one line (``rank2 (local rank: 2)exitcode:
+#: -9 (pid: 4)error file: <N/A>``), a key's underscore a space, its colon gone before a number
+_CF_GLUED_RE = re.compile(r"(?<=\S)(?=(?:exitcode|error[_ ]file|traceback)\s*:)")
+_CF_RETYPED_RE = re.compile(r"^(?P<indent>\s*)(?P<key>rank|exitcode|error file)\s*(?::\s*|(?=\d))")
+
+
+def _cf_parts(text: str) -> list[str]:
+    """A summary line as its fields, each in torch elastic's own form (``  rank: 2 (local rank: 2)``); a line that
+    is one field in that form already is returned as it is (the cost is a substring test)."""
+    parts = _CF_GLUED_RE.split(text) if "exitcode" in text or "error" in text or "traceback" in text else [text]
+    out = []
+    for part in parts:
+        m = _CF_RETYPED_RE.match(part)
+        if m is not None:
+            part = f"{m['indent'] or '  '}{m['key'].replace(' ', '_')}: {part[m.end():]}"
+        out.append(part)
+    return out
 _CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
 
 
@@ -653,6 +670,8 @@ class RankDetector:
             and inner.kind in ("traceback", "peer_failure")
         if outer.rank is None and inner.rank is not None:
             outer = replace(outer, rank=inner.rank)
+        if inner.generic and not outer.generic:
+            return outer  # the inner only wraps (a subprocess's exit status): the outer says what failed
         if not outer_wins:
             return replace(outer, generic=True)
         marked = replace(inner, generic=True)
@@ -892,9 +911,12 @@ class RankDetector:
             cf.entry_lines = [text]
             cf.entry_line_no = self._line_no
             return False
-        fm = _CF_FIELD_RE.match(text)
+        parts = _cf_parts(text) if cf.entry is not None and "traceback" not in cf.entry else [text]
+        fm = _CF_FIELD_RE.match(parts[0])
         if fm is not None and cf.entry is not None and "traceback" not in cf.entry:
-            cf.entry[fm["key"]] = fm["value"].strip()
+            for part in parts:
+                if (fm := _CF_FIELD_RE.match(part)) is not None and "traceback" not in cf.entry:
+                    cf.entry[fm["key"]] = fm["value"].strip()
             cf.entry_lines.append(text)
         elif cf.entry is not None and "traceback" in cf.entry and text.startswith("  ") and stripped:
             # the traceback the worker's @record wrote, indented under "traceback :": its last line is the error
