@@ -13,7 +13,8 @@ say as evidence:
 * **prefixes**, taken off one after another at the start of the message, each a row of :data:`PREFIXES` (its
   pattern and what it says): a CI runner's UTC timestamp, a pytest node id and pytest's ``E   `` marker, a
   logger's ``[<time>] <name>: [LEVEL]`` header, torch's ``[rankN]:``, torch elastic's ``[default3]:`` and
-  ``[<host>:3]:``, srun's ``--label`` ``3:``, Open MPI's ``[1,3]<stdout>:`` and ``[host:pid] ``, MPICH's
+  ``[<host>:3]:``, srun's ``--label`` ``3:``, Open MPI's ``[1,3]<stdout>:`` and ``[host:pid] ``, horovodrun's
+  ``[3]<stderr>:``, MPICH's
   ``[3] ``, Ray's
   ``(pid=.., rank=3)``, NCCL's ``host:pid:tid [dev]``, pdsh's (the DeepSpeed launcher's) ``host:``, ntui's
   merged view ``[r3]``; a timestamp a wrapper wrote in front of one of those (``[2024-05-01 12:00:00]

@@ -32,7 +32,15 @@ Recognised:
   (Python's default, ``[<time>] <logger>: [ERROR]``, glog): a local rank, not a global one;
 * srun's folded task lists (``tasks 2-7,9: ...``: the first with the others alike, :attr:`Finding.alike`);
 * several ranks' NCCL watchdog timeouts: the lowest collective's rank stopped first; all at the same one, a rank
-  that never reported (:attr:`TriageSummary.note`).
+  that never reported (:attr:`TriageSummary.note`);
+* a CUDA error said on a line of its own (glog's ``E... Encountered CUDA error: an illegal memory access``): the
+  process's own error, its headline from the error on;
+* ranks failing alike: the one the launcher says failed first (torch elastic's "Root Cause" with an error file,
+  Open MPI's "The first process to do so") leads them.
+
+**The order of one log's lines is evidence** (:func:`triage` is given each log's findings apart): an error printed
+before a failure line that carries its own time happened no later than that time; what a rank says after its own
+collective timeout did not cause the wait.
 
 Robust to lines glued together (a message that starts right after other text is read as its own line) and, for
 ``ntui triage``, to a paste's artefacts (:mod:`ntui.core.logs.paste`).
