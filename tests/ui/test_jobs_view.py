@@ -671,8 +671,8 @@ async def test_settings_are_read_once_off_the_loop_and_their_problems_shown(app_
                 break
         (note,) = notified(app)
         assert note.title == "Settings ignored" and note.severity == "warning"
-        assert f"{path}: queue.idle-interval: expected a positive number, got -1" in note.message
-        assert f"{path}: bogus: unknown section" in note.message
+        assert f"{path}:3: queue.idle-interval: expected a positive number, got -1" in note.message
+        assert f"{path}:4: bogus: unknown section" in note.message
         await pilot.press("2")
         await settle_jobs(pilot)
         screen = screen_of(app)
