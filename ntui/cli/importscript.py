@@ -25,7 +25,8 @@ __all__ = ["check_script_file", "configure", "looks_like_script"]
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("script", metavar="SCRIPT", help="an sbatch script (not a preset)")
-    p.add_argument("-o", "--output", metavar="PRESET", help="write the preset here (a new file), not to stdout")
+    p.add_argument("-o", "--output", metavar="PRESET",
+                   help="write the preset here (a new file), not to stdout ('-': stdout, as without -o)")
     p.set_defaults(func=cmd_import)
 
 
@@ -88,6 +89,8 @@ def check_script_file(path: str) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.output == "-":  # the usual word for standard output, never a file named '-'
+        args.output = None
     facts, imported, problems = _read(args.script)
     if imported is None:
         print_problems(problems)

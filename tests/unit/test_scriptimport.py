@@ -4,6 +4,7 @@ presets that render to the same job (tests/data/scripts/: the corpus and what ea
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -192,6 +193,14 @@ def test_import_writes_a_new_preset_file_and_never_replaces_one(tmp_path: Path) 
     check = subprocess.run([sys.executable, "-m", "ntui", "check", str(out)], capture_output=True, text=True,
                            timeout=60)
     assert check.returncode == 0, check.stderr  # the preset itself: read as a preset, not as a script
+
+
+def test_import_to_dash_writes_the_preset_to_stdout_not_a_file_named_dash(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "ntui", "import", str(DATA / "torchrun-classic-bugs.sh"), "-o", "-"]
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert res.returncode == 0, res.stderr
+    assert "launcher:" in res.stdout and not (tmp_path / "-").exists()
 
 
 # ---------------------------------------------------------------- the shell reader
