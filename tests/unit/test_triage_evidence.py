@@ -5,6 +5,8 @@ on its node's first global rank."""
 
 from __future__ import annotations
 
+import pytest
+
 from ntui.core import loglines
 from ntui.core.loglines import parse_prefix, read_line
 from ntui.core.logs.triage import scan_lines, triage
@@ -193,6 +195,19 @@ def test_a_summary_retyped_by_hand_still_names_its_rank_and_signal() -> None:
              "traceback : signal 9 (SIGKILL) received by PID 7102"]
     v = decide(scan_lines(lines))
     assert v.root is not None and (v.root.rank, v.root.kind, v.root.signal) == (3, "rank_signal", "SIGKILL"), v.line
+
+
+@pytest.mark.parametrize(("rank_line", "exit_line"), [
+    ("  rank      : 3 (local_rank : 3)", "  exitcode  : -9 (pid: 77)"),
+    ("rank: 3 (local rank: 3)", "exit code: -9 (pid: 77)"),
+    ("Rank: 3 (local_rank: 3)", "Exitcode: -9 (pid: 77)"),
+])
+def test_a_summarys_fields_retyped_in_other_spellings_are_read(rank_line: str, exit_line: str) -> None:
+    lines = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "fit.py FAILED",
+             "Root Cause (first observed failure):", "[0]:", "  time : 2024-01-01_10:00:00", "  host : box-n1",
+             rank_line, exit_line, "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID 77"]
+    v = decide(scan_lines(lines))
+    assert v.root is not None and (v.root.rank, v.root.local_rank, v.root.kind) == (3, 3, "rank_signal"), v.line
 
 
 def test_a_chain_whose_inner_error_only_wraps_a_subprocess_names_the_outer() -> None:

@@ -346,23 +346,32 @@ _NOT_FOUND_RE = re.compile(
 # a rank that said one of these and then died of a fault signal died of this (the signal is a consequence)
 _AFTER_PEERS = ("nccl_timeout", "dist_timeout", "peer_failure")
 _CF_ENTRY_RE = re.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
-_CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
-_CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)(?:\s*\(local[_ ]rank:\s*(?P<local>\d+)\))?")
+_CF_FIELD_RE = re.compile(r"^\s*(?P<key>time|host|rank|exit[ _]?code|error[_ ]file|traceback)\s*:\s?(?P<value>.*)$",
+                          re.IGNORECASE)
+_CF_RANK_RE = re.compile(r"^\s*(?P<rank>-?\d+)(?:\s*\(local[_ ]rank\s*:\s*(?P<local>\d+)\))?")
 #: a summary retyped by hand (copied from a screenshot): fields glued on one line (``rank2 (local rank: 2)exitcode:
 #: -9 (pid: 4)error file: <N/A>``), a key's underscore a space, its colon gone before a number
-_CF_GLUED_RE = re.compile(r"(?<=\S)(?=(?:exitcode|error[_ ]file|traceback)\s*:)")
-_CF_RETYPED_RE = re.compile(r"^(?P<indent>\s*)(?P<key>rank|exitcode|error file)\s*(?::\s*|(?=\d))")
+_CF_GLUED_RE = re.compile(r"(?<=\S)(?=(?:exit[ _]?code|error[_ ]file|traceback)\s*:)", re.IGNORECASE)
+_CF_RETYPED_RE = re.compile(r"^(?P<indent>\s*)(?P<key>rank|exit[ _]?code|error[ _]file)\s*(?::\s*|(?=\d))",
+                            re.IGNORECASE)
+
+
+def _cf_key(key: str) -> str:
+    """A summary field's name as torch elastic prints it (``exit code``, ``Exitcode``: ``exitcode``)."""
+    key = key.lower()
+    return "exitcode" if key.startswith("exit") else "error_file" if key.startswith("error") else key
 
 
 def _cf_parts(text: str) -> list[str]:
     """A summary line as its fields, each in torch elastic's own form (``  rank: 2 (local rank: 2)``); a line that
     is one field in that form already is returned as it is (the cost is a substring test)."""
-    parts = _CF_GLUED_RE.split(text) if "exitcode" in text or "error" in text or "traceback" in text else [text]
+    low = text.lower()
+    parts = _CF_GLUED_RE.split(text) if "exit" in low or "error" in low or "traceback" in low else [text]
     out = []
     for part in parts:
         m = _CF_RETYPED_RE.match(part)
         if m is not None:
-            part = f"{m['indent'] or '  '}{m['key'].replace(' ', '_')}: {part[m.end():]}"
+            part = f"{m['indent'] or '  '}{_cf_key(m['key'])}: {part[m.end():]}"
         out.append(part)
     return out
 _CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
@@ -924,7 +933,7 @@ class RankDetector:
         if fm is not None and cf.entry is not None and "traceback" not in cf.entry:
             for part in parts:
                 if (fm := _CF_FIELD_RE.match(part)) is not None and "traceback" not in cf.entry:
-                    cf.entry[fm["key"]] = fm["value"].strip()
+                    cf.entry[_cf_key(fm["key"])] = fm["value"].strip()
             cf.entry_lines.append(text)
         elif cf.entry is not None and "traceback" in cf.entry and text.startswith("  ") and stripped:
             # the traceback the worker's @record wrote, indented under "traceback :": its last line is the error
