@@ -425,3 +425,35 @@ def test_the_logs_own_timestamps_give_a_rate_from_two_or_three_points(tmp_path: 
     for m in (10, 20, 30):
         bare.add(parse_line(f"iter {m * 10}: loss 2.0000") or pytest.fail("no point"), 5.0)
     assert estimate(bare, now=0.0, time_left_s=None).rate is None
+
+
+@pytest.mark.parametrize(("line", "clock"), [
+    ("08/09 14:02:41 - mmengine - INFO - Epoch(train) [1][10/90]  lr: 1.0e-02  loss: 2.2743", (8, 9, 14, 2, 41, 0.0)),
+    ("[04/05 01:29:46] d2.utils.events INFO:  eta: 0:02:48  iter: 19  total_loss: 1.187", (4, 5, 1, 29, 46, 0.0)),
+    ("01/03 02:18:25 PM epoch 4 lr 9.700000e-02", (1, 3, 14, 18, 25, 0.0)),
+    ("I0611 03:10:01.250000  1804 learning.py:507] global step 12: loss = 0.7 (1.2 sec/step)",
+     (6, 11, 3, 10, 1, 0.25)),
+])
+def test_a_stamp_without_its_year(line: str, clock: tuple[int, int, int, int, int, float]) -> None:
+    point = parse_line(line)
+    assert point is not None and (point.time, point.clock) == (None, clock), point
+
+
+def test_a_stamp_with_a_comma_before_its_time() -> None:
+    point = parse_line("2024-02-02,11:20:05 | INFO | Train Epoch: 0 [    64/98112 (0%)] Loss: 1.07 (1.07)")
+    assert point is not None and point.time is not None and point.clock is None
+
+
+def test_a_yearless_stamp_takes_the_year_it_was_read_in_or_the_one_before() -> None:
+    from datetime import datetime
+
+    series = Series()
+    read = datetime(2026, 1, 2, 12, 0, 0).timestamp()
+    lines = [f"12/31 23:5{m}:00 - mmengine - INFO - Iter(train) [{m * 10}/900]  loss: 1.{m}" for m in (7, 8, 9)]
+    lines.append("01/01 00:00:00 - mmengine - INFO - Iter(train) [100/900]  loss: 1.0")
+    for line in lines:
+        series.add(parse_line(line) or pytest.fail("no point"), read)
+    times = [datetime.fromtimestamp(s.time) for s in series.samples]
+    assert [t.year for t in times] == [2025, 2025, 2025, 2026], times
+    guess = estimate(series, now=read, time_left_s=None)
+    assert guess.rate == pytest.approx(10 / 60), guess  # 10 iterations a minute, across the new year

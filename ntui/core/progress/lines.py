@@ -36,11 +36,11 @@ import ast
 import functools
 import math
 import re
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from ntui.core.loglines import read_line
-from ntui.core.timestamps import iso_stamp
+from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
            "declared_total", "parse_line", "pattern_problem", "run_end", "run_ended", "run_stop", "training_loss"]
@@ -70,6 +70,12 @@ class Point:
     counts_epochs: bool = False  # the run counts in epochs (its step is the epoch named, its total the run's epochs)
     batch: int | None = None  # where in its epoch an epoch-counted line is (a batch, or the samples seen)
     rank: int | None = None  # the rank whose line it is, where a prefix says (srun's label, torch's "[rank3]:")
+    clock: tuple[int, int, int, int, int, float] | None = None  # a stamp without its year: month, day, h, min, s
+
+    def but(self, **changes: Any) -> Point:
+        """This point with ``changes`` (:func:`dataclasses.replace`, without its look-up of the fields: a point is
+        copied for most lines read)."""
+        return Point(**{**self.__dict__, **changes})
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
@@ -573,14 +579,46 @@ _HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 
 
+#: the stamps loggers print at a line's start that the ISO reader leaves: without a year, mmengine's and
+#: detectron2's "08/09 14:02:41", the DARTS family's "01/03 02:18:25 PM", glog's and absl's "I0611 03:10:01.123456";
+#: with one, OpenCLIP's "2024-02-02,11:20:05"
+_SHORT_STAMP_RE = re.compile(
+    r"\[?(?:(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?: (?P<ap>[AP]M))?"
+    r"|[IWEF](?P<gmo>\d\d)(?P<gd>\d\d) (?P<gh>\d\d):(?P<gmi>\d\d):(?P<gs>\d\d)\.(?P<gf>\d+)"
+    r"|(?P<y>(?:19|20)\d\d)-(?P<ymo>\d\d)-(?P<yd>\d\d),(?P<yh>\d\d):(?P<ymi>\d\d):(?P<ys>\d\d))\b")
+
+
+_STAMP_FIRST = frozenset("[0123456789IWEF")
+
+
+def _short_stamp(text: str) -> tuple[float | None, tuple[int, int, int, int, int, float] | None]:
+    """A line's leading stamp of :data:`_SHORT_STAMP_RE`: its epoch seconds when it says its year, else its month,
+    day and time (the reader of the series gives it the year: :meth:`ntui.core.progress.series.Series.add`)."""
+    m = _SHORT_STAMP_RE.match(text)
+    if m is None:
+        return None, None
+    if m["y"]:
+        return local_epoch(int(m["y"]), int(m["ymo"]), int(m["yd"]), int(m["yh"]), int(m["ymi"]), int(m["ys"]),
+                           None), None
+    if m["gmo"]:
+        return None, (int(m["gmo"]), int(m["gd"]), int(m["gh"]), int(m["gmi"]), int(m["gs"]),
+                      float("0." + m["gf"][:9]))
+    hour = int(m["h"])
+    if m["ap"]:
+        hour = hour % 12 + (12 if m["ap"] == "PM" else 0)
+    return None, (int(m["mo"]), int(m["d"]), hour, int(m["mi"]), int(m["s"]), 0.0)
+
+
 def _ansi(m: re.Match[str]) -> str:
     return UP if m.group() == "\x1b[A" else ""
 
 
 def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
     """The progress a line reports (see the module docstring), or None."""
-    if "\x1b" in text:
+    up = "\x1b" in text
+    if up:
         text = _ANSI_RE.sub(_ansi, text)
+        up = UP in text
     if pattern is not None:
         point = pattern.parse(text)
         if point is not None:
@@ -593,7 +631,6 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             if point is not None:
                 return point
         return None
-    up = UP in text
     for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
         plain = msg.text.replace(UP, "") if up else msg.text
         for read in _READERS:
@@ -601,7 +638,10 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             if point is not None:
                 stamp = iso_stamp(msg.text, 80) if point.format != "tqdm" else None
                 stamp = stamp if stamp is not None else msg.prefix.time
-                if stamp is None and msg.prefix.rank is None:
+                clock = None
+                if stamp is None and point.format != "tqdm" and msg.text[:1] in _STAMP_FIRST:
+                    stamp, clock = _short_stamp(msg.text)
+                if stamp is None and clock is None and msg.prefix.rank is None:
                     return point
-                return replace(point, time=stamp, rank=msg.prefix.rank)
+                return point.but(time=stamp, rank=msg.prefix.rank, clock=clock)
     return None

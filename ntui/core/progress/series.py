@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from ntui.core.progress.lines import Point
+from ntui.core.timestamps import local_epoch
 
 __all__ = ["INNER_MAX", "MAX_POINTS", "PAUSE_FACTOR", "RATE_WINDOW", "SKIP_AFTER_START", "Estimate", "Sample", "Series",
            "estimate", "human_duration"]
@@ -185,11 +187,13 @@ class Series:
                     self.total = self.per_epoch = None
                     self._seen, self._stride, self._provisional = 0, 1, False
             elif unit != self._unit:  # an epoch's summary beside the lines that count steps: its metrics only
-                point = replace(point, step=None, total=None, counts_epochs=False)
+                point = point.but(step=None, total=None, counts_epochs=False)
         elif point.format == "tqdm" and self._own_lines:
             return  # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches)
         if point.time is not None:
             at, self.own_times = point.time, True
+        elif point.clock is not None:
+            at, self.own_times = _in_year(point.clock, at), True
         elif point.elapsed is not None:
             if self._bar_origin is None or self._last_elapsed is None or point.elapsed < self._last_elapsed:
                 # a bar starts (or restarts: Lightning's bar of each epoch): from now, never before the last point
@@ -213,7 +217,7 @@ class Series:
             if epoch < point.first_epoch:  # the program numbers its epochs from 0 after all
                 self._from_zero = True
             before = max(0, int(epoch) - (0 if self._from_zero else point.first_epoch))
-            point = replace(point, step=before * point.total + point.step,
+            point = point.but(step=before * point.total + point.step,
                             total=epochs * point.total if epochs else None)
             self.total = point.total
         elif point.per_epoch and point.step is not None and point.total is None and epoch is not None:
@@ -222,9 +226,9 @@ class Series:
             if self._bar_epoch is not None and epoch > self._bar_epoch and self.samples:
                 self._epoch_base = self.samples[-1].step
             self._bar_epoch = epoch
-            point = replace(point, step=self._epoch_base + point.step)
+            point = point.but(step=self._epoch_base + point.step)
         elif point.counts_epochs and point.total is None and self.declared_epochs:
-            point = replace(point, total=self.declared_epochs)  # the run's epochs, said before its lines
+            point = point.but(total=self.declared_epochs)  # the run's epochs, said before its lines
         if point.total:
             self.total = point.total
         finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}
@@ -263,6 +267,17 @@ class Series:
         if len(self.samples) > MAX_POINTS:  # halve the resolution: every other point, the last kept
             self.samples = self.samples[::2] if len(self.samples) % 2 else [*self.samples[:-1:2], self.samples[-1]]
             self._stride *= 2
+
+
+def _in_year(clock: tuple[int, int, int, int, int, float], at: float) -> float:
+    """A stamp printed without its year (month, day, time) as epoch seconds: in the year of ``at`` (when the line was
+    read, or its file written), or the year before where that would put it more than a day after ``at``."""
+    year = datetime.fromtimestamp(at).year
+    mo, d, h, mi, s, frac = clock
+    stamp = local_epoch(year, mo, d, h, mi, s, None)
+    if stamp is not None and stamp > at + 86400:
+        stamp = local_epoch(year - 1, mo, d, h, mi, s, None)
+    return stamp + frac if stamp is not None else at
 
 
 @dataclass(frozen=True)
