@@ -108,8 +108,6 @@ def dev_cluster() -> DevCluster:
 
 #: The file in a cluster's state dir whose lock says who may stop its daemons (see ``cluster_lock``).
 DISRUPTION_LOCK = "ntui-tests-disruption.lock"
-#: The state dirs of the clusters this process holds the disruption lock of, exclusively.
-_disrupting: set[Path] = set()
 #: dev-cluster's commands that stop or kill a daemon: only under the exclusive lock (``disrupts_cluster``).
 DISRUPTIVE = frozenset({"stop-controller", "start-controller", "kill-node", "start-node"})
 
@@ -127,17 +125,29 @@ def cluster_lock(cluster: DevCluster, *, exclusive: bool) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        if exclusive:
-            _disrupting.add(cluster.state_dir)
         yield
     finally:
-        _disrupting.discard(cluster.state_dir)
         os.close(fd)  # closing the file releases the lock
+
+
+def _held_exclusively(cluster: DevCluster) -> bool:
+    """Whether the cluster's disruption lock is held exclusively: a shared lock taken without waiting, on a file of
+    its own, is refused then (``flock`` locks belong to each opened file, so this process's own hold refuses it
+    too). Only the lane whose cluster it is ever holds it so. Asked of the file, not of a variable: pytest imports
+    this conftest under another module name than the tests that import it do, and each copy has its own."""
+    fd = os.open(cluster.state_dir / DISRUPTION_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def require_disruption_lock(cluster: DevCluster, command: str) -> None:
     """Fail a test that stops or kills a daemon of its cluster without the marker ``disrupts_cluster``."""
-    if command in DISRUPTIVE and cluster.state_dir not in _disrupting:
+    if command in DISRUPTIVE and not _held_exclusively(cluster):
         pytest.fail(f"dev-cluster {command} needs the cluster's disruption lock: mark the test "
                     "@pytest.mark.disrupts_cluster", pytrace=False)
 

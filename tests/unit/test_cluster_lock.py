@@ -58,3 +58,25 @@ def test_stopping_a_daemon_without_the_lock_fails_the_test(tmp_path: Path, comma
     with cluster_lock(cluster, exclusive=False), pytest.raises(pytest.fail.Exception):
         require_disruption_lock(cluster, command)  # a shared hold is a borrower's, not a disruption's
     require_disruption_lock(cluster, "status")  # a command that stops nothing needs no lock
+
+
+def test_the_lock_is_seen_by_another_copy_of_the_conftest_module(tmp_path: Path) -> None:
+    """pytest imports tests/cluster/conftest.py as ``cluster.conftest`` (tests/ is no package) while the tests import
+    ``tests.cluster.conftest``: two copies of one module. The hold taken through one is seen through the other."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("copy_of_cluster_conftest",
+                                                  Path(__file__).resolve().parents[1] / "cluster" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    other = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = other  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(other)
+    finally:
+        del sys.modules[spec.name]
+    cluster = _cluster(tmp_path)
+    with other.cluster_lock(other.DevCluster(slurm_conf=cluster.slurm_conf, state_dir=tmp_path, env={}),
+                            exclusive=True):
+        require_disruption_lock(cluster, "kill-node")  # this module's copy sees the other's hold
+    with pytest.raises(pytest.fail.Exception):
+        require_disruption_lock(cluster, "kill-node")
