@@ -168,3 +168,22 @@ def test_payload_on_an_amd_or_intel_node_samples_its_tool_each_tick(
         assert s.util_gpu is not None and got.util_mean is not None
         assert abs(got.util_mean - s.util_gpu) <= 0.5  # the report keeps whole percents
         assert got.mem_total_mib == s.mem_total_mib and got.mem_peak_mib == pytest.approx(s.mem_used_mib, abs=1e-3)
+
+
+def test_the_stop_after_nvidia_smi_was_reaped_writes_only_the_end_line(tmp_path: Path) -> None:
+    """The node payload's stop (its USR1/TERM trap) as bash runs it when bash no longer knows nvidia-smi as its child
+    (ended and reaped): the trap's ``wait`` must not write bash's "pid N is not a child of this shell" into the
+    samples file (the 26.05 lane once read it there as a line that is not a sample). Here ``p`` names a process
+    that is surely no child of the shell (pid 1), which makes bash say it every time."""
+    import re
+    import subprocess
+
+    from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_SUFFIX, SAMPLER_PAYLOAD
+
+    trap = re.search(r"trap '(.*?)' USR1 TERM INT HUP; nice -n 19 nvidia-smi", SAMPLER_PAYLOAD)
+    assert trap is not None, SAMPLER_PAYLOAD
+    prefix = str(tmp_path / "smp-")
+    scenario = ('n=nid001; exec >>"$1$n' + SAMPLE_SUFFIX + '" 2>&1 </dev/null; '
+                'echo "0, 1, 2"; p=1; ' + trap.group(1))
+    subprocess.run(["bash", "-c", scenario, "payload", prefix], check=True, timeout=60)
+    assert (tmp_path / f"smp-nid001{SAMPLE_SUFFIX}").read_text().splitlines() == ["0, 1, 2", f"{HEADER_TAG} end"]

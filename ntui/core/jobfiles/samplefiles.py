@@ -86,7 +86,9 @@ OTHER_TOOLS: tuple[tuple[str, str], ...] = (
     ("rocm-smi", "rocm-smi --showuse --showmemuse --showpower --showmeminfo vram --showtemp --json"),
     ("xpu-smi", "xpu-smi dump -d -1 -m 0,1,3,5,18 -n 1"),
 )
-#: The end line starts a line of its own even after a sample line the stop cut short.
+#: The end line starts a line of its own even after a sample line the stop cut short. The stop's own ``wait`` says
+#: nothing: when nvidia-smi has ended and been reaped just before the stop comes, bash's "pid N is not a child of
+#: this shell" would land in the samples file (stdout and stderr both go there) as a line that is not a sample.
 _OWN_LINE = '[ -z "$(tail -c 1 "$1$n' + SAMPLE_SUFFIX + '" 2>/dev/null)" ] || echo'
 _TOOL_CASE = " ".join(f"{name}) nice -n 19 {command};;" for name, command in OTHER_TOOLS)
 
@@ -101,7 +103,8 @@ SAMPLER_PAYLOAD = (
     f'h="{HEADER_TAG} v1 job=$SLURM_JOB_ID node=$n interval=$2 visible=$v"; '
     "if command -v nvidia-smi >/dev/null 2>&1; then "
     'echo "$h status=sampling fields=$3"; '
-    f"trap 'kill \"$p\" 2>/dev/null; wait \"$p\"; {_OWN_LINE}; echo \"{HEADER_TAG} end\"; exit 0' USR1 TERM INT HUP; "
+    f"trap 'kill \"$p\" 2>/dev/null; wait \"$p\" 2>/dev/null; {_OWN_LINE}; echo \"{HEADER_TAG} end\"; exit 0' "
+    "USR1 TERM INT HUP; "
     'nice -n 19 nvidia-smi --query-gpu="$3" --format=csv,noheader,nounits -l "$2" & p=$!; '
     f'wait "$p"; r=$?; {_OWN_LINE}; echo "{HEADER_TAG} end status=nvidia-smi-exit-$r"; exit 0; fi; '
     f"t=; for c in {' '.join(name for name, _ in OTHER_TOOLS)}; do "
