@@ -7,12 +7,13 @@ Exit codes: 0 ok; 2 the preset has errors.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, print_problems
-from ntui.core.compose.presets import list_presets, load_preset
+from ntui.core.compose.presets import PresetInfo, list_presets, load_preset
 from ntui.core.compose.render import render
 from ntui.core.compose.spec import JobSpec, validate
 from ntui.core.compose.yamlsrc import LoadedPreset
@@ -24,6 +25,8 @@ __all__ = ["add_preset_args", "configure", "load_spec"]
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
     if name == "presets":
+        p.add_argument("--paths", action="store_true",
+                       help="add each preset's file as a last column (default: name, launcher, origin, description)")
         p.set_defaults(func=cmd_presets)
     elif name == "render":
         add_preset_args(p)
@@ -61,13 +64,35 @@ def cmd_presets(args: argparse.Namespace) -> int:
     if not rows:
         print("no presets found", file=sys.stderr)
         return EXIT_PROBLEMS
-    width = max(len(r.name) for r in rows)
-    path_width = max(len(str(r.path)) for r in rows)  # the description column starts at one place
+    for line in preset_lines(rows, paths=bool(getattr(args, "paths", False)), width=_terminal_width()):
+        print(line)
+    return EXIT_OK
+
+
+def preset_lines(rows: Sequence[PresetInfo], *, paths: bool, width: int | None) -> list[str]:
+    """``ntui presets``' lines: name, launcher, origin and description, each column starting at one place; with
+    ``paths`` the preset's file last (a path is long: before the description it made lines of 230 columns). On a
+    terminal (``width``) a description is cut to the line with an ellipsis; piped, lines are whole."""
+    name_width = max(len(r.name) for r in rows)
+    path_width = max(len(str(r.path)) for r in rows)
+    lines = []
     for r in rows:
         desc = f"BROKEN: {r.problem}" if r.problem else r.description
-        print(f"{r.name:<{width}}  {r.launcher or '-':<10}  {r.origin:<7}  {str(r.path):<{path_width}}  {desc}"
-              .rstrip())
-    return EXIT_OK
+        head = f"{r.name:<{name_width}}  {r.launcher or '-':<10}  {r.origin:<7}  "
+        if paths:
+            head += f"{str(r.path):<{path_width}}  "
+        room = None if width is None else width - len(head)
+        if room is not None and len(desc) > room:
+            desc = desc[: max(room - 1, 0)] + "…" if room > 1 else ""
+        lines.append(f"{head}{desc}".rstrip())
+    return lines
+
+
+def _terminal_width() -> int | None:
+    """The terminal's width when standard output is one, else None (piped output is never cut)."""
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def cmd_render(args: argparse.Namespace) -> int:

@@ -213,3 +213,19 @@ def test_logs_triage_follow_stops_with_the_final_verdict(dev_cluster: DevCluster
         assert "failed first" in last, follow.stdout  # a rank's error (rank 3's, unless the cluster had another)
     finally:
         dev_cluster.run("scancel", job)
+
+
+def test_presets_lines_fit_an_80_column_terminal_and_name_no_path_unless_asked() -> None:
+    """Before: every line carried the preset file's whole path before its description (230 columns wide)."""
+    from ntui.cli.compose import preset_lines
+    from ntui.core.compose.presets import list_presets
+
+    rows = list_presets()
+    cut = preset_lines(rows, paths=False, width=80)
+    assert cut and all(len(line) <= 80 for line in cut), [len(line) for line in cut]
+    assert not any(str(r.path) in line for r in rows for line in cut)
+    whole = preset_lines(rows, paths=True, width=None)
+    assert all(str(r.path) in line and line.endswith(r.description) for r, line in zip(rows, whole, strict=True)
+               if not r.problem)
+    res = ntui_cli("presets", "--paths")
+    assert res.returncode == 0 and any(str(rows[0].path) in ln for ln in res.stdout.splitlines()), res.stdout
