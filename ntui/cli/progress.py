@@ -81,6 +81,25 @@ def quiet_words(args: argparse.Namespace, job_id: str) -> str | None:
     return f"{silent.words}{f'; {evidence}' if evidence else ''}; `ntui stacks {job_id}` shows where each rank waits"
 
 
+def _no_log_yet(args: argparse.Namespace, path: Path) -> int:
+    """A job of the history whose rank's log is not there: a job still waiting has not started (said so, exit 0,
+    with ``ntui why``); else the log is missing (exit 2)."""
+    try:
+        pending = show_job(cli_runner(), args.target).category is StateCategory.PENDING
+    except (JobNotFound, SlurmError):
+        pending = False
+    if pending:
+        if args.json:
+            print(json.dumps({"step": None, "total": None, "state": "PENDING", "at": time.time(),
+                              "words": "pending: not started"}, indent=2))
+        else:
+            print(f"job {args.target} is pending: it has not started, so there is no progress yet "
+                  f"(`ntui why {args.target}` says why it waits)")
+        return EXIT_OK
+    print(f"ntui: job {args.target}: rank {args.rank}'s log is not there ({path})", file=sys.stderr)
+    return EXIT_PROBLEMS
+
+
 def cmd_progress(args: argparse.Namespace) -> int:
     pattern: Pattern | None = None
     if args.pattern:
@@ -111,8 +130,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
         if pattern is None and entry is not None:
             pattern = pattern_of_script(entry.script)  # the preset's progress: pattern, as its script carries it
         if not path.is_file():
-            print(f"ntui: job {args.target}: rank {args.rank}'s log is not there ({path})", file=sys.stderr)
-            return EXIT_PROBLEMS
+            return _no_log_yet(args, path)
         try:
             time_left, state = _time_left(args.target)
         except JobNotFound:

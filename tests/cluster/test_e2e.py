@@ -191,6 +191,21 @@ def test_env_scrubbed_inside_allocation(dev_cluster: DevCluster, tmp_path: Path)
     assert ntui(dev_cluster, "cancel", job_id, timeout=60).returncode == 0
 
 
+def test_progress_of_a_pending_job_says_it_has_not_started(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """Before: "rank 0's log is not there" and exit 2, for a job that was only waiting."""
+    res = ntui(dev_cluster, "submit", "local-srun", "--hold", "--set", f"logs.dir={tmp_path}", timeout=60)
+    assert res.returncode == 0, res.stderr
+    job_id = res.stdout.strip()
+    try:
+        said = ntui(dev_cluster, "progress", job_id, timeout=60)
+        assert said.returncode == 0, said.stderr
+        assert f"job {job_id} is pending: it has not started" in said.stdout and "not there" not in said.stderr
+        as_json = json.loads(ntui(dev_cluster, "progress", job_id, "--json", timeout=60).stdout)
+        assert as_json["state"] == "PENDING" and as_json["step"] is None
+    finally:
+        assert ntui(dev_cluster, "cancel", job_id, timeout=60).returncode == 0
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private controller copy")
 def test_unreachable_controller_is_a_clear_error(dev_cluster: DevCluster, tmp_path: Path) -> None:
     conf = tmp_path / "slurm.conf"
