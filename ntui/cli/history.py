@@ -21,7 +21,6 @@ from ntui.cli.jobs import resolve_quietly
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.cli.submit import submit_checked
 from ntui.core.compose.spec import JobSpec
-from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
 from ntui.core.jobs.recent import gpu_text
 from ntui.core.jobs.resubmit import preset_ref, script_diff
@@ -33,6 +32,7 @@ from ntui.core.records.record import (
     sort_recent,
 )
 from ntui.core.records.runs import run_of
+from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.textsafe import inert
 

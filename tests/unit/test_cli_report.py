@@ -10,11 +10,11 @@ import pytest
 
 from ntui import cli
 from ntui.cli import report as cli_report
-from ntui.core.compose.timefmt import time_limit_from_script
 from ntui.core.jobfiles.runfile import run_path
 from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS, sample_path
 from ntui.core.jobs.report import squeeze
 from ntui.core.records.history import History
+from ntui.core.slurm.durations import time_limit_from_script
 from tests.support.fakes import FakeRunner, capture, result
 
 T0 = 1_780_000_000.0
@@ -55,7 +55,7 @@ def test_report_text(tmp_path: Path, runner: FakeRunner, capsys: pytest.CaptureF
     assert cli.run(["report", "12", "--width", "100"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("job 12 (FAILED): 2 node(s), 4 GPU(s) sampled  [SIMULATED nvidia-smi]")
-    assert "elapsed 00:00:09 of 00:05:00 (3 %)" in out  # sacct: the job row's ElapsedRaw and Timelimit
+    assert "elapsed 0:09 of 5:00 (3 %)" in out  # sacct: the job row's ElapsedRaw and Timelimit
     assert "GPU 0 on nid001 idle 100 % of the time" in out and "GPU 0 on nid002 idle 100 % of the time" in out
     assert "peak GPU memory 11 % of 80 GiB" in out
     assert "CPU (sacct): efficiency" in out and "ntui-gpu-sampler" in out
@@ -180,9 +180,9 @@ def test_a_chain_link_is_reported_as_an_allocation_of_its_run(tmp_path: Path, ru
     assert cli.run(["report", "13", "--width", "100"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("job 13 ")  # the link's own samples, found through its run's log dir and stem
-    assert "run 12: 2 allocations (jobs 12, 13), done, 02:05 of training" in out
+    assert "run 12: 2 allocations (jobs 12, 13), done, 2:05 of training" in out
     assert "this report: job 13, allocation 2 of 2" in out and "the other allocations: ntui report 12" in out
-    assert "  2. job 13 (restart 1): 01:00; done" in out
+    assert "  2. job 13 (restart 1): 1:00; done" in out
     assert cli.run(["report", "12", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["run"]["jobs"] == ["12", "13"] and data["run"]["this_report_allocations"] == [1]

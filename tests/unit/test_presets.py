@@ -10,8 +10,8 @@ import pytest
 
 from ntui.core.compose.presets import load_preset
 from ntui.core.compose.spec import validate
-from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.problems import PresetError
+from ntui.core.slurm.durations import format_time_limit, parse_time_limit
 from tests.conftest import REPO
 
 

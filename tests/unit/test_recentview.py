@@ -59,9 +59,9 @@ def test_loads_never_overlap_and_a_waiting_resolve_is_kept() -> None:
 
 
 def test_rows_say_state_elapsed_age_and_verdict_and_foreign_jobs_say_logs_unknown() -> None:
-    assert recent_cells(_job(), NOW) == ("7", "train", "FAILED 1:0", "03:19", "-", "2 h ago", "rank 3 failed first")
+    assert recent_cells(_job(), NOW) == ("7", "train", "FAILED 1:0", "3:19", "-", "2 h ago", "rank 3 failed first")
     foreign = _job("8", from_ntui=False, note=NOT_FROM_NTUI, verdict="", state="COMPLETED", exit_code="0:0")
-    assert recent_cells(foreign, NOW)[2:] == ("COMPLETED", "03:19", "-", "2 h ago", "not from ntui: logs unknown")
+    assert recent_cells(foreign, NOW)[2:] == ("COMPLETED", "3:19", "-", "2 h ago", "not from ntui: logs unknown")
     assert state_text(_job(source="inferred", state="TIMEOUT", exit_code=None)) == "~TIMEOUT"
     assert recent_cells(_job(state="", exit_code=None, verdict="", elapsed_s=None), NOW)[2:4] == ("?", "-")
     assert (age_text(NOW - 59, NOW), age_text(NOW - 3 * 86400, NOW), age_text(None, NOW)) == (

@@ -47,8 +47,8 @@ def test_a_requeued_run_is_one_run_with_its_allocations(tmp_path: Path) -> None:
         "time limit, checkpointed, requeued", "time limit, checkpointed, requeued", "done"]
     assert view.state.job_ids == ("832",) and view.state.done
     assert view.training_s == 73 + 55 + 40
-    assert view.summary() == "run 832: 3 allocations (job 832), done, 02:48 of training"
-    assert view.allocation_lines()[0] == ("1. job 832 (restart 0): 01:13, signal after 01:08; time limit, "
+    assert view.summary() == "run 832: 3 allocations (job 832), done, 2:48 of training"
+    assert view.allocation_lines()[0] == ("1. job 832 (restart 0): 1:13, signal after 1:08; time limit, "
                                           "checkpointed, requeued")
 
 

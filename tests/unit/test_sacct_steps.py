@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from ntui.core.slurm.durations import parse_cpu_time
 from ntui.core.slurm.runner import SlurmError
 from ntui.core.slurm.sacct import (
     STEP_FIELDS,
     build_sacct_steps_argv,
-    parse_cpu_time,
     parse_memory_kib,
     parse_sacct_steps,
     step_accounting,

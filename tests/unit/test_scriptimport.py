@@ -18,7 +18,7 @@ from ntui.core.compose.scriptimport import import_script
 from ntui.core.compose.scriptread import Launch, ScriptError, ScriptFacts, read_script
 from ntui.core.compose.shellwords import ShellSyntax, commands, split_words
 from ntui.core.compose.spec import JobSpec, validate
-from ntui.core.compose.timefmt import parse_time_limit
+from ntui.core.slurm.durations import parse_time_limit
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scripts"
 EXPECTED: dict[str, dict[str, Any]] = json.loads((DATA / "expected.json").read_text())

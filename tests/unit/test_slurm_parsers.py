@@ -23,11 +23,11 @@ from ntui.core.slurm.common import (
     SUBMIT_TIMEOUT,
     StateCategory,
     normalize_state,
-    parse_duration,
     parse_timestamp,
     state_category,
     validate_job_id,
 )
+from ntui.core.slurm.durations import parse_duration
 from ntui.core.slurm.runner import ControllerUnreachable, JobNotFound, SlurmError, SlurmRejected, SlurmTimeout
 from ntui.core.slurm.sacct import RECORD_FIELDS, final_state, parse_sacct_records
 from ntui.core.slurm.sacctmgr import build_sacctmgr_assoc_argv, parse_sacctmgr_assoc, user_associations

@@ -35,9 +35,9 @@ from ntui.core.compose.containers import (
 from ntui.core.compose.launchcli import read_extra_args
 from ntui.core.compose.longrun import RunDraft
 from ntui.core.compose.sweep import SLURM_MAX_ARRAY_SIZE, SweepDraft, parse_template, placeholder_refs
-from ntui.core.compose.timefmt import parse_time_limit
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity, Source
+from ntui.core.slurm.durations import parse_time_limit
 
 #: The Linux default ephemeral port range (net.ipv4.ip_local_port_range).
 EPHEMERAL_PORTS = range(32768, 61000)

@@ -42,11 +42,11 @@ from pathlib import Path
 from ntui.core.compose.render import render
 from ntui.core.compose.rules import problem
 from ntui.core.compose.spec import JobSpec
-from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.paths import atomic_write
 from ntui.core.problems import Problem, Severity, Source
 from ntui.core.slurm.common import SUBMIT_TIMEOUT
+from ntui.core.slurm.durations import format_time_limit, parse_time_limit
 from ntui.core.slurm.runner import CommandRunner, SlurmError, slurm_env
 from ntui.core.slurm.sbatch import TestOnlyResult, test_only
 from ntui.core.slurm.scontrol import Partition, job_requeue_default, list_partitions, max_array_size

@@ -39,12 +39,12 @@ from ntui.core.compose.rules import (
 )
 from ntui.core.compose.site import site_problems
 from ntui.core.compose.sweep import Sweep, SweepDraft, draft_of
-from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity
 from ntui.core.progress.lines import pattern_problem
 from ntui.core.progress.preset import PROGRESS_KEYS
+from ntui.core.slurm.durations import format_time_limit, parse_time_limit
 
 LAUNCHERS = ("srun", "torchrun", "accelerate")
 RUNTIMES = RUNTIME_NAMES

@@ -40,6 +40,7 @@ from typing import BinaryIO
 from ntui.core.gpu.smi import parse_number
 from ntui.core.gpu.vendors import TICK_MARK, TickLines
 from ntui.core.jobfiles.samplefiles import HEADER_TAG, NO_TOOL_STATUSES, SAMPLE_FIELDS
+from ntui.core.slurm.durations import format_span, format_time_limit
 
 __all__ = [
     "GAP_FACTOR",
@@ -736,18 +737,6 @@ def suggest_time_limit(elapsed_s: float) -> int:
     return int(math.ceil(want / TIME_ROUND_S) * TIME_ROUND_S)
 
 
-def _hms(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-def _duration_words(seconds: float) -> str:
-    if seconds >= 3600:
-        h = seconds / 3600
-        return f"{h:.0f} h" if abs(h - round(h)) < 0.05 else f"{h:.1f} h"
-    return f"{seconds / 60:.0f} min"
-
-
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
@@ -783,11 +772,11 @@ def findings(report: UsageReport) -> list[Finding]:
         if new < report.time_limit_s:
             out.append(Finding(
                 "short-run",
-                f"used {_pct(used)} of its {_duration_words(report.time_limit_s)} limit "
-                f"({_duration_words(report.elapsed_s)}): `time: {_hms(new)}` would start sooner (backfill)",
+                f"used {_pct(used)} of its {format_span(report.time_limit_s)} limit "
+                f"({format_span(report.elapsed_s)}): `time: {format_time_limit(new)}` would start sooner (backfill)",
                 {"used_fraction": used, "elapsed_s": report.elapsed_s, "time_limit_s": report.time_limit_s,
                  "suggested_s": float(new)},
-                fix=f"sbatch.time={_hms(new)}",
+                fix=f"sbatch.time={format_time_limit(new)}",
             ))
     out.extend(_stragglers(report))
     return out

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from ntui.core.jobfiles.manifest import parse_indices
 from ntui.core.jobs.queue import ENDED, FinishedJob, Row, queue_row
 from ntui.core.records.sweeps import counts_text
-from ntui.core.slurm.common import StateCategory, parse_duration, state_category
+from ntui.core.slurm.common import StateCategory, state_category
+from ntui.core.slurm.durations import parse_duration
 from ntui.core.slurm.squeue import QueueJob
 
 __all__ = ["CLOSED", "OPEN", "Folded", "fold", "task_count"]

@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ntui.core.compose.timefmt import parse_time_limit, time_limit_from_script
 from ntui.core.config import Settings
 from ntui.core.errors import describe_error
 from ntui.core.jobfiles.journal import JournalState
@@ -64,13 +63,13 @@ from ntui.core.jobs.queue import (
     QueueFetcher,
     Row,
     departed,
-    format_elapsed,
     queue_row,
 )
 from ntui.core.progress.board import ProgressView
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import Outcome
 from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.durations import format_elapsed, time_limit_from_script
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import QueueJob
 
@@ -489,9 +488,8 @@ class JobModel:
         for key, job in self.live.items():
             if job.category is not StateCategory.RUNNING:
                 continue
-            try:
-                base = parse_time_limit(job.elapsed) if job.elapsed else 0
-            except ValueError:
+            base = job.elapsed_s if job.elapsed else 0
+            if base is None:
                 continue
             out[key] = format_elapsed(base + since)
             if len(out) >= self.TICK_LIMIT:

@@ -24,8 +24,9 @@ from ntui.core.progress.board import ProgressBoard, ProgressView
 from ntui.core.progress.lines import Pattern
 from ntui.core.progress.preset import pattern_of_script
 from ntui.core.progress.quiet import QUIET_FLOOR_S, Quiet, quiet
-from ntui.core.progress.series import Estimate, estimate, human_duration
+from ntui.core.progress.series import Estimate, estimate
 from ntui.core.records.history import HistoryEntry
+from ntui.core.slurm.durations import format_span
 from ntui.core.slurm.squeue import QueueJob
 
 __all__ = ["CUT_AFTER_POINTS", "PROGRESS_TICK_S", "ProgressBook", "ProgressRequest", "time_left_s"]
@@ -153,13 +154,13 @@ class ProgressBook:
             silent = self.quiet(job_id, now)
             if silent is not None:  # no ETA for a job that does not move
                 where = f"{100 * min(view.step, view.total) // view.total}%" if view.total else f"step {view.step:,}"
-                out[job_id] = f"{where} · quiet {human_duration(silent.for_s)}"
+                out[job_id] = f"{where} · quiet {format_span(silent.for_s)}"
             elif view.total:
                 done = f"{100 * min(view.step, view.total) // view.total}%"
                 if guess is not None and guess.cut_at is not None:
                     out[job_id] = f"{done} · cut at ~{100 * guess.cut_at // view.total}%"
                 elif guess is not None and guess.eta_s is not None:
-                    out[job_id] = f"{done} · ends in {human_duration(guess.eta_s)}"
+                    out[job_id] = f"{done} · ends in {format_span(guess.eta_s)}"
                 else:
                     out[job_id] = done
             else:

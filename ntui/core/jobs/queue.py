@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ntui.core.config import QueueSettings
 from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import QueueJob, build_squeue_argv, parse_squeue, run_squeue
 from ntui.core.textsafe import inert
@@ -114,18 +115,6 @@ def _ended_where(ended: FinishedJob) -> str:
     return f"{ended.tasks} tasks · {where}" if ended.tasks > 1 else where
 
 
-def format_elapsed(seconds: int) -> str:
-    """Seconds in squeue's elapsed style: ``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``."""
-    days, rem = divmod(max(0, seconds), 86400)
-    hours, rem = divmod(rem, 3600)
-    minutes, secs = divmod(rem, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
-    if hours:
-        return f"{hours}:{minutes:02d}:{secs:02d}"
-    return f"{minutes}:{secs:02d}"
-
-
 def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None = None) -> Row:
     """The table cells of one job: a queue line, or (``ended``) a job that left the queue, with its final
     state and the exit code where the reason was. Names, users and reasons come from other users: escape
@@ -133,7 +122,7 @@ def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None 
     the poll thread. An ended job's elapsed is its final run time once the look-up gave one (the last poll saw
     it up to one poll interval before its end)."""
     nodes = "" if job.num_nodes is None else str(job.num_nodes)
-    elapsed = job.elapsed
+    elapsed = job.elapsed if job.elapsed_s is None else format_elapsed(job.elapsed_s)
     if ended is None:
         key, state, where = job.job_id, job.state, inert(_where(job))
     else:
@@ -141,7 +130,8 @@ def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None 
         if ended.outcome is not None and ended.outcome.elapsed_s is not None and ended.tasks == 1:
             elapsed = format_elapsed(ended.outcome.elapsed_s)
     head = (key, inert(job.name), inert(job.user)) if all_users else (key, inert(job.name))
-    return (*head, state, elapsed, job.time_limit, nodes, where, inert(job.partition), inert(job.qos or ""))
+    limit = job.time_limit if job.time_limit_s is None else format_elapsed(job.time_limit_s)
+    return (*head, state, elapsed, limit, nodes, where, inert(job.partition), inert(job.qos or ""))
 
 
 def departed(previous: Mapping[str, QueueJob], current: Iterable[QueueJob], user: str | None) -> list[QueueJob]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 
-from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.manifest import is_sweep_script
 from ntui.core.jobs.details import DetailsView
 from ntui.core.records.history import GpuSummary, History
@@ -35,6 +34,7 @@ from ntui.core.records.record import (
     sort_recent,
 )
 from ntui.core.records.runs import RunView
+from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 
 __all__ = [

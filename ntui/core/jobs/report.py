@@ -14,7 +14,6 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ntui.core.compose.timefmt import time_limit_from_script
 from ntui.core.gpu.smi import sparkline
 from ntui.core.gpu.usage import JobFacts, NodeStats, UsageReport, build_report
 from ntui.core.hosts import expand_nodelist
@@ -22,6 +21,7 @@ from ntui.core.jobfiles.lognames import task_job_id
 from ntui.core.jobfiles.samplefiles import find_sample_files, sample_path, srun_log_path
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import state_category
+from ntui.core.slurm.durations import format_elapsed, time_limit_from_script
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import StepAccounting, step_accounting
 from ntui.core.slurm.scontrol import show_job
@@ -92,15 +92,6 @@ def gather_facts(runner: CommandRunner, job_id: str, entry: HistoryEntry) -> Gat
     return Gathered(facts, file_id, cpu, error)
 
 
-def _hms(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    s = int(round(seconds))
-    d, s = divmod(s, 86400)
-    text = f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return f"{d}-{text}" if d else text
-
-
 def _pct(value: float | None, digits: int = 0) -> str:
     return "?" if value is None else f"{100 * value:.{digits}f} %"
 
@@ -143,9 +134,11 @@ def format_report(report: UsageReport, entry: HistoryEntry, cpu: StepAccounting 
         head += "  [SIMULATED nvidia-smi]"
     out.append(head)
     limit = report.time_limit_s
-    used = f" of {_hms(limit)} ({_pct(report.elapsed_s / limit)})" if limit and report.elapsed_s is not None else ""
+    used = ""
+    if limit and report.elapsed_s is not None:
+        used = f" of {format_elapsed(limit)} ({_pct(report.elapsed_s / limit)})"
     src = {"slurm": "", "samples": " (from the samples)", "none": ""}[report.elapsed_source]
-    out.append(f"elapsed {_hms(report.elapsed_s)}{used}{src}")
+    out.append(f"elapsed {format_elapsed(report.elapsed_s)}{used}{src}")
     if report.gpus:
         busy = report.gpu_hours_busy
         alloc = report.gpu_hours_allocated
@@ -228,15 +221,16 @@ def _cpu_lines(cpu: StepAccounting | None) -> list[str]:
     if not cpu.available or cpu.job is None:
         return [f"CPU: {cpu.reason or 'no accounting record'}"]
     job = cpu.job
-    out = [f"CPU (sacct): efficiency {_pct(cpu.cpu_efficiency)} = TotalCPU {_hms(cpu.total_cpu_s)} of steps / "
-           f"(elapsed {_hms(job.elapsed_s)} x {job.alloc_cpus or '?'} CPUs)"]
+    total = format_elapsed(cpu.total_cpu_s)
+    out = [f"CPU (sacct): efficiency {_pct(cpu.cpu_efficiency)} = TotalCPU {total} of steps / "
+           f"(elapsed {format_elapsed(job.elapsed_s)} x {job.alloc_cpus or '?'} CPUs)"]
     out.append(f"  {'step':<10} {'name':<18} {'tasks':>5} {'nodes':>5} {'elapsed':>9} {'cpu eff':>8} "
                f"{'MaxRSS/task':>11} {'node <=':>9}  where")
     for s in cpu.steps:
         where = f"{s.max_rss_node or '?'} task {s.max_rss_task}" if s.max_rss_kib is not None else ""
         out.append(
             f"  {inert(s.step or ''):<10} {inert(s.name)[:18]:<18} {s.tasks or '?':>5} {s.nodes or '?':>5} "
-            f"{_hms(s.elapsed_s):>9} {_pct(s.cpu_efficiency):>8} {_mib(s.max_rss_kib):>11} "
+            f"{format_elapsed(s.elapsed_s):>9} {_pct(s.cpu_efficiency):>8} {_mib(s.max_rss_kib):>11} "
             f"{_mib(s.node_rss_bound_kib):>9}  {inert(where)}"
         )
     out.append("  MaxRSS is the largest single task's peak; a node held at most MaxRSS x its tasks (node <=).")

@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.gpu.usage import JobFacts, build_report
 from ntui.core.jobfiles.lognames import LOG_EXT, RANK_LOG_SUFFIX, split_task_id
 from ntui.core.jobfiles.manifest import format_indices
@@ -43,6 +42,7 @@ from ntui.core.records.sweeps import (
     task_states,
 )
 from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, state_category
+from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.runner import CommandRunner
 
 __all__ = [

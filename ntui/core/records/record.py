@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ntui.core.compose.timefmt import time_limit_from_script
 from ntui.core.gpu.usage import JobFacts, UsageReport, build_report
 from ntui.core.jobfiles.journal import JournalState, journal_path, read_journal
 from ntui.core.jobfiles.lognames import LogPaths
@@ -57,7 +56,8 @@ from ntui.core.records.history import FinalRecord, GpuSummary, History, HistoryE
 from ntui.core.records.reconcile import OwnJob, own_jobs
 from ntui.core.records.runs import RunView, run_of
 from ntui.core.records.sweeps import SweepStates, resolve_sweeps, sweep_of
-from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, parse_duration, state_category
+from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, state_category
+from ntui.core.slurm.durations import parse_duration, time_limit_from_script
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
 from ntui.core.slurm.scontrol import JobDetails, show_job

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ntui.core.compose.timefmt import format_elapsed
 from ntui.core.jobfiles.runfile import Allocation, RunState, read_run, run_path
 from ntui.core.records.history import History, HistoryEntry
+from ntui.core.slurm.durations import format_elapsed
 
 __all__ = ["RUN_MARK", "RUN_SCAN", "RunView", "find_run", "find_run_in", "is_run_script", "run_links", "run_of"]
 

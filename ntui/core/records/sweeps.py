@@ -41,7 +41,8 @@ from ntui.core.jobfiles.manifest import (
 )
 from ntui.core.logs.verdict import SlurmFinal
 from ntui.core.records.history import FinalRecord, History, HistoryEntry
-from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, parse_duration, state_category
+from ntui.core.slurm.common import DEFAULT_TIMEOUT, StateCategory, state_category
+from ntui.core.slurm.durations import parse_duration
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_records
 from ntui.core.slurm.scontrol import JobDetails, show_jobs

@@ -1,4 +1,6 @@
-"""What every Slurm client shares: timeouts, Slurm's durations and timestamps, job states, exit codes, job IDs."""
+"""What every Slurm client shares: timeouts, Slurm's timestamps, job states, exit codes, job IDs.
+
+Durations are :mod:`ntui.core.slurm.durations`'s."""
 
 from __future__ import annotations
 
@@ -6,6 +8,9 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
+
+from ntui.core.slurm.durations import NO_DURATION
+from ntui.core.slurm.durations import parse_duration as parse_duration  # the UI's import until it takes durations'
 
 #: Timeout for queries and actions (seconds).
 DEFAULT_TIMEOUT = 15.0
@@ -20,46 +25,7 @@ def _text(data: str | bytes) -> str:
 
 # ---------------------------------------------------------------- time helpers
 
-_NULL_WORDS = frozenset(
-    {"", "N/A", "NONE", "UNKNOWN", "UNLIMITED", "INFINITE", "INVALID", "(NULL)", "PARTITION_LIMIT", "NOT_SET"}
-)
-
-
-def parse_duration(text: str | None) -> int | None:
-    """Seconds in a Slurm duration, or ``None`` for ``UNLIMITED`` / ``INVALID`` / ``N/A`` / empty / garbage.
-
-    Accepts what Slurm prints (``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``) and what it accepts as input
-    (``M``, ``D-H``, ``D-H:M``). ``2:03`` is 2 min 3 s.
-    """
-    if text is None:
-        return None
-    s = text.strip()
-    if s.upper() in _NULL_WORDS:
-        return None
-    try:
-        days = 0
-        if "-" in s:
-            d, _, s = s.partition("-")
-            days = int(d)
-            parts = [int(p) for p in s.split(":")]
-            if len(parts) > 3:
-                return None
-            h, m, sec = (parts + [0, 0])[:3]
-        else:
-            parts = [int(p) for p in s.split(":")]
-            if len(parts) == 1:
-                h, m, sec = 0, parts[0], 0
-            elif len(parts) == 2:
-                h, m, sec = 0, parts[0], parts[1]
-            elif len(parts) == 3:
-                h, m, sec = parts
-            else:
-                return None
-    except ValueError:
-        return None
-    if min(days, h, m, sec) < 0:
-        return None
-    return ((days * 24 + h) * 60 + m) * 60 + sec
+_NULL_WORDS = NO_DURATION
 
 
 def parse_timestamp(text: str | None) -> datetime | None:

@@ -18,11 +18,11 @@ from ntui.core.slurm.common import (
     DEFAULT_TIMEOUT,
     StateCategory,
     normalize_state,
-    parse_duration,
     parse_exit_code,
     state_category,
     validate_job_id,
 )
+from ntui.core.slurm.durations import parse_cpu_time, parse_duration
 from ntui.core.slurm.runner import CommandRunner, SlurmError, check
 from ntui.core.slurm.version import installed_version, sacct_subtracts_128
 
@@ -275,31 +275,6 @@ _UNITS = {"": 1 / 1024, "K": 1, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024
 
 def build_sacct_steps_argv(job_id: str) -> list[str]:
     return ["sacct", "-j", validate_job_id(job_id), "--noconvert", "-n", "-P", "-o", ",".join(STEP_FIELDS)]
-
-
-def parse_cpu_time(text: str) -> float | None:
-    """sacct's TotalCPU: ``[D-][HH:]MM:SS[.mmm]`` -> seconds; empty or garbage -> None."""
-    t = text.strip()
-    if not t:
-        return None
-    days = 0
-    if "-" in t:
-        d, _, t = t.partition("-")
-        if not d.isdigit():
-            return None
-        days = int(d)
-    parts = t.split(":")
-    if not 2 <= len(parts) <= 3:
-        return None
-    try:
-        sec = float(parts[-1])
-        mins = int(parts[-2])
-        hours = int(parts[0]) if len(parts) == 3 else 0
-    except ValueError:
-        return None
-    if min(sec, mins, hours) < 0 or not math.isfinite(sec):
-        return None
-    return ((days * 24 + hours) * 60 + mins) * 60 + sec
 
 
 def parse_memory_kib(text: str) -> float | None:

@@ -17,10 +17,10 @@ from ntui.core.slurm.common import (
     _null,
     _text,
     normalize_state,
-    parse_duration,
     state_category,
     validate_job_id,
 )
+from ntui.core.slurm.durations import parse_duration
 from ntui.core.slurm.runner import (
     CommandRunner,
     JobNotFound,

@@ -17,9 +17,9 @@ from ntui.core.slurm.common import (
     _ids,
     _safe_token,
     _text,
-    parse_duration,
     parse_timestamp,
 )
+from ntui.core.slurm.durations import parse_duration
 from ntui.core.slurm.runner import (
     CommandRunner,
     JobNotFound,

@@ -23,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 
 from ntui.core.compose.spec import JobSpec
-from ntui.core.compose.timefmt import format_time_limit, parse_time_limit
 from ntui.core.paths import atomic_write
 from ntui.core.slurm.common import SUBMIT_TIMEOUT, parse_timestamp
+from ntui.core.slurm.durations import format_time_limit, parse_time_limit
 from ntui.core.slurm.runner import CommandRunner, ControllerUnreachable, SlurmError, slurm_env
 from ntui.core.slurm.sbatch import TestOnlyResult, test_only
 from ntui.core.slurm.scontrol import JobDetails, Partition

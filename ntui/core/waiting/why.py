@@ -28,6 +28,7 @@ from datetime import datetime
 
 from ntui.core.records.outcome import Outcome, finished_outcome
 from ntui.core.slurm.common import StateCategory, parse_timestamp, state_category
+from ntui.core.slurm.durations import format_span
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.sacctmgr import Limits, assoc_limits, qos_limits
 from ntui.core.slurm.scontrol import Dependency, JobDetails, parse_dependency
@@ -266,24 +267,13 @@ class Why:
                 "estimated_start": self.start.isoformat() if self.start else None}
 
 
-def _span(seconds: float) -> str:
-    minutes = max(0, round(seconds / 60))
-    days, rem = divmod(minutes, 1440)
-    hours, mins = divmod(rem, 60)
-    if days:
-        return f"{days} d {hours} h" if hours else f"{days} d"
-    if hours:
-        return f"{hours} h {mins} min" if mins else f"{hours} h"
-    return f"{mins} min"
-
-
 def format_start(start: datetime, now: datetime) -> str:
     """``14:20 (in 3 h 10 min)``; another day: ``Tue 2 Dec 14:20 (in 1 d 3 h)``; within a minute: ``now``."""
     ahead = (start - now).total_seconds()
     if ahead < 60:
         return "now"
     when = start.strftime("%H:%M") if start.date() == now.date() else start.strftime("%a %-d %b %H:%M")
-    return f"{when} (in {_span(ahead)})"
+    return f"{when} (in {format_span(ahead)})"
 
 
 def _nodes(n: int | None) -> str:
