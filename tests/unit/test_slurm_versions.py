@@ -10,7 +10,6 @@ import pytest
 
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.logs.joblogs import job_verdict
-from ntui.core.logs.triage import parse_cancel
 from ntui.core.records.record import infer_from_batch_log
 from ntui.core.slurm.actions import cancel, hold, release, requeue
 from ntui.core.slurm.common import (
@@ -29,6 +28,7 @@ from ntui.core.slurm.scontrol import parse_key_values, parse_scontrol_jobs, pars
 from ntui.core.slurm.sdiag import parse_sdiag_rpc_by_type, parse_sdiag_rpc_by_user
 from ntui.core.slurm.sinfo import parse_node_states, parse_sinfo_partitions
 from ntui.core.slurm.squeue import SQUEUE_FIELDS, parse_squeue, probe_squeue_fields
+from ntui.core.slurm.srunlines import parse_cancel
 from ntui.core.slurm.version import (
     SlurmVersion,
     forget_versions,

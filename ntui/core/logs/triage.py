@@ -84,6 +84,15 @@ from typing import Literal, NamedTuple, TypeVar, get_args
 from ntui.core.hosts import format_index_ranges
 from ntui.core.loglines import NO_PREFIX, Prefix, parse_prefix, read_line
 from ntui.core.logs.signals import fault_cause, is_fault, signal_name, signal_of_word
+from ntui.core.slurm.srunlines import (
+    CANCELLED,
+    LAUNCH_ERROR,
+    NODE_FAILURE,
+    TASK_END,
+    SlurmCancel,
+    parse_cancel,
+    task_ids,
+)
 from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = [
@@ -297,7 +306,6 @@ _PEER_RE = re.compile(
 #: connection, the proxy's receive on it failed): the peer's failure, not this rank's
 _NCCL_PEER_RE = re.compile(_PEER_RE.pattern + r"|Socket recv failed", re.IGNORECASE)
 _SIGNAL_EXC_RE = re.compile(r"^(?:[\w.]*\.)?(?:KeyboardInterrupt|SignalException|SystemExit)\b")
-_SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+?)\s*$")
 # torch elastic's agent on a worker's end, in its three logging styles: Python's default (``ERROR:torch.distributed.
 # elastic.multiprocessing.api:failed ...``, torch 1.x), ``[<time>] torch.distributed...: [ERROR] failed ...`` (2.1-2.3)
 # and glog (``E0909 14:03:50.013000 <pid> torch/distributed/elastic/multiprocessing/api.py:833] failed ...``), or
@@ -306,12 +314,6 @@ _SRUN_RE = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? (?P<tasks>[\d,\-
 _ELASTIC_FAILED_RE = re.compile(
     r"(?:multiprocessing\.api:|multiprocessing\.api: \[ERROR\] |multiprocessing/api\.py:\d+\] |^)"
     r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: \d+\) of binary: (?P<binary>.*)$"
-)
-_SRUN_NODE_FAIL_RE = re.compile(r"^srun: error: Node failure on (?P<node>\S+)")
-# 26.05: "[T.mmm] error: *** JOB N ON node CANCELLED AT T DUE to SIGNAL Terminated ***" ("DUE to", a reason)
-_STEPD_CANCEL_RE = re.compile(
-    r"\*\*\* (?P<scope>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<at>\S+)"
-    r"(?: (?i:DUE TO) (?P<reason>.+?))?(?: \*\*\*|$)"
 )
 _OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
 # the rank's own last words before a signal killed it: faulthandler, libstdc++'s terminate (then SIGABRT), and
@@ -375,36 +377,6 @@ def _cf_parts(text: str) -> list[str]:
         out.append(part)
     return out
 _CF_EXIT_RE = re.compile(r"^\s*(?P<code>-?\d+)")
-
-
-def _task_ids(text: str) -> tuple[int, ...]:
-    """srun's task list: ``3`` -> (3,), ``2-7,9`` -> (2, 3, 4, 5, 6, 7, 9); () when it is not one."""
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            return ()
-        out.extend(range(int(lo), int(hi or lo) + 1))
-    return tuple(out)
-
-
-@dataclass(frozen=True)
-class SlurmCancel:
-    """slurmstepd's ``*** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO <reason>] ***``."""
-
-    scope: str  # "JOB" or "STEP"
-    id: str
-    node: str
-    at: str  # as printed: 2026-11-30T09:29:23
-    reason: str | None  # "TIME LIMIT", "NODE FAILURE", "PREEMPTION", ...
-
-
-def parse_cancel(text: str) -> SlurmCancel | None:
-    m = _STEPD_CANCEL_RE.search(text)
-    if m is None:
-        return None
-    reason = (m["reason"] or "").strip().rstrip("*").strip() or None
-    return SlurmCancel(m["scope"], m["id"], m["node"], m["at"], reason)
 
 
 def _classify_exception(text: str) -> str:
@@ -1031,7 +1003,7 @@ class Detector:
 
 
 def _srun_hit(det: RankDetector, m: re.Match[str], _t: str, _r: int | None, _l: str | None) -> Hit:
-    ids = _task_ids(m["tasks"])
+    ids = task_ids(m["tasks"])
     rank = task = None
     if ids:  # "tasks 2-7,9": the first, the others alike
         rank, task = (ids[0], None) if det.task_is_rank else (None, ids[0])
@@ -1154,11 +1126,6 @@ def _deepspeed_hit(_d: RankDetector, m: re.Match[str], _t: str, _r: int | None, 
     return _exit_code_hit(int(code), local=int(local) if local else None)
 
 
-#: srun's (sbatch's, salloc's) own failure to start or run the step, not a task's: its fatal errors, its
-#: configuration and allocation errors (a task's exit and a node's failure are rows above)
-_LAUNCH_RE = re.compile(r"^(?:srun|sbatch|salloc): (?:fatal: |error: (?!.*\btasks? [\d,-]+: |Node failure))"
-                        r"(?=.*(?:Unable to|unable to|Invalid|invalid|No such file|not found|denied|configuration|"
-                        r"fatal|cannot|Cannot|can't))")
 #: torch elastic's traceback field for a worker killed by a signal: "Signal 9 (SIGKILL) received by PID 48817"
 _SIGNAL_FIELD_RE = re.compile(r"\b[Ss]ignal \d+ \((?P<sig>SIG[A-Z]+)\) received by PID \d+")
 
@@ -1189,9 +1156,9 @@ _EMPTY_RE = re.compile("")
 #: Every form of failure line outside a traceback, tried in this order; the first that matches and reads a hit
 #: says what the line is. A new form is one row here (and a test).
 DETECTORS: tuple[Detector, ...] = (
-    Detector("srun-task", ("oom_kill", "srun_exit", "rank_signal", "signal"), _SRUN_RE.match, _srun_hit),
-    Detector("slurmstepd-cancel", ("time_limit", "node_failure", "cancelled"), _STEPD_CANCEL_RE.search, _cancel_hit),
-    Detector("srun-node-failure", ("node_failure",), _SRUN_NODE_FAIL_RE.match,
+    Detector("srun-task", ("oom_kill", "srun_exit", "rank_signal", "signal"), TASK_END.match, _srun_hit),
+    Detector("slurmstepd-cancel", ("time_limit", "node_failure", "cancelled"), CANCELLED.search, _cancel_hit),
+    Detector("srun-node-failure", ("node_failure",), NODE_FAILURE.match,
              lambda _d, m, _t, _r, _l: Hit("node_failure", m["node"])),
     Detector("own-last-words", ("rank_signal", "signal"), _own_signal, _own_signal_hit),
     Detector("elastic-agent", ("rank_signal", "signal", "child_failed"), _ELASTIC_FAILED_RE.search, _elastic_hit),
@@ -1201,7 +1168,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("mpirun-name", (), _MPI_NAME_RE.match, _mpi_exit_hit),
     Detector("mpirun-exit", ("child_failed", "rank_signal", "signal"), _MPI_CODE_RE.match, _mpi_code_hit),
     Detector("elastic-signal-field", ("rank_signal", "signal"), _SIGNAL_FIELD_RE.search, _signal_field_hit),
-    Detector("srun-launch", ("launch_error",), _LAUNCH_RE.match, _kind("launch_error")),
+    Detector("srun-launch", ("launch_error",), LAUNCH_ERROR.match, _kind("launch_error")),
     Detector("not-found", ("not_found",), _NOT_FOUND_RE.match, _kind("not_found")),
     Detector("oom-kill", ("oom_kill",), _OOM_KILL_RE.search, _kind("oom_kill")),
     Detector("cuda-oom", ("oom",), _OOM_RE.search, _kind("oom")),

@@ -61,6 +61,7 @@ from ntui.core.slurm.durations import parse_duration, time_limit_from_script
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
 from ntui.core.slurm.scontrol import JobDetails, show_job
+from ntui.core.slurm.srunlines import CANCELLED, EXIT_CODE, NODE_FAILURE, TASK_END
 
 __all__ = [
     "DEFAULT_RECENT_DAYS",
@@ -94,24 +95,14 @@ DEFAULT_RECENT_DAYS = 7
 TAIL_BYTES = 256 * 1024
 NOT_FROM_NTUI = "not from ntui: logs unknown"
 
-# 22.05/24.11 "slurmstepd-nid001: error: *** JOB N ON nid001 CANCELLED AT T ***"; 26.05 "[T.mmm] error: *** JOB N
-# ON nid001 CANCELLED AT T DUE to SIGNAL Terminated ***" (a time limit reads "DUE TO TIME LIMIT" in all three)
-_JOB_CANCELLED = re.compile(
-    r"\*\*\* JOB (?P<job>\S+) ON (?P<node>\S+) CANCELLED AT (?P<when>\S+)(?: DUE TO (?P<why>.+?))? \*\*\*",
-    re.IGNORECASE,
-)
 _DUE_TO: dict[str, str] = {
     "TIME LIMIT": "TIMEOUT",
     "PREEMPTION": "PREEMPTED",
     "NODE FAILURE": "NODE_FAIL",
 }
-_NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
 _OOM = re.compile(r"oom[-_ ]kill event|out of memory|oom-killer", re.IGNORECASE)
-_TASK_EXIT = re.compile(r"srun: error: (?P<node>\S+): tasks? (?P<tasks>[\d,-]+): Exited with exit code (?P<code>\d+)")
 # an entry of torch elastic's ChildFailedError summary: "rank      : 3 (local_rank: 1)" then "exitcode  : -6 ..."
 _ELASTIC_SIGNAL = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+).*\n\s*exitcode\s*:\s*-(?P<sig>\d+)", re.MULTILINE)
-_TASK_SIGNAL = re.compile(r"srun: error: (?P<node>\S+): tasks? (?P<tasks>[\d,-]+): (?P<what>[A-Z][a-z][^:\n]*?)\s*$",
-                          re.MULTILINE)
 _PREEMPTED = re.compile(r"\bPREEMPTED\b")
 
 
@@ -133,34 +124,35 @@ def infer_from_batch_log(path: Path | str | None) -> FinalRecord:
     if text is None:
         return FinalRecord("UNKNOWN", None, f"no batch log at {path}", None, None, None, None, "", "inferred")
     cancel = None
-    for m in _JOB_CANCELLED.finditer(text):
-        cancel = m
+    for m in CANCELLED.finditer(text):
+        if m["scope"] == "JOB":
+            cancel = m
     if cancel is not None:
-        why = (cancel.group("why") or "").strip()
+        why = (cancel["reason"] or "").strip()
         state = _DUE_TO.get(why.upper(), "CANCELLED")
-        reason = f"batch log: CANCELLED AT {cancel.group('when')}" + (f" DUE TO {why}" if why else "")
-        return FinalRecord(state, None, reason, None, cancel.group("when"), None, cancel.group("node"), "",
-                           "inferred")
-    node_fail = _NODE_FAILURE.search(text)
+        reason = f"batch log: CANCELLED AT {cancel['at']}" + (f" DUE TO {why}" if why else "")
+        return FinalRecord(state, None, reason, None, cancel["at"], None, cancel["node"], "", "inferred")
+    node_fail = NODE_FAILURE.search(text)
     if node_fail:
-        return FinalRecord("NODE_FAIL", None, f"batch log: node failure on {node_fail.group(1)}", None, None, None,
-                           node_fail.group(1), "", "inferred")
+        return FinalRecord("NODE_FAIL", None, f"batch log: node failure on {node_fail['node']}", None, None, None,
+                           node_fail["node"], "", "inferred")
     if _OOM.search(text):
         return FinalRecord("OUT_OF_MEMORY", None, "batch log: OOM kill", None, None, None, None, "", "inferred")
     if _PREEMPTED.search(text):
         return FinalRecord("PREEMPTED", None, "batch log: preempted", None, None, None, None, "", "inferred")
-    killed = [(m, sig) for m in _TASK_SIGNAL.finditer(text) if (sig := signal_of_word(m.group("what")))]
+    ends = list(TASK_END.finditer(text))
+    killed = [(m, sig) for m in ends if (sig := signal_of_word(m["what"]))]
     faults = [(m, sig) for m, sig in killed if is_fault(sig)]
     if faults:  # a task died of its own fault: that comes before the exits and stops it caused
         return _task_signal_record(*faults[0])
-    exits = list(_TASK_EXIT.finditer(text))
+    exits = [(m, code) for m in ends if (code := EXIT_CODE.fullmatch(m["what"]))]
     if exits:
-        first = exits[0]
+        first, code = exits[0]
         died = next((f"rank {m.group('rank')} killed by {sig} (torch elastic); " for m in _ELASTIC_SIGNAL.finditer(text)
                      if is_fault(sig := signal_name(int(m.group("sig"))))), "")
-        return FinalRecord("FAILED", f"{first.group('code')}:0",
-                           f"batch log: {died}task {first.group('tasks')} on {first.group('node')} exited with code "
-                           f"{first.group('code')}", None, None, None, first.group("node"), "", "inferred")
+        return FinalRecord("FAILED", f"{code['code']}:0",
+                           f"batch log: {died}task {first['tasks']} on {first['node']} exited with code "
+                           f"{code['code']}", None, None, None, first["node"], "", "inferred")
     if killed:  # only stopped (Terminated ...): by whom, the batch log does not say
         return _task_signal_record(*killed[0])
     return FinalRecord("COMPLETED", None, "batch log: no failure reported", None, None, None, None, "", "inferred")
