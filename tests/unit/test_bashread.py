@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ntui.core.compose.bashread import BATCH, commands
 from ntui.core.compose.scriptread import Launch, read_script
 
@@ -100,13 +102,32 @@ def test_a_program_in_the_submit_directory_is_imported_next_to_the_script() -> N
     text = '#!/bin/bash\n#SBATCH -N 2\nsrun python $SLURM_SUBMIT_DIR/fit.py --lr 1\n'
     imported = import_script(read_script(text, "/w/job.sh"))
     assert imported.preset["script"] == "/w/fit.py" and any("SLURM_SUBMIT_DIR" in n for n in imported.notes)
-    moved = '#!/bin/bash\n#SBATCH -N 2\ncd $CODE\nsrun python $PWD/fit.py\n'
-    try:
-        import_script(read_script(moved, "/w/job.sh"))
-    except ScriptError as exc:
-        assert "depends on the environment" in str(exc)
-    else:
-        raise AssertionError("a $PWD after the script's cd was taken as the submit directory")
+    moved = '#!/bin/bash\n#SBATCH -N 2\ncd $CODE\nsrun python $PWD/fit.py\n'  # not the submit directory: $CODE
+    imported = import_script(read_script(moved, "/w/job.sh"))
+    assert imported.preset["script"] == "${CODE}/fit.py" and any("$CODE" in n for n in imported.notes)
+    made = '#!/bin/bash\n#SBATCH -N 2\ncd $(mktemp -d)\nsrun python $PWD/fit.py\n'  # a command decides it
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(made, "/w/job.sh"))
+    assert "depends on the environment" in str(caught.value)
+
+
+def test_a_value_extended_on_one_path_keeps_the_value_every_path_has() -> None:
+    from ntui.core.compose.scriptimport import import_script
+
+    text = ('#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nexport CMD=" \\\n    $(pwd)/fit.py \\\n'
+            '    --lr 1 \\\n    "\nif [ "$RESUME" = true ]; then\n  export CMD="$CMD --load ck"\nfi\n'
+            "srun bash -c 'torchrun --nnodes 2 --nproc_per_node 4 $CMD'\n")
+    launch = _launch(text)
+    assert launch.program is not None and launch.program.text == "$(pwd)/fit.py"  # the continuation is no word
+    assert [w.text for w in launch.args] == ["--lr", "1"]
+    assert launch.scope["CMD"].extended == ((9, " --load ck"),)
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["script"] == "/w/fit.py" and imported.preset["args"] == ["--lr", "1"]
+    assert any("line 9 adds '--load ck' to $CMD on one path only" in n for n in imported.notes)
+    other = text.replace('"$CMD --load ck"', '"other.py"')  # replaced, not extended: unknown after the if
+    replaced = _launch(other)
+    assert replaced.scope["CMD"].value is None and not replaced.scope["CMD"].extended
+    assert replaced.program is not None and replaced.program.text == "$CMD"  # left to the task: not known
 
 
 def test_eval_reads_its_words_as_commands_of_the_batch_shell() -> None:

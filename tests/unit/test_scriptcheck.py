@@ -115,10 +115,13 @@ def test_a_program_relative_to_a_cd_is_found_where_the_script_moved() -> None:
     text = HEAD + "cd /store/me/kit\ntorchrun --nproc_per_node=4 --standalone tools/fit.py\n"
     imported = import_script(read_script(text.replace("-N 2", "-N 1"), "/w/job.sh"))
     assert imported.preset["script"] == "/store/me/kit/tools/fit.py"
-    moved = text.replace("cd /store/me/kit", "cd $WORK/kit")
+    moved = text.replace("cd /store/me/kit", "cd $WORK/kit")  # the environment's directory: kept as its variable
+    imported = import_script(read_script(moved.replace("-N 2", "-N 1"), "/w/job.sh"))
+    assert imported.preset["script"] == "${WORK}/kit/tools/fit.py" and any("$WORK" in n for n in imported.notes)
+    made = text.replace("cd /store/me/kit", "cd $(mktemp -d)")  # a command's: unknown
     with pytest.raises(ScriptError) as caught:
-        import_script(read_script(moved.replace("-N 2", "-N 1"), "/w/job.sh"))
-    assert "cd $WORK/kit" in str(caught.value)
+        import_script(read_script(made.replace("-N 2", "-N 1"), "/w/job.sh"))
+    assert "cd $(mktemp -d)" in str(caught.value)
     submit = text.replace("cd /store/me/kit", 'cd "$SLURM_SUBMIT_DIR"')
     assert import_script(read_script(submit.replace("-N 2", "-N 1"), "/w/job.sh")).preset["script"] == "/w/tools/fit.py"
 

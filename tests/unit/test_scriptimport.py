@@ -297,3 +297,14 @@ def test_check_says_a_refused_scripts_traps_after_the_refusal(tmp_path: Path) ->
     lines = res.stderr.splitlines()
     assert lines[0].startswith(f"{script}:4: ") and "deepspeed launcher" in lines[0]
     assert any(x.startswith(f"{script}:3: ") and "(H6)" in x for x in lines[1:]), lines
+
+
+def test_setup_keeps_a_here_document_whole_and_never_the_launch_that_shares_a_line() -> None:
+    """A here-document ends at its delimiter (without it the rendered script would read itself into the file); a
+    command on the launch's own line (``clear; srun ...``) is kept by its words, never with the launch beside it."""
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\ncfg=./ds.json\ncat <<EOT > $cfg\n"
+            '{"stage": 0}\nEOT\nexport OMP_NUM_THREADS=4\n'
+            "clear; srun torchrun --nnodes 2 --nproc_per_node 4 fit.py --cfg $cfg 2>&1 | tee -a run.log\n")
+    setup = import_script(read_script(text, "/w/job.sh")).preset["setup"]
+    assert 'cat <<EOT > $cfg\n{"stage": 0}\nEOT' in setup
+    assert "clear" in setup and not any("srun" in line for line in setup), setup

@@ -52,6 +52,9 @@ class Var:
     line: int
     exported: bool = False
     array: list[list[_Seg]] | None = None
+    #: what one path only adds to the value (``CMD="$CMD --load x"`` inside an ``if``): (line, the text added);
+    #: the value is the one every path has, the one without it
+    extended: tuple[tuple[int, str], ...] = ()
 
 
 def _lead(text: str) -> int:
@@ -313,7 +316,7 @@ class _Reader:
                     name = self.text(c)
                     var = self.env.get(name)
                     self.env[name] = Var(None, self.line(c), True) if var is None else Var(
-                        var.value, var.line, True, var.array)
+                        var.value, var.line, True, var.array, var.extended)
             self._emit(node, written, list(written), depth, construct, sep)
             return
         if kind == "unset_command":
@@ -440,10 +443,16 @@ class _Reader:
             self.env[name] = Var(elements[0] if elements else [], line, bool(exported) or keep_export, elements)
             return
         segs = self.scalar(value) if value is not None else []
-        if self.conditional:
-            segs = None  # set on one path only: the script alone does not decide it
         if appending and old is not None:
             segs = (old.value + segs) if old.value is not None and segs is not None else None
+        if self.conditional and old is not None and old.value is not None and segs is not None and \
+                len(segs) > len(old.value) and segs[:len(old.value)] == old.value:
+            added = "".join(s.text for s in segs[len(old.value):])  # extended on one path: the value without it
+            self.env[name] = Var(old.value, old.line, bool(exported) or keep_export, old.array,
+                                 (*old.extended, (line, added)))
+            return
+        if self.conditional:
+            segs = None  # set on one path only: the script alone does not decide it
         self.env[name] = Var(segs, line, bool(exported) or keep_export)
         del local_array
 
@@ -629,15 +638,18 @@ class _Reader:
                 yield [], False
             cursor = node.start_byte + 1
             for c in node.named_children:
-                if c.start_byte > cursor:
-                    yield [_Seg(self.src[cursor:c.start_byte].decode(errors="replace"), "'", line)], False
+                if c.start_byte > cursor:  # text the grammar left between children: "\<newline>" joins lines
+                    gap = self.src[cursor:c.start_byte].decode(errors="replace")
+                    yield [_Seg(re.sub(r'\\(\n|["\\$`])', lambda m: "" if m.group(1) == "\n" else m.group(1), gap),
+                                "'", line)], False
                 for piece, _ in self.pieces(c, quoted=True):
                     yield piece, False
                 cursor = c.end_byte
             return
         lead = _lead(self.text(node))
         if lead and kind in ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion"):
-            yield [_Seg(self.text(node)[:lead], "'", line)], False  # blanks the grammar keeps in the node
+            yield [_Seg(self.text(node)[:lead].replace("\\\n", ""), "'", line)], False  # blanks the grammar keeps
+            # in the node, where "\\<newline>" joins lines
             line = self.line(node, lead)
         if kind == "concatenation":
             cursor = node.start_byte

@@ -24,7 +24,9 @@ from ntui.core.compose.scriptread import (
     NTUI_ENV,
     OTHER_LAUNCHERS,
     PER_NODE,
+    PER_TASK_VARS,
     SBATCH_NTUI,
+    SET_BY_SLURM,
     SRUN_SHAPE,
     Finding,
     Launch,
@@ -105,6 +107,45 @@ def _literal(word: Word, facts: ScriptFacts, depth: int = 0) -> str | None:
                 return None
             text += value
     return text
+
+
+#: Variables the shell itself sets or changes as the script runs: never the environment's value at render time.
+_SHELL_OWN = {"PWD", "OLDPWD", "RANDOM", "SECONDS", "LINENO", "PPID", "BASHPID", "HOSTNAME", "HOST",
+              "EPOCHSECONDS", "EPOCHREALTIME", "BASH_SOURCE"}
+
+
+def _with_env(word: Word, facts: ScriptFacts, depth: int = 0) -> tuple[str, list[str]] | None:
+    """A path whose value comes from the environment the job is submitted from (``$WORK/x``, ``$CODE/fit.py`` with
+    ``CODE=$WORKDIR/poly``): its text with those variables kept as ``${NAME}``, which a preset's paths expand from
+    the environment ntui renders in (F2), and their names; None where a command, Slurm or the task decides it."""
+    if depth > 3:
+        return None
+    text, names = "", []
+    for part in word.parts:
+        if part.quote == "'":
+            text += part.text
+            continue
+        for piece in re.split(r"(\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)", part.text):
+            m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", piece)
+            if m is None:
+                if "$" in piece or "`" in piece:
+                    return None
+                text += piece
+                continue
+            name = m.group(1)
+            got = facts.assigned.get(name)
+            if got is not None:  # the script's own variable: its value, where that is known
+                inner = _with_env(got[1], facts, depth + 1) if got[1] is not None else None
+                if inner is None:
+                    return None
+                text += inner[0]
+                names += inner[1]
+            elif name in _SHELL_OWN or name.startswith(SET_BY_SLURM) or name in PER_TASK_VARS:
+                return None
+            else:
+                text += "${" + name + "}"
+                names.append(name)
+    return text, list(dict.fromkeys(names))
 
 
 #: What names the directory the job starts in (sbatch's working directory unless the script moved).
@@ -207,6 +248,13 @@ def _builds_launch(facts: ScriptFacts, command: Command) -> list[Command]:
     return out
 
 
+def _after_start_dir(word: Word) -> str | None:
+    """``$(pwd)/fit.py``, ```pwd`/fit.py``, ``$PWD/fit.py``: the path after the shell's directory."""
+    if len(word.parts) < 2 or word.parts[0].text not in START_DIR or any(p.quote != "'" for p in word.parts[1:]):
+        return None
+    return "".join(p.text for p in word.parts[1:]).lstrip("/") or None
+
+
 def _run_dir(facts: ScriptFacts, command: Command, script_dir: str) -> tuple[str | None, str]:
     """The directory the launch runs in: sbatch's --chdir, then each ``cd`` the batch shell runs before the launch
     (None where the environment decides it: ``cd $WORK/x``), and what set it last."""
@@ -229,6 +277,10 @@ def _run_dir(facts: ScriptFacts, command: Command, script_dir: str) -> tuple[str
             where = os.path.normpath(os.path.join(where, target.text))
         elif target.plain:
             where = target.text if os.path.isabs(target.text) else None
+        elif (from_env := _with_env(target, facts)) is not None and (
+                from_env[0].startswith(("/", "${")) or where is not None):  # cd $WORK/run: the environment's
+            where = os.path.normpath(from_env[0] if from_env[0].startswith(("/", "${")) else os.path.join(
+                where or "", from_env[0]))
         else:
             where = None
     return where, said
@@ -421,16 +473,28 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     if program is None and (program := _in_submit_dir(launch.program, facts, command)) is not None:
         notes.append(f"script: {launch.program.raw} is the program in the directory sbatch was run from: the "
                      f"preset names it as {program!r} next to the script; check that this is where it is")
+    run_dir, moved_by = _run_dir(facts, command, script_dir)
+    if program is None and (rest := _after_start_dir(launch.program)) is not None and run_dir is not None and \
+            launch.container is None:  # `pwd`/fit.py after the script's own cd: the program in that directory
+        program = os.path.join(run_dir, rest)
+    if program is None and (from_env := _with_env(launch.program, facts)) is not None and re.search(
+            r"\}/[^$/]+$", from_env[0]):  # $CODE/fit.py: a file in a directory the environment names
+        program = from_env[0]
     if program is None:
         raise ScriptError(facts.path, launch.line, f"the program {launch.program.raw} depends on the environment "
                           "at run time: write its path")
-    run_dir, moved_by = _run_dir(facts, command, script_dir)
+    from_dir = run_dir if run_dir is not None and not os.path.isabs(program) and launch.container is None else ""
+    if used := sorted(set(re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", program if "${" in program else from_dir))):
+        notes.append(f"script: the program's path comes from {', '.join('$' + n for n in used)}, which the script "
+                     "does not set: ntui expands it when it renders the job, from the environment it runs in (F2); "
+                     "check it is set there (a file the script sources does not set it for ntui), or write the path")
     if not os.path.isabs(program) and launch.container is None and run_dir is None:
         raise ScriptError(facts.path, launch.line, f"the program {program} is relative to the directory the script "
                           f"moved to with `{moved_by}`, which the environment decides: write the program's path")
     base = run_dir if run_dir is not None and launch.container is None else script_dir
-    preset["script"] = program if os.path.isabs(program) else os.path.normpath(os.path.join(base, program))
-    if base != script_dir and not os.path.isabs(program):
+    preset["script"] = program if os.path.isabs(program) or program.startswith("${") else os.path.normpath(
+        os.path.join(base, program))
+    if base != script_dir and not os.path.isabs(program) and not program.startswith("${"):
         notes.append(f"script: {program} is relative to {base}, where the script moved (`{moved_by}`)")
     key_lines["script"] = launch.line
     args: list[str] = []
@@ -447,6 +511,13 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         args.append(value)
     preset["args"] = args
     key_lines["args"] = launch.line
+    launch_text = "\n".join(facts.lines[command.line - 1:command.end_line])
+    for var_name, var in sorted(launch.scope.items()):
+        if var.extended and re.search(rf"\$\{{?{var_name}\b", launch_text):
+            for at_line, added in var.extended:
+                notes.append(f"args: line {at_line} adds {' '.join(added.split())!r} to ${var_name} on one path only "
+                             "(an if, a loop, && or ||); the preset's launch is the one without it: add it to args "
+                             "(--set args=[...]) where the job needs it")
     # environment, setup
     env: dict[str, str] = {}
     setup: list[str] = []
@@ -509,9 +580,12 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
                 else:
                     kept.append(var_name)
             if kept:
-                setup.append(_source(facts, c))
+                setup.append(_source(facts, c, command))
             continue
-        setup.append(_source(facts, c) + ("\n" + "\n".join(c.heredoc) if c.heredoc else ""))
+        if c.heredoc:  # the command, its here-document and the line that ends it
+            setup.append("\n".join(facts.lines[c.line - 1:c.end_line + len(c.heredoc) + 1]).strip())
+            continue
+        setup.append(_source(facts, c, command))
     for var_name, task_value in launch.task_env:
         if var_name in NTUI_ENV:
             continue
@@ -547,7 +621,11 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
     return Imported(text, preset, list(dict.fromkeys(fixes)), skipped, key_lines, findings, notes)
 
 
-def _source(facts: ScriptFacts, c: Command) -> str:
+def _source(facts: ScriptFacts, c: Command, launch: Command | None = None) -> str:
+    """The command's lines as written; a command that shares a line with the launch (``clear; srun ...``,
+    ``cd run && srun ...``): its own words, never the launch with it."""
+    if launch is not None and c is not launch and c.line <= launch.end_line and launch.line <= c.end_line:
+        return " ".join(w.raw for w in c.words)
     return "\n".join(facts.lines[c.line - 1:c.end_line]).strip()
 
 
