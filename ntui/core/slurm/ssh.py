@@ -28,8 +28,10 @@ import os
 import re
 import shlex
 import stat
+import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +46,9 @@ from ntui.core.slurm.runner import (
 
 __all__ = [
     "CONTROL_PERSIST_S",
+    "LINK_WORDS",
+    "Backoff",
+    "repeatable",
     "MAX_SOCKET_DIR",
     "SshError",
     "SshRunner",
@@ -198,10 +203,61 @@ class SshError(SlurmError):
         self.host = host
         self.words = words
 
+    @property
+    def link_down(self) -> bool:
+        """The link failed (dropped, unreachable, the master gone), not the login: it may come back by itself."""
+        return self.words.startswith(LINK_WORDS)
 
-def classify_ssh(host: str, returncode: int, stderr: str, *, argv: Sequence[str] = ()) -> SshError | None:
+
+class Backoff:
+    """The waits between attempts to reopen a link: ``first`` seconds, doubled each time up to ``cap``;
+    :meth:`reset` once an attempt succeeded."""
+
+    def __init__(self, first: float = 1.0, cap: float = 60.0) -> None:
+        self.first = first
+        self.cap = cap
+        self._next = first
+
+    def delay(self) -> float:
+        """The wait before the next attempt (and the one after it doubled)."""
+        d = self._next
+        self._next = min(self.cap, self._next * 2)
+        return d
+
+    def reset(self) -> None:
+        self._next = self.first
+
+
+#: Commands that only read, asked again after a dropped link (sbatch, scancel and every action never are: their
+#: answer lost, they may have been done).
+_REPEATABLE = frozenset({"squeue", "sinfo", "sacct", "sdiag", "sprio", "true", "stat", "cat", "head", "tail",
+                         "ls", "find"})
+
+
+def repeatable(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` only reads, so that asking it again after a lost answer changes nothing."""
+    if not argv:
+        return False
+    prog = os.path.basename(argv[0])
+    if prog == "scontrol":
+        return len(argv) > 1 and argv[1] in ("show", "-o", "--oneliner") and "update" not in argv
+    if prog == "sacctmgr":
+        return any(w in ("show", "list") for w in argv[1:3])
+    return prog in _REPEATABLE
+
+
+#: The words of a login that needs a fresh key or certificate: the cluster's ``renew`` hint is added to them.
+_RENEWABLE = ("your ssh certificate has expired", "the login was refused")
+#: The words of a link that may come back by itself: a query is asked again, a follow resumes, after a backoff.
+LINK_WORDS = ("the connection dropped", "the host is unreachable", "the shared ssh connection failed")
+
+
+def classify_ssh(host: str, returncode: int, stderr: str, *, argv: Sequence[str] = (),
+                 renew: str | None = None) -> SshError | None:
     """The :class:`SshError` a finished ssh call stands for: exit 255 with ssh's own words on stderr. Exit 255
-    with none of them is the remote command's own status (kept, like every other)."""
+    with none of them is the remote command's own status (kept, like every other). ``renew``: the command that
+    renews the user's key or certificate for this cluster (e.g. ``sshproxy -u NAME``), said with an expired or
+    refused login."""
     if returncode != SSH_FAILED:
         return None
     for line in stderr.splitlines():
@@ -209,6 +265,8 @@ def classify_ssh(host: str, returncode: int, stderr: str, *, argv: Sequence[str]
         for pattern, words in _SSH_WORDS:
             if text and pattern.search(text):
                 said = words.format(host=host)
+                if renew and said.startswith(_RENEWABLE):
+                    said = f"{said}; to renew it here: {renew}"
                 return SshError(f"ssh to {host}: {said} (ssh: {text})", host=host, words=said, argv=argv,
                                 stderr=stderr)
     return None
@@ -227,6 +285,7 @@ class SshTarget:
     config_file: str | None = None  # ``ssh -F`` (default: ssh's own, ~/.ssh/config)
     bin_dir: str | None = None  # where the Slurm clients are on the cluster, when not on its PATH
     ssh: str = "ssh"
+    renew: str | None = None  # the command that renews the key or certificate (said when a login is refused)
 
     @property
     def control_path(self) -> str:
@@ -237,11 +296,20 @@ class SshRunner:
     """Runs each command on ``target.host`` over the shared master (see the module's docstring). Raises
     :class:`SshError` for ssh's own failures, :class:`SlurmTimeout` (the local ssh process group killed after
     ``timeout``), :class:`SlurmNotInstalled` (no ssh here, or the command not on the cluster's PATH). Thread-safe;
-    ``calls`` counts every attempted command."""
+    ``calls`` counts every attempted command.
 
-    def __init__(self, target: SshTarget, *, name: str | None = None) -> None:
+    When the link drops under a command that only reads (:func:`repeatable`), it is asked again up to ``retries``
+    times after a :class:`Backoff` wait (ssh reopens the master: a dead master's socket is refused, and
+    ``ControlMaster=auto`` then logs in afresh); an action (sbatch, scancel, ...) is never repeated: its answer
+    lost, it may have been done, and the caller checks (``ntui submit`` looks for its job by its comment)."""
+
+    def __init__(self, target: SshTarget, *, name: str | None = None, retries: int = 2,
+                 backoff: Backoff | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.target = target
         self.name = name or target.host
+        self.retries = retries
+        self.backoff = backoff or Backoff()
+        self._sleep = sleep
         self._process = SubprocessRunner()
         self._calls = 0
         self._lock = threading.Lock()
@@ -281,6 +349,26 @@ class SshRunner:
                 ensure_private_dir(self.target.control_dir)
                 self._dir_ready = True
 
+    def open_channel(self, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        """A long-lived command on the cluster (the agent) over the master: its standard input and output are
+        pipes of the returned process (binary), its standard error one too. The master is opened first where
+        none is up (so that no second login starts beside another call's)."""
+        if not argv:
+            raise ValueError("empty argv")
+        if not self._opened:
+            self.run(["true"], timeout=60)
+        self._prepare()
+        try:
+            return subprocess.Popen(self.ssh_argv(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except FileNotFoundError:
+            raise SlurmNotInstalled(f"ssh not found on PATH: ntui reaches cluster {self.name} through OpenSSH's "
+                                    "client", argv=tuple(argv)) from None
+
+    def classify(self, returncode: int, stderr: str, argv: Sequence[str] = ()) -> SshError | None:
+        """:func:`classify_ssh` for this cluster (its host and renew hint)."""
+        return classify_ssh(self.target.host, returncode, stderr, argv=argv, renew=self.target.renew)
+
     def run(
         self,
         argv: Sequence[str],
@@ -289,6 +377,21 @@ class SshRunner:
         env: Mapping[str, str] | None = None,
         input: str | None = None,  # noqa: A002 - mirrors CommandRunner
     ) -> CommandResult:
+        attempt = 0
+        while True:
+            try:
+                res = self._run_once(argv, timeout=timeout, env=env, input=input)
+            except SshError as exc:
+                if not exc.link_down or attempt >= self.retries or not repeatable(argv):
+                    raise
+                attempt += 1
+                self._sleep(self.backoff.delay())
+                continue
+            self.backoff.reset()
+            return res
+
+    def _run_once(self, argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None,
+                  input: str | None) -> CommandResult:  # noqa: A002 - mirrors CommandRunner
         if not argv:
             raise ValueError("empty argv")
         self._prepare()
@@ -309,8 +412,9 @@ class SshRunner:
         except SlurmNotInstalled as exc:
             raise SlurmNotInstalled(f"ssh not found on PATH: ntui reaches cluster {self.name} through OpenSSH's "
                                     "client", argv=ssh_argv, stderr=exc.stderr) from None
-        problem = classify_ssh(self.target.host, res.returncode, res.stderr, argv=remote)
+        problem = self.classify(res.returncode, res.stderr, argv=remote)
         if problem is not None:
+            self._opened = False  # the next call opens the master again, alone
             raise problem
         if res.returncode == 127 and re.search(r"not found|no such file", res.stderr, re.IGNORECASE):
             hint = (": is the Slurm client on the PATH of a non-interactive login there? (else set the cluster's "
