@@ -43,8 +43,10 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-left", help="for a file: the time left in its allocation (Slurm's formats, 1:30:00)")
     p.add_argument("--json", action="store_true", help="the numbers as JSON")
     p.add_argument("--chart", nargs="?", const="", metavar="METRIC",
-                   help="draw a metric over the steps (default: the loss, else the first metric printed)")
+                   help="draw a metric over the steps, its evaluation beside it and the restarts marked, as plain "
+                        "text (default: the loss, else the first metric printed)")
     p.add_argument("--width", type=int, default=80, help="the chart's width in columns (default 80)")
+    p.add_argument("--height", type=int, default=16, help="the chart's height in rows, its axes included (default 16)")
     add_cluster_option(p)
     p.set_defaults(func=cmd_progress)
 
@@ -163,7 +165,8 @@ def cmd_progress(args: argparse.Namespace) -> int:
         for line in summary_lines(series, guess, time_left_s=time_left):
             print(inert(line))
         if args.chart is not None:
-            drawn = chart_lines(series, width=max(20, args.width), metric=args.chart or None)
+            drawn = chart_lines(series, width=max(20, args.width), height=max(8, args.height),
+                                metric=args.chart or None)
             if not drawn:
                 what = f"no {args.chart!r} values" if args.chart else "no metric printed with the steps"
                 print(f"ntui: no chart: {inert(what)} in {inert(str(path))}", file=sys.stderr)

@@ -5,7 +5,9 @@ own running jobs' rank-0 logs every few seconds, the queue row's words come from
 running one's before its first tick, is read once from its rank-0 log in a thread worker
 (:func:`~ntui.core.progress.read.read_progress`, the tail only, as ``ntui progress``). The text is the core's
 (:mod:`ntui.core.progress.chart`): the estimate's words (green when the run finishes in time, red when it will be
-cut, with the step where), the latest metrics, and the chart.
+cut, with the step where), the latest metrics, and the chart: its legend, then the core's figure drawn by
+textual-plotext's widget (:class:`LossPlot`) at the pane's width, in the theme's colours (the training metric in the
+primary colour, the evaluations in the warning colour, the restarts in the error colour).
 """
 
 from __future__ import annotations
@@ -16,15 +18,28 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
+from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
+from textual_plotext import PlotextPlot
 
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.progress import time_left_s
 from ntui.core.jobs.selected import SelectedJob
-from ntui.core.progress.chart import chart_lines, summary_lines
+from ntui.core.progress.chart import (
+    EVAL_MARKER,
+    RESTART_MARKER,
+    TRAIN_SYMBOL,
+    Chart,
+    Palette,
+    chart_of,
+    draw,
+    legend_lines,
+    summary_lines,
+    too_few_words,
+)
 from ntui.core.progress.lines import Pattern
 from ntui.core.progress.preset import pattern_of_script
 from ntui.core.progress.quiet import quiet
@@ -33,12 +48,46 @@ from ntui.core.progress.series import Series, estimate
 from ntui.core.textsafe import inert
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
 
-__all__ = ["ProgressPane"]
+__all__ = ["LossPlot", "ProgressPane"]
 
 #: The ended jobs' series kept (a job selected again is not read again).
 KEPT = 8
-CHART_HEIGHT = 8
+#: The chart's rows at least (the frame, the ticks and the labels take four of them): a short pane scrolls to it.
+CHART_HEIGHT = 14
 MIN_WIDTH = 40
+
+
+class LossPlot(PlotextPlot):
+    """The loss over the steps: the core's figure (:func:`ntui.core.progress.chart.draw`) on textual-plotext's
+    canvas, drawn again at each size."""
+
+    DEFAULT_CSS = f"""
+    LossPlot {{ width: 1fr; height: 1fr; min-height: {CHART_HEIGHT}; }}
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.chart: Chart | None = None
+
+    def show(self, chart: Chart | None) -> None:
+        self.chart = chart
+        self.display = chart is not None and chart.drawable
+        self.refresh()
+
+    def palette(self) -> Palette:
+        variables = self.app.theme_variables
+
+        def rgb(name: str, default: str) -> tuple[int, int, int]:
+            return Color.parse(variables.get(name, default)).rgb
+
+        return Palette(train=rgb("primary", "#0178D4"), eval=rgb("warning", "#FFA62B"),
+                       restart=rgb("error", "#BA3C5B"))
+
+    def render(self) -> RenderResult:
+        self.plt.clear_data()
+        if self.chart is not None and self.chart.drawable:
+            draw(self.plt, self.chart, width=self.size.width, height=self.size.height, palette=self.palette())
+        return super().render()
 
 
 class ProgressPane(JobTab, VerticalScroll):
@@ -52,7 +101,7 @@ class ProgressPane(JobTab, VerticalScroll):
         height: 1fr;
         padding: 0 1;
         & > #progress-words { width: 1fr; height: auto; }
-        & > #progress-chart { width: auto; height: auto; margin-top: 1; }
+        & > #progress-chart { width: 1fr; height: auto; margin-top: 1; }
     }
     """
 
@@ -75,6 +124,7 @@ class ProgressPane(JobTab, VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("", id="progress-words", markup=False)
         yield Static("", id="progress-chart", markup=False)
+        yield LossPlot(id="progress-plot")
 
     @classmethod
     def build(cls, deps: TabDeps) -> ProgressPane:
@@ -139,12 +189,14 @@ class ProgressPane(JobTab, VerticalScroll):
     def _draw(self) -> None:
         words = self.query_one("#progress-words", Static)
         chart = self.query_one("#progress-chart", Static)
+        plot = self.query_one(LossPlot)
         series = self.series
         if series is None or series.step is None:
             words.update(self._note if series is None else
                          f"No progress line in job {inert(self.selected.job_id or '')}'s rank 0 log yet (a tqdm bar, "
                          "a Trainer's dict, Lightning's bar, or the preset's progress: pattern).")
             chart.update("")
+            plot.show(None)
             return
         job = self.selected.job
         left = time_left_s(job) if job is not None and self.selected.running else None
@@ -162,6 +214,21 @@ class ProgressPane(JobTab, VerticalScroll):
         for line in lines[1:]:
             head.append("\n" + inert(line))
         words.update(head)
-        drawn = chart_lines(series, width=max(MIN_WIDTH, self.size.width - 2), height=CHART_HEIGHT)
-        chart.update(Text("\n".join(inert(x) for x in drawn), no_wrap=True) if drawn else
+        width = max(MIN_WIDTH, self.scrollable_content_region.width)
+        drawn = chart_of(series, columns=width - 8)
+        plot.show(drawn)
+        chart.update(self._legend(drawn, width) if drawn is not None else
                      "No metric printed with the steps (a loss in the Trainer's dicts or on the bar draws a chart).")
+
+    def _legend(self, drawn: Chart, width: int) -> Text:
+        """The chart's legend (the core's words), each marker in its line's colour."""
+        if not drawn.drawable:
+            return Text(inert(too_few_words(drawn)))
+        colors = self.query_one(LossPlot).palette()
+        styles = {TRAIN_SYMBOL: colors.train, EVAL_MARKER: colors.eval, RESTART_MARKER: colors.restart}
+        text = Text(no_wrap=True)
+        for i, line in enumerate(legend_lines(drawn, width)):
+            text.append(("\n" if i else "") + inert(line))
+        for symbol, (r, g, b) in styles.items():
+            text.highlight_words([symbol], style=f"bold rgb({r},{g},{b})")
+        return text
