@@ -111,6 +111,13 @@ class TestProgress:
 
         assert snap_compare(progress_app(tmp_path / "logs"), terminal_size=size, run_before=progress_scene)
 
+    @pytest.mark.parametrize("size", [(100, 32), (70, 24)], ids=["100x32", "70x24"])
+    def test_chart(self, snap_compare: Any, size: tuple[int, int]) -> None:
+        """The chart of a long run: its loss on a log axis, its evaluations beside it, its restart marked."""
+        from tests.support.screenshots_progress import ChartHost, chart_scene
+
+        assert snap_compare(ChartHost(), terminal_size=size, run_before=chart_scene)
+
 
 class TestStacks:
     """A running job gone quiet (tests/support/screenshots_stacks.py, the dev cluster's real job): the row's words,
