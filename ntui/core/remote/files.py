@@ -400,8 +400,10 @@ class CommandFiles:
             "live follow (logs are polled), no history of that cluster (its records are read by `ntui agent`, which "
             "needs ntui installed there)")
 
-    def _sh(self, script: str, *args: str) -> str:
-        res = self.runner.run(["sh", "-c", script, "ntui", *args], timeout=self.timeout)
+    def _sh(self, script: str, path: str, *args: str) -> str:
+        if path.startswith("-"):  # never an option of find, whatever it holds
+            path = f"./{path}"
+        res = self.runner.run(["sh", "-c", script, "ntui", path, *args], timeout=self.timeout)
         if res.returncode != 0:
             said = (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1]
             kind = "denied" if "permission denied" in said.lower() else "failed"
