@@ -1,6 +1,6 @@
 """Score ``ntui progress`` on the training-log corpus (``tests/data/corpus/progress-logs/``): right / partly / wrong.
 
-    python bench/corpus_progress.py [--split study|heldout|all] [--show wrong|partly|all]
+    python bench/corpus_progress.py [--split study|heldout|all] [--show wrong|partly|all] [--index index.yaml]
 
 Each fixture is read as ``ntui progress FILE`` reads it (:func:`ntui.core.progress.read.read_progress`, then
 :func:`ntui.core.progress.series.estimate` with no time limit). Five things are compared with the entry's
@@ -71,10 +71,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=(*SPLITS, "all"), default="all")
     ap.add_argument("--show", choices=("none", "wrong", "partly", "all"), default="none")
+    ap.add_argument("--index", help="only the entries of this index file (index.yaml, index-b.yaml, ...)")
     args = ap.parse_args()
     rows = []
     for entry in entries("progress-logs"):
-        if args.split != "all" and entry.split != args.split:
+        if (args.split != "all" and entry.split != args.split) or (args.index and entry.index.name != args.index):
             continue
         g, got, false_done = grade(entry)
         rows.append((entry, g, got, false_done))

@@ -43,7 +43,8 @@ from ntui.core.loglines import read_line
 from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
-           "declared_total", "parse_line", "pattern_problem", "run_end", "run_ended", "run_stop", "training_loss"]
+           "declared_per_epoch", "declared_steps_flag", "declared_total", "parse_line", "pattern_problem", "run_end",
+           "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -71,6 +72,8 @@ class Point:
     batch: int | None = None  # where in its epoch an epoch-counted line is (a batch, or the samples seen)
     rank: int | None = None  # the rank whose line it is, where a prefix says (srun's label, torch's "[rank3]:")
     clock: tuple[int, int, int, int, int, float] | None = None  # a stamp without its year: month, day, h, min, s
+    batches: int | None = None  # an epoch-counted line's batches in its epoch, where it says (its batch's total)
+    iters: int | None = None  # the line's other counter (litgpt's "iter N step M": the micro-batch iterations)
 
     def but(self, **changes: Any) -> Point:
         """This point with ``changes`` (:func:`dataclasses.replace`, without its look-up of the fields: a point is
@@ -86,7 +89,7 @@ _NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 _TQDM_RE = re.compile(  # the r_bar; the description is what precedes the bar's "NN%|" (read apart: a lazy group
     # before it made each line's search quadratic). The rate may be missing (NeMo's bar prints none) and the bar cut
     # at the terminal's width (no "]"): its elapsed time is then its last word
-    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)(?:/(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?))?"
+    r"(?<![\w.-])(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)(?:/(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?))?"
     r"(?:\s*(?P<unit0>[A-Za-z]+))?\s*\["
     r"(?P<elapsed>\d+:\d\d(?::\d\d)?)(?:<(?P<remaining>[\d:?]*))?"
     r"(?:,\s*(?:(?P<rate>[\d.]+)(?P<rk>[kMGT]?)(?P<ratetail>[A-Za-z]+/s|s/[A-Za-z]+)|\?[A-Za-z]+/s))?"
@@ -102,6 +105,10 @@ _PCT_END_RE = re.compile(r"\s*\d{1,3}%\s*$")
 #: what the escape that moves the cursor up a line (ESC [ A) becomes when the others are taken off a line
 UP = "\u21e1"
 _EPOCH_DESC_RE = re.compile(r"\bEpoch\s+#?(?P<epoch>\d+)", re.IGNORECASE)
+#: a bar whose description names its epoch of the run's ("Epoch [3/25]", pytorch-ignite's ProgressBar and the loops
+#: that write "Epoch 3/25" before their batches): the bar counts that epoch's batches, the run counts epochs
+_EPOCH_OF_RE = re.compile(r"\bEpoch\s*\[\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]"
+                          r"|\bEpoch\s+(?P<epoch2>\d+)\s*/\s*(?P<epochs2>\d+)\b", re.IGNORECASE)
 #: what a bar counts when its description or its unit says it is not training: an evaluation, or the preparation
 #: before it (loading a checkpoint's shards, a dataset's map, filter or tokenizing, a download, generating a split)
 _EVAL_DESC_RE = re.compile(r"(?i)\b(?:eval(?:uat)?\w*|valid\w*|inference|testing)\b")
@@ -158,7 +165,15 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
     if found is None:  # the same names capitalised ("Loss: 0.81", torchtune's bar description)
         lowered = {name.lower(): name for name in metrics}
         found = next(((lowered[n], metrics[lowered[n]]) for n in LOSS_NAMES if n in lowered), None)
+    if found is None:  # a loss of another name (LLaMA2-Accessory's "closs"): the one name that ends in "loss"
+        named = [n for n in metrics if n.lower().endswith("loss") and _OTHER_LOSS_RE.match(n) is None]
+        if len(named) == 1:
+            found = (named[0], metrics[named[0]])
     return found
+
+
+#: a loss that is not the training loss: an evaluation's, or a part the loss sums ("loss_cls" ends otherwise)
+_OTHER_LOSS_RE = re.compile(r"(?i)(?:val|valid|eval|test|dev)")
 
 
 def _metrics(pairs: list[tuple[str, str]]) -> dict[str, float]:
@@ -196,6 +211,12 @@ def _tqdm(text: str) -> Point | None:
     # inside the run's bar), never the run's
     if phase == "train" and UP in text and text[m.end():m.end() + 4].lstrip().startswith(UP):
         phase = "evaluation"
+    before = head[:bar_at] if bar_at >= 0 else head
+    if phase == "train" and "poch" in before and (of := _EPOCH_OF_RE.search(before[-40:])) is not None:
+        # an epoch's bar that says the run's epochs: the run counts epochs (its rate per batch is not the run's)
+        named, epochs = int(of["epoch"] or of["epoch2"]), int(of["epochs"] or of["epochs2"])
+        return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
+                     batches=total, first_epoch=1)
     return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None,
                  elapsed=_clock(m["elapsed"]))
 
@@ -374,6 +395,10 @@ FORMS: tuple[LineForm, ...] = (
     _form("fairseq", rf"\btrain_inner \| \{{.*?\"num_updates\": \"?(?P<step>{_INT})"),
     # its epoch's summary, the JSON form: "| train | {"epoch": 13, "train_loss": "8.595", ..., "train_num_updates": ..."
     _form("fairseq", rf"\btrain \| \{{.*?\"train_num_updates\": \"?(?P<step>{_INT})"),
+    # and the plain form: "| epoch 002 | loss 9.292 | nll_loss ... | num_updates 308 | lr ..." (the valid line's
+    # "| epoch 002 | valid on 'valid' subset |" is not it; the hydra era's "valid | epoch 001 | loss" is an eval)
+    _form("fairseq", rf"\bepoch (?P<epoch>\d+) \| loss {_NUM} \|.*?\| num_updates (?P<step>{_INT}) \|", 1,
+          generic=True),
     # mmengine / mmcv: "Epoch(train)  [83][ 150/2693]", "Epoch [1][1500/14659]", "Iter [N/40000]", "Iter(train) [..]"
     _form("mmengine", r"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\](?:/\d+)?\s*"
           r"\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", 1),
@@ -398,7 +423,8 @@ FORMS: tuple[LineForm, ...] = (
     _form("detectron2", r"\biter: (?P<step>\d+)\s+(?:total_)?loss:"),
     # the PyTorch examples' "Train Epoch: 3 [2560/60000 (4%)]\tLoss: 0.21" (and OpenCLIP's, counting samples; VITS'
     # "Train Epoch: 5 [40%]"): the run counts epochs
-    _form("train-epoch", r"\bTrain Epoch: (?P<epoch>\d+) \[\s*(?:(?P<batch>\d+)/\d+\b|\d+%\])", unit="epoch"),
+    _form("train-epoch", r"\bTrain Epoch: (?P<epoch>\d+) \[\s*(?:(?P<batch>\d+)/(?P<batches>\d+)\b|\d+%\])",
+          unit="epoch"),
     # TF-slim and the TF object detection API: "global step 1234: loss = 0.8 (1.2 sec/step)"
     _form("tf-slim", r"\bglobal step (?P<step>\d+): loss = "),
     # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
@@ -407,8 +433,14 @@ FORMS: tuple[LineForm, ...] = (
     _form("tabnet", r"^epoch:? (?P<epoch>\d+)\s+\|\s+loss ?:", unit="epoch"),
     # litgpt "Ep 1 | iter 40 | step 10: loss train ..." (steps are optimizer steps), nanoGPT "iter 120: loss 3.2,
     # time 41ms", minGPT "iter 100: train loss 2.1"
-    _form("litgpt", r"\biter \d+ \| step (?P<step>\d+): loss"),
-    _form("nanogpt", r"\biter (?P<step>\d+): (?:train )?loss\b"),
+    # (and lit-gpt 2023's "iter 59 step 30: loss 9.3", "Epoch 12 | iter 960750 step 192150 | loss train"): the
+    # optimizer steps, or the iterations where the run's total counts those (max_iters); mlx-lm's "Iter 180: Train
+    # loss 0.001, Learning Rate ..."
+    _form("litgpt", r"\biter (?P<iters>\d+)\s*\|?\s*step (?P<step>\d+)\s*[:|]\s*loss\b"),
+    _form("nanogpt", r"\b[Ii]ter (?P<step>\d+): (?:[Tt]rain )?[Ll]oss\b"),
+    # the foundation-model-stack's report: "0 405 2024-07-22 06:29:36.465924 {'loss': '4.3750', ...}" (epoch, step,
+    # the time, a dict of strings)
+    _form("fms", r"^(?P<epoch>\d+) (?P<step>\d+) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \{"),
     # llm.c "step   12/60 | train loss 5.1 |", build-nanoGPT "step 119, loss: 6.2", torchtune "Step 140 | loss:1.1"
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
     # hand-written loops: "Epoch [2/10], Step [100/600], Loss: 0.22", "epoch 3/20 iter 40/500 loss 1.2" (an
@@ -416,6 +448,10 @@ FORMS: tuple[LineForm, ...] = (
     # "Step: 100, Loss: 0.2"
     _form("epoch-step", r"\b[Ee]poch\s*[:\[]?\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?\s*[,|]?\s*"
           r"(?:[Ss]tep|[Ii]ter(?:ation)?|[Bb]atch)\s*[:\[]?\s*(?P<batch>\d+)\s*/\s*(?P<batches>\d+)", 1, generic=True),
+    # a loop that names its epoch and a batch counter that starts again at each epoch, with no epoch's length:
+    # icefall's "Epoch 3, batch 450, batch avg loss ...", "epoch 2 iteration1400, Loss: 2.6": the run counts epochs
+    _form("epoch-batch", r"\b[Ee]poch (?P<epoch>\d+),? (?:batch|iter(?:ation)?)[ :]?\s*(?P<batch>\d+)(?![\d/]|\s*/)",
+          unit="epoch", generic=True),
     _form("iter-loss", r"\b(?:[Ii]ter(?:ation)?|[Ss]tep)\s*[:\[=]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?\s*\]?"
           r"[,|:]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
     # a loop that names its epoch and its loss: DeepDanbooru's "Epoch[1] Loss=0.0098, P=0.62, ..., 99.88 %",
@@ -431,7 +467,7 @@ FORMS: tuple[LineForm, ...] = (
     _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
     # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
     # "epoch 3 | avg loss 0.2"
-    _form("epoch-summary", r"\b[Ee]poch\s*[:\[]?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*[,|:-]?\s+"
+    _form("epoch-summary", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*[,|:-]?\s+"
           r"(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _]|avg[ _]|average )?[Ll]oss\b", unit="epoch",
           generic=True),
 )
@@ -444,7 +480,7 @@ BAR_FORMS: tuple[LineForm, ...] = (
 _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step", "epoch", "Epoch", "num_updates",
                        "update", "global_step", "batch", "Batch", "eta", "i"})
 _FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
-                            r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
+                            r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d|^\d+ \d+ \d{4}-")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _])?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
@@ -452,7 +488,14 @@ _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _])?[Ll]oss(?: train)?(?: \(c
 
 def _bar_form(text: str) -> Point | None:
     """A form whose line also holds another counter's tqdm bar (:data:`BAR_FORMS`)."""
-    return _log_form(text, BAR_FORMS) if "%|" in text or "━" in text else None
+    if "%|" not in text and "━" not in text:
+        return None
+    point = _log_form(text, BAR_FORMS)
+    if point is not None and (bars := list(_TQDM_RE.finditer(text))):  # the bar counts the epoch's batches
+        bar = bars[-1]
+        if bar["total"] is not None:
+            point = point.but(batch=int(_scaled(bar["n"], bar["nk"])), batches=int(_scaled(bar["total"], bar["tk"])))
+    return point
 
 
 def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
@@ -473,12 +516,13 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         epoch = float(groups["epoch"]) if "epoch" in groups else None
         if form.unit == "epoch":  # the run counts epochs: the epoch named is the step, a batch line says metrics
             return Point("log", groups.get("epoch"), groups.get("epochs"), epoch, metrics, form=form.name,
-                         counts_epochs=True, batch=groups.get("batch"))
+                         counts_epochs=True, batch=groups.get("batch"), batches=groups.get("batches"),
+                         first_epoch=form.first_epoch)
         if "batch" in groups and "step" not in groups:
             return Point("log", groups["batch"], groups.get("batches"), epoch, metrics, per_epoch=True,
                          epochs=groups.get("epochs"), first_epoch=form.first_epoch, form=form.name)
         return Point("log", groups.get("step"), groups.get("total"), epoch, metrics, epochs=groups.get("epochs"),
-                     first_epoch=form.first_epoch, form=form.name)
+                     first_epoch=form.first_epoch, form=form.name, iters=groups.get("iters"))
     return None
 
 
@@ -487,13 +531,54 @@ _TOTAL_RE = re.compile(
     r"\b(?:max_update|max_steps|max_iters|train_iters|total_steps|MAX_ITER|max_iter)\b['\"]?\s*[=:]\s*(?P<n>\d+)\b"
     r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
     # a launcher's command line: "--max-update 50", "--train-iters=3000", "--max_steps 1000"
-    r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b")
+    r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b"
+    # mlx-lm's "Starting training..., iters: 300", "Training for 12000 steps"
+    r"|\bStarting training\.*,? iters: (?P<mlx>\d+)|\b[Tt]raining for (?P<tf>\d+) (?:steps|iterations|iters)\b")
+#: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
+#: lines count steps (a sampler's or a scheduler's steps are others)
+_STEPS_FLAG_RE = re.compile(r"(?:^|\s)--steps[= ](?P<n>\d+)\b")
+#: what says the total above counts iterations (micro-batches), not optimizer steps: lit-gpt's "max_iters"
+_ITERS_TOTAL_RE = re.compile(r"\bmax_iters\b")
+#: what a configuration says of an epoch's steps (torchtune's "max_steps_per_epoch: 60"): with its epochs, the run's
+_PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*$")
 #: what a program says when its training is over: Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
 #: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds" (not detectron2's
 #: "Total training time": its hooks print it after a crash too)
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
                      r"|^\d+ epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b")
+
+
+#: what a program prints when its training loop is over, also after an error (detectron2's hooks run in a
+#: ``finally``): the end of the run only where no error was read after its last point
+_SOFT_END_RE = re.compile(r"\bOverall training speed: \d+ iterations in\b|\bTotal training time: \d")
+
+
+def run_soft_end(text: str) -> bool:
+    """Whether the line says the training loop is over, as a program says it also after an error
+    (:data:`_SOFT_END_RE`)."""
+    return ("training speed" in text or "training time" in text) and _SOFT_END_RE.search(text) is not None
+
+
+#: what a program says when it starts its training again from a checkpoint, or starts it at all (a new process
+#: appending to the same log): the Trainer's banner and "Continuing training from global step 200000", OpenCLIP's
+#: "=> resuming checkpoint 'epoch_2.pt'", torch-rnn's "Initializing from cv/checkpoint_6000.t7", "Resuming training
+#: from ...", "Resumed from checkpoint"; the step it names is where the run goes on from
+_START_RE = re.compile(
+    r"\*{5} Running training \*{5}|\bContinuing training from (?:global step (?P<step>\d+)|checkpoint)"
+    r"|(?i:\bresum(?:e|ing|ed)(?: training)? from\b|=> resuming checkpoint\b|\bresumed? from checkpoint\b"
+    r"|\bresuming (?:training|from)\b)|\bInitializing from\s+\S*(?:checkpoint|\.t7|\.pt|\.ckpt)")
+
+
+def run_start(text: str) -> int | None:
+    """Whether the line says the program starts its training (again): None, else the step it goes on from (0 where
+    it names none)."""
+    if "raining" not in text and "esum" not in text and "nitializing from" not in text:
+        return None
+    m = _START_RE.search(text)
+    if m is None:
+        return None
+    return int(m["step"]) if m["step"] else 0
 
 
 def run_ended(text: str) -> bool:
@@ -523,6 +608,7 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("OutOfMemory", re.compile(r"OutOfMemoryError"), "out of GPU memory"),
     ("Watchdog", re.compile(r"Watchdog caught collective operation timeout"), "a collective timed out"),
     ("Traceback", re.compile(r"^Traceback \(most recent call last\):"), "an error: a traceback"),
+    ("Exception during training", re.compile(r"\bException during training\b"), "an error: an exception"),
     ("ChildFailedError", re.compile(r"\bChildFailedError\b"), "an error: a worker failed"),
     ("Killed", re.compile(r"^Killed$|srun: error: \S+: task \d+: Killed"), "killed"),
     # torch elastic's agent: "Received 15 death signal, shutting down workers", "Signal 15 (SIGTERM) received by PID"
@@ -564,19 +650,42 @@ def declared_total(text: str) -> int | None:
     """The run's total steps a configuration or banner line states (``max_update=300000``, the Trainer's ``Total
     optimization steps = 1,200``, a launcher's ``--train-iters 3000``), or None."""
     if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text \
-            and "iters" not in text:
+            and "iters" not in text and "steps" not in text and "raining for" not in text:
         return None
     m = _TOTAL_RE.search(text)
     if m is None:
         return None
-    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"]).replace(",", ""))
+    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"]).replace(",", ""))
     return value if value > 0 else None
+
+
+def declared_steps_flag(text: str) -> int | None:
+    """A command line's bare ``--steps N`` (:data:`_STEPS_FLAG_RE`), or None."""
+    if "--steps" not in text:
+        return None
+    m = _STEPS_FLAG_RE.search(text)
+    return int(m["n"]) if m is not None and int(m["n"]) > 0 else None
+
+
+def total_counts_iters(text: str) -> bool:
+    """Whether the total a line states (:func:`declared_total`) counts iterations where the loop's lines say both
+    an iteration and an optimizer step (lit-gpt's ``max_iters``)."""
+    return _ITERS_TOTAL_RE.search(text) is not None
+
+
+def declared_per_epoch(text: str) -> int | None:
+    """An epoch's steps as a configuration states them (``max_steps_per_epoch: 60``), or None."""
+    if "per_epoch" not in text:
+        return None
+    m = _PER_EPOCH_RE.search(text)
+    return int(m["n"]) if m is not None and int(m["n"]) > 0 else None
 
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
-                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
+                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d"
+                      r"|^\d+ \d+ \d{4}-\d\d-\d\d ")
 
 
 #: the stamps loggers print at a line's start that the ISO reader leaves: without a year, mmengine's and

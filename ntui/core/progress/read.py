@@ -10,7 +10,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
-from ntui.core.progress.lines import Pattern, declared_epochs, declared_total, parse_line, run_end, run_stop
+from ntui.core.progress.lines import (
+    Pattern,
+    declared_epochs,
+    declared_per_epoch,
+    declared_steps_flag,
+    declared_total,
+    parse_line,
+    run_end,
+    run_soft_end,
+    run_start,
+    run_stop,
+    total_counts_iters,
+)
 from ntui.core.progress.series import Series
 
 __all__ = ["TAIL_BYTES", "feed_line", "read_progress", "unescape"]
@@ -46,6 +58,8 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     written at the file's modification time."""
     at = path.stat().st_mtime
     series = Series()
+    if path.stat().st_size > tail_bytes:
+        series.first_line = ""  # a tail's first line is not the program's
     for text in _segments(path, tail_bytes):
         feed_line(series, text, pattern, at)
     return series
@@ -53,29 +67,67 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
 
 def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> None:
     """One line of a rank log into ``series`` (both readers': this one and the view's board): ntui's rank header
-    again is a new start (a requeue, a run's next allocation), a progress line a point read at ``at``, a line that
-    says the run's total, its epochs or its end (also after a bar on the same line) what it says, and a line that
-    says the run was stopped (a cancel, a kill, an error) after its points, that it is not finishing."""
+    again is a new start (a requeue, a run's next allocation), and so are the program's own word that it starts its
+    training (again: from a checkpoint) and its first line printed again after points; a progress line a point read
+    at ``at``, a line that says the run's total, its epochs or its end (also after a bar on the same line) what it
+    says, and a line that says the run was stopped (a cancel, a kill, an error) after its points, that it is not
+    finishing."""
     if "#0" in text:
         text = unescape(text)
     if parse_rank_header(text) is not None:
         series.new_start()
         return
     point = parse_line(text, pattern)
+    if series.first_line is None:  # the program's first line: a start, where it prints it again after points
+        body = _body(text)
+        series.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body else ""
     if point is not None:
         series.add(point, at)
         if "stopped" in text and (end := run_end(text)) is not None:  # Lightning's, glued to its bar's redraw
             series.end(*end)
         elif "CANCELLED" in text and (why := run_stop(text)) is not None:  # Slurm's, glued to a bar's redraw
             series.stopped = why
+        elif point.format == "hf" and (total := declared_total(text)) is not None:  # a configuration as a dict
+            series.declare_total(total, iters=total_counts_iters(text))
+        return
+    if series.samples:
+        series.after_points()
+        first = series.first_line
+        if first and text.rstrip().endswith(first) and _body(text) == first:
+            series.new_start(until_point=True)  # the program's first line again: it started again
+            return
+    if (step := run_start(text)) is not None:
+        series.new_start(until_point=True, from_step=step)
     elif (end := run_end(text)) is not None:
         series.end(*end)
+    elif run_soft_end(text):
+        if series.samples and series.stopped is None:  # the loop's end, said also after an error: none was read
+            series.end()
+            series.soft_end = True
     elif (total := declared_total(text)) is not None:
-        series.declared_total = total
+        series.declare_total(total, iters=total_counts_iters(text))
     elif (epochs := declared_epochs(text)) is not None:
         series.declared_epochs = epochs
+    elif (steps := declared_steps_flag(text)) is not None:
+        series.flag_total = steps
+    elif (per_epoch := declared_per_epoch(text)) is not None:
+        series.declared_per_epoch = per_epoch
     elif series.samples and (why := run_stop(text)) is not None:
         series.stopped = why
+        if series.soft_end:  # the error came after the loop's end was said: it was the error's end
+            series.ended = series.soft_end = False
+
+
+#: a first line shorter than this says too little to know the program by when it prints it again (nor one that
+#: names the epoch: a table's header, printed again at each epoch)
+_FIRST_LINE_MIN = 16
+#: a line's leading stamp (ISO, a logger's, a log viewer's): the first line printed again has another
+_LEAD_STAMP_RE = re.compile(r"^[^A-Za-z]{0,6}\d\d(?:\d\d)?[-/]\d\d[-/]\d\d[ T,]\d\d:\d\d:\d\d(?:[.,]\d+)?\S*\s*")
+
+
+def _body(text: str) -> str:
+    """A line without its leading stamp, stripped."""
+    return _LEAD_STAMP_RE.sub("", text, count=1).strip(" \t|-:")
 
 
 #: a control character as syslog and the log shippers that follow it write it: "#" and its octal code (a bar's

@@ -72,6 +72,7 @@ class Series:
     declared_epochs: int | None = None  # the run's epochs as its configuration or banner says ("max: 12 epochs")
     stopped_at: int | None = None  # the step the program said it stopped at (Lightning's "max_steps=N reached")
     stopped: str | None = None  # what stopped the run after its last point (a cancel, a kill, an error), if anything
+    soft_end: bool = False  # the end was said as a program says it also after an error: a stop after it undoes it
     _own_lines: bool = False  # the program prints its own progress lines (a row of FORMS): its bars are not the run
     _bar_total: int | None = None  # the total of the run's bar (the whole run's, not an epoch's)
     _bar_epoch: float | None = None  # the epoch an epoch's bar without a total counts
@@ -84,25 +85,75 @@ class Series:
     _held: tuple[Point, float] | None = None  # the latest point of a bar inside the run's, and when it was read
     _held_count: int = 0  # how many points that bar has shown
     _held_first: tuple[Point, float] | None = None  # its first point
+    first_line: str | None = None  # the program's first line (read.py: printed again, the program started again)
+    declared_per_epoch: int | None = None  # an epoch's steps as the configuration says (max_steps_per_epoch)
+    flag_total: int | None = None  # a command line's bare "--steps N": the total where the loop's lines count steps
+    _total_iters: bool = False  # the declared total counts iterations (max_iters), not optimizer steps
+    _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
+    _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
+    _after_last: bool = False  # a line that is not a point came after the last point
+    _zero_step: bool = False  # the loop's own lines count steps from 0 (its last step is its total less one)
+    _zero_epoch: bool = False  # an epoch-counted run named an epoch 0
+    _epoch_complete: bool = False  # the epoch an epoch-counted run is in has reached its last batch
+    _min_batch: int | None = None  # the smallest batch an epoch-counted run named (its lines' interval)
+    _train_batches: int | None = None  # an epoch's training batches where its bar also counts the validation's
+    _raw: tuple[int, int] | None = None  # the last point of an epoch's bar as it counted (its batch, its total)
 
-    def new_start(self) -> None:
+    def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
-        next allocation, appending to the same log). The next point opens a new segment, also where the step goes
-        on from a checkpoint instead of going back."""
+        next allocation, appending to the same log), or its own word (``until_point``: the end or stop read before
+        holds until a point comes, as a checkpoint restored for a test after the run does not reopen it). The next
+        point opens a new segment, also where the step goes on from a checkpoint instead of going back;
+        ``from_step``: the step the program said it goes on from."""
         if self.samples:
             self._fresh = True
             self._bar_origin = self._last_elapsed = None
-        self.ended = False
-        self.stopped_at = self.stopped = None
+        self._resumed_at = from_step or None
+        if until_point and self.samples:
+            self._reopen = True
+        elif not until_point:
+            self.ended = self.soft_end = False
+            self.stopped_at = self.stopped = None
         self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
         self._bar_epoch, self._epoch_base = None, 0
         self._rank = None  # a new start: the ranks may print in another order
+
+    def declare_total(self, total: int, *, iters: bool = False) -> None:
+        """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
+        loop's lines say iterations and optimizer steps both."""
+        self.declared_total, self._total_iters = total, iters
+
+    def after_points(self) -> None:
+        """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
+        self._after_last = True
+
+    @property
+    def run_total(self) -> int | None:
+        """The run's total: its points', else its configuration's (its total, or its epochs times an epoch's
+        steps where the loop counts steps)."""
+        total = self.total or self.declared_total
+        if total is None and self._unit != "epoch" and self.declared_per_epoch and self.declared_epochs:
+            total = self.declared_epochs * self.declared_per_epoch
+        if total is None and self._own_lines and self._unit == "step":
+            total = self.flag_total
+        return total
+
+    def reached(self, step: int, total: int) -> bool:
+        """Whether ``step`` is the run's last of ``total``, in the run's unit: an epoch-counted run in its last
+        epoch once that epoch reached its last batch (epochs named from 0 where an epoch 0 was seen); a loop that
+        counts its steps from 0 at its total less one once it printed something else after it (a checkpoint, the
+        end); else the step at its total."""
+        if self._unit == "epoch":
+            return step + (1 if self._zero_epoch else 0) >= total and self._epoch_complete
+        if self._zero_step and self._after_last and step == total - 1:
+            return True
+        return step >= total
 
     def end(self, what: str = "", n: int = 0) -> None:
         """The program said its training is over; ``what`` and ``n`` what it stopped at, where it says
         (:func:`ntui.core.progress.lines.run_end`): ``max_steps`` reached is the run's last step and its total,
         ``max_epochs`` reached its epochs (then an epoch's steps times them is its total)."""
-        self.ended = True
+        self.ended, self.soft_end = True, False
         if what == "steps" and n > 0:
             self.stopped_at = self.declared_total = n
         elif what == "epochs" and n > 0:
@@ -118,6 +169,9 @@ class Series:
             # the program's own word for where it stopped, where its bars counted no total of the run (an epoch's
             # batches); a bar that counts the run keeps its own unit (batches, where the word counts optimizer steps)
             return stopped
+        resumed = self._resumed_at
+        if resumed is not None and self._unit != "epoch" and (last is None or last < resumed):
+            return resumed  # resumed from a checkpoint: a bar that counts from 0 again has not gone back
         return last
 
     def _inner(self, point: Point, at: float) -> bool:
@@ -162,6 +216,24 @@ class Series:
             self._rank = point.rank
         return point.rank == self._rank
 
+    def _epoch_progress(self, point: Point) -> None:
+        """Where an epoch-counted run is in its epoch: whether the epoch reached its last batch (a batch within one
+        interval of the lines of its epoch's batches; a summary printed after an epoch; not its header)."""
+        if point.step == 0:
+            self._zero_epoch = True
+        elif point.step is not None and point.batch is None and not point.metrics:
+            self._epoch_complete = False  # an epoch's header ("Epoch 5/5"): the epoch starts
+            return
+        batch, batches = point.batch, point.batches
+        if batch is not None and batch > 0:
+            self._min_batch = batch if self._min_batch is None else min(self._min_batch, batch)
+        if batch is not None and batches:
+            self._epoch_complete = batches - batch < (self._min_batch or 1)
+        elif batch is None:
+            self._epoch_complete = True  # an epoch's summary (its loss)
+        else:
+            self._epoch_complete = False
+
     def _batch_back(self, point: Point) -> bool:
         """Whether an epoch-counted run went back within its epoch (a relaunch that repeats the epoch from its
         checkpoint): the same epoch named, an earlier batch."""
@@ -172,9 +244,27 @@ class Series:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
-        if point.phase != "train" or (point.rank is not None and not self._followed(point)) \
+        if point.phase != "train":
+            raw = self._raw
+            if point.phase == "validation" and raw is not None and 0 < raw[0] < raw[1] \
+                    and self._train_batches is None:
+                # Lightning 1.x: its epoch's bar counts the validation's batches too, its validation starts where
+                # the training's end: the bar's points beyond it are the validation's, not steps
+                self._train_batches = raw[0]
+            return
+        if (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
+        if point.step is not None and point.format != "tqdm":
+            self._after_last = False
+        if self._reopen and point.step is not None:  # the program went on after it said it started again
+            self._reopen, self.ended, self.stopped_at, self.stopped = False, False, None, None
+        if point.iters is not None and self._total_iters:
+            point = point.but(step=point.iters)  # the run's total counts iterations: so does its step
+        if point.counts_epochs:
+            self._epoch_progress(point)
+        elif point.step == 0 and point.format != "tqdm" and not any(s.step for s in self.samples):
+            self._zero_step = True  # the loop's lines count from 0 (a bar counts what is done: not this)
         if point.format == "log" and point.step is not None:
             unit = "epoch" if point.counts_epochs else "step"
             if not self._own_lines or (unit == "step" and self._unit == "epoch"):
@@ -213,12 +303,16 @@ class Series:
             # an epoch's bar (Lightning, Keras, mmengine): the run's step is the epochs before times an epoch's
             # batches, plus this one's; the run's total is its epochs times an epoch's batches, else unknown (never
             # the epoch's, nor an earlier bar's)
-            self.per_epoch = point.total
+            if point.format == "tqdm":
+                self._raw = (point.step, point.total)
+            n, per = point.step, point.total
+            if self._train_batches is not None and point.format == "tqdm":
+                n, per = min(n, self._train_batches), self._train_batches
+            self.per_epoch = per
             if epoch < point.first_epoch:  # the program numbers its epochs from 0 after all
                 self._from_zero = True
             before = max(0, int(epoch) - (0 if self._from_zero else point.first_epoch))
-            point = point.but(step=before * point.total + point.step,
-                            total=epochs * point.total if epochs else None)
+            point = point.but(step=before * per + n, total=epochs * per if epochs else None)
             self.total = point.total
         elif point.per_epoch and point.step is not None and point.total is None and epoch is not None:
             # an epoch's bar without a total (Lightning's "Epoch 2: : 5200it"): the next epoch's bar counts from
@@ -345,22 +439,23 @@ def _rate(samples: list[Sample], own_times: bool = False) -> float | None:
 def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estimate:
     """The rate, the ETA and the verdict at ``now`` with ``time_left_s`` seconds left in the allocation (None: no
     limit known)."""
-    step, total = series.step, series.total or series.declared_total
+    step, total = series.step, series.run_total
     # the program's own smoothed rate where it prints one (tqdm: per update, not rounded to the second as its
     # elapsed time is), else the pace of the points over the recent window
     rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples, series.own_times)
     if step is None:
         return Estimate(None, total, None, None, None, None, "no progress line seen yet")
-    if series.ended:  # the program said so: where it stopped is the end of the run
-        total = total if total is not None else step
-        early = " (before its total: the program said its training is over)" if step < total else ""
-        return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,} of {total:,}: done{early}")
     of = f" of {total:,}" if total else ""
+    if series.ended:  # the program said so: where it stopped is the end of the run (its total unknown where unsaid)
+        early = " (before its total: the program said its training is over)" if total and step < total else ""
+        return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done{early}")
     if series.stopped is not None and (total is None or step < total):
         # the log says the run was stopped after its last point: no finish time for a run that is not finishing
         return Estimate(step, total, rate, None, None, None, f"step {step:,}{of}: stopped ({series.stopped})")
-    if total is not None and step >= total:  # over: no rate needed (a log read after the fact has none)
+    if total is not None and series.reached(step, total):  # over: no rate (a log read after the fact has none)
         return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done")
+    if total is not None and step >= total:  # at its total, in its unit, short of its end (its last epoch's batches)
+        return Estimate(step, total, rate, None, None, None, f"step {step:,}{of}: at its last, not over yet")
     if total is None or rate is None:
         why = "no total printed" if total is None else "too few steps yet for a rate"
         return Estimate(step, total, rate, None, None, None, f"step {step:,}{of} ({why})")
