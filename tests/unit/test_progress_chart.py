@@ -207,6 +207,16 @@ def test_a_tiny_or_empty_series_is_said_in_words() -> None:
     some = chart_lines(_synthetic([1.0, math.nan, 0.5, 0.4]), width=60)
     assert some[0] == "loss over 4 points (1 not finite, not drawn)"
     assert chart_lines(Series(), width=60) == [] and chart_of(_synthetic([1.0, 2.0]), metric="acc") is None
+    small = chart_lines(_synthetic([3.0, 2.0, 1.0]), width=3, height=2)  # drawn at the least size, not empty
+    assert len(_plot(small)) == 8 and max(len(x) for x in small) <= 20 and any("┤" in x for x in small)
+
+
+def test_steps_far_from_zero_are_told_apart() -> None:
+    """A run resumed at step 10^9: its ticks 10 steps apart say each step, not ``1000M`` four times."""
+    lines = chart_lines(_synthetic([3.0, 2.0, 1.0, 0.5], steps=[10**9 + 10 * i for i in range(4)]), width=60,
+                        height=10)
+    labels = list(_x_ticks(lines))
+    assert len(labels) >= 2 and len(set(labels)) == len(labels) and labels[0] == "1,000,000,000"
 
 
 def test_round_ticks() -> None:

@@ -26,9 +26,9 @@ from typing import Any, Protocol
 from ntui.core.progress.lines import LOSS_NAMES
 from ntui.core.progress.series import Estimate, Series, human_duration
 
-__all__ = ["EVAL_MARKER", "LOG_DECADES", "RESTART_MARKER", "TRAIN_MARKER", "Canvas", "Chart", "Palette", "chart_lines",
-           "chart_of", "default_metric", "draw", "eval_metric", "legend_lines", "log_ticks", "nice_ticks",
-           "step_label", "summary_lines", "thin", "too_few_words"]
+__all__ = ["EVAL_MARKER", "LOG_DECADES", "MIN_HEIGHT", "MIN_WIDTH", "RESTART_MARKER", "TRAIN_MARKER", "Canvas",
+           "Chart", "Palette", "chart_lines", "chart_of", "default_metric", "draw", "eval_metric", "legend_lines",
+           "log_ticks", "nice_ticks", "step_label", "summary_lines", "thin", "too_few_words"]
 
 #: The metrics preferred for the chart, in order (the first the series has; else the first that names a loss).
 PREFERRED = LOSS_NAMES
@@ -39,6 +39,10 @@ LOG_DECADES = 2.0
 TRAIN_MARKER = "braille"
 EVAL_MARKER = "◆"
 RESTART_MARKER = "┆"
+#: The plain chart's smallest size (a narrower or shorter one is drawn at this size): the frame, the ticks and the
+#: labels leave room for a few columns and rows of the line.
+MIN_WIDTH = 20
+MIN_HEIGHT = 8
 #: What the legend shows for each (a braille line's look).
 TRAIN_SYMBOL = "⠤⠤"
 #: An evaluation's name: a prefix that says so, then the training metric's name (or a loss where it names one).
@@ -220,6 +224,20 @@ def step_label(step: float) -> str:
     return f"{round(step):,}"
 
 
+def _step_ticks(first: float, last: float, room: int) -> tuple[list[float], list[str]]:
+    """Round steps from ``first`` to ``last`` and their labels, as many as fit in ``room`` columns with two spaces
+    between labels (at most 8); each label says its own step (``1,000,000,010``, where ``1000M`` would be all)."""
+    most = max(2, min(8, room // 12))
+    while True:
+        xs = nice_ticks(first, last, most)
+        labels = [step_label(x) for x in xs]
+        if len(set(labels)) < len(labels):
+            labels = [f"{round(x):,}" for x in xs]
+        if most == 2 or sum(len(x) + 2 for x in labels) <= room:
+            return xs, labels
+        most -= 1
+
+
 def _value_labels(ticks: Sequence[float]) -> list[str]:
     """Value ticks in one form: the fewest decimals that say each (``0.25``, ``0.50``), else ``:.3g``."""
     if len(ticks) < 2:
@@ -268,8 +286,8 @@ def draw(canvas: Canvas, chart: Chart, *, width: int, height: int, palette: Pale
                        color=colors["eval"])
     canvas.xlim(first, last)
     canvas.ylim(low, high)
-    xs = nice_ticks(first, last, max(2, min(8, (width - 8) // 12)))
-    canvas.xticks(xs, [step_label(x) for x in xs])
+    xs, labels = _step_ticks(first, last, width - 8)
+    canvas.xticks(xs, labels)
     most = max(2, min(8, (rows + 1) // 2))
     if chart.log:
         ys = log_ticks(chart.low, chart.high, most)
@@ -323,11 +341,12 @@ def too_few_words(chart: Chart) -> str:
 
 def chart_lines(series: Series, *, width: int, height: int = 16, metric: str | None = None) -> list[str]:
     """The chart of ``metric`` (default: :func:`default_metric`) over the steps as plain text, ``width`` columns by
-    ``height`` rows under its legend (see the module docstring); [] when the series has no such values, words when
-    it has too few to draw."""
+    ``height`` rows (at least :data:`MIN_WIDTH` by :data:`MIN_HEIGHT`) under its legend (see the module docstring);
+    [] when the series has no such values, words when it has too few to draw."""
     import plotext._figure as figure  # only where a chart is drawn: the CLI's other commands do not load it
 
-    chart = chart_of(series, columns=max(1, width - 8), metric=metric)
+    width, height = max(MIN_WIDTH, width), max(MIN_HEIGHT, height)
+    chart = chart_of(series, columns=width - 8, metric=metric)
     if chart is None:
         return []
     if not chart.drawable:
