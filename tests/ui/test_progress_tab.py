@@ -56,7 +56,7 @@ async def test_an_ended_job_is_read_once_from_its_rank_0_log(tmp_path: Path) -> 
         assert pane.series is not None and (pane.series.step, pane.series.total) == (80, 80)
         assert _words(pane).startswith("step 80 of 80: done")
         chart = str(pane.query_one("#progress-chart", Static).render())
-        assert chart.startswith("loss over 8 points\n⠤⠤ loss")
+        assert chart.startswith("loss over 8 points, steps 10 to 80\n⠤⠤ loss")
         plot = pane.query_one(LossPlot)
         await wait_until(pilot, lambda: plot.size.height > 0)
         drawn = str(plot.render()).splitlines()  # plotext's figure at the plot's size: its axes and their ticks
@@ -135,7 +135,7 @@ async def test_the_plot_draws_the_evaluation_and_the_restart_in_the_tab() -> Non
                                                                         if st % 200 == 0 and st else {})},
                       0 if i <= 60 else 1) for i, st in enumerate(steps)]
     legend, drawn, styles = await _shown(_view(samples, restarts=1))
-    assert legend.splitlines()[0] == "loss over 112 points (1 restart)"
+    assert legend.splitlines()[0] == "loss over 112 points, steps 0 to 1,000 (1 restart)"
     assert "◆ eval_loss (5 evaluations)" in legend and "┆ restart at step 500" in legend
     assert "log scale" in legend and drawn[-1].split()[:3] == ["loss", "(log", "scale)"]
     assert sum(x.count("◆") for x in drawn) >= 4 and len({x.index("┆") for x in drawn if "┆" in x}) == 1

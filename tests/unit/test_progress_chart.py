@@ -77,7 +77,7 @@ def _x_ticks(lines: list[str]) -> dict[str, int]:
 def test_the_loss_is_charted_with_axes_of_round_ticks_from_a_real_run() -> None:
     series = read_progress(DATA / "tqdm-4.70.1" / "tqdm-loop.out")
     lines = chart_lines(series, width=60, height=14)
-    assert lines[0] == "loss over 81 points" and lines[1] == "⠤⠤ loss"
+    assert lines[0] == "loss over 81 points, steps 0 to 80" and lines[1] == "⠤⠤ loss"
     values = [s.metrics["loss"] for s in series.samples]
     ys = [float(t) for t in _y_ticks(lines)]
     assert len(ys) >= 2 and ys == sorted(ys, reverse=True)  # the top row's tick first
@@ -159,7 +159,7 @@ def test_a_restart_is_marked_at_its_step_and_draws_no_line_back() -> None:
     values = [3.0 - s / 500 for s in steps]
     series = _synthetic(values, steps=steps, segments=segments)
     lines = chart_lines(series, width=60, height=14)
-    assert lines[0] == "loss over 112 points (1 restart)" and "┆ restart at step 500" in lines[1]
+    assert lines[0] == "loss over 112 points, steps 0 to 1,000 (1 restart)" and "┆ restart at step 500" in lines[1]
     plot = _plot(lines)
     columns = {x.index("┆") for x in plot if "┆" in x}
     assert columns == {_x_ticks(lines)["500"]}  # one dotted line, where the tick of step 500 is
@@ -177,7 +177,7 @@ def test_a_requeued_real_run_is_marked_as_restarted(tmp_path: Path) -> None:
     assert len(series.restarts) == 1
     lines = chart_lines(series, width=50, height=12)
     points = sum("loss" in s.metrics for s in series.samples)
-    assert lines[0] == f"loss over {points} points (1 restart)" and "┆ restart at step 0" in lines[1]
+    assert lines[0] == f"loss over {points} points, steps 0 to 80 (1 restart)" and "┆ restart at step 0" in lines[1]
     assert any("┆" in x for x in _plot(lines))
 
 
@@ -199,13 +199,13 @@ def test_a_tiny_or_empty_series_is_said_in_words() -> None:
     one = chart_lines(_synthetic([0.75], steps=[40]), width=60)
     assert one == ["loss 0.75 at step 40: one point so far, the chart starts at the second"]
     two = chart_lines(_synthetic([0.75, 0.5], steps=[40, 50]), width=60)
-    assert two[0] == "loss over 2 points" and any("┤" in x for x in two)
+    assert two[0] == "loss over 2 points, steps 40 to 50" and any("┤" in x for x in two)
     flat = chart_lines(_synthetic([0.5, 0.5, 0.5]), width=60)  # one value: a band around it, its tick
     assert "0.5" in " ".join(_y_ticks(flat)) or "0.50" in " ".join(_y_ticks(flat))
     nan = chart_lines(_synthetic([math.nan, math.nan]), width=60)
     assert nan == ["loss: no finite value yet (2 not finite): no chart"]
     some = chart_lines(_synthetic([1.0, math.nan, 0.5, 0.4]), width=60)
-    assert some[0] == "loss over 4 points (1 not finite, not drawn)"
+    assert some[0] == "loss over 4 points, steps 0 to 3 (1 not finite, not drawn)"
     assert chart_lines(Series(), width=60) == [] and chart_of(_synthetic([1.0, 2.0]), metric="acc") is None
     small = chart_lines(_synthetic([3.0, 2.0, 1.0]), width=3, height=2)  # drawn at the least size, not empty
     assert len(_plot(small)) == 8 and max(len(x) for x in small) <= 20 and any("┤" in x for x in small)

@@ -300,9 +300,10 @@ def draw(canvas: Canvas, chart: Chart, *, width: int, height: int, palette: Pale
 
 
 def legend_lines(chart: Chart, width: int = 80) -> list[str]:
-    """What the chart shows, above it: the metric and its points (the restarts, the points not drawn), then each
-    marker and what it stands for, in lines of at most ``width`` columns where its parts fit."""
-    head = f"{chart.metric} over {chart.points:,} points"
+    """What the chart shows, above it: the metric, its points and their first and last steps (the round ticks need
+    not be either; the restarts, the points not drawn), then each marker and what it stands for, in lines of at most
+    ``width`` columns where its parts fit."""
+    head = f"{chart.metric} over {chart.points:,} points, steps {chart.first:,} to {chart.last:,}"
     notes = []
     if chart.restarts:
         notes.append(f"{len(chart.restarts)} restart{'s' if len(chart.restarts) != 1 else ''}")
@@ -310,6 +311,12 @@ def legend_lines(chart: Chart, width: int = 80) -> list[str]:
         notes.append(f"{chart.skipped:,} not finite, not drawn")
     if notes:
         head += f" ({', '.join(notes)})"
+    if len(head) > width:  # a narrow chart: the steps on a line of their own
+        first, _, rest = head.partition(", steps ")
+        head = first + rest[rest.find(" ("):] if " (" in rest else first
+        heads = [head, f"steps {chart.first:,} to {chart.last:,}"]
+    else:
+        heads = [head]
     keys = [f"{TRAIN_SYMBOL} {chart.metric}"]
     if chart.eval_name is not None and chart.evals:
         keys.append(f"{EVAL_MARKER} {chart.eval_name} ({len(chart.evals):,} evaluation"
@@ -319,7 +326,7 @@ def legend_lines(chart: Chart, width: int = 80) -> list[str]:
                     + (", …" if len(chart.restarts) > 3 else ""))
     if chart.log:
         keys.append(f"log scale: {chart.low:.3g} to {chart.high:.3g}")
-    lines = [head]
+    lines = heads
     line = ""
     for key in keys:
         if line and len(line) + 3 + len(key) > width:
