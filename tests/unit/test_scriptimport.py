@@ -308,3 +308,38 @@ def test_setup_keeps_a_here_document_whole_and_never_the_launch_that_shares_a_li
     setup = import_script(read_script(text, "/w/job.sh")).preset["setup"]
     assert 'cat <<EOT > $cfg\n{"stage": 0}\nEOT' in setup
     assert "clear" in setup and not any("srun" in line for line in setup), setup
+
+
+@pytest.mark.parametrize("wrapper", ["${REPORTER} -o report --", "nsys profile -o prof --trace=cuda,nvtx",
+                                     "numactl --interleave=all", "timeout 3h"])
+def test_a_wrapper_with_options_before_the_launcher_is_seen_through_and_said(wrapper: str) -> None:
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
+            f'srun bash -c "{wrapper} accelerate launch --num_machines 2 --num_processes 8 '
+            '--machine_rank \\$SLURM_PROCID fit.py --bs $((16 * 4))"\n')
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["launcher"]["type"] == "accelerate" and imported.preset["script"] == "/w/fit.py"
+    assert imported.preset["args"] == ["--bs", "64"]  # the batch shell's arithmetic on what the script decides
+    assert any(f"`{wrapper}` wraps the launcher" in n for n in imported.notes), imported.notes
+
+
+def test_echo_of_a_launcher_is_no_wrapper() -> None:
+    text = "#!/bin/bash\n#SBATCH -N 2\necho torchrun --nnodes 2 fit.py\n"
+    with pytest.raises(ScriptError, match="no launch line"):
+        import_script(read_script(text, "/w/job.sh"))
+
+
+def test_a_template_with_placeholders_in_its_directives_is_refused_as_one() -> None:
+    text = ("#!/bin/bash\n#SBATCH --job-name=%RUN_NAME%\n#SBATCH --output=%RUN_DIR%/out.log\n#SBATCH -N 1\n"
+            "srun python fit.py\n")
+    with pytest.raises(ScriptError, match=r"a template.*%RUN_NAME%, %RUN_DIR%") as caught:
+        import_script(read_script(text, "/w/job.sh"))
+    assert caught.value.problem.source.line == 2
+    sbatch_patterns = text.replace("%RUN_NAME%", "fit").replace("%RUN_DIR%/out.log", "logs/%x-%j_%A_%a.out")
+    assert import_script(read_script(sbatch_patterns, "/w/job.sh")).preset["script"] == "/w/fit.py"
+
+
+def test_the_container_engines_environment_is_said_to_check() -> None:
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-node=4\n"
+            "srun --environment=ngc-torch python fit.py\n")
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert any(n.startswith("container: srun --environment=ngc-torch") for n in imported.notes)

@@ -6,6 +6,7 @@ Reading is :mod:`ntui.core.compose.scriptread`.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Sequence
@@ -91,6 +92,12 @@ def _literal(word: Word, facts: ScriptFacts, depth: int = 0) -> str | None:
         if part.quote == "'":
             text += part.text
             continue
+        if (arith := re.fullmatch(r"\$\(\((.*)\)\)", part.text, re.S)) is not None:
+            value = _arithmetic(arith.group(1), facts, depth)
+            if value is None:
+                return None
+            text += value
+            continue
         if "$(" in part.text or "`" in part.text:
             return None
         pieces = re.split(r"(\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)", part.text)
@@ -107,6 +114,44 @@ def _literal(word: Word, facts: ScriptFacts, depth: int = 0) -> str | None:
                 return None
             text += value
     return text
+
+
+def _arithmetic(expr: str, facts: ScriptFacts, depth: int) -> str | None:
+    """``$(( MB * 2 ))`` where the script alone decides every variable in it: its value (bash's integer arithmetic:
+    + - * / %, parentheses); None otherwise."""
+    def value_of(m: re.Match[str]) -> str:
+        got = facts.assigned.get(m.group(1))
+        value = _literal(got[1], facts, depth + 1) if got is not None and got[1] is not None else None
+        return f"({value.strip()})" if value is not None and re.fullmatch(r"\s*-?[0-9]+\s*", value) else "?"
+
+    plain = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", value_of, expr)
+    if not re.fullmatch(r"[0-9+\-*/%() \t\n]+", plain):
+        return None
+
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return -ev(node.operand) if isinstance(node.op, ast.USub) else ev(node.operand)
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if isinstance(node.op, (ast.Div, ast.Mod)) and b != 0:
+                quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # bash truncates toward zero
+                return quotient if isinstance(node.op, ast.Div) else a - b * quotient
+        raise ValueError(expr)
+
+    try:
+        return str(ev(ast.parse(plain.strip(), mode="eval")))
+    except (ValueError, SyntaxError, RecursionError):
+        return None
 
 
 #: Variables the shell itself sets or changes as the script runs: never the environment's value at render time.
@@ -341,7 +386,10 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
                "export": "ntui's launch passes the whole environment (E3); a NAME=value in it is in env",
                "kill-on-bad-exit": "ntui's launch stops the job when a rank fails",
                "cpus-per-task": "ntui's launch passes the job's (C1)", "gpu-bind": "ntui's launch sets it (G5)",
-               "container-image": "the container is not imported (below)"}
+               "container-image": "the container is not imported (below)",
+               "environment": "the container engine's environment (CSCS's EDF) is not a preset container runtime yet: "
+                              "the preset's ranks run outside it; add the option by hand to the rendered script, or "
+                              "import a script that runs the program in a runtime a preset has"}
     exported: dict[str, str] = {}  # srun --export=ALL,NAME=value: values the tasks get
     for opt, value in launch.srun.items():
         shown = f"srun --{opt}{'=' + value if value else ''}"
@@ -358,6 +406,13 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         else:  # every option of the launch's srun is said, never dropped silently
             why = why_not.get(opt, "not in a preset (ntui writes the srun line)")
             skipped.append((launch.line, f"{shown}: {why}"))
+            if opt == "environment":
+                notes.append(f"container: {shown} on line {launch.line}: {why}")
+    if launch.wrappers:
+        wrapper = " ".join(w.raw for w in launch.wrappers)
+        notes.append(f"the launch: `{wrapper}` wraps the launcher on line {launch.line} (a profiler, a binding, a "
+                     "report): a preset starts the launcher itself, without it; add it back by hand where the job "
+                     "needs it")
     tasks_per_node = int_or_none(str(sbatch.get("ntasks-per-node")))
     if launch.launcher != "srun" and launch.under_srun and tasks_per_node not in (None, 1):
         fixes.append(f"sbatch.ntasks-per-node: was {sbatch['ntasks-per-node']}, now 1: one {launch.launcher} per "

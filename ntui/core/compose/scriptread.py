@@ -130,6 +130,7 @@ class Launch:
     batch_words: list[Word] = field(default_factory=list)  # every word the batch shell expands
     task_words: list[Word] = field(default_factory=list)  # every word each task's shell expands
     scope: dict[str, Var] = field(default_factory=dict)  # the batch shell's variables at the launch
+    wrappers: list[Word] = field(default_factory=list)  # a wrapper's words before the launcher (nsys profile -o x)
 
     def opt(self, *names: str) -> tuple[str | None, Word | None] | None:
         """The value of the first of ``names`` given (None: not given)."""
@@ -211,6 +212,11 @@ def read_script(text: str, path: str) -> ScriptFacts:
     refusal: tuple[int, str] | None = None
     if not directives and not lines[0].startswith("#!"):
         refusal = (1, "not a batch script: no #! line first and no #SBATCH line")
+    held = [(d, m.group(0)) for d in directives if (m := TEMPLATE.search(d.value or "")) is not None]
+    if refusal is None and held:
+        shown = ", ".join(dict.fromkeys(p for _, p in held))
+        refusal = (held[0][0].line, f"a template, not a batch script: its #SBATCH lines hold placeholders ({shown}) "
+                   "that a tool fills in before sbatch; import the script it writes")
     assigned: dict[str, tuple[int, Word | None]] = {}
     launches: list[tuple[Command, Launch]] = []
     unknown: list[tuple[int, str]] = []
@@ -243,6 +249,10 @@ def read_script(text: str, path: str) -> ScriptFacts:
                    "the program, or write one with #SBATCH lines")
     return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown, refusal)
 
+
+#: A template's placeholders in a directive (``%RUN_NAME%``, ``{{ nodes }}``, ``${{ inputs.n }}``), never one of
+#: sbatch's own patterns (``%x-%j``, ``%A_%a``: a letter each).
+TEMPLATE = re.compile(r"%[A-Z][A-Z0-9_]*[A-Z0-9]%|\$?\{\{[^}]*\}\}")
 
 #: Launchers no preset has: their own refusal, never "no launch line".
 OTHER_LAUNCHERS = {"deepspeed": "the deepspeed launcher is not a preset launcher yet: it starts every node's "
@@ -336,14 +346,45 @@ def unknown_word(word: Word) -> bool:
         re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", word.text))
 
 
-def strip_prefixes(words: list[Word]) -> tuple[list[Word], list[tuple[str, Word]]]:
+#: Programs that run a command after their own options (a profiler, a binding, a time limit).
+WRAPPERS = {"nsys", "ncu", "numactl", "taskset", "timeout", "nice", "ionice", "chrt", "strace", "perf", "valgrind",
+            "likwid-pin", "hpcrun", "dcgmi"}
+#: What a wrapper's command may start with: where its options end.
+_HEADS = {"srun", "torchrun", "accelerate", "deepspeed", "bash", "sh", *CONTAINERS}
+
+
+def _wrapped(words: list[Word], i: int) -> int:
+    """Where the command of a wrapper with options starts (``${REPORTER} -o report -- accelerate launch``,
+    ``nsys profile -o x python fit.py``, ``numactl --interleave=all torchrun ...``): after its ``--``, or at the
+    first launcher or Python it runs; ``i`` when ``words[i]`` is no such wrapper."""
+    head = os.path.basename(words[i].text)
+    if not (unknown_word(words[i]) and i + 1 < len(words) and words[i + 1].text.startswith("-")) and \
+            head not in WRAPPERS:
+        return i
+    for j in range(i + 1, min(len(words), i + 10)):
+        t = words[j].text
+        if t == "--" and j + 1 < len(words):
+            return j + 1
+        if os.path.basename(t) in _HEADS or _PY.match(os.path.basename(t)):
+            return j
+    return i
+
+
+def strip_prefixes(words: list[Word], wrappers: list[Word] | None = None) -> tuple[list[Word],
+                                                                                   list[tuple[str, Word]]]:
     """``exec``, ``time``, ``nohup``, ``env [-u VAR] A=1``, ``A=1 cmd``, an unknown expansion before a command (a
-    profiler's prefix the script leaves empty): the command and the variables set for it."""
+    profiler's prefix the script leaves empty), a wrapper with options (:func:`_wrapped`, its words added to
+    ``wrappers``): the command and the variables set for it."""
     env: list[tuple[str, Word]] = []
     i = 0
     while i < len(words):
         t = words[i].text
         head = os.path.basename(t)
+        if (after := _wrapped(words, i)) > i:
+            if wrappers is not None:
+                wrappers += words[i:after]
+            i = after
+            continue
         if head in ("exec", "time", "nohup", "command", "stdbuf") or (head == "env" and i + 1 < len(words)):
             i += 1
             continue
@@ -396,10 +437,12 @@ def _options(words: list[Word], short: dict[str, str], flags: set[str]) -> tuple
 
 def launch_of(c: Command) -> Launch | None:
     """The command as a launch line (module docstring), or None when it launches nothing."""
-    words, env = strip_prefixes(c.expanded if c.expanded is not None else c.words)
+    wrappers: list[Word] = []
+    words, env = strip_prefixes(c.expanded if c.expanded is not None else c.words, wrappers)
     if not words:
         return None
     launch = Launch(c.line, c.end_line, "srun", under_srun=False)
+    launch.wrappers = wrappers
     launch.scope = {k: v for k, v in c.scope.items() if isinstance(v, Var)}
     launch.task_env += env  # OMP_NUM_THREADS=8 srun ...: srun passes it to every task
     if os.path.basename(words[0].text) == "srun":
@@ -421,7 +464,7 @@ def launch_of(c: Command) -> Launch | None:
 def _program(words: list[Word], launch: Launch, *, per_task: bool,
              payload_args: Sequence[Word] | None = None) -> Launch | None:
     """Unwrap ``words`` (a command) down to the launcher and the program."""
-    words, env = strip_prefixes(list(words))
+    words, env = strip_prefixes(list(words), launch.wrappers)
     if per_task:
         launch.task_env += env
     if not words:
