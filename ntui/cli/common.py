@@ -5,14 +5,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ntui.core.problems import Problem
 
 if TYPE_CHECKING:
     from ntui.core.records.history import History, HistoryEntry
+    from ntui.core.remote.files import ClusterFiles
 
 __all__ = [
     "EXIT_CODES",
@@ -20,7 +25,12 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PROBLEMS",
     "EXIT_SLURM",
+    "AGENT_ENV",
     "add_cluster_option",
+    "cluster_copies",
+    "cluster_files",
+    "close_cluster_files",
+    "remote_history_entry",
     "exit_codes_help",
     "history_entry",
     "open_history",
@@ -50,21 +60,99 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
 
 class _Target:
     """The cluster this run of ``ntui`` talks to: ``ntui --cluster NAME`` (a cluster of the settings, reached
-    over ssh), else None (Slurm here). Set once per run, before the subcommand."""
+    over ssh), else None (Slurm here). Set once per run, before the subcommand; ``files``: its files, once asked
+    for (:func:`cluster_files`)."""
 
     cluster: str | None = None
+    files: ClusterFiles | None = None
 
 
 _TARGET = _Target()
 
+#: Environment: how ``ntui agent --stdio`` is started on the cluster (words of a command; default ``ntui agent
+#: --stdio``, from the PATH of a non-interactive login there), e.g. ``~/venvs/ntui/bin/ntui agent --stdio``.
+AGENT_ENV = "NTUI_REMOTE_AGENT"
+
 
 def select_cluster(name: str | None) -> None:
+    close_cluster_files()
     _TARGET.cluster = name
 
 
 def remote_cluster() -> str | None:
     """The cluster ``--cluster`` named for this run (its Slurm is on another machine), or None."""
     return _TARGET.cluster
+
+
+def _agent_command() -> tuple[str, ...]:
+    from ntui.core.remote.files import AGENT_COMMAND
+
+    words = shlex.split(os.environ.get(AGENT_ENV, ""))
+    return tuple(words) if words else AGENT_COMMAND
+
+
+def cluster_files() -> ClusterFiles:
+    """The files of the cluster this run talks to: over ssh (``--cluster``) the agent on one channel of the master,
+    or plain commands where ntui is not installed there (what they cannot do is said once on stderr); else this
+    machine's. Opened on first use, closed by :func:`close_cluster_files` (or the next :func:`select_cluster`).
+    Raises :class:`~ntui.core.slurm.ssh.SshError` (in words) when the cluster cannot be reached."""
+    if _TARGET.files is None:
+        from ntui.core.config import cluster_runner, load_settings
+        from ntui.core.remote.files import connect
+
+        def said(words: str) -> None:
+            print(f"ntui: {words}", file=sys.stderr, flush=True)
+
+        settings, _ = load_settings()  # its problems are said where the subcommand reads the settings
+        files = connect(cluster_runner(settings, remote_cluster()), command=_agent_command(), on_link=said)
+        if files.note:
+            said(files.note)
+        _TARGET.files = files
+    return _TARGET.files
+
+
+def close_cluster_files() -> None:
+    files, _TARGET.files = _TARGET.files, None
+    if files is not None:
+        files.close()
+
+
+def remote_history_entry(args: argparse.Namespace, job_id: str | None = None) -> HistoryEntry | None:
+    """The cluster's history entry of the command's job (``job_id``, default ``args.job_id``), read on the cluster
+    by its agent (the records stay in the cluster's home); ``--cluster`` of the subcommand picks among clusters
+    there as :func:`history_entry` does. None: no such entry, or no agent there (plain commands read no records)."""
+    from ntui.core.remote.logs import entry_from_dict
+
+    job = job_id or args.job_id
+    found = cluster_files().job(job, getattr(args, "cluster", None))
+    if not found or not isinstance(found.get("entry"), dict):
+        return None
+    entry = entry_from_dict(found["entry"])
+    others = found.get("others") or []
+    if entry is not None and others:
+        print(f"ntui: job {job} of cluster {entry.cluster or '(unknown)'}; the history there also has a job {job} "
+              f"of {', '.join(map(str, others))} (--cluster NAME after the subcommand picks)", file=sys.stderr)
+    return entry
+
+
+@contextlib.contextmanager
+def cluster_copies(paths: Sequence[str]) -> Iterator[list[Path]]:
+    """Local copies of files of the cluster (a job's logs), for the readers that work on files: the whole file,
+    or its last :data:`~ntui.core.remote.logs.MIRROR_MAX` bytes, each under its own name in a temporary
+    directory removed on exit; a file that is not there has no copy (its path does not exist). Without
+    ``--cluster`` the paths themselves."""
+    if remote_cluster() is None:
+        yield [Path(p) for p in paths]
+        return
+    import tempfile
+
+    from ntui.core.remote.logs import Mirror
+
+    with tempfile.TemporaryDirectory(prefix="ntui-remote-") as d:
+        mirror = Mirror(cluster_files(), Path(d))
+        local = mirror.add(paths)
+        mirror.sync()
+        yield local
 
 
 def exit_codes_help() -> str:

@@ -118,7 +118,8 @@ def private_sshd(ready_timeout: float = 60.0, *, environment: dict[str, str] | N
         log = d / "sshd.log"
         for _attempt in range(5):  # another process may take the free port first: try another
             port, refused_port = _free_port(), _free_port()
-            extra = "".join(f'SetEnv {k}="{v}"\n' for k, v in (environment or {}).items())
+            # one SetEnv line: sshd keeps the first value of a keyword, so a second SetEnv line would be ignored
+            extra = ("SetEnv " + " ".join(f'{k}="{v}"' for k, v in environment.items()) + "\n") if environment else ""
             sshd_config, ssh_config = _write_configs(d, port, refused_port, extra)
             with open(log, "wb") as out:
                 proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(sshd_config)], stdin=subprocess.DEVNULL,

@@ -1,0 +1,121 @@
+"""``ntui --cluster NAME logs`` through a real sshd on the loopback address: the job's entry is read from the history
+kept in the cluster's home (by the agent: the laptop's own history stays empty) and its logs on the cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ntui.cli import common, logs
+from ntui.core.records.history import History
+from tests.support import sshd as sshd_support
+
+ROOT = Path(__file__).resolve().parents[2]
+JOB = "5150"
+
+
+@pytest.fixture(scope="module")
+def cluster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cluster-home")
+
+
+@pytest.fixture(scope="module")
+def sshd(cluster_home: Path) -> Iterator[sshd_support.Sshd]:
+    reason = sshd_support.why_not()
+    if reason is not None:
+        pytest.skip(reason)
+    env = {"PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(cluster_home / "state")}
+    with sshd_support.private_sshd(environment=env) as server:
+        yield server
+
+
+@pytest.fixture
+def job_logs(cluster_home: Path, sshd: sshd_support.Sshd) -> Path:
+    """A job of the cluster's history (its records under the cluster's state dir) with a batch log and two ranks'."""
+    log_dir = cluster_home / "logs"
+    log_dir.mkdir(exist_ok=True)
+    history = History(cluster_home / "state")
+    try:
+        if history.get(JOB) is None:
+            history.record_intent(token="t5150", preset="train", preset_path=None, overrides=(), job_name="train",
+                                  launcher="torchrun", nodes=1, world_size=2, log_dir=str(log_dir), log_stem="train",
+                                  script="#!/bin/bash\n#SBATCH --job-name=train\n")
+            history.record_submitted("t5150", JOB, "dev", str(log_dir / f"train-{JOB}.sbatch"))
+    finally:
+        history.close()
+    (log_dir / f"train-{JOB}.out").write_text("".join(f"batch line {i}\n" for i in range(500)))
+    (log_dir / f"train-{JOB}-rank-0.out").write_text("step 1\nstep 2\n")
+    (log_dir / f"train-{JOB}-rank-1.out").write_text(
+        "step 1\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+        "    main()\nRuntimeError: CUDA error: an illegal memory access was encountered\n")
+    return log_dir
+
+
+@pytest.fixture
+def laptop(sshd: sshd_support.Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This process as the laptop: the cluster in its settings, its own (empty) state dir, ``--cluster dev``."""
+    config = tmp_path / "config" / "ntui"
+    config.mkdir(parents=True)
+    (config / "config.yaml").write_text(
+        f"clusters:\n  dev:\n    ssh: {sshd_support.HOST}\n    ssh-config: {sshd.ssh_config}\n    persist: 120\n")
+    runtime = Path(sshd.directory) / f"rt-{tmp_path.name[-8:]}"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("NTUI_STATE_DIR", str(tmp_path / "laptop-state"))
+    monkeypatch.setenv(common.AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
+    common.select_cluster("dev")
+    try:
+        yield tmp_path
+    finally:
+        common.select_cluster(None)
+
+
+def _args(**kw: object) -> argparse.Namespace:
+    base: dict[str, object] = {"job_id": JOB, "rank": None, "follow": False, "lines": 3, "triage": False,
+                               "cluster": None}
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_the_batch_logs_tail_is_read_on_the_cluster(job_logs: Path, laptop: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert logs.cmd_logs(_args()) == 0
+    out = capsys.readouterr()
+    assert out.out == "batch line 497\nbatch line 498\nbatch line 499\n", out.err
+    assert not (laptop / "laptop-state" / "records").exists()  # nothing of the history on this side
+
+
+def test_a_ranks_log_and_a_rank_out_of_range(job_logs: Path, laptop: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert logs.cmd_logs(_args(rank=0)) == 0
+    assert capsys.readouterr().out == "step 1\nstep 2\n"
+    assert logs.cmd_logs(_args(rank=2)) == 2
+    assert "rank 2 is out of range (world size 2: ranks 0-1)" in capsys.readouterr().err
+
+
+def test_triage_names_the_failed_rank_and_the_clusters_path(job_logs: Path, laptop: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert logs.cmd_logs(_args(triage=True)) == 1
+    out = capsys.readouterr().out
+    assert "rank 1" in out and "illegal memory access" in out, out
+    assert "ntui-triage-" not in out  # the local copies' directory is never shown
+
+
+def test_a_job_the_clusters_history_lacks_is_asked_of_slurm_there(job_logs: Path, laptop: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert logs.cmd_logs(_args(job_id="999999", triage=True)) == 2
+    assert "not in the history on the cluster" in capsys.readouterr().err
+
+
+def test_without_ntui_there_the_note_says_what_is_left_out(job_logs: Path, laptop: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(common.AGENT_ENV, "ntui-not-installed-here agent --stdio")
+    common.select_cluster("dev")
+    assert logs.cmd_logs(_args(triage=True)) == 2  # no history readable there: no per-rank logs known
+    err = capsys.readouterr().err
+    assert "not installed" in err and "no live follow" in err and "no ntui there to read it" in err
