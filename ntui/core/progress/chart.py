@@ -5,14 +5,15 @@
 The chart of one metric (the loss unless another is asked for) over the run's steps is drawn by plotext, a plotting
 library made for terminals (Textual-free: the tab draws the same figure through textual-plotext's widget).
 :func:`chart_of` makes its model (:class:`Chart`): the metric's points thinned to what the width can show (the
-least and the most of each column's share, in order, and always the newest point: a long run's 10^5 points cost
-what a few hundred do), one line per segment of the run (a restart does not draw a line back), the evaluation metric
-that goes with it (``eval_loss`` beside ``loss``, ``val_loss`` beside ``train_loss``: each evaluation once, not
-once per bar update that repeats it), each restart's step, and whether the y axis is logarithmic (the values span
-:data:`LOG_DECADES` decades or more, all above zero: the axis label says so). :func:`draw` puts it on a plotext
-figure with ticks of round numbers on both axes (steps as ``2,500`` or ``40k``); :func:`legend_lines` says what is
-drawn (the header, the markers); :func:`chart_lines` is both as plain text (the CLI's ``--chart``), or words when
-there is nothing to draw yet (one point, none). Deterministic: no clock, no terminal size, no colour unless given.
+least and the most of each column's share, in order, and always the newest point: plotext draws a few hundred
+points whatever the run's length, bench/progress_chart.py), one line per segment of the run (a restart does not
+draw a line back), the evaluation metric that goes with it (``eval_loss`` beside ``loss``, ``val_loss`` beside
+``train_loss``: each evaluation once, not once per bar update that repeats it), each restart's step, and whether
+the y axis is logarithmic (the values span :data:`LOG_DECADES` decades or more, all above zero: the axis label says
+so). :func:`draw` puts it on a plotext figure with ticks of round numbers on both axes (steps as ``2,500`` or
+``40k``); :func:`legend_lines` says what is drawn (the header, the markers); :func:`chart_lines` is both as plain
+text (the CLI's ``--chart``), or words when there is nothing to draw yet (one point, none). Deterministic: no
+clock, no terminal size, no colour unless given.
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ def chart_of(series: Series, *, columns: int = 80, metric: str | None = None) ->
 
 
 def nice_ticks(low: float, high: float, most: int) -> list[float]:
-    """At most ``most`` round values (1, 2 or 5 times a power of ten apart) from ``low`` to ``high``."""
+    """At most ``most`` round values (1, 2, 2.5 or 5 times a power of ten apart) from ``low`` to ``high``: the most
+    that fit."""
     if not (math.isfinite(low) and math.isfinite(high)) or high <= low or most < 2:
         return [low] if math.isfinite(low) else []
     power = 10.0 ** math.floor(math.log10((high - low) / (most - 1)))
