@@ -8,6 +8,7 @@ gets an immutable :class:`ProgressView` per job. Thread-side; ticks never overla
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,11 +45,15 @@ class ProgressView:
     printed_rates: tuple[float, ...] = ()
     last_write: float | None = None  # the log's modification time at the tick (a sign of life: quiet.py)
     evidence: str | None = None  # another reader's word on a quiet job (its GPUs': ntui/core/gpu/quiet.py)
+    #: the board's series as of the tick, without its points (what the log said of the run's total, its unit, its
+    #: end or stop): the tab, the queue row and ``ntui progress`` read the same run (None: a view made from points)
+    state: Series | None = field(default=None, compare=False, repr=False)
 
     def series(self) -> Series:
-        """A series holding this view's points (for :func:`~ntui.core.progress.series.estimate`)."""
-        series = Series(samples=list(self.samples), total=self.total, epoch=self.epoch, metrics=dict(self.metrics),
-                        restarts=list(self.restarts))
+        """A series holding this view's points (for :func:`~ntui.core.progress.series.estimate`), and what the log
+        said beside them where the view has it."""
+        series = copy.copy(self.state) if self.state is not None else Series(total=self.total, epoch=self.epoch)
+        series.samples, series.restarts, series.metrics = list(self.samples), list(self.restarts), dict(self.metrics)
         series.printed_rates = list(self.printed_rates)
         return series
 
@@ -105,8 +110,11 @@ class _Follower:
 
     def view(self, job_id: str) -> ProgressView:
         s = self.series
-        return ProgressView(job_id, s.step, s.total, s.epoch, dict(s.metrics), tuple(s.samples[-VIEW_POINTS:]),
-                            tuple(s.restarts), tuple(s.printed_rates), self.last_write)
+        state = copy.copy(s)  # its lists not shared: the view's own go in at series()
+        state.samples, state.restarts, state.printed_rates, state.metrics = [], [], [], {}
+        # the run's total as the estimate reads it (the bars', else the configuration's)
+        return ProgressView(job_id, s.step, s.run_total, s.epoch, dict(s.metrics), tuple(s.samples[-VIEW_POINTS:]),
+                            tuple(s.restarts), tuple(s.printed_rates), self.last_write, state=state)
 
 
 class ProgressBoard:
