@@ -190,7 +190,9 @@ def test_the_chart_draws_the_loss(followed: tuple[dict[str, Case], Path], dev_cl
     lines = out.splitlines()
     chart = lines[next(i for i, x in enumerate(lines) if x.startswith("loss over ")):]
     assert len(chart) >= 10 and all(len(x) <= 60 for x in chart), out
-    assert any("█" in x for x in chart) and chart[-1].split()[-2:] == ["step", str(STEPS)], out
+    assert chart[0].startswith("loss over ") and f" to {STEPS:,}" in chart[0], out
+    assert any("┤" in x for x in chart) and chart[-1].split() == ["loss", "step"], out  # value ticks, axis names
+    assert any("⠁" <= c <= "⣿" for x in chart for c in x), out  # the line itself, in braille dots
 
 
 def test_a_run_that_its_limit_will_cut_is_said_so_with_the_step(dev_cluster: DevCluster, tmp_path: Path) -> None:
