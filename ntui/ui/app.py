@@ -354,11 +354,11 @@ class NtuiApp(App[int]):
     def help_sections(self) -> HelpSections:
         """Every key, generated from the bindings: the current view (or dialog) first, its panes as mounted,
         then the app's keys, the other views and the dialogs."""
+        from ntui.ui.screens.action_dialogs import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
         from ntui.ui.screens.confirm import ConfirmSubmitScreen
         from ntui.ui.screens.dialogs import SaveAsScreen, UnsavedEditsScreen, YesNoScreen
         from ntui.ui.screens.editor import PresetEditorScreen
         from ntui.ui.screens.help import HelpScreen, as_bindings, mounted_panes, view_sections
-        from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
         from ntui.ui.screens.resubmit import ResubmitDiffScreen
         from ntui.ui.screens.sweep_resubmit import ResubmitFailedScreen
         from ntui.ui.screens.whatif import WhatIfScreen

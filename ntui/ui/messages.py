@@ -212,3 +212,12 @@ class WhatIfAnswered(Message):
     """Slurm's answer for one shape (``sbatch --test-only``)."""
 
     result: ShapeResult
+
+
+@dataclass
+class ResubmitWith(Message):
+    """A tab asks the jobs view to resubmit ``job_id`` with ``extra`` ``--set`` overrides on top of its recorded ones
+    (the Report tab's ``f``: a finding's suggested fix)."""
+
+    job_id: str
+    extra: tuple[str, ...]

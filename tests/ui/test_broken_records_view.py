@@ -11,6 +11,7 @@ import pytest
 from ntui.core.config import QueueSettings, Settings
 from ntui.core.records.history import History
 from ntui.ui.screens.jobs import JobsScreen
+from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.support.broken_records import JOB_IDS, broken_state
 from tests.support.fakes import FakeRunner, capture, result
@@ -42,7 +43,7 @@ async def test_every_broken_record_is_listed_once_and_opens(tmp_path: Path, monk
             recent.move_cursor(row=row)
             await settle_jobs(pilot)
             key = list(recent.jobs)[row]
-            view = screen.details_panel.view
+            view = screen.query_one(JobDetailsPanel).view
             assert view is not None and view.job_id == recent.jobs[key].job_id, key
         for key in ("l", "r"):  # the Logs and Report tabs on the last row, then back
             await pilot.press(key)

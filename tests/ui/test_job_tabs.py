@@ -23,6 +23,7 @@ from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets import report_pane
 from ntui.ui.widgets.job_tab import JobTab, TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
+from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.support.fakes import FakeRunner, capture, result
 from tests.support.notes import notified
@@ -177,8 +178,8 @@ async def test_the_log_pane_reads_srun_tasks_as_the_launcher_says(tmp_path: Path
         await pilot.press("tab")
         recent.move_cursor(row=0)
         await pilot.press("l")
-        pane = screen.logs_pane
-        assert pane is not None
+        pane = screen.tabs.tab(LogPane)
+        assert isinstance(pane, LogPane)
         for _ in range(200):
             await pilot.pause(0.05)
             if pane.triage_line.failed:

@@ -19,9 +19,9 @@ from ntui.core.config import QueueSettings, Settings
 from ntui.core.jobs.queue import ENDED
 from ntui.core.slurm.runner import CommandResult, SubprocessRunner
 from ntui.core.slurm.squeue import parse_squeue
-from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
+from ntui.ui.screens.action_dialogs import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.screens.jobs import JobsScreen
-from ntui.ui.widgets.job_details import details_fields
+from ntui.ui.widgets.job_details import JobDetailsPanel, details_fields
 from ntui.ui.widgets.queue_table import QueueTable, id_sort_key
 from tests.support.fakes import FakeRunner, capture, result
 from tests.support.notes import notified
@@ -366,7 +366,7 @@ async def test_details_fetched_once_per_state_with_gpu_indices() -> None:
         assert len(calls(r, "scontrol", "show", "job")) == 2  # cached while the state stays
         await refresh(pilot)  # 36_1 starts running: its details are fetched again
         assert len(calls(r, "scontrol", "show", "job")) == 3
-        panel = screen.details_panel
+        panel = screen.query_one(JobDetailsPanel)
         assert panel.view is not None and panel.view.details is not None
         assert panel.view.details.gres_by_node == {"nid001": (0, 1, 2, 3), "nid002": (0, 1, 2, 3)}
         fields = "\n".join(f"{k}: {v}" for k, v in details_fields(panel.view))
@@ -576,7 +576,7 @@ async def test_history_entry_survives_a_state_change() -> None:
         assert screen.table.cursor_key == "36_1"
         await refresh(pilot)  # 36_1 starts running: details fetched again
         assert [c[-1] for c in calls(r, "scontrol", "show", "job")] == ["36_0", "36_1", "36_1"]
-        fields = "\n".join(f"{k}: {v}" for k, v in details_fields(screen.details_panel.view))
+        fields = "\n".join(f"{k}: {v}" for k, v in details_fields(screen.query_one(JobDetailsPanel).view))
         assert "alice-ddp --set sbatch.nodes=4" in fields
 
 
@@ -644,7 +644,7 @@ async def test_logs_of_an_ntui_job_show_while_scontrol_hangs(tmp_path: Path) -> 
                     break
             assert pane.job_id == JOB_ID and pane.log_lines, "the log pane waited for scontrol"
             assert asked and not gate.is_set() and screen.busy  # scontrol is still hanging
-            panel = screen.details_panel.view
+            panel = screen.query_one(JobDetailsPanel).view
             assert panel is not None and panel.note == "loading details…"
             gate.set()
             await settle_jobs(pilot)

@@ -10,6 +10,7 @@ from typing import Any
 from ntui.core.config import QueueSettings, Settings
 from ntui.core.slurm.runner import CommandResult
 from ntui.ui.screens.jobs import JobsScreen
+from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable
 from tests.support.fakes import result
@@ -57,24 +58,26 @@ async def test_recent_jobs_listed_under_the_queue_and_a_record_shows_details_and
         assert recent.has_focus
         recent.move_cursor(row=recent.get_row_index("48213701"))
         await settle_jobs(pilot)
-        view = screen.details_panel.view
+        view = screen.query_one(JobDetailsPanel).view
         assert view is not None and view.job_id == "48213701" and view.outcome is not None
         assert view.outcome.state == "FAILED" and "rank 5 on nid200021" in view.note
         logs = screen.query_one(LogPane)
         target = logs.target
         assert target is not None and target.job_id == "48213701" and not target.job_active
-        assert target.paths is not None and target.paths.log_dir == LOG_DIR and logs is screen.logs_pane
+        assert target.paths is not None and target.paths.log_dir == LOG_DIR and logs is screen.tabs.tab(LogPane)
         scontrol_before = [a for a in runner.argvs() if a[:2] == ("scontrol", "show")]
         # a queue refresh keeps the record shown (no scontrol for a record)
         screen.refresh_now()
         await settle_jobs(pilot)
-        assert screen.details_panel.view is not None and screen.details_panel.view.job_id == "48213701"
+        view = screen.query_one(JobDetailsPanel).view
+        assert view is not None and view.job_id == "48213701"
         assert [a for a in runner.argvs() if a[:2] == ("scontrol", "show")] == scontrol_before
         # back to the queue: the queue's cursor again
         await pilot.press("shift+tab")
         await settle_jobs(pilot)
         assert screen.table.has_focus
-        assert screen.details_panel.view is not None and screen.details_panel.view.job_id != "48213701"
+        view = screen.query_one(JobDetailsPanel).view
+        assert view is not None and view.job_id != "48213701"
 
 
 async def test_a_job_that_leaves_the_queue_gets_its_record_and_joins_the_list(tmp_path: Path) -> None:

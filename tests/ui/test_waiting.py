@@ -13,7 +13,7 @@ from ntui.core.config import NotifySettings, QueueSettings, Settings
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.screens.whatif import WhatIfScreen
 from ntui.ui.terminal import CAPTURE
-from ntui.ui.widgets.job_details import details_fields
+from ntui.ui.widgets.job_details import JobDetailsPanel, details_fields
 from tests.support.demo import settle, type_into
 from tests.support.fakes import FakeRunner, capture, result
 from tests.support.notes import notified
@@ -31,7 +31,7 @@ def jobs_screen(app: Any) -> JobsScreen:
 
 
 def why_text(screen: JobsScreen) -> str:
-    box = screen.details_panel.query_one("#details-why")
+    box = screen.query_one(JobDetailsPanel).query_one("#details-why")
     return str(box.render()) if box.display else ""
 
 
@@ -76,7 +76,7 @@ async def test_the_details_elapsed_ticks_with_the_queue_row() -> None:
         screen.table.move_cursor(key="34")
         await settle_jobs(pilot)
         screen._tick()
-        panel = screen.details_panel
+        panel = screen.query_one(JobDetailsPanel)
 
         def time_row() -> str:
             assert panel.view is not None

@@ -1,12 +1,12 @@
 """What the jobs view does to a job: cancel, signal, hold or release, requeue, resubmit, what would start sooner
 (``w``) and a shell inside a running job (``x``).
 
-:class:`JobActions` is a collaborator of :class:`~ntui.ui.screens.jobs.JobsScreen` (the screen's key actions call it
+:class:`JobOperations` is a collaborator of :class:`~ntui.ui.screens.jobs.JobsScreen` (the screen's key actions call it
 in one line each): it reads the view through :class:`JobsView` (the model, the queue table and its folded arrays, the
 runner) and acts through the screen (dialogs, workers, notices). Every Slurm call is planned in the core
 (:func:`ntui.core.jobs.actions.plan_action`, :func:`ntui.core.jobs.resubmit.plan_resubmit`,
 :func:`ntui.core.waiting.whatif.plan_for_job`) and runs in a thread worker; a call's result comes back as
-:class:`~ntui.ui.messages.ActionDone`, which the screen hands to :meth:`JobActions.done`.
+:class:`~ntui.ui.messages.ActionDone`, which the screen hands to :meth:`JobOperations.done`.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.messages import ActionDone
+from ntui.ui.screens.action_dialogs import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.screens.base import NtuiScreen
-from ntui.ui.screens.job_actions import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
 from ntui.ui.screens.jobs_view import JobsViewCore
 
 if TYPE_CHECKING:
     from ntui.core.waiting.whatif import Shape
 
-__all__ = ["ACTION_GROUP", "RESUBMIT_GROUP", "JobActions", "JobsView"]
+__all__ = ["ACTION_GROUP", "RESUBMIT_GROUP", "JobOperations", "JobsView"]
 
 #: Workers' groups (the jobs view's ``busy`` counts the actions' workers).
 ACTION_GROUP = "ntui-action"
@@ -47,7 +47,7 @@ class JobsView(JobsViewCore, Protocol):
     def refresh_now(self) -> None: ...
 
 
-class JobActions:
+class JobOperations:
     """The jobs view's actions on the selected job (see the module docstring)."""
 
     def __init__(self, screen: NtuiScreen, view: JobsView) -> None:

@@ -9,7 +9,7 @@ four parts and hands each message to the one it is for:
   :class:`~ntui.core.jobs.selected.SelectedJob`, built the same way for a queue row and a recent job;
 * the model's workers (:class:`~ntui.ui.screens.jobs_workers.ModelWorkers`): squeue, details, history, final
   states, journals and recent jobs, each answer posted back as a message;
-* the collaborators: what is done to a job (:class:`~ntui.ui.screens.jobs_actions.JobActions`), why it waits and
+* the collaborators: what is done to a job (:class:`~ntui.ui.screens.job_operations.JobOperations`), why it waits and
   the start/end notices (:class:`~ntui.ui.screens.jobs_waiting.WaitingWatch`).
 
 The screen itself draws the back-off banner and the status line, and keeps which job is selected.
@@ -58,20 +58,18 @@ from ntui.ui.messages import (
     ProgressRead,
     QueueFailed,
     QueueFetched,
+    ResubmitWith,
     WhyFetched,
 )
 from ntui.ui.screens.base import NtuiScreen
-from ntui.ui.screens.jobs_actions import ACTION_GROUP, JobActions
+from ntui.ui.screens.job_operations import ACTION_GROUP, JobOperations
 from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingWatch
 from ntui.ui.screens.jobs_workers import JOURNAL_TICK_S, RECENT_GROUP, SQUEUE_GROUP, ModelWorkers
-from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.job_tab import TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
-from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.queue_box import QueueBox
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
 from ntui.ui.widgets.recent_jobs import ORDER_KEY, RecentJobsTable, RecentLoaded
-from ntui.ui.widgets.report_pane import ReportPane
 
 __all__ = ["JobsScreen", "RefreshStats"]
 
@@ -119,32 +117,10 @@ class JobsScreen(NtuiScreen):
         #jobs-banner.-shown { display: block; }
         #jobs-body { height: 1fr; layout: vertical; }
         &.-wide #jobs-body { layout: horizontal; }
-        /* the queue takes the rows it has (at least a few, at most ~40 %); the lower pane gets the rest */
-        #jobs-queue {
-            height: auto;
-            min-height: 6;
-            max-height: 40%;
-            border: round $panel-lighten-2;
-            border-title-color: $text-muted;
-            border-subtitle-color: $text-muted;
-        }
-        #jobs-queue.-with-recent { max-height: 70%; }
-        /* the focus is in the tabs: the class is the queue box's alone (a class on the screen restyles every widget) */
-        #jobs-queue.-compact { min-height: 3; }
-        #jobs-queue.-compact #jobs-table { scrollbar-size-horizontal: 0; }  /* its line goes to the selected row */
-        #jobs-queue.-with-recent #jobs-table { max-height: 50%; }
-        #jobs-queue:focus-within { border: round $primary; border-title-color: $text; }
-        #jobs-table { height: auto; max-height: 100%; }
-        &.-wide #jobs-queue { height: 1fr; max-height: 100%; }
-        &.-wide #jobs-table { height: 1fr; }
-        #jobs-queue.-maximized, #jobs-tabs.-maximized { height: 1fr; max-height: 100%; width: 1fr; }
-        #jobs-queue.-maximized #jobs-table { height: 1fr; }
-        #jobs-filter { display: none; }
-        #jobs-filter.-shown { display: block; }
+        #jobs-tabs.-maximized { height: 1fr; max-height: 100%; width: 1fr; }
         #jobs-tabs { height: 1fr; }
         &.-wide #jobs-tabs { width: 45%; }
         #jobs-status { height: 1; padding: 0 1; color: $text-muted; }
-        .pane-missing { padding: 1 2; color: $text-muted; }
     }
     """
 
@@ -155,16 +131,8 @@ class JobsScreen(NtuiScreen):
         Binding("h", "hold_release", "Hold/release", id="ntui.jobs.hold", tooltip="scontrol hold / release"),
         Binding("R", "requeue_job", "Requeue", id="ntui.jobs.requeue", tooltip="scontrol requeue"),
         Binding("a", "toggle_all_users", "All users", id="ntui.jobs.all_users", tooltip="Own jobs / everyone's"),
-        Binding("slash", "filter", "Filter jobs", id="ntui.jobs.filter", key_display="/",
-                tooltip="Filter the queue's rows (the log pane's / searches its lines)"),
-        Binding("s", "sort", "Sort", id="ntui.jobs.sort", tooltip="Sort by the next column"),
-        Binding("S", "reverse_sort", "Reverse sort", id="ntui.jobs.reverse_sort", show=False),
+        *QueueBox.KEYS,
         *JobTabs.bindings(),
-        Binding("E", "first_error", "First error", id="ntui.jobs.first_error", show=False,
-                tooltip="Open the logs at the error of the rank that failed first"),
-        Binding("escape", "clear_filter", "Clear filter", id="ntui.jobs.clear_filter", show=False),
-        Binding("t", "toggle_tasks", "Tasks", id="ntui.jobs.tasks", show=False,
-                tooltip="Open a job array's row into its tasks, or fold them (enter too)"),
         Binding("ctrl+r", "resubmit", "Resubmit", id="ntui.jobs.resubmit", show=False,
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
         Binding(ORDER_KEY, "recent_order", "Recent order", id="ntui.jobs.recent_order", show=False,
@@ -213,7 +181,7 @@ class JobsScreen(NtuiScreen):
         self._tabs_focused = False  # the focus is in the selected job's tabs: they get the room (QueueBox.fit)
         self.model_workers = ModelWorkers(self, self)  # squeue, look-ups, journals (ntui/ui/screens/jobs_workers.py)
         self.waiting = WaitingWatch(self, self)  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
-        self.actions = JobActions(self, self)  # cancel, signal, ..., resubmit (ntui/ui/screens/jobs_actions.py)
+        self.actions = JobOperations(self, self)  # cancel, signal, ..., resubmit (ntui/ui/screens/job_operations.py)
 
     # the model's state, as tests and benchmarks read it
     @property
@@ -272,15 +240,6 @@ class JobsScreen(NtuiScreen):
     @property
     def tabs(self) -> JobTabs:
         return self.query_one("#jobs-tabs", JobTabs)
-
-    @property
-    def logs_pane(self) -> LogPane | None:
-        tab = self.tabs.tab(LogPane)
-        return tab if isinstance(tab, LogPane) else None
-
-    @property
-    def details_panel(self) -> JobDetailsPanel:
-        return self.query_one("#jobs-details", JobDetailsPanel)
 
     def on_mount(self) -> None:
         self.sub_title = self.ntui_app.identity
@@ -495,7 +454,6 @@ class JobsScreen(NtuiScreen):
 
     def _show_record(self, job: RecentJob) -> None:
         """A recent job: its record to every tab (no Slurm call); its logs as for a live job."""
-        self.details_panel.show_why(None)
         self.tabs.select_job(selected_record(job, record_details(job)))
 
     def open_history_entry(self, job_id: str) -> HistoryEntry | None:
@@ -511,8 +469,9 @@ class JobsScreen(NtuiScreen):
             self._selection_changed()  # a running job's node states may be stale: looked at again
 
     def _details_visible(self) -> bool:
+        """The shown tab wants the selected job's details fresh (a running job's node states)."""
         try:
-            return self.query_one("#jobs-tabs", TabbedContent).active == "tab-details"
+            return self.tabs.wants_fresh_details
         except Exception:  # not composed yet
             return True
 
@@ -536,13 +495,10 @@ class JobsScreen(NtuiScreen):
         focused = self.focused
         self.maximized = tabs if focused is not None and tabs in focused.ancestors else self.queue_box
 
-    def action_first_error(self) -> None:
-        """``E`` from anywhere in the view (the log pane has the same key when it has focus)."""
-        logs = self.logs_pane
-        if logs is None:
-            return
-        self.action_show_tab(LogPane.TAB.pane_id)
-        self.call_after_refresh(logs.action_first_error)
+    def action_tab_action(self, tab: str, action: str) -> None:
+        """A tab's view-wide key (its ``TabSpec.keys``, such as the log's ``E``): the tab shown, then its action."""
+        self.action_show_tab(tab)
+        self.tabs.run_tab_action(tab, action)
 
     # ------------------------------------------------------------ status line and banner
 
@@ -594,22 +550,11 @@ class JobsScreen(NtuiScreen):
         self.refresh_now()
         self._tick()
 
-    def action_filter(self) -> None:
-        self.queue_box.open_filter()
+    def action_queue_box(self, key: str) -> None:
+        """A key of the queue box's (:data:`QueueBox.KEYS`), from anywhere in the view."""
+        self.queue_box.run_key(key)
 
-    def action_clear_filter(self) -> None:
-        self.queue_box.clear_filter()
-
-    def action_sort(self) -> None:
-        self.queue_box.sort_next()
-
-    def action_reverse_sort(self) -> None:
-        self.queue_box.reverse_sort()
-
-    def action_toggle_tasks(self) -> None:
-        self.queue_box.toggle_tasks()
-
-    # ------------------------------------------------------------ job actions (ntui/ui/screens/jobs_actions.py)
+    # ------------------------------------------------------------ job actions (ntui/ui/screens/job_operations.py)
 
     def action_cancel_job(self) -> None:
         self.actions.cancel()
@@ -637,10 +582,10 @@ class JobsScreen(NtuiScreen):
             return
         self.actions.resubmit(job_id)
 
-    @on(ReportPane.ApplyFix)
-    def _apply_fix(self, msg: ReportPane.ApplyFix) -> None:
+    @on(ResubmitWith)
+    def _resubmit_with(self, msg: ResubmitWith) -> None:
         msg.stop()
-        self.actions.resubmit(msg.job_id, (msg.fix,))
+        self.actions.resubmit(msg.job_id, msg.extra)
 
     def _submitted(self, job: SubmittedJob | None) -> None:
         if job is None or not job.job_id:

@@ -1,5 +1,5 @@
 """What the jobs view's collaborators read of it: :class:`JobsViewCore`, extended by each collaborator's own
-``Protocol`` (:class:`~ntui.ui.screens.jobs_actions.JobsView`, :class:`~ntui.ui.screens.jobs_waiting.WaitingView`)
+``Protocol`` (:class:`~ntui.ui.screens.job_operations.JobsView`, :class:`~ntui.ui.screens.jobs_waiting.WaitingView`)
 with what it alone needs (the workers read less: :class:`~ntui.ui.screens.jobs_workers.WorkersView`).
 :class:`~ntui.ui.screens.jobs.JobsScreen` satisfies them all."""
 

@@ -12,7 +12,7 @@ where the queue, a look-up or the clock moves, and it reads the view through :cl
   (:class:`~ntui.core.waiting.notify.Transitions`), and told through :func:`ntui.ui.terminal.announce`.
 
 What would start sooner (``w``) and a shell in a running job (``x``) are job actions:
-:mod:`ntui.ui.screens.jobs_actions`.
+:mod:`ntui.ui.screens.job_operations`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from ntui.ui.messages import WhyFetched
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.jobs_view import JobsViewCore
 from ntui.ui.terminal import announce
+from ntui.ui.widgets.job_tab import Tick
 
 if TYPE_CHECKING:
-    from ntui.ui.widgets.job_details import JobDetailsPanel
+    from ntui.ui.widgets.job_tabs import JobTabs
 
 __all__ = ["WHY_GROUP", "WaitingView", "WaitingWatch"]
 
@@ -43,7 +44,7 @@ class WaitingView(JobsViewCore, Protocol):
     """What the why and the notices read of the jobs view, besides its core."""
 
     @property
-    def details_panel(self) -> JobDetailsPanel: ...
+    def tabs(self) -> JobTabs: ...
 
     @property
     def record_selected(self) -> bool:
@@ -70,7 +71,7 @@ class WaitingWatch:
         """The selection moved, or its details arrived: the why's extras for a pending job, once."""
         view = self.view
         if key is None:
-            view.details_panel.show_why(None)
+            self.tick()
             return
         model = view.model
         cached = model.cache.get(key)
@@ -99,23 +100,22 @@ class WaitingWatch:
         self.why_book.failed()
 
     def tick(self) -> None:
-        """Every second: the selected job's why (pending) or elapsed time (running) as of now."""
+        """Every second: the selected job's why (pending) and elapsed time (running) as of now, to the tabs."""
         view = self.view
-        if view.record_selected or not self.screen.is_mounted:
+        if not self.screen.is_mounted:
             return
-        key = view.table.cursor_key
-        panel = view.details_panel
         model = view.model
-        if key is None or key != model.selected:
-            panel.show_why(None)
+        now: datetime = model.clock()
+        key = view.table.cursor_key
+        if view.record_selected or key is None or key != model.selected:
+            view.tabs.tick(Tick(now, None))
             return
         cached = model.cache.get(key)
         job = model.live.get(key)
-        now: datetime = model.clock()
-        panel.show_why(self.why_book.why(key, cached.details if cached else None, job, now))
+        why = self.why_book.why(key, cached.details if cached else None, job, now)
         ticked = model.ticked_elapsed().get(key) if job is not None and job.category is StateCategory.RUNNING \
             else None
-        panel.tick(parse_duration(ticked) if ticked else None)
+        view.tabs.tick(Tick(now, key, parse_duration(ticked) if ticked else None, why))
 
     # ------------------------------------------------------------ a word when a job starts or ends
 

@@ -2,7 +2,7 @@
 asks for it, its answer posted to the screen as a message of :mod:`ntui.ui.messages`.
 
 :class:`ModelWorkers` is a collaborator of :class:`~ntui.ui.screens.jobs.JobsScreen` (as
-:class:`~ntui.ui.screens.jobs_actions.JobActions` and :class:`~ntui.ui.screens.jobs_waiting.WaitingWatch` are): the
+:class:`~ntui.ui.screens.job_operations.JobOperations` and :class:`~ntui.ui.screens.jobs_waiting.WaitingWatch` are): the
 screen hands each message to the model and draws; this class starts the calls and keeps what they share between
 them (the journal worker's history and descriptors, the recent-jobs loads, the squeue timer).
 

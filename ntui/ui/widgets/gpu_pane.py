@@ -51,7 +51,6 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
-from textual.worker import Worker, WorkerState
 
 from ntui.core.config import GpuSettings
 from ntui.core.gpu.heatmap import GLYPHS, LEVELS, heatmap, use_heatmap
@@ -65,7 +64,6 @@ from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.scontrol import JobDetails
 from ntui.ui.errors import describe_error
-from ntui.ui.services import ReportsWorkerErrors
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
 
 __all__ = ["GpuPane", "GpuStreamLike", "StreamFactory", "render_allocation", "render_board", "render_heatmap"]
@@ -366,7 +364,7 @@ class GpuPane(JobTab, Widget):
     """Live GPU usage of one running job. See the module docstring for the life cycle."""
 
     TAB = TabSpec("GPUs", "tab-gpus", "jobs-gpu", "g", "ntui.jobs.tab_gpus",
-                  "Live GPU use of the selected running job, per node and GPU")
+                  "Live GPU use of the selected running job, per node and GPU", groups=("gpu-plan", "gpu-files"))
     FEED_HIDDEN = True  # it pauses itself while hidden (no step, no reads) and resumes when shown
 
     DEFAULT_CSS = """
@@ -788,18 +786,6 @@ class GpuPane(JobTab, Widget):
         self._stream = None
         reason, detail = describe_step_end(message.returncode, message.stderr)
         self._fail(reason, detail)
-
-    @on(Worker.StateChanged)
-    def _worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Unexpected failures of the plan worker (expected ones are posted as ``_PlanFailed``)."""
-        event.stop()
-        if event.state is not WorkerState.ERROR or event.worker.group not in ("gpu-plan", "gpu-files"):
-            return
-        app = self.app
-        message = (app.report_worker_error(event.worker) if isinstance(app, ReportsWorkerErrors)
-                   else describe_error(event.worker.error))
-        if self._state == "planning" or (event.worker.group == "gpu-files" and self._files is not None):
-            self._fail(str(message))
 
     def _fail(self, reason: str, detail: Sequence[str] = ()) -> None:
         self._stop_stream()

@@ -26,7 +26,7 @@ from ntui.core.slurm.scontrol import JobDetails
 from ntui.core.slurm.sinfo import NodeState
 from ntui.core.textsafe import inert
 from ntui.core.waiting.why import Why
-from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, Tick
 
 __all__ = ["JobDetailsPanel", "details_fields", "node_states_text", "state_style", "why_text"]
 
@@ -177,6 +177,7 @@ class JobDetailsPanel(JobTab, VerticalScroll):
     TAB = TabSpec("Details", "tab-details", "jobs-details", "d", "ntui.jobs.tab_details",
                   "The selected job's details: scontrol show job -d, what ntui submitted, why it waits")
     FEED_HIDDEN = True  # text only: shown at once when its tab is
+    FRESH_DETAILS = True  # shown, a running job's node states are looked at again
 
     DEFAULT_CSS = """
     JobDetailsPanel {
@@ -210,14 +211,31 @@ class JobDetailsPanel(JobTab, VerticalScroll):
         """The selection's view (None: the view shown stays, e.g. while its details are looked up)."""
         if selected.job_id is None:
             self.show(None)
-            self.show_why(None)
+            self._show_why(None)
+        elif selected.source == "record":  # nothing moves in a record: no why, no ticking time
+            self._show_why(None)
+            if selected.view is not None:
+                self.show(selected.view)
         elif selected.view is not None:
             self.show(selected.view)
 
     def show_failure(self, text: str) -> None:
         self.query_one("#details-fields", Static).update(Text(f"The details cannot be shown: {text}", style="red"))
 
-    def show_why(self, why: Why | None) -> None:
+    def tick(self, tick: Tick) -> None:
+        """The second's why (a pending job: above its details) and elapsed time (a running job: the Time row follows
+        the queue row's, in scontrol's spelling, ``00:00:12``, ``1-02:03:04``, like the limit beside it)."""
+        self._show_why(tick.why)
+        if tick.job_id is None:
+            return
+        elapsed = run_time_text(tick.elapsed_s) if tick.elapsed_s is not None else None
+        if elapsed == self.elapsed:
+            return
+        self.elapsed = elapsed
+        if self.view is not None:
+            self._fields(self.view)
+
+    def _show_why(self, why: Why | None) -> None:
         """A pending job's why above its details (None: hidden); redrawn only when its words change."""
         if why == self.why:
             return
@@ -225,16 +243,6 @@ class JobDetailsPanel(JobTab, VerticalScroll):
         box = self.query_one("#details-why", Static)
         box.update(why_text(inert_why(why)) if why is not None else "")
         box.set_class(why is not None, "-shown")
-
-    def tick(self, seconds: int | None) -> None:
-        """The selected running job's elapsed seconds now (the queue row's, ticking between refreshes): the Time
-        row follows it, in scontrol's spelling (``00:00:12``, ``1-02:03:04``) like the limit beside it."""
-        elapsed = run_time_text(seconds) if seconds is not None else None
-        if elapsed == self.elapsed:
-            return
-        self.elapsed = elapsed
-        if self.view is not None:
-            self._fields(self.view)
 
     def show(self, view: DetailsView | None) -> None:
         if view == self.view and view is not None:

@@ -11,13 +11,19 @@ through :meth:`JobTab.select_job`; the rest is here, once for all tabs:
 * **failure**: an exception in :meth:`~JobTab.show_selected`, or a failed worker of one of the tab's
   ``TabSpec.groups``, is shown in the tab (:meth:`~JobTab.show_failure`) and noticed once per tab, never taking the
   view down;
-* **stale results**: a worker's result is for the job it was started for; :meth:`~JobTab.latest` says whether that is
-  still the selected one (else the result is dropped).
+* **work for a job**: :meth:`~JobTab.compute` runs a function for a job in a thread worker of the tab's first group;
+  its result comes back to :meth:`~JobTab.show_result` on the UI thread while that job is still the selected one and
+  no later :meth:`~JobTab.compute` was asked (else it is dropped: a stale result is never shown); an exception takes
+  the failure path above (a stale one is only logged); the last :data:`JobTab.KEEP` results are kept by job
+  (:meth:`~JobTab.result`), so a job selected again shows its result at once. A tab with a long-lived worker of its
+  own (a log watcher, a GPU step) names its group in ``TabSpec.groups`` and handles no worker state itself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -25,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.dom import DOMNode
+from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
@@ -32,11 +39,23 @@ from ntui.core.config import Settings
 from ntui.core.errors import describe_error
 from ntui.core.jobs.selected import NOTHING, SelectedJob
 from ntui.core.slurm.runner import CommandRunner
+from ntui.core.waiting.why import Why
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["JobTab", "TabDeps", "TabSpec", "displayed"]
+__all__ = ["Computed", "JobTab", "TabDeps", "TabKey", "TabSpec", "Tick", "displayed"]
+
+
+@dataclass(frozen=True)
+class TabKey:
+    """A key of the whole view that shows a tab and runs one of its actions (the log's ``E``: first error)."""
+
+    key: str
+    action: str  # the tab's action, without ``action_``
+    description: str
+    binding_id: str
+    tooltip: str
 
 
 @dataclass(frozen=True)
@@ -49,11 +68,27 @@ class TabSpec:
     key: str  # shows the tab (and moves the focus into it) from anywhere in the view
     binding_id: str  # the key's id in the user's keymap (stable across versions)
     tooltip: str
-    groups: tuple[str, ...] = ()  # the tab's worker groups whose failure JobTab reports
+    groups: tuple[str, ...] = ()  # the tab's worker groups whose failure JobTab reports; compute runs in the first
+    keys: tuple[TabKey, ...] = ()  # keys of the whole view that show the tab and run one of its actions
 
     def binding(self) -> Binding:
         return Binding(self.key, f"show_tab('{self.pane_id}')", self.title, id=self.binding_id, show=False,
                        tooltip=self.tooltip)
+
+    def bindings(self) -> list[Binding]:
+        """The tab's key and its view-wide action keys."""
+        return [self.binding(), *(Binding(k.key, f"tab_action('{self.pane_id}', '{k.action}')", k.description,
+                                          id=k.binding_id, show=False, tooltip=k.tooltip) for k in self.keys)]
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What moves each second for the selected job; the view works it out once and hands it to every tab."""
+
+    now: datetime
+    job_id: str | None  # the selected job (None: none, or a recent job's record: nothing moves)
+    elapsed_s: int | None = None  # a running job's elapsed seconds as of now (the queue row's, ticking)
+    why: Why | None = None  # why a pending job waits, as of now
 
 
 @dataclass(frozen=True)
@@ -84,16 +119,39 @@ def displayed(widget: Widget) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Computed:
+    """What :meth:`JobTab.compute` gave for a job, and when (``time.time()``)."""
+
+    job_id: str
+    value: Any
+    at: float
+
+
+class ComputeDone(Message, bubble=False):
+    """A compute's answer, posted from its thread to the tab that asked."""
+
+    def __init__(self, ticket: int, computed: Computed) -> None:
+        super().__init__()
+        self.ticket = ticket
+        self.computed = computed
+
+
 class JobTab:
     """Mixed into a tab's widget class (``class ReportPane(JobTab, VerticalScroll)``); see the module docstring."""
 
     TAB: ClassVar[TabSpec]
     FEED_HIDDEN: ClassVar[bool] = False
+    FRESH_DETAILS: ClassVar[bool] = False  # shown, it wants the selected job's details fresh (node states)
+    KEEP: ClassVar[int] = 8  # the results kept by job (a job selected again shows its last one at once)
 
     _selected: SelectedJob = NOTHING
     _stale = False
     _noticed = False
     failure: str | None = None  # what the tab last failed with (None: it works)
+    _ticket = 0  # the last compute asked (an answer to an earlier one is stale)
+    _computing: str | None = None
+    _results: OrderedDict[str, Computed] | None = None
 
     @classmethod
     def build(cls, deps: TabDeps) -> Widget:
@@ -108,6 +166,48 @@ class JobTab:
 
     def show_failure(self, text: str) -> None:
         """Say in the tab that it failed (the notice is sent by :meth:`tab_failed`)."""
+
+    def show_result(self, computed: Computed) -> None:
+        """A :meth:`compute` answer for the selected job (never a stale one). Called on the UI thread."""
+
+    def tick(self, tick: Tick) -> None:
+        """Every second while the view is shown: what moves with the clock (a running job's elapsed time)."""
+
+    # -- the one worker helper -----------------------------------------------------------------------------
+
+    def compute(self, job_id: str, fn: Callable[[], object], *, what: str) -> None:
+        """Run ``fn`` in a thread worker for ``job_id`` (``what``: the worker's description); its answer goes to
+        :meth:`show_result` if still wanted, its exception to the failure path. Drops any answer still to come."""
+        self._ticket += 1
+        self._computing = job_id
+        ticket, widget = self._ticket, self._widget
+        group = self.TAB.groups[0] if self.TAB.groups else f"{self.TAB.widget_id}-compute"
+
+        def run() -> None:
+            value = fn()
+            widget.post_message(ComputeDone(ticket, Computed(job_id, value, time.time())))
+
+        widget.run_worker(run, name=f"{job_id}#{ticket}", group=group, description=what, thread=True,
+                          exclusive=True, exit_on_error=False)
+
+    def drop_computing(self) -> None:
+        """Whatever a worker computes now is not wanted any more (its answer and its failure are dropped)."""
+        self._ticket += 1
+        self._computing = None
+
+    @property
+    def computing(self) -> str | None:
+        """The job a worker computes for now (None: none)."""
+        return self._computing
+
+    def result(self, job_id: str | None) -> Computed | None:
+        """The last answer kept for ``job_id``."""
+        return self._results.get(job_id) if self._results is not None and job_id is not None else None
+
+    def forget(self, job_id: str | None) -> None:
+        """Compute ``job_id`` afresh next time (a running job's answer so far is outdated)."""
+        if self._results is not None and job_id is not None:
+            self._results.pop(job_id, None)
 
     # -- what the container calls -------------------------------------------------------------------------
 
@@ -160,5 +260,28 @@ class JobTab:
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker: Worker[Any] = event.worker
-        if event.state is WorkerState.ERROR and worker.group in self.TAB.groups and worker.error is not None:
+        if event.state is not WorkerState.ERROR or worker.error is None:
+            return
+        job_id, _, ticket = (worker.name or "").rpartition("#")
+        if job_id and ticket.isdigit():  # a compute: its failure is said only while it is the one wanted
+            if int(ticket) != self._ticket or not self.latest(job_id):
+                self._widget.log.warning(f"{self.TAB.title}: dropped a stale failure: {worker.error!r}")
+                return
+            self._computing = None
             self.tab_failed(worker.error)
+        elif worker.group in self.TAB.groups:
+            self.tab_failed(worker.error)
+
+    def on_compute_done(self, message: ComputeDone) -> None:
+        message.stop()
+        computed = message.computed
+        if message.ticket == self._ticket:
+            self._computing = None
+        if self._results is None:
+            self._results = OrderedDict()
+        self._results[computed.job_id] = computed
+        self._results.move_to_end(computed.job_id)
+        while len(self._results) > self.KEEP:
+            self._results.popitem(last=False)
+        if message.ticket == self._ticket and self.latest(computed.job_id):
+            self.show_result(computed)

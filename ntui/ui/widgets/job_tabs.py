@@ -18,7 +18,7 @@ from ntui.core.errors import describe_error
 from ntui.core.jobs.selected import SelectedJob
 from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.job_details import JobDetailsPanel
-from ntui.ui.widgets.job_tab import JobTab, TabDeps
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, Tick
 from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.progress_pane import ProgressPane
 from ntui.ui.widgets.report_pane import ReportPane
@@ -34,6 +34,10 @@ JOB_TABS: tuple[type[JobTab], ...] = (JobDetailsPanel, GpuPane, LogPane, Progres
 
 class JobTabs(TabbedContent):
     """The tabs of the selected job (see the module docstring)."""
+
+    DEFAULT_CSS = """
+    JobTabs .pane-missing { padding: 1 2; color: $text-muted; }
+    """
 
     def __init__(self, deps: TabDeps, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, initial=JOB_TABS[0].TAB.pane_id)
@@ -53,8 +57,9 @@ class JobTabs(TabbedContent):
 
     @staticmethod
     def bindings() -> list[Binding]:
-        """The keys that show each tab (the jobs view's BINDINGS include them)."""
-        return [tab.TAB.binding() for tab in JOB_TABS]
+        """The keys that show each tab and run a tab's view-wide actions (the jobs view's BINDINGS include them)."""
+        shows = [tab.TAB.binding() for tab in JOB_TABS]
+        return shows + [b for tab in JOB_TABS for b in tab.TAB.bindings()[1:]]
 
     def on_mount(self) -> None:
         # the tab bar is no tab stop: the tabs' keys switch them, and it swallowed Up, Down and Home
@@ -68,6 +73,30 @@ class JobTabs(TabbedContent):
     def select_job(self, selected: SelectedJob) -> None:
         for tab in self.tabs.values():
             tab.select_job(selected)
+
+    def tick(self, tick: Tick) -> None:
+        """The second's :class:`~ntui.ui.widgets.job_tab.Tick` to every tab (a failing one says so, the rest go on)."""
+        for tab in self.tabs.values():
+            try:
+                tab.tick(tick)
+            except Exception as exc:  # a tab's bug must not take the view down
+                tab.tab_failed(exc)
+
+    @property
+    def wants_fresh_details(self) -> bool:
+        """The shown tab wants the selected job's details fresh (the view looks them up again)."""
+        try:
+            pane = self.active
+        except Exception:  # not composed yet: as for the first tab
+            pane = JOB_TABS[0].TAB.pane_id
+        tab = self.tabs.get(pane)
+        return tab is not None and tab.FRESH_DETAILS
+
+    def run_tab_action(self, pane_id: str, action: str) -> None:
+        """Run the tab's action once it is shown (a view-wide key of its :class:`~ntui.ui.widgets.job_tab.TabSpec`)."""
+        tab = self.tabs.get(pane_id)
+        if isinstance(tab, Widget):
+            self.call_after_refresh(tab.run_action, action)
 
     @on(TabbedContent.TabActivated)
     def _activated(self, event: TabbedContent.TabActivated) -> None:

@@ -44,7 +44,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Log, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import get_current_worker
 
 from ntui.core.config import LogSettings
 from ntui.core.jobfiles.lognames import LogPaths
@@ -67,7 +67,7 @@ from ntui.core.logs.watch import (
 )
 from ntui.core.logs.watch import key_name as _key_name
 from ntui.core.logs.watch import key_sort as _key_sort
-from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec
+from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
 
 #: The log's least height when the pane is short (the rank table gives up its lines first), and the rank table's
 #: bounds (its header and one row, the selected rank's, at least).
@@ -217,7 +217,9 @@ class LogPane(JobTab, Widget):
     """
 
     TAB = TabSpec("Logs", "tab-logs", "jobs-logs", "l", "ntui.jobs.tab_logs",
-                  "Every rank's log of the selected job, with the triage line")
+                  "Every rank's log of the selected job, with the triage line", groups=("log-pane",),
+                  keys=(TabKey("E", "first_error", "First error", "ntui.jobs.first_error",
+                               "Open the logs at the error of the rank that failed first"),))
     FEED_HIDDEN = True  # hidden, it reads the batch log alone now and then (a failure still shows at once)
 
     DEFAULT_CSS = """
@@ -851,16 +853,6 @@ class LogPane(JobTab, Widget):
             event.stop()
             self.remove_class("-searching")
             self._log.focus()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "log-pane" or event.state is not WorkerState.ERROR:
-            return
-        report = getattr(self.app, "report_worker_error", None)
-        error = event.worker.error
-        message = report(event.worker) if callable(report) else f"{type(error).__name__}: {error}"
-        if not callable(report):
-            self.notify(message, title="log watcher failed", severity="error")
-        self._set_triage(TriageLine(f"log watcher stopped: {message}", False))
 
     def _key_of(self, row_key: str | None) -> Key | None:
         line = self._lines.get(row_key or "")

@@ -15,11 +15,12 @@ recent-jobs load (:meth:`QueueBox.show_recent`), and asks it which job the tabs 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from typing import ClassVar, Protocol
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input
@@ -61,6 +62,44 @@ class QueueSource(Protocol):
 class QueueBox(Vertical):
     """The queue, its filter and the recent jobs (see the module docstring)."""
 
+    DEFAULT_CSS = """
+    QueueBox {
+        /* the queue takes the rows it has (at least a few, at most ~40 %); the tabs get the rest */
+        height: auto;
+        min-height: 6;
+        max-height: 40%;
+        border: round $panel-lighten-2;
+        border-title-color: $text-muted;
+        border-subtitle-color: $text-muted;
+        &.-with-recent { max-height: 70%; }
+        /* the focus is in the tabs: the class is the box's alone (a class on the screen restyles every widget) */
+        &.-compact { min-height: 3; }
+        &.-compact #jobs-table { scrollbar-size-horizontal: 0; }  /* its line goes to the selected row */
+        &.-with-recent #jobs-table { max-height: 50%; }
+        &:focus-within { border: round $primary; border-title-color: $text; }
+        &.-maximized { height: 1fr; max-height: 100%; width: 1fr; }
+        &.-maximized #jobs-table { height: 1fr; }
+        #jobs-table { height: auto; max-height: 100%; }
+        #jobs-filter { display: none; }
+        #jobs-filter.-shown { display: block; }
+    }
+    /* the wide layout (the view's breakpoint class): the box beside the tabs, the whole height */
+    .-wide QueueBox { height: 1fr; max-height: 100%; }
+    .-wide QueueBox #jobs-table { height: 1fr; }
+    """
+
+    #: The box's keys, in the whole view (the view's BINDINGS include them: ``queue_box('NAME')`` runs
+    #: :meth:`run_key`), so ``/`` filters the queue with the focus in a tab (the log pane's ``/`` searches its lines).
+    KEYS: ClassVar[list[BindingType]] = [
+        Binding("slash", "queue_box('filter')", "Filter jobs", id="ntui.jobs.filter", key_display="/",
+                tooltip="Filter the queue's rows (the log pane's / searches its lines)"),
+        Binding("s", "queue_box('sort')", "Sort", id="ntui.jobs.sort", tooltip="Sort by the next column"),
+        Binding("S", "queue_box('reverse_sort')", "Reverse sort", id="ntui.jobs.reverse_sort", show=False),
+        Binding("escape", "queue_box('clear_filter')", "Clear filter", id="ntui.jobs.clear_filter", show=False),
+        Binding("t", "queue_box('tasks')", "Tasks", id="ntui.jobs.tasks", show=False,
+                tooltip="Open a job array's row into its tasks, or fold them (enter too)"),
+    ]
+
     class FilterChanged(Message):
         """The filter's text changed (the rows shown changed with it)."""
 
@@ -96,6 +135,13 @@ class QueueBox(Vertical):
         self.border_title = "Queue · all users" if self.source.all_users else "Queue · my jobs"
         if identity is not None:
             self.border_subtitle = identity
+
+    def run_key(self, key: str) -> None:
+        """One of :data:`KEYS` (by its name in the binding's action)."""
+        actions: dict[str, Callable[[], None]] = {"filter": self.open_filter, "sort": self.sort_next,
+                                                  "reverse_sort": self.reverse_sort, "clear_filter": self.clear_filter,
+                                                  "tasks": self.toggle_tasks}
+        actions[key]()
 
     # ------------------------------------------------------------ rows and job arrays
 

@@ -1,21 +1,20 @@
 """The Report tab: how the selected ntui job used its GPUs, from its in-job sampler files.
 
-The report is the core's (:func:`ntui.core.jobs.report.job_usage`, the same as ``ntui report``), computed in a
-thread worker only while the tab is visible (for an ended job once; a running job again when it is selected
-again, over the samples so far), and laid out by :func:`~ntui.core.jobs.report.usage_lines` to the pane's width:
-per node and GPU the statistics and a utilisation sparkline, then the findings in words. ``f`` posts
-:class:`ReportPane.ApplyFix` with the first finding's suggested ``--set`` override (the jobs view opens the
-compose view with the job's preset, its overrides and the fix).
+The report is the core's (:func:`ntui.core.jobs.report.job_usage`, the same as ``ntui report``), computed by the
+tab base's worker (:meth:`~ntui.ui.widgets.job_tab.JobTab.compute`) only while the tab is visible (for an ended job
+once; a running job again when it is selected again, over the samples so far), and laid out by
+:func:`~ntui.core.jobs.report.usage_lines` to the pane's width: per node and GPU the statistics and a utilisation
+sparkline, then the findings in words. ``f`` posts :class:`~ntui.ui.messages.ResubmitWith` with the first finding's
+suggested ``--set`` override (the jobs view opens the compose view with the job's preset, its overrides and the
+fix).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.widgets import Static
 
 from ntui.core.jobs.report import JobUsage, job_usage, usage_lines
@@ -23,7 +22,8 @@ from ntui.core.jobs.selected import SelectedJob
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
-from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
+from ntui.ui.messages import ResubmitWith
+from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec
 
 __all__ = ["ReportPane"]
 
@@ -50,20 +50,6 @@ class ReportPane(JobTab, VerticalScroll):
                 tooltip="Open the job's preset in compose with the first finding's suggested change"),
     ]
 
-    class ApplyFix(Message):
-        """Resubmit ``job_id`` with ``fix`` (a ``--set`` override) on top of its recorded overrides."""
-
-        def __init__(self, job_id: str, fix: str) -> None:
-            super().__init__()
-            self.job_id = job_id
-            self.fix = fix
-
-    class _Computed(Message, bubble=False):
-        def __init__(self, job_id: str, usage: JobUsage) -> None:
-            super().__init__()
-            self.job_id = job_id
-            self.usage = usage
-
     def __init__(self, runner: CommandRunner, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.runner = runner
@@ -71,8 +57,6 @@ class ReportPane(JobTab, VerticalScroll):
         self.entry: HistoryEntry | None = None
         self.active = False
         self.usage: JobUsage | None = None  # the shown job's report
-        self.computing: str | None = None  # the job whose report a worker computes
-        self._done: set[str] = set()  # jobs whose report is computed and up to date
 
     def compose(self) -> ComposeResult:
         yield Static("", id="report-findings", markup=False)  # wraps: sentences
@@ -83,45 +67,26 @@ class ReportPane(JobTab, VerticalScroll):
         return cls(deps.runner, id=cls.TAB.widget_id)
 
     def show_selected(self, selected: SelectedJob) -> None:
-        self.show_job(selected.job_id, selected.entry, active=selected.active)
+        """The job to report on (its history entry; none: not ntui's job), computed while the tab is shown (a
+        hidden tab catches up when shown); an ended job's report once, a running job's again when selected again."""
+        job_id, entry = selected.job_id, selected.entry
+        if job_id != self.job_id and job_id is not None and selected.active:
+            self.forget(job_id)  # a running job: its samples so far, again
+        self.job_id, self.entry, self.active = job_id, entry, selected.active
+        kept = self.result(job_id)
+        self.usage = kept.value if kept is not None else None
+        if job_id is not None and entry is not None and entry.log_stem and kept is None and self.computing != job_id:
+            runner = self.runner
+            self.compute(job_id, lambda: job_usage(runner, job_id, entry), what="usage report")
+        self._draw()
+
+    def show_result(self, computed: Computed) -> None:
+        self.usage = computed.value
+        self._draw()
 
     def show_failure(self, text: str) -> None:
-        self.computing = None
         self.query_one("#report-findings", Static).update("")
         self.query_one("#report-text", Static).update(Text(f"No report: {text}", style="red"))
-
-    def _visible(self) -> bool:
-        return displayed(self)
-
-    def show_job(self, job_id: str | None, entry: HistoryEntry | None, *, active: bool) -> None:
-        """The job to report on (``entry``: ntui's history entry; None: not ntui's job). Computed now if the
-        pane is visible, else when it is shown (the jobs view calls again on a tab change)."""
-        changed = job_id != self.job_id
-        self.job_id, self.entry, self.active = job_id, entry, active
-        if changed:
-            self.usage = None
-            if job_id is not None and active:
-                self._done.discard(job_id)  # a running job: its samples so far, again
-            self._draw()
-        if job_id is None or entry is None or not entry.log_stem or not self._visible():
-            return
-        if job_id not in self._done and self.computing != job_id:
-            self.computing = job_id
-            self._draw()
-            self._compute(job_id, entry)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-report", description="usage report")
-    def _compute(self, job_id: str, entry: HistoryEntry) -> None:
-        self.post_message(self._Computed(job_id, job_usage(self.runner, job_id, entry)))
-
-    @on(_Computed)
-    def _computed(self, msg: ReportPane._Computed) -> None:
-        if self.computing == msg.job_id:
-            self.computing = None
-        self._done.add(msg.job_id)
-        if msg.job_id == self.job_id:  # else a stale result, for a job no longer shown
-            self.usage = msg.usage
-            self._draw()
 
     def on_resize(self) -> None:
         if self.usage is not None:
@@ -164,4 +129,4 @@ class ReportPane(JobTab, VerticalScroll):
         if self.job_id is None or not fixes:
             self.notify("No finding with a suggested change.", severity="warning")
             return
-        self.post_message(self.ApplyFix(self.job_id, fixes[0]))
+        self.post_message(ResubmitWith(self.job_id, (fixes[0],)))

@@ -1,7 +1,8 @@
 """The Stacks tab: where every rank of the selected running job is, grouped into classes of identical stacks.
 
 Showing the tab (its key, ``k``, or a click) is the request: for a running job whose stacks were not taken yet, a
-thread worker runs :func:`~ntui.core.stacks.take.take_stacks` (one ``srun --overlap`` step, py-spy on every rank
+thread worker of the tab base (:meth:`~ntui.ui.widgets.job_tab.JobTab.compute`) runs
+:func:`~ntui.core.stacks.take.take_stacks` (one ``srun --overlap`` step, py-spy on every rank
 twice, a few seconds apart) and posts the grouped answer; ``k`` in the tab takes them again. Moving through the
 queue with the tab shown takes nothing (no step per row passed over): it shows the stacks already taken for the
 job, or says how to take them. The text: the head line, the classes of ranks (the odd ones first, in bold; each
@@ -11,28 +12,21 @@ waiting or moving), the workers' classes, and every problem in words with what t
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.widgets import Static
 
-from ntui.core.errors import describe_error
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.stacks.group import Stacks
 from ntui.core.stacks.take import NotRunning, take_stacks
 from ntui.core.textsafe import inert
-from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
+from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displayed
 
 __all__ = ["StacksPane", "stacks_text"]
-
-#: The jobs whose stacks are kept (a job selected again shows its last ones).
-KEPT = 8
 
 
 def stacks_text(stacks: Stacks, taken_at: str) -> Text:
@@ -74,20 +68,10 @@ class StacksPane(JobTab, VerticalScroll):
     }
     """
 
-    class _Taken(Message, bubble=False):
-        def __init__(self, job_id: str, stacks: Stacks | None, error: str | None, at: float) -> None:
-            super().__init__()
-            self.job_id = job_id
-            self.stacks = stacks
-            self.error = error
-            self.at = at
-
     def __init__(self, deps: TabDeps, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.runner: CommandRunner = deps.runner
         self.clock = deps.clock
-        self.taking: str | None = None  # the job whose stacks a worker takes
-        self.taken: OrderedDict[str, tuple[Stacks, float]] = OrderedDict()
         self._note = "Select a running job: k takes the stacks of its ranks."
 
     def compose(self) -> ComposeResult:
@@ -97,8 +81,12 @@ class StacksPane(JobTab, VerticalScroll):
     def build(cls, deps: TabDeps) -> StacksPane:
         return cls(deps, id=cls.TAB.widget_id)
 
+    @property
+    def taking(self) -> str | None:
+        """The job whose stacks a worker takes now."""
+        return self.computing
+
     def show_failure(self, text: str) -> None:
-        self.taking = None
         self._note = f"No stacks: {text}"
         self._draw()
 
@@ -106,19 +94,19 @@ class StacksPane(JobTab, VerticalScroll):
         job_id = selected.job_id
         if job_id is None:
             self._note = "Select a running job: k takes the stacks of its ranks."
-        elif not selected.running and job_id not in self.taken:
+        elif not selected.running and self._stacks(job_id) is None:
             state = selected.job.state if selected.job is not None else "not in the queue"
             self._note = (f"Job {inert(job_id)} is {inert(state)}: stacks are taken from a running job's "
                           "processes (ntui triage reads an ended job's logs).")
         elif self.taking == job_id:
             self._note = self._taking_words(job_id)
-        elif job_id not in self.taken:
+        elif self._stacks(job_id) is None:
             self._note = f"k takes the stacks of every rank of job {inert(job_id)} (py-spy, two samples 3 s apart)."
         self._draw()
 
     def tab_shown(self) -> None:
         super().tab_shown()
-        if self.selected.running and self.selected.job_id not in self.taken:
+        if self.selected.running and self._stacks(self.selected.job_id) is None:
             self.action_take()
 
     def action_take(self) -> None:
@@ -126,41 +114,25 @@ class StacksPane(JobTab, VerticalScroll):
         job_id = self.selected.job_id
         if job_id is None or not self.selected.running or self.taking == job_id or not displayed(self):
             return
-        self.taking = job_id
+        self.forget(job_id)
         self._note = self._taking_words(job_id)
-        self.taken.pop(job_id, None)
+        runner = self.runner
+        self.compute(job_id, lambda: _take(runner, job_id), what="stacks")
         self._draw()
-        self._take(job_id)
 
     @staticmethod
     def _taking_words(job_id: str) -> str:
         return (f"Taking the stacks of job {inert(job_id)}'s ranks: one srun step on its nodes, py-spy on every "
                 "rank twice, 3 s apart…")
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-stacks", description="stacks")
-    def _take(self, job_id: str) -> None:
-        try:
-            stacks = take_stacks(self.runner, job_id)
-        except NotRunning as exc:
-            self.post_message(self._Taken(job_id, None, str(exc), time.time()))
-        except Exception as exc:  # noqa: BLE001 - Slurm, the step, the probe: said in the tab
-            self.post_message(self._Taken(job_id, None, describe_error(exc), time.time()))
-        else:
-            self.post_message(self._Taken(job_id, stacks, None, time.time()))
+    def _stacks(self, job_id: str | None) -> Computed | None:
+        """The stacks last taken of ``job_id`` (a refusal is not kept as stacks)."""
+        got = self.result(job_id)
+        return got if got is not None and isinstance(got.value, Stacks) else None
 
-    @on(_Taken)
-    def _was_taken(self, msg: StacksPane._Taken) -> None:
-        msg.stop()
-        if self.taking == msg.job_id:
-            self.taking = None
-        if msg.stacks is not None:
-            self.taken[msg.job_id] = (msg.stacks, msg.at)
-            while len(self.taken) > KEPT:
-                self.taken.popitem(last=False)
-        if not self.latest(msg.job_id):
-            return
-        if msg.stacks is None:
-            self._note = f"No stacks for job {inert(msg.job_id)}: {inert(msg.error or '')}"
+    def show_result(self, computed: Computed) -> None:
+        if isinstance(computed.value, str):  # not running: said in the tab
+            self._note = f"No stacks for job {inert(computed.job_id)}: {inert(computed.value)}"
         self._draw()
 
     def _taken_at(self, at: float) -> str:
@@ -171,8 +143,17 @@ class StacksPane(JobTab, VerticalScroll):
     def _draw(self) -> None:
         text = self.query_one("#stacks-text", Static)
         job_id = self.selected.job_id
-        got = self.taken.get(job_id) if job_id is not None and self.taking != job_id else None
+        got = self._stacks(job_id) if self.taking != job_id else None
         if got is None:
             text.update(self._note)
             return
-        text.update(stacks_text(got[0], self._taken_at(got[1])))
+        text.update(stacks_text(got.value, self._taken_at(got.at)))
+
+
+def _take(runner: CommandRunner, job_id: str) -> Stacks | str:
+    """*Worker thread*: the job's stacks, or why it has none because it does not run (its words); any other
+    failure is raised (the tab's failure path says it)."""
+    try:
+        return take_stacks(runner, job_id)
+    except NotRunning as exc:
+        return str(exc)

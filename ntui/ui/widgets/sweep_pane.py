@@ -14,11 +14,10 @@ import time
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.message import Message
 from textual.widgets import Static
 
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
@@ -27,7 +26,7 @@ from ntui.core.jobs.sweep import SORT_KEYS, SweepTable, sort_rows, sweep_table, 
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
-from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
+from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displayed
 from ntui.ui.widgets.queue_table import Column, VirtualTable
 
 __all__ = ["SweepPane"]
@@ -57,11 +56,7 @@ class SweepPane(JobTab, Vertical):
         Binding("S", "reverse", "Reverse", id="ntui.sweep.reverse", show=False),
     ]
 
-    class _Computed(Message, bubble=False):
-        def __init__(self, job_id: str, table: SweepTable | None) -> None:
-            super().__init__()
-            self.job_id = job_id
-            self.table = table
+    _failed_at = 0.0  # time.monotonic() of the last failure (computed again REFRESH_S later)
 
     def __init__(self, runner: CommandRunner, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -71,8 +66,6 @@ class SweepPane(JobTab, Vertical):
         self.active = False
         self.table: SweepTable | None = None
         self.error = ""
-        self.computing: str | None = None
-        self.computed_at = 0.0
         self.sort_key = "task"
         self.descending = False
 
@@ -90,54 +83,42 @@ class SweepPane(JobTab, Vertical):
         return cls(deps.runner, id=cls.TAB.widget_id)
 
     def show_selected(self, selected: SelectedJob) -> None:
-        self.show_job(selected.sweep_id, selected.entry, active=selected.sweep_active)
+        """The sweep of the selection's entry (its array id); computed while the tab is shown, else when shown."""
+        job_id, entry = selected.sweep_id, selected.entry
+        self.job_id, self.entry, self.active = job_id, entry, selected.sweep_active
+        kept = self.result(job_id)
+        self.table, self.error = (kept.value if kept is not None else None), ""
+        self._draw()
+        if job_id is not None and self.is_sweep and kept is None and self.computing != job_id:
+            self._start(job_id)
+
+    def show_result(self, computed: Computed) -> None:
+        self.table, self.error = computed.value, ""
+        self._draw()
 
     def show_failure(self, text: str) -> None:
         """A bad file must not take the view down: the pane says why (and the table is computed again later)."""
-        self.computing = None
-        self.table, self.error, self.computed_at = None, text, time.monotonic()
+        self.table, self.error = None, text
+        self._failed_at = time.monotonic()
         self._draw()
-
-    def _visible(self) -> bool:
-        return displayed(self)
 
     @property
     def is_sweep(self) -> bool:
         return self.entry is not None and is_sweep_script(self.entry.script)
 
-    def show_job(self, job_id: str | None, entry: HistoryEntry | None, *, active: bool) -> None:
-        """The sweep of ``entry`` (its array id ``job_id``); computed now if the pane is visible, else when shown."""
-        changed = job_id != self.job_id
-        self.job_id, self.entry, self.active = job_id, entry, active
-        if changed:
-            self.table, self.error, self.computed_at = None, "", 0.0
-            self._draw()
-        if job_id is None or not self.is_sweep or not self._visible():
+    def _maybe_refresh(self) -> None:
+        job_id = self.job_id
+        if not (self.active and job_id is not None and self.is_sweep and self.computing is None and displayed(self)):
             return
-        if self.table is None and self.computing != job_id:
+        kept = self.result(job_id)
+        age = time.time() - kept.at if kept is not None else time.monotonic() - self._failed_at
+        if age >= REFRESH_S:
             self._start(job_id)
 
-    def _maybe_refresh(self) -> None:
-        if (self.active and self.job_id is not None and self.is_sweep and self.computing is None
-                and self._visible() and time.monotonic() - self.computed_at >= REFRESH_S):
-            self._start(self.job_id)
-
     def _start(self, job_id: str) -> None:
-        assert self.entry is not None
-        self.computing = job_id
-        self._compute(job_id, self.entry)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-sweep", description="sweep table")
-    def _compute(self, job_id: str, entry: HistoryEntry) -> None:
-        self.post_message(self._Computed(job_id, sweep_table(entry, self.runner)))
-
-    @on(_Computed)
-    def _computed(self, msg: SweepPane._Computed) -> None:
-        if self.computing == msg.job_id:
-            self.computing = None
-        if msg.job_id == self.job_id:  # else a stale result, for a job no longer shown
-            self.table, self.error, self.computed_at = msg.table, "", time.monotonic()
-            self._draw()
+        entry, runner = self.entry, self.runner
+        assert entry is not None
+        self.compute(job_id, lambda: sweep_table(entry, runner), what="sweep table")
 
     # ------------------------------------------------------------ drawing
 
