@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, print_problems
+from ntui.core.compose.presets import current_site
 from ntui.core.compose.scriptimport import Imported, import_script
 from ntui.core.compose.scriptread import ScriptError, ScriptFacts, read_script
-from ntui.core.compose.spec import validate
+from ntui.core.compose.spec import JobSpec, validate
 from ntui.core.paths import atomic_write
-from ntui.core.problems import Problem, Source
+from ntui.core.problems import PresetError, Problem, Source
 
 __all__ = ["check_script_file", "configure", "looks_like_script"]
 
@@ -58,9 +60,24 @@ def text_line(exc: UnicodeDecodeError) -> int:
     return exc.object[:exc.start].count(b"\n") + 1 if isinstance(exc.object, bytes) else 0
 
 
+def _validate(imported: Imported, path: str) -> tuple[JobSpec | None, list[Problem]]:
+    """The imported preset checked as ntui checks a preset, with the site's rules where a site is in effect (a
+    node's GPUs, the QOS: the machine's facts are the site's, said only to its users). Its defaults and locks are
+    not merged under the script: they are what a preset starts from, not what the script says."""
+    loaded = imported.loaded(path)
+    try:
+        site = current_site()
+    except PresetError as exc:  # a damaged site.yaml: said, and the script checked without it
+        print_problems(exc.problems)
+        site = None
+    if site is not None:
+        loaded.site = replace(site, locked={})
+    return validate(loaded)
+
+
 def _problems(path: str, imported: Imported) -> list[Problem]:
-    """The H findings and the imported preset's problems, at the script's lines."""
-    spec, preset_problems = validate(imported.loaded(path + " (imported)"))
+    """The H findings and the imported preset's problems (the site's rules among them), at the script's lines."""
+    spec, preset_problems = _validate(imported, path + " (imported)")
     found = [f.problem(path) for f in imported.findings]
     said = {(p.rule, p.source.line) for p in found}
     for p in imported.problems_at_script_lines(preset_problems, path):
@@ -95,7 +112,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if imported is None:
         print_problems(problems)
         return EXIT_PROBLEMS
-    spec, preset_problems = validate(imported.loaded(args.output or args.script + " (imported)"))
+    spec, preset_problems = _validate(imported, args.output or args.script + " (imported)")
     print_problems(imported.problems_at_script_lines(preset_problems, args.script))
     for fix in imported.fixes:
         print(f"fixed: {fix}", file=sys.stderr)

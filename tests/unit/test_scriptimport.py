@@ -343,3 +343,23 @@ def test_the_container_engines_environment_is_said_to_check() -> None:
             "srun --environment=ngc-torch python fit.py\n")
     imported = import_script(read_script(text, "/w/job.sh"))
     assert any(n.startswith("container: srun --environment=ngc-torch") for n in imported.notes)
+
+
+def test_check_of_a_script_says_the_sites_rules_only_where_a_site_is_in_effect(tmp_path: Path) -> None:
+    """A node's GPUs and the QOS are the site's facts: ``ntui check SCRIPT`` judges them under the NERSC site layer
+    at the script's own line, and says nothing of them without a site."""
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+                      "#SBATCH -C gpu\n#SBATCH -q regular\nsrun torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend "
+                      "c10d --rdzv_endpoint $(hostname):$((15000 + SLURM_JOB_ID % 17000)) fit.py\n")
+    (tmp_path / "fit.py").write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "NTUI_SITE_DIR"}
+    plain = subprocess.run([sys.executable, "-m", "ntui", "check", str(script)], capture_output=True, text=True,
+                           timeout=60, env={**env, "XDG_CONFIG_DIRS": str(tmp_path / "nowhere")})
+    assert plain.returncode == 0 and "NERSC" not in plain.stdout + plain.stderr, plain.stderr
+    site = subprocess.run([sys.executable, "-m", "ntui", "check", str(script)], capture_output=True, text=True,
+                          timeout=60, env={**env, "NTUI_SITE_DIR": str(Path(__file__).resolve().parents[2] / "sites"
+                                                                        / "nersc")})
+    assert site.returncode == 2 and "Traceback" not in site.stderr
+    assert any(x.startswith(f"{script}:4: ") and "(NERSC-GPUS)" in x for x in site.stderr.splitlines()), site.stderr
+    assert "NERSC-QOS" not in site.stderr  # the script names its QOS; the site's locks and defaults are not its
