@@ -28,9 +28,11 @@ from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.jobs.submission import SubmittedJob, submit_job
 from ntui.core.records.history import History
-from ntui.core.slurm.runner import CommandRunner, SlurmError
+from ntui.core.remote.lostsubmit import new_tag
+from ntui.core.slurm.runner import CommandRunner, SlurmError, SlurmTimeout
+from ntui.core.slurm.ssh import SshError
 
-__all__ = ["configure", "submit_checked", "wait_for"]
+__all__ = ["configure", "lost_answer", "submit_checked", "wait_for"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
@@ -103,17 +105,58 @@ def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cl
     problems += check_requeue(spec, runner, loaded=loaded)
     if site_refused(problems, "not submitted"):
         return EXIT_PROBLEMS
+    tag = new_tag()  # the job's comment: a submit whose answer is lost is looked for by it (never sent twice)
     try:
-        job = submit_elsewhere(spec, runner, extra_args=extra_args)
+        job = submit_elsewhere(spec, runner, extra_args=[*extra_args, f"--comment={tag}"])
     except ValueError as exc:  # a sweep
         print(f"ntui: not submitted to {cluster}: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
+    except (SshError, SlurmTimeout) as exc:
+        if isinstance(exc, SshError) and not exc.link_down:
+            return slurm_failed(exc)  # the login itself failed: sbatch never ran
+        found = lost_answer(runner, cluster, spec, tag, exc)
+        if isinstance(found, int):
+            return found
+        job = found
     except SlurmError as exc:
         return slurm_failed(exc)
     print(f"ntui: submitted to {cluster}; its logs: {job.batch_log} there (not kept in this machine's history)",
           file=sys.stderr)
     print(job.job_id, flush=True)
     return job
+
+
+def lost_answer(runner: CommandRunner, cluster: str, spec: JobSpec, tag: str, exc: SlurmError
+                ) -> SubmittedJob | int:
+    """sbatch's answer was lost (the link dropped under it, or it was killed at its timeout): the job is looked
+    for on the cluster by its comment before anything else (:func:`~ntui.core.remote.lostsubmit.find_lost_submit`).
+    Found: the job, as if sbatch had answered. Otherwise the exit code, having said what is known; nothing is
+    submitted again here (sbatch may still be running there)."""
+    from ntui.core.compose.render import log_paths
+    from ntui.core.remote.lostsubmit import find_lost_submit
+
+    what = exc.words if isinstance(exc, SshError) else "sbatch did not answer in time"
+    print(f"ntui: {what} while submitting to {cluster}; looking for the job there by its comment {tag} ...",
+          file=sys.stderr, flush=True)
+    found = find_lost_submit(runner, spec.job_name, tag)
+    if found.job_id is not None:
+        print(f"ntui: job {found.job_id} was submitted (found in {cluster}'s queue by its comment): not submitted "
+              "again", file=sys.stderr)
+        paths = log_paths(spec)
+        return SubmittedJob(job_id=found.job_id, cluster=None, script_path="", batch_log=paths.batch(found.job_id),
+                            rank_logs=tuple(paths.rank(found.job_id, r) for r in range(spec.world_size)))
+    if not found.asked:
+        print(f"ntui: {cluster} cannot be asked whether the job was submitted: before submitting again, look for "
+              f"a job named {spec.job_name} with comment {tag} (ntui --cluster {cluster} jobs)", file=sys.stderr)
+        return EXIT_SLURM
+    if found.maybe:
+        print(f"ntui: no job with comment {tag} on {cluster}, but accounting lists job(s) {', '.join(found.maybe)} "
+              f"named {spec.job_name} without a comment to tell: check them before submitting again",
+              file=sys.stderr)
+        return EXIT_SLURM
+    print(f"ntui: not submitted: {cluster} has no job with comment {tag} (submit again when the link is back)",
+          file=sys.stderr)
+    return EXIT_SLURM
 
 
 def wait_for(runner: CommandRunner, job_id: str, *, poll_s: float = 2.0, max_poll_s: float = 10.0) -> int:

@@ -5,6 +5,7 @@ Slurm client; the "cluster" side's Slurm clients are stubs in the cluster's ``bi
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import stat
 import subprocess
@@ -130,7 +131,9 @@ def test_submit_gives_the_rendered_script_on_sbatchs_standard_input(remote: Remo
     calls = _trace(remote)
     assert ["show", "partition", "-o"] in calls  # the partition check asked the cluster
     (sub,) = [c for c in calls if isinstance(c, dict)]
-    assert sub["argv"] == ["--parsable", "--hold"]  # no script path: the script came on stdin
+    # no script path: the script came on stdin; the comment tags the submission (a lost answer is looked for by it)
+    assert sub["argv"][:2] == ["--parsable", "--hold"] and len(sub["argv"]) == 3
+    assert re.fullmatch(r"--comment=ntui-submit:[0-9a-f]{32}", sub["argv"][2])
     assert sub["stdin"].startswith("#!") and "#SBATCH" in sub["stdin"] and "x; touch" in sub["stdin"]
     assert logs.is_dir()  # made on the cluster before sbatch (the same machine here)
     assert not Path("/tmp/ntui-pwned-submit").exists()

@@ -365,6 +365,13 @@ class SshRunner:
             raise SlurmNotInstalled(f"ssh not found on PATH: ntui reaches cluster {self.name} through OpenSSH's "
                                     "client", argv=tuple(argv)) from None
 
+    def master_up(self) -> bool:
+        """Whether this cluster's master answers (``ssh -O check``; no login)."""
+        try:
+            return self.control("check").returncode == 0
+        except SlurmError:
+            return False
+
     def classify(self, returncode: int, stderr: str, argv: Sequence[str] = ()) -> SshError | None:
         """:func:`classify_ssh` for this cluster (its host and renew hint)."""
         return classify_ssh(self.target.host, returncode, stderr, argv=argv, renew=self.target.renew)
@@ -413,6 +420,11 @@ class SshRunner:
             raise SlurmNotInstalled(f"ssh not found on PATH: ntui reaches cluster {self.name} through OpenSSH's "
                                     "client", argv=ssh_argv, stderr=exc.stderr) from None
         problem = self.classify(res.returncode, res.stderr, argv=remote)
+        if problem is None and res.returncode == SSH_FAILED and not res.stderr.strip() and not self.master_up():
+            # a channel whose master died under it ends 255 without a word (LogLevel=ERROR): the link dropped
+            said = "the connection dropped"
+            problem = SshError(f"ssh to {self.target.host}: {said} (the shared connection closed under {prog})",
+                               host=self.target.host, words=said, argv=remote, stderr=res.stderr)
         if problem is not None:
             self._opened = False  # the next call opens the master again, alone
             raise problem
