@@ -191,3 +191,19 @@ def test_the_board_view_reads_the_run_as_the_cli_does(tmp_path: Path) -> None:
     assert view.total == 300
     assert estimate(view.series(), now=0.0, time_left_s=None).words == \
         estimate(read_progress(log), now=0.0, time_left_s=None).words == "step 300 of 300: done"
+
+
+def test_lightning_1_validation_every_few_batches_inside_the_epochs_bar(tmp_path: Path) -> None:
+    # val_check_interval=0.5: the epoch's bar counts 10 training batches and two validations of 2 batches (14)
+    def bar(epoch: int, n: int) -> str:
+        return f"Epoch {epoch}:  {100 * n // 14}%|###   | {n}/14 [00:{n:02d}<00:10, 1.00it/s, loss=0.{50 - n}, v_num=1]"
+
+    def val(n: int) -> str:
+        return f"Validating:  {50 * n}%|#####     | {n}/2 [00:00<00:00, 9.00it/s]"
+
+    lines = [bar(0, n) for n in range(1, 6)] + ["Validating: 0it [00:00, ?it/s]", val(1), bar(0, 6), val(2), bar(0, 7)]
+    lines += [bar(0, n) for n in range(8, 13)] + [val(1), bar(0, 13), val(2), bar(0, 14)]
+    lines += [bar(1, n) for n in (1, 2, 3)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.total, series.restarts) == (13, None, []), words
+    assert series.per_epoch == 10

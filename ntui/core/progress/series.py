@@ -97,7 +97,10 @@ class Series:
     _epoch_complete: bool = False  # the epoch an epoch-counted run is in has reached its last batch
     _min_batch: int | None = None  # the smallest batch an epoch-counted run named (its lines' interval)
     _train_batches: int | None = None  # an epoch's training batches where its bar also counts the validation's
-    _raw: tuple[int, int] | None = None  # the last point of an epoch's bar as it counted (its batch, its total)
+    _raw: tuple[int, int, float] | None = None  # the last point of an epoch's bar as it counted (batch, total, epoch)
+    _val_seen: bool = False  # a validation bar came while an epoch's bar was short of its total
+    _val_done: int = 0  # the batches of this epoch's validations that ended (its bar counted them too)
+    _val_from: int | None = None  # the training batch a validation under way started at
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -216,6 +219,35 @@ class Series:
             self._rank = point.rank
         return point.rank == self._rank
 
+    def _validation(self, point: Point) -> None:
+        """A validation bar while an epoch's bar is short of its total (Lightning 1.x: its epoch's bar counts the
+        validation's batches too, at the epoch's end or every ``val_check_interval``): the epoch's bar moves on
+        with the validation, its points then are not steps."""
+        raw = self._raw
+        if raw is None or not 0 < raw[0] < raw[1]:
+            return
+        self._val_seen = True
+        if self._val_from is None:
+            self._val_from = raw[0] - self._val_done
+        if point.step is not None and point.total and point.step >= point.total:
+            self._val_done += point.total  # it ended: the epoch's bar goes on with training
+            self._val_from = None
+
+    def _train_part(self, n: int, total: int, epoch: float) -> tuple[int, int | None]:
+        """An epoch's bar's point as training batches: less the validations' batches it counted; and the epoch's
+        training batches (None: its validations' share not known yet)."""
+        raw = self._raw
+        if raw is not None and epoch != raw[2] and self._val_seen:  # a new epoch: the last one says its share
+            last_total = raw[1]
+            self._train_batches = self._val_from if self._val_from is not None else last_total - self._val_done
+            self._val_done, self._val_from = 0, None
+        self._raw = (n, total, epoch)
+        if not self._val_seen:
+            return n, total
+        done = self._val_from if self._val_from is not None else n - self._val_done
+        per = self._train_batches
+        return max(0, min(done, per) if per else done), per
+
     def _epoch_progress(self, point: Point) -> None:
         """Where an epoch-counted run is in its epoch: whether the epoch reached its last batch (a batch within one
         interval of the lines of its epoch's batches; a summary printed after an epoch; not its header)."""
@@ -245,12 +277,8 @@ class Series:
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
         if point.phase != "train":
-            raw = self._raw
-            if point.phase == "validation" and raw is not None and 0 < raw[0] < raw[1] \
-                    and self._train_batches is None:
-                # Lightning 1.x: its epoch's bar counts the validation's batches too, its validation starts where
-                # the training's end: the bar's points beyond it are the validation's, not steps
-                self._train_batches = raw[0]
+            if point.phase == "validation" and point.format == "tqdm":
+                self._validation(point)
             return
         if (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
@@ -303,11 +331,13 @@ class Series:
             # an epoch's bar (Lightning, Keras, mmengine): the run's step is the epochs before times an epoch's
             # batches, plus this one's; the run's total is its epochs times an epoch's batches, else unknown (never
             # the epoch's, nor an earlier bar's)
+            n: int = point.step
+            known: int | None = point.total
             if point.format == "tqdm":
-                self._raw = (point.step, point.total)
-            n, per = point.step, point.total
-            if self._train_batches is not None and point.format == "tqdm":
-                n, per = min(n, self._train_batches), self._train_batches
+                n, known = self._train_part(point.step, point.total, epoch)
+            per = known if known is not None else point.total
+            if known is None:  # its validation's batches are in its total, how many not known yet: the run's unknown
+                epochs = None
             self.per_epoch = per
             if epoch < point.first_epoch:  # the program numbers its epochs from 0 after all
                 self._from_zero = True
