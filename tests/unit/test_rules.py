@@ -12,17 +12,10 @@ from pathlib import Path
 import pytest
 
 from ntui.core.compose.presets import load_preset
+from ntui.core.compose.rdzvconf import RdzvConf, merge_rdzv_conf, split_rdzv_conf
 from ntui.core.compose.render import render
-from ntui.core.compose.rules import (
-    BY_ID,
-    RULES,
-    RdzvConf,
-    blocks_submit,
-    markdown,
-    merge_rdzv_conf,
-    readme_section,
-    split_rdzv_conf,
-)
+from ntui.core.compose.rules import BY_ID, RULES, blocks_submit
+from ntui.core.compose.rulesdoc import markdown, readme_section
 from ntui.core.compose.spec import validate
 from ntui.core.problems import PresetError, Severity
 from tests.conftest import REPO
@@ -313,16 +306,17 @@ def test_guarantee_holds(rule_id: str) -> None:
 
 
 def test_docs_are_generated_from_the_table() -> None:
-    assert (REPO / "docs" / "rules.md").read_text() == markdown(), "run: python -m ntui.core.compose.rules --markdown"
-    assert readme_section() in (REPO / "README.md").read_text(), "run: python -m ntui.core.compose.rules --readme"
+    doc = (REPO / "docs" / "rules.md").read_text()
+    assert doc == markdown(RULES), "run: python -m ntui.core.compose.rules --markdown"
+    assert readme_section(RULES) in (REPO / "README.md").read_text(), "run: python -m ntui.core.compose.rules --readme"
     for r in RULES:
-        assert f"| {r.id} |" in markdown() and r.source
+        assert f"| {r.id} |" in markdown(RULES) and r.source
 
 
 def test_cli_prints_the_docs() -> None:
     res = subprocess.run([sys.executable, "-m", "ntui.core.compose.rules", "--markdown"], capture_output=True,
                          text=True, cwd=REPO, timeout=60)
-    assert res.returncode == 0 and res.stdout == markdown()
+    assert res.returncode == 0 and res.stdout == markdown(RULES)
 
 
 # ------------------------------------------------------------------ the numbered items of issue 11

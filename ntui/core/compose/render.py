@@ -20,7 +20,8 @@ import shlex
 
 from ntui.core.compose.containers import Wrapped, wrap
 from ntui.core.compose.longrun import continue_line, launch_lines, rank_words, run_lines, signal_directive
-from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV, RdzvConf, merge_rdzv_conf, split_rdzv_conf
+from ntui.core.compose.rdzvconf import RdzvConf, merge_rdzv_conf, split_rdzv_conf
+from ntui.core.compose.rules import PORT_BASE, PORT_SPAN, SLINGSHOT_ENV
 from ntui.core.compose.sampler import sampler_lines
 from ntui.core.compose.spec import Directive, JobSpec
 from ntui.core.jobfiles.journal import compose_line, journal_lines, launch_begin_line, launch_end_line
@@ -34,6 +35,7 @@ from ntui.core.jobfiles.lognames import (
 from ntui.core.jobfiles.machinery import MARK
 from ntui.core.jobfiles.manifest import task_lines
 from ntui.core.progress.preset import script_line as progress_script_line
+from ntui.core.slurm.options import srun_word
 
 # Fixed payloads. Single-quoted in the script, so the batch shell expands nothing in them.
 # Each rank's log starts with "ntui: rank N on NODE" (written and parsed in ntui.core.jobfiles.lognames).
@@ -281,18 +283,18 @@ def _accelerate_config(spec: JobSpec, paths: LogPaths) -> list[str]:
 def _srun_words(spec: JobSpec, paths: LogPaths) -> list[str]:
     words = [
         "srun",
-        f"--ntasks-per-node={spec.ntasks_per_node}",
-        '--cpus-per-task="$SLURM_CPUS_PER_TASK"',
-        "--export=ALL",  # whatever sbatch.export says, tasks get MASTER_*, PATH and ntui's variables (E3)
+        srun_word("ntasks-per-node", str(spec.ntasks_per_node)),
+        srun_word("cpus-per-task", '"$SLURM_CPUS_PER_TASK"'),
+        srun_word("export", "ALL"),  # whatever sbatch.export says, tasks get MASTER_*, PATH and ntui's variables (E3)
     ]
     if spec.kill_on_bad_exit:
-        words.append("--kill-on-bad-exit=1")
+        words.append(srun_word("kill-on-bad-exit", "1"))
     if spec.gpus_per_node:
-        words.append("--gpu-bind=none")  # every GPU request style (G5)
+        words.append(srun_word("gpu-bind", "none"))  # every GPU request style (G5)
     if spec.rdzv_alt_read:
-        words.append("--network=disable_rdzv_get")  # required by FI_CXI_RDZV_PROTO=alt_read (N2)
+        words.append(srun_word("network", "disable_rdzv_get"))  # required by FI_CXI_RDZV_PROTO=alt_read (N2)
     if spec.launcher == "srun":
-        words += ["--open-mode=append", f"--output={q(paths.rank_pattern)}"]
+        words += [srun_word("open-mode", "append"), srun_word("output", q(paths.rank_pattern))]
     words += _wrapped(spec).srun_options  # Pyxis: the container is srun's own option
     return words
 

@@ -10,12 +10,16 @@ or ``guarantee(...)`` for a rule without one. A new rule is one declaration at t
 
 ``ntui check``, ``submit``, the form's inline errors (all through ``spec.validate``), ``docs/rules.md``
 and the README section "What the generated script guarantees" come from :data:`RULES`
-(``python -m ntui.core.compose.rules --markdown`` regenerates the document).
+(``python -m ntui.core.compose.rules --markdown`` regenerates the document, written by
+:mod:`~ntui.core.compose.rulesdoc`).
 
 Adding a preset section (as ``monitor:`` was) means: parse it in ``spec`` into a field of
-:class:`Draft`, then add its rules here.
+:class:`~ntui.core.compose.draft.Draft`, then add its rules here.
 
-One responsibility, hence one file even past 600 lines: the table, its conditions and its documents.
+One responsibility, hence one file even past 600 lines: the table and its conditions. Beside it: what a rule reads
+(:mod:`~ntui.core.compose.draft`), the GPU request (:mod:`~ntui.core.compose.gpureq`), the rendezvous
+configuration in the extra args (:mod:`~ntui.core.compose.rdzvconf`), sbatch's options
+(:mod:`ntui.core.slurm.options`) and the documents (:mod:`~ntui.core.compose.rulesdoc`).
 """
 
 from __future__ import annotations
@@ -24,20 +28,23 @@ import difflib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from ntui.core.compose.containers import (
     APPTAINER_CLEANENV,
     WHOLE_SCRIPT_OPTIONS,
-    ContainerConf,
     namespace_options,
 )
+from ntui.core.compose.draft import Check, Draft, Rule, RuleFinding
+from ntui.core.compose.gpureq import DECIMAL
+from ntui.core.compose.gpureq import parse_gpu_request as parse_gpu_request  # the UI form model's import
 from ntui.core.compose.launchcli import read_extra_args
-from ntui.core.compose.longrun import RunDraft
-from ntui.core.compose.sweep import SLURM_MAX_ARRAY_SIZE, SweepDraft, parse_template, placeholder_refs
+from ntui.core.compose.rdzvconf import RDZV_CONF_OPTIONS, split_rdzv_conf
+from ntui.core.compose.rulesdoc import markdown, readme_section
+from ntui.core.compose.sweep import SLURM_MAX_ARRAY_SIZE, parse_template, placeholder_refs
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity, Source
-from ntui.core.slurm.durations import parse_time_limit
+from ntui.core.slurm.options import INT_OPTIONS, SBATCH_FLAGS, SBATCH_PURE_FLAGS, SITE_OPTIONS
+from ntui.core.slurm.options import SBATCH_OPTIONS as SBATCH_OPTIONS  # scriptimport's import until it takes options'
 
 #: The Linux default ephemeral port range (net.ipv4.ip_local_port_range).
 EPHEMERAL_PORTS = range(32768, 61000)
@@ -49,35 +56,6 @@ PORT_SPAN = 17000
 MONITOR_INTERVAL_MIN = 1
 MONITOR_INTERVAL_MAX = 3600
 
-# sbatch(1) long options (22.05-25.11). Used to reject typos with a suggestion.
-_SBATCH_OPTIONS_TEXT = """
-account acctg-freq array batch bb bbf begin chdir cluster-constraint clusters comment constraint
-container container-id contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task
-deadline delay-boot dependency distribution exclude exclusive export export-file extra extra-node-
-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-
-flags hint hold ignore-pbs image input job-name kill-on-invalid-dep licenses mail-type mail-user
-mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus module network nice no-kill no-requeue
-nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket
-open-mode overcommit oversubscribe partition power prefer priority profile propagate qos reboot
-requeue reservation resv-ports signal sockets-per-node spread-job switches thread-spec threads-per-
-core time time-min tmp tres-bind tres-per-task uid use-min-nodes verbose wckey
-"""
-#: Options a container runtime adds to sbatch at some sites (Pyxis' spank plugin, the CSCS container engine):
-#: known, so that K5 can say why a whole-script container cannot run ntui's launch instead of "unknown option".
-_SITE_CONTAINER_OPTIONS = ("container-image", "container-mounts", "container-workdir", "container-name",
-                           "container-env", "environment")
-SBATCH_OPTIONS = frozenset(_SBATCH_OPTIONS_TEXT.replace("-\n", "-").split()) | frozenset(_SITE_CONTAINER_OPTIONS)
-#: sbatch options that take no value (``true`` = bare flag) ...
-SBATCH_PURE_FLAGS = frozenset((
-    "contiguous", "hold", "ignore-pbs", "no-requeue", "overcommit", "oversubscribe", "reboot", "requeue",
-    "spread-job", "use-min-nodes", "verbose",
-))
-#: ... and all that may be bare flags (these take an optional value), per sbatch(1)'s synopsis.
-SBATCH_FLAGS = SBATCH_PURE_FLAGS | {"exclusive", "get-user-env", "nice", "no-kill", "propagate", "resv-ports"}
-#: Integer sbatch options (plain decimal only: YAML 1.1 reads 010 as 8 and 2:4 as 124).
-INT_OPTIONS = ("nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu", "mincpus")
-#: GPU requests, each ``[TYPE:]COUNT`` (gres: ``gpu[:TYPE]:COUNT`` in a comma list).
-GPU_OPTIONS = ("gpus-per-node", "gpus-per-task", "gpus", "gres")
 #: Launcher options ntui sets itself; a copy in ``launcher.extra-args`` would replace or fight them.
 OWNED_LAUNCHER_ARGS: Mapping[str, tuple[str, ...]] = {
     "torchrun": (
@@ -92,11 +70,6 @@ OWNED_LAUNCHER_ARGS: Mapping[str, tuple[str, ...]] = {
     ),
     "srun": (),
 }
-#: The rendezvous configuration (``key=value,...``): not owned but merged (R13). torchrun and accelerate
-#: launch both take either spelling, as ``--opt=VALUE`` or ``--opt VALUE``, and keep only the last one.
-RDZV_CONF_OPTIONS = ("--rdzv-conf", "--rdzv_conf")
-#: Rendezvous configuration keys ntui sets per node (R8); a user copy is refused (R13).
-RDZV_NTUI_KEYS = ("is_host",)
 SLINGSHOT_ENV = (
     ("FI_MR_CACHE_MONITOR", "userfaultfd"),
     ("FI_CXI_DISABLE_HOST_REGISTER", "1"),
@@ -111,256 +84,7 @@ SLINGSHOT_ENV = (
     ("NCCL_SOCKET_IFNAME", "hsn0,hsn1,hsn2,hsn3"),
 )
 
-_DECIMAL = re.compile(r"0|[1-9][0-9]*")
-_TYPED_COUNT = re.compile(r"(?:([A-Za-z][\w.-]*):)?([0-9]+)")
 _SIGNAL = re.compile(r"^(?:[RB]{1,2}:)?\w+(?:@(\d+))?$")
-
-
-@dataclass(frozen=True)
-class GpuRequest:
-    """One way the preset asks for GPUs: the sbatch option, the count it names, and its type."""
-
-    option: str
-    count: int
-    type: str = ""
-
-
-def parse_gpu_request(option: str, text: str) -> GpuRequest | None:
-    """``4``/``a100:4`` (or gres ``gpu:a100:4,nvme:1``) -> the GPU part; None if not that form.
-
-    A gres without a gpu part is a request for 0 GPUs.
-    """
-    if option == "gres":
-        for part in text.split(","):
-            bits = part.split(":")
-            if bits[0] != "gpu":
-                continue
-            if len(bits) in (2, 3) and _DECIMAL.fullmatch(bits[-1]):
-                return GpuRequest(option, int(bits[-1]), bits[1] if len(bits) == 3 else "")
-            return None
-        return GpuRequest(option, 0)
-    m = _TYPED_COUNT.fullmatch(text)
-    if not m or not _DECIMAL.fullmatch(m.group(2)):
-        return None
-    return GpuRequest(option, int(m.group(2)), m.group(1) or "")
-
-
-@dataclass(frozen=True)
-class RdzvConf:
-    """``launcher.extra-args`` with every rendezvous-configuration option taken out, its keys merged (R13)."""
-
-    pairs: tuple[tuple[str, str], ...] = ()
-    """The user's keys in first-seen order; a repeated key keeps its last value, as torch does."""
-    rest: tuple[str, ...] = ()
-    """The other extra args, in order."""
-    errors: tuple[tuple[int, str], ...] = ()
-    """(index in extra-args, message) for what torch would refuse or what would break R8."""
-
-    @property
-    def text(self) -> str:
-        """The user's part of the one ``--rdzv-conf`` value: ``key=value,...`` ('' for none)."""
-        return ",".join(f"{k}={v}" for k, v in self.pairs)
-
-
-def split_rdzv_conf(launcher: str, extra_args: Sequence[str]) -> RdzvConf:
-    """Take every ``--rdzv-conf``/``--rdzv_conf`` (``=VALUE`` or next word, read as the launcher reads
-    ``extra_args``: :func:`~ntui.core.compose.launchcli.read_extra_args`) out of ``extra_args``."""
-    keys: dict[str, str] = {}
-    taken: set[int] = set()
-    errors: list[tuple[int, str]] = []
-    for word in read_extra_args(launcher, extra_args):
-        name = extra_args[word.index].partition("=")[0]
-        if name not in RDZV_CONF_OPTIONS:  # an abbreviation of it is R14's
-            continue
-        taken.add(word.index)
-        if word.value is None or word.value_index is None:
-            errors.append((word.index, f"{name} needs a value: {name}=KEY=VALUE[,KEY=VALUE...]"))
-            continue
-        taken.add(word.value_index)
-        errors.extend((word.value_index, message) for message in _rdzv_items(name, word.value, keys))
-    rest = tuple(arg for i, arg in enumerate(extra_args) if i not in taken)
-    return RdzvConf(tuple(keys.items()), rest, tuple(errors))
-
-
-def _rdzv_items(name: str, value: str, into: dict[str, str]) -> Iterator[str]:
-    """Parse ``key=value,...`` as torch does (keys and values stripped; blank = none) into ``into``."""
-    if not value.strip():
-        return
-    for item in value.split(","):
-        key, _, val = (part.strip() for part in item.partition("="))
-        if not key:
-            yield (f"{name} {value!r} has an empty key (a stray ',' or '='); write KEY=VALUE[,KEY=VALUE...], "
-                   "which torch requires")
-        elif not val:
-            yield f"{name}: {key!r} has no value; write {key}=VALUE (torch refuses a key alone)"
-        elif key in RDZV_NTUI_KEYS:
-            yield (f"{name}: {key} is ntui's: node 0 gets 1 and every other node 0, so node 0 hosts the "
-                   f"rendezvous store (R8); one value for all nodes makes every node host, or none. Remove {key}; "
-                   "the other keys are merged")
-        else:
-            into[key] = val
-
-
-def merge_rdzv_conf(*parts: str) -> str:
-    """One rendezvous-configuration value from several, later keys last (torch keeps only the last
-    ``--rdzv-conf`` it is given, and the last value of a repeated key) (R13)."""
-    return ",".join(part for part in parts if part)
-
-
-@dataclass(frozen=True)
-class Draft:
-    """A preset after each section is parsed, before the cross-field rules run.
-
-    ``sbatch`` holds the options that stay (``false``/``null`` already dropped) as YAML values,
-    ``raw`` their text as written.
-    """
-
-    launcher: str = "srun"
-    sbatch: Mapping[str, object] = field(default_factory=dict)
-    raw: Mapping[str, str] = field(default_factory=dict)
-    nodes: int = 1
-    gpu_requests: tuple[GpuRequest, ...] = ()
-    tasks_per_node: int | None = None
-    nproc: int | None = None
-    launcher_keys: frozenset[str] = frozenset()
-    multi_gpu: bool | None = None
-    cpu: bool | None = None
-    master_port: int | None = None
-    python_words: tuple[str, ...] | None = ("python",)
-    extra_args: tuple[str, ...] = ()
-    container: str = "none"
-    container_conf: ContainerConf = ContainerConf()
-    env: Mapping[str, str] = field(default_factory=dict)
-    nccl_slingshot: bool = False
-    script: str = ""
-    script_exists: bool = True
-    monitor_gpu: bool | None = None
-    """``monitor.gpu`` as written; None (absent): on whenever the job asks for GPUs."""
-    monitor_interval: int = DEFAULT_INTERVAL_S
-    monitor_interval_written: bool = False
-    sweep: SweepDraft | None = None
-    """The ``sweep:`` section (None: the preset has none), judged by the W rules."""
-    run: RunDraft | None = None
-    """The ``run:`` section (None: the preset has none), judged by the T rules."""
-    script_text: str = ""
-    """The head of the program's file, read only for a ``run:`` section (T8)."""
-
-    @property
-    def time_limit_s(self) -> int | None:
-        """``sbatch.time`` in seconds (None: absent, unlimited or not plain)."""
-        raw = self.raw.get("time")
-        if not raw or "$" in raw:
-            return None
-        try:
-            return parse_time_limit(raw) or None
-        except ValueError:
-            return None
-
-    @property
-    def gpu_sampling(self) -> bool:
-        """Whether the script starts the in-job GPU sampler (M2): as asked, else iff GPUs are requested."""
-        return bool(self.gpu_requests) if self.monitor_gpu is None else self.monitor_gpu
-
-    @property
-    def gpu_request(self) -> GpuRequest | None:
-        return self.gpu_requests[0] if self.gpu_requests else None
-
-    @property
-    def ntasks_per_node(self) -> int:
-        """srun: one task per GPU unless given; torchrun/accelerate: one launcher per node (G1, G2)."""
-        if self.tasks_per_node is not None:
-            return self.tasks_per_node
-        if self.launcher != "srun":
-            return 1
-        req = self.gpu_request
-        if req is not None and req.option != "gpus-per-task" and self.gpus_per_node_of(1):
-            return self.gpus_per_node_of(1)
-        return 1
-
-    def gpus_per_node_of(self, tasks_per_node: int) -> int:
-        req = self.gpu_request
-        if req is None:
-            return 0
-        if req.option == "gpus-per-task":
-            return req.count * tasks_per_node
-        if req.option == "gpus":
-            return req.count // self.nodes if self.nodes else 0
-        return req.count
-
-    @property
-    def gpus_per_node(self) -> int:
-        """GPUs each node gets, whichever way they were asked for (G1, G5)."""
-        return self.gpus_per_node_of(self.ntasks_per_node)
-
-    @property
-    def processes_per_node(self) -> int:
-        if self.launcher == "srun":
-            return self.ntasks_per_node
-        if self.nproc is not None:
-            return self.nproc
-        return self.gpus_per_node or 1
-
-    @property
-    def world_size(self) -> int:
-        return self.nodes * self.processes_per_node
-
-    @property
-    def accelerate_mode(self) -> str:
-        """``multi_gpu`` (torch.distributed's launcher, also on CPU with gloo), ``cpu`` or ``single``."""
-        if self.multi_gpu is None:
-            if self.cpu:
-                return "cpu"
-            return "multi_gpu" if self.world_size > 1 else "single"
-        if self.multi_gpu:
-            return "multi_gpu"
-        return "cpu" if self.cpu else "single"
-
-    @property
-    def rdzv_alt_read(self) -> bool:
-        return self.nccl_slingshot or self.env.get("FI_CXI_RDZV_PROTO") == "alt_read"
-
-    def job_values(self) -> dict[str, tuple[int, tuple[str, ...]]]:
-        """What a site's rules may judge by name (``job.*``, core/compose/site.py ``JOB_KEYS``): each value with the
-        preset key a finding about it is reported at. A node's size is a site's fact, never ntui's: no built-in
-        rule judges these against a machine (docs/rules.md)."""
-        req = self.gpu_request
-        out: dict[str, tuple[int, tuple[str, ...]]] = {
-            "job.nodes": (self.nodes, ("sbatch", "nodes")),
-            "job.tasks-per-node": (self.ntasks_per_node, ("sbatch", "ntasks-per-node")),
-            "job.gpus-per-node": (self.gpus_per_node, ("sbatch", req.option if req else "gpus-per-node")),
-        }
-        cpt = self.sbatch.get("cpus-per-task", 1)
-        if isinstance(cpt, int) and not isinstance(cpt, bool):
-            out["job.cpus-per-task"] = (cpt, ("sbatch", "cpus-per-task"))
-            out["job.cpus-per-node"] = (cpt * self.ntasks_per_node, ("sbatch", "cpus-per-task"))
-        return out
-
-
-Finding = tuple[str, str]  # (dotted preset key, message stating the fix)
-Check = Callable[[Draft], Iterable[Finding]]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    severity: Severity
-    where: tuple[str, ...]
-    """Preset keys (dotted, as for ``--set`` and the form) the rule applies to."""
-    summary: str
-    """What a preset ntui accepts is guaranteed to do (for the docs)."""
-    source: str
-    check: Check | None = None
-    """None: a guarantee the renderer keeps for every accepted preset."""
-    blocks_submit: bool = False
-    """A warning for ``check``/``render`` that ``submit`` and the app's ``s`` treat as an error."""
-    enforced_in: str = ""
-    """For a refusal made outside ``validate`` (e.g. while applying ``--set``): where."""
-
-    @property
-    def kind(self) -> str:
-        if self.check is None and not self.enforced_in:
-            return "guarantee"
-        return str(self.severity.value)
 
 
 # ----------------------------------------------------------------------------- declaring a rule
@@ -439,7 +163,7 @@ guarantee("P2", _E, ("sbatch",), "Directives are spelled `#SBATCH --option` in c
 
 @rule("P3", _E, ("sbatch",), "Directive values contain no `$`/backquote (sbatch does not expand them); paths are "
       "resolved by ntui.", "sbatch.1")
-def _p3(d: Draft) -> Iterable[Finding]:
+def _p3(d: Draft) -> Iterable[RuleFinding]:
     for opt, text in _directive_texts(d):
         if "$" in text or "`" in text:
             yield f"sbatch.{opt}", "directives get no shell expansion; write the value out, paths in full"
@@ -447,7 +171,7 @@ def _p3(d: Draft) -> Iterable[Finding]:
 
 @rule("P4", _E, ("sbatch",), "Directive values are single, non-empty lines, quoted with shlex.quote.",
       "SchedMD/slurm:src/sbatch/opt.c")
-def _p4(d: Draft) -> Iterable[Finding]:
+def _p4(d: Draft) -> Iterable[RuleFinding]:
     for opt, text in _directive_texts(d):
         if any(ch in text for ch in "\n\r\x00"):
             yield f"sbatch.{opt}", "must be a single line (a directive cannot span lines)"
@@ -457,7 +181,7 @@ def _p4(d: Draft) -> Iterable[Finding]:
 
 @rule("P5", _E, ("sbatch",), "No directive value starts with `:` (the hetjob separator).",
       "SchedMD/slurm:src/sbatch/opt.c")
-def _p5(d: Draft) -> Iterable[Finding]:
+def _p5(d: Draft) -> Iterable[RuleFinding]:
     for opt, text in _directive_texts(d):
         if text.startswith(":"):
             yield f"sbatch.{opt}", "a directive value may not start with ':' (it separates hetjob components)"
@@ -465,7 +189,7 @@ def _p5(d: Draft) -> Iterable[Finding]:
 
 @rule("V3", _E, ("sbatch",), "Options that need a value never become bare flags (`qos: true` would swallow "
       "the next directive); pure flags never get a value.", "sbatch.1 (option synopsis)")
-def _v3(d: Draft) -> Iterable[Finding]:
+def _v3(d: Draft) -> Iterable[RuleFinding]:
     for opt, value in d.sbatch.items():
         if value is True and opt not in SBATCH_FLAGS:
             yield (f"sbatch.{opt}", f"--{opt} needs a value; true would make sbatch read the next directive "
@@ -480,17 +204,17 @@ guarantee("V6", _E, ("extends",), "`extends` is read from preset files only; `--
 
 @rule("V4", _E, tuple(f"sbatch.{o}" for o in INT_OPTIONS), "Integer options are plain decimal: YAML 1.1 "
       "forms (010, 0x10, 2:4) are refused instead of silently becoming 8, 16, 124.", "YAML 1.1 int type")
-def _v4(d: Draft) -> Iterable[Finding]:
+def _v4(d: Draft) -> Iterable[RuleFinding]:
     for opt, text in _options(d, INT_OPTIONS):
         value = d.sbatch[opt]
-        if isinstance(value, int) and not isinstance(value, bool) and not _DECIMAL.fullmatch(text.strip()):
+        if isinstance(value, int) and not isinstance(value, bool) and not DECIMAL.fullmatch(text.strip()):
             yield (f"sbatch.{opt}", f"{text!r} is read by YAML 1.1 as {value}, not what it looks like; "
                    f"write the number in plain decimal")
 
 
 @rule("J1", _E, ("sbatch.signal",), "`--signal` is `[{R|B}:]SIG[@SECONDS]` with SECONDS in 0..65535.",
       "sbatch.1")
-def _j1(d: Draft) -> Iterable[Finding]:
+def _j1(d: Draft) -> Iterable[RuleFinding]:
     for _, text in _options(d, ("signal",)):
         m = _SIGNAL.match(text)
         if not m or (m.group(1) and int(m.group(1)) > 65535):
@@ -501,7 +225,7 @@ def _j1(d: Draft) -> Iterable[Finding]:
 @rule("G1", _E, ("sbatch.ntasks-per-node", *_GPU_KEYS), "srun launcher: tasks per node equal GPUs per node, "
       "for every way of asking for GPUs (gpus-per-node, gpus-per-task, gpus, gres, typed or not).",
       "kempnerinstitute KempnerForge slurm-distributed-setup; Lightning-AI cluster_advanced.rst")
-def _g1(d: Draft) -> Iterable[Finding]:
+def _g1(d: Draft) -> Iterable[RuleFinding]:
     gpn = d.gpus_per_node
     if d.launcher == "srun" and gpn and d.ntasks_per_node != gpn:
         yield ("sbatch.ntasks-per-node", f"srun launcher: tasks per node ({d.ntasks_per_node}) must equal GPUs "
@@ -510,7 +234,7 @@ def _g1(d: Draft) -> Iterable[Finding]:
 
 @rule("G2", _E, ("sbatch.ntasks-per-node", "launcher.nproc-per-node", *_GPU_KEYS), "torchrun/accelerate: one "
       "task per node, processes per node equal GPUs per node.", "pytorch/pytorch:torch/distributed/run.py")
-def _g2(d: Draft) -> Iterable[Finding]:
+def _g2(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher == "srun":
         return
     if d.ntasks_per_node != 1:
@@ -524,7 +248,7 @@ def _g2(d: Draft) -> Iterable[Finding]:
 
 @rule("G3", _E, _GPU_KEYS, "GPUs are asked for in exactly one way (gpus-per-node, gpus-per-task, gpus or "
       "gres).", "sbatch.1, srun.1")
-def _g3(d: Draft) -> Iterable[Finding]:
+def _g3(d: Draft) -> Iterable[RuleFinding]:
     if len(d.gpu_requests) > 1:
         names = ", ".join(r.option for r in d.gpu_requests)
         yield (f"sbatch.{d.gpu_requests[1].option}", f"GPUs asked for in more than one way ({names}); "
@@ -533,7 +257,7 @@ def _g3(d: Draft) -> Iterable[Finding]:
 
 @rule("G4", _E, ("sbatch.gpus-per-task", "sbatch.ntasks"), "`--gpus-per-task` comes with an explicit "
       "`--ntasks`.", "srun.1; meta-pytorch/torchx#1100")
-def _g4(d: Draft) -> Iterable[Finding]:
+def _g4(d: Draft) -> Iterable[RuleFinding]:
     req = d.gpu_request
     if req is not None and req.option == "gpus-per-task" and "ntasks" not in d.sbatch:
         yield ("sbatch.gpus-per-task", "--gpus-per-task needs an explicit --ntasks or --gpus; set "
@@ -547,7 +271,7 @@ guarantee("G5", _E, _GPU_KEYS, "Whenever GPUs are requested (any style), srun ge
 
 @rule("G9", _E, ("sbatch.ntasks",), "`ntasks`, when given, equals nodes x tasks per node (one launcher per "
       "node for torchrun/accelerate).", "sbatch.1; pytorch/pytorch:torch/distributed/run.py")
-def _g9(d: Draft) -> Iterable[Finding]:
+def _g9(d: Draft) -> Iterable[RuleFinding]:
     n = d.sbatch.get("ntasks")
     want = d.nodes * d.ntasks_per_node
     if isinstance(n, int) and not isinstance(n, bool) and n != want:
@@ -558,7 +282,7 @@ def _g9(d: Draft) -> Iterable[Finding]:
 
 @rule("G10", _E, ("sbatch.gpus",), "`--gpus` (a job total) is only used on one node; several nodes use "
       "gpus-per-node, which Slurm places evenly.", "sbatch.1 (--gpus); outerloop-science/outerloop#176")
-def _g10(d: Draft) -> Iterable[Finding]:
+def _g10(d: Draft) -> Iterable[RuleFinding]:
     req = d.gpu_request
     if req is not None and req.option == "gpus" and d.nodes > 1:
         yield ("sbatch.gpus", "--gpus is a total that Slurm may spread unevenly over nodes; with several nodes "
@@ -567,7 +291,7 @@ def _g10(d: Draft) -> Iterable[Finding]:
 
 @rule("G11", _W, ("launcher.nproc-per-node",), "Warns that nproc-per-node is ignored by the srun launcher.",
       "ntui launcher model")
-def _g11(d: Draft) -> Iterable[Finding]:
+def _g11(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher == "srun" and "nproc-per-node" in d.launcher_keys:
         yield "launcher.nproc-per-node", "ignored by the srun launcher (one task per rank); remove it"
 
@@ -578,7 +302,7 @@ guarantee("C1", _E, ("sbatch.cpus-per-task",), "srun always gets `--cpus-per-tas
 
 @rule("C4", _E, ("sbatch.cpus-per-gpu",), "`cpus-per-gpu` is refused: sbatch rejects it beside the "
       "`cpus-per-task` ntui always sets.", "sbatch.1 (--cpus-per-gpu)")
-def _c4(d: Draft) -> Iterable[Finding]:
+def _c4(d: Draft) -> Iterable[RuleFinding]:
     if "cpus-per-gpu" in d.sbatch:
         yield ("sbatch.cpus-per-gpu", "sbatch refuses cpus-per-gpu beside cpus-per-task, which ntui always sets "
                "(C1); set cpus-per-task to the CPUs each task needs instead")
@@ -592,7 +316,7 @@ guarantee("R1", _E, ("launcher.type",), "MASTER_ADDR is the first host of SLURM_
 @rule("R4", _W, ("launcher.master-port",), "MASTER_PORT = 15000 + job id % 17000 (15000-31999): two jobs on "
       "one node differ, and the port is below the kernel's ephemeral range. A fixed port warns.",
       "Lightning-AI slurm.py environment; rwth-i6/i6_core#552")
-def _r4(d: Draft) -> Iterable[Finding]:
+def _r4(d: Draft) -> Iterable[RuleFinding]:
     if d.master_port is not None:
         yield ("launcher.master-port", "a fixed port collides when two jobs share the first node; prefer auto "
                "(derived from the job id)")
@@ -600,7 +324,7 @@ def _r4(d: Draft) -> Iterable[Finding]:
 
 @rule("R12", _E, ("launcher.master-port",), "A fixed master-port is never in the ephemeral range "
       "32768-60999.", "Linux ip-sysctl (ip_local_port_range)")
-def _r12(d: Draft) -> Iterable[Finding]:
+def _r12(d: Draft) -> Iterable[RuleFinding]:
     if d.master_port is not None and d.master_port in EPHEMERAL_PORTS:
         yield ("launcher.master-port", f"{d.master_port} is in the kernel's ephemeral range "
                f"({EPHEMERAL_PORTS.start}-{EPHEMERAL_PORTS.stop - 1}), where any outgoing connection may hold it; "
@@ -620,7 +344,7 @@ guarantee("R8", _E, ("launcher.type",), "Several nodes: node 0 hosts the c10d st
       "(rendezvous endpoint/backend/id, counts, accelerate mode/config): it would silently replace ntui's. "
       "A `--rdzv-conf` is merged instead (R13).",
       "torch/distributed/run.py; accelerate launch --help")
-def _r11(d: Draft) -> Iterable[Finding]:
+def _r11(d: Draft) -> Iterable[RuleFinding]:
     owned = OWNED_LAUNCHER_ARGS.get(d.launcher, ())
     for word in read_extra_args(d.launcher, d.extra_args):
         if word.problem is None and word.option is not None and word.option in owned:  # a typo is R14's
@@ -637,7 +361,7 @@ def _r11(d: Draft) -> Iterable[Finding]:
       "value torch refuses (not `KEY=VALUE,...`) is refused.",
       "torch/distributed/run.py (--rdzv-conf); torch/distributed/elastic/rendezvous/utils.py "
       "(_parse_rendezvous_config); accelerate launch --help (--rdzv_conf)")
-def _r13(d: Draft) -> Iterable[Finding]:
+def _r13(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher in ("torchrun", "accelerate"):
         for i, message in split_rdzv_conf(d.launcher, d.extra_args).errors:
             yield f"launcher.extra-args.{i}", message
@@ -649,7 +373,7 @@ def _r13(d: Draft) -> Iterable[Finding]:
       "its value or with one its parser refuses (a number, a choice), and a bare word (the launcher would "
       "take it as the program). The srun launcher takes none (ntui writes its srun line).",
       "torch/distributed/run.py (get_args_parser); accelerate launch --help; Python argparse (allow_abbrev)")
-def _r14(d: Draft) -> Iterable[Finding]:
+def _r14(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher == "srun" and d.extra_args:
         yield ("launcher.extra-args", "the srun launcher takes no extra arguments (ntui writes its srun line, and "
                "would drop them); set srun options through the variables srun reads, in env (SLURM_CPU_BIND: "
@@ -669,7 +393,7 @@ guarantee("Q2", _E, ("args", "env", "script"), "User values are single shell wor
 
 @rule("Q7", _E, ("launcher.python",), "launcher.python is split into words like a shell would "
       "(`python -u` is two words); unsplittable text is refused.", "ntui launcher model")
-def _q7(d: Draft) -> Iterable[Finding]:
+def _q7(d: Draft) -> Iterable[RuleFinding]:
     if d.python_words is None:
         yield "launcher.python", "cannot split into words (unbalanced quote?); e.g. python: python -u"
     elif not d.python_words:
@@ -690,7 +414,7 @@ guarantee("A1", _E, ("launcher.type",), "accelerate reads an explicit config wri
 @rule("A2", _E, ("launcher.multi-gpu", "launcher.cpu", *_PTS), "accelerate with more than one process in all "
       "always uses --multi_gpu (otherwise each node runs alone).",
       "huggingface/accelerate:src/accelerate/commands/launch.py")
-def _a2(d: Draft) -> Iterable[Finding]:
+def _a2(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher == "accelerate" and d.accelerate_mode != "multi_gpu" and d.world_size > 1:
         key = "launcher.cpu" if d.cpu else "launcher.multi-gpu"
         yield (key, f"accelerate starts {d.world_size} processes only with --multi_gpu (torch.distributed's "
@@ -700,21 +424,21 @@ def _a2(d: Draft) -> Iterable[Finding]:
 
 @rule("A3", _E, ("launcher.cpu", "launcher.multi-gpu"), "accelerate --cpu and --multi_gpu are never both set.",
       "huggingface/accelerate:src/accelerate/commands/launch.py")
-def _a3(d: Draft) -> Iterable[Finding]:
+def _a3(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher == "accelerate" and d.multi_gpu and d.cpu:
         yield "launcher.cpu", "--multi_gpu and --cpu are exclusive; set only one"
 
 
 @rule("A4", _E, ("launcher.multi-gpu",), "accelerate --multi_gpu is only used with 2 or more processes.",
       "huggingface/accelerate:src/accelerate/commands/launch.py")
-def _a4(d: Draft) -> Iterable[Finding]:
+def _a4(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher == "accelerate" and d.multi_gpu and d.world_size < 2:
         yield "launcher.multi-gpu", "accelerate --multi_gpu needs at least 2 processes in all; drop multi-gpu"
 
 
 @rule("A6", _W, ("launcher.mixed-precision", "launcher.multi-gpu", "launcher.cpu", "launcher.dynamo-backend"),
       "Warns about accelerate-only keys on another launcher.", "ntui launcher model")
-def _a6(d: Draft) -> Iterable[Finding]:
+def _a6(d: Draft) -> Iterable[RuleFinding]:
     if d.launcher != "accelerate":
         for key in ("mixed-precision", "multi-gpu", "cpu", "dynamo-backend"):
             if key in d.launcher_keys:
@@ -749,7 +473,7 @@ guarantee("J2", _E, ("logs.dir", "setup"), "The batch shell keeps an event journ
 # Container, network, program
 @rule("K1", _E, ("container.runtime", "container.image", "sbatch.image"), "A container runtime needs an image: "
       "`container.image` (for Shifter, `sbatch.image` also does).", "NERSC Shifter docs; each runtime's run command")
-def _k1(d: Draft) -> Iterable[Finding]:
+def _k1(d: Draft) -> Iterable[RuleFinding]:
     c = d.container_conf
     if not c.active or c.image:
         return
@@ -771,7 +495,7 @@ _IMAGE_EXAMPLE = {"podman-hpc": "nersc/pytorch:25.02.01 after podman-hpc pull", 
       "Warns about container settings no runtime reads: an image, mounts, workdir or options without "
       "`container.runtime`, `sbatch.image` (Shifter's) under another runtime, and a Shifter job naming two "
       "images.", "NERSC Shifter docs")
-def _k2(d: Draft) -> Iterable[Finding]:
+def _k2(d: Draft) -> Iterable[RuleFinding]:
     c = d.container_conf
     if not c.active:
         if "image" in d.sbatch:
@@ -795,7 +519,7 @@ def _k2(d: Draft) -> Iterable[Finding]:
       "namespaces torch elastic's agents of two containers on one host share a pid and never complete the "
       "rendezvous.",
       "podman-run(1) --network, --ipc; NERSC/podman-hpc modules.d")
-def _k3(d: Draft) -> Iterable[Finding]:
+def _k3(d: Draft) -> Iterable[RuleFinding]:
     if d.container in ("podman", "podman-hpc"):
         for opt in namespace_options(d.container_conf.options):
             yield ("container.options", f"{opt!r} takes the ranks off the host's network, IPC or PID namespace: "
@@ -805,7 +529,7 @@ def _k3(d: Draft) -> Iterable[Finding]:
 @rule("K4", _E, ("container.options",), "Apptainer/Singularity without `--cleanenv`, `-e`, `--containall` or "
       "`-C`: each clears the environment, so every rank loses SLURM_PROCID and MASTER_ADDR and believes it is "
       "rank 0 of a one-process job.", "Apptainer user guide (environment and metadata)")
-def _k4(d: Draft) -> Iterable[Finding]:
+def _k4(d: Draft) -> Iterable[RuleFinding]:
     if d.container in ("apptainer", "singularity"):
         for opt in d.container_conf.options:
             if opt in APPTAINER_CLEANENV:
@@ -818,12 +542,12 @@ def _k4(d: Draft) -> Iterable[Finding]:
       "has neither srun nor scontrol, so there is no launch step and no rendezvous address; the container "
       "belongs to each task (`container.runtime`).", "NVIDIA/pyxis wiki (FAQ); Slurm containers guide; CSCS "
       "container engine docs")
-def _k5(d: Draft) -> Iterable[Finding]:
+def _k5(d: Draft) -> Iterable[RuleFinding]:
     for opt in WHOLE_SCRIPT_OPTIONS:
         if opt in d.sbatch:
             yield (f"sbatch.{opt}", "runs the whole batch script in the image, where srun and scontrol do not "
                    "exist: use container.runtime (pyxis for --container-image) and container.image instead")
-    for opt in _SITE_CONTAINER_OPTIONS:
+    for opt in SITE_OPTIONS:
         if opt in d.sbatch and opt not in WHOLE_SCRIPT_OPTIONS:
             yield (f"sbatch.{opt}", "a Pyxis task option: set container.runtime: pyxis and its container.* keys")
 
@@ -831,7 +555,7 @@ def _k5(d: Draft) -> Iterable[Finding]:
 @rule("K6", _W, ("container.runtime", "container.options"), "Plain podman passes no GPU unless asked (a CDI "
       "device such as `--device nvidia.com/gpu=all`); podman-hpc's `--gpu` module does it for you.",
       "podman-run(1) --device; NERSC/podman-hpc modules.d/gpu.yaml")
-def _k6(d: Draft) -> Iterable[Finding]:
+def _k6(d: Draft) -> Iterable[RuleFinding]:
     if d.container == "podman" and d.gpu_requests and not any(
             o.startswith(("--device", "--gpus")) for o in d.container_conf.options):
         yield ("container.options", "the job asks for GPUs but podman passes none to the container: add "
@@ -867,7 +591,7 @@ guarantee("D2", _E, ("monitor.allow-attach",), "`monitor: {allow-attach: true}` 
 
 @rule("F1", _W, ("script",), "The script exists on the submitting host: a warning for check/render, an "
       "error for submit and the app's `s`.", "ntui submit model", blocks_submit=True)
-def _f1(d: Draft) -> Iterable[Finding]:
+def _f1(d: Draft) -> Iterable[RuleFinding]:
     if d.script and not d.script_exists:
         yield "script", f"{d.script} does not exist on this host; fix the path"
 
@@ -880,7 +604,7 @@ guarantee("F2", _E, ("script",), "A relative script path is taken from the direc
 @rule("M1", _E, ("monitor.interval",), f"The in-job GPU sampling interval is whole seconds from "
       f"{MONITOR_INTERVAL_MIN} to {MONITOR_INTERVAL_MAX} (default {DEFAULT_INTERVAL_S}: a 24 h job with 4 GPUs "
       "writes about 35k lines per node).", "nvidia-smi.1 (-l); ntui sampler model")
-def _m1(d: Draft) -> Iterable[Finding]:
+def _m1(d: Draft) -> Iterable[RuleFinding]:
     n = d.monitor_interval
     if d.gpu_sampling and not MONITOR_INTERVAL_MIN <= n <= MONITOR_INTERVAL_MAX:
         yield ("monitor.interval", f"{n} s: the GPU sampling interval is whole seconds from {MONITOR_INTERVAL_MIN} "
@@ -890,7 +614,7 @@ def _m1(d: Draft) -> Iterable[Finding]:
 @rule("M2", _W, ("monitor.gpu", *_GPU_KEYS), "The GPU sampler is in the script by default exactly when the job "
       "asks for GPUs (any style); `monitor: {gpu: false}` removes it; `gpu: true` on a job without GPUs warns "
       "(its step would see none) and keeps it.", "srun.1 (--overlap, GRES of a step); ntui sampler model")
-def _m2(d: Draft) -> Iterable[Finding]:
+def _m2(d: Draft) -> Iterable[RuleFinding]:
     if d.monitor_gpu and not d.gpu_requests:
         yield ("monitor.gpu", "the job asks for no GPUs, so the sampler's step gets none and records nothing "
                "(unless the nodes expose their GPUs to every step); it is kept because you asked. Ask for GPUs "
@@ -899,7 +623,7 @@ def _m2(d: Draft) -> Iterable[Finding]:
 
 @rule("M3", _W, ("monitor.interval",), "A monitor.interval on a job without the GPU sampler (no GPUs asked "
       "for, or `gpu: false`) warns instead of being silently unused.", "ntui sampler model")
-def _m3(d: Draft) -> Iterable[Finding]:
+def _m3(d: Draft) -> Iterable[RuleFinding]:
     if d.monitor_interval_written and not d.gpu_sampling:
         why, fix = (("monitor.gpu is false", "set monitor.gpu: true") if d.monitor_gpu is False else
                     ("the job asks for no GPUs", "ask for GPUs (sbatch.gpus-per-node)"))
@@ -911,7 +635,7 @@ def _m3(d: Draft) -> Iterable[Finding]:
       "combination, the first parameter varying slowest), zip (the i-th value of every list) or list (explicit "
       "items naming the same parameters); parameter names are letters, digits, `_` and `-`; each value is one "
       "scalar kept as written (`1e-4`, `yes`, `010` stay text).", "ntui sweep model")
-def _w1(d: Draft) -> Iterable[Finding]:
+def _w1(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is None:
         return
@@ -924,7 +648,7 @@ def _w1(d: Draft) -> Iterable[Finding]:
 
 @rule("W2", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "A sweep has tasks: no empty list of values, no "
       "empty list of items.", "ntui sweep model")
-def _w2(d: Draft) -> Iterable[Finding]:
+def _w2(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is None:
         return
@@ -938,7 +662,7 @@ def _w2(d: Draft) -> Iterable[Finding]:
 
 @rule("W3", _E, ("sweep.zip",), "zip lists have the same length (zip would silently drop the extra values).",
       "ntui sweep model")
-def _w3(d: Draft) -> Iterable[Finding]:
+def _w3(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is None or sw.kind != "zip" or len({n for _, n in sw.lengths}) < 2:
         return
@@ -952,7 +676,7 @@ def _w3(d: Draft) -> Iterable[Finding]:
 @rule("W4", _E, ("args", "env"), "With a sweep, `{name}` in args and env values names one of its parameters; "
       "`{{`/`}}` are literal braces, any other brace is refused (a typo never reaches a run).",
       "Python str.format syntax")
-def _w4(d: Draft) -> Iterable[Finding]:
+def _w4(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is None:
         return
@@ -971,7 +695,7 @@ def _w4(d: Draft) -> Iterable[Finding]:
 
 @rule("W5", _E, ("sweep.grid", "sweep.zip", "sweep.list"), "Every parameter is used by args or env (otherwise "
       "its tasks would run the same program with the same arguments).", "ntui sweep model")
-def _w5(d: Draft) -> Iterable[Finding]:
+def _w5(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is None or not sw.names:
         return
@@ -990,7 +714,7 @@ def _w5(d: Draft) -> Iterable[Finding]:
       "array task shares (sbatch resources, launcher, script, logs, setup) holds a placeholder or is a "
       "parameter: the tasks of one job array run one script; `sbatch.array` is the sweep's own.",
       "sbatch.1 (--array)")
-def _w6(d: Draft) -> Iterable[Finding]:
+def _w6(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is None:
         return
@@ -1013,7 +737,7 @@ def _w6(d: Draft) -> Iterable[Finding]:
 @rule("W7", _E, ("sweep",), "A sweep has at most as many tasks as the cluster's MaxArraySize (checked before "
       "sbatch with the partitions, one `scontrol show config`; statically, Slurm's own maximum 4000001).",
       "slurm.conf.5 (MaxArraySize)")
-def _w7(d: Draft) -> Iterable[Finding]:
+def _w7(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is not None and sw.count > SLURM_MAX_ARRAY_SIZE:
         yield ("sweep", f"{sw.count:,} tasks: no Slurm runs more than {SLURM_MAX_ARRAY_SIZE - 1:,} tasks in one "
@@ -1022,7 +746,7 @@ def _w7(d: Draft) -> Iterable[Finding]:
 
 @rule("W8", _E, ("sweep.parallel",), "`sweep.parallel` is a positive whole number: at most that many tasks run "
       "at once (`--array=...%N`).", "sbatch.1 (--array)")
-def _w8(d: Draft) -> Iterable[Finding]:
+def _w8(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is not None and sw.parallel_text is not None and sw.parallel is None:
         yield ("sweep.parallel", f"expected a positive whole number in plain decimal (at most that many tasks "
@@ -1032,7 +756,7 @@ def _w8(d: Draft) -> Iterable[Finding]:
 @rule("W9", _E, ("sweep.metric",), "`sweep.metric` is one regular expression; `ntui sweep` shows its group 1 "
       "(or a group named value, else the whole match) of the last matching line of each task's rank-0 log.",
       "Python re")
-def _w9(d: Draft) -> Iterable[Finding]:
+def _w9(d: Draft) -> Iterable[RuleFinding]:
     sw = d.sweep
     if sw is None or sw.metric is None:
         return
@@ -1057,7 +781,7 @@ guarantee("W10", _E, ("sweep", "args", "env"), "Each array task reads its own va
 # Long runs (run:)
 @rule("T1", _E, ("run.warning", "sbatch.time"), "The checkpoint signal's warning is shorter than the time limit "
       "(and the preset has one: a warning without sbatch.time is a warning).", "sbatch.1 (--signal)")
-def _t1(d: Draft) -> Iterable[Finding]:
+def _t1(d: Draft) -> Iterable[RuleFinding]:
     run, limit = d.run, d.time_limit_s
     if run is None or run.warning is None:
         return
@@ -1072,7 +796,7 @@ def _t1(d: Draft) -> Iterable[Finding]:
 
 @rule("T2", _E, ("run.grace", "run.warning"), "The ranks' grace to save fits in the warning, with time left to "
       "requeue or chain before the limit.", "sbatch.1 (--signal: up to 60 s early)")
-def _t2(d: Draft) -> Iterable[Finding]:
+def _t2(d: Draft) -> Iterable[RuleFinding]:
     run = d.run
     if run is None or run.warning is None or run.grace is None:
         return
@@ -1085,7 +809,7 @@ def _t2(d: Draft) -> Iterable[Finding]:
 @rule("T3", _E, ("run.checkpoint-signal", "launcher.type"), "The checkpoint signal is not one torchrun's or "
       "accelerate's agents handle (TERM, INT, HUP, QUIT: they would stop the workers); under srun it is a warning "
       "(Slurm ends steps with TERM).", "pytorch/pytorch:torch/distributed/elastic/multiprocessing/api.py")
-def _t3(d: Draft) -> Iterable[Finding]:
+def _t3(d: Draft) -> Iterable[RuleFinding]:
     run = d.run
     if run is None or run.signal not in AGENT_SIGNALS:
         return
@@ -1099,7 +823,7 @@ def _t3(d: Draft) -> Iterable[Finding]:
 
 @rule("T4", _W, ("run.checkpoint-signal",), "Warns about SIGUSR1: NCCL catches it.",
       "facebookincubator/submitit#1697")
-def _t4(d: Draft) -> Iterable[Finding]:
+def _t4(d: Draft) -> Iterable[RuleFinding]:
     run = d.run
     if run is not None and run.signal == "USR1":
         yield ("run.checkpoint-signal", "NCCL catches SIGUSR1 (and Lightning's SLURM plugin requeues on it): a "
@@ -1108,7 +832,7 @@ def _t4(d: Draft) -> Iterable[Finding]:
 
 @rule("T5", _E, ("sbatch.signal", "sbatch.no-requeue"), "With run:, ntui writes `--signal` (and `--requeue` for "
       "continue: requeue) itself; a preset's own is refused.", "sbatch.1")
-def _t5(d: Draft) -> Iterable[Finding]:
+def _t5(d: Draft) -> Iterable[RuleFinding]:
     run = d.run
     if run is None:
         return
@@ -1132,7 +856,7 @@ guarantee("E4", _W, ("launcher.type", "launcher.python", "setup"), "The commands
 
 @rule("T8", _W, ("run", "script"), "Warns when the program imports Lightning, whose SLURM plugin installs its own "
       "requeue (SIGUSR1).", "Lightning-AI/pytorch-lightning (SLURMEnvironment)")
-def _t8(d: Draft) -> Iterable[Finding]:
+def _t8(d: Draft) -> Iterable[RuleFinding]:
     run = d.run
     if run is None or not _LIGHTNING.search(d.script_text):
         return
@@ -1142,7 +866,7 @@ def _t8(d: Draft) -> Iterable[Finding]:
 
 
 @rule("T9", _E, ("run", "sweep"), "run: and sweep: are not combined (yet).", "ntui preset model")
-def _t9(d: Draft) -> Iterable[Finding]:
+def _t9(d: Draft) -> Iterable[RuleFinding]:
     if d.run is not None and d.sweep is not None:
         yield ("run", "run: and sweep: together are not supported yet (each array task would requeue or chain on "
                "its own); drop one of them")
@@ -1208,9 +932,9 @@ RULES: tuple[Rule, ...] = tuple(_REGISTERED)
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 
 
-def run_checks(draft: Draft, rules: Sequence[Rule] = RULES) -> list[tuple[Rule, Finding]]:
+def run_checks(draft: Draft, rules: Sequence[Rule] = RULES) -> list[tuple[Rule, RuleFinding]]:
     """Every finding of every checking rule in ``rules``, in table order."""
-    out: list[tuple[Rule, Finding]] = []
+    out: list[tuple[Rule, RuleFinding]] = []
     for rule in rules:
         if rule.check is not None:
             out.extend((rule, f) for f in rule.check(draft))
@@ -1230,47 +954,14 @@ def blocks_submit(p: Problem) -> bool:
 
 # ----------------------------------------------------------------------------- docs
 
-README_BEGIN = "<!-- rules:begin (generated: python -m ntui.core.compose.rules --readme) -->"
-README_END = "<!-- rules:end -->"
-
-
-def markdown(rules: Sequence[Rule] = RULES) -> str:
-    """``docs/rules.md``: every rule with its id, kind, keys and source."""
-    lines = [
-        "# Rules for generated scripts",
-        "",
-        "Generated from `ntui/core/compose/rules.py` by `python -m ntui.core.compose.rules --markdown`; do not edit.",
-        "Errors stop `check`, `render` and `submit`; warnings are shown; guarantees hold for every",
-        "script ntui renders. Each problem ends with its rule id, e.g. `(G1)`. A machine's own limits (a node's GPUs",
-        "and CPUs, a QOS policy) are not ntui's: a site layer says them, with its own ids (README \"Site layer\";",
-        "`sites/nersc/site.yaml` for Perlmutter).",
-        "",
-        "| Id | Kind | What | Applies to | Source |",
-        "|---|---|---|---|---|",
-    ]
-    for r in rules:
-        keys = ", ".join(f"`{k}`" for k in r.where)
-        kind = r.kind + (" (blocks submit)" if r.blocks_submit else "")
-        lines.append(f"| {r.id} | {kind} | {r.summary.replace('|', '/')} | {keys} | {r.source} |")
-    return "\n".join(lines) + "\n"
-
-
-def readme_section(rules: Sequence[Rule] = RULES) -> str:
-    """The bullet list under the README's "What the generated script guarantees"."""
-    lines = [README_BEGIN, ""]
-    for r in rules:
-        tag = "" if r.kind == "guarantee" else (" *(refused)*" if r.severity is Severity.ERROR else " *(warning)*")
-        lines.append(f"- **{r.id}**{tag} {r.summary}")
-    lines += ["", "Full table with sources: [docs/rules.md](docs/rules.md).", README_END]
-    return "\n".join(lines)
-
 
 def main(argv: Sequence[str]) -> int:
+    """``--markdown``: ``docs/rules.md``; ``--readme``: the README's section (:mod:`ntui.core.compose.rulesdoc`)."""
     if argv[:1] == ["--markdown"]:
-        sys.stdout.write(markdown())
+        sys.stdout.write(markdown(RULES))
         return 0
     if argv[:1] == ["--readme"]:
-        sys.stdout.write(readme_section() + "\n")
+        sys.stdout.write(readme_section(RULES) + "\n")
         return 0
     print("usage: python -m ntui.core.compose.rules --markdown | --readme", file=sys.stderr)
     return 2

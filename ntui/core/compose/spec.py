@@ -4,7 +4,7 @@
 problems. Errors block rendering; warnings are shown by ``ntui check`` but do not block.
 
 Two stages: each section (launcher, sbatch, container, env, program, logs, nccl, monitor) is parsed by its
-own function into a :class:`~ntui.core.compose.rules.Draft` (type and syntax problems only), then every
+own function into a :class:`~ntui.core.compose.draft.Draft` (type and syntax problems only), then every
 cross-field rule of the table in :mod:`ntui.core.compose.rules` runs over the draft; its problems end with
 the rule id, e.g. ``(G1)``. A new preset section is one more parser here plus its rules there.
 
@@ -24,19 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from ntui.core.compose.containers import CONTAINER_KEYS, RUNTIME_NAMES, ContainerConf, parse_mount
+from ntui.core.compose.draft import Draft, Rule
+from ntui.core.compose.gpureq import GpuRequest, parse_gpu_request
 from ntui.core.compose.longrun import RUN_KEYS, RunConf, RunDraft, draft_run
-from ntui.core.compose.rules import (
-    GPU_OPTIONS,
-    INT_OPTIONS,
-    RULES,
-    SBATCH_OPTIONS,
-    Draft,
-    GpuRequest,
-    Rule,
-    parse_gpu_request,
-    problem,
-    run_checks,
-)
+from ntui.core.compose.rules import RULES, problem, run_checks
 from ntui.core.compose.site import site_problems
 from ntui.core.compose.sweep import Sweep, SweepDraft, draft_of
 from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset
@@ -45,6 +36,7 @@ from ntui.core.problems import Problem, Severity
 from ntui.core.progress.lines import pattern_problem
 from ntui.core.progress.preset import PROGRESS_KEYS
 from ntui.core.slurm.durations import format_time_limit, parse_time_limit
+from ntui.core.slurm.options import GPU_OPTIONS, INT_OPTIONS, SBATCH_OPTIONS
 
 LAUNCHERS = ("srun", "torchrun", "accelerate")
 RUNTIMES = RUNTIME_NAMES
