@@ -363,3 +363,20 @@ def test_check_of_a_script_says_the_sites_rules_only_where_a_site_is_in_effect(t
     assert site.returncode == 2 and "Traceback" not in site.stderr
     assert any(x.startswith(f"{script}:4: ") and "(NERSC-GPUS)" in x for x in site.stderr.splitlines()), site.stderr
     assert "NERSC-QOS" not in site.stderr  # the script names its QOS; the site's locks and defaults are not its
+
+
+def test_setup_lines_run_in_the_shell_the_script_ran_them_in(tmp_path: Path) -> None:
+    """ntui's script runs ``set -euo pipefail`` before the setup; a script's ``[ "$RESUME" = true ]`` with RESUME
+    unset, or a failing ``clear``, ended the imported job there. Its lines run under bash's defaults, then ntui's
+    options come back for the launch."""
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nOUT=$SCRATCH_X/run\n"
+            'if [ "$RESUME" = true ]; then\n  echo resuming\nfi\nfalse | cat\n'
+            "srun torchrun --nnodes 2 --nproc_per_node 4 fit.py --out $OUT\n")
+    setup = import_script(read_script(text, "/w/job.sh")).preset["setup"]
+    body = "set -euo pipefail\n" + "\n".join(setup) + "\necho launched; case $- in *e*u*|*u*e*) echo strict;; esac\n"
+    env = {k: v for k, v in os.environ.items() if k not in ("RESUME", "SCRATCH_X")}
+    res = subprocess.run(["bash", "-c", body], capture_output=True, text=True, timeout=30, env=env)
+    assert res.returncode == 0 and res.stdout.split() == ["launched", "strict"], (res.stdout, res.stderr)
+    unbracketed = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(setup[1:-1]) + "\necho launched\n"],
+                                 capture_output=True, text=True, timeout=30, env=env)
+    assert unbracketed.returncode != 0  # the same lines under ntui's options: the job would have ended

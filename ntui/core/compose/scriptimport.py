@@ -656,9 +656,9 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
             key_lines.setdefault(f"env.{var_name}", launch.line)
     if env:
         preset["env"] = env
-    if setup:
-        preset["setup"] = setup
-        key_lines["setup"] = command.line
+    if setup:  # the script's lines in the shell it ran in (bash's defaults, its own `set`s), not ntui's -euo
+        preset["setup"] = [SETUP_OPEN, *setup, SETUP_CLOSE]  # pipefail, under which `[ "$RESUME" = 1 ]` or a
+        key_lines["setup"] = command.line  # conda activate with RESUME unset would end the job
     for f in findings:
         if f.rule == "H2":
             fixes.append(f"sbatch: line {f.line}'s #SBATCH was ignored by sbatch and is not imported (H2)")
@@ -674,6 +674,11 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
             fixes.append("the #! line: first (H1)")
     text = _yaml_text(preset, facts.path, fixes, skipped, notes)
     return Imported(text, preset, list(dict.fromkeys(fixes)), skipped, key_lines, findings, notes)
+
+
+#: Around an imported script's setup lines: they run as the script ran them, then ntui's launch as it is written.
+SETUP_OPEN = "set +euo pipefail  # the script's own lines, in the shell sbatch gave them"
+SETUP_CLOSE = "set -euo pipefail  # ntui's launch"
 
 
 def _source(facts: ScriptFacts, c: Command, launch: Command | None = None) -> str:
