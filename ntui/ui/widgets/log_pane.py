@@ -15,7 +15,7 @@ Threads (toolong's shape): the pane only draws. One worker thread per shown job 
 files are read when is its scheduler's business): every ``poll_interval`` it polls, posts immutable
 messages (:class:`LogPane.ViewLoaded`, :class:`LogPane.Lines`, :class:`LogPane.Rows`) and waits while the
 pane's queue is long (toolong's backpressure). The UI thread never touches a file: a view change (Enter,
-``m``, ``E``, ``End`` after an excerpt) is a new immutable :class:`_View` the worker picks up (an ``Event``
+``m``, ``E``, ``End`` after an excerpt) is a new immutable :class:`LogView` the worker picks up (an ``Event``
 wakes it), so every line reaches the screen exactly once, tagged with the view generation.
 
 Memory: each file keeps a window of ``LogSettings.window`` lines plus an offset index of the lines read
@@ -26,9 +26,7 @@ following is paused new lines wait in a deque of the same bound (only a count be
 from __future__ import annotations
 
 import functools
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +49,7 @@ from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.model import LogTarget
 from ntui.core.jobs.selected import SelectedJob, log_target
 from ntui.core.logs.ranktable import FILTERS, Filter, TableLine, table_lines
+from ntui.core.logs.session import LogView, Reading, Shown, WatchSession
 from ntui.core.logs.tail import FdBudget, TailUpdate
 from ntui.core.logs.watch import (
     BATCH,
@@ -98,47 +97,17 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
 # immutable values shared by the watcher and the UI
 
 
-@dataclass(frozen=True)
-class _View:
-    gen: int
-    mode: ViewMode
-    keys: tuple[Key, ...]
-    focus: tuple[int, int] | None = None
-    """``E``: (start, telling line) index numbers to show in the rank view, read around if not in the window."""
-
-
-class _Session:
-    """One shown job. The UI thread replaces ``view`` / ``job_active`` and sets ``wake``; the watcher reads."""
-
-    def __init__(
-        self,
-        token: int,
-        job_id: str,
-        files: Mapping[Key, Path],
-        view: _View,
-        *,
-        job_active: bool,
-        paths: LogPaths | None,
-        discover: bool,
-        launcher: str | None = None,
-    ) -> None:
-        self.token = token
-        self.launcher = launcher
-        self.job_id = job_id
-        self.files = dict(files)
-        self.view = view
-        self.job_active = job_active
-        self.paths = paths
-        self.discover = discover
-        self.wake = threading.Event()
-        self.hidden = False  # the pane is not on screen
-        self.wanted: set[Key] = set()  # files to read at once (the user looks at their row)
-        self.shown = threading.Event()  # the UI drew the first view
-        self.stopped = False
-
-    def stop(self) -> None:
-        self.stopped = True
-        self.wake.set()
+def _files_of(job_id: str | None, paths: LogPaths | None, world_size: int | None,
+              batch_log: str | None) -> tuple[dict[Key, Path], bool, str]:
+    """The files to follow for a job, whether more are to be discovered, and why per-rank logs are unknown."""
+    if job_id is None:
+        return {}, False, ""
+    if paths is not None:
+        files, discover = watch_files(paths, job_id, world_size)
+        return dict(files), discover, ""
+    if batch_log:
+        return {BATCH: Path(batch_log)}, False, "per-rank logs unknown (not submitted by ntui)"
+    return {}, False, "no log paths known for this job (not submitted by ntui)"
 
 
 def _key_id(key: Key) -> str:
@@ -299,33 +268,10 @@ class LogPane(JobTab, Widget):
         self.clock = clock
         self.target: LogTarget | None = None  # the selected job's logs, as last shown
         self._token = 0
-        self._session: _Session | None = None
-        self._job_id: str | None = None
-        self._note = ""
-        self._view = _View(0, "rank", ())
-        self._loaded_gen = -1
-        self._following = True
-        self._pending: deque[str] = deque(maxlen=max(1, settings.window))
-        self._pending_count = 0
-        self._first_index: int | None = None
-        self._header_count = 0
-        self._written = 0
-        self._partial = ""
-        self._excerpt = False
-        self._rows: dict[Key, RankRow] = {}
-        self._order: list[Key] = []
-        """Every file's key (rank order; the table may show fewer: grouped, filtered)."""
-        self._cells: dict[str, tuple[Any, ...]] = {}
-        self._lines: dict[str, TableLine] = {}
-        self._line_order: list[str] = []
-        self._filter: Filter = "all"
-        self._expanded: set[str | None] = set()
-        self._job_active = True
+        self._session: WatchSession | None = None
+        self._shown = Shown()  # the job shown and the pane's state for it: a new value for each job
+        self._reading = Reading.fresh(settings.window)  # where the live view is: a new value for each view
         self._triage = TriageLine("no job selected", False)
-        self._marked: set[Key] = set()
-        self._last_rank: Key = 0
-        self._search: str | None = None
-        self._search_note = ""
         self.polls = 0
         """Rows messages applied (tests wait on it)."""
         self._ready = False
@@ -373,12 +319,12 @@ class LogPane(JobTab, Widget):
 
     @property
     def job_id(self) -> str | None:
-        return self._job_id
+        return self._shown.job_id
 
     @property
     def rows(self) -> Mapping[Key, RankRow]:
         """The rows as last shown (by key)."""
-        return dict(self._rows)
+        return dict(self._shown.rows)
 
     @property
     def triage_line(self) -> TriageLine:
@@ -386,19 +332,19 @@ class LogPane(JobTab, Widget):
 
     @property
     def following(self) -> bool:
-        return self._following
+        return self._reading.following
 
     @property
     def pending_count(self) -> int:
-        return self._pending_count
+        return self._reading.pending_count
 
     @property
     def view_mode(self) -> ViewMode:
-        return self._view.mode
+        return self._shown.view.mode
 
     @property
     def view_keys(self) -> tuple[Key, ...]:
-        return self._view.keys
+        return self._shown.view.keys
 
     @property
     def log_lines(self) -> Sequence[str]:
@@ -441,17 +387,9 @@ class LogPane(JobTab, Widget):
             self._deferred = (job_id, kwargs)
             return
         session = self._session
-        if (
-            job_id is not None
-            and session is not None
-            and session.job_id == job_id
-            and session.paths == paths
-            and session.launcher == launcher
-            and (paths is not None or session.files.get(BATCH) == (Path(batch_log) if batch_log else None))
-        ):
-            if session.job_active != job_active:
-                session.job_active = job_active
-                self._job_active = job_active
+        if session is not None and session.same_files(job_id, paths, launcher, batch_log):
+            if session.job_active != job_active:  # the same job again: only whether it still runs
+                session.job_active = self._shown.job_active = job_active
                 session.wake.set()
             return
         if session is not None:
@@ -459,61 +397,26 @@ class LogPane(JobTab, Widget):
             self._session = None
         self.workers.cancel_group(self, "log-pane")
         self._token += 1
-        self._job_id = job_id
+        files, discover, note = _files_of(job_id, paths, world_size, batch_log)
+        first: Key = 0 if 0 in files else BATCH
+        self._shown = Shown(job_id, job_active, note, LogView(0, "rank", (first,) if files else ()), last_rank=first)
         self._reset_view_state()
-        self._rows.clear()
-        self._cells.clear()
-        self._order.clear()
-        self._lines.clear()
-        self._line_order.clear()
-        self._expanded.clear()
-        self._filter = "all"
-        self._job_active = job_active
-        self._marked.clear()
         self._ranks.clear()
         self._log.clear()
-        self._search = None
-        self._search_note = ""
         if job_id is None:
-            self._note = ""
             self._set_triage(TriageLine("no job selected", False))
             self._update_status()
             return
-        files: dict[Key, Path] = {}
-        discover = False
-        if paths is not None:
-            files, discover = watch_files(paths, job_id, world_size)
-            self._note = ""
-        elif batch_log:
-            files[BATCH] = Path(batch_log)
-            self._note = "per-rank logs unknown (not submitted by ntui)"
-        else:
-            self._note = "no log paths known for this job (not submitted by ntui)"
-        first: Key = 0 if 0 in files else BATCH
-        self._last_rank = first
-        self._view = _View(0, "rank", (first,) if files else ())
-        placeholder = tuple(
-            RankRow(k, None, False, 0, "", "", "pending" if job_active else "missing")
-            for k in sorted(files, key=_key_sort)
-        )
-        self._apply_rows(placeholder)
-        self._set_triage(TriageLine("reading the logs…" if files else self._note, False))
+        self._apply_rows(tuple(RankRow(k, None, False, 0, "", "", "pending" if job_active else "missing")
+                               for k in sorted(files, key=_key_sort)))
+        self._set_triage(TriageLine("reading the logs…" if files else note, False))
         self._update_status()
-        if not files and not discover:
-            return
-        self._session = _Session(
-            self._token, job_id, files, self._view, job_active=job_active, paths=paths, discover=discover,
-            launcher=launcher,
-        )
-        self.run_worker(
-            functools.partial(self._watch, self._session),
-            name="log-watcher",
-            group="log-pane",
-            description=f"following the logs of job {job_id}",
-            thread=True,
-            exclusive=True,
-            exit_on_error=False,
-        )
+        if files or discover:
+            self._session = WatchSession(self._token, job_id, files, self._shown.view, job_active=job_active,
+                                         paths=paths, discover=discover, launcher=launcher)
+            self.run_worker(functools.partial(self._watch, self._session), name="log-watcher", group="log-pane",
+                            description=f"following the logs of job {job_id}", thread=True, exclusive=True,
+                            exit_on_error=False)
 
     @classmethod
     def build(cls, deps: TabDeps) -> LogPane:
@@ -554,16 +457,16 @@ class LogPane(JobTab, Widget):
 
     def open_rank(self, key: Key) -> None:
         """Follow one file (a rank, or ``"batch"``)."""
-        if key not in self._rows:
+        if key not in self._shown.rows:
             return
-        self._last_rank = key
+        self._shown.last_rank = key
         self._set_view("rank", (key,))
 
     def open_merged(self, keys: Iterable[Key] | None = None) -> None:
         """Merged view (``[rN]`` prefixes) of ``keys``; default: the marked rows, else every rank."""
         if keys is None:
-            keys = sorted(self._marked, key=_key_sort) or [k for k in self._order if not isinstance(k, str)]
-        chosen = tuple(k for k in keys if k in self._rows) or tuple(self._order)
+            keys = sorted(self._shown.marked, key=_key_sort) or [k for k in self._shown.order if not isinstance(k, str)]
+        chosen = tuple(k for k in keys if k in self._shown.rows) or tuple(self._shown.order)
         self._set_view("merged", chosen)
 
     # -- internals: widgets --------------------------------------------------------------------------
@@ -577,23 +480,15 @@ class LogPane(JobTab, Widget):
         return self.query_one("#lp-ranks", DataTable)
 
     def _reset_view_state(self) -> None:
-        self._loaded_gen = -1
-        self._following = True
-        self._pending.clear()
-        self._pending_count = 0
-        self._first_index = None
-        self._header_count = 0
-        self._written = 0
-        self._partial = ""
-        self._excerpt = False
+        self._reading = Reading.fresh(self.settings.window)
         self._log.set_mark(None)
 
     def _set_view(self, mode: ViewMode, keys: tuple[Key, ...], focus: tuple[int, int] | None = None) -> None:
-        self._view = _View(self._view.gen + 1, mode, keys, focus)
+        self._shown.view = LogView(self._shown.view.gen + 1, mode, keys, focus)
         self._reset_view_state()
         self._update_status()
         if self._session is not None:
-            self._session.view = self._view
+            self._session.view = self._shown.view
             self._session.wake.set()
 
     def _set_triage(self, line: TriageLine) -> None:
@@ -610,13 +505,13 @@ class LogPane(JobTab, Widget):
 
     def _update_status(self) -> None:
         widget = self.query_one("#lp-status", Static)
-        if self._job_id is None:
+        if self._shown.job_id is None:
             widget.update("")
             widget.set_class(False, "-paused")
             return
-        view = self._view
+        view = self._shown.view
         if not view.keys:
-            widget.update(self._note)
+            widget.update(self._shown.note)
             widget.set_class(False, "-paused")
             return
         if view.mode == "merged":
@@ -626,53 +521,53 @@ class LogPane(JobTab, Widget):
                 what += " + batch log"
         else:
             key = view.keys[0]
-            row = self._rows.get(key)
+            row = self._shown.rows.get(key)
             what = _key_name(key)
             if row is not None and row.node:
                 what += f" on {row.node}"
             if self._session is not None and key in self._session.files:
                 what += f" · {self._session.files[key].name}"
         parts = [what]
-        if self._excerpt:
+        if self._reading.excerpt:
             parts.append("excerpt around the error · End: back to the live tail")
-        elif self._following:
+        elif self._reading.following:
             parts.append("following")
         else:
-            waiting = self._pending_count
+            waiting = self._reading.pending_count
             parts.append(f"paused · {waiting} new line{'s' if waiting != 1 else ''} below · End: follow")
-        if self._filter != "all":
-            shown = sum(1 for x in self._lines.values() if x.kind == "rank" and x.row is not None
+        if self._shown.filter != "all":
+            shown = sum(1 for x in self._shown.lines.values() if x.kind == "rank" and x.row is not None
                         and isinstance(x.row.key, int))
-            parts.append(f"table: {self._filter} ranks ({shown}) · f: next filter")
-        if self._search_note:
-            parts.append(self._search_note)
-        if self._note and view.mode == "rank":
-            parts.append(self._note)
-        if self._partial and view.mode == "rank":
-            parts.append(f"▸ {self._partial}")
+            parts.append(f"table: {self._shown.filter} ranks ({shown}) · f: next filter")
+        if self._shown.search_note:
+            parts.append(self._shown.search_note)
+        if self._shown.note and view.mode == "rank":
+            parts.append(self._shown.note)
+        if self._reading.partial and view.mode == "rank":
+            parts.append(f"▸ {self._reading.partial}")
         widget.update(" · ".join(parts))
-        widget.set_class(not self._following or self._excerpt, "-paused")
+        widget.set_class(not self._reading.following or self._reading.excerpt, "-paused")
 
     # -- rows ----------------------------------------------------------------------------------------
 
     @property
     def rank_filter(self) -> Filter:
         """The rank table's filter (``all``, ``failed``, ``errored``, ``silent``, ``slowest``)."""
-        return self._filter
+        return self._shown.filter
 
     @property
     def table_keys(self) -> list[str]:
         """The rank table's lines as drawn: ``str(rank)``, ``"batch"`` or ``node:<name>``."""
-        return list(self._line_order)
+        return list(self._shown.line_order)
 
     def set_filter(self, flt: Filter) -> None:
-        self._filter = flt
+        self._shown.filter = flt
         self._redraw_table()
         self._update_status()
 
     def toggle_node(self, node: str | None) -> None:
         """Expand a node's line to its ranks, or fold it."""
-        self._expanded.symmetric_difference_update({node})
+        self._shown.expanded.symmetric_difference_update({node})
         self._redraw_table()
 
     def _cells_of(self, line: TableLine) -> tuple[Any, ...]:
@@ -699,7 +594,7 @@ class LogPane(JobTab, Widget):
         style = "bold red" if errored else ""
         status = row.status + (" (first)" if row.first else "")
         return (
-            "●" if row.key in self._marked else "",
+            "●" if row.key in self._shown.marked else "",
             Text(("  " if line.indent else "") + str(row.key), style=style),
             row.node or "",
             human_size(row.size) if row.exists else "–",
@@ -711,46 +606,46 @@ class LogPane(JobTab, Widget):
     _COLUMNS: ClassVar[tuple[str, ...]] = tuple(key for _, key, _ in COLUMNS)
 
     def _apply_rows(self, rows: Sequence[RankRow]) -> None:
-        self._rows = {r.key: r for r in rows}
-        self._order = sorted(self._rows, key=_key_sort)
+        self._shown.rows = {r.key: r for r in rows}
+        self._shown.order = sorted(self._shown.rows, key=_key_sort)
         self._redraw_table()
 
     def _redraw_table(self) -> None:
         """Diff the table against the lines :func:`~ntui.core.logs.ranktable.table_lines` gives: update changed
         cells, add new lines; rebuild (keeping the cursor's line) only when the order changed."""
         table = self._ranks
-        lines = table_lines(list(self._rows.values()), flt=self._filter, expanded=self._expanded,
-                            now=self.clock(), job_active=self._job_active)
+        lines = table_lines(list(self._shown.rows.values()), flt=self._shown.filter, expanded=self._shown.expanded,
+                            now=self.clock(), job_active=self._shown.job_active)
         order = [x.key for x in lines]
         cursor: str | None = None
-        if order[: len(self._line_order)] != self._line_order:
-            if self._line_order and 0 <= table.cursor_row < len(self._line_order):
-                cursor = self._line_order[table.cursor_row]
+        if order[: len(self._shown.line_order)] != self._shown.line_order:
+            if self._shown.line_order and 0 <= table.cursor_row < len(self._shown.line_order):
+                cursor = self._shown.line_order[table.cursor_row]
             table.clear()
-            self._cells.clear()
-            self._line_order = []
+            self._shown.cells.clear()
+            self._shown.line_order = []
         with self.app.batch_update():
             for line in lines:
                 cells = self._cells_of(line)
-                old = self._cells.get(line.key)
+                old = self._shown.cells.get(line.key)
                 if old is None:
                     table.add_row(*cells, key=line.key)
-                    self._line_order.append(line.key)
+                    self._shown.line_order.append(line.key)
                 elif old != cells:
                     for col, before, after in zip(self._COLUMNS, old, cells, strict=True):
                         if before != after:
                             table.update_cell(line.key, col, after)
-                self._cells[line.key] = cells
-            if cursor is not None and cursor in self._line_order:
-                table.move_cursor(row=self._line_order.index(cursor), animate=False)
-        self._lines = {x.key: x for x in lines}
+                self._shown.cells[line.key] = cells
+            if cursor is not None and cursor in self._shown.line_order:
+                table.move_cursor(row=self._shown.line_order.index(cursor), animate=False)
+        self._shown.lines = {x.key: x for x in lines}
 
     def _refresh_mark_cell(self, key: Key) -> None:
-        line = self._lines.get(_key_id(key))
+        line = self._shown.lines.get(_key_id(key))
         if line is None:
             return
         cells = self._cells_of(line)
-        self._cells[line.key] = cells
+        self._shown.cells[line.key] = cells
         self._ranks.update_cell(line.key, "mark", cells[0])
 
     # -- message handlers ----------------------------------------------------------------------------
@@ -761,11 +656,11 @@ class LogPane(JobTab, Widget):
         self._apply_rows(message.rows)
         self._set_triage(message.triage)
         self.polls += 1
-        if self._view.mode == "rank":
+        if self._shown.view.mode == "rank":
             self._update_status()
 
     def on_log_pane_view_loaded(self, message: LogPane.ViewLoaded) -> None:
-        if message.token != self._token or message.gen != self._view.gen:
+        if message.token != self._token or message.gen != self._shown.view.gen:
             return
         log = self._log
         log.quiet = True
@@ -776,46 +671,47 @@ class LogPane(JobTab, Widget):
             log.write_lines(body, scroll_end=False)
         finally:
             log.quiet = False
-        self._loaded_gen = message.gen
-        self._header_count = len(message.content.header)
-        self._first_index = message.content.first_index
-        self._written = len(body)
-        self._partial = message.content.partial
-        self._excerpt = message.content.excerpt
-        self._pending.clear()
-        self._pending_count = 0
+        self._reading.loaded_gen = message.gen
+        self._reading.header_count = len(message.content.header)
+        self._reading.first_index = message.content.first_index
+        self._reading.written = len(body)
+        self._reading.partial = message.content.partial
+        self._reading.excerpt = message.content.excerpt
+        self._reading.pending.clear()
+        self._reading.pending_count = 0
         if message.content.focus is not None:
-            self._following = False
+            self._reading.following = False
             self.call_after_refresh(self._show_focus, message.content.focus)
         else:
-            self._following = True
+            self._reading.following = True
             self.call_after_refresh(self._scroll_to_end)
         self._update_status()
 
     def on_log_pane_lines(self, message: LogPane.Lines) -> None:
-        if message.token != self._token or message.gen != self._loaded_gen or message.gen != self._view.gen:
+        gen = message.gen
+        if message.token != self._token or gen != self._reading.loaded_gen or gen != self._shown.view.gen:
             return
-        self._partial = message.partial
+        self._reading.partial = message.partial
         if message.lines:
-            if self._following and not self._excerpt:
+            if self._reading.following and not self._reading.excerpt:
                 self._write(message.lines)
             else:
-                self._pending.extend(message.lines)
-                self._pending_count += len(message.lines)
+                self._reading.pending.extend(message.lines)
+                self._reading.pending_count += len(message.lines)
         self._update_status()
 
     @on(_TailLog.ScrolledUp)
     def _scrolled_up(self, event: _TailLog.ScrolledUp) -> None:
         event.stop()
-        if self._following and self._loaded_gen == self._view.gen:
-            self._following = False
+        if self._reading.following and self._reading.loaded_gen == self._shown.view.gen:
+            self._reading.following = False
             self._update_status()
 
     @on(DataTable.RowHighlighted, "#lp-ranks")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """The user moved to a row: read that file now rather than at its backed-off time."""
         event.stop()
-        line = self._lines.get(event.row_key.value or "")
+        line = self._shown.lines.get(event.row_key.value or "")
         keys = [r.key for r in line.ranks] if line is not None and line.kind == "node" else []
         key = self._key_of(event.row_key.value)
         if key is not None:
@@ -828,7 +724,7 @@ class LogPane(JobTab, Widget):
     @on(DataTable.RowSelected, "#lp-ranks")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        line = self._lines.get(event.row_key.value or "")
+        line = self._shown.lines.get(event.row_key.value or "")
         if line is not None and line.kind == "node":
             self.toggle_node(line.node)
             return
@@ -839,13 +735,13 @@ class LogPane(JobTab, Widget):
     @on(Input.Submitted, "#lp-search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self._search = event.value.strip() or None
+        self._shown.search = event.value.strip() or None
         self.remove_class("-searching")
         self._log.focus()
-        if self._search:
+        if self._shown.search:
             self._find(forward=True, from_start=True)
         else:
-            self._search_note = ""
+            self._shown.search_note = ""
             self._update_status()
 
     def on_key(self, event: Any) -> None:
@@ -855,7 +751,7 @@ class LogPane(JobTab, Widget):
             self._log.focus()
 
     def _key_of(self, row_key: str | None) -> Key | None:
-        line = self._lines.get(row_key or "")
+        line = self._shown.lines.get(row_key or "")
         return line.rank_key if line is not None else None
 
     # -- the Log -------------------------------------------------------------------------------------
@@ -868,7 +764,7 @@ class LogPane(JobTab, Widget):
             log.scroll_end(animate=False, immediate=True, x_axis=False)
         finally:
             log.quiet = False
-        self._written += len(lines)
+        self._reading.written += len(lines)
 
     def _scroll_to_end(self) -> None:
         log = self._log
@@ -881,14 +777,14 @@ class LogPane(JobTab, Widget):
             self._session.shown.set()
 
     def _pruned(self) -> int:
-        return self._written - len(self._log.lines)
+        return self._reading.written - len(self._log.lines)
 
     def _y_of_index(self, index: int) -> int | None:
         """Where the line with this index number is in the ``Log`` (rank views), or None."""
-        if self._first_index is None:
+        if self._reading.first_index is None:
             return None
-        y = index - self._first_index + self._header_count - self._pruned()
-        return y if self._header_count <= y + self._pruned() and 0 <= y < len(self._log.lines) else None
+        y = index - self._reading.first_index + self._reading.header_count - self._pruned()
+        return y if self._reading.header_count <= y + self._pruned() and 0 <= y < len(self._log.lines) else None
 
     def _show_y(self, y: int, top: int | None = None) -> None:
         log = self._log
@@ -910,62 +806,64 @@ class LogPane(JobTab, Widget):
             return
         ys = self._y_of_index(start)
         top = (ys if ys is not None else y) - 2
-        self._following = False
+        self._reading.following = False
         self._show_y(y, top)
         self._update_status()
 
     # -- actions -------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("search_next", "search_prev") and not self._search:
+        if action in ("search_next", "search_prev") and not self._shown.search:
             return False
         return not (action == "first_error" and not self._triage.failed)
 
     def action_merge(self) -> None:
-        if self._view.mode == "merged":
-            self.open_rank(self._last_rank if self._last_rank in self._rows else (self._order or [BATCH])[0])
+        if self._shown.view.mode == "merged":
+            shown = self._shown
+            self.open_rank(shown.last_rank if shown.last_rank in shown.rows else (shown.order or [BATCH])[0])
         else:
             self.open_merged()
 
     def action_toggle_mark(self) -> None:
         table = self._ranks
-        if not self._order or table.cursor_row < 0:
+        if not self._shown.order or table.cursor_row < 0:
             return
         try:
             row_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
         except Exception:
             return
-        line = self._lines.get(row_key.value or "")
+        line = self._shown.lines.get(row_key.value or "")
         if line is not None and line.kind == "node":  # a node's line marks (or unmarks) all its ranks
             keys = {r.key for r in line.ranks}
-            self._marked = self._marked - keys if keys <= self._marked else self._marked | keys
+            self._shown.marked = self._shown.marked - keys if keys <= self._shown.marked else self._shown.marked | keys
             for k in keys:
                 self._refresh_mark_cell(k)
             return
         key = self._key_of(row_key.value)
         if key is None:
             return
-        self._marked.symmetric_difference_update({key})
+        self._shown.marked.symmetric_difference_update({key})
         self._refresh_mark_cell(key)
 
     def action_cycle_filter(self) -> None:
-        self.set_filter(FILTERS[(FILTERS.index(self._filter) + 1) % len(FILTERS)])
+        self.set_filter(FILTERS[(FILTERS.index(self._shown.filter) + 1) % len(FILTERS)])
 
     def action_slowest(self) -> None:
-        self.set_filter("all" if self._filter == "slowest" else "slowest")
+        self.set_filter("all" if self._shown.filter == "slowest" else "slowest")
 
     def action_follow(self) -> None:
-        if self._view.mode == "rank" and (self._excerpt or self._pending_count > len(self._pending)):
-            self._set_view("rank", self._view.keys)
+        reading = self._reading
+        if self._shown.view.mode == "rank" and (reading.excerpt or reading.pending_count > len(reading.pending)):
+            self._set_view("rank", self._shown.view.keys)
             return
-        if self._view.mode == "merged" and self._pending_count > len(self._pending):
-            self._set_view("merged", self._view.keys)
+        if self._shown.view.mode == "merged" and self._reading.pending_count > len(self._reading.pending):
+            self._set_view("merged", self._shown.view.keys)
             return
         self._log.set_mark(None)
-        self._following = True
-        pending = list(self._pending)
-        self._pending.clear()
-        self._pending_count = 0
+        self._reading.following = True
+        pending = list(self._reading.pending)
+        self._reading.pending.clear()
+        self._reading.pending_count = 0
         if pending:
             self._write(pending)
         else:
@@ -975,7 +873,7 @@ class LogPane(JobTab, Widget):
     def action_first_error(self) -> None:
         """Jump to the first error: the telling line of the rank that failed first (triage), in its log."""
         tri = self._triage
-        row = self._rows.get(tri.key) if tri.key is not None else None
+        row = self._shown.rows.get(tri.key) if tri.key is not None else None
         line, start = tri.error_line, tri.error_start
         if row is not None and line is None:
             line, start = row.error_line, row.error_start
@@ -983,25 +881,25 @@ class LogPane(JobTab, Widget):
             self.notify("no error found in these logs", timeout=4)
             return
         focus = (start if start is not None else line, line)
-        shown = self._view.mode == "rank" and self._view.keys == (tri.key,) and not self._excerpt
+        shown = self._shown.view.mode == "rank" and self._shown.view.keys == (tri.key,) and not self._reading.excerpt
         if shown and self._y_of_index(line) is not None:
             self._show_focus(focus)
             self._log.focus()
             return
-        self._last_rank = tri.key
+        self._shown.last_rank = tri.key
         self._set_view("rank", (tri.key,), focus)
         row_node = row.node
-        if _key_id(tri.key) not in self._lines and self._filter == "all":  # grouped: open its node
-            self._expanded.add(row_node)
+        if _key_id(tri.key) not in self._shown.lines and self._shown.filter == "all":  # grouped: open its node
+            self._shown.expanded.add(row_node)
             self._redraw_table()
-        if _key_id(tri.key) in self._line_order:  # the table's cursor follows
-            self._ranks.move_cursor(row=self._line_order.index(_key_id(tri.key)), animate=False)
+        if _key_id(tri.key) in self._shown.line_order:  # the table's cursor follows
+            self._ranks.move_cursor(row=self._shown.line_order.index(_key_id(tri.key)), animate=False)
         self._log.focus()
 
     def action_search(self) -> None:
         self.add_class("-searching")
         box = self.query_one("#lp-search", Input)
-        box.value = self._search or ""
+        box.value = self._shown.search or ""
         box.focus()
 
     def action_search_next(self) -> None:
@@ -1011,18 +909,18 @@ class LogPane(JobTab, Widget):
         self._find(forward=False)
 
     def _find(self, *, forward: bool, from_start: bool = False) -> None:
-        term = (self._search or "").lower()
+        term = (self._shown.search or "").lower()
         if not term:
             return
         log = self._log
         lines = log.lines
         n = len(lines)
         if n == 0:
-            self._search_note = f"“{self._search}”: no lines"
+            self._shown.search_note = f"“{self._shown.search}”: no lines"
             self._update_status()
             return
         if from_start:  # a new search: from the top of the window while following, else from the screen
-            here = 0 if self._following else (log.mark if log.mark is not None else int(log.scroll_offset.y))
+            here = 0 if self._reading.following else (log.mark if log.mark is not None else int(log.scroll_offset.y))
             origin = here - 1
         else:
             origin = log.mark if log.mark is not None else int(log.scroll_offset.y)
@@ -1030,18 +928,19 @@ class LogPane(JobTab, Widget):
         for i in range(1, n + 1):
             y = (origin + step * i) % n
             if term in lines[y].lower():
-                self._following = False
+                self._reading.following = False
                 self._show_y(y)
                 wrapped = (y <= origin) if forward else (y >= origin)
-                self._search_note = f"“{self._search}”: line {y + 1} of {n} shown" + (" (wrapped)" if wrapped else "")
+                self._shown.search_note = (f"“{self._shown.search}”: line {y + 1} of {n} shown"
+                                           + (" (wrapped)" if wrapped else ""))
                 self._update_status()
                 return
-        self._search_note = f"“{self._search}”: not in the {n} lines shown"
+        self._shown.search_note = f"“{self._shown.search}”: not in the {n} lines shown"
         self._update_status()
 
     # -- the worker (a thread; touches no widget) ----------------------------------------------------
 
-    def _watch(self, session: _Session) -> None:
+    def _watch(self, session: WatchSession) -> None:
         """Drive the core watcher for one shown job: poll, post the view's lines, the rows and the triage."""
         worker = get_current_worker()
         interval = max(0.01, float(self.settings.poll_interval))
@@ -1061,7 +960,7 @@ class LogPane(JobTab, Widget):
                 while running() and self.message_queue_size > QUEUE_LOW:
                     time.sleep(0.02)
 
-        def show(view: _View, content: Loaded | Appended | None) -> None:
+        def show(view: LogView, content: Loaded | Appended | None) -> None:
             if isinstance(content, Loaded):
                 post(LogPane.ViewLoaded(session.token, view.gen, content))
             elif content is not None:
@@ -1073,7 +972,7 @@ class LogPane(JobTab, Widget):
         while running():
             view = session.view
 
-            def on_shown(ups: dict[Key, TailUpdate], view: _View = view) -> None:
+            def on_shown(ups: dict[Key, TailUpdate], view: LogView = view) -> None:
                 nonlocal shown_gen
                 if view.gen != shown_gen:
                     first_open = shown_gen < 0
