@@ -228,8 +228,12 @@ class JobTab:
             self._apply()
 
     def latest(self, job_id: str | None) -> bool:
-        """Whether a result computed for ``job_id`` is still for the selected job."""
-        return job_id is not None and job_id == self._selected.job_id
+        """Whether a result computed for ``job_id`` is still for the selected job (:meth:`shown_job` of it)."""
+        return job_id is not None and job_id == self.shown_job(self._selected)
+
+    def shown_job(self, selected: SelectedJob) -> str | None:
+        """The job the tab computes for when ``selected`` is selected (the Sweep tab: the array's id)."""
+        return selected.job_id
 
     def tab_failed(self, error: BaseException | str) -> None:
         """Show the failure in the tab; notify it once per tab (a tab that fails on every job says it once)."""

@@ -10,6 +10,7 @@ the lines on screen.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import ClassVar
 
@@ -29,10 +30,42 @@ from ntui.core.textsafe import inert
 from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displayed
 from ntui.ui.widgets.queue_table import Column, VirtualTable
 
-__all__ = ["SweepPane"]
+__all__ = ["SweepPane", "metric_name"]
 
 #: While a shown sweep runs, its table is computed again this often (seconds).
 REFRESH_S = 15.0
+
+
+_ESCAPE = re.compile(r"\\.")  # a regex escape (\s, \d, \.): no part of a name
+_NAME = re.compile(r"[A-Za-z_][\w./-]*")
+
+
+def metric_name(pattern: str) -> str:
+    """The name a person gave the metric in its regex (``loss=([0-9.]+)``: ``loss``): the group named other than
+    ``value``, else the last word written before the group that holds the value; the regex itself if it has none."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return pattern
+    named = [n for n in compiled.groupindex if n != "value"]
+    if named:
+        return named[0]
+    at = pattern.find("(?P<value>") if "value" in compiled.groupindex else _first_group(pattern)
+    words = _NAME.findall(_ESCAPE.sub(" ", pattern[:at] if at >= 0 else pattern))
+    return words[-1].rstrip("./-") if words else pattern
+
+
+def _first_group(pattern: str) -> int:
+    """Where the first capturing group opens (-1: none)."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+            continue
+        if pattern[i] == "(" and not pattern.startswith("(?", i):
+            return i
+        i += 1
+    return -1
 
 
 class SweepPane(JobTab, Vertical):
@@ -81,6 +114,9 @@ class SweepPane(JobTab, Vertical):
     @classmethod
     def build(cls, deps: TabDeps) -> SweepPane:
         return cls(deps.runner, id=cls.TAB.widget_id)
+
+    def shown_job(self, selected: SelectedJob) -> str | None:
+        return selected.sweep_id
 
     def show_selected(self, selected: SelectedJob) -> None:
         """The sweep of the selection's entry (its array id); computed while the tab is shown, else when shown."""
@@ -166,7 +202,7 @@ class SweepPane(JobTab, Vertical):
         line.append(f"sweep {table.job_id}", style="bold")
         line.append(f" · {table.counts}")
         if table.metric:
-            line.append(f" · metric {inert(table.metric)}")
+            line.append(f" · metric {inert(metric_name(table.metric))}")
         if table.resubmit_of:
             line.append(f" · resubmit of {table.resubmit_of}")
         line.append(f" · sorted by {self.sort_key} {arrow} (s, S)", style="dim")
