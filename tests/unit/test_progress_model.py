@@ -132,6 +132,8 @@ def test_detectron2s_end_words_are_the_end_unless_an_error_follows(tmp_path: Pat
     ("| epoch 004 | loss 7.125 | nll_loss 7.1 | ppl 139.5 | wps 1200 | num_updates 820 | lr 0.05 |", 820, 4.0, 7.125),
     ("0 27 2025-03-04 05:06:07.123456 {'loss': '6.1250', 'avg_loss': '6.5', 'tok/stp': '65,536.0'}", 27, 0.0, 6.125),
     ("2025-01-01 00:00:00,000 INFO [train.py:300] Epoch 2, batch 150, batch avg loss 0.41", 2, 2.0, 0.41),
+    ("2025-01-01 00:00:00,000 - INFO: ===> Epoch 40 Complete: Avg. Loss: 0.021500 time: 600.10", 40, 40.0, 0.0215),
+    ("Epoch [3/9]: [120/400]  30%|###       , loss=2.50e-01 [00:12<00:28]", 3, 3.0, 0.25),
 ])
 def test_loop_forms(line: str, step: int, epoch: float | None, loss: float) -> None:
     point = parse_line(line)
@@ -207,3 +209,14 @@ def test_lightning_1_validation_every_few_batches_inside_the_epochs_bar(tmp_path
     series, words = _read(tmp_path, lines)
     assert (series.step, series.total, series.restarts) == (13, None, []), words
     assert series.per_epoch == 10
+
+
+def test_ignites_own_bar_format_counts_epochs_and_its_evaluators_bar_is_no_step(tmp_path: Path) -> None:
+    lines = []
+    for epoch in (1, 2):
+        lines += [f"Epoch [{epoch}/6]: [{n}/300] {n // 3:3d}%|###       , loss=1.{epoch}0e-01 [00:0{n // 100}<00:03]"
+                  for n in (100, 200, 300)]
+        lines += ["[40/40] 100%|##########  [00:01<00:00]"]  # the evaluator's bar (one epoch: no description)
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.total, series.restarts) == (2, 6, []), words
+    assert "done" not in words

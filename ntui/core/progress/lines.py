@@ -185,9 +185,35 @@ def _metrics(pairs: list[tuple[str, str]]) -> dict[str, float]:
     return out
 
 
+#: a bar whose counts come before its percentage: pytorch-ignite's ProgressBar ("{desc}[{n}/{total}] {pct}%|{bar}
+#: {postfix} [{elapsed}<{remaining}]"): "Epoch [2/8]: [94/469]  20%|██        , loss=3.12e-01 [00:02<00:09]"
+_COUNTS_FIRST_RE = re.compile(r"\[(?P<n>\d+)/(?P<total>\d+)\]\s+\d{1,3}%\|[^\[]*?(?:,\s*(?P<postfix>[^\[]*?))?\s*"
+                              r"\[(?P<elapsed>\d+:\d\d(?::\d\d)?)<[\d:?]*\]")
+
+
+def _counts_first(text: str, pct: int) -> Point | None:
+    """A bar of :data:`_COUNTS_FIRST_RE` (``pct``: where its ``%|`` is)."""
+    m = _COUNTS_FIRST_RE.search(text, max(0, text.rfind("[", 0, pct)))
+    if m is None:
+        return None
+    step, total = int(m["n"]), int(m["total"])
+    head = text[:m.start()]
+    desc, epoch, _, phase = _describe(head, True)
+    metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(m["postfix"] or "")])
+    if phase == "train" and "poch" in head and (of := _EPOCH_OF_RE.search(head[-40:])) is not None:
+        named, epochs = int(of["epoch"] or of["epoch2"]), int(of["epochs"] or of["epochs2"])
+        return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
+                     batches=total, first_epoch=1)
+    return Point("tqdm", step, total, epoch, metrics, None, phase, per_epoch=epoch is not None,
+                 elapsed=_clock(m["elapsed"]))
+
+
 def _tqdm(text: str) -> Point | None:
     if "[" not in text:  # every bar's times are in brackets
         return None
+    pct = text.find("%|")
+    if pct > 0 and text[:pct].rstrip(" 0123456789").endswith("]"):  # the counts before the percentage
+        return _counts_first(text, pct)
     bars = list(_TQDM_RE.finditer(text))  # the last bar of the line (tqdm.write's redraws put several)
     if not bars:
         return None
@@ -466,10 +492,10 @@ FORMS: tuple[LineForm, ...] = (
     _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
     _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
     # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
-    # "epoch 3 | avg loss 0.2"
-    _form("epoch-summary", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*[,|:-]?\s+"
-          r"(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _]|avg[ _]|average )?[Ll]oss\b", unit="epoch",
-          generic=True),
+    # "epoch 3 | avg loss 0.2", MST's "===> Epoch 132 Complete: Avg. Loss: 0.0148"
+    _form("epoch-summary", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*"
+          r"(?:[Cc]omplete[d]?|[Dd]one|[Ff]inished)?\s*[,|:-]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??"
+          r"(?:train(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage )?[Ll]oss\b", unit="epoch", generic=True),
 )
 #: forms whose line also holds a tqdm bar that counts something else (an epoch's batches): read before the bar.
 #: ultralytics' epoch table: "   12/300   6.81G   1.582   1.086 ...  640: 100%|####| 26/26 [00:08<00:00, 2.95it/s]"
