@@ -76,6 +76,30 @@ def test_every_request_of_a_session_goes_over_one_channel_and_one_login(sshd: ss
     assert runner.calls == 2  # the master opened by one call, then the agent's channel
 
 
+def test_a_follow_waits_on_the_cluster_so_one_request_brings_the_next_line(sshd: sshd_support.Sshd,
+                                                                            tmp_path: Path) -> None:
+    files = AgentFiles(_runner(sshd, "wait"), command=AGENT)
+    log = tmp_path / "job-5.out"
+    log.write_bytes(b"first\n")
+    tail = RemoteTail(files, str(log))
+    assert tail.start().lines == ["first"]
+
+    def append() -> None:
+        time.sleep(0.5)
+        with open(log, "ab") as f:
+            f.write(b"second\n")
+
+    t = threading.Thread(target=append)
+    try:
+        t.start()
+        sent = files.bytes_out
+        assert tail.poll(wait=30).lines == ["second"]  # one request: the agent waited for the line
+        assert files.bytes_out - sent < 300  # one request line went out
+    finally:
+        t.join()
+        files.close()
+
+
 def test_without_ntui_there_plain_commands_read_the_same_and_say_what_they_cannot(sshd: sshd_support.Sshd,
                                                                                   tmp_path: Path) -> None:
     runner = _runner(sshd, "plain")

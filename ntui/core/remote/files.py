@@ -297,7 +297,8 @@ class AgentFiles:
             raise LinkLost(f"no answer within {timeout:g} s") from None
 
     def request(self, op: str, *, wait: float = 0.0, **fields: Any) -> dict[str, Any]:
-        """One request's answer (its ``ok`` fields), over the channel, opened (again) as needed: a broken or
+        """One request's answer (its ``ok`` fields; ``wait``: the seconds the agent may wait before answering, sent
+        with the request and added to its deadline here), over the channel, opened (again) as needed: a broken or
         stuck channel is closed and the request asked again over a new one after a backoff, up to
         :attr:`reconnects` times (every request only reads). :class:`FileRefused` for the agent's refusals,
         :class:`~ntui.core.slurm.ssh.SshError` for the link's or the login's failure, in words."""
@@ -307,7 +308,8 @@ class AgentFiles:
                 try:
                     if self._proc is None:
                         self._open()
-                    answer = self._exchange({"op": op, **fields}, timeout=wait + self.slack_s)
+                    message = {"op": op, **fields, **({"wait": wait} if wait else {})}
+                    answer = self._exchange(message, timeout=wait + self.slack_s)
                 except LinkLost as exc:
                     self._end()
                     failures += 1
