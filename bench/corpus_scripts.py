@@ -1,6 +1,6 @@
 """Score ``ntui import`` and ``ntui check`` on the sbatch-script corpus (``tests/data/corpus/sbatch-scripts/``).
 
-    python bench/corpus_scripts.py [--split study|heldout|all] [--show wrong|partly|all]
+    python bench/corpus_scripts.py [--split study|heldout|spent|all] [--show wrong|partly|all] [--index FILE]
 
 Imports: each fixture is read and imported as ``ntui import`` does (:func:`~ntui.core.compose.scriptread.
 read_script`, :func:`~ntui.core.compose.scriptimport.import_script`). An importable entry is **right** when the
@@ -89,8 +89,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=(*SPLITS, "all"), default="all")
     ap.add_argument("--show", choices=("none", "wrong", "partly", "all"), default="none")
+    ap.add_argument("--index", metavar="FILE", help="only the entries of this index file (index.yaml, index-b.yaml); "
+                    "a helper that tunes reads only its own index's entries")
     args = ap.parse_args()
-    rows = [(e, *grade(e)) for e in entries("sbatch-scripts") if args.split in ("all", e.split)]
+    rows = [(e, *grade(e)) for e in entries("sbatch-scripts") if args.split in ("all", e.split)
+            and args.index in (None, e.index.name)]
     shown = {"none": (), "wrong": ("wrong", "refused", "crash"), "partly": ("wrong", "refused", "crash", "partly"),
              "all": GRADES}[args.show]
     for e, g, said, *_ in rows:

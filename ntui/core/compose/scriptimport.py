@@ -16,7 +16,6 @@ from typing import Any
 
 import yaml
 
-from ntui.core.compose.rules import SBATCH_OPTIONS
 from ntui.core.compose.scriptcheck import check_script
 from ntui.core.compose.scriptread import (
     KNOWN_VARS,
@@ -42,6 +41,7 @@ from ntui.core.compose.shellwords import Command, Word
 from ntui.core.compose.spec import SBATCH_RESERVED
 from ntui.core.compose.yamlsrc import LoadedPreset, load_yaml_with_lines
 from ntui.core.problems import Problem, Source
+from ntui.core.slurm.options import SBATCH_OPTIONS
 
 __all__ = ["Imported", "import_script"]
 

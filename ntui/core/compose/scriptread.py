@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from ntui.core.compose.bashread import BATCH, Var, commands, task_commands
@@ -26,33 +27,13 @@ from ntui.core.compose.launchcli import LAUNCHER_CLIS, LauncherCli
 from ntui.core.compose.shellwords import Command, ShellSyntax, Word
 from ntui.core.compose.shellwords import commands as lexed
 from ntui.core.problems import Problem, Severity, Source
+from ntui.core.slurm.options import SBATCH_ALIASES, SBATCH_FLAGS, SBATCH_SHORT, SRUN_FLAGS, SRUN_SHORT
 
 __all__ = ["Directive", "Finding", "Launch", "ScriptError", "ScriptFacts", "launch_of", "read_script", "srun_program",
            "the_launch"]
 
-#: sbatch's short options, by their long names (sbatch.1).
-SBATCH_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-A": "account", "-q": "qos",
-                "-C": "constraint", "-J": "job-name", "-o": "output", "-e": "error", "-p": "partition",
-                "-G": "gpus", "-w": "nodelist", "-x": "exclude", "-D": "chdir", "-d": "dependency", "-a": "array",
-                "-L": "licenses", "-M": "clusters", "-S": "core-spec", "-i": "input", "-m": "distribution",
-                "-k": "no-kill", "-s": "oversubscribe", "-O": "overcommit", "-Q": "quiet", "-H": "hold",
-                "-v": "verbose", "-W": "wait", "-B": "extra-node-info"}
-#: sbatch's other spellings of an option, by the name the rest of ntui uses (sbatch.1).
-SBATCH_ALIASES = {"tasks-per-node": "ntasks-per-node"}
-#: sbatch options without a value.
-SBATCH_FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "oversubscribe", "quiet", "verbose",
-                "wait", "no-kill", "contiguous", "test-only", "parsable", "use-min-nodes", "spread-job"}
 #: sbatch options ntui writes itself, from the preset's logs (L1, L5): not imported.
 SBATCH_NTUI = {"output", "error", "open-mode"}
-#: srun's short options and which of them take a value (srun.1).
-SRUN_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-G": "gpus", "-w": "nodelist", "-o": "output",
-              "-e": "error", "-t": "time", "-J": "job-name", "-p": "partition", "-A": "account", "-C": "constraint",
-              "-W": "wait", "-m": "distribution", "-D": "chdir", "-x": "exclude", "-l": "label", "-u": "unbuffered",
-              "-K": "kill-on-bad-exit", "-k": "no-kill", "-Q": "quiet", "-v": "verbose", "-O": "overcommit",
-              "-s": "oversubscribe", "-E": "preserve-env", "-X": "disable-status", "-i": "input", "-q": "qos"}
-SRUN_FLAGS = {"label", "unbuffered", "kill-on-bad-exit", "no-kill", "quiet", "verbose", "overcommit", "oversubscribe",
-              "preserve-env", "disable-status", "exclusive", "overlap", "pty", "exact", "whole", "multi-prog",
-              "no-allocate", "quit-on-interrupt", "test-only", "spread-job", "use-min-nodes", "contiguous"}
 #: srun options the srun launcher writes itself, or that only say how output looks (ntui writes each rank's log).
 SRUN_NTUI = {"output", "error", "label", "unbuffered", "export", "kill-on-bad-exit", "open-mode", "gpu-bind",
              "cpus-per-task"}
@@ -407,7 +388,8 @@ def strip_prefixes(words: list[Word], wrappers: list[Word] | None = None) -> tup
     return [w for w in words[i:] if not w.parts or w.parts[0].quote != "<redirect>"], env
 
 
-def _options(words: list[Word], short: dict[str, str], flags: set[str]) -> tuple[dict[str, str | None], int]:
+def _options(words: list[Word], short: Mapping[str, str],
+             flags: AbstractSet[str]) -> tuple[dict[str, str | None], int]:
     """Leading ``--opt[=v]``/``--opt v``/``-x v``/``-xv`` options -> long names; the index of the first other word."""
     out: dict[str, str | None] = {}
     i = 0
