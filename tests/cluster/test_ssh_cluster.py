@@ -3,10 +3,13 @@ the "laptop" side runs ntui with a PATH that holds ssh and no Slurm client; the 
 sessions) sees the dev cluster's ``SLURM_CONF`` and runs its clients from the cluster's ``bin-dir``.
 
 A held job is submitted (the script on sbatch's standard input), listed, shown and cancelled; nothing of it runs.
+A short job's batch log is followed from the laptop side through ``ntui agent --stdio`` on the cluster's side
+(one channel of the master) until the job ends: every line once.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -29,7 +32,8 @@ def cluster_sshd(dev_cluster: DevCluster) -> Iterator[sshd_support.Sshd]:
     reason = sshd_support.why_not()
     if reason is not None:
         pytest.skip(reason)
-    with sshd_support.private_sshd(environment={"SLURM_CONF": str(dev_cluster.slurm_conf)}) as server:
+    env = {"SLURM_CONF": str(dev_cluster.slurm_conf), "PYTHONPATH": str(ROOT)}
+    with sshd_support.private_sshd(environment=env) as server:
         yield server
 
 
@@ -91,11 +95,41 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
         assert shown.returncode == 0, shown.stderr
         assert "PENDING" in shown.stdout
 
-        refused = ntui(laptop, "logs", job_id)
-        assert refused.returncode == 2 and "not over --cluster yet" in refused.stderr
     finally:
         cancelled = ntui(laptop, "cancel", job_id)
     assert cancelled.returncode == 0, cancelled.stderr
     assert not marker.exists()
     # one login for the four ntui processes and their Slurm calls: the master outlives each process
     assert cluster_sshd.logins() - logins == 1
+
+
+def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: DevCluster, laptop: dict[str, str],
+                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``ntui --cluster dev logs JOB --follow`` in this process (the laptop's settings and sockets; no Slurm
+    client on its side): the job is not in the cluster's history, so Slurm there names its batch log; the log is
+    read by the agent and the follow ends with the job."""
+    from ntui.cli import common, logs
+
+    out_file = tmp_path / "cluster-logs" / "wrap-%j.out"
+    out_file.parent.mkdir()
+    sub = dev_cluster.run("sbatch", "--parsable", "-o", str(out_file), "-J", "ntui-ssh-follow",
+                          "--wrap", "for i in $(seq 1 40); do echo line $i; sleep 0.25; done")
+    assert sub.returncode == 0, sub.stderr
+    job_id = sub.stdout.strip().split(";")[0]
+    for key in ("HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "NTUI_STATE_DIR"):
+        monkeypatch.setenv(key, laptop[key])
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+    monkeypatch.setenv(common.AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
+    monkeypatch.setattr(logs, "JOB_CHECK_S", 1.0)
+    common.select_cluster("dev")
+    try:
+        args = argparse.Namespace(job_id=job_id, rank=None, follow=True, lines=100, triage=False, cluster=None)
+        code = logs.cmd_logs(args)
+    finally:
+        common.select_cluster(None)
+        dev_cluster.run("scancel", job_id)
+    said = capsys.readouterr()
+    assert code == 0, said.err
+    assert said.out.splitlines() == [f"line {i}" for i in range(1, 41)], said.err
+    assert "job ended (COMPLETED)" in said.err
