@@ -265,3 +265,36 @@ def test_a_timeout_kills_the_call_and_the_master_stays(sshd: sshd_support.Sshd, 
     for pid in _processes_with(token):  # the sleep itself, on the "cluster" side (this test's own)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------- after a dropped link
+
+
+def test_only_reads_are_asked_again_after_a_dropped_link() -> None:
+    from ntui.core.slurm.ssh import repeatable
+
+    assert all(repeatable(a) for a in (["squeue", "--me"], ["/opt/slurm/bin/sacct", "-j", "1"],
+                                        ["scontrol", "show", "job", "1"], ["sacctmgr", "show", "qos"], ["true"]))
+    assert not any(repeatable(a) for a in (["sbatch", "--parsable"], ["scancel", "1"], ["scontrol", "hold", "1"],
+                                            ["scontrol", "requeue", "1"], ["scontrol", "update", "JobId=1"],
+                                            ["sacctmgr", "add", "user"], ["mkdir", "-p", "--", "/x"], []))
+
+
+def test_the_backoff_doubles_to_its_cap_and_starts_over_after_a_success() -> None:
+    from ntui.core.slurm.ssh import Backoff
+
+    b = Backoff(first=0.5, cap=3)
+    assert [b.delay() for _ in range(5)] == [0.5, 1, 2, 3, 3]
+    b.reset()
+    assert b.delay() == 0.5
+
+
+def test_a_refused_or_expired_login_names_the_clusters_renew_command_and_a_dropped_link_does_not() -> None:
+    expired = classify_ssh("pm", 255, "Certificate invalid: expired\n", renew="sshproxy -u me")
+    refused = classify_ssh("pm", 255, "me@pm: Permission denied (publickey).\n", renew="sshproxy -u me")
+    dropped = classify_ssh("pm", 255, "Connection reset by 1.2.3.4 port 22\n", renew="sshproxy -u me")
+    assert expired is not None and expired.words.endswith("to renew it here: sshproxy -u me")
+    assert refused is not None and "sshproxy -u me" in refused.words and not refused.link_down
+    assert dropped is not None and "sshproxy" not in dropped.words and dropped.link_down
+    plain = classify_ssh("pm", 255, "me@pm: Permission denied (publickey).\n")
+    assert plain is not None and "renew" in plain.words and "sshproxy" not in plain.words

@@ -18,7 +18,14 @@ command base64-encoded instead, decoded and run by ``/bin/sh`` on the far side: 
 whatever the login shell.
 
 Errors of ssh itself (exit 255 with ssh's own words: unreachable, refused, host key, expired certificate, the link
-dropped) raise :class:`SshError`; the remote command's own exit codes are kept in the result, as a local run's.
+dropped; or 255 without a word while the master is gone) raise :class:`SshError`, whose words say what to run
+(the cluster's ``renew`` command, e.g. ``sshproxy``, with a refused or expired login); the remote command's own
+exit codes are kept in the result, as a local run's.
+
+When the link drops, a command that only reads (:func:`repeatable`) is asked again after a :class:`Backoff` wait:
+ssh finds the dead master's socket refused and logs in afresh (``ControlMaster=auto``). An action is never
+repeated (its answer lost, it may have been done); long-lived channels (the agent of :mod:`ntui.core.remote`) are
+opened with :meth:`SshRunner.open_channel`.
 """
 
 from __future__ import annotations
