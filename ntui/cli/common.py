@@ -30,6 +30,8 @@ __all__ = [
     "cluster_copies",
     "cluster_files",
     "close_cluster_files",
+    "job_log_file",
+    "local_copies",
     "remote_history_entry",
     "exit_codes_help",
     "history_entry",
@@ -153,6 +155,47 @@ def cluster_copies(paths: Sequence[str]) -> Iterator[list[Path]]:
         local = mirror.add(paths)
         mirror.sync()
         yield local
+
+
+def local_copies(paths: Sequence[str]) -> list[Path]:
+    """:func:`cluster_copies` for a command's whole run: the copies' directory is removed when the process ends.
+    ``-`` (standard input) stays itself. Without ``--cluster`` the paths themselves."""
+    if remote_cluster() is None:
+        return [Path(p) for p in paths]
+    import atexit
+    import shutil
+    import tempfile
+
+    from ntui.core.remote.logs import Mirror
+
+    d = tempfile.mkdtemp(prefix="ntui-remote-")
+    atexit.register(shutil.rmtree, d, True)
+    mirror = Mirror(cluster_files(), Path(d))
+    remote = [p for p in paths if p != "-"]
+    copies = iter(mirror.add(remote))
+    mirror.sync()
+    return [Path(p) if p == "-" else next(copies) for p in paths]
+
+
+def job_log_file(args: argparse.Namespace, job_id: str, rank: int) -> tuple[HistoryEntry | None, Path | None]:
+    """An ntui job's history entry and the path of its rank's log to read: here, from this machine's history, the
+    log itself; over ``--cluster``, from the cluster's history (read by its agent), a local copy of the log (its
+    modification time kept; see :func:`local_copies`). ``(entry, None)``: no log known for it (not an ntui job
+    there, or its submission's record lost)."""
+    from ntui.core.jobfiles.lognames import LogPaths
+
+    if remote_cluster() is None:
+        history = open_history(args)
+        try:
+            entry = history_entry(history, args, job_id)
+        finally:
+            history.close()
+    else:
+        entry = remote_history_entry(args, job_id)
+    if entry is None or not entry.log_stem:
+        return entry, None
+    (path,) = local_copies([LogPaths(entry.log_dir, entry.log_stem).rank(job_id, rank)])
+    return entry, path
 
 
 def exit_codes_help() -> str:

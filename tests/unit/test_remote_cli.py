@@ -119,3 +119,19 @@ def test_without_ntui_there_the_note_says_what_is_left_out(job_logs: Path, lapto
     assert logs.cmd_logs(_args(triage=True)) == 2  # no history readable there: no per-rank logs known
     err = capsys.readouterr().err
     assert "not installed" in err and "no live follow" in err and "no ntui there to read it" in err
+
+
+def test_a_ranks_log_for_progress_is_a_local_copy_of_the_clusters(job_logs: Path, laptop: Path) -> None:
+    entry, path = common.job_log_file(_args(), JOB, 1)
+    assert entry is not None and entry.world_size == 2 and entry.launcher == "torchrun"
+    assert path is not None and path != job_logs / f"train-{JOB}-rank-1.out"  # a copy, not the file itself
+    original = job_logs / f"train-{JOB}-rank-1.out"
+    assert path.read_bytes() == original.read_bytes() and path.stat().st_mtime == original.stat().st_mtime
+    assert common.job_log_file(_args(), "999999", 0) == (None, None)
+
+
+def test_files_named_for_triage_are_copied_and_standard_input_stays(job_logs: Path, laptop: Path) -> None:
+    batch = job_logs / f"train-{JOB}.out"
+    copies = common.local_copies([str(batch), "-", str(job_logs / "not-there.out")])
+    assert copies[0].read_bytes() == batch.read_bytes() and copies[0].parent.name.startswith("ntui-remote-")
+    assert copies[1] == Path("-") and not copies[2].exists()
