@@ -308,8 +308,8 @@ class AgentFiles:
                 try:
                     if self._proc is None:
                         self._open()
-                    message = {"op": op, **fields, **({"wait": wait} if wait else {})}
-                    answer = self._exchange(message, timeout=wait + self.slack_s)
+                    sent = {"op": op, **fields, **({"wait": wait} if wait else {})}
+                    answer = self._exchange(sent, timeout=wait + self.slack_s)
                 except LinkLost as exc:
                     self._end()
                     failures += 1
