@@ -380,3 +380,29 @@ def test_setup_lines_run_in_the_shell_the_script_ran_them_in(tmp_path: Path) -> 
     unbracketed = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(setup[1:-1]) + "\necho launched\n"],
                                  capture_output=True, text=True, timeout=30, env=env)
     assert unbracketed.returncode != 0  # the same lines under ntui's options: the job would have ended
+
+
+def test_srun_flags_given_together_are_each_a_flag() -> None:
+    text = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nsrun -ul python fit.py --lr 1\n"
+    launch = _launch(read_script(text, "/w/job.sh"))
+    assert launch.srun == {"unbuffered": None, "label": None}
+    assert launch.program is not None and launch.program.text == "fit.py"
+
+
+def test_a_fixed_port_exported_inside_the_tasks_shell_is_found_at_its_line() -> None:
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\nsrun bash -c \"\n"
+            "    export MASTER_ADDR=\\$(scontrol show hostnames \\$SLURM_JOB_NODELIST | head -n 1)\n"
+            "    export MASTER_PORT=29511\n    python fit.py\n\"\n")
+    found = {(f.rule, f.line) for f in import_script(read_script(text, "/w/job.sh")).findings}
+    assert ("H6", 6) in found, found
+
+
+def test_one_task_a_node_for_a_program_that_asks_for_every_gpu_gets_one_task_a_gpu() -> None:
+    """Lightning's --trainer.devices 4 on one task a node (H13): the preset runs one process a GPU, as G1 wants; a
+    program that says nothing of devices (a JAX pmap driving every GPU) keeps its one task."""
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\n"
+            "srun python fit_cli.py --trainer.num_nodes 2 --trainer.devices 4\n")
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["sbatch"]["ntasks-per-node"] == 4 and any("(H13, G1)" in f for f in imported.fixes)
+    jax = import_script(read_script(text.replace(" --trainer.num_nodes 2 --trainer.devices 4", ""), "/w/job.sh"))
+    assert jax.preset["sbatch"]["ntasks-per-node"] == 1 and not any("H13" in f for f in jax.fixes)

@@ -97,6 +97,11 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
         if port_part is not None and port_part[1] not in said_port:
             said_port.add(port_part[1])
             out.append(_fixed_port(f"{name} {value}", port_part[0], port_part[1]))
+    for name, value_word in launch.task_env:  # export MASTER_PORT=29511 inside the tasks' bash -c
+        text = value_word.text.strip()
+        if _PORT_VAR.search(name) and re.fullmatch(r"[0-9]{2,5}", text) and value_word.line not in said_port:
+            said_port.add(value_word.line)
+            out.append(_fixed_port(f"{name}={text}", int(text), value_word.line))
     tasks = int_or_none(facts.directive("ntasks")) or nodes * (per_node or 1)
     for opt, value_word in zip(launch.args, launch.args[1:], strict=False):
         if opt.text in PROGRAM_PORT_OPTIONS and tasks > 1:  # the program's own rendezvous port

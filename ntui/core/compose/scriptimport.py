@@ -440,6 +440,13 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         raise ScriptError(facts.path, where, f"the job's task counts disagree: --ntasks={ntasks} against "
                           f"--ntasks-per-node={per_node} on {nodes_given or 1} node(s); a preset has one task "
                           "layout: keep one of them to import the script")
+    one_task = next((f for f in findings if f.rule == "H13"), None)
+    gpus = gpus_per_node(sbatch)
+    if one_task is not None and gpus and launch.launcher == "srun" and "ntasks" not in sbatch:
+        fixes.append(f"sbatch.ntasks-per-node: was 1, now {gpus}: the program asks for {gpus} devices a node and "
+                     "srun starts one process a GPU (H13, G1)")  # Lightning's devices=N: one task per device
+        sbatch["ntasks-per-node"] = gpus
+        key_lines["sbatch.ntasks-per-node"] = one_task.line
     preset["sbatch"] = sbatch
     # launcher
     launcher: dict[str, Any] = {"type": launch.launcher}

@@ -408,6 +408,9 @@ def _options(words: list[Word], short: Mapping[str, str],
         elif t.startswith("-") and len(t) > 1:
             name = short.get(t[:2], t[1:2])
             short_value = t[2:] or None
+            if name in flags and short_value and all(short.get(f"-{c}") in flags for c in short_value):
+                out.update({short[f"-{c}"]: None for c in short_value})  # -ul: -u -l, flags given together
+                short_value = None
             if name not in flags and short_value is None and i + 1 < len(words):
                 short_value, i = words[i + 1].text, i + 1
             out[name] = short_value
