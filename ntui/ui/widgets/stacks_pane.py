@@ -125,6 +125,11 @@ class StacksPane(JobTab, VerticalScroll):
         return (f"Taking the stacks of job {inert(job_id)}'s ranks: one srun step on its nodes, py-spy on every "
                 "rank twice, 3 s apart…")
 
+    @property
+    def taken(self) -> dict[str, Computed]:
+        """The stacks kept, by job (the last :data:`~ntui.ui.widgets.job_tab.JobTab.KEEP` jobs taken)."""
+        return {job: got for job in list(self._results or ()) if (got := self._stacks(job)) is not None}
+
     def _stacks(self, job_id: str | None) -> Computed | None:
         """The stacks last taken of ``job_id`` (a refusal is not kept as stacks)."""
         got = self.result(job_id)
