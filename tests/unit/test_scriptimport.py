@@ -406,3 +406,25 @@ def test_one_task_a_node_for_a_program_that_asks_for_every_gpu_gets_one_task_a_g
     assert imported.preset["sbatch"]["ntasks-per-node"] == 4 and any("(H13, G1)" in f for f in imported.fixes)
     jax = import_script(read_script(text.replace(" --trainer.num_nodes 2 --trainer.devices 4", ""), "/w/job.sh"))
     assert jax.preset["sbatch"]["ntasks-per-node"] == 1 and not any("H13" in f for f in jax.fixes)
+
+
+@pytest.mark.parametrize(("launch", "runner"), [
+    ("srun python -m chat.train --lr 1", "srun's python"),
+    ("srun torchrun --nnodes 2 --nproc_per_node 4 -m chat.train", "torchrun"),
+    ("srun accelerate launch --num_machines 2 --num_processes 8 -m chat.train", "accelerate launch"),
+])
+def test_a_module_program_is_refused_naming_its_launcher_and_a_way_out(launch: str, runner: str) -> None:
+    text = f"#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n{launch}\n"
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "/w/job.sh"))
+    said = str(caught.value)
+    assert f"{runner} runs a Python module (-m chat.train)" in said and "runpy.run_module('chat.train'" in said
+
+
+def test_a_launcher_option_the_shell_computes_at_run_time_is_said_to_check() -> None:
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nACCUM=$(grep accum cfg.yaml | cut -d' ' -f2)\n"
+            "STEPS=8\nsrun accelerate launch --num_machines 2 --num_processes 8 --gradient_accumulation_steps $ACCUM "
+            "--max_restarts $STEPS fit.py\n")
+    imported = import_script(read_script(text, "/w/job.sh"))
+    said = [n for n in imported.notes if n.startswith("launcher.extra-args:")]
+    assert len(said) == 1 and "--gradient_accumulation_steps" in said[0], imported.notes

@@ -488,7 +488,7 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
              "accelerate": ("--num_processes", "--num_machines", "--machine_rank", "--main_process_ip",
                             "--main_process_port", "--rdzv_backend", "--multi_gpu", "--mixed_precision",
                             "--dynamo_backend", "--cpu", "--config_file", "--module", "--no_python")}
-    for opt_name, value, _ in launch.launcher_opts:
+    for opt_name, value, opt_word in launch.launcher_opts:
         if opt_name in LEGACY_FLAGS:
             fixes.append(f"{opt_name}: torch.distributed.launch's; torchrun always gives the ranks LOCAL_RANK in "
                          "their environment")
@@ -508,6 +508,9 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
             if not conf:
                 continue
             value = ",".join(conf)
+        if value is not None and opt_word is not None and "$" in value and _literal(opt_word, facts) is None:
+            notes.append(f"launcher.extra-args: {opt_name} {opt_word.raw} depends on the shell at run time; kept as "
+                         f"the text {value!r}, which the preset passes verbatim: replace it with its value")
         extra.append(opt_name if value is None else f"{opt_name}={value}")
     if extra:
         launcher["extra-args"] = extra
@@ -522,8 +525,12 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         preset["container"] = _container_section(launch, facts, skipped, key_lines)
     # program
     if launch.module is not None:
-        raise ScriptError(facts.path, launch.line, f"the program is a module (-m {launch.module}): a preset runs a "
-                          "script file; import a script that runs it by its path")
+        runner = {"srun": "srun's python", "torchrun": "torchrun", "accelerate": "accelerate launch"}.get(
+            launch.launcher, launch.launcher)
+        raise ScriptError(facts.path, launch.line, f"{runner} runs a Python module (-m {launch.module}), and a "
+                          "preset's program is a script file (script:), not a module, yet: import a script that runs "
+                          "a file, e.g. one holding `import runpy; runpy.run_module("
+                          f"'{launch.module}', run_name='__main__', alter_sys=True)`")
     if launch.program is None:
         raise ScriptError(facts.path, launch.line, "the launch line names no program")
     if launch.launcher == "srun" and launch.args and launch.args[0].text.endswith(".py") and \
