@@ -134,6 +134,7 @@ def test_detectron2s_end_words_are_the_end_unless_an_error_follows(tmp_path: Pat
     ("2025-01-01 00:00:00,000 INFO [train.py:300] Epoch 2, batch 150, batch avg loss 0.41", 2, 2.0, 0.41),
     ("2025-01-01 00:00:00,000 - INFO: ===> Epoch 40 Complete: Avg. Loss: 0.021500 time: 600.10", 40, 40.0, 0.0215),
     ("Epoch [3/9]: [120/400]  30%|###       , loss=2.50e-01 [00:12<00:28]", 3, 3.0, 0.25),
+    ("Train Epoch: 2/40 Step: 300/500 | 0.910s/batch | lr 5.0000e-04 || Mask_Loss 1.2500", 300, 2.0, 1.25),
 ])
 def test_loop_forms(line: str, step: int, epoch: float | None, loss: float) -> None:
     point = parse_line(line)

@@ -510,6 +510,8 @@ _FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _])?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
+#: a loss of its own name with its value after a space ("|| Mask_Loss 1.3689")
+_NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{_NUM})")
 
 
 def _bar_form(text: str) -> Point | None:
@@ -539,6 +541,10 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
             value = _number(loss["value"])
             if value is not None:
                 metrics["loss"] = value
+        if training_loss(metrics) is None and "oss " in text and (named := _NAMED_LOSS_RE.search(text)) is not None:
+            value = _number(named["value"])
+            if value is not None:
+                metrics[named["key"]] = value
         epoch = float(groups["epoch"]) if "epoch" in groups else None
         if form.unit == "epoch":  # the run counts epochs: the epoch named is the step, a batch line says metrics
             return Point("log", groups.get("epoch"), groups.get("epochs"), epoch, metrics, form=form.name,
