@@ -428,3 +428,21 @@ def test_a_launcher_option_the_shell_computes_at_run_time_is_said_to_check() -> 
     imported = import_script(read_script(text, "/w/job.sh"))
     said = [n for n in imported.notes if n.startswith("launcher.extra-args:")]
     assert len(said) == 1 and "--gradient_accumulation_steps" in said[0], imported.notes
+
+
+@pytest.mark.parametrize("site", [None, "nersc"])
+def test_every_corpus_script_goes_through_check_without_a_traceback(site: str | None, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ntui check SCRIPT`` on every script of the corpus (tests/data/corpus/sbatch-scripts, index.yaml's), with and
+    without a site: the findings, or the refusal, always said at a line; never an exception."""
+    from ntui.cli.importscript import check_script_file
+
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "nowhere"))
+    if site is None:
+        monkeypatch.delenv("NTUI_SITE_DIR", raising=False)
+    else:
+        monkeypatch.setenv("NTUI_SITE_DIR", str(repo / "sites" / site))
+    scripts = sorted((repo / "tests" / "data" / "corpus" / "sbatch-scripts").glob("s-0*.sh"))
+    codes = {check_script_file(str(path)) for path in scripts}
+    assert len(scripts) >= 80 and codes <= {0, 2} and codes == {0, 2}, codes
