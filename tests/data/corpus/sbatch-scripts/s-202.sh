@@ -1,10 +1,10 @@
 #!/bin/bash
 #SBATCH --job-name=forge-mn
-#SBATCH --partition=<partition-name>
 #SBATCH --account=<account-name>
+#SBATCH --partition=<partition-name>
 #SBATCH --nodes=2
-#SBATCH --ntasks-per-node=4      # must equal gpus-per-node
 #SBATCH --gpus-per-node=4
+#SBATCH --ntasks-per-node=4
 #SBATCH --cpus-per-task=16
 #SBATCH --mem=0
 #SBATCH --time=1-00:00:00
@@ -13,9 +13,8 @@
 
 set -euo pipefail
 
-CONFIG=${1:?usage: sbatch multinode.sh <config.toml> [overrides...]}
+CONFIG=${1:?give a config: sbatch train_2n.sh <config.toml> [key=value ...]}
 
-# first InfiniBand interface that is UP
 IB_IF=$(ip -br addr | awk '/^ib/ && $2 == "UP" {print $1; exit}')
 export NCCL_SOCKET_IFNAME=${IB_IF:-ib0}
 export GLOO_SOCKET_IFNAME=${IB_IF:-ib0}

@@ -1,27 +1,20 @@
 #!/bin/sh
-#SBATCH -J t5tr          # job name
-#SBATCH -o t5tr.o%j      # stdout (%j is the job id)
-#SBATCH -e t5tr_err.o%j  # stderr
-#SBATCH -N 1
+#SBATCH --job-name=t5-enfr
+#SBATCH --time=00:45:00
+#SBATCH --nodes=1
 #SBATCH --ntasks-per-node=1
+#SBATCH --cpus-per-task=32
 #SBATCH --gpus=2
-#SBATCH -c 32
 #SBATCH --mem=16G
-#SBATCH -t 00:45:00
-#SBATCH -p short --qos=short
+#SBATCH --partition=gpu-short --qos=gpu_short
+#SBATCH --output=t5-enfr-%j.log
 
+echo "job $SLURM_JOB_ID: $SLURM_NNODES node(s), $SLURM_NTASKS task(s), $SLURM_CPUS_PER_TASK cpus each"
 
-echo NTASKS: $SLURM_NTASKS
-echo CPUS_PER_TASK: $SLURM_CPUS_PER_TASK
-echo NNODES: $SLURM_NNODES
+loader_threads=$((SLURM_CPUS_PER_TASK / 4))
 
-PS=1
-WORKERS=$((SLURM_NTASKS-PS))
-
-module purge
-module load cesga/system miniconda3/22.11
+module load anaconda3/2023.09
 eval "$(conda shell.bash hook)"
-conda deactivate
-source $STORE/envs/ds-translate/bin/activate
+conda activate $STORE/envs/ds-translate
 
-srun deepspeed --num_gpus 2 finetune_t5_translate.py --epochs 3
+srun deepspeed --num_gpus=2 finetune_t5_translate.py --epochs 3

@@ -1,33 +1,27 @@
 #!/bin/bash
-#SBATCH --job-name=accel_mn
+#SBATCH --job-name=acc2n
+#SBATCH --time=00:50:00
 #SBATCH --nodes 2
 #SBATCH --ntasks-per-node 1
-#SBATCH -c 32
 #SBATCH --gres=gpu:a100:1
-#SBATCH --time=00:50:00
+#SBATCH -c 32
 #SBATCH --mem=48G
-#SBATCH --output=%x_%j.out
 # SBATCH --exclusive
+#SBATCH --output=%x_%j.out
 
+# switched off after the first runs
+#export TORCH_DISTRIBUTED_DEBUG=DETAIL
+#export NCCL_P2P_DISABLE=1
+#export NCCL_IB_DISABLE=1
+export TORCH_NCCL_ASYNC_ERROR_HANDLING=1
+export OMP_NUM_THREADS=8
 
-#export NCCL_PROTO=simple
-#export NCCL_ALGO=ring
-export NCCL_DEBUG=info
-#export NCCL_DEBUG_SUBSYS=INIT,ENV
+# accel_node.sh finds its machine rank in HOSTNAMES
+export HOSTNAMES=`scontrol show hostnames $SLURM_JOB_NODELIST | tr '\n' ' '`
+export COUNT_NODE=`echo $HOSTNAMES | wc -w`
+export MASTER_ADDR=`echo $HOSTNAMES | cut -d' ' -f1`
+export MASTER_PORT=27144
 
-export PYTHONFAULTHANDLER=1
-export CUDA_LAUNCH_BLOCKING=0
-export NCCL_TREE_THRESHOLD=0
-
-#export NCCL_SOCKET_IFNAME="ib0,eth0"
-
-# read by the per-node script
-export HOSTNAMES=`scontrol show hostnames "$SLURM_JOB_NODELIST"`
-export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-export MASTER_PORT=13871
-export COUNT_NODE=`scontrol show hostnames "$SLURM_JOB_NODELIST" | wc -l`
-
-echo nodes: $COUNT_NODE
-echo $HOSTNAMES
+echo "$COUNT_NODE nodes: $HOSTNAMES (main process on $MASTER_ADDR)"
 
 srun ./accel_node.sh

@@ -1,51 +1,36 @@
 #!/bin/bash -l
 #SBATCH --job-name=ray_mnist
+#SBATCH --time=00:20:00
 #SBATCH --nodes 2
 #SBATCH --ntasks-per-node 2
-#SBATCH -c 16
 #SBATCH --gres=gpu:a100:2
-#SBATCH --time=00:20:00
+#SBATCH -c 16
 #SBATCH --mem=64G
 #SBATCH --output=%x_%j.out
-
 set -x
 
-nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
-nodes_array=($nodes)
-head_node=${nodes_array[0]}
-head_node_ip=$(srun --nodes=1 --ntasks=1 -w "$head_node" hostname --ip-address)
-if [[ "$head_node_ip" == *" "* ]]; then
-  IFS=' ' read -ra ADDR <<<"$head_node_ip"
-  if [[ ${#ADDR[0]} -gt 16 ]]; then
-    head_node_ip=${ADDR[1]}
-  else
-    head_node_ip=${ADDR[0]}
-  fi
-  echo "IPv6 address found, using IPv4 $head_node_ip"
+hosts=( $(scontrol show hostnames "$SLURM_JOB_NODELIST") )
+leader=${hosts[0]}
+leader_addr=$(srun --nodes=1 --ntasks=1 -w "$leader" hostname --ip-address)
+
+# some nodes answer with an IPv6 address before the IPv4 one
+if [[ $leader_addr == *" "* ]]; then
+    IFS=' ' read -ra parts <<< "$leader_addr"
+    if (( ${#parts[0]} > 16 )); then leader_addr=${parts[1]}; else leader_addr=${parts[0]}; fi
 fi
 
-port=6390
-ip_head=$head_node_ip:$port
-export ip_head
-echo "head at: $ip_head"
+gcs_port=6388
+export RAY_ADDRESS=$leader_addr:$gcs_port
 
-ray disable-usage-stats
-
-echo "starting head on $head_node"
-./start_head.sh $head_node $head_node_ip $port
-sleep 12
-
-worker_num=$((SLURM_JOB_NUM_NODES - 1))
-for ((i = 1; i <= worker_num; i++)); do
-    node_i=${nodes_array[$i]}
-    echo "starting worker $i on $node_i"
-    ./start_worker.sh $node_i $ip_head
-    sleep 5
+./start_head.sh "$leader" "$leader_addr" $gcs_port
+sleep 15
+for w in "${hosts[@]:1}"; do
+    ./start_worker.sh "$w" "$RAY_ADDRESS"
+    sleep 4
 done
 
-module purge
-module load cesga/system miniconda3/22.11
+module load anaconda3/2023.09
 eval "$(conda shell.bash hook)"
-source $STORE/envs/raytrain/bin/activate
+conda activate $STORE/envs/raytrain
 
 python -u ray_mnist_train.py "$SLURM_CPUS_PER_TASK"

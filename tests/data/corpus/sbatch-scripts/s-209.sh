@@ -1,7 +1,7 @@
 srun torchrun \
---nnodes 1 \
---nproc_per_node 1 \
---rdzv_id $RANDOM \
 --rdzv_backend c10d \
---rdzv_endpoint $head_node_ip:$port_number \
-train_lm.py $@
+--rdzv_endpoint $RDZV_HOST:$RDZV_PORT \
+--rdzv_id $RANDOM \
+--nproc_per_node 1 \
+--nnodes 1 \
+train_small_lm.py $@

@@ -1,29 +1,26 @@
 #!/bin/bash
-#SBATCH -p dcunormal
+#SBATCH -J glm-rw
+#SBATCH -p dcu_batch
 #SBATCH -N 4
-#SBATCH --cpus-per-task=8
 #SBATCH --ntasks-per-node=4
+#SBATCH --cpus-per-task=8
 #SBATCH --gres=dcu:4
-#SBATCH -J rm-step2
-#SBATCH -o ./log/rm-%j.out
-#SBATCH -e ./log/rm-%j.out
+#SBATCH -o logs/glm-rw.%j.log
+#SBATCH -e logs/glm-rw.%j.log
 
-source /public/home/lab042/envs/dtk-torch2.sh
-rm -rf ./hostfile/*
+source ~/env/rocm-dtk-23.10.sh
 
-echo "START TIME: $(date)"
-hostfile=./hostfile/$SLURM_JOB_ID
-scontrol show hostnames $SLURM_JOB_NODELIST > ${hostfile}
+mkdir -p mpi_hosts
+nodes_txt=mpi_hosts/nodes.$SLURM_JOB_ID
+slots_txt=mpi_hosts/slots.$SLURM_JOB_ID
+scontrol show hostnames $SLURM_JOB_NODELIST > $nodes_txt
 
-for i in `cat $hostfile`
-do
-    echo ${i} slots=4 >> `pwd`/hostfile/hosts-$SLURM_JOB_ID
+for h in `cat $nodes_txt`; do
+  echo "$h slots=4" >> `pwd`/$slots_txt
 done
-np=$(cat $hostfile|sort|uniq |wc -l)
-np=$(($np*4))
 
-echo $np
-first=$(cat $hostfile |sed -n "1p")
-dist_url=`echo $first | awk '{print $1}'`
+n_hosts=$(cat $nodes_txt | sort | uniq | wc -l)
+nranks=$(($n_hosts*4))
+main_host=$(head -n 1 $nodes_txt)
 
-mpirun -np $np --allow-run-as-root --hostfile hostfile/hosts-$SLURM_JOB_ID --bind-to none `pwd`/rank_step2.sh $dist_url
+mpirun -np $nranks --hostfile $slots_txt --bind-to none --allow-run-as-root `pwd`/rank_reward.sh $main_host

@@ -1,17 +1,16 @@
-export MASTER_PORT=$((15000 + $RANDOM % 20000))
-export OMP_NUM_THREADS=1
-export CUDA_LAUNCH_BLOCKING=1
+export OMP_NUM_THREADS=2
+export NCCL_ASYNC_ERROR_HANDLING=1
+export MASTER_PORT=$(( RANDOM % 25000 + 21000 ))
 
+part=robot_a
+n_gpu=8
+per_node=8
+cpus=10
 
-PARTITION='robot3'
-GPUS=8
-GPUS_PER_NODE=8
-CPUS_PER_TASK=12
-
-srun -p $PARTITION \
-    --gres=gpu:${GPUS_PER_NODE} \
-    --ntasks=${GPUS} \
-    --ntasks-per-node=${GPUS_PER_NODE} \
-    --cpus-per-task=${CPUS_PER_TASK} \
+srun --partition=$part \
+    --ntasks=$n_gpu \
+    --ntasks-per-node=$per_node \
+    --gres=gpu:$per_node \
+    --cpus-per-task=$cpus \
     --kill-on-bad-exit=1 \
     python -u train_traj.py --cfg configs/traj_fold.yaml

@@ -1,62 +1,43 @@
 #!/bin/bash
-
-#SBATCH -p {PARTITION}
+#SBATCH -J {JOB_NAME}
 #SBATCH -A {ACCOUNT}
-#SBATCH -J {ACCOUNT}-ppo
-#SBATCH -N 2                       # nodes
-#SBATCH -t {LIMIT_TIME}            # wall time
-#SBATCH --ntasks-per-node=1        # tasks per node
-#SBATCH --exclusive                # whole nodes
-#SBATCH --mem=0                    # all memory
-#SBATCH --overcommit
-#SBATCH --output=ppo.log
+#SBATCH -p {PARTITION}
+#SBATCH -t {TIME_LIMIT}
+#SBATCH -N 2
+#SBATCH --ntasks-per-node=1
+#SBATCH --exclusive
+#SBATCH --mem=0
+#SBATCH --output=ppo-%j.out
 
+code=$(realpath ../..)
+img="nvcr.io/nvidia/pytorch:24.07-py3"
+mounts="$code:/workspace/rlhf,/scratch/$USER/hf:/workspace/hf"
+out="$PWD/runs/ppo.$SLURM_JOB_ID.txt"
+mkdir -p runs
 
-REPO=$(cd ../../; realpath .)
-IMAGE="nvcr.io/nvidia/pytorch:24.05-py3"
-MOUNT="$REPO:/rlhf,$HOME/.cache:/root/.cache,/dev/null:/root/.bashrc"
+hosts=( $(scontrol show hostnames "$SLURM_JOB_NODELIST") )
+head_host=${hosts[0]}
+gcs_port=6411
+export RAY_HEAD=$head_host:$gcs_port
 
-RUNLOG="$(realpath .)/logs/ppo_ray-$SLURM_JOB_ID.log"
-mkdir -p logs
-echo "$(date '+%F %T') job ${SLURM_JOB_ID} begins" &>> ${RUNLOG}
+srun -N1 -n1 -w "$head_host" --container-image="$img" --container-mounts="$mounts" bash -c \
+    && pip install -q 'ray[default]==2.35.0' \
+    && ray start --head --port=$gcs_port --dashboard-host=0.0.0.0 --block" &>> $out &
+sleep 15
 
-nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")
-nodes_array=( $nodes )
-node_1=${nodes_array[0]}
-ip=$node_1
-
-port=6411
-ip_head=$ip:$port
-export ip_head
-
-srun --nodes=1 --ntasks=1 -w "$node_1" --container-image="$IMAGE" --container-mounts="$MOUNT" bash -c \
-  && pip install ray[default]==2.30.0 \
-  && /root/.local/bin/ray start --head --node-ip-address=$ip --port=$port --block" &>> ${RUNLOG} &
-sleep 10s
-
-worker_num=$((SLURM_JOB_NUM_NODES))
-for ((i = 1; i < worker_num; i++)); do
-  node_i=${nodes_array[$i]}
-  srun --nodes=1 --ntasks=1 -w "$node_i" --container-image="$IMAGE" --container-mounts="$MOUNT" bash -c \
-    && pip install ray[default]==2.30.0 \
-    && /root/.local/bin/ray start --address "$ip_head" --block" &>> ${RUNLOG} &
-  sleep 1s;
+for w in "${hosts[@]:1}"; do
+    srun -N1 -n1 -w "$w" --container-image="$img" --container-mounts="$mounts" bash -c \
+        && pip install -q 'ray[default]==2.35.0' \
+        && ray start --address=$RAY_HEAD --block" &>> $out &
 done
+sleep 40
 
-sleep 30s
-
-srun --overlap --nodes=1 --ntasks=1 -w "$node_1" --container-image="$IMAGE" --container-mounts="$MOUNT" bash -c \
-  "pip install ray[default] \
-  && /root/.local/bin/ray job submit --address=http://localhost:8265 \
-    --runtime-env-json='{\"working_dir\": \"/rlhf\", \"pip\": \"/rlhf/requirements.txt\"}' \
-    -- python3 examples/train_ppo_ray.py \
-    --actor_num_nodes 1 \
-    --actor_num_gpus_per_node 8 \
-    --critic_num_nodes 1 \
-    --critic_num_gpus_per_node 4 \
-    --pretrain some-org/llama-7b-sft \
-    --save_path /rlhf/ckpt/7b_ppo \
-    --zero_stage 2 \
-    --bf16" &>> ${RUNLOG}
-
-echo "$(date '+%F %T') job ${SLURM_JOB_ID} ends" &>> ${RUNLOG}
+srun --overlap -N1 -n1 -w "$head_host" --container-image="$img" --container-mounts="$mounts" bash -c \
+    "ray job submit --address=http://127.0.0.1:8265 \
+    --runtime-env-json='{\"working_dir\": \"/workspace/rlhf\"}' \
+    -- python3 recipes/ppo_ray.py \
+    --base-model some-org/llama-7b-sft \
+    --policy-nodes 1 --policy-gpus 8 \
+    --value-nodes 1 --value-gpus 4 \
+    --zero 2 --bf16 \
+    --out /workspace/rlhf/ckpt/ppo7b" &>> $out

@@ -1,12 +1,10 @@
-srun -K  --job-name=xsim \
-	 --partition=A100-40GB,A100-80GB,H100 \
-	 --gpus=1 \
-	 --cpus-per-task=12 \
-	 --mem=160G \
-	 --output logs/console.%A_%a.out \
-	 --error logs/console.%A_%a.error  \
-         --container-image=/netscratch/images/nvcr.io_nvidia_pytorch_24.01-py3.sqsh \
-         --container-workdir=`pwd` \
-         --container-mounts=/netscratch:/netscratch,/ds:/ds,`pwd`:`pwd` \
-         --export="NCCL_SOCKET_IFNAME=bond,NCCL_IB_HCA=mlx5" \
-          setup_env.sh python pretrain_crossmodal.py "$@" &
+srun -K --job-name=xsim-pre \
+	--gpus=1 \
+	--partition=L40S,A100-80GB,H100-SXM,V100-32GB \
+	--mem=160G --cpus-per-task=12 \
+	  --container-image=/fscratch/containers/pytorch_24.03-py3.sqsh \
+	  --container-mounts=/fscratch:/fscratch,/datasets:/datasets,`pwd`:`pwd` \
+	  --container-workdir=`pwd` \
+    --export="NCCL_SOCKET_IFNAME=ens1f0,NCCL_IB_HCA=mlx5_0,NCCL_DEBUG=WARN" \
+    --output runs/xsim-%j.log  --error runs/xsim-%j.err \
+       setup_env.sh python pretrain_crossmodal.py "$@" &

@@ -1,5 +1,5 @@
 #!/bin/bash
 sbatch --exclusive \
---nodes 16 \
---cpus-per-task 128 \
---wrap="srun bash $(pwd)/tp_zero1_mistral7b_pretrain.sh"
+--nodes 8 \
+--cpus-per-task 64 \
+--wrap="srun bash $(pwd)/neuron_pp_llama7b.sh"

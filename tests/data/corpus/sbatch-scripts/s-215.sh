@@ -1,38 +1,29 @@
 #!/bin/bash
+#SBATCH --job-name=vit_3n
 #SBATCH --account=<project_number>
-#SBATCH --job-name=vit_multinode
-#SBATCH --output=vit_multinode_%j.out
-#SBATCH --error=vit_multinode_%j.err
-#SBATCH --time=02:00:00
 #SBATCH --partition=accel
+#SBATCH --time=02:00:00
 #SBATCH --nodes=3
-#SBATCH --ntasks-per-node=1
 #SBATCH --gpus-per-node=4
+#SBATCH --ntasks-per-node=1
 #SBATCH --cpus-per-task=64
 #SBATCH --mem=400G
+#SBATCH --output=vit_3n_%j.log
 
 set -euo pipefail
 
-WORK_DIR="/cluster/work/projects/<project_number>/<username>/vit_olivia"
+ml purge
+ml load CUDA/12.6.0 NCCL/2.23.4-GCCcore-13.3.0-CUDA-12.6.0
+ml use /cluster/projects/<project_number>/easybuild/modules
+ml load torch-ddp/2.7.1
 
-ml reset
-ml load NRIS/GPU
-ml load NCCL/2.26.6-GCCcore-14.2.0-CUDA-12.8.0
-ml use /cluster/work/support/pytorch_module
-ml load PyTorch/2.8.0
+cd /cluster/work/projects/<project_number>/<username>/vit_runs
 
-cd "${WORK_DIR}"
-
-mapfile -t nodes < <(scontrol show hostnames "${SLURM_JOB_NODELIST}")
-head_node="${nodes[0]}"
-export RDZV_ENDPOINT="${head_node}:29611"
-
-echo "head node: ${head_node}, endpoint: ${RDZV_ENDPOINT}"
+mapfile -t hosts < <(scontrol show hostnames "${SLURM_JOB_NODELIST}")
+export TORCH_RDZV="${hosts[0]}:29611"
+echo "${#hosts[@]} hosts, rendezvous on ${TORCH_RDZV}"
 
 srun torchrun \
-  --nnodes="${SLURM_JOB_NUM_NODES}" \
-  --nproc_per_node="${SLURM_GPUS_ON_NODE}" \
-  --rdzv_id="${SLURM_JOB_ID}" \
-  --rdzv_backend=c10d \
-  --rdzv_endpoint="${RDZV_ENDPOINT}" \
+  --rdzv_backend=c10d --rdzv_endpoint="${TORCH_RDZV}" --rdzv_id="vit-${SLURM_JOB_ID}" \
+  --nnodes="${SLURM_JOB_NUM_NODES}" --nproc_per_node="${SLURM_GPUS_ON_NODE}" \
   train_vit_ddp.py --epochs 60 --batch-size 1024 --base-lr 0.02

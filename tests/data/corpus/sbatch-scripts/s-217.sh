@@ -1,11 +1,11 @@
 #!/bin/bash
 #SBATCH --account=project_462009911
 #SBATCH --partition=standard-g
-#SBATCH --gpus-per-node=8
+#SBATCH --time=2:00:00
 #SBATCH --ntasks=1
 #SBATCH --cpus-per-task=56
+#SBATCH --gpus-per-node=8
 #SBATCH --mem=480G
-#SBATCH --time=2:00:00
 
 
 # bind mounts and CPE bits for the container

@@ -1,18 +1,20 @@
 #!/bin/bash
+#SBATCH -A <account>
+#SBATCH -q regular
 #SBATCH -C gpu
+#SBATCH -t 00:30:00
 #SBATCH --nodes= <num_nodes>
-#SBATCH --ntasks-per-node=4
 #SBATCH --gpus-per-node=4
-#SBATCH --cpus-per-task=32
-#SBATCH --time=00:30:00
+#SBATCH --ntasks-per-node=4
+#SBATCH -c 32
 #SBATCH --image=nersc/pytorch:25.06.01
 #SBATCH --module=gpu,nccl-plugin
-export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)
+
+cd $SCRATCH/unet3d
 export MASTER_PORT=29544
-srun shifter \
-bash -c "
-export RANK=\$SLURM_PROCID
-export LOCAL_RANK=\$SLURM_LOCALID
-export WORLD_SIZE=\$SLURM_NTASKS
+export MASTER_ADDR=$(scontrol show hostname "$SLURM_NODELIST" | sed q)
+
+srun shifter bash -c "
+export WORLD_SIZE=\$SLURM_NTASKS RANK=\$SLURM_PROCID LOCAL_RANK=\$SLURM_LOCALID
 python train_unet3d.py --config cfg/unet3d.yaml
 "
