@@ -4,16 +4,21 @@ sessions) sees the dev cluster's ``SLURM_CONF`` and runs its clients from the cl
 
 A held job is submitted (the script on sbatch's standard input), listed, shown and cancelled; nothing of it runs.
 A short job's batch log is followed from the laptop side through ``ntui agent --stdio`` on the cluster's side
-(one channel of the master) until the job ends: every line once.
+(one channel of the master) until the job ends: every line once; again with the link blocked for 30 s mid-follow
+(the sshd processes serving it stopped): the follow resumes from its offset, no line lost or doubled.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,18 +108,39 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
     assert cluster_sshd.logins() - logins == 1
 
 
+def _session_processes(server: sshd_support.Sshd) -> list[int]:
+    """The sshd processes serving connections (the listener's descendants)."""
+    out: list[int] = []
+    todo = [server.pid]
+    while todo:
+        parent = todo.pop()
+        kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(parent)], capture_output=True, text=True,
+                              check=False).stdout.split()
+        for pid in map(int, kids):
+            with contextlib.suppress(OSError):
+                if os.path.basename(os.readlink(f"/proc/{pid}/exe")).startswith("sshd"):
+                    out.append(pid)
+                    todo.append(pid)
+    return out
+
+
+@pytest.mark.parametrize("blocked_s", [0, 30])
 def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: DevCluster, laptop: dict[str, str],
-                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+                                                                 cluster_sshd: sshd_support.Sshd, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 blocked_s: int) -> None:
     """``ntui --cluster dev logs JOB --follow`` in this process (the laptop's settings and sockets; no Slurm
     client on its side): the job is not in the cluster's history, so Slurm there names its batch log; the log is
-    read by the agent and the follow ends with the job."""
+    read by the agent and the follow ends with the job. ``blocked_s``: the link is blocked that long mid-follow
+    (every sshd process serving it stopped), while the job goes on writing."""
     from ntui.cli import common, logs
 
     out_file = tmp_path / "cluster-logs" / "wrap-%j.out"
     out_file.parent.mkdir()
+    lines = 40 if not blocked_s else 4 * (blocked_s + 15)
     sub = dev_cluster.run("sbatch", "--parsable", "-o", str(out_file), "-J", "ntui-ssh-follow",
-                          "--wrap", "for i in $(seq 1 40); do echo line $i; sleep 0.25; done")
+                          "--wrap", f"for i in $(seq 1 {lines}); do echo line $i; sleep 0.25; done")
     assert sub.returncode == 0, sub.stderr
     job_id = sub.stdout.strip().split(";")[0]
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "NTUI_STATE_DIR"):
@@ -122,14 +148,34 @@ def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: De
     monkeypatch.delenv("SLURM_CONF", raising=False)
     monkeypatch.setenv(common.AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
     monkeypatch.setattr(logs, "JOB_CHECK_S", 1.0)
+    stopped: list[int] = []
+
+    def block() -> None:
+        time.sleep(5)
+        stopped.extend(_session_processes(cluster_sshd))
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(blocked_s)
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+
+    blocker = threading.Thread(target=block, daemon=True)
     common.select_cluster("dev")
     try:
-        args = argparse.Namespace(job_id=job_id, rank=None, follow=True, lines=100, triage=False, cluster=None)
+        args = argparse.Namespace(job_id=job_id, rank=None, follow=True, lines=1000, triage=False, cluster=None)
+        if blocked_s:
+            blocker.start()
         code = logs.cmd_logs(args)
     finally:
+        if blocked_s:
+            blocker.join(blocked_s + 60)
+        for pid in stopped:  # never leave a stopped process behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
         common.select_cluster(None)
         dev_cluster.run("scancel", job_id)
     said = capsys.readouterr()
     assert code == 0, said.err
-    assert said.out.splitlines() == [f"line {i}" for i in range(1, 41)], said.err
+    assert said.out.splitlines() == [f"line {i}" for i in range(1, lines + 1)], said.err
     assert "job ended (COMPLETED)" in said.err
+    assert not blocked_s or stopped, "no sshd process was stopped"
