@@ -81,9 +81,9 @@ def why_not() -> str | None:
     """Why the benchmark cannot run here (it then exits 0), or None."""
     if os.geteuid() != 0:
         return "needs root (a network namespace, a private sshd, Slurm commands as another user)"
-    for tool in ("ip", "tc", "setpriv"):
+    for tool, package in (("ip", "iproute2"), ("tc", "iproute2"), ("setpriv", "util-linux")):
         if shutil.which(tool) is None:
-            return f"{tool} is not installed (iproute2 / util-linux)"
+            return f"{tool} is not installed (Debian's {package})"
     return sshd_support.why_not()
 
 
@@ -211,6 +211,20 @@ def _userspace_link(netns: str, host_dev: str, ns_dev: str, subnet: str, delay_m
     return link
 
 
+def end_processes_in(netns: str, keep: int | None) -> None:
+    """Kill what still runs in the laptop's namespace but ``keep`` (the delay line): all of it this benchmark's
+    (an interrupted call's ssh, a master still logging in), by pid, so that the namespace goes with it."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        found = [int(p) for p in sh(["ip", "netns", "pids", netns], check=False).stdout.split() if p.isdigit()]
+        found = [p for p in found if p != keep]
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        if not found:
+            return
+        time.sleep(0.5)
+
+
 @contextlib.contextmanager
 def delayed_link(kind: str, subnet: str, delay_ms: float) -> Iterator[Link]:
     """A namespace with ``subnet``.2 inside, ``subnet``.1 here, ``delay_ms`` each way; removed on exit."""
@@ -229,6 +243,7 @@ def delayed_link(kind: str, subnet: str, delay_ms: float) -> Iterator[Link]:
             link = _userspace_link(netns, host_dev, ns_dev, subnet, delay_ms)
         yield link
     finally:
+        end_processes_in(netns, link.line.pid if link is not None and link.line is not None else None)
         if link is not None and link.line is not None:
             link.line.terminate()
             try:
@@ -454,6 +469,7 @@ def main() -> int:
     if reason is not None:
         say(f"{reason}: nothing measured")
         return 0
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also where it was started with SIGINT ignored
     signal.signal(signal.SIGTERM, _interrupted)
     signal.signal(signal.SIGHUP, _interrupted)
     slurm_env = dev_cluster_env()
@@ -495,6 +511,9 @@ def main() -> int:
     except KeyboardInterrupt:
         say("interrupted: cleaning up")
         return 130
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        say(f"failed: {exc}")
+        return 1
     finally:
         if job_id:
             sh(["scancel", job_id], check=False, env=slurm_env)
