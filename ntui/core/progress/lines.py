@@ -212,8 +212,8 @@ def _tqdm(text: str) -> Point | None:
     if "[" not in text:  # every bar's times are in brackets
         return None
     pct = text.find("%|")
-    if pct > 0 and text[:pct].rstrip(" 0123456789").endswith("]"):  # the counts before the percentage
-        return _counts_first(text, pct)
+    if pct > 0 and text.find("] ", max(0, pct - 7), pct) >= 0 and (first := _counts_first(text, pct)) is not None:
+        return first  # the counts before the percentage
     bars = list(_TQDM_RE.finditer(text))  # the last bar of the line (tqdm.write's redraws put several)
     if not bars:
         return None
