@@ -18,7 +18,6 @@ from pathlib import Path
 
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, add_cluster_option, history_entry, open_history
 from ntui.cli.slurm import cli_runner, cli_settings, slurm_failed
-from ntui.core.compose.timefmt import parse_time_limit
 from ntui.core.gpu.quiet import read_evidence
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobfiles.samplefiles import find_sample_files
@@ -30,6 +29,7 @@ from ntui.core.progress.quiet import log_quiet, quiet
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import estimate
 from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.durations import parse_time_limit
 from ntui.core.slurm.runner import JobNotFound, SlurmError
 from ntui.core.slurm.scontrol import show_job
 from ntui.core.textsafe import inert

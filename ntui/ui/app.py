@@ -407,7 +407,7 @@ class NtuiApp(App[int]):
 
     def report_worker_error(self, worker: Worker[Any]) -> str:
         """The one place a failed worker is reported: a notification with the core's wording."""
-        from ntui.ui.errors import describe_error
+        from ntui.core.errors import describe_error
 
         message = describe_error(worker.error)
         self.log.error(f"worker {worker.name!r} ({worker.group}) failed: {worker.error!r}")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntui.core.logs.triage import (
-    Finding,
+    LogFailure,
     RankDetector,
     parse_line_time,
     scan_lines,
@@ -26,7 +26,7 @@ def lines(name: str) -> list[str]:
     return (LOGS / name).read_text(encoding="utf-8").splitlines()
 
 
-def kinds(findings: list[Finding]) -> list[str]:
+def kinds(findings: list[LogFailure]) -> list[str]:
     return [f.kind for f in findings]
 
 

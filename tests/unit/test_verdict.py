@@ -18,7 +18,7 @@ import pytest
 
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.logs.joblogs import job_verdict, triage_job
-from ntui.core.logs.triage import Finding, RankDetector, scan_lines
+from ntui.core.logs.triage import LogFailure, RankDetector, scan_lines
 from ntui.core.logs.verdict import SlurmFinal, decide
 from tests.support.logcases import restore_mtimes
 
@@ -311,7 +311,7 @@ def test_rank_error_before_a_cancel_is_named_after_it(tmp_path: Path) -> None:
 
 
 def test_nccl_watchdog_after_a_root_error_is_a_consequence() -> None:
-    def scan(name: str, rank: int) -> list[Finding]:
+    def scan(name: str, rank: int) -> list[LogFailure]:
         return scan_lines((DATA / name).read_text().splitlines(), rank=rank, node=f"nid00{rank}", year=2024)
 
     oom, watchdog = scan("synthetic-cuda-oom-rank-3.out", 3), scan("synthetic-nccl-watchdog-rank-1.out", 1)

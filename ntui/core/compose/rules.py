@@ -36,7 +36,6 @@ from ntui.core.compose.containers import (
 )
 from ntui.core.compose.draft import Check, Draft, Rule, RuleFinding
 from ntui.core.compose.gpureq import DECIMAL
-from ntui.core.compose.gpureq import parse_gpu_request as parse_gpu_request  # the UI form model's import
 from ntui.core.compose.launchcli import read_extra_args
 from ntui.core.compose.rdzvconf import RDZV_CONF_OPTIONS, split_rdzv_conf
 from ntui.core.compose.rulesdoc import markdown, readme_section
@@ -44,7 +43,6 @@ from ntui.core.compose.sweep import SLURM_MAX_ARRAY_SIZE, parse_template, placeh
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import Problem, Severity, Source
 from ntui.core.slurm.options import INT_OPTIONS, SBATCH_FLAGS, SBATCH_PURE_FLAGS, SITE_OPTIONS
-from ntui.core.slurm.options import SBATCH_OPTIONS as SBATCH_OPTIONS  # scriptimport's import until it takes options'
 
 #: The Linux default ephemeral port range (net.ipv4.ip_local_port_range).
 EPHEMERAL_PORTS = range(32768, 61000)

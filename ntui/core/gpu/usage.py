@@ -51,7 +51,7 @@ __all__ = [
     "SERIES_POINTS",
     "SHORT_RUN_FRACTION",
     "STRAGGLER_DROP",
-    "Finding",
+    "UsageFinding",
     "GpuStats",
     "JobFacts",
     "NodeSampleReader",
@@ -363,7 +363,7 @@ class NodeStats:
 
 
 @dataclass(frozen=True)
-class Finding:
+class UsageFinding:
     kind: str  # idle-gpu | low-memory | short-run | straggler | low-utilisation
     message: str
     numbers: dict[str, float] = field(default_factory=dict)
@@ -398,7 +398,7 @@ class UsageReport:
     util_mean: float | None
     energy_wh: float | None
     series_span_s: float
-    findings: tuple[Finding, ...]
+    findings: tuple[UsageFinding, ...]
     simulated: bool
 
     @property
@@ -741,13 +741,13 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
-def findings(report: UsageReport) -> list[Finding]:
+def findings(report: UsageReport) -> list[UsageFinding]:
     """Plain-words findings with their numbers and, where one exists, the ``--set`` override that fixes it."""
-    out: list[Finding] = []
+    out: list[UsageFinding] = []
     gpus = [g for g in report.all_gpus if g.samples >= MIN_SAMPLES]
     for g in gpus:
         if g.idle_fraction is not None and g.idle_fraction >= IDLE_GPU_FRACTION:
-            out.append(Finding(
+            out.append(UsageFinding(
                 "idle-gpu",
                 f"GPU {g.index} on {g.node} idle {_pct(g.idle_fraction)} of the time "
                 f"(utilisation below {IDLE_UTIL_PERCENT} %; mean {g.util_mean or 0:.0f} %): "
@@ -759,7 +759,7 @@ def findings(report: UsageReport) -> list[Finding]:
         peak, top = max(fractions, key=lambda x: x[0])
         if peak < LOW_MEMORY_PEAK_FRACTION:
             total_gib = (top.mem_total_mib or 0) / 1024
-            out.append(Finding(
+            out.append(UsageFinding(
                 "low-memory",
                 f"peak GPU memory {_pct(peak)} of {total_gib:.0f} GiB (highest of {len(fractions)} GPUs): "
                 "a bigger batch fits",
@@ -770,7 +770,7 @@ def findings(report: UsageReport) -> list[Finding]:
         used = report.elapsed_s / report.time_limit_s
         new = suggest_time_limit(report.elapsed_s)
         if new < report.time_limit_s:
-            out.append(Finding(
+            out.append(UsageFinding(
                 "short-run",
                 f"used {_pct(used)} of its {format_span(report.time_limit_s)} limit "
                 f"({format_span(report.elapsed_s)}): `time: {format_time_limit(new)}` would start sooner (backfill)",
@@ -782,7 +782,7 @@ def findings(report: UsageReport) -> list[Finding]:
     return out
 
 
-def _stragglers(report: UsageReport) -> Iterable[Finding]:
+def _stragglers(report: UsageReport) -> Iterable[UsageFinding]:
     nodes = [n for n in report.nodes if n.gpus and all(g.samples >= MIN_SAMPLES for g in n.gpus)]
     if len(nodes) < 2:
         return
@@ -796,7 +796,7 @@ def _stragglers(report: UsageReport) -> Iterable[Finding]:
             assert value is not None
             if mean_others > 0 and value < (1 - STRAGGLER_DROP) * mean_others:
                 drop = 1 - value / mean_others
-                yield Finding(
+                yield UsageFinding(
                     "straggler",
                     f"{node} {label} {_pct(drop)} less {unit} than the other nodes: a straggler?",
                     {"drop": drop, "value": value, "others_mean": mean_others},

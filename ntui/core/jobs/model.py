@@ -108,7 +108,10 @@ class Applied:
 
 @dataclass(frozen=True)
 class LogTarget:
-    """The arguments of the log pane's ``show_job`` for the selected job."""
+    """Where the selected job's logs are and how to read them: the job (None: none selected), ntui's log files of
+    it (None: not ntui's job), how many ranks write them, whether it still runs (its logs still grow), its batch
+    log and its launcher. Made from the selection by :func:`ntui.core.jobs.selected.log_target`; whatever shows
+    logs reads it."""
 
     job_id: str | None
     paths: LogPaths | None

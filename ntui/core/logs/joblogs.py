@@ -20,7 +20,7 @@ from pathlib import Path
 from ntui.core.jobfiles.lognames import LogPaths, RankLogs, rank_log_paths
 from ntui.core.logs.paste import SAMPLE_LINES, unpaster
 from ntui.core.logs.tail import FileTail
-from ntui.core.logs.triage import Finding, RankDetector, TriageSummary
+from ntui.core.logs.triage import LogFailure, RankDetector, TriageSummary
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, unnamed
 from ntui.core.logs.watch import JobLogWatcher, Key, watch_files
 
@@ -43,7 +43,7 @@ def job_logs(paths: LogPaths, job_id: str, world_size: int | None = None) -> Ran
     return rank_log_paths(Path(paths.log_dir), paths.stem, job_id, world_size or None)
 
 
-def scan_file(path: Path, rank: int | None, node: str | None, window: int = TRIAGE_WINDOW) -> list[Finding]:
+def scan_file(path: Path, rank: int | None, node: str | None, window: int = TRIAGE_WINDOW) -> list[LogFailure]:
     """Findings in the last ``window`` lines of a file (tail-first read, bounded memory)."""
     tail = FileTail(path, window=window)
     update = tail.poll()

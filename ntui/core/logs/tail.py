@@ -68,7 +68,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
-from ntui.core.logs.triage import Finding
+from ntui.core.logs.triage import LogFailure
 from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator
 
 __all__ = [
@@ -873,7 +873,7 @@ class RankStatus:
     mtime: float | None
     last_line: str
     status: RankState
-    finding: Finding | None = None
+    finding: LogFailure | None = None
 
 
 def rank_status(
@@ -882,7 +882,7 @@ def rank_status(
     *,
     job_active: bool,
     node: str | None = None,
-    findings: Sequence[Finding] = (),
+    findings: Sequence[LogFailure] = (),
     ended_as: Literal["finished", "failed", "killed"] = "finished",
     any_log: bool = True,
 ) -> RankStatus:

@@ -5,7 +5,7 @@ One responsibility: recognising failures in log lines (the job-level verdict on 
 
 Pure and incremental. One :class:`RankDetector` per log file (one per rank, plus one for the batch log) is
 fed cleaned lines (see :func:`ntui.core.textsafe.clean_line`) as they arrive; it keeps a few lines of state
-(an open traceback, an open torchrun ``ChildFailedError`` summary) and emits :class:`Finding` values. The
+(an open traceback, an open torchrun ``ChildFailedError`` summary) and emits :class:`LogFailure` values. The
 caller feeds the tail window on open and then only new lines, so the cost is per new line, not per log.
 
 Recognised:
@@ -22,7 +22,7 @@ Recognised:
   fault`` / ``Killed``, torch elastic's summary entry with a negative exit code (``exitcode: -6``, both its
   "Failures" and its "Root Cause" sections), and the rank's own last lines (faulthandler's ``Fatal Python
   error: Aborted``, a C++ ``terminate called ...``, glog's / absl's ``*** SIGSEGV ...``). A fault signal
-  (SIGABRT, SIGSEGV, SIGKILL, ...) is a ``rank_signal`` (tier 0, the signal's name in ``Finding.signal``);
+  (SIGABRT, SIGSEGV, SIGKILL, ...) is a ``rank_signal`` (tier 0, the signal's name in ``LogFailure.signal``);
   a stop signal (SIGTERM, SIGINT, ...) a ``signal`` (tier 3: the launcher or Slurm stopping the rank);
 * ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***``,
   ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line;
@@ -30,7 +30,7 @@ Recognised:
   worker's own error where its entry's ``traceback :`` holds it (``@record``);
 * torch elastic's agent line ``failed (exitcode: N) local_rank: M ...`` in each logging style torch has used
   (Python's default, ``[<time>] <logger>: [ERROR]``, glog): a local rank, not a global one;
-* srun's folded task lists (``tasks 2-7,9: ...``: the first with the others alike, :attr:`Finding.alike`);
+* srun's folded task lists (``tasks 2-7,9: ...``: the first with the others alike, :attr:`LogFailure.alike`);
 * several ranks' NCCL watchdog timeouts: the lowest collective's rank stopped first; all at the same one, a rank
   that never reported (:attr:`TriageSummary.note`);
 * a CUDA error said on a line of its own (glog's ``E... Encountered CUDA error: an illegal memory access``): the
@@ -89,22 +89,18 @@ from ntui.core.slurm.srunlines import (
     LAUNCH_ERROR,
     NODE_FAILURE,
     TASK_END,
-    SlurmCancel,
-    parse_cancel,
     task_ids,
 )
 from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = [
     "KINDS",
-    "Finding",
+    "LogFailure",
     "FindingKind",
     "RankDetector",
     "TimeSource",
-    "SlurmCancel",
     "TriageSummary",
     "cut_frame",
-    "parse_cancel",
     "parse_line_time",
     "scan_lines",
     "split_prefix",
@@ -194,7 +190,7 @@ def tier_of(kind: str) -> int:
 
 
 @dataclass(frozen=True)
-class Finding:
+class LogFailure:
     """One detected failure in one log.
 
     ``line_no`` is 1-based and points at the most telling line (the ``XError: msg`` line of a traceback);
@@ -440,9 +436,9 @@ class RankDetector:
         self._cf: _ChildFailed | None = None
         self._last_kind_line: dict[tuple[int | str | None, str], int] = {}
         #: per traceback key, its last traceback's finding and line; and the one a chain's words tied to the next
-        self._last_tb: dict[int | str | None, tuple[Finding, int]] = {}
-        self._chained: dict[int | str | None, Finding] = {}
-        self.findings: list[Finding] = []
+        self._last_tb: dict[int | str | None, tuple[LogFailure, int]] = {}
+        self._chained: dict[int | str | None, LogFailure] = {}
+        self.findings: list[LogFailure] = []
         #: what a line said of the lines after it: Open MPI's box names the rank above its exit code, NCCL's
         #: "Last error:" comes above the specific cause, mp.spawn's "-- Process N terminated with the following
         #: error:" above that process's traceback
@@ -485,9 +481,9 @@ class RankDetector:
         first_line_no: int | None = None,
         time: float | None = None,
         first_seq: int | None = None,
-    ) -> list[Finding]:
+    ) -> list[LogFailure]:
         """Feed consecutive lines; ``first_line_no`` is the 1-based number of the first one."""
-        out: list[Finding] = []
+        out: list[LogFailure] = []
         for i, line in enumerate(lines):
             out.extend(
                 self.feed(
@@ -501,7 +497,7 @@ class RankDetector:
 
     def feed(
         self, line: str, *, line_no: int | None = None, time: float | None = None, seq: int | None = None
-    ) -> list[Finding]:
+    ) -> list[LogFailure]:
         """Feed one line; return the findings it completed (usually none).
 
         ``line_no`` (1-based) defaults to the previous one + 1; ``time`` is the arrival time (poll time, or
@@ -512,12 +508,12 @@ class RankDetector:
         raw = line.rstrip("\r\n")
         if self.unpaste is not None:
             raw = self.unpaste(raw)
-        out: list[Finding] = []
+        out: list[LogFailure] = []
         for msg in read_line(raw):  # each message of the line (glued, collapsed) with what its prefixes said
             out.extend(self._feed_text(msg.prefix, msg.text, time))
         return self._keep(out)
 
-    def _feed_text(self, prefix: Prefix, text: str, time: float | None) -> list[Finding]:
+    def _feed_text(self, prefix: Prefix, text: str, time: float | None) -> list[LogFailure]:
         """One line's text, its prefixes parsed (or one message of a glued line): the findings it completed."""
         if prefix.task is not None and not self.task_is_rank:
             # srun's label under a launcher per node (torchrun, accelerate): that node's launcher, not a rank
@@ -534,7 +530,7 @@ class RankDetector:
                 key = f"local{node_of}:{prefix.local_rank}"
             elif node_of:  # pdsh's "host: ", srun's label of a node's launcher: each node's lines their own
                 key = f"host:{node_of}"
-        out: list[Finding] = []
+        out: list[LogFailure] = []
 
         if self._cf is not None:
             done = self._feed_child_failed(text, prefix_rank, time, out)
@@ -622,9 +618,9 @@ class RankDetector:
                     first += len(local_ranks)
                 self.several_nodes = self.several_nodes or len(world) > 1
 
-    def flush(self) -> list[Finding]:
+    def flush(self) -> list[LogFailure]:
         """End of input (the job is over): report tracebacks that never reached an exception line."""
-        out: list[Finding] = []
+        out: list[LogFailure] = []
         self._prefix = NO_PREFIX
         for key, tb in list(self._tb.items()):
             if tb.frames:
@@ -650,7 +646,7 @@ class RankDetector:
 
     # -- internals ------------------------------------------------------------------------------------
 
-    def _chain(self, inner: Finding, outer: Finding, out: list[Finding]) -> Finding:
+    def _chain(self, inner: LogFailure, outer: LogFailure, out: list[LogFailure]) -> LogFailure:
         """Two tracebacks of one failure (Python's chain words between them): one of them is the cause, the other
         is marked generic so that the choice takes the cause. The inner one is, as a rule (the outer wraps it); the
         outer one when it names a specific failure and the inner only a plain error or a broken connection (a
@@ -671,7 +667,7 @@ class RankDetector:
                     return outer
         return outer
 
-    def _keep(self, out: list[Finding]) -> list[Finding]:
+    def _keep(self, out: list[LogFailure]) -> list[LogFailure]:
         self.findings.extend(out)
         return out
 
@@ -696,7 +692,7 @@ class RankDetector:
         alike: tuple[int, ...] = (),
         generic: bool = False,
         root_cause: bool = False,
-    ) -> Finding:
+    ) -> LogFailure:
         when: float | None
         src: TimeSource
         if line_time is None:
@@ -719,7 +715,7 @@ class RankDetector:
         host = node if node is not None else (said.host or self.node)
         if r is None and local_said is not None and (base := self._first_rank_of(host)) is not None:
             r = base + local_said  # the launcher's world info: the host's first rank, then its local
-        return Finding(
+        return LogFailure(
             kind=kind,
             rank=r,
             node=node if node is not None else (said.host or self.node),
@@ -746,7 +742,7 @@ class RankDetector:
         text: str,
         prefix_rank: int | None,
         time: float | None,
-        out: list[Finding],
+        out: list[LogFailure],
     ) -> bool:
         """Return True when the line was consumed by the open traceback."""
         tb.count += 1
@@ -798,7 +794,7 @@ class RankDetector:
         self._last_kind_line[("*", kind)] = self._line_no
         return True
 
-    def _line_level(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding],
+    def _line_level(self, text: str, prefix_rank: int | None, time: float | None, out: list[LogFailure],
                     rows: Sequence[Detector] | None = None) -> None:
         """A line outside a traceback: the first row of :data:`DETECTORS` that matches it says what it is."""
         level = _glog_level(text)
@@ -867,7 +863,7 @@ class RankDetector:
     def year(self) -> int | None:
         return self._year
 
-    def _feed_child_failed(self, text: str, prefix_rank: int | None, time: float | None, out: list[Finding]) -> bool:
+    def _feed_child_failed(self, text: str, prefix_rank: int | None, time: float | None, out: list[LogFailure]) -> bool:
         """Parse torchrun's summary block; return True when the block ended (line not consumed)."""
         cf = self._cf
         assert cf is not None
@@ -914,7 +910,7 @@ class RankDetector:
                 cf.entry_lines.append(text)
         return False
 
-    def _emit_cf_entry(self, cf: _ChildFailed, time: float | None, out: list[Finding]) -> None:
+    def _emit_cf_entry(self, cf: _ChildFailed, time: float | None, out: list[LogFailure]) -> None:
         entry = cf.entry or {}
         cf.entry = None
         rank_m = _CF_RANK_RE.match(entry.get("rank", ""))
@@ -1184,7 +1180,7 @@ DETECTORS: tuple[Detector, ...] = (
 #: the row a line gets when the one before it was NCCL's ``Last error:``
 LAST_ERROR = Detector("nccl-last-error", ("nccl", "peer_failure"), _always, _last_error_hit)
 
-#: categories and wrappers: a finding whose line says only one of these is generic (:attr:`Finding.generic`)
+#: categories and wrappers: a finding whose line says only one of these is generic (:attr:`LogFailure.generic`)
 _GENERIC_RE = re.compile(
     r"invalid usage|unhandled system error|internal error|unhandled cuda error|remote process exited"
     r"|ProcessRaisedException|ChildFailedError|CalledProcessError|Caught \w+ in replica|\(incomplete\)$"
@@ -1211,7 +1207,7 @@ def scan_lines(
     node: str | None = None,
     time: float | None = None,
     year: int | None = None,
-) -> list[Finding]:
+) -> list[LogFailure]:
     """One-shot convenience: feed ``lines`` (numbered from 1) to a fresh detector, flush, return findings."""
     det = RankDetector(rank, node, year=year)
     det.feed_many(lines, first_line_no=1, time=time)
@@ -1227,8 +1223,8 @@ def scan_lines(
 class TriageSummary:
     """The outcome of :func:`triage`. ``first`` is None when nothing was found."""
 
-    first: Finding | None
-    per_rank: Mapping[int | None, Finding]
+    first: LogFailure | None
+    per_rank: Mapping[int | None, LogFailure]
     total: int
     note: str = ""
     """What the log cannot show, said after the finding: several ranks' NCCL watchdogs timed out at the same
@@ -1277,7 +1273,7 @@ class TriageSummary:
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
 
 
-def cut_frame(f: Finding) -> str | None:
+def cut_frame(f: LogFailure) -> str | None:
     """For a traceback the log cut before its error line (``... (incomplete)``): the last frame it shows, as
     ``File "train.py", line 88, in main: model.cuda()`` (its source line when there is one); None for any other."""
     if f.kind != "traceback" or not f.first_line.endswith("(incomplete)"):
@@ -1292,7 +1288,7 @@ def cut_frame(f: Finding) -> str | None:
     return None
 
 
-def where(f: Finding) -> str:
+def where(f: LogFailure) -> str:
     """Who a finding is about, as far as the log proves it: ``rank 3 on nid002``, ``ranks 2-7 on nid002`` (srun's
     folded task list), ``the launcher on nid002 (srun task 1)``, ``local rank 3 on an unnamed node`` (a torch
     elastic agent's line), ``the job``."""
@@ -1311,7 +1307,7 @@ def where(f: Finding) -> str:
     return f"the job{on}"
 
 
-def missing_command(f: Finding) -> str:
+def missing_command(f: LogFailure) -> str:
     """A ``not_found`` finding in words, with the fix: ``torchrun was not found on nid001, nid002 (exit 127: not
     on the PATH the job inherits; activate its environment before submitting, or in setup:)``."""
     m = _NOT_FOUND_RE.match(f.first_line)
@@ -1329,7 +1325,7 @@ def missing_command(f: Finding) -> str:
             "before submitting, or in setup:)")
 
 
-def what_happened(f: Finding, *, likely: bool = True) -> str:
+def what_happened(f: LogFailure, *, likely: bool = True) -> str:
     """The cause in words, said before the raw line: ``failed`` (an exception: its line says which), ``was killed by
     SIGKILL (local rank 1; likely the out-of-memory killer)``, ``ran out of GPU memory``, ``timed out in NCCL
     collective 78 (ALLREDUCE)``, ``timed out after 8 s waiting for a peer in a collective (gloo recv)``, ``gave up
@@ -1371,11 +1367,11 @@ def what_happened(f: Finding, *, likely: bool = True) -> str:
 _K = TypeVar("_K")
 
 
-def _order_key(f: Finding) -> tuple[float, int]:
+def _order_key(f: LogFailure) -> tuple[float, int]:
     return (f.time if f.time is not None else float("inf"), f.seq)
 
 
-def _signals_in_context(group: list[Finding]) -> list[Finding]:
+def _signals_in_context(group: list[LogFailure]) -> list[LogFailure]:
     """One rank's findings, its signal findings read in context (see the module docstring): a fault signal of
     a rank that said a peer went away or timed out, or whose own traceback ended it, is a consequence (``signal``;
     that earlier error represents the rank); the others get the signal and local rank another
@@ -1394,7 +1390,7 @@ def _signals_in_context(group: list[Finding]) -> list[Finding]:
             if f.kind == "rank_signal" else f for f in group]
 
 
-def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
+def _pick(findings: Sequence[LogFailure], window_s: float) -> LogFailure:
     # a launcher's or Slurm's report of a death (tier 2 and above) comes after the death: it does not open the
     # window, whose time may be its own timestamp while the error's is only its file's
     errors = [f for f in findings if f.tier < 2]
@@ -1407,7 +1403,7 @@ def _pick(findings: Sequence[Finding], window_s: float) -> Finding:
     return min(pool, key=lambda f: (_weight(f), 0 if f.from_traceback else 1, *_order_key(f)))
 
 
-def _weight(f: Finding) -> float:
+def _weight(f: LogFailure) -> float:
     """A finding's tier as the choice weighs it: a generic one (a wrapper, a category) after the specific ones of
     its tier; a traceback cut before its error after the timeouts (it says no cause; the timeout may)."""
     if not f.generic:
@@ -1450,7 +1446,7 @@ _MODULE_RE = re.compile(r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<m
 _WORK_NCCL_RE = re.compile(r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)")
 
 
-def _collective(f: Finding) -> tuple[int, str] | None:
+def _collective(f: LogFailure) -> tuple[int, str] | None:
     """The sequence number and operation of an NCCL watchdog timeout (``WorkNCCL(SeqNum=78, OpType=ALLREDUCE``);
     -1 for a torch that prints no sequence number."""
     m = _WORK_NCCL_RE.search(f.first_line)
@@ -1461,8 +1457,8 @@ def _at(seq: int, op: str) -> str:
     return f"collective {seq} ({op})" if seq >= 0 else f"an {op}" if op[:1] in "AEIOU" else f"a {op}"
 
 
-def _nccl_timeouts(first: Finding, per_rank: Mapping[int | None, Finding],
-                   ranks: Collection[int]) -> tuple[Finding, str]:
+def _nccl_timeouts(first: LogFailure, per_rank: Mapping[int | None, LogFailure],
+                   ranks: Collection[int]) -> tuple[LogFailure, str]:
     """Several ranks' watchdogs timed out. The one at the lowest collective stopped first (the others went on to
     the next and waited there). At the same collective, a rank in another operation than the rest diverged from
     them (it called something else: a barrier while they all-reduced); all alike, the rank that stopped first is
@@ -1497,8 +1493,8 @@ def _nccl_timeouts(first: Finding, per_rank: Mapping[int | None, Finding],
     return first, f"ranks {reported} all timed out {where_}; {said}"
 
 
-def _rank_by_evidence(first: Finding, flat: Sequence[Finding], hosts_seen: int = 0,
-                      several_nodes: bool = True) -> Finding:
+def _rank_by_evidence(first: LogFailure, flat: Sequence[LogFailure], hosts_seen: int = 0,
+                      several_nodes: bool = True) -> LogFailure:
     """A finding no prefix gave a rank (a combined log's traceback): the rank other lines prove it is. A local rank
     (the device an OOM names, an agent's line) is the rank when the log names one node and no other; else the
     launcher's reports name it: torch elastic's root cause from an error file, or the one rank every report of a
@@ -1517,7 +1513,7 @@ def _rank_by_evidence(first: Finding, flat: Sequence[Finding], hosts_seen: int =
     return replace(first, rank=local, one_node_assumed=True) if local is not None else found
 
 
-def _failed_workers(reports: Sequence[Finding]) -> set[int]:
+def _failed_workers(reports: Sequence[LogFailure]) -> set[int]:
     """The ranks a launcher's reports say failed on their own: an exit code (torch elastic's summary, Open MPI's box,
     srun's ``task 2: Exited with exit code 1`` where a task is a rank, with the tasks alike) or a fault signal; a
     rank the launcher stopped (SIGTERM) is not one."""
@@ -1530,7 +1526,7 @@ def _failed_workers(reports: Sequence[Finding]) -> set[int]:
     return out
 
 
-def _alike_by_count(first: Finding, flat: Sequence[Finding]) -> Finding:
+def _alike_by_count(first: LogFailure, flat: Sequence[LogFailure]) -> LogFailure:
     """A combined log with no rank on its errors: when it holds the same error as many times as the launcher's
     reports name ranks that failed on their own (two tracebacks alike, torch elastic's summary naming ranks 0 and
     1 with an exit code), those ranks failed alike: ``ranks 0-1 failed first, alike``."""
@@ -1543,8 +1539,9 @@ def _alike_by_count(first: Finding, flat: Sequence[Finding]) -> Finding:
     return replace(first, rank=workers[0], alike=tuple(workers[1:]))
 
 
-def _launcher_first(first: Finding, per_rank: Mapping[int | None, Finding], flat: Sequence[Finding]) -> Finding:
-    """Ranks that failed alike (``first`` and its :attr:`Finding.alike`): the one the launcher says failed first
+def _launcher_first(first: LogFailure, per_rank: Mapping[int | None, LogFailure],
+                    flat: Sequence[LogFailure]) -> LogFailure:
+    """Ranks that failed alike (``first`` and its :attr:`LogFailure.alike`): the one the launcher says failed first
     (torch elastic's "Root Cause" entry, Open MPI's "The first process to do so") is named first, with its own line;
     the arrival order of alike errors says nothing (the ranks' output is interleaved as the launcher relays it)."""
     roots = {f.rank for f in flat if f.root_cause and f.rank is not None}
@@ -1556,7 +1553,7 @@ def _launcher_first(first: Finding, per_rank: Mapping[int | None, Finding], flat
     return replace(base, alike=tuple(sorted(r for r in alike if r is not None and r != root)))
 
 
-def _rank_by_proof(first: Finding, flat: Sequence[Finding], hosts_seen: int) -> Finding:
+def _rank_by_proof(first: LogFailure, flat: Sequence[LogFailure], hosts_seen: int) -> LogFailure:
     nodes = {f.node for f in flat if f.node}
     # a node named, and only one (hosts_seen: the hosts the logs' prefixes named, findings or not)
     one_node = len(nodes) == 1 and hosts_seen <= 1 and not any(f.task for f in flat)
@@ -1575,7 +1572,7 @@ def _rank_by_proof(first: Finding, flat: Sequence[Finding], hosts_seen: int) -> 
     return first
 
 
-def _bounded_by_later_lines(log: list[Finding]) -> list[Finding]:
+def _bounded_by_later_lines(log: list[LogFailure]) -> list[LogFailure]:
     """One log's findings, each with no time of its own (the file's time, an upper bound) given the earliest time of
     a finding the log printed after it: a line printed before another happened no later than it."""
     if not any(f.time_source == "line" for f in log) or not any(f.time_source == "given" for f in log):
@@ -1591,7 +1588,7 @@ def _bounded_by_later_lines(log: list[Finding]) -> list[Finding]:
     return out
 
 
-def _after_waits(logs: Sequence[Sequence[Finding]]) -> set[int]:
+def _after_waits(logs: Sequence[Sequence[LogFailure]]) -> set[int]:
     """The errors (by ``id``) a rank printed after its own collective's timeout in the same log: it had waited the
     whole timeout before, so what it said after (an allocation or a CUDA call failing as the process group is torn
     down) did not cause the wait. (Another rank's line after it proves nothing: a paste may join the ranks' logs
@@ -1607,12 +1604,12 @@ def _after_waits(logs: Sequence[Sequence[Finding]]) -> set[int]:
     return late
 
 
-def _is_wait(f: Finding) -> bool:
+def _is_wait(f: LogFailure) -> bool:
     """A rank's timeout in a collective: a consequence of a peer that did not come, never a cause by itself."""
     return f.kind == "nccl_timeout" or (f.kind == "dist_timeout" and _GLOO_WAIT_RE.search(f.first_line) is not None)
 
 
-def _silent(per_rank: Mapping[int | None, Finding], ranks: Collection[int]) -> list[int]:
+def _silent(per_rank: Mapping[int | None, LogFailure], ranks: Collection[int]) -> list[int]:
     """The ranks known (their files, or a report about them) that said nothing of their own: no error, no wait;
     at most their launcher's report that it stopped them."""
     known = set(ranks) | {r for r in per_rank if r is not None}
@@ -1623,7 +1620,7 @@ def _silent(per_rank: Mapping[int | None, Finding], ranks: Collection[int]) -> l
     return sorted(r for r in known if r not in per_rank or per_rank[r].tier >= 2)
 
 
-def _waited_for(per_rank: Mapping[int | None, Finding], ranks: Collection[int]) -> str:
+def _waited_for(per_rank: Mapping[int | None, LogFailure], ranks: Collection[int]) -> str:
     """The first finding is a wait and no rank reported a cause: who it waited for, as far as the log knows."""
     silent = _silent(per_rank, ranks)
     if silent:
@@ -1633,7 +1630,7 @@ def _waited_for(per_rank: Mapping[int | None, Finding], ranks: Collection[int]) 
 
 
 def triage(
-    per_rank_findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding],
+    per_rank_findings: Mapping[_K, Sequence[LogFailure]] | Iterable[LogFailure],
     *,
     nodes_by_rank: Mapping[int, str] | None = None,
     window_s: float = 10.0,
@@ -1662,7 +1659,7 @@ def triage(
         # abort after its timeout (it ends the process so), a consequence
         flat = [replace(f, kind="signal") if f.kind == "rank_signal" and f.signal == "SIGABRT" and f.rank is None
                 and not f.from_traceback else f for f in flat]
-    by_rank: dict[int | None, list[Finding]] = {}
+    by_rank: dict[int | None, list[LogFailure]] = {}
     nodes: dict[int, str] = dict(nodes_by_rank or {})
     for f in flat:
         by_rank.setdefault(f.rank, []).append(f)
@@ -1672,7 +1669,7 @@ def triage(
         if f.rank is not None and f.node and f.rank not in nodes:
             nodes[f.rank] = f.node
     headers = nodes_by_rank or {}
-    per_rank: dict[int | None, Finding] = {}
+    per_rank: dict[int | None, LogFailure] = {}
     for r, group in by_rank.items():
         group = [f for f in group if id(f) not in late] or group  # its own error before what came after the waits
         if r is not None:

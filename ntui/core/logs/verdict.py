@@ -1,6 +1,6 @@
 """The verdict on a job that ended (or is ending): what Slurm did first, then which rank's error was the cause.
 
-Pure: it reads :class:`~ntui.core.logs.triage.Finding` values (the detectors' output over the batch log and the
+Pure: it reads :class:`~ntui.core.logs.triage.LogFailure` values (the detectors' output over the batch log and the
 rank logs) and, when known, Slurm's final word (:class:`SlurmFinal`: the state from ``sacct``/``scontrol``).
 
 Order of the verdict:
@@ -37,13 +37,13 @@ from typing import Literal, TypeVar
 from ntui.core.logs.signals import exit_code_signal, is_fault
 from ntui.core.logs.triage import (
     SUMMARY_WIDTH,
-    Finding,
+    LogFailure,
     cut_frame,
-    parse_cancel,
     triage,
     what_happened,
     where,
 )
+from ntui.core.slurm.srunlines import parse_cancel
 
 __all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide", "unnamed"]
 
@@ -102,9 +102,9 @@ class JobVerdict:
     node: str | None = None
     who: str | None = None
     when: str | None = None
-    root: Finding | None = None
-    cause: Finding | None = None
-    consequences: tuple[Finding, ...] = ()
+    root: LogFailure | None = None
+    cause: LogFailure | None = None
+    consequences: tuple[LogFailure, ...] = ()
     source: Literal["slurm", "log", "none"] = "none"
 
     @property
@@ -144,7 +144,7 @@ def unnamed(suspects: Sequence[tuple[str, int, str]], *, shown: int = 3) -> JobV
 _K = TypeVar("_K")
 
 
-def _flat(findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding]) -> list[Finding]:
+def _flat(findings: Mapping[_K, Sequence[LogFailure]] | Iterable[LogFailure]) -> list[LogFailure]:
     if isinstance(findings, Mapping):
         return [f for group in findings.values() for f in group]
     return list(findings)
@@ -172,13 +172,13 @@ def _epoch(at: str | None) -> float | None:
 @dataclass(frozen=True)
 class _JobEvent:
     kind: JobLevel
-    finding: Finding | None
+    finding: LogFailure | None
     node: str | None
     when: str | None
     reporter: str | None = None  # the host whose slurmstepd told a node failure (not the node that failed)
 
 
-def _job_event(flat: Sequence[Finding]) -> _JobEvent | None:
+def _job_event(flat: Sequence[LogFailure]) -> _JobEvent | None:
     """The job-level event the logs tell (the earliest, JOB lines before STEP lines)."""
     events: list[tuple[int, float, int, _JobEvent]] = []
     failed_node: str | None = None
@@ -216,7 +216,7 @@ def _crop(text: str, n: int = _MAX_LINE) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _ranks_text(found: Sequence[Finding]) -> str:
+def _ranks_text(found: Sequence[LogFailure]) -> str:
     ranks = sorted({f.rank for f in found if f.rank is not None})
     if not ranks:
         return ""
@@ -225,7 +225,7 @@ def _ranks_text(found: Sequence[Finding]) -> str:
 
 
 def decide(
-    findings: Mapping[_K, Sequence[Finding]] | Iterable[Finding],
+    findings: Mapping[_K, Sequence[LogFailure]] | Iterable[LogFailure],
     *,
     nodes_by_rank: Mapping[int, str] | None = None,
     launcher: str | None = None,

@@ -46,7 +46,7 @@ from ntui.core.logs.tail import (
     rank_label,
     rank_status,
 )
-from ntui.core.logs.triage import Finding, RankDetector, TriageSummary, suspect_lines, triage
+from ntui.core.logs.triage import LogFailure, RankDetector, TriageSummary, suspect_lines, triage
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, decide, unnamed
 
 __all__ = [
@@ -588,7 +588,7 @@ class JobLogWatcher:
                 if key == BATCH:
                     self._want_named(found)
 
-    def _want_named(self, found: Sequence[Finding]) -> None:
+    def _want_named(self, found: Sequence[LogFailure]) -> None:
         """The batch log named a rank (srun's task exit, torchrun's ChildFailedError) or a node's launcher:
         read those ranks' files at the next poll, whatever their back-off."""
         for f in found:

@@ -10,7 +10,6 @@ from datetime import datetime
 from enum import Enum
 
 from ntui.core.slurm.durations import NO_DURATION
-from ntui.core.slurm.durations import parse_duration as parse_duration  # the UI's import until it takes durations'
 
 #: Timeout for queries and actions (seconds).
 DEFAULT_TIMEOUT = 15.0

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from ntui.core.records.outcome import Outcome
 from ntui.core.records.record import RecentJobs
-from ntui.core.slurm.common import StateCategory, parse_duration
+from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.durations import parse_duration
 from ntui.core.waiting.notify import Notice, Transitions
 from ntui.core.waiting.why import Extras, WhyBook, WhyRequest
 from ntui.ui.messages import WhyFetched

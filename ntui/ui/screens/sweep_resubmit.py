@@ -86,11 +86,11 @@ def submit_failed(screen: Any, entry: HistoryEntry, plan: FailedPlan) -> None:
     from ntui.core.compose.presets import load_preset
     from ntui.core.compose.sitecheck import check_array_size
     from ntui.core.compose.spec import validate
+    from ntui.core.errors import describe_error
     from ntui.core.jobs.resubmit import preset_ref
     from ntui.core.jobs.submission import submit_job
     from ntui.core.problems import PresetError
     from ntui.core.slurm.runner import SlurmError
-    from ntui.ui.errors import describe_error
     from ntui.ui.messages import JobSubmitted
 
     app = screen.app

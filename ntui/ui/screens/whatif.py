@@ -142,7 +142,7 @@ class WhatIfScreen(ModalScreen[Shape | None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The worker's failure (an unreachable controller, a missing sbatch) is said in the dialog."""
         if event.state is WorkerState.ERROR:
-            from ntui.ui.errors import describe_error
+            from ntui.core.errors import describe_error
 
             self.failed(describe_error(event.worker.error))
 

@@ -26,13 +26,14 @@ from typing import Any, Literal
 
 import yaml
 
+from ntui.core.compose.gpureq import parse_gpu_request
 from ntui.core.compose.presets import parse_override
-from ntui.core.compose.rules import MONITOR_INTERVAL_MAX, MONITOR_INTERVAL_MIN, parse_gpu_request
+from ntui.core.compose.rules import MONITOR_INTERVAL_MAX, MONITOR_INTERVAL_MIN
 from ntui.core.compose.spec import LAUNCHERS, MIXED_PRECISION, RUNTIMES
-from ntui.core.compose.timefmt import parse_time_limit
 from ntui.core.compose.yamlsrc import KeyPath, LoadedPreset
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S
 from ntui.core.problems import PresetError, Problem
+from ntui.core.slurm.durations import parse_time_limit
 
 FieldKind = Literal[
     "int", "gpus", "time", "text", "scalar", "choice", "flag", "tristate", "words", "lines", "env"

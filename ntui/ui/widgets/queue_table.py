@@ -39,7 +39,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ntui.core.jobs.queue import ENDED, diff_rows
-from ntui.core.slurm.common import StateCategory, parse_duration, state_category
+from ntui.core.slurm.common import StateCategory, state_category
+from ntui.core.slurm.durations import parse_duration
 
 __all__ = [
     "ALL_USERS_COLUMNS",
