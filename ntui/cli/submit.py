@@ -13,9 +13,17 @@ import time
 from typing import Any
 
 from ntui.cli.check import site_refused, test_only
-from ntui.cli.common import EXIT_JOB_FAILED, EXIT_PROBLEMS, EXIT_SLURM, print_problems, remote_cluster
+from ntui.cli.common import (
+    EXIT_JOB_FAILED,
+    EXIT_PROBLEMS,
+    EXIT_SLURM,
+    close_cluster_files,
+    print_problems,
+    remote_cluster,
+)
 from ntui.cli.compose import add_preset_args, load_spec
 from ntui.cli.slurm import cli_runner, slurm_failed
+from ntui.core.compose.render import log_paths, render
 from ntui.core.compose.rules import blocks_submit
 from ntui.core.compose.sitecheck import (
     check_against_cluster,
@@ -59,7 +67,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     runner = cli_runner()
     if cluster is not None:
-        job = submit_remote(loaded, spec, runner, cluster, extra_args=["--hold"] if args.hold else [])
+        try:
+            job = submit_remote(loaded, spec, runner, cluster, extra_args=["--hold"] if args.hold else [])
+        finally:
+            close_cluster_files()  # the agent's channel, when one was opened for the records
         if isinstance(job, int):
             return job
         return wait_for(runner, job.job_id) if args.wait else 0
@@ -98,7 +109,9 @@ def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, h
 def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cluster: str,
                   extra_args: list[str]) -> SubmittedJob | int:
     """Submit to a cluster over ssh: its partitions checked, then the script on sbatch's standard input
-    (:func:`ntui.core.jobs.submission.submit_elsewhere`); prints the job id. No history entry is kept here."""
+    (:func:`ntui.core.jobs.submission.submit_elsewhere`); prints the job id. The submission's facts go to the
+    cluster's history through its agent (:func:`record_there`: the intent before sbatch, then submitted or
+    failed), as ``ntui submit`` writes them on the login node; nothing is kept on this machine."""
     from ntui.core.jobs.submission import submit_elsewhere
 
     problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
@@ -106,6 +119,14 @@ def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cl
     if site_refused(problems, "not submitted"):
         return EXIT_PROBLEMS
     tag = new_tag()  # the job's comment: a submit whose answer is lost is looked for by it (never sent twice)
+    token = tag.rpartition(":")[2]
+    kept = False
+    if spec.sweep is None:  # a sweep is refused below, before sbatch
+        kept = record_there(cluster, "intent", token, preset=loaded.name,
+                            preset_path=str(loaded.path) if loaded.path else None, overrides=list(loaded.overrides),
+                            job_name=spec.job_name, launcher=spec.launcher, nodes=spec.nodes,
+                            world_size=spec.world_size, log_dir=spec.log_dir, log_stem=log_paths(spec).stem,
+                            script=render(spec))
     try:
         job = submit_elsewhere(spec, runner, extra_args=[*extra_args, f"--comment={tag}"])
     except ValueError as exc:  # a sweep
@@ -113,17 +134,45 @@ def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cl
         return EXIT_PROBLEMS
     except (SshError, SlurmTimeout) as exc:
         if isinstance(exc, SshError) and not exc.link_down:
+            if kept:
+                record_there(cluster, "failed", token)
             return slurm_failed(exc)  # the login itself failed: sbatch never ran
         found = lost_answer(runner, cluster, spec, tag, exc)
         if isinstance(found, int):
-            return found
+            return found  # the intent stays: whether the job was submitted is not known for sure
         job = found
     except SlurmError as exc:
+        if kept:
+            record_there(cluster, "failed", token)
         return slurm_failed(exc)
-    print(f"ntui: submitted to {cluster}; its logs: {job.batch_log} there (not kept in this machine's history)",
-          file=sys.stderr)
+    if kept:
+        kept = record_there(cluster, "submitted", token, job_id=job.job_id, cluster=job.cluster)
+    where = "kept in its history there" if kept else "not kept in any history"
+    print(f"ntui: submitted to {cluster}; its logs: {job.batch_log} there ({where})", file=sys.stderr)
     print(job.job_id, flush=True)
     return job
+
+
+def record_there(where: str, fact: str, token: str, **fields: Any) -> bool:
+    """Write one fact of this submission to the cluster's history through its agent; False (said once on stderr)
+    where none is kept: no ntui there, an older agent, or the history there cannot be written. The submit goes
+    on either way (a record is never a reason to refuse one)."""
+    from ntui.cli.common import cluster_files
+    from ntui.core.remote.files import FileRefused
+
+    try:
+        if cluster_files().record(fact, token, **fields):
+            return True
+        why = "no ntui agent there"
+    except (FileRefused, SlurmError) as exc:
+        why = str(exc)
+    if fact == "intent":
+        print(f"ntui: the submission is not kept in {where}'s history ({why}): `ntui --cluster {where} logs` "
+              "will know its batch log only", file=sys.stderr)
+    else:
+        print(f"ntui: the submission's {fact} record was not written to {where}'s history ({why})",
+              file=sys.stderr)
+    return False
 
 
 def lost_answer(runner: CommandRunner, cluster: str, spec: JobSpec, tag: str, exc: SlurmError
@@ -132,7 +181,6 @@ def lost_answer(runner: CommandRunner, cluster: str, spec: JobSpec, tag: str, ex
     for on the cluster by its comment before anything else (:func:`~ntui.core.remote.lostsubmit.find_lost_submit`).
     Found: the job, as if sbatch had answered. Otherwise the exit code, having said what is known; nothing is
     submitted again here (sbatch may still be running there)."""
-    from ntui.core.compose.render import log_paths
     from ntui.core.remote.lostsubmit import find_lost_submit
 
     what = exc.words if isinstance(exc, SshError) else "sbatch did not answer in time"

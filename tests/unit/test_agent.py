@@ -190,3 +190,22 @@ def test_the_agent_command_speaks_on_its_standard_streams(tmp_path: Path) -> Non
     assert base64.b64decode(answers[1]["data"]) == b"hi\n"
     with pytest.raises(ProtocolError):
         decode_line(b"{")
+
+
+def test_a_submissions_facts_are_written_to_the_history_there_and_read_back(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NTUI_STATE_DIR", str(tmp_path / "state"))
+    token = "0123456789abcdef0123456789abcdef"
+    intent = {"fact": "intent", "token": token, "preset": "train", "preset_path": None, "overrides": ["a=1"],
+              "job_name": "train", "launcher": "torchrun", "nodes": 2, "world_size": 8, "log_dir": "/l",
+              "log_stem": "train", "script": "#!/bin/bash\n"}
+    answers = _serve({"id": 1, "op": "record", **intent},
+                     {"id": 2, "op": "record", "fact": "submitted", "token": token, "job_id": "31", "cluster": "c"},
+                     {"id": 3, "op": "job", "job_id": "31"},
+                     {"id": 4, "op": "record", "fact": "intent", "token": "../../x"},
+                     {"id": 5, "op": "record", "fact": "erase", "token": token})
+    assert [a["ok"] for a in answers] == [True, True, True, False, False]
+    entry = entry_from_dict(answers[2]["job"]["entry"])  # type: ignore[index]
+    assert entry is not None and (entry.job_id, entry.cluster, entry.status, entry.world_size, entry.overrides) == (
+        "31", "c", "submitted", 8, ("a=1",))
+    assert not (tmp_path / "x").exists() and not list(tmp_path.glob("**/*erase*"))

@@ -72,11 +72,18 @@ else:
 
 
 @pytest.fixture(scope="module")
-def sshd() -> Iterator[sshd_support.Sshd]:
+def cluster_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The state dir of the cluster's side (its history), where the agent writes the submissions' facts."""
+    return tmp_path_factory.mktemp("cluster-state")
+
+
+@pytest.fixture(scope="module")
+def sshd(cluster_state: Path) -> Iterator[sshd_support.Sshd]:
     reason = sshd_support.why_not()
     if reason is not None:
         pytest.skip(reason)
-    with sshd_support.private_sshd() as server:
+    with sshd_support.private_sshd(environment={"PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(cluster_state)}
+                                   ) as server:
         yield server
 
 
@@ -141,6 +148,26 @@ def test_a_lost_submit_that_is_not_on_the_cluster_is_said_and_not_sent_again(ssh
     calls = _trace(tmp_path)
     assert sum(c[0] not in ("squeue", "sacct") for c in calls) == 1
     assert [c[0] for c in calls if c[0] in ("squeue", "sacct")] == ["squeue", "sacct"]
+
+
+def test_the_submissions_facts_go_to_the_clusters_history_even_when_its_answer_was_lost(
+        sshd: sshd_support.Sshd, tmp_path: Path, cluster_state: Path) -> None:
+    from ntui.core.records.history import History
+
+    env = dict(_laptop(sshd, tmp_path), NTUI_REMOTE_AGENT=f"{sys.executable} -m ntui agent --stdio")
+    done = _submit(env, tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "9001", done.stderr
+    assert "kept in its history there" in done.stderr
+    history = History(cluster_state)
+    try:
+        entry = history.get("9001")
+    finally:
+        history.close()
+    assert entry is not None and entry.status == "submitted" and entry.log_dir == str(tmp_path / "logs")
+    (sbatch,) = [c for c in _trace(tmp_path) if c[0] not in ("squeue", "sacct")]
+    assert f"--comment=ntui-submit:{entry.token}" in sbatch  # the intent's token is the job's comment
+    assert entry.script.startswith("#!") and entry.launcher == "accelerate"
+    assert not (tmp_path / "state").exists()  # nothing on the laptop's side
 
 
 def test_the_lookups_only_take_our_tag_and_name_the_jobs_they_cannot_tell() -> None:

@@ -3,8 +3,10 @@
 Started once per laptop session over the ssh master (one channel), it answers the requests of
 :mod:`ntui.core.remote.protocol` one by one: stats, bounded reads from an offset (a log's tail), follows that wait
 for a file to grow (polling: inotify does not fire on Lustre or NFS), whole small files (records, journals),
-directory listings and the cluster's history entry of a job. It reads with the rights of the user ssh logged in as
-and runs no command: a path or any other value only ever reaches ``open``, ``stat`` or ``scandir``.
+directory listings and the cluster's history entry of a job; and it writes the facts of a submission made from
+another machine to the cluster's history (``record``: the same one-writer-per-file records ``ntui submit`` writes
+on the login node). It works with the rights of the user ssh logged in as and runs no command: a path or any other
+value only ever reaches ``open``, ``stat``, ``scandir`` or the records' own writer.
 
 Nothing but the answers goes to standard output; the agent ends at ``bye`` or at the end of its input (the channel
 closed).
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import time
 from collections.abc import Callable
@@ -38,7 +41,7 @@ from ntui.core.remote.protocol import (
     field,
 )
 
-__all__ = ["FOLLOW_POLL_S", "AgentError", "handle", "serve"]
+__all__ = ["FOLLOW_POLL_S", "AgentError", "handle", "history_record", "serve"]
 
 #: How often a follow looks at its file while it waits.
 FOLLOW_POLL_S = 0.25
@@ -181,6 +184,49 @@ def history_job(job_id: str, cluster: str | None) -> dict[str, Any] | None:
         history.close()
 
 
+_TOKEN_RE = re.compile(r"[0-9a-f]{32}")
+
+
+def history_record(request: dict[str, Any]) -> dict[str, Any]:
+    """One fact of a submission written to the cluster's history (the one-writer-per-file records under this
+    login's home), as ``ntui submit`` on the login node writes it: ``intent`` before sbatch runs, then
+    ``submitted`` with the job id (its cluster, when not given, from the slurm.conf the clients here read) or
+    ``failed``."""
+    from ntui.core.records.history import History
+    from ntui.core.slurm.scontrol import cluster_name
+
+    fact = field(request, "fact", str)
+    token = field(request, "token", str)
+    if not _TOKEN_RE.fullmatch(token):
+        raise AgentError("bad-request", "a submission's token is 32 hex digits")
+    warnings: list[str] = []
+    history = History(warn=warnings.append)
+    try:
+        if fact == "intent":
+            overrides = field(request, "overrides", list)
+            if not all(isinstance(o, str) for o in overrides):
+                raise AgentError("bad-request", "overrides are strings")
+            history.record_intent(
+                token=token, preset=field(request, "preset", str),
+                preset_path=field(request, "preset_path", str, required=False), overrides=overrides,
+                job_name=field(request, "job_name", str), launcher=field(request, "launcher", str),
+                nodes=field(request, "nodes", int), world_size=field(request, "world_size", int),
+                log_dir=field(request, "log_dir", str), log_stem=field(request, "log_stem", str),
+                script=field(request, "script", str))
+        elif fact == "submitted":
+            cluster = field(request, "cluster", str, required=False) or cluster_name()
+            history.record_submitted(token, field(request, "job_id", str), cluster, None)
+        elif fact == "failed":
+            history.record_failed(token)
+        else:
+            raise AgentError("bad-request", f"unknown fact {fact!r} (intent, submitted, failed)")
+    except OSError as exc:
+        raise AgentError("failed", f"the history there cannot be written: {exc.strerror or exc}") from None
+    finally:
+        history.close()
+    return {"warnings": warnings}
+
+
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """The answer's fields for one request (``ok`` and ``id`` are added by :func:`serve`); :class:`AgentError`
     or :class:`ProtocolError` when it cannot be answered."""
@@ -195,6 +241,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         return {"version": VERSION, "ntui": __version__, "pid": os.getpid()}
     if op == "bye":
         return {}
+    if op == "record":
+        return history_record(request)
     if op == "job":
         job_id = field(request, "job_id", str)
         cluster = field(request, "cluster", str, required=False)

@@ -104,6 +104,11 @@ class ClusterFiles(Protocol):
 
     def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None: ...
 
+    def record(self, fact: str, token: str, **fields: Any) -> bool:
+        """Write one fact of a submission to the cluster's history (see :func:`ntui.core.remote.agent.
+        history_record`); False where no history is kept this way (plain commands)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -150,6 +155,13 @@ class LocalFiles:
 
     def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None:
         return local_agent.history_job(job_id, cluster)
+
+    def record(self, fact: str, token: str, **fields: Any) -> bool:
+        try:
+            local_agent.history_record({**fields, "fact": fact, "token": token})
+        except (local_agent.AgentError, ProtocolError) as exc:
+            raise FileRefused(getattr(exc, "kind", "bad-request"), str(exc)) from None
+        return True
 
     def close(self) -> None:
         pass
@@ -364,6 +376,15 @@ class AgentFiles:
         found = self.request("job", job_id=job_id, cluster=cluster).get("job")
         return found if isinstance(found, dict) else None
 
+    def record(self, fact: str, token: str, **fields: Any) -> bool:
+        try:
+            self.request("record", fact=fact, token=token, **fields)
+        except FileRefused as exc:
+            if exc.kind == "bad-request" and "unknown op" in str(exc):
+                return False  # an older agent: it keeps no history of submits from elsewhere
+            raise
+        return True
+
     def close(self) -> None:
         with self._lock:
             if self._proc is not None:
@@ -471,6 +492,9 @@ class CommandFiles:
 
     def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None:
         return None  # the records are read by the agent only (see note)
+
+    def record(self, fact: str, token: str, **fields: Any) -> bool:
+        return False  # ... and written by it only
 
     def close(self) -> None:
         pass

@@ -19,6 +19,7 @@ follow    path, offset, limit, wait (seconds)                    as read, once t
 cat       path, limit                                            a whole small file (a record, a journal)
 list      path                                                   entries: name, kind (f, d, l, o), size, mtime
 job       job_id, cluster (or null)                              entry: the cluster's history entry, or null
+record    fact (intent, submitted, failed), token, its fields    warnings (written to the cluster's history)
 bye                                                              the agent ends
 ========  =====================================================  ================================================
 
@@ -63,7 +64,7 @@ MAX_WAIT_S = 30.0
 #: The longest request line an agent reads (a path is at most 4096 bytes on Linux).
 MAX_REQUEST = 64 * 1024
 
-OPS = frozenset({"hello", "stat", "read", "follow", "cat", "list", "job", "bye"})
+OPS = frozenset({"hello", "stat", "read", "follow", "cat", "list", "job", "record", "bye"})
 
 
 class ProtocolError(ValueError):
