@@ -48,12 +48,30 @@ def _read(path: str) -> tuple[ScriptFacts | None, Imported | None, list[Problem]
         return None, None, [ScriptError(path, text_line(exc), "not UTF-8 text: not a batch script").problem]
     try:
         facts = read_script(text, path)
-        imported = import_script(facts)
+        imported = import_script(facts, _cluster_node_gpus)
     except ScriptError as exc:  # the refusal first, then what checking found before it (its traps are still there)
         return None, None, [exc.problem, *(f.problem(path) for f in exc.findings)]
     except RecursionError:
         return None, None, [Problem(Source(path), "", "nested too deeply to read (bash -c inside bash -c ...)")]
     return facts, imported, []
+
+
+def _cluster_node_gpus(partition: str | None) -> int | None:
+    """The GPUs a node of ``partition`` (None: the default one) has, from one ``scontrol show partition``: its
+    TRES' gres/gpu over its nodes, where that divides evenly; None without Slurm, or where the cluster's nodes
+    differ or have none."""
+    import re
+
+    from ntui.cli.slurm import cli_runner
+    from ntui.core.compose.sitecheck import cluster_limits
+
+    parts = cluster_limits(cli_runner())
+    part = next((p for p in parts if (p.name == partition if partition else p.default)), None)
+    if part is None or not part.total_nodes:
+        return None
+    total = re.search(r"(?:^|,)gres/gpu=([0-9]+)(?:,|$)", part.tres)  # the untyped count is every type's
+    gpus = int(total.group(1)) if total else 0
+    return gpus // part.total_nodes if gpus and gpus % part.total_nodes == 0 else None
 
 
 def text_line(exc: UnicodeDecodeError) -> int:

@@ -446,3 +446,24 @@ def test_every_corpus_script_goes_through_check_without_a_traceback(site: str | 
     scripts = sorted((repo / "tests" / "data" / "corpus" / "sbatch-scripts").glob("s-0*.sh"))
     codes = {check_script_file(str(path)) for path in scripts}
     assert len(scripts) >= 80 and codes <= {0, 2} and codes == {0, 2}, codes
+
+
+def test_a_run_time_gpu_count_is_the_clusters_nodes_where_the_job_asks_for_none() -> None:
+    """``--nproc_per_node gpu`` on an --exclusive node: the GPUs a node of the script's partition has, asked of the
+    cluster only then (never a site's or a guessed count); without an answer, 1, said."""
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --exclusive\n#SBATCH -p big\n"
+            "srun torchrun --nnodes 2 --nproc_per_node gpu fit.py\n")
+    asked: list[str | None] = []
+
+    def node_gpus(partition: str | None) -> int | None:
+        asked.append(partition)
+        return 8
+
+    imported = import_script(read_script(text, "/w/job.sh"), node_gpus)
+    assert imported.preset["launcher"]["nproc-per-node"] == 8 and asked == ["big"]
+    assert any("partition big has 8 GPUs, the cluster says" in f for f in imported.fixes)
+    asked.clear()
+    given = import_script(read_script(text.replace("--exclusive", "--gpus-per-node=4"), "/w/job.sh"), node_gpus)
+    assert given.preset["launcher"]["nproc-per-node"] == 4 and asked == []  # the job's own count: no question
+    alone = import_script(read_script(text, "/w/job.sh"), lambda partition: None)
+    assert alone.preset["launcher"]["nproc-per-node"] == 1 and any("no cluster says" in f for f in alone.fixes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,6 +241,22 @@ def gpus_per_node(sbatch: dict[str, Any]) -> int | None:
     return total // nodes if total is not None and total % nodes == 0 else None
 
 
+def _run_time_gpus(sbatch: dict[str, Any], node_gpus: Callable[[str | None], int | None] | None
+                   ) -> tuple[int | None, str]:
+    """A node's GPUs where the launch counts them at run time: the job's request, else the cluster's nodes (the
+    script's partition's), and whose count it is."""
+    if (gpus := gpus_per_node(sbatch)) is not None:
+        return gpus, "the job's GPUs per node"
+    partition = str(sbatch["partition"]).split(",")[0] if sbatch.get("partition") else None
+    found = node_gpus(partition) if node_gpus is not None else None
+    if found:
+        return found, (f"a node of partition {partition} has {found} GPUs, the cluster says; the job asks for none: "
+                       f"check that it gets them (sbatch.gpus-per-node: {found})" if partition else
+                       f"a node of the default partition has {found} GPUs, the cluster says; the job asks for none: "
+                       f"check that it gets them (sbatch.gpus-per-node: {found})")
+    return None, "the job asks for no GPUs and no cluster says a node's"
+
+
 #: The ways sbatch is asked for GPUs; a preset takes one (G3, G4): GPUs per node.
 GPU_REQUESTS = ("gpus-per-node", "gres", "gpus-per-task", "gpus")
 
@@ -331,20 +347,23 @@ def _run_dir(facts: ScriptFacts, command: Command, script_dir: str) -> tuple[str
     return where, said
 
 
-def import_script(facts: ScriptFacts) -> Imported:
+def import_script(facts: ScriptFacts, node_gpus: Callable[[str | None], int | None] | None = None) -> Imported:
     """The preset of the script (module docstring); the H findings come with it (and with a refusal, on its
-    :attr:`ScriptError.findings`)."""
+    :attr:`ScriptError.findings`). ``node_gpus``: asked, only where the script leaves a node's GPUs to run time
+    (``--nproc_per_node=gpu`` on an ``--exclusive`` node), for the GPUs a node of the script's partition (None: the
+    default one) has, from the cluster; None where it cannot say (no site's facts: the cluster's own)."""
     findings = check_script(facts) if facts.refusal is None or facts.directives or facts.launches else []
     try:
         if facts.refusal is not None:
             raise ScriptError(facts.path, *facts.refusal)
-        return _import(facts, findings)
+        return _import(facts, findings, node_gpus)
     except ScriptError as exc:
         exc.findings = findings
         raise
 
 
-def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
+def _import(facts: ScriptFacts, findings: list[Finding],
+            node_gpus: Callable[[str | None], int | None] | None) -> Imported:
     command, launch = the_launch(facts)
     if launch.launcher in OTHER_LAUNCHERS:
         raise ScriptError(facts.path, launch.line, OTHER_LAUNCHERS[launch.launcher])
@@ -458,10 +477,9 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
         if nproc is not None and int_or_none(nproc[0]) is not None:
             launcher["nproc-per-node"] = int(nproc[0] or 0)
         elif nproc is not None:
-            gpus = gpus_per_node(sbatch)
+            gpus, whose = _run_time_gpus(sbatch, node_gpus)
             launcher["nproc-per-node"] = gpus or 1
-            fixes.append(f"launcher.nproc-per-node: was {nproc[0]!r}, now {gpus or 1} (" + (
-                "the job's GPUs per node)" if gpus else "the job asks for no GPUs)"))
+            fixes.append(f"launcher.nproc-per-node: was {nproc[0]!r}, now {gpus or 1} ({whose})")
     if launch.launcher == "accelerate":
         total = launch.opt("--num_processes")
         per = PER_NODE.search(total[0] or "") if total is not None else None
@@ -474,7 +492,9 @@ def _import(facts: ScriptFacts, findings: list[Finding]) -> Imported:
                               f"--num_processes is {total[0]}, which the script never sets: accelerate gets no "
                               "process count. Set it (NAME=value, no blanks around =) to import the script")
         elif total is not None:
-            launcher["nproc-per-node"] = gpus_per_node(sbatch) or 1
+            gpus, whose = _run_time_gpus(sbatch, node_gpus)
+            launcher["nproc-per-node"] = gpus or 1
+            fixes.append(f"launcher.nproc-per-node: {gpus or 1}, for --num_processes {total[0]} ({whose})")
         if launch.opt("--multi_gpu") is not None:
             launcher["multi-gpu"] = True
         if (mp := launch.opt("--mixed_precision")) is not None:
