@@ -25,9 +25,11 @@ commands list, show; it is cancelled at the end.
 Each *set* of calls starts with no ssh master, then runs, interleaved so the machine's load weighs on both alike:
 ``jobs`` over ssh (opens the master), ``jobs`` here, ``jobs`` over ssh (master reused), then ``show JOB`` and
 ``check PRESET`` here and over ssh. Per call: wall time of the whole ``ntui`` process, ssh channels (sshd's
-"Starting session" lines), bytes on the link (the cluster side's device counters, both ways), slurmctld RPCs of
-the user (``sdiag`` before and after, as root). Per set: ssh logins ("Accepted publickey"), expected 1. Printed:
-medians over the sets, remote / local, the extra time in round trips, the first call against the later ones.
+"Starting session" lines), bytes on the link (the cluster side's device counters, both ways: IP packets on a
+TUN device, Ethernet frames on a veth), slurmctld RPCs of the user (``sdiag`` before and after, as root). Per
+set: ssh logins ("Accepted publickey"), expected 1. Printed: medians over the sets, remote / local, the extra
+time in round trips, the first call against the later ones. Two floors beside them: one channel over the master
+(``ssh HOST true``) and ntui's own start (``ntui --version``).
 
 What it cannot measure: the app (its keys and panes over ssh) runs on the login node only for now
 (``ntui --cluster NAME`` without a subcommand is refused); logs, GPU samples and records over the agent are not
