@@ -25,7 +25,7 @@ from pathlib import Path
 from ntui.core.compose.spec import JobSpec
 from ntui.core.paths import atomic_write
 from ntui.core.slurm.common import SUBMIT_TIMEOUT, parse_timestamp
-from ntui.core.slurm.durations import format_time_limit, parse_time_limit
+from ntui.core.slurm.durations import format_span, format_time_limit, parse_time_limit
 from ntui.core.slurm.runner import CommandRunner, ControllerUnreachable, SlurmError, slurm_env
 from ntui.core.slurm.sbatch import TestOnlyResult, test_only
 from ntui.core.slurm.scontrol import JobDetails, Partition
@@ -271,6 +271,4 @@ def summary(results: Sequence[ShapeResult], now: datetime) -> str:
     gain = (base.start - (best.start or now)).total_seconds()
     if gain < NOW_S:
         return f"no shape starts sooner than as it is, at {format_start(base.start, now)}"
-    mins = round(gain / 60)
-    sooner = f"{mins // 60} h {mins % 60} min" if mins >= 60 else f"{mins} min"
-    return f"{best.shape.label} {when}: {sooner} sooner than as it is"
+    return f"{best.shape.label} {when}: {format_span(gain)} sooner than as it is"
