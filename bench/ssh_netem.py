@@ -441,10 +441,10 @@ def report(bench: Bench, logins: list[int], rtt: float, sets: int) -> None:
         print(f"\nfirst call / later calls (jobs over ssh): {fm / lm:.2f}x; opening the master costs "
               f"{(fm - lm) * 1000:.0f} ms ({(fm - lm) / rtt:.1f} round trips)")
     for label in ("jobs", "show JOB", "check PRESET"):
-        loc, rem = r.get(f"{label}/local"), r.get(f"{label}/remote")
-        if loc and rem:
-            same = sorted(loc.rpcs) == sorted(rem.rpcs)
-            print(f"slurmctld RPCs, {label}: local {loc.rpcs} remote {rem.rpcs}: "
+        here, there = r.get(f"{label}/local"), r.get(f"{label}/remote")
+        if here and there:
+            same = sorted(here.rpcs) == sorted(there.rpcs)
+            print(f"slurmctld RPCs, {label}: local {here.rpcs} remote {there.rpcs}: "
                   f"{'the same' if same else 'NOT the same'}")
     if bench.link.line_stats:
         print(f"delay line (packets, bytes, lateness past the delay): {bench.link.line_stats}")
