@@ -20,7 +20,7 @@ source ./${recipe} slurm
 printf 'launch: %s\n' "$training_commands" &>> $log_file
 
 export MASTER_PORT=24513
-export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)
+export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)
 
 srun --container-image="$image" \
     --container-mounts="$code_dir:/workspace/rlhf,$HOME/.cache/huggingface:/workspace/hf,\

@@ -1,6 +1,6 @@
 srun -K --job-name=xsim-pre \
 	--gpus=1 \
-	--partition=L40S,A100-80GB,H100-SXM,V100-32GB \
+	--partition=L40S,A100-SXM4,H100-PCIe,V100-32GB \
 	--mem=160G --cpus-per-task=12 \
 	  --container-image=/fscratch/containers/pytorch_24.03-py3.sqsh \
 	  --container-mounts=/fscratch:/fscratch,/datasets:/datasets,`pwd`:`pwd` \

@@ -26,4 +26,4 @@ echo "${#hosts[@]} hosts, rendezvous on ${TORCH_RDZV}"
 srun torchrun \
   --rdzv_backend=c10d --rdzv_endpoint="${TORCH_RDZV}" --rdzv_id="vit-${SLURM_JOB_ID}" \
   --nnodes="${SLURM_JOB_NUM_NODES}" --nproc_per_node="${SLURM_GPUS_ON_NODE}" \
-  train_vit_ddp.py --epochs 60 --batch-size 1024 --base-lr 0.02
+  train_vit_ddp.py --epochs 60 --global-batch 1024 --lr 0.02
