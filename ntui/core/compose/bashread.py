@@ -8,7 +8,9 @@ shellwords.Command` values: its words as written (each part's quoting kept, so `
 Evaluating: assignments and exports in order (``NAME=value``, ``export``, ``declare``, ``local``), arrays
 (``A=(...)``, ``A+=(...)``, ``"${A[@]}"``), ``${VAR:-default}``, functions (their bodies run at each call with the
 call's arguments as ``$1``... and ``"$@"``), word splitting of unquoted expansions, an empty unquoted expansion
-that leaves no word. What the script alone does not decide (the environment, ``$(...)``, Slurm's variables) stays
+that leaves no word. A value set on one path only (inside an ``if``, a loop, after ``&&``) is unknown after it,
+unless that path only extends it (``CMD="$CMD --load x"``): then it keeps the value every path has, and
+:attr:`Var.extended` says what the one path adds. What the script alone does not decide (the environment, ``$(...)``, Slurm's variables) stays
 an unknown expansion: a part quoted ``"$"`` holding ``$NAME``, with the line it was expanded on. Every literal part
 keeps the line its text was written on, so a value used far from its assignment is still found at its own line.
 

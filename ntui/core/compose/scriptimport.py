@@ -2,6 +2,13 @@
 the same launch shape, program, arguments, environment and setup lines), with the H fixes applied and listed
 (:mod:`ntui.core.compose.scriptcheck`), and every line that has no place in a preset named, never silently dropped.
 Reading is :mod:`ntui.core.compose.scriptread`.
+
+What the script leaves to its environment stays the environment's: a program in a directory a variable names
+(``cd $CODE`` then ``$(pwd)/fit.py``) keeps ``${CODE}``, which a preset's path expands where ntui renders (F2);
+what one path only adds to the launch (``CMD="$CMD --load x"`` in an ``if``), a wrapper before the launcher
+(``nsys profile -o x``) and a GPU count left to run time (asked of the cluster's nodes) are said to check. The
+script's setup lines run as its shell ran them (``set +euo pipefail`` before them, ntui's options back for the
+launch), so a line that bash's defaults let pass does not end the imported job.
 """
 
 from __future__ import annotations

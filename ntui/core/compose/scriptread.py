@@ -8,9 +8,12 @@ launch line: ``srun`` with its options, ``torchrun`` / ``python -m torch.distrib
 launch`` / ``python -m accelerate.commands.launch``, or a Python program; wherever the script builds it (``srun
 $CMD``, ``srun bash -c "$LAUNCHER $ARGS"``, ``"${ARGS[@]}"``, a function), inside ``bash -c '...'`` (its ``"$@"``
 and ``"$0"`` followed) and inside a container (``shifter``, ``podman-hpc run``, ``apptainer|singularity exec``,
-srun's ``--container-image``). Words keep their quoting and their lines, so what the batch shell expands once is
+srun's ``--container-image``), behind a wrapper with options (``${REPORTER} -o report --``, ``nsys profile``,
+``numactl``, ``timeout``). Words keep their quoting and their lines, so what the batch shell expands once is
 told from what each task expands for itself. Launchers no preset has (deepspeed, composer, mpirun) are named, so a
-refusal says which. Checking is :mod:`ntui.core.compose.scriptcheck`, importing :mod:`ntui.core.compose.scriptimport`.
+refusal says which; a template whose ``#SBATCH`` lines hold placeholders (``%RUN_NAME%``, ``{{ nodes }}``) is said
+to be one. sbatch's and srun's options are read through the one option table (:mod:`ntui.core.slurm.options`).
+Checking is :mod:`ntui.core.compose.scriptcheck`, importing :mod:`ntui.core.compose.scriptimport`.
 """
 
 from __future__ import annotations
