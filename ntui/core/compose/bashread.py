@@ -10,8 +10,8 @@ Evaluating: assignments and exports in order (``NAME=value``, ``export``, ``decl
 call's arguments as ``$1``... and ``"$@"``), word splitting of unquoted expansions, an empty unquoted expansion
 that leaves no word. A value set on one path only (inside an ``if``, a loop, after ``&&``) is unknown after it,
 unless that path only extends it (``CMD="$CMD --load x"``): then it keeps the value every path has, and
-:attr:`Var.extended` says what the one path adds. What the script alone does not decide (the environment, ``$(...)``, Slurm's variables) stays
-an unknown expansion: a part quoted ``"$"`` holding ``$NAME``, with the line it was expanded on. Every literal part
+:attr:`Var.extended` says what the one path adds. What the script alone does not decide (the environment,
+``$(...)``, Slurm's variables) stays an unknown expansion: a part quoted ``"$"`` holding ``$NAME``, with the line it was expanded on. Every literal part
 keeps the line its text was written on, so a value used far from its assignment is still found at its own line.
 
 :func:`task_commands` reads a ``bash -c`` body the same way, as each task's shell does: the batch shell's exported
