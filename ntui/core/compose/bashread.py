@@ -11,8 +11,9 @@ call's arguments as ``$1``... and ``"$@"``), word splitting of unquoted expansio
 that leaves no word. A value set on one path only (inside an ``if``, a loop, after ``&&``) is unknown after it,
 unless that path only extends it (``CMD="$CMD --load x"``): then it keeps the value every path has, and
 :attr:`Var.extended` says what the one path adds. What the script alone does not decide (the environment,
-``$(...)``, Slurm's variables) stays an unknown expansion: a part quoted ``"$"`` holding ``$NAME``, with the line it was expanded on. Every literal part
-keeps the line its text was written on, so a value used far from its assignment is still found at its own line.
+``$(...)``, Slurm's variables) stays an unknown expansion: a part quoted ``"$"`` holding ``$NAME``, with the line
+it was expanded on. Every literal part keeps the line its text was written on, so a value used far from its
+assignment is still found at its own line.
 
 :func:`task_commands` reads a ``bash -c`` body the same way, as each task's shell does: the batch shell's exported
 values are known there, its unexported ones are not, and what the batch shell already expanded stays expanded.
