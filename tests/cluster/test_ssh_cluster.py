@@ -33,11 +33,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def cluster_sshd(dev_cluster: DevCluster) -> Iterator[sshd_support.Sshd]:
+def cluster_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cluster's side's state dir: its history, written and read by the agent."""
+    return tmp_path_factory.mktemp("cluster-state")
+
+
+@pytest.fixture(scope="module")
+def cluster_sshd(dev_cluster: DevCluster, cluster_state: Path) -> Iterator[sshd_support.Sshd]:
     reason = sshd_support.why_not()
     if reason is not None:
         pytest.skip(reason)
-    env = {"SLURM_CONF": str(dev_cluster.slurm_conf), "PYTHONPATH": str(ROOT)}
+    env = {"SLURM_CONF": str(dev_cluster.slurm_conf), "PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(cluster_state)}
     with sshd_support.private_sshd(environment=env) as server:
         yield server
 
@@ -67,7 +73,7 @@ def laptop(dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd, tmp_path: P
     runtime.mkdir(mode=0o700)
     return {"PATH": str(bin_dir), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
             "XDG_RUNTIME_DIR": str(runtime), "NTUI_STATE_DIR": str(tmp_path / "state"), "LANG": "C.UTF-8",
-            "PYTHONPATH": str(ROOT)}
+            "PYTHONPATH": str(ROOT), "NTUI_REMOTE_AGENT": f"{sys.executable} -m ntui agent --stdio"}
 
 
 def ntui(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -75,8 +81,15 @@ def ntui(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, errors="replace", timeout=300, stdin=subprocess.DEVNULL)
 
 
+def dev_cluster_name(dev_cluster: DevCluster) -> str | None:
+    from ntui.core.slurm.scontrol import cluster_name
+
+    return cluster_name(env={"SLURM_CONF": str(dev_cluster.slurm_conf)})
+
+
 def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd,
-                                                         laptop: dict[str, str], tmp_path: Path) -> None:
+                                                         laptop: dict[str, str], tmp_path: Path,
+                                                         cluster_state: Path) -> None:
     logs = tmp_path / "cluster-logs"
     marker = tmp_path / "pwned"
     logins = cluster_sshd.logins()
@@ -87,7 +100,15 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
     assert job_id.isdigit(), sub.stdout
     try:
         assert logs.is_dir()  # made on the cluster's side before sbatch
-        assert not (tmp_path / "state").exists()  # no history entry on the laptop
+        assert not (tmp_path / "state").exists()  # no history entry on the laptop: it is the cluster's
+        from ntui.core.records.history import History
+
+        history = History(cluster_state)
+        try:
+            entry = history.get(job_id)
+        finally:
+            history.close()
+        assert entry is not None and entry.status == "submitted" and entry.cluster == dev_cluster_name(dev_cluster)
         held = dev_cluster.run("scontrol", "write", "batch_script", job_id, "-")
         assert held.returncode == 0, held.stderr
         assert "#SBATCH" in held.stdout and f"x; touch {marker}" in held.stdout  # the rendered script, via stdin
@@ -104,7 +125,7 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
         cancelled = ntui(laptop, "cancel", job_id)
     assert cancelled.returncode == 0, cancelled.stderr
     assert not marker.exists()
-    # one login for the four ntui processes and their Slurm calls: the master outlives each process
+    # one login for the ntui processes, their Slurm calls and the agent's channel: the master outlives each process
     assert cluster_sshd.logins() - logins == 1
 
 
