@@ -42,7 +42,7 @@ def test_installed_layout_finds_presets_and_script(wheel: Path, tmp_path: Path) 
     elsewhere.mkdir()
     env = dict(os.environ, PYTHONPATH=str(site))
     code = "import sys; from ntui.cli import run; sys.exit(run(sys.argv[1:]))"
-    listing = subprocess.run([sys.executable, "-c", code, "presets"], cwd=elsewhere, env=env,
+    listing = subprocess.run([sys.executable, "-c", code, "presets", "--paths"], cwd=elsewhere, env=env,
                              capture_output=True, text=True, timeout=60, check=True)
     assert str(site / "ntui" / "_data" / "presets" / "local-torchrun.yaml") in listing.stdout
     script = subprocess.run([sys.executable, "-c", code, "render", "local-torchrun"], cwd=elsewhere, env=env,
