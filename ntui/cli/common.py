@@ -86,11 +86,16 @@ def remote_cluster() -> str | None:
     return _TARGET.cluster
 
 
-def _agent_command() -> tuple[str, ...]:
+def _agent_command(configured: object = None) -> tuple[str, ...]:
+    """``$NTUI_REMOTE_AGENT``, else the cluster's ``agent:`` setting (where the settings have it), else ntui's."""
     from ntui.core.remote.files import AGENT_COMMAND
 
     words = shlex.split(os.environ.get(AGENT_ENV, ""))
-    return tuple(words) if words else AGENT_COMMAND
+    if words:
+        return tuple(words)
+    if isinstance(configured, tuple) and configured and all(isinstance(w, str) for w in configured):
+        return configured
+    return AGENT_COMMAND
 
 
 def cluster_files() -> ClusterFiles:
@@ -106,7 +111,9 @@ def cluster_files() -> ClusterFiles:
             print(f"ntui: {words}", file=sys.stderr, flush=True)
 
         settings, _ = load_settings()  # its problems are said where the subcommand reads the settings
-        files = connect(cluster_runner(settings, remote_cluster()), command=_agent_command(), on_link=said)
+        name = remote_cluster()
+        configured = getattr(settings.cluster(name), "agent", None) if name is not None else None
+        files = connect(cluster_runner(settings, name), command=_agent_command(configured), on_link=said)
         if files.note:
             said(files.note)
         _TARGET.files = files
