@@ -142,7 +142,8 @@ def test_submit_gives_the_rendered_script_on_sbatchs_standard_input(remote: Remo
 
 
 def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:
-    for args in (["logs", "1"], ["history"], ["attach", "1"], ["report", "1"]):
+    # (logs, progress and triage read the cluster's files through its agent: tests/unit/test_remote_cli.py)
+    for args in (["history"], ["attach", "1"], ["report", "1"], ["gpus", "1"]):
         out = ntui(remote, "--cluster", "dev", *args)
         assert out.returncode == 2, (args, out.stderr)
         assert "not over --cluster yet" in out.stderr and "Traceback" not in out.stderr, out.stderr
