@@ -13,6 +13,7 @@ from ntui.core.slurm.srunlines import (
     EXIT_CODE,
     LAUNCH_ERROR,
     NODE_FAILURE,
+    OOM_KILL,
     TASK_END,
     SlurmCancel,
     parse_cancel,
@@ -62,3 +63,15 @@ def test_triage_and_the_record_read_one_batch_log_alike(tmp_path: Path) -> None:
     assert record.state == "FAILED" and record.exit_code == "7:0" and record.node_list == "gpu017"
     found = scan_lines(log.read_text().splitlines())
     assert [(f.kind, f.node) for f in found] == [("srun_exit", "gpu017")]
+
+
+@pytest.mark.parametrize("line", [
+    "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4411.0. Some of your processes may have been killed",
+    "[2026-03-02T10:00:01.512] error: Detected 2 oom_kill events in StepId=4411.batch. Some of the step tasks have",
+])
+def test_the_oom_kill_line_of_every_version_is_one_form_to_both_readers(line: str, tmp_path: Path) -> None:
+    assert OOM_KILL.search(line)
+    log = tmp_path / "slurm-4411.out"
+    log.write_text("step 10 loss 2.3\n" + line + "\n")
+    assert infer_from_batch_log(log).state == "OUT_OF_MEMORY"
+    assert [f.kind for f in scan_lines([line])] == ["oom_kill"]

@@ -88,6 +88,7 @@ from ntui.core.slurm.srunlines import (
     CANCELLED,
     LAUNCH_ERROR,
     NODE_FAILURE,
+    OOM_KILL,
     TASK_END,
     task_ids,
 )
@@ -311,7 +312,6 @@ _ELASTIC_FAILED_RE = re.compile(
     r"(?:multiprocessing\.api:|multiprocessing\.api: \[ERROR\] |multiprocessing/api\.py:\d+\] |^)"
     r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: \d+\) of binary: (?P<binary>.*)$"
 )
-_OOM_KILL_RE = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
 # the rank's own last words before a signal killed it: faulthandler, libstdc++'s terminate (then SIGABRT), and
 # the failure signal handlers of glog (``*** SIGSEGV (@0x0) received by PID``) and absl (``*** SIGABRT received at``)
 _FATAL_RE = re.compile(r"^Fatal Python error: (?P<what>[A-Za-z /]+?)\s*$")
@@ -1166,7 +1166,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("elastic-signal-field", ("rank_signal", "signal"), _SIGNAL_FIELD_RE.search, _signal_field_hit),
     Detector("srun-launch", ("launch_error",), LAUNCH_ERROR.match, _kind("launch_error")),
     Detector("not-found", ("not_found",), _NOT_FOUND_RE.match, _kind("not_found")),
-    Detector("oom-kill", ("oom_kill",), _OOM_KILL_RE.search, _kind("oom_kill")),
+    Detector("oom-kill", ("oom_kill",), OOM_KILL.search, _kind("oom_kill")),
     Detector("cuda-oom", ("oom",), _OOM_RE.search, _kind("oom")),
     Detector("nccl-timeout", ("nccl_timeout",), _NCCL_TIMEOUT_RE.search, _kind("nccl_timeout")),
     Detector("nccl-warn", ("nccl", "peer_failure"), _NCCL_WARN_RE.search, _nccl_warn_hit),

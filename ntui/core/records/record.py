@@ -61,7 +61,7 @@ from ntui.core.slurm.durations import parse_duration, time_limit_from_script
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_jobs, sacct_since
 from ntui.core.slurm.scontrol import JobDetails, show_job
-from ntui.core.slurm.srunlines import CANCELLED, EXIT_CODE, NODE_FAILURE, TASK_END
+from ntui.core.slurm.srunlines import CANCELLED, EXIT_CODE, NODE_FAILURE, OOM_KILL, TASK_END
 
 __all__ = [
     "DEFAULT_RECENT_DAYS",
@@ -100,7 +100,8 @@ _DUE_TO: dict[str, str] = {
     "PREEMPTION": "PREEMPTED",
     "NODE FAILURE": "NODE_FAIL",
 }
-_OOM = re.compile(r"oom[-_ ]kill event|out of memory|oom-killer", re.IGNORECASE)
+#: the kernel's own words where slurmstepd's line is not there (a node's log copied into the batch log)
+_OOM = re.compile(r"out of memory|oom-killer", re.IGNORECASE)
 # an entry of torch elastic's ChildFailedError summary: "rank      : 3 (local_rank: 1)" then "exitcode  : -6 ..."
 _ELASTIC_SIGNAL = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+).*\n\s*exitcode\s*:\s*-(?P<sig>\d+)", re.MULTILINE)
 _PREEMPTED = re.compile(r"\bPREEMPTED\b")
@@ -136,7 +137,7 @@ def infer_from_batch_log(path: Path | str | None) -> FinalRecord:
     if node_fail:
         return FinalRecord("NODE_FAIL", None, f"batch log: node failure on {node_fail['node']}", None, None, None,
                            node_fail["node"], "", "inferred")
-    if _OOM.search(text):
+    if OOM_KILL.search(text) or _OOM.search(text):
         return FinalRecord("OUT_OF_MEMORY", None, "batch log: OOM kill", None, None, None, None, "", "inferred")
     if _PREEMPTED.search(text):
         return FinalRecord("PREEMPTED", None, "batch log: preempted", None, None, None, None, "", "inferred")

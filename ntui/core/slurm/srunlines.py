@@ -7,6 +7,8 @@
 * the job or step cancelled, slurmstepd's ``*** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO <reason>] ***``
   (22.05/24.11 behind ``slurmstepd-nid001: error: ``; 26.05 behind ``[T.mmm] error: `` and with ``DUE to SIGNAL
   Terminated``): :data:`CANCELLED` (``scope``, ``id``, ``node``, ``at``, ``reason``), :func:`parse_cancel`;
+* the step's tasks killed for memory, slurmstepd's ``Detected 1 oom-kill event(s) in StepId=9.0`` (``oom_kill
+  event`` in later releases): :data:`OOM_KILL`;
 * srun's (sbatch's, salloc's) own failure to start or run the step, not a task's: its fatal errors, its
   configuration and allocation errors: :data:`LAUNCH_ERROR`.
 
@@ -24,6 +26,7 @@ __all__ = [
     "EXIT_CODE",
     "LAUNCH_ERROR",
     "NODE_FAILURE",
+    "OOM_KILL",
     "TASK_END",
     "SlurmCancel",
     "parse_cancel",
@@ -43,6 +46,8 @@ CANCELLED = re.compile(
     r"(?: (?i:DUE TO) (?P<reason>.+?))?(?: \*\*\*|$)",
     re.MULTILINE,
 )
+#: slurmstepd's report that the kernel's OOM killer ended some of the step's processes
+OOM_KILL = re.compile(r"Detected \d+ oom[-_ ]kill events?", re.IGNORECASE)
 #: srun's, sbatch's or salloc's own error (a task's end and a node's failure are the forms above)
 LAUNCH_ERROR = re.compile(r"(?:srun|sbatch|salloc): (?:fatal: |error: (?!.*\btasks? [\d,-]+: |Node failure))"
                           r"(?=.*(?:Unable to|unable to|Invalid|invalid|No such file|not found|denied|configuration|"
