@@ -22,6 +22,7 @@ from ntui.core.jobs.details import DetailsView, flight_recorder_words
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.records.outcome import UNKNOWN
 from ntui.core.slurm.common import StateCategory, exit_signal, state_category
+from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.scontrol import JobDetails
 from ntui.core.slurm.sinfo import NodeState
 from ntui.core.textsafe import inert
@@ -65,15 +66,6 @@ def node_states_text(states: Iterable[NodeState]) -> Text:
 
 
 
-def run_time_text(seconds: int) -> str:
-    """Seconds as scontrol prints RunTime: ``HH:MM:SS``, ``D-HH:MM:SS``."""
-    days, rem = divmod(max(0, seconds), 86400)
-    hours, rem = divmod(rem, 3600)
-    minutes, secs = divmod(rem, 60)
-    clock = f"{hours:02d}:{minutes:02d}:{secs:02d}"
-    return f"{days}-{clock}" if days else clock
-
-
 def why_text(why: Why) -> Text:
     """A pending job's why: its headline (red when it will never start as it is), then its lines, dimmed."""
     head = why.headline[:1].upper() + why.headline[1:]
@@ -94,6 +86,12 @@ def _nodes(d: JobDetails) -> str:
         idx = d.gres_by_node.get(node)
         lines.append(f"{node}  GPU {format_index_ranges(idx)}" if idx else node)
     return "\n".join(lines)
+
+
+def _spelled(seconds: int | None, raw: str) -> str:
+    """A duration in squeue's spelling (:func:`~ntui.core.slurm.durations.format_elapsed`), or Slurm's word for none
+    (``UNLIMITED``) as it said it."""
+    return format_elapsed(seconds) if seconds is not None else raw
 
 
 def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[str, str | Text]]:
@@ -132,7 +130,8 @@ def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[
         rows.append(("Nodes", _nodes(d)))
         if view.node_states:
             rows.append(("Node state", node_states_text(view.node_states)))
-        rows.append(("Time", f"{elapsed or d.run_time} of {d.time_limit}"))
+        rows.append(("Time", f"{elapsed or _spelled(d.run_time_s, d.run_time)} of "
+                             f"{_spelled(d.time_limit_s, d.time_limit)}"))
         times = [f"submitted {d.submit_time}" if d.submit_time else "",
                  f"started {d.start_time}" if d.start_time and state_category(d.state) is not StateCategory.PENDING
                  else f"expected {d.start_time}" if d.start_time else "",
@@ -150,7 +149,8 @@ def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[
     elif q is not None:
         rows.append(("Partition", " · ".join(x for x in (q.partition, q.qos and f"QOS {q.qos}") if x)))
         rows.append(("Nodes", q.nodelist or "not allocated"))
-        rows.append(("Time", f"{elapsed or q.elapsed} of {q.time_limit}"))
+        rows.append(("Time", f"{elapsed or _spelled(q.elapsed_s, q.elapsed)} of "
+                             f"{_spelled(q.time_limit_s, q.time_limit)}"))
         if q.workdir:
             rows.append(("Work dir", q.workdir))
     if e is not None:
@@ -224,11 +224,11 @@ class JobDetailsPanel(JobTab, VerticalScroll):
 
     def tick(self, tick: Tick) -> None:
         """The second's why (a pending job: above its details) and elapsed time (a running job: the Time row follows
-        the queue row's, in scontrol's spelling, ``00:00:12``, ``1-02:03:04``, like the limit beside it)."""
+        the queue row's, in squeue's spelling, ``0:12``, ``1-02:03:04``, like the limit beside it)."""
         self._show_why(tick.why)
         if tick.job_id is None:
             return
-        elapsed = run_time_text(tick.elapsed_s) if tick.elapsed_s is not None else None
+        elapsed = format_elapsed(tick.elapsed_s) if tick.elapsed_s is not None else None
         if elapsed == self.elapsed:
             return
         self.elapsed = elapsed

@@ -217,10 +217,18 @@ class JobTab:
 
     def select_job(self, selected: SelectedJob) -> None:
         self._selected = selected
-        if self.FEED_HIDDEN or displayed(self._widget):
+        if self._widget.is_mounted and (self.FEED_HIDDEN or displayed(self._widget)):
             self._apply()
-        else:
+        else:  # hidden, or not mounted yet (a tab the container mounts lazily): caught up later
             self._stale = True
+
+    def on_mount(self) -> None:
+        """Mounted (lazily, after the view's first frame): catch up with a selection made before."""
+        self._widget.call_after_refresh(self._catch_up)
+
+    def _catch_up(self) -> None:
+        if self._stale and (self.FEED_HIDDEN or displayed(self._widget)):
+            self._apply()
 
     def tab_shown(self) -> None:
         """Its tab became the shown one: catch up with the selection made while it was hidden."""
