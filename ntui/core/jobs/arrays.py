@@ -22,7 +22,7 @@ from ntui.core.jobfiles.manifest import parse_indices
 from ntui.core.jobs.queue import ENDED, FinishedJob, Row, queue_row
 from ntui.core.records.sweeps import counts_text
 from ntui.core.slurm.common import StateCategory, state_category
-from ntui.core.slurm.durations import parse_duration
+from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.squeue import QueueJob
 
 __all__ = ["CLOSED", "OPEN", "Folded", "fold", "task_count"]
@@ -158,8 +158,8 @@ def fold(
         cells[0] = f"{OPEN if is_open else CLOSED} {key}"
         cells[state_i] = _aggregate(states)
         if running:
-            longest = max(running, key=lambda j: parse_duration(j.elapsed) or 0)
-            cells[state_i + 1] = longest.elapsed
+            longest = max(running, key=lambda j: j.elapsed_s or 0)
+            cells[state_i + 1] = longest.elapsed if longest.elapsed_s is None else format_elapsed(longest.elapsed_s)
             cells[state_i + 3] = str(sum(j.num_nodes or 0 for j in running) or "")
         cells[where_i] = counts_text(s for s, n in states for _ in range(n))
         out_rows[key] = tuple(cells)
