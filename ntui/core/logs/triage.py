@@ -25,7 +25,8 @@ Recognised:
   (SIGABRT, SIGSEGV, SIGKILL, ...) is a ``rank_signal`` (tier 0, the signal's name in ``LogFailure.signal``);
   a stop signal (SIGTERM, SIGINT, ...) a ``signal`` (tier 3: the launcher or Slurm stopping the rank);
 * ``slurmstepd: error: *** JOB|STEP <id> ON <node> CANCELLED AT <time> [DUE TO TIME LIMIT] ***``,
-  ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line;
+  ``srun: error: Node failure on <node>`` and the ``oom_kill`` event line (srun's and slurmstepd's forms are
+  :mod:`ntui.core.slurm.srunlines`'s, which the record's batch-log inference reads too);
 * torchrun's ``ChildFailedError`` summary (``rank: 2 (local_rank: 0)`` / ``host:`` / ``exitcode:``), and the
   worker's own error where its entry's ``traceback :`` holds it (``@record``);
 * torch elastic's agent line ``failed (exitcode: N) local_rank: M ...`` in each logging style torch has used

@@ -22,6 +22,7 @@ job has a job id but no final state yet, whether or not an ntui was running when
    a task killed by a fault signal (``srun: error: ...: task N: Aborted``: FAILED, exit code ``0:6``),
    ``srun: error: ...: task N: Exited with exit code K``, a task stopped by a signal (``Terminated``); a batch
    log with none of these is taken as COMPLETED, a missing one gives UNKNOWN. The record says ``inferred``.
+   The lines are read as triage reads them (:mod:`ntui.core.slurm.srunlines`).
    With accounting, a job younger than ``grace_s`` is left for sacct (slurmdbd may lag behind slurmctld).
    When ``squeue`` fails (controller down) nothing is inferred: a job may still be running.
 
