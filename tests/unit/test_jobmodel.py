@@ -742,3 +742,15 @@ def test_one_in_flight_idiom_a_look_up_running_is_not_started_twice() -> None:
     assert ("41", "RUNNING") not in details and not details.start(("42", "PENDING"))
     details.done(("42", "PENDING"))
     assert not details.busy
+
+
+def test_running_jobs_tick_in_seconds_and_their_cells_spell_them_as_squeue() -> None:
+    m, clock = model()
+    refresh(m, job_line("7") + job_line("8", "PENDING") + line(JobID="9", ArrayJobID="9", ArrayTaskID="N/A",
+                                                               Name="long", StateCompact="R", State="RUNNING",
+                                                               Reason="None", TimeUsed="1-00:59:55",
+                                                               TimeLimit="2-00:00:00", NumNodes="1",
+                                                               Partition="debug", UserName="root"))
+    clock.advance(55)
+    assert m.ticked_seconds() == {"7": 65, "9": 86400 + 3595 + 55}  # the pending job does not tick
+    assert m.ticked_elapsed() == {"7": "1:05", "9": "1-01:00:50"}

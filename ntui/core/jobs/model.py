@@ -481,23 +481,27 @@ class JobModel:
     #: Running rows whose elapsed ticks between polls (more are left as squeue said: a cell update each).
     TICK_LIMIT = 300
 
-    def ticked_elapsed(self) -> dict[str, str]:
-        """The elapsed time of running jobs now: squeue's value (as of the last poll) plus the time since, so
-        the column ticks between polls. Keys -> cell text; at most :attr:`TICK_LIMIT` jobs."""
+    def ticked_seconds(self) -> dict[str, int]:
+        """The elapsed time of running jobs now, in seconds: squeue's value (as of the last poll) plus the time
+        since, so the column ticks between polls. At most :attr:`TICK_LIMIT` jobs."""
         if self.last_update is None:
             return {}
         since = max(0, int((self.clock() - self.last_update).total_seconds()))
-        out: dict[str, str] = {}
+        out: dict[str, int] = {}
         for key, job in self.live.items():
             if job.category is not StateCategory.RUNNING:
                 continue
             base = job.elapsed_s if job.elapsed else 0
             if base is None:
                 continue
-            out[key] = format_elapsed(base + since)
+            out[key] = base + since
             if len(out) >= self.TICK_LIMIT:
                 break
         return out
+
+    def ticked_elapsed(self) -> dict[str, str]:
+        """:meth:`ticked_seconds` as the queue cells spell them (:func:`~ntui.core.slurm.durations.format_elapsed`)."""
+        return {key: format_elapsed(seconds) for key, seconds in self.ticked_seconds().items()}
 
     def empty_text(self) -> str:
         """What the queue table says when it has no rows: "no jobs" only once squeue answered."""
