@@ -164,7 +164,7 @@ COMMANDS: tuple[Command, ...] = (
 #: The subcommands that work on a cluster reached over ssh (``ntui --cluster NAME``): those that only ask Slurm.
 #: The others read or write files on the cluster (logs, records, GPU samples) or need a terminal there.
 REMOTE_COMMANDS = frozenset({"jobs", "show", "why", "wait", "cancel", "hold", "release", "requeue", "check",
-                             "submit", "presets", "render"})
+                             "submit", "presets", "render", "logs", "progress", "triage"})
 
 
 def command_of(argv: Sequence[str]) -> str | None:

@@ -16,12 +16,19 @@ import sys
 import time
 from pathlib import Path
 
-from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, add_cluster_option, history_entry, open_history
+from ntui.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    add_cluster_option,
+    history_entry,
+    job_log_file,
+    local_copies,
+    open_history,
+)
 from ntui.cli.slurm import cli_runner, cli_settings, slurm_failed
 from ntui.core.gpu.quiet import read_evidence
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobfiles.samplefiles import find_sample_files
-from ntui.core.jobs.submission import paths_for
 from ntui.core.progress.chart import chart_lines, summary_lines
 from ntui.core.progress.lines import Pattern, pattern_problem
 from ntui.core.progress.preset import pattern_of_script
@@ -110,7 +117,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
             print(f"ntui: --pattern: {problem}", file=sys.stderr)
             return EXIT_PROBLEMS
         pattern = Pattern(re.compile(args.pattern))
-    target = Path(args.target)
+    target = local_copies([args.target])[0]
     state: str | None = None
     time_left: float | None = None
     if target.is_file():
@@ -122,13 +129,11 @@ def cmd_progress(args: argparse.Namespace) -> int:
                 print(f"ntui: --time-left: {exc}", file=sys.stderr)
                 return EXIT_PROBLEMS
     else:
-        history = open_history(args)
-        entry = history_entry(history, args, args.target)
-        paths = paths_for(args.target, history, entry.cluster) if entry is not None else None
-        if paths is None:
+        entry, found = job_log_file(args, args.target, args.rank)
+        if found is None:
             print(f"ntui: {args.target}: neither a file nor a job submitted by ntui", file=sys.stderr)
             return EXIT_PROBLEMS
-        path = Path(paths.rank(args.target, args.rank))
+        path = found
         if pattern is None and entry is not None:
             pattern = pattern_of_script(entry.script)  # the preset's progress: pattern, as its script carries it
         if not path.is_file():

@@ -23,7 +23,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
-from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, local_copies
 from ntui.core.logs.joblogs import files_verdict
 from ntui.core.textsafe import inert
 
@@ -100,7 +100,7 @@ def _wrapped(line: str) -> str:
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    paths = [Path(f) for f in args.files]
+    paths = local_copies(args.files)
     if sum(str(p) == "-" for p in paths) > 1:
         print("ntui: - (standard input) can be given once", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -116,7 +116,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     if args.json:
         out = dict(verdict.as_dict(), failed=verdict.failed,
-                   files=[{"path": str(p), "read_as": how} for p, how in zip(paths, read_as, strict=True)])
+                   files=[{"path": p, "read_as": how} for p, how in zip(args.files, read_as, strict=True)])
         print(json.dumps(out, indent=2))
     else:
         line = verdict.line if verdict.kind != "none" else (

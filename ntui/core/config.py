@@ -31,6 +31,8 @@ clusters:                 # clusters reached over ssh (`ntui --cluster NAME ...`
     bin-dir: null         # where the Slurm clients are on the cluster, when not on its PATH
     persist: 600          # seconds the shared connection stays open after its last call (ControlPersist)
     ssh-config: null      # another ssh config file than ~/.ssh/config (ssh -F)
+    renew: null           # the command that renews your key there, said when a login is refused (sshproxy -u NAME)
+    agent: null           # how `ntui agent --stdio` starts there when ntui is not on a login's PATH
 ```
 
 Environment overrides (applied here, so the CLI and the app read the same values):
@@ -46,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -136,6 +139,8 @@ class ClusterSettings:
     bin_dir: str | None = None  # the Slurm clients' directory on the cluster
     persist: int = CONTROL_PERSIST_S  # ssh's ControlPersist, seconds
     ssh_config: str | None = None  # ssh -F FILE (default: ssh's own)
+    renew: str | None = None  # the command that renews the user's key there (e.g. sshproxy), said when refused
+    agent: tuple[str, ...] | None = None  # how `ntui agent --stdio` starts there (words), when not on its PATH
 
 
 #: A cluster's name: what ``--cluster`` takes.
@@ -266,6 +271,17 @@ def _load_file(path: Path) -> tuple[Settings, list[Problem]]:
     return Settings(**built, clusters=clusters), problems
 
 
+def _command_words(value: object) -> tuple[str, ...] | None:
+    """A command given as one line of shell words (split as a shell would, never run by one); None: not that."""
+    if not isinstance(value, str) or "\n" in value:
+        return None
+    try:
+        words = tuple(shlex.split(value))
+    except ValueError:
+        return None
+    return words or None
+
+
 def _clusters(raw: Any, path: str, problems: list[Problem], lines: Lines) -> tuple[ClusterSettings, ...]:
     """The ``clusters:`` section: ``NAME: {ssh: HOST, ...}`` each; a cluster with a problem is left out (the
     others stay usable), every problem named by file, line and field."""
@@ -305,13 +321,25 @@ def _clusters(raw: Any, path: str, problems: list[Problem], lines: Lines) -> tup
                     bad(str(key), f"expected a path, got {value!r}")
                 elif value is not None:
                     values[attr] = os.path.expanduser(value) if attr == "ssh_config" else value
+            elif attr == "renew":
+                if not isinstance(value, str) or not value.strip() or "\n" in value:
+                    bad(str(key), f"expected a command on one line (e.g. sshproxy -u NAME), got {value!r}")
+                else:
+                    values["renew"] = value.strip()
+            elif attr == "agent":
+                words = _command_words(value)
+                if words is None:
+                    bad(str(key), f"expected a command on one line (e.g. ~/venvs/ntui/bin/ntui agent --stdio), "
+                                  f"got {value!r}")
+                else:
+                    values["agent"] = words
             elif attr == "persist":
                 if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                     bad(str(key), f"expected a whole number of seconds > 0, got {value!r}")
                 else:
                     values["persist"] = value
             else:
-                bad(str(key), "unknown setting (ssh, bin-dir, persist, ssh-config)")
+                bad(str(key), "unknown setting (ssh, bin-dir, persist, ssh-config, renew, agent)")
         if "ssh" not in values and not any(p.field == f"{field_name}.ssh" for p in problems[before:]):
             bad(None, "no ssh: HOST (a host of your ~/.ssh/config)")
         if len(problems) == before:
@@ -363,7 +391,7 @@ def cluster_runner(settings: Settings, name: str | None, *, environ: Mapping[str
         where = f"the settings name {known}" if known else f"the settings ({config_path()}) name no cluster"
         raise UnknownCluster(f"no cluster {name!r}: {where}")
     target = SshTarget(host=found.ssh, control_dir=control_dir(environ), persist_s=found.persist,
-                       config_file=found.ssh_config, bin_dir=found.bin_dir)
+                       config_file=found.ssh_config, bin_dir=found.bin_dir, renew=found.renew)
     inner = SshRunner(target, name=found.name)
     return TimeoutRunner(inner, query=settings.slurm.timeout, submit=settings.slurm.submit_timeout)
 

@@ -135,3 +135,31 @@ def test_files_named_for_triage_are_copied_and_standard_input_stays(job_logs: Pa
     copies = common.local_copies([str(batch), "-", str(job_logs / "not-there.out")])
     assert copies[0].read_bytes() == batch.read_bytes() and copies[0].parent.name.startswith("ntui-remote-")
     assert copies[1] == Path("-") and not copies[2].exists()
+
+
+def test_progress_and_triage_of_a_clusters_files_read_them_there(job_logs: Path, laptop: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``ntui --cluster dev progress FILE`` / ``triage FILE``: the file is the cluster's (a copy read here), and
+    the triage's JSON names the cluster's path, never the copy."""
+    from ntui.cli import progress, triage
+
+    copied: list[Path] = []
+
+    def copies(paths: list[str]) -> list[Path]:
+        made = common.local_copies(paths)
+        copied.extend(made)
+        return made
+
+    monkeypatch.setattr(progress, "local_copies", copies)
+    rank0 = job_logs / f"train-{JOB}-rank-0.out"
+    said = progress.cmd_progress(argparse.Namespace(
+        target=str(rank0), rank=0, pattern=r"^step (?P<step>\d+)$", time_left=None, json=True, chart=None,
+        width=80, height=16, cluster=None))
+    out = capsys.readouterr()
+    assert said == 0 and '"step": 2' in out.out, out
+    assert len(copied) == 1 and copied[0] != rank0 and copied[0].parent.name.startswith("ntui-remote-")
+    rank1 = str(job_logs / f"train-{JOB}-rank-1.out")
+    assert triage.cmd_triage(argparse.Namespace(files=[rank1], launcher=None, json=True)) == 1
+    verdict = capsys.readouterr().out
+    assert f'"path": "{rank1}"' in verdict and "ntui-remote-" not in verdict, verdict

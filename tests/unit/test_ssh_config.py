@@ -53,7 +53,7 @@ def test_each_problem_names_file_line_and_field_and_the_good_clusters_stay(tmp_p
         "CFG:5: clusters.badhost.ssh: expected a host of your ssh config (an alias or user@host), got "
         "'-oProxyCommand=touch /tmp/x'",
         "CFG:6: clusters.nossh: no ssh: HOST (a host of your ~/.ssh/config)",
-        "CFG:10: clusters.typo.persit: unknown setting (ssh, bin-dir, persist, ssh-config)",
+        "CFG:10: clusters.typo.persit: unknown setting (ssh, bin-dir, persist, ssh-config, renew, agent)",
         "CFG:13: clusters.slow.persist: expected a whole number of seconds > 0, got -1",
         "CFG:14: clusters.bad name: a cluster's name is letters, digits, '.', '_' and '-' (it is what --cluster "
         "takes)",
@@ -93,3 +93,25 @@ def test_an_unknown_cluster_names_those_there_are(tmp_path: Path) -> None:
         cluster_runner(settings, "c")
     with pytest.raises(UnknownCluster, match="name no cluster"):
         cluster_runner(Settings(), "c")
+
+
+def test_renew_and_agent_reach_the_runner_and_the_agent_start(tmp_path: Path) -> None:
+    """A cluster's renew hint is said by its runner with a refused login; its agent: command is split into words
+    (never given to a shell), and a bad one is named by line and field."""
+    from ntui.cli.common import _agent_command
+
+    settings, problems = _load(tmp_path, (
+        "clusters:\n"                                                        # 1
+        "  nersc:\n    ssh: perlmutter\n    renew: sshproxy -u me\n"          # 2-4
+        "    agent: '~/venvs/ntui/bin/ntui agent --stdio'\n"                 # 5
+        "  odd:\n    ssh: h\n    agent: 'ntui \"agent'\n"                    # 6-8
+    ))
+    assert problems == ["CFG:8: clusters.odd.agent: expected a command on one line (e.g. ~/venvs/ntui/bin/ntui "
+                        "agent --stdio), got 'ntui \"agent'"]
+    nersc = settings.cluster("nersc")
+    assert nersc is not None and nersc.renew == "sshproxy -u me"
+    assert nersc.agent == ("~/venvs/ntui/bin/ntui", "agent", "--stdio")
+    assert _agent_command(nersc.agent) == nersc.agent
+    runner = cluster_runner(settings, "nersc")
+    assert isinstance(runner, TimeoutRunner) and isinstance(runner.inner, SshRunner)
+    assert runner.inner.target.renew == "sshproxy -u me"
