@@ -129,7 +129,7 @@ class Command:
 
 #: Every subcommand, in the order ``ntui --help`` lists them.
 COMMANDS: tuple[Command, ...] = (
-    Command("presets", "list presets: name, launcher, description, source file", _compose),
+    Command("presets", "list presets: name, launcher, origin, description (--paths: and the file)", _compose),
     Command("render", "print (or write) the sbatch script of a preset", _compose),
     Command("check", "check a preset statically, or any sbatch script; exits non-zero listing every problem",
             _check),
