@@ -99,6 +99,29 @@ async def _settle(pilot: Any, rounds: int = 8) -> None:
         await pilot.pause(0.03)
 
 
+async def _shown(app: App[Any], pilot: Any, tab_class: type[JobTab]) -> tuple[JobTabs, Any]:
+    """The registry's tab of that class, shown."""
+    tabs = app.query_one(JobTabs)
+    tab = tabs.tab(tab_class)
+    assert isinstance(tab, Widget)
+    tabs.show_tab(tab_class.TAB.pane_id)
+    await _settle(pilot)
+    return tabs, tab
+
+
+async def _select(pilot: Any, tabs: JobTabs, tab: JobTab, selected: SelectedJob, rounds: int = 8) -> None:
+    """Select a job, then tell the tab it is shown (the Stacks tab takes stacks then)."""
+    tabs.select_job(selected)
+    await _settle(pilot, rounds)
+    tab.tab_shown()
+    await _settle(pilot, rounds)
+
+
+def _said(app: App[Any], tab_class: type[JobTab], text: str) -> list[Any]:
+    """The notices of that tab with ``text`` (a hidden tab may fail too: the Logs tab reads while hidden)."""
+    return [n for n in notified(app) if text in n.message and n.message.startswith(f"{tab_class.TAB.title}:")]
+
+
 def _text(widget: Widget) -> str:
     return "\n".join(str(s.render()) for s in widget.query(Static))
 
@@ -136,23 +159,15 @@ async def test_a_raising_worker_of_any_tab_is_said_by_the_base_once(tab_class: t
     monkeypatch.setattr(WorkerManager, "_new_worker", raising)
     app = Host(FakeRunner({"squeue": result(stdout="")}, default=capture("scontrol_show_job_unknown")))
     async with app.run_test(size=(120, 36)) as pilot:
-        tabs = app.query_one(JobTabs)
-        tab = tabs.tab(tab_class)
-        assert isinstance(tab, Widget)
-        tabs.show_tab(tab_class.TAB.pane_id)
-        await _settle(pilot)
+        tabs, tab = await _shown(app, pilot, tab_class)
         for job in ("51", "52"):  # two jobs: the failure is said once however often it recurs
-            tabs.select_job(_running(_entry(tmp_path / job, job), job))
-            await _settle(pilot)
-            tab.tab_shown()
-            await _settle(pilot)
+            await _select(pilot, tabs, tab, _running(_entry(tmp_path / job, job), job))
         groups = [g for node, g in started if node is tab]
         if tab_class.TAB.groups:  # a tab with workers started one here: the check is not vacuous
             assert groups, tab_class.TAB.title
         if groups:
             assert tab.failure is not None and WORKER_RAISED in tab.failure, (tab_class.TAB.title, tab.failure)
-            said = [n for n in notified(app) if WORKER_RAISED in n.message  # a hidden tab may fail too (Logs)
-                    and n.message.startswith(f"{tab_class.TAB.title}:")]
+            said = _said(app, tab_class, WORKER_RAISED)
             assert len(said) == 1 and said[0].severity == "error", said
             assert set(groups) <= set(tab_class.TAB.groups), groups
         assert app.is_running
@@ -165,19 +180,11 @@ async def test_no_tab_swallows_a_failure_inside_its_worker(tab_class: type[JobTa
     runner = RaisingRunner(default=capture("scontrol_show_job_unknown"))
     app = Host(runner)
     async with app.run_test(size=(120, 36)) as pilot:
-        tabs = app.query_one(JobTabs)
-        tab = tabs.tab(tab_class)
-        assert isinstance(tab, Widget)
-        tabs.show_tab(tab_class.TAB.pane_id)
-        await _settle(pilot)
-        tabs.select_job(_running(_entry(tmp_path, "61"), "61"))
-        await _settle(pilot)
-        tab.tab_shown()
-        await _settle(pilot, 15)
+        tabs, tab = await _shown(app, pilot, tab_class)
+        await _select(pilot, tabs, tab, _running(_entry(tmp_path, "61"), "61"), rounds=12)
         if runner.calls:
             assert tab.failure is not None and SLURM_DOWN in tab.failure, (tab_class.TAB.title, tab.failure)
-            assert [n.severity for n in notified(app) if SLURM_DOWN in n.message
-                    and n.message.startswith(f"{tab_class.TAB.title}:")] == ["error"]
+            assert [n.severity for n in _said(app, tab_class, SLURM_DOWN)] == ["error"]
             assert SLURM_DOWN in _text(tab) or tab_class.TAB.title == "GPUs" and "No GPU usage" in _text(tab)
 
 
@@ -188,15 +195,8 @@ async def test_no_tab_shows_what_it_computed_for_a_job_no_longer_selected(tab_cl
     runner = GatedRunner()
     app = Host(runner)
     async with app.run_test(size=(120, 36)) as pilot:
-        tabs = app.query_one(JobTabs)
-        tab = tabs.tab(tab_class)
-        assert isinstance(tab, Widget)
-        tabs.show_tab(tab_class.TAB.pane_id)
-        await _settle(pilot)
-        tabs.select_job(_running(_entry(tmp_path / "old", STALE_JOB), STALE_JOB))
-        await _settle(pilot, 3)
-        tab.tab_shown()
-        await _settle(pilot, 3)
+        tabs, tab = await _shown(app, pilot, tab_class)
+        await _select(pilot, tabs, tab, _running(_entry(tmp_path / "old", STALE_JOB), STALE_JOB), rounds=3)
         tabs.select_job(_running(_entry(tmp_path / "new", NEW_JOB), NEW_JOB))
         await _settle(pilot)
         tab.tab_shown()
@@ -252,7 +252,7 @@ class GatedHost(App[None]):
         yield GatedTab()
 
 
-def _select(tab: GatedTab, job_id: str) -> None:
+def _pick(tab: GatedTab, job_id: str) -> None:
     tab.select_job(SelectedJob(job_id, "queue", row_key=job_id))
 
 
@@ -261,10 +261,10 @@ async def test_the_base_drops_a_late_answer_and_keeps_it_for_when_the_job_comes_
     async with app.run_test(size=(80, 10)) as pilot:
         tab = app.query_one(GatedTab)
         assert displayed(tab)
-        _select(tab, "a")
+        _pick(tab, "a")
         await _settle(pilot, 2)
         assert tab.computing == "a"
-        _select(tab, "b")
+        _pick(tab, "b")
         tab.gates["b"].set()
         await _settle(pilot)
         tab.gates["a"].set()  # a's answer comes after b's
@@ -272,7 +272,7 @@ async def test_the_base_drops_a_late_answer_and_keeps_it_for_when_the_job_comes_
         assert tab.shown == [("b", "b")] and str(tab.render()) == "answer for b"
         kept = tab.result("a")
         assert kept is not None and kept.value == "answer for a"  # kept, not shown
-        _select(tab, "a")  # back to a: its kept answer, no new worker
+        _pick(tab, "a")  # back to a: its kept answer, no new worker
         assert tab.computing is None
 
 
@@ -280,12 +280,12 @@ async def test_the_base_says_a_raising_worker_once_and_drops_a_stale_failure() -
     app = GatedHost()
     async with app.run_test(size=(80, 10)) as pilot:
         tab = app.query_one(GatedTab)
-        _select(tab, "boom-1")
+        _pick(tab, "boom-1")
         tab.gates["boom-1"].set()
         await _settle(pilot)
         assert tab.failure is not None and "no answer for boom-1" in tab.failure and tab.failures
-        _select(tab, "boom-2")  # a failure of a job no longer selected is not said
-        _select(tab, "c")
+        _pick(tab, "boom-2")  # a failure of a job no longer selected is not said
+        _pick(tab, "c")
         tab.gates["c"].set()
         await _settle(pilot)
         tab.gates["boom-2"].set()
