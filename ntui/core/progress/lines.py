@@ -50,10 +50,12 @@ Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern",
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
 
 
-@dataclass(frozen=True)
+@dataclass
 class Point:
     """One progress report: the step (None when the line gives none: the Trainer's dict), the total when known,
-    the epoch, the metrics, and the rate the program printed (steps per second; None when it printed none)."""
+    the epoch, the metrics, and the rate the program printed (steps per second; None when it printed none).
+    Never changed once made (:meth:`but` makes a changed copy); not frozen, as a frozen dataclass's fields are set
+    one by one through ``object.__setattr__``, four times the cost of a point made for most lines read."""
 
     format: Format
     step: int | None = None
@@ -198,10 +200,10 @@ def _counts_first(text: str, pct: int) -> Point | None:
         return None
     step, total = int(m["n"]), int(m["total"])
     head = text[:m.start()]
-    desc, epoch, _, phase = _describe(head, True)
+    desc, epoch, _, phase, epoch_of = _describe(head, True)
     metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(m["postfix"] or "")])
-    if phase == "train" and "poch" in head and (of := _EPOCH_OF_RE.search(head[-40:])) is not None:
-        named, epochs = int(of["epoch"] or of["epoch2"]), int(of["epochs"] or of["epochs2"])
+    if phase == "train" and epoch_of is not None:
+        named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
     return Point("tqdm", step, total, epoch, metrics, None, phase, per_epoch=epoch is not None,
@@ -226,7 +228,7 @@ def _tqdm(text: str) -> Point | None:
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
     head = text[:m.start()]
     bar_at = head.rfind("%|")
-    desc, epoch, desc_metrics, phase = _describe(head[:bar_at] if bar_at >= 0 else head, bar_at >= 0)
+    desc, epoch, desc_metrics, phase, epoch_of = _describe(head[:bar_at] if bar_at >= 0 else head, bar_at >= 0)
     metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(m["postfix"] or "")])
     if desc_metrics:  # a description that says its numbers ("1|40|Loss: 0.812"): the postfix's first
         metrics = {**desc_metrics, **metrics}
@@ -237,10 +239,9 @@ def _tqdm(text: str) -> Point | None:
     # inside the run's bar), never the run's
     if phase == "train" and UP in text and text[m.end():m.end() + 4].lstrip().startswith(UP):
         phase = "evaluation"
-    before = head[:bar_at] if bar_at >= 0 else head
-    if phase == "train" and "poch" in before and (of := _EPOCH_OF_RE.search(before[-40:])) is not None:
+    if phase == "train" and epoch_of is not None:
         # an epoch's bar that says the run's epochs: the run counts epochs (its rate per batch is not the run's)
-        named, epochs = int(of["epoch"] or of["epoch2"]), int(of["epochs"] or of["epochs2"])
+        named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
     return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None,
@@ -248,15 +249,21 @@ def _tqdm(text: str) -> Point | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, float], str]:
+def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, float], str, tuple[int, int] | None]:
     """A bar's description from what precedes its numbers (``head``: up to its ``NN%|`` where it draws ``glyphs``,
     else up to its ``NN%``, after an earlier redraw on the line): the description, the epoch it names, the metrics
-    it says and the phase it names (:func:`_bar_phase`). Cached: a bar's descriptions repeat."""
+    it says, the phase it names (:func:`_bar_phase`), and the epoch and the run's epochs where it names both
+    (:data:`_EPOCH_OF_RE`). Cached: a bar's descriptions repeat."""
+    of = _EPOCH_OF_RE.search(head[-40:]) if "poch" in head and "/" in head else None
+    epoch_of = (int(of["epoch"] or of["epoch2"]), int(of["epochs"] or of["epochs2"])) if of is not None else None
     desc = head if glyphs else _PCT_END_RE.sub("", head)
     desc = _PCT_TAIL_RE.sub("", desc[max(desc.rfind("]"), desc.rfind(UP)) + 1:]).strip().rstrip(":").strip()
     epoch_m = _EPOCH_DESC_RE.search(desc)
     metrics = _metrics([(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(desc)]) if ":" in desc else {}
-    return desc, float(epoch_m["epoch"]) if epoch_m else None, metrics, _bar_phase(desc)
+    phase = _bar_phase(desc)
+    if of is not None and phase == "train":  # "Validation Epoch [1/25]": its words before the epoch's brackets
+        phase = _bar_phase(head[-40:][:of.start()].strip())
+    return desc, float(epoch_m["epoch"]) if epoch_m else None, metrics, phase, epoch_of
 
 
 def _bar_unit(m: re.Match[str]) -> str:
@@ -506,7 +513,7 @@ BAR_FORMS: tuple[LineForm, ...] = (
 _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step", "epoch", "Epoch", "num_updates",
                        "update", "global_step", "batch", "Batch", "eta", "i"})
 _FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
-                            r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d|^\d+ \d+ \d{4}-")
+                            r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _])?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
@@ -528,7 +535,8 @@ def _bar_form(text: str) -> Point | None:
 
 def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
     """A training loop's own progress line (:data:`FORMS`)."""
-    if forms is FORMS and _FORM_HINT_RE.search(text) is None:
+    if forms is FORMS and _FORM_HINT_RE.search(text) is None \
+            and not (text[:1].isdigit() and _COUNTERS_FIRST_RE.match(text)):
         return None
     for form in forms:
         m = form.regex.search(text)
@@ -716,8 +724,10 @@ def declared_per_epoch(text: str) -> int | None:
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
-                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d"
-                      r"|^\d+ \d+ \d{4}-\d\d-\d\d ")
+                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
+#: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
+#: searched at every position of every line, this one is anchored
+_COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
 
 
 #: the stamps loggers print at a line's start that the ISO reader leaves: without a year, mmengine's and
@@ -764,7 +774,7 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
         point = pattern.parse(text)
         if point is not None:
             return point
-    if _HINT_RE.search(text) is None:
+    if _HINT_RE.search(text) is None and not (text[:1].isdigit() and _COUNTERS_FIRST_RE.match(text)):
         return None
     if "\r" in text:  # an unfinished bar's redraws: the last segment that says something
         for piece in reversed(text.split("\r")):

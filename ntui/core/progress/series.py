@@ -236,14 +236,15 @@ class Series:
     def _train_part(self, n: int, total: int, epoch: float) -> tuple[int, int | None]:
         """An epoch's bar's point as training batches: less the validations' batches it counted; and the epoch's
         training batches (None: its validations' share not known yet)."""
+        if not self._val_seen:  # no validation counted in the bar (the most): as it counts
+            self._raw = (n, total, epoch)
+            return n, total
         raw = self._raw
-        if raw is not None and epoch != raw[2] and self._val_seen:  # a new epoch: the last one says its share
+        if raw is not None and epoch != raw[2]:  # a new epoch: the last one says its share
             last_total = raw[1]
             self._train_batches = self._val_from if self._val_from is not None else last_total - self._val_done
             self._val_done, self._val_from = 0, None
         self._raw = (n, total, epoch)
-        if not self._val_seen:
-            return n, total
         done = self._val_from if self._val_from is not None else n - self._val_done
         per = self._train_batches
         return max(0, min(done, per) if per else done), per
@@ -283,16 +284,17 @@ class Series:
         if (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
-        if point.step is not None and point.format != "tqdm":
-            self._after_last = False
         if self._reopen and point.step is not None:  # the program went on after it said it started again
             self._reopen, self.ended, self.stopped_at, self.stopped = False, False, None, None
-        if point.iters is not None and self._total_iters:
-            point = point.but(step=point.iters)  # the run's total counts iterations: so does its step
-        if point.counts_epochs:
-            self._epoch_progress(point)
-        elif point.step == 0 and point.format != "tqdm" and not any(s.step for s in self.samples):
-            self._zero_step = True  # the loop's lines count from 0 (a bar counts what is done: not this)
+        if point.format != "tqdm":
+            if point.step is not None:
+                self._after_last = False
+            if point.iters is not None and self._total_iters:
+                point = point.but(step=point.iters)  # the run's total counts iterations: so does its step
+            if point.counts_epochs:
+                self._epoch_progress(point)
+            elif point.step == 0 and not any(s.step for s in self.samples):
+                self._zero_step = True  # the loop's lines count from 0 (a bar counts what is done: not this)
         if point.format == "log" and point.step is not None:
             unit = "epoch" if point.counts_epochs else "step"
             if not self._own_lines or (unit == "step" and self._unit == "epoch"):
