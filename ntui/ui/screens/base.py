@@ -2,7 +2,7 @@
 
 ``Worker.StateChanged`` does not bubble, so it is handled on the node that started the worker; every
 view inherits this handler (and the app has the same one), which all funnel into
-:func:`~ntui.ui.errors.describe_error` and ``NtuiApp.report_worker_error``.
+:func:`~ntui.core.errors.describe_error` and ``NtuiApp.report_worker_error``.
 """
 
 from __future__ import annotations
