@@ -1,5 +1,6 @@
-"""The jobs view's part of :mod:`ntui.core.waiting`: why the selected pending job waits (in the details), a
-running job's elapsed time ticking in the details, and a word when one of the user's jobs starts or ends.
+"""The jobs view's part of :mod:`ntui.core.waiting`: why the selected pending job waits and a running job's elapsed
+time, each second, to the tabs (one :class:`~ntui.ui.widgets.job_tab.Tick`: the Details tab shows both), and a word
+when one of the user's jobs starts or ends.
 
 :class:`WaitingWatch` is a collaborator of :class:`~ntui.ui.screens.jobs.JobsScreen`: the view calls it at the points
 where the queue, a look-up or the clock moves, and it reads the view through :class:`WaitingView`:
