@@ -16,9 +16,9 @@ from ntui.core.compose.scriptread import (
     PORT_OPTIONS,
     RANK_OPTIONS,
     SET_BY_SLURM,
-    Finding,
     Launch,
     ScriptFacts,
+    ScriptFinding,
     assignments,
     int_or_none,
     srun_program,
@@ -30,16 +30,16 @@ from ntui.core.problems import Severity
 __all__ = ["check_script"]
 
 
-def check_script(facts: ScriptFacts) -> list[Finding]:
+def check_script(facts: ScriptFacts) -> list[ScriptFinding]:
     """The H rules (module docstring) on the script as written."""
-    out: list[Finding] = []
+    out: list[ScriptFinding] = []
     if not facts.lines[0].startswith("#!"):
         first = next((n for n, line in enumerate(facts.lines, 1) if line.startswith("#!")), None)
-        out.append(Finding(1, "H1", "the first line is not the #! line" + (
+        out.append(ScriptFinding(1, "H1", "the first line is not the #! line" + (
             f" (it is on line {first})" if first else "") + ": sbatch refuses the script (\"This does not look like "
             "a batch script\"). Put #!/bin/bash first"))
     for d in facts.late_directives:
-        out.append(Finding(d.line, "H2", f"#SBATCH --{d.option} comes after the first command (line "
+        out.append(ScriptFinding(d.line, "H2", f"#SBATCH --{d.option} comes after the first command (line "
                            f"{facts.first_command}): sbatch ignores it. Move it above line {facts.first_command}",
                            field=f"sbatch.{d.option}"))
     out += _port_variables(facts)
@@ -53,12 +53,12 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
     known_nodes = _job_nodes(facts, launch)
     nodes = known_nodes or 1
     if launch.launcher != "srun" and launch.under_srun and per_node is not None and per_node > 1:
-        out.append(Finding(launch.line, "H5", f"{per_node} tasks per node each start a {launch.launcher}: every "
+        out.append(ScriptFinding(launch.line, "H5", f"{per_node} tasks per node each start a {launch.launcher}: every "
                            f"node runs {per_node} launchers and {per_node} times the processes. One task per node "
                            "(--ntasks-per-node=1); the launcher starts the node's processes (G2)",
                            field="sbatch.ntasks-per-node"))
     if launch.launcher not in ("srun", "deepspeed") and not launch.under_srun and nodes > 1:
-        out.append(Finding(launch.line, "H9", f"{launch.launcher} runs in the batch shell, on the first node "
+        out.append(ScriptFinding(launch.line, "H9", f"{launch.launcher} runs in the batch shell, on the first node "
                            f"only, of {nodes}: the others never join and the rendezvous waits. Start it with "
                            "srun --ntasks-per-node=1"))
     said_h4: set[tuple[str, int]] = set()
@@ -67,7 +67,8 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
             if var not in PER_TASK_VARS or not launch.under_srun or (var, line) in said_h4:
                 continue
             said_h4.add((var, line))
-            out.append(Finding(line, "H4", f"{_excerpt(launch, word, var)}: ${var} is expanded once, by the batch "
+            out.append(ScriptFinding(line, "H4",
+                f"{_excerpt(launch, word, var)}: ${var} is expanded once, by the batch "
                                "shell, before srun starts the tasks: every task gets the batch host's value (every "
                                "node is rank 0). Expand it in each task: srun bash -c '... $" + var + " ...', or "
                                f"write \\${var} inside a double-quoted launcher string (Q1)"))
@@ -75,16 +76,16 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
         if opt_word is not None and opt_word.literal_vars and not opt_word.expanded_vars and not (
                 name == "--rdzv-id" and _per_job_endpoint(launch)):
             var = opt_word.literal_vars[0]
-            out.append(Finding(opt_word.line, "H3", f"{name} is the literal text {value!r}: ${var} inside single "
+            out.append(ScriptFinding(opt_word.line, "H3", f"{name} is the literal text {value!r}: ${var} inside single "
                                f"quotes reaches {launch.launcher} unexpanded (every job the same value). Write "
                                f"\"${var}\" (R6)", field="launcher.extra-args"))
         if name in RANK_OPTIONS and nodes > 1 and int_or_none(value) is not None and not launch.task_words:
-            out.append(Finding(launch.line, "H4", f"{name}={value} on every node of {nodes}: each node must "
+            out.append(ScriptFinding(launch.line, "H4", f"{name}={value} on every node of {nodes}: each node must "
                                    f"have its own; expand $SLURM_NODEID in each task (Q1)"))
         if name in ("--rdzv-conf", "--rdzv_conf") and value:
             options = sorted({kv.split("=", 1)[0] for kv in value.split(",")} & RDZV_OPTIONS)
             if options:
-                out.append(Finding(opt_word.line if opt_word is not None else launch.line, "H12",
+                out.append(ScriptFinding(opt_word.line if opt_word is not None else launch.line, "H12",
                                    f"{name} {value}: {', '.join(options)} are options of their own, not keys of "
                                    f"--rdzv_conf: {launch.launcher} ignores them there and keeps its default "
                                    f"rendezvous. Give each as its option ({', '.join('--' + o for o in options)})",
@@ -115,7 +116,7 @@ def check_script(facts: ScriptFacts) -> list[Finding]:
             int_or_none(nnodes[0]) != known_nodes:
         asked = "#SBATCH --nodes" if facts.directive("nodes") or launch.srun.get("nodes") else \
             "the nodes its tasks fill, no --nodes"
-        out.append(Finding(launch.line, "H8", f"{launch.launcher} is told {nnodes[0]} node(s), the job asks for "
+        out.append(ScriptFinding(launch.line, "H8", f"{launch.launcher} is told {nnodes[0]} node(s), the job asks for "
                            f"{nodes} ({asked}): the rendezvous waits for nodes that never come, or leaves "
                            "some out. Use $SLURM_JOB_NUM_NODES", field="sbatch.nodes"))
     out += _unexported(facts, command, launch)
@@ -167,7 +168,7 @@ def _per_job_endpoint(launch: Launch) -> bool:
 HOST_OPTIONS = {"--master-addr", "--master_addr", "--main_process_ip", "--rdzv-endpoint"}
 
 
-def _fixed_host(launch: Launch, nodes: int, facts: ScriptFacts) -> list[Finding]:
+def _fixed_host(launch: Launch, nodes: int, facts: ScriptFacts) -> list[ScriptFinding]:
     """H15: the rendezvous host written as a fixed address or name in a job of several nodes."""
     told = launch.opt("--nnodes", "--num_machines", "--num_nodes")
     nodes = max(nodes, int_or_none((told[0] or "").split(":")[-1]) or 1 if told else 1)
@@ -189,14 +190,14 @@ def _fixed_host(launch: Launch, nodes: int, facts: ScriptFacts) -> list[Finding]
         else:
             host = literal if whole else ""
         if host and not host.startswith(("localhost", "127.")) and "$" not in host:
-            out.append(Finding(word.line, "H15", f"{name} {value}: the rendezvous host is written as {host}, but "
+            out.append(ScriptFinding(word.line, "H15", f"{name} {value}: the rendezvous host is written as {host}, but "
                                "Slurm gives the job other nodes each time: the others wait for a host that is not "
                                "theirs. Take the job's first node: $(scontrol show hostnames \"$SLURM_JOB_NODELIST\" "
                                "| head -n 1) (R1)", Severity.WARNING))
     return out
 
 
-def _quoted_commands(facts: ScriptFacts) -> list[Finding]:
+def _quoted_commands(facts: ScriptFacts) -> list[ScriptFinding]:
     """H14: srun's program quoted together with its arguments into one word."""
     out = []
     for c in facts.commands:
@@ -204,17 +205,19 @@ def _quoted_commands(facts: ScriptFacts) -> list[Finding]:
         if word is not None and word.parts and word.parts[0].quote == "'" and " " in word.parts[0].text.lstrip() \
                 and " " in word.text.strip():
             name = word.text.split()[0]
-            out.append(Finding(word.line, "H14", f"srun's program is the one word {word.text!r}: the quotes make "
+            out.append(ScriptFinding(word.line, "H14", f"srun's program is the one word {word.text!r}: the quotes make "
                                f"srun look for a program of that name, blank and all, and the step fails (No such "
                                f"file or directory). Leave the quotes off: srun {name} {word.text.split(None, 1)[1]}"))
     return out
 
 
-def _fixed_port(what: str, port: int, line: int) -> Finding:
+def _fixed_port(what: str, port: int, line: int) -> ScriptFinding:
     if 32768 <= port <= 60999:
-        return Finding(line, "H6", f"{what}: port {port} is in the kernel's ephemeral range (32768-60999): another "
+        return ScriptFinding(line, "H6",
+            f"{what}: port {port} is in the kernel's ephemeral range (32768-60999): another "
                        "process can hold it. Derive it from the job id: $(( 15000 + SLURM_JOB_ID % 17000 )) (R12)")
-    return Finding(line, "H6", f"{what}: port {port} is fixed: two jobs on one node collide. Derive it from the job "
+    return ScriptFinding(line, "H6",
+        f"{what}: port {port} is fixed: two jobs on one node collide. Derive it from the job "
                    "id: $(( 15000 + SLURM_JOB_ID % 17000 )) (R4)", Severity.WARNING)
 
 
@@ -232,9 +235,9 @@ def _port_part(word: Word) -> tuple[int, int] | None:
     return int(m.group(1)), last.line or word.line
 
 
-def _port_variables(facts: ScriptFacts) -> list[Finding]:
+def _port_variables(facts: ScriptFacts) -> list[ScriptFinding]:
     """H6: a port variable the script sets to a number (``${PORT:-29500}``'s default too) and uses."""
-    out: list[Finding] = []
+    out: list[ScriptFinding] = []
     for c in facts.commands:
         for name, value in assignments(c):
             if value is None or not _PORT_VAR.search(name):
@@ -249,29 +252,30 @@ def _port_variables(facts: ScriptFacts) -> list[Finding]:
     return out
 
 
-def _misassigned(facts: ScriptFacts) -> list[Finding]:
+def _misassigned(facts: ScriptFacts) -> list[ScriptFinding]:
     """H7: ``NAME = value`` runs a command NAME; the variable is never set."""
     out = []
     for c in facts.commands:
         if len(c.words) >= 2 and c.words[1].text in ("=", "+=") and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*",
                                                                                    c.words[0].text):
             name = c.words[0].text
-            out.append(Finding(c.line, "H7", f"{name} {c.words[1].text} ...: the blanks around = make this a command "
+            out.append(ScriptFinding(c.line, "H7",
+                f"{name} {c.words[1].text} ...: the blanks around = make this a command "
                                f"named {name}, not an assignment: ${name} stays unset (and under set -e the script "
                                f"stops here). Write {name}=...", Severity.WARNING))
         elif len(c.words) >= 2 and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", c.words[0].text) and \
                 not c.words[0].parts[0].quote and c.words[1].text.startswith("-"):
             name = c.words[0].text.split("=", 1)[0]
-            out.append(Finding(c.line, "H7", f"{name}=... {c.words[1].text}: the blank ends the assignment, so "
+            out.append(ScriptFinding(c.line, "H7", f"{name}=... {c.words[1].text}: the blank ends the assignment, so "
                                f"{c.words[1].text} runs as a command and {name} is set for it only: ${name} stays "
                                f"unset. Quote the whole value: {name}=\"... {c.words[1].text} ...\"",
                                Severity.WARNING))
     return out
 
 
-def _unexported(facts: ScriptFacts, command: Command, launch: Launch) -> list[Finding]:
+def _unexported(facts: ScriptFacts, command: Command, launch: Launch) -> list[ScriptFinding]:
     """H10: a rendezvous variable the batch shell sets but does not export, which the tasks need."""
-    out: list[Finding] = []
+    out: list[ScriptFinding] = []
     if not launch.under_srun:
         return out
     written = {v for w in command.words for v in w.expanded_vars}
@@ -286,12 +290,12 @@ def _unexported(facts: ScriptFacts, command: Command, launch: Launch) -> list[Fi
         if launch.launcher in ("torchrun", "accelerate") and not in_task:
             continue  # the launcher sets it for its processes from its own options
         why = "each task expands it empty" if in_task else "the program reads it from its environment"
-        out.append(Finding(var.line, "H10", f"{name} is set but not exported: the tasks srun starts never see it "
+        out.append(ScriptFinding(var.line, "H10", f"{name} is set but not exported: the tasks srun starts never see it "
                            f"({why}). Write export {name}=...", Severity.WARNING))
     return out
 
 
-def _tee(facts: ScriptFacts, command: Command, launch: Launch) -> list[Finding]:
+def _tee(facts: ScriptFacts, command: Command, launch: Launch) -> list[ScriptFinding]:
     """H11: the launch piped into ``tee`` without ``pipefail``: the job ends with tee's status."""
     at = facts.commands.index(command) if command in facts.commands else -1
     after = facts.commands[at + 1] if 0 <= at < len(facts.commands) - 1 else None
@@ -301,12 +305,12 @@ def _tee(facts: ScriptFacts, command: Command, launch: Launch) -> list[Finding]:
     if any(c.words and c.words[0].text == "set" and any("pipefail" in w.text for w in c.words)
            for c in facts.commands[:at]):
         return []
-    return [Finding(launch.line, "H11", "the launch is piped into tee without pipefail: the job's exit status is "
+    return [ScriptFinding(launch.line, "H11", "the launch is piped into tee without pipefail: the job's exit status is "
                     "tee's (0), so a failed run is reported COMPLETED. Add set -o pipefail above it (ntui writes "
                     "every rank's log itself, L2)", Severity.WARNING)]
 
 
-def _one_task(facts: ScriptFacts, launch: Launch, nodes: int) -> list[Finding]:
+def _one_task(facts: ScriptFacts, launch: Launch, nodes: int) -> list[ScriptFinding]:
     """H13: srun starts the program itself, one task a node, on a node with several GPUs."""
     if launch.launcher != "srun" or not launch.under_srun:
         return []
@@ -327,7 +331,7 @@ def _one_task(facts: ScriptFacts, launch: Launch, nodes: int) -> list[Finding]:
         return []
     option = "ntasks" if capped or not facts.directive("ntasks-per-node") else "ntasks-per-node"
     line = next((d.line for d in facts.directives if d.option == option), launch.line)
-    return [Finding(line, "H13", f"one task a node for {gpus} GPUs: srun starts the program once a node, so one "
+    return [ScriptFinding(line, "H13", f"one task a node for {gpus} GPUs: srun starts the program once a node, so one "
                     f"process drives one GPU and {gpus - 1} idle, unless the program starts its own process per GPU. "
                     f"--ntasks-per-node={gpus} (one rank a GPU, G1)", Severity.WARNING,
                     field="sbatch.ntasks-per-node")]
@@ -361,9 +365,9 @@ def _uses(text: str) -> list[str]:
     return [m.group(1) or m.group(2) for m in _USE.finditer(text)]
 
 
-def _unset(facts: ScriptFacts, launch: Launch | None) -> list[Finding]:
+def _unset(facts: ScriptFacts, launch: Launch | None) -> list[ScriptFinding]:
     """H7: variables a value, an export or the launch uses before the script sets them (or never)."""
-    out: list[Finding] = []
+    out: list[ScriptFinding] = []
     said: set[str] = set()
 
     def say(var: str, line: int) -> None:
@@ -373,7 +377,7 @@ def _unset(facts: ScriptFacts, launch: Launch | None) -> list[Finding]:
         sourced = next((c for c in facts.commands if c.line < line and len(c.words) > 1 and c.words[0].text in (
             "source", ".") and not c.words[1].text.endswith(("activate", "bashrc", "profile"))), None)
         also = f" or {sourced.words[1].text} (sourced on line {sourced.line}) sets it" if sourced else ""
-        out.append(Finding(line, "H7", f"${var} is used but never set in the script: it is empty unless the "
+        out.append(ScriptFinding(line, "H7", f"${var} is used but never set in the script: it is empty unless the "
                            f"submitting shell exports it (sbatch passes its environment){also}. Set it in the "
                            "script", Severity.WARNING))
 

@@ -35,10 +35,10 @@ from ntui.core.compose.scriptread import (
     SBATCH_NTUI,
     SET_BY_SLURM,
     SRUN_SHAPE,
-    Finding,
     Launch,
     ScriptError,
     ScriptFacts,
+    ScriptFinding,
     assignments,
     int_or_none,
     the_launch,
@@ -63,7 +63,7 @@ class Imported:
     fixes: list[str]
     not_imported: list[tuple[int, str]]
     key_lines: dict[str, int]
-    findings: list[Finding]
+    findings: list[ScriptFinding]
     notes: list[str] = field(default_factory=list)  # what the preset keeps that may need the user's hand
 
     def loaded(self, path: str) -> LoadedPreset:
@@ -369,7 +369,7 @@ def import_script(facts: ScriptFacts, node_gpus: Callable[[str | None], int | No
         raise
 
 
-def _import(facts: ScriptFacts, findings: list[Finding],
+def _import(facts: ScriptFacts, findings: list[ScriptFinding],
             node_gpus: Callable[[str | None], int | None] | None) -> Imported:
     command, launch = the_launch(facts)
     if launch.launcher in OTHER_LAUNCHERS:

@@ -32,8 +32,8 @@ from ntui.core.compose.shellwords import commands as lexed
 from ntui.core.problems import Problem, Severity, Source
 from ntui.core.slurm.options import SBATCH_ALIASES, SBATCH_FLAGS, SBATCH_SHORT, SRUN_FLAGS, SRUN_SHORT
 
-__all__ = ["Directive", "Finding", "Launch", "ScriptError", "ScriptFacts", "launch_of", "read_script", "srun_program",
-           "the_launch"]
+__all__ = ["Directive", "Launch", "ScriptError", "ScriptFacts", "ScriptFinding", "launch_of", "read_script",
+           "srun_program", "the_launch"]
 
 #: sbatch options ntui writes itself, from the preset's logs (L1, L5): not imported.
 SBATCH_NTUI = {"output", "error", "open-mode"}
@@ -81,7 +81,7 @@ class ScriptError(ValueError):
     def __init__(self, path: str, line: int, message: str) -> None:
         super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
         self.problem = Problem(Source(path, line), "", message)
-        self.findings: list[Finding] = []
+        self.findings: list[ScriptFinding] = []
 
 
 @dataclass(frozen=True)
@@ -695,7 +695,7 @@ def _launcher(kind: str, cli: LauncherCli, words: list[Word], launch: Launch, pe
 
 
 @dataclass(frozen=True)
-class Finding:
+class ScriptFinding:
     line: int
     rule: str
     message: str
