@@ -29,7 +29,7 @@ from ntui.core.config import LogSettings, QueueSettings, Settings
 from ntui.core.jobs.queue import ENDED
 from ntui.core.records.history import History, HistoryEntry
 from ntui.core.slurm.runner import SubprocessRunner
-from ntui.ui.screens.job_actions import ConfirmCancelScreen
+from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
 from ntui.ui.widgets.log_pane import LogPane
