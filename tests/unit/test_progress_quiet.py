@@ -70,3 +70,25 @@ def test_a_file_is_a_sign_of_life_by_its_modification_time(tmp_path: Path) -> No
     log.write_bytes(LONG.read_bytes())
     view = ProgressBoard().poll({"1": str(log)})["1"]
     assert view.last_write == log.stat().st_mtime
+
+
+def test_the_queue_row_of_an_epoch_counted_run_is_not_100_percent_in_its_last_epoch(tmp_path: Path) -> None:
+    """A Keras run in its last epoch is at epoch 3 of 3 until that epoch's last batch: the row said 100% (done)
+    while the tab and ``ntui progress`` said it still ran."""
+    log = tmp_path / "keras.out"
+    bar = "[==============================]"
+    log.write_text(f"Epoch 1/3\n100/100 {bar} - 5s 50ms/step - loss: 0.9000\n"
+                   f"Epoch 2/3\n100/100 {bar} - 5s 50ms/step - loss: 0.7000\n"
+                   "Epoch 3/3\n 40/100 [===========>..................] - ETA: 3s - loss: 0.5000\n")
+    series = read_progress(log)
+    assert (series.step, series.run_total, series.ended) == (3, 3, False)
+    book = ProgressBook()
+    book.views["7"] = ProgressView("7", series.step, series.run_total, None, dict(series.metrics),
+                                   tuple(series.samples), state=series)
+    job = {"7": QueueJob("7", "7", state="RUNNING", elapsed="0:20", time_limit="1:00:00")}
+    assert book.row_texts(job, 0.0)["7"].startswith("99%")
+    log.write_text(log.read_text() + f"100/100 {bar} - 5s 50ms/step - loss: 0.4000\n")
+    ended = read_progress(log)
+    book.views["7"] = ProgressView("7", ended.step, ended.run_total, None, dict(ended.metrics),
+                                   tuple(ended.samples), state=ended)
+    assert book.row_texts(job, 0.0)["7"].startswith("100%")

@@ -153,10 +153,10 @@ class ProgressBook:
             guess = self.estimate(job_id, live.get(job_id), now)
             silent = self.quiet(job_id, now)
             if silent is not None:  # no ETA for a job that does not move
-                where = f"{100 * min(view.step, view.total) // view.total}%" if view.total else f"step {view.step:,}"
+                where = f"{_percent(view)}%" if view.total else f"step {view.step:,}"
                 out[job_id] = f"{where} · quiet {format_span(silent.for_s)}"
             elif view.total:
-                done = f"{100 * min(view.step, view.total) // view.total}%"
+                done = f"{_percent(view)}%"
                 if guess is not None and guess.cut_at is not None:
                     out[job_id] = f"{done} · cut at ~{100 * guess.cut_at // view.total}%"
                 elif guess is not None and guess.eta_s is not None:
@@ -166,3 +166,16 @@ class ProgressBook:
             else:
                 out[job_id] = f"step {view.step:,}"
         return out
+
+
+def _percent(view: ProgressView) -> int:
+    """How much of its total a run with one (``view.total``) has done, in whole percent: 100 only once the run has
+    reached its end in its own unit (an epoch-counted run is at epoch 20 of 20 all through its last epoch: 99 %
+    until that epoch's last batch or the program's word that it is over)."""
+    if view.step is None or not view.total:
+        return 0
+    done = 100 * min(view.step, view.total) // view.total
+    state = view.state
+    if done == 100 and state is not None and not state.ended and not state.reached(view.step, view.total):
+        return 99
+    return done
