@@ -43,8 +43,8 @@ from ntui.core.loglines import read_line
 from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
-           "declared_per_epoch", "declared_steps_flag", "declared_total", "parse_line", "pattern_problem", "run_end",
-           "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss"]
+           "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line", "pattern_problem",
+           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -117,7 +117,7 @@ _EVAL_DESC_RE = re.compile(r"(?i)\b(?:eval(?:uat)?\w*|valid\w*|inference|testing
 _PREP_DESC_RE = re.compile(
     r"(?i)^(?:loading|map|filter|tokeniz|download|generating|fetching|extracting|processing|preprocess|resolving"
     r"|computing|converting|saving|packing|grouping|shuffling|scanning|caching|creating|building|running tokenizer"
-    r"|applying|writing|uploading|sharding)")
+    r"|applying|writing|uploading|sharding|finding)")
 _PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shards", "samples", "docs", "tokens",
                          "images", "ba"})
 _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{_NUM})")
@@ -220,6 +220,11 @@ def _tqdm(text: str) -> Point | None:
     if not bars:
         return None
     m = bars[-1]
+    if (tail := text[m.end():]) and _FORM_HINT_RE.search(tail) is not None \
+            and (own := _log_form(tail)) is not None and own.step is not None:
+        # the loop's own line glued after the bar's redraw (torchtune's "...3.20s/it]Step 25 | loss:0.87"): the
+        # loop's line counts the run, the bar one epoch's batches
+        return own
     step = int(_scaled(m["n"], m["nk"]))
     total = int(_scaled(m["total"], m["tk"])) if m["total"] is not None else None
     rate: float | None = None
@@ -619,6 +624,17 @@ def run_start(text: str) -> int | None:
     if m is None:
         return None
     return int(m["step"]) if m["step"] else 0
+
+
+#: what a program says on a line of its own when an evaluation or a prediction starts: the Trainer's "***** Running
+#: Evaluation *****" and "***** Running Prediction *****", its example scripts' "*** Evaluate ***" and "*** Predict ***"
+_EVAL_START_RE = re.compile(r"\*{3,} (?:Running (?:Evaluation|Prediction)|Evaluate|Predict) \*{3,}")
+
+
+def eval_start(text: str) -> bool:
+    """Whether the line says an evaluation or a prediction starts (:data:`_EVAL_START_RE`): the bars after it are
+    not the run's."""
+    return "** " in text and _EVAL_START_RE.search(text) is not None
 
 
 def run_ended(text: str) -> bool:

@@ -16,6 +16,7 @@ from ntui.core.progress.lines import (
     declared_per_epoch,
     declared_steps_flag,
     declared_total,
+    eval_start,
     parse_line,
     run_end,
     run_soft_end,
@@ -98,6 +99,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             return
     if (step := run_start(text)) is not None:
         series.new_start(until_point=True, from_step=step)
+    elif eval_start(text):
+        series.evaluation()
     elif (end := run_end(text)) is not None:
         series.end(*end)
     elif run_soft_end(text):

@@ -91,6 +91,7 @@ class Series:
     _total_iters: bool = False  # the declared total counts iterations (max_iters), not optimizer steps
     _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
     _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
+    _evaluating: bool = False  # the program said an evaluation starts: its bars are not the run's
     _after_last: bool = False  # a line that is not a point came after the last point
     _zero_step: bool = False  # the loop's own lines count steps from 0 (its last step is its total less one)
     _zero_epoch: bool = False  # an epoch-counted run named an epoch 0
@@ -120,11 +121,18 @@ class Series:
         self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
         self._bar_epoch, self._epoch_base = None, 0
         self._rank = None  # a new start: the ranks may print in another order
+        self._evaluating = False
 
     def declare_total(self, total: int, *, iters: bool = False) -> None:
         """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
         loop's lines say iterations and optimizer steps both."""
         self.declared_total, self._total_iters = total, iters
+
+    def evaluation(self) -> None:
+        """The program said an evaluation (or a prediction) starts, on a line of its own (the Trainer's "*****
+        Running Evaluation *****"): the bars that follow count its batches, not the run's steps, until the run's
+        own bar comes back (its total) or the program starts its training (again)."""
+        self._evaluating = True
 
     def after_points(self) -> None:
         """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
@@ -155,7 +163,11 @@ class Series:
     def end(self, what: str = "", n: int = 0) -> None:
         """The program said its training is over; ``what`` and ``n`` what it stopped at, where it says
         (:func:`ntui.core.progress.lines.run_end`): ``max_steps`` reached is the run's last step and its total,
-        ``max_epochs`` reached its epochs (then an epoch's steps times them is its total)."""
+        ``max_epochs`` reached its epochs (then an epoch's steps times them is its total). Said before any point of
+        the run's training, it is the end of something run before it (Lightning's learning-rate finder runs a fit of
+        its own, "`Trainer.fit` stopped: `max_steps=100` reached", before the run's): not the run's."""
+        if not self.samples:
+            return
         self.ended, self.soft_end = True, False
         if what == "steps" and n > 0:
             self.stopped_at = self.declared_total = n
@@ -281,6 +293,10 @@ class Series:
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
             return
+        if self._evaluating and point.format == "tqdm":
+            if not self.samples or self.ended or point.total != self._bar_total:
+                return  # the evaluation's bar (after the run's end, or of another total than the run's bar)
+            self._evaluating = False  # the run's bar again
         if (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
@@ -302,7 +318,7 @@ class Series:
                 # an epoch's batches, an evaluation): they are not the run's points. A loop's lines that count
                 # steps count it finer than its epoch summaries before them
                 self._own_lines, self._unit = True, unit
-                if any(s.step for s in self.samples):
+                if self.samples:  # (a bar's "0/25" too: its total is an epoch's)
                     self.samples, self.restarts, self.printed_rates = [], [], []
                     self.total = self.per_epoch = None
                     self._seen, self._stride, self._provisional = 0, 1, False
