@@ -241,3 +241,33 @@ def test_a_variable_never_set_says_which_sourced_file_may_set_it() -> None:
 def test_values_srun_exports_to_the_tasks_reach_the_presets_env() -> None:
     text = HEAD + "srun --export=ALL,NCCL_DEBUG=INFO,MASTER_PORT=1 torchrun --nnodes 2 --nproc_per_node 4 fit.py\n"
     assert import_script(read_script(text, "/w/job.sh")).preset["env"] == {"NCCL_DEBUG": "INFO"}
+
+
+def test_a_lower_case_port_variable_set_to_a_number_is_a_fixed_port() -> None:
+    text = HEAD + "gcs_port=6411\nexport HEAD_ADDR=$(hostname):$gcs_port\nsrun python fit.py\n"
+    assert ("H6", 5) in _found(text), _found(text)
+    assert not any(rule == "H6" for rule, _ in _found(text.replace("gcs_port=6411", "gcs_count=6411")
+                                                       .replace("$gcs_port", "$gcs_count")))
+
+
+def test_a_variable_read_with_an_assignment_before_read_is_set() -> None:
+    text = HEAD + "IFS=' ' read -ra parts <<< \"$(hostname -I)\"\nsrun python fit.py --ip ${parts[0]}\n"
+    assert not any(rule == "H7" for rule, _ in _found(text)), _found(text)
+    assert ("H7", 6) in _found(text.replace("read -ra parts", "read -ra other"))
+
+
+def test_one_task_without_nodes_is_one_node() -> None:
+    text = "#!/bin/bash\n#SBATCH --ntasks=1\n#SBATCH --gpus-per-node=8\nsrun python fit.py\n"
+    assert import_script(read_script(text, "/w/job.sh")).preset["sbatch"]["nodes"] == 1
+    filled = "#!/bin/bash\n#SBATCH --ntasks=8\n#SBATCH --ntasks-per-node=8\nsrun python fit.py\n"
+    assert import_script(read_script(filled, "/w/job.sh")).preset["sbatch"]["nodes"] == 1
+
+
+def test_a_driver_run_once_after_steps_on_chosen_nodes_is_refused() -> None:
+    text = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nhead=$(scontrol show hostnames | head -1)\n"
+            "ip=$(srun -N1 -n1 -w \"$head\" hostname -i)\n./start_head.sh $ip\npython drive.py\n")
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "/w/job.sh"))
+    assert "a driver of a cluster the script builds" in str(caught.value) and ":7:" in str(caught.value)
+    one = import_script(read_script(text.replace("-w \"$head\" ", ""), "/w/job.sh"))  # no node chosen: imported
+    assert one.preset["launcher"]["type"] == "srun"

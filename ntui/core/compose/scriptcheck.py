@@ -149,7 +149,7 @@ RDZV_OPTIONS = {"rdzv_backend", "rdzv_endpoint", "rdzv_id", "nnodes", "nproc_per
                 "master_port", "main_process_ip", "main_process_port", "num_machines", "num_processes",
                 "machine_rank", "node_rank", "rdzv-backend", "rdzv-endpoint", "rdzv-id"}
 #: A variable that holds a rendezvous port (MASTER_PORT, RDZV_PORT, MAIN_PORT, MASTER_PORT_JOB, ...).
-_PORT_VAR = re.compile(r"(?:^|_)PORT(?:$|_)")
+_PORT_VAR = re.compile(r"(?:^|_)PORT(?:$|_)", re.IGNORECASE)
 
 
 #: A program's own options for its rendezvous port (when srun starts its ranks itself).

@@ -379,6 +379,14 @@ def _import(facts: ScriptFacts, findings: list[ScriptFinding],
         raise ScriptError(facts.path, command.line, f"the launch line is inside a shell construct (lines {start}-"
                           f"{end}: if, for, a function...): a preset launches once, unconditionally; move the launch "
                           "out of it to import the script")
+    if launch.launcher == "srun" and not launch.under_srun and (int_or_none(facts.directive("nodes")) or 1) > 1:
+        pinned = next((n for n, text in enumerate(facts.lines[:launch.line - 1], 1) if not text.lstrip().startswith(
+            "#") and re.search(r"\bsrun\b.*\s(?:-w|--nodelist)[\s=]", text)), None)
+        if pinned is not None:  # srun -w <one node> before it: the script starts services node by node itself
+            raise ScriptError(facts.path, launch.line, f"the program runs once, in the batch shell, after the script "
+                              f"starts steps on chosen nodes itself (srun -w, line {pinned}): a driver of a cluster "
+                              "the script builds (Ray, Dask, Spark), not ranks a preset starts. ntui imports scripts "
+                              "whose srun, torchrun or accelerate starts the program on every node")
     fixes: list[str] = []
     notes: list[str] = []
     skipped: list[tuple[int, str]] = []
@@ -456,7 +464,10 @@ def _import(facts: ScriptFacts, findings: list[ScriptFinding],
                      "gives tasks per node, G9)")
         ntasks = None
     _one_gpu_request(sbatch, key_lines, fixes)
-    if ntasks is not None and per_node and nodes_given is None and ntasks % per_node == 0 and ntasks > per_node:
+    if ntasks == 1 and nodes_given is None and not per_node:  # one task is on one node
+        sbatch["nodes"] = 1
+        key_lines["sbatch.nodes"] = next((d.line for d in facts.directives if d.option == "ntasks"), 0)
+    elif ntasks is not None and per_node and nodes_given is None and ntasks % per_node == 0 and ntasks >= per_node:
         sbatch["nodes"] = ntasks // per_node
         key_lines["sbatch.nodes"] = next((d.line for d in facts.directives if d.option == "ntasks"), 0)
         fixes.append(f"sbatch.nodes: {ntasks // per_node}, the nodes {ntasks} tasks of {per_node} a node fill "

@@ -207,11 +207,13 @@ def read_script(text: str, path: str) -> ScriptFacts:
     for c in cmds:
         for name, value in assignments(c):
             assigned.setdefault(name, (c.line, value))
-        if c.words and c.words[0].text in ("for", "read", "select") and len(c.words) > 1:
-            for w in c.words[1:]:
+        head = next((i for i, w in enumerate(c.words) if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w.text)),
+                    len(c.words))  # `IFS=' ' read -ra parts`: the assignments before it are the command's own
+        if head < len(c.words) - 1 and c.words[head].text in ("for", "read", "select", "mapfile", "readarray"):
+            for w in c.words[head + 1:]:
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w.text):
                     assigned.setdefault(w.text, (c.line, None))
-                if c.words[0].text == "for":
+                if c.words[head].text == "for":
                     break
         launch = launch_of(c)
         if launch is not None:
