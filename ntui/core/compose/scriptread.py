@@ -115,6 +115,7 @@ class Launch:
     task_words: list[Word] = field(default_factory=list)  # every word each task's shell expands
     scope: dict[str, Var] = field(default_factory=dict)  # the batch shell's variables at the launch
     wrappers: list[Word] = field(default_factory=list)  # a wrapper's words before the launcher (nsys profile -o x)
+    direct: bool = False  # srun runs a .py file itself, no interpreter before it (H16)
 
     def opt(self, *names: str) -> tuple[str | None, Word | None] | None:
         """The value of the first of ``names`` given (None: not given)."""
@@ -441,6 +442,10 @@ def launch_of(c: Command) -> Launch | None:
         if srun.get("container-image"):
             launch.container, launch.image = "pyxis", srun["container-image"]
         launch.batch_words += words
+        rest, _ = strip_prefixes(words[1 + i:])
+        if rest and rest[0].text.endswith(".py") and not unknown_word(rest[0]):  # srun fit.py: the file itself
+            launch.program, launch.args, launch.direct = rest[0], _rest_args(rest[1:], None), True
+            return launch
         return _program(words[1 + i:], launch, per_task=False)
     found = _program(words, launch, per_task=False)
     if found is None or found.program is None and found.module is None:
