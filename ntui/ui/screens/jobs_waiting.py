@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Protocol
 from ntui.core.records.outcome import Outcome
 from ntui.core.records.record import RecentJobs
 from ntui.core.slurm.common import StateCategory
-from ntui.core.slurm.durations import parse_duration
 from ntui.core.waiting.notify import Notice, Transitions
 from ntui.core.waiting.why import Extras, WhyBook, WhyRequest
 from ntui.ui.messages import WhyFetched
@@ -115,9 +114,8 @@ class WaitingWatch:
         cached = model.cache.get(key)
         job = model.live.get(key)
         why = self.why_book.why(key, cached.details if cached else None, job, now)
-        ticked = model.ticked_elapsed().get(key) if job is not None and job.category is StateCategory.RUNNING \
-            else None
-        view.tabs.tick(Tick(now, key, parse_duration(ticked) if ticked else None, why))
+        running = job is not None and job.category is StateCategory.RUNNING
+        view.tabs.tick(Tick(now, key, model.ticked_seconds().get(key) if running else None, why))
 
     # ------------------------------------------------------------ a word when a job starts or ends
 
