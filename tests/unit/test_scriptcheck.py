@@ -275,9 +275,9 @@ def test_a_driver_run_once_after_steps_on_chosen_nodes_is_refused() -> None:
 
 def test_srun_of_a_python_file_with_no_interpreter_is_imported_with_python_and_said() -> None:
     text = HEAD + "srun fit.py --lr 3e-5 \\\n  --fsdp 'full_shard auto_wrap'\n"
-    assert ("H16", 5) in _found(text), _found(text)
     imported = import_script(read_script(text, "/w/job.sh"))
     assert imported.preset["script"] == "/w/fit.py" and imported.preset["launcher"]["type"] == "srun"
     assert imported.preset["args"] == ["--lr", "3e-5", "--fsdp", "full_shard auto_wrap"]
-    assert any("H16" in f for f in imported.fixes)
-    assert not any(rule == "H16" for rule, _ in _found(text.replace("srun fit.py", "srun python fit.py")))
+    assert any("with no interpreter, on line 5" in f for f in imported.fixes)
+    with_python = import_script(read_script(text.replace("srun fit.py", "srun python fit.py"), "/w/job.sh"))
+    assert not any("no interpreter" in f for f in with_python.fixes)

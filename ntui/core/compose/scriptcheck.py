@@ -1,5 +1,5 @@
 """A hand-written sbatch script checked against the H rules of the rule table (what makes a hand-written
-multi-node launch go wrong: H1-H16), each finding at the line its mistake was written on (a value used far from
+multi-node launch go wrong: H1-H15), each finding at the line its mistake was written on (a value used far from
 its assignment is found at the assignment), with the rule's fix. The preset an import makes goes through every
 preset rule too (:mod:`ntui.core.compose.scriptimport`).
 """
@@ -111,12 +111,6 @@ def check_script(facts: ScriptFacts) -> list[ScriptFinding]:
                 said_port.add(port_part[1])
                 out.append(_fixed_port(f"{opt.text} {value_word.text}", port_part[0], port_part[1]))
     out += _fixed_host(launch, nodes, facts)
-    if launch.direct and launch.program is not None:
-        name = launch.program.text
-        out.append(ScriptFinding(launch.program.line, "H16", f"srun runs {name} itself, with no python before it: "
-                                 "unless the file is executable and its first line is a #! line naming python, every "
-                                 "task fails (execve: Permission denied, or Exec format error). Write srun python "
-                                 f"{name}", Severity.WARNING))
     nnodes = launch.opt("--nnodes", "--num_machines")
     if nnodes is not None and int_or_none(nnodes[0]) is not None and known_nodes is not None and \
             int_or_none(nnodes[0]) != known_nodes:

@@ -556,8 +556,9 @@ def _import(facts: ScriptFacts, findings: list[ScriptFinding],
         launcher["python"] = " ".join(launch.python)
     preset["launcher"] = launcher
     if launch.direct and launch.program is not None:
-        fixes.append(f"the launch: srun ran {launch.program.text} itself, with no interpreter on line {launch.line} "
-                     "(H16); the preset runs it with python")
+        fixes.append(f"the launch: srun ran {launch.program.text} itself, with no interpreter, on line {launch.line}: "
+                     "every task fails unless the file is executable with a #! line naming python; the preset runs "
+                     "it with python")
     if launch.launcher == "srun" and not launch.under_srun:
         fixes.append("the launch: the program ran once, in the batch shell; the preset starts it with srun, one "
                      "process per task (as many as GPUs per node where the job asks for GPUs, G1)")

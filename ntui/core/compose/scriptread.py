@@ -115,7 +115,7 @@ class Launch:
     task_words: list[Word] = field(default_factory=list)  # every word each task's shell expands
     scope: dict[str, Var] = field(default_factory=dict)  # the batch shell's variables at the launch
     wrappers: list[Word] = field(default_factory=list)  # a wrapper's words before the launcher (nsys profile -o x)
-    direct: bool = False  # srun runs a .py file itself, no interpreter before it (H16)
+    direct: bool = False  # srun runs a .py file itself, no interpreter before it
 
     def opt(self, *names: str) -> tuple[str | None, Word | None] | None:
         """The value of the first of ``names`` given (None: not given)."""
