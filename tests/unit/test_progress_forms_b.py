@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.progress.lines import eval_start, parse_line
+from ntui.core.progress.lines import eval_start, parse_line, training_loss
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
 
@@ -63,4 +63,42 @@ def test_an_announced_evaluations_bar_after_the_end_is_no_restart(tmp_path: Path
     series, words = _read(tmp_path, ["***** Running training *****", *train[:4], "***** Running Evaluation *****",
                                      *evals, *train[4:6]])
     assert (series.step, series.total, series.restarts) == (30, 48, []), words
+    assert "done" not in words
+
+
+def test_the_new_rows_of_the_form_table() -> None:
+    cases = {
+        "2022-09-20T08:04:14 | mmf.trainers.callbacks.logistics: progress: 300/9000, train/vqa/cross_entropy: 0.61, "
+        "train/total_loss: 0.61, train/total_loss/avg: 0.70, num_updates: 300, max_updates: 9000": (300, 9000, 0.61),
+        "2025-11-03 09:13:12 | INFO | root | step 12 | epoch 0 | loss 0.5033 | grad_norm 1.05 | lr 1.00e-05":
+            (12, None, 0.5033),
+        "| epoch 007 | 0031200 updates | words/s   14775| trainloss     2.23 | train ppl     4.68": (31200, None, 2.23),
+        "2025-03-09 21:17:47\tJob ID: 77\t# GPUs: 8\tSaving async checkpoint\tIteration: 250\tJob throughput: 4":
+            (250, None, None),
+    }
+    for line, (step, total, loss) in cases.items():
+        point = parse_line(line)
+        assert point is not None and (point.step, point.total) == (step, total), line
+        got = training_loss(point.metrics)
+        assert (got[1] if got else None) == loss, (line, point.metrics)
+    # the per-update "validloss" of the same form is not the training loss
+    point = parse_line("| checkpoint 008 | epoch 008 | 0031300 updates | validloss     4.23 | valid ppl    18.78")
+    assert point is not None and point.step == 31300 and training_loss(point.metrics) is None
+
+
+def test_an_epochs_json_record_counts_epochs_the_trainers_dict_does_not() -> None:
+    point = parse_line('{"train_lr": 0.0002, "train_loss": 3.47, "test_loss": 0.88, "epoch": 171, "n_parameters": 5}')
+    assert point is not None and (point.step, point.counts_epochs) == (171, True)
+    assert training_loss(point.metrics) == ("train_loss", 3.47)
+    point = parse_line("{'loss': 0.0923, 'learning_rate': 9.65e-05, 'epoch': 3.0}")
+    assert point is not None and (point.step, point.format) == (None, "hf")
+
+
+def test_a_new_job_of_the_run_in_megatrons_progress_file_is_a_restart(tmp_path: Path) -> None:
+    def job(jid: int, start: int, end: int) -> list[str]:
+        return [f"2025-03-09 2{jid % 10}:00:00\tJob ID: {jid}\t# GPUs: 8\tStarting job",
+                *(f"2025-03-09 2{jid % 10}:{i // 50:02d}:00\tJob ID: {jid}\t# GPUs: 8\tSaved async checkpoint\t"
+                  f"Iteration: {i}" for i in range(start, end + 1, 50))]
+    series, words = _read(tmp_path, job(1, 50, 300) + job(2, 350, 500))
+    assert (series.step, len(series.restarts)) == (500, 1), words
     assert "done" not in words

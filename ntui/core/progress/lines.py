@@ -313,7 +313,8 @@ def _rich(text: str) -> Point | None:
 
 def _hf(text: str) -> Point | None:
     body = text.strip()
-    if not (body.startswith("{") and body.endswith("}")) or not any(f"'{k}'" in body for k in _HF_KEYS):
+    if not (body.startswith("{") and body.endswith("}")) \
+            or not any(f"'{k}'" in body or f'"{k}"' in body for k in _HF_KEYS):  # a dict, or JSON
         return None
     try:
         data = ast.literal_eval(body)
@@ -328,6 +329,11 @@ def _hf(text: str) -> Point | None:
             if number is not None:
                 metrics[key] = number
     epoch = metrics.pop("epoch", None)
+    if type(data.get("epoch")) is int and "step" not in data and training_loss(metrics) is not None:
+        # a record of one epoch (DeiT's and the MetricLogger scripts' log.txt: {"train_lr": ..., "train_loss": ...,
+        # "epoch": 171}): its epoch a whole number (the Trainer's is a fraction, 0.38 or 3.0): the run counts epochs
+        named = int(data["epoch"])
+        return Point("log", named, None, float(named), metrics, form="epoch-record", counts_epochs=True)
     return Point("hf", None, None, epoch, metrics) if metrics or epoch is not None else None
 
 
@@ -437,6 +443,9 @@ FORMS: tuple[LineForm, ...] = (
     # "| epoch 002 | valid on 'valid' subset |" is not it; the hydra era's "valid | epoch 001 | loss" is an eval)
     _form("fairseq", rf"\bepoch (?P<epoch>\d+) \| loss {_NUM} \|.*?\| num_updates (?P<step>{_INT}) \|", 1,
           generic=True),
+    # fairseq's Lua era: "| epoch 031 | 0248130 updates | words/s 14775| trainloss 2.23 | train ppl 4.68" (its
+    # updates are the run's steps; its checkpoint blocks say the same updates)
+    _form("fairseq-lua", r"\| epoch (?P<epoch>\d+) \| (?P<step>\d+) updates \|", 1),
     # mmengine / mmcv: "Epoch(train)  [83][ 150/2693]", "Epoch [1][1500/14659]", "Iter [N/40000]", "Iter(train) [..]"
     _form("mmengine", r"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\](?:/\d+)?\s*"
           r"\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", 1),
@@ -476,11 +485,19 @@ FORMS: tuple[LineForm, ...] = (
     # loss 0.001, Learning Rate ..."
     _form("litgpt", r"\biter (?P<iters>\d+)\s*\|?\s*step (?P<step>\d+)\s*[:|]\s*loss\b"),
     _form("nanogpt", r"\b[Ii]ter (?P<step>\d+): (?:[Tt]rain )?[Ll]oss\b"),
+    # MMF's logistics callback: "progress: 100/12000, train/<task>/cross_entropy: 0.6, ..., num_updates: 100"
+    _form("mmf", r"\bprogress: (?P<step>\d+)/(?P<total>\d+), "),
+    # Megatron's --log-progress file, tab-separated: "<date>\tJob ID: N\t# GPUs: 32\tSaving async checkpoint\t
+    # Iteration: 250\tJob throughput: ..."
+    _form("megatron-progress", r"\tIteration: (?P<step>\d+)(?:\t|\s*$)"),
     # the foundation-model-stack's report: "0 405 2024-07-22 06:29:36.465924 {'loss': '4.3750', ...}" (epoch, step,
     # the time, a dict of strings)
     _form("fms", r"^(?P<epoch>\d+) (?P<step>\d+) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \{"),
     # llm.c "step   12/60 | train loss 5.1 |", build-nanoGPT "step 119, loss: 6.2", torchtune "Step 140 | loss:1.1"
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
+    # a step then "|"-separated fields before the loss: NeMo Automodel's "step 63 | epoch 1 | loss 0.55 | grad_norm"
+    _form("step-fields", r"\b[Ss]tep\s+(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?\s*\|"
+          r"(?:\s*[A-Za-z_]\w*[ :=]\s*[\d.e+-]+\s*\|){1,3}\s*(?:train(?:ing)?[ _])?[Ll]oss\b"),
     # hand-written loops: "Epoch [2/10], Step [100/600], Loss: 0.22", "epoch 3/20 iter 40/500 loss 1.2" (an
     # epoch's steps of the run's epochs; epochs from 1 unless one says 0), "Iteration 300/5000, loss = 0.51",
     # "Step: 100, Loss: 0.2"
@@ -517,11 +534,12 @@ BAR_FORMS: tuple[LineForm, ...] = (
 #: what a form's own counters are called: not metrics
 _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step", "epoch", "Epoch", "num_updates",
                        "update", "global_step", "batch", "Batch", "eta", "i"})
-_FORM_HINT_RE = re.compile(r"num_updates|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
+_FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
+                            r"|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
                             r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
-_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _])?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
+_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 #: a loss of its own name with its value after a space ("|| Mask_Loss 1.3689")
 _NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{_NUM})")
 
@@ -612,13 +630,16 @@ def run_soft_end(text: str) -> bool:
 _START_RE = re.compile(
     r"\*{5} Running training \*{5}|\bContinuing training from (?:global step (?P<step>\d+)|checkpoint)"
     r"|(?i:\bresum(?:e|ing|ed)(?: training)? from\b|=> resuming checkpoint\b|\bresumed? from checkpoint\b"
-    r"|\bresuming (?:training|from)\b)|\bInitializing from\s+\S*(?:checkpoint|\.t7|\.pt|\.ckpt)")
+    r"|\bresuming (?:training|from)\b)|\bInitializing from\s+\S*(?:checkpoint|\.t7|\.pt|\.ckpt)"
+    # Megatron's --log-progress: "<date>\tJob ID: 412390\t# GPUs: 32\tStarting job" (a job of the run starts)
+    r"|\tStarting job\s*$")
 
 
 def run_start(text: str) -> int | None:
     """Whether the line says the program starts its training (again): None, else the step it goes on from (0 where
     it names none)."""
-    if "raining" not in text and "esum" not in text and "nitializing from" not in text:
+    if "raining" not in text and "esum" not in text and "nitializing from" not in text \
+            and "Starting job" not in text:
         return None
     m = _START_RE.search(text)
     if m is None:
@@ -739,7 +760,8 @@ def declared_per_epoch(text: str) -> int | None:
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
 #: a cheap pre-filter: a line that can be progress has one of these
-_HINT_RE = re.compile(r"%\||it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
+_HINT_RE = re.compile(r"%\|| updates \||progress: \d"
+                      r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
