@@ -92,6 +92,8 @@ def test_an_epochs_json_record_counts_epochs_the_trainers_dict_does_not() -> Non
     assert training_loss(point.metrics) == ("train_loss", 3.47)
     point = parse_line("{'loss': 0.0923, 'learning_rate': 9.65e-05, 'epoch': 3.0}")
     assert point is not None and (point.step, point.format) == (None, "hf")
+    point = parse_line('{"train_loss": 2.5, "epoch": 4, "converged": false, "note": null}')  # JSON's own literals
+    assert point is not None and (point.step, point.counts_epochs) == (4, True)
 
 
 def test_a_new_job_of_the_run_in_megatrons_progress_file_is_a_restart(tmp_path: Path) -> None:
@@ -101,4 +103,20 @@ def test_a_new_job_of_the_run_in_megatrons_progress_file_is_a_restart(tmp_path: 
                   f"Iteration: {i}" for i in range(start, end + 1, 50))]
     series, words = _read(tmp_path, job(1, 50, 300) + job(2, 350, 500))
     assert (series.step, len(series.restarts)) == (500, 1), words
+    assert "done" not in words
+
+
+def test_fairseq_luas_jump_to_its_last_epoch_at_the_same_update_is_its_end(tmp_path: Path) -> None:
+    lines = [f"| epoch 031 | {u:07d} updates | words/s   14775| trainloss     2.{u % 7} | train ppl     4.68"
+             for u in range(1000, 1100, 10)]
+    lines += ["| checkpoint 032 | epoch 032 | 0001090 updates | trainloss     2.18 | train ppl     4.53",
+              "| checkpoint 032 | epoch 032 | 0001090 updates | validloss     4.48 | valid ppl    22.31"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, words) == (1090, "step 1,090 (no total printed)")
+    assert training_loss(series.metrics) == ("loss", 2.18)
+    lines.append("| epoch 060 | 0001090 updates | 0000000 epoch updates | path run/state_last.th7")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, words) == (1090, "step 1,090: done"), words
+    # the next epoch's lines at later updates are no end
+    series, words = _read(tmp_path, [*lines[:-1], "| epoch 032 | 0001100 updates | words/s 14000| trainloss 2.2 | x"])
     assert "done" not in words

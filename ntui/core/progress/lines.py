@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -319,7 +320,10 @@ def _hf(text: str) -> Point | None:
     try:
         data = ast.literal_eval(body)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
+        try:  # JSON that Python's literals do not read (its true, false, null)
+            data = json.loads(body) if '"' in body else None
+        except (ValueError, RecursionError):
+            return None
     if not isinstance(data, dict):
         return None
     metrics: dict[str, float] = {}

@@ -279,6 +279,15 @@ class Series:
         else:
             self._epoch_complete = False
 
+    def _jumps_to_last_epoch(self, point: Point) -> bool:
+        """Whether a step-counted loop's line names an epoch more than one past the last one named, at the same step:
+        the engine jumped to its last epoch to stop (fairseq's Lua engine sets the epoch to its maximum when its
+        learning rate falls below its minimum, or its early stop says so, then saves its state under that epoch)."""
+        last, epoch = self.epoch, point.epoch
+        return (point.format == "log" and not point.counts_epochs and not point.per_epoch and last is not None
+                and epoch is not None and epoch > last + 1 and bool(self.samples) and point.step is not None
+                and point.step == self.samples[-1].step)
+
     def _batch_back(self, point: Point) -> bool:
         """Whether an epoch-counted run went back within its epoch (a relaunch that repeats the epoch from its
         checkpoint): the same epoch named, an earlier batch."""
@@ -340,6 +349,8 @@ class Series:
         if point.epochs:
             self.epochs = point.epochs
         if point.epoch is not None:
+            if self._jumps_to_last_epoch(point):
+                self.end()
             self.epoch = point.epoch
         if point.per_epoch and point.step == 0:
             return  # an epoch's bar reset for the next epoch, still labelled with the last one (Lightning)
