@@ -20,7 +20,7 @@ Per rank count (4 ranks and 4 GPUs per node):
 * **tail visible** / **pane triage** / **RSS**: the real log pane (Textual, headless, 120x36) opening the job:
   seconds to the shown rank's lines, to every row read and the failure named, and the RSS growth (VmRSS);
 * **table**: milliseconds to compute the grouped rank table (:func:`ntui.core.logs.ranktable.table_lines`);
-* **heatmap**: milliseconds to lay out and draw the GPU heatmap (:func:`ntui.ui.widgets.gpu_pane.render_heatmap`)
+* **heatmap**: milliseconds to lay out and draw the GPU heatmap (:func:`ntui.ui.widgets.gpu_render.render_heatmap`)
   for the job's GPUs, and the outliers it names;
 * **sample files**: metadata ops/s of :class:`ntui.core.gpu.sampletail.SampleTail` over the nodes' GPU sample files
   (10 s interval), simulated clock.
@@ -108,7 +108,7 @@ def triage_time(job: BigJob) -> dict[str, Any]:
 
 
 def heatmap_time(job: BigJob) -> dict[str, Any]:
-    from ntui.ui.widgets.gpu_pane import render_heatmap
+    from ntui.ui.widgets.gpu_render import render_heatmap
 
     board = GpuBoard(job.nodes, interval_s=10)
     for s in range(3):

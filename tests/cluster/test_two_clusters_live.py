@@ -19,6 +19,8 @@ from ntui.core.records.history import History
 from ntui.core.slurm.runner import SubprocessRunner
 from ntui.core.slurm.scontrol import cluster_name
 from ntui.ui.screens.jobs import JobsScreen
+from ntui.ui.widgets.job_details import JobDetailsPanel
+from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.recent_jobs import RecentJobsTable
 from tests.cluster.conftest import DevCluster
 from tests.support.notes import notified
@@ -123,9 +125,9 @@ async def test_two_clusters_same_job_id_told_apart_in_history_show_logs_and_the_
         for cluster, where in ((name_here, "logs-here"), (name_there, "logs-there")):
             recent.move_cursor(row=recent.get_row_index(rows[f"{job_id}@{cluster}"]))
             await settle_jobs(pilot, timeout=60)
-            view = screen.details_panel.view
+            view = screen.query_one(JobDetailsPanel).view
             assert view is not None and view.job_id == job_id
-            target = screen.logs_pane.target
+            target = screen.query_one(LogPane).target
             assert target is not None and target.paths is not None
             assert Path(target.paths.log_dir).name == where, (cluster, target.paths.log_dir)
         errors = [n.message for n in notified(app) if n.severity == "error"]

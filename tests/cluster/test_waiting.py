@@ -123,6 +123,7 @@ def _details_say(cluster: DevCluster, job: str, words: str) -> None:
     import asyncio
 
     from ntui.core.config import QueueSettings, Settings, slurm_runner
+    from ntui.ui.widgets.job_details import JobDetailsPanel
     from tests.support.screenshots_jobs import jobs_app, settle_jobs
 
     async def run() -> str:
@@ -137,7 +138,7 @@ def _details_say(cluster: DevCluster, job: str, words: str) -> None:
             await settle_jobs(pilot, timeout=60)
             screen._tick()  # type: ignore[attr-defined]
             await pilot.pause()
-            box = screen.details_panel.query_one("#details-why")  # type: ignore[attr-defined]
+            box = screen.query_one(JobDetailsPanel).query_one("#details-why")
             return str(box.render())
 
     assert words in asyncio.run(run())

@@ -33,6 +33,7 @@ from ntui.core.records.history import History
 from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.app import make_app
 from ntui.ui.screens.jobs import JobsScreen
+from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
 from tests.reliability.conftest import (
     DevCluster,
@@ -201,7 +202,7 @@ async def test_slurmd_killed_while_a_job_runs(dev_cluster: DevCluster, tmp_path:
             await wait_for(pilot, "the job running", lambda: job in table and table.get_row(job)[2] == "RUNNING",
                            timeout=60)
             table.move_cursor(key=job)
-            panel = screen.details_panel
+            panel = screen.query_one(JobDetailsPanel)
 
             def node_state(node: str) -> str:
                 view = panel.view

@@ -32,6 +32,7 @@ from ntui.core.slurm.runner import SubprocessRunner
 from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
+from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
 from tests.reliability.conftest import (
     REPO,
@@ -112,7 +113,8 @@ async def test_log_directory_vanishes_is_a_file_and_comes_back(tmp_path: Path) -
         await wait_for(pilot, "the 'not a directory' reason", lambda: pane.triage_line.text ==
                        f"log directory {log_dir} is not a directory", timeout=5)
         await pilot.press("d")  # the rest of the view goes on
-        assert screen.details_panel.view is not None and screen.details_panel.view.job_id == JOB
+        details = screen.query_one(JobDetailsPanel)
+        assert details.view is not None and details.view.job_id == JOB
         await pilot.press("l")
         log_dir.unlink()
         _write_logs(log_dir, b"rank 0 is back")  # restored (a backup, a remount): followed again
@@ -199,12 +201,12 @@ async def test_hostile_log_lines_and_job_names_are_inert_in_the_app(tmp_path: Pa
         for y in range(shown.size.height):  # what is drawn
             text = "".join(seg.text for seg in shown.render_line(y))
             assert _FORBIDDEN.search(text) is None, repr(text)
-        fields = str(screen.details_panel.query_one("#details-fields").render())
+        fields = str(screen.query_one(JobDetailsPanel).query_one("#details-fields").render())
         assert "\x1b" not in fields
 
 
 def test_a_killed_watch_step_is_named_as_such() -> None:
-    from ntui.ui.widgets.gpu_pane import describe_step_end
+    from ntui.core.gpu.watch import describe_step_end
 
     assert describe_step_end(-9, "")[0] == (
         "the GPU watch step's srun was killed by SIGKILL; showing the allocation instead")

@@ -44,7 +44,7 @@ from ntui.core.gpu.heatmap import use_heatmap
 from ntui.core.gpu.samples import SampleBoard
 from ntui.core.gpu.smi import GpuBoard, GpuIssue
 from ntui.core.gpu.stream import GpuStream, GpuWatchPlan
-from ntui.core.gpu.watch import GpuWatch, PlanOutcome, StreamFactory, WatchState, describe_step_end
+from ntui.core.gpu.watch import GpuWatch, PlanOutcome, StreamFactory, WatchState
 from ntui.core.hosts import compress_nodelist
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.logs.tail import FdBudget
@@ -60,11 +60,6 @@ from ntui.ui.widgets.gpu_render import (
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
 
 __all__ = ["GpuPane"]
-
-#: what an older caller of the pane imports from here (the step's end in words; the heatmap): their homes are
-#: ntui.core.gpu.watch and ntui.ui.widgets.gpu_render
-_USED_ELSEWHERE = (describe_step_end, render_heatmap)
-
 
 class HistoryLookup(Protocol):
     """What the pane needs of the history (:class:`ntui.core.records.history.History`, or a fake in tests)."""

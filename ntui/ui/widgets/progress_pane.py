@@ -13,15 +13,12 @@ primary colour, the evaluations in the warning colour, the restarts in the error
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult, RenderResult
 from textual.color import Color
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
@@ -46,12 +43,10 @@ from ntui.core.progress.quiet import quiet
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
 from ntui.core.textsafe import inert
-from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabSpec, displayed
+from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec
 
 __all__ = ["LossPlot", "ProgressPane"]
 
-#: The ended jobs' series kept (a job selected again is not read again).
-KEPT = 8
 #: The chart's rows at least (the frame, the ticks and the labels take four of them): a short pane scrolls to it.
 CHART_HEIGHT = 14
 MIN_WIDTH = 40
@@ -105,20 +100,11 @@ class ProgressPane(JobTab, VerticalScroll):
     }
     """
 
-    class _Read(Message, bubble=False):
-        def __init__(self, job_id: str, series: Series | None, error: str | None) -> None:
-            super().__init__()
-            self.job_id = job_id
-            self.series = series
-            self.error = error
-
     def __init__(self, deps: TabDeps, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.clock = deps.clock
         self.quiet_after_s = deps.settings.progress.quiet_after
         self.series: Series | None = None  # what is shown
-        self.reading: str | None = None  # the job whose log a worker reads
-        self._read: OrderedDict[str, Series] = OrderedDict()  # ended jobs' series, read once each
         self._note = "Select a job to see how far its training is."
 
     def compose(self) -> ComposeResult:
@@ -130,8 +116,12 @@ class ProgressPane(JobTab, VerticalScroll):
     def build(cls, deps: TabDeps) -> ProgressPane:
         return cls(deps, id=cls.TAB.widget_id)
 
+    @property
+    def reading(self) -> str | None:
+        """The job whose rank-0 log a worker reads now."""
+        return self.computing
+
     def show_failure(self, text: str) -> None:
-        self.reading = None
         self.series = None
         self._note = f"No progress: {text}"
         self._draw()
@@ -143,40 +133,24 @@ class ProgressPane(JobTab, VerticalScroll):
             self._note = "Select a job to see how far its training is."
         elif selected.progress is not None and selected.progress.step is not None:
             self.series = selected.progress.series()
-        elif job_id in self._read and not selected.active:
-            self.series = self._read[job_id]
+        elif (kept := self.result(job_id)) is not None and _series_of(kept) is not None and not selected.active:
+            self.series = _series_of(kept)
         elif entry is None or not entry.log_stem:
             self._note = (f"No progress for job {inert(job_id)}: ntui did not submit it, so its logs are unknown here "
                           "(ntui progress FILE reads any log).")
         else:
             self._note = f"Reading the progress of job {inert(job_id)} from its rank 0 log…"
-            if self.reading != job_id and displayed(self):
-                self.reading = job_id
-                self._read_log(job_id, Path(LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)),
-                               pattern_of_script(entry.script))
+            if self.computing != job_id:
+                path = Path(LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0))
+                pattern = pattern_of_script(entry.script)
+                self.compute(job_id, lambda: _read(path, pattern), what="progress")
         self._draw()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="ntui-progress-read", description="progress")
-    def _read_log(self, job_id: str, path: Path, pattern: Pattern | None) -> None:
-        try:
-            self.post_message(self._Read(job_id, read_progress(path, pattern=pattern), None))
-        except OSError as exc:
-            self.post_message(self._Read(job_id, None, f"{path}: {exc.strerror or exc}"))
-
-    @on(_Read)
-    def _was_read(self, msg: ProgressPane._Read) -> None:
-        msg.stop()
-        if self.reading == msg.job_id:
-            self.reading = None
-        if msg.series is not None:
-            self._read[msg.job_id] = msg.series
-            while len(self._read) > KEPT:
-                self._read.popitem(last=False)
-        if not self.latest(msg.job_id):
-            return  # read for a job no longer selected
-        if msg.series is None:
-            self._note = f"No progress for job {inert(msg.job_id)}: {inert(msg.error or '')}"
-        self.series = msg.series
+    def show_result(self, computed: Computed) -> None:
+        series, error = computed.value if isinstance(computed.value, tuple) else (None, "")
+        if series is None:
+            self._note = f"No progress for job {inert(computed.job_id)}: {inert(str(error))}"
+        self.series = series if isinstance(series, Series) else None
         self._draw()
 
     def on_resize(self) -> None:
@@ -232,3 +206,17 @@ class ProgressPane(JobTab, VerticalScroll):
         for symbol, (r, g, b) in styles.items():
             text.highlight_words([symbol], style=f"bold rgb({r},{g},{b})")
         return text
+
+
+def _read(path: Path, pattern: Pattern | None) -> tuple[Series | None, str]:
+    """*Worker thread*: the series of a rank-0 log, or why it could not be read (a missing log is an answer)."""
+    try:
+        return read_progress(path, pattern=pattern), ""
+    except OSError as exc:
+        return None, f"{path}: {exc.strerror or exc}"
+
+
+def _series_of(computed: Computed) -> Series | None:
+    """The series a kept answer holds (None: its log could not be read)."""
+    value = computed.value
+    return value[0] if isinstance(value, tuple) and isinstance(value[0], Series) else None
