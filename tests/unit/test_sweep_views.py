@@ -71,6 +71,20 @@ def test_pending_ranges_count_their_tasks_and_an_ended_array_is_ended() -> None:
     assert out.rows["7"][2] == "COMPLETED" and out.tags["7"] == "ended" and out.rows["7"][6] == "10 tasks: 10 completed"
 
 
+def test_an_array_whose_tasks_all_ended_shows_their_longest_run_time() -> None:
+    """Before: 0:00, the last squeue line seen of a task (from while it was pending), when its tasks had run."""
+    line = squeue_line(JobID="8_1", ArrayJobID="8", ArrayTaskID="1", Name="a", StateCompact="PD", State="PENDING",
+                       Reason="Priority", NumNodes="1", UserName="u", TimeUsed="0:00")
+    (job,) = parse_squeue(line + "\n")
+    ended = {}
+    for task, elapsed in (("8_1", 125), ("8_2", 3725)):
+        ended[task] = FinishedJob(task, task, type(job)(**{**vars(job), "job_id": task}),
+                                  Outcome(task, "COMPLETED", "0:0", "sacct", True, elapsed_s=elapsed))
+    rows = {k: queue_row(f.job, False, f) for k, f in ended.items()}
+    out = fold(rows, dict.fromkeys(rows, "ended"), {}, ended)
+    assert out.rows["8"][3] == "1:02:05", out.rows["8"]
+
+
 def test_counts() -> None:
     assert counts_text(["RUNNING", "PENDING", "PENDING", "FAILED", "COMPLETED", ""]) == \
         "6 tasks: 1 running, 2 pending, 1 completed, 1 failed, 1 unknown"

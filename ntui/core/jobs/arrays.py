@@ -161,6 +161,11 @@ def fold(
             longest = max(running, key=lambda j: j.elapsed_s or 0)
             cells[state_i + 1] = longest.elapsed if longest.elapsed_s is None else format_elapsed(longest.elapsed_s)
             cells[state_i + 3] = str(sum(j.num_nodes or 0 for j in running) or "")
+        elif (ran := [f.outcome.elapsed_s for t in tasks if t not in live and (f := ended[t]).outcome is not None
+                      and f.outcome.elapsed_s is not None]):
+            # none runs now: the longest final run time of the ended tasks (the representative's last squeue line
+            # may be from while it was pending: 0:00)
+            cells[state_i + 1] = format_elapsed(max(ran))
         cells[where_i] = counts_text(s for s, n in states for _ in range(n))
         out_rows[key] = tuple(cells)
         if not any(t in live for t in tasks):
