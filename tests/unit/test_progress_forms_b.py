@@ -120,3 +120,22 @@ def test_fairseq_luas_jump_to_its_last_epoch_at_the_same_update_is_its_end(tmp_p
     # the next epoch's lines at later updates are no end
     series, words = _read(tmp_path, [*lines[:-1], "| epoch 032 | 0001100 updates | words/s 14000| trainloss 2.2 | x"])
     assert "done" not in words
+
+
+def test_an_evaluation_before_the_training_then_the_runs_bar(tmp_path: Path) -> None:
+    evals = [_bar("", n, 16) for n in range(0, 17, 4)]
+    train = [_bar("", n, 48) for n in range(0, 31, 6)]
+    series, words = _read(tmp_path, ["***** Running Evaluation *****", *evals, *train])
+    assert (series.step, series.total, series.restarts) == (30, 48, []), words
+    # an evaluation cut short before the training: the next bar is not taken as the run's
+    series, words = _read(tmp_path, ["***** Running Evaluation *****", *evals[:2], *train])
+    assert series.step is None, words
+
+
+def test_a_tuners_fit_with_bars_like_the_runs_then_the_run_is_not_done(tmp_path: Path) -> None:
+    # Lightning's batch-size finder: short fits of the run's own bars, each ended by "max_steps=3 reached"
+    trial = [_bar("Epoch 0: ", n, 3, ", v_num=1") for n in (1, 2, 3)]
+    run = [_bar("Epoch 0: ", n, 30, ", loss=1.1, v_num=1") for n in range(1, 21)]
+    series, words = _read(tmp_path, [*trial, "`Trainer.fit` stopped: `max_steps=3` reached.", *run])
+    assert series.step == 20 and not series.ended, words
+    assert "done" not in words

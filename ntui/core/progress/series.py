@@ -91,7 +91,9 @@ class Series:
     _total_iters: bool = False  # the declared total counts iterations (max_iters), not optimizer steps
     _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
     _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
+    _before_end: tuple[int | None, int | None, int | None] | None = None  # the totals before an end said them
     _evaluating: bool = False  # the program said an evaluation starts: its bars are not the run's
+    _eval_bar: tuple[int | None, bool] | None = None  # that evaluation's bar: its total, and whether it ended
     _after_last: bool = False  # a line that is not a point came after the last point
     _zero_step: bool = False  # the loop's own lines count steps from 0 (its last step is its total less one)
     _zero_epoch: bool = False  # an epoch-counted run named an epoch 0
@@ -131,8 +133,9 @@ class Series:
     def evaluation(self) -> None:
         """The program said an evaluation (or a prediction) starts, on a line of its own (the Trainer's "*****
         Running Evaluation *****"): the bars that follow count its batches, not the run's steps, until the run's
-        own bar comes back (its total) or the program starts its training (again)."""
-        self._evaluating = True
+        own bar comes back (its total) or the program starts its training (again): where the run's bar is not
+        known yet (an evaluation before the training), the bar after the evaluation's end, of another total."""
+        self._evaluating, self._eval_bar = True, None
 
     def after_points(self) -> None:
         """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
@@ -168,6 +171,8 @@ class Series:
         its own, "`Trainer.fit` stopped: `max_steps=100` reached", before the run's): not the run's."""
         if not self.samples:
             return
+        if not self.ended:
+            self._before_end = (self.declared_total, self.epochs, self.total)
         self.ended, self.soft_end = True, False
         if what == "steps" and n > 0:
             self.stopped_at = self.declared_total = n
@@ -220,6 +225,23 @@ class Series:
             self._held_count = 1
             return True
         self._bar_total = point.total
+        return False
+
+    def _after_evaluation(self, point: Point) -> bool:
+        """Whether a bar read while an evaluation is under way (:meth:`evaluation`) is the run's again: its bar's
+        total, before the run's end; or, where the run's bar is not known yet, a bar of another total after the
+        evaluation's own ended. Else it is the evaluation's."""
+        if self.samples and not self.ended and point.total == self._bar_total:
+            self._evaluating = False  # the run's bar again
+            return True
+        held = self._eval_bar
+        if held is None or point.total == held[0]:
+            over = point.total is not None and point.step is not None and point.step >= point.total
+            self._eval_bar = (point.total, over)
+            return False
+        if held[1] and not self.samples:  # the evaluation before the training is over: this bar is the run's
+            self._evaluating, self._eval_bar = False, None
+            return True
         return False
 
     def _followed(self, point: Point) -> bool:
@@ -302,10 +324,8 @@ class Series:
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
             return
-        if self._evaluating and point.format == "tqdm":
-            if not self.samples or self.ended or point.total != self._bar_total:
-                return  # the evaluation's bar (after the run's end, or of another total than the run's bar)
-            self._evaluating = False  # the run's bar again
+        if self._evaluating and point.format == "tqdm" and not self._after_evaluation(point):
+            return
         if (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
@@ -399,6 +419,11 @@ class Series:
         if self._fresh or (self.samples and point.step < self.samples[-1].step) or self._batch_back(point):
             # a restart (or back to a step, or back within the epoch an epoch-counted run is in)
             self._fresh = False
+            # an end said before it was not this training's: the program trains again (a tuner's fit before the
+            # run's, as Lightning's batch-size finder runs, whose bars look like the run's; a run appended to the log)
+            if self.ended and self._before_end is not None:  # nor the total or the epochs it said
+                self.declared_total, self.epochs, self.total = self._before_end
+            self.ended, self.soft_end, self.stopped_at, self._before_end = False, False, None, None
             self.restarts.append(at)
             self.printed_rates = self.printed_rates[-1:]
             segment += 1
