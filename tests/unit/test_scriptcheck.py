@@ -77,7 +77,9 @@ def test_a_refused_import_keeps_what_checking_found() -> None:
 @pytest.mark.parametrize(("text", "said"), [
     (HEAD + "srun python launch_wrap.py train.py cfg.json\n", "given another program (train.py)"),
     ("#!/bin/bash\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=4\nsrun python fit.py\n", "task counts disagree"),
-    ("#!/bin/bash\nsrun -p gpu --job-name=x python fit.py\n", "not a batch script"),
+    ("#!/bin/bash\nsrun -p $1 --job-name=x python fit.py\n", "sizes from its arguments or the environment"),
+    ("#!/bin/bash\nsrun -p gpu -N 2 -w 'n[1-2]' python fit.py\n", "on the nodes it names (-w n[1-2])"),
+    ("export OMP_NUM_THREADS=4\ntorchrun --nnodes=1 --nproc_per_node=4 fit.py\n", "no srun starts its launch"),
     (HEAD + "srun composer --nproc 4 fit.py\n", "composer's launcher is not a preset launcher"),
     (HEAD + 'srun --kill-on-bad-exit=1 "$@"\n', "srun runs the script's own arguments"),
     (HEAD + "N = 4\nsrun accelerate launch --num_machines 2 --num_processes $N fit.py\n", "never sets"),
@@ -281,3 +283,28 @@ def test_srun_of_a_python_file_with_no_interpreter_is_imported_with_python_and_s
     assert any("with no interpreter, on line 5" in f for f in imported.fixes)
     with_python = import_script(read_script(text.replace("srun fit.py", "srun python fit.py"), "/w/job.sh"))
     assert not any("no interpreter" in f for f in with_python.fixes)
+
+
+def test_a_login_node_sruns_literal_allocation_is_the_jobs() -> None:
+    text = "#!/bin/bash\nsrun -p gpu --job-name=x -n 8 --ntasks-per-node=4 --gres=gpu:4 -c 6 python fit.py\n"
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["sbatch"] == {"partition": "gpu", "ntasks": 8, "ntasks-per-node": 4, "gres": "gpu:4",
+                                         "cpus-per-task": 6, "nodes": 2}
+    assert any("no #SBATCH line" in n for n in imported.notes)
+
+
+def test_a_fragment_with_srun_is_imported_with_a_note_and_no_shebang_alarm() -> None:
+    text = "part=big\nn=8\nsrun --partition=$part --ntasks=$n --ntasks-per-node=$n python -u fit.py\n"
+    assert not any(rule == "H1" for rule, _ in _found(text)), _found(text)
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["sbatch"]["nodes"] == 1 and imported.preset["sbatch"]["partition"] == "big"
+    assert any("a shell fragment" in n for n in imported.notes)
+    assert ("H1", 1) in _found("# set up\n#!/bin/bash\n" + text)  # a #! line below a comment: sbatch's script
+
+
+def test_a_fragments_torchrun_under_srun_gives_its_nodes() -> None:
+    text = "srun torchrun \\\n--rdzv_backend c10d \\\n--rdzv_endpoint $HOST:$PORT \\\n--nnodes 2 \\\nfit.py $@\n"
+    assert {("H7", 3)} <= _found(text), _found(text)
+    imported = import_script(read_script(text, "/w/job.sh"))
+    assert imported.preset["sbatch"]["nodes"] == 2 and imported.preset["launcher"]["type"] == "torchrun"
+    assert any("torchrun's 2 nodes on line 1" in f for f in imported.fixes)

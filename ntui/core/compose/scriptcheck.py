@@ -33,7 +33,7 @@ __all__ = ["check_script"]
 def check_script(facts: ScriptFacts) -> list[ScriptFinding]:
     """The H rules (module docstring) on the script as written."""
     out: list[ScriptFinding] = []
-    if not facts.lines[0].startswith("#!"):
+    if not facts.lines[0].startswith("#!") and not facts.fragment:  # a fragment is no script for sbatch
         first = next((n for n, line in enumerate(facts.lines, 1) if line.startswith("#!")), None)
         out.append(ScriptFinding(1, "H1", "the first line is not the #! line" + (
             f" (it is on line {first})" if first else "") + ": sbatch refuses the script (\"This does not look like "

@@ -369,6 +369,11 @@ def import_script(facts: ScriptFacts, node_gpus: Callable[[str | None], int | No
         raise
 
 
+#: srun options that, with no #SBATCH line, make the job's allocation: the preset's sbatch section has them.
+SRUN_ALLOCATION = {"partition", "account", "qos", "time", "mem", "mem-per-cpu", "mem-per-gpu", "constraint",
+                   "reservation", "cpus-per-task", "exclusive"}
+
+
 def _import(facts: ScriptFacts, findings: list[ScriptFinding],
             node_gpus: Callable[[str | None], int | None] | None) -> Imported:
     command, launch = the_launch(facts)
@@ -390,6 +395,11 @@ def _import(facts: ScriptFacts, findings: list[ScriptFinding],
     fixes: list[str] = []
     notes: list[str] = []
     skipped: list[tuple[int, str]] = []
+    if not facts.directives:
+        where = "a shell fragment (no #! line, no #SBATCH line), run with bash or sourced" if facts.fragment else \
+            "no #SBATCH line"
+        notes.append(f"sbatch: {where}: the job's shape comes from srun's and the launcher's options on line "
+                     f"{launch.line}, and the preset is a batch job of its own; check its sizes before submitting")
     key_lines: dict[str, int] = {}
     script_dir = os.path.dirname(os.path.abspath(facts.path))
     name = facts.directive("job-name") or Path(facts.path).stem
@@ -429,7 +439,12 @@ def _import(facts: ScriptFacts, findings: list[ScriptFinding],
         shown = f"srun --{opt}{'=' + value if value else ''}"
         if opt == "export" and value and value.split(",")[0].upper() == "ALL":
             exported = dict(kv.split("=", 1) for kv in value.split(",")[1:] if "=" in kv and "$" not in kv)
-        if opt in SRUN_SHAPE and opt != "cpus-per-task" and value is not None and not value.startswith("$"):
+        if not facts.directives and opt in SRUN_ALLOCATION and value is not None and "$" not in value:
+            sbatch[opt] = _yaml_value(value)  # no #SBATCH line: srun's allocation is the job's (a login-node srun)
+            key_lines[f"sbatch.{opt}"] = launch.line
+            fixes.append(f"sbatch.{opt}: srun's --{opt}={value} on line {launch.line} (the script has no #SBATCH "
+                         "line: srun makes the allocation) is the job's in the preset")
+        elif opt in SRUN_SHAPE and opt != "cpus-per-task" and value is not None and not value.startswith("$"):
             if str(sbatch.get(opt)) != value:
                 fixes.append(f"sbatch.{opt}: srun's --{opt}={value} on line {launch.line} (the launch's shape) "
                              "is the job's in the preset")
@@ -477,6 +492,12 @@ def _import(facts: ScriptFacts, findings: list[ScriptFinding],
         raise ScriptError(facts.path, where, f"the job's task counts disagree: --ntasks={ntasks} against "
                           f"--ntasks-per-node={per_node} on {nodes_given or 1} node(s); a preset has one task "
                           "layout: keep one of them to import the script")
+    told = launch.opt("--nnodes", "--num_machines") if launch.launcher != "srun" else None
+    if told is not None and "nodes" not in sbatch and ntasks is None and int_or_none(told[0]) is not None:
+        sbatch["nodes"] = int(told[0] or 0)  # `srun torchrun --nnodes 2` in a fragment: the job's nodes
+        key_lines["sbatch.nodes"] = told[1].line if told[1] is not None else launch.line
+        fixes.append(f"sbatch.nodes: {sbatch['nodes']}, from {launch.launcher}'s {told[0]} nodes on line "
+                     f"{launch.line} (the script gives no --nodes)")
     one_task = next((f for f in findings if f.rule == "H13"), None)
     gpus = gpus_per_node(sbatch)
     if one_task is not None and gpus and launch.launcher == "srun" and "ntasks" not in sbatch:

@@ -139,6 +139,8 @@ class ScriptFacts:
     unknown_launches: list[tuple[int, str]] = field(default_factory=list)
     #: why the file is no batch script to import, said after checking it (its traps are still its traps)
     refusal: tuple[int, str] | None = None
+    #: no #! line and no #SBATCH line anywhere: a shell fragment run with bash or sourced, never given to sbatch
+    fragment: bool = False
 
     def directive(self, option: str) -> str | None:
         found = [d.value for d in self.directives if d.option == option]
@@ -195,8 +197,7 @@ def read_script(text: str, path: str) -> ScriptFacts:
         if re.match(r"^#SBATCH\s", line):
             (directives if n < first else late).extend(_directive(line, n))
     refusal: tuple[int, str] | None = None
-    if not directives and not lines[0].startswith("#!"):
-        refusal = (1, "not a batch script: no #! line first and no #SBATCH line")
+    fragment = not directives and not lines[0].startswith("#!")  # run with bash, or sourced: not for sbatch
     held = [(d, m.group(0)) for d in directives if (m := TEMPLATE.search(d.value or "")) is not None]
     if refusal is None and held:
         shown = ", ".join(dict.fromkeys(p for _, p in held))
@@ -229,12 +230,21 @@ def read_script(text: str, path: str) -> ScriptFacts:
         refusal = (per_node[0].line, f"not a batch script: no #SBATCH line, and it starts {per_node[0].launcher} "
                    f"itself on this machine for {nnodes[0]} nodes: a script each node runs. Import the batch script "
                    "that starts it on every node")
-    if refusal is None and not directives and any("partition" in x.srun or "job-name" in x.srun
-                                                  for _, x in launches):
-        refusal = (launches[0][1].line, "not a batch script: no #SBATCH line, and its srun asks for its own "
-                   "allocation (-p, --job-name): it runs srun from a login node. Import the batch script that runs "
-                   "the program, or write one with #SBATCH lines")
-    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown, refusal)
+    under = next((x for _, x in launches if x.under_srun), None)
+    if refusal is None and fragment and under is None:
+        refusal = (1, "not a batch script: no #! line first and no #SBATCH line" + (
+            ", and no srun starts its launch: it runs on the one machine it is run on" if launches else ""))
+    own = under is not None and not directives and ("partition" in under.srun or "job-name" in under.srun)
+    if refusal is None and own and under is not None and "nodelist" in under.srun:
+        refusal = (under.line, f"not a batch script: no #SBATCH line, and its srun runs from a login node on the "
+                   f"nodes it names (-w {under.srun['nodelist']}): a command for those machines. Import a batch "
+                   "script, or drop -w to let Slurm place the job")
+    if refusal is None and own and under is not None and any("$" in (v or "") for v in under.srun.values()):
+        refusal = (under.line, "not a batch script: no #SBATCH line, and its srun asks for its own allocation "
+                   "(-p, --job-name) from a login node with sizes from its arguments or the environment. Import the "
+                   "batch script that runs the program, or write one with #SBATCH lines")
+    return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown, refusal,
+                       fragment and not any(line.startswith("#!") for line in lines))
 
 
 #: A template's placeholders in a directive (``%RUN_NAME%``, ``{{ nodes }}``, ``${{ inputs.n }}``), never one of
