@@ -396,9 +396,9 @@ def _import(facts: ScriptFacts, findings: list[ScriptFinding],
     notes: list[str] = []
     skipped: list[tuple[int, str]] = []
     if not facts.directives:
-        where = "a shell fragment (no #! line, no #SBATCH line), run with bash or sourced" if facts.fragment else \
+        form = "a shell fragment (no #! line, no #SBATCH line), run with bash or sourced" if facts.fragment else \
             "no #SBATCH line"
-        notes.append(f"sbatch: {where}: the job's shape comes from srun's and the launcher's options on line "
+        notes.append(f"sbatch: {form}: the job's shape comes from srun's and the launcher's options on line "
                      f"{launch.line}, and the preset is a batch job of its own; check its sizes before submitting")
     key_lines: dict[str, int] = {}
     script_dir = os.path.dirname(os.path.abspath(facts.path))
