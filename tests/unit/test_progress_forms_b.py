@@ -139,3 +139,18 @@ def test_a_tuners_fit_with_bars_like_the_runs_then_the_run_is_not_done(tmp_path:
     series, words = _read(tmp_path, [*trial, "`Trainer.fit` stopped: `max_steps=3` reached.", *run])
     assert series.step == 20 and not series.ended, words
     assert "done" not in words
+
+
+def test_an_end_said_before_the_one_final_render_of_the_bar_holds(tmp_path: Path) -> None:
+    # Lightning's Rich bar reaches a file at its teardown, after the word of the end: the end is the run's
+    rich = "Epoch 2/9  ━━━━━━━━━━━━━━━━━━━━ 13/20 0:00:38 • 0:00:00 0.19it/s train_loss: 0.412"
+    series, words = _read(tmp_path, ["`Trainer.fit` stopped: `max_steps=53` reached.", rich])
+    assert series.ended and "done" in words, words
+    # training steps after it: the end was a fit's before the run's
+    series, words = _read(tmp_path, ["`Trainer.fit` stopped: `max_steps=53` reached.", rich,
+                                     rich.replace("13/20", "14/20")])
+    assert not series.ended and "done" not in words, words
+    # the first point of a run after a tuner's fit is not where that fit's end said it stopped: no end, no done
+    first = "Epoch 0/9  ━━━━━━━━━━━━━━━━━━━━ 1/20 0:00:01 • 0:00:40 0.50it/s train_loss: 2.1"
+    series, words = _read(tmp_path, ["`Trainer.fit` stopped: `max_steps=100` reached.", first])
+    assert not series.ended and "done" not in words, words

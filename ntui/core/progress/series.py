@@ -92,6 +92,8 @@ class Series:
     _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
     _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
     _before_end: tuple[int | None, int | None, int | None] | None = None  # the totals before an end said them
+    _early_end: tuple[str, int] | None = None  # an end said before any point, held (see end)
+    _end_on_trial: bool = False  # the end held was applied on the one point after it, undone if training goes on
     _evaluating: bool = False  # the program said an evaluation starts: its bars are not the run's
     _eval_bar: tuple[int | None, bool] | None = None  # that evaluation's bar: its total, and whether it ended
     _after_last: bool = False  # a line that is not a point came after the last point
@@ -120,6 +122,7 @@ class Series:
         elif not until_point:
             self.ended = self.soft_end = False
             self.stopped_at = self.stopped = None
+            self._early_end, self._end_on_trial = None, False
         self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
         self._bar_epoch, self._epoch_base = None, 0
         self._rank = None  # a new start: the ranks may print in another order
@@ -167,10 +170,14 @@ class Series:
         """The program said its training is over; ``what`` and ``n`` what it stopped at, where it says
         (:func:`ntui.core.progress.lines.run_end`): ``max_steps`` reached is the run's last step and its total,
         ``max_epochs`` reached its epochs (then an epoch's steps times them is its total). Said before any point of
-        the run's training, it is the end of something run before it (Lightning's learning-rate finder runs a fit of
-        its own, "`Trainer.fit` stopped: `max_steps=100` reached", before the run's): not the run's."""
+        the run's training, it is held: the end of something run before it where training steps follow (Lightning's
+        learning-rate finder runs a fit of its own, "`Trainer.fit` stopped: `max_steps=100` reached", before the
+        run's), the run's where one point only follows (Lightning's Rich bar, which a file gets at its teardown,
+        after the word)."""
         if not self.samples:
+            self._early_end = (what, n)
             return
+        self._end_on_trial = False
         if not self.ended:
             self._before_end = (self.declared_total, self.epochs, self.total)
         self.ended, self.soft_end = True, False
@@ -310,6 +317,27 @@ class Series:
                 and epoch is not None and epoch > last + 1 and bool(self.samples) and point.step is not None
                 and point.step == self.samples[-1].step)
 
+    @staticmethod
+    def _ends_here(point: Point, what: str, n: int) -> bool:
+        """Whether a point (the run's step) is where an end said before it stopped: at ``max_steps=n``, in the last
+        of ``max_epochs=n`` (named from 0), or at its bar's total where the end names neither (never the first step
+        of a run that starts after a tuner's fit)."""
+        step = point.step
+        if step is None:
+            return False
+        if what == "steps":
+            return step == n
+        if what == "epochs":
+            return point.epoch is not None and (int(point.epoch) + 1 == n or point.epochs == n)
+        return point.total is not None and step >= point.total > 1
+
+    def _undo_end(self) -> None:
+        """The end said was not the run's: the run is not over, and the total or the epochs it said are undone."""
+        if self.ended and self._before_end is not None:
+            self.declared_total, self.epochs, self.total = self._before_end
+        self.ended, self.soft_end, self.stopped_at, self._before_end = False, False, None, None
+        self._end_on_trial = False
+
     def _batch_back(self, point: Point) -> bool:
         """Whether an epoch-counted run went back within its epoch (a relaunch that repeats the epoch from its
         checkpoint): the same epoch named, an earlier batch."""
@@ -421,9 +449,7 @@ class Series:
             self._fresh = False
             # an end said before it was not this training's: the program trains again (a tuner's fit before the
             # run's, as Lightning's batch-size finder runs, whose bars look like the run's; a run appended to the log)
-            if self.ended and self._before_end is not None:  # nor the total or the epochs it said
-                self.declared_total, self.epochs, self.total = self._before_end
-            self.ended, self.soft_end, self.stopped_at, self._before_end = False, False, None, None
+            self._undo_end()
             self.restarts.append(at)
             self.printed_rates = self.printed_rates[-1:]
             segment += 1
@@ -442,6 +468,14 @@ class Series:
         else:
             self.samples.append(sample)
         self._provisional = self._seen % self._stride != 0
+        if self._early_end is not None:  # the first point after an end said before any
+            what, n = self._early_end
+            self._early_end = None
+            if self._ends_here(point, what, n):  # where it agrees with that end, the end holds, for now
+                self.end(what, n)
+                self._end_on_trial = True
+        elif self._end_on_trial:  # a second step: training went on after that end, it was not the run's
+            self._undo_end()
         if len(self.samples) > MAX_POINTS:  # halve the resolution: every other point, the last kept
             self.samples = self.samples[::2] if len(self.samples) % 2 else [*self.samples[:-1:2], self.samples[-1]]
             self._stride *= 2
