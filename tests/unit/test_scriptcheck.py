@@ -308,3 +308,18 @@ def test_a_fragments_torchrun_under_srun_gives_its_nodes() -> None:
     imported = import_script(read_script(text, "/w/job.sh"))
     assert imported.preset["sbatch"]["nodes"] == 2 and imported.preset["launcher"]["type"] == "torchrun"
     assert any("torchrun's 2 nodes on line 1" in f for f in imported.fixes)
+
+
+def test_a_quote_left_open_that_swallows_a_loop_is_refused_at_its_line_with_the_traps_kept() -> None:
+    text = (HEAD + "PORT=6411\nsrun -N1 bash -c \\\n  && ray start --port=$PORT --block\" &\n"
+            "for w in a b; do\n  srun -N1 -w \"$w\" bash -c \\\n  && ray start --block\" &\ndone\nsrun python fit.py\n")
+    with pytest.raises(ScriptError) as caught:
+        import_script(read_script(text, "/w/job.sh"))
+    assert ":7: a quote opened on line 7" in str(caught.value) and "the `for` of line 8" in str(caught.value)
+    assert ("H6", 5) in {(f.rule, f.line) for f in caught.value.findings}
+    closed = text.replace("--block\" &", "--block &").replace("bash -c \\\n  &&", "bash -c \"true\" \\\n  &&")
+    assert read_script(closed, "/w/job.sh").refusal is None
+    stray = HEAD + "srun python fit.py\nfi\n"
+    assert read_script(stray, "/w/job.sh").refusal == (6, "`fi` on line 6 closes nothing: bash refuses the whole "
+                                                          "script (syntax error near unexpected token). Look above "
+                                                          "it for a quote left open or a construct never begun")

@@ -196,7 +196,7 @@ def read_script(text: str, path: str) -> ScriptFacts:
     for n, line in enumerate(lines, 1):
         if re.match(r"^#SBATCH\s", line):
             (directives if n < first else late).extend(_directive(line, n))
-    refusal: tuple[int, str] | None = None
+    refusal: tuple[int, str] | None = _stray_closer(cmds)
     fragment = not directives and not lines[0].startswith("#!")  # run with bash, or sourced: not for sbatch
     held = [(d, m.group(0)) for d in directives if (m := TEMPLATE.search(d.value or "")) is not None]
     if refusal is None and held:
@@ -245,6 +245,40 @@ def read_script(text: str, path: str) -> ScriptFacts:
                    "batch script that runs the program, or write one with #SBATCH lines")
     return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown, refusal,
                        fragment and not any(line.startswith("#!") for line in lines))
+
+
+#: A construct's closing word and the words that open it.
+_OPENERS = {"done": ("for", "while", "until", "select"), "fi": ("if",), "esac": ("case",), "then": ("if", "elif"),
+            "do": ("for", "while", "until", "select"), "else": ("if",), "elif": ("if",)}
+
+
+def _stray_closer(cmds: list[Command]) -> tuple[int, str] | None:
+    """A construct's closing word (``done``, ``fi``...) where a command begins, closing nothing: bash refuses the
+    whole script. Its cause is most often a quote left open above it that swallowed the construct's opening line:
+    that quote's line is said, the line to fix (bash itself names the closing word's)."""
+    for i, c in enumerate(cmds):
+        if not c.words or c.words[0].text not in _OPENERS or len(c.words[0].parts) != 1 or c.words[0].parts[0].quote:
+            continue
+        closer = c.words[0].text
+        opener = re.compile(rf"(?:^\s*|[;&|]\s*)({'|'.join(_OPENERS[closer])})\s")
+        for before in reversed(cmds[:i]):
+            for w in before.words:
+                quoted = [p for p in w.parts if p.quote in ('"', "'")]
+                if not quoted or quoted[-1].line == quoted[0].line:
+                    continue  # a quote on one line: no construct swallowed
+                # a quoted part that begins a line of the script (or follows ; & |) and opens the construct
+                found = next(((m.group(1), p.line) for k, p in enumerate(quoted) if (m := opener.search(
+                    p.text if k and p.line > quoted[k - 1].line else re.sub(r"^\s*(?=\S)", "x", p.text))) is not None),
+                    None)
+                if found is not None:
+                    start, (word, swallowed) = quoted[0].line, found
+                    return (start, f"a quote opened on line {start} runs on to line {quoted[-1].line} and swallows "
+                            f"the `{word}` of line {swallowed}: the `{closer}` on line {c.line} closes "
+                            f"nothing, and bash refuses the whole script (syntax error near unexpected token "
+                            f"`{closer}'). Close or remove the stray quote on line {start}")
+        return (c.line, f"`{closer}` on line {c.line} closes nothing: bash refuses the whole script (syntax error "
+                "near unexpected token). Look above it for a quote left open or a construct never begun")
+    return None
 
 
 #: A template's placeholders in a directive (``%RUN_NAME%``, ``{{ nodes }}``, ``${{ inputs.n }}``), never one of
