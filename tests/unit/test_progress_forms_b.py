@@ -154,3 +154,19 @@ def test_an_end_said_before_the_one_final_render_of_the_bar_holds(tmp_path: Path
     first = "Epoch 0/9  ━━━━━━━━━━━━━━━━━━━━ 1/20 0:00:01 • 0:00:40 0.50it/s train_loss: 2.1"
     series, words = _read(tmp_path, ["`Trainer.fit` stopped: `max_steps=100` reached.", first])
     assert not series.ended and "done" not in words, words
+
+
+def test_a_bar_whose_description_says_the_runs_step_counts_the_run(tmp_path: Path) -> None:
+    # torchtune's bar alone (its metrics to a file logger): "{epoch}|{global step}|Loss: x" over one epoch's steps
+    lines = ["epochs: 2"]
+    for epoch in (1, 2):
+        lines.append(_bar("", 0, 25))
+        lines += [_bar(f"{epoch}|{g}|Loss: 0.{g}: ", g - 25 * (epoch - 1), 25) for g in range(25 * epoch - 24,
+                                                                                          25 * epoch + 1)]
+    series, words = _read(tmp_path, lines[:27])  # the first epoch over: not the run
+    assert (series.step, series.run_total) == (25, 50) and "done" not in words, words
+    series, words = _read(tmp_path, lines[:40])
+    assert (series.step, series.run_total, series.restarts) == (37, 50, []), words
+    assert training_loss(series.metrics) == ("Loss", 0.37)
+    series, words = _read(tmp_path, lines)
+    assert words == "step 50 of 50: done", words

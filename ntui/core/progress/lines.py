@@ -119,6 +119,8 @@ _PREP_DESC_RE = re.compile(
     r"(?i)^(?:loading|map|filter|tokeniz|download|generating|fetching|extracting|processing|preprocess|resolving"
     r"|computing|converting|saving|packing|grouping|shuffling|scanning|caching|creating|building|running tokenizer"
     r"|applying|writing|uploading|sharding|finding)")
+#: a bar's description that says the epoch and the run's step before its metrics: torchtune's "{epoch}|{step}|Loss: x"
+_EPOCH_STEP_DESC_RE = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|")
 _PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shards", "samples", "docs", "tokens",
                          "images", "ba"})
 _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{_NUM})")
@@ -250,6 +252,11 @@ def _tqdm(text: str) -> Point | None:
         named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
+    if phase == "train" and desc[:1].isdigit() and (counters := _EPOCH_STEP_DESC_RE.match(desc)) is not None:
+        # a bar over one epoch's steps whose description says the run's step (torchtune's "2|27|Loss: 0.78"):
+        # the run's step is the description's, an epoch's steps the bar's total
+        return Point("log", int(counters["step"]), None, float(counters["epoch"]), metrics, rate, batches=total,
+                     elapsed=_clock(m["elapsed"]), first_epoch=1, form="epoch-step-bar")
     return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None,
                  elapsed=_clock(m["elapsed"]))
 

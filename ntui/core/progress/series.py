@@ -92,6 +92,7 @@ class Series:
     _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
     _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
     _before_end: tuple[int | None, int | None, int | None] | None = None  # the totals before an end said them
+    _epoch_steps: int | None = None  # an epoch's steps, as the bar of a loop whose lines say the run's step counts
     _early_end: tuple[str, int] | None = None  # an end said before any point, held (see end)
     _end_on_trial: bool = False  # the end held was applied on the one point after it, undone if training goes on
     _evaluating: bool = False  # the program said an evaluation starts: its bars are not the run's
@@ -151,6 +152,8 @@ class Series:
         total = self.total or self.declared_total
         if total is None and self._unit != "epoch" and self.declared_per_epoch and self.declared_epochs:
             total = self.declared_epochs * self.declared_per_epoch
+        if total is None and self._unit == "step" and self._epoch_steps and self.declared_epochs:
+            total = self.declared_epochs * self._epoch_steps  # an epoch's steps as the loop's bar counts them
         if total is None and self._own_lines and self._unit == "step":
             total = self.flag_total
         return total
@@ -364,6 +367,8 @@ class Series:
                 self._after_last = False
             if point.iters is not None and self._total_iters:
                 point = point.but(step=point.iters)  # the run's total counts iterations: so does its step
+            if point.batches and not point.counts_epochs and not point.per_epoch:
+                self._epoch_steps = point.batches
             if point.counts_epochs:
                 self._epoch_progress(point)
             elif point.step == 0 and not any(s.step for s in self.samples):
