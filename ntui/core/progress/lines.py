@@ -497,7 +497,7 @@ FORMS: tuple[LineForm, ...] = (
     _form("litgpt", r"\biter (?P<iters>\d+)\s*\|?\s*step (?P<step>\d+)\s*[:|]\s*loss\b"),
     _form("nanogpt", r"\b[Ii]ter (?P<step>\d+): (?:[Tt]rain )?[Ll]oss\b"),
     # MMF's logistics callback: "progress: 100/12000, train/<task>/cross_entropy: 0.6, ..., num_updates: 100"
-    _form("mmf", r"\bprogress: (?P<step>\d+)/(?P<total>\d+), "),
+    _form("mmf", r"\bprogress: (?P<step>\d+)/(?P<total>\d+), .*\bmax_updates: \d"),
     # Megatron's --log-progress file, tab-separated: "<date>\tJob ID: N\t# GPUs: 32\tSaving async checkpoint\t
     # Iteration: 250\tJob throughput: ..."
     _form("megatron-progress", r"\tIteration: (?P<step>\d+)(?:\t|\s*$)"),
@@ -508,7 +508,7 @@ FORMS: tuple[LineForm, ...] = (
     _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
     # a step then "|"-separated fields before the loss: NeMo Automodel's "step 63 | epoch 1 | loss 0.55 | grad_norm"
     _form("step-fields", r"\b[Ss]tep\s+(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?\s*\|"
-          r"(?:\s*[A-Za-z_]\w*[ :=]\s*[\d.e+-]+\s*\|){1,3}\s*(?:train(?:ing)?[ _])?[Ll]oss\b"),
+          r"(?:\s*[A-Za-z_]\w*[ :=]\s*[\d.e+-]+\s*\|){1,3}\s*(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
     # hand-written loops: "Epoch [2/10], Step [100/600], Loss: 0.22", "epoch 3/20 iter 40/500 loss 1.2" (an
     # epoch's steps of the run's epochs; epochs from 1 unless one says 0), "Iteration 300/5000, loss = 0.51",
     # "Step: 100, Loss: 0.2"
