@@ -170,3 +170,11 @@ def test_a_bar_whose_description_says_the_runs_step_counts_the_run(tmp_path: Pat
     assert training_loss(series.metrics) == ("Loss", 0.37)
     series, words = _read(tmp_path, lines)
     assert words == "step 50 of 50: done", words
+
+
+def test_a_bar_of_another_total_after_the_runs_end_is_no_new_run(tmp_path: Path) -> None:
+    # the Trainer's evaluation after "Training completed", without its header
+    train = [_bar("", n, 48) for n in range(0, 49, 6)]
+    evals = [_bar("", n, 16) for n in range(0, 17, 4)]
+    series, words = _read(tmp_path, [*train, "Training completed. Do not forget to share your model", *evals])
+    assert (series.step, series.restarts, words) == (48, [], "step 48 of 48: done"), words

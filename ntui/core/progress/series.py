@@ -357,6 +357,9 @@ class Series:
             return
         if self._evaluating and point.format == "tqdm" and not self._after_evaluation(point):
             return
+        if self.ended and point.format == "tqdm" and not point.per_epoch and self._bar_total is not None \
+                and point.total != self._bar_total:
+            return  # a bar of another total after the run's end: an evaluation or a prediction, not a new run
         if (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
