@@ -323,3 +323,16 @@ def test_a_quote_left_open_that_swallows_a_loop_is_refused_at_its_line_with_the_
     assert read_script(stray, "/w/job.sh").refusal == (6, "`fi` on line 6 closes nothing: bash refuses the whole "
                                                           "script (syntax error near unexpected token). Look above "
                                                           "it for a quote left open or a construct never begun")
+
+
+def test_a_word_and_a_backquoted_substitution_written_together_are_one_word() -> None:
+    text = "srun -K --gpus=1 --container-mounts=/d:/d,`pwd`:`pwd` --container-workdir=`pwd` setup.sh python fit.py\n"
+    facts = read_script(text, "/w/job.sh")
+    words = [w.text for w in facts.commands[0].words]
+    assert words[3:5] == ["--container-mounts=/d:/d,`pwd`:`pwd`", "--container-workdir=`pwd`"], words
+    assert facts.unknown_launches == [(1, "setup.sh")] and facts.refusal is None
+    with pytest.raises(ScriptError) as caught:
+        import_script(facts)
+    assert "srun starts setup.sh (line 1), which is no launcher a preset has" in str(caught.value)
+    assert [w.text for w in read_script("echo a b,$(pwd) c\n", "j.sh").commands[0].words] == [
+        "echo", "a", "b,$(pwd)", "c"]

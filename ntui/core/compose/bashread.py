@@ -83,6 +83,20 @@ def commands(text: str) -> list[Command]:
     return reader.out
 
 
+def _join(pieces: list[list[Word]]) -> list[Word]:
+    """The fields of nodes written with no blank between them: the last field of one and the first of the next are
+    one word (bash splits words on blanks only)."""
+    out: list[Word] = []
+    for fields in pieces:
+        if out and fields:
+            last, first = out[-1], fields[0]
+            out[-1] = Word((*last.parts, *first.parts), last.raw + first.raw, last.line)
+            out += fields[1:]
+        else:
+            out += fields
+    return out
+
+
 def has_error(text: str) -> bool:
     """Whether the grammar had to recover somewhere in ``text`` (an unterminated quote, a missing ``fi``)."""
     return bool(_parser().parse(text.encode()).root_node.has_error)
@@ -343,7 +357,13 @@ class _Reader:
                 written.append(self._redirect(c))
             else:
                 args.append(c)
-        written = [w for _, w in prefix] + [self.written(a) for a in args] + written
+        runs: list[list[Any]] = []  # nodes with no blank between them are one word to bash (`a,`pwd``)
+        for a in args:
+            if runs and runs[-1][-1].end_byte == a.start_byte:
+                runs[-1].append(a)
+            else:
+                runs.append([a])
+        written = [w for _, w in prefix] + [_join([[self.written(a)] for a in run])[0] for run in runs] + written
         for a, _ in prefix:
             value = a.child_by_field_name("value")
             name = a.child_by_field_name("name")
@@ -351,8 +371,8 @@ class _Reader:
             head = Part(f"{self.text(name) if name is not None else ''}=", "", self.line(a))
             expanded.append(Word((head, *self._parts(segs or [])), self.text(a), self.line(a)))
         fields: list[Word] = []
-        for a in args:
-            fields += self.fields(a)
+        for run in runs:
+            fields += _join([self.fields(a) for a in run])
         expanded += fields
         name = fields[0].text if fields else ""
         body = self.functions.get(name) if fields and fields[0].plain else None

@@ -231,8 +231,8 @@ def read_script(text: str, path: str) -> ScriptFacts:
                    f"itself on this machine for {nnodes[0]} nodes: a script each node runs. Import the batch script "
                    "that starts it on every node")
     under = next((x for _, x in launches if x.under_srun), None)
-    if refusal is None and fragment and under is None:
-        refusal = (1, "not a batch script: no #! line first and no #SBATCH line" + (
+    if refusal is None and fragment and under is None and (launches or not unknown):  # srun runs something
+        refusal = (1, "not a batch script: no #! line first and no #SBATCH line" + (  # else: the import says what
             ", and no srun starts its launch: it runs on the one machine it is run on" if launches else ""))
     own = under is not None and not directives and ("partition" in under.srun or "job-name" in under.srun)
     if refusal is None and own and under is not None and "nodelist" in under.srun:
