@@ -178,3 +178,11 @@ def test_a_bar_of_another_total_after_the_runs_end_is_no_new_run(tmp_path: Path)
     evals = [_bar("", n, 16) for n in range(0, 17, 4)]
     series, words = _read(tmp_path, [*train, "Training completed. Do not forget to share your model", *evals])
     assert (series.step, series.restarts, words) == (48, [], "step 48 of 48: done"), words
+    # a new run appended to the log after the end: its start said (the program's banner), or its bar going on long
+    run2 = [_bar("", n, 2000) for n in range(1, 31)]
+    series, words = _read(tmp_path, ["***** Running training *****", *train, "Training completed.",
+                                     "***** Running training *****", *run2])
+    assert (series.step, series.total, len(series.restarts)) == (30, 2000, 1) and "done" not in words, words
+    run2 = [_bar("", n, 2000) for n in range(1, 1100)]
+    series, words = _read(tmp_path, [*train, "Training completed.", *run2])
+    assert series.step == 1099 and "done" not in words, words

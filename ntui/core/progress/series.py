@@ -91,9 +91,12 @@ class Series:
     _total_iters: bool = False  # the declared total counts iterations (max_iters), not optimizer steps
     _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
     _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
-    _before_end: tuple[int | None, int | None, int | None] | None = None  # the totals before an end said them
+    # the declared total, the epochs and the total before an end said them, and as it left them
+    _before_end: tuple[tuple[int | None, int | None, int | None], tuple[int | None, int | None, int | None]] | None \
+        = None
     _epoch_steps: int | None = None  # an epoch's steps, as the bar of a loop whose lines say the run's step counts
     _early_end: tuple[str, int] | None = None  # an end said before any point, held (see end)
+    _after_end_bars: int = 0  # the points of bars held after the run's end
     _end_on_trial: bool = False  # the end held was applied on the one point after it, undone if training goes on
     _evaluating: bool = False  # the program said an evaluation starts: its bars are not the run's
     _eval_bar: tuple[int | None, bool] | None = None  # that evaluation's bar: its total, and whether it ended
@@ -180,16 +183,17 @@ class Series:
         if not self.samples:
             self._early_end = (what, n)
             return
-        self._end_on_trial = False
-        if not self.ended:
-            self._before_end = (self.declared_total, self.epochs, self.total)
-        self.ended, self.soft_end = True, False
+        self._end_on_trial, self._after_end_bars = False, 0
+        before = (self.declared_total, self.epochs, self.total)
+        was_ended, self.ended, self.soft_end = self.ended, True, False
         if what == "steps" and n > 0:
             self.stopped_at = self.declared_total = n
         elif what == "epochs" and n > 0:
             self.epochs = n
             if self.per_epoch:
                 self.total = n * self.per_epoch
+        if not was_ended:
+            self._before_end = (before, (self.declared_total, self.epochs, self.total))
 
     @property
     def step(self) -> int | None:
@@ -336,8 +340,14 @@ class Series:
 
     def _undo_end(self) -> None:
         """The end said was not the run's: the run is not over, and the total or the epochs it said are undone."""
-        if self.ended and self._before_end is not None:
-            self.declared_total, self.epochs, self.total = self._before_end
+        if self.ended and self._before_end is not None:  # each as it was, unless a point changed it since
+            (declared, epochs, total), (said_declared, said_epochs, said_total) = self._before_end
+            if self.declared_total == said_declared:
+                self.declared_total = declared
+            if self.epochs == said_epochs:
+                self.epochs = epochs
+            if self.total == said_total:
+                self.total = total
         self.ended, self.soft_end, self.stopped_at, self._before_end = False, False, None, None
         self._end_on_trial = False
 
@@ -358,8 +368,13 @@ class Series:
         if self._evaluating and point.format == "tqdm" and not self._after_evaluation(point):
             return
         if self.ended and point.format == "tqdm" and not point.per_epoch and self._bar_total is not None \
-                and point.total != self._bar_total:
-            return  # a bar of another total after the run's end: an evaluation or a prediction, not a new run
+                and point.total != self._bar_total and not self._fresh and not self._reopen:
+            # a bar of another total after the run's end: an evaluation or a prediction, not a new run; unless it
+            # goes on for INNER_MAX points (a new run appended to the log, that said nothing of its start)
+            self._after_end_bars += 1
+            if self._after_end_bars <= INNER_MAX:
+                return
+            self._undo_end()
         if (point.rank is not None and not self._followed(point)) \
                 or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
             return
