@@ -186,3 +186,11 @@ def test_a_bar_of_another_total_after_the_runs_end_is_no_new_run(tmp_path: Path)
     run2 = [_bar("", n, 2000) for n in range(1, 1100)]
     series, words = _read(tmp_path, [*train, "Training completed.", *run2])
     assert series.step == 1099 and "done" not in words, words
+
+
+def test_an_announced_evaluation_does_not_hold_another_bar_for_ever(tmp_path: Path) -> None:
+    train = [_bar("", n, 48) for n in range(0, 30, 6)]
+    evals = [_bar("", n, 16) for n in range(0, 17, 4)]
+    other = [_bar("", n, 5000) for n in range(1, 1200)]  # the run's bar of another total now (its end unsaid)
+    series, words = _read(tmp_path, [*train, "***** Running Evaluation *****", *evals, *other])
+    assert series.step == 1199 and series.total == 5000, words

@@ -100,6 +100,7 @@ class Series:
     _end_on_trial: bool = False  # the end held was applied on the one point after it, undone if training goes on
     _evaluating: bool = False  # the program said an evaluation starts: its bars are not the run's
     _eval_bar: tuple[int | None, bool] | None = None  # that evaluation's bar: its total, and whether it ended
+    _eval_held: int = 0  # the points of other bars held while that evaluation is under way
     _after_last: bool = False  # a line that is not a point came after the last point
     _zero_step: bool = False  # the loop's own lines count steps from 0 (its last step is its total less one)
     _zero_epoch: bool = False  # an epoch-counted run named an epoch 0
@@ -142,7 +143,7 @@ class Series:
         Running Evaluation *****"): the bars that follow count its batches, not the run's steps, until the run's
         own bar comes back (its total) or the program starts its training (again): where the run's bar is not
         known yet (an evaluation before the training), the bar after the evaluation's end, of another total."""
-        self._evaluating, self._eval_bar = True, None
+        self._evaluating, self._eval_bar, self._eval_held = True, None, 0
 
     def after_points(self) -> None:
         """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
@@ -254,6 +255,10 @@ class Series:
             self._eval_bar = (point.total, over)
             return False
         if held[1] and not self.samples:  # the evaluation before the training is over: this bar is the run's
+            self._evaluating, self._eval_bar = False, None
+            return True
+        self._eval_held += 1  # a bar of a third total: held, for INNER_MAX points at most (the run's, after all)
+        if self._eval_held > INNER_MAX:
             self._evaluating, self._eval_bar = False, None
             return True
         return False
