@@ -277,6 +277,8 @@ _H_SCRIPTS = {
     "H14": "#!/bin/bash\n#SBATCH -N 1\nsrun \"run.sh 10.0.0.1\"\n",
     "H15": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
            "srun torchrun --nnodes=2 --master_addr 10.0.0.5 t.py\n",
+    "H16": "#!/bin/bash\n#SBATCH -N 1\nsrun t.py\n",
+    "H17": "#!/bin/bash\n#SBATCH -N 1\nsrun bash -c \"echo one\nfor i in 1 2; do\n  echo $i\"\ndone\n",
 }
 
 

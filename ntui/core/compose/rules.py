@@ -926,6 +926,15 @@ guarantee("H15", _W, ("launcher.extra-args",), "A rendezvous host written as a f
           "(`--master_addr 10.0.0.5`) in a job of several nodes: Slurm gives the job other nodes each time (R1).",
           "sbatch.1 (--nodelist); torch/distributed/run.py", enforced_in=_SCRIPT)
 
+guarantee("H16", _W, ("script",), "srun starts a program file with no interpreter before it (`srun fit.py`): "
+          "unless the file is executable and its first line is a #! line naming python, every task fails "
+          "(Permission denied, or Exec format error). Write `srun python fit.py`.", "srun.1; execve(2)",
+          enforced_in=_SCRIPT)
+guarantee("H17", _E, ("script",), "bash reads a whole script before it runs a line: a construct's closing word "
+          "(`done`, `fi`, `esac`) that closes nothing, most often after a quote left open that swallowed the "
+          "construct's opening line, makes bash refuse the whole script. Close or remove the stray quote.",
+          "bash(1) SHELL GRAMMAR", enforced_in=_SCRIPT)
+
 RULES: tuple[Rule, ...] = tuple(_REGISTERED)
 BY_ID: Mapping[str, Rule] = {r.id: r for r in RULES}
 

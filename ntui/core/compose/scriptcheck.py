@@ -1,5 +1,5 @@
 """A hand-written sbatch script checked against the H rules of the rule table (what makes a hand-written
-multi-node launch go wrong: H1-H15), each finding at the line its mistake was written on (a value used far from
+multi-node launch go wrong: H1-H17), each finding at the line its mistake was written on (a value used far from
 its assignment is found at the assignment), with the rule's fix. The preset an import makes goes through every
 preset rule too (:mod:`ntui.core.compose.scriptimport`).
 """
@@ -38,6 +38,8 @@ def check_script(facts: ScriptFacts) -> list[ScriptFinding]:
         out.append(ScriptFinding(1, "H1", "the first line is not the #! line" + (
             f" (it is on line {first})" if first else "") + ": sbatch refuses the script (\"This does not look like "
             "a batch script\"). Put #!/bin/bash first"))
+    if facts.stray_closer is not None:
+        out.append(ScriptFinding(facts.stray_closer[0], "H17", facts.stray_closer[1]))
     for d in facts.late_directives:
         out.append(ScriptFinding(d.line, "H2", f"#SBATCH --{d.option} comes after the first command (line "
                            f"{facts.first_command}): sbatch ignores it. Move it above line {facts.first_command}",
@@ -111,6 +113,13 @@ def check_script(facts: ScriptFacts) -> list[ScriptFinding]:
                 said_port.add(port_part[1])
                 out.append(_fixed_port(f"{opt.text} {value_word.text}", port_part[0], port_part[1]))
     out += _fixed_host(launch, nodes, facts)
+    if launch.direct and launch.program is not None:
+        name = launch.program.text
+        out.append(ScriptFinding(launch.program.line, "H16",
+                                 f"srun runs {name} itself, with no python before it: unless the file is executable "
+                                 "and its first line is a #! line naming python, every task fails (execve: "
+                                 f"Permission denied, or Exec format error). Write srun python {name}",
+                                 Severity.WARNING))
     nnodes = launch.opt("--nnodes", "--num_machines")
     if nnodes is not None and int_or_none(nnodes[0]) is not None and known_nodes is not None and \
             int_or_none(nnodes[0]) != known_nodes:

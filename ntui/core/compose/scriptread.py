@@ -141,6 +141,8 @@ class ScriptFacts:
     refusal: tuple[int, str] | None = None
     #: no #! line and no #SBATCH line anywhere: a shell fragment run with bash or sourced, never given to sbatch
     fragment: bool = False
+    #: a construct's closing word that closes nothing (line, words): bash refuses the whole script (H17)
+    stray_closer: tuple[int, str] | None = None
 
     def directive(self, option: str) -> str | None:
         found = [d.value for d in self.directives if d.option == option]
@@ -196,7 +198,8 @@ def read_script(text: str, path: str) -> ScriptFacts:
     for n, line in enumerate(lines, 1):
         if re.match(r"^#SBATCH\s", line):
             (directives if n < first else late).extend(_directive(line, n))
-    refusal: tuple[int, str] | None = _stray_closer(cmds)
+    stray = _stray_closer(cmds)
+    refusal: tuple[int, str] | None = stray
     fragment = not directives and not lines[0].startswith("#!")  # run with bash, or sourced: not for sbatch
     held = [(d, m.group(0)) for d in directives if (m := TEMPLATE.search(d.value or "")) is not None]
     if refusal is None and held:
@@ -244,7 +247,7 @@ def read_script(text: str, path: str) -> ScriptFacts:
                    "(-p, --job-name) from a login node with sizes from its arguments or the environment. Import the "
                    "batch script that runs the program, or write one with #SBATCH lines")
     return ScriptFacts(path, lines, directives, late, first, cmds, launches, assigned, unknown, refusal,
-                       fragment and not any(line.startswith("#!") for line in lines))
+                       fragment and not any(line.startswith("#!") for line in lines), stray)
 
 
 #: A construct's closing word and the words that open it.
