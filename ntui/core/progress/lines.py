@@ -23,9 +23,10 @@ winning) and returns a :class:`Point`, or None for a line that says nothing abou
 * a **preset's pattern** (:class:`Pattern`): a regular expression with a ``step`` group (``total`` and any metric
   group optional) for plain prints.
 
-Lines that are not points say two more things: the run's total as its configuration or banner states it
-(:func:`declared_total`: ``max_update=300000``, the Trainer's ``Total optimization steps``), and that training is
-over (:func:`run_ended`: Lightning's ``max_epochs`` reached, ``Training completed``).
+Lines that are not points say more: the run's total as its configuration or banner states it
+(:func:`declared_total`: ``max_update=300000``, the Trainer's ``Total optimization steps``), that training is
+over (:func:`run_ended`: Lightning's ``max_epochs`` reached, ``Training completed``), and that an evaluation starts
+(:func:`eval_start`: the Trainer's ``***** Running Evaluation *****``: the bars after it are not the run's).
 
 Values that are not numbers (``nan``, ``inf`` are numbers) are left out of the metrics, never an error. Pure.
 """
