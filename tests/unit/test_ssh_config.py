@@ -82,7 +82,7 @@ def test_a_cluster_gets_an_ssh_runner_with_the_settings_timeouts_and_here_stays_
     assert inner.target.host == "devhost" and inner.target.persist_s == CONTROL_PERSIST_S
     assert inner.target.control_dir == Path("/run/user/4242/ntui-ssh")
     argv = inner.ssh_argv(["squeue", "--me"])
-    assert argv[-3:] == ["devhost", "--", "/opt/s/bin/squeue --me"]
+    assert argv[-3:] == ["devhost", "--", "env SLURM_TIME_FORMAT=standard /opt/s/bin/squeue --me"]
     local = cluster_runner(settings, None)
     assert isinstance(local, TimeoutRunner) and isinstance(local.inner, SubprocessRunner)
 

@@ -33,12 +33,15 @@ __all__ = [
     "SlurmNotInstalled",
     "SlurmRejected",
     "SLURM_CLIENTS",
+    "TIMED_CLIENTS",
+    "TIME_FORMAT_ENV",
     "SlurmTimeout",
     "SubprocessRunner",
     "TimeoutRunner",
     "check",
     "classify",
     "scrubbed_env",
+    "with_standard_times",
 ]
 
 
@@ -210,6 +213,20 @@ def _matching_line(pattern: re.Pattern[str], text: str) -> tuple[str, re.Match[s
 #: The Slurm clients (the programs that read slurm.conf).
 SLURM_CLIENTS = frozenset({"sbatch", "squeue", "scontrol", "scancel", "sacct", "sacctmgr", "sinfo", "sdiag",
                             "srun", "salloc", "sprio", "sshare", "sstat", "sreport"})
+#: The clients whose printed times ntui reads, and the time format they are asked for: Slurm's standard
+#: ``YYYY-MM-DDTHH:MM:SS``, whatever the user's ``SLURM_TIME_FORMAT`` (``relative``, ``%F %T``) says. Not sbatch,
+#: srun or salloc: their environment becomes the job's, which keeps the user's own.
+TIME_FORMAT_ENV = ("SLURM_TIME_FORMAT", "standard")
+TIMED_CLIENTS = SLURM_CLIENTS - {"sbatch", "srun", "salloc"}
+
+
+def with_standard_times(program: str, env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The environment for ``program``: for a client of :data:`TIMED_CLIENTS`, ``env`` (default: this process's)
+    with Slurm's standard time format; else ``env`` as given (None: inherited)."""
+    if os.path.basename(program) not in TIMED_CLIENTS:
+        return dict(env) if env is not None else None
+    name, value = TIME_FORMAT_ENV
+    return {**(os.environ if env is None else env), name: value}
 
 
 def _strip_retry(line: str) -> str:
@@ -378,7 +395,7 @@ class SubprocessRunner:
                 stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=dict(env) if env is not None else None,
+                env=with_standard_times(args[0], env),
                 start_new_session=True,
             )
         except FileNotFoundError as exc:

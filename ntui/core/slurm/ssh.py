@@ -44,6 +44,8 @@ from pathlib import Path
 
 from ntui.core.slurm.runner import (
     SLURM_CLIENTS,
+    TIME_FORMAT_ENV,
+    TIMED_CLIENTS,
     CommandResult,
     SlurmError,
     SlurmNotInstalled,
@@ -340,6 +342,8 @@ class SshRunner:
     def ssh_argv(self, argv: Sequence[str]) -> list[str]:
         t = self.target
         remote = [self.resolve(argv[0]), *argv[1:]]
+        if argv[0].rsplit("/", 1)[-1] in TIMED_CLIENTS:  # its times in Slurm's standard form, whatever the login sets
+            remote = ["env", "=".join(TIME_FORMAT_ENV), *remote]
         return build_ssh_argv(t.host, remote, control_path=t.control_path, persist_s=t.persist_s,
                               config_file=t.config_file, ssh=t.ssh)
 
