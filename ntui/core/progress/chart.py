@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ntui.core.progress.lines import LOSS_NAMES
-from ntui.core.progress.series import Estimate, Series, human_duration
+from ntui.core.progress.series import Estimate, Series
+from ntui.core.slurm.durations import format_span
 
 __all__ = ["EVAL_MARKER", "LOG_DECADES", "MIN_HEIGHT", "MIN_WIDTH", "RESTART_MARKER", "TRAIN_MARKER", "Canvas",
            "Chart", "Palette", "chart_lines", "chart_of", "default_metric", "draw", "eval_metric", "legend_lines",
@@ -376,6 +377,6 @@ def summary_lines(series: Series, guess: Estimate, *, time_left_s: float | None)
     """Where the run is: the estimate's words, then its latest metrics, its rate and the time left."""
     shown = "  ".join(f"{k} {_number(v)}" for k, v in list(series.metrics.items())[:6])
     rate = f"  {guess.rate:.3g} steps/s" if guess.rate else ""
-    left = f"  {human_duration(time_left_s)} left" if time_left_s is not None else ""
+    left = f"  {format_span(time_left_s)} left" if time_left_s is not None else ""
     detail = f"  {shown}{rate}{left}".rstrip()
     return [guess.words, detail] if detail else [guess.words]

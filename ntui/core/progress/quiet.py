@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ntui.core.progress.lines import Pattern
 from ntui.core.progress.read import read_progress
-from ntui.core.progress.series import Series, human_duration
+from ntui.core.progress.series import Series
+from ntui.core.slurm.durations import format_span
 
 __all__ = ["QUIET_FACTOR", "QUIET_FLOOR_S", "Quiet", "log_quiet", "quiet", "usual_interval"]
 
@@ -40,10 +41,10 @@ class Quiet:
     @property
     def words(self) -> str:
         """``quiet for 12 min: no progress since step 4,210 (it printed one every 4 s)``."""
-        head = f"quiet for {human_duration(self.for_s)}"
+        head = f"quiet for {format_span(self.for_s)}"
         if self.step is None:
             return f"{head}: no line in its log since then"
-        usual = f" (it printed one every {human_duration(self.usual_s)})" if self.usual_s else ""
+        usual = f" (it printed one every {format_span(self.usual_s)})" if self.usual_s else ""
         return f"{head}: no progress since step {self.step:,}{usual}"
 
 

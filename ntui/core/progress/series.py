@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ntui.core.progress.lines import Point
+from ntui.core.slurm.durations import format_span
 from ntui.core.timestamps import local_epoch
 
 __all__ = ["INNER_MAX", "MAX_POINTS", "PAUSE_FACTOR", "RATE_WINDOW", "SKIP_AFTER_START", "Estimate", "Sample", "Series",
-           "estimate", "human_duration"]
+           "estimate"]
 
 MAX_POINTS = 2000
 #: How many of the program's own rate reports (tqdm's smoothed it/s) the rate is the median of.
@@ -535,21 +536,6 @@ class Estimate:
     words: str
 
 
-def human_duration(seconds: float) -> str:
-    """``2 h 10 min``, ``40 min``, ``50 s``."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    minutes = round(s / 60)
-    hours, minutes = divmod(minutes, 60)
-    days, hours = divmod(hours, 24)
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    return f"{minutes} min"
-
-
 def _rate(samples: list[Sample], own_times: bool = False) -> float | None:
     """Steps per second over the recent window of the last segment (see the module docstring). ``own_times``: the
     points carry the log's own timestamps, exact where a poll's are not: two of them already say a pace, and the
@@ -612,13 +598,13 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
     eta = max(0.0, remaining / rate - since)
     if time_left_s is None:
         return Estimate(step, total, rate, eta, None, None, f"step {step:,}{of}: finishes in about "
-                        f"{human_duration(eta)}")
+                        f"{format_span(eta)}")
     margin = time_left_s - eta
     if margin >= 0:
         return Estimate(step, total, rate, eta, margin, None, f"step {step:,}{of}: finishes in about "
-                        f"{human_duration(eta)}, {human_duration(margin)} before the limit")
+                        f"{format_span(eta)}, {format_span(margin)} before the limit")
     cut = min(total, step + int(rate * (time_left_s + since)))
-    short = human_duration(-margin)
+    short = format_span(-margin)
     return Estimate(step, total, rate, eta, margin, cut,
                     f"will be cut at about step {cut:,}{of} ({100 * cut // total} %): add {short} to the time "
                     "limit, or set up run: to continue in a new allocation")
