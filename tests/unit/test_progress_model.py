@@ -221,3 +221,18 @@ def test_ignites_own_bar_format_counts_epochs_and_its_evaluators_bar_is_no_step(
     series, words = _read(tmp_path, lines)
     assert (series.step, series.total, series.restarts) == (2, 6, []), words
     assert "done" not in words
+
+
+def test_slurms_cancel_and_killed_tasks_stop_the_run_in_every_versions_words() -> None:
+    """The cancel and srun's killed task are srunlines' forms: Slurm 26.05's 'DUE to TIME LIMIT' is a time limit too
+    (progress had a regex of its own that read it as a plain cancel), and a task list ('tasks 0-3') is read."""
+    from ntui.core.progress.lines import run_stop
+
+    at = "CANCELLED AT 2026-12-05T01:00:00"
+    assert run_stop(f"slurmstepd: error: *** JOB 12 ON nid001 {at} DUE to TIME LIMIT ***") == \
+        "cancelled at its time limit"
+    assert run_stop(f"slurmstepd: error: *** STEP 12.0 ON nid001 {at} DUE TO TIME LIMIT ***") == \
+        "cancelled at its time limit"
+    assert run_stop(f"slurmstepd: error: *** JOB 12 ON nid001 {at} ***") == "cancelled"
+    assert run_stop("srun: error: nid001: tasks 0-3: Killed") == "killed"
+    assert run_stop("srun: error: nid001: task 3: Exited with exit code 1") is None

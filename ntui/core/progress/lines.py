@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ntui.core.loglines import read_line
+from ntui.core.slurm.srunlines import TASK_END, parse_cancel
 from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
@@ -690,16 +691,13 @@ def run_end(text: str) -> tuple[str, int] | None:
 #: what says that the run was stopped, not finished: Slurm's cancel (at the time limit or not), the kernel's kill, a
 #: Python traceback, the GPU's memory exhausted, NCCL's watchdog, torch elastic's failed children
 _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("CANCELLED", re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO TIME LIMIT"),
-     "cancelled at its time limit"),
-    ("CANCELLED", re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT"), "cancelled"),
     ("out of memory", re.compile(r"CUDA out of memory|OutOfMemoryError"), "out of GPU memory"),
     ("OutOfMemory", re.compile(r"OutOfMemoryError"), "out of GPU memory"),
     ("Watchdog", re.compile(r"Watchdog caught collective operation timeout"), "a collective timed out"),
     ("Traceback", re.compile(r"^Traceback \(most recent call last\):"), "an error: a traceback"),
     ("Exception during training", re.compile(r"\bException during training\b"), "an error: an exception"),
     ("ChildFailedError", re.compile(r"\bChildFailedError\b"), "an error: a worker failed"),
-    ("Killed", re.compile(r"^Killed$|srun: error: \S+: task \d+: Killed"), "killed"),
+    ("Killed", re.compile(r"^Killed$"), "killed"),
     # torch elastic's agent: "Received 15 death signal, shutting down workers", "Signal 15 (SIGTERM) received by PID"
     ("death signal", re.compile(r"\bReceived \d+ death signal\b"), "killed by a signal"),
     ("received by PID", re.compile(r"\bSignal \d+ \(SIG[A-Z]+\) received by PID\b"), "killed by a signal"),
@@ -707,7 +705,12 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
 
 
 def run_stop(text: str) -> str | None:
-    """What stopped the run, when the line says it was stopped rather than finished (:data:`_STOPS`), else None."""
+    """What stopped the run, when the line says it was stopped rather than finished: slurmstepd's cancel and srun's
+    report of a killed task (their forms are :mod:`ntui.core.slurm.srunlines`'), or :data:`_STOPS`; else None."""
+    if "CANCELLED" in text and (cancel := parse_cancel(text)) is not None:
+        return "cancelled at its time limit" if (cancel.reason or "").upper() == "TIME LIMIT" else "cancelled"
+    if "srun: error:" in text and (end := TASK_END.search(text)) is not None and end["what"] == "Killed":
+        return "killed"
     for hint, regex, why in _STOPS:
         if hint in text and regex.search(text) is not None:
             return why
