@@ -243,7 +243,7 @@ async def test_gpu_step_killed_then_cancel_while_the_log_pane_follows(dev_cluste
             gpu = screen.query_one("#jobs-gpu", GpuPane)
             await wait_for(pilot, "GPU data", lambda: gpu.job_id == job and gpu.board is not None
                            and bool(gpu.board.latest()), timeout=60)
-            stream = gpu._stream
+            stream = gpu.gpu_watch.stream
             pid = getattr(stream, "pid", None)
             assert pid, "no watch step process"
             t_kill = time.monotonic()

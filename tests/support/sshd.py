@@ -103,11 +103,15 @@ def _write_configs(d: Path, port: int, refused_port: int, extra: str = "") -> tu
 def private_sshd(ready_timeout: float = 60.0, *, environment: dict[str, str] | None = None) -> Iterator[Sshd]:
     """A running private sshd (see the module's docstring), killed and its directory removed on exit. The
     directory is short (``/tmp/ntui-sshd-XXXX``): the tests' master sockets live there too. ``environment``: set
-    in every session it starts (sshd's ``SetEnv``), e.g. the dev cluster's ``SLURM_CONF``."""
+    in every session it starts (sshd's ``SetEnv``), e.g. the dev cluster's ``SLURM_CONF``; over the defaults that
+    give the cluster side its own state, config and cache directories under the sshd's directory (a session logs
+    in with the login user's real home, where ntui's agent would otherwise write the user's own history)."""
     reason = why_not()
     if reason is not None:
         raise RuntimeError(reason)
     d = Path(tempfile.mkdtemp(prefix="ntui-sshd-", dir="/tmp"))
+    environment = {"XDG_STATE_HOME": str(d / "cluster-state"), "XDG_CONFIG_HOME": str(d / "cluster-config"),
+                   "XDG_CACHE_HOME": str(d / "cluster-cache"), **(environment or {})}
     proc: subprocess.Popen[bytes] | None = None
     try:
         _keygen(d / "host_key")
@@ -119,7 +123,7 @@ def private_sshd(ready_timeout: float = 60.0, *, environment: dict[str, str] | N
         for _attempt in range(5):  # another process may take the free port first: try another
             port, refused_port = _free_port(), _free_port()
             # one SetEnv line: sshd keeps the first value of a keyword, so a second SetEnv line would be ignored
-            extra = ("SetEnv " + " ".join(f'{k}="{v}"' for k, v in environment.items()) + "\n") if environment else ""
+            extra = "SetEnv " + " ".join(f'{k}="{v}"' for k, v in environment.items()) + "\n"
             sshd_config, ssh_config = _write_configs(d, port, refused_port, extra)
             with open(log, "wb") as out:
                 proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(sshd_config)], stdin=subprocess.DEVNULL,
