@@ -77,8 +77,10 @@ def test_cli_imports_only_the_running_subcommand() -> None:
     assert "ntui.core.compose.render" in rendered
     heavy = ("ntui.core.slurm", "ntui.core.config", "ntui.core.records", "ntui.core.jobs", "ntui.core.logs",
              "ntui.core.gpu", "ntui.ui", "ntui.cli.history", "ntui.cli.jobs", "ntui.cli.slurm")
-    # Slurm's vocabulary (its time forms, its option table) is no Slurm client: the preset's check reads it
-    vocabulary = {"ntui.core.slurm", "ntui.core.slurm.durations", "ntui.core.slurm.options"}
+    # Slurm's vocabulary (its time forms, its option table, its log lines' forms, which the progress pattern's
+    # reader knows) is no Slurm client: the preset's check reads it
+    vocabulary = {"ntui.core.slurm", "ntui.core.slurm.durations", "ntui.core.slurm.options",
+                  "ntui.core.slurm.srunlines"}
     assert not {m for m in rendered if m.startswith(heavy)} - vocabulary, sorted(rendered)
 
     checked = _ntui_modules_after(["check", "local-srun"])
