@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -85,34 +85,51 @@ def print_log(path: str, *, lines: int = 100, follow: bool = False, job_over: Jo
     state once it ended, else None), until the job is over and the file is drained (read to its end)."""
     tail = FileTail(path, window=max(1, lines))
     update = tail.poll()
-    if not update.exists and not follow:
-        print(f"ntui: {path}: no such file (yet)", file=sys.stderr)
+    if not _print_start(path, update.exists, tail.window, follow=follow):
         return 2
-    if not update.exists:
-        print(f"ntui: waiting for {path} to appear ...", file=sys.stderr)
-    out = sys.stdout
-    for line in tail.window:
-        out.write(line + "\n")
-    out.flush()
     end = EndWatch(job_over)
     with CtrlC() as ctrl_c:
         while follow and not ctrl_c.sleep(FOLLOW_INTERVAL_S, time.sleep):
             update = tail.poll()
-            if update.reset:
-                out.write(f"--- ntui: {path} was {update.reset_reason}; reading from the start ---\n")
-            for line in update.lines:
-                out.write(line + "\n")
-            if update.lines or update.reset:
-                out.flush()
-                continue  # more may follow: drained means a poll that found nothing new
-            if end.ended is not None:  # over, and this poll found the file drained
-                if update.partial:  # an unterminated last line: nothing will complete it now
-                    out.write(update.partial + "\n")
-                out.flush()
-                _drained_note(end.ended, "its log is")
+            if _print_update(path, update.lines, f"{update.reset_reason}" if update.reset else None, update.partial,
+                             end):
                 break
-            end.check()
     return 0
+
+
+def _print_start(path: str, exists: bool, window: Iterable[str], *, follow: bool, where: str = "") -> bool:
+    """A log's first lines (``where``: " on the cluster" for a cluster's file); False when it is not there and
+    not followed (said on stderr: exit 2)."""
+    if not exists and not follow:
+        print(f"ntui: {path}: no such file (yet){where}", file=sys.stderr)
+        return False
+    if not exists:
+        print(f"ntui: waiting for {path} to appear{where} ...", file=sys.stderr)
+    for line in window:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    return True
+
+
+def _print_update(path: str, lines: Sequence[str], reset: str | None, partial: str, end: EndWatch) -> bool:
+    """One poll of a followed log printed (``reset``: why it is read from its start again); True once the job is
+    over and this poll found the file drained (its unterminated last line printed: nothing will complete it)."""
+    out = sys.stdout
+    if reset:
+        out.write(f"--- ntui: {path} was {reset}; reading from the start ---\n")
+    for line in lines:
+        out.write(line + "\n")
+    if lines or reset:
+        out.flush()
+        return False  # more may follow: drained means a poll that found nothing new
+    if end.ended is not None:
+        if partial:
+            out.write(partial + "\n")
+        out.flush()
+        _drained_note(end.ended, "its log is")
+        return True
+    end.check()
+    return False
 
 
 def print_triage(
@@ -313,33 +330,14 @@ def print_remote_log(files: ClusterFiles, path: str, *, lines: int = 100, follow
     (the agent waits on the cluster for them; plain commands are polled every :data:`REMOTE_POLL_S`)."""
     tail = RemoteTail(files, path, lines=max(1, lines))
     first = tail.start()
-    if not first.exists and not follow:
-        print(f"ntui: {path}: no such file (yet) on the cluster", file=sys.stderr)
+    if not _print_start(path, first.exists, first.lines, follow=follow, where=" on the cluster"):
         return 2
-    if not first.exists:
-        print(f"ntui: waiting for {path} to appear on the cluster ...", file=sys.stderr)
-    out = sys.stdout
-    for line in first.lines:
-        out.write(line + "\n")
-    out.flush()
     end = EndWatch(job_over)
     with CtrlC() as ctrl_c:
         while follow and not ctrl_c.pressed:
             update = tail.poll(wait=REMOTE_WAIT_S if files.live else 0.0)
-            if update.reset:
-                out.write(f"--- ntui: {path} was {update.reset}; reading from the start ---\n")
-            for line in update.lines:
-                out.write(line + "\n")
-            if update.lines or update.reset:
-                out.flush()
-                continue
-            if end.ended is not None:
-                if tail.partial:
-                    out.write(tail.partial + "\n")
-                out.flush()
-                _drained_note(end.ended, "its log is")
+            if _print_update(path, update.lines, update.reset or None, tail.partial or "", end):
                 break
-            end.check()
             if not files.live and ctrl_c.sleep(REMOTE_POLL_S, time.sleep):
                 break
     return 0
