@@ -133,8 +133,8 @@ class ProgressPane(JobTab, VerticalScroll):
             self._note = "Select a job to see how far its training is."
         elif selected.progress is not None and selected.progress.step is not None:
             self.series = selected.progress.series()
-        elif (kept := self.result(job_id)) is not None and _series_of(kept) is not None and not selected.active:
-            self.series = _series_of(kept)
+        elif not selected.active and (kept := _series_of(self.result(job_id))) is not None:
+            self.series = kept
         elif entry is None or not entry.log_stem:
             self._note = (f"No progress for job {inert(job_id)}: ntui did not submit it, so its logs are unknown here "
                           "(ntui progress FILE reads any log).")
@@ -216,7 +216,7 @@ def _read(path: Path, pattern: Pattern | None) -> tuple[Series | None, str]:
         return None, f"{path}: {exc.strerror or exc}"
 
 
-def _series_of(computed: Computed) -> Series | None:
-    """The series a kept answer holds (None: its log could not be read)."""
-    value = computed.value
+def _series_of(computed: Computed | None) -> Series | None:
+    """The series a kept answer holds (None: none kept, or its log could not be read)."""
+    value = computed.value if computed is not None else None
     return value[0] if isinstance(value, tuple) and isinstance(value[0], Series) else None
