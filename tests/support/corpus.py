@@ -4,9 +4,10 @@ Each corpus is a folder of fixtures written by us in the *form* of a public sour
 interleaving, layout), never its text, and one or more ``index*.yaml`` files: a list of entries, each naming its
 fixture by ``id``, the public ``source`` it reproduces, what a right reading is (``expect...``) and its ``split``:
 every fifth entry of an index is ``heldout`` (chosen when the entry was written, before any tuning), the others
-``study``. A change may be tuned on the study part only; the benchmarks score both parts apart. A held-out entry
-whose form was once used to choose what to change is ``spent`` (its ``spent`` field says how): it keeps its place
-in its index, is scored in a row of its own, and no longer counts as held out.
+``study``. An index named ``index-*-heldout.yaml`` is a measuring set written apart by someone who tunes nothing: all
+its entries are ``heldout``. A change may be tuned on the study part only; the benchmarks score both parts apart.
+A held-out entry whose form was once used to choose what to change is ``spent`` (its ``spent`` field says how): it
+keeps its place in its index, is scored in a row of its own, and no longer counts as held out.
 
 * ``failure-logs/``: failure logs (``ntui triage``): ``cause_kind``, ``expect_any``, ``first_rank``, ``cut``;
 * ``progress-logs/``: training logs (``ntui progress``): ``expect: {step, total, finished, restarts, loss}``;
@@ -83,7 +84,7 @@ def problems(entry: Entry, position: int) -> list[str]:
     source = str(entry.fields.get("source", ""))
     if not source.startswith("https://"):
         said.append(f"{where}: source {source!r} is not an address")
-    want = "heldout" if position % 5 == 0 else "study"
+    want = "heldout" if position % 5 == 0 or entry.index.name.endswith("-heldout.yaml") else "study"
     split = entry.fields.get("split")
     if split == "spent" and want == "heldout":
         if not str(entry.fields.get("spent", "")).strip():

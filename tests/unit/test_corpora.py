@@ -74,3 +74,22 @@ def test_a_spent_entry_keeps_its_place_and_must_say_how_it_was_spent(tmp_path: o
     # a study entry cannot be called spent: only a held-out place can be
     assert any("every fifth" in s for s in problems(Entry("failure-logs", index, {**base, "split": "spent",
                                                                                    "spent": "x"}, fixture), 9))
+
+
+def test_a_measuring_index_holds_only_held_out_entries(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from tests.support.corpus import Entry
+
+    base = {"id": "x-402", "source": "https://example.org/t/2", "framework": "keras", "form": "f", "unit": "epoch",
+            "expect": {"step": 1, "total": 2, "finished": False, "restarts": 0, "loss": None}}
+    fixture = Path(str(tmp_path)) / "x-402.log"
+    fixture.write_text("Epoch 1/2\n")
+    measuring = Path(str(tmp_path)) / "index-d-heldout.yaml"
+    assert problems(Entry("progress-logs", measuring, {**base, "split": "heldout"}, fixture), 2) == []
+    assert any("every fifth" in s for s in problems(Entry("progress-logs", measuring, {**base, "split": "study"},
+                                                           fixture), 2))
+    # in an ordinary index the same place is a study one
+    ordinary = Path(str(tmp_path)) / "index-d.yaml"
+    assert any("every fifth" in s for s in problems(Entry("progress-logs", ordinary, {**base, "split": "heldout"},
+                                                          fixture), 2))
