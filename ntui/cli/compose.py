@@ -19,6 +19,7 @@ from ntui.core.compose.spec import JobSpec, validate
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.paths import atomic_write
 from ntui.core.problems import PresetError, Problem
+from ntui.core.textsafe import ellipsize
 
 __all__ = ["add_preset_args", "configure", "load_spec"]
 
@@ -82,8 +83,8 @@ def preset_lines(rows: Sequence[PresetInfo], *, paths: bool, width: int | None) 
         if paths:
             head += f"{str(r.path):<{path_width}}  "
         room = None if width is None else width - len(head)
-        if room is not None and len(desc) > room:
-            desc = desc[: max(room - 1, 0)] + "…" if room > 1 else ""
+        if room is not None:
+            desc = ellipsize(desc, room) if room > 1 else ""
         lines.append(f"{head}{desc}".rstrip())
     return lines
 

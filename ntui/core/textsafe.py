@@ -4,14 +4,15 @@
 character survives (nothing can move the cursor or set the terminal title), ``\\r`` progress bars keep
 their last state, lines are capped for display (``… [+N bytes]``). :class:`LineAccumulator` builds one line
 across read chunks keeping only its head, so a 10 MB line costs ``cap`` bytes. :func:`inert` does the same
-for a one-line value that is already text.
+for a one-line value that is already text. :func:`ellipsize` is the one way text is cut to a width: the
+cut is marked with ``…``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["DISPLAY_CAP", "LineAccumulator", "clean_line", "inert"]
+__all__ = ["DISPLAY_CAP", "LineAccumulator", "clean_line", "ellipsize", "inert"]
 
 DISPLAY_CAP = 64 * 1024
 
@@ -56,6 +57,14 @@ def inert(text: str) -> str:
     """Text from elsewhere (job names, reasons, paths) made safe to print on one line: no escape
     sequence or control character (newlines included) survives."""
     return _ESC_RE.sub("", text)
+
+
+def ellipsize(text: str, width: int) -> str:
+    """``text`` if it fits in ``width`` characters, else its head and ``…``, ``width`` characters in all
+    (nothing for a width under one)."""
+    if len(text) <= width:
+        return text
+    return text[: width - 1] + "…" if width > 0 else ""
 
 
 class LineAccumulator:

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ntui.core.jobfiles.manifest import SHELL_ARRAY, Manifest, encode_manifest, manifest_path
+from ntui.core.textsafe import ellipsize
 
 __all__ = [
     "KINDS",
@@ -94,7 +95,7 @@ def parse_template(text: str) -> tuple[tuple[str | Ref, ...], tuple[str, ...]]:
                 i = m.end() + 1
                 continue
             close = text.find("}", i + 1)
-            shown = text[i:close + 1] if 0 < close - i <= 30 else text[i:i + 12] + ("…" if n - i > 12 else "")
+            shown = text[i:close + 1] if 0 < close - i <= 30 else ellipsize(text[i:], 13)
             errors.append(f"{shown!r} at character {i + 1} is not a placeholder ({{name}}, a sweep parameter); "
                           "write {{ and }} for literal braces")
             buf.append(ch)

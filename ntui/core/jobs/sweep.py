@@ -306,7 +306,7 @@ def table_columns(table: SweepTable) -> tuple[str, ...]:
 
 def sweep_lines(table: SweepTable, rows: Sequence[SweepRow] | None = None, *, width: int = 120) -> list[str]:
     """The table for people (``ntui sweep``): a header, one line per task, the failed tasks by verdict."""
-    from ntui.core.textsafe import inert
+    from ntui.core.textsafe import ellipsize, inert
 
     rows = list(table.rows if rows is None else rows)
     head = table_columns(table)
@@ -316,7 +316,7 @@ def sweep_lines(table: SweepTable, rows: Sequence[SweepRow] | None = None, *, wi
     def fmt(cells: Sequence[str]) -> str:
         out = []
         for i, (c, w) in enumerate(zip(cells, widths, strict=True)):
-            c = c if len(c) <= w else c[:w - 1] + "…"
+            c = ellipsize(c, w)
             out.append(c.rjust(w) if i == 0 or head[i] in ("elapsed", "gpu", "progress", "metric") else c.ljust(w))
         return "  ".join(out).rstrip()[:max(width, 40)]
 

@@ -93,6 +93,7 @@ from ntui.core.slurm.srunlines import (
     TASK_END,
     task_ids,
 )
+from ntui.core.textsafe import ellipsize
 from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = [
@@ -1258,8 +1259,7 @@ class TriageSummary:
             # SUMMARY_WIDTH keeps it whole
             keep = max(40, SUMMARY_WIDTH - len(f"{where(f)} {what_happened(f)} first: ({f.kind}, line "
                                                f"{f.line_no}) · {self.note}") - 6)
-        if len(text) > keep:
-            text = text[: keep - 1] + "…"
+        text = ellipsize(text, keep)
         if f.kind == "not_found":
             return f"{missing_command(f)}: {text} ({f.kind}, line {f.line_no})"
         missing = _MODULE_RE.match(f.first_line) if f.kind == "traceback" else None

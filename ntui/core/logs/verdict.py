@@ -44,6 +44,7 @@ from ntui.core.logs.triage import (
     where,
 )
 from ntui.core.slurm.srunlines import parse_cancel
+from ntui.core.textsafe import ellipsize
 
 __all__ = ["VERDICT_KINDS", "JobVerdict", "SlurmFinal", "VerdictKind", "decide", "unnamed"]
 
@@ -213,7 +214,7 @@ def _job_event(flat: Sequence[LogFailure]) -> _JobEvent | None:
 
 
 def _crop(text: str, n: int = _MAX_LINE) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return ellipsize(text, n)
 
 
 def _ranks_text(found: Sequence[LogFailure]) -> str:
