@@ -134,6 +134,53 @@ _TITAN_METRIC_RE = re.compile(rf"\b(?P<key>[a-z_]+):\s+(?P<value>{_NUM})")
 _DS_STEP_RE = re.compile(r"\bstep=(?P<step>\d+), skipped=\d+")
 _DS_GLOBAL_RE = re.compile(r"epoch=(?P<epoch>\d+)/micro_step=\d+/global_step=(?P<step>\d+)")
 _HF_KEYS = ("loss", "learning_rate", "grad_norm", "epoch", "eval_loss", "train_loss", "train_runtime")
+#: the names a run's step counter goes by, in order of preference (a line or a dict that says several: the optimizer's
+#: step before the micro-batch iterations, a batch within its epoch last)
+COUNTER_NAMES = ("global_step", "num_updates", "updates", "update", "step", "train_step", "iteration", "iter", "it",
+                 "batch")
+_COUNTER_RANK = {name: i for i, name in enumerate(COUNTER_NAMES)}
+#: a dict's key that may be a counter ('step', "global_step", 'train/global_step'): a cheap test before reading it
+_DICT_COUNTER_HINT_RE = re.compile(r"""['"](?:[\w]+/)?(?:global_step|num_updates|step|iter|iteration|update)['"]\s*:""")
+#: a dict's keys that say the run's total steps
+_DICT_TOTALS = frozenset({"max_steps", "total_steps", "max_iters", "train_iters", "max_update", "num_training_steps",
+                          "total_iters", "max_iterations"})
+
+
+def _counter_key(name: str) -> str | None:
+    """The counter a key names (``global_step``, ``train/global_step``, ``Step``), or None."""
+    base = name.rsplit("/", 1)[-1].lower().replace(" ", "_")
+    return base if base in _COUNTER_RANK else None
+
+
+def _dict_total_key(name: str) -> bool:
+    return name.rsplit("/", 1)[-1].lower() in _DICT_TOTALS
+
+
+def _dict_counter(data: dict[Any, Any]) -> tuple[str, int] | None:
+    """The run's step a dict says: its most preferred counter key (:data:`COUNTER_NAMES`; a batch only where it
+    names no epoch) with a whole number, or None."""
+    best: tuple[int, str, int] | None = None
+    for key, value in data.items():
+        if not isinstance(key, str) or (name := _counter_key(key)) is None or isinstance(value, bool):
+            continue
+        if name == "batch" and "epoch" in data:
+            continue
+        number = _number(value) if isinstance(value, str) else value
+        if not isinstance(number, (int, float)) or not math.isfinite(number) or number != int(number) or number < 0:
+            continue
+        rank = _COUNTER_RANK[name]
+        if best is None or rank < best[0]:
+            best = (rank, name, int(number))
+    return (best[1], best[2]) if best is not None else None
+
+
+def _dict_total(data: dict[Any, Any]) -> int | None:
+    """The run's total a dict says beside its step (``'max_steps': 5000``), or None."""
+    for key, value in data.items():
+        if isinstance(key, str) and _dict_total_key(key) and isinstance(value, int) and not isinstance(value, bool) \
+                and value > 0:
+            return value
+    return None
 
 
 def _clock(text: str) -> float | None:
@@ -323,8 +370,9 @@ def _rich(text: str) -> Point | None:
 
 def _hf(text: str) -> Point | None:
     body = text.strip()
-    if not (body.startswith("{") and body.endswith("}")) \
-            or not any(f"'{k}'" in body or f'"{k}"' in body for k in _HF_KEYS):  # a dict, or JSON
+    if not (body.startswith("{") and body.endswith("}")) or (
+            not any(f"'{k}'" in body or f'"{k}"' in body for k in _HF_KEYS)
+            and _DICT_COUNTER_HINT_RE.search(body) is None):  # a dict, or JSON
         return None
     try:
         data = ast.literal_eval(body)
@@ -342,6 +390,13 @@ def _hf(text: str) -> Point | None:
             if number is not None:
                 metrics[key] = number
     epoch = metrics.pop("epoch", None)
+    counter = _dict_counter(data)
+    if counter is not None:  # a dict that says the run's step (a loop's JSON record, a logger's dict of a step)
+        step = counter[1]
+        for name in list(metrics):
+            if _counter_key(name) is not None or _dict_total_key(name):
+                metrics.pop(name)
+        return Point("log", step, _dict_total(data), epoch, metrics, form="dict")
     if type(data.get("epoch")) is int and "step" not in data and training_loss(metrics) is not None:
         # a record of one epoch (DeiT's and the MetricLogger scripts' log.txt: {"train_lr": ..., "train_loss": ...,
         # "epoch": 171}): its epoch a whole number (the Trainer's is a fraction, 0.38 or 3.0): the run counts epochs
@@ -773,9 +828,72 @@ def declared_per_epoch(text: str) -> int | None:
     return int(m["n"]) if m is not None and int(m["n"]) > 0 else None
 
 
-_READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form)
+# ---------------------------------------------------------------------------------------------------------
+# the generic reader: a line that names a step counter and a training loss, in whatever words and layout
+
+#: a counter of the run and its number, with its total where it says one: ``step 450``, ``global_step=450``,
+#: ``iteration: 450 / 10000``, ``'iter': 450``, ``update 450 of 10000``, ``[Step 450/10000]``, ``it 450/10000``
+_COUNTER_RE = re.compile(
+    r"(?<![\w/.-])(?P<key>global[_ ]step|num_updates|updates|update|train_step|step|iteration|iter|it|batch)"
+    r"""['"]?(?:\s*[:=#]\s*|\s+)['"]?\[?\s*(?P<n>\d[\d,]*)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<t>\d[\d,]*)\b)?""",
+    re.IGNORECASE)
+#: a bare counter that leads the line: "[450/10000] loss: 3.2", "(450/10000) loss 3.2"
+_LEAD_COUNT_RE = re.compile(r"^[\[(]\s*(?P<n>\d+)\s*/\s*(?P<t>\d+)\s*[\])]")
+#: the epoch the line names (and the run's epochs, where it says): ``epoch 3``, ``Epoch: 3/10``, ``'epoch': 3``
+_LINE_EPOCH_RE = re.compile(
+    r"""(?<![\w/.-])epoch['"]?(?:\s*[:=#]\s*|\s+)['"]?\[?\s*(?P<e>\d+)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<es>\d+)\b)?""",
+    re.IGNORECASE)
+#: counters that count the batches of one epoch where the line names its epoch and their total
+_INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
+_GENERIC_HINT_RE = re.compile(r"(?i)loss")
+
+
+def _counters(text: str) -> Point | None:
+    """A line that no form read but that names a step counter of the run (:data:`_COUNTER_RE`, the most preferred
+    of :data:`COUNTER_NAMES` where it names several) and a training loss, in any words and layout: the counter is
+    the run's step, its total the run's (``N/T``, ``N of T``); where the line also names its epoch, a batch counter
+    (or an iteration counter with a total) counts that epoch's batches. Not where an evaluation's words lead the
+    counter."""
+    if _GENERIC_HINT_RE.search(text) is None:
+        return None
+    best: tuple[int, re.Match[str]] | None = None
+    for m in _COUNTER_RE.finditer(text):
+        rank = _COUNTER_RANK.get(m["key"].lower().replace(" ", "_"), len(COUNTER_NAMES))
+        if best is None or rank < best[0]:
+            best = (rank, m)
+    found = best[1] if best is not None else _LEAD_COUNT_RE.match(text)
+    if found is None:
+        return None
+    m = found
+    if _EVAL_WORDS_RE.search(text, 0, m.start()) is not None:
+        return None
+    pairs = _FORM_METRIC_RE.finditer(text)
+    metrics = _metrics([(p["key"], p["value"]) for p in pairs
+                        if p["key"] not in _COUNTERS and _counter_key(p["key"]) is None])
+    if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None \
+            and _EVAL_WORDS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
+            and (value := _number(loss["value"])) is not None:  # (not an evaluation's "val loss 1.28")
+        metrics["loss"] = value
+    if training_loss(metrics) is None:
+        return None
+    n = int(m["n"].replace(",", ""))
+    total = int(m["t"].replace(",", "")) if m["t"] else None
+    key = best[1]["key"].lower() if best is not None else "batch"
+    ep = _LINE_EPOCH_RE.search(text) if "poch" in text or "POCH" in text else None
+    epoch = int(ep["e"]) if ep is not None else None
+    epochs = int(ep["es"]) if ep is not None and ep["es"] else None
+    if epoch is not None and key in _INNER_COUNTERS and (total is not None or key == "batch"):
+        if total is None:  # a batch within its epoch, no epoch's length: the run counts epochs
+            return Point("log", epoch, epochs, float(epoch), metrics, form="counters", counts_epochs=True, batch=n)
+        return Point("log", n, total, float(epoch), metrics, per_epoch=True, epochs=epochs, first_epoch=1,
+                     form="counters")
+    return Point("log", n, total, float(epoch) if epoch is not None else None, metrics, epochs=epochs,
+                 form="counters")
+
+
+_READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form, _counters)
 #: a cheap pre-filter: a line that can be progress has one of these
-_HINT_RE = re.compile(r"%\|| updates \||progress: \d"
+_HINT_RE = re.compile(r"%\|| updates \||progress: \d|\b(?:[Uu]pdates?|it|[Bb]atch)['\"]?[\s:=]+\d|^[\[(]\s*\d"
                       r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are

@@ -1,0 +1,74 @@
+"""General mechanisms of the progress reader, on forms no row of the forms table names (issue [progress-real]): a
+line that names a step counter and a training loss in any words, a dict or a JSON record that says its step, a
+logger's header before a line, what a configuration says of the whole run, a banner printed again by another node.
+Every line here is written for the test, in the layouts programs use, not taken from any."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ntui.core.progress.lines import parse_line
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+@pytest.mark.parametrize(("line", "step", "total"), [
+    ("update 450 | loss 3.21 | lr 0.0004", 450, None),
+    ("num_updates: 450, loss: 3.21", 450, None),
+    ("it 450/10000 loss 3.21", 450, 10000),
+    ("step 450 of 10000 loss 3.21", 450, 10000),
+    ("[450/10000] loss: 3.21", 450, 10000),
+    ("global_step: 450, train_loss: 3.21", 450, None),
+    ("0: global_step=450 loss=3.21", 450, None),
+    ("iteration: 450 / 10000 | tokens: 1.2G | lm_loss: 3.21 | lr: 3e-05", 450, 10000),
+])
+def test_a_step_counter_and_a_loss_in_any_words_are_a_point(line: str, step: int, total: int | None) -> None:
+    point = parse_line(line)
+    assert point is not None, line
+    assert (point.step, point.total) == (step, total)
+    assert point.metrics.get("loss", point.metrics.get("train_loss", point.metrics.get("lm_loss"))) == 3.21
+
+
+@pytest.mark.parametrize("line", [
+    "Saving checkpoint at step 450",  # no loss: a counter alone says nothing of the run's progress
+    "iter 80: val loss 1.2841, val time: 5133.70 ms",  # an evaluation's loss
+    "eval | update 450 | loss 1.2",  # an evaluation's words lead the counter
+    "step 450 | val_loss 1.2",  # only an evaluation's loss
+])
+def test_a_counter_without_a_training_loss_is_no_point(line: str) -> None:
+    assert parse_line(line) is None
+
+
+def test_a_batch_counter_under_a_named_epoch_counts_that_epoch(tmp_path: Path) -> None:
+    point = parse_line("Epoch 3 | batch 20/50 | loss 0.71")
+    assert point is not None and point.per_epoch and (point.step, point.total, point.epoch) == (20, 50, 3.0)
+    series, words = _read(tmp_path, [f"Epoch {e} | batch {b}/50 | loss 0.71" for e in (1, 2) for b in (10, 30, 50)])
+    assert series.step == 100 and series.restarts == [], words
+
+
+@pytest.mark.parametrize(("line", "step", "epoch"), [
+    ("{'global_step': 340, 'loss': 1.25, 'lr': 0.001}", 340, None),
+    ('{"step": 340, "loss": 1.25, "epoch": 2}', 340, 2.0),
+    ('{"train/global_step": 340, "train/loss": 1.25}', 340, None),
+    ('{"iter": "340", "loss": "1.25"}', 340, None),
+])
+def test_a_dict_or_json_record_that_says_its_step_is_a_point(line: str, step: int, epoch: float | None) -> None:
+    point = parse_line(line)
+    assert point is not None and (point.step, point.epoch) == (step, epoch)
+    assert not any(k.endswith(("step", "iter")) for k in point.metrics)  # its counters are no metrics
+    assert 1.25 in point.metrics.values()
+
+
+def test_a_json_log_of_steps_counts_the_run(tmp_path: Path) -> None:
+    lines = ['{"max_steps": 500, "lr": 0.001}'] + [f'{{"step": {s}, "loss": 1.5}}' for s in (100, 200, 300)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (300, 500) and series.restarts == [], words
