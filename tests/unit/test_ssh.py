@@ -298,3 +298,57 @@ def test_a_refused_or_expired_login_names_the_clusters_renew_command_and_a_dropp
     assert dropped is not None and "sshproxy" not in dropped.words and dropped.link_down
     plain = classify_ssh("pm", 255, "me@pm: Permission denied (publickey).\n")
     assert plain is not None and "renew" in plain.words and "sshproxy" not in plain.words
+
+
+# ---------------------------------------------------------------- the version, asked with the first query
+
+
+def _stub_clients(bin_dir: Path, version: str = "slurm 22.05.11") -> None:
+    """``scontrol`` printing its arguments one per line (exit 3 when the last is ``9``, with a word on stderr) and
+    ``sinfo --version``."""
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "scontrol").write_text(
+        '#!/bin/sh\nprintf "<%s>\\n" "$@"\nfor a; do l=$a; done\n'
+        'if [ "$l" = 9 ]; then echo "no such job" >&2; exit 3; fi\n')
+    (bin_dir / "sinfo").write_text(f'#!/bin/sh\n[ "$1" = --version ] && echo "{version}"\n')
+    for name in ("scontrol", "sinfo"):
+        (bin_dir / name).chmod(0o755)
+
+
+def _sessions(server: sshd_support.Sshd) -> int:
+    return server.log.read_text(errors="replace").count("Starting session:")
+
+
+def test_the_version_comes_with_the_first_query_and_costs_no_channel(sshd: sshd_support.Sshd, tmp_path: Path
+                                                                     ) -> None:
+    from ntui.core.slurm.version import SlurmVersion, installed_version
+
+    _stub_clients(tmp_path / "bin")
+    r = SshRunner(SshTarget(host=sshd_support.HOST, control_dir=sshd.directory / "version", persist_s=300,
+                            config_file=str(sshd.ssh_config), bin_dir=str(tmp_path / "bin")))
+    before = _sessions(sshd)
+    marker = _marker()
+    hostile = hostile_values(marker)
+    first = r.run(["scontrol", "show", "job", *hostile], timeout=120)
+    assert (first.returncode, first.stderr) == (0, "")
+    assert first.stdout == "".join(f"<{w}>\n" for w in ["show", "job", *hostile])  # its own output, nothing else
+    assert not marker.exists()
+    assert r.known_version == "slurm 22.05.11\n"
+    assert r.run(["sinfo", "--version"], timeout=120).stdout == "slurm 22.05.11\n"
+    assert installed_version(r) == SlurmVersion((22, 5, 11))
+    assert _sessions(sshd) - before == 1 and r.calls == 1
+    failed = r.run(["scontrol", "show", "job", "9"], timeout=120)  # later queries run alone, status kept
+    assert (failed.returncode, failed.stdout, failed.stderr) == (3, "<show>\n<job>\n<9>\n", "no such job\n")
+    assert _sessions(sshd) - before == 2
+
+
+def test_an_action_never_carries_the_version_and_its_status_is_its_own(sshd: sshd_support.Sshd, tmp_path: Path
+                                                                       ) -> None:
+    _stub_clients(tmp_path / "bin")
+    r = SshRunner(SshTarget(host=sshd_support.HOST, control_dir=sshd.directory / "action", persist_s=300,
+                            config_file=str(sshd.ssh_config), bin_dir=str(tmp_path / "bin")))
+    res = r.run(["scontrol", "hold", "9"], timeout=120)
+    assert (res.returncode, res.stdout, res.stderr) == (3, "<hold>\n<9>\n", "no such job\n")
+    assert r.known_version is None
+    assert r.run(["sinfo", "--version"], timeout=120).stdout == "slurm 22.05.11\n"  # asked on its own
+    assert r.calls == 2

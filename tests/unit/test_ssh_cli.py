@@ -20,6 +20,7 @@ from tests.support import sshd as sshd_support
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = (ROOT / "tests/data/slurm/scontrol_show_partition.stdout").read_text()
+SHOW_JOB = (ROOT / "tests/data/slurm/24.11/scontrol_show_job_completed.stdout").read_text()  # JobId=203
 
 SQUEUE = r'''
 import json, os, sys
@@ -30,6 +31,13 @@ values = {"JobID": "4242", "ArrayJobID": "4242", "ArrayTaskID": "N/A", "Name": "
           "StateCompact": "R", "State": "RUNNING", "Reason": "None", "TimeUsed": "1:02", "TimeLimit": "10:00",
           "NumNodes": "2", "NodeList": "c[1-2]", "UserName": "me"}
 print("".join(values.get(f.split(":")[0], "") + ":".join(f.split(":")[1:]) for f in fields))
+'''
+
+SINFO = r'''
+import json, sys
+with open(TRACE, "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\n")
+print("slurm 24.11.7" if sys.argv[1:] == ["--version"] else "")
 '''
 
 SBATCH = r'''
@@ -46,6 +54,8 @@ with open(TRACE, "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\n")
 if sys.argv[1:4] == ["show", "partition", "-o"]:
     sys.stdout.write(PARTITIONS)
+elif sys.argv[1:] == ["show", "job", "-d", "203"]:
+    sys.stdout.write(SHOW_JOB)
 else:
     sys.stderr.write("scontrol: error: not in this stub\n")
     sys.exit(1)
@@ -61,7 +71,8 @@ class Remote:
 
 def _stub(bin_dir: Path, name: str, body: str, trace: Path) -> None:
     path = bin_dir / name
-    path.write_text(f"#!{sys.executable}\nTRACE = {str(trace)!r}\nPARTITIONS = {PARTITIONS!r}\n{body}")
+    path.write_text(f"#!{sys.executable}\nTRACE = {str(trace)!r}\nPARTITIONS = {PARTITIONS!r}\n"
+                    f"SHOW_JOB = {SHOW_JOB!r}\n{body}")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
@@ -80,7 +91,7 @@ def remote(sshd: sshd_support.Sshd, tmp_path: Path) -> Remote:
     slurm_bin.mkdir()
     trace = tmp_path / "trace.jsonl"
     trace.touch()
-    for name, body in (("squeue", SQUEUE), ("sbatch", SBATCH), ("scontrol", SCONTROL)):
+    for name, body in (("squeue", SQUEUE), ("sbatch", SBATCH), ("scontrol", SCONTROL), ("sinfo", SINFO)):
         _stub(slurm_bin, name, body, trace)
     laptop_bin = tmp_path / "laptop-bin"  # ssh only: no Slurm client on this side
     laptop_bin.mkdir()
@@ -113,11 +124,11 @@ def test_jobs_of_a_cluster_over_ssh_and_one_login_for_several_processes(remote: 
     out = ntui(remote, "--cluster", "dev", "jobs")
     assert out.returncode == 0, out.stderr
     assert "4242" in out.stdout and "remote-train" in out.stdout and "RUNNING" in out.stdout
-    (argv,) = _trace(remote)
+    (argv,) = _slurm_calls(remote)
     assert isinstance(argv, list) and "--me" in argv and "-O" in argv
     assert not (remote.home / "state").exists()  # nothing of the cluster's is recorded here
     assert ntui(remote, "--cluster", "dev", "jobs").returncode == 0
-    assert len(_trace(remote)) == 2
+    assert len(_slurm_calls(remote)) == 2
     assert sshd.logins() - logins == 1  # the second process used the master the first one opened
 
 
@@ -139,6 +150,28 @@ def test_submit_gives_the_rendered_script_on_sbatchs_standard_input(remote: Remo
     assert not Path("/tmp/ntui-pwned-submit").exists()
     assert not list(logs.iterdir())  # nothing written beside the logs from here
     assert sshd.logins() - logins == 1  # scontrol, mkdir and sbatch: three channels over one login
+
+
+def _slurm_calls(remote: Remote) -> list[object]:
+    """The stubs' calls but ``sinfo --version`` (asked with a process's first query, in its channel)."""
+    return [c for c in _trace(remote) if c != ["--version"]]
+
+
+def _channels(sshd: sshd_support.Sshd) -> int:
+    """Channels the server opened so far (one per command over a master, the master's first included)."""
+    return sshd.log.read_text(errors="replace").count("Starting session:")
+
+
+def test_show_asks_the_job_and_the_slurm_version_in_one_channel(remote: Remote, sshd: sshd_support.Sshd) -> None:
+    channels = _channels(sshd)
+    out = ntui(remote, "--cluster", "dev", "show", "203")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"JobId: 203\n", out.stdout) and re.search(r"State: COMPLETED\n", out.stdout), out.stdout
+    assert re.search(r"Slurm: 24\.11\.7\n", out.stdout), out.stdout  # the cluster's version, not this side's
+    assert "ntui-version-" not in out.stdout
+    calls = _trace(remote)
+    assert ["show", "job", "-d", "203"] in calls and ["--version"] in calls
+    assert _channels(sshd) - channels == 1  # scontrol and sinfo --version: one remote command
 
 
 def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:

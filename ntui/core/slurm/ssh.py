@@ -22,6 +22,10 @@ dropped; or 255 without a word while the master is gone) raise :class:`SshError`
 (the cluster's ``renew`` command, e.g. ``sshproxy``, with a refused or expired login); the remote command's own
 exit codes are kept in the result, as a local run's.
 
+The client's version (``sinfo --version``: read from the installed files, no RPC) costs no channel of its own:
+the first Slurm query of a runner asks it in the same remote command (:data:`_WITH_VERSION`, a fixed script whose
+every value is a positional argument), and the runner answers ``sinfo --version`` from what it said.
+
 When the link drops, a command that only reads (:func:`repeatable`) is asked again after a :class:`Backoff` wait:
 ssh finds the dead master's socket refused and logs in afresh (``ControlMaster=auto``). An action is never
 repeated (its answer lost, it may have been done); long-lived channels (the agent of :mod:`ntui.core.remote`) are
@@ -33,6 +37,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import secrets
 import shlex
 import stat
 import subprocess
@@ -61,11 +66,13 @@ __all__ = [
     "MAX_SOCKET_DIR",
     "SshError",
     "SshRunner",
+    "VERSION_ARGV",
     "build_control_argv",
     "build_ssh_argv",
     "classify_ssh",
     "control_dir",
     "remote_command",
+    "split_version",
     "valid_host",
 ]
 
@@ -281,6 +288,29 @@ def classify_ssh(host: str, returncode: int, stderr: str, *, argv: Sequence[str]
     return None
 
 
+# ---------------------------------------------------------------- the version, asked with the first query
+
+#: ``sh -c`` script run instead of a query that carries the version question: $1 a marker, $2 the cluster's
+#: ``sinfo``, then the query's argv. The query runs as it would alone (its streams and exit status kept); then the
+#: marker and ``sinfo --version``'s answer follow on standard output. Fixed text: no value is ever shell code.
+_WITH_VERSION = 'm=$1; s=$2; shift 2; "$@"; r=$?; printf %s "$m"; "$s" --version 2>&1; exit $r'
+#: ``sinfo --version``: answered from the first query's channel once said there.
+VERSION_ARGV = ("sinfo", "--version")
+
+
+def _is_version_question(argv: Sequence[str]) -> bool:
+    return len(argv) == 2 and os.path.basename(argv[0]) == "sinfo" and argv[1] == "--version"
+
+
+def split_version(stdout: str, marker: str) -> tuple[str, str | None]:
+    """The query's own standard output and what ``sinfo --version`` said after ``marker`` (None: the marker is not
+    there, the script did not get that far)."""
+    at = stdout.rfind(marker)
+    if at < 0:
+        return stdout, None
+    return stdout[:at], stdout[at + len(marker):]
+
+
 # ---------------------------------------------------------------- the runner
 
 
@@ -327,6 +357,9 @@ class SshRunner:
         # disables multiplexing for a client that finds the socket taken): they wait for it instead.
         self._opening = threading.Lock()
         self._opened = False
+        # ``sinfo --version`` as said with the first query (None: not yet); asked that way once per runner
+        self._version: CommandResult | None = None
+        self._version_asked = False
 
     @property
     def calls(self) -> int:
@@ -339,13 +372,30 @@ class SshRunner:
             return f"{self.target.bin_dir.rstrip('/')}/{program}"
         return program
 
-    def ssh_argv(self, argv: Sequence[str]) -> list[str]:
+    def ssh_argv(self, argv: Sequence[str], *, version_marker: str | None = None) -> list[str]:
+        """The ssh argv that runs ``argv`` on the cluster; ``version_marker``: followed by that marker and
+        ``sinfo --version``'s answer, in the same channel (:data:`_WITH_VERSION`)."""
         t = self.target
         remote = [self.resolve(argv[0]), *argv[1:]]
         if argv[0].rsplit("/", 1)[-1] in TIMED_CLIENTS:  # its times in Slurm's standard form, whatever the login sets
             remote = ["env", "=".join(TIME_FORMAT_ENV), *remote]
+        if version_marker is not None:
+            remote = ["sh", "-c", _WITH_VERSION, "ntui", version_marker, self.resolve("sinfo"), *remote]
         return build_ssh_argv(t.host, remote, control_path=t.control_path, persist_s=t.persist_s,
                               config_file=t.config_file, ssh=t.ssh)
+
+    def _carries_version(self, argv: Sequence[str], input: str | None) -> bool:  # noqa: A002
+        """Whether this call asks the version too: the runner's first Slurm query that only reads (an action's
+        own output and status are never touched)."""
+        if self._version_asked or input is not None or not argv:
+            return False
+        prog = os.path.basename(argv[0])
+        return prog in SLURM_CLIENTS and prog != "srun" and repeatable(argv) and not _is_version_question(argv)
+
+    @property
+    def known_version(self) -> str | None:
+        """What ``sinfo --version`` said with the first query (None: not asked that way, or it failed)."""
+        return self._version.stdout if self._version is not None else None
 
     def control(self, operation: str, *, timeout: float = 10.0) -> CommandResult:
         """``ssh -O OPERATION``: ``check`` (is the master up? exit 0 and ``Master running (pid=N)``) or ``exit``."""
@@ -395,6 +445,8 @@ class SshRunner:
         env: Mapping[str, str] | None = None,
         input: str | None = None,  # noqa: A002 - mirrors CommandRunner
     ) -> CommandResult:
+        if _is_version_question(argv) and self._version is not None:
+            return self._version  # said with the first query: no channel
         attempt = 0
         while True:
             try:
@@ -415,7 +467,8 @@ class SshRunner:
         self._prepare()
         remote = (self.resolve(argv[0]), *argv[1:])
         prog = os.path.basename(argv[0])
-        ssh_argv = self.ssh_argv(argv)
+        marker = f"ntui-version-{secrets.token_hex(8)}:" if self._carries_version(argv, input) else None
+        ssh_argv = self.ssh_argv(argv, version_marker=marker)
         try:
             if self._opened:
                 res = self._process.run(ssh_argv, timeout=timeout, env=env, input=input)
@@ -444,5 +497,12 @@ class SshRunner:
                     "bin-dir in the settings)") if prog in SLURM_CLIENTS else ""
             raise SlurmNotInstalled(f"{prog} not found on cluster {self.name} ({self.target.host}){hint}",
                                     argv=remote, stderr=res.stderr, returncode=res.returncode)
-        return CommandResult(argv=remote, returncode=res.returncode, stdout=res.stdout, stderr=res.stderr,
+        stdout = res.stdout
+        if marker is not None:
+            stdout, said_version = split_version(res.stdout, marker)
+            self._version_asked = True  # once: a failure is asked again on its own, as on a login node
+            if said_version is not None and re.search(r"\d+\.\d+", said_version):
+                self._version = CommandResult(argv=(self.resolve("sinfo"), "--version"), returncode=0,
+                                              stdout=said_version, stderr="", duration_s=0.0)
+        return CommandResult(argv=remote, returncode=res.returncode, stdout=stdout, stderr=res.stderr,
                              duration_s=res.duration_s)
