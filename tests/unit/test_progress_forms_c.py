@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import parse_line
+from ntui.core.progress.lines import parse_line, unheader
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
 
@@ -72,3 +72,33 @@ def test_a_json_log_of_steps_counts_the_run(tmp_path: Path) -> None:
     lines = ['{"max_steps": 500, "lr": 0.001}'] + [f'{{"step": {s}, "loss": 1.5}}' for s in (100, 200, 300)]
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (300, 500) and series.restarts == [], words
+
+
+@pytest.mark.parametrize("line", [
+    "2025-03-02 18:40:51,120 - INFO - trainer - Epoch 3/10",
+    "2025-03-02 18:40:51.120 | INFO     | trainer:fit:88 - Epoch 3/10",
+    "[2025-03-02 18:40:51,120][trainer][INFO] - Epoch 3/10",
+    "03/02/2025 18:40:51 [INFO|DP=0|PP=0|TP=0]: Epoch 3/10",
+    "I0302 18:40:51.120000 4242 trainer.py:88] Epoch 3/10",
+    "INFO:trainer:Epoch 3/10",
+])
+def test_a_loggers_header_is_taken_off_before_a_form_that_leads_its_line(line: str) -> None:
+    # Keras' epoch line is read only where it is the whole message: after any logger's header too
+    point = parse_line(line)
+    assert point is not None and (point.step, point.total, point.form) == (3, 10, "keras"), line
+
+
+def test_a_loggers_header_keeps_its_time_and_leaves_a_message_without_one_alone() -> None:
+    point = parse_line("2025-03-02 18:40:51,120 INFO [fit.py:88] {'step': 40, 'loss': 0.5}")
+    assert point is not None and point.step == 40 and point.time is not None
+    assert unheader("[Step 450/10000] loss=3.2") == "[Step 450/10000] loss=3.2"
+    assert unheader("Epoch(train) [83][150/2693]") == "Epoch(train) [83][150/2693]"
+    assert unheader("INFO") == "INFO"
+
+
+def test_an_end_or_an_error_under_a_prefix_and_a_header_is_read(tmp_path: Path) -> None:
+    steps = [f"0: 2025-03-02 18:40:{s:02d},000 INFO step {s} | loss 1.5" for s in range(1, 6)]
+    series, words = _read(tmp_path, [*steps, "0: 2025-03-02 18:41:00,000 ERROR Traceback (most recent call last):"])
+    assert series.stopped is not None and "done" not in words, words
+    series, words = _read(tmp_path, ["max_steps: 5", *steps, "0: 2025-03-02 18:41:00,000 INFO Training completed"])
+    assert "done" in words, words

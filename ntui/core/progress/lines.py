@@ -47,7 +47,7 @@ from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
            "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line", "pattern_problem",
-           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss"]
+           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss", "unheader"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -931,6 +931,39 @@ def _short_stamp(text: str) -> tuple[float | None, tuple[int, int, int, int, int
     return None, (int(m["mo"]), int(m["d"]), hour, int(m["mi"]), int(m["s"]), 0.0)
 
 
+_LEVEL = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|NOTICE|TRACE)"
+#: one item of a logger's header, as Python's logging, loguru, glog/absl, hydra and the frameworks' own loggers
+#: print it before the message: a date and time (ISO, with a comma, US), a time alone, glog's
+#: ``I1205 12:00:00.123456 4242 train.py:12]``, a level (bare, bracketed, or Python's ``INFO:name:``), a bracketed
+#: logger name or ``file.py:12``, a bracket that starts with a level (``[INFO|DP=0|TP=0]``), a logger's name before
+#: `` - ``
+_HEAD_ITEM = (
+    r"\[?\d{4}-\d\d-\d\d[ T,_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
+    r"|\[?\d\d/\d\d(?:/\d{2,4})?[ ,]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: [AP]M)?\]?"
+    r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?"
+    r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"
+    rf"|{_LEVEL}:[\w.<>-]+:"
+    rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
+    r"|\[[A-Za-z_<][\w.<>-]*(?::\d+)?\]"
+    r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*(?::\d+)?(?= - )"
+)
+_HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:\]|])))+")
+#: what a header must hold to be one: a time or a level (not a line that starts with a bracketed word)
+_HEADER_SAYS_RE = re.compile(rf"\d\d:\d\d:\d\d|{_LEVEL}")
+_HEADER_FIRST = frozenset("[(|0123456789DIWEFCNT")
+
+
+def unheader(text: str) -> str:
+    """``text`` without a logger's header before its message (:data:`_HEAD_ITEM`, one or several), as it was where
+    it has none, or where nothing follows it."""
+    if text[:1] not in _HEADER_FIRST:
+        return text
+    m = _HEADER_RE.match(text)
+    if m is None or m.end() >= len(text) or _HEADER_SAYS_RE.search(text, 0, m.end()) is None:
+        return text
+    return text[m.end():]
+
+
 def _ansi(m: re.Match[str]) -> str:
     return UP if m.group() == "\x1b[A" else ""
 
@@ -954,9 +987,10 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
                 return point
         return None
     for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
-        plain = msg.text.replace(UP, "") if up else msg.text
+        body = unheader(msg.text)  # a logger's header off too (its time is read from the message below)
+        plain = body.replace(UP, "") if up else body
         for read in _READERS:
-            point = read(msg.text if read is _tqdm else plain)  # only a bar says it is an inner one
+            point = read(body if read is _tqdm else plain)  # only a bar says it is an inner one
             if point is not None:
                 stamp = iso_stamp(msg.text, 80) if point.format != "tqdm" else None
                 stamp = stamp if stamp is not None else msg.prefix.time

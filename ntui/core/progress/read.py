@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
+from ntui.core.loglines import parse_prefix
 from ntui.core.progress.lines import (
     Pattern,
     declared_epochs,
@@ -23,6 +24,7 @@ from ntui.core.progress.lines import (
     run_start,
     run_stop,
     total_counts_iters,
+    unheader,
 )
 from ntui.core.progress.series import Series
 
@@ -97,6 +99,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         if first and text.rstrip().endswith(first) and _body(text) == first:
             series.new_start(until_point=True)  # the program's first line again: it started again
             return
+    text = _message(text)  # what the program said, without a launcher's prefix or a logger's header
     if (step := run_start(text)) is not None:
         series.new_start(until_point=True, from_step=step)
     elif eval_start(text):
@@ -119,6 +122,14 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False
+
+
+def _message(text: str) -> str:
+    """A line that is no point as the message it holds: a launcher's prefix (srun's ``0: ``, torch's ``[rank0]:``)
+    and a logger's header (a time, a level, a module) taken off, so that a line a program says of its run (its end,
+    its total, its start, an error) reads the same under any of them."""
+    _, rest = parse_prefix(text)
+    return unheader(rest) if rest else text
 
 
 #: a first line shorter than this says too little to know the program by when it prints it again (nor one that
