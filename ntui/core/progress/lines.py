@@ -47,7 +47,8 @@ from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
            "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line", "pattern_problem",
-           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss", "unheader"]
+           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss",
+           "unheader"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
