@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import parse_line, unheader
+from ntui.core.progress.lines import declared_epochs, declared_per_epoch, declared_total, parse_line, unheader
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
 
@@ -102,3 +102,31 @@ def test_an_end_or_an_error_under_a_prefix_and_a_header_is_read(tmp_path: Path) 
     assert series.stopped is not None and "done" not in words, words
     series, words = _read(tmp_path, ["max_steps: 5", *steps, "0: 2025-03-02 18:41:00,000 INFO Training completed"])
     assert "done" in words, words
+
+
+@pytest.mark.parametrize(("line", "total", "epochs", "per_epoch"), [
+    ("{'lr': 0.1, 'num_epochs': 20, 'batch_size': 32}", None, 20, None),
+    ("Namespace(batch_size=64, epochs=90, lr=0.1)", None, 90, None),
+    ("n_epochs=30 total_iters=6000", 6000, 30, None),
+    ("{'max_train_steps': 4000, 'num_train_epochs': 4}", 4000, 4, None),
+    ("| num_training_steps | 1200 |", 1200, None, None),
+    ("config: epochs=5, iters_per_epoch=120", None, 5, 120),
+    ("num_updates 1212 | valid_loss 8.7", None, None, None),  # a counter's name, not a total
+])
+def test_what_a_configuration_says_of_the_whole_run(line: str, total: int | None, epochs: int | None,
+                                                     per_epoch: int | None) -> None:
+    assert (declared_total(line), declared_epochs(line), declared_per_epoch(line)) == (total, epochs, per_epoch)
+
+
+def test_a_params_dict_says_the_runs_epochs_and_an_epoch_counted_run_is_not_done_before_them(tmp_path: Path) -> None:
+    lines = ["{'lr': 0.003, 'num_epochs': 6, 'world_size': 4}",
+             *[f"Epoch {e}, batch {b}, loss[loss=0.3], tot_loss[loss=0.31]" for e in (1, 2) for b in (0, 50, 100)]]
+    series, words = _read(tmp_path, lines)
+    assert series.run_total == 6 and "done" not in words, words
+
+
+def test_a_line_that_says_the_runs_steps_and_its_epochs_says_both(tmp_path: Path) -> None:
+    lines = ["Namespace(epochs=3, steps_per_epoch=40, lr=0.1)",
+             *[f"Epoch 1 | batch {b}/40 | loss 0.9" for b in (10, 20)]]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (20, 120), words

@@ -661,6 +661,12 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
 #: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
 _TOTAL_RE = re.compile(
     r"\b(?:max_update|max_steps|max_iters|train_iters|total_steps|MAX_ITER|max_iter)\b['\"]?\s*[=:]\s*(?P<n>\d+)\b"
+    # the same in other words: max_train_steps, num_training_steps, total_iters, train_steps, max_updates (not a
+    # counter's name: fairseq's num_updates, a loop's num_steps); in a configuration, a Namespace, a dict, a table
+    r"|\b(?:(?:max|total)_(?:train(?:ing)?_|optim(?:izer)?_)?(?:steps|iters|iterations|updates)"
+    r"|(?:num|n)_(?:train(?:ing)?_|optim(?:izer)?_)(?:steps|iters|iterations)"
+    r"|train(?:ing)?_(?:steps|iters|iterations))\b['\"]?\s*(?:[=:|]\s*)?['\"]?"
+    r"(?P<other>\d+)(?![\d.])"
     r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
     # a launcher's command line: "--max-update 50", "--train-iters=3000", "--max_steps 1000"
     r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b"
@@ -672,7 +678,11 @@ _STEPS_FLAG_RE = re.compile(r"(?:^|\s)--steps[= ](?P<n>\d+)\b")
 #: what says the total above counts iterations (micro-batches), not optimizer steps: lit-gpt's "max_iters"
 _ITERS_TOTAL_RE = re.compile(r"\bmax_iters\b")
 #: what a configuration says of an epoch's steps (torchtune's "max_steps_per_epoch: 60"): with its epochs, the run's
-_PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*$")
+_PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*$"
+                           # in a dict, a Namespace, a line of several: steps_per_epoch=, iters_per_epoch, batches,
+                           # num_update_steps_per_epoch
+                           r"|(?<![\w-])['\"]?(?:max_|num_|num_update_|n_)?(?:steps|iters|iterations|batches|updates)"
+                           r"_per_epoch['\"]?\s*[:=]\s*(?P<other>\d+)(?![\d.])")
 #: what a program says when its training is over: Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
 #: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds" (not detectron2's
 #: "Total training time": its hooks print it after a crash too)
@@ -779,7 +789,11 @@ def run_stop(text: str) -> str | None:
 _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"|\b(?:[Ss]tart training for|Scheduled epochs:) (?P<b>\d+)(?: epochs)?\b"
                         r"|\bNum Epochs = (?P<c>\d+)"
-                        r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b")
+                        r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
+                        # in other words, in a dict, a Namespace or a configuration: 'num_epochs': 20, n_epochs=30,
+                        # total_epochs: 12, train_epochs, Namespace(epochs=90, ...)
+                        r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs"
+                        r"|[(,{]\s*epochs|\sepochs(?==))['\"]?\s*[=:]\s*['\"]?(?P<e>\d+)(?![\d.])")
 
 
 def declared_epochs(text: str) -> int | None:
@@ -790,7 +804,7 @@ def declared_epochs(text: str) -> int | None:
     m = _EPOCHS_RE.search(text)
     if m is None:
         return None
-    value = int(m["a"] or m["b"] or m["c"] or m["d"])
+    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"])
     return value if value > 0 else None
 
 
@@ -798,12 +812,12 @@ def declared_total(text: str) -> int | None:
     """The run's total steps a configuration or banner line states (``max_update=300000``, the Trainer's ``Total
     optimization steps = 1,200``, a launcher's ``--train-iters 3000``), or None."""
     if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text \
-            and "iters" not in text and "steps" not in text and "raining for" not in text:
+            and "iter" not in text and "steps" not in text and "raining for" not in text and "updates" not in text:
         return None
     m = _TOTAL_RE.search(text)
     if m is None:
         return None
-    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"]).replace(",", ""))
+    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]).replace(",", ""))
     return value if value > 0 else None
 
 
@@ -826,7 +840,10 @@ def declared_per_epoch(text: str) -> int | None:
     if "per_epoch" not in text:
         return None
     m = _PER_EPOCH_RE.search(text)
-    return int(m["n"]) if m is not None and int(m["n"]) > 0 else None
+    if m is None:
+        return None
+    value = int(m["n"] or m["other"])
+    return value if value > 0 else None
 
 
 # ---------------------------------------------------------------------------------------------------------

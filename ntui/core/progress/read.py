@@ -90,8 +90,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             series.end(*end)
         elif "CANCELLED" in text and (why := run_stop(text)) is not None:  # Slurm's, glued to a bar's redraw
             series.stopped = why
-        elif point.format == "hf" and (total := declared_total(text)) is not None:  # a configuration as a dict
-            series.declare_total(total, iters=total_counts_iters(text))
+        elif point.format == "hf":  # a configuration as a dict
+            _declarations(series, text)
         return
     if series.samples:
         series.after_points()
@@ -110,18 +110,28 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         if series.samples and series.stopped is None:  # the loop's end, said also after an error: none was read
             series.end()
             series.soft_end = True
-    elif (total := declared_total(text)) is not None:
-        series.declare_total(total, iters=total_counts_iters(text))
-    elif (epochs := declared_epochs(text)) is not None:
-        series.declared_epochs = epochs
-    elif (steps := declared_steps_flag(text)) is not None:
-        series.flag_total = steps
-    elif (per_epoch := declared_per_epoch(text)) is not None:
-        series.declared_per_epoch = per_epoch
+    elif _declarations(series, text):
+        pass
     elif series.samples and (why := run_stop(text)) is not None:
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False
+
+
+def _declarations(series: Series, text: str) -> bool:
+    """What a line says of the whole run, all of it (a configuration printed as one dict or one command line says
+    its steps, its epochs and an epoch's steps together): whether it said any."""
+    said = False
+    if (total := declared_total(text)) is not None:
+        series.declare_total(total, iters=total_counts_iters(text))
+        said = True
+    if (epochs := declared_epochs(text)) is not None:
+        series.declared_epochs, said = epochs, True
+    if (steps := declared_steps_flag(text)) is not None:
+        series.flag_total, said = steps, True
+    if (per_epoch := declared_per_epoch(text)) is not None:
+        series.declared_per_epoch, said = per_epoch, True
+    return said
 
 
 def _message(text: str) -> str:
