@@ -130,3 +130,18 @@ def test_a_line_that_says_the_runs_steps_and_its_epochs_says_both(tmp_path: Path
              *[f"Epoch 1 | batch {b}/40 | loss 0.9" for b in (10, 20)]]
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (20, 120), words
+
+
+def _bar(n: int, total: int) -> str:
+    pct = 100 * n // total
+    return f"{pct:3d}%|{'#' * (pct // 10):10}| {n}/{total} [00:{n % 60:02d}<00:01, 4.76it/s]"
+
+
+def test_another_nodes_banner_after_the_bar_started_is_no_restart(tmp_path: Path) -> None:
+    banner = ["***** Running training *****", "  Num examples = 6,400", "  Total optimization steps = 100"]
+    lines = [*banner, *[_bar(n, 100) for n in (0, 10, 20)], *banner, *[_bar(n, 100) for n in (30, 40)]]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total, series.restarts) == (40, 100, []), words
+    # a new run appended to the log (its banner, then its bar from its beginning) is one
+    series, words = _read(tmp_path, [*lines, *banner, *[_bar(n, 100) for n in (1, 5)]])
+    assert series.step == 5 and len(series.restarts) == 1, words

@@ -47,8 +47,8 @@ from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
            "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line", "pattern_problem",
-           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "training_loss",
-           "unheader"]
+           "run_banner", "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters",
+           "training_loss", "unheader"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -712,6 +712,16 @@ _START_RE = re.compile(
     r"|\bresuming (?:training|from)\b)|\bInitializing from\s+\S*(?:checkpoint|\.t7|\.pt|\.ckpt)"
     # Megatron's --log-progress: "<date>\tJob ID: 412390\t# GPUs: 32\tStarting job" (a job of the run starts)
     r"|\tStarting job\s*$")
+
+
+#: the banner a program prints when it starts its training, that each node of a multi-node run prints too
+_BANNER_RE = re.compile(r"\*{5} Running training \*{5}")
+
+
+def run_banner(text: str) -> bool:
+    """Whether the line is a start's banner (:data:`_BANNER_RE`), which says no more than that a process of the run
+    starts its training: not that the run started again."""
+    return "Running training" in text and _BANNER_RE.search(text) is not None
 
 
 def run_start(text: str) -> int | None:

@@ -19,6 +19,7 @@ from ntui.core.progress.lines import (
     declared_total,
     eval_start,
     parse_line,
+    run_banner,
     run_end,
     run_soft_end,
     run_start,
@@ -96,12 +97,15 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
     if series.samples:
         series.after_points()
         first = series.first_line
-        if first and text.rstrip().endswith(first) and _body(text) == first:
+        if first and text.rstrip().endswith(first) and _body(text) == first and not run_banner(text):
             series.new_start(until_point=True)  # the program's first line again: it started again
             return
     text = _message(text)  # what the program said, without a launcher's prefix or a logger's header
     if (step := run_start(text)) is not None:
-        series.new_start(until_point=True, from_step=step)
+        if step == 0 and run_banner(text):
+            series.banner()  # (each node of a multi-node run prints it: a start only where the step goes back)
+        else:
+            series.new_start(until_point=True, from_step=step)
     elif eval_start(text):
         series.evaluation()
     elif (end := run_end(text)) is not None:

@@ -67,6 +67,7 @@ class Series:
     _bar_origin: float | None = None
     _last_elapsed: float | None = None
     _fresh: bool = False  # the program started again (new_start) and no point came since
+    _banner: bool = False  # a start's banner came after points (banner): a new start if the next step goes back
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
     declared_total: int | None = None  # the run's total as its configuration says (max_steps, max_update, ...)
     ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
@@ -133,6 +134,16 @@ class Series:
         self._bar_epoch, self._epoch_base = None, 0
         self._rank = None  # a new start: the ranks may print in another order
         self._evaluating = False
+
+    def banner(self) -> None:
+        """The program printed its banner of a start (the Trainer's "***** Running training *****") and nothing says a
+        new process printed it: every node of a multi-node run prints it, and another node's may land after the
+        bar has started. A new start (:meth:`new_start`) only where the step then goes back (a new run appended to
+        the log, from its beginning); a start before any point is one."""
+        if not self.samples:
+            self.new_start(until_point=True)
+        else:
+            self._banner = True
 
     def declare_total(self, total: int, *, iters: bool = False) -> None:
         """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
@@ -367,6 +378,10 @@ class Series:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
+        if self._banner and point.phase == "train" and point.step is not None and self.samples:
+            self._banner = False  # another node's banner goes on at the same step or after it; a new run goes back
+            if not point.per_epoch and not point.counts_epochs and point.step < self.samples[-1].step:
+                self.new_start(until_point=True)
         if point.phase != "train":
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
