@@ -24,7 +24,7 @@ import socket
 import sys
 import termios
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -151,8 +151,16 @@ class NtuiApp(App[int]):
         reconcile_on_start: bool = False,
         settings: Settings | None = None,
         settings_problems: Sequence[Problem] = (),
+        cluster_runners: Mapping[str, CommandRunner] | None = None,
+        clusters: Sequence[str] | None = None,
+        local_slurm: bool | None = None,
+        local_name: str | None = None,
     ) -> None:
         super().__init__()
+        self._cluster_runners: dict[str, CommandRunner] = dict(cluster_runners or {})
+        self._clusters = tuple(clusters) if clusters is not None else None
+        self._local_slurm = local_slurm
+        self._local_name = local_name
         self._settings: Settings | None = settings
         self._settings_lock = threading.Lock()
         self.settings_problems: tuple[Problem, ...] = tuple(settings_problems)
@@ -186,6 +194,51 @@ class NtuiApp(App[int]):
     def runner(self, runner: CommandRunner) -> None:
         with self._runner_lock:
             self._runner = runner
+
+    # ------------------------------------------------------------ clusters (ntui.core.jobs.clusters)
+
+    def shown_clusters(self) -> tuple[str, ...]:
+        """The clusters reached over ssh that the jobs view shows: those given to :func:`make_app`, else every
+        cluster of the settings' ``clusters:``."""
+        if self._clusters is not None:
+            return self._clusters
+        self._ensure_settings()
+        assert self._settings is not None
+        return tuple(c.name for c in self._settings.clusters)
+
+    @property
+    def local_slurm(self) -> bool:
+        """The jobs view shows this machine's Slurm too: always without clusters in the settings; with some, when
+        Slurm's clients are here (a login node) or a runner was given for it."""
+        if self._local_slurm is not None:
+            return self._local_slurm
+        if not self.shown_clusters() or self._runner is not None:
+            return True
+        import shutil
+
+        bin_dir = self._slurm_settings().bin_dir
+        return shutil.which("squeue", path=bin_dir) is not None if bin_dir else shutil.which("squeue") is not None
+
+    def local_cluster_name(self) -> str:
+        """The local cluster's name in the Cluster column: Slurm's ``ClusterName`` (slurm.conf), else "local"."""
+        if self._local_name is None:
+            from ntui.core.slurm.scontrol import cluster_name
+
+            self._local_name = cluster_name() or "local"
+        return self._local_name
+
+    def cluster_runner(self, name: str) -> CommandRunner:
+        """The runner of cluster ``name`` of the settings (Slurm on its login node over one shared ssh login,
+        :func:`ntui.core.config.cluster_runner`), built on first use from any thread."""
+        with self._runner_lock:
+            runner = self._cluster_runners.get(name)
+            if runner is None:
+                from ntui.core.config import cluster_runner
+
+                self._ensure_settings()
+                assert self._settings is not None
+                runner = self._cluster_runners[name] = cluster_runner(self._settings, name)
+            return runner
 
     _ending = False  # a signal or a vanished terminal ends the app (once)
 
@@ -437,9 +490,16 @@ def make_app(
     identity: str | None = None,
     cursor_blink: bool = True,
     settings: Settings | None = None,
+    cluster_runners: Mapping[str, CommandRunner] | None = None,
+    clusters: Sequence[str] | None = None,
+    local_slurm: bool | None = None,
+    local_name: str | None = None,
 ) -> NtuiApp:
     """The app, with everything injectable (tests and screenshots pass a FakeRunner, a frozen clock, ...).
-    Without ``settings`` the app reads the user's settings file itself (:attr:`NtuiApp.settings`)."""
+    Without ``settings`` the app reads the user's settings file itself (:attr:`NtuiApp.settings`). ``clusters``: the
+    clusters of the settings the jobs view shows (default: all), each through its runner in ``cluster_runners`` (a
+    test's) or its own ssh login; ``local_slurm``: whether it shows this machine's Slurm too (default: when its
+    clients are here); ``local_name``: that cluster's name in the Cluster column (default: slurm.conf's)."""
     return NtuiApp(
         runner=runner,
         clock=clock or datetime.now,
@@ -448,6 +508,10 @@ def make_app(
         identity=default_identity() if identity is None else identity,
         cursor_blink=cursor_blink,
         settings=settings,
+        cluster_runners=cluster_runners,
+        clusters=clusters,
+        local_slurm=local_slurm,
+        local_name=local_name,
     )
 
 

@@ -136,6 +136,32 @@ class QueueFailed(Message):
 
 
 @dataclass
+class ClusterQueueFetched(Message):
+    """One squeue answer of a cluster reached over ssh (ntui.core.jobs.clusters)."""
+
+    cluster: str
+    request: PollRequest
+    got: Fetched
+
+
+@dataclass
+class ClusterQueueFailed(Message):
+    """A cluster's squeue failed, or its link is down: its rows stay, its banner says why, it backs off."""
+
+    cluster: str
+    request: PollRequest
+    error: BaseException
+
+
+@dataclass
+class ClusterDetailsFetched(Message):
+    """``scontrol show job -d`` of the selected job, asked of its own cluster (reached over ssh)."""
+
+    cluster: str
+    result: DetailsResult
+
+
+@dataclass
 class DetailsFetched(Message):
     """``scontrol show job -d`` (and the nodes' states) of the selected job."""
 

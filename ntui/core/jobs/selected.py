@@ -15,6 +15,7 @@ from typing import Literal
 
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.arrays import Folded
+from ntui.core.jobs.clusters import ClusterQueue
 from ntui.core.jobs.details import DetailsView
 from ntui.core.jobs.model import JobModel, LogTarget
 from ntui.core.jobs.queue import ACTIVE
@@ -24,7 +25,7 @@ from ntui.core.records.record import RecentJob
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.squeue import QueueJob
 
-__all__ = ["NOTHING", "SelectedJob", "log_target", "selected_in_queue", "selected_record"]
+__all__ = ["NOTHING", "SelectedJob", "log_target", "selected_in_queue", "selected_on_cluster", "selected_record"]
 
 Source = Literal["queue", "record", "none"]
 
@@ -48,6 +49,7 @@ class SelectedJob:
     batch_log: str | None = None  # scontrol's StdOut: the batch log of a job ntui did not submit
     record: RecentJob | None = None  # the recent job's record
     progress: ProgressView | None = None  # how far a running own job is (the view's progress tick), when known
+    cluster: str | None = None  # the cluster reached over ssh the job is on (None: the local one); with job_id its key
 
     @property
     def launcher(self) -> str | None:
@@ -90,6 +92,22 @@ def selected_in_queue(model: JobModel, folded: Folded, cursor_key: str | None,
         running=category in (StateCategory.RUNNING, StateCategory.COMPLETING),
         batch_log=cached.details.std_out if cached is not None and cached.details is not None else None,
         progress=model.progress.views.get(key),
+    )
+
+
+def selected_on_cluster(queue: ClusterQueue, job_id: str, row_key: str,
+                        view: DetailsView | None = None) -> SelectedJob:
+    """A row of a cluster reached over ssh: the job there (its id on that cluster), its last squeue line and
+    details; no history entry (the records of that cluster stay on it)."""
+    job = queue.live.get(job_id)
+    cached = queue.details.cache.get(job_id)
+    category = job.category if job is not None else None
+    return SelectedJob(
+        job_id=job_id, source="queue", row_key=row_key, job=job, entry=None, entry_known=True,
+        details_known=cached is not None, view=view, active=category in ACTIVE,
+        running=category in (StateCategory.RUNNING, StateCategory.COMPLETING),
+        batch_log=cached.details.std_out if cached is not None and cached.details is not None else None,
+        cluster=queue.name,
     )
 
 

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
 from ntui.core.jobs.arrays import Folded
+from ntui.core.jobs.clusters import ClusterQueues, split_key
 from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.messages import ActionDone
 from ntui.ui.screens.action_dialogs import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
@@ -41,6 +43,11 @@ class JobsView(JobsViewCore, Protocol):
 
     @property
     def folded(self) -> Folded: ...
+
+    @property
+    def clusters(self) -> ClusterQueues: ...
+
+    def runner_for(self, cluster: str | None) -> CommandRunner: ...
 
     def open_history_entry(self, job_id: str) -> HistoryEntry | None: ...
 
@@ -64,6 +71,12 @@ class JobOperations:
         if key is None:
             screen.notify(f"No job selected to {what}.", severity="warning")
             return None
+        if self.cluster_of(key) is not None:  # a job of a cluster reached over ssh: the action goes there
+            remote = view.clusters.row(key)
+            if remote is None:
+                screen.notify(f"Job {key} has left the queue; nothing to {what}.", severity="warning")
+                return None
+            return key, remote.job
         arrays = view.folded.arrays
         if key in arrays:
             live = [view.model.live[t] for t in arrays[key] if t in view.model.live]
@@ -76,6 +89,11 @@ class JobOperations:
             screen.notify(f"Job {key} has left the queue; nothing to {what}.", severity="warning")
             return None
         return key, job
+
+    def cluster_of(self, key: str) -> str | None:
+        """The cluster reached over ssh of row ``key`` (None: the local cluster's row)."""
+        cluster, _ = split_key(key)
+        return cluster if cluster is not None and cluster in self.view.clusters.names() else None
 
     @staticmethod
     def summary(job: QueueJob) -> str:
@@ -133,17 +151,22 @@ class JobOperations:
     def act(self, kind: ActionKind, key: str, job: QueueJob, signal: str | None = None,
             also: tuple[str, ...] = ()) -> None:
         view, screen = self.view, self.screen
-        action = plan_action(kind, view.runner, key, job, timeout=view.model.slurm_timeout, signal=signal,
-                             also=also)
+        cluster = self.cluster_of(key)
+        job_id = split_key(key)[1] if cluster is not None else key
+        # the job's own cluster's runner: two clusters' job 1234 are two jobs
+        action = plan_action(kind, view.runner_for(cluster), job_id, job, timeout=view.model.slurm_timeout,
+                             signal=signal, also=also)
         if isinstance(action, str):
             screen.notify(action, severity="warning")
             return
+        where = f" on {cluster}" if cluster is not None else ""
+        description, done = f"{action.description}{where}", f"{action.done.rstrip('.')}{where}."
 
         def work() -> None:
             action.call()
-            screen.post_message(ActionDone(action.done))
+            screen.post_message(ActionDone(done))
 
-        screen.run_worker(work, thread=True, exit_on_error=False, group=ACTION_GROUP, description=action.description)
+        screen.run_worker(work, thread=True, exit_on_error=False, group=ACTION_GROUP, description=description)
 
     def done(self, text: str) -> None:
         self.screen.notify(text, timeout=4)
@@ -244,6 +267,10 @@ class JobOperations:
             return
         key, job = target
         screen = self.screen
+        if self.cluster_of(key) is not None:
+            screen.notify(f"Job {key} is on a cluster reached over ssh: a shell in it is not available from here "
+                          "yet (ntui attach on its login node).", severity="warning")
+            return
         if job.category is not StateCategory.RUNNING:
             screen.notify(f"Job {key} is {job.state}: a shell needs a running job.", severity="warning")
             return

@@ -38,19 +38,23 @@ from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobs.arrays import Folded
+from ntui.core.jobs.clusters import ClusterQueues, split_key
 from ntui.core.jobs.details import EntryBook, HistoryLike, HistoryOpener
 from ntui.core.jobs.finals import FinalStateResolver
 from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.progress import PROGRESS_TICK_S
 from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
 from ntui.core.jobs.recent import record_details
-from ntui.core.jobs.selected import selected_in_queue, selected_record
+from ntui.core.jobs.selected import selected_in_queue, selected_on_cluster, selected_record
 from ntui.core.jobs.submission import SubmittedJob
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs
 from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.messages import (
     ActionDone,
+    ClusterDetailsFetched,
+    ClusterQueueFailed,
+    ClusterQueueFetched,
     DetailsFetched,
     EntryFound,
     JournalsRead,
@@ -64,7 +68,7 @@ from ntui.ui.messages import (
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.job_operations import ACTION_GROUP, JobOperations
 from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingWatch
-from ntui.ui.screens.jobs_workers import JOURNAL_TICK_S, RECENT_GROUP, SQUEUE_GROUP, ModelWorkers
+from ntui.ui.screens.jobs_workers import JOURNAL_TICK_S, RECENT_GROUP, SQUEUE_GROUP, ClusterWorkers, ModelWorkers
 from ntui.ui.widgets.job_tab import TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from ntui.ui.widgets.queue_box import QueueBox
@@ -178,8 +182,16 @@ class JobsScreen(NtuiScreen):
         self._status_text = ""
         self._banner_text = ""
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
+        self._remote_selected: str | None = None  # the row of a cluster reached over ssh under the cursor
         self._tabs_focused = False  # the focus is in the selected job's tabs: they get the room (QueueBox.fit)
         self.model_workers = ModelWorkers(self, self)  # squeue, look-ups, journals (ntui/ui/screens/jobs_workers.py)
+        # the clusters reached over ssh (ntui/core/jobs/clusters.py): one poller each, through its own runner
+        app = self.ntui_app
+        self.local = app.local_slurm
+        self.clusters = ClusterQueues(app.shown_clusters(), self.full_settings, clock=self.model.clock,
+                                      monotonic=self.model.monotonic)
+        self.cluster_workers = ClusterWorkers(self, self.clusters, app.cluster_runner, lambda: self.model.all_users)
+        self.local_name = app.local_cluster_name() if self.clusters and self.local else ""
         self.waiting = WaitingWatch(self, self)  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
         self.actions = JobOperations(self, self)  # cancel, signal, ..., resubmit (ntui/ui/screens/job_operations.py)
 
@@ -210,6 +222,19 @@ class JobsScreen(NtuiScreen):
             self._runner = self.ntui_app.runner
         return self._runner
 
+    def runner_for(self, cluster: str | None) -> CommandRunner:
+        """The runner of a job's cluster: the local one (None), or that cluster's over ssh."""
+        return self.runner if cluster is None else self.ntui_app.cluster_runner(cluster)
+
+    @property
+    def several_clusters(self) -> bool:
+        """More than one cluster shown: the queue has a Cluster column."""
+        return len(self.clusters.names()) + (1 if self.local else 0) > 1
+
+    def cluster_of(self, key: str) -> str:
+        """The cluster of a row (its Cluster cell)."""
+        return split_key(key)[0] or self.local_name
+
     def open_history(self) -> HistoryLike | None:
         """*Thread-side*: ntui's history (a test's own, or the app's)."""
         factory = self._history_factory or self.ntui_app.open_history
@@ -219,7 +244,8 @@ class JobsScreen(NtuiScreen):
         # No Header, as in the compose view: the rows go to the panes; who and where is the queue's subtitle.
         yield Static("", id="jobs-banner", markup=False)
         with Vertical(id="jobs-body"):
-            yield QueueBox(self.model, empty_text=self.model.empty_text(), id="jobs-queue")
+            yield QueueBox(self.model, empty_text=self.model.empty_text(), id="jobs-queue",
+                           cluster_of=self.cluster_of if self.several_clusters else None)
             yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock), id="jobs-tabs")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
@@ -268,7 +294,37 @@ class JobsScreen(NtuiScreen):
     def refresh_now(self) -> None:
         """Refresh as soon as possible (after a submit or an action). Never overlaps a running refresh:
         during one, another follows right after it."""
-        self.model_workers.start_poll()
+        if self.local:
+            self.model_workers.start_poll()
+        self.cluster_workers.start_all()
+
+    @on(ClusterQueueFetched)
+    def _cluster_fetched(self, msg: ClusterQueueFetched) -> None:
+        msg.stop()
+        changed, delay = self.clusters[msg.cluster].succeeded(msg.request, msg.got, background=not self.is_current)
+        if changed:
+            self.queue_box.show_remote(self.clusters.rows())
+            self._selection_changed()
+        self.cluster_workers.arm(msg.cluster, delay)
+        self._tick()
+
+    @on(ClusterQueueFailed)
+    def _cluster_failed(self, msg: ClusterQueueFailed) -> None:
+        msg.stop()
+        self._cluster_poll_failed(msg.cluster, msg.error)
+
+    def _cluster_poll_failed(self, cluster: str, error: BaseException) -> None:
+        delay = self.clusters[cluster].failed(error, background=not self.is_current)
+        self.cluster_workers.arm(cluster, delay)
+        self._tick()
+
+    @on(ClusterDetailsFetched)
+    def _cluster_details_fetched(self, msg: ClusterDetailsFetched) -> None:
+        msg.stop()
+        queue = self.clusters[msg.cluster]
+        key = self.queue_box.pane_key()
+        if queue.details.fetched(msg.result) and key is not None and split_key(key) == (msg.cluster, msg.result.key):
+            self._selection_changed()
 
     @on(QueueFetched)
     def _queue_fetched(self, msg: QueueFetched) -> None:
@@ -375,7 +431,10 @@ class JobsScreen(NtuiScreen):
     def worker_failed(self, worker: Worker[Any], message: str) -> None:
         """A worker raised something unexpected (the notification is out): keep the view working."""
         group = worker.group
-        if group == SQUEUE_GROUP:
+        cluster = self.cluster_workers.failed(group)
+        if cluster is not None:
+            self._cluster_poll_failed(cluster, worker.error or RuntimeError(message))
+        elif group == SQUEUE_GROUP:
             self._failed(worker.error or RuntimeError(message))
         elif group == RECENT_GROUP:
             self.model_workers.recent_done()
@@ -392,8 +451,18 @@ class JobsScreen(NtuiScreen):
     @on(VirtualTable.RowHighlighted, "#jobs-table")
     def _row_highlighted(self, event: VirtualTable.RowHighlighted) -> None:
         event.stop()
-        if not self.model.select(event.row_key):
+        key = event.row_key
+        cluster, job_id = split_key(key) if key is not None else (None, "")
+        if cluster is not None and cluster in self.clusters.names():
+            changed = self._remote_selected != key
+            self._remote_selected = key
+            self.model.details.selected = None
+            if not changed:
+                return
+        elif not self.model.select(key):
             return
+        else:
+            self._remote_selected = None
         self._recent_job = None
         if self._details_timer is not None:
             self._details_timer.stop()
@@ -425,7 +494,7 @@ class JobsScreen(NtuiScreen):
         """A refresh, details, history or final-state look-up, or an action is running (tests and benchmarks
         wait for ``not busy``; the panes' own long-lived workers do not count)."""
         if (self.model.busy or self._debounce_pending or self.model_workers.recent_loads.running
-                or self.waiting.inflight):
+                or self.waiting.inflight or self.clusters.busy()):
             return True
         return any(w.group == ACTION_GROUP and not w.is_finished for w in self.workers)
 
@@ -438,6 +507,15 @@ class JobsScreen(NtuiScreen):
             return
         box = self.queue_box
         key = box.pane_key()
+        remote = self.clusters.row(key)
+        if remote is not None:  # a job of a cluster reached over ssh: its details asked of that cluster
+            queue = self.clusters[remote.cluster]
+            view, request = queue.details_step(remote.job_id, visible=self._details_visible())
+            if request is not None:
+                self.cluster_workers.details(remote.cluster, request)
+            self.tabs.select_job(selected_on_cluster(queue, remote.job_id, key or "", view))
+            self.waiting.selected(None)
+            return
         if key is None:
             self.model.details.selected = None
             self.tabs.select_job(selected_in_queue(self.model, box.folded, None))
@@ -506,7 +584,7 @@ class JobsScreen(NtuiScreen):
         if not self.is_mounted:
             return
         banner = self.query_one("#jobs-banner", Static)
-        text = self.model.polls.banner()
+        text = "\n".join(t for t in (self.model.polls.banner() if self.local else "", self.clusters.banner()) if t)
         if text:
             if text != self._banner_text:
                 self._banner_text = text
@@ -521,7 +599,7 @@ class JobsScreen(NtuiScreen):
             if key in table and table.row_tag(key) != ENDED:
                 table.update_cell(key, "elapsed", text, update_width=False)
         self.waiting.tick()  # the details' elapsed and why, as of now
-        empty = self.model.empty_text()
+        empty = self._empty_text()
         if empty != table.empty_text:
             table.empty_text = empty
             if not table.row_count:
@@ -529,9 +607,26 @@ class JobsScreen(NtuiScreen):
         calls = getattr(self.runner, "calls", None)  # counted by test and demo runners only
         status = self.model.status_line(filter_text=table.filter_text, shown=table.row_count,
                                         slurm_calls=calls if isinstance(calls, int) else None)
+        if self.clusters:  # each cluster reached over ssh: its counts, or that its link is down
+            parts = [f"{self.local_name}: {status}"] if self.local else []
+            parts.append(self.clusters.status())
+            if not self.local and table.filter_text:
+                parts.append(f"filter {table.filter_text!r}: {table.row_count} shown")
+            status = "  │  ".join(parts)
         if status != self._status_text:
             self._status_text = status
             self.query_one("#jobs-status", Static).update(status)
+
+    def _empty_text(self) -> str:
+        """What the empty queue says: the local cluster's words, or with clusters reached over ssh, whether any
+        answered."""
+        if self.local or not self.clusters:
+            return self.model.empty_text()
+        queues = list(self.clusters)
+        if any(q.polls.last_update is not None for q in queues):
+            return "no jobs in the queue"
+        return "no data: every cluster's link is down" if all(q.polls.error for q in queues) else \
+            "waiting for squeue…"
 
     @on(QueueBox.FilterChanged)
     def _filter_changed(self, msg: QueueBox.FilterChanged) -> None:
@@ -545,6 +640,8 @@ class JobsScreen(NtuiScreen):
 
     def action_toggle_all_users(self) -> None:
         self.model.toggle_all_users()
+        self.clusters.toggle_all_users()
+        self.queue_box.show_remote({})
         self.table.configure(self.all_users)
         self.queue_box.set_title()
         self.refresh_now()

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
 from textual.timer import Timer
 
 from ntui.core.config import Settings
+from ntui.core.jobs.clusters import ClusterQueues
 from ntui.core.jobs.details import DetailsRequest, EntryBook, HistoryLike
 from ntui.core.jobs.journals import JournalBoard, JournalBook, JournalRequest
 from ntui.core.jobs.model import JobModel
@@ -40,6 +42,9 @@ from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent
 from ntui.core.progress.board import ProgressBoard
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.ui.messages import (
+    ClusterDetailsFetched,
+    ClusterQueueFailed,
+    ClusterQueueFetched,
     DetailsFetched,
     EntryFound,
     JournalsRead,
@@ -51,7 +56,8 @@ from ntui.ui.messages import (
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.recent_jobs import RecentLoaded
 
-__all__ = ["JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ModelWorkers", "WorkersView"]
+__all__ = ["CLUSTER_GROUP", "JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ClusterWorkers", "ModelWorkers",
+           "WorkersView"]
 
 #: Workers' groups (the screen's error handler and the benchmark tell them apart by these).
 SQUEUE_GROUP = "ntui-squeue"
@@ -61,6 +67,8 @@ OUTCOME_GROUP = "ntui-outcome"
 RECENT_GROUP = "ntui-recent"
 JOURNAL_GROUP = "ntui-journal"
 PROGRESS_GROUP = "ntui-progress"
+#: A cluster reached over ssh: its squeue's group is this plus ``-NAME``, its details' this plus ``-details-NAME``.
+CLUSTER_GROUP = "ntui-cluster"
 
 #: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
 #: shows within this, and a job submitted from another terminal too.
@@ -266,3 +274,70 @@ class ModelWorkers:
         else:
             return False
         return True
+
+
+class ClusterWorkers:
+    """The workers of the clusters reached over ssh (:class:`~ntui.core.jobs.clusters.ClusterQueues`): one squeue
+    poller per cluster, each through its own runner, re-armed only after its refresh ended; a slow or dropped link
+    holds up neither the UI nor the other clusters. ``runner_of``: a cluster's runner (built on first use, in the
+    worker: opening its ssh login never waits on the UI thread)."""
+
+    def __init__(self, screen: NtuiScreen, queues: ClusterQueues, runner_of: Callable[[str], CommandRunner],
+                 all_users: Callable[[], bool]) -> None:
+        self.screen = screen
+        self.queues = queues
+        self.runner_of = runner_of
+        self.all_users = all_users
+        self._timers: dict[str, Timer] = {}
+
+    def start_poll(self, name: str) -> None:
+        """A refresh of cluster ``name`` now, unless one runs (then another follows right after it)."""
+        request = self.queues[name].request(self.all_users())
+        if request is None:
+            return
+        timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.stop()
+        self.screen.run_worker(partial(self._poll, name, request), thread=True, exit_on_error=False,
+                               group=f"{CLUSTER_GROUP}-{name}", description=f"squeue on {name}")
+
+    def start_all(self) -> None:
+        for name in self.queues.names():
+            self.start_poll(name)
+
+    def arm(self, name: str, delay: float) -> None:
+        """Cluster ``name``'s next refresh in ``delay`` seconds."""
+        if delay > 0:
+            self._timers[name] = self.screen.set_timer(delay, partial(self.start_poll, name),
+                                                       name=f"squeue re-arm {name}")
+        else:
+            self.screen.call_later(self.start_poll, name)
+
+    def _poll(self, name: str, request: PollRequest) -> None:
+        try:
+            got = self.queues[name].fetch(self.runner_of(name), request)
+        except Exception as exc:  # Slurm's or ssh's failure, or a runner that cannot be built: this cluster's alone
+            self.screen.post_message(ClusterQueueFailed(name, request, exc))
+            return
+        self.screen.post_message(ClusterQueueFetched(name, request, got))
+
+    def details(self, name: str, request: DetailsRequest) -> None:
+        """``scontrol show job -d`` of the selected job, on its own cluster (a newer selection's cancels it)."""
+        self.screen.run_worker(partial(self._details, name, request), thread=True, exit_on_error=False,
+                               group=f"{CLUSTER_GROUP}-details", description=f"job details on {name}",
+                               exclusive=True)
+
+    def _details(self, name: str, request: DetailsRequest) -> None:
+        queue = self.queues[name]
+        self.screen.post_message(ClusterDetailsFetched(name, queue.fetch_details(self.runner_of(name), request)))
+
+    def failed(self, group: str | None) -> str | None:
+        """The cluster whose squeue worker raised something unexpected (None: not one of these workers)."""
+        if group == f"{CLUSTER_GROUP}-details":
+            for queue in self.queues:
+                queue.details.failed()
+            return None
+        prefix = f"{CLUSTER_GROUP}-"
+        if group is not None and group.startswith(prefix) and group[len(prefix):] in self.queues.names():
+            return group[len(prefix):]
+        return None

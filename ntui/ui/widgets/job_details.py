@@ -178,6 +178,7 @@ class JobDetailsPanel(JobTab, VerticalScroll):
                   "The selected job's details: scontrol show job -d, what ntui submitted, why it waits")
     FEED_HIDDEN = True  # text only: shown at once when its tab is
     FRESH_DETAILS = True  # shown, a running job's node states are looked at again
+    OVER_SSH = True  # scontrol show job is asked of the job's own cluster
 
     DEFAULT_CSS = """
     JobDetailsPanel {

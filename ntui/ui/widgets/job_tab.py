@@ -44,7 +44,7 @@ from ntui.core.waiting.why import Why
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["Computed", "JobTab", "TabDeps", "TabKey", "TabSpec", "Tick", "displayed"]
+__all__ = ["Computed", "JobTab", "TabDeps", "TabKey", "TabSpec", "Tick", "displayed", "over_ssh_note"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,12 @@ class TabDeps:
     clock: Callable[[], datetime] | None = None
 
 
+def over_ssh_note(title: str, selected: SelectedJob) -> str:
+    """What a tab that cannot show a job of a cluster reached over ssh says instead (one line)."""
+    return f"job {selected.job_id} is on {selected.cluster}, reached over ssh: the {title} tab is not available " \
+           "over ssh yet"
+
+
 def displayed(widget: Widget) -> bool:
     """Mounted, displayed (itself and every container above it: a hidden tab's pane has ``display: none``), on a
     screen of the app's current screen stack."""
@@ -144,6 +150,9 @@ class JobTab:
     FEED_HIDDEN: ClassVar[bool] = False
     FRESH_DETAILS: ClassVar[bool] = False  # shown, it wants the selected job's details fresh (node states)
     KEEP: ClassVar[int] = 8  # the results kept by job (a job selected again shows its last one at once)
+    #: The tab shows a job of a cluster reached over ssh (``SelectedJob.cluster``); a tab that cannot says so in one
+    #: line through :meth:`show_failure`, without a notice (:meth:`_apply`).
+    OVER_SSH: ClassVar[bool] = False
 
     _selected: SelectedJob = NOTHING
     _stale = False
@@ -178,6 +187,12 @@ class JobTab:
     def compute(self, job_id: str, fn: Callable[[], object], *, what: str) -> None:
         """Run ``fn`` in a thread worker for ``job_id`` (``what``: the worker's description); its answer goes to
         :meth:`show_result` if still wanted, its exception to the failure path. Drops any answer still to come."""
+        selected = self._selected
+        if selected.cluster is not None and not self.OVER_SSH:  # the job is not here: nothing to run for it
+            self.drop_computing()
+            with contextlib.suppress(NoMatches):
+                self.show_failure(over_ssh_note(self.TAB.title, selected))
+            return
         self._ticket += 1
         self._computing = job_id
         ticket, widget = self._ticket, self._widget
@@ -265,6 +280,12 @@ class JobTab:
     def _apply(self) -> None:
         self._stale = False
         self.failure = None
+        selected = self._selected
+        if selected.cluster is not None and not self.OVER_SSH:
+            self.drop_computing()
+            with contextlib.suppress(NoMatches):  # not composed yet
+                self.show_failure(over_ssh_note(self.TAB.title, selected))
+            return
         try:
             self.show_selected(self._selected)
         except Exception as exc:  # a tab's bug must not take the view down

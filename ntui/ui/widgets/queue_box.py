@@ -16,6 +16,7 @@ recent-jobs load (:meth:`QueueBox.show_recent`), and asks it which job the tabs 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import ClassVar, Protocol
 
 from textual import on
@@ -26,6 +27,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from ntui.core.jobs.arrays import Folded, fold
+from ntui.core.jobs.clusters import with_cluster
 from ntui.core.jobs.queue import FinishedJob, Row
 from ntui.core.records.record import RecentJobs, next_order
 from ntui.core.slurm.squeue import QueueJob
@@ -103,9 +105,13 @@ class QueueBox(Vertical):
     class FilterChanged(Message):
         """The filter's text changed (the rows shown changed with it)."""
 
-    def __init__(self, source: QueueSource, *, empty_text: str, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, source: QueueSource, *, empty_text: str, id: str | None = None,  # noqa: A002
+                 cluster_of: Callable[[str], str] | None = None) -> None:
         super().__init__(id=id)
         self.source = source
+        # more than one cluster shown: a row's cluster (its first cell, the Cluster column); None: one cluster
+        self.cluster_of = cluster_of
+        self._remote: dict[str, Row] = {}  # the rows of the clusters reached over ssh (ntui.core.jobs.clusters)
         self._empty_text = empty_text
         self._expanded: set[str] = set()
         self.folded = Folded({}, {})  # the rows as last shown: arrays folded into one row each
@@ -113,7 +119,8 @@ class QueueBox(Vertical):
         self._tags: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        yield QueueTable(all_users=self.source.all_users, id="jobs-table", empty_text=self._empty_text)
+        yield QueueTable(all_users=self.source.all_users, clusters=self.cluster_of is not None, id="jobs-table",
+                         empty_text=self._empty_text)
         yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
                     id="jobs-filter", compact=True)
         yield RecentJobsTable(id="jobs-recent")
@@ -152,12 +159,24 @@ class QueueBox(Vertical):
             self._rows = rows
         if tags is not None:
             self._tags = tags
-        folded = self.folded = self.fold()
+        folded = self.fold()
         self._expanded &= set(folded.arrays)
+        if self._remote or self.cluster_of is not None:  # the other clusters' rows after the local ones
+            rows_all = {**folded.rows, **self._remote}
+            if self.cluster_of is not None:  # each with its cluster
+                rows_all = with_cluster(rows_all, self.cluster_of)
+            folded = replace(folded, rows=rows_all)
+        self.folded = folded
         table = self.table
         change = table.apply(folded.rows, folded.tags)
         table.set_parents(folded.parents)
         return change
+
+    def show_remote(self, rows: dict[str, Row]) -> TableChange:
+        """The rows of the clusters reached over ssh (keyed by cluster and job id), with the local rows as they
+        were."""
+        self._remote = rows
+        return self.show_rows()
 
     def fold(self) -> Folded:
         """The last rows folded (nothing shown: :meth:`show_rows` shows them)."""

@@ -50,6 +50,7 @@ __all__ = [
     "TableChange",
     "VirtualTable",
     "id_sort_key",
+    "queue_columns",
 ]
 
 def _text_key(value: str) -> tuple[int, str]:
@@ -732,6 +733,7 @@ class VirtualTable(ScrollView, can_focus=True):
 # ---------------------------------------------------------------- the queue
 
 
+_CLUSTER = Column("cluster", "Cluster", max_width=14)
 _ID = Column("id", "ID", min_width=5, sort_key=id_sort_key)
 _NAME = Column("name", "Name", max_width=24)
 _USER = Column("user", "User", max_width=12)
@@ -747,6 +749,15 @@ _QOS = Column("qos", "QOS", max_width=12)
 OWN_COLUMNS: tuple[Column, ...] = (_ID, _NAME, _STATE, _ELAPSED, _LIMIT, _NODES, _WHERE, _PARTITION, _QOS)
 ALL_USERS_COLUMNS: tuple[Column, ...] = (_ID, _NAME, _USER, _STATE, _ELAPSED, _LIMIT, _NODES, _WHERE, _PARTITION,
                                          _QOS)
+
+
+
+def queue_columns(all_users: bool, clusters: bool = False) -> tuple[Column, ...]:
+    """The queue's columns: the own-jobs or all-users ones, with the Cluster column first when the view shows more
+    than one cluster."""
+    columns = ALL_USERS_COLUMNS if all_users else OWN_COLUMNS
+    return (_CLUSTER, *columns) if clusters else columns
+
 
 _CATEGORY_CLASS = {
     StateCategory.PENDING: "queue--pending",
@@ -785,6 +796,7 @@ class QueueTable(VirtualTable):
         self,
         *,
         all_users: bool = False,
+        clusters: bool = False,
         empty_text: str = "no jobs",
         name: str | None = None,
         id: str | None = None,  # noqa: A002
@@ -792,10 +804,11 @@ class QueueTable(VirtualTable):
     ) -> None:
         super().__init__(empty_text=empty_text, name=name, id=id, classes=classes)
         self.all_users = all_users
+        self.clusters = clusters  # the Cluster column (more than one cluster shown)
         self._snapshot: dict[str, tuple[str, ...]] = {}
         self._state_index = 0
         self._category_cache: dict[str, str] = {}
-        self.set_columns(ALL_USERS_COLUMNS if all_users else OWN_COLUMNS)
+        self.set_columns(queue_columns(all_users, clusters))
 
     def set_columns(self, columns: Sequence[Column]) -> None:
         super().set_columns(columns)
@@ -806,7 +819,7 @@ class QueueTable(VirtualTable):
         """Switch between the own-jobs and all-users columns (drops the rows; the next apply refills)."""
         if all_users != self.all_users:
             self.all_users = all_users
-            self.set_columns(ALL_USERS_COLUMNS if all_users else OWN_COLUMNS)
+            self.set_columns(queue_columns(all_users, self.clusters))
 
     def cell_style(self, row_key: str, column_index: int, text: str) -> Style | None:
         if column_index != self._state_index:

@@ -1,0 +1,232 @@
+"""The clusters the jobs view shows besides the local one: one queue per cluster reached over ssh (Textual-free).
+
+The settings' ``clusters:`` are each polled through their own runner (Slurm on that cluster's login node, over one
+shared ssh login: :func:`ntui.core.config.cluster_runner`). :class:`ClusterQueue` is one cluster's book: when its next
+squeue runs (:class:`~ntui.core.jobs.polling.PollBook`: refreshes never overlap, back-off on errors), what its last
+answer said (:class:`~ntui.core.jobs.queue.QueueFetcher`, with its per-line parse cache), the details of its selected
+job (:class:`~ntui.core.jobs.details.DetailsBook`) and what its banner says when the link is down.
+:class:`ClusterQueues` holds them all and merges their rows for the one table.
+
+Keys: the local cluster's jobs keep their job id as the row key (the single-cluster view is unchanged); a job of a
+cluster reached over ssh is keyed by ``CLUSTER/JOBID`` (:func:`cluster_key`, :func:`split_key`), so two clusters'
+job 1234 never mix. A cluster's name is letters, digits, ``.``, ``_`` and ``-`` (the settings check it), a job id
+never holds a ``/``.
+
+Thread-side methods (:meth:`ClusterQueue.fetch`, :meth:`ClusterQueue.fetch_details`) read their arguments only;
+everything else runs on the UI thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from ntui.core.config import Settings
+from ntui.core.errors import describe_error
+from ntui.core.jobs.details import DetailsBook, DetailsRequest, DetailsResult, DetailsView
+from ntui.core.jobs.polling import PollBook, PollRequest
+from ntui.core.jobs.queue import Fetched, QueueFetcher, Row
+from ntui.core.slurm.runner import CommandRunner
+from ntui.core.slurm.squeue import QueueJob
+from ntui.core.slurm.ssh import SshError
+
+__all__ = [
+    "SEP",
+    "ClusterQueue",
+    "ClusterQueues",
+    "ClusterRow",
+    "cluster_key",
+    "split_key",
+    "with_cluster",
+]
+
+#: Between a cluster's name and a job id in the row key of a job of a cluster reached over ssh.
+SEP = "/"
+
+
+def cluster_key(cluster: str, job_id: str) -> str:
+    """The row key of job ``job_id`` of the cluster reached over ssh named ``cluster``."""
+    return f"{cluster}{SEP}{job_id}"
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """``(cluster, job id)`` of a row key; the cluster is None for the local cluster's jobs (a plain job id)."""
+    cluster, sep, job_id = key.partition(SEP)
+    return (cluster, job_id) if sep else (None, key)
+
+
+def with_cluster(rows: Mapping[str, Row], cluster_of: Callable[[str], str]) -> dict[str, Row]:
+    """The rows with their cluster's name as first cell (the Cluster column, shown with more than one cluster)."""
+    return {key: (cluster_of(key), *row) for key, row in rows.items()}
+
+
+@dataclass(frozen=True)
+class ClusterRow:
+    """A row of a cluster reached over ssh: its cluster, its job id there, the last squeue line of it."""
+
+    cluster: str
+    job_id: str
+    job: QueueJob
+
+
+class ClusterQueue:
+    """One cluster's queue, reached through its own runner (see the module docstring)."""
+
+    def __init__(self, name: str, settings: Settings, *, clock: Callable[[], datetime] = datetime.now,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.name = name
+        self.slurm_timeout = settings.slurm.timeout
+        self.polls = PollBook(settings.queue, clock)
+        self.fetcher = QueueFetcher()
+        self.details = DetailsBook(timeout=settings.slurm.timeout, recheck_s=settings.queue.idle_interval,
+                                   monotonic=monotonic)
+        self.live: dict[str, QueueJob] = {}  # job id (on that cluster) -> its last squeue line
+        self.rows: dict[str, Row] = {}  # job id -> table cells (without the Cluster column)
+
+    # ------------------------------------------------------------ polling
+
+    def request(self, all_users: bool) -> PollRequest | None:
+        """A refresh to start now, or None while one runs (then one more follows it)."""
+        return self.polls.request(all_users)
+
+    def fetch(self, runner: CommandRunner, request: PollRequest) -> Fetched:
+        """*Thread-side*: this cluster's squeue (raises :class:`~ntui.core.slurm.runner.SlurmError`, an
+        :class:`~ntui.core.slurm.ssh.SshError` when the link is down)."""
+        return self.fetcher.fetch(runner, request.all_users, self.slurm_timeout)
+
+    def succeeded(self, request: PollRequest, got: Fetched, *, background: bool = False) -> tuple[bool, float]:
+        """Apply a refresh: whether the rows changed, and the delay before the next one."""
+        polls = self.polls
+        if not polls.current(request):  # own jobs / all users changed during the fetch: another follows at once
+            return False, polls.rearm(0.0, background=background)
+        polls.applied(got.counts)
+        policy = polls.policy
+        if got.unchanged and self.live:
+            policy.errors = 0
+            return False, polls.rearm(policy.delay(), background=background)
+        self.live, self.rows = dict(got.live), dict(got.rows)
+        return True, polls.rearm(policy.on_success(got.jobs), background=background)
+
+    def failed(self, error: BaseException, *, background: bool = False) -> float:
+        """A refresh failed (a dropped link, the controller): the rows are kept; back off."""
+        return self.polls.failed(error, background=background)
+
+    def toggle_all_users(self) -> None:
+        """Own jobs <-> everyone's: nothing of the old answer is reused."""
+        self.polls.generation += 1
+        self.fetcher = QueueFetcher()
+        self.live, self.rows = {}, {}
+
+    # ------------------------------------------------------------ rows
+
+    def keyed_rows(self) -> dict[str, Row]:
+        """This cluster's rows under their row keys (:func:`cluster_key`)."""
+        return {cluster_key(self.name, job_id): row for job_id, row in self.rows.items()}
+
+    # ------------------------------------------------------------ details (scontrol show job, on that cluster)
+
+    def details_step(self, job_id: str, *, visible: bool) -> tuple[DetailsView | None, DetailsRequest | None]:
+        """The details of the selected job of this cluster: what to show now, and the look-up to start (if any)."""
+        book = self.details
+        book.selected = job_id
+        state = self.live[job_id].state if job_id in self.live else ""
+        if book.fresh(job_id, state, visible=visible):
+            return self.details_view(job_id), None
+        if not book.start(job_id, state):
+            return None, None
+        cached = book.cache.get(job_id)
+        view = self.details_view(job_id, "loading details…") if cached is None or cached.state != state else None
+        return view, DetailsRequest(job_id, job_id, state)
+
+    def fetch_details(self, runner: CommandRunner, request: DetailsRequest) -> DetailsResult:
+        """*Thread-side*: ``scontrol show job -d`` of one job, on this cluster."""
+        return self.details.fetch(runner, request)
+
+    def details_view(self, job_id: str, note: str = "") -> DetailsView:
+        cached = self.details.cache.get(job_id)
+        return DetailsView(job_id=job_id, queue=self.live.get(job_id),
+                           details=cached.details if cached else None, entry=None, outcome=None,
+                           note=note or (cached.note if cached else ""), node_states=cached.nodes if cached else (),
+                           slurm=self.details.slurm_version)
+
+    # ------------------------------------------------------------ words
+
+    def banner(self) -> str:
+        """What the banner says of this cluster ("" while its last squeue answered)."""
+        polls = self.polls
+        err = polls.error
+        if err is None:
+            return ""
+        if isinstance(err, SshError):
+            what = "link down" if err.link_down else "cannot log in"
+            words = err.words
+        else:
+            what, words = "squeue failed", describe_error(err)
+        when = "retrying now…" if polls.polling else f"retry in {polls.retry_in()} s"
+        return f"⚠ {self.name}: {what}, {when}  ·  {words}  ·  r: retry now"
+
+    def status(self) -> str:
+        """This cluster's part of the status line."""
+        polls = self.polls
+        if polls.error is not None:
+            return f"{self.name}: " + ("link down" if isinstance(polls.error, SshError) and polls.error.link_down
+                                       else "no answer")
+        if polls.last_update is None:
+            return f"{self.name}: waiting for squeue…"
+        counts = " · ".join(f"{n} {label}" for label, n in polls.counts.items() if n) or "none queued"
+        return f"{self.name}: {counts}"
+
+
+class ClusterQueues:
+    """Every cluster reached over ssh that the view shows, by name (see the module docstring)."""
+
+    def __init__(self, names: Iterable[str], settings: Settings, *,
+                 clock: Callable[[], datetime] = datetime.now,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.queues: dict[str, ClusterQueue] = {
+            name: ClusterQueue(name, settings, clock=clock, monotonic=monotonic) for name in names}
+
+    def __bool__(self) -> bool:
+        return bool(self.queues)
+
+    def __iter__(self) -> Iterator[ClusterQueue]:
+        return iter(self.queues.values())
+
+    def __getitem__(self, name: str) -> ClusterQueue:
+        return self.queues[name]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.queues)
+
+    def row(self, key: str | None) -> ClusterRow | None:
+        """The job of a cluster reached over ssh that row ``key`` is (None: a local row, or a job no longer
+        listed)."""
+        if key is None:
+            return None
+        cluster, job_id = split_key(key)
+        queue = self.queues.get(cluster) if cluster is not None else None
+        job = queue.live.get(job_id) if queue is not None else None
+        return ClusterRow(queue.name, job_id, job) if queue is not None and job is not None else None
+
+    def rows(self) -> dict[str, Row]:
+        """Every cluster's rows under their row keys, cluster after cluster."""
+        out: dict[str, Row] = {}
+        for queue in self.queues.values():
+            out.update(queue.keyed_rows())
+        return out
+
+    def banner(self) -> str:
+        """One line per cluster whose link or controller is down ("" when none is)."""
+        return "\n".join(b for q in self.queues.values() if (b := q.banner()))
+
+    def status(self) -> str:
+        return "  │  ".join(q.status() for q in self.queues.values())
+
+    def busy(self) -> bool:
+        return any(q.polls.polling or q.details.inflight.busy for q in self.queues.values())
+
+    def toggle_all_users(self) -> None:
+        for queue in self.queues.values():
+            queue.toggle_all_users()

@@ -1,0 +1,165 @@
+"""The jobs view with several clusters (issue #45): each cluster of the settings polled through its own runner, rows
+keyed by (cluster, job id) with a Cluster column, actions and details sent to the selected job's own cluster, a
+dropped link said on that cluster's banner line only, tabs that cannot show a remote job saying so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ntui.core.jobs.clusters import ClusterQueue
+from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
+from ntui.ui.screens.jobs import JobsScreen
+from ntui.ui.widgets.job_details import JobDetailsPanel
+from ntui.ui.widgets.job_tab import over_ssh_note
+from ntui.ui.widgets.stacks_pane import StacksPane
+from tests.support.fakes import FakeRunner, result
+from tests.support.screenshots_clusters import (
+    cluster_runner,
+    clusters_app,
+    job_line,
+    link_down,
+    show_job,
+)
+from tests.support.screenshots_jobs import settle_jobs, wait_until
+
+SIZE = (150, 36)
+
+
+def _screen(app: Any) -> JobsScreen:
+    screen = next(s for s in app.screen_stack if isinstance(s, JobsScreen))
+    assert isinstance(screen, JobsScreen)
+    return screen
+
+
+def _calls(runner: FakeRunner, *prefix: str) -> list[tuple[str, ...]]:
+    return [a for a in runner.argvs() if a[: len(prefix)] == prefix]
+
+
+def _three() -> tuple[FakeRunner, FakeRunner, FakeRunner]:
+    local = cluster_runner(job_line("1234", "here-job"), shows={"1234": show_job("1234", "here-job")})
+    alpha = cluster_runner(job_line("1234", "alpha-job"), job_line("77", "alpha-other", "RUNNING", reason="None"),
+                           shows={"1234": show_job("1234", "alpha-job")})
+    beta = cluster_runner(job_line("1234", "beta-job"), shows={"1234": show_job("1234", "beta-job")})
+    return local, alpha, beta
+
+
+async def test_every_cluster_in_one_queue_with_its_cluster() -> None:
+    local, alpha, beta = _three()
+    app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        table = screen.table
+        await wait_until(pilot, lambda: len(table.rows) == 4)
+        assert [c.key for c in table.columns][:3] == ["cluster", "id", "name"]
+        assert set(table.rows) == {"1234", "alpha/1234", "alpha/77", "beta/1234"}
+        assert table.get_row("1234")[:3] == ["perlmutter", "1234", "here-job"]
+        assert table.get_row("alpha/1234")[:3] == ["alpha", "1234", "alpha-job"]
+        assert table.get_row("beta/1234")[:3] == ["beta", "1234", "beta-job"]
+        # each cluster's squeue went through its own runner
+        assert _calls(alpha, "squeue") and _calls(beta, "squeue") and _calls(local, "squeue")
+        assert "alpha: 1 pending · 1 running" in screen._status_text
+        assert "beta: 1 pending" in screen._status_text
+
+
+async def test_details_and_cancel_go_to_the_selected_jobs_cluster_only() -> None:
+    local, alpha, beta = _three()
+    app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "beta/1234" in screen.table.rows)
+        local_shows = len(_calls(local, "scontrol", "show", "job"))  # the first row's, selected at start
+        screen.table.move_cursor(key="beta/1234")
+        await settle_jobs(pilot)
+        details = screen.query_one(JobDetailsPanel)
+        await wait_until(pilot, lambda: details.selected.details_known)
+        selected = details.selected
+        assert (selected.cluster, selected.job_id, selected.row_key) == ("beta", "1234", "beta/1234")
+        assert selected.batch_log == "/home/alice/logs/beta-job-1234.out"
+        assert _calls(beta, "scontrol", "show", "job") and not _calls(alpha, "scontrol", "show", "job")
+        assert len(_calls(local, "scontrol", "show", "job")) == local_shows
+
+        screen.table.move_cursor(key="alpha/1234")
+        await settle_jobs(pilot)
+        await pilot.press("c")
+        assert isinstance(app.screen, ConfirmCancelScreen)
+        await pilot.press("y")
+        await settle_jobs(pilot)
+        assert _calls(alpha, "scancel") == [("scancel", "1234")]
+        assert not _calls(beta, "scancel") and not _calls(local, "scancel")
+
+        screen.table.move_cursor(key="beta/1234")  # held: h releases it, on beta
+        await settle_jobs(pilot)
+        await pilot.press("h")
+        await settle_jobs(pilot)
+        assert _calls(beta, "scontrol", "release") == [("scontrol", "release", "1234")]
+        assert not _calls(alpha, "scontrol", "release") and not _calls(local, "scontrol", "release")
+
+
+async def test_a_dropped_link_is_that_clusters_alone_and_comes_back() -> None:
+    local, alpha, _ = _three()
+    ok = result(stdout=job_line("5", "beta-job") + "\n")
+    beta = FakeRunner({"squeue": [link_down("beta"), link_down("beta"), ok]}, default=result())
+    app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows)
+        banner = str(screen.query_one("#jobs-banner").render())
+        assert "beta: link down" in banner and "alpha" not in banner
+        assert screen.query_one("#jobs-banner").has_class("-shown")
+        assert "beta: link down" in screen._status_text
+        queue: ClusterQueue = screen.clusters["beta"]
+        assert queue.polls.policy.errors == 1  # backing off, not asking in a loop
+        assert len(_calls(beta, "squeue")) == 1
+        await pilot.press("r")  # retry now (twice: the second answer is the link back)
+        await settle_jobs(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: "beta/5" in screen.table.rows)
+        await settle_jobs(pilot)
+        assert "beta" not in str(screen.query_one("#jobs-banner").render())
+        assert "1234" in screen.table.rows and "alpha/1234" in screen.table.rows  # the others untouched
+
+
+async def test_without_slurm_here_only_the_clusters_are_asked() -> None:
+    _, alpha, beta = _three()
+    app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: len(screen.table.rows) == 3)
+        assert set(screen.table.rows) == {"alpha/1234", "alpha/77", "beta/1234"}
+        assert isinstance(screen.runner, FakeRunner) and not screen.runner.argvs()
+        assert "perlmutter" not in screen._status_text
+
+
+async def test_one_cluster_over_ssh_alone_has_no_cluster_column() -> None:
+    _, alpha, _ = _three()
+    app = clusters_app(local=None, clusters={"alpha": alpha})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: len(screen.table.rows) == 2)
+        assert [c.key for c in screen.table.columns][0] == "id"
+        assert screen.table.get_row("alpha/1234")[:2] == ["1234", "alpha-job"]
+
+
+async def test_tabs_that_cannot_show_a_remote_job_say_so_in_one_line() -> None:
+    local, alpha, beta = _three()
+    app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
+        screen.table.move_cursor(key="alpha/77")
+        await settle_jobs(pilot)
+        await pilot.press("k")  # the Stacks tab
+        await settle_jobs(pilot)
+        stacks = screen.query_one(StacksPane)
+        await wait_until(pilot, lambda: stacks.selected.cluster == "alpha")
+        note = over_ssh_note("Stacks", stacks.selected)
+        assert "not available over ssh yet" in note
+        assert stacks._note.endswith(note)  # said in the tab, through the tab's failure path
+        assert stacks.failure is None  # not a failure: no notice
+        assert not _calls(alpha, "scontrol", "listpids") and not any("py-spy" in " ".join(a) for a in alpha.argvs())
