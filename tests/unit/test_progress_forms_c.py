@@ -145,3 +145,25 @@ def test_another_nodes_banner_after_the_bar_started_is_no_restart(tmp_path: Path
     # a new run appended to the log (its banner, then its bar from its beginning) is one
     series, words = _read(tmp_path, [*lines, *banner, *[_bar(n, 100) for n in (1, 5)]])
     assert series.step == 5 and len(series.restarts) == 1, words
+
+
+def test_a_keras_epoch_one_batch_short_of_its_bars_total_is_not_done(tmp_path: Path) -> None:
+    # the bar draws its count exactly: its epoch is over at its total, not within a log interval of it
+    bar = "[==============================]"
+    lines = ["Epoch 1/2", f"120/469 {bar[:10]}>.] - ETA: 26s - loss: 0.30",
+             f"469/469 {bar} - 41s 87ms/step - loss: 0.21", "Epoch 2/2",
+             f"468/469 {bar[:30]}>.] - ETA: 1s - loss: 0.12"]
+    series, words = _read(tmp_path, lines)
+    assert "done" not in words and series.step == 2, words
+    series, words = _read(tmp_path, [*lines, f"469/469 {bar} - 40s 86ms/step - loss: 0.11"])
+    assert "done" in words, words
+
+
+def test_the_rest_of_a_wrapped_line_gives_the_last_steps_metrics(tmp_path: Path) -> None:
+    lines = ["Epoch 1/1", "468/469 [=========>.] - ETA: 11:41 - loss: 0.1217 - accuracy: 0.91 - ETA: 27s - lo",
+             "ss: 0.1202 - accuracy: 0.92 - ETA: 1s - loss: 0.0776 - accuracy: 0.955"]
+    series, words = _read(tmp_path, lines)
+    assert series.metrics["loss"] == 0.0776, series.metrics
+    # an epoch's summary in words of its own, or an evaluation's, is not the rest of a line
+    series, _ = _read(tmp_path, [*lines, "Train Error: Avg loss: 0.5", "- val_loss: 0.3 - val_accuracy: 0.9"])
+    assert series.metrics["loss"] == 0.0776, series.metrics

@@ -45,10 +45,11 @@ from ntui.core.loglines import read_line
 from ntui.core.slurm.srunlines import TASK_END, parse_cancel
 from ntui.core.timestamps import iso_stamp, local_epoch
 
-__all__ = ["FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point", "declared_epochs",
-           "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line", "pattern_problem",
+__all__ = ["BAR_COUNTED", "FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point",
+           "declared_epochs", "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line",
+           "pattern_problem",
            "run_banner", "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters",
-           "training_loss", "unheader"]
+           "training_loss", "trailing_metrics", "unheader"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -600,6 +601,9 @@ FORMS: tuple[LineForm, ...] = (
 BAR_FORMS: tuple[LineForm, ...] = (
     _form("ultralytics", r"^\s*(?P<epoch>\d+)/(?P<epochs>\d+)\s+(?:[\d.]+G|0)\s+[\d.]+\s", 1, "epoch"),
 )
+#: the forms whose batch is a bar's count (Keras' step bar, an epoch's tqdm bar, ultralytics' bar): drawn exactly, its
+#: epoch over at its total only (a loop's own lines, printed every N batches, end within one interval of it)
+BAR_COUNTED = frozenset({"keras", "epoch-bar", "ultralytics"})
 #: what a form's own counters are called: not metrics
 _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step", "epoch", "Epoch", "num_updates",
                        "update", "global_step", "batch", "Batch", "eta", "i"})
@@ -917,6 +921,22 @@ def _counters(text: str) -> Point | None:
                      form="counters")
     return Point("log", n, total, float(epoch) if epoch is not None else None, metrics, epochs=epochs,
                  form="counters")
+
+
+#: how the rest of a wrapped line starts: with a metric (or the end of one: "s: 0.0823", "209 - accuracy") or a
+#: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
+_CONTINUED_RE = re.compile(rf"\s*(?:-\s|:\s*[\d.]|[\w./-]*:\s*{_NUM}(?![\w:/])|\d[\d.]*\s+-\s)")
+
+
+def trailing_metrics(text: str) -> dict[str, float] | None:
+    """The metrics of a line that names no counter but a training loss (``- ETA: 1s - loss: 0.0776 - accuracy:
+    0.955``: the rest of a progress line a console wrapped, or a bar's metrics printed apart), the last value of
+    each; None where it names a counter, no training loss, or an evaluation's words."""
+    if "oss" not in text or _CONTINUED_RE.match(text) is None or _EVAL_WORDS_RE.search(text) is not None \
+            or _COUNTER_RE.search(text) is not None or ("poch" in text and _LINE_EPOCH_RE.search(text) is not None):
+        return None
+    metrics = _metrics([(p["key"], p["value"]) for p in _FORM_METRIC_RE.finditer(text)])
+    return metrics if training_loss(metrics) is not None else None
 
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form, _counters)

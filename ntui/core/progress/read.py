@@ -25,6 +25,7 @@ from ntui.core.progress.lines import (
     run_start,
     run_stop,
     total_counts_iters,
+    trailing_metrics,
     unheader,
 )
 from ntui.core.progress.series import Series
@@ -116,6 +117,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             series.soft_end = True
     elif _declarations(series, text):
         pass
+    elif series.samples and (metrics := trailing_metrics(text)) is not None:
+        series.more_metrics(metrics)  # the rest of the last point's line, wrapped (or its metrics printed apart)
     elif series.samples and (why := run_stop(text)) is not None:
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end

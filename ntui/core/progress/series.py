@@ -21,7 +21,7 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ntui.core.progress.lines import Point
+from ntui.core.progress.lines import BAR_COUNTED, Point
 from ntui.core.slurm.durations import format_span
 from ntui.core.timestamps import local_epoch
 
@@ -156,6 +156,14 @@ class Series:
         own bar comes back (its total) or the program starts its training (again): where the run's bar is not
         known yet (an evaluation before the training), the bar after the evaluation's end, of another total."""
         self._evaluating, self._eval_bar, self._eval_held = True, None, 0
+
+    def more_metrics(self, metrics: dict[str, float]) -> None:
+        """Metrics said on a line of their own after the last point: the last step's."""
+        self.metrics.update(metrics)
+        finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
+        if self.samples and finite:
+            last = self.samples[-1]
+            self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
 
     def after_points(self) -> None:
         """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
@@ -325,7 +333,9 @@ class Series:
         batch, batches = point.batch, point.batches
         if batch is not None and batch > 0:
             self._min_batch = batch if self._min_batch is None else min(self._min_batch, batch)
-        if batch is not None and batches:
+        if batch is not None and batches and point.form in BAR_COUNTED:
+            self._epoch_complete = batch >= batches  # a bar draws its count exactly: its epoch ends at its total
+        elif batch is not None and batches:
             self._epoch_complete = batches - batch < (self._min_batch or 1)
         elif batch is None:
             self._epoch_complete = True  # an epoch's summary (its loss)
