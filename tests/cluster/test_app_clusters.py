@@ -1,0 +1,139 @@
+"""The app with two real clusters of different Slurm versions (22.05 and 24.11) in one view, each reached over ssh
+(issue #45): a private sshd per cluster on the loopback address, whose sessions see that cluster's ``SLURM_CONF``;
+the app's side runs no Slurm client (the local cluster is off), each cluster polled through its own ssh master.
+
+A held job submitted on each cluster shows in the queue with its cluster; cancelling one (``c`` then ``y`` on its
+row) cancels it on its own cluster only: the other cluster's job is still pending there."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntui.core.config import ClusterSettings, NotifySettings, Settings, SlurmSettings, cluster_runner
+from ntui.core.slurm.runner import CommandRunner
+from tests.cluster.conftest import DEV_CLUSTER, DevCluster, cluster_lock
+from tests.support import sshd as sshd_support
+from tests.support.screenshots_clusters import clusters_app
+from tests.support.screenshots_jobs import settle_jobs, wait_until
+
+pytestmark = pytest.mark.cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSIONS = ("22.05", "24.11")
+#: a bound on the waits (two controllers and two ssh logins on a shared machine), not a claim about their speed
+WAIT_S = 240.0
+
+
+def _cluster(version: str) -> DevCluster:
+    res = subprocess.run(["bash", "-c", f'eval "$("$0" env --slurm {version})" && env -0', str(DEV_CLUSTER)],
+                         env=dict(os.environ), capture_output=True, timeout=60, check=False)
+    if res.returncode != 0:
+        pytest.skip(f"scripts/dev-cluster env --slurm {version}: {res.stderr.decode(errors='replace')[:300]}")
+    env = dict(item.split("=", 1) for item in res.stdout.decode(errors="replace").split("\0") if "=" in item)
+    conf = Path(env["SLURM_CONF"])
+    if not conf.is_file():
+        pytest.skip(f"the Slurm {version} dev cluster is not set up ({conf})")
+    cluster = DevCluster(slurm_conf=conf, state_dir=Path(env.get("NTUI_DEV_CLUSTER_DIR") or conf.parent.parent),
+                         env=env)
+    ping = cluster.run("scontrol", "ping")
+    if ping.returncode != 0 or "is UP" not in ping.stdout:
+        pytest.skip(f"the Slurm {version} dev cluster does not answer scontrol ping: {ping.stdout} {ping.stderr}")
+    return cluster
+
+
+def _bin_dir(cluster: DevCluster) -> str:
+    chosen = cluster.env.get("NTUI_SLURM_BIN_DIR", "").strip()
+    if chosen:
+        return chosen
+    found = shutil.which("squeue", path=cluster.env.get("PATH"))
+    assert found, "squeue not on the dev cluster's PATH"
+    return os.path.dirname(found)
+
+
+def _name(version: str) -> str:
+    return "c" + version.replace(".", "")
+
+
+@pytest.fixture(scope="module")
+def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[DevCluster, sshd_support.Sshd]]]:
+    """Both dev clusters, each behind a private sshd of its own, held with their disruption locks shared."""
+    reason = sshd_support.why_not()
+    if reason is not None:
+        pytest.skip(reason)
+    found = {_name(v): _cluster(v) for v in VERSIONS}
+    with cluster_lock(found["c2205"], exclusive=False), cluster_lock(found["c2411"], exclusive=False):
+        state = tmp_path_factory.mktemp("cluster-state")
+        env_of = {name: {"SLURM_CONF": str(c.slurm_conf), "PYTHONPATH": str(ROOT),
+                         "NTUI_STATE_DIR": str(state / name)} for name, c in found.items()}
+        with sshd_support.private_sshd(environment=env_of["c2205"]) as first, \
+                sshd_support.private_sshd(environment=env_of["c2411"]) as second:
+            yield {"c2205": (found["c2205"], first), "c2411": (found["c2411"], second)}
+
+
+def _submit_held(cluster: DevCluster, name: str) -> str:
+    done = cluster.run("sbatch", "--parsable", "--hold", f"--job-name={name}", "--time=5", "--nodes=1",
+                       "--output=/dev/null", "--wrap", "sleep 30")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(";")[0]
+
+
+def _state(cluster: DevCluster, job_id: str) -> str:
+    shown = cluster.run("squeue", "-h", "-j", job_id, "-o", "%T")
+    return shown.stdout.strip() if shown.returncode == 0 else ""
+
+
+async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
+        clusters: dict[str, tuple[DevCluster, sshd_support.Sshd]], tmp_path: Path) -> None:
+    runtime = Path(next(iter(clusters.values()))[1].directory) / f"rt-{os.getpid()}"  # short: the masters' sockets
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    settings = Settings(
+        slurm=SlurmSettings(timeout=60), notify=NotifySettings(bell=False, desktop=False, states=()),
+        clusters=tuple(ClusterSettings(name=name, ssh=sshd_support.HOST, bin_dir=_bin_dir(cluster),
+                                       ssh_config=str(server.ssh_config), persist=900)
+                       for name, (cluster, server) in clusters.items()))
+    environ = {"XDG_RUNTIME_DIR": str(runtime)}
+    runners: dict[str, CommandRunner] = {name: cluster_runner(settings, name, environ=environ) for name in clusters}
+    jobs = {name: _submit_held(cluster, f"ntui-two-{name}") for name, (cluster, _) in clusters.items()}
+    logins = {name: server.logins() for name, (_, server) in clusters.items()}
+    app = clusters_app(local=None, clusters=runners, settings=settings, user=os.environ.get("USER", "root"),
+                       clock=None)
+    try:
+        async with app.run_test(size=(150, 36)) as pilot:
+            screen: Any = pilot.app.screen
+            table = screen.table
+            keys = {name: f"{name}/{job_id}" for name, job_id in jobs.items()}
+            await wait_until(pilot, lambda: all(k in table.rows for k in keys.values()), timeout=WAIT_S)
+            assert [c.key for c in table.columns][:2] == ["cluster", "id"]
+            for name, key in keys.items():
+                row = table.get_row(key)
+                assert row[:3] == [name, jobs[name], f"ntui-two-{name}"]
+                assert "PENDING" in row
+            table.move_cursor(key=keys["c2205"])
+            await settle_jobs(pilot, timeout=WAIT_S)
+            await pilot.press("c")
+            await pilot.press("y")
+            await wait_until(pilot, lambda: _state(clusters["c2205"][0], jobs["c2205"]) in ("", "CANCELLED"),
+                             timeout=WAIT_S)
+            await settle_jobs(pilot, timeout=WAIT_S)
+            # the other cluster's job is untouched, and still listed with its cluster
+            assert _state(clusters["c2411"][0], jobs["c2411"]) == "PENDING"
+            assert table.get_row(keys["c2411"])[0] == "c2411"
+            await wait_until(pilot, lambda: keys["c2205"] not in table.rows, timeout=WAIT_S)
+    finally:
+        for name, (cluster, _) in clusters.items():
+            cluster.run("scancel", jobs[name])
+    # one login per cluster for every squeue, details and the cancel: the master is reused
+    for name, (_, server) in clusters.items():
+        assert server.logins() - logins[name] == 1, name
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
