@@ -17,7 +17,7 @@ from typing import Protocol
 from ntui import __version__
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, exit_codes_help, select_cluster
 
-__all__ = ["COMMANDS", "Command", "build_parser", "run"]
+__all__ = ["COMMANDS", "NOT_REMOTE", "REMOTE_COMMANDS", "Command", "build_parser", "run"]
 
 
 class CommandModule(Protocol):
@@ -161,10 +161,22 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-#: The subcommands that work on a cluster reached over ssh (``ntui --cluster NAME``): those that only ask Slurm.
-#: The others read or write files on the cluster (logs, records, GPU samples) or need a terminal there.
+#: The subcommands that work on a cluster reached over ssh (``ntui --cluster NAME``): Slurm asked over the shared
+#: connection, the cluster's files and records read there by its agent (logs, GPU samples, the history). The
+#: others say why not in :data:`NOT_REMOTE`.
 REMOTE_COMMANDS = frozenset({"jobs", "show", "why", "wait", "cancel", "hold", "release", "requeue", "check",
-                             "submit", "presets", "render", "logs", "progress", "triage"})
+                             "submit", "presets", "render", "logs", "progress", "triage", "history", "report",
+                             "sweep"})
+
+
+#: Why each other subcommand does not run over ``--cluster`` yet, in words.
+NOT_REMOTE: dict[str, str] = {
+    "import": "checks a script against Slurm here",
+    "resubmit": "renders the preset its record names and records the submission on this machine",
+    "attach": "needs a terminal on the cluster",
+    "stacks": "runs ntui's probe on the job's nodes, with the cluster's own ntui",
+    "gpus": "streams a step's output to this terminal",
+}
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -213,8 +225,7 @@ def _remote_refusal(command: str | None, cluster: str) -> str | None:
         return (f"--cluster {cluster}: the app shows clusters reached over ssh in a later version; use the "
                 "subcommands (ntui --cluster NAME jobs, show, submit, ...)")
     if command not in REMOTE_COMMANDS:
-        what = ("needs a terminal on the cluster" if command == "attach" else
-                "reads files on the cluster (logs, records, GPU samples)")
+        what = NOT_REMOTE.get(command, "works on this machine only")
         return (f"ntui {command} {what}: not over --cluster yet; run it on the cluster's login node "
                 f"(ssh HOST, then ntui {command} ...)")
     from ntui.cli.slurm import check_cluster

@@ -9,7 +9,7 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ __all__ = [
     "add_cluster_option",
     "cluster_copies",
     "cluster_files",
+    "cluster_log_dir",
     "close_cluster_files",
     "job_log_file",
     "local_copies",
@@ -162,6 +163,49 @@ def cluster_copies(paths: Sequence[str]) -> Iterator[list[Path]]:
         local = mirror.add(paths)
         mirror.sync()
         yield local
+
+
+@contextlib.contextmanager
+def cluster_log_dir(entry: HistoryEntry, wanted: Callable[[str], bool], *, tail_bytes: int | None = None
+                    ) -> Iterator[tuple[HistoryEntry, Callable[[str], str]]]:
+    """``entry`` with a log directory the readers that work on files can read, and how to say a path of it: over
+    ``--cluster``, a temporary directory holding local copies of the files of the entry's log directory on the
+    cluster whose names ``wanted`` takes (one listing, then the files through :func:`cluster_files`; GPU sample
+    files whole up to :data:`~ntui.core.remote.logs.MIRROR_MAX`, the others their last ``tail_bytes``), removed on
+    exit, and the cluster's path of each copy; without ``--cluster`` the entry itself."""
+    if remote_cluster() is None:
+        yield entry, _same
+        return
+    import tempfile
+    from dataclasses import replace
+
+    from ntui.core.jobfiles.samplefiles import GPU_PART
+    from ntui.core.remote.files import FileRefused
+    from ntui.core.remote.logs import MIRROR_MAX, Mirror
+
+    files = cluster_files()
+    with tempfile.TemporaryDirectory(prefix="ntui-remote-") as d:
+        try:
+            names = [e.name for e in files.listdir(entry.log_dir) if e.kind in ("f", "l") and wanted(e.name)]
+        except FileRefused as exc:
+            if exc.kind != "not-found":
+                raise
+            names = []
+        samples = Mirror(files, Path(d))
+        logs = Mirror(files, Path(d), max_bytes=tail_bytes or MIRROR_MAX)
+        for name in names:
+            (samples if GPU_PART in name else logs).add([f"{entry.log_dir.rstrip('/')}/{name}"])
+        samples.sync()
+        logs.sync()
+
+        def said(text: str) -> str:
+            return text.replace(d, entry.log_dir.rstrip("/"))
+
+        yield replace(entry, log_dir=d), said
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def local_copies(paths: Sequence[str]) -> list[Path]:

@@ -82,7 +82,43 @@ def state_text(e: HistoryEntry) -> str:
     return ("~" if e.record_source == "inferred" else "") + e.final_state + code
 
 
+def _cluster_entries(args: argparse.Namespace) -> list[HistoryEntry] | int:
+    """``ntui --cluster NAME history``: the history kept in the cluster's home, read by its agent, as stored there
+    (what became of ended jobs is resolved and recorded by ntui on the cluster: the records have one writer); an
+    exit code when it cannot be read."""
+    from ntui.cli.common import cluster_files, remote_cluster
+    from ntui.core.remote.files import FileRefused
+    from ntui.core.remote.logs import entry_from_dict
+
+    if args.reconcile:
+        print("ntui: history --reconcile records jobs in the cluster's history: run it on the cluster's login node",
+              file=sys.stderr)
+        return EXIT_PROBLEMS
+    order = recent_order(getattr(args, "sort", RECENT_ORDERS[0].name))
+    try:
+        found = cluster_files().history(args.n if order is RECENT_ORDERS[0] else None)
+    except FileRefused as exc:
+        print(f"ntui: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    entries = [e for e in map(entry_from_dict, found) if e is not None]
+    if order is not RECENT_ORDERS[0]:
+        entries = [j.entry for j in sort_recent(map(record_job, entries), order) if j.entry][:args.n]
+    if not args.no_resolve:
+        print(f"ntui: the history of cluster {remote_cluster()} as stored there (ntui on the cluster resolves what "
+              "became of ended jobs)", file=sys.stderr)
+    return entries
+
+
 def cmd_history(args: argparse.Namespace) -> int:
+    from ntui.cli.common import remote_cluster
+
+    if remote_cluster() is not None:
+        got = _cluster_entries(args)
+        if isinstance(got, int):
+            return got
+        return _print_history(args, got, {}, 0)
     history = open_history(args)
     rc = 0
     try:
@@ -108,6 +144,10 @@ def cmd_history(args: argparse.Namespace) -> int:
             entries = [j.entry for j in sort_recent(map(record_job, history.entries()), order) if j.entry][:args.n]
     finally:
         history.close()
+    return _print_history(args, entries, counts, rc)
+
+
+def _print_history(args: argparse.Namespace, entries: list[HistoryEntry], counts: Mapping[str, str], rc: int) -> int:
     if args.json:
         print(json.dumps([asdict(e) | {"script": None, "sweep": _sweep_json(e, counts), "run": _run_json(e)}
                           for e in entries], indent=1))

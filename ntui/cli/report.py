@@ -70,9 +70,51 @@ def report_json(report: UsageReport, cpu: StepAccounting | None, entry: HistoryE
     return data
 
 
+def _cluster_report(args: argparse.Namespace) -> int:
+    """``ntui --cluster NAME report JOBID``: the job's entry from the cluster's history and its GPU sample files
+    read there (by its agent; local copies of this job's files only), Slurm asked over ssh. The record's GPU summary
+    is left to ntui on the cluster (the records have one writer); a long run's other links are not looked up."""
+    from ntui.cli.common import cluster_log_dir, remote_history_entry
+    from ntui.cli.slurm import slurm_failed
+    from ntui.core.slurm.runner import SlurmError
+
+    try:
+        validate_job_id(args.job_id)
+    except ValueError as exc:
+        print(f"ntui: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    try:
+        entry = remote_history_entry(args)
+        if entry is None or not entry.log_stem:
+            print(f"ntui: job {args.job_id} is not in the history on the cluster (not submitted by ntui, or ntui is "
+                  "not installed there): its GPU samples are unknown", file=sys.stderr)
+            return EXIT_PROBLEMS
+        from ntui.cli.logs import sweep_task_needed
+
+        if sweep_task_needed(entry, args.job_id, "GPU samples and report"):
+            return EXIT_PROBLEMS
+        prefix = f"{entry.log_stem}-{args.job_id}-gpu-"
+        with cluster_log_dir(entry, lambda name: name.startswith(prefix)) as (local, said):
+            got = job_usage(cli_runner(), args.job_id, local)
+            if args.json:
+                print(said(json.dumps(report_json(got.report, got.cpu, entry, got.slurm_error)
+                                      | {"sampler_log": list(got.sampler_said), "run": None}, indent=1)))
+            else:
+                width = args.width or shutil.get_terminal_size((120, 24)).columns
+                if got.slurm_error:
+                    print(f"ntui: Slurm: {got.slurm_error} (report from the samples alone)", file=sys.stderr)
+                print(said("\n".join(usage_lines(got, entry, width))))
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    return EXIT_SLURM if got.slurm_error else EXIT_OK
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    from ntui.cli.common import remote_cluster
     from ntui.core.records.runs import find_run_in, run_of
 
+    if remote_cluster() is not None:
+        return _cluster_report(args)
     history = open_history(args)
     entry = history_entry(history, args)
     run = run_of(entry) if entry is not None else find_run_in(history, args.job_id)

@@ -10,13 +10,14 @@ import argparse
 import json
 import shutil
 import sys
+from collections.abc import Callable
 
-from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS
-from ntui.cli.slurm import cli_runner
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, cluster_log_dir, remote_cluster, remote_history_entry
+from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import split_task_id
-from ntui.core.jobs.sweep import SORT_KEYS, sort_rows, sweep_lines, sweep_table
+from ntui.core.jobs.sweep import SORT_KEYS, SweepTable, sort_rows, sweep_lines, sweep_table
 from ntui.core.records.history import History
-from ntui.core.slurm.runner import slurm_env
+from ntui.core.slurm.runner import SlurmError, slurm_env
 
 __all__ = ["configure"]
 
@@ -34,18 +35,39 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_sweep)
 
 
+#: Over ``--cluster``: the bytes of each task's log copied (its tail: the metric's and the progress's lines are
+#: read from the end); GPU sample files are copied whole.
+LOG_TAIL_BYTES = 4 * 1024 * 1024
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     base, _ = split_task_id(args.job_id)
-    history = History()
-    try:
-        entry = history.get(base)
-    finally:
-        history.close()
+    if remote_cluster() is not None:  # the sweep's record and files are the cluster's, read by its agent there
+        try:
+            entry = remote_history_entry(args, base)
+        except SlurmError as exc:
+            return slurm_failed(exc)
+    else:
+        history = History()
+        try:
+            entry = history.get(base)
+        finally:
+            history.close()
     if entry is None:
-        print(f"ntui: job {base} is not in ntui's history", file=sys.stderr)
+        where = "the history on the cluster" if remote_cluster() is not None else "ntui's history"
+        print(f"ntui: job {base} is not in {where}", file=sys.stderr)
         return EXIT_PROBLEMS
     env, _ = slurm_env()
-    table = sweep_table(entry, cli_runner(), env=env)
+    tasks = f"{entry.log_stem}-{base}_"
+    try:
+        with cluster_log_dir(entry, lambda name: name.startswith(tasks), tail_bytes=LOG_TAIL_BYTES) as (local, said):
+            table = sweep_table(local, cli_runner(), env=env)
+            return _print_sweep(args, base, table, said)
+    except SlurmError as exc:
+        return slurm_failed(exc)
+
+
+def _print_sweep(args: argparse.Namespace, base: str, table: SweepTable | None, said: Callable[[str], str]) -> int:
     if table is None:
         print(f"ntui: job {base} is not a sweep (no sweep: section in its preset)", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -55,14 +77,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"ntui: --sort: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
     for w in table.warnings:
-        print(f"ntui: warning: {w}", file=sys.stderr)
+        print(f"ntui: warning: {said(w)}", file=sys.stderr)
     if args.json:
         data = table.as_dict()
         order = [r.index for r in rows]
         tasks = {t["task"]: t for t in data["tasks"]}  # type: ignore[attr-defined]
         data["tasks"] = [tasks[i] for i in order]
-        print(json.dumps(data, indent=1))
+        print(said(json.dumps(data, indent=1)))
         return EXIT_OK
     width = shutil.get_terminal_size((120, 24)).columns
-    print("\n".join(sweep_lines(table, rows, width=width)))
+    print(said("\n".join(sweep_lines(table, rows, width=width))))
     return EXIT_OK

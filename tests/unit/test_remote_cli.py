@@ -4,6 +4,8 @@ kept in the cluster's home (by the agent: the laptop's own history stays empty) 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,3 +165,99 @@ def test_progress_and_triage_of_a_clusters_files_read_them_there(job_logs: Path,
     assert triage.cmd_triage(argparse.Namespace(files=[rank1], launcher=None, json=True)) == 1
     verdict = capsys.readouterr().out
     assert f'"path": "{rank1}"' in verdict and "ntui-remote-" not in verdict, verdict
+
+
+# ---------------------------------------------------------------- history, report, sweep: the cluster's records
+
+
+def _history_args(**kw: object) -> argparse.Namespace:
+    from ntui.core.records.record import RECENT_ORDERS
+
+    base: dict[str, object] = {"n": 20, "json": True, "reconcile": False, "no_resolve": False,
+                               "sort": RECENT_ORDERS[0].name, "cluster": None}
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_history_is_the_clusters_read_by_its_agent(job_logs: Path, laptop: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from ntui.cli import history
+    from ntui.core.records.record import RECENT_ORDERS
+
+    args = _history_args(sort=RECENT_ORDERS[0].name)
+    assert history.cmd_history(args) == 0
+    out = capsys.readouterr()
+    rows = json.loads(out.out)
+    assert [r["job_id"] for r in rows if r["job_id"] == JOB] == [JOB] and rows[0]["log_stem"] is not None
+    assert "as stored there" in out.err
+    assert not (laptop / "laptop-state" / "records").exists()  # nothing of the history on this side
+    assert history.cmd_history(_history_args(json=False, sort=RECENT_ORDERS[-1].name, no_resolve=True)) == 0
+    table = capsys.readouterr().out
+    assert table.startswith("JOBID") and re.search(rf"^{JOB}\s", table, re.MULTILINE), table
+    assert history.cmd_history(_history_args(reconcile=True)) == 2  # it would write the cluster's records
+    assert "on the cluster's login node" in capsys.readouterr().err
+
+
+def _samples(log_dir: Path, job_id: str, node: str, util: int) -> None:
+    from ntui.core.jobfiles.samplefiles import HEADER_TAG, SAMPLE_FIELDS, sample_path
+
+    rows = "".join(f"2026/06/01 10:{k // 6:02d}:{k % 6 * 10:02d}.000, {i}, GPU-{node}-{i}, {util}, 9000, 81559, "
+                   "300.0, 50\n" for k in range(30) for i in range(2))
+    header = f"{HEADER_TAG} v1 job={job_id} node={node} interval=10 status=sampling fields={','.join(SAMPLE_FIELDS)}\n"
+    Path(sample_path(str(log_dir), "train", job_id, node)).write_text(header + rows + f"{HEADER_TAG} end\n")
+
+
+def test_report_reads_the_gpu_samples_on_the_cluster(job_logs: Path, laptop: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from ntui.cli import report
+    from tests.support.fakes import FakeRunner, capture
+
+    fake = FakeRunner({("scontrol", "show", "job"): capture("scontrol_show_job_unknown"),
+                       "sacct": capture("sacct_no_accounting")})
+    monkeypatch.setattr(report, "cli_runner", lambda: fake)
+    _samples(job_logs, JOB, "c1", 37)
+    _samples(job_logs, "5151", "c1", 99)  # another job's: not read
+    args = argparse.Namespace(job_id=JOB, json=True, width=100, cluster=None)
+    assert report.cmd_report(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    (node,) = data["nodes"]
+    assert node["node"] == "c1" and [g["util_mean"] for g in node["gpus"]] == [37, 37]
+    assert node["path"] == str(job_logs / f"train-{JOB}-gpu-c1.csv")  # the cluster's path, never the copy's
+    assert "ntui-remote-" not in json.dumps(data)
+    assert not (laptop / "laptop-state" / "records").exists()
+    assert report.cmd_report(argparse.Namespace(job_id="999999", json=False, width=100, cluster=None)) == 2
+    assert "not in the history on the cluster" in capsys.readouterr().err
+
+
+def test_a_sweeps_table_reads_its_manifest_logs_and_samples_on_the_cluster(
+        cluster_home: Path, laptop: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from ntui.cli import sweep
+    from tests.support.fakes import FakeRunner, result
+    from tests.support.screenshots_sweep import SACCT_TASKS, SWEEP_ID, sweep_entry, write_sweep_files
+
+    log_dir = cluster_home / "sweep-logs"
+    write_sweep_files(str(log_dir))
+    e = replace(sweep_entry(), log_dir=str(log_dir))
+    history = History(cluster_home / "state")
+    try:
+        if history.get(SWEEP_ID) is None:
+            history.record_intent(token="tsweep", preset=e.preset, preset_path=None, overrides=e.overrides,
+                                  job_name=e.job_name, launcher=e.launcher, nodes=1, world_size=1,
+                                  log_dir=str(log_dir), log_stem=e.log_stem,
+                                  script=e.script.replace("/tmp/ntui-snapshots/sweep-logs", str(log_dir)))
+            history.record_submitted("tsweep", SWEEP_ID, "dev", None)
+    finally:
+        history.close()
+    fake = FakeRunner({"sacct": result(stdout=SACCT_TASKS), "squeue": result(stdout="")})
+    monkeypatch.setattr(sweep, "cli_runner", lambda: fake)
+    args = argparse.Namespace(job_id=SWEEP_ID, json=True, sort="task", reverse=False)
+    assert sweep.cmd_sweep(args) == 0, capsys.readouterr().err
+    data = json.loads(capsys.readouterr().out)
+    tasks = {t["task"]: t for t in data["tasks"]}
+    assert tasks[0]["values"] == {"lr": "3e-4", "seed": "1"} and tasks[0]["metric"] == "1.7410"
+    assert tasks[2]["metric"] == "2.3012" and tasks[2]["state"] == "FAILED" and tasks[3]["metric"] is None
+    assert "ntui-remote-" not in json.dumps(data)
+    assert sweep.cmd_sweep(argparse.Namespace(job_id="999998", json=True, sort="task", reverse=False)) == 2
+    assert "not in the history on the cluster" in capsys.readouterr().err

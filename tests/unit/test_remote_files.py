@@ -306,3 +306,34 @@ def test_a_follow_resumes_from_its_offset_after_the_link_stalls(sshd: sshd_suppo
     assert stopped, "no session process was stopped"
     assert got == writer.expected()
     assert links, "the stalled channel was never given up"
+
+
+def test_the_agent_lists_its_history_and_says_where_its_interpreter_is(sshd: sshd_support.Sshd,
+                                                                       tmp_path: Path) -> None:
+    runner = _runner(sshd, "hist")
+    files = connect(runner, command=AGENT)
+    assert isinstance(files, AgentFiles)
+    try:
+        assert files.python == sys.executable  # the cluster's interpreter (the same machine here)
+        assert files.history(5) == []  # the cluster side's own, empty, state directory
+        with pytest.raises(FileRefused) as refused:
+            files.request("history", limit=-1)
+        assert refused.value.kind == "bad-request"
+        assert files.channels == 1
+    finally:
+        files.close()
+    # an agent of the same protocol from before ``history`` (it knew no such op): said, with what to do
+    older = ("import sys; from ntui.core.remote import agent, protocol; agent.OPS = protocol.OPS - {'history'}; "
+             "sys.exit(agent.serve(sys.stdin.buffer, sys.stdout.buffer))")
+    old = connect(runner, command=(sys.executable, "-c", older))
+    assert isinstance(old, AgentFiles)
+    try:
+        with pytest.raises(FileRefused) as refused:
+            old.history(5)
+        assert refused.value.kind == "old-agent" and "install this ntui version there" in str(refused.value)
+    finally:
+        old.close()
+    plain = CommandFiles(runner, name="dev")
+    with pytest.raises(FileRefused, match="needs ntui installed there"):
+        plain.history()
+    assert plain.python is None

@@ -175,11 +175,15 @@ def test_show_asks_the_job_and_the_slurm_version_in_one_channel(remote: Remote, 
 
 
 def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:
-    # (logs, progress and triage read the cluster's files through its agent: tests/unit/test_remote_cli.py)
-    for args in (["history"], ["attach", "1"], ["report", "1"], ["gpus", "1"]):
-        out = ntui(remote, "--cluster", "dev", *args)
-        assert out.returncode == 2, (args, out.stderr)
-        assert "not over --cluster yet" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    # (logs, progress, triage, history, report and sweep read the cluster's files and records through its agent:
+    # tests/unit/test_remote_cli.py)
+    from ntui.cli import COMMANDS, NOT_REMOTE, REMOTE_COMMANDS
+
+    assert {c.name for c in COMMANDS} == REMOTE_COMMANDS | set(NOT_REMOTE)  # every subcommand is one or the other
+    for name, why in NOT_REMOTE.items():
+        out = ntui(remote, "--cluster", "dev", name, "1")
+        assert out.returncode == 2, (name, out.stderr)
+        assert f"ntui {name} {why}: not over --cluster yet" in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert _trace(remote) == []
 
 

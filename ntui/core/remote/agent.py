@@ -3,10 +3,10 @@
 Started once per laptop session over the ssh master (one channel), it answers the requests of
 :mod:`ntui.core.remote.protocol` one by one: stats, bounded reads from an offset (a log's tail), follows that wait
 for a file to grow (polling: inotify does not fire on Lustre or NFS), whole small files (records, journals),
-directory listings and the cluster's history entry of a job; and it writes the facts of a submission made from
-another machine to the cluster's history (``record``: the same one-writer-per-file records ``ntui submit`` writes
-on the login node). It works with the rights of the user ssh logged in as and runs no command: a path or any other
-value only ever reaches ``open``, ``stat``, ``scandir`` or the records' own writer.
+directory listings, the cluster's history entry of a job and its history's newest entries; and it writes the facts
+of a submission made from another machine to the cluster's history (``record``: the same one-writer-per-file
+records ``ntui submit`` writes on the login node). It works with the rights of the user ssh logged in as and runs
+no command: a path or any other value only ever reaches ``open``, ``stat``, ``scandir`` or the records' own writer.
 
 Nothing but the answers goes to standard output; the agent ends at ``bye`` or at the end of its input (the channel
 closed).
@@ -17,7 +17,9 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shutil
 import stat
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -41,7 +43,7 @@ from ntui.core.remote.protocol import (
     field,
 )
 
-__all__ = ["FOLLOW_POLL_S", "AgentError", "handle", "history_record", "serve"]
+__all__ = ["FOLLOW_POLL_S", "AgentError", "handle", "history_entries", "history_record", "serve"]
 
 #: How often a follow looks at its file while it waits.
 FOLLOW_POLL_S = 0.25
@@ -184,6 +186,33 @@ def history_job(job_id: str, cluster: str | None) -> dict[str, Any] | None:
         history.close()
 
 
+def history_entries(limit: int | None) -> dict[str, Any]:
+    """The cluster's history, newest first: at most ``limit`` entries (None: all, at most
+    :data:`~ntui.core.remote.protocol.MAX_ENTRIES`), as :class:`~ntui.core.records.history.HistoryEntry`'s fields;
+    how many more were left out, and the history's warnings."""
+    from ntui.core.records.history import History
+
+    if limit is not None and limit < 0:
+        raise AgentError("bad-request", "a limit is >= 0")
+    cap = MAX_ENTRIES if limit is None else min(limit, MAX_ENTRIES)
+    warnings: list[str] = []
+    history = History(warn=warnings.append)
+    try:
+        found = history.entries(limit=cap + 1)
+    finally:
+        history.close()
+    left_out = max(0, len(found) - cap) if limit is None else 0
+    return {"entries": [asdict(e) for e in found[:cap]], "left_out": left_out, "warnings": warnings}
+
+
+def _py_spy() -> str | None:
+    """The py-spy beside the agent's interpreter, else on its PATH (what ``ntui stacks`` runs on the nodes)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("py-spy")
+
+
 _TOKEN_RE = re.compile(r"[0-9a-f]{32}")
 
 
@@ -238,7 +267,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         if theirs != VERSION:
             raise AgentError("version", f"the agent speaks protocol {VERSION} (ntui {__version__}), the client "
                                         f"{theirs}")
-        return {"version": VERSION, "ntui": __version__, "pid": os.getpid()}
+        return {"version": VERSION, "ntui": __version__, "pid": os.getpid(), "python": sys.executable,
+                "py_spy": _py_spy()}
     if op == "bye":
         return {}
     if op == "record":
@@ -247,6 +277,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         job_id = field(request, "job_id", str)
         cluster = field(request, "cluster", str, required=False)
         return {"job": history_job(job_id, cluster)}
+    if op == "history":
+        return history_entries(field(request, "limit", int, required=False))
     path = _path(request)
     if op == "stat":
         return file_stat(path).to_dict()

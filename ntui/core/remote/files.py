@@ -26,6 +26,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -90,6 +91,10 @@ class ClusterFiles(Protocol):
     live: bool
     #: What this way cannot do, in words (None: nothing left out).
     note: str | None
+    #: The cluster's ntui interpreter and py-spy, as its agent said (None: not known; ``ntui stacks`` runs them on
+    #: the job's nodes).
+    python: str | None
+    py_spy: str | None
 
     def stat(self, path: str) -> FileStat: ...
 
@@ -103,6 +108,12 @@ class ClusterFiles(Protocol):
     def listdir(self, path: str) -> list[Entry]: ...
 
     def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None: ...
+
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The cluster's history entries, newest first (at most ``limit``), as
+        :class:`~ntui.core.records.history.HistoryEntry`'s fields; :class:`FileRefused` where this way keeps no
+        history (plain commands) or the agent there is older than the request."""
+        ...
 
     def record(self, fact: str, token: str, **fields: Any) -> bool:
         """Write one fact of a submission to the cluster's history (see :func:`ntui.core.remote.agent.
@@ -121,6 +132,8 @@ class LocalFiles:
 
     live = True
     note: str | None = None
+    python: str | None = sys.executable
+    py_spy: str | None = None
 
     def stat(self, path: str) -> FileStat:
         try:
@@ -155,6 +168,12 @@ class LocalFiles:
 
     def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None:
         return local_agent.history_job(job_id, cluster)
+
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+        try:
+            return list(local_agent.history_entries(limit)["entries"])
+        except local_agent.AgentError as exc:
+            raise _refusal(exc) from None
 
     def record(self, fact: str, token: str, **fields: Any) -> bool:
         try:
@@ -222,6 +241,8 @@ class AgentFiles:
         self.bytes_in = 0
         self.bytes_out = 0
         self.agent_version: str | None = None
+        self.python: str | None = None
+        self.py_spy: str | None = None
 
     # -- the channel
 
@@ -251,6 +272,9 @@ class AgentFiles:
             raise AgentUnavailable(f"the agent on {self.runner.name} refused the handshake: {error}")
         ntui_version = hello.get("ntui")
         self.agent_version = ntui_version if isinstance(ntui_version, str) else None
+        python, py_spy = hello.get("python"), hello.get("py_spy")  # absent from an older agent's hello
+        self.python = python if isinstance(python, str) and python else None
+        self.py_spy = py_spy if isinstance(py_spy, str) and py_spy else None
 
     def _end(self) -> tuple[int | None, str]:
         """Close the channel (killing it if it hangs); its exit status and standard error."""
@@ -376,6 +400,19 @@ class AgentFiles:
         found = self.request("job", job_id=job_id, cluster=cluster).get("job")
         return found if isinstance(found, dict) else None
 
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+        try:
+            answer = self.request("history", limit=limit)
+        except FileRefused as exc:
+            if exc.kind == "bad-request" and "unknown op" in str(exc):
+                raise FileRefused("old-agent", f"ntui on {self.runner.name} ({self.agent_version or 'older'}) "
+                                               "cannot list its history: install this ntui version there") from None
+            raise
+        entries = answer.get("entries")
+        if not isinstance(entries, list):
+            raise FileRefused("failed", f"{self.runner.name}: a history without entries")
+        return [e for e in entries if isinstance(e, dict)]
+
     def record(self, fact: str, token: str, **fields: Any) -> bool:
         try:
             self.request("record", fact=fact, token=token, **fields)
@@ -412,6 +449,8 @@ class CommandFiles:
     docstring); ``why``: why the agent is not used (said in :attr:`note`)."""
 
     live = False
+    python: str | None = None
+    py_spy: str | None = None
 
     def __init__(self, runner: CommandRunner, *, name: str = "the cluster", why: str | None = None,
                  timeout: float = 60.0) -> None:
@@ -492,6 +531,10 @@ class CommandFiles:
 
     def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None:
         return None  # the records are read by the agent only (see note)
+
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+        raise FileRefused("no-agent", f"{self.name}: its history is read by `ntui agent`, which needs ntui "
+                                      "installed there")
 
     def record(self, fact: str, token: str, **fields: Any) -> bool:
         return False  # ... and written by it only

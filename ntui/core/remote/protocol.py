@@ -3,14 +3,18 @@
 Each request is one line, a JSON object ``{"id": N, "op": OP, ...}``; each answer is one line ``{"id": N, "ok":
 true, ...}`` or ``{"id": N, "ok": false, "error": {"kind": KIND, "message": WORDS}}``, in the order the requests
 came. The first request is ``hello`` with the client's :data:`VERSION`; an agent that speaks another one answers
-``kind: "version"`` and the client says which side to upgrade.
+``kind: "version"`` and the client says which side to upgrade. An operation added since (``history``) is known by
+its answer: an older agent of the same version answers ``bad-request`` "unknown op", which the client says in words
+(update ntui there); ``hello``'s answer may carry fields an older agent lacks (``python``, ``py_spy``: where the
+agent's interpreter and py-spy are on the cluster).
 
 The operations (every path is a value in a JSON string, never a word of a command line):
 
 ========  =====================================================  ================================================
 op        arguments                                              answer
 ========  =====================================================  ================================================
-hello     version                                                version, ntui (its package version), pid
+hello     version                                                version, ntui (its package version), pid,
+                                                                 python, py_spy (paths on the cluster)
 stat      path                                                   the file's :class:`FileStat` fields
 read      path, offset, limit; from_end (offset counted back)    a :class:`Chunk`: data (base64), offset, size...
 follow    path, offset, limit, wait (seconds)                    as read, once the file has grown past
@@ -19,6 +23,8 @@ follow    path, offset, limit, wait (seconds)                    as read, once t
 cat       path, limit                                            a whole small file (a record, a journal)
 list      path                                                   entries: name, kind (f, d, l, o), size, mtime
 job       job_id, cluster (or null)                              entry: the cluster's history entry, or null
+history   limit (or null: every entry)                           entries: the cluster's history, newest first
+                                                                 (at most :data:`MAX_ENTRIES`), left_out
 record    fact (intent, submitted, failed), token, its fields    warnings (written to the cluster's history)
 bye                                                              the agent ends
 ========  =====================================================  ================================================
@@ -64,7 +70,7 @@ MAX_WAIT_S = 30.0
 #: The longest request line an agent reads (a path is at most 4096 bytes on Linux).
 MAX_REQUEST = 64 * 1024
 
-OPS = frozenset({"hello", "stat", "read", "follow", "cat", "list", "job", "record", "bye"})
+OPS = frozenset({"hello", "stat", "read", "follow", "cat", "list", "job", "history", "record", "bye"})
 
 
 class ProtocolError(ValueError):
