@@ -167,3 +167,10 @@ def test_the_rest_of_a_wrapped_line_gives_the_last_steps_metrics(tmp_path: Path)
     # an epoch's summary in words of its own, or an evaluation's, is not the rest of a line
     series, _ = _read(tmp_path, [*lines, "Train Error: Avg loss: 0.5", "- val_loss: 0.3 - val_accuracy: 0.9"])
     assert series.metrics["loss"] == 0.0776, series.metrics
+
+
+def test_a_loss_of_several_words_is_one_name_not_the_training_loss() -> None:
+    point = parse_line("Epoch [3/60], Step [40/463], Loss: 0.32309, Disc Loss: 3.27, S2S Loss: 0.34, Mono Loss: 0.054")
+    assert point is not None and point.metrics["Loss"] == 0.32309 and point.metrics["Mono_Loss"] == 0.054
+    point = parse_line("step 120 | val loss: 1.25 | train loss: 2.5")
+    assert point is not None and point.metrics == {"val_loss": 1.25, "train_loss": 2.5}
