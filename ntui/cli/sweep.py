@@ -58,9 +58,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"ntui: job {base} is not in {where}", file=sys.stderr)
         return EXIT_PROBLEMS
     env, _ = slurm_env()
+    # the tasks' logs and samples, the sweep's job file and its manifests (their names carry their digest)
+    from ntui.core.jobfiles.manifest import job_file_path, manifest_name
+
     tasks = f"{entry.log_stem}-{base}_"
+    job_file = job_file_path("", entry.log_stem, base)[1:]
+    manifests = manifest_name(entry.log_stem, "")
+
+    def wanted(name: str) -> bool:
+        return name.startswith((tasks, manifests.rsplit(".", 1)[0])) or name == job_file
+
     try:
-        with cluster_log_dir(entry, lambda name: name.startswith(tasks), tail_bytes=LOG_TAIL_BYTES) as (local, said):
+        with cluster_log_dir(entry, wanted, tail_bytes=LOG_TAIL_BYTES) as (local, said):
             table = sweep_table(local, cli_runner(), env=env)
             return _print_sweep(args, base, table, said)
     except SlurmError as exc:

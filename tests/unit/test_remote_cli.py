@@ -246,7 +246,8 @@ def test_a_sweeps_table_reads_its_manifest_logs_and_samples_on_the_cluster(
             history.record_intent(token="tsweep", preset=e.preset, preset_path=None, overrides=e.overrides,
                                   job_name=e.job_name, launcher=e.launcher, nodes=1, world_size=1,
                                   log_dir=str(log_dir), log_stem=e.log_stem,
-                                  script=e.script.replace("/tmp/ntui-snapshots/sweep-logs", str(log_dir)))
+                                  # the manifest the script names: a path no reader here may fall back on
+                                  script=e.script.replace("/tmp/ntui-snapshots/sweep-logs", "/nonexistent/logs"))
             history.record_submitted("tsweep", SWEEP_ID, "dev", None)
     finally:
         history.close()
