@@ -174,3 +174,13 @@ def test_a_loss_of_several_words_is_one_name_not_the_training_loss() -> None:
     assert point is not None and point.metrics["Loss"] == 0.32309 and point.metrics["Mono_Loss"] == 0.054
     point = parse_line("step 120 | val loss: 1.25 | train loss: 2.5")
     assert point is not None and point.metrics == {"val_loss": 1.25, "train_loss": 2.5}
+
+
+def test_a_step_that_starts_again_as_the_epoch_goes_on_counts_the_epochs_batches(tmp_path: Path) -> None:
+    lines = [f"| Training Device=dev:0 Epoch={e} Step={s} Loss=0.{9 - e}1 Rate=1700.0"
+             for e in (1, 2) for s in (0, 20, 40)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.restarts) == (2, []), words
+    # a loop that starts again from its first epoch is a restart
+    series, words = _read(tmp_path, [*lines, "| Training Device=dev:0 Epoch=1 Step=0 Loss=0.91 Rate=1700.0"])
+    assert len(series.restarts) == 1, words

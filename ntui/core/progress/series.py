@@ -68,6 +68,7 @@ class Series:
     _last_elapsed: float | None = None
     _fresh: bool = False  # the program started again (new_start) and no point came since
     _banner: bool = False  # a start's banner came after points (banner): a new start if the next step goes back
+    _steps_per_epoch_seen: bool = False  # the loop's step went back as its epoch went on: it counts an epoch's batches
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
     declared_total: int | None = None  # the run's total as its configuration says (max_steps, max_update, ...)
     ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
@@ -322,6 +323,22 @@ class Series:
         per = self._train_batches
         return max(0, min(done, per) if per else done), per
 
+    def _epoch_local(self, point: Point) -> bool:
+        """Whether a loop's line that names its epoch and a step counts that epoch's batches, not the run's steps:
+        once its step went back to a lower one as its epoch went on (no restart: the next epoch's first batch).
+        Then the run counts epochs, its points so far (in the loop's steps) dropped."""
+        if self._steps_per_epoch_seen:
+            return True
+        last = self.samples[-1] if self.samples else None
+        if last is None or self._unit != "step" or self.epoch is None or point.total is not None \
+                or point.step is None or point.epoch is None or point.epoch <= self.epoch or point.step >= last.step \
+                or self._fresh:
+            return False
+        self._steps_per_epoch_seen, self._unit = True, "epoch"
+        self.samples, self.restarts, self.printed_rates = [], [], []
+        self._seen, self._stride, self._provisional = 0, 1, False
+        return True
+
     def _epoch_progress(self, point: Point) -> None:
         """Where an epoch-counted run is in its epoch: whether the epoch reached its last batch (a batch within one
         interval of the lines of its epoch's batches; a summary printed after an epoch; not its header)."""
@@ -416,6 +433,11 @@ class Series:
                 self._after_last = False
             if point.iters is not None and self._total_iters:
                 point = point.but(step=point.iters)  # the run's total counts iterations: so does its step
+            if point.format == "log" and point.epoch is not None and point.step is not None \
+                    and not point.counts_epochs and not point.per_epoch and self._epoch_local(point):
+                # the loop's step counts its epoch's batches (it went back as the epoch went on): the run counts
+                # epochs, the step its batch within the epoch
+                point = point.but(step=int(point.epoch), total=point.epochs, counts_epochs=True, batch=point.step)
             if point.batches and not point.counts_epochs and not point.per_epoch:
                 self._epoch_steps = point.batches
             if point.counts_epochs:
