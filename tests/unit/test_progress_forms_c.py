@@ -184,3 +184,14 @@ def test_a_step_that_starts_again_as_the_epoch_goes_on_counts_the_epochs_batches
     # a loop that starts again from its first epoch is a restart
     series, words = _read(tmp_path, [*lines, "| Training Device=dev:0 Epoch=1 Step=0 Loss=0.91 Rate=1700.0"])
     assert len(series.restarts) == 1, words
+
+
+def test_a_step_with_many_metrics_and_no_single_loss_is_a_point(tmp_path: Path) -> None:
+    fields = " - ".join(f"{k}:{v}" for k, v in [("actor/pg_loss", 0.012), ("actor/entropy_loss", 0.31),
+                                                 ("critic/score", 0.44), ("response_length/mean", 412.0),
+                                                 ("perf/throughput", 1820.5), ("timing_s/gen", 20.1),
+                                                 ("timing_s/step", 66.5)])
+    lines = ["(Runner pid=4242) Total training steps: 90", *[f"(Runner pid=4242) step:{s} - {fields}" for s in (7, 8)]]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (8, 90), words
+    assert parse_line("step:8 - lr:0.1 - warmup:100") is None  # a few numbers beside a counter: no progress line

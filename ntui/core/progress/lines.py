@@ -677,6 +677,9 @@ _TOTAL_RE = re.compile(
     r"|train(?:ing)?_(?:steps|iters|iterations))\b['\"]?\s*(?:[=:|]\s*)?['\"]?"
     r"(?P<other>\d+)(?![\d.])"
     r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
+    # a banner in words: "Total training steps: 348", "total train iterations = 5000", "Total updates: 900"
+    r"|\b[Tt]otal (?:training |train |optimi[sz]ation |optimizer )?(?:steps|iterations|iters|updates)\s*[:=]\s*"
+    r"(?P<words>\d[\d,]*)\b"
     # a launcher's command line: "--max-update 50", "--train-iters=3000", "--max_steps 1000"
     r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b"
     # mlx-lm's "Starting training..., iters: 300", "Training for 12000 steps"
@@ -836,7 +839,8 @@ def declared_total(text: str) -> int | None:
     m = _TOTAL_RE.search(text)
     if m is None:
         return None
-    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]).replace(",", ""))
+    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
+                 or m["words"]).replace(",", ""))
     return value if value > 0 else None
 
 
@@ -882,7 +886,12 @@ _LINE_EPOCH_RE = re.compile(
     re.IGNORECASE)
 #: counters that count the batches of one epoch where the line names its epoch and their total
 _INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
-_GENERIC_HINT_RE = re.compile(r"(?i)loss")
+_GENERIC_HINT_RE = re.compile(r"(?i)loss|:[\d.]+ - \w")
+#: how many metrics a step's line names, with no training loss among them, to be a progress line (an RL driver's
+#: "step:41 - actor/pg_loss:0.01 - critic/score:0.4 - timing_s/step:66.5 - ...")
+_MANY_METRICS = 6
+#: the counters that count the run's steps in such a line (not a batch, nor an iteration of something else)
+_RUN_COUNTERS = frozenset({"global_step", "step", "train_step", "num_updates", "update", "updates"})
 
 
 def _counters(text: str) -> Point | None:
@@ -911,8 +920,9 @@ def _counters(text: str) -> Point | None:
             and _EVAL_WORDS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
             and (value := _number(loss["value"])) is not None:  # (not an evaluation's "val loss 1.28")
         metrics["loss"] = value
-    if training_loss(metrics) is None:
-        return None
+    if training_loss(metrics) is None and (len(metrics) < _MANY_METRICS or m["key"] is None
+                                           or _counter_key(m["key"]) not in _RUN_COUNTERS):
+        return None  # a counter alone, or with a few numbers, is no progress line; with many (an RL driver's) it is
     n = int(m["n"].replace(",", ""))
     total = int(m["t"].replace(",", "")) if m["t"] else None
     key = best[1]["key"].lower() if best is not None else "batch"
