@@ -195,3 +195,13 @@ def test_a_step_with_many_metrics_and_no_single_loss_is_a_point(tmp_path: Path) 
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (8, 90), words
     assert parse_line("step:8 - lr:0.1 - warmup:100") is None  # a few numbers beside a counter: no progress line
+
+
+def test_a_counter_alone_heads_a_block_of_metrics(tmp_path: Path) -> None:
+    block = ["\t Train time/batch: {b}", "\t Train loss/train/total: {loss}", "\t Train metrics/train/Perplexity: 9.1"]
+    lines = ["max_duration: 4ba"]
+    for b, loss in ((1, 9.5), (2, 9.25), (3, 9.0)):
+        lines += [f"[batch={b}/4]:", *(row.format(b=b - 1, loss=loss) for row in block)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (3, 4) and "done" not in words, words
+    assert series.metrics["loss/train/total"] == 9.0

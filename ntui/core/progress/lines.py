@@ -221,6 +221,11 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
     if found is None:  # the same names capitalised ("Loss: 0.81", torchtune's bar description)
         lowered = {name.lower(): name for name in metrics}
         found = next(((lowered[n], metrics[lowered[n]]) for n in LOSS_NAMES if n in lowered), None)
+    if found is None:  # a logger's path of names ("loss/train/total", "losses/train"): the one that is training's
+        pathed = [n for n in metrics if "/" in n and any(p.lower() in ("loss", "losses") for p in n.split("/"))
+                  and _OTHER_LOSS_RE.search(n) is None]
+        if len(pathed) == 1:
+            found = (pathed[0], metrics[pathed[0]])
     if found is None:  # a loss of another name (LLaMA2-Accessory's "closs"): the one name that ends in "loss"
         named = [n for n in metrics if n.lower().endswith("loss") and _OTHER_LOSS_RE.match(n) is None]
         if len(named) == 1:
@@ -886,7 +891,9 @@ _LINE_EPOCH_RE = re.compile(
     re.IGNORECASE)
 #: counters that count the batches of one epoch where the line names its epoch and their total
 _INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
-_GENERIC_HINT_RE = re.compile(r"(?i)loss|:[\d.]+ - \w")
+_GENERIC_HINT_RE = re.compile(r"(?i)loss|:[\d.]+ - \w|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$")
+#: what may stand around a counter alone on its line: brackets, a colon
+_HEADER_ONLY_RE = re.compile(r"[\s\[\]():|]*")
 #: how many metrics a step's line names, with no training loss among them, to be a progress line (an RL driver's
 #: "step:41 - actor/pg_loss:0.01 - critic/score:0.4 - timing_s/step:66.5 - ...")
 _MANY_METRICS = 6
@@ -913,6 +920,11 @@ def _counters(text: str) -> Point | None:
     m = found
     if _EVAL_WORDS_RE.search(text, 0, m.start()) is not None:
         return None
+    if best is not None and _HEADER_ONLY_RE.fullmatch(text, m.end()) is not None \
+            and _HEADER_ONLY_RE.fullmatch(text[:m.start()]) is not None:
+        # a counter alone on its line, the header of the block of metrics that follows (Composer's "[batch=3/12]:")
+        n, total = int(m["n"].replace(",", "")), int(m["t"].replace(",", "")) if m["t"] else None
+        return Point("log", n, total, form="counters")
     pairs = _FORM_METRIC_RE.finditer(text)
     metrics = _metrics([(p["key"], p["value"]) for p in pairs
                         if p["key"] not in _COUNTERS and _counter_key(p["key"]) is None])
@@ -940,7 +952,9 @@ def _counters(text: str) -> Point | None:
 
 #: how the rest of a wrapped line starts: with a metric (or the end of one: "s: 0.0823", "209 - accuracy") or a
 #: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
-_CONTINUED_RE = re.compile(rf"\s*(?:-\s|:\s*[\d.]|[\w./-]*:\s*{_NUM}(?![\w:/])|\d[\d.]*\s+-\s)")
+_CONTINUED_RE = re.compile(rf"\s*(?:-\s|:\s*[\d.]|[\w./-]*:\s*{_NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
+                           # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
+                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{_NUM}\s*$")
 
 
 def trailing_metrics(text: str) -> dict[str, float] | None:
