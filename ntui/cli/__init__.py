@@ -162,19 +162,17 @@ COMMANDS: tuple[Command, ...] = (
 
 
 #: The subcommands that work on a cluster reached over ssh (``ntui --cluster NAME``): Slurm asked over the shared
-#: connection, the cluster's files and records read there by its agent (logs, GPU samples, the history). The
-#: others say why not in :data:`NOT_REMOTE`.
+#: connection, the cluster's files and records read there by its agent (logs, GPU samples, the history), attach's
+#: terminal handed to ``ssh -t``. The others say why not in :data:`NOT_REMOTE`.
 REMOTE_COMMANDS = frozenset({"jobs", "show", "why", "wait", "cancel", "hold", "release", "requeue", "check",
                              "submit", "presets", "render", "logs", "progress", "triage", "history", "report",
-                             "sweep"})
+                             "sweep", "attach", "stacks"})
 
 
 #: Why each other subcommand does not run over ``--cluster`` yet, in words.
 NOT_REMOTE: dict[str, str] = {
     "import": "checks a script against Slurm here",
     "resubmit": "renders the preset its record names and records the submission on this machine",
-    "attach": "needs a terminal on the cluster",
-    "stacks": "runs ntui's probe on the job's nodes, with the cluster's own ntui",
     "gpus": "streams a step's output to this terminal",
 }
 

@@ -4,16 +4,17 @@ One ``srun --overlap`` step, one task per node, claiming none of the job's GPUs,
 few seconds apart (:mod:`ntui.core.stacks.take`); the answer is grouped as STAT groups stacks, the odd class
 first, each said waiting or moving (:mod:`ntui.core.stacks.group`). Nothing is left stopped. Exit codes: 0 every
 rank's stack; 1 some rank or node could not be sampled (said why, with what to do; the others are shown); 2 the
-job is not running; 3 Slurm failed.
+job is not running (or, over ``--cluster``, no ntui there to run on its nodes); 3 Slurm failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
-from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, cluster_files, remote_cluster
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.slurm.runner import SlurmError
 from ntui.core.stacks.take import NotRunning, take_stacks
@@ -31,13 +32,33 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_stacks)
 
 
+def _cluster_tools() -> dict[str, str] | int | None:
+    """Over ``--cluster``: the environment that makes the step run the cluster's own interpreter and py-spy (as its
+    agent says them: the nodes see the cluster's filesystems, never this machine's), or an exit code where no
+    agent there says them; None: this machine is the login node."""
+    if remote_cluster() is None:
+        return None
+    from ntui.core.stacks.take import PY_SPY_ENV, PYTHON_ENV
+
+    files = cluster_files()
+    if files.python is None:
+        why = files.note or "its agent did not say where it is"
+        print(f"ntui: stacks over --cluster runs the cluster's own ntui on the job's nodes: {why}; install ntui "
+              "there (the same version), or run ntui stacks on the login node", file=sys.stderr)
+        return EXIT_PROBLEMS
+    return {**os.environ, PYTHON_ENV: files.python, PY_SPY_ENV: files.py_spy or "py-spy"}
+
+
 def cmd_stacks(args: argparse.Namespace) -> int:
     if args.interval < 0 or args.timeout <= 0:
         print("ntui: --interval must be >= 0 and --timeout > 0", file=sys.stderr)
         return EXIT_PROBLEMS
     try:
+        environ = _cluster_tools()
+        if isinstance(environ, int):
+            return environ
         stacks = take_stacks(cli_runner(), args.job_id, native=args.native, interval_s=args.interval,
-                             timeout_s=args.timeout)
+                             timeout_s=args.timeout, environ=environ)
     except NotRunning as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS

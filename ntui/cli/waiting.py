@@ -3,7 +3,7 @@ inside a running job).
 
 Exit codes: ``why`` 0 (also for a job that is not pending: it says so), 3 Slurm failed; ``wait`` 0 when every job
 COMPLETED, 4 when one did not, 3 Slurm failed; ``attach`` srun's own exit status (the shell's), 2 a job that is
-not running or a node not in it, 3 Slurm failed.
+not running or a node not in it, 3 Slurm failed (over ``--cluster``: 255, ssh's own failure, said by ssh).
 """
 
 from __future__ import annotations
@@ -212,5 +212,18 @@ def cmd_attach(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
-    print(f"ntui: {' '.join(argv)}  (exit the shell to come back)", file=sys.stderr, flush=True)
+    from ntui.cli.common import remote_cluster
+
+    cluster = remote_cluster()
+    print(f"ntui: {' '.join(argv)}{f' on {cluster}' if cluster else ''}  (exit the shell to come back)",
+          file=sys.stderr, flush=True)
+    if cluster is not None:  # srun on the cluster's login node, on this terminal (ssh -t over the shared master)
+        from ntui.core.remote.files import ssh_runner_of
+
+        ssh = ssh_runner_of(runner)
+        assert ssh is not None  # --cluster: the runner is ssh's
+        try:
+            return ssh.run_terminal(argv)
+        except SlurmError as exc:
+            return slurm_failed(exc)
     return run_interactive(argv, bin_dir=settings.slurm.bin_dir)

@@ -262,3 +262,30 @@ def test_a_sweeps_table_reads_its_manifest_logs_and_samples_on_the_cluster(
     assert "ntui-remote-" not in json.dumps(data)
     assert sweep.cmd_sweep(argparse.Namespace(job_id="999998", json=True, sort="task", reverse=False)) == 2
     assert "not in the history on the cluster" in capsys.readouterr().err
+
+
+def test_stacks_runs_the_clusters_own_interpreter_and_py_spy_on_the_nodes(laptop: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe runs on the job's nodes: the paths the cluster's agent says, never this machine's."""
+    from types import SimpleNamespace
+
+    from ntui.cli import stacks
+    from tests.support.fakes import FakeRunner, capture, result
+
+    fake = FakeRunner({("scontrol", "show", "job"): capture("scontrol_show_job_running_2node_gpu", version="24.11"),
+                       "srun": result(stdout="")})
+    monkeypatch.setattr(stacks, "cli_runner", lambda: fake)
+    there = SimpleNamespace(python="/cluster/venv/bin/python3", py_spy="/cluster/venv/bin/py-spy", note=None)
+    monkeypatch.setattr(stacks, "cluster_files", lambda: there)
+    args = argparse.Namespace(job_id="213", native=False, json=True, interval=0.0, timeout=1.0)
+    stacks.cmd_stacks(args)
+    (srun,) = [a for a in fake.argvs() if a[0] == "srun"]
+    probe = srun[srun.index("-m") - 1:]
+    assert probe[:3] == ("/cluster/venv/bin/python3", "-m", "ntui.core.stacks.probe")
+    assert probe[probe.index("--py-spy") + 1] == "/cluster/venv/bin/py-spy"
+    capsys.readouterr()
+    monkeypatch.setattr(stacks, "cluster_files", lambda: SimpleNamespace(python=None, py_spy=None,
+                                                                         note="ntui is not installed on dev"))
+    assert stacks.cmd_stacks(args) == 2
+    assert "ntui is not installed on dev; install ntui there" in capsys.readouterr().err

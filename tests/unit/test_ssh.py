@@ -10,7 +10,7 @@ import signal
 import stat
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -352,3 +352,72 @@ def test_an_action_never_carries_the_version_and_its_status_is_its_own(sshd: ssh
     assert r.known_version is None
     assert r.run(["sinfo", "--version"], timeout=120).stdout == "slurm 22.05.11\n"  # asked on its own
     assert r.calls == 2
+
+
+# ---------------------------------------------------------------- a terminal handed to ssh (ntui attach)
+
+_ON_A_TERMINAL = r"""
+import json, os, sys, termios
+from pathlib import Path
+from ntui.core.slurm.ssh import SshRunner, SshTarget
+target = SshTarget(host=sys.argv[1], control_dir=Path(sys.argv[2]), persist_s=300, config_file=sys.argv[3])
+before = termios.tcgetattr(0)
+code = SshRunner(target).run_terminal(json.loads(sys.argv[4]))
+after = termios.tcgetattr(0)
+Path(sys.argv[5]).write_text(json.dumps({"code": code, "same": before == after}))
+"""
+
+
+def _on_a_terminal(server: sshd_support.Sshd, sockets: str, argv: list[str], out: Path,
+                   while_running: Callable[[int], None] | None = None) -> tuple[dict[str, object], str]:
+    """``SshRunner.run_terminal(argv)`` in a process whose standard streams are a new terminal (a pty); what it
+    wrote to ``out`` and what the terminal showed. ``while_running``: called with the process's pid once the
+    terminal has shown something."""
+    import json
+    import pty
+    import select
+    import sys
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", _ON_A_TERMINAL, sshd_support.HOST, str(server.directory / sockets),
+                             str(server.ssh_config), json.dumps(argv), str(out)],
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    os.close(slave)
+    shown = b""
+    deadline = time.monotonic() + 120
+    called = False
+    while proc.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                shown += os.read(master, 4096)
+            except OSError:
+                break
+        if while_running is not None and not called and b"ready" in shown:
+            called = True
+            while_running(proc.pid)
+    proc.wait(timeout=60)
+    os.close(master)
+    return json.loads(out.read_text()), shown.decode(errors="replace")
+
+
+def test_a_terminal_command_gets_a_terminal_there_and_its_exit_status_comes_back(sshd: sshd_support.Sshd,
+                                                                                 tmp_path: Path) -> None:
+    marker = _marker()
+    said, shown = _on_a_terminal(sshd, "term", ["sh", "-c", '[ -t 0 ] && [ -t 1 ] && echo "on a tty: $1"; exit 7',
+                                                "sh", f"; touch {marker}"], tmp_path / "out.json")
+    assert said == {"code": 7, "same": True}, shown
+    assert f"on a tty: ; touch {marker}" in shown and not marker.exists()
+
+
+def test_the_terminal_is_put_back_when_ssh_is_killed_holding_it_raw(sshd: sshd_support.Sshd, tmp_path: Path) -> None:
+    def kill_ssh(pid: int) -> None:
+        for child in _processes_with("-t", program="ssh"):
+            if Path(f"/proc/{child}/stat").read_text().split()[3] == str(pid):  # its own ssh, holding the terminal
+                os.kill(child, signal.SIGKILL)
+
+    said, shown = _on_a_terminal(sshd, "killed", ["sh", "-c", "echo ready; sleep 60"], tmp_path / "out.json",
+                                 while_running=kill_ssh)
+    assert said["code"] == -signal.SIGKILL and said["same"] is True, shown

@@ -5,6 +5,7 @@ Slurm client; the "cluster" side's Slurm clients are stubs in the cluster's ``bi
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import stat
@@ -21,6 +22,7 @@ from tests.support import sshd as sshd_support
 ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = (ROOT / "tests/data/slurm/scontrol_show_partition.stdout").read_text()
 SHOW_JOB = (ROOT / "tests/data/slurm/24.11/scontrol_show_job_completed.stdout").read_text()  # JobId=203
+SHOW_RUNNING = (ROOT / "tests/data/slurm/24.11/scontrol_show_job_running_2node_gpu.stdout").read_text()  # 213
 
 SQUEUE = r'''
 import json, os, sys
@@ -40,6 +42,14 @@ with open(TRACE, "a") as f:
 print("slurm 24.11.7" if sys.argv[1:] == ["--version"] else "")
 '''
 
+SRUN = r'''
+import json, os, sys
+with open(TRACE, "a") as f:
+    f.write(json.dumps({"srun": sys.argv[1:], "tty": os.isatty(0) and os.isatty(1)}) + "\n")
+print("a shell on the node")
+sys.exit(5)
+'''
+
 SBATCH = r'''
 import json, sys
 script = sys.stdin.read()
@@ -56,6 +66,8 @@ if sys.argv[1:4] == ["show", "partition", "-o"]:
     sys.stdout.write(PARTITIONS)
 elif sys.argv[1:] == ["show", "job", "-d", "203"]:
     sys.stdout.write(SHOW_JOB)
+elif sys.argv[1:] == ["show", "job", "-d", "213"]:
+    sys.stdout.write(SHOW_RUNNING)
 else:
     sys.stderr.write("scontrol: error: not in this stub\n")
     sys.exit(1)
@@ -72,7 +84,7 @@ class Remote:
 def _stub(bin_dir: Path, name: str, body: str, trace: Path) -> None:
     path = bin_dir / name
     path.write_text(f"#!{sys.executable}\nTRACE = {str(trace)!r}\nPARTITIONS = {PARTITIONS!r}\n"
-                    f"SHOW_JOB = {SHOW_JOB!r}\n{body}")
+                    f"SHOW_JOB = {SHOW_JOB!r}\nSHOW_RUNNING = {SHOW_RUNNING!r}\n{body}")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
@@ -91,7 +103,8 @@ def remote(sshd: sshd_support.Sshd, tmp_path: Path) -> Remote:
     slurm_bin.mkdir()
     trace = tmp_path / "trace.jsonl"
     trace.touch()
-    for name, body in (("squeue", SQUEUE), ("sbatch", SBATCH), ("scontrol", SCONTROL), ("sinfo", SINFO)):
+    for name, body in (("squeue", SQUEUE), ("sbatch", SBATCH), ("scontrol", SCONTROL), ("sinfo", SINFO),
+                       ("srun", SRUN)):
         _stub(slurm_bin, name, body, trace)
     laptop_bin = tmp_path / "laptop-bin"  # ssh only: no Slurm client on this side
     laptop_bin.mkdir()
@@ -172,6 +185,33 @@ def test_show_asks_the_job_and_the_slurm_version_in_one_channel(remote: Remote, 
     calls = _trace(remote)
     assert ["show", "job", "-d", "203"] in calls and ["--version"] in calls
     assert _channels(sshd) - channels == 1  # scontrol and sinfo --version: one remote command
+
+
+def test_attach_hands_this_terminal_to_srun_on_the_cluster(remote: Remote, sshd: sshd_support.Sshd) -> None:
+    import pty
+    import select
+    import time
+
+    logins = sshd.logins()
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "ntui", "--cluster", "dev", "attach", "213", "-w", "nid002"],
+                            env=remote.env, cwd=ROOT, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    shown = b""
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                shown += os.read(master, 4096)
+            except OSError:
+                break
+    assert proc.wait(timeout=60) == 5, shown  # the shell's (srun's) exit status
+    os.close(master)
+    (srun,) = [c for c in _trace(remote) if isinstance(c, dict) and "srun" in c]
+    assert srun == {"srun": ["--jobid=213", "--overlap", "--pty", "-N", "1", "-n", "1", "-w", "nid002", "bash"],
+                    "tty": True}
+    assert b"a shell on the node" in shown and b"Traceback" not in shown
+    assert sshd.logins() - logins == 1  # scontrol, then the terminal: one login
 
 
 def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:

@@ -35,17 +35,21 @@ opened with :meth:`SshRunner.open_channel`.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import secrets
 import shlex
 import stat
 import subprocess
+import sys
+import termios
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ntui.core.slurm.runner import (
     SLURM_CLIENTS,
@@ -71,6 +75,7 @@ __all__ = [
     "build_ssh_argv",
     "classify_ssh",
     "control_dir",
+    "kept_terminal",
     "remote_command",
     "split_version",
     "valid_host",
@@ -131,12 +136,13 @@ def _options(control_path: str, *, persist_s: int, config_file: str | None) -> l
 
 
 def build_ssh_argv(host: str, remote_argv: Sequence[str], *, control_path: str, persist_s: int = CONTROL_PERSIST_S,
-                   config_file: str | None = None, ssh: str = "ssh") -> list[str]:
-    """``ssh OPTIONS HOST -- REMOTE-COMMAND`` (the command quoted by :func:`remote_command`)."""
+                   config_file: str | None = None, ssh: str = "ssh", terminal: bool = False) -> list[str]:
+    """``ssh OPTIONS [-t] HOST -- REMOTE-COMMAND`` (the command quoted by :func:`remote_command`); ``terminal``:
+    ``-t``, a terminal on the cluster for the command, this process's own handed to it."""
     if not valid_host(host):
         raise ValueError(f"not an ssh host: {host!r}")
-    return [ssh, *_options(control_path, persist_s=persist_s, config_file=config_file), host, "--",
-            remote_command(remote_argv)]
+    return [ssh, *_options(control_path, persist_s=persist_s, config_file=config_file), *(["-t"] if terminal else []),
+            host, "--", remote_command(remote_argv)]
 
 
 def build_control_argv(host: str, operation: str, *, control_path: str, config_file: str | None = None,
@@ -288,6 +294,32 @@ def classify_ssh(host: str, returncode: int, stderr: str, *, argv: Sequence[str]
     return None
 
 
+# ---------------------------------------------------------------- a terminal handed to ssh
+
+
+@contextlib.contextmanager
+def kept_terminal(fd: int | None = None) -> Iterator[None]:
+    """Put the settings of the terminal on ``fd`` (default: standard input) back as they were when the block ends,
+    however it ends: ``ssh -t`` holds the terminal raw while it runs and may be killed before it restores it."""
+    if fd is None:
+        try:
+            fd = sys.stdin.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = -1
+    saved: list[Any] | None = None
+    if fd >= 0 and os.isatty(fd):
+        try:
+            saved = termios.tcgetattr(fd)
+        except termios.error:
+            saved = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
 # ---------------------------------------------------------------- the version, asked with the first query
 
 #: ``sh -c`` script run instead of a query that carries the version question: $1 a marker, $2 the cluster's
@@ -372,9 +404,10 @@ class SshRunner:
             return f"{self.target.bin_dir.rstrip('/')}/{program}"
         return program
 
-    def ssh_argv(self, argv: Sequence[str], *, version_marker: str | None = None) -> list[str]:
+    def ssh_argv(self, argv: Sequence[str], *, version_marker: str | None = None, terminal: bool = False
+                 ) -> list[str]:
         """The ssh argv that runs ``argv`` on the cluster; ``version_marker``: followed by that marker and
-        ``sinfo --version``'s answer, in the same channel (:data:`_WITH_VERSION`)."""
+        ``sinfo --version``'s answer, in the same channel (:data:`_WITH_VERSION`); ``terminal``: ``ssh -t``."""
         t = self.target
         remote = [self.resolve(argv[0]), *argv[1:]]
         if argv[0].rsplit("/", 1)[-1] in TIMED_CLIENTS:  # its times in Slurm's standard form, whatever the login sets
@@ -382,7 +415,30 @@ class SshRunner:
         if version_marker is not None:
             remote = ["sh", "-c", _WITH_VERSION, "ntui", version_marker, self.resolve("sinfo"), *remote]
         return build_ssh_argv(t.host, remote, control_path=t.control_path, persist_s=t.persist_s,
-                              config_file=t.config_file, ssh=t.ssh)
+                              config_file=t.config_file, ssh=t.ssh, terminal=terminal)
+
+    def run_terminal(self, argv: Sequence[str]) -> int:
+        """``argv`` on the cluster on this process's terminal (``ssh -t`` over the master, opened first where none
+        is up: the terminal is never the one a login prompts on) until it ends; its exit status (255: ssh's own
+        failure, said by ssh on the terminal). The terminal's settings are put back as they were on every way out
+        (ssh killed while it held the terminal raw included); Ctrl-C goes to the command, not to this process."""
+        if not argv:
+            raise ValueError("empty argv")
+        if not self._opened:
+            self.run(["true"], timeout=60)
+        self._prepare()
+        command = self.ssh_argv(argv, terminal=True)
+        with kept_terminal():
+            try:
+                proc = subprocess.Popen(command)
+            except FileNotFoundError:
+                raise SlurmNotInstalled(f"ssh not found on PATH: ntui reaches cluster {self.name} through "
+                                        "OpenSSH's client", argv=tuple(argv)) from None
+            while True:
+                try:
+                    return proc.wait()
+                except KeyboardInterrupt:  # the terminal's Ctrl-C reached ssh too: it decides
+                    continue
 
     def _carries_version(self, argv: Sequence[str], input: str | None) -> bool:  # noqa: A002
         """Whether this call asks the version too: the runner's first Slurm query that only reads (an action's
