@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem
     from ntui.core.records.history import History
+    from ntui.core.remote.files import ClusterFiles
     from ntui.core.slurm.runner import CommandRunner
     from ntui.ui.screens.help import HelpSections
 
@@ -61,6 +62,23 @@ TERMINAL_CHECK_S = 2.0
 # Start-up budget (bench/startup.py): modules that the first frame does not need (Slurm layer, history,
 # dialogs, editor, palette provider, tree-sitter grammars) are imported where they are first used; the
 # default runner (YAML, settings, Slurm layer) is built on its first use (tests/ui/test_startup.py).
+
+
+#: Environment: how ``ntui agent --stdio`` is started on a cluster reached over ssh (words of a command), as for
+#: ``ntui --cluster NAME``; else the cluster's ``agent:`` setting, else ntui's own.
+AGENT_ENV = "NTUI_REMOTE_AGENT"
+
+
+def agent_command(configured: Sequence[str] | None) -> tuple[str, ...]:
+    """How the agent is started on a cluster: ``$NTUI_REMOTE_AGENT``, else its ``agent:`` setting, else ntui's."""
+    import shlex
+
+    from ntui.core.remote.files import AGENT_COMMAND
+
+    words = shlex.split(os.environ.get(AGENT_ENV, ""))
+    if words:
+        return tuple(words)
+    return tuple(configured) if configured else AGENT_COMMAND
 
 
 def _compose_screen() -> type[Screen[Any]]:
@@ -161,6 +179,8 @@ class NtuiApp(App[int]):
         self._clusters = tuple(clusters) if clusters is not None else None
         self._local_slurm = local_slurm
         self._local_name = local_name
+        self._cluster_files: dict[str, ClusterFiles] = {}
+        self._files_lock = threading.Lock()
         self._settings: Settings | None = settings
         self._settings_lock = threading.Lock()
         self.settings_problems: tuple[Problem, ...] = tuple(settings_problems)
@@ -239,6 +259,29 @@ class NtuiApp(App[int]):
                 assert self._settings is not None
                 runner = self._cluster_runners[name] = cluster_runner(self._settings, name)
             return runner
+
+    def cluster_files(self, name: str) -> ClusterFiles:
+        """The files of cluster ``name`` (logs, read by offsets): its agent (``ntui agent --stdio``) over that
+        cluster's master, else plain commands (:func:`ntui.core.remote.files.connect`); opened once per cluster on
+        first use, from a worker thread (it may wait on the link), closed when the app ends."""
+        runner = self.cluster_runner(name)
+        with self._files_lock:
+            files = self._cluster_files.get(name)
+            if files is None:
+                from ntui.core.remote.files import connect
+
+                configured = self._settings.cluster(name) if self._settings is not None else None
+                files = connect(runner, command=agent_command(configured.agent if configured else None),
+                                on_link=lambda words: self.log.warning(f"{name}: {words}"))
+                self._cluster_files[name] = files
+            return files
+
+    def _close_cluster_files(self) -> None:
+        with self._files_lock:
+            opened, self._cluster_files = self._cluster_files, {}
+        for files in opened.values():
+            with contextlib.suppress(Exception):  # the link may be gone already
+                files.close()
 
     _ending = False  # a signal or a vanished terminal ends the app (once)
 
@@ -367,6 +410,7 @@ class NtuiApp(App[int]):
                                   title="History recovered", timeout=8)
 
     def on_unmount(self) -> None:
+        self._close_cluster_files()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

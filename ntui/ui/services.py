@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ntui.core.jobs.submission import SubmittedJob
     from ntui.core.problems import Problem
     from ntui.core.records.history import History
+    from ntui.core.remote.files import ClusterFiles
     from ntui.core.slurm.runner import CommandRunner
 
 __all__ = ["NtuiServices", "ReportsWorkerErrors"]
@@ -60,3 +61,5 @@ class NtuiServices(ReportsWorkerErrors, Protocol):
     def local_cluster_name(self) -> str: ...
 
     def cluster_runner(self, name: str) -> CommandRunner: ...
+
+    def cluster_files(self, name: str) -> ClusterFiles: ...

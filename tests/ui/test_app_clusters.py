@@ -4,6 +4,7 @@ dropped link said on that cluster's banner line only, tabs that cannot show a re
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ntui.core.jobs.clusters import ClusterQueue
@@ -11,6 +12,7 @@ from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.job_tab import over_ssh_note
+from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.stacks_pane import StacksPane
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_clusters import (
@@ -163,3 +165,36 @@ async def test_tabs_that_cannot_show_a_remote_job_say_so_in_one_line() -> None:
         assert stacks._note.endswith(note)  # said in the tab, through the tab's failure path
         assert stacks.failure is None  # not a failure: no notice
         assert not _calls(alpha, "scontrol", "listpids") and not any("py-spy" in " ".join(a) for a in alpha.argvs())
+
+
+async def test_the_logs_of_a_remote_job_are_read_through_its_clusters_files(tmp_path: Path) -> None:
+    log = tmp_path / "beta-job-1234.out"
+    log.write_text("".join(f"step {i}\n" for i in range(5)))
+    local, alpha, _ = _three()
+    beta = cluster_runner(job_line("1234", "beta-job", "RUNNING", reason="None"),
+                          shows={"1234": show_job("1234", "beta-job", "RUNNING", out=str(log))})
+    opened: list[str] = []
+
+    app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
+    real = app.cluster_files
+
+    def files(name: str) -> Any:
+        opened.append(name)
+        return real(name)
+
+    app.cluster_files = files  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "beta/1234" in screen.table.rows)
+        screen.table.move_cursor(key="beta/1234")
+        await settle_jobs(pilot)
+        await pilot.press("l")
+        pane = screen.query_one(LogPane)
+        await wait_until(pilot, lambda: list(pane.log_lines) == [f"step {i}" for i in range(5)])
+        with log.open("a") as f:
+            f.write("step 5\nstep 6\n")
+        await wait_until(pilot, lambda: len(pane.log_lines) == 7)
+        assert list(pane.log_lines) == [f"step {i}" for i in range(7)]  # every line once, in order
+        assert set(opened) == {"beta"}  # the job's own cluster's files, and no other
+        assert "on beta" in pane.triage_line.text and str(log) in pane.triage_line.text

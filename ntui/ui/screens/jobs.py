@@ -246,7 +246,8 @@ class JobsScreen(NtuiScreen):
         with Vertical(id="jobs-body"):
             yield QueueBox(self.model, empty_text=self.model.empty_text(), id="jobs-queue",
                            cluster_of=self.cluster_of if self.several_clusters else None)
-            yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock), id="jobs-tabs")
+            yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock,
+                                  files=self.ntui_app.cluster_files if self.clusters else None), id="jobs-tabs")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
 

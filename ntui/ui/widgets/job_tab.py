@@ -44,6 +44,8 @@ from ntui.core.waiting.why import Why
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ntui.core.remote.files import ClusterFiles
+
 __all__ = ["Computed", "JobTab", "TabDeps", "TabKey", "TabSpec", "Tick", "displayed", "over_ssh_note"]
 
 
@@ -98,6 +100,9 @@ class TabDeps:
     runner: CommandRunner
     settings: Settings
     clock: Callable[[], datetime] | None = None
+    #: the files of a cluster reached over ssh, by its name (its agent over that cluster's master; built on first
+    #: use, from a worker thread); None: no cluster reached over ssh is shown
+    files: Callable[[str], ClusterFiles] | None = None
 
 
 def over_ssh_note(title: str, selected: SelectedJob) -> str:

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
@@ -67,6 +67,9 @@ from ntui.core.logs.watch import (
 from ntui.core.logs.watch import key_name as _key_name
 from ntui.core.logs.watch import key_sort as _key_sort
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
+
+if TYPE_CHECKING:
+    from ntui.core.remote.files import ClusterFiles
 
 #: The log's least height when the pane is short (the rank table gives up its lines first), and the rank table's
 #: bounds (its header and one row, the selected rank's, at least).
@@ -108,6 +111,20 @@ def _files_of(job_id: str | None, paths: LogPaths | None, world_size: int | None
     if batch_log:
         return {BATCH: Path(batch_log)}, False, "per-rank logs unknown (not submitted by ntui)"
     return {}, False, "no log paths known for this job (not submitted by ntui)"
+
+
+@dataclass
+class RemoteShown:
+    """The job of a cluster reached over ssh that the pane shows: its cluster, its id there, its batch log's path
+    there (None: not known yet), whether it still runs (the follow stops after it ended)."""
+
+    cluster: str
+    job_id: str | None
+    path: str | None
+    active: bool = True
+
+    def same(self, other: RemoteShown) -> bool:
+        return (self.cluster, self.job_id, self.path) == (other.cluster, other.job_id, other.path)
 
 
 def _key_id(key: Key) -> str:
@@ -190,6 +207,7 @@ class LogPane(JobTab, Widget):
                   keys=(TabKey("E", "first_error", "First error", "ntui.jobs.first_error",
                                "Open the logs at the error of the rank that failed first"),))
     FEED_HIDDEN = True  # hidden, it reads the batch log alone now and then (a failure still shows at once)
+    OVER_SSH = True  # a remote job's batch log, through its cluster's files (show_remote)
 
     DEFAULT_CSS = """
     LogPane { layout: vertical; height: 1fr; }
@@ -260,6 +278,7 @@ class LogPane(JobTab, Widget):
         settings: LogSettings,
         *,
         clock: Callable[[], float] = time.time,
+        files: Callable[[str], ClusterFiles] | None = None,
         id: str | None = None,  # noqa: A002
         classes: str | None = None,
     ) -> None:
@@ -274,6 +293,8 @@ class LogPane(JobTab, Widget):
         self._triage = TriageLine("no job selected", False)
         self.polls = 0
         """Rows messages applied (tests wait on it)."""
+        self.files = files  # a cluster's files by its name (jobs of clusters reached over ssh)
+        self._remote: RemoteShown | None = None  # the job of a cluster reached over ssh shown (None: a local one)
         self._ready = False
         self._deferred: tuple[str | None, dict[str, Any]] | None = None
 
@@ -422,16 +443,123 @@ class LogPane(JobTab, Widget):
     def build(cls, deps: TabDeps) -> LogPane:
         clock = deps.clock
         return cls(deps.settings.logs, clock=(lambda: clock().timestamp()) if clock is not None else time.time,
-                   id=cls.TAB.widget_id)
+                   files=deps.files, id=cls.TAB.widget_id)
 
     def show_selected(self, selected: SelectedJob) -> None:
-        """The selected job's logs, once it is known where they are (:func:`log_target`)."""
+        """The selected job's logs, once it is known where they are (:func:`log_target`); a job of a cluster
+        reached over ssh: its batch log there (:meth:`show_remote`)."""
+        if selected.cluster is not None:
+            self.show_remote(selected)
+            return
+        self._remote = None
         target = log_target(selected)
         if target is None or target == self.target:
             return
         self.target = target
         self.show_job(target.job_id, paths=target.paths, world_size=target.world_size, job_active=target.job_active,
                       batch_log=target.batch_log, launcher=target.launcher)
+
+    def show_remote(self, selected: SelectedJob) -> None:
+        """A job of a cluster reached over ssh: its batch log (``scontrol``'s StdOut there) read through that
+        cluster's files (the agent over its master), its tail then its new lines by offset, as ``ntui --cluster NAME
+        logs -f`` does. The ranks' own logs are not read over ssh yet (said in the status line)."""
+        cluster, job_id, path = selected.cluster, selected.job_id, selected.batch_log
+        assert cluster is not None
+        shown = RemoteShown(cluster, job_id, path)
+        if self._remote is not None and self._remote.same(shown):
+            if self._remote.active != selected.active:  # the same job: only whether it still runs
+                self._remote.active = selected.active
+            return
+        if not self._ready:
+            return  # mounted later: the container hands the selection again (JobTab.on_mount)
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
+        self.workers.cancel_group(self, "log-pane")
+        self.target = None  # a local job selected next is shown afresh
+        self._token += 1
+        shown.active = selected.active
+        self._remote = shown
+        note = "over ssh: the batch log only (the ranks' logs are not read over ssh yet)"
+        keys: tuple[Key, ...] = (BATCH,) if path else ()
+        self._shown = Shown(job_id, selected.active, note, LogView(0, "rank", keys), last_rank=BATCH)
+        self._reset_view_state()
+        self._ranks.clear()
+        self._log.clear()
+        if job_id is None:
+            return
+        if not path:
+            self._set_triage(TriageLine(f"looking up where job {job_id} writes on {cluster} (scontrol there)…",
+                                        False))
+            self._update_status()
+            return
+        self._apply_rows((RankRow(BATCH, None, False, 0, "", "", "reading…"),))
+        self._set_triage(TriageLine(f"the batch log on {cluster}: {path}", False))
+        self._update_status()
+        if self.files is None:
+            self._set_triage(TriageLine(f"the files of {cluster} cannot be read from this view", True))
+            return
+        self.run_worker(functools.partial(self._follow_remote, self._token, shown, self.files), name="log-remote",
+                        group="log-pane", description=f"following the log of job {job_id} on {cluster}",
+                        thread=True, exclusive=True, exit_on_error=False)
+
+    def _follow_remote(self, token: int, shown: RemoteShown, files_of: Callable[[str], ClusterFiles]) -> None:
+        """*Worker thread*: the remote batch log's tail, then its new lines (offsets held by
+        :class:`~ntui.core.remote.logs.RemoteTail`: a dropped link resumes where the last answer ended, nothing lost
+        or doubled); the follow waits on the cluster for new lines where the agent can, else polls. Stops once the
+        job no longer runs and a poll found nothing new."""
+        from ntui.core.remote.logs import RemoteTail
+        from ntui.core.slurm.runner import SlurmError
+
+        worker = get_current_worker()
+        interval = max(0.2, float(self.settings.poll_interval))
+        assert shown.path is not None
+
+        def running() -> bool:
+            return not worker.is_cancelled and token == self._token
+
+        def row(status: str, exists: bool, last: str = "") -> None:
+            self.post_message(LogPane.Rows(token, (RankRow(BATCH, None, exists, 0, "", _crop(last), status),),
+                                           TriageLine(f"the batch log on {shown.cluster}: {shown.path}", False)))
+
+        tail: RemoteTail | None = None
+        wait_s = interval
+        while running():
+            waited = False  # the follow itself waited on the cluster for new lines
+            try:
+                files = files_of(shown.cluster)
+                if tail is None:
+                    tail = RemoteTail(files, shown.path, lines=max(1, self.settings.window))
+                    first = tail.start()
+                    if not first.exists:
+                        row("not there yet", False)
+                        tail = None
+                    else:
+                        self.post_message(LogPane.ViewLoaded(token, 0, Loaded(tuple(first.lines),
+                                                                              partial=tail.partial)))
+                        row("following" if shown.active else "ended", True, first.lines[-1] if first.lines else "")
+                else:
+                    update = tail.poll(wait=2.0 if files.live else 0.0)
+                    waited = files.live
+                    if update.reset:
+                        self.post_message(LogPane.ViewLoaded(token, 0, Loaded(tuple(update.lines),
+                                                                              partial=tail.partial)))
+                    elif update.lines or tail.partial:
+                        self.post_message(LogPane.Lines(token, 0, tuple(update.lines), tail.partial))
+                    if update.lines:
+                        row("following" if shown.active else "ended", True, update.lines[-1])
+                    elif not shown.active:
+                        row("ended", True)
+                        return
+                wait_s = interval
+            except SlurmError as exc:  # the link is down (the agent reopens it itself first): say so, try again
+                wait_s = min(30.0, max(interval, wait_s * 2))
+                row(f"link down, retry in {wait_s:.0f} s", False, str(exc))
+            if waited:
+                continue
+            deadline = time.monotonic() + wait_s
+            while running() and time.monotonic() < deadline:
+                time.sleep(0.05)
 
     def show_failure(self, text: str) -> None:
         self.target = None  # the next selection tries again
