@@ -205,3 +205,9 @@ def test_a_counter_alone_heads_a_block_of_metrics(tmp_path: Path) -> None:
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (3, 4) and "done" not in words, words
     assert series.metrics["loss/train/total"] == 9.0
+
+
+def test_an_epochs_batch_count_may_go_unnamed_in_brackets() -> None:
+    point = parse_line("Epoch:[3/12](2100/18742) loss:2.331 lr:0.00016861 epoch_Time:72.0min:")
+    assert point is not None and (point.epoch, point.epochs, point.step, point.total) == (3.0, 12, 2100, 18742)
+    assert point.per_epoch and point.metrics["loss"] == 2.331

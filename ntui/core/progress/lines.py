@@ -576,8 +576,10 @@ FORMS: tuple[LineForm, ...] = (
     # hand-written loops: "Epoch [2/10], Step [100/600], Loss: 0.22", "epoch 3/20 iter 40/500 loss 1.2" (an
     # epoch's steps of the run's epochs; epochs from 1 unless one says 0), "Iteration 300/5000, loss = 0.51",
     # "Step: 100, Loss: 0.2"
-    _form("epoch-step", r"\b[Ee]poch\s*[:\[]?\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?\s*[,|]?\s*"
-          r"(?:[Ss]tep|[Ii]ter(?:ation)?|[Bb]atch)\s*[:\[]?\s*(?P<batch>\d+)\s*/\s*(?P<batches>\d+)", 1, generic=True),
+    # (the batch's count may go unnamed, in brackets or parentheses: "Epoch:[2/12](15200/18742) loss:2.3")
+    _form("epoch-step", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?\s*[,|-]?\s*"
+          r"(?:(?:[Ss]tep|[Ii]ter(?:ation)?|[Bb]atch)\s*[:\[]?\s*|[\[(]\s*)(?P<batch>\d+)\s*/\s*(?P<batches>\d+)", 1,
+          generic=True),
     # a loop that names its epoch and a batch counter that starts again at each epoch, with no epoch's length:
     # icefall's "Epoch 3, batch 450, batch avg loss ...", "epoch 2 iteration1400, Loss: 2.6": the run counts epochs
     _form("epoch-batch", r"\b[Ee]poch (?P<epoch>\d+),? (?:batch|iter(?:ation)?)[ :]?\s*(?P<batch>\d+)(?![\d/]|\s*/)",
