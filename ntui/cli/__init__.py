@@ -163,17 +163,16 @@ COMMANDS: tuple[Command, ...] = (
 
 #: The subcommands that work on a cluster reached over ssh (``ntui --cluster NAME``): Slurm asked over the shared
 #: connection, the cluster's files and records read there by its agent (logs, GPU samples, the history), attach's
-#: terminal handed to ``ssh -t``. The others say why not in :data:`NOT_REMOTE`.
+#: terminal handed to ``ssh -t``, the GPU watch step's output streamed over a channel; ``import`` reads a script of
+#: this machine and asks the cluster's partitions. The others say why not in :data:`NOT_REMOTE`.
 REMOTE_COMMANDS = frozenset({"jobs", "show", "why", "wait", "cancel", "hold", "release", "requeue", "check",
                              "submit", "presets", "render", "logs", "progress", "triage", "history", "report",
-                             "sweep", "attach", "stacks"})
+                             "sweep", "attach", "stacks", "gpus", "import"})
 
 
 #: Why each other subcommand does not run over ``--cluster`` yet, in words.
 NOT_REMOTE: dict[str, str] = {
-    "import": "checks a script against Slurm here",
-    "resubmit": "renders the preset its record names and records the submission on this machine",
-    "gpus": "streams a step's output to this terminal",
+    "resubmit": "reads and writes the records of the cluster's history",
 }
 
 

@@ -1,16 +1,20 @@
 """``ntui gpus JOBID [--once]``: per-node GPU usage of a running job, as a table (rich).
 
 One ``scontrol show job -d`` to plan, then one overlapping ``srun`` step streaming
-``nvidia-smi -l``: no RPC per refresh. The step is stopped on exit (Ctrl-C included).
+``nvidia-smi -l``: no RPC per refresh. The step is stopped on exit (Ctrl-C included). Over ``--cluster`` the step
+runs on the cluster's login node, its output streamed over one channel of the ssh master; it ends there too when
+this side stops reading (:meth:`~ntui.core.slurm.ssh.SshRunner.stream_argv`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from typing import Any
 
+from ntui.cli.common import remote_cluster
 from ntui.cli.ctrlc import CtrlC
 from ntui.cli.slurm import cli_runner, cli_settings
 from ntui.core.gpu.smi import GpuBoard, sparkline
@@ -66,6 +70,18 @@ def cmd_gpus(args: argparse.Namespace) -> int:
     except (SlurmError, NotWatchable) as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return 3
+    if remote_cluster() is not None:  # the step runs on the cluster's login node; its output streams over ssh
+        from dataclasses import replace
+
+        from ntui.core.remote.files import ssh_runner_of
+
+        ssh = ssh_runner_of(runner)
+        assert ssh is not None  # --cluster: the runner is ssh's
+        try:
+            plan = replace(plan, argv=tuple(ssh.stream_argv(plan.argv)), env=dict(os.environ))
+        except SlurmError as exc:
+            print(f"ntui: {exc}", file=sys.stderr)
+            return 3
     board = GpuBoard(plan.task_nodes, expected=plan.expected, interval_s=args.interval)
     lock = threading.Lock()
     done = threading.Event()

@@ -120,6 +120,14 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
         shown = ntui(laptop, "show", job_id)
         assert shown.returncode == 0, shown.stderr
         assert "PENDING" in shown.stdout
+        # the cluster's own Slurm version (this lane's; the laptop has no sinfo), asked with the job's scontrol
+        version = dev_cluster.run(os.path.join(_slurm_bin_dir(dev_cluster), "sinfo"), "--version")
+        assert version.returncode == 0, version.stderr
+        assert f"Slurm: {version.stdout.split()[-1]}" in shown.stdout, shown.stdout
+
+        history = ntui(laptop, "history", "--json", "-n", "5")  # the cluster's history, read by its agent
+        assert history.returncode == 0, history.stderr
+        assert f'"job_id": "{job_id}"' in history.stdout
 
     finally:
         cancelled = ntui(laptop, "cancel", job_id)

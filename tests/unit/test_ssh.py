@@ -421,3 +421,45 @@ def test_the_terminal_is_put_back_when_ssh_is_killed_holding_it_raw(sshd: sshd_s
     said, shown = _on_a_terminal(sshd, "killed", ["sh", "-c", "echo ready; sleep 60"], tmp_path / "out.json",
                                  while_running=kill_ssh)
     assert said["code"] == -signal.SIGKILL and said["same"] is True, shown
+
+
+# ---------------------------------------------------------------- a stream read here (ntui gpus)
+
+
+def test_a_streamed_command_ends_on_the_cluster_when_this_side_stops_reading(sshd: sshd_support.Sshd,
+                                                                            tmp_path: Path) -> None:
+    import threading
+    import time
+
+    from ntui.core.gpu.stream import GpuStream
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    trace = tmp_path / "srun.trace"
+    (bin_dir / "srun").write_text(
+        f"#!/bin/sh\ntrap 'echo terminated >> {trace}; exit 0' TERM\nprintf '<%s>\\n' \"$@\"\n"
+        "i=0; while :; do i=$((i + 1)); echo \"line $i\"; sleep 0.2; done\n")
+    (bin_dir / "srun").chmod(0o755)
+    r = SshRunner(SshTarget(host=sshd_support.HOST, control_dir=sshd.directory / "stream", persist_s=300,
+                            config_file=str(sshd.ssh_config), bin_dir=str(bin_dir)))
+    marker = _marker()
+    words = [w for w in hostile_values(marker) if "\n" not in w and "\r" not in w]  # one line each
+    lines: list[str] = []
+    enough = threading.Event()
+
+    def on_line(line: str) -> None:
+        lines.append(line)
+        if sum(x.startswith("line ") for x in lines) >= 3:
+            enough.set()
+
+    stream = GpuStream(r.stream_argv(["srun", *words]), env=None, on_line=on_line, on_exit=lambda rc, err: None)
+    stream.start()
+    try:
+        assert enough.wait(120), lines
+    finally:
+        stream.stop()
+    assert lines[:len(words)] == [f"<{w}>" for w in words] and not marker.exists()  # every word verbatim
+    deadline = time.monotonic() + 60  # the relay notices at the next line it cannot write
+    while time.monotonic() < deadline and not (trace.exists() and "terminated" in trace.read_text()):
+        time.sleep(0.1)
+    assert trace.exists() and trace.read_text() == "terminated\n"

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = (ROOT / "tests/data/slurm/scontrol_show_partition.stdout").read_text()
 SHOW_JOB = (ROOT / "tests/data/slurm/24.11/scontrol_show_job_completed.stdout").read_text()  # JobId=203
 SHOW_RUNNING = (ROOT / "tests/data/slurm/24.11/scontrol_show_job_running_2node_gpu.stdout").read_text()  # 213
+GPU_LINES = (ROOT / "tests/data/gpus/two-nodes-label.txt").read_text()
 
 SQUEUE = r'''
 import json, os, sys
@@ -43,11 +44,21 @@ print("slurm 24.11.7" if sys.argv[1:] == ["--version"] else "")
 '''
 
 SRUN = r'''
-import json, os, sys
-with open(TRACE, "a") as f:
-    f.write(json.dumps({"srun": sys.argv[1:], "tty": os.isatty(0) and os.isatty(1)}) + "\n")
-print("a shell on the node")
-sys.exit(5)
+import json, os, signal, sys, time
+def trace(what):
+    with open(TRACE, "a") as f:
+        f.write(json.dumps(what) + "\n")
+if "--pty" in sys.argv:  # attach: a shell on the node's terminal
+    trace({"srun": sys.argv[1:], "tty": os.isatty(0) and os.isatty(1)})
+    print("a shell on the node")
+    sys.exit(5)
+# the GPU watch step: nvidia-smi's lines, labelled by task, every second until it is told to stop
+signal.signal(signal.SIGTERM, lambda *_: (trace({"gpu-step": "terminated"}), sys.exit(0)))
+trace({"gpu-step": sys.argv[1:]})
+while True:
+    sys.stdout.write(GPU_LINES)
+    sys.stdout.flush()
+    time.sleep(1)
 '''
 
 SBATCH = r'''
@@ -84,7 +95,7 @@ class Remote:
 def _stub(bin_dir: Path, name: str, body: str, trace: Path) -> None:
     path = bin_dir / name
     path.write_text(f"#!{sys.executable}\nTRACE = {str(trace)!r}\nPARTITIONS = {PARTITIONS!r}\n"
-                    f"SHOW_JOB = {SHOW_JOB!r}\nSHOW_RUNNING = {SHOW_RUNNING!r}\n{body}")
+                    f"SHOW_JOB = {SHOW_JOB!r}\nSHOW_RUNNING = {SHOW_RUNNING!r}\nGPU_LINES = {GPU_LINES!r}\n{body}")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
@@ -212,6 +223,33 @@ def test_attach_hands_this_terminal_to_srun_on_the_cluster(remote: Remote, sshd:
                     "tty": True}
     assert b"a shell on the node" in shown and b"Traceback" not in shown
     assert sshd.logins() - logins == 1  # scontrol, then the terminal: one login
+
+
+def test_gpus_streams_the_watch_steps_output_and_the_step_ends_there_after(remote: Remote,
+                                                                          sshd: sshd_support.Sshd) -> None:
+    import time
+
+    logins = sshd.logins()
+    out = ntui(remote, "--cluster", "dev", "gpus", "213", "--once", "--timeout", "120")
+    assert out.returncode == 0, out.stderr
+    assert "job 213: 8 GPUs on 2 node(s)" in out.stdout, out.stdout
+    assert re.search(r"nid001 .* 3 .* 99%", out.stdout) and re.search(r"nid002 .* 0 .* 0%", out.stdout), out.stdout
+    (step,) = [c["gpu-step"] for c in _trace(remote) if isinstance(c, dict) and isinstance(c.get("gpu-step"), list)]
+    assert step[:3] == ["--jobid=213", "--overlap", "--nodes=2"] and "--label" in step
+    deadline = time.monotonic() + 60  # the step is told to stop at the first line nobody reads any more
+    while time.monotonic() < deadline and {"gpu-step": "terminated"} not in _trace(remote):
+        time.sleep(0.2)
+    assert {"gpu-step": "terminated"} in _trace(remote)
+    assert sshd.logins() - logins == 1
+
+
+def test_import_reads_a_script_of_this_machine_with_the_cluster_named(remote: Remote, tmp_path: Path) -> None:
+    script = tmp_path / "train.sbatch"
+    script.write_text("#!/bin/bash\n#SBATCH --job-name=imported\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\n"
+                      "#SBATCH --time=01:00:00\nsrun python train.py\n")
+    out = ntui(remote, "--cluster", "dev", "import", str(script))
+    assert out.returncode == 0, out.stderr
+    assert "name: imported" in out.stdout and "gpus-per-node: 4" in out.stdout, out.stdout
 
 
 def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:

@@ -294,6 +294,18 @@ def classify_ssh(host: str, returncode: int, stderr: str, *, argv: Sequence[str]
     return None
 
 
+# ---------------------------------------------------------------- a stream read here
+
+
+#: ``sh -c`` script around a long-lived command whose output is read here (``ntui gpus``' step): its output is
+#: relayed line by line through a FIFO; once a line cannot be written (this side went away: the channel closed), the
+#: command gets SIGTERM (srun then ends its step) instead of living on unread. Fixed text; the command is "$@".
+_RELAY = ('d=$(mktemp -d) || exit 1; mkfifo "$d/o" || { rmdir "$d"; exit 1; }; "$@" >"$d/o" & p=$!; '
+          "trap '' PIPE; "
+          'while IFS= read -r l; do printf "%s\\n" "$l" || { kill -TERM "$p"; break; }; done <"$d/o"; '
+          'rm -rf "$d"; wait "$p"')
+
+
 # ---------------------------------------------------------------- a terminal handed to ssh
 
 
@@ -416,6 +428,18 @@ class SshRunner:
             remote = ["sh", "-c", _WITH_VERSION, "ntui", version_marker, self.resolve("sinfo"), *remote]
         return build_ssh_argv(t.host, remote, control_path=t.control_path, persist_s=t.persist_s,
                               config_file=t.config_file, ssh=t.ssh, terminal=terminal)
+
+    def stream_argv(self, argv: Sequence[str]) -> list[str]:
+        """The ssh argv of a long-lived command whose standard output is read here line by line (a GPU watch step),
+        over the master (opened first where none is up): :data:`_RELAY` ends it with SIGTERM once this side stops
+        reading, so that killing the local ssh process stops the command on the cluster too."""
+        if not argv:
+            raise ValueError("empty argv")
+        if not self._opened:
+            self.run(["true"], timeout=60)
+        self._prepare()
+        remote = [self.resolve(argv[0]), *argv[1:]]
+        return self.ssh_argv(["sh", "-c", _RELAY, "ntui", *remote])
 
     def run_terminal(self, argv: Sequence[str]) -> int:
         """``argv`` on the cluster on this process's terminal (``ssh -t`` over the master, opened first where none
