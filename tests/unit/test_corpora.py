@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from ntui.core.logs.triage import KINDS
+from ntui.core.logs.finding import KINDS
 from tests.support.corpus import CORPORA, FIELDS, entries, problems
 
 PRESENT = sorted(c for c in FIELDS if (CORPORA / c).is_dir())

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ntui.core.loglines import parse_prefix, read_line, uncollapse
-from ntui.core.logs.triage import scan_lines, triage
+from ntui.core.logs.rankdetector import scan_lines
+from ntui.core.logs.triage import triage
 
 
 @pytest.mark.parametrize(("line", "rank", "local", "host", "rest"), [

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntui.core.jobfiles.lognames import discover_rank_logs, rank_log_paths
+from ntui.core.logs.rankdetector import scan_lines
 from ntui.core.logs.tail import FileTail, MultiTail, TailUpdate, merge_lines, rank_status
-from ntui.core.logs.triage import scan_lines
 from ntui.core.textsafe import DISPLAY_CAP, clean_line
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.logs.triage import scan_lines
+from ntui.core.logs.rankdetector import scan_lines
 from ntui.core.records.record import infer_from_batch_log
 from ntui.core.slurm.srunlines import (
     CANCELLED,

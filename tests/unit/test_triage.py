@@ -9,14 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ntui.core.logs.triage import (
-    LogFailure,
-    RankDetector,
-    parse_line_time,
-    scan_lines,
-    split_prefix,
-    triage,
-)
+from ntui.core.logs.finding import LogFailure
+from ntui.core.logs.lineforms import parse_line_time, split_prefix
+from ntui.core.logs.rankdetector import RankDetector, scan_lines
+from ntui.core.logs.triage import triage
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
 T0 = datetime(2024, 5, 1, 12, 0, 0).timestamp()
@@ -419,10 +415,11 @@ def test_detector_never_raises(text_lines: list[str]) -> None:
 
 
 def test_every_finding_kind_is_written_once_and_has_its_tier() -> None:
-    from ntui.core.logs import triage as t
+    from ntui.core.logs import detectors as d
+    from ntui.core.logs import finding as t
 
     assert len(set(t.KINDS)) == len(t.KINDS) == 16
-    assert set(t._TIERS) == set(t.KINDS) and all(t.tier_of(k) in (0, 1, 2, 3) for k in t.KINDS)
+    assert set(t.TIERS) == set(t.KINDS) and all(t.tier_of(k) in (0, 1, 2, 3) for k in t.KINDS)
     # the detector table gives only those kinds, each row named once
-    assert all(set(row.kinds) <= set(t.KINDS) for row in (*t.DETECTORS, t.LAST_ERROR))
-    assert len({row.name for row in t.DETECTORS}) == len(t.DETECTORS)
+    assert all(set(row.kinds) <= set(t.KINDS) for row in (*d.DETECTORS, d.LAST_ERROR))
+    assert len({row.name for row in d.DETECTORS}) == len(d.DETECTORS)

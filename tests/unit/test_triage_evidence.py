@@ -9,7 +9,8 @@ import pytest
 
 from ntui.core import loglines
 from ntui.core.loglines import parse_prefix, read_line
-from ntui.core.logs.triage import scan_lines, triage
+from ntui.core.logs.rankdetector import scan_lines
+from ntui.core.logs.triage import triage
 from ntui.core.logs.verdict import decide
 
 

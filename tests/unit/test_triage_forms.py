@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from ntui.core.loglines import parse_prefix
 from ntui.core.logs.joblogs import files_verdict
-from ntui.core.logs.triage import parse_prefix, scan_lines, triage
+from ntui.core.logs.rankdetector import scan_lines
+from ntui.core.logs.triage import triage
 from tests.conftest import REPO
 
 ELASTIC = REPO / "tests" / "data" / "logs" / "elastic"
@@ -473,7 +475,7 @@ def test_a_rank_file_read_late_still_names_the_ranks_own_error() -> None:
     its own. The real torchrun failure (rank 3 raises, then its process aborts at exit: torch elastic says exitcode
     -6) with rank 3's file polled 30 s after the root cause's time (a loaded machine, seen in a full run): the
     verdict is the RuntimeError, the abort its consequence."""
-    from ntui.core.logs.triage import RankDetector
+    from ntui.core.logs.rankdetector import RankDetector
 
     case = LOGS / "fail-torchrun"
     root_cause_at = datetime(2026, 11, 30, 9, 28, 56).timestamp()

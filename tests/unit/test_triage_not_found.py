@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.logs.triage import scan_lines, triage
+from ntui.core.logs.rankdetector import scan_lines
+from ntui.core.logs.triage import triage
 
 
 def _stderr(argv: list[str], tmp_path: Path) -> tuple[int, list[str]]:

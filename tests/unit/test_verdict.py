@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from ntui.core.jobfiles.lognames import LogPaths
+from ntui.core.logs.finding import LogFailure
 from ntui.core.logs.joblogs import job_verdict, triage_job
-from ntui.core.logs.triage import LogFailure, RankDetector, scan_lines
+from ntui.core.logs.rankdetector import RankDetector, scan_lines
 from ntui.core.logs.verdict import SlurmFinal, decide
 from tests.support.logcases import restore_mtimes
 

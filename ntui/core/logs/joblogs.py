@@ -18,9 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import LogPaths, RankLogs, rank_log_paths
+from ntui.core.logs.finding import LogFailure
 from ntui.core.logs.paste import SAMPLE_LINES, unpaster
+from ntui.core.logs.rankdetector import RankDetector
+from ntui.core.logs.summary import TriageSummary
 from ntui.core.logs.tail import FileTail
-from ntui.core.logs.triage import LogFailure, RankDetector, TriageSummary
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, unnamed
 from ntui.core.logs.watch import JobLogWatcher, Key, watch_files
 

@@ -68,7 +68,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
-from ntui.core.logs.triage import LogFailure
+from ntui.core.logs.finding import LogFailure
 from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The verdict on a job that ended (or is ending): what Slurm did first, then which rank's error was the cause.
 
-Pure: it reads :class:`~ntui.core.logs.triage.LogFailure` values (the detectors' output over the batch log and the
+Pure: it reads :class:`~ntui.core.logs.finding.LogFailure` values (the detectors' output over the batch log and the
 rank logs) and, when known, Slurm's final word (:class:`SlurmFinal`: the state from ``sacct``/``scontrol``).
 
 Order of the verdict:
@@ -34,15 +34,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeVar
 
+from ntui.core.logs.finding import LogFailure
 from ntui.core.logs.signals import exit_code_signal, is_fault
-from ntui.core.logs.triage import (
-    SUMMARY_WIDTH,
-    LogFailure,
-    cut_frame,
-    triage,
-    what_happened,
-    where,
-)
+from ntui.core.logs.summary import SUMMARY_WIDTH, cut_frame, what_happened, where
+from ntui.core.logs.triage import triage
 from ntui.core.slurm.srunlines import parse_cancel
 from ntui.core.textsafe import ellipsize
 

@@ -5,7 +5,7 @@ is the scheduler's choice, see :class:`PoliteScheduler`).
 
 :class:`JobLogWatcher` owns one :class:`~ntui.core.logs.tail.FileTail` per file of the job (the batch log,
 key :data:`BATCH`, and one per global rank, key ``N``) and one incremental
-:class:`~ntui.core.logs.triage.RankDetector` per file. The caller (the log pane's worker thread, ``ntui logs
+:class:`~ntui.core.logs.rankdetector.RankDetector` per file. The caller (the log pane's worker thread, ``ntui logs
 --follow --triage``, :func:`ntui.core.logs.joblogs.triage_job`) calls :meth:`JobLogWatcher.poll` and reads the
 results: :meth:`~JobLogWatcher.rows` (the rank table), :meth:`~JobLogWatcher.triage_line` (who failed
 first, where its error is), :meth:`~JobLogWatcher.verdict` (the job-level verdict of
@@ -36,6 +36,10 @@ from ntui.core.jobfiles.lognames import (
     node_of,
     parse_rank_header,
 )
+from ntui.core.logs.finding import LogFailure
+from ntui.core.logs.lineforms import suspect_lines
+from ntui.core.logs.rankdetector import RankDetector
+from ntui.core.logs.summary import TriageSummary
 from ntui.core.logs.tail import (
     DEFAULT_WINDOW,
     FdBudget,
@@ -46,7 +50,7 @@ from ntui.core.logs.tail import (
     rank_label,
     rank_status,
 )
-from ntui.core.logs.triage import LogFailure, RankDetector, TriageSummary, suspect_lines, triage
+from ntui.core.logs.triage import triage
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, decide, unnamed
 
 __all__ = [
