@@ -74,6 +74,8 @@ class ClusterInfo(Message):
     qos: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     limits: tuple[PartitionLimits, ...] = ()
+    destination: str | None = None  # the cluster these choices are of: one reached over ssh (None: Slurm here)
+    destinations: tuple[str | None, ...] = ()  # where a job may go (None: Slurm here); more than one: a choice
 
 
 @dataclass

@@ -40,6 +40,7 @@ class SubmittedJob:
     rank_logs: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     tasks: tuple[int, ...] = ()  # a sweep's task indices (the logs above are the first task's)
+    via: str | None = None  # the cluster reached over ssh it was submitted to (None: Slurm here)
 
 
 def submit_job(

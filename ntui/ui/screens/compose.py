@@ -98,6 +98,8 @@ class ComposeScreen(NtuiScreen):
         Binding("e", "edit_preset", "Edit preset", id="ntui.edit", tooltip="Edit the preset's YAML"),
         Binding("n", "save_as", "Save as", id="ntui.save_as", tooltip="New preset from the current form"),
         Binding("ctrl+r", "reset_form", "Reset form", id="ntui.reset", show=False),
+        Binding("c", "next_cluster", "Cluster", id="ntui.cluster",
+                tooltip="Where the job goes: the next cluster of the settings (shown with more than one)"),
         Binding("escape", "leave_field", "Leave field", id="ntui.leave_field", show=False),
     ]
 
@@ -117,6 +119,8 @@ class ComposeScreen(NtuiScreen):
         self.generation = 0
         self.rendered: PreviewRendered | None = None
         self.cluster: ClusterInfo | None = None
+        self.destination: str | None = None  # the cluster reached over ssh the job goes to (None: Slurm here)
+        self.destinations: tuple[str | None, ...] = ()  # where it may go, once the settings are read
         self._lines: dict[str, tuple[object, Content]] = {}
         self.unplaced: list[Problem] = []
         self._timer: Timer | None = None
@@ -432,12 +436,16 @@ class ComposeScreen(NtuiScreen):
         from ntui.core.slurm.sacctmgr import user_associations
         from ntui.core.slurm.sinfo import sinfo_partitions
 
-        runner = self.ntui_app.runner
+        app = self.ntui_app
+        destinations: tuple[str | None, ...] = (*((None,) if app.local_slurm else ()), *app.shown_clusters())
+        destination = self.destination if self.destination in destinations else (destinations or (None,))[0]
+        runner = app.runner if destination is None else app.cluster_runner(destination)
         notes: list[str] = []
         try:
             parts = sinfo_partitions(runner)
         except SlurmNotInstalled:
-            self.post_message(ClusterInfo(False, notes=(NO_SLURM,)))
+            self.post_message(ClusterInfo(False, notes=(NO_SLURM,), destination=destination,
+                                          destinations=destinations))
             return
         except SlurmError as exc:
             parts = ()
@@ -448,14 +456,34 @@ class ComposeScreen(NtuiScreen):
         if not assoc.available:
             notes.append(f"accounts/QOS unavailable ({assoc.error or 'sacctmgr failed'}); free text")
         self.post_message(ClusterInfo(True, names, default, assoc.accounts, assoc.qos, tuple(notes),
-                                      partition_limits(parts)))
+                                      partition_limits(parts), destination, destinations))
 
     @on(ClusterInfo)
     def _cluster_info(self, message: ClusterInfo) -> None:
         self.cluster = message
+        self.destination, self.destinations = message.destination, message.destinations
+        self.refresh_bindings()
         self.form.set_choices({"partition": message.partitions, "account": message.accounts, "qos": message.qos},
                               {"partition": message.default_partition} if message.default_partition else None)
         self._update_status()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # one place to submit to: no key (False hides it; None would show it disabled)
+        return not (action == "next_cluster" and len(self.destinations) < 2)
+
+    def action_next_cluster(self) -> None:
+        """``c``: the job goes to the next cluster (its partitions, accounts and QOS are asked of it)."""
+        if len(self.destinations) < 2:
+            return
+        i = self.destinations.index(self.destination) if self.destination in self.destinations else -1
+        self.destination = self.destinations[(i + 1) % len(self.destinations)]
+        self.cluster = None  # the choices of the cluster chosen, as soon as it answers
+        self.check_line = None
+        self._update_status()
+        self._load_cluster()
+
+    def destination_name(self, destination: str | None) -> str:
+        return destination if destination is not None else self.ntui_app.local_cluster_name()
 
     @property
     def slurm_missing(self) -> bool:
@@ -524,8 +552,18 @@ class ComposeScreen(NtuiScreen):
             return []
         return check_against_cluster(r.spec, self.cluster.limits, partition=partition, loaded=r.loaded)
 
+    def _remote_refused(self, what: str) -> bool:
+        """sbatch --test-only is given a script file: not over ssh yet (as ``ntui --cluster NAME submit
+        --test-only``); said, True."""
+        if self.destination is None:
+            return False
+        self.notify(f"{what} asks sbatch --test-only, which is given a script file: not over ssh yet "
+                    f"({self.destination} is reached over ssh; c chooses another cluster)", title="Not over ssh yet",
+                    severity="warning")
+        return True
+
     def action_check(self) -> None:
-        if "check" in self._busy or not self._ready("check", "check", slurm=True):
+        if "check" in self._busy or self._remote_refused("t") or not self._ready("check", "check", slurm=True):
             return
         assert self.rendered is not None and self.rendered.spec is not None
         self._busy.add("check")
@@ -577,7 +615,7 @@ class ComposeScreen(NtuiScreen):
     def action_what_if(self) -> None:
         """``w``: the what-if dialog on the form as it is now (ntui/ui/screens/whatif.py); the chosen shape's
         override goes into the form."""
-        if not self._ready("what_if", "ask what would start sooner", slurm=True):
+        if self._remote_refused("w") or not self._ready("what_if", "ask what would start sooner", slurm=True):
             return
         from ntui.ui.screens.whatif import WhatIfScreen
 
@@ -627,10 +665,14 @@ class ComposeScreen(NtuiScreen):
                 self._busy.add("submit")
                 self.submit_line = Content.assemble(("… submitting", "$text-muted"))
                 self._update_status()
-                self._submit(rendered.preset, rendered.loaded, rendered.spec, self.resubmit_of)
+                if self.destination is not None:
+                    self._submit_there(self.destination, rendered.preset, rendered.loaded, rendered.spec)
+                else:
+                    self._submit(rendered.preset, rendered.loaded, rendered.spec, self.resubmit_of)
 
         self.app.push_screen(
-            ConfirmSubmitScreen(rendered.spec, rendered.script, rendered.preset, rendered.overrides), confirmed
+            ConfirmSubmitScreen(rendered.spec, rendered.script, rendered.preset, rendered.overrides,
+                                destination=self.destination), confirmed
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch")
@@ -652,15 +694,33 @@ class ComposeScreen(NtuiScreen):
                 history.close()
         self.post_message(JobSubmitted(preset, job))
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch over ssh")
+    def _submit_there(self, cluster: str, preset: str, loaded: Any, spec: Any) -> None:
+        """Submit to a cluster reached over ssh as ``ntui --cluster NAME submit`` does
+        (:func:`ntui.core.remotesubmit.submit_to_cluster`: records in that cluster's history, a lost answer looked
+        for by the job's comment, never sent twice)."""
+        from dataclasses import replace
+
+        from ntui.core.remotesubmit import submit_to_cluster
+
+        app = self.ntui_app
+        got = submit_to_cluster(loaded, spec, app.cluster_runner(cluster), cluster,
+                                lambda: app.cluster_files(cluster))
+        for note in got.notes:
+            self.app.call_from_thread(self.notify, note, title=f"Submitted to {cluster}", severity="warning",
+                                      timeout=15)
+        self.post_message(JobSubmitted(preset, replace(got.job, via=cluster)))
+
     @on(JobSubmitted)
     def _submitted(self, message: JobSubmitted) -> None:
         self._busy.discard("submit")
         job = message.job
+        where = f" to {job.via}" if job.via else ""
         self.submit_line = Content.assemble(
-            ("✓ submitted job ", "bold $text-success"), (job.job_id, "bold"),
-            (f"  log {job.batch_log}", "$text-muted"),
+            ("✓ submitted job ", "bold $text-success"), (job.job_id, "bold"), (where, "bold"),
+            (f"  log {job.batch_log}" + (" there" if job.via else ""), "$text-muted"),
         )
-        self.notify(f"Submitted job {job.job_id} ({message.preset})", title="Submitted")
+        self.notify(f"Submitted job {job.job_id}{where} ({message.preset})", title="Submitted")
         for warning in job.warnings:
             self.notify(warning, severity="warning")
         self._update_status()
@@ -859,6 +919,12 @@ class ComposeScreen(NtuiScreen):
             parts = ", ".join(f"{p}*" if p == c.default_partition else p for p in c.partitions) or "?"
             who = self.ntui_app.identity
             text = (f"{who} · " if who else "") + f"Slurm: partitions {parts}"
+            if any(d is not None for d in self.destinations):  # clusters reached over ssh: where the job goes
+                more = f" (c: next of {len(self.destinations)})" if len(self.destinations) > 1 else ""
+                over = " over ssh" if self.destination is not None else ""
+                lines.append(Content.assemble(("→ submits to ", "$text-muted"),
+                                              (self.destination_name(self.destination), "bold"),
+                                              (over + more, "$text-muted")))
             if c.accounts:
                 text += f" · accounts {', '.join(c.accounts)}"
             if c.qos:

@@ -38,8 +38,10 @@ class ConfirmSubmitScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Cancel", id="ntui.confirm.cancel"),
     ]
 
-    def __init__(self, spec: JobSpec, script: str, preset: str, overrides: tuple[str, ...]) -> None:
+    def __init__(self, spec: JobSpec, script: str, preset: str, overrides: tuple[str, ...],
+                 destination: str | None = None) -> None:
         super().__init__()
+        self.destination = destination  # a cluster reached over ssh (None: Slurm here)
         self.spec = spec
         self.script = script
         self.preset = preset
@@ -47,7 +49,8 @@ class ConfirmSubmitScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="confirm-dialog"):
-            yield Label("Submit this job?", classes="dialog-title")
+            where = f" to {self.destination} (over ssh)" if self.destination else ""
+            yield Label(f"Submit this job{where}?", classes="dialog-title")
             yield Static(summary(self.spec, self.preset, self.overrides), id="confirm-summary")
             preview = ScriptPreview.create(self.script, id="confirm-script")
             preview.border_title = "sbatch script (what is submitted; ntui's own lines folded: f shows them)"

@@ -38,7 +38,7 @@ from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.clusters import ClusterQueues, split_key
+from ntui.core.jobs.clusters import ClusterQueues, cluster_key, split_key
 from ntui.core.jobs.details import EntryBook, HistoryLike, HistoryOpener
 from ntui.core.jobs.finals import FinalStateResolver
 from ntui.core.jobs.model import JobModel
@@ -278,7 +278,8 @@ class JobsScreen(NtuiScreen):
         self.watch(self.app, "last_submission", self._submitted, init=False)
         last = self.ntui_app.last_submission
         if last is not None:  # submitted before this view was first opened: select it
-            self.table.move_cursor(key=str(last.job_id))
+            key = str(last.job_id) if last.via is None else cluster_key(last.via, str(last.job_id))
+            self.table.move_cursor(key=key)
         self.refresh_now()
         self.model.finished.on_departure(self._jobs_departed)
         self.model_workers.load_recent(resolve=True)
@@ -687,6 +688,11 @@ class JobsScreen(NtuiScreen):
 
     def _submitted(self, job: SubmittedJob | None) -> None:
         if job is None or not job.job_id:
+            return
+        if job.via is not None:  # submitted to a cluster reached over ssh: its queue is asked at once
+            if job.via in self.clusters.names():
+                self.table.move_cursor(key=cluster_key(job.via, str(job.job_id)))
+                self.cluster_workers.start_poll(job.via)
             return
         self.model.expect_submission(str(job.job_id))
         self.table.move_cursor(key=str(job.job_id))
