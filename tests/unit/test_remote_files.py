@@ -337,3 +337,18 @@ def test_the_agent_lists_its_history_and_says_where_its_interpreter_is(sshd: ssh
     with pytest.raises(FileRefused, match="needs ntui installed there"):
         plain.history()
     assert plain.python is None
+
+
+def test_an_agent_over_a_master_another_process_opened_costs_one_channel(sshd: sshd_support.Sshd) -> None:
+    """A new process finds the master up (``ssh -O check``, no channel) instead of opening it with a command."""
+    _runner(sshd, "shared").run(["true"], timeout=120)  # an earlier ntui process: the master outlives it
+    sessions = sshd.log.read_text(errors="replace").count("Starting session:")
+    logins = sshd.logins()
+    runner = _runner(sshd, "shared")
+    files = connect(runner, command=AGENT)
+    try:
+        assert isinstance(files, AgentFiles) and files.history(1) == []
+    finally:
+        files.close()
+    assert sshd.log.read_text(errors="replace").count("Starting session:") - sessions == 1
+    assert sshd.logins() == logins and runner.calls == 1

@@ -435,8 +435,7 @@ class SshRunner:
         reading, so that killing the local ssh process stops the command on the cluster too."""
         if not argv:
             raise ValueError("empty argv")
-        if not self._opened:
-            self.run(["true"], timeout=60)
+        self.ensure_master()
         self._prepare()
         remote = [self.resolve(argv[0]), *argv[1:]]
         return self.ssh_argv(["sh", "-c", _RELAY, "ntui", *remote])
@@ -448,8 +447,7 @@ class SshRunner:
         (ssh killed while it held the terminal raw included); Ctrl-C goes to the command, not to this process."""
         if not argv:
             raise ValueError("empty argv")
-        if not self._opened:
-            self.run(["true"], timeout=60)
+        self.ensure_master()
         self._prepare()
         command = self.ssh_argv(argv, terminal=True)
         with kept_terminal():
@@ -496,8 +494,7 @@ class SshRunner:
         none is up (so that no second login starts beside another call's)."""
         if not argv:
             raise ValueError("empty argv")
-        if not self._opened:
-            self.run(["true"], timeout=60)
+        self.ensure_master()
         self._prepare()
         try:
             return subprocess.Popen(self.ssh_argv(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -505,6 +502,17 @@ class SshRunner:
         except FileNotFoundError:
             raise SlurmNotInstalled(f"ssh not found on PATH: ntui reaches cluster {self.name} through OpenSSH's "
                                     "client", argv=tuple(argv)) from None
+
+    def ensure_master(self) -> None:
+        """Open the master where none is up, alone (a long-lived channel or a terminal never starts it: a login
+        would then last as long as they do, and calls beside it would each log in). One that another process opened
+        is found with ``ssh -O check``, which opens no channel."""
+        if self._opened:
+            return
+        if self.master_up():
+            self._opened = True
+            return
+        self.run(["true"], timeout=60)
 
     def master_up(self) -> bool:
         """Whether this cluster's master answers (``ssh -O check``; no login)."""
