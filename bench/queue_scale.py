@@ -21,12 +21,34 @@ distinct jobs are submitted the same way, eight ``sbatch`` at a time. The dev cl
 benchmark with ``NTUI_DEV_CLUSTER_JOB_RANGE=25000 scripts/dev-cluster up`` (then ``down`` and ``up`` again for the
 tests). The distinct jobs' view is the all-users one (``a``), where squeue lists every job on its own line; the
 array's is the user's own.
+
+**Before/after** (``--compare OLD_TREE [--after NEW_TREE]``): the refresh of two checkouts on the same queues, each
+in a process of its own running its own code (``git worktree add /tmp/ntui-old <commit>``; the venv's packages are
+shared, ``PYTHONPATH`` names the tree), one refresh each in turn, the order swapped every rep; medians, their
+ratio and the median of the per-rep ratios. No key latency or first paint there: the refresh only.
+
+Figures, 2026-12-05, dev cluster 26.05 (2 shared cores, load ~1.5), ``--compare`` f632d5d (before #46's reshape)
+against 6ee7977, 9 reps, ms:
+
+=====================================  ===========  ==========  ==========  ==========  =======
+queue                                  refresh      before      after       ratio       paired
+=====================================  ===========  ==========  ==========  ==========  =======
+10,000-task held array (own view)      line cache   34.3        32.5        0.95x       1.00x
+                                       every line   166.0       241.3       1.45x       1.46x
+10,000 distinct held jobs (all users)  line cache   130.0       133.1       1.02x       1.02x
+                                       every line   341.2       493.6       1.45x       1.52x
+=====================================  ===========  ==========  ==========  ==========  =======
+
+The steady refresh (squeue's lines mostly unchanged) is no worse; the refresh where every line is new is ~1.5x
+slower, all of it in the thread's parse + format (the row of one job: elapsed and limit are read to seconds
+twice each and spelled again, ``queue_row`` 3.5x its old cost).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import statistics
@@ -37,7 +59,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# NTUI_BENCH_TREE: the checkout whose ntui (and tests.support) this process measures; --compare starts one process a
+# tree, this script's own and the older one's, so that both run their own code path
+sys.path.insert(0, os.environ.get("NTUI_BENCH_TREE") or str(Path(__file__).resolve().parents[1]))
 
 from textual import events  # noqa: E402
 
@@ -310,13 +334,155 @@ def distinct_jobs(count: int, reps: int, presses: int) -> dict[str, Any]:
         print("(the distinct jobs cancelled)")
 
 
+# -- before/after: one process a tree, the same queue, refreshes alternated ---------------------------------------
+
+_MARK = "QS "  # a line of the serving process's answer (anything else on its stdout is passed over)
+
+
+async def serve(all_users: bool) -> None:
+    """One app of this process's tree, settled on the queue; then one refresh per line on stdin (``warm``: with the
+    line cache, ``cold``: every line new), each answered with its timings as one JSON line."""
+    app = jobs_app(runner=SubprocessRunner(), settings=QUIET, user=None, clock=None)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle_jobs(pilot, timeout=300)
+        screen = app.screen
+        assert isinstance(screen, JobsScreen)
+        if all_users:
+            before = screen.refresh_count
+            screen.action_toggle_all_users()
+            await wait_refresh(pilot, screen, before, timeout=300)
+            await settle_jobs(pilot, timeout=300)
+        print(_MARK + json.dumps({"rows": screen.table.total_count}), flush=True)
+        loop = asyncio.get_running_loop()
+        while (cmd := (await loop.run_in_executor(None, sys.stdin.readline)).strip()) in ("warm", "cold"):
+            if cmd == "cold":
+                screen.model.fetcher = QueueFetcher()
+            before = screen.refresh_count
+            screen.refresh_now()
+            await wait_refresh(pilot, screen, before, timeout=300)
+            st = screen.last_refresh
+            assert st is not None
+            print(_MARK + json.dumps({"total": st.total_s, "squeue": st.squeue_s, "parse": st.parse_s,
+                                      "apply": st.apply_s}), flush=True)
+
+
+class Side:
+    """A serving process of one tree."""
+
+    def __init__(self, name: str, tree: Path, all_users: bool) -> None:
+        self.name = name
+        env = {**os.environ, "NTUI_BENCH_TREE": str(tree), "PYTHONPATH": str(tree)}
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve",
+                                      "all" if all_users else "own"], cwd=tree, env=env, text=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.times: dict[str, list[float]] = {}
+
+    def answer(self) -> dict[str, float]:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(_MARK):
+                return dict(json.loads(line[len(_MARK):]))
+        raise SystemExit(f"the {self.name} process ended (exit {self.proc.wait()})")
+
+    def ask(self, cmd: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        for key, value in self.answer().items():
+            self.times.setdefault(f"{cmd}_{key}", []).append(value)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def compare_view(trees: tuple[Path, Path], reps: int, all_users: bool) -> dict[str, Any]:
+    """The old tree's refresh and the new one's on the same queue, rep by rep, the order swapped each rep."""
+    sides = [Side("before", trees[0], all_users), Side("after", trees[1], all_users)]
+    try:
+        rows = [side.answer()["rows"] for side in sides]
+        bare: list[float] = []
+        for rep in range(reps):
+            bare.append(bare_squeue(all_users)[0])
+            for side in sides if rep % 2 == 0 else sides[::-1]:
+                side.ask("warm")
+                side.ask("cold")
+        return {"rows": rows, "bare": bare, "before": sides[0].times, "after": sides[1].times}
+    finally:
+        for side in sides:
+            side.close()
+
+
+def report_compare(title: str, res: dict[str, Any]) -> None:
+    med = statistics.median
+    before, after = res["before"], res["after"]
+    print(f"\n== {title}: rows in the table before {res['rows'][0]}, after {res['rows'][1]}; "
+          f"bare squeue {ms(med(res['bare']))} ms; {len(res['bare'])} reps, alternated")
+    print("  ms, medians                          before      after   after/before   paired ratio (median)")
+    for key, label in (("warm_total", "refresh (line cache)"), ("warm_parse", "  parse + format (thread)"),
+                       ("warm_apply", "  diff + table update (UI)"), ("cold_total", "refresh, every line new"),
+                       ("cold_parse", "  parse + format (thread)"), ("cold_apply", "  diff + table update (UI)")):
+        b, a = before[key], after[key]
+        paired = med([y / x for x, y in zip(b, a, strict=True) if x > 0])
+        print(f"  {label:<32} {ms(med(b))}   {ms(med(a))}   {med(a) / med(b):8.2f}x      {paired:8.2f}x")
+
+
+def compare(args: argparse.Namespace) -> int:
+    trees = (Path(args.compare).resolve(), Path(args.after or Path(__file__).resolve().parents[1]).resolve())
+    for tree in trees:
+        if not (tree / "ntui" / "ui" / "screens" / "jobs.py").is_file():
+            raise SystemExit(f"{tree}: not an ntui checkout (git worktree add {tree} <commit>)")
+    results: list[tuple[str, dict[str, Any]]] = []
+    if args.tasks:
+        array_id = submit_array(args.tasks)
+        try:
+            deadline = time.monotonic() + 120
+            while count_tasks(array_id) < args.tasks:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the array did not show all its tasks")
+                time.sleep(1)
+            results.append((f"a {args.tasks}-task held array (the user's own view)",
+                            compare_view(trees, args.reps, all_users=False)))
+        finally:
+            sh("scancel", array_id, check=False)
+    if args.distinct:
+        try:
+            ids = submit_distinct(args.distinct)
+            deadline = time.monotonic() + 300
+            while len(sh("squeue", "--noheader", "-n", "ntui-scale-1", "-o", "%i").stdout.split()) < len(ids):
+                if time.monotonic() > deadline:
+                    raise SystemExit("squeue did not list every job")
+                time.sleep(1)
+            results.append((f"{len(ids)} distinct held jobs (the all-users view)",
+                            compare_view(trees, args.reps, all_users=True)))
+        finally:
+            sh("scancel", "-n", "ntui-scale-1", check=False)
+    for title, res in results:
+        report_compare(title, res)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--distinct", type=int, default=10_000, help="distinct jobs (0: skip that part)")
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument("--compare", metavar="OLD_TREE",
+                        help="before/after: an older checkout's refresh against this one's, alternated (ratios)")
+    parser.add_argument("--after", metavar="NEW_TREE",
+                        help="with --compare: the newer checkout (default: this script's own)")
+    parser.add_argument("--serve", choices=("own", "all"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        asyncio.run(serve(args.serve == "all"))
+        return 0
     if not os.environ.get("SLURM_CONF"):
         raise SystemExit('run: eval "$(scripts/dev-cluster env)"')
     random.seed(5)
@@ -328,7 +494,7 @@ def main() -> int:
         raise SystemExit(f"the cluster keeps at most {most} jobs (MaxJobCount, capped at its job-id range); start it "
                          f"with a wider range: scripts/dev-cluster down && NTUI_DEV_CLUSTER_JOB_RANGE=25000 "
                          f"scripts/dev-cluster up")
-    return run(args)
+    return compare(args) if args.compare else run(args)
 
 
 def run(args: argparse.Namespace) -> int:
