@@ -972,9 +972,12 @@ def trailing_metrics(text: str) -> dict[str, float] | None:
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form, _counters)
 #: a cheap pre-filter: a line that can be progress has one of these
-_HINT_RE = re.compile(r"%\|| updates \||progress: \d|\b(?:[Uu]pdates?|it|[Bb]atch)['\"]?[\s:=]+\d|^[\[(]\s*\d"
+_HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
+#: the generic reader's counters that the filter above misses, searched only where it found nothing (the lines
+#: that are progress mostly match the first)
+_HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch)['\"]?[\s:=]+\d|^[\[(]\s*\d")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
@@ -1030,13 +1033,15 @@ _HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:
 #: what a header must hold to be one: a time or a level (not a line that starts with a bracketed word)
 _HEADER_SAYS_RE = re.compile(rf"\d\d:\d\d:\d\d|{_LEVEL}")
 _HEADER_FIRST = frozenset("[(|0123456789DIWEFCNT")
+_STAMP_THIRD = frozenset("0123456789-/:")
 
 
 def unheader(text: str) -> str:
     """``text`` without a logger's header before its message (:data:`_HEAD_ITEM`, one or several), as it was where
     it has none, or where nothing follows it."""
-    if text[:1] not in _HEADER_FIRST:
-        return text
+    first = text[:1]
+    if first not in _HEADER_FIRST or (first.isdigit() and text[2:3] not in _STAMP_THIRD):
+        return text  # (a date or a time has a digit, a "-", "/" or ":" third: not a bar's "45%|")
     m = _HEADER_RE.match(text)
     if m is None or m.end() >= len(text) or _HEADER_SAYS_RE.search(text, 0, m.end()) is None:
         return text
@@ -1057,7 +1062,8 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
         point = pattern.parse(text)
         if point is not None:
             return point
-    if _HINT_RE.search(text) is None and not (text[:1].isdigit() and _COUNTERS_FIRST_RE.match(text)):
+    if _HINT_RE.search(text) is None and not (text[:1].isdigit() and _COUNTERS_FIRST_RE.match(text)) \
+            and _HINT2_RE.search(text) is None:
         return None
     if "\r" in text:  # an unfinished bar's redraws: the last segment that says something
         for piece in reversed(text.split("\r")):
@@ -1066,7 +1072,8 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
                 return point
         return None
     for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
-        body = unheader(msg.text)  # a logger's header off too (its time is read from the message below)
+        # a logger's header off too (its time is read from the message below); a bar is found anywhere on its line
+        body = msg.text if "%|" in msg.text else unheader(msg.text)
         plain = body.replace(UP, "") if up else body
         for read in _READERS:
             point = read(body if read is _tqdm else plain)  # only a bar says it is an inner one
