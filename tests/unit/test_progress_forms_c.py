@@ -211,3 +211,11 @@ def test_an_epochs_batch_count_may_go_unnamed_in_brackets() -> None:
     point = parse_line("Epoch:[3/12](2100/18742) loss:2.331 lr:0.00016861 epoch_Time:72.0min:")
     assert point is not None and (point.epoch, point.epochs, point.step, point.total) == (3.0, 12, 2100, 18742)
     assert point.per_epoch and point.metrics["loss"] == 2.331
+
+
+def test_an_epoch_table_whose_bar_draws_no_glyphs_and_names_the_last_epochs_index(tmp_path: Path) -> None:
+    head = ["Starting training for 80 epochs...", "     Epoch   gpu_mem       box       obj       cls    labels"]
+    rows = [f"     {e}/79     20.9G    0.1167   0.07977   0.04393        19      1280:  {100 * n // 162}% {n}/162 "
+            f"[00:{n % 60:02d}<00:10,  1.90s/it]" for e in (0, 1) for n in (1, 80, 162) if (e, n) != (1, 162)]
+    series, words = _read(tmp_path, [*head, *rows])
+    assert (series.step, series.run_total, series.restarts) == (1, 80, []) and "done" not in words, words

@@ -628,7 +628,7 @@ _NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<
 
 def _bar_form(text: str) -> Point | None:
     """A form whose line also holds another counter's tqdm bar (:data:`BAR_FORMS`)."""
-    if "%|" not in text and "━" not in text:
+    if "%|" not in text and "━" not in text and "% " not in text:  # (a bar without glyphs: "  2% 3/162 [..]")
         return None
     point = _log_form(text, BAR_FORMS)
     if point is not None and (bars := list(_TQDM_RE.finditer(text))):  # the bar counts the epoch's batches
@@ -816,7 +816,7 @@ def run_stop(text: str) -> str | None:
 #: epochs", the MetricLogger scripts' "Start training for 100 epochs", timm's "Scheduled epochs: 300", the Trainer's
 #: "Num Epochs = 3", a configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90"
 _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
-                        r"|\b(?:[Ss]tart training for|Scheduled epochs:) (?P<b>\d+)(?: epochs)?\b"
+                        r"|\b(?:[Ss]tart(?:ing)? training for|Scheduled epochs:) (?P<b>\d+)(?: epochs)?\b"
                         r"|\bNum Epochs = (?P<c>\d+)"
                         r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
                         # in other words, in a dict, a Namespace or a configuration: 'num_epochs': 20, n_epochs=30,

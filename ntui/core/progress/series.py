@@ -506,6 +506,10 @@ class Series:
             point = point.but(step=self._epoch_base + point.step)
         elif point.counts_epochs and point.total is None and self.declared_epochs:
             point = point.but(total=self.declared_epochs)  # the run's epochs, said before its lines
+        elif point.counts_epochs and point.total and self.declared_epochs == point.total + 1:
+            # the line names its epoch of the last one's index ("0/79" of 80 epochs said before): from 0
+            self._zero_epoch = True
+            point = point.but(total=self.declared_epochs)
         if point.total:
             self.total = point.total
         finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}
