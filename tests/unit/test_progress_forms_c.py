@@ -219,3 +219,15 @@ def test_an_epoch_table_whose_bar_draws_no_glyphs_and_names_the_last_epochs_inde
             f"[00:{n % 60:02d}<00:10,  1.90s/it]" for e in (0, 1) for n in (1, 80, 162) if (e, n) != (1, 162)]
     series, words = _read(tmp_path, [*head, *rows])
     assert (series.step, series.run_total, series.restarts) == (1, 80, []) and "done" not in words, words
+
+
+def test_the_trainers_summary_ends_a_run_whose_lines_said_no_step(tmp_path: Path) -> None:
+    dicts = [f"{{'loss': 0.{50 - e}, 'grad_norm': 3.1, 'epoch': {e / 10}}}" for e in range(1, 4)]
+    series, words = _read(tmp_path, dicts)
+    assert "done" not in words, words
+    summary = "{'train_runtime': 41.2, 'train_samples_per_second': 27.9, 'train_loss': 0.61, 'epoch': 0.3}"
+    series, words = _read(tmp_path, [*dicts, summary])
+    assert "done" in words and series.metrics["loss"] == 0.47, words
+    # not after an error: the summary is the Trainer's at its end only
+    series, words = _read(tmp_path, [*dicts, "Traceback (most recent call last):", "RuntimeError: boom"])
+    assert "done" not in words, words

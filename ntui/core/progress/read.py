@@ -92,8 +92,11 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             series.end(*end)
         elif "CANCELLED" in text and (why := run_stop(text)) is not None:  # Slurm's, glued to a bar's redraw
             series.stopped = why
-        elif point.format == "hf":  # a configuration as a dict
-            _declarations(series, text)
+        elif point.format == "hf":  # a configuration as a dict, or the Trainer's summary of the run at its end
+            if "train_runtime" in point.metrics and series.stopped is None:
+                series.summary_end()
+            else:
+                _declarations(series, text)
         return
     if series.samples:
         series.after_points()

@@ -146,6 +146,14 @@ class Series:
         else:
             self._banner = True
 
+    def summary_end(self) -> None:
+        """The program printed its summary of the run, which it prints once its training is over (the Trainer's
+        ``{'train_runtime': ..., 'train_loss': ...}``): the end, also of a run whose lines said no step."""
+        if self.samples:
+            self.end()
+        else:
+            self.ended = True
+
     def declare_total(self, total: int, *, iters: bool = False) -> None:
         """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
         loop's lines say iterations and optimizer steps both."""
@@ -626,6 +634,8 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
     # the program's own smoothed rate where it prints one (tqdm: per update, not rounded to the second as its
     # elapsed time is), else the pace of the points over the recent window
     rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples, series.own_times)
+    if step is None and series.ended:  # its metrics without a step, then its word that the training is over
+        return Estimate(None, total, rate, 0.0, time_left_s, None, "done (the program printed no step)")
     if step is None:
         return Estimate(None, total, None, None, None, None, "no progress line seen yet")
     of = f" of {total:,}" if total else ""
