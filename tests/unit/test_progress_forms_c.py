@@ -231,3 +231,12 @@ def test_the_trainers_summary_ends_a_run_whose_lines_said_no_step(tmp_path: Path
     # not after an error: the summary is the Trainer's at its end only
     series, words = _read(tmp_path, [*dicts, "Traceback (most recent call last):", "RuntimeError: boom"])
     assert "done" not in words, words
+
+
+def test_a_number_leading_its_message_with_a_loss_by_its_objectives_name(tmp_path: Path) -> None:
+    lines = [f"INFO - 03/11/21 10:0{i}:00 - 1:02:0{i} -    {3860 + 5 * i} -   56.10 sent/s -  2121.11 words/s - "
+             f"MLM-fr:  6.{84 - i} -  - model LR: 3.8600e-05" for i in range(4)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (3875, None) and series.metrics["MLM-fr"] == 6.81, words
+    assert series.own_times  # the logger's own times, its header taken off
+    assert parse_line("INFO - 03/11/21 10:00:00 - 1:02:00 -    3860 -   56.10 sent/s - model LR: 3.8e-05") is None

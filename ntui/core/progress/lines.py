@@ -221,6 +221,10 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
     if found is None:  # the same names capitalised ("Loss: 0.81", torchtune's bar description)
         lowered = {name.lower(): name for name in metrics}
         found = next(((lowered[n], metrics[lowered[n]]) for n in LOSS_NAMES if n in lowered), None)
+    if found is None:  # a loss by its objective's name ("MLM-de", "nll", "xent", "cross_entropy"): the one such
+        named = [n for n in metrics if _OBJECTIVE_RE.match(n) is not None and _OTHER_LOSS_RE.search(n) is None]
+        if len(named) == 1:
+            found = (named[0], metrics[named[0]])
     if found is None:  # a logger's path of names ("loss/train/total", "losses/train"): the one that is training's
         pathed = [n for n in metrics if "/" in n and any(p.lower() in ("loss", "losses") for p in n.split("/"))
                   and _OTHER_LOSS_RE.search(n) is None]
@@ -233,6 +237,9 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
     return found
 
 
+#: the names of training objectives a program prints as its loss: masked, causal, translation language modelling
+#: (XLM's "MLM-de", "CLM-en"), negative log-likelihood, cross-entropy (alone or with a language or task after a dash)
+_OBJECTIVE_RE = re.compile(r"(?i)(?:mlm|clm|tlm|nll|xent|cross[_-]?entropy)(?:[-_][A-Za-z]{2,8})?$")
 #: a loss that is not the training loss: an evaluation's, or a part the loss sums ("loss_cls" ends otherwise)
 _OTHER_LOSS_RE = re.compile(r"(?i)(?:val|valid|eval|test|dev)")
 
@@ -887,13 +894,16 @@ _COUNTER_RE = re.compile(
     re.IGNORECASE)
 #: a bare counter that leads the line: "[450/10000] loss: 3.2", "(450/10000) loss 3.2"
 _LEAD_COUNT_RE = re.compile(r"^[\[(]\s*(?P<n>\d+)\s*/\s*(?P<t>\d+)\s*[\])]")
+#: a number alone that leads the message, a field of its own (a logger's "   3860 -   56.10 sent/s - MLM-de: 6.84")
+_BARE_COUNT_RE = re.compile(r"^\s*(?P<n>\d+)(?P<t>)\s+[-|]\s")
 #: the epoch the line names (and the run's epochs, where it says): ``epoch 3``, ``Epoch: 3/10``, ``'epoch': 3``
 _LINE_EPOCH_RE = re.compile(
     r"""(?<![\w/.-])epoch['"]?(?:\s*[:=#]\s*|\s+)['"]?\[?\s*(?P<e>\d+)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<es>\d+)\b)?""",
     re.IGNORECASE)
 #: counters that count the batches of one epoch where the line names its epoch and their total
 _INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
-_GENERIC_HINT_RE = re.compile(r"(?i)loss|:[\d.]+ - \w|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$")
+_GENERIC_HINT_RE = re.compile(r"(?i)loss|mlm|clm|tlm|nll|xent|entropy|:[\d.]+ - \w"
+                              r"|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$")
 #: what may stand around a counter alone on its line: brackets, a colon
 _HEADER_ONLY_RE = re.compile(r"[\s\[\]():|]*")
 #: how many metrics a step's line names, with no training loss among them, to be a progress line (an RL driver's
@@ -916,7 +926,7 @@ def _counters(text: str) -> Point | None:
         rank = _COUNTER_RANK.get(m["key"].lower().replace(" ", "_"), len(COUNTER_NAMES))
         if best is None or rank < best[0]:
             best = (rank, m)
-    found = best[1] if best is not None else _LEAD_COUNT_RE.match(text)
+    found = best[1] if best is not None else (_LEAD_COUNT_RE.match(text) or _BARE_COUNT_RE.match(text))
     if found is None:
         return None
     m = found
@@ -939,7 +949,7 @@ def _counters(text: str) -> Point | None:
         return None  # a counter alone, or with a few numbers, is no progress line; with many (an RL driver's) it is
     n = int(m["n"].replace(",", ""))
     total = int(m["t"].replace(",", "")) if m["t"] else None
-    key = best[1]["key"].lower() if best is not None else "batch"
+    key = best[1]["key"].lower() if best is not None else "batch" if m["t"] else "step"
     ep = _LINE_EPOCH_RE.search(text) if "poch" in text or "POCH" in text else None
     epoch = int(ep["e"]) if ep is not None else None
     epochs = int(ep["es"]) if ep is not None and ep["es"] else None
@@ -977,7 +987,7 @@ _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 #: the generic reader's counters that the filter above misses, searched only where it found nothing (the lines
 #: that are progress mostly match the first)
-_HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch)['\"]?[\s:=]+\d|^[\[(]\s*\d")
+_HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch)['\"]?[\s:=]+\d|^[\[(]\s*\d|\s[-|]\s+\d+\s+[-|]\s")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
@@ -989,18 +999,24 @@ _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
 _SHORT_STAMP_RE = re.compile(
     r"\[?(?:(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?: (?P<ap>[AP]M))?"
     r"|[IWEF](?P<gmo>\d\d)(?P<gd>\d\d) (?P<gh>\d\d):(?P<gmi>\d\d):(?P<gs>\d\d)\.(?P<gf>\d+)"
-    r"|(?P<y>(?:19|20)\d\d)-(?P<ymo>\d\d)-(?P<yd>\d\d),(?P<yh>\d\d):(?P<ymi>\d\d):(?P<ys>\d\d))\b")
+    r"|(?P<y>(?:19|20)\d\d)-(?P<ymo>\d\d)-(?P<yd>\d\d),(?P<yh>\d\d):(?P<ymi>\d\d):(?P<ys>\d\d)"
+    # and the US date of Python's logging ("%m/%d/%Y %H:%M:%S", "%x %X"): "06/22/2025 09:14:05", "02/17/20 09:30:12"
+    r"|(?P<umo>\d\d)/(?P<ud>\d\d)/(?P<uy>\d\d(?:\d\d)?)[ ,](?P<uh>\d\d):(?P<umi>\d\d):(?P<us>\d\d))\b")
 
 
 _STAMP_FIRST = frozenset("[0123456789IWEF")
 
 
-def _short_stamp(text: str) -> tuple[float | None, tuple[int, int, int, int, int, float] | None]:
-    """A line's leading stamp of :data:`_SHORT_STAMP_RE`: its epoch seconds when it says its year, else its month,
-    day and time (the reader of the series gives it the year: :meth:`ntui.core.progress.series.Series.add`)."""
-    m = _SHORT_STAMP_RE.match(text)
+def _short_stamp(text: str, within: int = 0) -> tuple[float | None, tuple[int, int, int, int, int, float] | None]:
+    """A line's leading stamp of :data:`_SHORT_STAMP_RE` (or the first in its first ``within`` characters, a logger's
+    header): its epoch seconds when it says its year, else its month, day and time (the reader of the series gives
+    it the year: :meth:`ntui.core.progress.series.Series.add`)."""
+    m = _SHORT_STAMP_RE.search(text, 0, within) if within else _SHORT_STAMP_RE.match(text)
     if m is None:
         return None, None
+    if m["uy"]:
+        year = int(m["uy"]) + (2000 if len(m["uy"]) == 2 else 0)
+        return local_epoch(year, int(m["umo"]), int(m["ud"]), int(m["uh"]), int(m["umi"]), int(m["us"]), None), None
     if m["y"]:
         return local_epoch(int(m["y"]), int(m["ymo"]), int(m["yd"]), int(m["yh"]), int(m["ymi"]), int(m["ys"]),
                            None), None
@@ -1022,7 +1038,7 @@ _LEVEL = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|NOTICE|TRACE)"
 _HEAD_ITEM = (
     r"\[?\d{4}-\d\d-\d\d[ T,_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
     r"|\[?\d\d/\d\d(?:/\d{2,4})?[ ,]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: [AP]M)?\]?"
-    r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?"
+    r"|\[?\d+:\d\d:\d\d(?:[.,]\d+)?\]?"  # (a time, or the time elapsed: "0:41:03", "101:20:00")
     r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"
     rf"|{_LEVEL}:[\w.<>-]+:"
     rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
@@ -1083,6 +1099,8 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
                 clock = None
                 if stamp is None and point.format != "tqdm" and msg.text[:1] in _STAMP_FIRST:
                     stamp, clock = _short_stamp(msg.text)
+                if stamp is None and clock is None and body is not msg.text and point.format != "tqdm":
+                    stamp, clock = _short_stamp(msg.text, len(msg.text) - len(body))  # in the header taken off
                 if stamp is None and clock is None and msg.prefix.rank is None:
                     return point
                 return point.but(time=stamp, rank=msg.prefix.rank, clock=clock)
