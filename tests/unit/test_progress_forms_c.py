@@ -240,3 +240,23 @@ def test_a_number_leading_its_message_with_a_loss_by_its_objectives_name(tmp_pat
     assert (series.step, series.run_total) == (3875, None) and series.metrics["MLM-fr"] == 6.81, words
     assert series.own_times  # the logger's own times, its header taken off
     assert parse_line("INFO - 03/11/21 10:00:00 - 1:02:00 -    3860 -   56.10 sent/s - model LR: 3.8e-05") is None
+
+
+@pytest.mark.parametrize(("line", "step", "total", "phase"), [
+    ("Training ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 450/1000 0:01:00 • 0:01:10 loss=0.42", 450, 1000, "train"),
+    ("Fine-tuning ━━━━━━━━━━━━━━━━━╺━━━━━━━━━━━━━━━  45% 450/1000 0:01:10", 450, 1000, "train"),
+    ("Validating ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 12/40 0:00:03 • 0:00:09", 12, 40, "validation"),
+])
+def test_any_rich_bar_with_its_counts_is_read(line: str, step: int, total: int, phase: str) -> None:
+    point = parse_line(line)
+    assert point is not None and (point.step, point.total, point.phase) == (step, total, phase)
+
+
+@pytest.mark.parametrize(("line", "step", "total"), [
+    ("| epoch   3 |   200/ 2983 batches | lr 4.00 | ms/batch 21.3 | loss  5.20 | ppl   181.91", 200, 2983),
+    ("Step #1200 loss=0.231", 1200, None),
+    ('{"_step": 1200, "train/loss": 0.231}', 1200, None),
+])
+def test_more_counters(line: str, step: int, total: int | None) -> None:
+    point = parse_line(line)
+    assert point is not None and (point.step, point.total) == (step, total)

@@ -142,7 +142,8 @@ COUNTER_NAMES = ("global_step", "num_updates", "updates", "update", "step", "tra
                  "batch")
 _COUNTER_RANK = {name: i for i, name in enumerate(COUNTER_NAMES)}
 #: a dict's key that may be a counter ('step', "global_step", 'train/global_step'): a cheap test before reading it
-_DICT_COUNTER_HINT_RE = re.compile(r"""['"](?:[\w]+/)?(?:global_step|num_updates|step|iter|iteration|update)['"]\s*:""")
+_DICT_COUNTER_HINT_RE = re.compile(
+    r"""['"](?:[\w]+/)?_?(?:global_step|num_updates|step|iter|iteration|update)['"]\s*:""")
 #: a dict's keys that say the run's total steps
 _DICT_TOTALS = frozenset({"max_steps", "total_steps", "max_iters", "train_iters", "max_update", "num_training_steps",
                           "total_iters", "max_iterations"})
@@ -150,7 +151,7 @@ _DICT_TOTALS = frozenset({"max_steps", "total_steps", "max_iters", "train_iters"
 
 def _counter_key(name: str) -> str | None:
     """The counter a key names (``global_step``, ``train/global_step``, ``Step``), or None."""
-    base = name.rsplit("/", 1)[-1].lower().replace(" ", "_")
+    base = name.rsplit("/", 1)[-1].lower().replace(" ", "_").lstrip("_")  # (a logger's own "_step" too)
     return base if base in _COUNTER_RANK else None
 
 
@@ -370,9 +371,9 @@ def _bar_phase(desc: str) -> str:
 def _rich(text: str) -> Point | None:
     """Lightning's RichProgressBar, which on a file prints its final state: ``Epoch 2/2  ━━━ 20/20 0:00:01 • 0:00:00
     18.83it/s train_loss: 0.012``."""
-    m = _RICH_RE.search(text)
+    m = _RICH_RE.search(text) if "poch" in text else None
     if m is None:
-        return None
+        return _rich_any(text) if "━" in text else None
     value = float(m["rate"]) if m["rate"] else None
     rate = (1.0 / value if value else None) if value is not None and (m["unit"] or "").startswith("s/") else value
     pairs = [(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(text[m.end():])]
@@ -380,6 +381,24 @@ def _rich(text: str) -> Point | None:
     metrics.pop("v_num", None)
     return Point("tqdm", int(m["n"]), int(m["total"]), float(m["epoch"]), metrics, rate, per_epoch=True,
                  epochs=int(m["last"]) + 1)
+
+
+#: any Rich progress bar with its counts (rich.progress's MofNCompleteColumn; a trainer's own Rich columns): its
+#: description, the bar, a percentage perhaps, then "450/1000"
+_RICH_ANY_RE = re.compile(r"[━╸╺]{3,}[━╸╺─ ]*\s+(?:\d{1,3}%\s+)?(?P<n>\d+)/(?P<total>\d+)\b")
+
+
+def _rich_any(text: str) -> Point | None:
+    """A Rich bar of :data:`_RICH_ANY_RE` (not Lightning's, :data:`_RICH_RE`): what its description says it counts
+    (an evaluation's, a preparation's, else the run's), the ``key: value`` / ``key=value`` pairs after it."""
+    m = _RICH_ANY_RE.search(text)
+    if m is None:
+        return None
+    desc, epoch, _, phase, _ = _describe(text[:m.start()].rstrip("━╸╺─ "), True)
+    tail = text[m.end():]
+    metrics = _metrics([(p["key"], p["value"]) for p in _FORM_METRIC_RE.finditer(tail)])
+    metrics.pop("v_num", None)
+    return Point("tqdm", int(m["n"]), int(m["total"]), epoch, metrics, None, phase, per_epoch=epoch is not None)
 
 
 def _hf(text: str) -> Point | None:
@@ -890,8 +909,12 @@ def declared_per_epoch(text: str) -> int | None:
 #: ``iteration: 450 / 10000``, ``'iter': 450``, ``update 450 of 10000``, ``[Step 450/10000]``, ``it 450/10000``
 _COUNTER_RE = re.compile(
     r"(?<![\w/.-])(?P<key>global[_ ]step|num_updates|updates|update|train_step|step|iteration|iter|it|batch)"
-    r"""['"]?(?:\s*[:=#]\s*|\s+)['"]?\[?\s*(?P<n>\d[\d,]*)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<t>\d[\d,]*)\b)?""",
+    r"""['"]?(?:\s*[:=#]\s*|\s+#?)['"]?\[?\s*(?P<n>\d[\d,]*)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<t>\d[\d,]*)\b)?""",
     re.IGNORECASE)
+#: a count whose unit follows it: the PyTorch examples' "|   200/ 2983 batches |", "1200/5000 steps"
+_UNIT_AFTER_RE = re.compile(
+    r"(?<![\d/.])(?P<n>\d+)\s*/\s*(?P<t>\d+)\s+(?P<key>batches|steps|iters|iterations|updates)\b")
+_UNIT_KEYS = {"batches": "batch", "steps": "step", "iters": "iter", "iterations": "iteration", "updates": "update"}
 #: a bare counter that leads the line: "[450/10000] loss: 3.2", "(450/10000) loss 3.2"
 _LEAD_COUNT_RE = re.compile(r"^[\[(]\s*(?P<n>\d+)\s*/\s*(?P<t>\d+)\s*[\])]")
 #: a number alone that leads the message, a field of its own (a logger's "   3860 -   56.10 sent/s - MLM-de: 6.84")
@@ -926,6 +949,8 @@ def _counters(text: str) -> Point | None:
         rank = _COUNTER_RANK.get(m["key"].lower().replace(" ", "_"), len(COUNTER_NAMES))
         if best is None or rank < best[0]:
             best = (rank, m)
+    if best is None and (after := _UNIT_AFTER_RE.search(text)) is not None:  # "200/ 2983 batches"
+        best = (0, after)
     found = best[1] if best is not None else (_LEAD_COUNT_RE.match(text) or _BARE_COUNT_RE.match(text))
     if found is None:
         return None
@@ -949,7 +974,8 @@ def _counters(text: str) -> Point | None:
         return None  # a counter alone, or with a few numbers, is no progress line; with many (an RL driver's) it is
     n = int(m["n"].replace(",", ""))
     total = int(m["t"].replace(",", "")) if m["t"] else None
-    key = best[1]["key"].lower() if best is not None else "batch" if m["t"] else "step"
+    key = _UNIT_KEYS.get(best[1]["key"].lower(), best[1]["key"].lower()) if best is not None \
+        else "batch" if m["t"] else "step"
     ep = _LINE_EPOCH_RE.search(text) if "poch" in text or "POCH" in text else None
     epoch = int(ep["e"]) if ep is not None else None
     epochs = int(ep["es"]) if ep is not None and ep["es"] else None
@@ -987,7 +1013,8 @@ _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 #: the generic reader's counters that the filter above misses, searched only where it found nothing (the lines
 #: that are progress mostly match the first)
-_HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch)['\"]?[\s:=]+\d|^[\[(]\s*\d|\s[-|]\s+\d+\s+[-|]\s")
+_HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]tep|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
+                       r"|\s[-|]\s+\d+\s+[-|]\s|[━╸]{3}|\d\s+(?:batches|steps|iters|iterations|updates)\b")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
