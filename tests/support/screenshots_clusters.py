@@ -16,14 +16,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ntui.core.config import ClusterSettings, NotifySettings, Settings
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.ssh import SshError
 from tests.support.demo import FROZEN_NOW
 from tests.support.fakes import FakeRunner, result
-from tests.support.screenshots_jobs import settle_jobs, squeue_line
+from tests.support.screenshots_jobs import settle_jobs, squeue_line, wait_until
 
 if TYPE_CHECKING:
     from ntui.ui.app import NtuiApp
@@ -51,10 +51,13 @@ def job_line(job_id: str, name: str, state: str = "PENDING", *, reason: str = "J
                        WorkDir="/home/alice/train", UserName=user, exit_code="")
 
 
-def show_job(job_id: str, name: str, state: str = "PENDING", *, out: str = "") -> str:
+def show_job(job_id: str, name: str, state: str = "PENDING", *, out: str = "", nodes: str = "",
+             partition: str = "debug") -> str:
     """A short ``scontrol show job -d`` answer."""
+    where = f"   NodeList={nodes} NumNodes=1\n" if nodes else ""
     return (f"JobId={job_id} JobName={name}\n   UserId=alice(1000) GroupId=alice(1000)\n"
-            f"   JobState={state} Reason=JobHeldUser Dependency=(null)\n   Partition=debug\n"
+            f"   JobState={state} Reason={'None' if state == 'RUNNING' else 'JobHeldUser'} Dependency=(null)\n"
+            f"   RunTime=00:12:40 TimeLimit=04:00:00 TimeMin=N/A\n   Partition={partition}\n{where}"
             f"   StdOut={out or f'/home/alice/logs/{name}-{job_id}.out'}\n")
 
 
@@ -81,11 +84,15 @@ def demo_cluster_runners() -> tuple[FakeRunner, dict[str, CommandRunner]]:
         job_line("48213777", "alice-ddp", "RUNNING", reason="None", used="1:02:13", limit="2:00:00", nodes="4",
                  nodelist="nid[200012-200015]", partition="gpu_ss11"),
         job_line("48213811", "eval-ckpt", reason="Dependency", limit="30:00", partition="gpu_ss11"),
+        shows={"48213777": show_job("48213777", "alice-ddp", "RUNNING", nodes="nid[200012-200015]",
+                                    partition="gpu_ss11")},
     )
     della = cluster_runner(
         job_line("48213777", "tokenize", "RUNNING", reason="None", used="12:40", limit="4:00:00",
                  nodelist="della-l07g3", partition="gpu"),
         job_line("3391020", "sweep-lr", reason="Priority", limit="8:00:00", nodes="2", partition="gpu"),
+        shows={"48213777": show_job("48213777", "tokenize", "RUNNING", out="/scratch/alice/logs/tokenize.out",
+                                    nodes="della-l07g3", partition="gpu")},
     )
     frontier = FakeRunner({"squeue": link_down("frontier")}, default=result())
     return local, {"della": della, "frontier": frontier}
@@ -122,23 +129,26 @@ def clusters_app(
                        local_slurm=local is not None, local_name=local_name)
 
 
-def save_clusters_screenshot(out: Path, size: tuple[int, int] = (150, 34)) -> Path:
-    """The jobs view with three clusters (frozen clock, no host, user or version shown)."""
+def save_clusters_screenshot(out: Path = Path("screenshots"), size: tuple[int, int] = (120, 36)) -> Path:
+    """Write ``<out>/clusters.svg``: the jobs view with three clusters, the same job id on two of them, the third's
+    link down; della's job selected (frozen clock, no host, user or version shown; same bytes on every run)."""
     local, clusters = demo_cluster_runners()
     app = clusters_app(local=local, clusters=clusters)
+    path = out / "clusters.svg"
 
     async def run() -> None:
         async with app.run_test(size=size) as pilot:
             await settle_jobs(pilot)
-            screen = pilot.app.screen
-            table = screen.table  # type: ignore[attr-defined]
-            table.move_cursor(key="della/48213777")
+            screen: Any = pilot.app.screen
+            await wait_until(pilot, lambda: "della/48213777" in screen.table.rows)
+            screen.table.move_cursor(key="della/48213777")
             await settle_jobs(pilot)
-            await pilot.pause(0.2)
-            app.save_screenshot("clusters.svg", str(out))
+            svg = app.export_screenshot(title="ntui · clusters")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg, encoding="utf-8")
 
     asyncio.run(run())
-    return out / "clusters.svg"
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:

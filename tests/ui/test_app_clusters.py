@@ -198,3 +198,23 @@ async def test_the_logs_of_a_remote_job_are_read_through_its_clusters_files(tmp_
         assert list(pane.log_lines) == [f"step {i}" for i in range(7)]  # every line once, in order
         assert set(opened) == {"beta"}  # the job's own cluster's files, and no other
         assert "on beta" in pane.triage_line.text and str(log) in pane.triage_line.text
+
+
+async def test_a_remote_jobs_time_is_its_own_even_with_the_local_jobs_id() -> None:
+    local = cluster_runner(job_line("1234", "here-job", "RUNNING", reason="None", used="1:02:13"),
+                           shows={"1234": show_job("1234", "here-job", "RUNNING")})
+    alpha = cluster_runner(job_line("1234", "alpha-job", "RUNNING", reason="None", used="5:07"),
+                           shows={"1234": show_job("1234", "alpha-job", "RUNNING")})
+    app = clusters_app(local=local, clusters={"alpha": alpha})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        details = screen.query_one(JobDetailsPanel)
+        await wait_until(pilot, lambda: details.elapsed == "1:02:13")  # the local 1234, selected first
+        await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows)
+        screen.table.move_cursor(key="alpha/1234")
+        await settle_jobs(pilot)
+        await wait_until(pilot, lambda: details.elapsed == "5:07")
+        assert details.view is not None and details.view.cluster == "alpha"
+        assert details.selected.cluster == "alpha" and details.selected.job is not None
+        assert details.selected.job.name == "alpha-job"

@@ -28,12 +28,15 @@ from ntui.core.errors import describe_error
 from ntui.core.jobs.details import DetailsBook, DetailsRequest, DetailsResult, DetailsView
 from ntui.core.jobs.polling import PollBook, PollRequest
 from ntui.core.jobs.queue import Fetched, QueueFetcher, Row
+from ntui.core.slurm.common import StateCategory
+from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import QueueJob
 from ntui.core.slurm.ssh import SshError
 
 __all__ = [
     "SEP",
+    "cluster_status",
     "ClusterQueue",
     "ClusterQueues",
     "ClusterRow",
@@ -69,6 +72,16 @@ class ClusterRow:
     cluster: str
     job_id: str
     job: QueueJob
+
+
+def cluster_status(name: str, polls: PollBook) -> str:
+    """A cluster's part of the status line: its counts, or that it has not answered (in words)."""
+    err = polls.error
+    if err is not None:
+        return f"{name}: " + ("link down" if isinstance(err, SshError) and err.link_down else "no answer")
+    if polls.last_update is None:
+        return f"{name}: waiting for squeue…"
+    return f"{name}: " + (" · ".join(f"{n} {label}" for label, n in polls.counts.items() if n) or "none queued")
 
 
 class ClusterQueue:
@@ -149,7 +162,7 @@ class ClusterQueue:
         return DetailsView(job_id=job_id, queue=self.live.get(job_id),
                            details=cached.details if cached else None, entry=None, outcome=None,
                            note=note or (cached.note if cached else ""), node_states=cached.nodes if cached else (),
-                           slurm=self.details.slurm_version)
+                           slurm=self.details.slurm_version, cluster=self.name)
 
     # ------------------------------------------------------------ words
 
@@ -169,14 +182,15 @@ class ClusterQueue:
 
     def status(self) -> str:
         """This cluster's part of the status line."""
-        polls = self.polls
-        if polls.error is not None:
-            return f"{self.name}: " + ("link down" if isinstance(polls.error, SshError) and polls.error.link_down
-                                       else "no answer")
-        if polls.last_update is None:
-            return f"{self.name}: waiting for squeue…"
-        counts = " · ".join(f"{n} {label}" for label, n in polls.counts.items() if n) or "none queued"
-        return f"{self.name}: {counts}"
+        return cluster_status(self.name, self.polls)
+
+    def ticked_seconds(self, job_id: str) -> int | None:
+        """A running job's elapsed seconds now: squeue's (as of this cluster's last answer) plus the time since."""
+        job = self.live.get(job_id)
+        last = self.polls.last_update
+        if job is None or last is None or job.category is not StateCategory.RUNNING or job.elapsed_s is None:
+            return None
+        return job.elapsed_s + max(0, int((self.polls.clock() - last).total_seconds()))
 
 
 class ClusterQueues:
@@ -223,6 +237,18 @@ class ClusterQueues:
 
     def status(self) -> str:
         return "  │  ".join(q.status() for q in self.queues.values())
+
+    def ticked_elapsed(self, limit: int = 300) -> dict[str, str]:
+        """The elapsed cells of running jobs now, by row key (at most ``limit``), as the local queue's tick."""
+        out: dict[str, str] = {}
+        for queue in self.queues.values():
+            for job_id in queue.live:
+                seconds = queue.ticked_seconds(job_id)
+                if seconds is not None:
+                    out[cluster_key(queue.name, job_id)] = format_elapsed(seconds)
+                    if len(out) >= limit:
+                        return out
+        return out
 
     def busy(self) -> bool:
         return any(q.polls.polling or q.details.inflight.busy for q in self.queues.values())

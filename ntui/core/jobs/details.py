@@ -111,6 +111,7 @@ class DetailsView:
     note: str = ""  # "loading…", "scontrol no longer knows this job", an error
     node_states: tuple[NodeState, ...] = ()  # sinfo -N of a running job's nodes
     slurm: str = ""  # the Slurm version ntui talks to ("26.05.5"; "" until a details answer said)
+    cluster: str | None = None  # the cluster reached over ssh the job is on (None: the local one)
 
 
 @dataclass(frozen=True)

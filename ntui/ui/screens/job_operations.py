@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ntui.core.jobs.actions import ActionKind, loss_warning, plan_action
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.clusters import ClusterQueues, split_key
+from ntui.core.jobs.clusters import split_key
 from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import StateCategory
@@ -43,9 +43,6 @@ class JobsView(JobsViewCore, Protocol):
 
     @property
     def folded(self) -> Folded: ...
-
-    @property
-    def clusters(self) -> ClusterQueues: ...
 
     def runner_for(self, cluster: str | None) -> CommandRunner: ...
 

@@ -38,7 +38,7 @@ from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.clusters import ClusterQueues, cluster_key, split_key
+from ntui.core.jobs.clusters import ClusterQueues, cluster_key, cluster_status, split_key
 from ntui.core.jobs.details import EntryBook, HistoryLike, HistoryOpener
 from ntui.core.jobs.finals import FinalStateResolver
 from ntui.core.jobs.model import JobModel
@@ -597,7 +597,10 @@ class JobsScreen(NtuiScreen):
             banner.update("")
             banner.remove_class("-shown")
         table = self.table
-        for key, text in self.model.ticked_elapsed().items():  # elapsed ticks between polls
+        ticked = self.model.ticked_elapsed()
+        if self.clusters:
+            ticked.update(self.clusters.ticked_elapsed())
+        for key, text in ticked.items():  # elapsed ticks between polls
             if key in table and table.row_tag(key) != ENDED:
                 table.update_cell(key, "elapsed", text, update_width=False)
         self.waiting.tick()  # the details' elapsed and why, as of now
@@ -609,15 +612,30 @@ class JobsScreen(NtuiScreen):
         calls = getattr(self.runner, "calls", None)  # counted by test and demo runners only
         status = self.model.status_line(filter_text=table.filter_text, shown=table.row_count,
                                         slurm_calls=calls if isinstance(calls, int) else None)
-        if self.clusters:  # each cluster reached over ssh: its counts, or that its link is down
-            parts = [f"{self.local_name}: {status}"] if self.local else []
-            parts.append(self.clusters.status())
-            if not self.local and table.filter_text:
-                parts.append(f"filter {table.filter_text!r}: {table.row_count} shown")
-            status = "  │  ".join(parts)
+        if self.clusters:  # every cluster: its counts, or that its link is down
+            status = self._clusters_status(table.filter_text, table.row_count)
         if status != self._status_text:
             self._status_text = status
             self.query_one("#jobs-status", Static).update(status)
+
+    def _clusters_status(self, filter_text: str, shown: int) -> str:
+        """The status line with clusters reached over ssh: whose jobs, each cluster's counts (the local one's
+        first), the filter, how old the local answer is."""
+        model = self.model
+        who = "everyone's jobs" if model.all_users else f"{model.user}'s jobs" if model.user else "my jobs"
+        parts = [who]
+        if self.local:
+            parts.append(cluster_status(self.local_name, model.polls))
+        parts.append(self.clusters.status())
+        if filter_text:
+            parts.append(f"filter {filter_text!r}: {shown} shown")
+        updated = [q.polls.last_update for q in self.clusters if q.polls.last_update is not None]
+        if self.local and model.last_update is not None:
+            updated.append(model.last_update)
+        if updated:
+            age = max(0, int((model.clock() - min(updated)).total_seconds()))
+            parts.append(f"updated {age} s ago")
+        return "  │  ".join(parts)
 
     def _empty_text(self) -> str:
         """What the empty queue says: the local cluster's words, or with clusters reached over ssh, whether any

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ntui.core.config import Settings
+    from ntui.core.jobs.clusters import ClusterQueues
     from ntui.core.jobs.model import JobModel
     from ntui.core.slurm.runner import CommandRunner
     from ntui.ui.widgets.queue_table import QueueTable
@@ -17,10 +18,11 @@ __all__ = ["JobsViewCore"]
 
 
 class JobsViewCore(Protocol):
-    """The model, the settings, the runner and the queue table."""
+    """The model, the clusters reached over ssh, the settings, the runner and the queue table."""
 
     model: JobModel
     full_settings: Settings
+    clusters: ClusterQueues  # the clusters reached over ssh (their rows are keyed CLUSTER/JOBID)
 
     @property
     def runner(self) -> CommandRunner: ...

@@ -108,6 +108,11 @@ class WaitingWatch:
         model = view.model
         now: datetime = model.clock()
         key = view.table.cursor_key
+        remote = view.clusters.row(key) if not view.record_selected else None
+        if remote is not None:  # a job of a cluster reached over ssh: its elapsed as that cluster's squeue said
+            seconds = view.clusters[remote.cluster].ticked_seconds(remote.job_id)
+            view.tabs.tick(Tick(now, key, seconds))
+            return
         if view.record_selected or key is None or key != model.selected:
             view.tabs.tick(Tick(now, None))
             return

@@ -105,6 +105,8 @@ def details_fields(view: DetailsView, elapsed: str | None = None) -> list[tuple[
     if raw and raw != job:
         job = f"{job}  (job {raw})"
     rows.append(("Job", f"{job}  {name}".rstrip()))
+    if view.cluster is not None:
+        rows.append(("Cluster", f"{view.cluster} (over ssh)"))
     user = d.user if d else q.user if q else ""
     if user:
         rows.append(("User", user))
