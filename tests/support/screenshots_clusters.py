@@ -26,9 +26,12 @@ from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_jobs import settle_jobs, squeue_line, wait_until
 
 if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
     from ntui.ui.app import NtuiApp
 
-__all__ = ["clusters_app", "clusters_settings", "demo_cluster_runners", "job_line", "save_clusters_screenshot"]
+__all__ = ["clusters_app", "clusters_scene", "clusters_settings", "demo_cluster_runners", "demo_clusters_app",
+           "job_line", "save_clusters_screenshot"]
 
 QUIET = Settings(notify=NotifySettings(bell=False, desktop=False, states=()))
 
@@ -129,20 +132,32 @@ def clusters_app(
                        local_slurm=local is not None, local_name=local_name)
 
 
+def demo_clusters_app() -> NtuiApp:
+    """The screenshot's app: :func:`demo_cluster_runners` behind :func:`clusters_app`."""
+    local, clusters = demo_cluster_runners()
+    return clusters_app(local=local, clusters=clusters)
+
+
+async def clusters_scene(pilot: Pilot[Any]) -> None:
+    """The queue answered by every cluster (one link down), della's 48213777 selected, its details shown."""
+    await settle_jobs(pilot)
+    screen: Any = pilot.app.screen
+    await wait_until(pilot, lambda: "della/48213777" in screen.table.rows)
+    screen.table.move_cursor(key="della/48213777")
+    await settle_jobs(pilot)
+    await wait_until(pilot, lambda: "della" in str(screen.query_one("#jobs-details").view or ""))
+    await pilot.pause()
+
+
 def save_clusters_screenshot(out: Path = Path("screenshots"), size: tuple[int, int] = (120, 36)) -> Path:
     """Write ``<out>/clusters.svg``: the jobs view with three clusters, the same job id on two of them, the third's
     link down; della's job selected (frozen clock, no host, user or version shown; same bytes on every run)."""
-    local, clusters = demo_cluster_runners()
-    app = clusters_app(local=local, clusters=clusters)
+    app = demo_clusters_app()
     path = out / "clusters.svg"
 
     async def run() -> None:
         async with app.run_test(size=size) as pilot:
-            await settle_jobs(pilot)
-            screen: Any = pilot.app.screen
-            await wait_until(pilot, lambda: "della/48213777" in screen.table.rows)
-            screen.table.move_cursor(key="della/48213777")
-            await settle_jobs(pilot)
+            await clusters_scene(pilot)
             svg = app.export_screenshot(title="ntui · clusters")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(svg, encoding="utf-8")

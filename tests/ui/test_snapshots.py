@@ -139,3 +139,12 @@ class TestAmd:
 
         app = jobs_app(runner=report_runner(), history_factory=report_history(tmp_path, vendor="amd"))
         assert snap_compare(app, terminal_size=(120, 36), run_before=report_scene)
+
+
+class TestClusters:
+    """Three clusters in one queue (issue #45): the Cluster column, a remote job's details, a link down."""
+
+    def test_clusters(self, snap_compare: Any) -> None:
+        from tests.support.screenshots_clusters import clusters_scene, demo_clusters_app
+
+        assert snap_compare(demo_clusters_app(), terminal_size=(120, 36), run_before=clusters_scene)
