@@ -260,3 +260,11 @@ def test_any_rich_bar_with_its_counts_is_read(line: str, step: int, total: int, 
 def test_more_counters(line: str, step: int, total: int | None) -> None:
     point = parse_line(line)
     assert point is not None and (point.step, point.total) == (step, total)
+
+
+def test_a_batch_of_its_total_is_an_epochs_not_the_runs(tmp_path: Path) -> None:
+    # no "done" at an epoch's last batch: where no epoch is named, the run's total is unknown
+    series, words = _read(tmp_path, [f"batch {b}/500 loss={b / 1000}" for b in (100, 300, 500)])
+    assert series.step == 500 and "done" not in words and series.run_total is None, words
+    series, words = _read(tmp_path, ["Epoch 2/3", *[f"batch {b}/500 loss={b / 1000}" for b in (100, 500)]])
+    assert series.step == 1000 and "done" not in words, words  # the epoch a line before named: its batches

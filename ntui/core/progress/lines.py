@@ -984,6 +984,8 @@ def _counters(text: str) -> Point | None:
             return Point("log", epoch, epochs, float(epoch), metrics, form="counters", counts_epochs=True, batch=n)
         return Point("log", n, total, float(epoch), metrics, per_epoch=True, epochs=epochs, first_epoch=1,
                      form="counters")
+    if key == "batch" and total is not None:  # a batch of its total: an epoch's, whose epoch a line before named
+        return Point("log", n, total, None, metrics, per_epoch=True, first_epoch=1, form="counters")
     return Point("log", n, total, float(epoch) if epoch is not None else None, metrics, epochs=epochs,
                  form="counters")
 

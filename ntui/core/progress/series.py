@@ -512,6 +512,8 @@ class Series:
                 self._epoch_base = self.samples[-1].step
             self._bar_epoch = epoch
             point = point.but(step=self._epoch_base + point.step)
+        elif point.per_epoch and epoch is None:  # an epoch's count, no epoch named: its total is not the run's
+            point = point.but(total=None)
         elif point.counts_epochs and point.total is None and self.declared_epochs:
             point = point.but(total=self.declared_epochs)  # the run's epochs, said before its lines
         elif point.counts_epochs and point.total and self.declared_epochs == point.total + 1:
