@@ -109,6 +109,7 @@ def clusters_app(
     user: str = "alice",
     clock: Callable[[], datetime] | None = lambda: FROZEN_NOW,
     local_name: str = "perlmutter",
+    history_factory: Callable[[], Any] | None = None,
 ) -> NtuiApp:
     """The real app on the jobs view: the local cluster through ``local`` (None: no Slurm here) and each of
     ``clusters`` through its runner."""
@@ -118,16 +119,17 @@ def clusters_app(
 
     full = settings or clusters_settings(tuple(clusters))
     local_runner = local if local is not None else FakeRunner()
+    history = history_factory or (lambda: None)
 
     def screen() -> JobsScreen:
-        return JobsScreen(runner=local_runner, settings=full, user=user, clock=clock, history_factory=lambda: None)
+        return JobsScreen(runner=local_runner, settings=full, user=user, clock=clock, history_factory=history)
 
     class ClustersApp(NtuiApp):
         CSS_PATH = str(Path(app_module.__file__).with_name("ntui.tcss"))
         MODES = {**NtuiApp.MODES, "jobs": screen}
         DEFAULT_MODE = "jobs"
 
-    return ClustersApp(runner=local_runner, clock=clock or datetime.now, history_factory=lambda: None, identity="",
+    return ClustersApp(runner=local_runner, clock=clock or datetime.now, history_factory=history, identity="",
                        cursor_blink=False, settings=full, cluster_runners=clusters, clusters=tuple(clusters),
                        local_slurm=local is not None, local_name=local_name)
 

@@ -218,3 +218,27 @@ async def test_a_remote_jobs_time_is_its_own_even_with_the_local_jobs_id() -> No
         assert details.view is not None and details.view.cluster == "alpha"
         assert details.selected.cluster == "alpha" and details.selected.job is not None
         assert details.selected.job.name == "alpha-job"
+
+
+async def test_the_recent_list_says_each_records_cluster(tmp_path: Path) -> None:
+    from ntui.core.records.history import History
+    from ntui.ui.widgets.recent_jobs import RecentJobsTable
+
+    state = tmp_path / "state"
+    writer = History(state)
+    for token, job_id, cluster in (("a" * 32, "555", "perlmutter"), ("b" * 32, "556", None)):
+        writer.record_intent(token=token, preset="p", preset_path=None, overrides=[], job_name=f"old-{job_id}",
+                             launcher="srun", nodes=1, world_size=1, log_dir=str(tmp_path), log_stem=f"old-{job_id}",
+                             script="#!/bin/bash\n")
+        writer.record_submitted(token, job_id, cluster, None)
+    writer.close()
+    local, alpha, _ = _three()
+    app = clusters_app(local=local, clusters={"alpha": alpha}, clock=None, local_name="here",
+                       history_factory=lambda: History(state))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        recent = _screen(app).query_one(RecentJobsTable)
+        await wait_until(pilot, lambda: recent.row_count == 2)
+        assert [str(c.label) for c in recent.columns.values()][:2] == ["Cluster", "Job"]
+        rows = {str(recent.get_row_at(i)[1]): str(recent.get_row_at(i)[0]) for i in range(2)}
+        assert rows == {"555": "perlmutter", "556": "here"}  # a record without its cluster: the local one's

@@ -123,7 +123,8 @@ class QueueBox(Vertical):
                          empty_text=self._empty_text)
         yield Input(placeholder="filter: text anywhere in a row (Enter keeps it, Esc clears)",
                     id="jobs-filter", compact=True)
-        yield RecentJobsTable(id="jobs-recent")
+        yield RecentJobsTable(id="jobs-recent",
+                              local_cluster=self.cluster_of("") if self.cluster_of is not None else None)
 
     @property
     def table(self) -> QueueTable:

@@ -50,14 +50,19 @@ class RecentJobsTable(DataTable[str | Text]):
             super().__init__()
             self.job = job
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None, classes: str | None = None,  # noqa: A002
+                 local_cluster: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        #: with more than one cluster shown: a Cluster column, the record's cluster (this name where it has none)
+        self.local_cluster = local_cluster
         self.jobs: dict[str, RecentJob] = {}
         self.loaded: RecentJobs | None = None
         #: the rows' order (the jobs view's ORDER_KEY cycles it; the loads come newest first)
         self.order: RecentOrder = RECENT_ORDERS[0]
 
     def on_mount(self) -> None:
+        if self.local_cluster is not None:
+            self.add_column("Cluster", key="cluster")
         for title in RECENT_COLUMNS:
             self.add_column(title, key=title.lower())
 
@@ -73,11 +78,12 @@ class RecentJobsTable(DataTable[str | Text]):
         self.clear()
         for key, job in keyed:
             cells = [inert(c) for c in recent_cells(job, now)]
-            if ids[job.job_id] > 1 and job.cluster:
+            if ids[job.job_id] > 1 and job.cluster and self.local_cluster is None:
                 cells[0] = f"{cells[0]}@{job.cluster}"
             state = Text(cells[2], style=state_style(job.state) if job.state else "magenta")
             said = Text(cells[-1], style="italic dim" if not job.from_ntui else "")
-            self.add_row(*cells[:2], state, *cells[3:-1], said, key=key)
+            where = () if self.local_cluster is None else (inert(job.cluster or self.local_cluster),)
+            self.add_row(*where, *cells[:2], state, *cells[3:-1], said, key=key)
         self.border_title = recent_title(days, len(jobs), loaded.accounting)
         self.border_subtitle = f"{self.order.label} ({ORDER_KEY}: order)"
         self.set_class(bool(jobs), "-shown")
