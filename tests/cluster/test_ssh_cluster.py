@@ -43,7 +43,10 @@ def cluster_sshd(dev_cluster: DevCluster, cluster_state: Path) -> Iterator[sshd_
     reason = sshd_support.why_not()
     if reason is not None:
         pytest.skip(reason)
-    env = {"SLURM_CONF": str(dev_cluster.slurm_conf), "PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(cluster_state)}
+    # the simulated nvidia-smi on the sessions' PATH: srun gives its PATH to the GPU watch step's tasks
+    sim = dev_cluster.env.get("NTUI_DEV_SIM_PATH") or str(dev_cluster.state_dir / "simbin")
+    env = {"SLURM_CONF": str(dev_cluster.slurm_conf), "PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(cluster_state),
+           "PATH": f"{sim}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
     with sshd_support.private_sshd(environment=env) as server:
         yield server
 
@@ -208,3 +211,31 @@ def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: De
     assert said.out.splitlines() == [f"line {i}" for i in range(1, lines + 1)], said.err
     assert "job ended (COMPLETED)" in said.err
     assert not blocked_s or stopped, "no sshd process was stopped"
+
+
+def test_gpus_over_ssh_streams_the_step_and_the_step_ends_on_the_cluster(dev_cluster: DevCluster,
+                                                                        laptop: dict[str, str]) -> None:
+    """``ntui --cluster dev gpus JOB --once``: the watch step runs on the cluster's side, its lines come over one
+    channel; once ntui has its sample and stops reading, the step ends there (no ``ntui-gpu-watch`` step left)."""
+    sub = dev_cluster.run("sbatch", "--parsable", "-N", "2", "--gres=gpu:4", "-J", "ntui-ssh-gpus", "-o", "/dev/null",
+                          "--wrap", "sleep 240")
+    assert sub.returncode == 0, sub.stderr
+    job_id = sub.stdout.strip().split(";")[0]
+
+    def steps() -> list[str]:
+        return dev_cluster.run("squeue", "-h", "-s", "-j", job_id, "-o", "%i %j").stdout.splitlines()
+
+    try:
+        deadline = time.monotonic() + 120
+        while dev_cluster.run("squeue", "-h", "-j", job_id, "-o", "%T").stdout.strip() != "RUNNING":
+            assert time.monotonic() < deadline, "the job did not start"
+            time.sleep(1)
+        res = ntui({**laptop, "COLUMNS": "200"}, "gpus", job_id, "--once", "--timeout", "90")
+        assert res.returncode == 0, res.stderr
+        assert f"job {job_id}: 8 GPUs on 2 node(s)" in res.stdout and "SIMULATED" in res.stdout, res.stdout
+        deadline = time.monotonic() + 60  # the relay stops srun at the next line it cannot write
+        while any("ntui-gpu-watch" in s for s in steps()):
+            assert time.monotonic() < deadline, steps()
+            time.sleep(1)
+    finally:
+        dev_cluster.run("scancel", job_id)

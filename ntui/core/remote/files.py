@@ -1,7 +1,7 @@
 """The cluster's files, read from another machine: one interface, three ways.
 
 :class:`ClusterFiles` is what the core and the CLI use (stat, a bounded read from an offset, a follow, a whole small
-file, a listing, the cluster's history entry of a job):
+file, a listing, the cluster's history entry of a job and its newest entries, where the cluster's ntui is):
 
 * :class:`LocalFiles`: this machine's own files (ntui on the login node; the tests' reference);
 * :class:`AgentFiles`: ``ntui agent --stdio`` on the cluster, started once over the ssh master (one channel for

@@ -343,7 +343,7 @@ VERSION_ARGV = ("sinfo", "--version")
 
 
 def _is_version_question(argv: Sequence[str]) -> bool:
-    return len(argv) == 2 and os.path.basename(argv[0]) == "sinfo" and argv[1] == "--version"
+    return len(argv) == 2 and (os.path.basename(argv[0]), argv[1]) == VERSION_ARGV
 
 
 def split_version(stdout: str, marker: str) -> tuple[str, str | None]:
