@@ -132,6 +132,11 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
         assert history.returncode == 0, history.stderr
         assert f'"job_id": "{job_id}"' in history.stdout
 
+        report = ntui(laptop, "report", job_id, "--json")  # its record there, its (absent) GPU samples there
+        assert report.returncode == 0, report.stderr
+        assert f'"job_id": "{job_id}"' in report.stdout and '"state": "PENDING"' in report.stdout, report.stdout
+        assert str(logs) in report.stdout and "ntui-remote-" not in report.stdout  # the cluster's paths
+
     finally:
         cancelled = ntui(laptop, "cancel", job_id)
     assert cancelled.returncode == 0, cancelled.stderr
