@@ -268,3 +268,33 @@ def test_a_batch_of_its_total_is_an_epochs_not_the_runs(tmp_path: Path) -> None:
     assert series.step == 500 and "done" not in words and series.run_total is None, words
     series, words = _read(tmp_path, ["Epoch 2/3", *[f"batch {b}/500 loss={b / 1000}" for b in (100, 500)]])
     assert series.step == 1000 and "done" not in words, words  # the epoch a line before named: its batches
+
+
+@pytest.mark.parametrize(("line", "ended"), [
+    ("Training finished.", True), ("Done training!", True), ("TRAINING COMPLETE", True),
+    ("2025-03-02 18:40:51,120 INFO training is complete, saving the model", True),
+    ("Training done for epoch 3", False), ("Epoch 3 training complete", False),
+])
+def test_the_end_of_training_in_other_words(tmp_path: Path, line: str, ended: bool) -> None:
+    steps = [f"step {s}/100 | loss 0.{90 - s}" for s in (10, 20, 30)]
+    series, words = _read(tmp_path, [*steps, line])
+    assert ("done" in words) == ended, words
+
+
+@pytest.mark.parametrize("line", [
+    "Segmentation fault (core dumped)", "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.0",
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 4242)",
+])
+def test_a_crash_after_the_last_step_gives_no_finish_time(tmp_path: Path, line: str) -> None:
+    steps = [f"2025-03-02 18:40:{s:02d},000 INFO step {s}/100 | loss 0.{90 - s}" for s in (10, 20, 30)]
+    series, words = _read(tmp_path, [*steps, line])
+    assert series.stopped is not None and "finishes" not in words and "done" not in words, words
+
+
+@pytest.mark.parametrize(("line", "total", "epochs"), [
+    ("Max steps: 5000", 5000, None), ("Number of training steps: 1200", 1200, None),
+    ("Number of epochs: 20", None, 20), ("Training for 20 epochs", None, 20), ("Total epochs: 12", None, 12),
+])
+def test_a_banners_total_in_words(line: str, total: int | None, epochs: int | None) -> None:
+    assert (declared_total(line), declared_epochs(line)) == (total, epochs)

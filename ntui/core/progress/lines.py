@@ -707,7 +707,9 @@ _TOTAL_RE = re.compile(
     # counter's name: fairseq's num_updates, a loop's num_steps); in a configuration, a Namespace, a dict, a table
     r"|\b(?:(?:max|total)_(?:train(?:ing)?_|optim(?:izer)?_)?(?:steps|iters|iterations|updates)"
     r"|(?:num|n)_(?:train(?:ing)?_|optim(?:izer)?_)(?:steps|iters|iterations)"
-    r"|train(?:ing)?_(?:steps|iters|iterations))\b['\"]?\s*(?:[=:|]\s*)?['\"]?"
+    r"|train(?:ing)?_(?:steps|iters|iterations)"
+    r"|(?:[Mm]ax(?:imum)?|[Nn]um(?:ber)?(?: of)?) (?:train(?:ing)? )?(?:steps|iters|iterations|updates)(?=\s*[=:]))"
+    r"\b['\"]?\s*(?:[=:|]\s*)?['\"]?"
     r"(?P<other>\d+)(?![\d.])"
     r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
     # a banner in words: "Total training steps: 348", "total train iterations = 5000", "Total updates: 900"
@@ -734,6 +736,10 @@ _PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
                      r"|^\d+ epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b")
+#: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
+#: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
+_END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
+                           r"|(?:finished|done|completed?|ended) (?:the )?training)\b")
 
 
 #: what a program prints when its training loop is over, also after an error (detectron2's hooks run in a
@@ -801,11 +807,11 @@ def run_end(text: str) -> tuple[str, int] | None:
     """Whether the line says the program's training is over: None, else what it stopped at (``("steps", 1000)``,
     ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
     if "raining" not in text and "Trainer.fit" not in text and "early stopping" not in text \
-            and "completed in" not in text:
+            and "completed in" not in text and "RAINING" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:
-        return None
+        return ("", 0) if _END_WORDS_RE.match(text) is not None and "poch" not in text.lower() else None
     return (str(m["what"]), int(m["n"])) if m["what"] else ("", 0)
 
 
@@ -822,6 +828,13 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # torch elastic's agent: "Received 15 death signal, shutting down workers", "Signal 15 (SIGTERM) received by PID"
     ("death signal", re.compile(r"\bReceived \d+ death signal\b"), "killed by a signal"),
     ("received by PID", re.compile(r"\bSignal \d+ \(SIG[A-Z]+\) received by PID\b"), "killed by a signal"),
+    # the process's own end by a fault, the kernel's memory killer (Slurm's cgroup: "Detected 1 oom-kill event(s)"),
+    # a CUDA or NCCL error, a failed worker of torch elastic ("failed (exitcode: 1)")
+    ("fault", re.compile(r"\b(?:Segmentation fault|Bus error|Floating point exception)\b"), "an error: a crash"),
+    ("oom-kill", re.compile(r"\boom[-_]kill\b|\bOut of memory: Killed process\b"), "out of memory (killed)"),
+    ("CUDA error", re.compile(r"\bCUDA error: "), "an error: a CUDA error"),
+    ("NCCL error", re.compile(r"\bNCCL error\b"), "an error: an NCCL error"),
+    ("exitcode", re.compile(r"\bfailed \(exitcode: -?[1-9]\d*\)"), "an error: a worker failed"),
 )
 
 
@@ -848,7 +861,9 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         # in other words, in a dict, a Namespace or a configuration: 'num_epochs': 20, n_epochs=30,
                         # total_epochs: 12, train_epochs, Namespace(epochs=90, ...)
                         r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs"
-                        r"|[(,{]\s*epochs|\sepochs(?==))['\"]?\s*[=:]\s*['\"]?(?P<e>\d+)(?![\d.])")
+                        r"|[(,{]\s*epochs|\sepochs(?==)|(?i:\b(?:num(?:ber)?|total|max(?:imum)?)(?: of)? epochs))"
+                        r"['\"]?\s*[=:]\s*['\"]?(?P<e>\d+)(?![\d.])"
+                        r"|\b[Tt]rain(?:ing)? for (?P<f>\d+) epochs\b")
 
 
 def declared_epochs(text: str) -> int | None:
@@ -859,14 +874,14 @@ def declared_epochs(text: str) -> int | None:
     m = _EPOCHS_RE.search(text)
     if m is None:
         return None
-    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"])
+    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"])
     return value if value > 0 else None
 
 
 def declared_total(text: str) -> int | None:
     """The run's total steps a configuration or banner line states (``max_update=300000``, the Trainer's ``Total
     optimization steps = 1,200``, a launcher's ``--train-iters 3000``), or None."""
-    if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text \
+    if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text and "Max" not in text \
             and "iter" not in text and "steps" not in text and "raining for" not in text and "updates" not in text:
         return None
     m = _TOTAL_RE.search(text)
