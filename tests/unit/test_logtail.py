@@ -11,8 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntui.core.jobfiles.lognames import discover_rank_logs, rank_log_paths
+from ntui.core.logs.multitail import MultiTail, merge_lines
 from ntui.core.logs.rankdetector import scan_lines
-from ntui.core.logs.tail import FileTail, MultiTail, TailUpdate, merge_lines, rank_status
+from ntui.core.logs.rankstatus import rank_status
+from ntui.core.logs.tail import FileTail, TailUpdate
 from ntui.core.textsafe import DISPLAY_CAP, clean_line
 
 
@@ -393,7 +395,7 @@ def test_rank_status(tmp_path: Path) -> None:
 
 
 def test_held_descriptor_costs_one_stat_per_poll(tmp_path: Path) -> None:
-    from ntui.core.logs.tail import FdBudget
+    from ntui.core.logs.fdbudget import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"a\n")
@@ -415,7 +417,7 @@ def test_held_descriptor_costs_one_stat_per_poll(tmp_path: Path) -> None:
 
 
 def test_held_descriptor_sees_a_replaced_file(tmp_path: Path) -> None:
-    from ntui.core.logs.tail import FdBudget
+    from ntui.core.logs.fdbudget import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"old\n")
@@ -432,7 +434,7 @@ def test_held_descriptor_sees_a_replaced_file(tmp_path: Path) -> None:
 
 
 def test_budget_is_a_limit_with_a_fallback(tmp_path: Path) -> None:
-    from ntui.core.logs.tail import FdBudget
+    from ntui.core.logs.fdbudget import FdBudget
 
     budget = FdBudget(limit=2)
     multi: MultiTail[int] = MultiTail(budget=budget)
@@ -456,7 +458,7 @@ def test_budget_is_a_limit_with_a_fallback(tmp_path: Path) -> None:
 
 
 def test_light_poll_through_a_held_descriptor_is_one_read_and_no_metadata_operation(tmp_path: Path) -> None:
-    from ntui.core.logs.tail import FdBudget
+    from ntui.core.logs.fdbudget import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"a\n")
@@ -490,7 +492,7 @@ def test_light_poll_without_a_descriptor_is_one_open(tmp_path: Path) -> None:
 
 
 def test_light_poll_sees_a_truncation_by_the_bytes_before_the_offset(tmp_path: Path) -> None:
-    from ntui.core.logs.tail import FdBudget
+    from ntui.core.logs.fdbudget import FdBudget
 
     p = tmp_path / "r.out"
     p.write_bytes(b"first run line 1\nfirst run line 2\n")
@@ -509,18 +511,18 @@ def test_budget_reserve_grows_toward_the_files_within_a_cap_raising_the_soft_nof
         monkeypatch: pytest.MonkeyPatch) -> None:
     import resource
 
-    from ntui.core.logs import tail as logtail
-    from ntui.core.logs.tail import FD_RESERVE_MAX, FdBudget
+    from ntui.core.logs import fdbudget
+    from ntui.core.logs.fdbudget import FD_RESERVE_MAX, FdBudget
 
     limits = {"soft": 1024, "hard": 8192}
-    monkeypatch.setattr(logtail.resource, "getrlimit", lambda _which: (limits["soft"], limits["hard"]))
+    monkeypatch.setattr(fdbudget.resource, "getrlimit", lambda _which: (limits["soft"], limits["hard"]))
 
     def setrlimit(_which: int, value: tuple[int, int]) -> None:
         if value[0] > limits["hard"]:
             raise ValueError("not allowed")
         limits["soft"] = value[0]
 
-    monkeypatch.setattr(logtail.resource, "setrlimit", setrlimit)
+    monkeypatch.setattr(fdbudget.resource, "setrlimit", setrlimit)
     b = FdBudget()
     assert b.limit == 256  # a quarter of the soft limit
     assert b.reserve(1025) == 1025 and b.nofile_raised == (1024, 4100) and limits["soft"] == 4100

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from ntui.core.jobfiles.lognames import LogPaths, rank_header
-from ntui.core.logs.tail import FdBudget, TailUpdate
+from ntui.core.logs.fdbudget import FdBudget
+from ntui.core.logs.tail import TailUpdate
 from ntui.core.logs.watch import BATCH, Appended, FixedScheduler, JobLogWatcher, Loaded, PoliteScheduler, watch_files
 
 TRACEBACK = [

@@ -1,9 +1,9 @@
 """Following training logs without reading them whole (toolong's approach, no Textual).
 
-One responsibility, tailing: following files by offset (:class:`FileTail`, :class:`MultiTail`), the
-descriptors they may hold (:class:`FdBudget`) and a tail's status at a glance (:func:`rank_status`). Display
-cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.jobfiles.lognames`', a job's files as a whole
-:mod:`ntui.core.logs.watch`'s.
+One responsibility, tailing one file by offset (:class:`FileTail`); several files together are
+:mod:`ntui.core.logs.multitail`'s, the descriptors a tail may hold :mod:`ntui.core.logs.fdbudget`'s, a rank's log
+at a glance :mod:`ntui.core.logs.rankstatus`'s. Display cleaning is :mod:`ntui.core.textsafe`'s, file names
+:mod:`ntui.core.jobfiles.lognames`', a job's files as a whole :mod:`ntui.core.logs.watch`'s.
 
 * :class:`FileTail` follows one file by byte offset. A full poll (:meth:`FileTail.poll`) opens the file
   (open/close also revalidates NFS's attribute cache), ``fstat``\\ s it and ``os.pread``\\ s only the appended
@@ -17,9 +17,8 @@ cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.jobfiles.log
   metadata operations (each one an RPC on Lustre), ``reads`` the ``pread`` calls. It keeps ``(dev, inode,
   offset, partial line)``; a smaller size, a different inode or changed bytes just before the offset mean the
   file was truncated or replaced (a requeue without ``--open-mode=append``): it restarts from 0 and says so
-  (``TailUpdate.reset``). A missing
-  file (pending job) is polled until it appears; a vanished one is reported and picked up again when it
-  reappears.
+  (``TailUpdate.reset``). A missing file (pending job) is polled until it appears; a vanished one is reported
+  and picked up again when it reappears.
 * Memory is bounded: a window of the last N cleaned lines (``deque``), and an ``array('Q')`` of line-start
   offsets (8 bytes a line) so older lines are read lazily with :meth:`FileTail.read_lines` (``os.pread``).
 * Opening a huge file is tail-first: the first poll scans **backwards from the end** (``pread`` chunks +
@@ -33,21 +32,11 @@ cleaning is :mod:`ntui.core.textsafe`'s, file names :mod:`ntui.core.jobfiles.log
   stay true; long lines are accumulated head-only, so a 10 MB line costs 64 KiB of memory).
 * The file names (``<stem>-<job>-rank-N.out``) are :mod:`ntui.core.jobfiles.lognames`' (finding a job's rank files
   too).
-* :class:`MultiTail` polls several files (one per rank) from one caller thread and merges their lines by
-  arrival (``[r2] ...``).
 
 Line numbers: ``TailUpdate.first_line_no`` and :meth:`FileTail.read_lines` use 0-based *index* numbers.
 While a big file is not fully indexed they count from the first indexed line (``FileTail.fully_indexed`` is
 False); :meth:`FileTail.index_all` returns how many lines it put in front, by which every number shifts.
 Small files (fewer lines than the window) are fully indexed on open, so their numbers are absolute.
-
-Wiring failure triage (:mod:`ntui.core.logs.triage`), one ``RankDetector`` per file::
-
-    for key, up in multi.poll_all().items():
-        if up.reset:
-            detectors[key].reset()
-        detectors[key].feed_many(up.lines, first_line_no=up.first_line_no + 1,
-                                 time=up.mtime if up.backlog else now, first_seq=up.first_seq)
 
 Thread-safety: one thread polls (the UI's watcher); ``index_all`` may run in another thread and
 ``read_lines`` in a third; shared state is guarded by a lock and file IO happens on private descriptors.
@@ -57,35 +46,21 @@ from __future__ import annotations
 
 import errno
 import os
-import resource
 import threading
 import time as _time
 from array import array
 from collections import deque
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
-from ntui.core.logs.finding import LogFailure
+from ntui.core.logs.fdbudget import FdBudget, close_held
 from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator
 
-__all__ = [
-    "CHUNK_SIZE",
-    "DEFAULT_WINDOW",
-    "FdBudget",
-    "FileTail",
-    "MergedLine",
-    "MultiTail",
-    "RankState",
-    "RankStatus",
-    "TailUpdate",
-    "merge_lines",
-    "rank_label",
-    "rank_status",
-    "raise_nofile",
-]
+#: FdBudget and close_held are fdbudget's, named here too for the modules that still import them from the tail
+__all__ = ["CHUNK_SIZE", "DEFAULT_WINDOW", "FdBudget", "FileTail", "ResetReason", "TailUpdate", "close_held"]
 
 CHUNK_SIZE = 64 * 1024
 DEFAULT_WINDOW = 5_000
@@ -137,105 +112,6 @@ class TailUpdate:
     def changed(self) -> bool:
         return bool(self.lines or self.appeared or self.vanished or self.reset or self.partial_changed or self.error)
 
-
-FD_BUDGET_MAX = 256
-#: most descriptors :meth:`FdBudget.reserve` grants one default budget (a 4,096-rank job holds every rank file)
-FD_RESERVE_MAX = 4096
-#: the soft ``RLIMIT_NOFILE`` is never raised above this (nor above the hard limit)
-NOFILE_SOFT_MAX = 16384
-
-
-def _nofile_room() -> int:
-    """A quarter of the soft ``RLIMIT_NOFILE`` (the rest of the process needs descriptors too)."""
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return FD_RESERVE_MAX if soft == resource.RLIM_INFINITY else max(0, soft // 4)
-
-
-def raise_nofile(target: int) -> int:
-    """Raise the process's soft ``RLIMIT_NOFILE`` toward ``target``, never above its hard limit nor
-    :data:`NOFILE_SOFT_MAX` (raising the soft limit up to the hard one needs no privilege; it is the common
-    practice of programs that hold many files). Returns the soft limit now; a refusal leaves it as it was."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return NOFILE_SOFT_MAX
-    ceiling = NOFILE_SOFT_MAX if hard == resource.RLIM_INFINITY else min(hard, NOFILE_SOFT_MAX)
-    new = min(max(0, target), ceiling)
-    if new <= soft:
-        return soft
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
-    except (ValueError, OSError):
-        return soft
-    return new
-
-
-class FdBudget:
-    """How many log files may stay open between polls (shared by the tails of one watcher).
-
-    ``limit`` defaults to :data:`FD_BUDGET_MAX`, and never more than a quarter of the soft ``RLIMIT_NOFILE``
-    (the rest of the process needs descriptors too). A default budget grows with :meth:`reserve` (a big job:
-    one descriptor per rank file, so polls need no metadata operation), up to :data:`FD_RESERVE_MAX`, raising
-    the soft ``RLIMIT_NOFILE`` toward the hard limit when a quarter of it is too small (:func:`raise_nofile`;
-    ``nofile_raised`` records it); an explicit ``limit`` is a hard cap. Past the limit, or after an ``EMFILE``
-    (the limit then stays at what is held, and no longer grows), tails fall back to open/close on each poll
-    (correct, just more metadata operations); :attr:`refused` counts those.
-    """
-
-    def __init__(self, limit: int | None = None) -> None:
-        room = _nofile_room()
-        self.cap = FD_RESERVE_MAX if limit is None else max(0, limit)
-        self.limit = min(FD_BUDGET_MAX if limit is None else max(0, limit), room)
-        self.held = 0
-        self.refused = 0
-        #: (soft before, soft after) when :meth:`reserve` raised ``RLIMIT_NOFILE``
-        self.nofile_raised: tuple[int, int] | None = None
-        self._exhausted = False
-        self._lock = threading.Lock()
-
-    def reserve(self, files: int) -> int:
-        """``files`` files would each like a descriptor: grow the limit toward that (never past :attr:`cap`,
-        nor past a quarter of the soft ``RLIMIT_NOFILE``, raised toward the hard limit if needed). Returns the
-        limit now."""
-        with self._lock:
-            want = min(max(0, files), self.cap)
-            if self._exhausted or want <= self.limit:
-                return self.limit
-            room = _nofile_room()
-            if room < want:
-                before = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-                after = raise_nofile(4 * want)
-                if after > before:
-                    self.nofile_raised = (before, after)
-                room = _nofile_room()
-            self.limit = max(self.limit, min(want, room))
-            return self.limit
-
-    def acquire(self) -> bool:
-        with self._lock:
-            if self.held < self.limit:
-                self.held += 1
-                return True
-            self.refused += 1
-            return False
-
-    def release(self) -> None:
-        with self._lock:
-            self.held = max(0, self.held - 1)
-
-    def exhausted(self) -> None:
-        """The process ran out of descriptors: hold no more than are held now (and grow no more)."""
-        with self._lock:
-            self.limit = self.held
-            self._exhausted = True
-
-
-def close_held(fd: int, budget: FdBudget | None) -> None:
-    """Close a descriptor held within ``budget`` and give its slot back (also when the close fails)."""
-    try:
-        os.close(fd)
-    finally:
-        if budget is not None:
-            budget.release()
 
 
 class FileTail:
@@ -722,189 +598,3 @@ class FileTail:
         return len(prefix)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# several files
-
-K = TypeVar("K", bound=Hashable)
-
-
-def rank_label(key: object) -> str:
-    """``2`` -> ``"[r2] "``; other keys -> ``"[key] "``."""
-    if isinstance(key, int) and not isinstance(key, bool):
-        return f"[r{key}] "
-    return f"[{key}] "
-
-
-@dataclass(frozen=True)
-class MergedLine(Generic[K]):
-    seq: int
-    key: K
-    line_no: int
-    text: str
-
-    def render(self, label: Callable[[K], str] = rank_label) -> str:
-        return f"{label(self.key)}{self.text}"
-
-
-def merge_lines(
-    updates: Mapping[K, TailUpdate] | Iterable[tuple[K, TailUpdate]],
-    *,
-    label: Callable[[K], str] = rank_label,
-) -> list[str]:
-    """Lines of several updates with a per-file prefix (``[r2] ...``), by arrival (``first_seq``).
-
-    Within one poll the files' lines arrived together; ties keep the order in which files were polled.
-    """
-    items = list(updates.items()) if isinstance(updates, Mapping) else list(updates)
-    tagged: list[tuple[int, int, int, str]] = []
-    for order, (key, up) in enumerate(items):
-        prefix = label(key)
-        for i, text in enumerate(up.lines):
-            tagged.append((up.first_seq + i, order, i, prefix + text))
-    tagged.sort(key=lambda t: (t[0], t[1], t[2]))
-    return [t[3] for t in tagged]
-
-
-class MultiTail(Generic[K]):
-    """Several :class:`FileTail` polled together by one caller thread.
-
-    Each line gets a global arrival sequence number (``TailUpdate.first_seq`` + i); :attr:`merged` keeps
-    the last ``merged_window`` lines of all files in that order.
-    """
-
-    def __init__(
-        self,
-        paths: Mapping[K, Path | str] | None = None,
-        *,
-        window: int = DEFAULT_WINDOW,
-        merged_window: int = DEFAULT_WINDOW,
-        budget: FdBudget | None = None,
-        **tail_kwargs: int,
-    ) -> None:
-        self.budget = budget
-        self._window = window
-        self._tail_kwargs = tail_kwargs
-        self._tails: dict[K, FileTail] = {}
-        self._seq = 0
-        self.merged: deque[MergedLine[K]] = deque(maxlen=merged_window)
-        for key, path in (paths or {}).items():
-            self.add(key, path)
-
-    def add(self, key: K, path: Path | str, *, window: int | None = None) -> FileTail:
-        """Follow one more file (``window``: its own window size, default the tails' one)."""
-        tail = FileTail(path, window=window or self._window, budget=self.budget, **self._tail_kwargs)
-        self._tails[key] = tail
-        return tail
-
-    def remove(self, key: K) -> None:
-        tail = self._tails.pop(key, None)
-        if tail is not None:
-            tail.release()
-
-    def close(self) -> None:
-        """Close every held descriptor (the tails still work: they open again on their next poll)."""
-        for tail in self._tails.values():
-            tail.release()
-
-    def ops(self) -> tuple[int, int]:
-        """File-system metadata operations so far: (opens, stats) over all files."""
-        tails = list(self._tails.values())
-        return sum(t.opens for t in tails), sum(t.stats for t in tails)
-
-    def reads(self) -> int:
-        """``pread`` calls so far over all files (not metadata operations)."""
-        return sum(t.reads for t in list(self._tails.values()))
-
-    def keys(self) -> list[K]:
-        return list(self._tails)
-
-    def tail(self, key: K) -> FileTail:
-        return self._tails[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._tails
-
-    def __len__(self) -> int:
-        return len(self._tails)
-
-    def poll_all(self, keys: Iterable[K] | None = None, *, light: Collection[K] = (), now: float | None = None
-                 ) -> dict[K, TailUpdate]:
-        """Poll every file (or only ``keys``: poll the visible rank often, the others less); those in ``light``
-        with a light poll (:meth:`FileTail.poll`; ``now`` its time)."""
-        out: dict[K, TailUpdate] = {}
-        for key in list(self._tails) if keys is None else list(keys):
-            tail = self._tails.get(key)
-            if tail is None:
-                continue
-            up = replace(tail.poll(light=key in light, now=now), first_seq=self._seq, held=tail.held)
-            for i, text in enumerate(up.lines):
-                self.merged.append(MergedLine(self._seq + i, key, up.first_line_no + i, text))
-            self._seq += len(up.lines)
-            out[key] = up
-        return out
-
-    def merged_view(self, last: int | None = None, *, label: Callable[[K], str] = rank_label) -> list[str]:
-        items = list(self.merged)
-        if last is not None:
-            items = items[-last:] if last > 0 else []
-        return [m.render(label) for m in items]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# one rank at a glance
-
-RankState = Literal["pending", "missing", "never started", "running", "finished", "failed", "killed", "errored"]
-
-
-@dataclass(frozen=True)
-class RankStatus:
-    """One rank's log at a glance. ``status``: errored (a finding in its own log), running / finished (by the
-    job's state), pending (no file yet, job still active), missing (no file, job over, other logs exist),
-    never started (the job ended and wrote no log at all: cancelled or failed while pending). Once the job is
-    over and it failed: failed (this rank is the one that failed, or the batch log names it, with no error in
-    its own log) or killed (a rank without an error of its own, stopped by the launcher or Slurm after another
-    rank failed or the job was cancelled)."""
-
-    rank: int
-    path: Path
-    node: str | None
-    exists: bool
-    size: int
-    mtime: float | None
-    last_line: str
-    status: RankState
-    finding: LogFailure | None = None
-
-
-def rank_status(
-    rank: int,
-    tail: FileTail,
-    *,
-    job_active: bool,
-    node: str | None = None,
-    findings: Sequence[LogFailure] = (),
-    ended_as: Literal["finished", "failed", "killed"] = "finished",
-    any_log: bool = True,
-) -> RankStatus:
-    """Summarise a followed rank log (uses the tail's last poll; no IO). For an ended job, ``ended_as`` is what
-    the job's verdict makes of this rank when its own log shows no error (:meth:`ntui.core.logs.watch.LogWatcher.rows`
-    decides), and ``any_log`` whether any log of the job exists (none: the job never started)."""
-    first = min(findings, key=lambda f: (f.tier, f.time if f.time is not None else float("inf"), f.seq), default=None)
-    status: RankState
-    if first is not None:
-        status = "errored"
-    elif not tail.exists:
-        status = "pending" if job_active else "missing" if any_log else "never started"
-    else:
-        status = "running" if job_active else ended_as
-    return RankStatus(
-        rank=rank,
-        path=tail.path,
-        node=node if node is not None else (first.node if first is not None else None),
-        exists=tail.exists,
-        size=tail.size,
-        mtime=tail.mtime,
-        last_line=tail.last_line,
-        status=status,
-        finding=first,
-    )

@@ -36,19 +36,17 @@ from ntui.core.jobfiles.lognames import (
     node_of,
     parse_rank_header,
 )
+from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.logs.finding import LogFailure
 from ntui.core.logs.lineforms import suspect_lines
+from ntui.core.logs.multitail import MultiTail, merge_lines, rank_label
 from ntui.core.logs.rankdetector import RankDetector
+from ntui.core.logs.rankstatus import rank_status
 from ntui.core.logs.summary import TriageSummary
 from ntui.core.logs.tail import (
     DEFAULT_WINDOW,
-    FdBudget,
     FileTail,
-    MultiTail,
     TailUpdate,
-    merge_lines,
-    rank_label,
-    rank_status,
 )
 from ntui.core.logs.triage import triage
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, decide, unnamed
