@@ -167,13 +167,11 @@ COMMANDS: tuple[Command, ...] = (
 #: this machine and asks the cluster's partitions. The others say why not in :data:`NOT_REMOTE`.
 REMOTE_COMMANDS = frozenset({"jobs", "show", "why", "wait", "cancel", "hold", "release", "requeue", "check",
                              "submit", "presets", "render", "logs", "progress", "triage", "history", "report",
-                             "sweep", "attach", "stacks", "gpus", "import"})
+                             "sweep", "attach", "stacks", "gpus", "import", "resubmit"})
 
 
 #: Why each other subcommand does not run over ``--cluster`` yet, in words.
-NOT_REMOTE: dict[str, str] = {
-    "resubmit": "reads and writes the records of the cluster's history",
-}
+NOT_REMOTE: dict[str, str] = {}
 
 
 def command_of(argv: Sequence[str]) -> str | None:

@@ -186,9 +186,57 @@ def _sweep_json(e: HistoryEntry, counts: Mapping[str, str]) -> dict[str, object]
     return {"counts": e.reason if e.final_state is not None else counts.get(e.job_id or "")}
 
 
-def cmd_resubmit(args: argparse.Namespace) -> int:
+def _cluster_resubmit(args: argparse.Namespace, cluster: str) -> int:
+    """``ntui --cluster NAME resubmit JOB``: the job's record read from the cluster's history by its agent, its
+    preset loaded here (the file the record names, else the preset of that name) with its recorded overrides, and
+    submitted there as ``ntui --cluster NAME submit`` does (the new record, in the cluster's history, says which job
+    it resubmits)."""
+    from ntui.cli.common import close_cluster_files, remote_history_entry
+    from ntui.cli.submit import submit_remote
     from ntui.core.compose.render import render
 
+    if args.failed or args.test_only:
+        print(f"ntui: resubmit {'--failed' if args.failed else '--test-only'} is not over --cluster yet: run it on "
+              f"{cluster}'s login node", file=sys.stderr)
+        return EXIT_PROBLEMS
+    try:
+        entry = remote_history_entry(args)
+        if entry is None:
+            print(f"ntui: job {args.job_id} is not in the history on {cluster}", file=sys.stderr)
+            return EXIT_PROBLEMS
+        if entry.preset == "?" or not entry.script:
+            print(f"ntui: job {args.job_id} was recovered without its preset; resubmit its script "
+                  f"({entry.script_path or 'unknown'}) with sbatch on {cluster}", file=sys.stderr)
+            return EXIT_PROBLEMS
+        ref = preset_ref(entry)
+        loaded, spec, problems = load_spec(ref, [*entry.overrides, *args.overrides])
+        print_problems(problems, warnings=bool(args.overrides))
+        if spec is None:
+            print(f"ntui: the preset of job {args.job_id} ({ref}) does not render here with its overrides (a preset "
+                  f"of {cluster}'s own is resubmitted on its login node)", file=sys.stderr)
+            return EXIT_PROBLEMS
+        now = render(spec)
+        if now != entry.script:
+            print(f"ntui: the script now differs from job {entry.job_id}'s:", file=sys.stderr)
+            sys.stderr.write(script_diff(entry.script, now, f"job {entry.job_id}", "now"))
+        job = submit_remote(loaded, spec, cli_runner(), cluster, [], resubmit_of=entry.job_id)
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    finally:
+        close_cluster_files()
+    if isinstance(job, int):
+        return job
+    print(f"resubmitted job {entry.job_id} as {job.job_id} on {cluster}", file=sys.stderr)
+    return 0
+
+
+def cmd_resubmit(args: argparse.Namespace) -> int:
+    from ntui.cli.common import remote_cluster
+    from ntui.core.compose.render import render
+
+    cluster = remote_cluster()
+    if cluster is not None:
+        return _cluster_resubmit(args, cluster)
     history = open_history(args)
     try:
         entry = history_entry(history, args)

@@ -107,7 +107,7 @@ def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, h
 
 
 def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cluster: str,
-                  extra_args: list[str]) -> SubmittedJob | int:
+                  extra_args: list[str], *, resubmit_of: str | None = None) -> SubmittedJob | int:
     """Submit to a cluster over ssh: its partitions checked, then the script on sbatch's standard input
     (:func:`ntui.core.jobs.submission.submit_elsewhere`); prints the job id. The submission's facts go to the
     cluster's history through its agent (:func:`record_there`: the intent before sbatch, then submitted or
@@ -126,7 +126,7 @@ def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cl
                             preset_path=str(loaded.path) if loaded.path else None, overrides=list(loaded.overrides),
                             job_name=spec.job_name, launcher=spec.launcher, nodes=spec.nodes,
                             world_size=spec.world_size, log_dir=spec.log_dir, log_stem=log_paths(spec).stem,
-                            script=render(spec))
+                            script=render(spec), **({"resubmit_of": resubmit_of} if resubmit_of else {}))
     try:
         job = submit_elsewhere(spec, runner, extra_args=[*extra_args, f"--comment={tag}"])
     except ValueError as exc:  # a sweep

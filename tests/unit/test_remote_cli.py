@@ -289,3 +289,49 @@ def test_stacks_runs_the_clusters_own_interpreter_and_py_spy_on_the_nodes(laptop
                                                                          note="ntui is not installed on dev"))
     assert stacks.cmd_stacks(args) == 2
     assert "ntui is not installed on dev; install ntui there" in capsys.readouterr().err
+
+
+def test_resubmit_reads_the_record_there_and_records_the_new_job_there(cluster_home: Path, laptop: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The record is the cluster's (read by its agent), the preset this machine's (the file the record names); the
+    new job's record, written there, says which job it resubmits."""
+    from ntui.cli import history as cli_history
+    from ntui.cli.compose import load_spec
+    from ntui.core.compose.render import render
+    from tests.support.fakes import FakeRunner, result
+
+    preset = ROOT / "presets/local-accelerate.yaml"
+    overrides = [f"logs.dir={cluster_home / 'resubmit-logs'}", "env.NOTE=x; touch /tmp/ntui-pwned-resubmit"]
+    _, spec, _ = load_spec(str(preset), overrides)
+    assert spec is not None
+    state = History(cluster_home / "state")
+    try:
+        if state.get("6100") is None:
+            state.record_intent(token="t6100", preset="local-accelerate", preset_path=str(preset),
+                                overrides=overrides, job_name=spec.job_name, launcher=spec.launcher, nodes=spec.nodes,
+                                world_size=spec.world_size, log_dir=spec.log_dir, log_stem="x", script=render(spec))
+            state.record_submitted("t6100", "6100", "dev", None)
+    finally:
+        state.close()
+    partitions = (ROOT / "tests/data/slurm/scontrol_show_partition.stdout").read_text()
+    fake = FakeRunner({("scontrol", "show", "partition"): result(stdout=partitions), "mkdir": result(),
+                       "sbatch": result(stdout="6101\n"), ("scontrol", "show", "config"): result(stdout="")},
+                      default=result())
+    monkeypatch.setattr(cli_history, "cli_runner", lambda: fake)
+    args = argparse.Namespace(job_id="6100", overrides=[], test_only=False, cluster=None, failed=False)
+    assert cli_history.cmd_resubmit(args) == 0, capsys.readouterr().err
+    out = capsys.readouterr()
+    assert out.out.strip() == "6101" and "resubmitted job 6100 as 6101 on dev" in out.err
+    (sbatch,) = [a for a in fake.argvs() if a[0] == "sbatch"]
+    assert any(w.startswith("--comment=ntui-submit:") for w in sbatch)
+    state = History(cluster_home / "state")
+    try:
+        new = state.get("6101")
+    finally:
+        state.close()
+    assert new is not None and new.resubmit_of == "6100" and new.overrides == tuple(overrides)
+    assert not Path("/tmp/ntui-pwned-resubmit").exists()
+    assert not (laptop / "laptop-state" / "records").exists()
+    assert cli_history.cmd_resubmit(argparse.Namespace(**{**vars(args), "failed": True})) == 2
+    assert "--failed is not over --cluster yet" in capsys.readouterr().err

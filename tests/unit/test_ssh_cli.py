@@ -252,16 +252,22 @@ def test_import_reads_a_script_of_this_machine_with_the_cluster_named(remote: Re
     assert "name: imported" in out.stdout and "gpus-per-node: 4" in out.stdout, out.stdout
 
 
-def test_commands_that_need_the_clusters_files_say_so(remote: Remote) -> None:
-    # (logs, progress, triage, history, report and sweep read the cluster's files and records through its agent:
-    # tests/unit/test_remote_cli.py)
-    from ntui.cli import COMMANDS, NOT_REMOTE, REMOTE_COMMANDS
+def test_every_subcommand_works_over_ssh_or_says_why_not(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (logs, progress, triage, history, report, sweep and resubmit read the cluster's files and records through its
+    # agent: tests/unit/test_remote_cli.py)
+    import ntui.cli as cli
 
-    assert {c.name for c in COMMANDS} == REMOTE_COMMANDS | set(NOT_REMOTE)  # every subcommand is one or the other
-    for name, why in NOT_REMOTE.items():
+    assert {c.name for c in cli.COMMANDS} == cli.REMOTE_COMMANDS | set(cli.NOT_REMOTE)
+    assert not cli.REMOTE_COMMANDS & set(cli.NOT_REMOTE)
+    for name, why in cli.NOT_REMOTE.items():
         out = ntui(remote, "--cluster", "dev", name, "1")
         assert out.returncode == 2, (name, out.stderr)
         assert f"ntui {name} {why}: not over --cluster yet" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    # one that would not (none today): said, and nothing asked
+    monkeypatch.setattr(cli, "REMOTE_COMMANDS", cli.REMOTE_COMMANDS - {"report"})
+    monkeypatch.setattr(cli, "NOT_REMOTE", {"report": "reads GPU samples on the cluster"})
+    said = cli._remote_refusal("report", "dev")
+    assert said is not None and said.startswith("ntui report reads GPU samples on the cluster: not over --cluster yet")
     assert _trace(remote) == []
 
 

@@ -241,7 +241,8 @@ def history_record(request: dict[str, Any]) -> dict[str, Any]:
                 job_name=field(request, "job_name", str), launcher=field(request, "launcher", str),
                 nodes=field(request, "nodes", int), world_size=field(request, "world_size", int),
                 log_dir=field(request, "log_dir", str), log_stem=field(request, "log_stem", str),
-                script=field(request, "script", str))
+                script=field(request, "script", str),
+                resubmit_of=field(request, "resubmit_of", str, required=False))
         elif fact == "submitted":
             cluster = field(request, "cluster", str, required=False) or cluster_name()
             history.record_submitted(token, field(request, "job_id", str), cluster, None)

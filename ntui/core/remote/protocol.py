@@ -26,6 +26,8 @@ job       job_id, cluster (or null)                              entry: the clus
 history   limit (or null: every entry)                           entries: the cluster's history, newest first
                                                                  (at most :data:`MAX_ENTRIES`), left_out
 record    fact (intent, submitted, failed), token, its fields    warnings (written to the cluster's history)
+          (an intent's resubmit_of: optional, ignored by an
+          older agent)
 bye                                                              the agent ends
 ========  =====================================================  ================================================
 
