@@ -8,8 +8,10 @@ import pytest
 
 from ntui.core.jobfiles.lognames import LogPaths, rank_header
 from ntui.core.logs.fdbudget import FdBudget
+from ntui.core.logs.rows import BATCH, Appended, Loaded
+from ntui.core.logs.schedule import FixedScheduler, PoliteScheduler
 from ntui.core.logs.tail import TailUpdate
-from ntui.core.logs.watch import BATCH, Appended, FixedScheduler, JobLogWatcher, Loaded, PoliteScheduler, watch_files
+from ntui.core.logs.watch import JobLogWatcher, watch_files
 
 TRACEBACK = [
     "Traceback (most recent call last):",

@@ -1,6 +1,6 @@
 """The rank table at scale: rows grouped by node, status filters, and the "slowest / silent ranks" view.
 
-One responsibility: turning the watcher's :class:`~ntui.core.logs.watch.RankRow` s into the lines the log pane
+One responsibility: turning the watcher's :class:`~ntui.core.logs.rows.RankRow` s into the lines the log pane
 draws (no IO, no Textual). A small job (at most :data:`GROUP_OVER` ranks) is drawn flat, one line per rank,
 as before; a bigger one is drawn one line per node (256 lines for a 256-node, 1,024-rank job), each node
 expandable to its ranks. Filters keep the ranks that matter:
@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ntui.core.logs.watch import Key, RankRow, human_age, key_sort
+from ntui.core.logs.rows import Key, RankRow, human_age, key_sort
 
 __all__ = [
     "FILTERS",

@@ -25,7 +25,7 @@ from typing import Any
 
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.logs.ranktable import Filter, TableLine
-from ntui.core.logs.watch import BATCH, Key, RankRow, ViewMode
+from ntui.core.logs.rows import BATCH, Key, RankRow, ViewMode
 
 __all__ = ["LogView", "Reading", "Shown", "WatchSession"]
 

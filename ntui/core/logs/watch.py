@@ -1,7 +1,7 @@
 """Watching one job's logs as a stream: rank discovery, tailing, node headers, failure detection, triage.
 
 One responsibility: turning one job's log files into what a view shows, as a stream (which file is read when
-is the scheduler's choice, see :class:`PoliteScheduler`).
+is the scheduler's choice, see :class:`~ntui.core.logs.schedule.PoliteScheduler`).
 
 :class:`JobLogWatcher` owns one :class:`~ntui.core.logs.tail.FileTail` per file of the job (the batch log,
 key :data:`BATCH`, and one per global rank, key ``N``) and one incremental
@@ -12,21 +12,19 @@ first, where its error is), :meth:`~JobLogWatcher.verdict` (the job-level verdic
 :mod:`ntui.core.logs.verdict`), and what to show for a view (:meth:`~JobLogWatcher.view_content`,
 :meth:`~JobLogWatcher.view_update`). No Textual, no threads of its own; one caller thread at a time.
 
-Which files are read when, and how, is a pluggable :class:`PollScheduler`: :class:`FixedScheduler` polls the
-shown files every tick and the others every ``hidden_every``-th tick (simple; one open+fstat per file per
-poll). :class:`PoliteScheduler` (many ranks, shared file systems) reads the shown files and the batch log
-every tick, the others with back-off, through held descriptors where it can (a read of an open file is no
-metadata operation), spends the metadata budget (open/stat) on the files it cannot hold and on rare full
-checks, and polls a file at once when asked (:meth:`JobLogWatcher.want`, e.g. the user scrolled to its row).
+Which files are read when, and how, is a pluggable :class:`~ntui.core.logs.schedule.PollScheduler`
+(:mod:`ntui.core.logs.schedule`); a file is polled at once when asked (:meth:`JobLogWatcher.want`, e.g. the user
+scrolled to its row). What the watcher reports (rows, the triage line, a view's lines) is
+:mod:`ntui.core.logs.rows`'s. The schedulers and those values are named here too, for the modules that import
+them from the watcher.
 """
 
 from __future__ import annotations
 
 import time as _time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, TypeAlias
+from typing import Literal, Protocol
 
 from ntui.core.jobfiles.lognames import (
     HEADER_BYTES,
@@ -42,6 +40,20 @@ from ntui.core.logs.lineforms import suspect_lines
 from ntui.core.logs.multitail import MultiTail, merge_lines, rank_label
 from ntui.core.logs.rankdetector import RankDetector
 from ntui.core.logs.rankstatus import rank_status
+from ntui.core.logs.rows import (
+    BATCH,
+    Appended,
+    Key,
+    Loaded,
+    RankRow,
+    TriageLine,
+    ViewMode,
+    human_age,
+    human_size,
+    key_name,
+    key_sort,
+)
+from ntui.core.logs.schedule import FixedScheduler, PoliteScheduler, PollScheduler
 from ntui.core.logs.summary import TriageSummary
 from ntui.core.logs.tail import (
     DEFAULT_WINDOW,
@@ -71,10 +83,6 @@ __all__ = [
     "key_sort",
 ]
 
-Key: TypeAlias = int | str
-"""A file of the job: a global rank, or :data:`BATCH`."""
-BATCH = "batch"
-ViewMode = Literal["rank", "merged"]
 EXCERPT_BEFORE = 15
 EXCERPT_AFTER = 45
 #: lines all rank files together read on open: a job with more ranks than fit reads each rank's last
@@ -85,323 +93,6 @@ LINES_BUDGET = 100_000
 RANK_WINDOW_MIN = 100
 DISCOVER_EVERY_S = 4.0  # world size unknown: look for new rank files this often
 PROBLEM_EVERY_S = 5.0  # files missing: check this often whether their directory is gone or unreadable
-
-
-def key_sort(key: Key) -> tuple[int, int]:
-    return (-1, 0) if isinstance(key, str) else (0, key)
-
-
-def key_name(key: Key) -> str:
-    return "batch log" if isinstance(key, str) else f"rank {key}"
-
-
-def human_size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024 or unit == "TiB":
-            return f"{value:.1f} {unit}"
-    return f"{n} B"  # pragma: no cover
-
-
-def human_age(seconds: float) -> str:
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s ago"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s ago"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m ago"
-    return f"{s // 86400}d{s % 86400 // 3600}h ago"
-
-
-# ---------------------------------------------------------------------------------------------------------
-# what the watcher reports (immutable)
-
-
-@dataclass(frozen=True)
-class RankRow:
-    """One row of the rank table (``key`` a rank or ``"batch"``)."""
-
-    key: Key
-    node: str | None
-    exists: bool
-    size: int
-    age: str
-    last_line: str
-    status: str
-    first: bool = False
-    """This rank failed first (triage)."""
-    error_start: int | None = None
-    """0-based index number of the first line of its first error block (a traceback's header)."""
-    error_line: int | None = None
-    """0-based index number of that error's telling line (``XError: message``)."""
-    mtime: float | None = None
-    """The file's last write (None: not read yet, or missing)."""
-    named: bool = False
-    """The batch log names this rank as failed (srun's task exit, torchrun's ChildFailedError)."""
-
-
-@dataclass(frozen=True)
-class TriageLine:
-    text: str
-    failed: bool
-    key: Key | None = None
-    rank: int | None = None
-    node: str | None = None
-    error_start: int | None = None
-    """0-based index numbers, in ``key``'s file, of the first error's block start and telling line."""
-    error_line: int | None = None
-    problem: bool = False
-    """``text`` says why the logs cannot be read (log directory gone or unreadable), not what failed."""
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """The whole content of a view (after a view change, a reset, or a jump outside the window)."""
-
-    lines: tuple[str, ...]
-    header: tuple[str, ...] = ()
-    first_index: int | None = None
-    """Index number of ``lines[0]`` (rank views), None for merged views."""
-    partial: str = ""
-    excerpt: bool = False
-    focus: tuple[int, int] | None = None
-
-
-@dataclass(frozen=True)
-class Appended:
-    """New lines for the shown view."""
-
-    lines: tuple[str, ...]
-    partial: str = ""
-
-
-# ---------------------------------------------------------------------------------------------------------
-# schedulers
-
-
-class PollScheduler(Protocol):
-    """Decides which files one :meth:`JobLogWatcher.poll` reads."""
-
-    #: seconds between two polls of the caller's loop
-    tick_s: float
-    #: the pane is not on screen: nothing is shown, poll as little as keeps failures found
-    hidden: bool
-    #: of the keys the last :meth:`due` gave, those to poll light (a read, no ``stat``: :meth:`FileTail.poll`)
-    light: Collection[Key]
-
-    def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
-        """The files to poll now (``shown`` first: the caller shows their lines before the others)."""
-        ...
-
-    def observed(self, key: Key, update: TailUpdate, now: float) -> None:
-        """A file was polled (``update.changed``: it moved)."""
-        ...
-
-    def want(self, key: Key) -> None:
-        """Poll this file at the next tick (the user looks at it)."""
-        ...
-
-
-class FixedScheduler:
-    """Shown files every tick, the others every ``hidden_every``-th tick."""
-
-    def __init__(self, tick_s: float = 0.5, hidden_every: int = 4) -> None:
-        self.tick_s = max(0.01, tick_s)
-        self.hidden_every = max(1, hidden_every)
-        self.hidden = False
-        self.light: Collection[Key] = frozenset()
-        self._tick = 0
-        self._wanted: set[Key] = set()
-
-    def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
-        shown = () if self.hidden else shown
-        out = [k for k in keys if k in shown]
-        if self._tick % self.hidden_every == 0:
-            out += [k for k in keys if k not in shown]
-        else:
-            out += [k for k in keys if k in self._wanted and k not in shown]
-        self._wanted.clear()
-        self._tick += 1
-        return out
-
-    def observed(self, key: Key, update: TailUpdate, now: float) -> None:
-        return None
-
-    def want(self, key: Key) -> None:
-        self._wanted.add(key)
-
-
-class PoliteScheduler:
-    """Polite to a shared file system (Lustre: every open/stat is a metadata-server RPC; a read of a file
-    already open is not).
-
-    Two budgets: **metadata operations** (open, stat: ``rest_per_s`` per second, ``hidden_rest_per_s`` while
-    the pane is hidden) and **reads through held descriptors** (``read_per_s`` / ``hidden_read_per_s``).
-
-    * Shown files and the batch log (where srun's task exits and slurmstepd's cancellations land first) are
-      polled every ``fast_s`` (the batch log every ``hidden_fast_s`` while hidden), light: a read when their
-      descriptor is held, with a full check every ``fast_check_s`` while the pane is shown (a read through a
-      held descriptor still succeeds after the file or its directory was deleted: only a ``stat`` of the path
-      tells, and the user should hear of it within seconds).
-    * Every other file held open is *read* (light poll) from ``slow_s``, doubling while it does not change up
-      to ``revisit_s`` (8 s: a failure shown only in a rank's own file is named within the 10 s target), or
-      longer when ``read_per_s`` cannot read every held file that often. Its *full check* (a ``stat`` of the
-      path: a file replaced under its name, the true mtime) comes every ``check_s``, or as often as the
-      metadata budget allows over all held files. Truncation needs no check: a light read starts 16 bytes
-      before the offset and sees them change.
-    * A file without a descriptor (past the :class:`~ntui.core.logs.tail.FdBudget`) costs a metadata operation
-      per poll (``open``; light: no ``fstat``). It starts at ``slow_s`` and doubles while unchanged up to
-      ``max_s``; while the metadata budget allows it (few such files) the back-off stops at ``revisit_s``,
-      with many, ``files / rest_per_s`` seconds.
-    * Polls costing metadata operations are capped at the metadata budget, the overdue ones first, so the
-      rate does not grow with the rank count; reads likewise within theirs. A file never read yet is read
-      once regardless (the rank table needs every file once).
-    * :meth:`want` polls a file at the next tick (the user moved to its row; the batch log named its rank).
-    """
-
-    def __init__(
-        self,
-        fast_s: float = 0.5,
-        slow_s: float = 2.0,
-        max_s: float = 30.0,
-        *,
-        fast_keys: Collection[Key] = (BATCH,),
-        rest_per_s: float = 40.0,
-        hidden_rest_per_s: float = 0.5,
-        hidden_fast_s: float = 1.0,
-        revisit_s: float = 8.0,
-        read_per_s: float = 256.0,
-        hidden_read_per_s: float = 64.0,
-        check_s: float = 60.0,
-        fast_check_s: float = 2.0,
-    ) -> None:
-        self.tick_s = max(0.01, fast_s)
-        self.revisit_s = revisit_s
-        self._rest_count = 0
-        self.slow_s = max(self.tick_s, slow_s)
-        self.max_s = max(self.slow_s, max_s)
-        self.fast_keys = set(fast_keys)
-        self.rest_per_s = rest_per_s
-        self.hidden_rest_per_s = hidden_rest_per_s
-        self.hidden_fast_s = hidden_fast_s
-        self.read_per_s = read_per_s
-        self.hidden_read_per_s = hidden_read_per_s
-        self.check_s = max(self.slow_s, check_s)
-        self.fast_check_s = max(self.tick_s, fast_check_s)
-        #: the files polled every tick now (shown ones and the batch log; only the batch log while hidden)
-        self._fast: set[Key] = set()
-        self.hidden = False
-        self.light: Collection[Key] = frozenset()
-        #: metadata schedule: a held file's next full check, another file's next poll
-        self._next: dict[Key, float] = {}
-        self._every: dict[Key, float] = {}
-        #: read schedule of the held files
-        self._held: set[Key] = set()
-        self._rnext: dict[Key, float] = {}
-        self._revery: dict[Key, float] = {}
-        self._wanted: set[Key] = set()
-        self._tokens = 0.0
-        self._rtokens = 0.0
-        self._refilled: float | None = None
-        self._next_fast: dict[Key, float] = {}
-
-    def _rates(self) -> tuple[float, float]:
-        """(metadata operations, reads) per second now."""
-        if self.hidden:
-            return self.hidden_rest_per_s, self.hidden_read_per_s
-        return self.rest_per_s, self.read_per_s
-
-    def due(self, keys: Sequence[Key], shown: Collection[Key], now: float) -> list[Key]:
-        rate, rrate = self._rates()
-        if self._refilled is not None:
-            span = now - self._refilled
-            self._tokens = min(max(1.0, 2 * rate), self._tokens + span * rate)
-            self._rtokens = min(max(1.0, 2 * rrate), self._rtokens + span * rrate)
-        self._refilled = now
-        if self.hidden:
-            fast = {k for k in self.fast_keys if self._next_fast.get(k, 0.0) <= now}
-            for k in fast:
-                self._next_fast[k] = now + self.hidden_fast_s
-        else:
-            fast = self.fast_keys | set(shown)
-        self._fast = set() if self.hidden else fast
-        first = [k for k in keys if k in fast or k in self._wanted]
-        taken = set(first) | self.fast_keys
-        self._rest_count = len(keys) - len(taken & set(keys))
-        never = [k for k in keys if k not in taken and k not in self._every]
-        overdue = sorted((k for k in keys if k not in taken and k in self._every and self._next[k] <= now),
-                         key=lambda k: self._next[k])
-        allowed = overdue[: int(self._tokens)]
-        self._tokens -= len(allowed)
-        chosen = set(allowed)
-        reading = sorted((k for k in self._held if k not in taken and k not in chosen
-                          and self._rnext.get(k, now) <= now), key=lambda k: self._rnext.get(k, now))
-        reading = reading[: int(self._rtokens)]
-        self._rtokens -= len(reading)
-        checks = [k for k in first if k in self._held and self._next.get(k, 0.0) <= now]
-        checks = checks[: max(0, int(self._tokens))]
-        self._tokens -= len(checks)
-        self.light = (set(first) - set(checks)) | set(reading) | {k for k in allowed if k not in self._held}
-        self._wanted.clear()
-        return first + never + allowed + reading
-
-    def observed(self, key: Key, update: TailUpdate, now: float) -> None:
-        light = key in self.light
-        if update.held:
-            self._held.add(key)
-        else:
-            self._held.discard(key)
-            self._rnext.pop(key, None)
-            self._revery.pop(key, None)
-        if update.held and (not light or key not in self._next):  # a full check of a held file, or its first poll
-            every = self._check_every()
-            if key in self._fast:  # what the user looks at: a deleted or replaced file is said within seconds
-                every = min(every, self.fast_check_s)
-            self._every[key] = every
-            self._next[key] = now + every
-        if key in self.fast_keys:
-            return
-        if update.held:
-            prev = self._revery.get(key)
-            every = self.slow_s if update.changed or prev is None else min(self._read_cap(), prev * 2)
-            self._revery[key] = every
-            self._rnext[key] = now + every
-            return
-        every = self.slow_s if update.changed or key not in self._every else min(self._cap(), self._every[key] * 2)
-        self._every[key] = every
-        self._next[key] = now + every
-
-    def _cap(self) -> float:
-        """The longest back-off of a file without a descriptor now: ``revisit_s`` while the metadata budget can
-        poll every such file that often."""
-        rate = self._rates()[0]
-        if rate <= 0:
-            return self.max_s
-        unheld = self._rest_count - len(self._held - self.fast_keys)
-        return min(self.max_s, max(self.slow_s, self.revisit_s, unheld / rate))
-
-    def _read_cap(self) -> float:
-        """The longest read back-off of a held file now: ``revisit_s`` while the read budget allows."""
-        rrate = self._rates()[1]
-        return max(self.slow_s, self.revisit_s, len(self._held) / rrate if rrate > 0 else self.max_s)
-
-    def _check_every(self) -> float:
-        """How often a held file gets a full check: ``check_s``, or less often when half the metadata budget of
-        the open pane cannot check every held file that often (hidden, the budget's cap spaces them further)."""
-        rate = self.rest_per_s
-        return max(self.check_s, 2 * len(self._held) / rate if rate > 0 else self.check_s)
-
-    def next_look(self, key: Key) -> float | None:
-        """When ``key``'s new bytes are next read, on the schedule (benchmarks pick the worst-placed file)."""
-        times = [t for t in (self._next.get(key), self._rnext.get(key)) if t is not None]
-        return min(times) if times else None
-
-    def want(self, key: Key) -> None:
-        self._wanted.add(key)
 
 
 # ---------------------------------------------------------------------------------------------------------
