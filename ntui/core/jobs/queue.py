@@ -8,6 +8,7 @@ errors back off exponentially. :mod:`ntui.core.jobs.model` puts these together.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from ntui.core.config import QueueSettings
 from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.slurm.common import StateCategory
-from ntui.core.slurm.durations import format_elapsed
+from ntui.core.slurm.durations import format_elapsed, parse_duration
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import QueueJob, build_squeue_argv, parse_squeue, run_squeue
 from ntui.core.textsafe import inert
@@ -115,6 +116,15 @@ def _ended_where(ended: FinishedJob) -> str:
     return f"{ended.tasks} tasks · {where}" if ended.tasks > 1 else where
 
 
+@functools.lru_cache(maxsize=4096)
+def _duration_cell(text: str) -> str:
+    """squeue's elapsed or limit as the queue cell spells it: parsed and formatted once per distinct text (a
+    refresh of 10,000 new lines holds a few hundred distinct times; parsing each line's twice made the refresh
+    1.5x slower, ``bench/queue_scale.py``)."""
+    seconds = parse_duration(text)
+    return text if seconds is None else format_elapsed(seconds)
+
+
 def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None = None) -> Row:
     """The table cells of one job: a queue line, or (``ended``) a job that left the queue, with its final
     state and the exit code where the reason was. Names, users and reasons come from other users: escape
@@ -122,7 +132,7 @@ def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None 
     the poll thread. An ended job's elapsed is its final run time once the look-up gave one (the last poll saw
     it up to one poll interval before its end)."""
     nodes = "" if job.num_nodes is None else str(job.num_nodes)
-    elapsed = job.elapsed if job.elapsed_s is None else format_elapsed(job.elapsed_s)
+    elapsed = _duration_cell(job.elapsed)
     if ended is None:
         key, state, where = job.job_id, job.state, inert(_where(job))
     else:
@@ -130,7 +140,7 @@ def queue_row(job: QueueJob, all_users: bool = False, ended: FinishedJob | None 
         if ended.outcome is not None and ended.outcome.elapsed_s is not None and ended.tasks == 1:
             elapsed = format_elapsed(ended.outcome.elapsed_s)
     head = (key, inert(job.name), inert(job.user)) if all_users else (key, inert(job.name))
-    limit = job.time_limit if job.time_limit_s is None else format_elapsed(job.time_limit_s)
+    limit = _duration_cell(job.time_limit)
     return (*head, state, elapsed, limit, nodes, where, inert(job.partition), inert(job.qos or ""))
 
 
