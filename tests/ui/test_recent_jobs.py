@@ -170,3 +170,20 @@ def test_recent_jobs_snapshot_wide(snap_compare: Callable[..., bool], tmp_path: 
 
 def test_recent_jobs_snapshot_narrow(snap_compare: Callable[..., bool], tmp_path: Path) -> None:
     assert _snapshot(snap_compare, tmp_path, (80, 24))
+
+
+async def test_l_on_an_empty_queue_keeps_the_recent_jobs_in_sight(tmp_path: Path) -> None:
+    app = jobs_app(runner=recent_jobs_runner(("",)), settings=HOUR,
+                   history_factory=recent_history(tmp_path / "h.sqlite3"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        screen = app.screen
+        assert isinstance(screen, JobsScreen)
+        recent = screen.query_one("#jobs-recent", RecentJobsTable)
+        assert screen.table.row_count == 0 and recent.row_count > 0
+        assert recent.region.height > 0
+        await pilot.press("l")
+        await settle_jobs(pilot)
+        # before the fix: the box shrinks to the empty queue's header, the recent list gets 0 lines, and the
+        # Logs pane says "no job selected" with no row left to select
+        assert recent.region.height > 1, f"recent list height {recent.region.height}"

@@ -312,7 +312,7 @@ class QueueBox(Vertical):
         inner = cap - self.styles.gutter.height - (box_filter.outer_size.height if box_filter.display else 0)
         recent.set_class(compact, "-compact")
         if compact:  # the list that holds the selection keeps the box's lines, its cursor's row in sight
-            fits = (0, inner) if in_recent else (inner, 0)
+            fits = (0, inner) if in_recent or not table.row_count else (inner, 0)
         else:
             recent_need = recent.row_count + 1 + recent.styles.gutter.height  # rows, header, border
             table_max = max(inner // 2, inner - recent_need)
