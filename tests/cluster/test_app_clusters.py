@@ -19,6 +19,7 @@ import pytest
 
 from ntui.core.config import ClusterSettings, NotifySettings, Settings, SlurmSettings, cluster_runner
 from ntui.core.slurm.runner import CommandRunner
+from ntui.ui.widgets.job_details import JobDetailsPanel
 from tests.cluster.conftest import DEV_CLUSTER, DevCluster, cluster_lock
 from tests.support import sshd as sshd_support
 from tests.support.screenshots_clusters import clusters_app
@@ -116,6 +117,13 @@ async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
                 row = table.get_row(key)
                 assert row[:3] == [name, jobs[name], f"ntui-two-{name}"]
                 assert "PENDING" in row
+            # the details of the 24.11 job: scontrol show job asked of that cluster, over its master
+            details = screen.query_one(JobDetailsPanel)
+            table.move_cursor(key=keys["c2411"])
+            await wait_until(pilot, lambda: details.view is not None and details.view.details is not None
+                             and details.view.cluster == "c2411", timeout=WAIT_S)
+            assert details.view is not None and details.view.details is not None
+            assert details.view.details.job_id == jobs["c2411"] and details.view.details.name == "ntui-two-c2411"
             table.move_cursor(key=keys["c2205"])
             await settle_jobs(pilot, timeout=WAIT_S)
             await pilot.press("c")
