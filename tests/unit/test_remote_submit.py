@@ -21,18 +21,24 @@ from tests.support import sshd as sshd_support
 ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = (ROOT / "tests/data/slurm/scontrol_show_partition.stdout").read_text()
 
-#: Records its call, keeps the job (its comment) in a file squeue reads, then drops the ssh connection it came by
-#: (kills the sshd process serving it) before answering: the answer is lost, the job was submitted. With LOSE_JOB
-#: the job is dropped too (sbatch refused it as the link went).
+#: Records its call (and the script it read), keeps the job (its comment) in a file squeue reads, then drops the ssh
+#: connection it came by (kills the sshd process serving it) before answering: the answer is lost, the job was
+#: submitted. With LOSE_JOB the job is dropped too (sbatch refused it as the link went). A job array is listed as
+#: squeue lists one: its tasks, the pending ones folded.
 SBATCH = r'''
 import json, os, signal, sys
-sys.stdin.read()
+script = sys.stdin.read()
+with open(SCRIPT, "w") as f:
+    f.write(script)
 comment = next(a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--comment="))
 with open(TRACE, "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\n")
 if not os.path.exists(LOSE_JOB):
     with open(QUEUE, "a") as f:
-        f.write("9001|" + comment + "\n")
+        if "#SBATCH --array=" in script:
+            f.write("9001_0|" + comment + "\n9001_[1-5%2]|" + comment + "\n")
+        else:
+            f.write("9001|" + comment + "\n")
 pid = os.getppid()
 while pid > 1:
     with open(f"/proc/{pid}/stat") as f:
@@ -63,9 +69,11 @@ with open(TRACE, "a") as f:
 '''
 
 SCONTROL = r'''
-import sys
+import os, sys
 if sys.argv[1:4] == ["show", "partition", "-o"]:
     sys.stdout.write(PARTITIONS)
+elif sys.argv[1:3] == ["show", "config"] and os.path.exists(MAX_ARRAY):
+    print("MaxArraySize            = " + open(MAX_ARRAY).read().strip())
 else:
     sys.exit(1)
 '''
@@ -91,7 +99,8 @@ def _laptop(sshd: sshd_support.Sshd, tmp_path: Path) -> dict[str, str]:
     cluster_bin = tmp_path / "cluster-bin"
     cluster_bin.mkdir()
     consts = (f"TRACE = {str(tmp_path / 'trace.jsonl')!r}\nQUEUE = {str(tmp_path / 'queue')!r}\n"
-              f"LOSE_JOB = {str(tmp_path / 'lose-job')!r}\nPARTITIONS = {PARTITIONS!r}\n")
+              f"LOSE_JOB = {str(tmp_path / 'lose-job')!r}\nPARTITIONS = {PARTITIONS!r}\n"
+              f"SCRIPT = {str(tmp_path / 'script')!r}\nMAX_ARRAY = {str(tmp_path / 'max-array')!r}\n")
     for name, body in (("sbatch", SBATCH), ("squeue", SQUEUE), ("sacct", SACCT), ("scontrol", SCONTROL)):
         path = cluster_bin / name
         path.write_text(f"#!{sys.executable}\n{consts}{body}")
@@ -111,11 +120,15 @@ def _laptop(sshd: sshd_support.Sshd, tmp_path: Path) -> dict[str, str]:
             "PYTHONPATH": str(ROOT)}
 
 
-def _submit(env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ntui", "--cluster", "dev", "submit",
-                           str(ROOT / "presets/local-accelerate.yaml"), "--hold", "--set",
-                           f"logs.dir={tmp_path / 'logs'}"], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+def _submit(env: dict[str, str], tmp_path: Path, preset: str = "local-accelerate"
+            ) -> subprocess.CompletedProcess[str]:
+    return _ntui(env, "submit", str(ROOT / f"presets/{preset}.yaml"), "--hold", "--set",
+                 f"logs.dir={tmp_path / 'logs'}")
+
+
+def _ntui(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ntui", "--cluster", "dev", *argv], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
 
 
 def _trace(tmp_path: Path) -> list[list[str]]:
@@ -176,4 +189,67 @@ def test_the_lookups_only_take_our_tag_and_name_the_jobs_they_cannot_tell() -> N
     assert squeue[-2:] == ["--name=train; rm -rf ~", "--format=%i|%k"] and "--name=train; rm -rf ~" in sacct
     assert parse_lookup(f"11|{new_tag()}\n12|{tag}\n13|\n14|my own words\n", tag) == ("12", ("13", "14"))
     assert parse_lookup("garbage\n\n", tag) == (None, ())
+    # a job array: its tasks, pending ones folded, are the array's id
+    assert parse_lookup(f"77_[2-5%2]|{tag}\n77_0|{tag}\n", tag) == ("77", ())
+    assert parse_lookup("80_1|\n80_[2-3]|\n", tag) == (None, ("80",))
     assert new_tag() != tag and os.path.basename(squeue[0]) == "squeue"
+
+
+def _with_agent(sshd: sshd_support.Sshd, tmp_path: Path) -> dict[str, str]:
+    return dict(_laptop(sshd, tmp_path), NTUI_REMOTE_AGENT=f"{sys.executable} -m ntui agent --stdio")
+
+
+def test_a_sweep_writes_its_manifest_and_records_on_the_cluster_and_is_submitted_once(
+        sshd: sshd_support.Sshd, tmp_path: Path, cluster_state: Path) -> None:
+    from ntui.core.jobfiles.manifest import job_file_path, manifest_of_script, read_job_file, read_manifest
+    from ntui.core.records.history import History
+
+    env = _with_agent(sshd, tmp_path)
+    done = _submit(env, tmp_path, "local-sweep")
+    assert done.returncode == 0 and done.stdout.strip() == "9001", done.stderr
+    assert "not submitted again" in done.stderr and "kept in its history there" in done.stderr
+    calls = _trace(tmp_path)
+    (sbatch,) = [c for c in calls if c[0] not in ("squeue", "sacct")]  # the array, once
+    lookup = [c for c in calls if c[0] == "squeue"]
+    assert lookup and "--name=local-sweep" in lookup[0]  # found by its tasks' comment
+    script = (tmp_path / "script").read_text()
+    assert "#SBATCH --array=0-5%2" in script
+    manifest = manifest_of_script(script)
+    assert manifest is not None and os.path.dirname(manifest) == str(tmp_path / "logs")
+    m = read_manifest(manifest)  # written there before sbatch, where the script reads it
+    assert m.names == ("lr", "seed") and m.values(5) == {"lr": "1e-4", "seed": "3"}
+    assert not [p.name for p in (tmp_path / "logs").iterdir() if p.name.startswith(".")]  # no staging left
+    history = History(cluster_state)
+    try:
+        entry = history.get("9001")
+    finally:
+        history.close()
+    assert entry is not None and entry.status == "submitted" and entry.script == script
+    assert f"--comment=ntui-submit:{entry.token}" in sbatch
+    job = read_job_file(job_file_path(str(tmp_path / "logs"), entry.log_stem, "9001"))
+    assert job is not None and job.indices == tuple(range(6)) and job.parallel == 2
+    assert job.manifest == os.path.basename(manifest)
+    assert not (tmp_path / "state").exists()  # nothing on the laptop's side
+
+    shown = _ntui(env, "sweep", "9001", "--json")  # afterwards, the sweep's table from the cluster's files
+    assert shown.returncode == 0, shown.stderr
+    tasks = json.loads(shown.stdout)["tasks"]
+    assert [t["task"] for t in tasks] == list(range(6)) and tasks[4]["values"] == {"lr": "1e-4", "seed": "2"}
+
+
+def test_a_sweep_larger_than_the_clusters_max_array_size_is_not_submitted(sshd: sshd_support.Sshd,
+                                                                            tmp_path: Path) -> None:
+    env = _with_agent(sshd, tmp_path)
+    (tmp_path / "max-array").write_text("4")
+    done = _submit(env, tmp_path, "local-sweep")
+    assert done.returncode == 2, done.stderr
+    assert "MaxArraySize is 4" in done.stderr
+    assert not (tmp_path / "trace.jsonl").exists()  # sbatch never ran
+    assert not (tmp_path / "logs").exists()  # nor was a manifest written there
+
+
+def test_a_sweep_without_an_agent_there_is_not_submitted(sshd: sshd_support.Sshd, tmp_path: Path) -> None:
+    done = _submit(_laptop(sshd, tmp_path), tmp_path, "local-sweep")
+    assert done.returncode == 2, done.stderr
+    assert "manifest is written on dev by ntui's agent" in done.stderr
+    assert not (tmp_path / "trace.jsonl").exists()

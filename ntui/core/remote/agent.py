@@ -5,8 +5,10 @@ Started once per laptop session over the ssh master (one channel), it answers th
 for a file to grow (polling: inotify does not fire on Lustre or NFS), whole small files (records, journals),
 directory listings, the cluster's history entry of a job and its history's newest entries; and it writes the facts
 of a submission made from another machine to the cluster's history (``record``: the same one-writer-per-file
-records ``ntui submit`` writes on the login node). It works with the rights of the user ssh logged in as and runs
-no command: a path or any other value only ever reaches ``open``, ``stat``, ``scandir`` or the records' own writer.
+records ``ntui submit`` writes on the login node) and a sweep's files (``sweep``: its manifest, sent in parts, and
+its job file, where the tasks and ``ntui sweep`` read them). It works with the rights of the user ssh logged in
+as and runs no command: a path or any other value only ever reaches ``open``, ``stat``, ``scandir``, the records'
+own writer or the sweep files' (whose names it makes itself from a stem, a digest and a job id it checks).
 
 Nothing but the answers goes to standard output; the agent ends at ``bye`` or at the end of its input (the channel
 closed).
@@ -31,6 +33,7 @@ from ntui.core.remote.protocol import (
     MAX_CHUNK,
     MAX_ENTRIES,
     MAX_REQUEST,
+    MAX_SWEEP_PART,
     MAX_WAIT_S,
     OPS,
     VERSION,
@@ -43,7 +46,7 @@ from ntui.core.remote.protocol import (
     field,
 )
 
-__all__ = ["FOLLOW_POLL_S", "AgentError", "handle", "history_entries", "history_record", "serve"]
+__all__ = ["FOLLOW_POLL_S", "AgentError", "handle", "history_entries", "history_record", "serve", "sweep_file"]
 
 #: How often a follow looks at its file while it waits.
 FOLLOW_POLL_S = 0.25
@@ -257,6 +260,132 @@ def history_record(request: dict[str, Any]) -> dict[str, Any]:
     return {"warnings": warnings}
 
 
+_DIGEST_RE = re.compile(r"[0-9a-f]{16}")
+_JOB_ID_RE = re.compile(r"[0-9]+")
+
+
+def _sweep_dir(request: dict[str, Any]) -> tuple[str, str]:
+    """The sweep's log dir (made when missing: Slurm does not make it) and its file stem (one name, no ``/``)."""
+    log_dir = os.path.expanduser(field(request, "log_dir", str))
+    stem = field(request, "log_stem", str)
+    if not log_dir or "\0" in log_dir:
+        raise AgentError("bad-request", "a log dir is a non-empty path without NUL")
+    if not stem or "/" in stem or "\0" in stem or stem.startswith("."):
+        raise AgentError("bad-request", f"a log stem is one file name: {stem!r}")
+    try:
+        os.makedirs(log_dir, exist_ok=True)
+    except OSError as exc:
+        raise AgentError("failed", f"the log directory {log_dir} cannot be made there: {exc.strerror or exc} "
+                                   "(paths in a preset are resolved where ntui runs: write the cluster's own "
+                                   "path in logs.dir)") from None
+    return log_dir, stem
+
+
+def _digest_of_file(path: str, size: int) -> str | None:
+    """The manifest digest of the file at ``path`` when it holds ``size`` bytes, else None."""
+    from ntui.core.jobfiles.manifest import digest_of
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(size + 1)
+    except OSError:
+        return None
+    return digest_of(data) if len(data) == size else None
+
+
+def sweep_file(request: dict[str, Any]) -> dict[str, Any]:
+    """A sweep's file written on this side (``ntui submit`` over ssh): ``part`` ``manifest``, one part of its
+    manifest (``data`` at ``offset`` of ``total`` bytes; parts come in order from 0 into a staging file beside it,
+    so a part asked again over a reopened channel lands where it did); the last part's whole is checked (its
+    digest, its format) and then put in place atomically, as ``ntui submit`` writes it on the login node. A
+    manifest already there with the same digest is kept, and said ``done`` at the first part. ``part`` ``job``:
+    the sweep's job file once sbatch gave its id."""
+    from ntui.core.jobfiles.manifest import (
+        MAX_MANIFEST_BYTES,
+        ManifestError,
+        SweepJob,
+        digest_of,
+        job_file_path,
+        manifest_name,
+        parse_indices,
+        parse_manifest,
+        write_job_file,
+        write_manifest,
+    )
+
+    part = field(request, "part", str)
+    if part not in ("manifest", "job"):
+        raise AgentError("bad-request", f"unknown part {part!r} (manifest, job)")
+    log_dir, stem = _sweep_dir(request)
+    if part == "job":
+        job_id = field(request, "job_id", str)
+        manifest = field(request, "manifest", str)
+        if not _JOB_ID_RE.fullmatch(job_id):
+            raise AgentError("bad-request", f"a sweep's job id is a number: {job_id!r}")
+        if "/" in manifest or not manifest.startswith(f"{stem}-sweep-"):
+            raise AgentError("bad-request", f"not a manifest of {stem}: {manifest!r}")
+        try:
+            indices = parse_indices(field(request, "indices", str))
+        except ValueError as exc:
+            raise AgentError("bad-request", f"indices: {exc}") from None
+        path = job_file_path(log_dir, stem, job_id)
+        try:
+            write_job_file(path, SweepJob(manifest, field(request, "tasks", int), indices,
+                                          field(request, "parallel", int, required=False),
+                                          field(request, "resubmit_of", str, required=False)))
+        except OSError as exc:
+            raise _os_error(exc, path) from None
+        return {"path": path}
+    digest = field(request, "digest", str)
+    offset = field(request, "offset", int)
+    total = field(request, "total", int)
+    if not _DIGEST_RE.fullmatch(digest):
+        raise AgentError("bad-request", "a manifest's digest is 16 hex digits")
+    if not 0 < total <= MAX_MANIFEST_BYTES:
+        raise AgentError("too-big" if total > 0 else "bad-request", f"a manifest of {total} bytes")
+    import base64
+
+    try:
+        data = base64.b64decode(field(request, "data", str), validate=True)
+    except ValueError:
+        raise AgentError("bad-request", "field 'data': not base64") from None
+    if len(data) > MAX_SWEEP_PART or offset < 0 or offset + len(data) > total:
+        raise AgentError("bad-request", f"a part of {len(data)} bytes at {offset} of {total}")
+    name = manifest_name(stem, digest)
+    path = os.path.join(log_dir, name)
+    if (offset == 0 or offset + len(data) == total) and _digest_of_file(path, total) == digest:
+        return {"path": path, "done": True}  # already there (the last part asked again: its answer was lost)
+    staging = os.path.join(log_dir, f".{name}.part")
+    try:
+        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if offset == 0 else 0), 0o600)
+        try:
+            if os.fstat(fd).st_size < offset:
+                raise AgentError("bad-request", f"{staging} holds fewer than {offset} bytes: send from 0 again")
+            os.pwrite(fd, data, offset)
+            os.ftruncate(fd, offset + len(data))
+        finally:
+            os.close(fd)
+        if offset + len(data) < total:
+            return {"path": path, "done": False}
+        with open(staging, "rb") as fh:
+            whole = fh.read(total + 1)
+        os.unlink(staging)
+    except OSError as exc:
+        raise _os_error(exc, staging) from None
+    if len(whole) != total or digest_of(whole) != digest:
+        raise AgentError("bad-request", f"the manifest's {len(whole)} bytes there are not the {total} sent "
+                                        f"(digest {digest}): send it again")
+    try:
+        parse_manifest(whole)
+    except ManifestError as exc:
+        raise AgentError("bad-request", f"not a sweep manifest: {exc}") from None
+    try:
+        write_manifest(path, whole)
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    return {"path": path, "done": True}
+
+
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """The answer's fields for one request (``ok`` and ``id`` are added by :func:`serve`); :class:`AgentError`
     or :class:`ProtocolError` when it cannot be answered."""
@@ -274,6 +403,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         return {}
     if op == "record":
         return history_record(request)
+    if op == "sweep":
+        return sweep_file(request)
     if op == "job":
         job_id = field(request, "job_id", str)
         cluster = field(request, "cluster", str, required=False)

@@ -36,6 +36,7 @@ from ntui.core.remote import agent as local_agent
 from ntui.core.remote.protocol import (
     MAX_CAT,
     MAX_CHUNK,
+    MAX_SWEEP_PART,
     MAX_WAIT_S,
     VERSION,
     Chunk,
@@ -58,6 +59,7 @@ __all__ = [
     "LinkLost",
     "LocalFiles",
     "connect",
+    "send_manifest",
 ]
 
 #: How the agent is started on the cluster (a program of the login's PATH).
@@ -118,6 +120,11 @@ class ClusterFiles(Protocol):
     def record(self, fact: str, token: str, **fields: Any) -> bool:
         """Write one fact of a submission to the cluster's history (see :func:`ntui.core.remote.agent.
         history_record`); False where no history is kept this way (plain commands)."""
+        ...
+
+    def sweep(self, part: str, **fields: Any) -> dict[str, Any] | None:
+        """Write one of a sweep's files on the cluster (see :func:`ntui.core.remote.agent.sweep_file`): the
+        agent's answer; None where this way writes none (plain commands, an older agent)."""
         ...
 
     def close(self) -> None: ...
@@ -181,6 +188,12 @@ class LocalFiles:
         except (local_agent.AgentError, ProtocolError) as exc:
             raise FileRefused(getattr(exc, "kind", "bad-request"), str(exc)) from None
         return True
+
+    def sweep(self, part: str, **fields: Any) -> dict[str, Any] | None:
+        try:
+            return local_agent.sweep_file({**fields, "part": part})
+        except (local_agent.AgentError, ProtocolError) as exc:
+            raise FileRefused(getattr(exc, "kind", "bad-request"), str(exc)) from None
 
     def close(self) -> None:
         pass
@@ -422,6 +435,14 @@ class AgentFiles:
             raise
         return True
 
+    def sweep(self, part: str, **fields: Any) -> dict[str, Any] | None:
+        try:
+            return self.request("sweep", part=part, **fields)
+        except FileRefused as exc:
+            if exc.kind == "bad-request" and "unknown op" in str(exc):
+                return None  # an older agent: it writes no sweep files
+            raise
+
     def close(self) -> None:
         with self._lock:
             if self._proc is not None:
@@ -539,6 +560,9 @@ class CommandFiles:
     def record(self, fact: str, token: str, **fields: Any) -> bool:
         return False  # ... and written by it only
 
+    def sweep(self, part: str, **fields: Any) -> dict[str, Any] | None:
+        return None  # a sweep's files are written by the agent only
+
     def close(self) -> None:
         pass
 
@@ -573,3 +597,27 @@ def connect(runner: CommandRunner, *, command: Sequence[str] = AGENT_COMMAND,
     except AgentUnavailable as exc:
         return CommandFiles(runner, name=ssh.name, why=exc.message)
     return files
+
+
+def send_manifest(files: ClusterFiles, log_dir: str, stem: str, data: bytes) -> str | None:
+    """Write a sweep's manifest (``data``) in ``log_dir`` on the cluster through its agent, in parts of at most
+    :data:`~ntui.core.remote.protocol.MAX_SWEEP_PART` bytes: its path there (named by its digest, as
+    :func:`~ntui.core.jobfiles.manifest.manifest_path` names it on a login node); None where no agent writes it
+    (plain commands, an older agent). :class:`FileRefused` when the agent refuses it (in words)."""
+    from ntui.core.jobfiles.manifest import digest_of
+
+    digest = digest_of(data)
+    offset = 0
+    while True:
+        part = data[offset:offset + MAX_SWEEP_PART]
+        answer = files.sweep("manifest", log_dir=log_dir, log_stem=stem, digest=digest, offset=offset,
+                             total=len(data), data=base64.b64encode(part).decode("ascii"))
+        if answer is None:
+            return None
+        path = answer.get("path")
+        if answer.get("done") and isinstance(path, str):
+            return path
+        offset += len(part)
+        if offset >= len(data):
+            raise FileRefused("failed", f"the manifest's {len(data)} bytes were sent, but the agent did not say it "
+                                        "was written")

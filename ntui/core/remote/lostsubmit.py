@@ -6,7 +6,8 @@ the job's comment (``--comment=ntui-submit:TOKEN``); when sbatch's answer is los
 killed at its timeout while sbatch may still have run), :func:`find_lost_submit` asks the cluster, before anything
 is submitted again: one ``squeue`` by the job's name, the tag in its comment; else one ``sacct`` of the last hour
 by name (its comment is stored only where the cluster keeps comments, ``AccountingStoreFlags=job_comment``: a job
-of that name without one is said as a possible match, never taken for ours).
+of that name without one is said as a possible match, never taken for ours). A sweep (a job array) is listed task by
+task (``123_4``, pending ones folded as ``123_[5-9%2]``): the array's id, what sbatch answers, is said.
 """
 
 from __future__ import annotations
@@ -49,17 +50,19 @@ def build_lookup_argvs(job_name: str) -> tuple[list[str], list[str]]:
 
 
 def parse_lookup(out: str, tag: str) -> tuple[str | None, tuple[str, ...]]:
-    """(the job whose comment holds ``tag``, the jobs whose comment holds no ntui tag at all)."""
+    """(the job whose comment holds ``tag``, the jobs whose comment holds no ntui tag at all); an array's tasks
+    are said by the array's id."""
     ours: str | None = None
     untagged: list[str] = []
     for line in out.splitlines():
         job, sep, comment = line.strip().partition("|")
+        job = job.strip().split("_", 1)[0]
         if not sep or not job:
             continue
         if tag in comment:
-            ours = ours or job.strip()
-        elif not _TAG_RE.search(comment):
-            untagged.append(job.strip())
+            ours = ours or job
+        elif not _TAG_RE.search(comment) and job not in untagged:
+            untagged.append(job)
     return ours, tuple(untagged)
 
 

@@ -5,8 +5,8 @@ true, ...}`` or ``{"id": N, "ok": false, "error": {"kind": KIND, "message": WORD
 came. The first request is ``hello`` with the client's :data:`VERSION`; an agent that speaks another one answers
 ``kind: "version"`` and the client says which side to upgrade. An operation added since (``history``) is known by
 its answer: an older agent of the same version answers ``bad-request`` "unknown op", which the client says in words
-(update ntui there); ``hello``'s answer may carry fields an older agent lacks (``python``, ``py_spy``: where the
-agent's interpreter and py-spy are on the cluster).
+(update ntui there; ``sweep`` is the latest); ``hello``'s answer may carry fields an older agent lacks
+(``python``, ``py_spy``: where the agent's interpreter and py-spy are on the cluster).
 
 The operations (every path is a value in a JSON string, never a word of a command line):
 
@@ -28,6 +28,12 @@ history   limit (or null: every entry)                           entries: the cl
 record    fact (intent, submitted, failed), token, its fields    warnings (written to the cluster's history)
           (an intent's resubmit_of: optional, ignored by an
           older agent)
+sweep     part manifest: log_dir, log_stem, digest, offset,   path (on the cluster), done (the whole manifest
+          total, data (base64, at most :data:`MAX_SWEEP_PART`    is there, checked against its digest)
+          bytes): one part of a sweep's manifest, sent in
+          order from offset 0
+          part job: log_dir, log_stem, job_id, manifest (its     path (the sweep's job file, written)
+          name), tasks, indices, parallel, resubmit_of
 bye                                                              the agent ends
 ========  =====================================================  ================================================
 
@@ -48,6 +54,7 @@ __all__ = [
     "MAX_CHUNK",
     "MAX_ENTRIES",
     "MAX_REQUEST",
+    "MAX_SWEEP_PART",
     "MAX_WAIT_S",
     "OPS",
     "VERSION",
@@ -71,8 +78,11 @@ MAX_ENTRIES = 10_000
 MAX_WAIT_S = 30.0
 #: The longest request line an agent reads (a path is at most 4096 bytes on Linux).
 MAX_REQUEST = 64 * 1024
+#: The most bytes of a sweep's manifest one ``sweep`` request carries (base64 makes it 4/3 of it: the request
+#: stays under :data:`MAX_REQUEST` with its paths).
+MAX_SWEEP_PART = 32 * 1024
 
-OPS = frozenset({"hello", "stat", "read", "follow", "cat", "list", "job", "history", "record", "bye"})
+OPS = frozenset({"hello", "stat", "read", "follow", "cat", "list", "job", "history", "record", "sweep", "bye"})
 
 
 class ProtocolError(ValueError):
