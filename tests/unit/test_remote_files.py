@@ -4,6 +4,7 @@ line once."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import re
@@ -352,3 +353,62 @@ def test_an_agent_over_a_master_another_process_opened_costs_one_channel(sshd: s
         files.close()
     assert sshd.log.read_text(errors="replace").count("Starting session:") - sessions == 1
     assert sshd.logins() == logins and runner.calls == 1
+
+
+def test_a_sweeps_manifest_goes_in_parts_checked_there_and_an_older_agent_is_said(sshd: sshd_support.Sshd,
+                                                                                  tmp_path: Path) -> None:
+    from ntui.core.jobfiles.manifest import Manifest, encode_manifest, manifest_path, read_manifest
+    from ntui.core.remote.files import send_manifest
+    from ntui.core.remote.protocol import MAX_SWEEP_PART
+
+    manifest = Manifest(("lr", "note"), tuple((f"{i}e-4", f"a value; $(touch {tmp_path}/x) {i}") for i in range(3000)),
+                        "loss=([0-9.]+)")
+    data = encode_manifest(manifest)
+    assert len(data) > 2 * MAX_SWEEP_PART  # three parts at least
+    log_dir = tmp_path / "logs" / "deep"  # made there
+    runner = _runner(sshd, "sweep")
+    files = connect(runner, command=AGENT)
+    assert isinstance(files, AgentFiles)
+    try:
+        path = send_manifest(files, str(log_dir), "train", data)
+        assert path == manifest_path(str(log_dir), "train", data)
+        assert read_manifest(path) == manifest and os.stat(path).st_mode & 0o777 == 0o600
+        assert os.listdir(log_dir) == [os.path.basename(path)]  # the staging file is gone
+        assert not (tmp_path / "x").exists()
+        mtime = os.stat(path).st_mtime_ns
+        assert send_manifest(files, str(log_dir), "train", data) == path  # the same sweep: kept, one request
+        assert os.stat(path).st_mtime_ns == mtime
+        # the last part asked again (its answer lost with the link): the manifest is there, said done
+        digest = os.path.basename(path).split("-sweep-")[1].split(".")[0]
+        last = len(data) - len(data) % MAX_SWEEP_PART
+        again = files.sweep("manifest", log_dir=str(log_dir), log_stem="train", digest=digest, offset=last,
+                            total=len(data), data=base64.b64encode(data[last:]).decode())
+        assert again == {"id": again["id"], "ok": True, "path": path, "done": True}
+        # bytes that are not the digest's, a stem that is a path, a part past the end: refused, nothing written
+        bad = {"log_dir": str(tmp_path / "bad"), "log_stem": "t", "digest": "0" * 16, "offset": 0, "total": 4,
+               "data": base64.b64encode(b"abcd").decode()}
+        for fields, words in ((bad, "not the 4 sent"), ({**bad, "log_stem": "../t"}, "one file name"),
+                              ({**bad, "offset": 2}, "a part of 4 bytes at 2")):
+            with pytest.raises(FileRefused, match=words) as refused:
+                files.sweep("manifest", **fields)
+            assert refused.value.kind == "bad-request"
+        assert [p for p in (tmp_path / "bad").iterdir() if not p.name.startswith(".")] == []
+        job = files.sweep("job", log_dir=str(log_dir), log_stem="train", job_id="77",
+                          manifest=os.path.basename(path), tasks=3000, indices="1,4", parallel=None,
+                          resubmit_of="70")
+        assert job is not None and job["path"] == f"{log_dir}/train-77.sweep"
+        with pytest.raises(FileRefused, match="a number"):
+            files.sweep("job", log_dir=str(log_dir), log_stem="train", job_id="77; rm", manifest="m", tasks=1,
+                        indices="0")
+        assert files.channels == 1
+    finally:
+        files.close()
+    older = ("import sys; from ntui.core.remote import agent, protocol; agent.OPS = protocol.OPS - {'sweep'}; "
+             "sys.exit(agent.serve(sys.stdin.buffer, sys.stdout.buffer))")
+    old = connect(runner, command=(sys.executable, "-c", older))
+    try:
+        assert send_manifest(old, str(tmp_path / "old"), "train", data) is None  # an older agent writes none
+    finally:
+        old.close()
+    assert not (tmp_path / "old").exists()
+    assert send_manifest(CommandFiles(runner, name="dev"), str(tmp_path / "old"), "train", data) is None
