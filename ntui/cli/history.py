@@ -11,7 +11,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 
 from ntui.cli.check import test_only
@@ -195,10 +195,7 @@ def _cluster_resubmit(args: argparse.Namespace, cluster: str) -> int:
     from ntui.cli.submit import submit_remote
     from ntui.core.compose.render import render
 
-    if args.failed or args.test_only:
-        print(f"ntui: resubmit {'--failed' if args.failed else '--test-only'} is not over --cluster yet: run it on "
-              f"{cluster}'s login node", file=sys.stderr)
-        return EXIT_PROBLEMS
+    indices: tuple[int, ...] | None = None
     try:
         entry = remote_history_entry(args)
         if entry is None:
@@ -219,14 +216,30 @@ def _cluster_resubmit(args: argparse.Namespace, cluster: str) -> int:
         if now != entry.script:
             print(f"ntui: the script now differs from job {entry.job_id}'s:", file=sys.stderr)
             sys.stderr.write(script_diff(entry.script, now, f"job {entry.job_id}", "now"))
-        job = submit_remote(loaded, spec, cli_runner(), cluster, [], resubmit_of=entry.job_id)
+        if args.failed:  # the sweep's job file, manifest and task logs read from copies of the cluster's
+            from ntui.cli.common import cluster_log_dir
+            from ntui.cli.sweep import LOG_TAIL_BYTES, sweep_files
+
+            wanted = sweep_files(entry.log_stem, entry.job_id or "")
+            with cluster_log_dir(entry, wanted, tail_bytes=LOG_TAIL_BYTES) as (local, said):
+                failed = _failed_tasks(local, cli_runner(), spec, said=said)
+            if isinstance(failed, int):
+                return failed
+            indices = failed
+        if args.test_only:
+            from ntui.cli.submit import test_only_remote
+
+            return test_only_remote(spec, loaded, cli_runner(), cluster)
+        job = submit_remote(loaded, spec, cli_runner(), cluster, [], resubmit_of=entry.job_id, indices=indices)
     except SlurmError as exc:
         return slurm_failed(exc)
     finally:
         close_cluster_files()
     if isinstance(job, int):
         return job
-    print(f"resubmitted job {entry.job_id} as {job.job_id} on {cluster}", file=sys.stderr)
+    what = f"tasks {format_indices(job.tasks)} of sweep {entry.job_id}" if indices is not None else \
+        f"job {entry.job_id}"
+    print(f"resubmitted {what} as {job.job_id} on {cluster}", file=sys.stderr)
     return 0
 
 
@@ -293,15 +306,17 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _failed_tasks(entry: HistoryEntry, runner: CommandRunner, spec: JobSpec) -> tuple[int, ...] | int:
+def _failed_tasks(entry: HistoryEntry, runner: CommandRunner, spec: JobSpec, *,
+                  said: Callable[[str], str] = str) -> tuple[int, ...] | int:
     """The failed tasks of ``entry``'s sweep, printed with their values; an exit code when there is nothing to
-    resubmit or the preset now gives other values."""
+    resubmit or the preset now gives other values. ``said``: a path of the copies as the cluster's (over
+    ``--cluster``)."""
     from ntui.core.jobs.sweep import plan_failed, same_manifest
 
     env, _ = slurm_env()
     plan = plan_failed(entry, runner, env=env)
     if plan.problem:
-        print(f"ntui: {plan.problem}", file=sys.stderr)
+        print(f"ntui: {said(plan.problem)}", file=sys.stderr)
         return EXIT_PROBLEMS
     changed = same_manifest(plan, spec.sweep.manifest_bytes()) if spec.sweep is not None else "it is no sweep now"
     if changed:

@@ -19,7 +19,7 @@ from ntui.core.jobs.sweep import SORT_KEYS, SweepTable, sort_rows, sweep_lines, 
 from ntui.core.records.history import History
 from ntui.core.slurm.runner import SlurmError, slurm_env
 
-__all__ = ["configure"]
+__all__ = ["LOG_TAIL_BYTES", "configure", "sweep_files"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
@@ -58,22 +58,27 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"ntui: job {base} is not in {where}", file=sys.stderr)
         return EXIT_PROBLEMS
     env, _ = slurm_env()
-    # the tasks' logs and samples, the sweep's job file and its manifests (their names carry their digest)
-    from ntui.core.jobfiles.manifest import job_file_path, manifest_name
-
-    tasks = f"{entry.log_stem}-{base}_"
-    job_file = job_file_path("", entry.log_stem, base)[1:]
-    manifests = manifest_name(entry.log_stem, "")
-
-    def wanted(name: str) -> bool:
-        return name.startswith((tasks, manifests.rsplit(".", 1)[0])) or name == job_file
-
     try:
-        with cluster_log_dir(entry, wanted, tail_bytes=LOG_TAIL_BYTES) as (local, said):
+        with cluster_log_dir(entry, sweep_files(entry.log_stem, base), tail_bytes=LOG_TAIL_BYTES) as (local, said):
             table = sweep_table(local, cli_runner(), env=env)
             return _print_sweep(args, base, table, said)
     except SlurmError as exc:
         return slurm_failed(exc)
+
+
+def sweep_files(stem: str, base: str) -> Callable[[str], bool]:
+    """Which names of a sweep's log directory are its own: the tasks' logs and samples, the sweep's job file and
+    its manifests (their names carry their digest); what is copied from the cluster over ``--cluster``."""
+    from ntui.core.jobfiles.manifest import job_file_path, manifest_name
+
+    tasks = f"{stem}-{base}_"
+    job_file = job_file_path("", stem, base)[1:]
+    manifests = manifest_name(stem, "")
+
+    def wanted(name: str) -> bool:
+        return name.startswith((tasks, manifests.rsplit(".", 1)[0])) or name == job_file
+
+    return wanted
 
 
 def _print_sweep(args: argparse.Namespace, base: str, table: SweepTable | None, said: Callable[[str], str]) -> int:

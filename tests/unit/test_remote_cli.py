@@ -334,4 +334,5 @@ def test_resubmit_reads_the_record_there_and_records_the_new_job_there(cluster_h
     assert not Path("/tmp/ntui-pwned-resubmit").exists()
     assert not (laptop / "laptop-state" / "records").exists()
     assert cli_history.cmd_resubmit(argparse.Namespace(**{**vars(args), "failed": True})) == 2
-    assert "--failed is not over --cluster yet" in capsys.readouterr().err
+    assert "job 6100 is not a sweep: --failed resubmits a sweep's failed tasks" in capsys.readouterr().err
+    assert len([a for a in fake.argvs() if a[0] == "sbatch"]) == 1  # nothing more submitted

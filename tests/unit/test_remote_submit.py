@@ -30,15 +30,26 @@ import json, os, signal, sys
 script = sys.stdin.read()
 with open(SCRIPT, "w") as f:
     f.write(script)
+if "--test-only" in sys.argv:
+    with open(TRACE, "a") as f:
+        f.write(json.dumps(["sbatch-test-only", *sys.argv[1:]]) + "\n")
+    ok = script.startswith("#!") and "#SBATCH" in script
+    sys.stderr.write("sbatch: Job 9100 to start at 2026-12-05T06:00:00 using 1 processors on nodes n1 in partition "
+                     "debug\n" if ok else "sbatch: error: no script on standard input\n")
+    sys.exit(0 if ok else 1)
 comment = next(a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--comment="))
+try:
+    job = str(9001 + sum(json.loads(c)[0] == "--parsable" for c in open(TRACE).read().splitlines()))
+except FileNotFoundError:
+    job = "9001"
 with open(TRACE, "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\n")
 if not os.path.exists(LOSE_JOB):
     with open(QUEUE, "a") as f:
         if "#SBATCH --array=" in script:
-            f.write("9001_0|" + comment + "\n9001_[1-5%2]|" + comment + "\n")
+            f.write(job + "_0|" + comment + "\n" + job + "_[1-5%2]|" + comment + "\n")
         else:
-            f.write("9001|" + comment + "\n")
+            f.write(job + "|" + comment + "\n")
 pid = os.getppid()
 while pid > 1:
     with open(f"/proc/{pid}/stat") as f:
@@ -63,9 +74,12 @@ except FileNotFoundError:
 '''
 
 SACCT = r'''
-import json, sys
-with open(TRACE, "a") as f:
-    f.write(json.dumps(["sacct", *sys.argv[1:]]) + "\n")
+import json, os, sys
+if "-j" in sys.argv and os.path.exists(SACCT_OUT):  # a sweep's tasks
+    print(open(SACCT_OUT).read(), end="")
+else:
+    with open(TRACE, "a") as f:
+        f.write(json.dumps(["sacct", *sys.argv[1:]]) + "\n")
 '''
 
 SCONTROL = r'''
@@ -100,7 +114,8 @@ def _laptop(sshd: sshd_support.Sshd, tmp_path: Path) -> dict[str, str]:
     cluster_bin.mkdir()
     consts = (f"TRACE = {str(tmp_path / 'trace.jsonl')!r}\nQUEUE = {str(tmp_path / 'queue')!r}\n"
               f"LOSE_JOB = {str(tmp_path / 'lose-job')!r}\nPARTITIONS = {PARTITIONS!r}\n"
-              f"SCRIPT = {str(tmp_path / 'script')!r}\nMAX_ARRAY = {str(tmp_path / 'max-array')!r}\n")
+              f"SCRIPT = {str(tmp_path / 'script')!r}\nMAX_ARRAY = {str(tmp_path / 'max-array')!r}\n"
+              f"SACCT_OUT = {str(tmp_path / 'sacct-out')!r}\n")
     for name, body in (("sbatch", SBATCH), ("squeue", SQUEUE), ("sacct", SACCT), ("scontrol", SCONTROL)):
         path = cluster_bin / name
         path.write_text(f"#!{sys.executable}\n{consts}{body}")
@@ -253,3 +268,51 @@ def test_a_sweep_without_an_agent_there_is_not_submitted(sshd: sshd_support.Sshd
     assert done.returncode == 2, done.stderr
     assert "manifest is written on dev by ntui's agent" in done.stderr
     assert not (tmp_path / "trace.jsonl").exists()
+
+
+def test_resubmit_failed_runs_a_sweeps_failed_tasks_there_with_its_manifest(
+        sshd: sshd_support.Sshd, tmp_path: Path, cluster_state: Path) -> None:
+    from ntui.core.jobfiles.manifest import job_file_path, read_job_file
+    from ntui.core.records.history import History
+
+    env = _with_agent(sshd, tmp_path)
+    first = _submit(env, tmp_path, "local-sweep")
+    assert first.returncode == 0 and first.stdout.strip() == "9001", first.stderr
+    manifests = sorted(p.name for p in (tmp_path / "logs").glob("*.manifest"))
+    end = "|local-sweep|{}|{}|None|2026-12-05T05:00:00|2026-12-05T05:01:00|2026-12-05T05:02:00|00:01:00|n1" \
+          "|acct|normal|debug|/home\n"
+    (tmp_path / "sacct-out").write_text("".join(
+        f"9001_{i}" + end.format(*(("FAILED", "1:0") if i in (1, 4) else ("COMPLETED", "0:0"))) for i in range(6)))
+
+    tried = _ntui(env, "resubmit", "9001", "--failed", "--test-only")  # asks sbatch --test-only there, no more
+    assert tried.returncode == 0, tried.stderr
+    assert "ok: dev would start it at 2026-12-05T06:00:00 on n1 in debug" in tried.stdout
+    assert "resubmitting tasks 1,4" in tried.stderr and "task 4: lr=1e-4  seed=2" in tried.stderr
+    assert [c[0] for c in _trace(tmp_path)].count("sbatch-test-only") == 1
+
+    again = _ntui(env, "resubmit", "9001", "--failed")
+    assert again.returncode == 0, again.stderr
+    assert "resubmitted tasks 1,4 of sweep 9001 as 9002 on dev" in again.stderr, again.stderr
+    sbatches = [c for c in _trace(tmp_path) if c[0] not in ("squeue", "sacct", "sbatch-test-only")]
+    assert len(sbatches) == 2 and "--array=1,4%2" in sbatches[1]  # the failed tasks, once
+    assert sorted(p.name for p in (tmp_path / "logs").glob("*.manifest")) == manifests  # the same values
+    history = History(cluster_state)
+    try:
+        entry = history.get("9002")
+    finally:
+        history.close()
+    assert entry is not None and entry.resubmit_of == "9001" and entry.status == "submitted"
+    job = read_job_file(job_file_path(str(tmp_path / "logs"), entry.log_stem, "9002"))
+    assert job is not None and job.indices == (1, 4) and job.resubmit_of == "9001"
+    assert not (tmp_path / "state").exists()
+
+
+def test_submit_test_only_gives_the_script_on_sbatchs_standard_input_there(sshd: sshd_support.Sshd,
+                                                                           tmp_path: Path) -> None:
+    env = _laptop(sshd, tmp_path)
+    done = _ntui(env, "submit", str(ROOT / "presets/local-accelerate.yaml"), "--test-only", "--set",
+                 f"logs.dir={tmp_path / 'logs'}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok: dev would start it at 2026-12-05T06:00:00 on n1 in debug"
+    assert [c[0] for c in _trace(tmp_path)] == ["sbatch-test-only"]  # nothing submitted
+    assert (tmp_path / "script").read_text().startswith("#!")
