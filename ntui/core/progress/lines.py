@@ -149,6 +149,7 @@ _DICT_TOTALS = frozenset({"max_steps", "total_steps", "max_iters", "train_iters"
                           "total_iters", "max_iterations"})
 
 
+@functools.lru_cache(maxsize=4096)
 def _counter_key(name: str) -> str | None:
     """The counter a key names (``global_step``, ``train/global_step``, ``Step``), or None."""
     base = name.rsplit("/", 1)[-1].lower().replace(" ", "_").lstrip("_")  # (a logger's own "_step" too)
@@ -396,7 +397,7 @@ def _rich_any(text: str) -> Point | None:
         return None
     desc, epoch, _, phase, _ = _describe(text[:m.start()].rstrip("━╸╺─ "), True)
     tail = text[m.end():]
-    metrics = _metrics([(p["key"], p["value"]) for p in _FORM_METRIC_RE.finditer(tail)])
+    metrics = _metrics(_form_pairs(tail))
     metrics.pop("v_num", None)
     return Point("tqdm", int(m["n"]), int(m["total"]), epoch, metrics, None, phase, per_epoch=epoch is not None)
 
@@ -645,8 +646,24 @@ _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
-_FORM_METRIC_RE = re.compile(rf"(?P<key>(?:[A-Za-z_][\w.-]* ){{1,2}}[Ll]oss\b|[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?"
-                             rf"(?P<value>{_NUM})(?![\w:/])")
+_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
+#: the words before a loss that name it with it ("Mono " of "Mono Loss: 0.05"), right before it
+_LOSS_WORDS_RE = re.compile(r"(?:[A-Za-z_][\w.-]* ){1,2}$")
+
+
+def _form_pairs(text: str) -> list[tuple[str, str]]:
+    """A line's ``key: value`` / ``key=value`` pairs (:data:`_FORM_METRIC_RE`), a loss of several words one name
+    (looked back for only where a bare "loss" follows a space: the words before it are its name)."""
+    if " loss" not in text and " Loss" not in text:  # (most lines: no loss after a word, a comprehension's pace)
+        return [(p["key"], p["value"]) for p in _FORM_METRIC_RE.finditer(text)]
+    out: list[tuple[str, str]] = []
+    for p in _FORM_METRIC_RE.finditer(text):
+        key, start = p["key"], p.start()
+        if len(key) == 4 and key[1:] == "oss" and start > 1 and text[start - 1] == " " \
+                and (words := _LOSS_WORDS_RE.search(text, max(0, start - 40), start)) is not None:
+            key = words.group() + key
+        out.append((key, p["value"]))
+    return out
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
 #: a loss of its own name with its value after a space ("|| Mask_Loss 1.3689")
 _NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{_NUM})")
@@ -674,8 +691,7 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         if m is None or (form.generic and _EVAL_WORDS_RE.search(text, 0, m.end()) is not None):
             continue
         groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v}
-        pairs = _FORM_METRIC_RE.finditer(text[m.start():])
-        metrics = _metrics([(p["key"], p["value"]) for p in pairs if p["key"] not in _COUNTERS])
+        metrics = _metrics([(k, v) for k, v in _form_pairs(text[m.start():]) if k not in _COUNTERS])
         if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None:
             value = _number(loss["value"])
             if value is not None:
@@ -977,9 +993,7 @@ def _counters(text: str) -> Point | None:
         # a counter alone on its line, the header of the block of metrics that follows (Composer's "[batch=3/12]:")
         n, total = int(m["n"].replace(",", "")), int(m["t"].replace(",", "")) if m["t"] else None
         return Point("log", n, total, form="counters")
-    pairs = _FORM_METRIC_RE.finditer(text)
-    metrics = _metrics([(p["key"], p["value"]) for p in pairs
-                        if p["key"] not in _COUNTERS and _counter_key(p["key"]) is None])
+    metrics = _metrics([(k, v) for k, v in _form_pairs(text) if k not in _COUNTERS and _counter_key(k) is None])
     if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None \
             and _EVAL_WORDS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
             and (value := _number(loss["value"])) is not None:  # (not an evaluation's "val loss 1.28")
@@ -1019,7 +1033,7 @@ def trailing_metrics(text: str) -> dict[str, float] | None:
     if "oss" not in text or _CONTINUED_RE.match(text) is None or _EVAL_WORDS_RE.search(text) is not None \
             or _COUNTER_RE.search(text) is not None or ("poch" in text and _LINE_EPOCH_RE.search(text) is not None):
         return None
-    metrics = _metrics([(p["key"], p["value"]) for p in _FORM_METRIC_RE.finditer(text)])
+    metrics = _metrics(_form_pairs(text))
     return metrics if training_loss(metrics) is not None else None
 
 
@@ -1094,14 +1108,16 @@ _HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:
 _HEADER_SAYS_RE = re.compile(rf"\d\d:\d\d:\d\d|{_LEVEL}")
 _HEADER_FIRST = frozenset("[(|0123456789DIWEFCNT")
 _STAMP_THIRD = frozenset("0123456789-/:")
+_LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "FATAL", "NOTICE", "TRACE")
 
 
 def unheader(text: str) -> str:
     """``text`` without a logger's header before its message (:data:`_HEAD_ITEM`, one or several), as it was where
     it has none, or where nothing follows it."""
     first = text[:1]
-    if first not in _HEADER_FIRST or (first.isdigit() and text[2:3] not in _STAMP_THIRD):
-        return text  # (a date or a time has a digit, a "-", "/" or ":" third: not a bar's "45%|")
+    if first not in _HEADER_FIRST or (first.isdigit() and text[2:3] not in _STAMP_THIRD) \
+            or (first.isalpha() and not text[1:2].isdigit() and not text.startswith(_LEVELS)):
+        return text  # (a date or a time has a digit, a "-", "/" or ":" third: not a bar's "45%|"; a word a level)
     m = _HEADER_RE.match(text)
     if m is None or m.end() >= len(text) or _HEADER_SAYS_RE.search(text, 0, m.end()) is None:
         return text
@@ -1132,20 +1148,23 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
                 return point
         return None
     for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
-        # a logger's header off too (its time is read from the message below); a bar is found anywhere on its line
+        # a logger's header off (its time is read from the message below); a bar is found anywhere on its line
         body = msg.text if "%|" in msg.text else unheader(msg.text)
         plain = body.replace(UP, "") if up else body
         for read in _READERS:
             point = read(body if read is _tqdm else plain)  # only a bar says it is an inner one
             if point is not None:
-                stamp = iso_stamp(msg.text, 80) if point.format != "tqdm" else None
-                stamp = stamp if stamp is not None else msg.prefix.time
-                clock = None
-                if stamp is None and point.format != "tqdm" and msg.text[:1] in _STAMP_FIRST:
-                    stamp, clock = _short_stamp(msg.text)
-                if stamp is None and clock is None and body is not msg.text and point.format != "tqdm":
-                    stamp, clock = _short_stamp(msg.text, len(msg.text) - len(body))  # in the header taken off
-                if stamp is None and clock is None and msg.prefix.rank is None:
-                    return point
-                return point.but(time=stamp, rank=msg.prefix.rank, clock=clock)
+                break
+        else:
+            continue
+        stamp = iso_stamp(msg.text, 80) if point.format != "tqdm" else None
+        stamp = stamp if stamp is not None else msg.prefix.time
+        clock = None
+        if stamp is None and point.format != "tqdm" and msg.text[:1] in _STAMP_FIRST:
+            stamp, clock = _short_stamp(msg.text)
+        if stamp is None and clock is None and body is not msg.text and point.format != "tqdm":
+            stamp, clock = _short_stamp(msg.text, len(msg.text) - len(body))  # in the header taken off
+        if stamp is None and clock is None and msg.prefix.rank is None:
+            return point
+        return point.but(time=stamp, rank=msg.prefix.rank, clock=clock)
     return None

@@ -144,12 +144,17 @@ def _declarations(series: Series, text: str) -> bool:
     return said
 
 
+_PREFIX_FIRST = frozenset("[( 0123456789")
+
+
 def _message(text: str) -> str:
     """A line that is no point as the message it holds: a launcher's prefix (srun's ``0: ``, torch's ``[rank0]:``)
     and a logger's header (a time, a level, a module) taken off, so that a line a program says of its run (its end,
     its total, its start, an error) reads the same under any of them."""
-    _, rest = parse_prefix(text)
-    return unheader(rest) if rest else text
+    if text[:1] in _PREFIX_FIRST:  # (srun's "0: ", torch's "[rank0]:", Ray's "(pid=42)": a cheap test first)
+        _, rest = parse_prefix(text)
+        text = rest or text
+    return unheader(text)
 
 
 #: a first line shorter than this says too little to know the program by when it prints it again (nor one that
