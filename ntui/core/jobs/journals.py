@@ -26,7 +26,7 @@ from ntui.core.jobfiles.journal import JournalReader, JournalState, journal_path
 from ntui.core.jobs.details import HistoryOpener, history_key
 from ntui.core.jobs.inflight import InFlight
 from ntui.core.jobs.queue import Row, queue_row
-from ntui.core.logs.tail import FdBudget
+from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.squeue import QueueJob

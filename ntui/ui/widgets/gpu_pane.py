@@ -47,7 +47,7 @@ from ntui.core.gpu.stream import GpuStream, GpuWatchPlan
 from ntui.core.gpu.watch import GpuWatch, PlanOutcome, StreamFactory, WatchState
 from ntui.core.hosts import compress_nodelist
 from ntui.core.jobs.selected import SelectedJob
-from ntui.core.logs.tail import FdBudget
+from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.widgets.gpu_render import (

@@ -48,24 +48,24 @@ from ntui.core.config import LogSettings
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.model import LogTarget
 from ntui.core.jobs.selected import SelectedJob, log_target
+from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.logs.ranktable import FILTERS, Filter, TableLine, table_lines
-from ntui.core.logs.session import LogView, Reading, Shown, WatchSession
-from ntui.core.logs.tail import FdBudget, TailUpdate
-from ntui.core.logs.watch import (
+from ntui.core.logs.rows import (
     BATCH,
     Appended,
-    JobLogWatcher,
     Key,
     Loaded,
-    PoliteScheduler,
     RankRow,
     TriageLine,
     ViewMode,
     human_size,
-    watch_files,
 )
-from ntui.core.logs.watch import key_name as _key_name
-from ntui.core.logs.watch import key_sort as _key_sort
+from ntui.core.logs.rows import key_name as _key_name
+from ntui.core.logs.rows import key_sort as _key_sort
+from ntui.core.logs.schedule import PoliteScheduler
+from ntui.core.logs.session import LogView, Reading, Shown, WatchSession
+from ntui.core.logs.tail import TailUpdate
+from ntui.core.logs.watch import JobLogWatcher, watch_files
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
 
 if TYPE_CHECKING:
