@@ -298,3 +298,12 @@ def test_a_crash_after_the_last_step_gives_no_finish_time(tmp_path: Path, line: 
 ])
 def test_a_banners_total_in_words(line: str, total: int | None, epochs: int | None) -> None:
     assert (declared_total(line), declared_epochs(line)) == (total, epochs)
+
+
+def test_a_step_past_a_total_only_the_configuration_said_is_not_done(tmp_path: Path) -> None:
+    # the configuration counts optimizer steps, the loop's lines micro-batch iterations: 1200 of 1000 is no end
+    lines = ["max_train_steps = 1000", *[f"iter {i} | loss 0.{90 - i // 100}" for i in (400, 800, 1200)]]
+    series, words = _read(tmp_path, lines)
+    assert "done" not in words and "finishes" not in words, words
+    series, words = _read(tmp_path, [*lines[:3], "iter 1000 | loss 0.80"])
+    assert "done" in words, words  # at the total said, it is its end

@@ -195,11 +195,14 @@ class Series:
         """Whether ``step`` is the run's last of ``total``, in the run's unit: an epoch-counted run in its last
         epoch once that epoch reached its last batch (epochs named from 0 where an epoch 0 was seen); a loop that
         counts its steps from 0 at its total less one once it printed something else after it (a checkpoint, the
-        end); else the step at its total."""
+        end); else the step at its total (not past a total the loop's lines never said: the configuration's total
+        counts something else than they do, optimizer steps where they count micro-batches)."""
         if self._unit == "epoch":
             return step + (1 if self._zero_epoch else 0) >= total and self._epoch_complete
         if self._zero_step and self._after_last and step == total - 1:
             return True
+        if step > total and self.total is None and self._own_lines:
+            return False  # past a total only a configuration said: it counts something else (optimizer steps)
         return step >= total
 
     def end(self, what: str = "", n: int = 0) -> None:
