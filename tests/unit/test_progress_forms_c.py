@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import declared_epochs, declared_per_epoch, declared_total, parse_line, unheader
+from ntui.core.progress.lines import (
+    declared_epochs,
+    declared_per_epoch,
+    declared_total,
+    parse_line,
+    training_loss,
+    unheader,
+)
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
 
@@ -307,3 +314,13 @@ def test_a_step_past_a_total_only_the_configuration_said_is_not_done(tmp_path: P
     assert "done" not in words and "finishes" not in words, words
     series, words = _read(tmp_path, [*lines[:3], "iter 1000 | loss 0.80"])
     assert "done" in words, words  # at the total said, it is its end
+
+
+@pytest.mark.parametrize(("metrics", "name"), [
+    ({"loss_avg": 1.0, "lr": 0.1}, "loss_avg"), ({"Loss/mean": 1.0}, "Loss/mean"),
+    ({"loss_cls": 0.3, "loss_ema": 1.1}, "loss_ema"), ({"MLM-en": 6.8, "lr": 1e-4}, "MLM-en"),
+    ({"loss/train/total": 9.2, "loss/val": 9.9}, "loss/train/total"),
+])
+def test_loss_synonyms(metrics: dict[str, float], name: str) -> None:
+    found = training_loss(metrics)
+    assert found is not None and found[0] == name

@@ -232,6 +232,10 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
                   and _OTHER_LOSS_RE.search(n) is None]
         if len(pathed) == 1:
             found = (pathed[0], metrics[pathed[0]])
+    if found is None:  # the loss averaged, smoothed or summed: "loss_avg", "loss(avg)", "loss_ema", "Loss/mean"
+        named = [n for n in metrics if _LOSS_KIND_RE.match(n) is not None]
+        if len(named) == 1:
+            found = (named[0], metrics[named[0]])
     if found is None:  # a loss of another name (LLaMA2-Accessory's "closs"): the one name that ends in "loss"
         named = [n for n in metrics if n.lower().endswith("loss") and _OTHER_LOSS_RE.match(n) is None]
         if len(named) == 1:
@@ -239,6 +243,9 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
     return found
 
 
+#: the training loss as an average, a smoothing or a sum of it
+_LOSS_KIND_RE = re.compile(
+    r"(?i)(?:train(?:ing)?[_/ ])?loss[_/.( -]?(?:avg|average|mean|ema|smooth(?:ed)?|running|sum|step)\)?$")
 #: the names of training objectives a program prints as its loss: masked, causal, translation language modelling
 #: (XLM's "MLM-de", "CLM-en"), negative log-likelihood, cross-entropy (alone or with a language or task after a dash)
 _OBJECTIVE_RE = re.compile(r"(?i)(?:mlm|clm|tlm|nll|xent|cross[_-]?entropy)(?:[-_][A-Za-z]{2,8})?$")
