@@ -28,10 +28,13 @@ from ntui.core.jobs.submission import SubmittedJob, submit_elsewhere
 from ntui.core.problems import Problem
 from ntui.core.remote.files import ClusterFiles, FileRefused
 from ntui.core.remote.lostsubmit import find_lost_submit, new_tag
-from ntui.core.slurm.runner import CommandRunner, SlurmError, SlurmTimeout
+from ntui.core.slurm.common import SUBMIT_TIMEOUT
+from ntui.core.slurm.runner import CommandRunner, ControllerUnreachable, SlurmError, SlurmTimeout, classify
+from ntui.core.slurm.sbatch import TestOnlyResult, parse_sbatch_test_only
+from ntui.core.slurm.scontrol import Partition
 from ntui.core.slurm.ssh import SshError
 
-__all__ = ["ClusterSubmitted", "SubmitRefused", "SubmitUnknown", "submit_to_cluster"]
+__all__ = ["ClusterSubmitted", "SubmitRefused", "SubmitUnknown", "submit_to_cluster", "test_only_there"]
 
 
 class SubmitRefused(SlurmError):
@@ -117,6 +120,21 @@ def submit_to_cluster(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner
     if kept:
         kept = _record(files, "submitted", token, notes, cluster, job_id=job.job_id, cluster=job.cluster)
     return ClusterSubmitted(job, cluster, kept, tuple(notes))
+
+
+def test_only_there(spec: JobSpec, runner: CommandRunner, partitions: Sequence[Partition], *,
+                    loaded: LoadedPreset | None = None) -> tuple[TestOnlyResult, list[Problem]]:
+    """``sbatch --test-only`` on a cluster reached over ssh, the script rendered here on its standard input (nothing
+    is submitted, nothing written there), as ``ntui --cluster NAME submit --test-only`` asks it; then, when Slurm
+    accepted it, the problems of the partition it chose (as :func:`~ntui.core.compose.sitecheck.check_test_only`)."""
+    res = runner.run(["sbatch", "--test-only"], timeout=SUBMIT_TIMEOUT, input=render(spec))
+    err = classify(res)
+    if isinstance(err, ControllerUnreachable):
+        raise err
+    result = parse_sbatch_test_only(res)
+    if not result.ok:
+        return result, []
+    return result, check_against_cluster(spec, partitions, partition=result.partition, loaded=loaded)
 
 
 def _lost_answer(runner: CommandRunner, cluster: str, spec: JobSpec, tag: str, exc: SlurmError,

@@ -71,10 +71,16 @@ async def test_the_compose_view_says_where_the_job_goes_and_submits_there(app_fa
         assert screen.destination == "alpha"
         assert [a for a in alpha.argvs() if a[0] == "sinfo"]  # its partitions asked of it
 
-        await pilot.press("t")  # test-only is given a script file: not over ssh yet
+        await pilot.press("t")  # sbatch --test-only there, the script on its standard input
         await settle(pilot)
-        assert not [a for a in alpha.argvs() if a[:2] == ("sbatch", "--test-only")]
-        assert any("not over ssh yet" in str(n.message) for n in notified(app))
+        tested = [c for c in alpha.history if c.argv[:2] == ("sbatch", "--test-only")]
+        assert len(tested) == 1 and tested[0].input == screen.rendered.script  # type: ignore[union-attr]
+        assert not [a for a in local.argvs() if a[:2] == ("sbatch", "--test-only")]
+        assert screen.check_line is not None and "would start" in screen.check_line.plain
+
+        await pilot.press("w")  # what would start sooner: not over ssh yet, said
+        await settle(pilot)
+        assert any("not asked over ssh yet" in str(n.message) for n in notified(app))
 
         await pilot.press("s")
         await settle(pilot)

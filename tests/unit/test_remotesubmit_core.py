@@ -123,3 +123,19 @@ def test_the_clusters_partitions_refuse_before_sbatch(tmp_path: Path) -> None:
     with pytest.raises(SubmitRefused, match="della would not run it"):
         submit_to_cluster(loaded, spec, runner, "della", lambda: history)
     assert not _sbatch(runner) and not history.facts
+
+
+def test_test_only_there_gives_the_script_on_stdin_and_submits_nothing(tmp_path: Path) -> None:
+    from ntui.core.compose.render import render
+    from ntui.core.compose.sitecheck import cluster_limits
+    from ntui.core.remotesubmit import test_only_there
+
+    loaded, spec = _job(tmp_path)
+    said = "sbatch: Job 123 to start at 2026-06-01T10:00:00 using 4 processors on nodes c1 in partition debug\n"
+    runner = _runner(result(stderr=said))
+    got, problems = test_only_there(spec, runner, cluster_limits(runner), loaded=loaded)
+    assert got.ok and got.partition == "debug" and got.start == "2026-06-01T10:00:00"
+    [call] = _sbatch(runner)
+    assert call.argv == ("sbatch", "--test-only") and call.input == render(spec)
+    assert not [c for c in runner.history if c.argv[0] == "mkdir"]  # nothing written there
+    assert isinstance(problems, list)

@@ -553,30 +553,35 @@ class ComposeScreen(NtuiScreen):
         return check_against_cluster(r.spec, self.cluster.limits, partition=partition, loaded=r.loaded)
 
     def _remote_refused(self, what: str) -> bool:
-        """sbatch --test-only is given a script file: not over ssh yet (as ``ntui --cluster NAME submit
-        --test-only``); said, True."""
+        """What would start sooner asks sbatch --test-only of several shapes through the preset's files here:
+        not over ssh yet; said, True."""
         if self.destination is None:
             return False
-        self.notify(f"{what} asks sbatch --test-only, which is given a script file: not over ssh yet "
-                    f"({self.destination} is reached over ssh; c chooses another cluster)", title="Not over ssh yet",
-                    severity="warning")
+        self.notify(f"{what}: what would start sooner is not asked over ssh yet ({self.destination} is reached "
+                    "over ssh; c chooses another cluster)", title="Not over ssh yet", severity="warning")
         return True
 
     def action_check(self) -> None:
-        if "check" in self._busy or self._remote_refused("t") or not self._ready("check", "check", slurm=True):
+        if "check" in self._busy or not self._ready("check", "check", slurm=True):
             return
         assert self.rendered is not None and self.rendered.spec is not None
         self._busy.add("check")
         self.check_line = Content.assemble(("… sbatch --test-only running", "$text-muted"))
         self._update_status()
         limits = self.cluster.limits if self.cluster is not None else ()
-        self._check(self.rendered.preset, self.rendered.spec, self.rendered.loaded, limits)
+        self._check(self.rendered.preset, self.rendered.spec, self.rendered.loaded, limits, self.destination)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-check", description="sbatch --test-only")
-    def _check(self, preset: str, spec: Any, loaded: Any, limits: Any) -> None:
+    def _check(self, preset: str, spec: Any, loaded: Any, limits: Any, destination: str | None = None) -> None:
         from ntui.core.compose.sitecheck import check_test_only
 
-        result, problems = check_test_only(spec, self.ntui_app.runner, limits, loaded=loaded)
+        if destination is not None:  # the script on sbatch --test-only's standard input there
+            from ntui.core.remotesubmit import test_only_there
+
+            result, problems = test_only_there(spec, self.ntui_app.cluster_runner(destination), limits,
+                                               loaded=loaded)
+        else:
+            result, problems = check_test_only(spec, self.ntui_app.runner, limits, loaded=loaded)
         self.post_message(CheckFinished(preset, result, tuple(problems)))
 
     @on(CheckFinished)
