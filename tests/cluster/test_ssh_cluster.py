@@ -244,3 +244,72 @@ def test_gpus_over_ssh_streams_the_step_and_the_step_ends_on_the_cluster(dev_clu
             time.sleep(1)
     finally:
         dev_cluster.run("scancel", job_id)
+
+
+def test_a_sweep_over_ssh_runs_its_manifest_there_and_its_failed_task_is_resubmitted_there(
+        dev_cluster: DevCluster, laptop: dict[str, str], tmp_path: Path, cluster_state: Path) -> None:
+    """``ntui --cluster dev submit`` of a 2 x 3 sweep: its manifest and records are written on the cluster's side by
+    the agent, the array is submitted once (checked against the cluster's MaxArraySize, asked there), every task
+    reads its values from the manifest there; ``sweep`` shows the tasks from the cluster's files, ``resubmit
+    --failed`` runs the failed task alone there (``--test-only`` first: sbatch reads the script on its standard
+    input)."""
+    import json
+
+    from ntui.core.jobfiles.manifest import job_file_path, read_job_file
+    from ntui.core.records.history import History
+
+    logs = tmp_path / "cluster-logs"
+    (tmp_path / "fail").mkdir()
+    sets = ["--set", f"logs.dir={logs}", "--set", f"launcher.python={sys.executable}",
+            "--set", "env.NTUI_TRAIN_FAIL_TASK=4", "--set", f"env.NTUI_TRAIN_FAIL_DIR={tmp_path / 'fail'}",
+            "--set", "env.NTUI_TRAIN_STEP_S=0.2"]
+    preset = str(ROOT / "presets/local-sweep.yaml")
+    jobs: list[str] = []
+
+    def ended(job: str) -> dict[str, object]:
+        deadline = time.monotonic() + 240
+        while True:
+            res = ntui(laptop, "sweep", job, "--json")
+            assert res.returncode == 0, res.stderr
+            data = json.loads(res.stdout)
+            if all(t["state"] not in (None, "PENDING", "RUNNING", "COMPLETING") for t in data["tasks"]):
+                return data
+            assert time.monotonic() < deadline, data["counts"]
+            time.sleep(2)
+
+    try:
+        tried = ntui(laptop, "submit", preset, "--test-only", *sets)
+        assert tried.returncode == 0 and tried.stdout.startswith("ok: dev would start it at"), tried.stderr
+        sub = ntui(laptop, "submit", preset, *sets)
+        assert sub.returncode == 0, sub.stderr
+        job = sub.stdout.strip()
+        jobs.append(job)
+        assert job.isdigit() and "kept in its history there" in sub.stderr, sub.stderr
+        assert len(list(logs.glob("local-sweep-sweep-*.manifest"))) == 1  # written there before sbatch
+        data = ended(job)
+        rows = {t["task"]: t for t in data["tasks"]}  # type: ignore[attr-defined]
+        assert sorted(rows) == list(range(6)) and rows[5]["values"] == {"lr": "1e-4", "seed": "3"}
+        assert rows[4]["state"] == "FAILED" and all(rows[i]["state"] == "COMPLETED" for i in (0, 1, 2, 3, 5)), rows
+        assert float(rows[0]["metric"]) > 0  # its rank-0 log there: the task ran with its values
+        history = History(cluster_state)
+        try:
+            entry = history.get(job)
+        finally:
+            history.close()
+        assert entry is not None and "#SBATCH --array=0-5%2" in entry.script
+        assert not (tmp_path / "state").exists()  # nothing on the laptop's side
+
+        again = ntui(laptop, "resubmit", job, "--failed")
+        assert again.returncode == 0, again.stderr
+        second = again.stdout.strip()
+        jobs.append(second)
+        assert f"resubmitted tasks 4 of sweep {job} as {second} on dev" in again.stderr, again.stderr
+        assert len(list(logs.glob("local-sweep-sweep-*.manifest"))) == 1  # the same manifest
+        redo = read_job_file(job_file_path(str(logs), "local-sweep", second))
+        assert redo is not None and redo.indices == (4,) and redo.resubmit_of == job
+        data2 = ended(second)
+        assert [(t["task"], t["state"]) for t in data2["tasks"]] == [(4, "COMPLETED")]  # type: ignore[attr-defined]
+        assert data2["resubmit_of"] == job
+    finally:
+        for j in jobs:
+            dev_cluster.run("scancel", j)
