@@ -324,3 +324,9 @@ def test_a_step_past_a_total_only_the_configuration_said_is_not_done(tmp_path: P
 def test_loss_synonyms(metrics: dict[str, float], name: str) -> None:
     found = training_loss(metrics)
     assert found is not None and found[0] == name
+
+
+def test_a_step_loss_line_that_names_its_epoch_resets_with_it(tmp_path: Path) -> None:
+    lines = [f"Epoch {e} | Step {s} | loss 0.{9 - e}" for e in (1, 2, 3) for s in (0, 50, 100)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.restarts) == (3, []), words

@@ -708,7 +708,7 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
             if value is not None:
                 metrics[named["key"]] = value
         epoch = float(groups["epoch"]) if "epoch" in groups else None
-        if epoch is None and form.generic and ("poch" in text or "POCH" in text) \
+        if epoch is None and (form.generic or form.name == "step-loss") and ("poch" in text or "POCH" in text) \
                 and (named := _LINE_EPOCH_RE.search(text)) is not None:
             epoch = float(named["e"])  # a hand-written loop's epoch, said anywhere on its line ("Epoch=2 Step=40")
         if form.unit == "epoch":  # the run counts epochs: the epoch named is the step, a batch line says metrics
