@@ -25,9 +25,9 @@ from ntui.core.compose.sitecheck import (
 from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.problems import Problem
-from ntui.core.slurm.runner import SlurmError
+from ntui.core.slurm.runner import CommandRunner, SlurmError
 
-__all__ = ["configure", "site_check", "site_refused", "test_only"]
+__all__ = ["configure", "site_check", "site_refused", "test_only", "test_only_remote"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
@@ -79,6 +79,39 @@ def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
         return 0
     print(f"sbatch --test-only: {res.reason}", file=sys.stderr)
     return EXIT_SLURM
+
+
+def test_only_remote(spec: JobSpec, loaded: LoadedPreset, runner: CommandRunner, cluster: str) -> int:
+    """``sbatch --test-only`` on the cluster, the script rendered here on its standard input (nothing is
+    submitted, nothing written there), after the same checks as a submit there; exit codes as :func:`test_only`'s."""
+    from ntui.core.compose.render import render
+    from ntui.core.slurm.common import SUBMIT_TIMEOUT
+    from ntui.core.slurm.runner import ControllerUnreachable, classify
+    from ntui.core.slurm.sbatch import parse_sbatch_test_only
+
+    parts = cluster_limits(runner)
+    before = check_against_cluster(spec, parts, loaded=loaded) + check_array_size(spec, runner, loaded=loaded)
+    if site_refused(before, "not sent to sbatch --test-only"):
+        return EXIT_PROBLEMS
+    try:
+        res = runner.run(["sbatch", "--test-only"], timeout=SUBMIT_TIMEOUT, input=render(spec))
+        err = classify(res)
+        if isinstance(err, ControllerUnreachable):
+            raise err
+    except SlurmError as exc:
+        return slurm_failed(exc)
+    result = parse_sbatch_test_only(res)
+    if not result.ok:
+        print(f"sbatch --test-only on {cluster}: {result.reason}", file=sys.stderr)
+        return EXIT_SLURM
+    after = [p for p in check_against_cluster(spec, parts, partition=result.partition, loaded=loaded)
+             if p not in before]
+    if site_refused(after, f"Slurm would accept it in partition {result.partition}, but it would never start"):
+        return EXIT_PROBLEMS
+    where = f" on {result.nodes}" if result.nodes else ""
+    print(f"ok: {cluster} would start it at {result.start or '?'}{where}"
+          + (f" in {result.partition}" if result.partition else ""))
+    return 0
 
 
 def what_if(preset: str, overrides: tuple[str, ...], spec: JobSpec) -> int:
@@ -134,10 +167,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         n = sum(1 for p in problems if p.is_error)
         print(f"{n} error(s)", file=sys.stderr)
         return EXIT_PROBLEMS
-    if (args.what_if or args.test_only) and remote_cluster() is not None:
-        print(f"ntui: check --{'what-if' if args.what_if else 'test-only'} gives sbatch a script file: not over "
-              "--cluster yet (the partition check runs without it)", file=sys.stderr)
+    cluster = remote_cluster()
+    if args.what_if and cluster is not None:
+        print("ntui: check --what-if gives sbatch a script file per shape: not over --cluster yet (the partition "
+              "check and --test-only run without it)", file=sys.stderr)
         return EXIT_PROBLEMS
+    if args.test_only and cluster is not None:
+        from ntui.cli.common import close_cluster_files
+
+        try:
+            return test_only_remote(spec, loaded, cli_runner(), cluster)
+        finally:
+            close_cluster_files()
     if args.what_if:
         return what_if(args.preset, tuple(args.overrides or ()), spec)
     if args.test_only:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 
-from ntui.cli.check import test_only
+from ntui.cli.check import test_only, test_only_remote
 from ntui.cli.common import EXIT_PROBLEMS, add_cluster_option, history_entry, open_history, print_problems
 from ntui.cli.compose import load_spec
 from ntui.cli.jobs import resolve_quietly
@@ -227,8 +227,6 @@ def _cluster_resubmit(args: argparse.Namespace, cluster: str) -> int:
                 return failed
             indices = failed
         if args.test_only:
-            from ntui.cli.submit import test_only_remote
-
             return test_only_remote(spec, loaded, cli_runner(), cluster)
         job = submit_remote(loaded, spec, cli_runner(), cluster, [], resubmit_of=entry.job_id, indices=indices)
     except SlurmError as exc:

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from ntui.cli.check import site_refused, test_only
+from ntui.cli.check import site_refused, test_only, test_only_remote
 from ntui.cli.common import (
     EXIT_JOB_FAILED,
     EXIT_PROBLEMS,
@@ -239,39 +239,6 @@ def _write_job_file(spec: JobSpec, cluster: str, job_id: str, manifest: str, tas
     if done is None:
         print(f"warning: the sweep's job file was not written on {cluster} (no agent answers for it); its tasks "
               "run", file=sys.stderr)
-
-
-def test_only_remote(spec: JobSpec, loaded: LoadedPreset, runner: CommandRunner, cluster: str) -> int:
-    """``sbatch --test-only`` on the cluster, the script rendered here on its standard input (nothing is
-    submitted, nothing written there), after the same checks as a submit there; exit codes as ``ntui check``'s
-    ``--test-only``."""
-    from ntui.core.slurm.common import SUBMIT_TIMEOUT
-    from ntui.core.slurm.runner import ControllerUnreachable, classify
-    from ntui.core.slurm.sbatch import parse_sbatch_test_only
-
-    parts = cluster_limits(runner)
-    before = check_against_cluster(spec, parts, loaded=loaded) + check_array_size(spec, runner, loaded=loaded)
-    if site_refused(before, "not sent to sbatch --test-only"):
-        return EXIT_PROBLEMS
-    try:
-        res = runner.run(["sbatch", "--test-only"], timeout=SUBMIT_TIMEOUT, input=render(spec))
-        err = classify(res)
-        if isinstance(err, ControllerUnreachable):
-            raise err
-    except SlurmError as exc:
-        return slurm_failed(exc)
-    result = parse_sbatch_test_only(res)
-    if not result.ok:
-        print(f"sbatch --test-only on {cluster}: {result.reason}", file=sys.stderr)
-        return EXIT_SLURM
-    after = [p for p in check_against_cluster(spec, parts, partition=result.partition, loaded=loaded)
-             if p not in before]
-    if site_refused(after, f"Slurm would accept it in partition {result.partition}, but it would never start"):
-        return EXIT_PROBLEMS
-    where = f" on {result.nodes}" if result.nodes else ""
-    print(f"ok: {cluster} would start it at {result.start or '?'}{where}"
-          + (f" in {result.partition}" if result.partition else ""))
-    return 0
 
 
 def record_there(where: str, fact: str, token: str, **fields: Any) -> bool:

@@ -316,3 +316,10 @@ def test_submit_test_only_gives_the_script_on_sbatchs_standard_input_there(sshd:
     assert done.stdout.strip() == "ok: dev would start it at 2026-12-05T06:00:00 on n1 in debug"
     assert [c[0] for c in _trace(tmp_path)] == ["sbatch-test-only"]  # nothing submitted
     assert (tmp_path / "script").read_text().startswith("#!")
+    checked = _ntui(env, "check", str(ROOT / "presets/local-sweep.yaml"), "--test-only", "--set",
+                    f"logs.dir={tmp_path / 'logs'}")  # ntui check's, a sweep's: the same, nothing written there
+    assert checked.returncode == 0 and checked.stdout.startswith("ok: dev would start it at"), checked.stderr
+    assert "#SBATCH --array=0-5%2" in (tmp_path / "script").read_text() and not (tmp_path / "logs").exists()
+    assert [c[0] for c in _trace(tmp_path)] == ["sbatch-test-only"] * 2
+    what_if = _ntui(env, "check", str(ROOT / "presets/local-sweep.yaml"), "--what-if")
+    assert what_if.returncode == 2 and "--what-if gives sbatch a script file per shape" in what_if.stderr
