@@ -349,7 +349,8 @@ class AgentFiles:
         """One request's answer (its ``ok`` fields; ``wait``: the seconds the agent may wait before answering, sent
         with the request and added to its deadline here), over the channel, opened (again) as needed: a broken or
         stuck channel is closed and the request asked again over a new one after a backoff, up to
-        :attr:`reconnects` times (every request only reads). :class:`FileRefused` for the agent's refusals,
+        :attr:`reconnects` times (every request reads, or writes what it would write the same again: a record's
+        fact, a sweep's part at its offset). :class:`FileRefused` for the agent's refusals,
         :class:`~ntui.core.slurm.ssh.SshError` for the link's or the login's failure, in words."""
         with self._lock:
             failures = 0
