@@ -83,29 +83,22 @@ def test_only(spec: JobSpec, loaded: LoadedPreset | None = None) -> int:
 
 def test_only_remote(spec: JobSpec, loaded: LoadedPreset, runner: CommandRunner, cluster: str) -> int:
     """``sbatch --test-only`` on the cluster, the script rendered here on its standard input (nothing is
-    submitted, nothing written there), after the same checks as a submit there; exit codes as :func:`test_only`'s."""
-    from ntui.core.compose.render import render
-    from ntui.core.slurm.common import SUBMIT_TIMEOUT
-    from ntui.core.slurm.runner import ControllerUnreachable, classify
-    from ntui.core.slurm.sbatch import parse_sbatch_test_only
+    submitted, nothing written there: :func:`ntui.core.remotesubmit.test_only_there`), after the same checks as a
+    submit there; exit codes as :func:`test_only`'s."""
+    from ntui.core.remotesubmit import test_only_there
 
     parts = cluster_limits(runner)
     before = check_against_cluster(spec, parts, loaded=loaded) + check_array_size(spec, runner, loaded=loaded)
     if site_refused(before, "not sent to sbatch --test-only"):
         return EXIT_PROBLEMS
     try:
-        res = runner.run(["sbatch", "--test-only"], timeout=SUBMIT_TIMEOUT, input=render(spec))
-        err = classify(res)
-        if isinstance(err, ControllerUnreachable):
-            raise err
+        result, problems = test_only_there(spec, runner, parts, loaded=loaded)
     except SlurmError as exc:
         return slurm_failed(exc)
-    result = parse_sbatch_test_only(res)
     if not result.ok:
         print(f"sbatch --test-only on {cluster}: {result.reason}", file=sys.stderr)
         return EXIT_SLURM
-    after = [p for p in check_against_cluster(spec, parts, partition=result.partition, loaded=loaded)
-             if p not in before]
+    after = [p for p in problems if p not in before]
     if site_refused(after, f"Slurm would accept it in partition {result.partition}, but it would never start"):
         return EXIT_PROBLEMS
     where = f" on {result.nodes}" if result.nodes else ""
