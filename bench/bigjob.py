@@ -52,8 +52,8 @@ from bench.logs_watch_ops import TICK, SimClock, make_job, run, strace_check, ti
 from ntui.core.gpu.heatmap import heatmap  # noqa: E402
 from ntui.core.gpu.sampletail import SampleTail  # noqa: E402
 from ntui.core.gpu.smi import GpuBoard  # noqa: E402
+from ntui.core.logs.fdbudget import FdBudget  # noqa: E402
 from ntui.core.logs.ranktable import table_lines  # noqa: E402
-from ntui.core.logs.tail import FdBudget  # noqa: E402
 from ntui.core.logs.watch import JobLogWatcher, watch_files  # noqa: E402
 from tests.support.bigjob import BigJob, make_bigjob  # noqa: E402
 

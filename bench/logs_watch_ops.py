@@ -40,8 +40,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ntui.core.jobfiles.lognames import LogPaths, rank_header  # noqa: E402
-from ntui.core.logs.tail import FdBudget  # noqa: E402
-from ntui.core.logs.watch import FixedScheduler, JobLogWatcher, PoliteScheduler, PollScheduler, watch_files  # noqa: E402
+from ntui.core.logs.fdbudget import FdBudget  # noqa: E402
+from ntui.core.logs.schedule import FixedScheduler, PoliteScheduler, PollScheduler  # noqa: E402
+from ntui.core.logs.watch import JobLogWatcher, watch_files  # noqa: E402
 
 JOB = "777"
 TICK = 0.5

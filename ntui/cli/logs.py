@@ -37,9 +37,11 @@ from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import LogPaths, log_problem, parse_rank_file, split_task_id
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
 from ntui.core.jobs.submission import paths_for
+from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.logs.joblogs import job_verdict
-from ntui.core.logs.tail import FdBudget, FileTail
-from ntui.core.logs.watch import JobLogWatcher, PoliteScheduler, watch_files
+from ntui.core.logs.schedule import PoliteScheduler
+from ntui.core.logs.tail import FileTail
+from ntui.core.logs.watch import JobLogWatcher, watch_files
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import job_outcome
 from ntui.core.records.sweeps import sweep_of

@@ -23,7 +23,8 @@ from textual.widgets import DataTable, Static
 
 from ntui.core.config import LogSettings
 from ntui.core.jobfiles.lognames import LogPaths, node_of
-from ntui.core.logs.watch import BATCH, JobLogWatcher, human_age, human_size
+from ntui.core.logs.rows import BATCH, human_age, human_size
+from ntui.core.logs.watch import JobLogWatcher
 from ntui.ui.widgets.log_pane import LogPane
 from tests.cluster.conftest import REPO, DevCluster, dev_cluster  # noqa: F401 - the fixture
 from tests.support.bigjob import BigJob, make_bigjob

@@ -10,9 +10,11 @@ import pytest
 from ntui.core.gpu.heatmap import GLYPHS, heatmap, level_of, outliers, use_heatmap
 from ntui.core.gpu.sampletail import SampleTail
 from ntui.core.gpu.smi import GpuBoard
+from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.logs.ranktable import FILTERS, matches, node_key, table_lines
-from ntui.core.logs.tail import FdBudget
-from ntui.core.logs.watch import BATCH, JobLogWatcher, PoliteScheduler, RankRow, watch_files
+from ntui.core.logs.rows import BATCH, RankRow
+from ntui.core.logs.schedule import PoliteScheduler
+from ntui.core.logs.watch import JobLogWatcher, watch_files
 from ntui.core.records.history import History
 from tests.support.bigjob import BigJob, make_bigjob
 

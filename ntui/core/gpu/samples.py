@@ -39,7 +39,7 @@ from ntui.core.gpu.usage import (
     sample_time,
 )
 from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S, find_sample_files
-from ntui.core.logs.tail import FdBudget
+from ntui.core.logs.fdbudget import FdBudget
 
 __all__ = ["HISTORY_POINTS", "LIST_EVERY_S", "SampleBoard", "job_sample_files"]
 

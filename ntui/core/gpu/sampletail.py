@@ -25,7 +25,7 @@ import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ntui.core.logs.tail import FdBudget, close_held
+from ntui.core.logs.fdbudget import FdBudget, close_held
 
 __all__ = ["SampleFile", "SampleTail"]
 

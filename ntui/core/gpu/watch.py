@@ -34,7 +34,7 @@ from ntui.core.errors import describe_error
 from ntui.core.gpu.samples import SampleBoard
 from ntui.core.gpu.smi import GpuBoard, GpuView
 from ntui.core.gpu.stream import GpuWatchPlan, NotWatchable, plan_gpu_watch
-from ntui.core.logs.tail import FdBudget
+from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.scontrol import JobDetails
 

@@ -21,10 +21,11 @@ from ntui.core.jobfiles.lognames import LogPaths, RankLogs, rank_log_paths
 from ntui.core.logs.finding import LogFailure
 from ntui.core.logs.paste import SAMPLE_LINES, unpaster
 from ntui.core.logs.rankdetector import RankDetector
+from ntui.core.logs.rows import Key
 from ntui.core.logs.summary import TriageSummary
 from ntui.core.logs.tail import FileTail
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, unnamed
-from ntui.core.logs.watch import JobLogWatcher, Key, watch_files
+from ntui.core.logs.watch import JobLogWatcher, watch_files
 
 __all__ = [
     "TRIAGE_WINDOW",

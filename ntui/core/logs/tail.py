@@ -60,7 +60,7 @@ from ntui.core.logs.fdbudget import FdBudget, close_held
 from ntui.core.textsafe import DISPLAY_CAP, LineAccumulator
 
 #: FdBudget and close_held are fdbudget's, named here too for the modules that still import them from the tail
-__all__ = ["CHUNK_SIZE", "DEFAULT_WINDOW", "FdBudget", "FileTail", "ResetReason", "TailUpdate", "close_held"]
+__all__ = ["CHUNK_SIZE", "DEFAULT_WINDOW", "FileTail", "ResetReason", "TailUpdate"]
 
 CHUNK_SIZE = 64 * 1024
 DEFAULT_WINDOW = 5_000

@@ -49,11 +49,10 @@ from ntui.core.logs.rows import (
     TriageLine,
     ViewMode,
     human_age,
-    human_size,
     key_name,
     key_sort,
 )
-from ntui.core.logs.schedule import FixedScheduler, PoliteScheduler, PollScheduler
+from ntui.core.logs.schedule import FixedScheduler, PollScheduler
 from ntui.core.logs.summary import TriageSummary
 from ntui.core.logs.tail import (
     DEFAULT_WINDOW,
@@ -63,25 +62,7 @@ from ntui.core.logs.tail import (
 from ntui.core.logs.triage import triage
 from ntui.core.logs.verdict import JobVerdict, SlurmFinal, decide, unnamed
 
-__all__ = [
-    "BATCH",
-    "EXCERPT_AFTER",
-    "EXCERPT_BEFORE",
-    "Appended",
-    "FixedScheduler",
-    "JobLogWatcher",
-    "Key",
-    "Loaded",
-    "PollScheduler",
-    "PoliteScheduler",
-    "RankRow",
-    "TriageLine",
-    "ViewMode",
-    "human_age",
-    "human_size",
-    "key_name",
-    "key_sort",
-]
+__all__ = ["EXCERPT_AFTER", "EXCERPT_BEFORE", "JobLogWatcher"]
 
 EXCERPT_BEFORE = 15
 EXCERPT_AFTER = 45
