@@ -1156,7 +1156,9 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
         return None
     for msg in read_line(text):  # the line reader's messages: prefixes off (their time kept), glued ones apart
         # a logger's header off (its time is read from the message below); a bar is found anywhere on its line
-        body = msg.text if "%|" in msg.text else unheader(msg.text)
+        body = msg.text
+        if body[:1] in _HEADER_FIRST and "%|" not in body:
+            body = unheader(body)
         plain = body.replace(UP, "") if up else body
         for read in _READERS:
             point = read(body if read is _tqdm else plain)  # only a bar says it is an inner one
