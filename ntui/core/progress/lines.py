@@ -277,7 +277,7 @@ def _counts_first(text: str, pct: int) -> Point | None:
     head = text[:m.start()]
     desc, epoch, _, phase, epoch_of = _describe(head, True)
     metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(m["postfix"] or "")])
-    if phase == "train" and epoch_of is not None:
+    if phase == "train" and epoch_of is not None and epoch_of[1] > 1:  # (one epoch: the run's bar, as below)
         named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
@@ -319,8 +319,9 @@ def _tqdm(text: str) -> Point | None:
     # inside the run's bar), never the run's
     if phase == "train" and UP in text and text[m.end():m.end() + 4].lstrip().startswith(UP):
         phase = "evaluation"
-    if phase == "train" and epoch_of is not None:
-        # an epoch's bar that says the run's epochs: the run counts epochs (its rate per batch is not the run's)
+    if phase == "train" and epoch_of is not None and epoch_of[1] > 1:
+        # an epoch's bar that says the run's epochs: the run counts epochs (its rate per batch is not the run's); a
+        # run of one epoch ("Train epoch [1/1]") counts that epoch's batches, its bar the run's
         named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
@@ -741,7 +742,9 @@ _TOTAL_RE = re.compile(
     # a launcher's command line: "--max-update 50", "--train-iters=3000", "--max_steps 1000"
     r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b"
     # mlx-lm's "Starting training..., iters: 300", "Training for 12000 steps"
-    r"|\bStarting training\.*,? iters: (?P<mlx>\d+)|\b[Tt]raining for (?P<tf>\d+) (?:steps|iterations|iters)\b")
+    r"|\bStarting training\.*,? iters: (?P<mlx>\d+)|\b[Tt]raining for (?P<tf>\d+) (?:steps|iterations|iters)\b"
+    # Composer's time string in batches: "max_duration: 1200ba"
+    r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b")
 #: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
 #: lines count steps (a sampler's or a scheduler's steps are others)
 _STEPS_FLAG_RE = re.compile(r"(?:^|\s)--steps[= ](?P<n>\d+)\b")
@@ -886,18 +889,20 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs"
                         r"|[(,{]\s*epochs|\sepochs(?==)|(?i:\b(?:num(?:ber)?|total|max(?:imum)?)(?: of)? epochs))"
                         r"['\"]?\s*[=:]\s*['\"]?(?P<e>\d+)(?![\d.])"
-                        r"|\b[Tt]rain(?:ing)? for (?P<f>\d+) epochs\b")
+                        r"|\b[Tt]rain(?:ing)? for (?P<f>\d+) epochs\b"
+                        # Composer's time string: "max_duration: 2ep" (its batches, "1000ba", are steps: below)
+                        r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<g>\d+)ep\b")
 
 
 def declared_epochs(text: str) -> int | None:
     """The run's epochs a configuration or banner line states (mmcv's ``max: 12 epochs``, ``max_epochs=40``), or
     None."""
-    if "poch" not in text:
+    if "poch" not in text and "max_duration" not in text:
         return None
     m = _EPOCHS_RE.search(text)
     if m is None:
         return None
-    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"])
+    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"] or m["g"])
     return value if value > 0 else None
 
 
@@ -911,7 +916,7 @@ def declared_total(text: str) -> int | None:
     if m is None:
         return None
     value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
-                 or m["words"]).replace(",", ""))
+                 or m["words"] or m["ba"]).replace(",", ""))
     return value if value > 0 else None
 
 
@@ -964,9 +969,12 @@ _LINE_EPOCH_RE = re.compile(
 #: counters that count the batches of one epoch where the line names its epoch and their total
 _INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
 _GENERIC_HINT_RE = re.compile(r"(?i)loss|mlm|clm|tlm|nll|xent|entropy|:[\d.]+ - \w"
-                              r"|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$")
+                              r"|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$"
+                              r"|^\s*\[epoch\s*[=:]\s*\d+\]\s*\[\w+\s*[=:]\s*\d+(?:/\d+)?\]:?\s*$")
 #: what may stand around a counter alone on its line: brackets, a colon
 _HEADER_ONLY_RE = re.compile(r"[\s\[\]():|]*")
+#: the same with the epoch the counter counts in before it: "[epoch=2][batch=30/40]:"
+_HEADER_EPOCH_RE = re.compile(r"[\s\[(|]*epoch\s*[=:]\s*(?P<e>\d+)[\s\[\]():|]*", re.IGNORECASE)
 #: how many metrics a step's line names, with no training loss among them, to be a progress line (an RL driver's
 #: "step:41 - actor/pg_loss:0.01 - critic/score:0.4 - timing_s/step:66.5 - ...")
 _MANY_METRICS = 6
@@ -996,9 +1004,13 @@ def _counters(text: str) -> Point | None:
     if _EVAL_WORDS_RE.search(text, 0, m.start()) is not None:
         return None
     if best is not None and _HEADER_ONLY_RE.fullmatch(text, m.end()) is not None \
-            and _HEADER_ONLY_RE.fullmatch(text[:m.start()]) is not None:
-        # a counter alone on its line, the header of the block of metrics that follows (Composer's "[batch=3/12]:")
+            and ((head := _HEADER_ONLY_RE.fullmatch(text, 0, m.start())) is not None
+                 or (head := _HEADER_EPOCH_RE.fullmatch(text, 0, m.start())) is not None):
+        # a counter alone on its line, the header of the block of metrics that follows (Composer's "[batch=3/12]:"),
+        # or after the epoch it counts in ("[epoch=2][batch=30/40]:": a batch of the epoch's, from 1)
         n, total = int(m["n"].replace(",", "")), int(m["t"].replace(",", "")) if m["t"] else None
+        if head.groupdict().get("e") is not None and best[1]["key"].lower() in _INNER_COUNTERS and total is not None:
+            return Point("log", n, total, float(head["e"]), per_epoch=True, first_epoch=1, form="counters")
         return Point("log", n, total, form="counters")
     metrics = _metrics([(k, v) for k, v in _form_pairs(text) if k not in _COUNTERS and _counter_key(k) is None])
     if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None \

@@ -77,7 +77,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
     at ``at``, a line that says the run's total, its epochs or its end (also after a bar on the same line) what it
     says, and a line that says the run was stopped (a cancel, a kill, an error) after its points, that it is not
     finishing."""
-    if "#0" in text:
+    if "#0" in text or "^" in text:
         text = unescape(text)
     if parse_rank_header(text) is not None:
         series.new_start()
@@ -170,11 +170,13 @@ def _body(text: str) -> str:
 
 
 #: a control character as syslog and the log shippers that follow it write it: "#" and its octal code (a bar's
-#: carriage return "#015", a tab "#011", an escape "#033")
-_ESCAPED = {"#015": "\r", "#011": "\t", "#033": "\x1b", "#012": "\n"}
-_ESCAPED_RE = re.compile("|".join(_ESCAPED))
+#: carriage return "#015", a tab "#011", an escape "#033"); and as ``cat -v`` (a log pasted through it) writes it, in
+#: caret notation: a carriage return "^M", an escape sequence's "^[[" (not a bare "^[": a regular expression's class)
+_ESCAPED = {"#015": "\r", "#011": "\t", "#033": "\x1b", "#012": "\n", "^M": "\r", "^[[": "\x1b["}
+_ESCAPED_RE = re.compile("|".join(re.escape(code) for code in _ESCAPED))
 
 
 def unescape(text: str) -> str:
-    """``text`` with syslog's escaped control characters (:data:`_ESCAPED`) as what they were."""
+    """``text`` with syslog's escaped control characters and ``cat -v``'s caret notation (:data:`_ESCAPED`) as what
+    they were."""
     return _ESCAPED_RE.sub(lambda m: _ESCAPED[m.group()], text)

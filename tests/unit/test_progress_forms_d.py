@@ -1,0 +1,82 @@
+"""General mechanisms of the progress reader, round d (issue [progress-real]): a log pasted through ``cat -v``
+(its carriage returns as "^M"), a run of one epoch whose bar names it, an epoch's counter before a block's header,
+a duration in Composer's time string. Every line here is written for the test, in the layouts programs use, not
+taken from any."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ntui.core.progress.lines import declared_epochs, declared_total, parse_line, training_loss
+from ntui.core.progress.read import read_progress, unescape
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+def test_caret_notation_is_what_it_stands_for() -> None:
+    assert unescape("a^Mb^[[Ac") == "a\rb\x1b[Ac"
+    assert unescape("pattern '^[a-z]+' and ^Z") == "pattern '^[a-z]+' and ^Z"  # a class, another control: as is
+
+
+def test_a_log_pasted_through_cat_v_gives_its_dicts_loss(tmp_path: Path) -> None:
+    lines = []
+    for n in (40, 41, 42):
+        lines.append(f"^M  3%|3         | {n - 1}/1200 [00:{n}<05:00,  3.10it/s]^M  3%|3         | {n}/1200 "
+                     f"[00:{n}<05:00,  3.10it/s]^M{' ' * 30}^M{{'loss': 2.{n}, 'learning_rate': 1e-05, 'epoch': 0.1}}")
+    lines.append("^M  3%|3         | 42/1200 [00:43<05:00,  3.10it/s]"
+                 "^M  3%|3         | 43/1200 [00:43<05:00,  3.10it/s]")
+    series, words = _read(tmp_path, lines)
+    assert series.samples[-1].step == 43
+    assert training_loss(series.metrics) == ("loss", 2.42)
+    assert "of 1,200" in words and "done" not in words
+
+
+@pytest.mark.parametrize(("epochs", "step", "total"), [(1, 250, 1000), (3, 2, 3)])
+def test_a_bar_of_the_runs_only_epoch_is_the_runs(epochs: int, step: int, total: int) -> None:
+    point = parse_line(f"Train epoch [2/{epochs}]:  25%|##5       | 250/1000 [10:00<30:00,  2.40s/it, pg=-0.1, kl=0.01]"
+                       if epochs > 1 else
+                       "Train epoch [1/1]:  25%|##5       | 250/1000 [10:00<30:00,  2.40s/it, pg=-0.1, kl=0.01]")
+    assert point is not None
+    assert (point.step, point.total, point.counts_epochs) == (step, total, epochs > 1)
+
+
+def test_a_one_epoch_bar_runs_to_its_total_not_done_before(tmp_path: Path) -> None:
+    lines = [f"Train epoch [1/1]:  {n // 10}%|#         | {n}/1000 [0{n // 100}:00<30:00,  2.40s/it, pg=-0.1]"
+             for n in (100, 200, 300)]
+    series, words = _read(tmp_path, lines)
+    assert (series.samples[-1].step, series.total) == (300, 1000)
+    assert "done" not in words
+
+
+def test_a_block_header_with_its_epoch_counts_the_runs_batches(tmp_path: Path) -> None:
+    point = parse_line("[epoch=3][batch=15/50]:")
+    assert point is not None and (point.step, point.total, point.epoch, point.per_epoch) == (15, 50, 3.0, True)
+    assert parse_line("[epoch=3][loss=0.5]:") is None  # no counter of the run's
+    lines = ["max_duration: 3ep"]
+    for epoch in (1, 2):
+        for batch in (25, 50):
+            lines += [f"[epoch={epoch}][batch={batch}/50]:", f"\t Train loss/train/total: {epoch}.{batch}",
+                      "\t Train throughput/batches_per_sec: 0.20"]
+    lines += ["[epoch=3][batch=25/50]:", "\t Train loss/train/total: 0.75"]
+    series, words = _read(tmp_path, lines)
+    assert (series.samples[-1].step if series.samples else None, series.restarts) == (125, [])
+    assert "of 150" in words and "done" not in words
+    assert training_loss(series.metrics) == ("loss/train/total", 0.75)
+
+
+@pytest.mark.parametrize(("line", "epochs", "total"), [
+    ("max_duration: 4ep", 4, None),
+    ("max_duration: '12ep'", 12, None),
+    ("max_duration: 2400ba", None, 2400),
+    ("max_duration: 1000000tok", None, None),  # (tokens are no step the lines count)
+])
+def test_composer_duration(line: str, epochs: int | None, total: int | None) -> None:
+    assert (declared_epochs(line), declared_total(line)) == (epochs, total)
