@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import declared_epochs, declared_total, parse_line, training_loss
+from ntui.core.progress.lines import declared_epochs, declared_total, eval_start, parse_line, training_loss
 from ntui.core.progress.read import read_progress, unescape
 from ntui.core.progress.series import Series, estimate
 
@@ -80,3 +80,30 @@ def test_a_block_header_with_its_epoch_counts_the_runs_batches(tmp_path: Path) -
 ])
 def test_composer_duration(line: str, epochs: int | None, total: int | None) -> None:
     assert (declared_epochs(line), declared_total(line)) == (epochs, total)
+
+
+@pytest.mark.parametrize(("line", "starts"), [
+    ("Running evaluation step...   ", True),
+    ("Starting validation", True),
+    ("Start evaluation.", True),
+    ("Running evaluation on dev", True),
+    ("Running evaluation done", False),
+    ("Evaluation finished", False),
+    ("Running evaluation at step 100 took 3 s", False),
+    ("***** Running Evaluation *****", True),
+])
+def test_an_evaluations_start_in_words(line: str, starts: bool) -> None:
+    assert eval_start(line) is starts
+
+
+def test_an_evaluation_before_training_under_a_loggers_header_is_no_restart(tmp_path: Path) -> None:
+    head = "[2031-03-09 10:00:0{}] [INFO] [trainer.core.evaluate:88] [PID:4242] [RANK:0] "
+    lines = [head.format(1) + "Running evaluation step...     "]
+    lines += [f"{n * 25:3d}%|##        | {n}/4 [00:0{n}<00:03,  1.90it/s]" for n in range(5)]
+    lines.append("{'eval_loss': 1.5, 'eval_runtime': 2.1}")
+    lines += [f"  {n}%|          | {n}/300 [00:{10 + n}<10:00,  2.10s/it]" for n in range(0, 9, 2)]
+    lines.append("{'loss': 1.25, 'learning_rate': 0.0002, 'epoch': 0.03}")
+    series, words = _read(tmp_path, lines)
+    assert (series.samples[-1].step, series.total, series.restarts) == (8, 300, [])
+    assert training_loss(series.metrics) == ("loss", 1.25)
+    assert "done" not in words

@@ -816,12 +816,20 @@ def run_start(text: str) -> int | None:
 #: what a program says on a line of its own when an evaluation or a prediction starts: the Trainer's "***** Running
 #: Evaluation *****" and "***** Running Prediction *****", its example scripts' "*** Evaluate ***" and "*** Predict ***"
 _EVAL_START_RE = re.compile(r"\*{3,} (?:Running (?:Evaluation|Prediction)|Evaluate|Predict) \*{3,}")
+#: the same said in words, as the message of its line (a logger's header taken off): "Running evaluation step...",
+#: "Starting validation", "Start evaluation." (not its end nor its results: "Evaluation finished", "Running evaluation
+#: done", "evaluation results:")
+_EVAL_WORDS_START_RE = re.compile(r"^\W{0,3}(?i:(?:running|starting|start|begin(?:ning)?|launching) (?:the )?"
+                                  r"(?:evaluation|validation|eval)\b(?: (?:step|loop|phase|run|on \w+))?)"
+                                  r"\W{0,4}\s*$")
 
 
 def eval_start(text: str) -> bool:
-    """Whether the line says an evaluation or a prediction starts (:data:`_EVAL_START_RE`): the bars after it are
-    not the run's."""
-    return "** " in text and _EVAL_START_RE.search(text) is not None
+    """Whether the line says an evaluation or a prediction starts (:data:`_EVAL_START_RE`, or in words:
+    :data:`_EVAL_WORDS_START_RE`): the bars after it are not the run's."""
+    if "** " in text and _EVAL_START_RE.search(text) is not None:
+        return True
+    return ("valuat" in text or "alidat" in text or "eval" in text) and _EVAL_WORDS_START_RE.match(text) is not None
 
 
 def run_ended(text: str) -> bool:

@@ -152,6 +152,9 @@ def _message(text: str) -> str:
     and a logger's header (a time, a level, a module) taken off, so that a line a program says of its run (its end,
     its total, its start, an error) reads the same under any of them."""
     if text[:1] in _PREFIX_FIRST:  # (srun's "0: ", torch's "[rank0]:", Ray's "(pid=42)": a cheap test first)
+        if text[:1] == "[" and (whole := unheader(text)) is not text:
+            return whole  # a logger's header as a whole ("[date] [INFO] [module:12] [PID:7] msg"): the prefix's
+            # reader would take its date and level alone, and what is left of it says no time nor level
         _, rest = parse_prefix(text)
         text = rest or text
     return unheader(text)
