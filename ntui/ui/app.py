@@ -388,6 +388,8 @@ class NtuiApp(App[int]):
         from ntui.core.records.reconcile import reconcile
         from ntui.core.records.record import resolve_records
 
+        if not self.local_slurm:  # no Slurm here: the records of the clusters reached over ssh stay theirs
+            return
         history = self.open_history()
         if history is None:
             return
@@ -565,9 +567,11 @@ if TYPE_CHECKING:  # the app provides every service views and panes use (ntui.ui
     _SERVICES: type[NtuiServices] = NtuiApp
 
 
-def run_app() -> int:
-    """Run the app in the terminal; Textual restores the terminal on every exit (errors, signals, ^C)."""
-    app = make_app()
+def run_app(clusters: Sequence[str] | None = None) -> int:
+    """Run the app in the terminal; Textual restores the terminal on every exit (errors, signals, ^C).
+    ``clusters``: show only these clusters of the settings, reached over ssh, and not this machine's Slurm
+    (``ntui --cluster NAME``); None: every cluster of the settings, and this machine's Slurm where it is here."""
+    app = make_app(clusters=clusters, local_slurm=False if clusters else None)
     app.reconcile_on_start = True
     try:
         app.run()

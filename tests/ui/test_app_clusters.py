@@ -242,3 +242,18 @@ async def test_the_recent_list_says_each_records_cluster(tmp_path: Path) -> None
         assert [str(c.label) for c in recent.columns.values()][:2] == ["Cluster", "Job"]
         rows = {str(recent.get_row_at(i)[1]): str(recent.get_row_at(i)[0]) for i in range(2)}
         assert rows == {"555": "perlmutter", "556": "here"}  # a record without its cluster: the local one's
+
+
+async def test_without_slurm_here_the_start_asks_nothing_of_this_machine(tmp_path: Path) -> None:
+    from ntui.core.records.history import History
+
+    _, alpha, _ = _three()
+    app = clusters_app(local=None, clusters={"alpha": alpha}, history_factory=lambda: History(tmp_path / "state"))
+    app.reconcile_on_start = True  # as run_app sets it: the history's lost submissions looked for in squeue
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows)
+        await wait_until(pilot, lambda: not any(w.group == "reconcile" and not w.is_finished for w in app.workers))
+        await settle_jobs(pilot)
+        assert isinstance(screen.runner, FakeRunner) and not screen.runner.argvs()

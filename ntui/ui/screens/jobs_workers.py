@@ -80,6 +80,7 @@ class WorkersView(Protocol):
 
     model: JobModel
     full_settings: Settings
+    local: bool  # this machine's Slurm is shown (False: only clusters reached over ssh; nothing is asked here)
 
     @property
     def runner(self) -> CommandRunner: ...
@@ -247,7 +248,8 @@ class ModelWorkers:
     def _recent(self, request: RecentRequest) -> None:
         history = self.view.open_history()
         try:
-            got = load_recent(history, self.view.runner, request, days=self.view.full_settings.queue.recent_days,
+            runner = self.view.runner if self.view.local else None  # no Slurm here: the records as they are
+            got = load_recent(history, runner, request, days=self.view.full_settings.queue.recent_days,
                               now=self.model.clock().timestamp(), timeout=self.model.slurm_timeout)
         finally:
             if history is not None:
