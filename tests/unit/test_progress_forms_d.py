@@ -107,3 +107,29 @@ def test_an_evaluation_before_training_under_a_loggers_header_is_no_restart(tmp_
     assert (series.samples[-1].step, series.total, series.restarts) == (8, 300, [])
     assert training_loss(series.metrics) == ("loss", 1.25)
     assert "done" not in words
+
+
+@pytest.mark.parametrize(("line", "epoch", "epochs"), [
+    ("======================= Epoch  12 / 90 =======================", 12, 90),
+    ("--- Epoch 3/20 ---", 3, 20),
+    ("*** Epoch 3/20 done ***", None, None),
+])
+def test_an_epoch_banner_between_rules(line: str, epoch: int | None, epochs: int | None) -> None:
+    point = parse_line(line)
+    got = (point.step, point.total, point.counts_epochs) if point is not None else (None, None, None)
+    assert got == ((epoch, epochs, True) if epoch is not None else (None, None, None))
+
+
+def test_a_row_of_fields_after_an_epoch_banner_gives_the_loss(tmp_path: Path) -> None:
+    lines = []
+    for epoch in (7, 8):
+        lines.append(f"=========== Epoch  {epoch} / 60 ===========")
+        for pct, loss in ((0.5, 3.25), (50.1, 2.75)):
+            lines.append(f"| Progress [##        ][{pct:5.2f}%] | LR 0.000500 | Loss   {loss:.4f} (  2.9000) |")
+        lines += ["", "- Average Loss: 2.900", "- Epoch Time: 0:03:10"]
+    lines.append("=========== Epoch  9 / 60 ===========")
+    lines.append("| Progress [          ][ 0.50%] | LR 0.000500 | Loss   2.1250 (  2.1250) |")
+    series, words = _read(tmp_path, lines)
+    assert (series.samples[-1].step, series.total, series.restarts) == (9, 60, [])
+    assert training_loss(series.metrics) == ("loss", 2.125)
+    assert "done" not in words

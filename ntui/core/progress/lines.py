@@ -627,6 +627,9 @@ FORMS: tuple[LineForm, ...] = (
     _form("epoch-lr", r"\bepoch (?P<epoch>\d+) lr [\d.]+(?:e[-+]?\d+)?\s*$", unit="epoch"),
     # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
     _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
+    # the same as a banner between rules: "======== Epoch  41 / 250 ========", "--- Epoch 3/20 ---" (epochs from 1)
+    _form("epoch-banner", r"^\s*[=*#~-]{3,}\s*Epoch\s+(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*[=*#~-]{3,}\s*$", 1,
+          "epoch"),
     # cellpose: "[INFO] Epoch 40, Time 44303.8s, Loss 0.4555, LR 0.2000" (every 10 epochs)
     _form("cellpose", r"\bEpoch (?P<epoch>\d+), Time [\d.]+s, Loss ", unit="epoch"),
     # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
@@ -1048,7 +1051,7 @@ def _counters(text: str) -> Point | None:
 
 #: how the rest of a wrapped line starts: with a metric (or the end of one: "s: 0.0823", "209 - accuracy") or a
 #: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
-_CONTINUED_RE = re.compile(rf"\s*(?:-\s|:\s*[\d.]|[\w./-]*:\s*{_NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
+_CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{_NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
                            rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{_NUM}\s*$")
 
@@ -1061,6 +1064,9 @@ def trailing_metrics(text: str) -> dict[str, float] | None:
             or _COUNTER_RE.search(text) is not None or ("poch" in text and _LINE_EPOCH_RE.search(text) is not None):
         return None
     metrics = _metrics(_form_pairs(text))
+    if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None \
+            and (value := _number(loss["value"])) is not None:  # "| Loss   7.0626 (  7.3829) |": the last, then
+        metrics["loss"] = value  # its average
     return metrics if training_loss(metrics) is not None else None
 
 
