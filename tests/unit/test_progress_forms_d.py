@@ -133,3 +133,26 @@ def test_a_row_of_fields_after_an_epoch_banner_gives_the_loss(tmp_path: Path) ->
     assert (series.samples[-1].step, series.total, series.restarts) == (9, 60, [])
     assert training_loss(series.metrics) == ("loss", 2.125)
     assert "done" not in words
+
+
+def test_a_bar_whose_postfix_counts_updates_gives_the_runs_step() -> None:
+    point = parse_line("| epoch 003:  10%| | 120/1200 [01:00<09:00,  2.00it/s, loss=4.5, ppl=22.6, wpb=4000, "
+                       "num_updates=2530, lr=0.0005, ")
+    assert point is not None
+    assert (point.step, point.total, point.batches) == (2530, None, 1200)
+    assert "num_updates" not in point.metrics and point.metrics["loss"] == 4.5
+    lightning = parse_line("Epoch 0:   1%|          | 40/6000 [01:00<2:29:00,  1.50s/it, loss=3.1, global_step=39.0]")
+    assert lightning is not None and (lightning.step, lightning.total) == (40, 6000)  # (its bar is the run's)
+
+
+def test_ranks_bars_out_of_step_with_one_updates_counter_are_no_restarts(tmp_path: Path) -> None:
+    lines = []
+    for update in (3, 6, 9):
+        for rank_lag in (0, 1, 0, 2):  # four processes, each its own bar, a batch or two apart
+            n = update - rank_lag
+            lines.append(f"| epoch 001:   0%| | {n}/5000 [00:{10 + n}<4:00:00,  2.60s/it, loss=1{update}.5, "
+                         f"num_updates={update}, lr=1e-06, ")
+    series, words = _read(tmp_path, lines)
+    assert (series.samples[-1].step, series.run_total, series.restarts) == (9, None, [])
+    assert training_loss(series.metrics) == ("loss", 19.5)
+    assert "done" not in words

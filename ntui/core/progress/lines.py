@@ -285,6 +285,22 @@ def _counts_first(text: str, pct: int) -> Point | None:
                  elapsed=_clock(m["elapsed"]))
 
 
+#: the counters a bar's postfix may say that count the optimizer's updates done, as the bar's batches do not (under
+#: gradient accumulation, and past the first epoch): not a logger's "global_step", which Lightning's bar shows one
+#: behind its own count of the run's steps
+_UPDATE_COUNTERS = frozenset({"num_updates", "updates", "update"})
+
+
+def _postfix_step(metrics: dict[str, float]) -> int | None:
+    """The run's step a bar's postfix says (:data:`_UPDATE_COUNTERS`: ``num_updates=83``), taken out of its
+    metrics, or None."""
+    for key in metrics:
+        if _counter_key(key) in _UPDATE_COUNTERS:
+            value = metrics.pop(key)
+            return int(value) if value >= 0 and value == int(value) else None
+    return None
+
+
 def _tqdm(text: str) -> Point | None:
     if "[" not in text:  # every bar's times are in brackets
         return None
@@ -325,6 +341,11 @@ def _tqdm(text: str) -> Point | None:
         named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
+    if phase == "train" and m["postfix"] and (run_step := _postfix_step(metrics)) is not None:
+        # a bar over one epoch's batches whose postfix counts the run's updates (fairseq's "num_updates=83"): the
+        # run's step is the updates', an epoch's batches the bar's total (its rate counts batches: not the run's)
+        return Point("log", run_step, None, epoch, metrics, batches=total, elapsed=_clock(m["elapsed"]),
+                     first_epoch=1, form="bar-counter")
     if phase == "train" and desc[:1].isdigit() and (counters := _EPOCH_STEP_DESC_RE.match(desc)) is not None:
         # a bar over one epoch's steps whose description says the run's step (torchtune's "2|27|Loss: 0.78"):
         # the run's step is the description's, an epoch's steps the bar's total
