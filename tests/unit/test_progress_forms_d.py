@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import declared_epochs, declared_total, eval_start, parse_line, training_loss
+from ntui.core.progress.lines import (
+    declared_epochs,
+    declared_steps_flag,
+    declared_total,
+    eval_start,
+    parse_line,
+    training_loss,
+)
 from ntui.core.progress.read import read_progress, unescape
 from ntui.core.progress.series import Series, estimate
 
@@ -155,4 +162,38 @@ def test_ranks_bars_out_of_step_with_one_updates_counter_are_no_restarts(tmp_pat
     series, words = _read(tmp_path, lines)
     assert (series.samples[-1].step, series.run_total, series.restarts) == (9, None, [])
     assert training_loss(series.metrics) == ("loss", 19.5)
+    assert "done" not in words
+
+
+def test_a_loggers_line_glued_after_a_bar_counts_the_run() -> None:
+    bar = "Iteration:  30%|###       | 600/2000 [01:30<03:30,  6.60it/s]"
+    point = parse_line(bar + "LOG 2031-03-09 10:00:01.500000 - Training Epoch: 1 Training Iteration: 2601 "
+                       "step_loss : 0.4375 learning_rate : 1e-05     ")
+    assert point is not None and (point.step, point.total, point.epoch) == (2601, None, 1.0)
+    assert training_loss(point.metrics) == ("step_loss", 0.4375)
+    plain = parse_line(bar + "LOG 2031-03-09 10:00:01.500000 - saving a checkpoint")
+    assert plain is not None and (plain.format, plain.step, plain.total) == ("tqdm", 600, 2000)
+
+
+@pytest.mark.parametrize(("line", "total"), [
+    ("LOG 2031-03-09 10:00:00.100000 - PARAMETER steps : 4000 ", 4000),
+    ("steps: 900", 900),
+    ("--steps 200", 200),
+    ("LOG 2031-03-09 10:00:00.100000 - PARAMETER warmup_steps : 400", None),
+    ("scheduler steps: 900 done, lr 0.1", None),
+])
+def test_a_parameter_steps_as_a_lines_message(line: str, total: int | None) -> None:
+    assert declared_steps_flag(line) == total
+
+
+def test_a_glued_loggers_line_with_its_parameters_total(tmp_path: Path) -> None:
+    lines = ["LOG 2031-03-09 10:00:00.100000 - PARAMETER steps : 4000 "]
+    for epoch, base in ((0, 0), (1, 2000)):
+        lines.append(f"Epoch:  {epoch * 50}%|   | {epoch}/2 [00:00<?, ?it/s]")
+        for n in (500, 1000):
+            lines.append(f"Iteration:  {n // 20}%|##   | {n}/2000 [01:{n // 100:02d}<03:30,  6.60it/s]LOG "
+                         f"2031-03-09 10:0{epoch}:{n // 100:02d}.500000 - Training Epoch: {epoch} Training "
+                         f"Iteration: {base + n + 1} step_loss : 0.{n} learning_rate : 1e-05     ")
+    series, words = _read(tmp_path, lines)
+    assert (series.samples[-1].step, series.run_total, series.restarts) == (3001, 4000, [])
     assert "done" not in words

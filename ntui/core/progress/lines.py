@@ -312,8 +312,10 @@ def _tqdm(text: str) -> Point | None:
         return None
     m = bars[-1]
     if (tail := text[m.end():]) and _FORM_HINT_RE.search(tail) is not None \
-            and (own := _log_form(tail)) is not None and own.step is not None:
-        # the loop's own line glued after the bar's redraw (torchtune's "...3.20s/it]Step 25 | loss:0.87"): the
+            and ((own := _log_form(tail)) is not None or (own := _counters(unheader(tail.lstrip()))) is not None) \
+            and own.step is not None:
+        # the loop's own line glued after the bar's redraw (torchtune's "...3.20s/it]Step 25 | loss:0.87", a
+        # logger's "...6.73it/s]DLL <date> - Training Epoch: 1 Training Iteration: 3374 step_loss : 0.29"): the
         # loop's line counts the run, the bar one epoch's batches
         return own
     step = int(_scaled(m["n"], m["nk"]))
@@ -770,8 +772,10 @@ _TOTAL_RE = re.compile(
     # Composer's time string in batches: "max_duration: 1200ba"
     r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b")
 #: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
-#: lines count steps (a sampler's or a scheduler's steps are others)
-_STEPS_FLAG_RE = re.compile(r"(?:^|\s)--steps[= ](?P<n>\d+)\b")
+#: lines count steps (a sampler's or a scheduler's steps are others); and a parameter "steps" as a line's whole
+#: message, as a logger prints the run's parameters ("steps: 4446", DLLogger's "<date> - PARAMETER steps : 4446")
+_STEPS_FLAG_RE = re.compile(r"(?:^|\s)--steps[= ](?P<n>\d+)\b"
+                            r"|(?:^|\s-\s+|\bPARAMETER\s+)steps\s*[:=]\s*(?P<p>\d+)\s*$")
 #: what says the total above counts iterations (micro-batches), not optimizer steps: lit-gpt's "max_iters"
 _ITERS_TOTAL_RE = re.compile(r"\bmax_iters\b")
 #: what a configuration says of an epoch's steps (torchtune's "max_steps_per_epoch: 60"): with its epochs, the run's
@@ -953,11 +957,12 @@ def declared_total(text: str) -> int | None:
 
 
 def declared_steps_flag(text: str) -> int | None:
-    """A command line's bare ``--steps N`` (:data:`_STEPS_FLAG_RE`), or None."""
-    if "--steps" not in text:
+    """A command line's bare ``--steps N``, or a parameter ``steps: N`` as a line's message (:data:`_STEPS_FLAG_RE`),
+    or None."""
+    if "steps" not in text:
         return None
     m = _STEPS_FLAG_RE.search(text)
-    return int(m["n"]) if m is not None and int(m["n"]) > 0 else None
+    return int(m["n"] or m["p"]) if m is not None and int(m["n"] or m["p"]) > 0 else None
 
 
 def total_counts_iters(text: str) -> bool:
