@@ -197,3 +197,14 @@ def test_a_glued_loggers_line_with_its_parameters_total(tmp_path: Path) -> None:
     series, words = _read(tmp_path, lines)
     assert (series.samples[-1].step, series.run_total, series.restarts) == (3001, 4000, [])
     assert "done" not in words
+
+
+def test_a_resume_after_the_banner_keeps_the_step_it_goes_on_from(tmp_path: Path) -> None:
+    lines = ["***** Running training *****", "  Total optimization steps = 5,000"]
+    lines += [f" 60%|######    | {n}/5000 [10:00<05:00,  5.00it/s]" for n in (2980, 2990, 3000)]
+    lines += ["***** Running training *****", "  Total optimization steps = 4,000",
+              "  Continuing training from global step 3000"]
+    lines += ["  0%|          | 0/4000 [00:00<?, ?it/s]", "  0%|          | 2/4000 [00:01<30:00,  2.20it/s]"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, len(series.restarts)) == (3000, 1)  # (its bar counts from 0 again: it has not gone back)
+    assert "done" not in words

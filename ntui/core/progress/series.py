@@ -419,7 +419,8 @@ class Series:
         if self._banner and point.phase == "train" and point.step is not None and self.samples:
             self._banner = False  # another node's banner goes on at the same step or after it; a new run goes back
             if not point.per_epoch and not point.counts_epochs and point.step < self.samples[-1].step:
-                self.new_start(until_point=True)
+                # (the step it said it goes on from, after the banner, holds: "Continuing training from global step")
+                self.new_start(until_point=True, from_step=self._resumed_at)
         if point.phase != "train":
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
