@@ -216,10 +216,7 @@ def build_parser(command: str | None = None, *, every: bool = True) -> argparse.
 
 def _remote_refusal(command: str | None, cluster: str) -> str | None:
     """Why ``ntui --cluster CLUSTER COMMAND`` cannot run, in words, or None."""
-    if command is None:
-        return (f"--cluster {cluster}: the app shows clusters reached over ssh in a later version; use the "
-                "subcommands (ntui --cluster NAME jobs, show, submit, ...)")
-    if command not in REMOTE_COMMANDS:
+    if command is not None and command not in REMOTE_COMMANDS:
         what = NOT_REMOTE.get(command, "works on this machine only")
         return (f"ntui {command} {what}: not over --cluster yet; run it on the cluster's login node "
                 f"(ssh HOST, then ntui {command} ...)")
@@ -244,7 +241,7 @@ def run(argv: Sequence[str]) -> int:
     if args.command is None:
         from ntui.ui.app import run_app
 
-        return int(run_app())
+        return int(run_app(clusters=(cluster,) if cluster is not None else None))
     try:
         return int(args.func(args))
     except BrokenPipeError:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -25,7 +23,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PROBLEMS",
     "EXIT_SLURM",
-    "AGENT_ENV",
     "add_cluster_option",
     "cluster_copies",
     "cluster_files",
@@ -72,11 +69,6 @@ class _Target:
 
 _TARGET = _Target()
 
-#: Environment: how ``ntui agent --stdio`` is started on the cluster (words of a command; default ``ntui agent
-#: --stdio``, from the PATH of a non-interactive login there), e.g. ``~/venvs/ntui/bin/ntui agent --stdio``.
-AGENT_ENV = "NTUI_REMOTE_AGENT"
-
-
 def select_cluster(name: str | None) -> None:
     close_cluster_files()
     _TARGET.cluster = name
@@ -87,18 +79,6 @@ def remote_cluster() -> str | None:
     return _TARGET.cluster
 
 
-def _agent_command(configured: object = None) -> tuple[str, ...]:
-    """``$NTUI_REMOTE_AGENT``, else the cluster's ``agent:`` setting (where the settings have it), else ntui's."""
-    from ntui.core.remote.files import AGENT_COMMAND
-
-    words = shlex.split(os.environ.get(AGENT_ENV, ""))
-    if words:
-        return tuple(words)
-    if isinstance(configured, tuple) and configured and all(isinstance(w, str) for w in configured):
-        return configured
-    return AGENT_COMMAND
-
-
 def cluster_files() -> ClusterFiles:
     """The files of the cluster this run talks to: over ssh (``--cluster``) the agent on one channel of the master,
     or plain commands where ntui is not installed there (what they cannot do is said once on stderr); else this
@@ -106,15 +86,17 @@ def cluster_files() -> ClusterFiles:
     Raises :class:`~ntui.core.slurm.ssh.SshError` (in words) when the cluster cannot be reached."""
     if _TARGET.files is None:
         from ntui.core.config import cluster_runner, load_settings
-        from ntui.core.remote.files import connect
+        from ntui.core.remote.files import agent_command, connect
 
         def said(words: str) -> None:
             print(f"ntui: {words}", file=sys.stderr, flush=True)
 
         settings, _ = load_settings()  # its problems are said where the subcommand reads the settings
         name = remote_cluster()
-        configured = getattr(settings.cluster(name), "agent", None) if name is not None else None
-        files = connect(cluster_runner(settings, name), command=_agent_command(configured), on_link=said)
+        cluster = settings.cluster(name) if name is not None else None
+        configured = cluster.agent if cluster is not None else None
+        files = connect(cluster_runner(settings, name), command=agent_command(configured),
+                        on_link=said)
         if files.note:
             said(files.note)
         _TARGET.files = files

@@ -64,23 +64,6 @@ TERMINAL_CHECK_S = 2.0
 # default runner (YAML, settings, Slurm layer) is built on its first use (tests/ui/test_startup.py).
 
 
-#: Environment: how ``ntui agent --stdio`` is started on a cluster reached over ssh (words of a command), as for
-#: ``ntui --cluster NAME``; else the cluster's ``agent:`` setting, else ntui's own.
-AGENT_ENV = "NTUI_REMOTE_AGENT"
-
-
-def agent_command(configured: Sequence[str] | None) -> tuple[str, ...]:
-    """How the agent is started on a cluster: ``$NTUI_REMOTE_AGENT``, else its ``agent:`` setting, else ntui's."""
-    import shlex
-
-    from ntui.core.remote.files import AGENT_COMMAND
-
-    words = shlex.split(os.environ.get(AGENT_ENV, ""))
-    if words:
-        return tuple(words)
-    return tuple(configured) if configured else AGENT_COMMAND
-
-
 def _compose_screen() -> type[Screen[Any]]:
     return ComposeScreen
 
@@ -268,7 +251,7 @@ class NtuiApp(App[int]):
         with self._files_lock:
             files = self._cluster_files.get(name)
             if files is None:
-                from ntui.core.remote.files import connect
+                from ntui.core.remote.files import agent_command, connect
 
                 configured = self._settings.cluster(name) if self._settings is not None else None
                 files = connect(runner, command=agent_command(configured.agent if configured else None),

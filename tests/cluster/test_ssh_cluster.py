@@ -172,6 +172,7 @@ def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: De
     read by the agent and the follow ends with the job. ``blocked_s``: the link is blocked that long mid-follow
     (every sshd process serving it stopped), while the job goes on writing."""
     from ntui.cli import common, logs
+    from ntui.core.remote.files import AGENT_ENV
 
     out_file = tmp_path / "cluster-logs" / "wrap-%j.out"
     out_file.parent.mkdir()
@@ -183,7 +184,7 @@ def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: De
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "NTUI_STATE_DIR"):
         monkeypatch.setenv(key, laptop[key])
     monkeypatch.delenv("SLURM_CONF", raising=False)
-    monkeypatch.setenv(common.AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
+    monkeypatch.setenv(AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
     monkeypatch.setattr(logs, "JOB_CHECK_S", 1.0)
     stopped: list[int] = []
 

@@ -14,6 +14,7 @@ import pytest
 
 from ntui.cli import common, logs
 from ntui.core.records.history import History
+from ntui.core.remote.files import AGENT_ENV
 from tests.support import sshd as sshd_support
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def laptop(sshd: sshd_support.Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("NTUI_STATE_DIR", str(tmp_path / "laptop-state"))
-    monkeypatch.setenv(common.AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
+    monkeypatch.setenv(AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
     common.select_cluster("dev")
     try:
         yield tmp_path
@@ -116,7 +117,7 @@ def test_a_job_the_clusters_history_lacks_is_asked_of_slurm_there(job_logs: Path
 def test_without_ntui_there_the_note_says_what_is_left_out(job_logs: Path, laptop: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv(common.AGENT_ENV, "ntui-not-installed-here agent --stdio")
+    monkeypatch.setenv(AGENT_ENV, "ntui-not-installed-here agent --stdio")
     common.select_cluster("dev")
     assert logs.cmd_logs(_args(triage=True)) == 2  # no history readable there: no per-rank logs known
     err = capsys.readouterr().err

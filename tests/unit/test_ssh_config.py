@@ -98,7 +98,7 @@ def test_an_unknown_cluster_names_those_there_are(tmp_path: Path) -> None:
 def test_renew_and_agent_reach_the_runner_and_the_agent_start(tmp_path: Path) -> None:
     """A cluster's renew hint is said by its runner with a refused login; its agent: command is split into words
     (never given to a shell), and a bad one is named by line and field."""
-    from ntui.cli.common import _agent_command
+    from ntui.core.remote.files import agent_command
 
     settings, problems = _load(tmp_path, (
         "clusters:\n"                                                        # 1
@@ -111,7 +111,31 @@ def test_renew_and_agent_reach_the_runner_and_the_agent_start(tmp_path: Path) ->
     nersc = settings.cluster("nersc")
     assert nersc is not None and nersc.renew == "sshproxy -u me"
     assert nersc.agent == ("~/venvs/ntui/bin/ntui", "agent", "--stdio")
-    assert _agent_command(nersc.agent) == nersc.agent
+    assert agent_command(nersc.agent, environ={}) == nersc.agent
     runner = cluster_runner(settings, "nersc")
     assert isinstance(runner, TimeoutRunner) and isinstance(runner.inner, SshRunner)
     assert runner.inner.target.renew == "sshproxy -u me"
+
+
+def test_ntui_with_a_cluster_and_no_subcommand_opens_the_app_on_that_cluster_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import ntui.cli as cli
+    import ntui.ui.app as app
+
+    cfg = tmp_path / "cfg" / "ntui" / "config.yaml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("clusters:\n  alpha:\n    ssh: alpha-login\n  beta:\n    ssh: beta-login\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    opened: list[object] = []
+
+    def run_app(clusters: object = None) -> int:
+        opened.append(clusters)
+        return 0
+
+    monkeypatch.setattr(app, "run_app", run_app)
+    assert cli.run(["--cluster", "beta"]) == 0
+    assert cli.run([]) == 0
+    assert opened == [("beta",), None]
+    assert cli.run(["--cluster", "gamma"]) == 2
+    assert opened == [("beta",), None]
+    assert "no cluster 'gamma'" in capsys.readouterr().err

@@ -24,12 +24,13 @@ import base64
 import contextlib
 import os
 import select
+import shlex
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ntui.core.remote import agent as local_agent
@@ -51,6 +52,7 @@ from ntui.core.slurm.ssh import Backoff, SshError, SshRunner
 
 __all__ = [
     "AGENT_COMMAND",
+    "AGENT_ENV",
     "AgentFiles",
     "AgentUnavailable",
     "ClusterFiles",
@@ -58,12 +60,15 @@ __all__ = [
     "FileRefused",
     "LinkLost",
     "LocalFiles",
+    "agent_command",
     "connect",
     "send_manifest",
 ]
 
 #: How the agent is started on the cluster (a program of the login's PATH).
 AGENT_COMMAND: tuple[str, ...] = ("ntui", "agent", "--stdio")
+#: The environment variable that says how the agent starts on every cluster (tests, a private install).
+AGENT_ENV = "NTUI_REMOTE_AGENT"
 #: Seconds a request may take beyond its own wait before the channel is taken as stuck and opened again.
 REQUEST_SLACK_S = 30.0
 #: How many times a request is asked again over a reopened channel before the link is said to be down.
@@ -581,6 +586,16 @@ def ssh_runner_of(runner: CommandRunner) -> SshRunner | None:
             return None
         seen += 1
     return None
+
+
+def agent_command(configured: Sequence[str] | None = None,
+                  environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """How the agent is started on a cluster: ``$NTUI_REMOTE_AGENT``, else the cluster's ``agent:`` setting, else
+    ntui's own command (split into words, never given to a shell)."""
+    words = shlex.split((os.environ if environ is None else environ).get(AGENT_ENV, ""))
+    if words:
+        return tuple(words)
+    return tuple(configured) if configured else AGENT_COMMAND
 
 
 def connect(runner: CommandRunner, *, command: Sequence[str] = AGENT_COMMAND,
