@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             print(path)
     if args.only is None:
         # The jobs view and its panes, each from its own deterministic scene.
+        from tests.support.screenshots_clusters import save_clusters_screenshot
         from tests.support.screenshots_gpu import gpu_pane_screenshot
         from tests.support.screenshots_jobs import (
             save_jobs_screenshot,
@@ -134,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(save_stacks_screenshot(args.out))
         print(save_why_screenshot(args.out))
         print(save_whatif_screenshot(args.out))
+        print(save_clusters_screenshot(args.out))
         print(gpu_pane_screenshot(args.out / "gpu-pane.svg"))
         for path in log_pane_screenshots(args.out):
             print(path)
