@@ -1,6 +1,7 @@
 """The jobs view with several clusters (issue #45): each cluster of the settings polled through its own runner, rows
 keyed by (cluster, job id) with a Cluster column, actions and details sent to the selected job's own cluster, a
-dropped link said on that cluster's banner line only, tabs that cannot show a remote job saying so."""
+dropped link said on that cluster's banner line only, tabs that cannot show a remote job saying so, a job that left a
+cluster's queue kept as an ended row with its final state asked of that cluster."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ntui.core.jobs.clusters import ClusterQueue
+from ntui.core.jobs.queue import ENDED
 from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import JobDetailsPanel
@@ -257,3 +259,44 @@ async def test_without_slurm_here_the_start_asks_nothing_of_this_machine(tmp_pat
         await wait_until(pilot, lambda: not any(w.group == "reconcile" and not w.is_finished for w in app.workers))
         await settle_jobs(pilot)
         assert isinstance(screen.runner, FakeRunner) and not screen.runner.argvs()
+
+
+#: ``sacct -X -P -n`` of alpha's job 1234 (RECORD_FIELDS' order): it failed with exit code 3.
+ALPHA_SACCT = ("1234|alpha-job|FAILED|3:0|NonZeroExitCode|2026-06-01T09:00:00|2026-06-01T09:01:00|"
+               "2026-06-01T09:13:20|00:12:20|a01|proj|normal|debug|/home/alice/train\n")
+
+
+async def test_a_remote_job_that_left_its_queue_keeps_an_ended_row_with_its_final_state() -> None:
+    local, _, beta = _three()
+    before = result(stdout=job_line("1234", "alpha-job", "RUNNING", reason="None") + "\n"
+                    + job_line("77", "alpha-other") + "\n")
+    after = result(stdout=job_line("77", "alpha-other") + "\n")
+    alpha = FakeRunner({"squeue": [before, after], "sacct": result(stdout=ALPHA_SACCT)}, default=result())
+    app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        table = screen.table
+        await wait_until(pilot, lambda: "alpha/1234" in table.rows and "1234" in table.rows)
+        await pilot.press("r")  # the next answer: 1234 left alpha's queue
+        await wait_until(pilot, lambda: table.row_tag("alpha/1234") == ENDED)
+        await wait_until(pilot, lambda: table.get_row("alpha/1234")[3] == "FAILED")
+        row = table.get_row("alpha/1234")
+        assert (row[0], row[1], row[2], row[7]) == ("alpha", "1234", "alpha-job", "exit 3:0")
+        # asked of alpha alone; the local job 1234 and beta's stay as they were
+        assert [a[:3] for a in _calls(alpha, "sacct")] == [("sacct", "-j", "1234")]
+        assert not _calls(local, "sacct") and not _calls(beta, "sacct")
+        assert table.row_tag("1234") != ENDED and table.get_row("1234")[:3] == ["perlmutter", "1234", "here-job"]
+        assert table.row_tag("beta/1234") != ENDED
+        # its row selected: the tabs show alpha's job, ended, not the local 1234
+        screen.table.move_cursor(key="alpha/1234")
+        await settle_jobs(pilot)
+        details = screen.query_one(JobDetailsPanel)
+        await wait_until(pilot, lambda: details.selected.row_key == "alpha/1234")
+        selected = details.selected
+        assert (selected.cluster, selected.job_id, selected.active) == ("alpha", "1234", False)
+        assert selected.job is not None and selected.job.name == "alpha-job"
+        await pilot.press("c")  # nothing to cancel: it has left the queue
+        await settle_jobs(pilot)
+        assert not any(isinstance(s, ConfirmCancelScreen) for s in app.screen_stack)
+        assert not _calls(alpha, "scancel") and not _calls(local, "scancel")

@@ -4,13 +4,21 @@ The settings' ``clusters:`` are each polled through their own runner (Slurm on t
 shared ssh login: :func:`ntui.core.config.cluster_runner`). :class:`ClusterQueue` is one cluster's book: when its next
 squeue runs (:class:`~ntui.core.jobs.polling.PollBook`: refreshes never overlap, back-off on errors), what its last
 answer said (:class:`~ntui.core.jobs.queue.QueueFetcher`, with its per-line parse cache), the details of its selected
-job (:class:`~ntui.core.jobs.details.DetailsBook`) and what its banner says when the link is down.
+job (:class:`~ntui.core.jobs.details.DetailsBook`), its own jobs that left the queue
+(:class:`~ntui.core.jobs.finals.EndedBook`: each keeps an ended row, its final state asked of that cluster's sacct,
+or its scontrol where there is no accounting, as the local cluster's are) and what its banner says when the link is
+down.
 :class:`ClusterQueues` holds them all and merges their rows for the one table.
 
 Keys: the local cluster's jobs keep their job id as the row key (the single-cluster view is unchanged); a job of a
 cluster reached over ssh is keyed by ``CLUSTER/JOBID`` (:func:`cluster_key`, :func:`split_key`), so two clusters'
 job 1234 never mix. A cluster's name is letters, digits, ``.``, ``_`` and ``-`` (the settings check it), a job id
-never holds a ``/``.
+never holds a ``/``. An ended row of a cluster is keyed the same way (its key on that cluster, a job id or a
+collapsed array's ``ID_[RANGE]``, behind the cluster's name), so a remote job that ended never stands for a local
+job of the same id.
+
+Which jobs count as own when everyone's jobs are listed: the user that cluster's own-jobs answers named (the login
+over ssh may not be this machine's user); until one named it, no departure is recorded in everyone's view.
 
 Thread-side methods (:meth:`ClusterQueue.fetch`, :meth:`ClusterQueue.fetch_details`) read their arguments only;
 everything else runs on the UI thread.
@@ -26,8 +34,10 @@ from datetime import datetime
 from ntui.core.config import Settings
 from ntui.core.errors import describe_error
 from ntui.core.jobs.details import DetailsBook, DetailsRequest, DetailsResult, DetailsView
+from ntui.core.jobs.finals import EndedBook, FinalStateResolver
 from ntui.core.jobs.polling import PollBook, PollRequest
-from ntui.core.jobs.queue import Fetched, QueueFetcher, Row
+from ntui.core.jobs.queue import ENDED, Fetched, FinishedJob, QueueFetcher, Row, departed, queue_row
+from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.runner import CommandRunner
@@ -67,11 +77,13 @@ def with_cluster(rows: Mapping[str, Row], cluster_of: Callable[[str], str]) -> d
 
 @dataclass(frozen=True)
 class ClusterRow:
-    """A row of a cluster reached over ssh: its cluster, its job id there, the last squeue line of it."""
+    """A row of a cluster reached over ssh: its cluster, its job id there (an ended row's key there), the last
+    squeue line of it; ``ended``: the job left that cluster's queue (its final state, once looked up)."""
 
     cluster: str
     job_id: str
     job: QueueJob
+    ended: FinishedJob | None = None
 
 
 def cluster_status(name: str, polls: PollBook) -> str:
@@ -88,7 +100,8 @@ class ClusterQueue:
     """One cluster's queue, reached through its own runner (see the module docstring)."""
 
     def __init__(self, name: str, settings: Settings, *, clock: Callable[[], datetime] = datetime.now,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 resolver: FinalStateResolver | None = None) -> None:
         self.name = name
         self.slurm_timeout = settings.slurm.timeout
         self.polls = PollBook(settings.queue, clock)
@@ -97,6 +110,10 @@ class ClusterQueue:
                                    monotonic=monotonic)
         self.live: dict[str, QueueJob] = {}  # job id (on that cluster) -> its last squeue line
         self.rows: dict[str, Row] = {}  # job id -> table cells (without the Cluster column)
+        self.finished = EndedBook(resolver)  # own jobs that left this cluster's queue, their final states
+        self.user: str | None = None  # the login's user there, as its own-jobs answers name it
+        self._live_all_users = False  # the answer ``live`` holds listed everyone's jobs
+        self._have_snapshot = False  # an answer was applied since the view (own / everyone's) last changed
 
     # ------------------------------------------------------------ polling
 
@@ -115,12 +132,27 @@ class ClusterQueue:
         if not polls.current(request):  # own jobs / all users changed during the fetch: another follows at once
             return False, polls.rearm(0.0, background=background)
         polls.applied(got.counts)
+        self.finished.refreshed()
         policy = polls.policy
         if got.unchanged and self.live:
             policy.errors = 0
             return False, polls.rearm(policy.delay(), background=background)
+        self._departures(request.all_users, got)
         self.live, self.rows = dict(got.live), dict(got.rows)
+        self._live_all_users, self._have_snapshot = request.all_users, True
         return True, polls.rearm(policy.on_success(got.jobs), background=background)
+
+    def _departures(self, all_users: bool, got: Fetched) -> None:
+        """Own jobs the last answer listed and this one does not: their ended rows, each looked up there; jobs
+        listed again (requeued) lose theirs."""
+        if not all_users and got.live:
+            self.user = next(iter(got.live.values())).user
+        if self._have_snapshot:
+            both_own = not (all_users or self._live_all_users)
+            if both_own or self.user is not None:
+                gone = departed(self.live, got.live.values(), None if both_own else self.user)
+                self.finished.announce(self.finished.record(gone))
+        self.finished.back_in_queue(got.live)
 
     def failed(self, error: BaseException, *, background: bool = False) -> float:
         """A refresh failed (a dropped link, the controller): the rows are kept; back off."""
@@ -131,12 +163,45 @@ class ClusterQueue:
         self.polls.generation += 1
         self.fetcher = QueueFetcher()
         self.live, self.rows = {}, {}
+        self._have_snapshot = False
 
     # ------------------------------------------------------------ rows
 
     def keyed_rows(self) -> dict[str, Row]:
-        """This cluster's rows under their row keys (:func:`cluster_key`)."""
-        return {cluster_key(self.name, job_id): row for job_id, row in self.rows.items()}
+        """This cluster's rows under their row keys (:func:`cluster_key`): the live ones, then the ended ones."""
+        out = {cluster_key(self.name, job_id): row for job_id, row in self.rows.items()}
+        for key, ended in self.finished.ended.items():
+            out.setdefault(cluster_key(self.name, key), queue_row(ended.job, self._live_all_users, ended))
+        return out
+
+    def ended_tags(self) -> dict[str, str]:
+        """The ended rows' tags under their row keys."""
+        return {cluster_key(self.name, key): ENDED for key in self.finished.ended if key not in self.rows}
+
+    # ------------------------------------------------------------ final states (sacct / scontrol, on that cluster)
+
+    def resolve(self, runner: CommandRunner | None,
+                batch: Iterable[tuple[str, str]]) -> tuple[tuple[str, Outcome], ...]:
+        """*Thread-side*: the final states of a batch of :meth:`EndedBook.take`, asked through this cluster's
+        runner. A look-up that fails (the link dropped, no runner: None) is no final state: it is asked again
+        after a refresh (up to :data:`~ntui.core.jobs.finals.MAX_LOOKUP_RETRIES` times), not shown as unknown."""
+        out: list[tuple[str, Outcome]] = []
+        for key, query_id in batch:
+            out.append((key, self._outcome(runner, query_id)))
+        return tuple(out)
+
+    def _outcome(self, runner: CommandRunner | None, query_id: str) -> Outcome:
+        not_yet = Outcome(query_id, UNKNOWN, None, "none", False)
+        if runner is None:
+            return not_yet
+        try:
+            return self.finished.resolver(runner, query_id)
+        except Exception:  # this job's look-up alone; the others of the batch are still asked
+            return not_yet
+
+    def resolved(self, outcomes: Iterable[tuple[str, Outcome]]) -> bool:
+        """Store a batch's final states; whether an ended row changed."""
+        return bool(self.finished.resolved(outcomes, all_users=self._live_all_users))
 
     # ------------------------------------------------------------ details (scontrol show job, on that cluster)
 
@@ -144,14 +209,15 @@ class ClusterQueue:
         """The details of the selected job of this cluster: what to show now, and the look-up to start (if any)."""
         book = self.details
         book.selected = job_id
-        state = self.live[job_id].state if job_id in self.live else ""
+        ended = self.finished.ended.get(job_id) if job_id not in self.live else None
+        state = self.live[job_id].state if job_id in self.live else (self.finished.state_of(job_id) or "")
         if book.fresh(job_id, state, visible=visible):
             return self.details_view(job_id), None
         if not book.start(job_id, state):
             return None, None
         cached = book.cache.get(job_id)
         view = self.details_view(job_id, "loading details…") if cached is None or cached.state != state else None
-        return view, DetailsRequest(job_id, job_id, state)
+        return view, DetailsRequest(job_id, ended.query_id if ended is not None else job_id, state)
 
     def fetch_details(self, runner: CommandRunner, request: DetailsRequest) -> DetailsResult:
         """*Thread-side*: ``scontrol show job -d`` of one job, on this cluster."""
@@ -159,8 +225,10 @@ class ClusterQueue:
 
     def details_view(self, job_id: str, note: str = "") -> DetailsView:
         cached = self.details.cache.get(job_id)
-        return DetailsView(job_id=job_id, queue=self.live.get(job_id),
-                           details=cached.details if cached else None, entry=None, outcome=None,
+        ended = self.finished.ended.get(job_id) if job_id not in self.live else None
+        return DetailsView(job_id=job_id, queue=self.live.get(job_id) or (ended.job if ended else None),
+                           details=cached.details if cached else None, entry=None,
+                           outcome=ended.outcome if ended else None,
                            note=note or (cached.note if cached else ""), node_states=cached.nodes if cached else (),
                            slurm=self.details.slurm_version, cluster=self.name)
 
@@ -198,9 +266,11 @@ class ClusterQueues:
 
     def __init__(self, names: Iterable[str], settings: Settings, *,
                  clock: Callable[[], datetime] = datetime.now,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 resolver: FinalStateResolver | None = None) -> None:
         self.queues: dict[str, ClusterQueue] = {
-            name: ClusterQueue(name, settings, clock=clock, monotonic=monotonic) for name in names}
+            name: ClusterQueue(name, settings, clock=clock, monotonic=monotonic, resolver=resolver)
+            for name in names}
 
     def __bool__(self) -> bool:
         return bool(self.queues)
@@ -215,20 +285,37 @@ class ClusterQueues:
         return tuple(self.queues)
 
     def row(self, key: str | None) -> ClusterRow | None:
-        """The job of a cluster reached over ssh that row ``key`` is (None: a local row, or a job no longer
-        listed)."""
+        """The job of a cluster reached over ssh that row ``key`` is, while that cluster's queue lists it (None: a
+        local row, or a job no longer listed: nothing to act on)."""
+        found = self.shown(key)
+        return found if found is not None and found.ended is None else None
+
+    def shown(self, key: str | None) -> ClusterRow | None:
+        """As :meth:`row`, an ended row of a cluster reached over ssh too (what the selected job's tabs show)."""
         if key is None:
             return None
         cluster, job_id = split_key(key)
         queue = self.queues.get(cluster) if cluster is not None else None
-        job = queue.live.get(job_id) if queue is not None else None
-        return ClusterRow(queue.name, job_id, job) if queue is not None and job is not None else None
+        if queue is None:
+            return None
+        job = queue.live.get(job_id)
+        if job is not None:
+            return ClusterRow(queue.name, job_id, job)
+        ended = queue.finished.ended.get(job_id)
+        return ClusterRow(queue.name, job_id, ended.job, ended) if ended is not None else None
 
     def rows(self) -> dict[str, Row]:
         """Every cluster's rows under their row keys, cluster after cluster."""
         out: dict[str, Row] = {}
         for queue in self.queues.values():
             out.update(queue.keyed_rows())
+        return out
+
+    def tags(self) -> dict[str, str]:
+        """Every cluster's ended rows' tags under their row keys."""
+        out: dict[str, str] = {}
+        for queue in self.queues.values():
+            out.update(queue.ended_tags())
         return out
 
     def banner(self) -> str:
@@ -251,7 +338,7 @@ class ClusterQueues:
         return out
 
     def busy(self) -> bool:
-        return any(q.polls.polling or q.details.inflight.busy for q in self.queues.values())
+        return any(q.polls.polling or q.details.inflight.busy or q.finished.busy for q in self.queues.values())
 
     def toggle_all_users(self) -> None:
         for queue in self.queues.values():

@@ -98,10 +98,12 @@ def selected_in_queue(model: JobModel, folded: Folded, cursor_key: str | None,
 def selected_on_cluster(queue: ClusterQueue, job_id: str, row_key: str,
                         view: DetailsView | None = None) -> SelectedJob:
     """A row of a cluster reached over ssh: the job there (its id on that cluster), its last squeue line and
-    details; no history entry (the records of that cluster stay on it)."""
-    job = queue.live.get(job_id)
+    details; no history entry (the records of that cluster stay on it). A job that left that cluster's queue is
+    its ended row's (its last squeue line)."""
+    ended = queue.finished.ended.get(job_id)
+    job = queue.live.get(job_id) or (ended.job if ended is not None else None)
     cached = queue.details.cache.get(job_id)
-    category = job.category if job is not None else None
+    category = job.category if job is not None and job_id in queue.live else None  # an ended job is not active
     return SelectedJob(
         job_id=job_id, source="queue", row_key=row_key, job=job, entry=None, entry_known=True,
         details_known=cached is not None, view=view, active=category in ACTIVE,

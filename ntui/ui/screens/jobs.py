@@ -68,7 +68,14 @@ from ntui.ui.messages import (
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.job_operations import ACTION_GROUP, JobOperations
 from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingWatch
-from ntui.ui.screens.jobs_workers import JOURNAL_TICK_S, RECENT_GROUP, SQUEUE_GROUP, ClusterWorkers, ModelWorkers
+from ntui.ui.screens.jobs_workers import (
+    JOURNAL_TICK_S,
+    RECENT_GROUP,
+    SQUEUE_GROUP,
+    ClusterOutcomesResolved,
+    ClusterWorkers,
+    ModelWorkers,
+)
 from ntui.ui.widgets.job_tab import TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from ntui.ui.widgets.queue_box import QueueBox
@@ -189,7 +196,7 @@ class JobsScreen(NtuiScreen):
         app = self.ntui_app
         self.local = app.local_slurm
         self.clusters = ClusterQueues(app.shown_clusters(), self.full_settings, clock=self.model.clock,
-                                      monotonic=self.model.monotonic)
+                                      monotonic=self.model.monotonic, resolver=resolver)
         self.cluster_workers = ClusterWorkers(self, self.clusters, app.cluster_runner, lambda: self.model.all_users)
         self.local_name = app.local_cluster_name() if self.clusters and self.local else ""
         self.waiting = WaitingWatch(self, self)  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
@@ -305,10 +312,19 @@ class JobsScreen(NtuiScreen):
         msg.stop()
         changed, delay = self.clusters[msg.cluster].succeeded(msg.request, msg.got, background=not self.is_current)
         if changed:
-            self.queue_box.show_remote(self.clusters.rows())
+            self.queue_box.show_remote(self.clusters.rows(), self.clusters.tags())
             self._selection_changed()
         self.cluster_workers.arm(msg.cluster, delay)
+        self.cluster_workers.start_lookups(msg.cluster)  # the final states of its jobs that left its queue
         self._tick()
+
+    @on(ClusterOutcomesResolved)
+    def _cluster_outcomes(self, msg: ClusterOutcomesResolved) -> None:
+        msg.stop()
+        if self.clusters[msg.cluster].resolved(msg.outcomes):
+            self.queue_box.show_remote(self.clusters.rows(), self.clusters.tags())
+            self._selection_changed()
+        self.cluster_workers.start_lookups(msg.cluster)
 
     @on(ClusterQueueFailed)
     def _cluster_failed(self, msg: ClusterQueueFailed) -> None:
@@ -509,8 +525,8 @@ class JobsScreen(NtuiScreen):
             return
         box = self.queue_box
         key = box.pane_key()
-        remote = self.clusters.row(key)
-        if remote is not None:  # a job of a cluster reached over ssh: its details asked of that cluster
+        remote = self.clusters.shown(key)
+        if remote is not None:  # a job of a cluster reached over ssh (or ended there): its details asked there
             queue = self.clusters[remote.cluster]
             view, request = queue.details_step(remote.job_id, visible=self._details_visible())
             if request is not None:

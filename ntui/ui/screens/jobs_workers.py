@@ -26,9 +26,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+from textual.message import Message
 from textual.timer import Timer
 
 from ntui.core.config import Settings
@@ -40,6 +42,7 @@ from ntui.core.jobs.polling import PollRequest
 from ntui.core.jobs.progress import ProgressBook, ProgressRequest
 from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent
 from ntui.core.progress.board import ProgressBoard
+from ntui.core.records.outcome import Outcome
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.ui.messages import (
     ClusterDetailsFetched,
@@ -56,8 +59,8 @@ from ntui.ui.messages import (
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.recent_jobs import RecentLoaded
 
-__all__ = ["CLUSTER_GROUP", "JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ClusterWorkers", "ModelWorkers",
-           "WorkersView"]
+__all__ = ["CLUSTER_GROUP", "JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ClusterOutcomesResolved",
+           "ClusterWorkers", "ModelWorkers", "WorkersView"]
 
 #: Workers' groups (the screen's error handler and the benchmark tell them apart by these).
 SQUEUE_GROUP = "ntui-squeue"
@@ -67,8 +70,18 @@ OUTCOME_GROUP = "ntui-outcome"
 RECENT_GROUP = "ntui-recent"
 JOURNAL_GROUP = "ntui-journal"
 PROGRESS_GROUP = "ntui-progress"
-#: A cluster reached over ssh: its squeue's group is this plus ``-NAME``, its details' this plus ``-details-NAME``.
+#: A cluster reached over ssh: its squeue's group is this plus ``-NAME``, its details' this plus ``-details``, its
+#: final-state look-ups' this plus ``-final:NAME`` (no cluster's name holds a ``:``).
 CLUSTER_GROUP = "ntui-cluster"
+_FINAL = f"{CLUSTER_GROUP}-final:"
+
+
+@dataclass
+class ClusterOutcomesResolved(Message):
+    """Final states of jobs that left the queue of a cluster reached over ssh (keys: its ended rows' keys there)."""
+
+    cluster: str
+    outcomes: tuple[tuple[str, Outcome], ...]
 
 #: How often the history is listed and own jobs' journals are read (files only, no Slurm call): a start or an end
 #: shows within this, and a job submitted from another terminal too.
@@ -333,8 +346,27 @@ class ClusterWorkers:
         queue = self.queues[name]
         self.screen.post_message(ClusterDetailsFetched(name, queue.fetch_details(self.runner_of(name), request)))
 
+    def start_lookups(self, name: str) -> None:
+        """The final states of cluster ``name``'s jobs that left its queue, a batch at a time, asked there."""
+        queue = self.queues[name]
+        batch = queue.finished.take()
+        if batch is not None:
+            self.screen.run_worker(partial(self._resolve, name, batch), thread=True, exit_on_error=False,
+                                   group=f"{_FINAL}{name}", description=f"final state on {name}")
+
+    def _resolve(self, name: str, batch: tuple[tuple[str, str], ...]) -> None:
+        queue = self.queues[name]
+        try:
+            runner: CommandRunner | None = self.runner_of(name)
+        except Exception:  # its ssh login cannot be built: asked again after a refresh (ClusterQueue.resolve)
+            runner = None
+        self.screen.post_message(ClusterOutcomesResolved(name, queue.resolve(runner, batch)))
+
     def failed(self, group: str | None) -> str | None:
         """The cluster whose squeue worker raised something unexpected (None: not one of these workers)."""
+        if group is not None and group.startswith(_FINAL) and group[len(_FINAL):] in self.queues.names():
+            self.queues[group[len(_FINAL):]].finished.failed()
+            return None
         if group == f"{CLUSTER_GROUP}-details":
             for queue in self.queues:
                 queue.details.failed()

@@ -112,6 +112,7 @@ class QueueBox(Vertical):
         # more than one cluster shown: a row's cluster (its first cell, the Cluster column); None: one cluster
         self.cluster_of = cluster_of
         self._remote: dict[str, Row] = {}  # the rows of the clusters reached over ssh (ntui.core.jobs.clusters)
+        self._remote_tags: dict[str, str] = {}  # their tags (an ended row's)
         self._empty_text = empty_text
         self._expanded: set[str] = set()
         self.folded = Folded({}, {})  # the rows as last shown: arrays folded into one row each
@@ -166,17 +167,17 @@ class QueueBox(Vertical):
             rows_all = {**folded.rows, **self._remote}
             if self.cluster_of is not None:  # each with its cluster
                 rows_all = with_cluster(rows_all, self.cluster_of)
-            folded = replace(folded, rows=rows_all)
+            folded = replace(folded, rows=rows_all, tags={**folded.tags, **self._remote_tags})
         self.folded = folded
         table = self.table
         change = table.apply(folded.rows, folded.tags)
         table.set_parents(folded.parents)
         return change
 
-    def show_remote(self, rows: dict[str, Row]) -> TableChange:
-        """The rows of the clusters reached over ssh (keyed by cluster and job id), with the local rows as they
-        were."""
-        self._remote = rows
+    def show_remote(self, rows: dict[str, Row], tags: dict[str, str] | None = None) -> TableChange:
+        """The rows of the clusters reached over ssh (keyed by cluster and job id) and their tags (an ended row's),
+        with the local rows as they were."""
+        self._remote, self._remote_tags = rows, tags or {}
         return self.show_rows()
 
     def fold(self) -> Folded:
