@@ -8,7 +8,6 @@ not COMPLETE (``--wait``).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import Any
@@ -24,7 +23,6 @@ from ntui.cli.common import (
 )
 from ntui.cli.compose import add_preset_args, load_spec
 from ntui.cli.slurm import cli_runner, slurm_failed
-from ntui.core.compose.render import log_paths, render
 from ntui.core.compose.rules import blocks_submit
 from ntui.core.compose.sitecheck import (
     check_against_cluster,
@@ -35,16 +33,12 @@ from ntui.core.compose.sitecheck import (
 )
 from ntui.core.compose.spec import JobSpec
 from ntui.core.compose.yamlsrc import LoadedPreset
-from ntui.core.jobfiles.lognames import task_job_id
-from ntui.core.jobfiles.manifest import format_indices
 from ntui.core.jobs.submission import SubmittedJob, submit_job
 from ntui.core.records.history import History
-from ntui.core.remote.lostsubmit import new_tag
-from ntui.core.slurm.runner import CommandRunner, SlurmError, SlurmTimeout
-from ntui.core.slurm.sbatch import submit
-from ntui.core.slurm.ssh import SshError
+from ntui.core.remotesubmit import SubmitRefused, SubmitUnknown, Wording, check_there, submit_to_cluster
+from ntui.core.slurm.runner import CommandRunner, SlurmError
 
-__all__ = ["configure", "lost_answer", "submit_checked", "wait_for"]
+__all__ = ["configure", "submit_checked", "submit_remote", "wait_for"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
@@ -112,186 +106,55 @@ def submit_checked(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, h
     return job
 
 
+_CLI_WORDING = Wording(  # what ``ntui --cluster NAME submit`` says on stderr along the way
+    not_kept="ntui: the submission is not kept in {cluster}'s history ({why}): `ntui --cluster {cluster} logs` will "
+             "know its batch log only",
+    not_recorded="ntui: the submission's {fact} record was not written to {cluster}'s history ({why})",
+    looking="ntui: {what} while submitting to {cluster}; looking for the job there by its comment {tag} ...",
+    found="ntui: job {job_id} was submitted (found in {cluster}'s queue by its comment): not submitted again",
+    cannot_ask="ntui: {cluster} cannot be asked whether the job was submitted: before submitting again, look for a "
+               "job named {job_name} with comment {tag} (ntui --cluster {cluster} jobs)",
+    maybe="ntui: no job with comment {tag} on {cluster}, but accounting lists job(s) {jobs} named {job_name} "
+          "without a comment to tell: check them before submitting again",
+    not_found="ntui: not submitted: {cluster} has no job with comment {tag} (submit again when the link is back)",
+    no_job_file="warning: the sweep's job file was not written on {cluster} ({why}); its tasks run",
+)
+
+
+def _said(note: str) -> None:
+    print(note, file=sys.stderr, flush=True)
+
+
 def submit_remote(loaded: LoadedPreset, spec: JobSpec, runner: CommandRunner, cluster: str,
                   extra_args: list[str], *, resubmit_of: str | None = None,
                   indices: tuple[int, ...] | None = None) -> SubmittedJob | int:
-    """Submit to a cluster over ssh: its partitions checked (a sweep: its size against the cluster's
-    MaxArraySize too), then the script on sbatch's standard input (:func:`ntui.core.jobs.submission.
-    submit_elsewhere`); prints the job id. The submission's facts go to the cluster's history through its agent
-    (:func:`record_there`: the intent before sbatch, then submitted or failed), as ``ntui submit`` writes them on
-    the login node; nothing is kept on this machine. A sweep's manifest is written there by the agent before
-    sbatch (its tasks read it), its job file after (:func:`_submit_sweep`); ``indices``: the sweep's tasks to run
-    (``resubmit --failed``)."""
-    from ntui.core.jobs.submission import submit_elsewhere
+    """Submit to a cluster over ssh as :func:`ntui.core.remotesubmit.submit_to_cluster` does (its partitions
+    checked, a sweep's size against the cluster's MaxArraySize too; the facts in the cluster's history through
+    its agent; a sweep's manifest there before sbatch, its job file after; a lost answer looked for by the job's
+    comment), saying on stderr what it says; prints the job id. Returns the job, or the exit code.
+    ``indices``: the sweep's tasks to run (``resubmit --failed``)."""
+    from ntui.cli.common import cluster_files
 
-    problems = check_against_cluster(spec, cluster_limits(runner), loaded=loaded)
-    problems += check_array_size(spec, runner, loaded=loaded)  # a sweep: W7, the cluster's MaxArraySize
-    problems += check_requeue(spec, runner, loaded=loaded)
+    problems = check_there(loaded, spec, runner)
     if site_refused(problems, "not submitted"):
         return EXIT_PROBLEMS
-    tag = new_tag()  # the job's comment: a submit whose answer is lost is looked for by it (never sent twice)
-    token = tag.rpartition(":")[2]
-    tasks: tuple[int, ...] = ()
-    manifest = ""
-    if spec.sweep is not None:
-        sent = _send_manifest(spec, cluster, indices)
-        if isinstance(sent, int):
-            return sent
-        manifest, tasks = sent
-        if indices is not None:  # the command line's --array overrides the script's directive
-            cap = f"%{spec.sweep.parallel}" if spec.sweep.parallel else ""
-            extra_args = [*extra_args, f"--array={format_indices(tasks)}{cap}"]
-    kept = record_there(cluster, "intent", token, preset=loaded.name,
-                        preset_path=str(loaded.path) if loaded.path else None, overrides=list(loaded.overrides),
-                        job_name=spec.job_name, launcher=spec.launcher, nodes=spec.nodes,
-                        world_size=spec.world_size, log_dir=spec.log_dir, log_stem=log_paths(spec).stem,
-                        script=render(spec), **({"resubmit_of": resubmit_of} if resubmit_of else {}))
     try:
-        if spec.sweep is None:
-            job = submit_elsewhere(spec, runner, extra_args=[*extra_args, f"--comment={tag}"])
-        else:  # its log dir was made there with its manifest
-            sub = submit(runner, None, script=render(spec), extra_args=[*extra_args, f"--comment={tag}"])
-            job = _submitted(spec, sub.job_id, sub.cluster, tasks)
-    except (SshError, SlurmTimeout) as exc:
-        if isinstance(exc, SshError) and not exc.link_down:
-            if kept:
-                record_there(cluster, "failed", token)
-            return slurm_failed(exc)  # the login itself failed: sbatch never ran
-        found = lost_answer(runner, cluster, spec, tag, exc, tasks=tasks)
-        if isinstance(found, int):
-            return found  # the intent stays: whether the job was submitted is not known for sure
-        job = found
+        got = submit_to_cluster(loaded, spec, runner, cluster, cluster_files, extra_args=extra_args,
+                                resubmit_of=resubmit_of, indices=indices, checked=problems, wording=_CLI_WORDING,
+                                say=_said)
+    except SubmitRefused as exc:
+        print(f"ntui: not submitted: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except SubmitUnknown as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_SLURM
     except SlurmError as exc:
-        if kept:
-            record_there(cluster, "failed", token)
         return slurm_failed(exc)
-    if kept:
-        kept = record_there(cluster, "submitted", token, job_id=job.job_id, cluster=job.cluster)
-    if spec.sweep is not None:
-        _write_job_file(spec, cluster, job.job_id, manifest, tasks, resubmit_of)
-    where = "kept in its history there" if kept else "not kept in any history"
+    job = got.job
+    where = "kept in its history there" if got.kept else "not kept in any history"
     print(f"ntui: submitted to {cluster}; its logs: {job.batch_log} there ({where})", file=sys.stderr)
     print(job.job_id, flush=True)
     return job
-
-
-def _submitted(spec: JobSpec, job_id: str, cluster: str | None, tasks: tuple[int, ...]) -> SubmittedJob:
-    """The job as ``ntui submit`` says it: its logs (a sweep's: its first task's) on the cluster."""
-    paths = log_paths(spec)
-    first = task_job_id(job_id, tasks[0]) if tasks else job_id
-    return SubmittedJob(job_id=job_id, cluster=cluster, script_path="", batch_log=paths.batch(first),
-                        rank_logs=tuple(paths.rank(first, r) for r in range(spec.world_size)), tasks=tasks)
-
-
-def _send_manifest(spec: JobSpec, cluster: str, indices: tuple[int, ...] | None
-                   ) -> tuple[str, tuple[int, ...]] | int:
-    """A sweep's manifest written on the cluster by its agent, before sbatch (a task may start at once, W10):
-    (its file name there, the task indices to run); the exit code where it cannot be written (nothing is
-    submitted: the tasks would find no values)."""
-    from ntui.cli.common import cluster_files
-    from ntui.core.remote.files import FileRefused, send_manifest
-
-    sweep = spec.sweep
-    assert sweep is not None
-    tasks = tuple(sorted(set(indices))) if indices is not None else tuple(range(sweep.size))
-    if not tasks or tasks[0] < 0 or tasks[-1] >= sweep.size:
-        print(f"ntui: not submitted: task indices {format_indices(tasks) or '(none)'} are not in "
-              f"0-{sweep.size - 1}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    data = sweep.manifest_bytes()
-    expected = sweep.manifest_path(spec.log_dir, log_paths(spec).stem)
-    try:
-        path = send_manifest(cluster_files(), spec.log_dir, log_paths(spec).stem, data)
-    except FileRefused as exc:
-        print(f"ntui: not submitted: the sweep's manifest cannot be written on {cluster}: {exc}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    except SlurmError as exc:
-        return slurm_failed(exc)
-    if path is None:
-        print(f"ntui: not submitted: a sweep's manifest is written on {cluster} by ntui's agent there, and none "
-              f"answers for it (install this ntui version on {cluster}, or submit the sweep on its login node)",
-              file=sys.stderr)
-        return EXIT_PROBLEMS
-    if os.path.basename(path) != os.path.basename(expected):  # the script names the manifest it reads
-        print(f"ntui: not submitted: the agent on {cluster} wrote the manifest as {path}, the script reads "
-              f"{expected}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    return os.path.basename(path), tasks
-
-
-def _write_job_file(spec: JobSpec, cluster: str, job_id: str, manifest: str, tasks: tuple[int, ...],
-                    resubmit_of: str | None) -> None:
-    """The sweep's job file written beside its logs on the cluster (which manifest, which tasks ran): the tasks
-    run without it; ``ntui sweep`` then reads the script's (said once when it cannot be written)."""
-    from ntui.cli.common import cluster_files
-    from ntui.core.remote.files import FileRefused
-
-    sweep = spec.sweep
-    assert sweep is not None
-    try:
-        done = cluster_files().sweep("job", log_dir=spec.log_dir, log_stem=log_paths(spec).stem, job_id=job_id,
-                                     manifest=manifest, tasks=sweep.size, indices=format_indices(tasks),
-                                     parallel=sweep.parallel, resubmit_of=resubmit_of)
-    except (FileRefused, SlurmError) as exc:
-        print(f"warning: the sweep's job file was not written on {cluster} ({exc}); its tasks run",
-              file=sys.stderr)
-        return
-    if done is None:
-        print(f"warning: the sweep's job file was not written on {cluster} (no agent answers for it); its tasks "
-              "run", file=sys.stderr)
-
-
-def record_there(where: str, fact: str, token: str, **fields: Any) -> bool:
-    """Write one fact of this submission to the cluster's history through its agent; False (said once on stderr)
-    where none is kept: no ntui there, an older agent, or the history there cannot be written. The submit goes
-    on either way (a record is never a reason to refuse one)."""
-    from ntui.cli.common import cluster_files
-    from ntui.core.remote.files import FileRefused
-
-    try:
-        if cluster_files().record(fact, token, **fields):
-            return True
-        why = "no ntui agent there"
-    except (FileRefused, SlurmError) as exc:
-        why = str(exc)
-    if fact == "intent":
-        print(f"ntui: the submission is not kept in {where}'s history ({why}): `ntui --cluster {where} logs` "
-              "will know its batch log only", file=sys.stderr)
-    else:
-        print(f"ntui: the submission's {fact} record was not written to {where}'s history ({why})",
-              file=sys.stderr)
-    return False
-
-
-def lost_answer(runner: CommandRunner, cluster: str, spec: JobSpec, tag: str, exc: SlurmError, *,
-                tasks: tuple[int, ...] = ()) -> SubmittedJob | int:
-    """sbatch's answer was lost (the link dropped under it, or it was killed at its timeout): the job is looked
-    for on the cluster by its comment before anything else (:func:`~ntui.core.remote.lostsubmit.find_lost_submit`).
-    Found: the job, as if sbatch had answered. Otherwise the exit code, having said what is known; nothing is
-    submitted again here (sbatch may still be running there). ``tasks``: a sweep's (its array is found by any of
-    its tasks)."""
-    from ntui.core.remote.lostsubmit import find_lost_submit
-
-    what = exc.words if isinstance(exc, SshError) else "sbatch did not answer in time"
-    print(f"ntui: {what} while submitting to {cluster}; looking for the job there by its comment {tag} ...",
-          file=sys.stderr, flush=True)
-    found = find_lost_submit(runner, spec.job_name, tag)
-    if found.job_id is not None:
-        print(f"ntui: job {found.job_id} was submitted (found in {cluster}'s queue by its comment): not submitted "
-              "again", file=sys.stderr)
-        return _submitted(spec, found.job_id, None, tasks)
-    if not found.asked:
-        print(f"ntui: {cluster} cannot be asked whether the job was submitted: before submitting again, look for "
-              f"a job named {spec.job_name} with comment {tag} (ntui --cluster {cluster} jobs)", file=sys.stderr)
-        return EXIT_SLURM
-    if found.maybe:
-        print(f"ntui: no job with comment {tag} on {cluster}, but accounting lists job(s) {', '.join(found.maybe)} "
-              f"named {spec.job_name} without a comment to tell: check them before submitting again",
-              file=sys.stderr)
-        return EXIT_SLURM
-    print(f"ntui: not submitted: {cluster} has no job with comment {tag} (submit again when the link is back)",
-          file=sys.stderr)
-    return EXIT_SLURM
 
 
 def wait_for(runner: CommandRunner, job_id: str, *, poll_s: float = 2.0, max_poll_s: float = 10.0) -> int:

@@ -128,30 +128,31 @@ def submit_elsewhere(
     *,
     extra_args: Sequence[str] = (),
     timeout: float = SUBMIT_TIMEOUT,
+    tasks: Sequence[int] = (),
 ) -> SubmittedJob:
     """Submit to a cluster whose files are not here (``runner`` runs Slurm on its login node): the script
     rendered here is given to sbatch on its standard input, after the log directory is made there; nothing is
-    written on this machine, and no history entry is kept (the records live on the cluster). A sweep is refused
-    (``ValueError``): its manifest is a file its tasks read on the cluster. Raises the typed Slurm errors."""
-    if spec.sweep is not None:
-        raise ValueError("a sweep's manifest is a file its tasks read on the cluster: submit sweeps on the "
-                         "cluster's login node for now")
+    written on this machine, and no history entry is kept (the records live on the cluster). A sweep's manifest is
+    a file its tasks read on the cluster: it is written there first (which makes its log directory), and
+    ``tasks`` are the indices that run. Raises the typed Slurm errors."""
+    if spec.sweep is None:
+        made = runner.run(build_mkdir_argv(spec.log_dir), timeout=timeout)
+        if not made.ok:
+            said = made.stderr.strip().splitlines()[-1:] or [f"exit {made.returncode}"]
+            raise SlurmError(f"the log directory {spec.log_dir} cannot be made there: {said[0]} (paths in a preset "
+                             "are resolved on this machine: write the cluster's own path in logs.dir)",
+                             argv=made.argv, stderr=made.stderr, returncode=made.returncode)
+    sub = submit(runner, None, script=render(spec), extra_args=extra_args, timeout=timeout)
+    return submitted_there(spec, sub.job_id, sub.cluster, tasks)
+
+
+def submitted_there(spec: JobSpec, job_id: str, cluster: str | None, tasks: Sequence[int] = ()) -> SubmittedJob:
+    """A job submitted to a cluster elsewhere as ``ntui submit`` says it: its logs there (a sweep's: its first
+    task's)."""
     paths = log_paths(spec)
-    script = render(spec)
-    made = runner.run(build_mkdir_argv(spec.log_dir), timeout=timeout)
-    if not made.ok:
-        said = made.stderr.strip().splitlines()[-1:] or [f"exit {made.returncode}"]
-        raise SlurmError(f"the log directory {spec.log_dir} cannot be made there: {said[0]} (paths in a preset are "
-                         "resolved on this machine: write the cluster's own path in logs.dir)",
-                         argv=made.argv, stderr=made.stderr, returncode=made.returncode)
-    sub = submit(runner, None, script=script, extra_args=extra_args, timeout=timeout)
-    return SubmittedJob(
-        job_id=sub.job_id,
-        cluster=sub.cluster,
-        script_path="",
-        batch_log=paths.batch(sub.job_id),
-        rank_logs=tuple(paths.rank(sub.job_id, r) for r in range(spec.world_size)),
-    )
+    first = task_job_id(job_id, tasks[0]) if tasks else job_id
+    return SubmittedJob(job_id=job_id, cluster=cluster, script_path="", batch_log=paths.batch(first),
+                        rank_logs=tuple(paths.rank(first, r) for r in range(spec.world_size)), tasks=tuple(tasks))
 
 
 def paths_for(job_id: str, history: History, cluster: str | None = None) -> LogPaths | None:

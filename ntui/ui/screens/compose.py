@@ -702,8 +702,9 @@ class ComposeScreen(NtuiScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="slurm-submit", description="sbatch over ssh")
     def _submit_there(self, cluster: str, preset: str, loaded: Any, spec: Any) -> None:
         """Submit to a cluster reached over ssh as ``ntui --cluster NAME submit`` does
-        (:func:`ntui.core.remotesubmit.submit_to_cluster`: records in that cluster's history, a lost answer looked
-        for by the job's comment, never sent twice)."""
+        (:func:`ntui.core.remotesubmit.submit_to_cluster`: records in that cluster's history, a sweep's manifest
+        written there before sbatch and its job file after, a lost answer looked for by the job's comment, never
+        sent twice)."""
         from dataclasses import replace
 
         from ntui.core.remotesubmit import submit_to_cluster
