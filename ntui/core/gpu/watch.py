@@ -18,10 +18,19 @@ descriptors held) and ``failed`` (:attr:`GpuWatch.reason` says why; the allocati
 waiter thread brings back carries the generation it was started for, and an answer of an older one is dropped (and a
 step it started is stopped). Stopping a step runs in a background thread (srun gets SIGTERM, then its group SIGKILL),
 so the UI never waits for it.
+
+**A job of a cluster reached over ssh** (``restart(..., cluster=NAME)``): the plan asks that cluster's runner
+(``plan_for``'s ``cluster_runner``), and the watch step runs on its login node, its output streamed here over one
+channel of the cluster's ssh master through the relay of :meth:`~ntui.core.slurm.ssh.SshRunner.stream_argv`: stopping
+the local ssh process (the pane hidden, another job, the app quit) ends the step there too. The job's own sample
+files are not read over ssh yet (:data:`SAMPLES_NOT_OVER_SSH`, said in one line). A dropped link (the plan's
+``scontrol`` or the stream ending with ssh's own words for it) is said as the reason and retried with back-off
+(:meth:`GpuWatch.retry_due`), never in a loop and never on the UI thread.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -37,6 +46,7 @@ from ntui.core.gpu.stream import GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.logs.fdbudget import FdBudget
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.scontrol import JobDetails
+from ntui.core.slurm.ssh import Backoff
 
 __all__ = [
     "FilesFound",
@@ -45,9 +55,12 @@ __all__ = [
     "SampleFilesLookup",
     "PlanFailed",
     "Planned",
+    "SAMPLES_NOT_OVER_SSH",
+    "StreamRelay",
     "StreamFactory",
     "WatchState",
     "describe_step_end",
+    "relay_of",
 ]
 
 WatchState = Literal["idle", "planning", "starting", "streaming", "paused", "failed"]
@@ -56,6 +69,38 @@ WatchState = Literal["idle", "planning", "starting", "streaming", "paused", "fai
 #: *Worker thread*: where a job's sample files are, ``(log_dir, log_stem)`` (None: not ntui's job, or no history);
 #: the pane asks ntui's history
 SampleFilesLookup = Callable[[str], "tuple[str, str] | None"]
+
+
+#: What the pane says of a remote job's own GPU sample files (one line)
+SAMPLES_NOT_OVER_SSH = "the job's own GPU sample files are not read over ssh yet: live from a watch step instead"
+
+
+class StreamRelay(Protocol):
+    """What a cluster reached over ssh gives a watch step (:class:`~ntui.core.slurm.ssh.SshRunner`): the argv that
+    runs a long-lived command there with its output read here, and what a finished ssh call's status stands for."""
+
+    def stream_argv(self, argv: Sequence[str]) -> list[str]: ...
+
+    def classify(self, returncode: int, stderr: str, argv: Sequence[str] = ...) -> SlurmError | None: ...
+
+
+def relay_of(runner: CommandRunner) -> StreamRelay | None:
+    """The relay under ``runner`` (a wrapping runner holds the one it wraps as ``inner``), or None: Slurm is here."""
+    current: object = runner
+    for _ in range(8):
+        if callable(getattr(current, "stream_argv", None)) and callable(getattr(current, "classify", None)):
+            return current  # type: ignore[return-value]
+        current = getattr(current, "inner", None)
+        if current is None:
+            return None
+    return None
+
+
+def _link_words(error: BaseException | None) -> str | None:
+    """The words of a dropped link (an ``SshError`` whose ``link_down`` holds), else None."""
+    if error is not None and getattr(error, "link_down", False):
+        return str(getattr(error, "words", "") or error)
+    return None
 
 
 class GpuStreamLike(Protocol):
@@ -84,6 +129,7 @@ class Planned:
     generation: int
     plan: GpuWatchPlan
     board: GpuBoard
+    relay: StreamRelay | None = None  # the step runs on a cluster reached over ssh, streamed through this
 
 
 @dataclass(frozen=True)
@@ -92,6 +138,7 @@ class PlanFailed:
     reason: str
     expected: dict[str, tuple[int, ...]] | None  # the allocation, when scontrol told it
     requested: str | None
+    link_down: bool = False  # the cluster's link dropped: retried with back-off
 
 
 @dataclass(frozen=True)
@@ -167,8 +214,16 @@ class GpuWatch:
         self.detail: list[str] = []
         self.expected: dict[str, tuple[int, ...]] | None = None
         self.requested: str | None = None
+        #: the cluster reached over ssh the job is on (None: Slurm here), and its relay once the step is planned
+        self.cluster: str | None = None
+        self.relay: StreamRelay | None = None
+        #: waits between attempts after a dropped link; when the next attempt is due (None: none is)
+        self.backoff = Backoff(first=2.0, cap=60.0)
+        self.retry_at: float | None = None
         self._stoppers: list[threading.Thread] = []
-        self._unclaimed: dict[int, GpuStreamLike] = {}  # started by the plan worker, not yet taken over
+        self._unclaimed: dict[int, GpuStreamLike] = {}
+        #: the relay of the step started for a generation (its end may come back before the plan's answer)
+        self._relays: dict[int, StreamRelay] = {}  # started by the plan worker, not yet taken over
 
     @property
     def interval(self) -> int:
@@ -181,8 +236,12 @@ class GpuWatch:
 
     # -- the UI thread -------------------------------------------------------------------------------------
 
-    def restart(self, job_id: str | None, *, visible: bool) -> bool:
-        """Watch ``job_id`` from scratch (None: nothing); True when a plan is to run now (:meth:`plan_for`)."""
+    def restart(self, job_id: str | None, *, visible: bool, cluster: str | None = None) -> bool:
+        """Watch ``job_id`` (of ``cluster``, reached over ssh; None: here) from scratch (None: nothing); True when a
+        plan is to run now (:meth:`plan_for`). The back-off goes on only when the same job is watched again."""
+        if (job_id, cluster) != (self.job_id, self.cluster):
+            self.backoff.reset()
+        self.cluster, self.relay, self.retry_at = cluster, None, None
         self.generation += 1
         self.stop_stream()
         with self.lock:
@@ -223,7 +282,10 @@ class GpuWatch:
             if outcome.generation != self.generation:
                 return False
             self.expected, self.requested = outcome.expected, outcome.requested
-            self.fail(outcome.reason)
+            if outcome.link_down:
+                self.link_lost(outcome.reason)
+            else:
+                self.fail(outcome.reason)
             return True
         if isinstance(outcome, FilesFound):
             if outcome.generation != self.generation or self.state != "planning":
@@ -242,6 +304,7 @@ class GpuWatch:
         with self.lock:
             self.plan, self.board = outcome.plan, outcome.board
         self.expected = dict(outcome.plan.expected)
+        self.relay = outcome.relay
         self.stream = stream
         self.state = "starting"
         return True
@@ -251,8 +314,25 @@ class GpuWatch:
         if generation != self.generation:
             return False
         self.stream = None
-        self.fail(*describe_step_end(returncode, stderr))
+        with self.lock:
+            relay = self._relays.get(generation, self.relay)
+        words = _link_words(relay.classify(returncode, stderr)) if relay is not None else None
+        if words is not None:
+            self.link_lost(words)
+        else:
+            self.fail(*describe_step_end(returncode, stderr))
         return True
+
+    def link_lost(self, words: str) -> None:
+        """The cluster's link dropped (the plan or the stream): said, and the watch tried again after the next
+        back-off wait (:meth:`retry_due`)."""
+        delay = self.backoff.delay()
+        self.fail(f"{self.cluster or 'the cluster'}: link down ({words}); retrying in {delay:.0f} s")
+        self.retry_at = self.clock() + delay
+
+    def retry_due(self) -> bool:
+        """A dropped link's wait is over: the tick restarts the watch (:meth:`restart` of the same job)."""
+        return self.state == "failed" and self.retry_at is not None and self.clock() >= self.retry_at
 
     def fail(self, reason: str, detail: Sequence[str] = ()) -> None:
         self.stop_stream()
@@ -264,6 +344,8 @@ class GpuWatch:
         """Lines arrived: ``starting`` becomes ``streaming``; whether there is data to draw (under :attr:`lock`)."""
         board = self.shown
         if board is not None and self.state in ("starting", "streaming") and board.latest():
+            if self.state == "starting":
+                self.backoff.reset()  # lines again: the link holds
             self.state = "streaming"
         return self.state == "streaming" and board is not None and self.job_id is not None
 
@@ -314,11 +396,26 @@ class GpuWatch:
     # -- worker threads ------------------------------------------------------------------------------------
 
     def plan_for(self, generation: int, job_id: str, where: SampleFilesLookup | None,
-                 on_exit: Callable[[int, int, str], None]) -> PlanOutcome | None:
+                 on_exit: Callable[[int, int, str], None], *,
+                 cluster_runner: Callable[[str], CommandRunner] | None = None) -> PlanOutcome | None:
         """*Worker thread*: the job's own sample files when it has them (no RPC at all); else the one
         ``scontrol show job -d`` of this watch, then the watch step's start (``srun``: a fork and exec, kept off the
         UI thread too). ``on_exit(generation, returncode, stderr)``: the step ended (its waiter thread). None: the
-        watch moved on meanwhile (what was opened or started is closed or stopped)."""
+        watch moved on meanwhile (what was opened or started is closed or stopped). A job of :attr:`cluster`:
+        ``cluster_runner(cluster)`` asks it, the step is streamed over ssh (no sample files read)."""
+        runner, relay, cluster = self.runner, None, self.cluster
+        if cluster is not None:
+            if cluster_runner is None:
+                return PlanFailed(generation, f"cluster {cluster} is not reachable from here", None, None)
+            try:
+                runner = cluster_runner(cluster)
+            except (SlurmError, ValueError) as exc:
+                return PlanFailed(generation, describe_error(exc), None, None)
+            relay = relay_of(runner)
+            if relay is None:
+                return PlanFailed(generation, f"cluster {cluster}'s runner cannot stream a watch step here", None,
+                                  None)
+            where = None  # SAMPLES_NOT_OVER_SSH
         files = self._open_sample_files(job_id, where)
         if files is not None:
             if generation != self.generation:
@@ -326,11 +423,19 @@ class GpuWatch:
                 return None
             return FilesFound(generation, files)
         try:
-            plan = plan_gpu_watch(self.runner, job_id, interval_s=self.interval, nvidia_smi=self.nvidia_smi,
+            plan = plan_gpu_watch(runner, job_id, interval_s=self.interval, nvidia_smi=self.nvidia_smi,
                                   environ=self.environ)
+            if relay is not None:  # run there, read here: the relay ends the step when the channel closes
+                from dataclasses import replace
+
+                plan = replace(plan, argv=tuple(relay.stream_argv(plan.argv)),
+                               env=dict(os.environ if self.environ is None else self.environ))
         except NotWatchable as exc:
             return PlanFailed(generation, str(exc), *_allocation_of(exc.details))
         except (SlurmError, ValueError) as exc:  # scontrol itself failed: no allocation known
+            words = _link_words(exc)
+            if words is not None:
+                return PlanFailed(generation, words, None, None, link_down=True)
             return PlanFailed(generation, describe_error(exc), None, None)
         board = GpuBoard(plan.task_nodes, expected=plan.expected, interval_s=self.interval,
                          idle_after_s=self.settings.idle_after, clock=self.clock)
@@ -345,6 +450,8 @@ class GpuWatch:
                                          on_exit=lambda rc, err: on_exit(generation, rc, err))
             with lock:  # stopped by stop_stream if the watch moves on before the answer is taken
                 self._unclaimed[generation] = stream
+                if relay is not None:
+                    self._relays = {generation: relay}
             stream.start()
         except OSError as exc:
             with lock:
@@ -357,7 +464,7 @@ class GpuWatch:
             if stale is not None:
                 stale.stop()
             return None
-        return Planned(generation, plan, board)
+        return Planned(generation, plan, board, relay)
 
     def _open_sample_files(self, job_id: str, where: SampleFilesLookup | None) -> SampleBoard | None:
         """*Worker thread*: the job's sample files read whole; None when it has none."""

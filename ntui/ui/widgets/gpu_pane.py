@@ -19,6 +19,11 @@ The step exists only while the pane is visible: the watch pauses when the pane i
 screen left the stack) or removed, and resumes on ``Show`` or the screen coming back (a fresh ``scontrol show job
 -d`` for a step). When the job is not running, the plan fails, srun or nvidia-smi is missing, or the step dies, the
 pane says why and shows the allocation (GPU indices per node from ``scontrol show job -d``) instead.
+
+A job of a cluster reached over ssh (``SelectedJob.cluster``) is watched the same way through that cluster's runner
+(the app's ``cluster_runner``): the step runs there and streams here over the cluster's ssh master, ended there when
+the pane stops reading; its sample files are not read over ssh yet (one line says so). A dropped link is said in the
+pane and retried by the tick with back-off.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from ntui.core.gpu.heatmap import use_heatmap
 from ntui.core.gpu.samples import SampleBoard
 from ntui.core.gpu.smi import GpuBoard, GpuIssue
 from ntui.core.gpu.stream import GpuStream, GpuWatchPlan
-from ntui.core.gpu.watch import GpuWatch, PlanOutcome, StreamFactory, WatchState
+from ntui.core.gpu.watch import SAMPLES_NOT_OVER_SSH, GpuWatch, PlanOutcome, StreamFactory, WatchState
 from ntui.core.hosts import compress_nodelist
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.logs.fdbudget import FdBudget
@@ -89,6 +94,7 @@ class GpuPane(JobTab, Widget):
     TAB = TabSpec("GPUs", "tab-gpus", "jobs-gpu", "g", "ntui.jobs.tab_gpus",
                   "Live GPU use of the selected running job, per node and GPU", groups=("gpu-plan", "gpu-files"))
     FEED_HIDDEN = True  # it pauses itself while hidden (no step, no reads) and resumes when shown
+    OVER_SSH = True  # a remote job's watch step runs on its cluster, streamed over that cluster's ssh master
 
     DEFAULT_CSS = """
     GpuPane { height: 1fr; width: 1fr; layout: vertical; }
@@ -136,7 +142,8 @@ class GpuPane(JobTab, Widget):
         #: where the job's history entry comes from (None: the app's ``open_history``, if it has one)
         self.history_factory = history_factory
         self._ticker: Timer | None = None
-        self._wanted: str | None = None  # the selected job, as last asked for by show_selected
+        #: the selected job and its cluster (None: here), as last asked for by show_selected
+        self._wanted: tuple[str | None, str | None] = (None, None)
         self.redraws = 0
 
     # -- as a tab of the jobs view ---------------------------------------------------------------------
@@ -147,13 +154,13 @@ class GpuPane(JobTab, Widget):
 
     def show_selected(self, selected: SelectedJob) -> None:
         """Watch the selected job while it runs (a pending or ended job has no GPUs to watch)."""
-        want = selected.job_id if selected.running else None
+        want = (selected.job_id if selected.running else None, selected.cluster)
         if want != self._wanted:  # the same job again is left as it is (a failed watch retries on a new selection)
             self._wanted = want
-            self.watch_job(want)
+            self.watch_job(want[0], cluster=want[1])
 
     def show_failure(self, text: str) -> None:
-        self._wanted = None
+        self._wanted = (None, None)
         self.gpu_watch.fail(text)
         self.redraw()
 
@@ -199,19 +206,27 @@ class GpuPane(JobTab, Widget):
         return self.gpu_watch.budget
 
     @property
+    def cluster(self) -> str | None:
+        """The cluster reached over ssh the watched job is on (None: Slurm here)."""
+        return self.gpu_watch.cluster
+
+    @property
     def streaming(self) -> bool:
         """A watch step is running (or being started) for this pane."""
         return self.gpu_watch.stream is not None
 
-    def watch_job(self, job_id: str | None) -> None:
-        """Watch ``job_id`` (a running job), stopping any previous step; ``None`` stops watching.
+    def watch_job(self, job_id: str | None, *, cluster: str | None = None) -> None:
+        """Watch ``job_id`` (a running job; of ``cluster``, reached over ssh, None: here), stopping any previous
+        step; ``None`` stops watching.
 
         Watching the job already watched is a no-op, unless the last attempt failed (then it retries).
         """
         jid = (job_id or "").strip() or None
-        if jid is not None and jid == self.gpu_watch.job_id and self.gpu_watch.state not in ("failed", "idle"):
+        watch = self.gpu_watch
+        if jid is not None and (jid, cluster) == (watch.job_id, watch.cluster) \
+                and watch.state not in ("failed", "idle"):
             return
-        self._restart(jid)
+        self._restart(jid, cluster)
 
     def redraw(self) -> None:
         """Rebuild the display from the board (the tick calls this; tests call it directly)."""
@@ -229,6 +244,8 @@ class GpuPane(JobTab, Widget):
                 issues = board.issues(now)
                 if isinstance(board, SampleBoard):
                     issues += [GpuIssue("stale", "", m) for m in board.messages()[:3]]
+                if watch.cluster is not None:
+                    issues.append(GpuIssue("idle", "", f"{watch.cluster}: {SAMPLES_NOT_OVER_SSH}"))
                 width = max(40, body.content_region.width or self.size.width - 2)
                 gpus = sum(len(g) for g in board.latest().values())
                 main = render_heatmap(board, width) if use_heatmap(gpus) else render_board(board, width, now)
@@ -298,24 +315,26 @@ class GpuPane(JobTab, Widget):
             self.redraw()
             self._poll_files(watch.generation)
         elif resumed == "restart":
-            self._restart(watch.job_id)
+            self._restart(watch.job_id, watch.cluster)
 
     # -- the watch -------------------------------------------------------------------------------------
 
-    def _restart(self, job_id: str | None) -> None:
-        if self.gpu_watch.restart(job_id, visible=self.visible_now) and job_id is not None:
+    def _restart(self, job_id: str | None, cluster: str | None = None) -> None:
+        if self.gpu_watch.restart(job_id, visible=self.visible_now, cluster=cluster) and job_id is not None:
             history = self.history_factory or getattr(self.app, "open_history", None)
-            self._plan_watch(self.gpu_watch.generation, job_id, history)
+            runners = getattr(self.app, "cluster_runner", None) if cluster is not None else None
+            self._plan_watch(self.gpu_watch.generation, job_id, history, runners)
         self.redraw()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-plan", description="GPU watch")
     def _plan_watch(self, generation: int, job_id: str,
-                    history: Callable[[], HistoryLookup | None] | None = None) -> None:
+                    history: Callable[[], HistoryLookup | None] | None = None,
+                    runners: Callable[[str], CommandRunner] | None = None) -> None:
         def ended(gen: int, returncode: int, stderr: str) -> None:  # the step's waiter thread
             self.post_message(self._StepEnded(gen, returncode, stderr))
 
         where = partial(_sample_files, history) if history is not None else None
-        outcome = self.gpu_watch.plan_for(generation, job_id, where, ended)
+        outcome = self.gpu_watch.plan_for(generation, job_id, where, ended, cluster_runner=runners)
         if outcome is not None:
             self.post_message(self._Planned(outcome))
 
@@ -344,6 +363,9 @@ class GpuPane(JobTab, Widget):
     def _tick(self) -> None:
         self._visibility_changed()
         watch = self.gpu_watch
+        if watch.retry_due() and self.visible_now:  # a dropped link's back-off wait is over
+            self._restart(watch.job_id, watch.cluster)
+            return
         if watch.files is not None:
             if watch.polls_files():
                 self._poll_files(watch.generation)  # redraws when something arrived
@@ -360,6 +382,12 @@ class GpuPane(JobTab, Widget):
                 "Select a running job to watch its GPUs.", "$text-muted"
             )
         head = Content.assemble((f"job {jid}", "bold"), "  GPU usage")
+        if watch.cluster is not None:
+            head = Content.assemble((f"job {jid}", "bold"), f" on {watch.cluster}  GPU usage")
+        if state == "planning" and watch.cluster is not None:
+            return head, Content.styled(
+                f"Asking {watch.cluster} for the job's allocation (scontrol show job -d over ssh)…\n"
+                f"{SAMPLES_NOT_OVER_SSH}.", "$text-muted")
         if state == "planning":
             return head, Content.styled(
                 "Reading the job's GPU sample files, or else the allocation (scontrol show job -d)…", "$text-muted")
@@ -368,7 +396,8 @@ class GpuPane(JobTab, Widget):
         alloc = render_allocation(watch.expected, watch.requested)
         if state == "starting" and plan is not None:
             text = Content.styled(
-                f"Starting the GPU watch step on {compress_nodelist(plan.nodes)} (srun --overlap, nvidia-smi every "
+                f"Starting the GPU watch step on {compress_nodelist(plan.nodes)} (srun --overlap"
+                f"{f' on {watch.cluster}, streamed over ssh' if watch.cluster else ''}, nvidia-smi every "
                 f"{watch.interval} s)…",
                 "$text-muted",
             )

@@ -1,0 +1,129 @@
+"""The GPU tab of a job on a cluster reached over ssh (issue #45), in the real app with two clusters: the plan asked
+of that cluster alone, the watch step streamed through its relay (here a local stand-in for the ssh channel that runs
+the SIMULATED nvidia-smi: the GPU tool is simulated only at the hardware edge), the remote job's GPU rows drawn, the
+step ended when another job is selected or the tab is hidden, a dropped link said in the pane."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ntui.core.gpu.watch import SAMPLES_NOT_OVER_SSH
+from ntui.core.slurm.ssh import SshError, classify_ssh
+from ntui.ui.screens.jobs import JobsScreen
+from ntui.ui.widgets.gpu_pane import GpuPane
+from tests.support.fakes import FakeRunner, result
+from tests.support.screenshots_clusters import clusters_app, job_line, show_job
+from tests.support.screenshots_jobs import settle_jobs, wait_until
+from tests.support.simulated_gpu import SCRIPT
+
+SIZE = (150, 40)
+
+
+class SimulatedCluster(FakeRunner):
+    """A cluster reached over ssh at the Slurm-runner edge: squeue and scontrol answers canned; the watch step's
+    channel (``stream_argv``) runs the SIMULATED nvidia-smi here with the step's own arguments, as node ``node``
+    with ``gpus`` GPUs, its lines labelled like ``srun --label``; ``drop``: the channel dies the way ssh says a
+    dropped connection does (exit 255)."""
+
+    def __init__(self, name: str, job_id: str, node: str, *, gpus: int = 2, drop: bool = False) -> None:
+        super().__init__({"squeue": result(stdout=job_line(job_id, f"{name}-train", "RUNNING", reason="None",
+                                                            used="10:00", nodelist=node, partition="gpu") + "\n")},
+                         default=result())
+        show = show_job(job_id, f"{name}-train", "RUNNING", nodes=node, partition="gpu")
+        self.add(("scontrol", "show", "job", "-d", job_id), result(stdout=show))
+        self.add(("scontrol", "show", "job", job_id), result(stdout=show))
+        self.name, self.node, self.gpus, self.drop = name, node, gpus, drop
+        self.streamed: list[tuple[str, ...]] = []
+
+    def stream_argv(self, argv: Sequence[str]) -> list[str]:
+        self.streamed.append(tuple(argv))
+        if self.drop:
+            return ["sh", "-c", f"echo 'Connection to {self.name} closed by remote host.' >&2; exit 255"]
+        smi_args = list(argv[list(argv).index("nvidia-smi") + 1:])
+        return ["env", f"SLURMD_NODENAME={self.node}", f"SLURM_GPUS_ON_NODE={self.gpus}", "sh", "-c",
+                '"$@" | sed -u "s/^/0: /"', "relay", sys.executable, str(SCRIPT), *smi_args]
+
+    def classify(self, returncode: int, stderr: str, argv: Sequence[str] = ()) -> SshError | None:
+        return classify_ssh(self.name, returncode, stderr, argv=argv)
+
+
+def _screen(app: Any) -> JobsScreen:
+    screen = next(s for s in app.screen_stack if isinstance(s, JobsScreen))
+    assert isinstance(screen, JobsScreen)
+    return screen
+
+
+def _text(pane: GpuPane, selector: str) -> str:
+    from textual.widgets import Static
+
+    content = pane.query_one(selector, Static).content
+    return str(getattr(content, "plain", content))
+
+
+async def test_the_gpu_tab_streams_a_remote_jobs_gpus_through_its_cluster_and_stops_there() -> None:
+    alpha = SimulatedCluster("alpha", "77", "alpha-g01", gpus=2)
+    beta = SimulatedCluster("beta", "77", "beta-g09", gpus=3)
+    app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: {"alpha/77", "beta/77"} <= set(screen.table.rows))
+        screen.table.move_cursor(key="alpha/77")
+        await settle_jobs(pilot)
+        await pilot.press("g")
+        pane = screen.query_one(GpuPane)
+        await wait_until(pilot, lambda: pane.state == "streaming" and pane.board is not None
+                         and sum(len(g) for g in pane.board.latest().values()) == 2)
+        assert (pane.cluster, pane.job_id) == ("alpha", "77")
+        assert pane.failure is None
+        (step,) = alpha.streamed
+        assert step[:3] == ("srun", "--jobid=77", "--overlap") and "--nodelist=alpha-g01" in step
+        assert ("scontrol", "show", "job", "-d", "77") in alpha.argvs() and not beta.streamed
+        pane.redraw()
+        await pilot.pause()
+        summary, body = _text(pane, "#gpu-summary"), _text(pane, "#gpu-body")
+        assert "job 77" in summary and "2 GPUs on 1 node" in summary and "SIMULATED" in summary
+        assert "alpha-g01" in body
+        assert SAMPLES_NOT_OVER_SSH in _text(pane, "#gpu-issues")
+        first = pane.gpu_watch.stream
+        assert first is not None
+
+        screen.table.move_cursor(key="beta/77")  # the same id on the other cluster: its own step, alpha's ended
+        await settle_jobs(pilot)
+        await wait_until(pilot, lambda: pane.cluster == "beta" and pane.state == "streaming" and pane.board
+                         is not None and sum(len(g) for g in pane.board.latest().values()) == 3)
+        assert pane.wait_stopped() and not first.running  # type: ignore[attr-defined]
+        assert len(alpha.streamed) == 1 and len(beta.streamed) == 1
+        pane.redraw()
+        assert "beta-g09" in _text(pane, "#gpu-body") and "alpha-g01" not in _text(pane, "#gpu-body")
+        second = pane.gpu_watch.stream
+        assert second is not None
+
+        await pilot.press("d")  # the tab hidden: the channel closed, so the relay ends the step there
+        await wait_until(pilot, lambda: pane.state == "paused")
+        assert pane.wait_stopped() and not second.running  # type: ignore[attr-defined]
+        assert pane.gpu_watch.stream is None
+
+
+async def test_a_dropped_link_is_said_in_the_gpu_tab_and_retried_later() -> None:
+    alpha = SimulatedCluster("alpha", "77", "alpha-g01", drop=True)
+    beta = SimulatedCluster("beta", "5", "beta-g01")
+    app = clusters_app(local=FakeRunner({"squeue": result()}, default=result()),
+                       clusters={"alpha": alpha, "beta": beta})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
+        screen.table.move_cursor(key="alpha/77")
+        await settle_jobs(pilot)
+        await pilot.press("g")
+        pane = screen.query_one(GpuPane)
+        await wait_until(pilot, lambda: pane.state == "failed")
+        assert "alpha: link down (the connection dropped" in pane.reason and "retrying in 2 s" in pane.reason
+        assert "link down" in _text(pane, "#gpu-body")
+        assert pane.gpu_watch.retry_at is not None and len(alpha.streamed) == 1
+        alpha.drop = False  # the link is back: the tick's retry streams
+        await wait_until(pilot, lambda: pane.state == "streaming")
+        assert len(alpha.streamed) == 2 and pane.gpu_watch.retry_at is None
