@@ -139,3 +139,64 @@ def test_test_only_there_gives_the_script_on_stdin_and_submits_nothing(tmp_path:
     assert call.argv == ("sbatch", "--test-only") and call.input == render(spec)
     assert not [c for c in runner.history if c.argv[0] == "mkdir"]  # nothing written there
     assert isinstance(problems, list)
+
+
+class SweepFiles(History):
+    """A cluster's files that also take a sweep's parts, written by the agent's own code; ``agent``: False for
+    plain commands (no sweep files written there)."""
+
+    def __init__(self, runner: FakeRunner, agent: bool = True) -> None:
+        super().__init__()
+        self.runner = runner
+        self.agent = agent
+        self.parts: list[tuple[str, int]] = []  # each part, with how many sbatch calls came before it
+
+    def sweep(self, part: str, **fields: Any) -> dict[str, Any] | None:
+        from ntui.core.remote import agent as local_agent
+
+        self.parts.append((part, len(_sbatch(self.runner))))
+        return local_agent.sweep_file({**fields, "part": part}) if self.agent else None
+
+
+def _sweep(tmp_path: Path) -> tuple[LoadedPreset, JobSpec]:
+    loaded = load_preset(str(ROOT / "presets/local-sweep.yaml"), [f"logs.dir={tmp_path}/logs"])
+    spec, problems = validate(loaded)
+    assert spec is not None and spec.sweep is not None, problems
+    return loaded, spec
+
+
+def test_a_sweep_sends_its_manifest_before_sbatch_and_its_job_file_after(tmp_path: Path) -> None:
+    loaded, spec = _sweep(tmp_path)
+    runner = _runner(result(stdout="4242\n"))
+    files = SweepFiles(runner)
+    got = submit_to_cluster(loaded, spec, runner, "della", lambda: files, indices=[4, 1])
+    assert files.parts == [("manifest", 0), ("job", 1)]
+    [call] = _sbatch(runner)
+    assert "--array=1,4%2" in call.argv  # the tasks asked, with the sweep's cap
+    assert got.job.tasks == (1, 4) and got.job.batch_log.endswith("4242_1.out")
+    assert [f for f, _, _ in files.facts] == ["intent", "submitted"]
+    assert len(list((tmp_path / "logs").glob("*.manifest"))) == 1
+    assert len(list((tmp_path / "logs").glob("*-4242.sweep"))) == 1
+
+
+def test_a_sweep_without_an_agent_there_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
+    loaded, spec = _sweep(tmp_path)
+    runner = _runner(result(stdout="4242\n"))
+    files = SweepFiles(runner, agent=False)
+    with pytest.raises(SubmitRefused, match="manifest is written on della by ntui's agent there"):
+        submit_to_cluster(loaded, spec, runner, "della", lambda: files)
+    assert not _sbatch(runner) and not files.facts
+
+
+def test_what_is_said_is_said_as_it_happens_in_the_words_given(tmp_path: Path) -> None:
+    from ntui.core.remotesubmit import Wording
+
+    loaded, spec = _job(tmp_path)
+    said: list[tuple[str, int]] = []
+    runner = _runner(_link_down(), queue="")
+    words = Wording(looking="{cluster}: looking for {tag}", not_found="{cluster}: none has {tag}")
+    with pytest.raises(SubmitUnknown, match=r"^della: none has ntui-submit:"):
+        submit_to_cluster(loaded, spec, runner, "della", lambda: History(), wording=words,
+                          say=lambda note: said.append((note, len([c for c in runner.history
+                                                                   if c.argv[0] == "squeue"]))))
+    assert [(n.split(" ntui-submit:")[0], looked) for n, looked in said] == [("della: looking for", 0)]
