@@ -143,5 +143,68 @@ async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
         assert server.logins() - logins[name] == 1, name
 
 
+async def test_the_gpu_tab_streams_a_remote_jobs_gpus_and_the_step_ends_on_its_cluster(
+        clusters: dict[str, tuple[DevCluster, sshd_support.Sshd]]) -> None:
+    """A running GPU job on the 22.05 cluster: the GPU tab (``g`` on its row) streams its watch step over that
+    cluster's ssh master (the SIMULATED nvidia-smi on its nodes), and once the tab is hidden the relay ends the step
+    there (no ``ntui-gpu-watch`` step left)."""
+    import time
+
+    from ntui.ui.widgets.gpu_pane import GpuPane
+
+    name = "c2205"
+    cluster = clusters[name][0]
+    runtime = Path(clusters[name][1].directory) / f"rt-{os.getpid()}"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    settings = Settings(
+        slurm=SlurmSettings(timeout=60), notify=NotifySettings(bell=False, desktop=False, states=()),
+        clusters=tuple(ClusterSettings(name=n, ssh=sshd_support.HOST, bin_dir=_bin_dir(c),
+                                       ssh_config=str(server.ssh_config), persist=900)
+                       for n, (c, server) in clusters.items()))
+    runners: dict[str, CommandRunner] = {n: cluster_runner(settings, n, environ={"XDG_RUNTIME_DIR": str(runtime)})
+                                         for n in clusters}
+    sim = cluster.env.get("NTUI_DEV_SIM_PATH") or str(cluster.state_dir / "simbin")
+    sub = cluster.run("sbatch", "--parsable", "-N", "1", "--gres=gpu:4", "-J", "ntui-two-gpus", "-t", "5",
+                      "-o", "/dev/null", "--wrap", "sleep 240")
+    assert sub.returncode == 0, sub.stderr
+    job_id = sub.stdout.strip().split(";")[0]
+
+    def steps() -> list[str]:
+        return [s for s in cluster.run("squeue", "-h", "-s", "-j", job_id, "-o", "%i %j").stdout.splitlines()
+                if "ntui-gpu-watch" in s]
+
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while _state(cluster, job_id) != "RUNNING":
+            assert time.monotonic() < deadline, "the job did not start"
+            time.sleep(1)
+        app = clusters_app(local=None, clusters=runners, settings=settings, user=os.environ.get("USER", "root"),
+                           clock=None)
+        async with app.run_test(size=(150, 40)) as pilot:
+            screen: Any = pilot.app.screen
+            table = screen.table
+            key = f"{name}/{job_id}"
+            await wait_until(pilot, lambda: key in table.rows, timeout=WAIT_S)
+            table.move_cursor(key=key)
+            await settle_jobs(pilot, timeout=WAIT_S)
+            pane = screen.query_one(GpuPane)
+            pane.gpu_watch.nvidia_smi = f"{sim}/nvidia-smi"  # the nodes' SIMULATED tool (not on the login's PATH)
+            await pilot.press("g")
+            await wait_until(pilot, lambda: pane.state == "streaming" and pane.board is not None
+                             and sum(len(g) for g in pane.board.latest().values()) == 4, timeout=WAIT_S)
+            assert (pane.cluster, pane.job_id) == (name, job_id)
+            assert pane.board is not None and pane.board.summary().simulated
+            assert steps(), "the watch step runs on the cluster"
+            await pilot.press("d")  # hidden: the local ssh ends, the relay stops srun at its next line
+            await wait_until(pilot, lambda: pane.state == "paused", timeout=WAIT_S)
+            assert pane.wait_stopped(30)
+            deadline = time.monotonic() + 60
+            while steps():
+                assert time.monotonic() < deadline, steps()
+                time.sleep(1)
+    finally:
+        cluster.run("scancel", job_id)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
