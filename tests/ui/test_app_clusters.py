@@ -175,14 +175,22 @@ async def test_the_logs_of_a_remote_job_are_read_through_its_clusters_files(tmp_
     local, alpha, _ = _three()
     beta = cluster_runner(job_line("1234", "beta-job", "RUNNING", reason="None"),
                           shows={"1234": show_job("1234", "beta-job", "RUNNING", out=str(log))})
-    opened: list[str] = []
+    opened: list[str] = []  # the clusters whose files were asked for more than their history (the recent list's)
 
     app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
     real = app.cluster_files
 
+    class Tracked:
+        def __init__(self, name: str) -> None:
+            self.name, self.files = name, real(name)
+
+        def __getattr__(self, attr: str) -> Any:
+            if attr not in ("history", "close"):
+                opened.append(self.name)
+            return getattr(self.files, attr)
+
     def files(name: str) -> Any:
-        opened.append(name)
-        return real(name)
+        return Tracked(name)
 
     app.cluster_files = files  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
@@ -300,3 +308,91 @@ async def test_a_remote_job_that_left_its_queue_keeps_an_ended_row_with_its_fina
         await settle_jobs(pilot)
         assert not any(isinstance(s, ConfirmCancelScreen) for s in app.screen_stack)
         assert not _calls(alpha, "scancel") and not _calls(local, "scancel")
+
+
+class _AgentOverPipe:
+    """A cluster's files whose history the real agent answers (``agent.serve`` over a pipe of protocol lines),
+    from that cluster's own state directory; ``down``: the link dropped (ssh's failure, as the agent client raises
+    it)."""
+
+    def __init__(self, name: str, state: Path) -> None:
+        self.name, self.state, self.down, self.asked = name, state, False, 0
+
+    def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+        import io
+        import json
+        import os
+
+        from ntui.core.remote import agent
+        from ntui.core.remote.protocol import VERSION
+
+        self.asked += 1
+        if self.down:
+            raise link_down(self.name)
+        lines = [{"id": 1, "op": "hello", "version": VERSION}, {"id": 2, "op": "history", "limit": limit}]
+        out = io.BytesIO()
+        before = os.environ.get("NTUI_STATE_DIR")
+        os.environ["NTUI_STATE_DIR"] = str(self.state)  # the agent's state directory: the cluster's home
+        try:
+            agent.serve(io.BytesIO(b"".join(json.dumps(x).encode() + b"\n" for x in lines)), out)
+        finally:
+            if before is None:
+                del os.environ["NTUI_STATE_DIR"]
+            else:
+                os.environ["NTUI_STATE_DIR"] = before
+        answer = json.loads(out.getvalue().splitlines()[-1])
+        assert answer["ok"], answer
+        return list(answer["entries"])
+
+    def close(self) -> None:
+        pass
+
+
+def _write_history(state: Path, *jobs: tuple[str, str, str | None]) -> None:
+    from ntui.core.records.history import History
+
+    writer = History(state)
+    for token, job_id, cluster in jobs:
+        writer.record_intent(token=token, preset="p", preset_path=None, overrides=[], job_name=f"job-{job_id}",
+                             launcher="srun", nodes=1, world_size=1, log_dir=str(state), log_stem=f"job-{job_id}",
+                             script="#!/bin/bash\n")
+        writer.record_submitted(token, job_id, cluster, None)
+    writer.close()
+
+
+async def test_the_recent_list_holds_each_clusters_own_history_and_a_dropped_link_says_so(tmp_path: Path) -> None:
+    from ntui.core.records.history import History
+    from ntui.ui.widgets.recent_jobs import RecentJobsTable
+
+    here, there = tmp_path / "here", tmp_path / "alpha-home"
+    _write_history(here, ("a" * 32, "555", None))
+    # alpha's own history: 556, 1234 (still in alpha's queue: shown there), and 555 (alpha's, not the local 555)
+    _write_history(there, ("b" * 32, "556", "alpha-slurm"), ("c" * 32, "1234", None), ("d" * 32, "555", None))
+    local, alpha, _ = _three()
+    app = clusters_app(local=local, clusters={"alpha": alpha}, clock=None, local_name="here",
+                       history_factory=lambda: History(here))
+    pipe = _AgentOverPipe("alpha", there)
+    opened: list[str] = []
+
+    def files(name: str) -> Any:
+        opened.append(name)
+        return pipe
+
+    app.cluster_files = files  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        recent = screen.query_one(RecentJobsTable)
+        await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows and recent.row_count == 3)
+        rows = sorted((str(recent.get_row_at(i)[0]), str(recent.get_row_at(i)[1])) for i in range(3))
+        assert rows == [("alpha", "555"), ("alpha", "556"), ("here", "555")]
+        assert set(opened) == {"alpha"} and pipe.asked == 1
+        # a job of alpha's that leaves its queue: alpha's history is read again, over a link now down
+        pipe.down = True
+        alpha.add("squeue", result(stdout=job_line("77", "alpha-other", "RUNNING", reason="None") + "\n"))
+        await pilot.press("r")
+        await wait_until(pilot, lambda: "alpha: history not read" in str(recent.border_title))
+        assert "the connection dropped" in str(recent.border_title)
+        assert pipe.asked == 2
+        assert recent.row_count == 4  # what alpha's history said stays listed; alpha's 1234 has left its queue
+        assert "1234" in screen.table.rows  # the local queue went on meanwhile

@@ -10,6 +10,9 @@ accounting exists, the user's other jobs from ``sacct`` (their logs are unknown,
 * :func:`shown_jobs` / :func:`recent_cells` / :data:`RECENT_COLUMNS`: one row per job (jobs still in the live
   queue are left out: the queue above shows them), in the order the user picked
   (:data:`ntui.core.records.record.RECENT_ORDERS`).
+* :func:`cluster_recent` / :func:`merged_recent`: the recent jobs of the clusters reached over ssh, from each
+  cluster's own history (read there by its agent; the UI's worker hands the entries here), marked with that
+  cluster's name, merged with this machine's list newest first (a record both histories hold, by its token, once).
 * :func:`record_details`: the details panel's view of a selected record (its logs:
   :func:`ntui.core.jobs.selected.log_target` of :func:`~ntui.core.jobs.selected.selected_record`, as for a live job,
   ``job_active=False``).
@@ -17,12 +20,13 @@ accounting exists, the user's other jobs from ``sacct`` (their logs are unknown,
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ntui.core.jobfiles.manifest import is_sweep_script
+from ntui.core.jobs.clusters import cluster_key
 from ntui.core.jobs.details import DetailsView
-from ntui.core.records.history import GpuSummary, History
+from ntui.core.records.history import GpuSummary, History, HistoryEntry
 from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.records.record import (
     NOT_FROM_NTUI,
@@ -30,6 +34,7 @@ from ntui.core.records.record import (
     RecentJobs,
     RecentOrder,
     recent_jobs,
+    record_job,
     resolve_records,
     sort_recent,
 )
@@ -43,9 +48,12 @@ __all__ = [
     "RecentLoads",
     "RecentRequest",
     "age_text",
+    "cluster_recent",
     "gpu_line",
     "gpu_text",
+    "live_key",
     "load_recent",
+    "merged_recent",
     "recent_cells",
     "recent_title",
     "run_cell",
@@ -118,14 +126,45 @@ def load_recent(
     return RecentJobs(got.jobs, got.accounting, (*warnings, *got.warnings))
 
 
+def cluster_recent(name: str, entries: Iterable[HistoryEntry], *, days: float, now: float) -> tuple[RecentJob, ...]:
+    """The recent jobs of cluster ``name`` reached over ssh: its history's entries (as its agent sent them) of the
+    last ``days`` with a job id, each marked with that cluster (whatever the record's own ``cluster`` says: the
+    list's Cluster column and the live-queue check go by the name the settings give it)."""
+    since = now - days * 86400
+    return tuple(replace(record_job(e), cluster=name) for e in entries
+                 if e.job_id and (e.submitted_at or e.created_at) >= since)
+
+
+def merged_recent(local: RecentJobs | None, clusters: Mapping[str, Sequence[RecentJob]]) -> RecentJobs | None:
+    """This machine's recent jobs with those of the clusters reached over ssh, newest first (None: neither has
+    any history). A record this machine's history holds too (a job submitted from here to that cluster), by its
+    token, is listed once: this machine's."""
+    if local is None and not clusters:
+        return None
+    jobs = list(local.jobs) if local is not None else []
+    tokens = {j.entry.token for j in jobs if j.entry is not None}
+    for got in clusters.values():
+        jobs.extend(j for j in got if j.entry is None or j.entry.token not in tokens)
+    if clusters:
+        jobs.sort(key=lambda j: j.submitted_at or 0.0, reverse=True)
+    return RecentJobs(tuple(jobs), local.accounting if local is not None else None,
+                      local.warnings if local is not None else ())
+
+
+def live_key(job: RecentJob, remote: Container[str]) -> str:
+    """The live queue's row key of a recent job: ``CLUSTER/JOBID`` for a job of a cluster reached over ssh
+    (``remote``: their names), its job id for the local cluster's."""
+    return cluster_key(job.cluster, job.job_id) if job.cluster is not None and job.cluster in remote else job.job_id
+
+
 def shown_jobs(jobs: Iterable[RecentJob], live: Container[str], limit: int = MAX_RECENT,
-               order: RecentOrder | None = None) -> tuple[RecentJob, ...]:
+               order: RecentOrder | None = None, remote: Container[str] = ()) -> tuple[RecentJob, ...]:
     """The jobs to list: the first ``limit`` in the given (loaded: newest first) order, then in ``order`` when
     given (:data:`ntui.core.records.record.RECENT_ORDERS`; re-sorting asks Slurm nothing). Those still in the live
-    queue are shown there, not here."""
+    queue (its row keys: :func:`live_key`) are shown there, not here."""
     out: list[RecentJob] = []
     for j in jobs:
-        if j.job_id not in live:
+        if live_key(j, remote) not in live:
             out.append(j)
             if len(out) >= limit:
                 break

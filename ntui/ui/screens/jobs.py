@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, ClassVar
 
 from textual import events, on
@@ -44,7 +45,7 @@ from ntui.core.jobs.finals import FinalStateResolver
 from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.progress import PROGRESS_TICK_S
 from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
-from ntui.core.jobs.recent import record_details
+from ntui.core.jobs.recent import merged_recent, record_details
 from ntui.core.jobs.selected import selected_in_queue, selected_on_cluster, selected_record
 from ntui.core.jobs.submission import SubmittedJob
 from ntui.core.records.history import HistoryEntry
@@ -72,6 +73,7 @@ from ntui.ui.screens.jobs_workers import (
     JOURNAL_TICK_S,
     RECENT_GROUP,
     SQUEUE_GROUP,
+    ClusterHistoryLoaded,
     ClusterOutcomesResolved,
     ClusterWorkers,
     ModelWorkers,
@@ -197,7 +199,13 @@ class JobsScreen(NtuiScreen):
         self.local = app.local_slurm
         self.clusters = ClusterQueues(app.shown_clusters(), self.full_settings, clock=self.model.clock,
                                       monotonic=self.model.monotonic, resolver=resolver)
-        self.cluster_workers = ClusterWorkers(self, self.clusters, app.cluster_runner, lambda: self.model.all_users)
+        self.cluster_workers = ClusterWorkers(self, self.clusters, app.cluster_runner, lambda: self.model.all_users,
+                                              files_of=app.cluster_files)
+        # the recent list's parts (ntui/core/jobs/recent.py merged_recent): this machine's load, each cluster's own
+        # history, and the clusters whose history could not be read (said in the list's title)
+        self._recent_here: RecentJobs | None = None
+        self._recent_there: dict[str, tuple[RecentJob, ...]] = {}
+        self._recent_notes: dict[str, str] = {}
         self.local_name = app.local_cluster_name() if self.clusters and self.local else ""
         self.waiting = WaitingWatch(self, self)  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
         self.actions = JobOperations(self, self)  # cancel, signal, ..., resubmit (ntui/ui/screens/job_operations.py)
@@ -290,6 +298,12 @@ class JobsScreen(NtuiScreen):
         self.refresh_now()
         self.model.finished.on_departure(self._jobs_departed)
         self.model_workers.load_recent(resolve=True)
+        for queue in self.clusters:  # each cluster's own history, and again when a job leaves its queue
+            queue.finished.on_departure(partial(self._cluster_departed, queue.name))
+            self.load_cluster_history(queue.name)
+
+    def _cluster_departed(self, cluster: str, gone: tuple[FinishedJob, ...]) -> None:
+        self.load_cluster_history(cluster)
 
     def on_unmount(self) -> None:
         self.model_workers.close()
@@ -743,14 +757,34 @@ class JobsScreen(NtuiScreen):
         if msg.jobs is not None:
             for warning in msg.jobs.warnings:
                 self.log.warning(f"recent jobs: {warning}")
-            self._show_recent(msg.jobs)
+            self._recent_here = msg.jobs
+            self._show_recent(merged_recent(msg.jobs, self._recent_there))
         self.waiting.records(msg.jobs)
         self.model_workers.recent_done()
+
+    def load_cluster_history(self, cluster: str) -> None:
+        """Cluster ``cluster``'s recent jobs again, from its own history (a worker; the list shows them when read)."""
+        self.cluster_workers.load_history(cluster, days=self.full_settings.queue.recent_days,
+                                          now=lambda: self.model.clock().timestamp())
+
+    @on(ClusterHistoryLoaded)
+    def _cluster_history_loaded(self, msg: ClusterHistoryLoaded) -> None:
+        msg.stop()
+        if msg.jobs is not None:
+            self._recent_there[msg.cluster] = msg.jobs
+            self._recent_notes.pop(msg.cluster, None)
+        else:  # the link, or no agent there: said in the list's title; what it said before stays listed
+            self.log.warning(f"recent jobs: {msg.note}")
+            self._recent_notes[msg.cluster] = msg.note
+        self._show_recent(merged_recent(self._recent_here, self._recent_there))
+        self.cluster_workers.history_done(msg.cluster, days=self.full_settings.queue.recent_days,
+                                          now=lambda: self.model.clock().timestamp())
 
     def _show_recent(self, jobs: RecentJobs | None = None) -> None:
         """The recent jobs (``jobs``: a new load, else the last one) without those in the live queue."""
         if self.queue_box.show_recent(jobs, now=self.model.clock().timestamp(),
-                                      days=self.full_settings.queue.recent_days):
+                                      days=self.full_settings.queue.recent_days, remote=self.clusters.names(),
+                                      notes=tuple(self._recent_notes.values())):
             self.call_after_refresh(self._fit)
 
     def action_recent_order(self) -> None:

@@ -34,16 +34,21 @@ from textual.message import Message
 from textual.timer import Timer
 
 from ntui.core.config import Settings
+from ntui.core.errors import describe_error
 from ntui.core.jobs.clusters import ClusterQueues
 from ntui.core.jobs.details import DetailsRequest, EntryBook, HistoryLike
 from ntui.core.jobs.journals import JournalBoard, JournalBook, JournalRequest
 from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.polling import PollRequest
 from ntui.core.jobs.progress import ProgressBook, ProgressRequest
-from ntui.core.jobs.recent import RecentLoads, RecentRequest, load_recent
+from ntui.core.jobs.recent import MAX_RECENT, RecentLoads, RecentRequest, cluster_recent, load_recent
 from ntui.core.progress.board import ProgressBoard
 from ntui.core.records.outcome import Outcome
+from ntui.core.records.record import RecentJob
+from ntui.core.remote.files import ClusterFiles, FileRefused, LocalFiles
+from ntui.core.remote.logs import entry_from_dict
 from ntui.core.slurm.runner import CommandRunner, SlurmError
+from ntui.core.slurm.ssh import SshError
 from ntui.ui.messages import (
     ClusterDetailsFetched,
     ClusterQueueFailed,
@@ -59,8 +64,8 @@ from ntui.ui.messages import (
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.recent_jobs import RecentLoaded
 
-__all__ = ["CLUSTER_GROUP", "JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ClusterOutcomesResolved",
-           "ClusterWorkers", "ModelWorkers", "WorkersView"]
+__all__ = ["CLUSTER_GROUP", "JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ClusterHistoryLoaded",
+           "ClusterOutcomesResolved", "ClusterWorkers", "ModelWorkers", "WorkersView"]
 
 #: Workers' groups (the screen's error handler and the benchmark tell them apart by these).
 SQUEUE_GROUP = "ntui-squeue"
@@ -71,9 +76,21 @@ RECENT_GROUP = "ntui-recent"
 JOURNAL_GROUP = "ntui-journal"
 PROGRESS_GROUP = "ntui-progress"
 #: A cluster reached over ssh: its squeue's group is this plus ``-NAME``, its details' this plus ``-details``, its
-#: final-state look-ups' this plus ``-final:NAME`` (no cluster's name holds a ``:``).
+#: final-state look-ups' this plus ``-final:NAME``, its history's this plus ``-history:NAME`` (no cluster's name
+#: holds a ``:``).
 CLUSTER_GROUP = "ntui-cluster"
 _FINAL = f"{CLUSTER_GROUP}-final:"
+_HISTORY = f"{CLUSTER_GROUP}-history:"
+
+
+@dataclass
+class ClusterHistoryLoaded(Message):
+    """The recent jobs of a cluster reached over ssh, from its own history (``jobs`` None: it could not be read,
+    ``note`` says why in words)."""
+
+    cluster: str
+    jobs: tuple[RecentJob, ...] | None
+    note: str = ""
 
 
 @dataclass
@@ -298,12 +315,14 @@ class ClusterWorkers:
     worker: opening its ssh login never waits on the UI thread)."""
 
     def __init__(self, screen: NtuiScreen, queues: ClusterQueues, runner_of: Callable[[str], CommandRunner],
-                 all_users: Callable[[], bool]) -> None:
+                 all_users: Callable[[], bool], files_of: Callable[[str], ClusterFiles] | None = None) -> None:
         self.screen = screen
         self.queues = queues
         self.runner_of = runner_of
         self.all_users = all_users
+        self.files_of = files_of
         self._timers: dict[str, Timer] = {}
+        self._history: dict[str, bool] = {}  # cluster -> a history load runs (True: another follows it)
 
     def start_poll(self, name: str) -> None:
         """A refresh of cluster ``name`` now, unless one runs (then another follows right after it)."""
@@ -361,6 +380,44 @@ class ClusterWorkers:
         except Exception:  # its ssh login cannot be built: asked again after a refresh (ClusterQueue.resolve)
             runner = None
         self.screen.post_message(ClusterOutcomesResolved(name, queue.resolve(runner, batch)))
+
+    # ------------------------------------------------------------ recent jobs (each cluster's own history)
+
+    def load_history(self, name: str, *, days: float, now: Callable[[], float]) -> None:
+        """Cluster ``name``'s recent jobs from its history (read there by its agent), in a worker: a slow or dropped
+        link holds up nothing. One load per cluster at a time; a request during one makes one more follow it."""
+        if self.files_of is None:
+            return
+        if name in self._history:
+            self._history[name] = True
+            return
+        self._history[name] = False
+        self.screen.run_worker(partial(self._read_history, self.files_of, name, days, now()), thread=True,
+                               exit_on_error=False,
+                               group=f"{_HISTORY}{name}", description=f"history on {name}")
+
+    def history_done(self, name: str, *, days: float, now: Callable[[], float]) -> None:
+        """A load of ``name``'s history ended (or failed): the one asked for meanwhile starts."""
+        again = self._history.pop(name, False)
+        if again:
+            self.load_history(name, days=days, now=now)
+
+    def _read_history(self, files_of: Callable[[str], ClusterFiles], name: str, days: float, now: float) -> None:
+        try:
+            files = files_of(name)
+            if isinstance(files, LocalFiles):  # Slurm here: its history is this machine's, listed already
+                self.screen.post_message(ClusterHistoryLoaded(name, ()))
+                return
+            found = files.history(MAX_RECENT)
+        except FileRefused as exc:  # no agent there, or one older than the request
+            self.screen.post_message(ClusterHistoryLoaded(name, None, f"{name}: history not read ({exc})"))
+            return
+        except Exception as exc:  # the link (ssh's words), or the agent's failure: said, the list stands
+            words = exc.words if isinstance(exc, SshError) else describe_error(exc)
+            self.screen.post_message(ClusterHistoryLoaded(name, None, f"{name}: history not read ({words})"))
+            return
+        entries = [e for e in map(entry_from_dict, found) if e is not None]
+        self.screen.post_message(ClusterHistoryLoaded(name, cluster_recent(name, entries, days=days, now=now)))
 
     def failed(self, group: str | None) -> str | None:
         """The cluster whose squeue worker raised something unexpected (None: not one of these workers)."""

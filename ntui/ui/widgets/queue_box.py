@@ -15,7 +15,7 @@ recent-jobs load (:meth:`QueueBox.show_recent`), and asks it which job the tabs 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import replace
 from typing import ClassVar, Protocol
 
@@ -28,7 +28,7 @@ from textual.widgets import Input
 
 from ntui.core.jobs.arrays import Folded, fold
 from ntui.core.jobs.clusters import with_cluster
-from ntui.core.jobs.queue import FinishedJob, Row
+from ntui.core.jobs.queue import ENDED, FinishedJob, Row
 from ntui.core.records.record import RecentJobs, next_order
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.widgets.queue_table import QueueTable, TableChange, VirtualTable
@@ -273,14 +273,18 @@ class QueueBox(Vertical):
 
     # ------------------------------------------------------------ recent jobs
 
-    def show_recent(self, jobs: RecentJobs | None, *, now: float, days: float) -> bool:
-        """The recent jobs (``jobs``: a new load, else the last one) without those in the live queue; False when
-        none was ever loaded. The box makes room for the list (the screen then calls :meth:`fit`)."""
+    def show_recent(self, jobs: RecentJobs | None, *, now: float, days: float, remote: Container[str] = (),
+                    notes: Sequence[str] = ()) -> bool:
+        """The recent jobs (``jobs``: a new load, else the last one) without those in the live queue (a cluster's
+        of ``remote``, reached over ssh, by its ``CLUSTER/JOBID`` row); False when none was ever loaded. ``notes``:
+        clusters whose history could not be read. The box makes room for the list (the screen then calls
+        :meth:`fit`)."""
         recent = self.recent
         loaded = jobs if jobs is not None else recent.loaded
         if loaded is None:
             return False
-        recent.show_jobs(loaded, live=set(self.source.live), now=now, days=days)
+        live = set(self.source.live) | {k for k in self._remote if self._remote_tags.get(k) != ENDED}
+        recent.show_jobs(loaded, live=live, now=now, days=days, remote=remote, notes=notes)
         self.set_class(recent.has_class("-shown"), "-with-recent")
         return True
 

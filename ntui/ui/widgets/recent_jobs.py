@@ -7,6 +7,7 @@ Hidden while it has nothing to show (no history, no recent job). Highlighting a 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Container, Sequence
 
 from rich.text import Text
 from textual.message import Message
@@ -66,10 +67,13 @@ class RecentJobsTable(DataTable[str | Text]):
         for title in RECENT_COLUMNS:
             self.add_column(title, key=title.lower())
 
-    def show_jobs(self, loaded: RecentJobs, *, live: set[str], now: float, days: float) -> None:
-        """Replace the rows (keeps the cursor on the same job where it is still listed)."""
+    def show_jobs(self, loaded: RecentJobs, *, live: set[str], now: float, days: float,
+                  remote: Container[str] = (), notes: Sequence[str] = ()) -> None:
+        """Replace the rows (keeps the cursor on the same job where it is still listed). ``remote``: the clusters
+        reached over ssh (their jobs' live keys are ``CLUSTER/JOBID``); ``notes``: a cluster whose history could not
+        be read, said in the title."""
         self.loaded = loaded
-        jobs = shown_jobs(loaded.jobs, live, order=self.order)
+        jobs = shown_jobs(loaded.jobs, live, order=self.order, remote=remote)
         current = self.cursor_job
         # a row's key is its job id, unless the list has that id twice (two clusters' job 4, ids that restarted)
         ids = Counter(j.job_id for j in jobs)
@@ -84,7 +88,7 @@ class RecentJobsTable(DataTable[str | Text]):
             said = Text(cells[-1], style="italic dim" if not job.from_ntui else "")
             where = () if self.local_cluster is None else (inert(job.cluster or self.local_cluster),)
             self.add_row(*where, *cells[:2], state, *cells[3:-1], said, key=key)
-        self.border_title = recent_title(days, len(jobs), loaded.accounting)
+        self.border_title = " · ".join((recent_title(days, len(jobs), loaded.accounting), *notes))
         self.border_subtitle = f"{self.order.label} ({ORDER_KEY}: order)"
         self.set_class(bool(jobs), "-shown")
         if current is not None:
