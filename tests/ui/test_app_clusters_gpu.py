@@ -13,7 +13,9 @@ from ntui.core.gpu.watch import SAMPLES_NOT_OVER_SSH
 from ntui.core.slurm.ssh import SshError, classify_ssh
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
+from tests.support.bigjob import STEM, make_bigjob
 from tests.support.fakes import FakeRunner, result
+from tests.support.remote_samples import RecordedFiles
 from tests.support.screenshots_clusters import clusters_app, job_line, show_job
 from tests.support.screenshots_jobs import settle_jobs, wait_until
 from tests.support.simulated_gpu import SCRIPT
@@ -66,6 +68,8 @@ async def test_the_gpu_tab_streams_a_remote_jobs_gpus_through_its_cluster_and_st
     alpha = SimulatedCluster("alpha", "77", "alpha-g01", gpus=2)
     beta = SimulatedCluster("beta", "77", "beta-g09", gpus=3)
     app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
+    files = RecordedFiles()  # no ntui job's record there: the watch step
+    app.cluster_files = lambda name: files  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await settle_jobs(pilot)
         screen = _screen(app)
@@ -112,6 +116,7 @@ async def test_a_dropped_link_is_said_in_the_gpu_tab_and_retried_later() -> None
     beta = SimulatedCluster("beta", "5", "beta-g01")
     app = clusters_app(local=FakeRunner({"squeue": result()}, default=result()),
                        clusters={"alpha": alpha, "beta": beta})
+    app.cluster_files = lambda name: RecordedFiles()  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await settle_jobs(pilot)
         screen = _screen(app)
@@ -127,3 +132,35 @@ async def test_a_dropped_link_is_said_in_the_gpu_tab_and_retried_later() -> None
         alpha.drop = False  # the link is back: the tick's retry streams
         await wait_until(pilot, lambda: pane.state == "streaming")
         assert len(alpha.streamed) == 2 and pane.gpu_watch.retry_at is None
+
+
+async def test_an_ntui_jobs_gpu_samples_on_its_cluster_are_read_through_its_files_with_no_step(tmp_path: Any) -> None:
+    job = make_bigjob(tmp_path, nodes=2, steps=12, idle_gpus=(), lagging_node=None, fail_rank=None)
+    alpha = SimulatedCluster("alpha", job.job_id, "nid000001")
+    beta = SimulatedCluster("beta", "5", "beta-g01")
+    there = RecordedFiles({job.job_id: {"log_dir": str(tmp_path / "logs"), "log_stem": STEM}})
+    asked: list[str] = []
+
+    def cluster_files(name: str) -> RecordedFiles:
+        asked.append(name)
+        return there
+
+    app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
+    app.cluster_files = cluster_files  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        key = f"alpha/{job.job_id}"
+        await wait_until(pilot, lambda: key in screen.table.rows)
+        screen.table.move_cursor(key=key)
+        await settle_jobs(pilot)
+        await pilot.press("g")
+        pane = screen.query_one(GpuPane)
+        await wait_until(pilot, lambda: pane.state == "streaming" and pane.source == "samples")
+        assert "alpha" in asked and alpha.streamed == [] and beta.streamed == []
+        assert {p for p, _ in there.reads} == {str(p) for p in job.sample_files.values()}
+        pane.redraw()
+        summary = _text(pane, "#gpu-summary")
+        assert f"job {job.job_id}" in summary and "8 GPUs on 2 nodes" in summary
+        assert "from the job's own samples" in summary
+        assert SAMPLES_NOT_OVER_SSH not in _text(pane, "#gpu-issues")

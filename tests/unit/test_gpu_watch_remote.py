@@ -1,6 +1,7 @@
-"""The GPU watch of a job on a cluster reached over ssh (issue #45), Textual-free: the plan asked of that cluster's
-runner, the watch step streamed through its relay (the argv of ``SshRunner.stream_argv``) with this side's
-environment, no sample files looked up, a dropped link said and retried with back-off."""
+"""The GPU watch of a job on a cluster reached over ssh (issue #45), Textual-free: an ntui job's sample files read
+through that cluster's files (by offset, no Slurm call), else the plan asked of that cluster's runner and the watch
+step streamed through its relay (the argv of ``SshRunner.stream_argv``) with this side's environment; the history
+here never looked at; a dropped link said and retried with back-off."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ntui.core.config import GpuSettings
-from ntui.core.gpu.watch import SAMPLES_NOT_OVER_SSH, FilesFound, GpuWatch, PlanFailed, Planned, relay_of
+from ntui.core.gpu.watch import FilesFound, GpuWatch, PlanFailed, Planned, relay_of
 from ntui.core.slurm.runner import SlurmError, TimeoutRunner
 from ntui.core.slurm.ssh import SshError, SshRunner, SshTarget, classify_ssh
+from tests.support.bigjob import STEM, make_bigjob
 from tests.support.fakes import FakeRunner, FakeStream, result
+from tests.support.remote_samples import RecordedFiles
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHOW_RUNNING = (DATA / "slurm" / "scontrol_show_job_running_2node_gpu.stdout").read_text()
@@ -59,14 +62,14 @@ def _plan(watch: GpuWatch, job_id: str, remote: FakeRunner, where_calls: list[st
                           cluster_runner={"alpha": remote}.__getitem__)
 
 
-def test_a_remote_jobs_step_goes_through_its_clusters_relay_and_no_sample_file_is_looked_up() -> None:
+def test_a_remote_jobs_step_goes_through_its_clusters_relay_and_the_history_here_is_not_asked() -> None:
     local, alpha, clock = FakeRunner(), RelayRunner({"scontrol show job": result(stdout=SHOW_RUNNING)}), Clock()
     watch = _watch(local, clock)
     assert watch.restart("34", visible=True, cluster="alpha")
     looked: list[str] = []
     outcome = _plan(watch, "34", alpha, looked)
     assert isinstance(outcome, Planned) and not isinstance(outcome, FilesFound)
-    assert looked == []  # SAMPLES_NOT_OVER_SSH: the history of that cluster stays there
+    assert looked == []  # the history here knows nothing of that cluster's jobs
     assert local.argvs() == []  # nothing asked of Slurm here
     assert alpha.argvs() == [("scontrol", "show", "job", "-d", "34")]
     (step,) = alpha.streamed
@@ -81,7 +84,6 @@ def test_a_remote_jobs_step_goes_through_its_clusters_relay_and_no_sample_file_i
     assert sum(len(g) for g in watch.board.latest().values()) == 8
     watch.stop()
     assert watch.wait_stopped() and stream.stopped  # the local ssh ended: the relay ends the step there
-    assert "not read over ssh yet" in SAMPLES_NOT_OVER_SSH
 
 
 def test_a_dropped_link_is_said_and_retried_with_a_growing_wait_reset_by_lines() -> None:
@@ -148,3 +150,45 @@ def test_the_relay_is_found_under_the_timeout_runner_of_an_ssh_cluster() -> None
     ssh = SshRunner(SshTarget(host="alpha", control_dir=Path("/tmp/ntui-test-none")), name="alpha")
     assert relay_of(TimeoutRunner(ssh, query=5, submit=5)) is ssh
     assert relay_of(FakeRunner()) is None
+
+
+def test_an_ntui_jobs_sample_files_are_read_on_its_cluster_by_offset_with_no_step(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path, nodes=2, steps=12, idle_gpus=(), lagging_node=None, fail_rank=None)
+    files = RecordedFiles({job.job_id: {"log_dir": str(tmp_path / "logs"), "log_stem": STEM}})
+    alpha, clock = RelayRunner({"scontrol show job": result(stdout=SHOW_RUNNING)}), Clock()
+    watch = _watch(FakeRunner(), clock)
+    watch.restart(job.job_id, visible=True, cluster="alpha")
+    looked: list[str] = []
+
+    def where(jid: str) -> tuple[str, str] | None:
+        looked.append(jid)
+        return None
+
+    outcome = watch.plan_for(watch.generation, job.job_id, where, lambda *a: None,
+                             cluster_runner={"alpha": alpha}.__getitem__, cluster_files={"alpha": files}.__getitem__)
+    assert isinstance(outcome, FilesFound)
+    assert watch.take(outcome) and watch.state == "streaming" and watch.files is outcome.board
+    assert looked == [] and alpha.argvs() == [] and alpha.streamed == [] and FakeStream.made == []
+    assert sorted(outcome.board.files) == sorted(job.sample_files)
+    assert sum(len(g) for g in outcome.board.latest().values()) == 8
+    path = str(job.sample_files["nid000001"])
+    size = Path(path).stat().st_size
+    assert (path, 0) in files.reads
+    with open(path, "a") as fh:
+        fh.write("".join(f"2026/11/30 10:00:00.000, {g}, GPU-0000{g}-big, 3, 31000, 40960, 100.00, 40\n"
+                         for g in range(4)))
+    clock.now += 10
+    assert watch.poll_files(watch.generation) is not None
+    watch.poll_files(watch.generation)  # two files, spread over the interval
+    assert (path, size) in files.reads  # only the new bytes were asked
+    assert outcome.board.latest()["nid000001"][0].util_gpu == 3
+
+
+def test_a_job_without_sample_files_there_gets_the_step_over_ssh(tmp_path: Path) -> None:
+    files = RecordedFiles({})
+    alpha, clock = RelayRunner({"scontrol show job": result(stdout=SHOW_RUNNING)}), Clock()
+    watch = _watch(FakeRunner(), clock)
+    watch.restart("34", visible=True, cluster="alpha")
+    outcome = watch.plan_for(watch.generation, "34", None, lambda *a: None,
+                             cluster_runner={"alpha": alpha}.__getitem__, cluster_files={"alpha": files}.__getitem__)
+    assert isinstance(outcome, Planned) and len(alpha.streamed) == 1 and files.reads == []

@@ -27,8 +27,9 @@ import math
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import Protocol
 
-from ntui.core.gpu.sampletail import SampleTail
+from ntui.core.gpu.sampletail import RemoteReads, SampleTail
 from ntui.core.gpu.smi import GpuIssue, GpuSample, JobGpuSummary, parse_number
 from ntui.core.gpu.usage import (
     IDLE_GPU_FRACTION,
@@ -38,10 +39,10 @@ from ntui.core.gpu.usage import (
     NodeSampleReader,
     sample_time,
 )
-from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S, find_sample_files
+from ntui.core.jobfiles.samplefiles import DEFAULT_INTERVAL_S, SAMPLE_SUFFIX, find_sample_files, sample_prefix
 from ntui.core.logs.fdbudget import FdBudget
 
-__all__ = ["HISTORY_POINTS", "LIST_EVERY_S", "SampleBoard", "job_sample_files"]
+__all__ = ["HISTORY_POINTS", "LIST_EVERY_S", "RemoteListing", "SampleBoard", "job_sample_files", "remote_sample_files"]
 
 #: sparkline points kept ready (the pane asks for the width it draws)
 HISTORY_POINTS = 120
@@ -58,6 +59,42 @@ def job_sample_files(log_dir: str, stem: str, job_id: str) -> dict[str, str]:
     if not log_dir or not stem or not job_id.isdigit():
         return {}
     return find_sample_files(log_dir, stem, job_id)
+
+
+class RemoteEntry(Protocol):
+    """One entry of a directory of a cluster reached over ssh (:class:`ntui.core.remote.protocol.Entry`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
+class RemoteListing(RemoteReads, Protocol):
+    """What a job's sample files on a cluster reached over ssh are listed and read through (its agent)."""
+
+    def listdir(self, path: str) -> Sequence[RemoteEntry]: ...
+
+
+def remote_sample_files(files: RemoteListing, log_dir: str, stem: str, job_id: str) -> dict[str, str]:
+    """node -> sample file of a job on a cluster reached over ssh (one directory listing there); none when the
+    directory cannot be listed (the watch step instead)."""
+    if not log_dir or not stem or not job_id.isdigit():
+        return {}
+    prefix = sample_prefix(log_dir, stem, job_id)
+    directory, _, head = prefix.rpartition("/")
+    try:
+        entries = files.listdir(directory or "/")
+    except Exception:  # refused, or the link is down: no files known now
+        return {}
+    out: dict[str, str] = {}
+    for entry in sorted(entries, key=lambda e: e.name):
+        if entry.kind == "f" and entry.name.startswith(head) and entry.name.endswith(SAMPLE_SUFFIX):
+            node = entry.name[len(head): -len(SAMPLE_SUFFIX)]
+            if node and "/" not in node:
+                out[node] = f"{directory}/{entry.name}"
+    return out
 
 
 class SampleBoard:
@@ -78,6 +115,7 @@ class SampleBoard:
         history: int = HISTORY_POINTS,
         monotonic: Callable[[], float] = _time.monotonic,
         lock: AbstractContextManager[object] | None = None,
+        remote: RemoteListing | None = None,
     ) -> None:
         self.job_id = job_id
         #: held while read lines go into the readers (the UI draws under it); file IO runs outside it
@@ -89,7 +127,9 @@ class SampleBoard:
         self.stem = stem
         self.history = history
         self.monotonic = monotonic
-        found = dict(files) if files is not None else job_sample_files(log_dir, stem, job_id)
+        #: the files are on a cluster reached over ssh, listed and read through this (None: here)
+        self.remote = remote
+        found = dict(files) if files is not None else self._find()
         self._readers: dict[str, NodeSampleReader] = {}
         self._paths: dict[str, str] = dict(sorted(found.items()))
         self._pending: dict[str, list[str]] = {}  # lines before a node's first sample (header, no origin yet)
@@ -99,7 +139,7 @@ class SampleBoard:
         self.tail = SampleTail(self._paths, DEFAULT_INTERVAL_S, tick_s=tick_s,
                                on_lines=lambda node, lines: self._inbox.append((node, lines)),
                                on_reset=lambda node: self._inbox.append((node, None)),
-                               budget=budget, max_per_s=max_per_s, monotonic=monotonic)
+                               budget=budget, max_per_s=max_per_s, monotonic=monotonic, remote=remote)
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -123,13 +163,19 @@ class SampleBoard:
         found: dict[str, str] = {}
         if not self.done and when - self._listed >= LIST_EVERY_S:
             self._listed = when
-            found = job_sample_files(self.log_dir, self.stem, self.job_id)
+            found = self._find()
         for node, path in found.items():
             self.tail.add(node, path)  # the tail's own table: no reader looks at it
         got = self.tail.poll(when)
         new = {n: p for n, p in found.items() if n not in self._paths}
         self._apply(sorted(new.items()))
         return bool(got or new)
+
+    def _find(self) -> dict[str, str]:
+        """The job's sample files present now: here, else listed on the cluster."""
+        if self.remote is None:
+            return job_sample_files(self.log_dir, self.stem, self.job_id)
+        return remote_sample_files(self.remote, self.log_dir, self.stem, self.job_id)
 
     def _apply(self, new_files: Sequence[tuple[str, str]]) -> None:
         """What the last read found, into the readers (under :attr:`lock`: no IO here)."""

@@ -24,10 +24,11 @@ import os
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from ntui.core.logs.fdbudget import FdBudget, close_held
 
-__all__ = ["SampleFile", "SampleTail"]
+__all__ = ["RemoteChunk", "RemoteReads", "RemoteSampleFile", "SampleFile", "SampleTail"]
 
 CHUNK = 1024 * 1024
 #: most bytes one read takes from one file (a month-long job's file is caught up over several reads)
@@ -129,6 +130,70 @@ class SampleFile:
             close_held(fd, self.budget)
 
 
+class RemoteChunk(Protocol):
+    """Bytes of a file of a cluster reached over ssh (:class:`ntui.core.remote.protocol.Chunk`)."""
+
+    @property
+    def exists(self) -> bool: ...
+
+    @property
+    def data(self) -> bytes: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def inode(self) -> int: ...
+
+
+class RemoteReads(Protocol):
+    """What a sample file of a cluster reached over ssh is read through (its agent,
+    :class:`ntui.core.remote.files.ClusterFiles`)."""
+
+    def read(self, path: str, offset: int, limit: int = ..., *, from_end: bool = ...) -> RemoteChunk: ...
+
+
+class RemoteSampleFile(SampleFile):
+    """One sample file of a cluster reached over ssh, followed by byte offset through its agent: one request a read
+    (the new bytes and the file's size and inode in one answer), no descriptor held here."""
+
+    def __init__(self, path: str, files: RemoteReads) -> None:
+        super().__init__(path, None)
+        self.remote_path = path
+        self.files = files
+
+    def read_new(self) -> list[str]:
+        self.reset = False
+        self.stats += 1
+        try:
+            chunk = self.files.read(self.remote_path, self.offset, MAX_READ)
+        except Exception as exc:  # a refusal or a lost link: said as this file's error, read again next time
+            self.error = f"{self.remote_path}: {exc}"
+            return []
+        if not chunk.exists:
+            self.error = None
+            return []
+        self.error = None
+        if self.ident is not None and (chunk.inode != self.ident[1] or chunk.size < self.offset):
+            self.offset, self.partial, self.reset, self.ident = 0, b"", True, (0, chunk.inode)
+            return []  # replaced or shrunk: read from its start next time
+        self.ident = (0, chunk.inode)
+        self.bytes_read += len(chunk.data)
+        self.offset += len(chunk.data)
+        self.behind = max(0, chunk.size - self.offset)
+        if not chunk.data:
+            return []
+        data = self.partial + chunk.data
+        cut = data.rfind(b"\n") + 1
+        self.partial = data[cut:]
+        if len(self.partial) > MAX_PARTIAL:
+            self.partial = b""
+        return data[:cut].decode("utf-8", "replace").splitlines()
+
+    def release(self) -> None:
+        """Nothing held here."""
+
+
 class SampleTail:
     """Every node's sample file, each read at most every ``interval_s``, only its new bytes.
 
@@ -148,8 +213,11 @@ class SampleTail:
         budget: FdBudget | None = None,
         max_per_s: float | None = None,
         monotonic: Callable[[], float] = _time.monotonic,
+        remote: RemoteReads | None = None,
     ) -> None:
         self.interval_s = max(0.1, float(interval_s))
+        #: the files are on a cluster reached over ssh, read through this (None: here)
+        self.remote = remote
         self.tick_s = max(0.01, float(tick_s))
         self.on_lines = on_lines
         self.on_reset = on_reset
@@ -172,7 +240,8 @@ class SampleTail:
     def add(self, node: str, path: Path | str) -> None:
         """A node's file appeared (the caller lists the directory rarely; see the sampler's file names)."""
         if node not in self.tails:
-            self.tails[node] = SampleFile(path, self.budget)
+            self.tails[node] = (SampleFile(path, self.budget) if self.remote is None
+                                else RemoteSampleFile(str(path), self.remote))
 
     def due(self, now: float) -> list[str]:
         waiting = [n for n in self.tails

@@ -22,8 +22,10 @@ so the UI never waits for it.
 **A job of a cluster reached over ssh** (``restart(..., cluster=NAME)``): the plan asks that cluster's runner
 (``plan_for``'s ``cluster_runner``), and the watch step runs on its login node, its output streamed here over one
 channel of the cluster's ssh master through the relay of :meth:`~ntui.core.slurm.ssh.SshRunner.stream_argv`: stopping
-the local ssh process (the pane hidden, another job, the app quit) ends the step there too. The job's own sample
-files are not read over ssh yet (:data:`SAMPLES_NOT_OVER_SSH`, said in one line). A dropped link (the plan's
+the local ssh process (the pane hidden, another job, the app quit) ends the step there too. An ntui job's own sample
+files are read first through the cluster's files (its agent: the history entry there, one listing, then each file
+by offset, ``plan_for``'s ``cluster_files``); without them the step says so in one line
+(:data:`SAMPLES_NOT_OVER_SSH`). A dropped link (the plan's
 ``scontrol`` or the stream ending with ssh's own words for it) is said as the reason and retried with back-off
 (:meth:`GpuWatch.retry_due`), never in a loop and never on the UI thread.
 """
@@ -36,11 +38,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ntui.core.config import GpuSettings
 from ntui.core.errors import describe_error
-from ntui.core.gpu.samples import SampleBoard
+from ntui.core.gpu.samples import RemoteListing, SampleBoard
 from ntui.core.gpu.smi import GpuBoard, GpuView
 from ntui.core.gpu.stream import GpuWatchPlan, NotWatchable, plan_gpu_watch
 from ntui.core.logs.fdbudget import FdBudget
@@ -55,6 +57,7 @@ __all__ = [
     "SampleFilesLookup",
     "PlanFailed",
     "Planned",
+    "RemoteFiles",
     "SAMPLES_NOT_OVER_SSH",
     "StreamRelay",
     "StreamFactory",
@@ -71,8 +74,15 @@ WatchState = Literal["idle", "planning", "starting", "streaming", "paused", "fai
 SampleFilesLookup = Callable[[str], "tuple[str, str] | None"]
 
 
-#: What the pane says of a remote job's own GPU sample files (one line)
-SAMPLES_NOT_OVER_SSH = "the job's own GPU sample files are not read over ssh yet: live from a watch step instead"
+#: What the pane says of a remote job watched by a step (one line)
+SAMPLES_NOT_OVER_SSH = "no GPU sample files of this job read there (not ntui's, monitoring off, or no agent): live " \
+    "from a watch step instead"
+
+
+class RemoteFiles(RemoteListing, Protocol):
+    """A cluster's files (:class:`ntui.core.remote.files.ClusterFiles`): its history entries and its files."""
+
+    def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None: ...
 
 
 class StreamRelay(Protocol):
@@ -397,12 +407,14 @@ class GpuWatch:
 
     def plan_for(self, generation: int, job_id: str, where: SampleFilesLookup | None,
                  on_exit: Callable[[int, int, str], None], *,
-                 cluster_runner: Callable[[str], CommandRunner] | None = None) -> PlanOutcome | None:
+                 cluster_runner: Callable[[str], CommandRunner] | None = None,
+                 cluster_files: Callable[[str], RemoteFiles] | None = None) -> PlanOutcome | None:
         """*Worker thread*: the job's own sample files when it has them (no RPC at all); else the one
         ``scontrol show job -d`` of this watch, then the watch step's start (``srun``: a fork and exec, kept off the
         UI thread too). ``on_exit(generation, returncode, stderr)``: the step ended (its waiter thread). None: the
         watch moved on meanwhile (what was opened or started is closed or stopped). A job of :attr:`cluster`:
-        ``cluster_runner(cluster)`` asks it, the step is streamed over ssh (no sample files read)."""
+        its sample files through ``cluster_files(cluster)``, else ``cluster_runner(cluster)`` asks it and the step is
+        streamed over ssh."""
         runner, relay, cluster = self.runner, None, self.cluster
         if cluster is not None:
             if cluster_runner is None:
@@ -415,7 +427,13 @@ class GpuWatch:
             if relay is None:
                 return PlanFailed(generation, f"cluster {cluster}'s runner cannot stream a watch step here", None,
                                   None)
-            where = None  # SAMPLES_NOT_OVER_SSH
+            where = None  # the history here knows nothing of that cluster's jobs
+            remote = self._open_remote_samples(job_id, cluster, cluster_files)
+            if remote is not None:
+                if generation != self.generation:
+                    remote.close()
+                    return None
+                return FilesFound(generation, remote)
         files = self._open_sample_files(job_id, where)
         if files is not None:
             if generation != self.generation:
@@ -476,6 +494,30 @@ class GpuWatch:
             return None
         board.load()  # not shared yet: no lock while the whole files are parsed
         board.lock = self.lock  # from now on the UI draws from it: new lines go in under the lock
+        return board
+
+    def _open_remote_samples(self, job_id: str, cluster: str,
+                             cluster_files: Callable[[str], RemoteFiles] | None) -> SampleBoard | None:
+        """*Worker thread*: the job's sample files on ``cluster``, read whole through its files (its agent); None
+        when it has none there, or they cannot be asked now (the step instead)."""
+        if cluster_files is None:
+            return None
+        try:
+            files = cluster_files(cluster)
+            found = files.job(job_id)
+        except Exception:  # no agent there, or the link is down: the step says the rest
+            return None
+        entry = found.get("entry") if isinstance(found, dict) else None
+        if not isinstance(entry, dict):
+            return None
+        log_dir, stem = entry.get("log_dir"), entry.get("log_stem")
+        if not isinstance(log_dir, str) or not isinstance(stem, str) or not log_dir or not stem:
+            return None
+        board = SampleBoard(job_id, log_dir, stem, tick_s=self.interval, monotonic=self.clock, remote=files)
+        if not board.nodes:
+            return None
+        board.load()
+        board.lock = self.lock
         return board
 
     def poll_files(self, generation: int) -> bool | None:

@@ -21,9 +21,10 @@ screen left the stack) or removed, and resumes on ``Show`` or the screen coming 
 pane says why and shows the allocation (GPU indices per node from ``scontrol show job -d``) instead.
 
 A job of a cluster reached over ssh (``SelectedJob.cluster``) is watched the same way through that cluster's runner
-(the app's ``cluster_runner``): the step runs there and streams here over the cluster's ssh master, ended there when
-the pane stops reading; its sample files are not read over ssh yet (one line says so). A dropped link is said in the
-pane and retried by the tick with back-off.
+(the app's ``cluster_runner``) and its files (``TabDeps.files``: its agent): an ntui job's sample files are read there
+by offset, else the step runs there and streams here over the cluster's ssh master, ended there when the pane stops
+reading (one line says the samples were not read). A dropped link is said in the pane and retried by the tick with
+back-off.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from ntui.core.gpu.heatmap import use_heatmap
 from ntui.core.gpu.samples import SampleBoard
 from ntui.core.gpu.smi import GpuBoard, GpuIssue
 from ntui.core.gpu.stream import GpuStream, GpuWatchPlan
-from ntui.core.gpu.watch import SAMPLES_NOT_OVER_SSH, GpuWatch, PlanOutcome, StreamFactory, WatchState
+from ntui.core.gpu.watch import SAMPLES_NOT_OVER_SSH, GpuWatch, PlanOutcome, RemoteFiles, StreamFactory, WatchState
 from ntui.core.hosts import compress_nodelist
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.logs.fdbudget import FdBudget
@@ -131,6 +132,7 @@ class GpuPane(JobTab, Widget):
         environ: Mapping[str, str] | None = None,
         history_factory: Callable[[], HistoryLookup | None] | None = None,
         budget: FdBudget | None = None,
+        cluster_files: Callable[[str], RemoteFiles] | None = None,
         id: str | None = None,  # noqa: A002
         classes: str | None = None,
     ) -> None:
@@ -141,6 +143,8 @@ class GpuPane(JobTab, Widget):
                               environ=environ, budget=budget)
         #: where the job's history entry comes from (None: the app's ``open_history``, if it has one)
         self.history_factory = history_factory
+        #: the files of a cluster reached over ssh, by its name (None: no remote job's samples are read)
+        self.cluster_files = cluster_files
         self._ticker: Timer | None = None
         #: the selected job and its cluster (None: here), as last asked for by show_selected
         self._wanted: tuple[str | None, str | None] = (None, None)
@@ -150,7 +154,7 @@ class GpuPane(JobTab, Widget):
 
     @classmethod
     def build(cls, deps: TabDeps) -> GpuPane:
-        return cls(deps.runner, deps.settings.gpu, id=cls.TAB.widget_id)
+        return cls(deps.runner, deps.settings.gpu, cluster_files=deps.files, id=cls.TAB.widget_id)
 
     def show_selected(self, selected: SelectedJob) -> None:
         """Watch the selected job while it runs (a pending or ended job has no GPUs to watch)."""
@@ -244,7 +248,7 @@ class GpuPane(JobTab, Widget):
                 issues = board.issues(now)
                 if isinstance(board, SampleBoard):
                     issues += [GpuIssue("stale", "", m) for m in board.messages()[:3]]
-                if watch.cluster is not None:
+                elif watch.cluster is not None:
                     issues.append(GpuIssue("idle", "", f"{watch.cluster}: {SAMPLES_NOT_OVER_SSH}"))
                 width = max(40, body.content_region.width or self.size.width - 2)
                 gpus = sum(len(g) for g in board.latest().values())
@@ -323,18 +327,21 @@ class GpuPane(JobTab, Widget):
         if self.gpu_watch.restart(job_id, visible=self.visible_now, cluster=cluster) and job_id is not None:
             history = self.history_factory or getattr(self.app, "open_history", None)
             runners = getattr(self.app, "cluster_runner", None) if cluster is not None else None
-            self._plan_watch(self.gpu_watch.generation, job_id, history, runners)
+            self._plan_watch(self.gpu_watch.generation, job_id, history, runners,
+                             self.cluster_files if cluster is not None else None)
         self.redraw()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gpu-plan", description="GPU watch")
     def _plan_watch(self, generation: int, job_id: str,
                     history: Callable[[], HistoryLookup | None] | None = None,
-                    runners: Callable[[str], CommandRunner] | None = None) -> None:
+                    runners: Callable[[str], CommandRunner] | None = None,
+                    files: Callable[[str], RemoteFiles] | None = None) -> None:
         def ended(gen: int, returncode: int, stderr: str) -> None:  # the step's waiter thread
             self.post_message(self._StepEnded(gen, returncode, stderr))
 
         where = partial(_sample_files, history) if history is not None else None
-        outcome = self.gpu_watch.plan_for(generation, job_id, where, ended, cluster_runner=runners)
+        outcome = self.gpu_watch.plan_for(generation, job_id, where, ended, cluster_runner=runners,
+                                          cluster_files=files)
         if outcome is not None:
             self.post_message(self._Planned(outcome))
 
@@ -386,8 +393,8 @@ class GpuPane(JobTab, Widget):
             head = Content.assemble((f"job {jid}", "bold"), f" on {watch.cluster}  GPU usage")
         if state == "planning" and watch.cluster is not None:
             return head, Content.styled(
-                f"Asking {watch.cluster} for the job's allocation (scontrol show job -d over ssh)…\n"
-                f"{SAMPLES_NOT_OVER_SSH}.", "$text-muted")
+                f"Reading the job's GPU sample files on {watch.cluster}, or else its allocation (scontrol show job "
+                "-d over ssh)…", "$text-muted")
         if state == "planning":
             return head, Content.styled(
                 "Reading the job's GPU sample files, or else the allocation (scontrol show job -d)…", "$text-muted")
