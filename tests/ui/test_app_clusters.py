@@ -387,6 +387,19 @@ async def test_the_recent_list_holds_each_clusters_own_history_and_a_dropped_lin
         rows = sorted((str(recent.get_row_at(i)[0]), str(recent.get_row_at(i)[1])) for i in range(3))
         assert rows == [("alpha", "555"), ("alpha", "556"), ("here", "555")]
         assert set(opened) == {"alpha"} and pipe.asked == 1
+        # alpha's record selected: the tabs show it as alpha's job (its logs are read there), the local 555 not
+        recent.focus()
+        row = next(i for i in range(3) if [str(c) for c in recent.get_row_at(i)[:2]] == ["alpha", "556"])
+        recent.move_cursor(row=row)
+        await settle_jobs(pilot)
+        details = screen.query_one(JobDetailsPanel)
+        await wait_until(pilot, lambda: details.selected.source == "record" and details.selected.job_id == "556")
+        assert details.selected.cluster == "alpha"
+        row = next(i for i in range(3) if [str(c) for c in recent.get_row_at(i)[:2]] == ["here", "555"])
+        recent.move_cursor(row=row)
+        await wait_until(pilot, lambda: details.selected.job_id == "555")
+        assert details.selected.cluster is None
+        screen.table.focus()
         # a job of alpha's that leaves its queue: alpha's history is read again, over a link now down
         pipe.down = True
         alpha.add("squeue", result(stdout=job_line("77", "alpha-other", "RUNNING", reason="None") + "\n"))

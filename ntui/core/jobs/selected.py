@@ -113,12 +113,15 @@ def selected_on_cluster(queue: ClusterQueue, job_id: str, row_key: str,
     )
 
 
-def selected_record(job: RecentJob, view: DetailsView | None = None, key: str | None = None) -> SelectedJob:
-    """A recent job's record: no Slurm call, nothing live; its logs as ntui's history says."""
+def selected_record(job: RecentJob, view: DetailsView | None = None, key: str | None = None,
+                    cluster: str | None = None) -> SelectedJob:
+    """A recent job's record: no Slurm call, nothing live; its logs as ntui's history says (``cluster``: a job of
+    that cluster reached over ssh, whose logs are read there)."""
     entry = job.entry
     batch = str(LogPaths(entry.log_dir, entry.log_stem).batch(job.job_id)) if entry and entry.log_stem else None
     return SelectedJob(job_id=job.job_id, source="record", row_key=key or job.key, job=None, entry=entry,
-                       entry_known=True, details_known=True, view=view, batch_log=batch, record=job)
+                       entry_known=True, details_known=True, view=view, batch_log=batch, record=job,
+                       cluster=cluster)
 
 
 def log_target(selected: SelectedJob) -> LogTarget | None:

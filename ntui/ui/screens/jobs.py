@@ -563,8 +563,10 @@ class JobsScreen(NtuiScreen):
         self.waiting.selected(key)
 
     def _show_record(self, job: RecentJob) -> None:
-        """A recent job: its record to every tab (no Slurm call); its logs as for a live job."""
-        self.tabs.select_job(selected_record(job, record_details(job)))
+        """A recent job: its record to every tab (no Slurm call); its logs as for a live job (a job of a cluster
+        reached over ssh: read there)."""
+        there = job.cluster if job.cluster is not None and job.cluster in self.clusters.names() else None
+        self.tabs.select_job(selected_record(job, record_details(job), cluster=there))
 
     def open_history_entry(self, job_id: str) -> HistoryEntry | None:
         """*Thread-side*: ntui's history entry of ``job_id`` (a file read)."""
