@@ -23,7 +23,7 @@ from ntui.cli.submit import submit_checked
 from ntui.core.compose.spec import JobSpec
 from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
 from ntui.core.jobs.recent import gpu_text
-from ntui.core.jobs.resubmit import preset_ref, script_diff
+from ntui.core.jobs.resubmit import preset_ref, script_diff, without_preset
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import (
     RECENT_ORDERS,
@@ -198,12 +198,9 @@ def _cluster_resubmit(args: argparse.Namespace, cluster: str) -> int:
     indices: tuple[int, ...] | None = None
     try:
         entry = remote_history_entry(args)
-        if entry is None:
-            print(f"ntui: job {args.job_id} is not in the history on {cluster}", file=sys.stderr)
-            return EXIT_PROBLEMS
-        if entry.preset == "?" or not entry.script:
-            print(f"ntui: job {args.job_id} was recovered without its preset; resubmit its script "
-                  f"({entry.script_path or 'unknown'}) with sbatch on {cluster}", file=sys.stderr)
+        if entry is None or (refused := without_preset(entry, args.job_id, f" on {cluster}")):
+            said = f"job {args.job_id} is not in the history on {cluster}" if entry is None else refused
+            print(f"ntui: {said}", file=sys.stderr)
             return EXIT_PROBLEMS
         ref = preset_ref(entry)
         loaded, spec, problems = load_spec(ref, [*entry.overrides, *args.overrides])
@@ -259,12 +256,9 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
                 print(f"ntui: job {args.job_id} is an allocation of run {run.run_id}: resubmitting the run",
                       file=sys.stderr)
                 entry = run.entry
-        if entry is None:
-            print(f"ntui: job {args.job_id} is not in ntui's history", file=sys.stderr)
-            return EXIT_PROBLEMS
-        if entry.preset == "?" or not entry.script:
-            print(f"ntui: job {args.job_id} was recovered without its preset; resubmit its script "
-                  f"({entry.script_path or 'unknown'}) with sbatch", file=sys.stderr)
+        if entry is None or (refused := without_preset(entry, args.job_id)):
+            said = f"job {args.job_id} is not in ntui's history" if entry is None else refused
+            print(f"ntui: {said}", file=sys.stderr)
             return EXIT_PROBLEMS
         ref = preset_ref(entry)
         loaded, spec, problems = load_spec(ref, entry.overrides)

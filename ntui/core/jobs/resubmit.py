@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ntui.core.records.history import HistoryEntry
 
-__all__ = ["ResubmitPlan", "plan_resubmit", "preset_ref", "script_diff"]
+__all__ = ["ResubmitPlan", "plan_resubmit", "preset_ref", "script_diff", "without_preset"]
 
 
 def script_diff(old: str, new: str, old_name: str, new_name: str) -> str:
@@ -40,6 +40,15 @@ class ResubmitPlan:
     problem: str | None = None  # why it cannot be resubmitted from its preset (None: it can)
 
 
+def without_preset(entry: HistoryEntry, job_id: str, where: str = "") -> str | None:
+    """Why a history entry cannot be submitted again (it was recovered without its preset: only its script is
+    known), in words with what to do instead, or None. ``where``: after "with sbatch" (" on perlmutter")."""
+    if entry.preset == "?" or not entry.script:
+        return (f"job {job_id} was recovered without its preset; resubmit its script "
+                f"({entry.script_path or 'unknown'}) with sbatch{where}")
+    return None
+
+
 def plan_resubmit(entry: HistoryEntry, extra: Sequence[str] = ()) -> ResubmitPlan:
     """*Thread-side* (reads the preset): the plan to resubmit ``entry``'s job, with ``extra`` overrides on top.
     The diff compares the recorded script with the preset rendered now with the recorded overrides only."""
@@ -50,10 +59,8 @@ def plan_resubmit(entry: HistoryEntry, extra: Sequence[str] = ()) -> ResubmitPla
 
     job_id = entry.job_id or "?"
     overrides = (*entry.overrides, *extra)
-    if entry.preset == "?" or not entry.script:
-        return ResubmitPlan(job_id, entry.preset, overrides, problem=(
-            f"job {job_id} was recovered without its preset; resubmit its script "
-            f"({entry.script_path or 'unknown'}) with sbatch"))
+    if (recovered := without_preset(entry, job_id)) is not None:
+        return ResubmitPlan(job_id, entry.preset, overrides, problem=recovered)
     ref = preset_ref(entry)
     try:
         loaded = load_preset(ref, entry.overrides)
