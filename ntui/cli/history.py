@@ -199,8 +199,8 @@ def _cluster_resubmit(args: argparse.Namespace, cluster: str) -> int:
     try:
         entry = remote_history_entry(args)
         if entry is None or (refused := without_preset(entry, args.job_id, f" on {cluster}")):
-            said = f"job {args.job_id} is not in the history on {cluster}" if entry is None else refused
-            print(f"ntui: {said}", file=sys.stderr)
+            why = f"job {args.job_id} is not in the history on {cluster}" if entry is None else refused
+            print(f"ntui: {why}", file=sys.stderr)
             return EXIT_PROBLEMS
         ref = preset_ref(entry)
         loaded, spec, problems = load_spec(ref, [*entry.overrides, *args.overrides])
@@ -257,8 +257,8 @@ def cmd_resubmit(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 entry = run.entry
         if entry is None or (refused := without_preset(entry, args.job_id)):
-            said = f"job {args.job_id} is not in ntui's history" if entry is None else refused
-            print(f"ntui: {said}", file=sys.stderr)
+            why = f"job {args.job_id} is not in ntui's history" if entry is None else refused
+            print(f"ntui: {why}", file=sys.stderr)
             return EXIT_PROBLEMS
         ref = preset_ref(entry)
         loaded, spec, problems = load_spec(ref, entry.overrides)
