@@ -117,12 +117,13 @@ _EPOCH_DESC_RE = re.compile(r"\bEpoch\s+#?(?P<epoch>\d+)", re.IGNORECASE)
 _EPOCH_OF_RE = re.compile(r"\bEpoch\s*\[\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]"
                           r"|\bEpoch\s+(?P<epoch2>\d+)\s*/\s*(?P<epochs2>\d+)\b", re.IGNORECASE)
 #: what a bar counts when its description or its unit says it is not training: an evaluation, or the preparation
-#: before it (loading a checkpoint's shards, a dataset's map, filter or tokenizing, a download, generating a split)
+#: before it (loading a checkpoint's shards, a dataset's map, filter, tokenizing or truncating, a download, generating a
+#: split)
 _EVAL_DESC_RE = re.compile(r"(?i)\b(?:eval(?:uat)?\w*|valid\w*|inference|testing)\b")
 _PREP_DESC_RE = re.compile(
     r"(?i)^(?:loading|map|filter|tokeniz|download|generating|fetching|extracting|processing|preprocess|resolving"
     r"|computing|converting|saving|packing|grouping|shuffling|scanning|caching|creating|building|running tokenizer"
-    r"|applying|writing|uploading|sharding|finding)")
+    r"|applying|writing|uploading|sharding|finding|truncat|adding eos|concatenat|formatting|deduplicat)")
 #: a bar's description that says the epoch and the run's step before its metrics: torchtune's "{epoch}|{step}|Loss: x"
 _EPOCH_STEP_DESC_RE = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|")
 _PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shards", "samples", "docs", "tokens",
@@ -433,6 +434,10 @@ def _rich_any(text: str) -> Point | None:
     return Point("tqdm", int(m["n"]), int(m["total"]), epoch, metrics, None, phase, per_epoch=epoch is not None)
 
 
+#: a dict's value that Python writes for a float that is no number (``nan``, ``inf``, ``-inf``): not a literal
+_BARE_NAN_RE = re.compile(r"([:,\[(]\s*)(-?(?:nan|inf))(?=\s*[,}\])])")
+
+
 def _hf(text: str) -> Point | None:
     body = text.strip()
     if not (body.startswith("{") and body.endswith("}")) or (
@@ -442,10 +447,17 @@ def _hf(text: str) -> Point | None:
     try:
         data = ast.literal_eval(body)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        try:  # JSON that Python's literals do not read (its true, false, null)
-            data = json.loads(body) if '"' in body else None
-        except (ValueError, RecursionError):
-            return None
+        data = None
+        if _BARE_NAN_RE.search(body) is not None:  # Python's repr of a float that is no number: {'grad_norm': nan}
+            try:
+                data = ast.literal_eval(_BARE_NAN_RE.sub(r"\1'\2'", body))
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                data = None
+        if data is None:
+            try:  # JSON that Python's literals do not read (its true, false, null)
+                data = json.loads(body) if '"' in body else None
+            except (ValueError, RecursionError):
+                return None
     if not isinstance(data, dict):
         return None
     metrics: dict[str, float] = {}
@@ -1079,7 +1091,9 @@ def _counters(text: str) -> Point | None:
 #: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
 _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{_NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
-                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{_NUM}\s*$")
+                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{_NUM}\s*$"
+                           # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")
+                           rf"|[\w./-]+ = {_NUM}\s*$")
 
 
 def trailing_metrics(text: str) -> dict[str, float] | None:

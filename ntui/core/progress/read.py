@@ -70,6 +70,11 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     return series
 
 
+#: a bar that Lightning 2.x draws before its total is known: an empty bar, then ``0/?`` (tqdm's own bar writes
+#: ``0it``): the sanity check's and each validation's, before their first batch
+_UNKNOWN_TOTAL_BAR_RE = re.compile(r"\|\s*\| 0/\? \[")
+
+
 def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> None:
     """One line of a rank log into ``series`` (both readers': this one and the view's board): ntui's rank header
     again is a new start (a requeue, a run's next allocation), and so are the program's own word that it starts its
@@ -98,6 +103,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             else:
                 _declarations(series, text)
         return
+    if "0/? [" in text and _UNKNOWN_TOTAL_BAR_RE.search(text) is not None:
+        series.bars_train_only()
     if series.samples:
         series.after_points()
         first = series.first_line

@@ -114,6 +114,7 @@ class Series:
     _val_seen: bool = False  # a validation bar came while an epoch's bar was short of its total
     _val_done: int = 0  # the batches of this epoch's validations that ended (its bar counted them too)
     _val_from: int | None = None  # the training batch a validation under way started at
+    _bars_train_only: bool = False  # the epoch's bar counts training batches only (Lightning 2.x's bars)
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -158,6 +159,12 @@ class Series:
         """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
         loop's lines say iterations and optimizer steps both."""
         self.declared_total, self._total_iters = total, iters
+
+    def bars_train_only(self) -> None:
+        """The program draws its bars in Lightning 2.x's format (a bar of no total written ``| 0/? [``, its
+        sanity check's or its validation's before it counts): its epoch's bar counts that epoch's training batches
+        only, a validation has a bar of its own that the epoch's bar does not count."""
+        self._bars_train_only = True
 
     def evaluation(self) -> None:
         """The program said an evaluation (or a prediction) starts, on a line of its own (the Trainer's "*****
@@ -267,7 +274,8 @@ class Series:
             self.add(*held)
             return self._inner(point, at)
         last = self.step
-        if point.total < current and last is not None and last < current:
+        if point.total < current and last is not None and last <= current:
+            # (also where the run's bar is at its end: the Trainer's evaluation at the last step, before its end)
             self._held = self._held_first = (point, at)
             self._held_count = 1
             return True
@@ -309,7 +317,7 @@ class Series:
         validation's batches too, at the epoch's end or every ``val_check_interval``): the epoch's bar moves on
         with the validation, its points then are not steps."""
         raw = self._raw
-        if raw is None or not 0 < raw[0] < raw[1]:
+        if raw is None or not 0 < raw[0] < raw[1] or self._bars_train_only:
             return
         self._val_seen = True
         if self._val_from is None:
