@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from ntui.core.config import ClusterSettings, NotifySettings, Settings, SlurmSettings, cluster_runner
+from ntui.core.jobs.queue import ENDED
 from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from tests.cluster.conftest import DEV_CLUSTER, DevCluster, cluster_lock
@@ -134,7 +135,9 @@ async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
             # the other cluster's job is untouched, and still listed with its cluster
             assert _state(clusters["c2411"][0], jobs["c2411"]) == "PENDING"
             assert table.get_row(keys["c2411"])[0] == "c2411"
-            await wait_until(pilot, lambda: keys["c2205"] not in table.rows, timeout=WAIT_S)
+            # the cancelled job keeps an ended row with the final state its own cluster gave
+            await wait_until(pilot, lambda: table.row_tag(keys["c2205"]) == ENDED
+                             and table.get_row(keys["c2205"])[3] == "CANCELLED", timeout=WAIT_S)
     finally:
         for name, (cluster, _) in clusters.items():
             cluster.run("scancel", jobs[name])
