@@ -110,3 +110,23 @@ def test_an_evaluation_at_the_runs_last_step_is_no_restart(tmp_path: Path) -> No
 def test_a_datasets_truncating_bar_is_preparation() -> None:
     point = parse_line("Truncating train dataset: 100%|##########| 3100/3100 [00:00<00:00, 51022.10 examples/s]")
     assert point is not None and point.phase == "preparation"
+
+
+def test_a_splits_scanning_bar_is_preparation_and_a_resume_after_it_no_restart(tmp_path: Path) -> None:
+    lines = ["train: Scanning /data/bolts/labels.cache... 288 images, 1 backgrounds, 0 corrupt: 100%|##########| "
+             "289/289 [00:00<?, ?it/s]",
+             "val: Scanning /data/bolts/valid.cache... 61 images, 0 backgrounds, 0 corrupt: 100%|##########| "
+             "61/61 [00:00<?, ?it/s]",
+             "Resuming training /runs/detect/train7/weights/last.pt from epoch 12 to 30 total epochs",
+             "Starting training for 30 epochs...",
+             "",
+             "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"]
+    for epoch in (12, 13):
+        lines.append(f"      {epoch}/30      1.90G     1.{epoch}     0.71      1.002         21        640: 100%|"
+                     f"##########| 37/37 [00:31<00:00,  1.19it/s]")
+        lines.append("                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): "
+                     "100%|##########| 4/4 [00:03<00:00,  1.31it/s]")
+        lines.append("                   all         61        204      0.771      0.702      0.794      0.512")
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.total) == (13, 30)
+    assert not series.restarts

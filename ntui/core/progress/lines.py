@@ -121,7 +121,8 @@ _EPOCH_OF_RE = re.compile(r"\bEpoch\s*\[\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\
 #: split)
 _EVAL_DESC_RE = re.compile(r"(?i)\b(?:eval(?:uat)?\w*|valid\w*|inference|testing)\b")
 _PREP_DESC_RE = re.compile(
-    r"(?i)^(?:loading|map|filter|tokeniz|download|generating|fetching|extracting|processing|preprocess|resolving"
+    r"(?i)^(?:(?:train|val|test)\w*:\s*)?"  # (a split's name before it: ultralytics' "train: Scanning ...")
+    r"(?:loading|map|filter|tokeniz|download|generating|fetching|extracting|processing|preprocess|resolving"
     r"|computing|converting|saving|packing|grouping|shuffling|scanning|caching|creating|building|running tokenizer"
     r"|applying|writing|uploading|sharding|finding|truncat|adding eos|concatenat|formatting|deduplicat)")
 #: a bar's description that says the epoch and the run's step before its metrics: torchtune's "{epoch}|{step}|Loss: x"
