@@ -6,22 +6,30 @@
 * :class:`Mirror`: local copies of a few of the cluster's files, appended to as they grow, for the readers that
   work on files (triage's watcher, progress): they read the copies as they would the originals.
 * :func:`entry_from_dict`: the cluster's history entry of a job (the agent's ``job`` answer) as a
-  :class:`~ntui.core.records.history.HistoryEntry`.
+  :class:`~ntui.core.records.history.HistoryEntry`; :func:`remote_entry`: that entry asked of the cluster's files.
+* :func:`read_remote_progress`: a rank log's progress read on a local copy of its tail (the app's Progress tab of a
+  job on a cluster reached over ssh; the same reader and the same tail as on the login node).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ntui.core.progress.lines import Pattern
+from ntui.core.progress.read import TAIL_BYTES, read_progress
+from ntui.core.progress.series import Series
 from ntui.core.records.history import GpuSummary, HistoryEntry
 from ntui.core.remote.files import ClusterFiles
 from ntui.core.remote.protocol import MAX_CHUNK, Chunk
 
-__all__ = ["MIRROR_MAX", "Mirror", "RemoteTail", "TailLines", "entry_from_dict"]
+__all__ = ["MIRROR_MAX", "Mirror", "RemoteTail", "TailLines", "entry_from_dict", "read_remote_progress",
+           "remote_entry"]
 
 #: The most bytes of one file a mirror keeps: a longer file's copy starts this far from its end.
 MIRROR_MAX = 64 * 1024 * 1024
@@ -191,3 +199,25 @@ def entry_from_dict(data: dict[str, Any]) -> HistoryEntry | None:
         return HistoryEntry(**values)
     except TypeError:
         return None
+
+
+def remote_entry(files: ClusterFiles, job_id: str) -> HistoryEntry | None:
+    """The cluster's history entry of ``job_id``, read there by its files (None: ntui did not submit it there).
+    Raises what the files raise when the cluster cannot be asked (a dropped link, in words)."""
+    found = files.job(job_id)
+    entry = found.get("entry") if isinstance(found, dict) else None
+    return entry_from_dict(entry) if isinstance(entry, dict) else None
+
+
+def read_remote_progress(files: ClusterFiles, path: str, *, pattern: Pattern | None = None) -> Series:
+    """The progress in the cluster's file ``path``: its last :data:`~ntui.core.progress.read.TAIL_BYTES` (and one
+    byte more, so a longer log reads as a tail, as on the login node) copied into a temporary directory through
+    ``files``, read there and removed. Raises FileNotFoundError when the file is not there, and what the files
+    raise when the cluster cannot be asked."""
+    with tempfile.TemporaryDirectory(prefix="ntui-progress-") as directory:
+        mirror = Mirror(files, Path(directory), max_bytes=TAIL_BYTES + 1)
+        (local,) = mirror.add([path])
+        mirror.sync()
+        if not local.is_file():
+            raise FileNotFoundError(errno.ENOENT, "no such file on the cluster", path)
+        return read_progress(local, pattern=pattern)

@@ -8,12 +8,20 @@ running one's before its first tick, is read once from its rank-0 log in a threa
 cut, with the step where), the latest metrics, and the chart: its legend, then the core's figure drawn by
 textual-plotext's widget (:class:`LossPlot`) at the pane's width, in the theme's colours (the training metric in the
 primary colour, the evaluations in the warning colour, the restarts in the error colour).
+
+A job of a cluster reached over ssh (``SelectedJob.cluster``) is read there, as ``ntui --cluster NAME progress``
+does: its history entry asked of that cluster's files (``TabDeps.files``: its agent) when the row has none, then the
+tail of its rank-0 log copied through them and read by the same reader
+(:func:`~ntui.core.remote.logs.read_remote_progress`), all in the worker; a dropped link takes the tab's failure
+path (said in the pane, in words). Its answers are kept by cluster and job (the same id may be on two clusters).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
@@ -42,8 +50,13 @@ from ntui.core.progress.preset import pattern_of_script
 from ntui.core.progress.quiet import quiet
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Series, estimate
+from ntui.core.records.history import HistoryEntry
+from ntui.core.remote.logs import read_remote_progress, remote_entry
 from ntui.core.textsafe import inert
 from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec
+
+if TYPE_CHECKING:
+    from ntui.core.remote.files import ClusterFiles
 
 __all__ = ["LossPlot", "ProgressPane"]
 
@@ -90,6 +103,7 @@ class ProgressPane(JobTab, VerticalScroll):
 
     TAB = TabSpec("Progress", "tab-progress", "jobs-progress", "p", "ntui.jobs.tab_progress",
                   "How far the selected job's training is, its ETA and its loss", groups=("ntui-progress-read",))
+    OVER_SSH = True  # a remote job's rank-0 log is read through its cluster's files (see the module docstring)
 
     DEFAULT_CSS = """
     ProgressPane {
@@ -104,6 +118,7 @@ class ProgressPane(JobTab, VerticalScroll):
         super().__init__(id=id)
         self.clock = deps.clock
         self.quiet_after_s = deps.settings.progress.quiet_after
+        self.cluster_files = deps.files
         self.series: Series | None = None  # what is shown
         self._note = "Select a job to see how far its training is."
 
@@ -126,15 +141,29 @@ class ProgressPane(JobTab, VerticalScroll):
         self._note = f"No progress: {text}"
         self._draw()
 
+    def shown_job(self, selected: SelectedJob) -> str | None:
+        """The key of a job's answers: its id, on a cluster reached over ssh that cluster's name and its id."""
+        if selected.job_id is None or selected.cluster is None:
+            return selected.job_id
+        return f"{selected.cluster}/{selected.job_id}"
+
     def show_selected(self, selected: SelectedJob) -> None:
         job_id, entry = selected.job_id, selected.entry
+        key = self.shown_job(selected)
         self.series = None
-        if job_id is None:
+        if job_id is None or key is None:
             self._note = "Select a job to see how far its training is."
         elif selected.progress is not None and selected.progress.step is not None:
             self.series = selected.progress.series()
-        elif not selected.active and (kept := _series_of(self.result(job_id))) is not None:
+        elif not selected.active and (kept := _series_of(self.result(key))) is not None:
             self.series = kept
+        elif selected.cluster is not None and (entry is None or entry.log_stem):
+            cluster, files = selected.cluster, self.cluster_files
+            self._note = f"Reading the progress of job {inert(job_id)} on {inert(cluster)} from its rank 0 log…"
+            if files is None:
+                self._note = f"No progress for job {inert(job_id)}: the files of {inert(cluster)} are not reachable"
+            elif self.computing != key:
+                self.compute(key, lambda: _read_remote(files, cluster, job_id, entry), what="progress")
         elif entry is None or not entry.log_stem:
             self._note = (f"No progress for job {inert(job_id)}: ntui did not submit it, so its logs are unknown here "
                           "(ntui progress FILE reads any log).")
@@ -149,7 +178,7 @@ class ProgressPane(JobTab, VerticalScroll):
     def show_result(self, computed: Computed) -> None:
         series, error = computed.value if isinstance(computed.value, tuple) else (None, "")
         if series is None:
-            self._note = f"No progress for job {inert(computed.job_id)}: {inert(str(error))}"
+            self._note = f"No progress for job {inert(self.selected.job_id or computed.job_id)}: {inert(str(error))}"
         self.series = series if isinstance(series, Series) else None
         self._draw()
 
@@ -214,6 +243,23 @@ def _read(path: Path, pattern: Pattern | None) -> tuple[Series | None, str]:
         return read_progress(path, pattern=pattern), ""
     except OSError as exc:
         return None, f"{path}: {exc.strerror or exc}"
+
+
+def _read_remote(files: Callable[[str], ClusterFiles], cluster: str, job_id: str,
+                 entry: HistoryEntry | None) -> tuple[Series | None, str]:
+    """*Worker thread*: the series of a remote job's rank-0 log read on its cluster (its entry asked there when the
+    row has none), or why not; a dropped link raises (the tab's failure path)."""
+    there = files(cluster)
+    if entry is None:
+        entry = remote_entry(there, job_id)
+    if entry is None or not entry.log_stem:
+        return None, (f"ntui did not submit it on {cluster}, so its logs are unknown there "
+                      f"(ntui --cluster {cluster} progress FILE reads any log)")
+    path = LogPaths(entry.log_dir, entry.log_stem).rank(job_id, 0)
+    try:
+        return read_remote_progress(there, str(path), pattern=pattern_of_script(entry.script)), ""
+    except FileNotFoundError:
+        return None, f"{cluster}:{path}: its rank 0 log is not there (yet)"
 
 
 def _series_of(computed: Computed | None) -> Series | None:

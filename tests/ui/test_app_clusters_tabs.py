@@ -1,0 +1,119 @@
+"""The Progress, Report, Sweep and Stacks tabs of a job on a cluster reached over ssh (issue #45), in the real app
+with two clusters: Slurm faked at the runner's edge, each cluster's files the agent's own functions on a test
+directory (:class:`~tests.support.remote_samples.RecordedFiles`: its history entries given, every read recorded);
+each tab reads the job on its own cluster, the same id on the other one is another job, a dropped link is said in
+the tab."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Static
+
+from ntui.core.records.history import HistoryEntry
+from ntui.core.remote.protocol import Chunk
+from ntui.core.slurm.ssh import classify_ssh
+from ntui.ui.screens.jobs import JobsScreen
+from ntui.ui.widgets.progress_pane import ProgressPane
+from tests.support.fakes import FakeRunner, result
+from tests.support.remote_samples import RecordedFiles
+from tests.support.screenshots_clusters import clusters_app, job_line, show_job
+from tests.support.screenshots_jobs import settle_jobs, wait_until
+
+SIZE = (150, 40)
+DATA = Path(__file__).resolve().parents[1] / "data" / "progress"
+STEM = "train"
+
+
+def _cluster(name: str, job_id: str) -> FakeRunner:
+    runner = FakeRunner({"squeue": result(stdout=job_line(job_id, f"{name}-train", "RUNNING", reason="None",
+                                                          used="10:00", nodelist=f"{name}-g01",
+                                                          partition="gpu") + "\n")}, default=result())
+    show = show_job(job_id, f"{name}-train", "RUNNING", nodes=f"{name}-g01", partition="gpu")
+    runner.add(("scontrol", "show", "job", "-d", job_id), result(stdout=show))
+    runner.add(("scontrol", "show", "job", job_id), result(stdout=show))
+    return runner
+
+
+def _logs(root: Path, job_id: str, capture: Path) -> dict[str, Any]:
+    """A log directory of the cluster holding the job's rank-0 log (a real capture); its history entry's fields, as
+    the agent sends them."""
+    root.mkdir(parents=True)
+    shutil.copyfile(capture, root / f"{STEM}-{job_id}-rank-0.out")
+    entry = HistoryEntry(token=f"t{job_id}", job_id=job_id, cluster=None, preset="train", preset_path=None,
+                         overrides=(), job_name=STEM, launcher="torchrun", nodes=1, world_size=1, log_dir=str(root),
+                         log_stem=STEM, script="#!/bin/bash\n", script_path=None, created_at=1.0, submitted_at=2.0,
+                         status="submitted")
+    return dataclasses.asdict(entry)
+
+
+class DroppedFiles(RecordedFiles):
+    """A cluster whose link dropped: every question raises what ssh's exit 255 says."""
+
+    def job(self, job_id: str, cluster: str | None = None) -> dict[str, object] | None:
+        problem = classify_ssh("alpha", 255, "Connection to alpha closed by remote host.")
+        assert problem is not None
+        raise problem
+
+    def read(self, path: str, offset: int, limit: int = 0, *, from_end: bool = False) -> Chunk:
+        raise AssertionError("no read after a dropped link")
+
+
+def _screen(app: Any) -> JobsScreen:
+    screen = next(s for s in app.screen_stack if isinstance(s, JobsScreen))
+    assert isinstance(screen, JobsScreen)
+    return screen
+
+
+def _words(pane: ProgressPane) -> str:
+    return str(pane.query_one("#progress-words", Static).render())
+
+
+async def test_the_progress_tab_reads_a_remote_jobs_rank_0_log_on_its_own_cluster(tmp_path: Path) -> None:
+    hf, tqdm = DATA / "transformers-5.24.0" / "hf-trainer.out", DATA / "tqdm-4.70.1" / "tqdm-long-partial.out"
+    alpha_files = RecordedFiles({"77": _logs(tmp_path / "alpha", "77", hf)})
+    beta_files = RecordedFiles({"77": _logs(tmp_path / "beta", "77", tqdm)})
+    by_name = {"alpha": alpha_files, "beta": beta_files}
+    app = clusters_app(local=None, clusters={"alpha": _cluster("alpha", "77"), "beta": _cluster("beta", "77")})
+    app.cluster_files = lambda name: by_name[name]  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: {"alpha/77", "beta/77"} <= set(screen.table.rows))
+        screen.table.move_cursor(key="alpha/77")
+        await settle_jobs(pilot)
+        await pilot.press("p")
+        pane = screen.query_one(ProgressPane)
+        await wait_until(pilot, lambda: pane.series is not None)
+        assert pane.failure is None
+        assert pane.series is not None and (pane.series.step, pane.series.total) == (80, 80)
+        assert _words(pane).startswith("step 80 of 80")
+        assert {p for p, _ in alpha_files.reads} == {str(tmp_path / "alpha" / f"{STEM}-77-rank-0.out")}
+        assert beta_files.reads == []
+
+        screen.table.move_cursor(key="beta/77")  # the same id on the other cluster: its own log, not alpha's answer
+        await settle_jobs(pilot)
+        await wait_until(pilot, lambda: pane.series is not None and pane.series.total == 10000)
+        assert {p for p, _ in beta_files.reads} == {str(tmp_path / "beta" / f"{STEM}-77-rank-0.out")}
+        assert pane.series is not None and pane.series.step == 74
+        assert "of 10,000" in _words(pane) and "min left" in _words(pane)  # its time limit: the queue row's
+        assert "not available over ssh" not in _words(pane)
+
+
+async def test_a_dropped_link_is_said_in_the_progress_tab(tmp_path: Path) -> None:
+    app = clusters_app(local=None, clusters={"alpha": _cluster("alpha", "77"), "beta": _cluster("beta", "5")})
+    app.cluster_files = lambda name: DroppedFiles()  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
+        screen.table.move_cursor(key="alpha/77")
+        await settle_jobs(pilot)
+        await pilot.press("p")
+        pane = screen.query_one(ProgressPane)
+        await wait_until(pilot, lambda: pane.failure is not None)
+        assert _words(pane).startswith("No progress: ssh to alpha: the connection dropped")
+        assert pane.series is None
