@@ -207,7 +207,7 @@ class LogPane(JobTab, Widget):
                   keys=(TabKey("E", "first_error", "First error", "ntui.jobs.first_error",
                                "Open the logs at the error of the rank that failed first"),))
     FEED_HIDDEN = True  # hidden, it reads the batch log alone now and then (a failure still shows at once)
-    OVER_SSH = True  # a remote job's batch log, through its cluster's files (show_remote)
+    OVER_SSH = True  # a remote job's batch and rank logs, through its cluster's files (show_remote)
 
     DEFAULT_CSS = """
     LogPane { layout: vertical; height: 1fr; }
@@ -462,7 +462,7 @@ class LogPane(JobTab, Widget):
     def show_remote(self, selected: SelectedJob) -> None:
         """A job of a cluster reached over ssh: its batch log (``scontrol``'s StdOut there) read through that
         cluster's files (the agent over its master), its tail then its new lines by offset, as ``ntui --cluster NAME
-        logs -f`` does. The ranks' own logs are not read over ssh yet (said in the status line)."""
+        logs -f`` does, and the ranks' own logs found by the job's history entry there (:meth:`_follow_remote`)."""
         cluster, job_id, path = selected.cluster, selected.job_id, selected.batch_log
         assert cluster is not None
         shown = RemoteShown(cluster, job_id, path)
@@ -480,7 +480,7 @@ class LogPane(JobTab, Widget):
         self._token += 1
         shown.active = selected.active
         self._remote = shown
-        note = "over ssh: the batch log only (the ranks' logs are not read over ssh yet)"
+        note = "over ssh: the batch log, and each rank's log when ntui submitted the job there"
         keys: tuple[Key, ...] = (BATCH,) if path else ()
         self._shown = Shown(job_id, selected.active, note, LogView(0, "rank", keys), last_rank=BATCH)
         self._reset_view_state()
@@ -504,61 +504,119 @@ class LogPane(JobTab, Widget):
                         thread=True, exclusive=True, exit_on_error=False)
 
     def _follow_remote(self, token: int, shown: RemoteShown, files_of: Callable[[str], ClusterFiles]) -> None:
-        """*Worker thread*: the remote batch log's tail, then its new lines (offsets held by
-        :class:`~ntui.core.remote.logs.RemoteTail`: a dropped link resumes where the last answer ended, nothing lost
-        or doubled); the follow waits on the cluster for new lines where the agent can, else polls. Stops once the
-        job no longer runs and a poll found nothing new."""
-        from ntui.core.remote.logs import RemoteTail
+        """*Worker thread*: the remote job's logs, each by offsets held by its own
+        :class:`~ntui.core.remote.logs.RemoteTail` (a dropped link resumes where the last answer ended, nothing lost
+        or doubled): the batch log, and, for a job ntui submitted there (its history entry on the cluster, through
+        its files), every rank's log its log directory lists (:func:`~ntui.core.jobfiles.lognames.parse_rank_file`,
+        the local discovery's rule), looked for again every few polls while the job runs. Each file keeps its last
+        ``window`` lines; the shown one's new lines are posted, a view change posts the chosen file's lines. A
+        dropped link is said on the rows and retried with back-off. Stops once the job no longer runs and a poll
+        found nothing new."""
+        from collections import deque
+
+        from ntui.core.jobfiles.lognames import LogPaths, parse_rank_file
+        from ntui.core.remote.files import FileRefused
+        from ntui.core.remote.logs import RemoteTail, remote_entry
         from ntui.core.slurm.runner import SlurmError
 
         worker = get_current_worker()
         interval = max(0.2, float(self.settings.poll_interval))
-        assert shown.path is not None
+        window = max(1, self.settings.window)
+        assert shown.path is not None and shown.job_id is not None
+        job_id = shown.job_id
+        paths: dict[Key, str] = {BATCH: shown.path}
+        tails: dict[Key, RemoteTail] = {}
+        kept: dict[Key, deque[str]] = {}
+        status: dict[Key, tuple[str, bool, str]] = {BATCH: ("reading…", False, "")}
+        entry_known = False  # the history entry was asked (and answered) once
+        log_paths: LogPaths | None = None
+        note = f"the batch log on {shown.cluster}: {shown.path}"
 
         def running() -> bool:
             return not worker.is_cancelled and token == self._token
 
-        def row(status: str, exists: bool, last: str = "") -> None:
-            self.post_message(LogPane.Rows(token, (RankRow(BATCH, None, exists, 0, "", _crop(last), status),),
-                                           TriageLine(f"the batch log on {shown.cluster}: {shown.path}", False)))
+        def post_rows() -> None:
+            rows = tuple(RankRow(k, None, status[k][1], 0, "", _crop(status[k][2]), status[k][0])
+                         for k in sorted(status, key=_key_sort))
+            self.post_message(LogPane.Rows(token, rows, TriageLine(note, False)))
 
-        tail: RemoteTail | None = None
+        def view_key() -> tuple[int, Key]:
+            view = self._shown.view
+            return view.gen, (view.keys[0] if view.keys else BATCH)
+
+        shown_gen = -1
         wait_s = interval
+        polls = 0
         while running():
-            waited = False  # the follow itself waited on the cluster for new lines
+            gen, key = view_key()
             try:
                 files = files_of(shown.cluster)
-                if tail is None:
-                    tail = RemoteTail(files, shown.path, lines=max(1, self.settings.window))
-                    first = tail.start()
-                    if not first.exists:
-                        row("not there yet", False)
-                        tail = None
-                    else:
-                        self.post_message(LogPane.ViewLoaded(token, 0, Loaded(tuple(first.lines),
-                                                                              partial=tail.partial)))
-                        row("following" if shown.active else "ended", True, first.lines[-1] if first.lines else "")
-                else:
-                    update = tail.poll(wait=2.0 if files.live else 0.0)
-                    waited = files.live
+                if not entry_known:
+                    entry = remote_entry(files, job_id)
+                    entry_known = True
+                    if entry is not None and entry.log_dir and entry.log_stem:
+                        log_paths = LogPaths(entry.log_dir.rstrip("/"), entry.log_stem)
+                        note = f"the logs on {shown.cluster}: {log_paths.log_dir} ({shown.path})"
+                if log_paths is not None and (polls % 4 == 0 or not shown.active):
+                    try:
+                        listed = files.listdir(log_paths.log_dir)
+                    except FileRefused as exc:  # not there yet (the job has not started): the batch log alone
+                        if exc.kind != "not-found":
+                            raise
+                        listed = []
+                    for e in listed:
+                        rank = parse_rank_file(e.name, log_paths.stem, job_id)
+                        if rank is not None and rank not in paths:
+                            paths[rank] = f"{log_paths.log_dir}/{e.name}"
+                            status[rank] = ("reading…", False, "")
+                fresh = False  # a file gained lines
+                for k, path in paths.items():
+                    tail = tails.get(k)
+                    if tail is None:
+                        tail = RemoteTail(files, path, lines=window)
+                        first = tail.start()
+                        if not first.exists:
+                            status[k] = ("not there yet", False, "")
+                            continue
+                        tails[k] = tail
+                        kept[k] = deque(first.lines, maxlen=window)
+                        status[k] = ("following" if shown.active else "ended", True,
+                                     first.lines[-1] if first.lines else "")
+                        continue
+                    update = tail.poll(wait=0.0)
                     if update.reset:
-                        self.post_message(LogPane.ViewLoaded(token, 0, Loaded(tuple(update.lines),
-                                                                              partial=tail.partial)))
-                    elif update.lines or tail.partial:
-                        self.post_message(LogPane.Lines(token, 0, tuple(update.lines), tail.partial))
+                        kept[k].clear()
+                    kept[k].extend(update.lines)
                     if update.lines:
-                        row("following" if shown.active else "ended", True, update.lines[-1])
-                    elif not shown.active:
-                        row("ended", True)
-                        return
+                        fresh = True
+                        status[k] = ("following" if shown.active else "ended", True, update.lines[-1])
+                    elif status[k][0].startswith("link down"):
+                        status[k] = ("following" if shown.active else "ended", True, status[k][2])
+                    if k == key and gen == shown_gen:
+                        if update.reset:
+                            self.post_message(LogPane.ViewLoaded(token, gen, Loaded(tuple(kept[k]),
+                                                                                   partial=tail.partial)))
+                        elif update.lines or tail.partial:
+                            self.post_message(LogPane.Lines(token, gen, tuple(update.lines), tail.partial))
+                if gen != shown_gen and key in tails:
+                    self.post_message(LogPane.ViewLoaded(token, gen, Loaded(tuple(kept[key]),
+                                                                           partial=tails[key].partial)))
+                    shown_gen = gen
+                post_rows()
+                polls += 1
+                if not shown.active and not fresh and polls > 1:
+                    for k in status:
+                        status[k] = ("ended", status[k][1], status[k][2])
+                    post_rows()
+                    return
                 wait_s = interval
             except SlurmError as exc:  # the link is down (the agent reopens it itself first): say so, try again
                 wait_s = min(30.0, max(interval, wait_s * 2))
-                row(f"link down, retry in {wait_s:.0f} s", False, str(exc))
-            if waited:
-                continue
+                for k in status:
+                    status[k] = (f"link down, retry in {wait_s:.0f} s", status[k][1], str(exc))
+                post_rows()
             deadline = time.monotonic() + wait_s
-            while running() and time.monotonic() < deadline:
+            while running() and time.monotonic() < deadline and view_key()[0] == gen:
                 time.sleep(0.05)
 
     def show_failure(self, text: str) -> None:
