@@ -159,31 +159,17 @@ def cluster_log_dir(entry: HistoryEntry, wanted: Callable[[str], bool], *, tail_
         yield entry, _same
         return
     import tempfile
-    from dataclasses import replace
 
-    from ntui.core.jobfiles.samplefiles import GPU_PART
-    from ntui.core.remote.files import FileRefused
-    from ntui.core.remote.logs import MIRROR_MAX, Mirror
+    from ntui.core.remote.logs import copy_log_dir
 
     files = cluster_files()
     with tempfile.TemporaryDirectory(prefix="ntui-remote-") as d:
-        try:
-            names = [e.name for e in files.listdir(entry.log_dir) if e.kind in ("f", "l") and wanted(e.name)]
-        except FileRefused as exc:
-            if exc.kind != "not-found":
-                raise
-            names = []
-        samples = Mirror(files, Path(d))
-        logs = Mirror(files, Path(d), max_bytes=tail_bytes or MIRROR_MAX)
-        for name in names:
-            (samples if GPU_PART in name else logs).add([f"{entry.log_dir.rstrip('/')}/{name}"])
-        samples.sync()
-        logs.sync()
+        local = copy_log_dir(files, entry, wanted, Path(d), tail_bytes=tail_bytes)
 
         def said(text: str) -> str:
             return text.replace(d, entry.log_dir.rstrip("/"))
 
-        yield replace(entry, log_dir=d), said
+        yield local, said
 
 
 def _same(text: str) -> str:

@@ -18,6 +18,9 @@ from ntui.core.remote.protocol import Chunk
 from ntui.core.slurm.ssh import classify_ssh
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.progress_pane import ProgressPane
+from ntui.ui.widgets.report_pane import ReportPane
+from tests.support.bigjob import STEM as BIG_STEM
+from tests.support.bigjob import make_bigjob
 from tests.support.fakes import FakeRunner, result
 from tests.support.remote_samples import RecordedFiles
 from tests.support.screenshots_clusters import clusters_app, job_line, show_job
@@ -38,16 +41,20 @@ def _cluster(name: str, job_id: str) -> FakeRunner:
     return runner
 
 
+def _entry(job_id: str, log_dir: Path, stem: str = STEM, *, nodes: int = 1) -> dict[str, Any]:
+    """A history entry's fields, as the agent sends them."""
+    entry = HistoryEntry(token=f"t{job_id}", job_id=job_id, cluster=None, preset="train", preset_path=None,
+                         overrides=(), job_name=stem, launcher="torchrun", nodes=nodes, world_size=nodes,
+                         log_dir=str(log_dir), log_stem=stem, script="#!/bin/bash\n", script_path=None,
+                         created_at=1.0, submitted_at=2.0, status="submitted")
+    return dataclasses.asdict(entry)
+
+
 def _logs(root: Path, job_id: str, capture: Path) -> dict[str, Any]:
-    """A log directory of the cluster holding the job's rank-0 log (a real capture); its history entry's fields, as
-    the agent sends them."""
+    """A log directory of the cluster holding the job's rank-0 log (a real capture); its history entry's fields."""
     root.mkdir(parents=True)
     shutil.copyfile(capture, root / f"{STEM}-{job_id}-rank-0.out")
-    entry = HistoryEntry(token=f"t{job_id}", job_id=job_id, cluster=None, preset="train", preset_path=None,
-                         overrides=(), job_name=STEM, launcher="torchrun", nodes=1, world_size=1, log_dir=str(root),
-                         log_stem=STEM, script="#!/bin/bash\n", script_path=None, created_at=1.0, submitted_at=2.0,
-                         status="submitted")
-    return dataclasses.asdict(entry)
+    return _entry(job_id, root)
 
 
 class DroppedFiles(RecordedFiles):
@@ -117,3 +124,57 @@ async def test_a_dropped_link_is_said_in_the_progress_tab(tmp_path: Path) -> Non
         await wait_until(pilot, lambda: pane.failure is not None)
         assert _words(pane).startswith("No progress: ssh to alpha: the connection dropped")
         assert pane.series is None
+
+
+def _report_text(pane: ReportPane) -> str:
+    return "\n".join(str(pane.query_one(f"#report-{part}", Static).render()) for part in ("findings", "text"))
+
+
+async def test_the_report_tab_reads_a_remote_jobs_gpu_samples_on_its_own_cluster(tmp_path: Path) -> None:
+    job = make_bigjob(tmp_path / "alpha", nodes=2, steps=12, idle_gpus=((1, 2),), lagging_node=None, fail_rank=None)
+    log_dir = tmp_path / "alpha" / "logs"
+    alpha_files = RecordedFiles({job.job_id: _entry(job.job_id, log_dir, BIG_STEM, nodes=2)})
+    beta_files = RecordedFiles({})  # beta's job of the same id is not ntui's
+    by_name = {"alpha": alpha_files, "beta": beta_files}
+    alpha, beta = _cluster("alpha", job.job_id), _cluster("beta", job.job_id)
+    app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
+    app.cluster_files = lambda name: by_name[name]  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        key = f"alpha/{job.job_id}"
+        await wait_until(pilot, lambda: {key, f"beta/{job.job_id}"} <= set(screen.table.rows))
+        screen.table.move_cursor(key=key)
+        await settle_jobs(pilot)
+        await pilot.press("u")
+        pane = screen.query_one(ReportPane)
+        await wait_until(pilot, lambda: pane.usage is not None)
+        assert pane.failure is None and pane.usage is not None
+        report = pane.usage.report  # alpha's two nodes' samples (and the node Slurm names there, its file missing)
+        assert {n.node for n in report.nodes if n.status != "missing"} == set(job.nodes)
+        assert len(report.all_gpus) == 8 and report.state == "RUNNING"
+        assert {str(p) for p in job.sample_files.values()} <= {p for p, _ in alpha_files.reads}  # (the logs' too)
+        assert beta_files.reads == []
+        assert any(job.job_id in " ".join(a) for a in alpha.argvs()) and not any(
+            "sacct" in a[0] for a in beta.argvs())
+        text = _report_text(pane)
+        assert f"job {job.job_id}" in text and "ntui-remote-" not in text
+
+        screen.table.move_cursor(key=f"beta/{job.job_id}")  # the same id on beta: not ntui's there, no report
+        await settle_jobs(pilot)
+        await wait_until(pilot, lambda: pane.usage is None and "ntui did not submit it" in _report_text(pane))
+
+
+async def test_a_dropped_link_is_said_in_the_report_tab() -> None:
+    app = clusters_app(local=None, clusters={"alpha": _cluster("alpha", "77"), "beta": _cluster("beta", "5")})
+    app.cluster_files = lambda name: DroppedFiles()  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_jobs(pilot)
+        screen = _screen(app)
+        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
+        screen.table.move_cursor(key="alpha/77")
+        await settle_jobs(pilot)
+        await pilot.press("u")
+        pane = screen.query_one(ReportPane)
+        await wait_until(pilot, lambda: pane.failure is not None)
+        assert _report_text(pane).strip().startswith("No report: ssh to alpha: the connection dropped")

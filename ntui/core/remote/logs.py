@@ -7,6 +7,8 @@
   work on files (triage's watcher, progress): they read the copies as they would the originals.
 * :func:`entry_from_dict`: the cluster's history entry of a job (the agent's ``job`` answer) as a
   :class:`~ntui.core.records.history.HistoryEntry`; :func:`remote_entry`: that entry asked of the cluster's files.
+* :func:`copy_log_dir`: a history entry whose log directory is a local copy of some of its files on the cluster (the
+  readers that work on a job's directory: ``ntui --cluster NAME report`` and the app's Report tab over ssh).
 * :func:`read_remote_progress`: a rank log's progress read on a local copy of its tail (the app's Progress tab of a
   job on a cluster reached over ssh; the same reader and the same tail as on the login node).
 """
@@ -16,20 +18,21 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ntui.core.jobfiles.samplefiles import GPU_PART
 from ntui.core.progress.lines import Pattern
 from ntui.core.progress.read import TAIL_BYTES, read_progress
 from ntui.core.progress.series import Series
 from ntui.core.records.history import GpuSummary, HistoryEntry
-from ntui.core.remote.files import ClusterFiles
+from ntui.core.remote.files import ClusterFiles, FileRefused
 from ntui.core.remote.protocol import MAX_CHUNK, Chunk
 
-__all__ = ["MIRROR_MAX", "Mirror", "RemoteTail", "TailLines", "entry_from_dict", "read_remote_progress",
-           "remote_entry"]
+__all__ = ["MIRROR_MAX", "Mirror", "RemoteTail", "TailLines", "copy_log_dir", "entry_from_dict",
+           "read_remote_progress", "remote_entry"]
 
 #: The most bytes of one file a mirror keeps: a longer file's copy starts this far from its end.
 MIRROR_MAX = 64 * 1024 * 1024
@@ -221,3 +224,24 @@ def read_remote_progress(files: ClusterFiles, path: str, *, pattern: Pattern | N
         if not local.is_file():
             raise FileNotFoundError(errno.ENOENT, "no such file on the cluster", path)
         return read_progress(local, pattern=pattern)
+
+
+def copy_log_dir(files: ClusterFiles, entry: HistoryEntry, wanted: Callable[[str], bool], directory: Path, *,
+                 tail_bytes: int | None = None) -> HistoryEntry:
+    """``entry`` with ``directory`` as its log directory, holding local copies of the files of its log directory on
+    the cluster whose names ``wanted`` takes (one listing, then the files through ``files``; GPU sample files whole
+    up to :data:`MIRROR_MAX`, the others their last ``tail_bytes``). A log directory not there copies nothing.
+    Raises what the files raise when the cluster cannot be asked."""
+    try:
+        names = [e.name for e in files.listdir(entry.log_dir) if e.kind in ("f", "l") and wanted(e.name)]
+    except FileRefused as exc:
+        if exc.kind != "not-found":
+            raise
+        names = []
+    samples = Mirror(files, directory)
+    logs = Mirror(files, directory, max_bytes=tail_bytes or MIRROR_MAX)
+    for name in names:
+        (samples if GPU_PART in name else logs).add([f"{entry.log_dir.rstrip('/')}/{name}"])
+    samples.sync()
+    logs.sync()
+    return replace(entry, log_dir=str(directory))
