@@ -80,6 +80,32 @@ def link_down(host: str) -> SshError:
                     words="the connection dropped (ssh: Broken pipe)")
 
 
+def agent_answer(state: Path, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The real agent's answer to one request (after its hello), served over a pipe of protocol lines from the
+    cluster's own state directory ``state`` (its home's history): what a cluster's files get from the agent."""
+    import io
+    import json
+    import os
+
+    from ntui.core.remote import agent
+    from ntui.core.remote.protocol import VERSION
+
+    lines = [{"id": 1, "op": "hello", "version": VERSION}, {"id": 2, **request}]
+    out = io.BytesIO()
+    before = os.environ.get("NTUI_STATE_DIR")
+    os.environ["NTUI_STATE_DIR"] = str(state)
+    try:
+        agent.serve(io.BytesIO(b"".join(json.dumps(x).encode() + b"\n" for x in lines)), out)
+    finally:
+        if before is None:
+            del os.environ["NTUI_STATE_DIR"]
+        else:
+            os.environ["NTUI_STATE_DIR"] = before
+    answer: dict[str, Any] = json.loads(out.getvalue().splitlines()[-1])
+    assert answer["ok"], answer
+    return answer
+
+
 def demo_cluster_runners() -> tuple[FakeRunner, dict[str, CommandRunner]]:
     """The local cluster ``perlmutter`` and two over ssh: ``della`` (job 48213777 too, a different job) and
     ``frontier``, whose link is down."""

@@ -18,6 +18,7 @@ from ntui.ui.widgets.log_pane import LogPane
 from ntui.ui.widgets.stacks_pane import StacksPane
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_clusters import (
+    agent_answer,
     cluster_runner,
     clusters_app,
     job_line,
@@ -319,29 +320,10 @@ class _AgentOverPipe:
         self.name, self.state, self.down, self.asked = name, state, False, 0
 
     def history(self, limit: int | None = None) -> list[dict[str, Any]]:
-        import io
-        import json
-        import os
-
-        from ntui.core.remote import agent
-        from ntui.core.remote.protocol import VERSION
-
         self.asked += 1
         if self.down:
             raise link_down(self.name)
-        lines = [{"id": 1, "op": "hello", "version": VERSION}, {"id": 2, "op": "history", "limit": limit}]
-        out = io.BytesIO()
-        before = os.environ.get("NTUI_STATE_DIR")
-        os.environ["NTUI_STATE_DIR"] = str(self.state)  # the agent's state directory: the cluster's home
-        try:
-            agent.serve(io.BytesIO(b"".join(json.dumps(x).encode() + b"\n" for x in lines)), out)
-        finally:
-            if before is None:
-                del os.environ["NTUI_STATE_DIR"]
-            else:
-                os.environ["NTUI_STATE_DIR"] = before
-        answer = json.loads(out.getvalue().splitlines()[-1])
-        assert answer["ok"], answer
+        answer = agent_answer(self.state, {"op": "history", "limit": limit})
         return list(answer["entries"])
 
     def close(self) -> None:

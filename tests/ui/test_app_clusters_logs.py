@@ -5,16 +5,20 @@ keeps its batch log alone."""
 
 from __future__ import annotations
 
-import io
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from ntui.core.remote.files import LocalFiles
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.log_pane import LogPane
-from tests.support.screenshots_clusters import cluster_runner, clusters_app, job_line, link_down, show_job
+from tests.support.screenshots_clusters import (
+    agent_answer,
+    cluster_runner,
+    clusters_app,
+    job_line,
+    link_down,
+    show_job,
+)
 from tests.support.screenshots_jobs import settle_jobs, wait_until
 
 SIZE = (150, 36)
@@ -36,23 +40,7 @@ class _ClusterFiles(LocalFiles):
         return object.__getattribute__(self, attr)
 
     def job(self, job_id: str, cluster: str | None = None) -> dict[str, Any] | None:
-        from ntui.core.remote import agent
-        from ntui.core.remote.protocol import VERSION
-
-        lines = [{"id": 1, "op": "hello", "version": VERSION}, {"id": 2, "op": "job", "job_id": job_id,
-                                                                "cluster": cluster}]
-        out = io.BytesIO()
-        before = os.environ.get("NTUI_STATE_DIR")
-        os.environ["NTUI_STATE_DIR"] = str(self.state)
-        try:
-            agent.serve(io.BytesIO(b"".join(json.dumps(x).encode() + b"\n" for x in lines)), out)
-        finally:
-            if before is None:
-                del os.environ["NTUI_STATE_DIR"]
-            else:
-                os.environ["NTUI_STATE_DIR"] = before
-        answer = json.loads(out.getvalue().splitlines()[-1])
-        assert answer["ok"], answer
+        answer = agent_answer(self.state, {"op": "job", "job_id": job_id, "cluster": cluster})
         found = answer.get("job")
         return found if isinstance(found, dict) else None
 
