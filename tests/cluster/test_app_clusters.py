@@ -209,5 +209,112 @@ async def test_the_gpu_tab_streams_a_remote_jobs_gpus_and_the_step_ends_on_its_c
         cluster.run("scancel", job_id)
 
 
+PRESET = """name: ntui-remote
+description: one rank of the distributed check, sleeping so that it can be cancelled (submitted over ssh)
+launcher:
+  type: srun
+  python: PYTHON
+sbatch:
+  nodes: 1
+  ntasks-per-node: 1
+  cpus-per-task: 1
+  time: "00:05:00"
+env:
+  OMP_NUM_THREADS: "1"
+  NTUI_CHECK_SLEEP: "300"
+setup:
+  - echo ntui-remote-ready
+script: SCRIPT
+args: []
+logs:
+  dir: LOGS
+"""
+
+
+@pytest.mark.parametrize("name", ["c2205", "c2411"])
+async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
+        clusters: dict[str, tuple[DevCluster, sshd_support.Sshd]], tmp_path: Path, name: str) -> None:
+    """The app's own path to a cluster reached over ssh: the compose view chooses it (``c``), ``t`` asks sbatch
+    --test-only there, ``s`` then ``y`` submits there; the jobs view (``2``) lists the job with its cluster, its
+    Logs tab (``l``) shows the line the job printed on that cluster, and ``c`` then ``y`` cancels it there: an
+    ended row with CANCELLED."""
+    from ntui.core.paths import user_presets_dir
+    from ntui.ui.screens.compose import ComposeScreen
+    from ntui.ui.screens.confirm import ConfirmSubmitScreen
+    from ntui.ui.widgets.log_pane import LogPane
+
+    cluster = clusters[name][0]
+    logs = tmp_path / "logs"
+    presets = user_presets_dir()
+    presets.mkdir(parents=True, exist_ok=True)
+    (presets / "ntui-remote.yaml").write_text(PRESET.replace("PYTHON", sys.executable).replace(
+        "SCRIPT", str(ROOT / "examples" / "ddp_check.py")).replace("LOGS", str(logs)))
+    runtime = Path(clusters[name][1].directory) / f"rt-{os.getpid()}"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    settings = Settings(
+        slurm=SlurmSettings(timeout=60), notify=NotifySettings(bell=False, desktop=False, states=()),
+        clusters=tuple(ClusterSettings(name=n, ssh=sshd_support.HOST, bin_dir=_bin_dir(c),
+                                       ssh_config=str(server.ssh_config), persist=900)
+                       for n, (c, server) in clusters.items()))
+    runners: dict[str, CommandRunner] = {n: cluster_runner(settings, n, environ={"XDG_RUNTIME_DIR": str(runtime)})
+                                         for n in clusters}
+    app = clusters_app(local=None, clusters=runners, settings=settings, user=os.environ.get("USER", "root"),
+                       clock=None)
+    app.initial_preset = "ntui-remote"
+    job_id = ""
+    try:
+        async with app.run_test(size=(150, 40)) as pilot:
+            await pilot.press("1")
+            compose = next(s for s in pilot.app.screen_stack if isinstance(s, ComposeScreen))
+            await wait_until(pilot, lambda: compose.cluster is not None and compose.rendered is not None
+                             and compose.rendered.spec is not None, timeout=WAIT_S)
+            assert compose.destinations == tuple(clusters)  # no Slurm here: only the clusters over ssh
+            while compose.destination != name:
+                await pilot.press("c")
+                await wait_until(pilot, lambda: compose.cluster is not None, timeout=WAIT_S)
+            assert compose.cluster is not None and compose.cluster.partitions  # asked of that cluster
+            await pilot.press("t")
+            await wait_until(pilot, lambda: compose.check_line is not None
+                             and "running" not in compose.check_line.plain, timeout=WAIT_S)
+            assert compose.check_line is not None and "would start" in compose.check_line.plain, \
+                compose.check_line.plain
+            await pilot.press("s")
+            await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmSubmitScreen), timeout=WAIT_S)
+            assert pilot.app.screen.destination == name  # type: ignore[attr-defined]
+            await pilot.press("y")
+            await wait_until(pilot, lambda: compose.submit_line is not None
+                             and "submitting" not in compose.submit_line.plain, timeout=WAIT_S)
+            submitted = compose.submit_line.plain if compose.submit_line is not None else ""
+            assert f"to {name}" in submitted, submitted
+            job_id = submitted.split("submitted job ", 1)[1].split()[0]
+            assert job_id.isdigit() and _state(cluster, job_id) in ("PENDING", "RUNNING")
+
+            await pilot.press("2")
+            screen: Any = pilot.app.screen
+            table = screen.table
+            key = f"{name}/{job_id}"
+            await wait_until(pilot, lambda: key in table.rows, timeout=WAIT_S)
+            assert table.get_row(key)[:3] == [name, job_id, "ntui-remote"]
+            table.move_cursor(key=key)
+            await settle_jobs(pilot, timeout=WAIT_S)
+            await pilot.press("l")
+            pane = screen.query_one(LogPane)
+            # the batch log (the tab's first log over ssh) on that cluster: the line the job's setup printed there
+            await wait_until(pilot, lambda: "ntui-remote-ready" in pane.log_lines, timeout=WAIT_S)
+            assert f"on {name}" in pane.triage_line.text and str(logs) in pane.triage_line.text
+
+            table.focus()
+            table.move_cursor(key=key)
+            await settle_jobs(pilot, timeout=WAIT_S)
+            await pilot.press("c")
+            await pilot.press("y")
+            await wait_until(pilot, lambda: _state(cluster, job_id) in ("", "CANCELLED"), timeout=WAIT_S)
+            await wait_until(pilot, lambda: key in table.rows and table.row_tag(key) == ENDED
+                             and table.get_row(key)[3] == "CANCELLED", timeout=WAIT_S)
+    finally:
+        if job_id:
+            cluster.run("scancel", job_id)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
