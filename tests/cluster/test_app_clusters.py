@@ -1,17 +1,21 @@
-"""The app with two real clusters of different Slurm versions (22.05 and 24.11) in one view, each reached over ssh
-(issue #45): a private sshd per cluster on the loopback address, whose sessions see that cluster's ``SLURM_CONF``;
-the app's side runs no Slurm client (the local cluster is off), each cluster polled through its own ssh master.
+"""The app with real clusters reached over ssh (issue #45): a private sshd per cluster on the loopback address, whose
+sessions see that cluster's ``SLURM_CONF``; the app's side runs no Slurm client (the local cluster is off), each
+cluster polled through its own ssh master.
 
-A held job submitted on each cluster shows in the queue with its cluster; cancelling one (``c`` then ``y`` on its
-row) cancels it on its own cluster only: the other cluster's job is still pending there."""
+Jobs that run (the GPU tab, compose to cancel) run on the lane's own cluster only, in every lane (22.05, 24.11,
+26.05): scripts/test runs the lanes side by side, and a job on another lane's cluster would take the nodes its
+timing-sensitive tests need. The two-cluster view (``two_clusters``: the 26.05 lane beside 24.11) submits only held
+jobs on the borrowed cluster: a held job on each shows in the queue with its cluster; cancelling one (``c`` then
+``y`` on its row) cancels it on its own cluster only: the other cluster's job is still pending there."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ from ntui.core.config import ClusterSettings, NotifySettings, Settings, SlurmSet
 from ntui.core.jobs.queue import ENDED
 from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.widgets.job_details import JobDetailsPanel
-from tests.cluster.conftest import DEV_CLUSTER, DevCluster, cluster_lock
+from tests.cluster.conftest import DevCluster
 from tests.support import sshd as sshd_support
 from tests.support.screenshots_clusters import clusters_app
 from tests.support.screenshots_jobs import settle_jobs, wait_until
@@ -29,26 +33,8 @@ from tests.support.screenshots_jobs import settle_jobs, wait_until
 pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSIONS = ("22.05", "24.11")
 #: a bound on the waits (two controllers and two ssh logins on a shared machine), not a claim about their speed
 WAIT_S = 240.0
-
-
-def _cluster(version: str) -> DevCluster:
-    res = subprocess.run(["bash", "-c", f'eval "$("$0" env --slurm {version})" && env -0', str(DEV_CLUSTER)],
-                         env=dict(os.environ), capture_output=True, timeout=60, check=False)
-    if res.returncode != 0:
-        pytest.skip(f"scripts/dev-cluster env --slurm {version}: {res.stderr.decode(errors='replace')[:300]}")
-    env = dict(item.split("=", 1) for item in res.stdout.decode(errors="replace").split("\0") if "=" in item)
-    conf = Path(env["SLURM_CONF"])
-    if not conf.is_file():
-        pytest.skip(f"the Slurm {version} dev cluster is not set up ({conf})")
-    cluster = DevCluster(slurm_conf=conf, state_dir=Path(env.get("NTUI_DEV_CLUSTER_DIR") or conf.parent.parent),
-                         env=env)
-    ping = cluster.run("scontrol", "ping")
-    if ping.returncode != 0 or "is UP" not in ping.stdout:
-        pytest.skip(f"the Slurm {version} dev cluster does not answer scontrol ping: {ping.stdout} {ping.stderr}")
-    return cluster
 
 
 def _bin_dir(cluster: DevCluster) -> str:
@@ -60,24 +46,47 @@ def _bin_dir(cluster: DevCluster) -> str:
     return os.path.dirname(found)
 
 
-def _name(version: str) -> str:
-    return "c" + version.replace(".", "")
+def _name(cluster: DevCluster) -> str:
+    """The cluster's name in the app: its Slurm version's (``c2205``), as ``sinfo --version`` says it."""
+    version = cluster.run("sinfo", "--version").stdout.split()[-1]
+    return "c" + "".join(version.split(".")[:2])
 
 
-@pytest.fixture(scope="module")
-def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[DevCluster, sshd_support.Sshd]]]:
-    """Both dev clusters, each behind a private sshd of its own, held with their disruption locks shared."""
+@contextmanager
+def _behind_sshd(found: dict[str, DevCluster], state: Path) -> Iterator[dict[str, tuple[DevCluster,
+                                                                                        sshd_support.Sshd]]]:
+    """Each cluster behind a private sshd of its own, whose sessions see that cluster's SLURM_CONF."""
     reason = sshd_support.why_not()
     if reason is not None:
         pytest.skip(reason)
-    found = {_name(v): _cluster(v) for v in VERSIONS}
-    with cluster_lock(found["c2205"], exclusive=False), cluster_lock(found["c2411"], exclusive=False):
-        state = tmp_path_factory.mktemp("cluster-state")
-        env_of = {name: {"SLURM_CONF": str(c.slurm_conf), "PYTHONPATH": str(ROOT),
-                         "NTUI_STATE_DIR": str(state / name)} for name, c in found.items()}
-        with sshd_support.private_sshd(environment=env_of["c2205"]) as first, \
-                sshd_support.private_sshd(environment=env_of["c2411"]) as second:
-            yield {"c2205": (found["c2205"], first), "c2411": (found["c2411"], second)}
+    with contextlib.ExitStack() as stack:
+        yield {name: (cluster, stack.enter_context(sshd_support.private_sshd(environment={
+            "SLURM_CONF": str(cluster.slurm_conf), "PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(state / name)})))
+               for name, cluster in found.items()}
+
+
+@pytest.fixture
+def own(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[dict[str, tuple[DevCluster, sshd_support.Sshd]]]:
+    """The lane's own dev cluster behind a private sshd: the one cluster where these tests run jobs."""
+    with _behind_sshd({_name(dev_cluster): dev_cluster}, tmp_path_factory.mktemp("cluster-state")) as found:
+        yield found
+
+
+@pytest.fixture
+def clusters(dev_cluster: DevCluster, other_dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[dict[str, tuple[DevCluster, sshd_support.Sshd]]]:
+    """The lane's own cluster and another lane's of another version (held with its disruption lock shared), each
+    behind a private sshd of its own."""
+    found = {_name(dev_cluster): dev_cluster, _name(other_dev_cluster): other_dev_cluster}
+    assert len(found) == 2, "two clusters of different versions"
+    with _behind_sshd(found, tmp_path_factory.mktemp("cluster-state")) as both:
+        yield both
+
+
+def _state_cell(table: Any, key: str) -> str:
+    """The State cell of a row, wherever the Cluster column puts it."""
+    return str(table.get_row(key)[[c.key for c in table.columns].index("state")])
 
 
 def _submit_held(cluster: DevCluster, name: str) -> str:
@@ -92,8 +101,10 @@ def _state(cluster: DevCluster, job_id: str) -> str:
     return shown.stdout.strip() if shown.returncode == 0 else ""
 
 
+@pytest.mark.two_clusters
 async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
         clusters: dict[str, tuple[DevCluster, sshd_support.Sshd]], tmp_path: Path) -> None:
+    here, other = list(clusters)  # the lane's own cluster first
     runtime = Path(next(iter(clusters.values()))[1].directory) / f"rt-{os.getpid()}"  # short: the masters' sockets
     runtime.mkdir(mode=0o700, exist_ok=True)
     settings = Settings(
@@ -118,26 +129,26 @@ async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
                 row = table.get_row(key)
                 assert row[:3] == [name, jobs[name], f"ntui-two-{name}"]
                 assert "PENDING" in row
-            # the details of the 24.11 job: scontrol show job asked of that cluster, over its master
+            # the details of the other cluster's job: scontrol show job asked of that cluster, over its master
             details = screen.query_one(JobDetailsPanel)
-            table.move_cursor(key=keys["c2411"])
+            table.move_cursor(key=keys[other])
             await wait_until(pilot, lambda: details.view is not None and details.view.details is not None
-                             and details.view.cluster == "c2411", timeout=WAIT_S)
+                             and details.view.cluster == other, timeout=WAIT_S)
             assert details.view is not None and details.view.details is not None
-            assert details.view.details.job_id == jobs["c2411"] and details.view.details.name == "ntui-two-c2411"
-            table.move_cursor(key=keys["c2205"])
+            assert details.view.details.job_id == jobs[other] and details.view.details.name == f"ntui-two-{other}"
+            table.move_cursor(key=keys[here])
             await settle_jobs(pilot, timeout=WAIT_S)
             await pilot.press("c")
             await pilot.press("y")
-            await wait_until(pilot, lambda: _state(clusters["c2205"][0], jobs["c2205"]) in ("", "CANCELLED"),
+            await wait_until(pilot, lambda: _state(clusters[here][0], jobs[here]) in ("", "CANCELLED"),
                              timeout=WAIT_S)
             await settle_jobs(pilot, timeout=WAIT_S)
             # the other cluster's job is untouched, and still listed with its cluster
-            assert _state(clusters["c2411"][0], jobs["c2411"]) == "PENDING"
-            assert table.get_row(keys["c2411"])[0] == "c2411"
+            assert _state(clusters[other][0], jobs[other]) == "PENDING"
+            assert table.get_row(keys[other])[0] == other
             # the cancelled job keeps an ended row with the final state its own cluster gave
-            await wait_until(pilot, lambda: table.row_tag(keys["c2205"]) == ENDED
-                             and table.get_row(keys["c2205"])[3] == "CANCELLED", timeout=WAIT_S)
+            await wait_until(pilot, lambda: table.row_tag(keys[here]) == ENDED
+                             and _state_cell(table, keys[here]) == "CANCELLED", timeout=WAIT_S)
     finally:
         for name, (cluster, _) in clusters.items():
             cluster.run("scancel", jobs[name])
@@ -147,15 +158,16 @@ async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
 
 
 async def test_the_gpu_tab_streams_a_remote_jobs_gpus_and_the_step_ends_on_its_cluster(
-        clusters: dict[str, tuple[DevCluster, sshd_support.Sshd]]) -> None:
-    """A running GPU job on the 22.05 cluster: the GPU tab (``g`` on its row) streams its watch step over that
-    cluster's ssh master (the SIMULATED nvidia-smi on its nodes), and once the tab is hidden the relay ends the step
-    there (no ``ntui-gpu-watch`` step left)."""
+        own: dict[str, tuple[DevCluster, sshd_support.Sshd]]) -> None:
+    """A running GPU job on the lane's cluster, reached over ssh: the GPU tab (``g`` on its row) streams its watch
+    step over that cluster's ssh master (the SIMULATED nvidia-smi on its nodes), and once the tab is hidden the relay
+    ends the step there (no ``ntui-gpu-watch`` step left)."""
     import time
 
     from ntui.ui.widgets.gpu_pane import GpuPane
 
-    name = "c2205"
+    clusters = own
+    name = next(iter(clusters))
     cluster = clusters[name][0]
     runtime = Path(clusters[name][1].directory) / f"rt-{os.getpid()}"
     runtime.mkdir(mode=0o700, exist_ok=True)
@@ -231,9 +243,8 @@ logs:
 """
 
 
-@pytest.mark.parametrize("name", ["c2205", "c2411"])
 async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
-        clusters: dict[str, tuple[DevCluster, sshd_support.Sshd]], tmp_path: Path, name: str) -> None:
+        own: dict[str, tuple[DevCluster, sshd_support.Sshd]], tmp_path: Path) -> None:
     """The app's own path to a cluster reached over ssh: the compose view chooses it (``c``), ``t`` asks sbatch
     --test-only there, ``s`` then ``y`` submits there; the jobs view (``2``) lists the job with its cluster, its
     Logs tab (``l``) shows the line the job printed on that cluster, and ``c`` then ``y`` cancels it there: an
@@ -243,6 +254,8 @@ async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
     from ntui.ui.screens.confirm import ConfirmSubmitScreen
     from ntui.ui.widgets.log_pane import LogPane
 
+    clusters = own
+    name = next(iter(clusters))
     cluster = clusters[name][0]
     logs = tmp_path / "logs"
     presets = user_presets_dir()
@@ -294,7 +307,7 @@ async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
             table = screen.table
             key = f"{name}/{job_id}"
             await wait_until(pilot, lambda: key in table.rows, timeout=WAIT_S)
-            assert table.get_row(key)[:3] == [name, job_id, "ntui-remote"]
+            assert table.get_row(key)[:2] == [job_id, "ntui-remote"]  # one cluster: no Cluster column
             table.move_cursor(key=key)
             await settle_jobs(pilot, timeout=WAIT_S)
             await pilot.press("l")
@@ -310,7 +323,7 @@ async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
             await pilot.press("y")
             await wait_until(pilot, lambda: _state(cluster, job_id) in ("", "CANCELLED"), timeout=WAIT_S)
             await wait_until(pilot, lambda: key in table.rows and table.row_tag(key) == ENDED
-                             and table.get_row(key)[3] == "CANCELLED", timeout=WAIT_S)
+                             and _state_cell(table, key) == "CANCELLED", timeout=WAIT_S)
     finally:
         if job_id:
             cluster.run("scancel", job_id)
