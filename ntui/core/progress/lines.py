@@ -15,11 +15,11 @@ winning) and returns a :class:`Point`, or None for a line that says nothing abou
 * **Megatron**: ``iteration       34/   10000 | ... | lm_loss: 1.118665E+01 |``;
 * **torchtitan**: ``step: 14  loss:  3.24405  grad_norm:  0.8319  memory: ... tps: 7,282``;
 * **DeepSpeed**: ``step=35, skipped=0, lr=[...]`` and ``epoch=0/micro_step=34/global_step=34, ...``;
-* **the training loops' own lines**, one row each of :data:`FORMS` (fairseq's ``num_updates``, mmengine's and
-  mmcv's ``Iter [N/T]`` and ``Epoch [e][b/B]``, Keras' ``Epoch N/M`` and its step bar, nanoGPT's and minGPT's
-  ``iter N: loss``, llm.c's and torchtune's ``step N``, detectron2's events, Swin's and torchvision's epoch
-  loggers, ...): each row says where the run is (its step and total, or an epoch's batch) and in which unit the
-  run counts (steps, or epochs);
+* **the training loops' own lines**, one row each of the forms table (:data:`ntui.core.progress.forms.FORMS`:
+  fairseq's ``num_updates``, mmengine's and mmcv's ``Iter [N/T]`` and ``Epoch [e][b/B]``, Keras' ``Epoch N/M`` and
+  its step bar, nanoGPT's and minGPT's ``iter N: loss``, llm.c's and torchtune's ``step N``, detectron2's events,
+  Swin's and torchvision's epoch loggers, ...): each row says where the run is (its step and total, or an epoch's
+  batch) and in which unit the run counts (steps, or epochs);
 * a **preset's pattern** (:class:`Pattern`): a regular expression with a ``step`` group (``total`` and any metric
   group optional) for plain prints.
 
@@ -42,10 +42,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ntui.core.loglines import read_line
+from ntui.core.progress.forms import BAR_FORMS, FORMS, NUM, LineForm
 from ntui.core.slurm.srunlines import TASK_END, parse_cancel
 from ntui.core.timestamps import iso_stamp, local_epoch
 
-__all__ = ["BAR_COUNTED", "FORMATS", "FORMS", "LOSS_NAMES", "UP", "Format", "LineForm", "Pattern", "Point",
+__all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point",
            "declared_epochs", "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line",
            "pattern_problem",
            "run_banner", "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters",
@@ -90,7 +91,6 @@ class Point:
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 _SCALE = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-_NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 
 # tqdm's r_bar: "| n/total [elapsed<remaining, rate{, postfix}]", its l_bar "desc: pct%|bar"
 _TQDM_RE = re.compile(  # the r_bar; the description is what precedes the bar's "NN%|" (read apart: a lazy group
@@ -106,7 +106,7 @@ _RICH_RE = re.compile(
     r"\bEpoch (?P<epoch>\d+)/(?P<last>\d+)\s+[━╸╺─ ]+\s*(?P<n>\d+)/(?P<total>\d+)\s+[\d:]+ • [\d:-]+"
     r"(?:\s+(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?"
 )
-_RICH_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*): (?P<value>{_NUM})")
+_RICH_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*): (?P<value>{NUM})")
 _PCT_TAIL_RE = re.compile(r"\s*\d{1,3}$")
 _PCT_END_RE = re.compile(r"\s*\d{1,3}%\s*$")
 #: what the escape that moves the cursor up a line (ESC [ A) becomes when the others are taken off a line
@@ -129,12 +129,12 @@ _PREP_DESC_RE = re.compile(
 _EPOCH_STEP_DESC_RE = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|")
 _PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shards", "samples", "docs", "tokens",
                          "images", "ba"})
-_POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{_NUM})")
+_POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{NUM})")
 _MEGATRON_RE = re.compile(r"\biteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|")
-_MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s*:\s*(?P<value>{_NUM})\s*\|")
+_MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s*:\s*(?P<value>{NUM})\s*\|")
 _MEGATRON_MS_RE = re.compile(r"elapsed time per iteration \(ms\):\s*(?P<ms>[\d.]+)")
 _TITAN_RE = re.compile(r"\bstep:\s*(?P<step>\d+)\s+loss:")
-_TITAN_METRIC_RE = re.compile(rf"\b(?P<key>[a-z_]+):\s+(?P<value>{_NUM})")
+_TITAN_METRIC_RE = re.compile(rf"\b(?P<key>[a-z_]+):\s+(?P<value>{NUM})")
 _DS_STEP_RE = re.compile(r"\bstep=(?P<step>\d+), skipped=\d+")
 _DS_GLOBAL_RE = re.compile(r"epoch=(?P<epoch>\d+)/micro_step=\d+/global_step=(?P<step>\d+)")
 _HF_KEYS = ("loss", "learning_rate", "grad_norm", "epoch", "eval_loss", "train_loss", "train_runtime")
@@ -542,149 +542,10 @@ def pattern_problem(text: str) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------------------
-# the training loops' own log lines: one row each
-
-@dataclass(frozen=True)
-class LineForm:
-    """One framework's progress line: a regular expression whose named groups say where the run is.
-
-    ``step`` (the run's step, or iteration or update) and ``total`` (the run's); or ``batch`` of ``batches`` within
-    ``epoch`` (then the run's step is the epochs before times an epoch's batches, plus this one); ``epochs`` the
-    run's epochs. ``first_epoch``: how the program numbers its first epoch. ``unit``: what the run counts in, as
-    the program schedules it: ``step`` (iterations, updates), or ``epoch`` (Keras' ``fit(epochs=)``, the vision
-    scripts' ``--epochs``): then the step shown is the epoch the line names, the total the run's epochs, and an
-    epoch's batch lines give metrics only. The metrics are the line's ``key: value`` / ``key=value`` pairs after
-    the match (``loss`` among them)."""
-
-    name: str
-    regex: re.Pattern[str]
-    first_epoch: int = 0
-    unit: Literal["step", "epoch"] = "step"
-    generic: bool = False  # a hand-written loop's words: not when an evaluation's words lead the line
-
-
-def _form(name: str, regex: str, first_epoch: int = 0, unit: Literal["step", "epoch"] = "step", *,
-          generic: bool = False) -> LineForm:
-    return LineForm(name, re.compile(regex), first_epoch, unit, generic)
-
-
 #: the words that say a line is an evaluation's, not training's
 _EVAL_WORDS_RE = re.compile(r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b")
 
 
-_INT = r"\d[\d,]*"
-#: Every form, first match wins (the more specific before the general); see each row's name for its program.
-FORMS: tuple[LineForm, ...] = (
-    # fairseq: "| epoch 001:    450 / 2240 loss=8.1, ..., num_updates=445" (its updates are the run's steps; the
-    # batch counter of the epoch is not), the hydra era's "train_inner | epoch 001: ...", and the 2017 form without
-    # num_updates ("| epoch 010  2000 / 8223 loss=1.27 (1.50)")
-    _form("fairseq", r"\bepoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) "
-          rf".*?\bnum_updates=(?P<step>{_INT})", 1),
-    _form("fairseq", r"^\|? ?epoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) loss[=:]", 1, "epoch"),
-    _form("fairseq", rf"\btrain_inner \| \{{.*?\"num_updates\": \"?(?P<step>{_INT})"),
-    # its epoch's summary, the JSON form: "| train | {"epoch": 13, "train_loss": "8.595", ..., "train_num_updates": ..."
-    _form("fairseq", rf"\btrain \| \{{.*?\"train_num_updates\": \"?(?P<step>{_INT})"),
-    # and the plain form: "| epoch 002 | loss 9.292 | nll_loss ... | num_updates 308 | lr ..." (the valid line's
-    # "| epoch 002 | valid on 'valid' subset |" is not it; the hydra era's "valid | epoch 001 | loss" is an eval)
-    _form("fairseq", rf"\bepoch (?P<epoch>\d+) \| loss {_NUM} \|.*?\| num_updates (?P<step>{_INT}) \|", 1,
-          generic=True),
-    # fairseq's Lua era: "| epoch 031 | 0248130 updates | words/s 14775| trainloss 2.23 | train ppl 4.68" (its
-    # updates are the run's steps; its checkpoint blocks say the same updates)
-    _form("fairseq-lua", r"\| epoch (?P<epoch>\d+) \| (?P<step>\d+) updates \|", 1),
-    # mmengine / mmcv: "Epoch(train)  [83][ 150/2693]", "Epoch [1][1500/14659]", "Iter [N/40000]", "Iter(train) [..]"
-    _form("mmengine", r"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\](?:/\d+)?\s*"
-          r"\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", 1),
-    _form("mmengine", r"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<total>\d+)\]"),
-    # Swin-style "Train: [30/300][210/2859]" (epochs from 0) and the torchvision MetricLogger's
-    # "Epoch: [7]  [ 600/2916]"
-    _form("swin", r"\bTrain: \[(?P<epoch>\d+)/(?P<epochs>\d+)\]\[(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
-    # OpenPCDet's timm-style logger: "Train:    2/6 ( 33%) [ 149/412 ( 36%)]  Loss: 9.7 (23.7)" (epochs from 1)
-    _form("openpcdet", r"\bTrain:\s+(?P<epoch>\d+)/(?P<epochs>\d+) \(\s*\d+%\) \[\s*(?P<batch>\d+)/(?P<batches>\d+) ",
-          unit="epoch"),
-    # (and the PyTorch ImageNet example's ProgressMeter, "Epoch: [3][ 120/5005]\tTime ...\tLoss 6.1e+00 (6.3e+00)")
-    _form("metriclogger", r"\bEpoch: \[(?P<epoch>\d+)\]\s*\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
-    # timm's train.py: "Train: 12 [ 400/1251 ( 32%)]  Loss: 3.456 (3.51)  Time: ..." (epochs from 0)
-    _form("timm", r"\bTrain: (?P<epoch>\d+) \[\s*(?P<batch>\d+)/(?P<batches>\d+) \(\s*\d+%\)\]", unit="epoch"),
-    # torch-rnn: "Epoch 1.06 / 50, i = 6045 / 283700, loss = 1.62"
-    _form("torch-rnn", r"\bEpoch [\d.]+ / (?P<epochs>\d+), i = (?P<step>\d+) / (?P<total>\d+), loss ="),
-    # BasicSR: "[..][epoch:  3, iter:  20,100, lr:(...)]"; VISSL "[ep: 0] iter: 400;"; scepter "iter: [N/800]"
-    _form("basicsr", rf"\[epoch:\s*(?P<epoch>\d+), iter:\s*(?P<step>{_INT}),"),
-    _form("vissl", r"\[ep: (?P<epoch>\d+)\] iter: (?P<step>\d+);"),
-    _form("scepter", r"\biter: \[(?P<step>\d+)/(?P<total>\d+)\]"),
-    # detectron2's events: "eta: 8:08:27  iter: 639  total_loss: 1.2", maskrcnn-benchmark's "iter: 220  loss: 1.45"
-    _form("detectron2", r"\biter: (?P<step>\d+)\s+(?:total_)?loss:"),
-    # the PyTorch examples' "Train Epoch: 3 [2560/60000 (4%)]\tLoss: 0.21" (and OpenCLIP's, counting samples; VITS'
-    # "Train Epoch: 5 [40%]"): the run counts epochs
-    _form("train-epoch", r"\bTrain Epoch: (?P<epoch>\d+) \[\s*(?:(?P<batch>\d+)/(?P<batches>\d+)\b|\d+%\])",
-          unit="epoch"),
-    # TF-slim and the TF object detection API: "global step 1234: loss = 0.8 (1.2 sec/step)"
-    _form("tf-slim", r"\bglobal step (?P<step>\d+): loss = "),
-    # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
-    _form("deepspeed-pipe", r"^steps: (?P<step>\d+) loss: "),
-    # pytorch-tabnet: "epoch 12  | loss: 0.57291 | val_auc: 0.8 |  0:04:59s" (epochs from 0)
-    _form("tabnet", r"^epoch:? (?P<epoch>\d+)\s+\|\s+loss ?:", unit="epoch"),
-    # litgpt "Ep 1 | iter 40 | step 10: loss train ..." (steps are optimizer steps), nanoGPT "iter 120: loss 3.2,
-    # time 41ms", minGPT "iter 100: train loss 2.1"
-    # (and lit-gpt 2023's "iter 59 step 30: loss 9.3", "Epoch 12 | iter 960750 step 192150 | loss train"): the
-    # optimizer steps, or the iterations where the run's total counts those (max_iters); mlx-lm's "Iter 180: Train
-    # loss 0.001, Learning Rate ..."
-    _form("litgpt", r"\biter (?P<iters>\d+)\s*\|?\s*step (?P<step>\d+)\s*[:|]\s*loss\b"),
-    _form("nanogpt", r"\b[Ii]ter (?P<step>\d+): (?:[Tt]rain )?[Ll]oss\b"),
-    # MMF's logistics callback: "progress: 100/12000, train/<task>/cross_entropy: 0.6, ..., num_updates: 100"
-    _form("mmf", r"\bprogress: (?P<step>\d+)/(?P<total>\d+), .*\bmax_updates: \d"),
-    # Megatron's --log-progress file, tab-separated: "<date>\tJob ID: N\t# GPUs: 32\tSaving async checkpoint\t
-    # Iteration: 250\tJob throughput: ..."
-    _form("megatron-progress", r"\tIteration: (?P<step>\d+)(?:\t|\s*$)"),
-    # the foundation-model-stack's report: "0 405 2024-07-22 06:29:36.465924 {'loss': '4.3750', ...}" (epoch, step,
-    # the time, a dict of strings)
-    _form("fms", r"^(?P<epoch>\d+) (?P<step>\d+) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \{"),
-    # llm.c "step   12/60 | train loss 5.1 |", build-nanoGPT "step 119, loss: 6.2", torchtune "Step 140 | loss:1.1"
-    _form("step-loss", r"\b[Ss]tep\s+(?P<step>\d+)\s*(?:/\s*(?P<total>\d+))?\s*[,|:]\s*(?:train )?loss\b"),
-    # a step then "|"-separated fields before the loss: NeMo Automodel's "step 63 | epoch 1 | loss 0.55 | grad_norm"
-    _form("step-fields", r"\b[Ss]tep\s+(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?\s*\|"
-          r"(?:\s*[A-Za-z_]\w*[ :=]\s*[\d.e+-]+\s*\|){1,3}\s*(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
-    # hand-written loops: "Epoch [2/10], Step [100/600], Loss: 0.22", "epoch 3/20 iter 40/500 loss 1.2" (an
-    # epoch's steps of the run's epochs; epochs from 1 unless one says 0), "Iteration 300/5000, loss = 0.51",
-    # "Step: 100, Loss: 0.2"
-    # (the batch's count may go unnamed, in brackets or parentheses: "Epoch:[2/12](15200/18742) loss:2.3")
-    _form("epoch-step", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?\s*[,|-]?\s*"
-          r"(?:(?:[Ss]tep|[Ii]ter(?:ation)?|[Bb]atch)\s*[:\[]?\s*|[\[(]\s*)(?P<batch>\d+)\s*/\s*(?P<batches>\d+)", 1,
-          generic=True),
-    # a loop that names its epoch and a batch counter that starts again at each epoch, with no epoch's length:
-    # icefall's "Epoch 3, batch 450, batch avg loss ...", "epoch 2 iteration1400, Loss: 2.6": the run counts epochs
-    _form("epoch-batch", r"\b[Ee]poch (?P<epoch>\d+),? (?:batch|iter(?:ation)?)[ :]?\s*(?P<batch>\d+)(?![\d/]|\s*/)",
-          unit="epoch", generic=True),
-    _form("iter-loss", r"\b(?:[Ii]ter(?:ation)?|[Ss]tep)\s*[:\[=]?\s*(?P<step>\d+)(?:\s*/\s*(?P<total>\d+))?\s*\]?"
-          r"[,|:]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??(?:train(?:ing)?[ _])?[Ll]oss\b", generic=True),
-    # a loop that names its epoch and its loss: DeepDanbooru's "Epoch[1] Loss=0.0098, P=0.62, ..., 99.88 %",
-    # "Epoch [3] loss: 0.21"; the DARTS family's "epoch 3 lr 9.7e-02" before its unnamed "train 050 ..." numbers
-    _form("epoch-loss", r"\bEpoch\s?\[(?P<epoch>\d+)\]\s+[Ll]oss\s*[=:]", unit="epoch"),
-    _form("epoch-lr", r"\bepoch (?P<epoch>\d+) lr [\d.]+(?:e[-+]?\d+)?\s*$", unit="epoch"),
-    # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
-    _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
-    # the same as a banner between rules: "======== Epoch  41 / 250 ========", "--- Epoch 3/20 ---" (epochs from 1)
-    _form("epoch-banner", r"^\s*[=*#~-]{3,}\s*Epoch\s+(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*[=*#~-]{3,}\s*$", 1,
-          "epoch"),
-    # cellpose: "[INFO] Epoch 40, Time 44303.8s, Loss 0.4555, LR 0.2000" (every 10 epochs)
-    _form("cellpose", r"\bEpoch (?P<epoch>\d+), Time [\d.]+s, Loss ", unit="epoch"),
-    # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
-    _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
-    _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
-    # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
-    # "epoch 3 | avg loss 0.2", MST's "===> Epoch 132 Complete: Avg. Loss: 0.0148"
-    _form("epoch-summary", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*"
-          r"(?:[Cc]omplete[d]?|[Dd]one|[Ff]inished)?\s*[,|:-]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??"
-          r"(?:train(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage )?[Ll]oss\b", unit="epoch", generic=True),
-)
-#: forms whose line also holds a tqdm bar that counts something else (an epoch's batches): read before the bar.
-#: ultralytics' epoch table: "   12/300   6.81G   1.582   1.086 ...  640: 100%|####| 26/26 [00:08<00:00, 2.95it/s]"
-BAR_FORMS: tuple[LineForm, ...] = (
-    _form("ultralytics", r"^\s*(?P<epoch>\d+)/(?P<epochs>\d+)\s+(?:[\d.]+G|0)\s+[\d.]+\s", 1, "epoch"),
-)
-#: the forms whose batch is a bar's count (Keras' step bar, an epoch's tqdm bar, ultralytics' bar): drawn exactly, its
-#: epoch over at its total only (a loop's own lines, printed every N batches, end within one interval of it)
-BAR_COUNTED = frozenset({"keras", "epoch-bar", "ultralytics"})
 #: what a form's own counters are called: not metrics
 _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step", "epoch", "Epoch", "num_updates",
                        "update", "global_step", "batch", "Batch", "eta", "i"})
@@ -693,7 +554,7 @@ _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
-_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{_NUM})(?![\w:/])")
+_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{NUM})(?![\w:/])")
 #: the words before a loss that name it with it ("Mono " of "Mono Loss: 0.05"), right before it
 _LOSS_WORDS_RE = re.compile(r"(?:[A-Za-z_][\w.-]* ){1,2}$")
 
@@ -711,9 +572,9 @@ def _form_pairs(text: str) -> list[tuple[str, str]]:
             key = words.group() + key
         out.append((key, p["value"]))
     return out
-_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{_NUM})")
+_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{NUM})")
 #: a loss of its own name with its value after a space ("|| Mask_Loss 1.3689")
-_NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{_NUM})")
+_NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{NUM})")
 
 
 def _bar_form(text: str) -> Point | None:
@@ -1090,11 +951,11 @@ def _counters(text: str) -> Point | None:
 
 #: how the rest of a wrapped line starts: with a metric (or the end of one: "s: 0.0823", "209 - accuracy") or a
 #: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
-_CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{_NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
+_CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
-                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{_NUM}\s*$"
+                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$"
                            # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")
-                           rf"|[\w./-]+ = {_NUM}\s*$")
+                           rf"|[\w./-]+ = {NUM}\s*$")
 
 
 def trailing_metrics(text: str) -> dict[str, float] | None:

@@ -21,7 +21,8 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ntui.core.progress.lines import BAR_COUNTED, Point
+from ntui.core.progress.forms import BAR_COUNTED
+from ntui.core.progress.lines import Point
 from ntui.core.slurm.durations import format_span
 from ntui.core.timestamps import local_epoch
 
