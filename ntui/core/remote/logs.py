@@ -30,6 +30,7 @@ from ntui.core.progress.series import Series
 from ntui.core.records.history import GpuSummary, HistoryEntry
 from ntui.core.remote.files import ClusterFiles, FileRefused
 from ntui.core.remote.protocol import MAX_CHUNK, Chunk
+from ntui.core.slurm.runner import SlurmError
 
 __all__ = ["MIRROR_MAX", "Mirror", "RemoteTail", "TailLines", "copy_log_dir", "entry_from_dict",
            "read_remote_progress", "remote_entry"]
@@ -119,15 +120,21 @@ class RemoteTail:
         elif chunk.size < self.offset:
             reset = "truncated"
         if reset is not None:
+            chunk = self.files.read(self.path, 0)  # raises before anything moved: the next poll sees the reset again
             self.offset, self.inode, self._partial = 0, chunk.inode, b""
-            chunk = self.files.read(self.path, 0)
         lines = self._take(chunk)
-        # more than one chunk appended: read on to the end (bounded reads), so a poll returns all that is there
-        while chunk.data and chunk.end < chunk.size:
-            chunk = self.files.read(self.path, self.offset)
-            if not chunk.exists or (chunk.inode and chunk.inode != self.inode):
-                break
-            lines += self._take(chunk)
+        # more than one chunk appended: read on to the end (bounded reads), so a poll returns all that is there; a
+        # link that drops meanwhile ends the poll with the lines taken so far (the offset is where they end: the
+        # next poll reads on from there, nothing lost, nothing twice)
+        try:
+            while chunk.data and chunk.end < chunk.size:
+                chunk = self.files.read(self.path, self.offset)
+                if not chunk.exists or (chunk.inode and chunk.inode != self.inode):
+                    break
+                lines += self._take(chunk)
+        except SlurmError:
+            if not lines and reset is None:
+                raise
         return TailLines(lines, exists=True, reset=reset)
 
 

@@ -66,6 +66,8 @@ from ntui.core.logs.schedule import PoliteScheduler
 from ntui.core.logs.session import LogView, Reading, Shown, WatchSession
 from ntui.core.logs.tail import TailUpdate
 from ntui.core.logs.watch import JobLogWatcher, watch_files
+from ntui.core.remote.rankfollow import RemoteJob, RemoteRanks
+from ntui.core.textsafe import ellipsize
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
 
 if TYPE_CHECKING:
@@ -113,20 +115,6 @@ def _files_of(job_id: str | None, paths: LogPaths | None, world_size: int | None
     return {}, False, "no log paths known for this job (not submitted by ntui)"
 
 
-@dataclass
-class RemoteShown:
-    """The job of a cluster reached over ssh that the pane shows: its cluster, its id there, its batch log's path
-    there (None: not known yet), whether it still runs (the follow stops after it ended)."""
-
-    cluster: str
-    job_id: str | None
-    path: str | None
-    active: bool = True
-
-    def same(self, other: RemoteShown) -> bool:
-        return (self.cluster, self.job_id, self.path) == (other.cluster, other.job_id, other.path)
-
-
 def _key_id(key: Key) -> str:
     return str(key)
 
@@ -139,8 +127,7 @@ def _inert(line: str) -> str:
 
 
 def _crop(text: str, cells: int = LAST_LINE_CELLS) -> str:
-    text = text.strip()
-    return text if len(text) <= cells else text[: cells - 1] + "…"
+    return ellipsize(text.strip(), cells)
 
 
 # -------------------------------------------------------------------------------------------------------
@@ -294,7 +281,7 @@ class LogPane(JobTab, Widget):
         self.polls = 0
         """Rows messages applied (tests wait on it)."""
         self.files = files  # a cluster's files by its name (jobs of clusters reached over ssh)
-        self._remote: RemoteShown | None = None  # the job of a cluster reached over ssh shown (None: a local one)
+        self._remote: RemoteJob | None = None  # the job of a cluster reached over ssh shown (None: a local one)
         self._ready = False
         self._deferred: tuple[str | None, dict[str, Any]] | None = None
 
@@ -465,7 +452,7 @@ class LogPane(JobTab, Widget):
         logs -f`` does, and the ranks' own logs found by the job's history entry there (:meth:`_follow_remote`)."""
         cluster, job_id, path = selected.cluster, selected.job_id, selected.batch_log
         assert cluster is not None
-        shown = RemoteShown(cluster, job_id, path)
+        shown = RemoteJob(cluster, job_id, path)
         if self._remote is not None and self._remote.same(shown):
             if self._remote.active != selected.active:  # the same job: only whether it still runs
                 self._remote.active = selected.active
@@ -499,125 +486,41 @@ class LogPane(JobTab, Widget):
         if self.files is None:
             self._set_triage(TriageLine(f"the files of {cluster} cannot be read from this view", True))
             return
-        self.run_worker(functools.partial(self._follow_remote, self._token, shown, self.files), name="log-remote",
+        follow = RemoteRanks(shown, self.files, window=self.settings.window, interval=self.settings.poll_interval)
+        self.run_worker(functools.partial(self._follow_remote, self._token, follow), name="log-remote",
                         group="log-pane", description=f"following the log of job {job_id} on {cluster}",
                         thread=True, exclusive=True, exit_on_error=False)
 
-    def _follow_remote(self, token: int, shown: RemoteShown, files_of: Callable[[str], ClusterFiles]) -> None:
-        """*Worker thread*: the remote job's logs, each by offsets held by its own
-        :class:`~ntui.core.remote.logs.RemoteTail` (a dropped link resumes where the last answer ended, nothing lost
-        or doubled): the batch log, and, for a job ntui submitted there (its history entry on the cluster, through
-        its files), every rank's log its log directory lists (:func:`~ntui.core.jobfiles.lognames.parse_rank_file`,
-        the local discovery's rule), looked for again every few polls while the job runs. Each file keeps its last
-        ``window`` lines; the shown one's new lines are posted, a view change posts the chosen file's lines. A
-        dropped link is said on the rows and retried with back-off. Stops once the job no longer runs and a poll
-        found nothing new."""
-        from collections import deque
-
-        from ntui.core.jobfiles.lognames import LogPaths, parse_rank_file
-        from ntui.core.remote.files import FileRefused
-        from ntui.core.remote.logs import RemoteTail, remote_entry
-        from ntui.core.slurm.runner import SlurmError
-
+    def _follow_remote(self, token: int, follow: RemoteRanks) -> None:
+        """*Worker thread*: the remote job's logs, polled by the core's follow
+        (:class:`~ntui.core.remote.rankfollow.RemoteRanks`: each file by its offsets, a dropped link said on the rows
+        and retried with back-off), what each poll found posted, until the job ended or another one is shown."""
         worker = get_current_worker()
-        interval = max(0.2, float(self.settings.poll_interval))
-        window = max(1, self.settings.window)
-        assert shown.path is not None and shown.job_id is not None
-        job_id = shown.job_id
-        paths: dict[Key, str] = {BATCH: shown.path}
-        tails: dict[Key, RemoteTail] = {}
-        kept: dict[Key, deque[str]] = {}
-        status: dict[Key, tuple[str, bool, str]] = {BATCH: ("reading…", False, "")}
-        entry_known = False  # the history entry was asked (and answered) once
-        log_paths: LogPaths | None = None
-        note = f"the batch log on {shown.cluster}: {shown.path}"
 
         def running() -> bool:
             return not worker.is_cancelled and token == self._token
-
-        def post_rows() -> None:
-            rows = tuple(RankRow(k, None, status[k][1], 0, "", _crop(status[k][2]), status[k][0])
-                         for k in sorted(status, key=_key_sort))
-            self.post_message(LogPane.Rows(token, rows, TriageLine(note, False)))
 
         def view_key() -> tuple[int, Key]:
             view = self._shown.view
             return view.gen, (view.keys[0] if view.keys else BATCH)
 
-        shown_gen = -1
-        wait_s = interval
-        polls = 0
         while running():
             gen, key = view_key()
-            try:
-                files = files_of(shown.cluster)
-                if not entry_known:
-                    entry = remote_entry(files, job_id)
-                    entry_known = True
-                    if entry is not None and entry.log_dir and entry.log_stem:
-                        log_paths = LogPaths(entry.log_dir.rstrip("/"), entry.log_stem)
-                        note = f"the logs on {shown.cluster}: {log_paths.log_dir} ({shown.path})"
-                if log_paths is not None and (polls % 4 == 0 or not shown.active):
-                    try:
-                        listed = files.listdir(log_paths.log_dir)
-                    except FileRefused as exc:  # not there yet (the job has not started): the batch log alone
-                        if exc.kind != "not-found":
-                            raise
-                        listed = []
-                    for e in listed:
-                        rank = parse_rank_file(e.name, log_paths.stem, job_id)
-                        if rank is not None and rank not in paths:
-                            paths[rank] = f"{log_paths.log_dir}/{e.name}"
-                            status[rank] = ("reading…", False, "")
-                fresh = False  # a file gained lines
-                for k, path in paths.items():
-                    tail = tails.get(k)
-                    if tail is None:
-                        tail = RemoteTail(files, path, lines=window)
-                        first = tail.start()
-                        if not first.exists:
-                            status[k] = ("not there yet", False, "")
-                            continue
-                        tails[k] = tail
-                        kept[k] = deque(first.lines, maxlen=window)
-                        status[k] = ("following" if shown.active else "ended", True,
-                                     first.lines[-1] if first.lines else "")
-                        continue
-                    update = tail.poll(wait=0.0)
-                    if update.reset:
-                        kept[k].clear()
-                    kept[k].extend(update.lines)
-                    if update.lines:
-                        fresh = True
-                        status[k] = ("following" if shown.active else "ended", True, update.lines[-1])
-                    elif status[k][0].startswith("link down"):
-                        status[k] = ("following" if shown.active else "ended", True, status[k][2])
-                    if k == key and gen == shown_gen:
-                        if update.reset:
-                            self.post_message(LogPane.ViewLoaded(token, gen, Loaded(tuple(kept[k]),
-                                                                                   partial=tail.partial)))
-                        elif update.lines or tail.partial:
-                            self.post_message(LogPane.Lines(token, gen, tuple(update.lines), tail.partial))
-                if gen != shown_gen and key in tails:
-                    self.post_message(LogPane.ViewLoaded(token, gen, Loaded(tuple(kept[key]),
-                                                                           partial=tails[key].partial)))
-                    shown_gen = gen
-                post_rows()
-                polls += 1
-                if not shown.active and not fresh and polls > 1:
-                    for k in status:
-                        status[k] = ("ended", status[k][1], status[k][2])
-                    post_rows()
-                    return
-                wait_s = interval
-            except SlurmError as exc:  # the link is down (the agent reopens it itself first): say so, try again
-                wait_s = min(30.0, max(interval, wait_s * 2))
-                for k in status:
-                    status[k] = (f"link down, retry in {wait_s:.0f} s", status[k][1], str(exc))
-                post_rows()
-            deadline = time.monotonic() + wait_s
+            got = follow.poll(gen, key)
+            if got.shown is not None:
+                self.post_message(self._view_message(token, gen, got.shown))
+            self.post_message(LogPane.Rows(token, got.rows, got.triage))
+            if got.done:
+                return
+            deadline = time.monotonic() + got.wait_s
             while running() and time.monotonic() < deadline and view_key()[0] == gen:
                 time.sleep(0.05)
+
+    @staticmethod
+    def _view_message(token: int, gen: int, content: Loaded | Appended) -> Message:
+        if isinstance(content, Loaded):
+            return LogPane.ViewLoaded(token, gen, content)
+        return LogPane.Lines(token, gen, content.lines, content.partial)
 
     def show_failure(self, text: str) -> None:
         self.target = None  # the next selection tries again
@@ -1147,10 +1050,8 @@ class LogPane(JobTab, Widget):
                     time.sleep(0.02)
 
         def show(view: LogView, content: Loaded | Appended | None) -> None:
-            if isinstance(content, Loaded):
-                post(LogPane.ViewLoaded(session.token, view.gen, content))
-            elif content is not None:
-                post(LogPane.Lines(session.token, view.gen, content.lines, content.partial))
+            if content is not None:
+                post(self._view_message(session.token, view.gen, content))
 
         shown_gen = -1
         posted: tuple[tuple[RankRow, ...], TriageLine] | None = None
