@@ -214,11 +214,10 @@ def _cluster_resubmit(args: argparse.Namespace, cluster: str) -> int:
             print(f"ntui: the script now differs from job {entry.job_id}'s:", file=sys.stderr)
             sys.stderr.write(script_diff(entry.script, now, f"job {entry.job_id}", "now"))
         if args.failed:  # the sweep's job file, manifest and task logs read from copies of the cluster's
-            from ntui.cli.common import cluster_log_dir
-            from ntui.cli.sweep import LOG_TAIL_BYTES, sweep_files
+            from ntui.cli.common import cluster_files
+            from ntui.core.remotesweep import sweep_copies
 
-            wanted = sweep_files(entry.log_stem, entry.job_id or "")
-            with cluster_log_dir(entry, wanted, tail_bytes=LOG_TAIL_BYTES) as (local, said):
+            with sweep_copies(cluster_files(), entry) as (local, said):
                 failed = _failed_tasks(local, cli_runner(), spec, said=said)
             if isinstance(failed, int):
                 return failed

@@ -10,16 +10,15 @@ import argparse
 import json
 import shutil
 import sys
-from collections.abc import Callable
 
-from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, cluster_log_dir, remote_cluster, remote_history_entry
+from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, cluster_files, remote_cluster, remote_history_entry
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.jobfiles.lognames import split_task_id
 from ntui.core.jobs.sweep import SORT_KEYS, SweepTable, sort_rows, sweep_lines, sweep_table
 from ntui.core.records.history import History
 from ntui.core.slurm.runner import SlurmError, slurm_env
 
-__all__ = ["LOG_TAIL_BYTES", "configure", "sweep_files"]
+__all__ = ["configure"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> None:
@@ -33,11 +32,6 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
                         "tasks without the value last")
     p.add_argument("--reverse", "-r", action="store_true", help="descending")
     p.set_defaults(func=cmd_sweep)
-
-
-#: Over ``--cluster``: the bytes of each task's log copied (its tail: the metric's and the progress's lines are
-#: read from the end); GPU sample files are copied whole.
-LOG_TAIL_BYTES = 4 * 1024 * 1024
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -59,29 +53,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     env, _ = slurm_env()
     try:
-        with cluster_log_dir(entry, sweep_files(entry.log_stem, base), tail_bytes=LOG_TAIL_BYTES) as (local, said):
-            table = sweep_table(local, cli_runner(), env=env)
-            return _print_sweep(args, base, table, said)
+        if remote_cluster() is not None:  # copies of its files there, its paths said as the cluster's
+            from ntui.core.remotesweep import remote_sweep_table
+
+            table = remote_sweep_table(cluster_files(), cli_runner(), entry, env=env)
+        else:
+            table = sweep_table(entry, cli_runner(), env=env)
     except SlurmError as exc:
         return slurm_failed(exc)
+    return _print_sweep(args, base, table)
 
 
-def sweep_files(stem: str, base: str) -> Callable[[str], bool]:
-    """Which names of a sweep's log directory are its own: the tasks' logs and samples, the sweep's job file and
-    its manifests (their names carry their digest); what is copied from the cluster over ``--cluster``."""
-    from ntui.core.jobfiles.manifest import job_file_path, manifest_name
-
-    tasks = f"{stem}-{base}_"
-    job_file = job_file_path("", stem, base)[1:]
-    manifests = manifest_name(stem, "")
-
-    def wanted(name: str) -> bool:
-        return name.startswith((tasks, manifests.rsplit(".", 1)[0])) or name == job_file
-
-    return wanted
-
-
-def _print_sweep(args: argparse.Namespace, base: str, table: SweepTable | None, said: Callable[[str], str]) -> int:
+def _print_sweep(args: argparse.Namespace, base: str, table: SweepTable | None) -> int:
     if table is None:
         print(f"ntui: job {base} is not a sweep (no sweep: section in its preset)", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -91,14 +74,14 @@ def _print_sweep(args: argparse.Namespace, base: str, table: SweepTable | None, 
         print(f"ntui: --sort: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
     for w in table.warnings:
-        print(f"ntui: warning: {said(w)}", file=sys.stderr)
+        print(f"ntui: warning: {w}", file=sys.stderr)
     if args.json:
         data = table.as_dict()
         order = [r.index for r in rows]
         tasks = {t["task"]: t for t in data["tasks"]}  # type: ignore[attr-defined]
         data["tasks"] = [tasks[i] for i in order]
-        print(said(json.dumps(data, indent=1)))
+        print(json.dumps(data, indent=1))
         return EXIT_OK
     width = shutil.get_terminal_size((120, 24)).columns
-    print(said("\n".join(sweep_lines(table, rows, width=width))))
+    print("\n".join(sweep_lines(table, rows, width=width)))
     return EXIT_OK

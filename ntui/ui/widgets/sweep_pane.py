@@ -6,13 +6,22 @@ for every task, the tail of each rank-0 log, again every :data:`REFRESH_S` while
 grouped by verdict under it. ``s``/``S`` sort by the next column / reverse (numbers as numbers, rows without a
 value last); the rows are a :class:`~ntui.ui.widgets.queue_table.VirtualTable`, so a 1,000-task sweep draws only
 the lines on screen.
+
+A sweep of a cluster reached over ssh (``SelectedJob.cluster``) is read there, as ``ntui --cluster NAME sweep``
+does: its history entry asked of that cluster's files (``TabDeps.files``: its agent) when the row has none, copies
+of its files there read by the same table (:func:`~ntui.core.remotesweep.remote_sweep_table`), Slurm asked through
+that cluster's runner (the app's ``cluster_runner``), all in the worker, its paths said as the cluster's; a
+dropped link takes the tab's failure path. Its tables are kept by cluster and id (the same id may be on two
+clusters).
 """
 
 from __future__ import annotations
 
 import re
 import time
-from typing import ClassVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -25,10 +34,14 @@ from ntui.core.jobfiles.manifest import format_indices, is_sweep_script
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.jobs.sweep import SORT_KEYS, SweepTable, sort_rows, sweep_table, table_cells, table_columns
 from ntui.core.records.history import HistoryEntry
+from ntui.core.remote.logs import remote_entry
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.textsafe import inert
 from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displayed
 from ntui.ui.widgets.queue_table import Column, VirtualTable
+
+if TYPE_CHECKING:
+    from ntui.core.remote.files import ClusterFiles
 
 __all__ = ["SweepPane", "metric_name"]
 
@@ -68,6 +81,29 @@ def _first_group(pattern: str) -> int:
     return -1
 
 
+@dataclass(frozen=True)
+class RemoteSweep:
+    """*Worker thread's answer* for a sweep of a cluster reached over ssh: its table (None: not a sweep ntui
+    submitted there) and its history entry there (None: not ntui's job there)."""
+
+    table: SweepTable | None
+    entry: HistoryEntry | None
+
+
+def _remote_sweep(files_of: Callable[[str], ClusterFiles], runner_of: Callable[[str], CommandRunner], cluster: str,
+                  sweep_id: str, entry: HistoryEntry | None) -> RemoteSweep:
+    """*Worker thread*: ``ntui --cluster NAME sweep``'s work for the app: the sweep's entry asked of its cluster when
+    the row has none, then its table read from copies of its files there, Slurm asked through its runner."""
+    files = files_of(cluster)
+    if entry is None:
+        entry = remote_entry(files, sweep_id)
+    if entry is None or not is_sweep_script(entry.script):
+        return RemoteSweep(None, entry)
+    from ntui.core.remotesweep import remote_sweep_table
+
+    return RemoteSweep(remote_sweep_table(files, runner_of(cluster), entry), entry)
+
+
 class SweepPane(JobTab, Vertical):
     """The tasks of one sweep (see the module docstring)."""
 
@@ -89,11 +125,16 @@ class SweepPane(JobTab, Vertical):
         Binding("S", "reverse", "Reverse", id="ntui.sweep.reverse", show=False),
     ]
 
+    OVER_SSH = True  # a remote sweep's files are copied through its cluster's files, Slurm asked through its runner
+
     _failed_at = 0.0  # time.monotonic() of the last failure (computed again REFRESH_S later)
 
-    def __init__(self, runner: CommandRunner, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, runner: CommandRunner, *, files: Callable[[str], ClusterFiles] | None = None,
+                 id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.runner = runner
+        self.cluster_files = files
+        self.cluster: str | None = None  # the cluster reached over ssh the shown sweep is on (None: here)
         self.job_id: str | None = None
         self.entry: HistoryEntry | None = None
         self.active = False
@@ -113,23 +154,43 @@ class SweepPane(JobTab, Vertical):
 
     @classmethod
     def build(cls, deps: TabDeps) -> SweepPane:
-        return cls(deps.runner, id=cls.TAB.widget_id)
+        return cls(deps.runner, files=deps.files, id=cls.TAB.widget_id)
 
     def shown_job(self, selected: SelectedJob) -> str | None:
-        return selected.sweep_id
+        """The key of a sweep's tables: its array id, on a cluster reached over ssh that cluster's name and it."""
+        sweep_id = selected.sweep_id
+        if sweep_id is None or selected.cluster is None:
+            return sweep_id
+        return f"{selected.cluster}/{sweep_id}"
 
     def show_selected(self, selected: SelectedJob) -> None:
-        """The sweep of the selection's entry (its array id); computed while the tab is shown, else when shown."""
+        """The sweep of the selection's entry (its array id); computed while the tab is shown, else when shown. A
+        remote sweep's entry, when the row has none, is asked there by the worker."""
         job_id, entry = selected.sweep_id, selected.entry
-        self.job_id, self.entry, self.active = job_id, entry, selected.sweep_active
-        kept = self.result(job_id)
-        self.table, self.error = (kept.value if kept is not None else None), ""
+        self.job_id, self.entry, self.active, self.cluster = job_id, entry, selected.sweep_active, selected.cluster
+        key = self.shown_job(selected)
+        kept = self.result(key)
+        self.table, self.error = None, ""
+        if kept is not None:
+            self._take(kept.value)
         self._draw()
-        if job_id is not None and self.is_sweep and kept is None and self.computing != job_id:
-            self._start(job_id)
+        if key is not None and kept is None and self.computing != key and (self.is_sweep or self._unknown):
+            self._start(key)
+
+    @property
+    def _unknown(self) -> bool:
+        """A remote sweep whose history entry is still to be asked of its cluster (no answer kept yet)."""
+        return self.cluster is not None and self.entry is None and self.result(self.shown_job(self.selected)) is None
+
+    def _take(self, value: object) -> None:
+        if isinstance(value, RemoteSweep):
+            self.table, self.entry = value.table, value.entry
+        else:
+            self.table = value if isinstance(value, SweepTable) else None
 
     def show_result(self, computed: Computed) -> None:
-        self.table, self.error = computed.value, ""
+        self.error = ""
+        self._take(computed.value)
         self._draw()
 
     def show_failure(self, text: str) -> None:
@@ -143,18 +204,26 @@ class SweepPane(JobTab, Vertical):
         return self.entry is not None and is_sweep_script(self.entry.script)
 
     def _maybe_refresh(self) -> None:
-        job_id = self.job_id
-        if not (self.active and job_id is not None and self.is_sweep and self.computing is None and displayed(self)):
+        key = self.shown_job(self.selected)
+        if not (self.active and key is not None and self.is_sweep and self.computing is None and displayed(self)):
             return
-        kept = self.result(job_id)
+        kept = self.result(key)
         age = time.time() - kept.at if kept is not None else time.monotonic() - self._failed_at
         if age >= REFRESH_S:
-            self._start(job_id)
+            self._start(key)
 
-    def _start(self, job_id: str) -> None:
-        entry, runner = self.entry, self.runner
+    def _start(self, key: str) -> None:
+        entry, cluster, sweep_id = self.entry, self.cluster, self.job_id
+        if cluster is not None and sweep_id is not None:
+            files, runners = self.cluster_files, getattr(self.app, "cluster_runner", None)
+            if files is None or runners is None:
+                self.show_failure(f"the files of {cluster} are not reachable")
+                return
+            self.compute(key, lambda: _remote_sweep(files, runners, cluster, sweep_id, entry), what="sweep table")
+            return
+        runner = self.runner
         assert entry is not None
-        self.compute(job_id, lambda: sweep_table(entry, runner), what="sweep table")
+        self.compute(key, lambda: sweep_table(entry, runner), what="sweep table")
 
     # ------------------------------------------------------------ drawing
 
@@ -186,20 +255,24 @@ class SweepPane(JobTab, Vertical):
         failed = self.query_one("#sweep-failed", Static)
         table = self.table
         failed.update("")
+        where = f" on {inert(self.cluster)}" if self.cluster is not None else ""
         if self.job_id is None:
             head.update("Select a sweep (a job array ntui submitted) to compare its tasks.")
+        elif self._unknown and table is None:
+            head.update(f"Sweep {inert(self.job_id)}{where}: " + (f"cannot be read: {inert(self.error)}"
+                                                                  if self.error else "asking its record there…"))
         elif not self.is_sweep:
-            head.update(f"Job {inert(self.job_id)} is not a sweep: the Sweep tab compares the tasks of a job array "
-                        "ntui submitted from a preset with a sweep: section.")
+            head.update(f"Job {inert(self.job_id)}{where} is not a sweep: the Sweep tab compares the tasks of a job "
+                        f"array ntui submitted{where} from a preset with a sweep: section.")
         elif table is None:
-            head.update(f"Sweep {inert(self.job_id)}: " + (f"cannot be read: {inert(self.error)}" if self.error
-                                                          else "reading its tasks…"))
+            head.update(f"Sweep {inert(self.job_id)}{where}: " + (f"cannot be read: {inert(self.error)}"
+                                                                  if self.error else "reading its tasks…"))
         if table is None:
             grid.set_columns([])
             return
         arrow = "▼" if self.descending else "▲"
         line = Text()
-        line.append(f"sweep {table.job_id}", style="bold")
+        line.append(f"sweep {table.job_id}{where}", style="bold")
         line.append(f" · {table.counts}")
         if table.metric:
             line.append(f" · metric {inert(metric_name(table.metric))}")
