@@ -10,13 +10,15 @@ errored / silent / slowest ranks, ``w`` the slowest view (``s`` stays the jobs v
 a status line (what is shown, following or paused, search, progress-bar line);
 the live view (a Textual ``Log`` bounded by ``max_lines``); a search input that appears on ``/``.
 
-Threads (toolong's shape): the pane only draws. One worker thread per shown job drives the core
-:class:`~ntui.core.logs.watch.JobLogWatcher` (tailing, node headers, detectors, triage and verdict; which
-files are read when is its scheduler's business): every ``poll_interval`` it polls, posts immutable
-messages (:class:`LogPane.ViewLoaded`, :class:`LogPane.Lines`, :class:`LogPane.Rows`) and waits while the
-pane's queue is long (toolong's backpressure). The UI thread never touches a file: a view change (Enter,
-``m``, ``E``, ``End`` after an excerpt) is a new immutable :class:`LogView` the worker picks up (an ``Event``
-wakes it), so every line reaches the screen exactly once, tagged with the view generation.
+Threads (toolong's shape): the pane only draws. One worker thread per shown job runs the core's follow,
+:func:`~ntui.core.logs.follow.follow_job` (its :class:`~ntui.core.logs.watch.JobLogWatcher` tails, reads node
+headers, detects, triages; which files are read when is its scheduler's business), or, for a job of a cluster
+reached over ssh, polls :class:`~ntui.core.remote.rankfollow.RemoteRanks` (each file by offsets through that
+cluster's files); what they return is posted as immutable messages (:class:`LogPane.ViewLoaded`,
+:class:`LogPane.Lines`, :class:`LogPane.Rows`), the worker waiting while the pane's queue is long (toolong's
+backpressure). The UI thread never touches a file: a view change (Enter, ``m``, ``E``, ``End`` after an excerpt) is
+a new immutable :class:`LogView` the worker picks up (an ``Event`` wakes it), so every line reaches the screen
+exactly once, tagged with the view generation.
 
 Memory: each file keeps a window of ``LogSettings.window`` lines plus an offset index of the lines read
 since it was opened (huge files are opened tail-first); the ``Log`` holds at most ``window`` lines; while
@@ -48,7 +50,7 @@ from ntui.core.config import LogSettings
 from ntui.core.jobfiles.lognames import LogPaths
 from ntui.core.jobs.model import LogTarget
 from ntui.core.jobs.selected import SelectedJob, log_target
-from ntui.core.logs.fdbudget import FdBudget
+from ntui.core.logs.follow import follow_job
 from ntui.core.logs.ranktable import FILTERS, Filter, TableLine, table_lines
 from ntui.core.logs.rows import (
     BATCH,
@@ -62,10 +64,8 @@ from ntui.core.logs.rows import (
 )
 from ntui.core.logs.rows import key_name as _key_name
 from ntui.core.logs.rows import key_sort as _key_sort
-from ntui.core.logs.schedule import PoliteScheduler
 from ntui.core.logs.session import LogView, Reading, Shown, WatchSession
-from ntui.core.logs.tail import TailUpdate
-from ntui.core.logs.watch import JobLogWatcher, watch_files
+from ntui.core.logs.watch import watch_files
 from ntui.core.remote.rankfollow import RemoteJob, RemoteRanks
 from ntui.core.textsafe import ellipsize
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
@@ -78,12 +78,8 @@ if TYPE_CHECKING:
 LOG_MIN_LINES = 12
 RANKS_MIN_LINES = 2
 RANKS_MAX_LINES = 12
-BACKOFF_FIRST = 4  # a file not on screen is polled every 4 ticks at first ...
-BACKOFF_MAX = 60  # ... doubling while it does not change, up to every 60 ticks (30 s at the 0.5 s default)
-FAST_SHOWN_MAX = 32  # a merged view of more ranks polls only its first 32 every tick (the rest back off)
 QUEUE_HIGH = 10  # backpressure: the watcher waits while the pane has more queued messages ...
 QUEUE_LOW = 2  # ... until it is down to this many
-FIRST_DRAW_WAIT = 0.5  # seconds the watcher waits, on open, for the first view to be drawn
 LAST_LINE_CELLS = 160  # the table clips the last column at the pane's edge
 
 #: (label, key, width) of the rank table's columns
@@ -1030,68 +1026,17 @@ class LogPane(JobTab, Widget):
     # -- the worker (a thread; touches no widget) ----------------------------------------------------
 
     def _watch(self, session: WatchSession) -> None:
-        """Drive the core watcher for one shown job: poll, post the view's lines, the rows and the triage."""
+        """*Worker thread*: the core's follow of the shown job (:func:`~ntui.core.logs.follow.follow_job`), its views
+        and rows posted to the pane, waiting while the pane's queue is long (toolong's backpressure)."""
         worker = get_current_worker()
-        interval = max(0.01, float(self.settings.poll_interval))
-        watcher = JobLogWatcher(
-            session.job_id, session.files, paths=session.paths, discover=session.discover,
-            launcher=session.launcher,
-            window=max(1, self.settings.window), clock=self.clock, budget=FdBudget(),
-            scheduler=PoliteScheduler(interval, interval * BACKOFF_FIRST, min(30.0, interval * BACKOFF_MAX)),
-        )
-
-        def running() -> bool:
-            return not (session.stopped or worker.is_cancelled)
 
         def post(message: Message) -> None:
             self.post_message(message)
             if self.message_queue_size > QUEUE_HIGH:
-                while running() and self.message_queue_size > QUEUE_LOW:
+                while not (session.stopped or worker.is_cancelled) and self.message_queue_size > QUEUE_LOW:
                     time.sleep(0.02)
 
-        def show(view: LogView, content: Loaded | Appended | None) -> None:
-            if content is not None:
-                post(self._view_message(session.token, view.gen, content))
-
-        shown_gen = -1
-        posted: tuple[tuple[RankRow, ...], TriageLine] | None = None
-        next_poll = time.monotonic()
-        while running():
-            view = session.view
-
-            def on_shown(ups: dict[Key, TailUpdate], view: LogView = view) -> None:
-                nonlocal shown_gen
-                if view.gen != shown_gen:
-                    first_open = shown_gen < 0
-                    show(view, watcher.view_content(view.mode, view.keys, view.focus))
-                    shown_gen = view.gen
-                    if first_open:  # on open, let the UI draw the shown file before reading all the others
-                        session.shown.wait(FIRST_DRAW_WAIT)
-                else:
-                    show(view, watcher.view_update(view.mode, view.keys, ups))
-
-            if time.monotonic() >= next_poll:
-                watcher.set_hidden(session.hidden)
-                for key in list(session.wanted):
-                    session.wanted.discard(key)
-                    watcher.want(key)
-                # the shown files first (their lines are posted by on_shown), triage after the lines are on their way
-                ups = watcher.poll(view.keys[:FAST_SHOWN_MAX], now=self.clock(), on_shown=on_shown)
-                slow = view.keys[FAST_SHOWN_MAX:]
-                if slow and view.gen == shown_gen:  # a merged view's ranks beyond the fast ones, as they come
-                    show(view, watcher.view_update(view.mode, slow, {k: ups[k] for k in slow if k in ups}))
-                if not session.job_active:
-                    watcher.finish()
-                rows = watcher.rows(job_active=session.job_active)
-                current = (rows, watcher.problem() or watcher.triage_line(job_active=session.job_active))
-                if current != posted:
-                    post(LogPane.Rows(session.token, *current))
-                    posted = current
-                next_poll = time.monotonic() + interval
-            elif view.gen != shown_gen:
-                on_shown({})
-            if not running():
-                break
-            session.wake.wait(max(0.0, next_poll - time.monotonic()))
-            session.wake.clear()
-        watcher.close()
+        follow_job(session, window=self.settings.window, interval=self.settings.poll_interval, clock=self.clock,
+                   show_view=lambda gen, content: post(self._view_message(session.token, gen, content)),
+                   show_rows=lambda rows, triage: post(LogPane.Rows(session.token, rows, triage)),
+                   running=lambda: not worker.is_cancelled)
