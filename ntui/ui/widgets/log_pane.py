@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -62,9 +62,9 @@ from ntui.core.logs.rows import (
     ViewMode,
     human_size,
 )
-from ntui.core.logs.rows import key_name as _key_name
 from ntui.core.logs.rows import key_sort as _key_sort
 from ntui.core.logs.session import LogView, Reading, Shown, WatchSession
+from ntui.core.logs.statusline import status_line
 from ntui.core.logs.watch import watch_files
 from ntui.core.remote.rankfollow import RemoteJob, RemoteRanks
 from ntui.core.textsafe import ellipsize
@@ -124,6 +124,42 @@ def _inert(line: str) -> str:
 
 def _crop(text: str, cells: int = LAST_LINE_CELLS) -> str:
     return ellipsize(text.strip(), cells)
+
+
+def _cells(line: TableLine, marked: Collection[Key]) -> tuple[Any, ...]:
+    """A line of the rank table as its cells (a node's line: its worst rank; a rank's: its row), in the order of
+    :data:`COLUMNS`; ``marked``: the ranks marked for a merged view."""
+    if line.kind == "node":
+        worst = line.worst()
+        errored = line.errored()
+        style = "bold red" if errored else ""
+        first = line.ranks[0].key if line.ranks else ""
+        last = worst.last_line if worst is not None else ""
+        newest = line.newest()
+        return (
+            "▾" if line.expanded else "▸",
+            Text(str(first), style=style),
+            line.node or "?",
+            human_size(line.size()),
+            newest.age if newest is not None else "",
+            Text((worst.status + (" (first)" if worst.first else "")) if worst else "", style=style),
+            Text(_crop(f"ranks {line.ranks_text()}: {line.status_text()} · {last}"),
+                 style="red" if errored else "$text-muted"),
+        )
+    row = line.row
+    assert row is not None
+    errored = row.status.startswith("errored")
+    style = "bold red" if errored else ""
+    status = row.status + (" (first)" if row.first else "")
+    return (
+        "●" if row.key in marked else "",
+        Text(("  " if line.indent else "") + str(row.key), style=style),
+        row.node or "",
+        human_size(row.size) if row.exists else "–",
+        row.age,
+        Text(status, style=style),
+        Text(_crop(row.last_line), style="red" if errored else ""),
+    )
 
 
 # -------------------------------------------------------------------------------------------------------
@@ -396,17 +432,9 @@ class LogPane(JobTab, Widget):
                 session.job_active = self._shown.job_active = job_active
                 session.wake.set()
             return
-        if session is not None:
-            session.stop()
-            self._session = None
-        self.workers.cancel_group(self, "log-pane")
-        self._token += 1
         files, discover, note = _files_of(job_id, paths, world_size, batch_log)
         first: Key = 0 if 0 in files else BATCH
-        self._shown = Shown(job_id, job_active, note, LogView(0, "rank", (first,) if files else ()), last_rank=first)
-        self._reset_view_state()
-        self._ranks.clear()
-        self._log.clear()
+        self._begin(Shown(job_id, job_active, note, LogView(0, "rank", (first,) if files else ()), last_rank=first))
         if job_id is None:
             self._set_triage(TriageLine("no job selected", False))
             self._update_status()
@@ -455,20 +483,11 @@ class LogPane(JobTab, Widget):
             return
         if not self._ready:
             return  # mounted later: the container hands the selection again (JobTab.on_mount)
-        if self._session is not None:
-            self._session.stop()
-            self._session = None
-        self.workers.cancel_group(self, "log-pane")
         self.target = None  # a local job selected next is shown afresh
-        self._token += 1
         shown.active = selected.active
-        self._remote = shown
         note = "over ssh: the batch log, and each rank's log when ntui submitted the job there"
         keys: tuple[Key, ...] = (BATCH,) if path else ()
-        self._shown = Shown(job_id, selected.active, note, LogView(0, "rank", keys), last_rank=BATCH)
-        self._reset_view_state()
-        self._ranks.clear()
-        self._log.clear()
+        self._begin(Shown(job_id, selected.active, note, LogView(0, "rank", keys), last_rank=BATCH), shown)
         if job_id is None:
             return
         if not path:
@@ -564,6 +583,19 @@ class LogPane(JobTab, Widget):
     def _ranks(self) -> DataTable[Any]:
         return self.query_one("#lp-ranks", DataTable)
 
+    def _begin(self, shown: Shown, remote: RemoteJob | None = None) -> None:
+        """Another job shown: the last one's follow stopped and its messages dropped (a new token), the pane
+        emptied; ``shown``: the new job and the pane's state for it, one value."""
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
+        self.workers.cancel_group(self, "log-pane")
+        self._token += 1
+        self._shown, self._remote = shown, remote
+        self._reset_view_state()
+        self._ranks.clear()
+        self._log.clear()
+
     def _reset_view_state(self) -> None:
         self._reading = Reading.fresh(self.settings.window)
         self._log.set_mark(None)
@@ -589,49 +621,12 @@ class LogPane(JobTab, Widget):
         widget.set_class(not line.failed and text.startswith("no failure"), "-ok")
 
     def _update_status(self) -> None:
+        view, files = self._shown.view, self._session.files if self._session is not None else {}
+        path = files.get(view.keys[0]) if view.keys and view.mode == "rank" else None
+        text, paused = status_line(self._shown, self._reading, path.name if path is not None else None)
         widget = self.query_one("#lp-status", Static)
-        if self._shown.job_id is None:
-            widget.update("")
-            widget.set_class(False, "-paused")
-            return
-        view = self._shown.view
-        if not view.keys:
-            widget.update(self._shown.note)
-            widget.set_class(False, "-paused")
-            return
-        if view.mode == "merged":
-            ranks = [k for k in view.keys if not isinstance(k, str)]
-            what = f"merged: {len(ranks)} rank{'s' if len(ranks) != 1 else ''}"
-            if BATCH in view.keys:
-                what += " + batch log"
-        else:
-            key = view.keys[0]
-            row = self._shown.rows.get(key)
-            what = _key_name(key)
-            if row is not None and row.node:
-                what += f" on {row.node}"
-            if self._session is not None and key in self._session.files:
-                what += f" · {self._session.files[key].name}"
-        parts = [what]
-        if self._reading.excerpt:
-            parts.append("excerpt around the error · End: back to the live tail")
-        elif self._reading.following:
-            parts.append("following")
-        else:
-            waiting = self._reading.pending_count
-            parts.append(f"paused · {waiting} new line{'s' if waiting != 1 else ''} below · End: follow")
-        if self._shown.filter != "all":
-            shown = sum(1 for x in self._shown.lines.values() if x.kind == "rank" and x.row is not None
-                        and isinstance(x.row.key, int))
-            parts.append(f"table: {self._shown.filter} ranks ({shown}) · f: next filter")
-        if self._shown.search_note:
-            parts.append(self._shown.search_note)
-        if self._shown.note and view.mode == "rank":
-            parts.append(self._shown.note)
-        if self._reading.partial and view.mode == "rank":
-            parts.append(f"▸ {self._reading.partial}")
-        widget.update(" · ".join(parts))
-        widget.set_class(not self._reading.following or self._reading.excerpt, "-paused")
+        widget.update(text)
+        widget.set_class(paused, "-paused")
 
     # -- rows ----------------------------------------------------------------------------------------
 
@@ -654,39 +649,6 @@ class LogPane(JobTab, Widget):
         """Expand a node's line to its ranks, or fold it."""
         self._shown.expanded.symmetric_difference_update({node})
         self._redraw_table()
-
-    def _cells_of(self, line: TableLine) -> tuple[Any, ...]:
-        if line.kind == "node":
-            worst = line.worst()
-            errored = line.errored()
-            style = "bold red" if errored else ""
-            first = line.ranks[0].key if line.ranks else ""
-            last = worst.last_line if worst is not None else ""
-            newest = line.newest()
-            return (
-                "▾" if line.expanded else "▸",
-                Text(str(first), style=style),
-                line.node or "?",
-                human_size(line.size()),
-                newest.age if newest is not None else "",
-                Text((worst.status + (" (first)" if worst.first else "")) if worst else "", style=style),
-                Text(_crop(f"ranks {line.ranks_text()}: {line.status_text()} · {last}"),
-                     style="red" if errored else "$text-muted"),
-            )
-        row = line.row
-        assert row is not None
-        errored = row.status.startswith("errored")
-        style = "bold red" if errored else ""
-        status = row.status + (" (first)" if row.first else "")
-        return (
-            "●" if row.key in self._shown.marked else "",
-            Text(("  " if line.indent else "") + str(row.key), style=style),
-            row.node or "",
-            human_size(row.size) if row.exists else "–",
-            row.age,
-            Text(status, style=style),
-            Text(_crop(row.last_line), style="red" if errored else ""),
-        )
 
     _COLUMNS: ClassVar[tuple[str, ...]] = tuple(key for _, key, _ in COLUMNS)
 
@@ -711,7 +673,7 @@ class LogPane(JobTab, Widget):
             self._shown.line_order = []
         with self.app.batch_update():
             for line in lines:
-                cells = self._cells_of(line)
+                cells = _cells(line, self._shown.marked)
                 old = self._shown.cells.get(line.key)
                 if old is None:
                     table.add_row(*cells, key=line.key)
@@ -729,7 +691,7 @@ class LogPane(JobTab, Widget):
         line = self._shown.lines.get(_key_id(key))
         if line is None:
             return
-        cells = self._cells_of(line)
+        cells = _cells(line, self._shown.marked)
         self._shown.cells[line.key] = cells
         self._ranks.update_cell(line.key, "mark", cells[0])
 
