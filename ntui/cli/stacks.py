@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from ntui.cli.common import EXIT_OK, EXIT_PROBLEMS, cluster_files, remote_cluster
 from ntui.cli.slurm import cli_runner, slurm_failed
 from ntui.core.slurm.runner import SlurmError
-from ntui.core.stacks.take import NotRunning, take_stacks
+from ntui.core.stacks.take import NoToolsThere, NotRunning, take_cluster_stacks, take_stacks
 from ntui.core.textsafe import inert
 
 
@@ -32,37 +31,19 @@ def configure(name: str, p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_stacks)
 
 
-def _cluster_tools() -> dict[str, str] | int | None:
-    """Over ``--cluster``: the environment that makes the step run the cluster's own interpreter and py-spy (as its
-    agent says them: the nodes see the cluster's filesystems, never this machine's), or an exit code where no
-    agent there says them; None: this machine is the login node."""
-    if remote_cluster() is None:
-        return None
-    from ntui.core.stacks.take import PY_SPY_ENV, PYTHON_ENV
-
-    files = cluster_files()
-    if files.python is None:
-        why = files.note or "its agent did not say where it is"
-        print(f"ntui: stacks over --cluster runs the cluster's own ntui on the job's nodes: {why}; install ntui "
-              "there (the same version), or run ntui stacks on the login node", file=sys.stderr)
-        return EXIT_PROBLEMS
-    return {**os.environ, PYTHON_ENV: files.python, PY_SPY_ENV: files.py_spy or "py-spy"}
-
-
 def cmd_stacks(args: argparse.Namespace) -> int:
     if args.interval < 0 or args.timeout <= 0:
         print("ntui: --interval must be >= 0 and --timeout > 0", file=sys.stderr)
         return EXIT_PROBLEMS
+    cluster = remote_cluster()
     try:
-        environ = _cluster_tools()
-        if isinstance(environ, int):
-            return environ
-        stacks = take_stacks(cli_runner(), args.job_id, native=args.native, interval_s=args.interval,
-                             timeout_s=args.timeout, environ=environ)
-    except NotRunning as exc:
-        print(f"ntui: {exc}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    except ValueError as exc:
+        if cluster is not None:  # the cluster's own interpreter and py-spy on the nodes, as its agent says them
+            stacks = take_cluster_stacks(cli_runner(), cluster_files(), cluster, args.job_id, native=args.native,
+                                         interval_s=args.interval, timeout_s=args.timeout)
+        else:
+            stacks = take_stacks(cli_runner(), args.job_id, native=args.native, interval_s=args.interval,
+                                 timeout_s=args.timeout)
+    except (NotRunning, NoToolsThere, ValueError) as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
     except SlurmError as exc:

@@ -8,6 +8,10 @@ the login node: ntui installed in an environment on a shared filesystem (a home 
 recommend for Python environments) carries py-spy's binary in its ``bin`` (py-spy's wheel *is* the binary).
 ``NTUI_PY_SPY`` names another py-spy, ``NTUI_STACKS_PYTHON`` another interpreter (it needs only the standard
 library and ntui's probe module on its path).
+
+A job of a cluster reached over ssh (``ntui --cluster NAME stacks``, the jobs view's Stacks tab) is sampled by that
+cluster's own interpreter and py-spy, as its agent says them (:func:`take_cluster_stacks`): the nodes see the
+cluster's filesystems, never this machine's.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from ntui.core.hosts import compress_nodelist, expand_nodelist
 from ntui.core.slurm.common import validate_job_id
@@ -27,8 +32,8 @@ from ntui.core.slurm.srun import step_env
 from ntui.core.stacks.group import Stacks, read_docs
 from ntui.core.stacks.probe import decode_lines
 
-__all__ = ["PY_SPY_ENV", "PYTHON_ENV", "STEP_NAME", "NotRunning", "build_stacks_argv", "parse_stacks_output",
-           "py_spy_path", "take_stacks"]
+__all__ = ["PY_SPY_ENV", "PYTHON_ENV", "STEP_NAME", "NoToolsThere", "NotRunning", "ToolsThere", "build_stacks_argv",
+           "cluster_environ", "parse_stacks_output", "py_spy_path", "take_cluster_stacks", "take_stacks"]
 
 #: Environment: the py-spy the nodes run (default: the one beside ntui's interpreter, else on PATH).
 PY_SPY_ENV = "NTUI_PY_SPY"
@@ -107,3 +112,41 @@ def take_stacks(runner: CommandRunner, job_id: str, *, native: bool = False, int
     except SlurmTimeout as exc:
         stdout, stderr = exc.stdout, exc.stderr
     return parse_stacks_output(details.job_id, stdout, stderr, nodes)
+
+
+class ToolsThere(Protocol):
+    """What a cluster's files say of its tools (:class:`~ntui.core.remote.files.ClusterFiles`: its agent's hello)."""
+
+    @property
+    def note(self) -> str | None: ...  # what that way cannot do, in words
+
+    @property
+    def python(self) -> str | None: ...  # the cluster's ntui interpreter (None: not known)
+
+    @property
+    def py_spy(self) -> str | None: ...  # its py-spy (None: not known)
+
+
+class NoToolsThere(Exception):
+    """No agent on the cluster says where its ntui interpreter is: the probe cannot run on the job's nodes.
+    ``str()`` says it with what to do."""
+
+
+def cluster_environ(tools: ToolsThere, cluster: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (default: this process's) with the cluster's own interpreter and py-spy for the step (as its agent
+    says them). Raises :class:`NoToolsThere` where no agent there says them."""
+    if tools.python is None:
+        why = tools.note or "its agent did not say where it is"
+        raise NoToolsThere(f"the stacks of a job on {cluster} are taken by {cluster}'s own ntui on the job's nodes: "
+                           f"{why}; install ntui there (the same version), or run ntui stacks on its login node")
+    return {**(os.environ if environ is None else environ), PYTHON_ENV: tools.python,
+            PY_SPY_ENV: tools.py_spy or "py-spy"}
+
+
+def take_cluster_stacks(runner: CommandRunner, tools: ToolsThere, cluster: str, job_id: str, *, native: bool = False,
+                        interval_s: float = 3.0, timeout_s: float = 10.0) -> Stacks:
+    """:func:`take_stacks` of a job on ``cluster``, reached over ssh through ``runner``: the step runs the cluster's
+    own interpreter and py-spy (:func:`cluster_environ`). Raises :class:`NoToolsThere`, :class:`NotRunning`, and
+    ``SlurmError`` (a dropped link, in words)."""
+    environ = cluster_environ(tools, cluster)
+    return take_stacks(runner, job_id, native=native, interval_s=interval_s, timeout_s=timeout_s, environ=environ)

@@ -7,11 +7,19 @@ twice, a few seconds apart) and posts the grouped answer; ``k`` in the tab takes
 queue with the tab shown takes nothing (no step per row passed over): it shows the stacks already taken for the
 job, or says how to take them. The text: the head line, the classes of ranks (the odd ones first, in bold; each
 waiting or moving), the workers' classes, and every problem in words with what to do.
+
+A job of a cluster reached over ssh (``SelectedJob.cluster``) is sampled as ``ntui --cluster NAME stacks`` does
+(:func:`~ntui.core.stacks.take.take_cluster_stacks`): the step through that cluster's runner (the app's
+``cluster_runner``), running the cluster's own interpreter and py-spy as its files (``TabDeps.files``: its agent)
+say them, all in the worker; no ntui there, or a dropped link, is said in the tab. Its stacks are kept by cluster
+and id (the same id may be on two clusters).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,9 +30,12 @@ from textual.widgets import Static
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.slurm.runner import CommandRunner
 from ntui.core.stacks.group import Stacks
-from ntui.core.stacks.take import NotRunning, take_stacks
+from ntui.core.stacks.take import NoToolsThere, NotRunning, take_cluster_stacks, take_stacks
 from ntui.core.textsafe import inert
 from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displayed
+
+if TYPE_CHECKING:
+    from ntui.core.remote.files import ClusterFiles
 
 __all__ = ["StacksPane", "stacks_text"]
 
@@ -59,6 +70,7 @@ class StacksPane(JobTab, VerticalScroll):
                   "Where every rank of the selected running job is: Python stacks (py-spy), grouped",
                   groups=("ntui-stacks",))
     BINDINGS = [Binding("k", "take", "Take stacks again", id="ntui.stacks.take", tooltip="py-spy every rank again")]
+    OVER_SSH = True  # a remote job's step runs through its cluster's runner, the cluster's own tools on its nodes
 
     DEFAULT_CSS = """
     StacksPane {
@@ -71,6 +83,7 @@ class StacksPane(JobTab, VerticalScroll):
     def __init__(self, deps: TabDeps, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.runner: CommandRunner = deps.runner
+        self.cluster_files = deps.files
         self.clock = deps.clock
         self._note = "Select a running job: k takes the stacks of its ranks."
 
@@ -90,40 +103,59 @@ class StacksPane(JobTab, VerticalScroll):
         self._note = f"No stacks: {text}"
         self._draw()
 
+    def shown_job(self, selected: SelectedJob) -> str | None:
+        """The key of a job's stacks: its id, on a cluster reached over ssh that cluster's name and its id."""
+        if selected.job_id is None or selected.cluster is None:
+            return selected.job_id
+        return f"{selected.cluster}/{selected.job_id}"
+
     def show_selected(self, selected: SelectedJob) -> None:
-        job_id = selected.job_id
+        job_id, key = selected.job_id, self.shown_job(selected)
+        where = f" on {inert(selected.cluster)}" if selected.cluster is not None else ""
         if job_id is None:
             self._note = "Select a running job: k takes the stacks of its ranks."
-        elif not selected.running and self._stacks(job_id) is None:
+        elif not selected.running and self._stacks(key) is None:
             state = selected.job.state if selected.job is not None else "not in the queue"
-            self._note = (f"Job {inert(job_id)} is {inert(state)}: stacks are taken from a running job's "
+            self._note = (f"Job {inert(job_id)}{where} is {inert(state)}: stacks are taken from a running job's "
                           "processes (ntui triage reads an ended job's logs).")
-        elif self.taking == job_id:
-            self._note = self._taking_words(job_id)
-        elif self._stacks(job_id) is None:
-            self._note = f"k takes the stacks of every rank of job {inert(job_id)} (py-spy, two samples 3 s apart)."
+        elif self.taking == key:
+            self._note = self._taking_words(job_id, selected.cluster)
+        elif self._stacks(key) is None:
+            self._note = (f"k takes the stacks of every rank of job {inert(job_id)}{where} (py-spy, two samples 3 s "
+                          "apart).")
         self._draw()
 
     def tab_shown(self) -> None:
         super().tab_shown()
-        if self.selected.running and self._stacks(self.selected.job_id) is None:
+        if self.selected.running and self._stacks(self.shown_job(self.selected)) is None:
             self.action_take()
 
     def action_take(self) -> None:
         """Take the selected running job's stacks (again)."""
-        job_id = self.selected.job_id
-        if job_id is None or not self.selected.running or self.taking == job_id or not displayed(self):
+        selected = self.selected
+        job_id, key, cluster = selected.job_id, self.shown_job(selected), selected.cluster
+        if job_id is None or key is None or not selected.running or self.taking == key or not displayed(self):
             return
-        self.forget(job_id)
-        self._note = self._taking_words(job_id)
-        runner = self.runner
-        self.compute(job_id, lambda: _take(runner, job_id), what="stacks")
+        self.forget(key)
+        if cluster is not None:
+            files, runners = self.cluster_files, getattr(self.app, "cluster_runner", None)
+            if files is None or runners is None:
+                self._note = f"No stacks for job {inert(job_id)}: the files of {inert(cluster)} are not reachable"
+                self._draw()
+                return
+            self._note = self._taking_words(job_id, cluster)
+            self.compute(key, lambda: _take_there(files, runners, cluster, job_id), what="stacks")
+        else:
+            self._note = self._taking_words(job_id, None)
+            runner = self.runner
+            self.compute(key, lambda: _take(runner, job_id), what="stacks")
         self._draw()
 
     @staticmethod
-    def _taking_words(job_id: str) -> str:
-        return (f"Taking the stacks of job {inert(job_id)}'s ranks: one srun step on its nodes, py-spy on every "
-                "rank twice, 3 s apart…")
+    def _taking_words(job_id: str, cluster: str | None) -> str:
+        where = f" on {inert(cluster)} (over ssh)" if cluster is not None else ""
+        return (f"Taking the stacks of job {inert(job_id)}'s ranks{where}: one srun step on its nodes, py-spy on "
+                "every rank twice, 3 s apart…")
 
     @property
     def taken(self) -> dict[str, Computed]:
@@ -136,8 +168,8 @@ class StacksPane(JobTab, VerticalScroll):
         return got if got is not None and isinstance(got.value, Stacks) else None
 
     def show_result(self, computed: Computed) -> None:
-        if isinstance(computed.value, str):  # not running: said in the tab
-            self._note = f"No stacks for job {inert(computed.job_id)}: {inert(computed.value)}"
+        if isinstance(computed.value, str):  # not running, or no ntui on its cluster: said in the tab
+            self._note = f"No stacks for job {inert(self.selected.job_id or computed.job_id)}: {inert(computed.value)}"
         self._draw()
 
     def _taken_at(self, at: float) -> str:
@@ -147,8 +179,8 @@ class StacksPane(JobTab, VerticalScroll):
 
     def _draw(self) -> None:
         text = self.query_one("#stacks-text", Static)
-        job_id = self.selected.job_id
-        got = self._stacks(job_id) if self.taking != job_id else None
+        key = self.shown_job(self.selected)
+        got = self._stacks(key) if self.taking != key else None
         if got is None:
             text.update(self._note)
             return
@@ -161,4 +193,15 @@ def _take(runner: CommandRunner, job_id: str) -> Stacks | str:
     try:
         return take_stacks(runner, job_id)
     except NotRunning as exc:
+        return str(exc)
+
+
+def _take_there(files_of: Callable[[str], ClusterFiles], runner_of: Callable[[str], CommandRunner], cluster: str,
+                job_id: str) -> Stacks | str:
+    """*Worker thread*: ``ntui --cluster NAME stacks``'s work for the app: the job's stacks taken on its cluster by
+    that cluster's own tools, or why not in words (not running, no ntui there); a dropped link is raised (the
+    tab's failure path says it)."""
+    try:
+        return take_cluster_stacks(runner_of(cluster), files_of(cluster), cluster, job_id)
+    except (NotRunning, NoToolsThere) as exc:
         return str(exc)
