@@ -101,6 +101,9 @@ FORMS: tuple[LineForm, ...] = (
     # loss 0.001, Learning Rate ..."
     _form("litgpt", r"\biter (?P<iters>\d+)\s*\|?\s*step (?P<step>\d+)\s*[:|]\s*loss\b"),
     _form("nanogpt", r"\b[Ii]ter (?P<step>\d+): (?:[Tt]rain )?[Ll]oss\b"),
+    # char-rnn-tensorflow and its forks: "890/892 (epoch 3), train_loss = 1.440, time/batch = 0.163", the batches of
+    # the whole run (epochs x an epoch's batches) counted from 0
+    _form("char-rnn", r"^\s*(?P<step>\d+)/(?P<total>\d+) \(epoch (?P<epoch>\d+)\),? (?:train_)?loss\b"),
     # MMF's logistics callback: "progress: 100/12000, train/<task>/cross_entropy: 0.6, ..., num_updates: 100"
     _form("mmf", r"\bprogress: (?P<step>\d+)/(?P<total>\d+), .*\bmax_updates: \d"),
     # Megatron's --log-progress file, tab-separated: "<date>\tJob ID: N\t# GPUs: 32\tSaving async checkpoint\t
@@ -140,12 +143,23 @@ FORMS: tuple[LineForm, ...] = (
     _form("cellpose", r"\bEpoch (?P<epoch>\d+), Time [\d.]+s, Loss ", unit="epoch"),
     # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
     _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
+    # SpeechBrain's epoch counter (its EpochCounter logs "Going into epoch N" as each epoch starts, epochs from 1; its
+    # bars count one epoch's batches and its train logger sums the epoch: "epoch: 3, lr: 8.00e-01 - train loss: ...")
+    _form("speechbrain", r"\bGoing into epoch (?P<epoch>\d+)\s*$", 1, "epoch"),
+    # ESPnet2's trainer: "3/35epoch started" (and "3/35 epoch started. Estimated time to finish: ..."), its reporter's
+    # "3epoch:train:885-952batch: ..., loss=31.2, ..." every N batches (no epoch's length) and its summary
+    # "3epoch results: [train] ..., loss=43.5, ..., [valid] loss=...": the run counts epochs, from 1
+    _form("espnet", r"(?<![\w/.])(?P<epoch>\d+)/(?P<epochs>\d+) ?epoch started\b", 1, "epoch"),
+    _form("espnet", r"(?<![\w/.])(?P<epoch>\d+)epoch:train:\d+-(?P<batch>\d+)batch:", 1, "epoch"),
+    _form("espnet", r"(?<![\w/.])(?P<epoch>\d+)epoch results: \[train\]", 1, "epoch"),
     _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
     # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
-    # "epoch 3 | avg loss 0.2", MST's "===> Epoch 132 Complete: Avg. Loss: 0.0148"
+    # "epoch 3 | avg loss 0.2", MST's "===> Epoch 132 Complete: Avg. Loss: 0.0148", SpeechBrain's train logger's
+    # "epoch: 3, lr: 8.00e-01 - train loss: 7.27e-01 - valid loss: 1.15" (its fields after " - "), the time-series
+    # loops' "Epoch: 5/200 | Train loss: 41.10 | Val loss: 21.66 | Time: 31.8s"
     _form("epoch-summary", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*"
-          r"(?:[Cc]omplete[d]?|[Dd]one|[Ff]inished)?\s*[,|:-]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+[,|]?\s+)??"
-          r"(?:train(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage )?[Ll]oss\b", unit="epoch", generic=True),
+          r"(?:[Cc]omplete[d]?|[Dd]one|[Ff]inished)?\s*[,|:-]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+\s*[,|-]?\s+)??"
+          r"(?:[Tt]rain(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage )?[Ll]oss\b", unit="epoch", generic=True),
 )
 #: forms whose line also holds a tqdm bar that counts something else (an epoch's batches): read before the bar.
 #: ultralytics' epoch table: "   12/300   6.81G   1.582   1.086 ...  640: 100%|####| 26/26 [00:08<00:00, 2.95it/s]"

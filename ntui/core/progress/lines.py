@@ -551,7 +551,7 @@ _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step",
                        "update", "global_step", "batch", "Batch", "eta", "i"})
 _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
-                            r"|\d+/\d+ [\[━─]|epoch:? \d|global step \d|^steps: \d")
+                            r"|\d+/\d+ [\[━─]|epoch:? \d|\d ?epoch\b|global step \d|^steps: \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{NUM})(?![\w:/])")
@@ -589,6 +589,11 @@ def _bar_form(text: str) -> Point | None:
     return point
 
 
+#: where a line that sums the epoch's splits one after the other opens an evaluation's part (ESPnet's "... [train]
+#: loss=43.5, ..., [valid] loss=38.1"): its metrics are not training's
+_EVAL_SECTION_RE = re.compile(r"\[(?:valid|validation|eval|evaluation|dev|test)\w*\]")
+
+
 def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
     """A training loop's own progress line (:data:`FORMS`)."""
     if forms is FORMS and _FORM_HINT_RE.search(text) is None \
@@ -599,7 +604,10 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         if m is None or (form.generic and _EVAL_WORDS_RE.search(text, 0, m.end()) is not None):
             continue
         groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v}
-        metrics = _metrics([(k, v) for k, v in _form_pairs(text[m.start():]) if k not in _COUNTERS])
+        rest = text[m.start():]
+        if "[" in rest and (section := _EVAL_SECTION_RE.search(rest)) is not None:
+            rest = rest[:section.start()]  # the evaluation's own metrics after the training's ("[valid] loss=...")
+        metrics = _metrics([(k, v) for k, v in _form_pairs(rest) if k not in _COUNTERS])
         if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None:
             value = _number(loss["value"])
             if value is not None:
@@ -657,13 +665,24 @@ _PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*
                            # in a dict, a Namespace, a line of several: steps_per_epoch=, iters_per_epoch, batches,
                            # num_update_steps_per_epoch
                            r"|(?<![\w-])['\"]?(?:max_|num_|num_update_|n_)?(?:steps|iters|iterations|batches|updates)"
-                           r"_per_epoch['\"]?\s*[:=]\s*(?P<other>\d+)(?![\d.])")
+                           r"_per_epoch['\"]?\s*[:=]\s*(?P<other>\d+)(?![\d.])"
+                           # as the message that sizes the training's loader: PaddleOCR's "train dataloader has 43
+                           # iters"
+                           r"|^train(?:ing)? (?:data ?)?loader has (?P<loader>\d+) "
+                           r"(?:iters|iterations|batches|steps)\b")
 #: what a program says when its training is over: Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
 #: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds" (not detectron2's
 #: "Total training time": its hooks print it after a crash too)
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
-                     r"|^\d+ epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b")
+                     r"|^\d+ epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b"
+                     # an early stop said as the message: "Early stopping", "Early stopping at epoch 45", "early
+                     # stopping triggered" (not a configuration's "early stopping patience: 10", nor a helper's
+                     # "EarlyStopping counter: 3 out of 10"); Lightning's EarlyStopping and Timer callbacks' "...
+                     # Signaling Trainer to stop."; torch_xla's example trainers' last line, "Max Accuracy: 98.91%"
+                     r"|^\W{0,3}(?i:early[ -]stop(?:ping|ped)"
+                     r"(?: (?:triggered|activated|at (?:epoch|step|iter(?:ation)?) \d+))?)\W{0,3}$"
+                     r"|\bSignaling Trainer to stop\.|^Max Accuracy: \d+\.\d\d%$")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
@@ -742,8 +761,9 @@ def run_ended(text: str) -> bool:
 def run_end(text: str) -> tuple[str, int] | None:
     """Whether the line says the program's training is over: None, else what it stopped at (``("steps", 1000)``,
     ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
-    if "raining" not in text and "Trainer.fit" not in text and "early stopping" not in text \
-            and "completed in" not in text and "RAINING" not in text:
+    if "raining" not in text and "Trainer.fit" not in text and "arly stop" not in text \
+            and "completed in" not in text and "RAINING" not in text and "Trainer to stop" not in text \
+            and "Max Accuracy" not in text and "ARLY STOP" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:
@@ -789,14 +809,14 @@ def run_stop(text: str) -> str | None:
 
 #: what a program says of the run's epochs, on a line of its own: mmcv's runner "workflow: [('train', 1)], max: 12
 #: epochs", the MetricLogger scripts' "Start training for 100 epochs", timm's "Scheduled epochs: 300", the Trainer's
-#: "Num Epochs = 3", a configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90"
+#: "Num Epochs = 3", a configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90" / PaddleOCR's "epoch_num : 500"
 _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"|\b(?:[Ss]tart(?:ing)? training for|Scheduled epochs:) (?P<b>\d+)(?: epochs)?\b"
                         r"|\bNum Epochs = (?P<c>\d+)"
                         r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
                         # in other words, in a dict, a Namespace or a configuration: 'num_epochs': 20, n_epochs=30,
                         # total_epochs: 12, train_epochs, Namespace(epochs=90, ...)
-                        r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs"
+                        r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs|\bepoch_num"
                         r"|[(,{]\s*epochs|\sepochs(?==)|(?i:\b(?:num(?:ber)?|total|max(?:imum)?)(?: of)? epochs))"
                         r"['\"]?\s*[=:]\s*['\"]?(?P<e>\d+)(?![\d.])"
                         r"|\b[Tt]rain(?:ing)? for (?P<f>\d+) epochs\b"
@@ -847,12 +867,12 @@ def total_counts_iters(text: str) -> bool:
 
 def declared_per_epoch(text: str) -> int | None:
     """An epoch's steps as a configuration states them (``max_steps_per_epoch: 60``), or None."""
-    if "per_epoch" not in text:
+    if "per_epoch" not in text and "loader has" not in text:
         return None
     m = _PER_EPOCH_RE.search(text)
     if m is None:
         return None
-    value = int(m["n"] or m["other"])
+    value = int(m["n"] or m["other"] or m["loader"])
     return value if value > 0 else None
 
 
@@ -976,7 +996,7 @@ _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _l
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
-                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
+                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d|\d ?epoch\b")
 #: the generic reader's counters that the filter above misses, searched only where it found nothing (the lines
 #: that are progress mostly match the first)
 _HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]tep|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
@@ -988,11 +1008,12 @@ _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
 
 #: the stamps loggers print at a line's start that the ISO reader leaves: without a year, mmengine's and
 #: detectron2's "08/09 14:02:41", the DARTS family's "01/03 02:18:25 PM", glog's and absl's "I0611 03:10:01.123456";
-#: with one, OpenCLIP's "2024-02-02,11:20:05"
+#: with one, OpenCLIP's "2024-02-02,11:20:05" and PaddlePaddle's "[2024/11/02 14:30:11]"
 _SHORT_STAMP_RE = re.compile(
     r"\[?(?:(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?: (?P<ap>[AP]M))?"
     r"|[IWEF](?P<gmo>\d\d)(?P<gd>\d\d) (?P<gh>\d\d):(?P<gmi>\d\d):(?P<gs>\d\d)\.(?P<gf>\d+)"
-    r"|(?P<y>(?:19|20)\d\d)-(?P<ymo>\d\d)-(?P<yd>\d\d),(?P<yh>\d\d):(?P<ymi>\d\d):(?P<ys>\d\d)"
+    r"|(?P<y>(?:19|20)\d\d)(?:-(?P<ymo>\d\d)-(?P<yd>\d\d),|/(?P<smo>\d\d)/(?P<sd>\d\d)[ ,])"
+    r"(?P<yh>\d\d):(?P<ymi>\d\d):(?P<ys>\d\d)"
     # and the US date of Python's logging ("%m/%d/%Y %H:%M:%S", "%x %X"): "06/22/2025 09:14:05", "02/17/20 09:30:12"
     r"|(?P<umo>\d\d)/(?P<ud>\d\d)/(?P<uy>\d\d(?:\d\d)?)[ ,](?P<uh>\d\d):(?P<umi>\d\d):(?P<us>\d\d))\b")
 
@@ -1011,8 +1032,8 @@ def _short_stamp(text: str, within: int = 0) -> tuple[float | None, tuple[int, i
         year = int(m["uy"]) + (2000 if len(m["uy"]) == 2 else 0)
         return local_epoch(year, int(m["umo"]), int(m["ud"]), int(m["uh"]), int(m["umi"]), int(m["us"]), None), None
     if m["y"]:
-        return local_epoch(int(m["y"]), int(m["ymo"]), int(m["yd"]), int(m["yh"]), int(m["ymi"]), int(m["ys"]),
-                           None), None
+        return local_epoch(int(m["y"]), int(m["ymo"] or m["smo"]), int(m["yd"] or m["sd"]), int(m["yh"]),
+                           int(m["ymi"]), int(m["ys"]), None), None
     if m["gmo"]:
         return None, (int(m["gmo"]), int(m["gd"]), int(m["gh"]), int(m["gmi"]), int(m["gs"]),
                       float("0." + m["gf"][:9]))
@@ -1024,12 +1045,12 @@ def _short_stamp(text: str, within: int = 0) -> tuple[float | None, tuple[int, i
 
 _LEVEL = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|NOTICE|TRACE)"
 #: one item of a logger's header, as Python's logging, loguru, glog/absl, hydra and the frameworks' own loggers
-#: print it before the message: a date and time (ISO, with a comma, US), a time alone, glog's
+#: print it before the message: a date and time (ISO, with a comma, with slashes, US), a time alone, glog's
 #: ``I1205 12:00:00.123456 4242 train.py:12]``, a level (bare, bracketed, or Python's ``INFO:name:``), a bracketed
 #: logger name or ``file.py:12``, a bracket that starts with a level (``[INFO|DP=0|TP=0]``), a logger's name before
 #: `` - ``
 _HEAD_ITEM = (
-    r"\[?\d{4}-\d\d-\d\d[ T,_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
+    r"\[?\d{4}[-/]\d\d[-/]\d\d[ T,_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
     r"|\[?\d\d/\d\d(?:/\d{2,4})?[ ,]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: [AP]M)?\]?"
     r"|\[?\d+:\d\d:\d\d(?:[.,]\d+)?\]?"  # (a time, or the time elapsed: "0:41:03", "101:20:00")
     r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"
@@ -1037,6 +1058,7 @@ _HEAD_ITEM = (
     rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
     r"|\[[A-Za-z_<][\w.<>-]*(?::\d+)?\]"
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*(?::\d+)?(?= - )"
+    rf"|[A-Za-z_][\w.]*(?= {_LEVEL}\b)"  # (a logger's name before its level: PaddlePaddle's "ppocr INFO: ")
 )
 _HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:\]|])))+")
 #: what a header must hold to be one: a time or a level (not a line that starts with a bracketed word)

@@ -93,7 +93,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body else ""
     if point is not None:
         series.add(point, at)
-        if "stopped" in text and (end := run_end(text)) is not None:  # Lightning's, glued to its bar's redraw
+        if ("stopped" in text or "Trainer to stop" in text) and (end := run_end(text)) is not None:
+            # Lightning's, glued to its bar's redraw
             series.end(*end)
         elif "CANCELLED" in text and (why := run_stop(text)) is not None:  # Slurm's, glued to a bar's redraw
             series.stopped = why

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ntui.core.progress.forms import BAR_COUNTED
-from ntui.core.progress.lines import Point
+from ntui.core.progress.lines import Point, training_loss
 from ntui.core.slurm.durations import format_span
 from ntui.core.timestamps import local_epoch
 
@@ -39,6 +39,9 @@ PAUSE_FACTOR = 5.0
 SINCE_STEPS = 3
 #: A bar held apart as one inside the run's (an evaluation) that shows more points than this is the run's.
 INNER_MAX = 1000
+#: An end said, then this many points of training past its step: the run was not over (the word was another's: an
+#: epoch's best result, a tuner's fit).
+PAST_END = 2
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,8 @@ class Series:
     _val_done: int = 0  # the batches of this epoch's validations that ended (its bar counted them too)
     _val_from: int | None = None  # the training batch a validation under way started at
     _bars_train_only: bool = False  # the epoch's bar counts training batches only (Lightning 2.x's bars)
+    _end_step: int | None = None  # the step the run was at when an end was said
+    _past_end: int = 0  # the points of the run's training past that step since
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -225,6 +230,7 @@ class Series:
             self._early_end = (what, n)
             return
         self._end_on_trial, self._after_end_bars = False, 0
+        self._end_step, self._past_end = self.samples[-1].step, 0
         before = (self.declared_total, self.epochs, self.total)
         was_ended, self.ended, self.soft_end = self.ended, True, False
         if what == "steps" and n > 0:
@@ -413,7 +419,7 @@ class Series:
             if self.total == said_total:
                 self.total = total
         self.ended, self.soft_end, self.stopped_at, self._before_end = False, False, None, None
-        self._end_on_trial = False
+        self._end_on_trial, self._end_step, self._past_end = False, None, 0
 
     def _batch_back(self, point: Point) -> bool:
         """Whether an epoch-counted run went back within its epoch (a relaunch that repeats the epoch from its
@@ -479,7 +485,12 @@ class Series:
             elif unit != self._unit:  # an epoch's summary beside the lines that count steps: its metrics only
                 point = point.but(step=None, total=None, counts_epochs=False)
         elif point.format == "tqdm" and self._own_lines:
-            return  # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches)
+            # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches): not the run's step; a
+            # training bar's postfix that says the training loss (SpeechBrain's "train_loss=0.603" between its epoch
+            # lines) is the latest one printed
+            if self.samples and training_loss(point.metrics) is not None:
+                self.more_metrics(point.metrics)
+            return
         if point.time is not None:
             at, self.own_times = point.time, True
         elif point.clock is not None:
@@ -579,6 +590,12 @@ class Series:
                 self._end_on_trial = True
         elif self._end_on_trial:  # a second step: training went on after that end, it was not the run's
             self._undo_end()
+        elif self.ended and self._end_step is not None and point.step > self._end_step:
+            # training goes on past the step where an end was said: one step more is the last batch's (a stop is
+            # signalled during a batch, Lightning's bar draws that batch after the word); two, it was not the end
+            self._past_end += 1
+            if self._past_end >= PAST_END:
+                self._undo_end()
         if len(self.samples) > MAX_POINTS:  # halve the resolution: every other point, the last kept
             self.samples = self.samples[::2] if len(self.samples) % 2 else [*self.samples[:-1:2], self.samples[-1]]
             self._stride *= 2

@@ -1,0 +1,190 @@
+"""General mechanisms of the progress reader, round g (issue [progress-real]): forms read from the programs' own
+logging code (SpeechBrain's epoch counter and train logger, ESPnet2's trainer and reporter, PaddleOCR's loop and its
+loader's size, char-rnn's run-wide counter, early stops said in words, Lightning's stop signal, torch_xla's example
+trainers' last line) and the rules around them (an evaluation's part of a summary line, a bar's loss beside a loop's
+own lines, an end that training goes on past). Every line here is written for the test, in the layouts those
+programs' format strings give, with values of our own."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ntui.core.progress.lines import declared_epochs, declared_per_epoch, parse_line, run_end, unheader
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+# ---------------------------------------------------------------- SpeechBrain
+
+
+def _speechbrain(epochs_done: int, cut_at: int, per: int = 120) -> list[str]:
+    lines = ["speechbrain.core - Beginning experiment!"]
+    for epoch in range(1, epochs_done + 2):
+        lines.append(f"speechbrain.utils.epoch_loop - Going into epoch {epoch}")
+        last = per if epoch <= epochs_done else cut_at
+        bar = "".join(f"\r{100 * n // per:3d}%|##        | {n}/{per} [00:{n % 60:02d}<00:30,  2.10it/s, "
+                      f"train_loss={2.0 - epoch * 0.1 - n / 1000:.3g}]" for n in range(1, last + 1))
+        lines.append(bar if epoch > epochs_done else bar + "\n")
+        if epoch <= epochs_done:
+            lines.append("\r100%|##########| 30/30 [00:05<00:00,  6.00it/s]")
+            lines.append(f"speechbrain.utils.train_logger - epoch: {epoch}, lr: 5.00e-01 - train loss: "
+                         f"{1.9 - epoch * 0.1:.2f} - valid loss: 2.31, valid error: 4.10e-01")
+            lines.append("speechbrain.utils.checkpoints - Saved an end-of-epoch checkpoint in save/CKPT+x")
+    return lines
+
+
+def test_speechbrain_counts_epochs_and_its_bars_say_the_loss(tmp_path: Path) -> None:
+    series, words = _read(tmp_path, _speechbrain(3, 45))
+    assert series.step == 4 and series.run_total is None
+    assert series.metrics.get("train_loss") == float(f"{2.0 - 4 * 0.1 - 45 / 1000:.3g}")  # the bar's, the latest
+    assert len(series.restarts) == 0 and "done" not in words
+
+
+def test_speechbrain_summary_line_is_an_epochs_end() -> None:
+    point = parse_line("epoch: 7, lr: 8.00e-01 - train loss: 7.27e-01 - valid loss: 1.15, valid CER: 13.33")
+    assert point is not None and point.counts_epochs and point.step == 7
+    assert point.metrics.get("train_loss") == 0.727 and point.metrics.get("valid_loss") == 1.15
+    start = parse_line("Going into epoch 8")
+    assert start is not None and start.step == 8 and start.counts_epochs and not start.metrics
+
+
+# ---------------------------------------------------------------- ESPnet2
+
+
+def test_espnet_trainer_lines() -> None:
+    started = parse_line("[node3] 2024-06-01 10:00:00,100 (trainer:184) INFO: 4/40epoch started. Estimated time "
+                         "to finish: 2 hours")
+    assert started is not None and (started.step, started.total, started.counts_epochs) == (4, 40, True)
+    spaced = parse_line("4/40 epoch started")
+    assert spaced is not None and spaced.step == 4
+    batch = parse_line("[node3] 2024-06-01 10:00:20,100 (trainer:762) INFO: 4epoch:train:201-300batch: "
+                       "iter_time=1.2e-04, loss_ctc=50.2, loss_att=20.1, acc=0.41, loss=29.013, grad_norm=30.1")
+    assert batch is not None and (batch.step, batch.batch, batch.counts_epochs) == (4, 300, True)
+    assert batch.metrics["loss"] == 29.013
+
+
+def test_an_evaluations_part_of_a_summary_is_not_training() -> None:
+    point = parse_line("[node3] 2024-06-01 10:30:00,100 (trainer:338) INFO: 4epoch results: [train] "
+                       "iter_time=1.1e-04, loss_ctc=48.0, loss=27.5, grad_norm=30.0, [valid] loss_ctc=40.0, "
+                       "loss=22.25, acc=0.5")
+    assert point is not None and point.step == 4 and point.counts_epochs and point.batch is None
+    assert point.metrics["loss"] == 27.5
+
+
+def test_espnet_run_counts_its_epochs(tmp_path: Path) -> None:
+    lines = []
+    for epoch in (1, 2, 3):
+        lines.append(f"[h] 2024-06-01 1{epoch}:00:00,000 (trainer:184) INFO: {epoch}/12epoch started")
+        for b in range(100, 501, 100):
+            lines.append(f"[h] 2024-06-01 1{epoch}:{b // 20:02d}:00,000 (trainer:762) INFO: "
+                         f"{epoch}epoch:train:{b - 99}-{b}batch: iter_time=1e-4, loss={60 - epoch - b / 100:.3f}")
+        if epoch < 3:
+            lines.append(f"[h] 2024-06-01 1{epoch}:40:00,000 (trainer:338) INFO: {epoch}epoch results: [train] "
+                         f"loss={58 - epoch:.3f}, [valid] loss=99.000")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (3, 12)
+    assert series.metrics["loss"] == 52.0 and len(series.restarts) == 0 and "done" not in words
+
+
+# ---------------------------------------------------------------- PaddleOCR
+
+
+def test_paddle_header_and_its_declarations() -> None:
+    assert unheader("[2024/11/02 14:30:16] ppocr INFO: train dataloader has 43 iters") \
+        == "train dataloader has 43 iters"
+    assert declared_per_epoch("train dataloader has 43 iters") == 43
+    assert declared_per_epoch("valid dataloader has 58 iters") is None
+    assert declared_epochs("    epoch_num : 500") == 500
+
+
+def test_paddle_run_total_is_its_epochs_times_its_loader(tmp_path: Path) -> None:
+    lines = ["[2024/11/02 14:30:11] ppocr INFO:     epoch_num : 20",
+             "[2024/11/02 14:30:16] ppocr INFO: train dataloader has 30 iters",
+             "[2024/11/02 14:30:16] ppocr INFO: valid dataloader has 8 iters"]
+    step = 0
+    for epoch in (1, 2, 3):
+        for n in list(range(10, 31, 10)):
+            step = (epoch - 1) * 30 + n
+            lines.append(f"[2024/11/02 14:{30 + step // 10:02d}:{step % 10 * 5:02d}] ppocr INFO: epoch: "
+                         f"[{epoch}/20], global_step: {step}, lr: 0.001000, loss: {2 - step / 100:.6f}, "
+                         f"avg_reader_cost: 0.01 s, ips: 36.1 samples/s, eta: 1:00:00")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (90, 600)
+    assert series.own_times  # the slashed date is the line's own time
+    assert "finishes in" in words
+
+
+# ---------------------------------------------------------------- char-rnn
+
+
+def test_char_rnn_counts_the_whole_run_from_zero(tmp_path: Path) -> None:
+    total = 60
+    lines = [f"{i}/{total} (epoch {i // 20}), train_loss = {3 - i / 50:.3f}, time/batch = 0.150"
+             for i in range(total)]
+    lines.append("model saved to save/model.ckpt")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (total - 1, total)
+    assert words.endswith("done")
+    cut, cut_words = _read(tmp_path, lines[:40])
+    assert cut.step == 39 and "done" not in cut_words
+
+
+# ---------------------------------------------------------------- ends in words
+
+
+def test_early_stops_said_in_words() -> None:
+    for said in ("Early stopping", "Early stopping!", "early stopping triggered", "Early stopping at epoch 45",
+                 "EARLY STOPPING", "Early stopped at step 3000"):
+        assert run_end(said) == ("", 0), said
+    for other in ("EarlyStopping counter: 3 out of 10", "early stopping patience: 10", "use early stopping: True",
+                  "Early stopping is enabled"):
+        assert run_end(other) is None, other
+
+
+def test_lightning_stop_signal_and_torch_xla_last_line() -> None:
+    assert run_end("Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. "
+                   "Signaling Trainer to stop.") == ("", 0)
+    assert run_end("Time limit reached. Elapsed time is 0:10:00. Signaling Trainer to stop.") == ("", 0)
+    assert run_end("Max Accuracy: 98.91%") == ("", 0)
+    assert run_end("Max Accuracy: 98.91% so far") is None
+
+
+def test_an_early_stop_ends_an_epoch_counted_run(tmp_path: Path) -> None:
+    lines = []
+    for epoch in range(1, 8):
+        lines.append(f"Epoch: {epoch}/100 | Train loss: {1 / epoch:.6f} | Val loss: {2 / epoch:.6f} | Time: 3.1s")
+        lines.append(f"EarlyStopping counter: {epoch} out of 7")
+    series, words = _read(tmp_path, [*lines, "Early stopping"])
+    assert (series.step, series.run_total) == (7, 100) and "done" in words
+    assert series.metrics.get("Train_loss") == float(f"{1 / 7:.6f}")
+    _, running = _read(tmp_path, lines)
+    assert "done" not in running
+
+
+def test_an_end_that_training_goes_on_past_was_not_the_runs(tmp_path: Path) -> None:
+    lines = [f"step {n}, loss = {5 - n / 100:.3f}" for n in range(1, 11)]
+    series, words = _read(tmp_path, [*lines, "Training completed", "step 11, loss = 4.890"])
+    assert series.step == 11 and "done" in words  # one step more: the batch under way when the stop came
+    series, words = _read(tmp_path, [*lines, "Training completed", "step 11, loss = 4.890", "step 12, loss = 4.880"])
+    assert series.step == 12 and "done" not in words
+
+
+def test_a_lightning_bar_with_the_stop_signal_glued() -> None:
+    from ntui.core.progress.read import feed_line
+
+    series = Series()
+    for n in range(1, 6):
+        feed_line(series, f"Epoch 3:  20%|##        | {n}/100 [00:0{n}<01:00,  1.50it/s, v_num=0, loss=0.3]",
+                  None, 1000.0 + n)
+    feed_line(series, "Epoch 3:  20%|##        | 6/100 [00:06<01:00,  1.50it/s, v_num=0, loss=0.3]Time limit "
+              "reached. Elapsed time is 1:00:00. Signaling Trainer to stop.", None, 1010.0)
+    assert series.ended
+    assert not math.isnan(series.metrics["loss"])
