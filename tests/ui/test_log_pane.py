@@ -482,7 +482,7 @@ async def test_hidden_pane_tells_its_watcher_and_a_highlighted_row_is_read_at_on
     async with app.run_test(size=SIZE) as pilot:
         pane = app.pane
         await opened(pilot, pane, paths)
-        session = pane._session
+        session = pane._follow.session
         assert session is not None and not session.hidden
         pane.display = False
         await until(pilot, lambda: session.hidden)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -109,6 +109,17 @@ def _files_of(job_id: str | None, paths: LogPaths | None, world_size: int | None
     if batch_log:
         return {BATCH: Path(batch_log)}, False, "per-rank logs unknown (not submitted by ntui)"
     return {}, False, "no log paths known for this job (not submitted by ntui)"
+
+
+@dataclass(frozen=True)
+class _Follow:
+    """How the shown job's logs are followed, one value replaced for each job (:meth:`LogPane._begin`): the token
+    its worker's messages carry (an earlier job's are dropped), and the local follow's session shared with that
+    worker, or the job of a cluster reached over ssh followed (None: a local one)."""
+
+    token: int = 0
+    session: WatchSession | None = None
+    remote: RemoteJob | None = None
 
 
 def _key_id(key: Key) -> str:
@@ -305,15 +316,13 @@ class LogPane(JobTab, Widget):
         self.settings = settings
         self.clock = clock
         self.target: LogTarget | None = None  # the selected job's logs, as last shown
-        self._token = 0
-        self._session: WatchSession | None = None
+        self._follow = _Follow()  # how the shown job is followed: a new value for each job
         self._shown = Shown()  # the job shown and the pane's state for it: a new value for each job
         self._reading = Reading.fresh(settings.window)  # where the live view is: a new value for each view
         self._triage = TriageLine("no job selected", False)
         self.polls = 0
         """Rows messages applied (tests wait on it)."""
         self.files = files  # a cluster's files by its name (jobs of clusters reached over ssh)
-        self._remote: RemoteJob | None = None  # the job of a cluster reached over ssh shown (None: a local one)
         self._ready = False
         self._deferred: tuple[str | None, dict[str, Any]] | None = None
 
@@ -346,14 +355,15 @@ class LogPane(JobTab, Widget):
 
     def _set_hidden(self, hidden: bool) -> None:
         """Off screen the watcher reads only the batch log often (failures still show in the triage line)."""
-        if self._session is not None and self._session.hidden != hidden:
-            self._session.hidden = hidden
-            self._session.wake.set()
+        session = self._follow.session
+        if session is not None and session.hidden != hidden:
+            session.hidden = hidden
+            session.wake.set()
 
     def on_unmount(self) -> None:
-        if self._session is not None:
-            self._session.stop()
-            self._session = None
+        if self._follow.session is not None:
+            self._follow.session.stop()
+            self._follow = replace(self._follow, session=None)
 
     # -- public API ----------------------------------------------------------------------------------
 
@@ -426,7 +436,7 @@ class LogPane(JobTab, Widget):
                       "launcher": launcher}
             self._deferred = (job_id, kwargs)
             return
-        session = self._session
+        session = self._follow.session
         if session is not None and session.same_files(job_id, paths, launcher, batch_log):
             if session.job_active != job_active:  # the same job again: only whether it still runs
                 session.job_active = self._shown.job_active = job_active
@@ -444,9 +454,10 @@ class LogPane(JobTab, Widget):
         self._set_triage(TriageLine("reading the logs…" if files else note, False))
         self._update_status()
         if files or discover:
-            self._session = WatchSession(self._token, job_id, files, self._shown.view, job_active=job_active,
-                                         paths=paths, discover=discover, launcher=launcher)
-            self.run_worker(functools.partial(self._watch, self._session), name="log-watcher", group="log-pane",
+            session = WatchSession(self._follow.token, job_id, files, self._shown.view, job_active=job_active,
+                                   paths=paths, discover=discover, launcher=launcher)
+            self._follow = replace(self._follow, session=session)
+            self.run_worker(functools.partial(self._watch, session), name="log-watcher", group="log-pane",
                             description=f"following the logs of job {job_id}", thread=True, exclusive=True,
                             exit_on_error=False)
 
@@ -462,7 +473,7 @@ class LogPane(JobTab, Widget):
         if selected.cluster is not None:
             self.show_remote(selected)
             return
-        self._remote = None
+        self._follow = replace(self._follow, remote=None)
         target = log_target(selected)
         if target is None or target == self.target:
             return
@@ -477,9 +488,10 @@ class LogPane(JobTab, Widget):
         cluster, job_id, path = selected.cluster, selected.job_id, selected.batch_log
         assert cluster is not None
         shown = RemoteJob(cluster, job_id, path)
-        if self._remote is not None and self._remote.same(shown):
-            if self._remote.active != selected.active:  # the same job: only whether it still runs
-                self._remote.active = selected.active
+        remote = self._follow.remote
+        if remote is not None and remote.same(shown):
+            if remote.active != selected.active:  # the same job: only whether it still runs
+                remote.active = selected.active
             return
         if not self._ready:
             return  # mounted later: the container hands the selection again (JobTab.on_mount)
@@ -502,7 +514,7 @@ class LogPane(JobTab, Widget):
             self._set_triage(TriageLine(f"the files of {cluster} cannot be read from this view", True))
             return
         follow = RemoteRanks(shown, self.files, window=self.settings.window, interval=self.settings.poll_interval)
-        self.run_worker(functools.partial(self._follow_remote, self._token, follow), name="log-remote",
+        self.run_worker(functools.partial(self._follow_remote, self._follow.token, follow), name="log-remote",
                         group="log-pane", description=f"following the log of job {job_id} on {cluster}",
                         thread=True, exclusive=True, exit_on_error=False)
 
@@ -513,7 +525,7 @@ class LogPane(JobTab, Widget):
         worker = get_current_worker()
 
         def running() -> bool:
-            return not worker.is_cancelled and token == self._token
+            return not worker.is_cancelled and token == self._follow.token
 
         def view_key() -> tuple[int, Key]:
             view = self._shown.view
@@ -586,12 +598,11 @@ class LogPane(JobTab, Widget):
     def _begin(self, shown: Shown, remote: RemoteJob | None = None) -> None:
         """Another job shown: the last one's follow stopped and its messages dropped (a new token), the pane
         emptied; ``shown``: the new job and the pane's state for it, one value."""
-        if self._session is not None:
-            self._session.stop()
-            self._session = None
+        if self._follow.session is not None:
+            self._follow.session.stop()
         self.workers.cancel_group(self, "log-pane")
-        self._token += 1
-        self._shown, self._remote = shown, remote
+        self._follow = _Follow(self._follow.token + 1, remote=remote)
+        self._shown = shown
         self._reset_view_state()
         self._ranks.clear()
         self._log.clear()
@@ -604,9 +615,9 @@ class LogPane(JobTab, Widget):
         self._shown.view = LogView(self._shown.view.gen + 1, mode, keys, focus)
         self._reset_view_state()
         self._update_status()
-        if self._session is not None:
-            self._session.view = self._shown.view
-            self._session.wake.set()
+        if self._follow.session is not None:
+            self._follow.session.view = self._shown.view
+            self._follow.session.wake.set()
 
     def _set_triage(self, line: TriageLine) -> None:
         self._triage = line
@@ -621,7 +632,7 @@ class LogPane(JobTab, Widget):
         widget.set_class(not line.failed and text.startswith("no failure"), "-ok")
 
     def _update_status(self) -> None:
-        view, files = self._shown.view, self._session.files if self._session is not None else {}
+        view, files = self._shown.view, self._follow.session.files if self._follow.session is not None else {}
         path = files.get(view.keys[0]) if view.keys and view.mode == "rank" else None
         text, paused = status_line(self._shown, self._reading, path.name if path is not None else None)
         widget = self.query_one("#lp-status", Static)
@@ -698,7 +709,7 @@ class LogPane(JobTab, Widget):
     # -- message handlers ----------------------------------------------------------------------------
 
     def on_log_pane_rows(self, message: LogPane.Rows) -> None:
-        if message.token != self._token:
+        if message.token != self._follow.token:
             return
         self._apply_rows(message.rows)
         self._set_triage(message.triage)
@@ -707,7 +718,7 @@ class LogPane(JobTab, Widget):
             self._update_status()
 
     def on_log_pane_view_loaded(self, message: LogPane.ViewLoaded) -> None:
-        if message.token != self._token or message.gen != self._shown.view.gen:
+        if message.token != self._follow.token or message.gen != self._shown.view.gen:
             return
         log = self._log
         log.quiet = True
@@ -736,7 +747,7 @@ class LogPane(JobTab, Widget):
 
     def on_log_pane_lines(self, message: LogPane.Lines) -> None:
         gen = message.gen
-        if message.token != self._token or gen != self._reading.loaded_gen or gen != self._shown.view.gen:
+        if message.token != self._follow.token or gen != self._reading.loaded_gen or gen != self._shown.view.gen:
             return
         self._reading.partial = message.partial
         if message.lines:
@@ -763,10 +774,10 @@ class LogPane(JobTab, Widget):
         key = self._key_of(event.row_key.value)
         if key is not None:
             keys.append(key)
-        if keys and self._session is not None:
+        if keys and self._follow.session is not None:
             for k in keys:
-                self._session.wanted.add(k)
-            self._session.wake.set()
+                self._follow.session.wanted.add(k)
+            self._follow.session.wake.set()
 
     @on(DataTable.RowSelected, "#lp-ranks")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -820,8 +831,8 @@ class LogPane(JobTab, Widget):
             log.scroll_end(animate=False, immediate=True, x_axis=False)
         finally:
             log.quiet = False
-        if self._session is not None:
-            self._session.shown.set()
+        if self._follow.session is not None:
+            self._follow.session.shown.set()
 
     def _pruned(self) -> int:
         return self._reading.written - len(self._log.lines)
@@ -844,8 +855,8 @@ class LogPane(JobTab, Widget):
         log.scroll_to(y=max(0, top), animate=False, immediate=True)
 
     def _show_focus(self, focus: tuple[int, int]) -> None:
-        if self._session is not None:
-            self._session.shown.set()
+        if self._follow.session is not None:
+            self._follow.session.shown.set()
         start, line = focus
         y = self._y_of_index(line)
         if y is None:
