@@ -1,7 +1,7 @@
 """The jobs view with several clusters (issue #45): each cluster of the settings polled through its own runner, rows
 keyed by (cluster, job id) with a Cluster column, actions and details sent to the selected job's own cluster, a
-dropped link said on that cluster's banner line only, tabs that cannot show a remote job saying so, a job that left a
-cluster's queue kept as an ended row with its final state asked of that cluster."""
+dropped link said on that cluster's banner line only, a job that left a cluster's queue kept as an ended row with its
+final state asked of that cluster."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from ntui.core.jobs.queue import ENDED
 from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import JobDetailsPanel
-from ntui.ui.widgets.job_tab import over_ssh_note
 from ntui.ui.widgets.log_pane import LogPane
-from ntui.ui.widgets.stacks_pane import StacksPane
+from tests.support.clusters_view import status_text
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_clusters import (
     agent_answer,
@@ -63,8 +62,8 @@ async def test_every_cluster_in_one_queue_with_its_cluster() -> None:
         assert table.get_row("beta/1234")[:3] == ["beta", "1234", "beta-job"]
         # each cluster's squeue went through its own runner
         assert _calls(alpha, "squeue") and _calls(beta, "squeue") and _calls(local, "squeue")
-        assert "alpha: 1 pending · 1 running" in screen._status_text
-        assert "beta: 1 pending" in screen._status_text
+        assert "alpha: 1 pending · 1 running" in status_text(screen)
+        assert "beta: 1 pending" in status_text(screen)
 
 
 async def test_details_and_cancel_go_to_the_selected_jobs_cluster_only() -> None:
@@ -114,7 +113,7 @@ async def test_a_dropped_link_is_that_clusters_alone_and_comes_back() -> None:
         banner = str(screen.query_one("#jobs-banner").render())
         assert "beta: link down" in banner and "alpha" not in banner
         assert screen.query_one("#jobs-banner").has_class("-shown")
-        assert "beta: link down" in screen._status_text
+        assert "beta: link down" in status_text(screen)
         queue: ClusterQueue = screen.clusters["beta"]
         assert queue.polls.policy.errors == 1  # backing off, not asking in a loop
         assert len(_calls(beta, "squeue")) == 1
@@ -136,7 +135,7 @@ async def test_without_slurm_here_only_the_clusters_are_asked() -> None:
         await wait_until(pilot, lambda: len(screen.table.rows) == 3)
         assert set(screen.table.rows) == {"alpha/1234", "alpha/77", "beta/1234"}
         assert isinstance(screen.runner, FakeRunner) and not screen.runner.argvs()
-        assert "perlmutter" not in screen._status_text
+        assert "perlmutter" not in status_text(screen)
 
 
 async def test_one_cluster_over_ssh_alone_has_no_cluster_column() -> None:
@@ -148,26 +147,6 @@ async def test_one_cluster_over_ssh_alone_has_no_cluster_column() -> None:
         await wait_until(pilot, lambda: len(screen.table.rows) == 2)
         assert [c.key for c in screen.table.columns][0] == "id"
         assert screen.table.get_row("alpha/1234")[:2] == ["1234", "alpha-job"]
-
-
-async def test_tabs_that_cannot_show_a_remote_job_say_so_in_one_line() -> None:
-    local, alpha, beta = _three()
-    app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
-        screen.table.move_cursor(key="alpha/77")
-        await settle_jobs(pilot)
-        await pilot.press("k")  # the Stacks tab
-        await settle_jobs(pilot)
-        stacks = screen.query_one(StacksPane)
-        await wait_until(pilot, lambda: stacks.selected.cluster == "alpha")
-        note = over_ssh_note("Stacks", stacks.selected)
-        assert "not available over ssh yet" in note
-        assert stacks._note.endswith(note)  # said in the tab, through the tab's failure path
-        assert stacks.failure is None  # not a failure: no notice
-        assert not _calls(alpha, "scontrol", "listpids") and not any("py-spy" in " ".join(a) for a in alpha.argvs())
 
 
 async def test_the_logs_of_a_remote_job_are_read_through_its_clusters_files(tmp_path: Path) -> None:

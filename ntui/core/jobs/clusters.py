@@ -17,6 +17,12 @@ never holds a ``/``. An ended row of a cluster is keyed the same way (its key on
 collapsed array's ``ID_[RANGE]``, behind the cluster's name), so a remote job that ended never stands for a local
 job of the same id.
 
+:class:`ClusterBoard` is what the jobs view decides about its clusters beside their queues: whether this machine's
+Slurm is shown too and its name in the Cluster column, which row of a cluster reached over ssh is selected, a row
+key's cluster, and the view's words over the local model and every cluster (the banner, the status line, what the
+empty queue says). The UI's owner of the clusters (:mod:`ntui.ui.screens.jobs_clusters`) starts the workers and hands
+their answers here.
+
 Which jobs count as own when everyone's jobs are listed: the user that cluster's own-jobs answers named (the login
 over ssh may not be this machine's user); until one named it, no departure is recorded in everyone's view.
 
@@ -35,9 +41,11 @@ from ntui.core.config import Settings
 from ntui.core.errors import describe_error
 from ntui.core.jobs.details import DetailsBook, DetailsRequest, DetailsResult, DetailsView
 from ntui.core.jobs.finals import EndedBook, FinalStateResolver
+from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.polling import PollBook, PollRequest
 from ntui.core.jobs.queue import ENDED, Fetched, FinishedJob, QueueFetcher, Row, departed, queue_row
 from ntui.core.records.outcome import UNKNOWN, Outcome
+from ntui.core.records.record import RecentJob
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.durations import format_elapsed
 from ntui.core.slurm.runner import CommandRunner
@@ -47,6 +55,7 @@ from ntui.core.slurm.ssh import SshError
 __all__ = [
     "SEP",
     "cluster_status",
+    "ClusterBoard",
     "ClusterQueue",
     "ClusterQueues",
     "ClusterRow",
@@ -343,3 +352,95 @@ class ClusterQueues:
     def toggle_all_users(self) -> None:
         for queue in self.queues.values():
             queue.toggle_all_users()
+
+
+class ClusterBoard:
+    """The jobs view's clusters beside their queues (see the module docstring): ``local``: this machine's Slurm is
+    shown too (as the model's queue), ``local_name`` its name in the Cluster column ("" without clusters reached
+    over ssh)."""
+
+    def __init__(self, queues: ClusterQueues, *, local: bool, local_name: str = "") -> None:
+        self.queues = queues
+        self.local = local
+        self.local_name = local_name
+        self.selected: str | None = None  # the row of a cluster reached over ssh under the queue's cursor
+
+    @property
+    def several(self) -> bool:
+        """More than one cluster shown: the queue has a Cluster column."""
+        return len(self.queues.names()) + (1 if self.local else 0) > 1
+
+    def cluster_of(self, key: str) -> str:
+        """The cluster of a row (its Cluster cell)."""
+        return split_key(key)[0] or self.local_name
+
+    def column(self) -> Callable[[str], str] | None:
+        """The Cluster column's cell of a row key, when the queue has that column."""
+        return self.cluster_of if self.several else None
+
+    def select(self, key: str | None, model: JobModel) -> bool:
+        """The queue's cursor is on row ``key``: whether the selected job changed. A row of a cluster reached over
+        ssh is selected here (the local model then selects none), any other row by the model."""
+        cluster = split_key(key)[0] if key is not None else None
+        if cluster is not None and cluster in self.queues.names():
+            changed = self.selected != key
+            self.selected = key
+            model.details.selected = None
+            return changed
+        if not model.select(key):
+            return False
+        self.selected = None
+        return True
+
+    @staticmethod
+    def submission_key(job_id: str, via: str | None) -> str:
+        """The row key of a job just submitted (``via``: the cluster reached over ssh it went to)."""
+        return job_id if via is None else cluster_key(via, job_id)
+
+    def record_cluster(self, job: RecentJob) -> str | None:
+        """The cluster reached over ssh of a recent job's record (None: a job of this machine's, read here)."""
+        return job.cluster if job.cluster is not None and job.cluster in self.queues.names() else None
+
+    # ------------------------------------------------------------ words over the local model and every cluster
+
+    def banner(self, model: JobModel) -> str:
+        """The banner: one line per cluster (the local one's first) whose squeue does not answer."""
+        return "\n".join(t for t in (model.polls.banner() if self.local else "", self.queues.banner()) if t)
+
+    def ticked_elapsed(self, model: JobModel) -> dict[str, str]:
+        """Every running job's elapsed cell now, by row key: the local model's, then the clusters'."""
+        ticked = model.ticked_elapsed()
+        if self.queues:
+            ticked.update(self.queues.ticked_elapsed())
+        return ticked
+
+    def status_line(self, model: JobModel, *, filter_text: str, shown: int, slurm_calls: int | None) -> str:
+        """The status line: the local model's alone, or with clusters reached over ssh whose jobs, each cluster's
+        counts (the local one's first) or that its link is down, the filter, how old the oldest answer is."""
+        if not self.queues:
+            return model.status_line(filter_text=filter_text, shown=shown, slurm_calls=slurm_calls)
+        who = "everyone's jobs" if model.all_users else f"{model.user}'s jobs" if model.user else "my jobs"
+        parts = [who]
+        if self.local:
+            parts.append(cluster_status(self.local_name, model.polls))
+        parts.append(self.queues.status())
+        if filter_text:
+            parts.append(f"filter {filter_text!r}: {shown} shown")
+        updated = [q.polls.last_update for q in self.queues if q.polls.last_update is not None]
+        if self.local and model.last_update is not None:
+            updated.append(model.last_update)
+        if updated:
+            age = max(0, int((model.clock() - min(updated)).total_seconds()))
+            parts.append(f"updated {age} s ago")
+        return "  │  ".join(parts)
+
+    def empty_text(self, model: JobModel) -> str:
+        """What the empty queue says: the local cluster's words, or with clusters reached over ssh alone, whether
+        any answered."""
+        if self.local or not self.queues:
+            return model.empty_text()
+        queues = list(self.queues)
+        if any(q.polls.last_update is not None for q in queues):
+            return "no jobs in the queue"
+        return "no data: every cluster's link is down" if all(q.polls.error for q in queues) else \
+            "waiting for squeue…"

@@ -12,7 +12,8 @@ accounting exists, the user's other jobs from ``sacct`` (their logs are unknown,
   (:data:`ntui.core.records.record.RECENT_ORDERS`).
 * :func:`cluster_recent` / :func:`merged_recent`: the recent jobs of the clusters reached over ssh, from each
   cluster's own history (read there by its agent; the UI's worker hands the entries here), marked with that
-  cluster's name, merged with this machine's list newest first (a record both histories hold, by its token, once).
+  cluster's name, merged with this machine's list newest first (a record both histories hold, by its token, once);
+  :class:`RecentParts` keeps the last of each (and the clusters whose history could not be read) between loads.
 * :func:`record_details`: the details panel's view of a selected record (its logs:
   :func:`ntui.core.jobs.selected.log_target` of :func:`~ntui.core.jobs.selected.selected_record`, as for a live job,
   ``job_active=False``).
@@ -46,6 +47,7 @@ __all__ = [
     "MAX_RECENT",
     "RECENT_COLUMNS",
     "RecentLoads",
+    "RecentParts",
     "RecentRequest",
     "age_text",
     "cluster_recent",
@@ -149,6 +151,35 @@ def merged_recent(local: RecentJobs | None, clusters: Mapping[str, Sequence[Rece
         jobs.sort(key=lambda j: j.submitted_at or 0.0, reverse=True)
     return RecentJobs(tuple(jobs), local.accounting if local is not None else None,
                       local.warnings if local is not None else ())
+
+
+class RecentParts:
+    """The recent list's sources as last loaded: this machine's list, each cluster's own history (by the cluster's
+    name), and the words of the clusters whose history could not be read (the list's title says them; what such a
+    cluster's history said before stays listed). Each load answers the merged list (:func:`merged_recent`)."""
+
+    def __init__(self) -> None:
+        self.here: RecentJobs | None = None
+        self.there: dict[str, tuple[RecentJob, ...]] = {}
+        self._notes: dict[str, str] = {}
+
+    def here_loaded(self, jobs: RecentJobs) -> RecentJobs | None:
+        """This machine's list, loaded again."""
+        self.here = jobs
+        return merged_recent(jobs, self.there)
+
+    def cluster_loaded(self, cluster: str, jobs: tuple[RecentJob, ...] | None, note: str = "") -> RecentJobs | None:
+        """Cluster ``cluster``'s history read again (``jobs``), or not (None: ``note`` says why)."""
+        if jobs is not None:
+            self.there[cluster] = jobs
+            self._notes.pop(cluster, None)
+        else:
+            self._notes[cluster] = note
+        return merged_recent(self.here, self.there)
+
+    def notes(self) -> tuple[str, ...]:
+        """Why some clusters' histories are not fresh, one line each."""
+        return tuple(self._notes.values())
 
 
 def live_key(job: RecentJob, remote: Container[str]) -> str:

@@ -9,6 +9,8 @@ four parts and hands each message to the one it is for:
   :class:`~ntui.core.jobs.selected.SelectedJob`, built the same way for a queue row and a recent job;
 * the model's workers (:class:`~ntui.ui.screens.jobs_workers.ModelWorkers`): squeue, details, history, final
   states, journals and recent jobs, each answer posted back as a message;
+* the clusters reached over ssh (:class:`~ntui.ui.screens.jobs_clusters.RemoteClusters`): their workers, their
+  answers handed to their model, a job's runner on its own cluster;
 * the collaborators: what is done to a job (:class:`~ntui.ui.screens.job_operations.JobOperations`), why it waits and
   the start/end notices (:class:`~ntui.ui.screens.jobs_waiting.WaitingWatch`).
 
@@ -26,36 +28,32 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from typing import Any, ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent
 from textual.worker import Worker
 
 from ntui.core.config import Settings
 from ntui.core.jobs.arrays import Folded
-from ntui.core.jobs.clusters import ClusterQueues, cluster_key, cluster_status, split_key
 from ntui.core.jobs.details import EntryBook, HistoryLike, HistoryOpener
 from ntui.core.jobs.finals import FinalStateResolver
 from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.progress import PROGRESS_TICK_S
-from ntui.core.jobs.queue import ENDED, FinishedJob, PollPolicy
-from ntui.core.jobs.recent import merged_recent, record_details
-from ntui.core.jobs.selected import selected_in_queue, selected_on_cluster, selected_record
+from ntui.core.jobs.queue import ENDED, PollPolicy
+from ntui.core.jobs.recent import record_details
+from ntui.core.jobs.selected import selected_in_queue, selected_record
 from ntui.core.jobs.submission import SubmittedJob
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.record import RECENT_ORDERS, RecentJob, RecentJobs
 from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.messages import (
     ActionDone,
-    ClusterDetailsFetched,
-    ClusterQueueFailed,
-    ClusterQueueFetched,
     DetailsFetched,
     EntryFound,
     JournalsRead,
@@ -68,16 +66,9 @@ from ntui.ui.messages import (
 )
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.job_operations import ACTION_GROUP, JobOperations
+from ntui.ui.screens.jobs_clusters import RemoteClusters, on_cluster_answers
 from ntui.ui.screens.jobs_waiting import WHY_GROUP, WaitingWatch
-from ntui.ui.screens.jobs_workers import (
-    JOURNAL_TICK_S,
-    RECENT_GROUP,
-    SQUEUE_GROUP,
-    ClusterHistoryLoaded,
-    ClusterOutcomesResolved,
-    ClusterWorkers,
-    ModelWorkers,
-)
+from ntui.ui.screens.jobs_workers import JOURNAL_TICK_S, RECENT_GROUP, SQUEUE_GROUP, ModelWorkers
 from ntui.ui.widgets.job_tab import TabDeps
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from ntui.ui.widgets.queue_box import QueueBox
@@ -139,10 +130,10 @@ class JobsScreen(NtuiScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "refresh_now", "Refresh", id="ntui.jobs.refresh", tooltip="Run squeue now"),
-        Binding("c", "cancel_job", "Cancel", id="ntui.jobs.cancel", tooltip="scancel the job (asks first)"),
-        Binding("C", "signal_job", "Signal", id="ntui.jobs.signal", tooltip="scancel --signal=SIG (pick one)"),
-        Binding("h", "hold_release", "Hold/release", id="ntui.jobs.hold", tooltip="scontrol hold / release"),
-        Binding("R", "requeue_job", "Requeue", id="ntui.jobs.requeue", tooltip="scontrol requeue"),
+        Binding("c", "job('cancel')", "Cancel", id="ntui.jobs.cancel", tooltip="scancel the job (asks first)"),
+        Binding("C", "job('signal')", "Signal", id="ntui.jobs.signal", tooltip="scancel --signal=SIG (pick one)"),
+        Binding("h", "job('hold_release')", "Hold/release", id="ntui.jobs.hold", tooltip="scontrol hold / release"),
+        Binding("R", "job('requeue')", "Requeue", id="ntui.jobs.requeue", tooltip="scontrol requeue"),
         Binding("a", "toggle_all_users", "All users", id="ntui.jobs.all_users", tooltip="Own jobs / everyone's"),
         *QueueBox.KEYS,
         *JobTabs.bindings(),
@@ -150,10 +141,10 @@ class JobsScreen(NtuiScreen):
                 tooltip="Open the job's preset with its recorded overrides in the compose view"),
         Binding(ORDER_KEY, "recent_order", "Recent order", id="ntui.jobs.recent_order", show=False,
                 tooltip="Recent jobs: " + " → ".join(o.label for o in RECENT_ORDERS) + " (the box's subtitle)"),
-        Binding("w", "what_if", "What if", id="ntui.jobs.what_if", show=False,
+        Binding("w", "job('what_if')", "What if", id="ntui.jobs.what_if", show=False,
                 tooltip="A pending job: what would start sooner (fewer nodes, a shorter time, another QOS or "
                         "partition), each asked of sbatch --test-only"),
-        Binding("x", "shell", "Shell", id="ntui.jobs.shell", show=False,
+        Binding("x", "job('shell')", "Shell", id="ntui.jobs.shell", show=False,
                 tooltip="A running job: a shell on its first node inside its allocation (srun --overlap --pty); "
                         "exit it to come back"),
         Binding("z", "toggle_maximize", "Zoom pane", id="ntui.jobs.zoom",
@@ -188,25 +179,12 @@ class JobsScreen(NtuiScreen):
         self._details_timer: Timer | None = None
         self._debounce_pending = False
         self.last_refresh: RefreshStats | None = None
-        self._status_text = ""
-        self._banner_text = ""
         self._recent_job: RecentJob | None = None  # a recent job is selected (not the queue's cursor)
-        self._remote_selected: str | None = None  # the row of a cluster reached over ssh under the cursor
         self._tabs_focused = False  # the focus is in the selected job's tabs: they get the room (QueueBox.fit)
-        self.model_workers = ModelWorkers(self, self)  # squeue, look-ups, journals (ntui/ui/screens/jobs_workers.py)
-        # the clusters reached over ssh (ntui/core/jobs/clusters.py): one poller each, through its own runner
-        app = self.ntui_app
-        self.local = app.local_slurm
-        self.clusters = ClusterQueues(app.shown_clusters(), self.full_settings, clock=self.model.clock,
-                                      monotonic=self.model.monotonic, resolver=resolver)
-        self.cluster_workers = ClusterWorkers(self, self.clusters, app.cluster_runner, lambda: self.model.all_users,
-                                              files_of=app.cluster_files)
-        # the recent list's parts (ntui/core/jobs/recent.py merged_recent): this machine's load, each cluster's own
-        # history, and the clusters whose history could not be read (said in the list's title)
-        self._recent_here: RecentJobs | None = None
-        self._recent_there: dict[str, tuple[RecentJob, ...]] = {}
-        self._recent_notes: dict[str, str] = {}
-        self.local_name = app.local_cluster_name() if self.clusters and self.local else ""
+        # the clusters reached over ssh (ntui/ui/screens/jobs_clusters.py): one poller each, through its own runner
+        self.remote = RemoteClusters(self, self, resolver=resolver)
+        self.clusters = self.remote.queues  # their queues, as the collaborators read them (jobs_view.JobsViewCore)
+        self.model_workers = ModelWorkers(self, self, local=self.remote.board.local)  # squeue, look-ups, journals
         self.waiting = WaitingWatch(self, self)  # why it waits, notices (ntui/ui/screens/jobs_waiting.py)
         self.actions = JobOperations(self, self)  # cancel, signal, ..., resubmit (ntui/ui/screens/job_operations.py)
 
@@ -239,16 +217,7 @@ class JobsScreen(NtuiScreen):
 
     def runner_for(self, cluster: str | None) -> CommandRunner:
         """The runner of a job's cluster: the local one (None), or that cluster's over ssh."""
-        return self.runner if cluster is None else self.ntui_app.cluster_runner(cluster)
-
-    @property
-    def several_clusters(self) -> bool:
-        """More than one cluster shown: the queue has a Cluster column."""
-        return len(self.clusters.names()) + (1 if self.local else 0) > 1
-
-    def cluster_of(self, key: str) -> str:
-        """The cluster of a row (its Cluster cell)."""
-        return split_key(key)[0] or self.local_name
+        return self.remote.runner_for(cluster)
 
     def open_history(self) -> HistoryLike | None:
         """*Thread-side*: ntui's history (a test's own, or the app's)."""
@@ -260,9 +229,9 @@ class JobsScreen(NtuiScreen):
         yield Static("", id="jobs-banner", markup=False)
         with Vertical(id="jobs-body"):
             yield QueueBox(self.model, empty_text=self.model.empty_text(), id="jobs-queue",
-                           cluster_of=self.cluster_of if self.several_clusters else None)
-            yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock,
-                                  files=self.ntui_app.cluster_files if self.clusters else None), id="jobs-tabs")
+                           cluster_of=self.remote.board.column())
+            yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock, files=self.remote.files),
+                          id="jobs-tabs")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()
 
@@ -293,17 +262,11 @@ class JobsScreen(NtuiScreen):
         self.watch(self.app, "last_submission", self._submitted, init=False)
         last = self.ntui_app.last_submission
         if last is not None:  # submitted before this view was first opened: select it
-            key = str(last.job_id) if last.via is None else cluster_key(last.via, str(last.job_id))
-            self.table.move_cursor(key=key)
+            self.table.move_cursor(key=self.remote.board.submission_key(str(last.job_id), last.via))
         self.refresh_now()
-        self.model.finished.on_departure(self._jobs_departed)
+        self.model.finished.on_departure(self.model_workers.jobs_departed)
         self.model_workers.load_recent(resolve=True)
-        for queue in self.clusters:  # each cluster's own history, and again when a job leaves its queue
-            queue.finished.on_departure(partial(self._cluster_departed, queue.name))
-            self.load_cluster_history(queue.name)
-
-    def _cluster_departed(self, cluster: str, gone: tuple[FinishedJob, ...]) -> None:
-        self.load_cluster_history(cluster)
+        self.remote.start()  # each cluster's own history, and again when a job leaves its queue
 
     def on_unmount(self) -> None:
         self.model_workers.close()
@@ -317,46 +280,15 @@ class JobsScreen(NtuiScreen):
     def refresh_now(self) -> None:
         """Refresh as soon as possible (after a submit or an action). Never overlaps a running refresh:
         during one, another follows right after it."""
-        if self.local:
+        if self.remote.board.local:
             self.model_workers.start_poll()
-        self.cluster_workers.start_all()
+        self.remote.refresh()
 
-    @on(ClusterQueueFetched)
-    def _cluster_fetched(self, msg: ClusterQueueFetched) -> None:
+    @on_cluster_answers
+    def _cluster_answer(self, msg: Message) -> None:
+        """A cluster's worker answered (ntui/ui/screens/jobs_clusters.py): to the clusters' owner."""
         msg.stop()
-        changed, delay = self.clusters[msg.cluster].succeeded(msg.request, msg.got, background=not self.is_current)
-        if changed:
-            self.queue_box.show_remote(self.clusters.rows(), self.clusters.tags())
-            self._selection_changed()
-        self.cluster_workers.arm(msg.cluster, delay)
-        self.cluster_workers.start_lookups(msg.cluster)  # the final states of its jobs that left its queue
-        self._tick()
-
-    @on(ClusterOutcomesResolved)
-    def _cluster_outcomes(self, msg: ClusterOutcomesResolved) -> None:
-        msg.stop()
-        if self.clusters[msg.cluster].resolved(msg.outcomes):
-            self.queue_box.show_remote(self.clusters.rows(), self.clusters.tags())
-            self._selection_changed()
-        self.cluster_workers.start_lookups(msg.cluster)
-
-    @on(ClusterQueueFailed)
-    def _cluster_failed(self, msg: ClusterQueueFailed) -> None:
-        msg.stop()
-        self._cluster_poll_failed(msg.cluster, msg.error)
-
-    def _cluster_poll_failed(self, cluster: str, error: BaseException) -> None:
-        delay = self.clusters[cluster].failed(error, background=not self.is_current)
-        self.cluster_workers.arm(cluster, delay)
-        self._tick()
-
-    @on(ClusterDetailsFetched)
-    def _cluster_details_fetched(self, msg: ClusterDetailsFetched) -> None:
-        msg.stop()
-        queue = self.clusters[msg.cluster]
-        key = self.queue_box.pane_key()
-        if queue.details.fetched(msg.result) and key is not None and split_key(key) == (msg.cluster, msg.result.key):
-            self._selection_changed()
+        self.remote.handle(msg)
 
     @on(QueueFetched)
     def _queue_fetched(self, msg: QueueFetched) -> None:
@@ -388,10 +320,7 @@ class JobsScreen(NtuiScreen):
     @on(QueueFailed)
     def _queue_failed(self, msg: QueueFailed) -> None:
         msg.stop()
-        self._failed(msg.error)
-
-    def _failed(self, error: BaseException) -> None:
-        self._arm(self.model.poll_failed(error, background=not self.is_current))
+        self._arm(self.model.poll_failed(msg.error, background=not self.is_current))
 
     def _arm(self, delay: float) -> None:
         self.model_workers.arm(delay)
@@ -463,11 +392,10 @@ class JobsScreen(NtuiScreen):
     def worker_failed(self, worker: Worker[Any], message: str) -> None:
         """A worker raised something unexpected (the notification is out): keep the view working."""
         group = worker.group
-        cluster = self.cluster_workers.failed(group)
-        if cluster is not None:
-            self._cluster_poll_failed(cluster, worker.error or RuntimeError(message))
-        elif group == SQUEUE_GROUP:
-            self._failed(worker.error or RuntimeError(message))
+        if self.remote.failed(worker, message):
+            return
+        if group == SQUEUE_GROUP:
+            self._arm(self.model.poll_failed(worker.error or RuntimeError(message), background=not self.is_current))
         elif group == RECENT_GROUP:
             self.model_workers.recent_done()
             self.waiting.records(None)
@@ -483,18 +411,8 @@ class JobsScreen(NtuiScreen):
     @on(VirtualTable.RowHighlighted, "#jobs-table")
     def _row_highlighted(self, event: VirtualTable.RowHighlighted) -> None:
         event.stop()
-        key = event.row_key
-        cluster, job_id = split_key(key) if key is not None else (None, "")
-        if cluster is not None and cluster in self.clusters.names():
-            changed = self._remote_selected != key
-            self._remote_selected = key
-            self.model.details.selected = None
-            if not changed:
-                return
-        elif not self.model.select(key):
+        if not self.remote.board.select(event.row_key, self.model):
             return
-        else:
-            self._remote_selected = None
         self._recent_job = None
         if self._details_timer is not None:
             self._details_timer.stop()
@@ -539,14 +457,7 @@ class JobsScreen(NtuiScreen):
             return
         box = self.queue_box
         key = box.pane_key()
-        remote = self.clusters.shown(key)
-        if remote is not None:  # a job of a cluster reached over ssh (or ended there): its details asked there
-            queue = self.clusters[remote.cluster]
-            view, request = queue.details_step(remote.job_id, visible=self._details_visible())
-            if request is not None:
-                self.cluster_workers.details(remote.cluster, request)
-            self.tabs.select_job(selected_on_cluster(queue, remote.job_id, key or "", view))
-            self.waiting.selected(None)
+        if self.remote.selected(key):  # a job of a cluster reached over ssh (or ended there): asked there
             return
         if key is None:
             self.model.details.selected = None
@@ -565,8 +476,7 @@ class JobsScreen(NtuiScreen):
     def _show_record(self, job: RecentJob) -> None:
         """A recent job: its record to every tab (no Slurm call); its logs as for a live job (a job of a cluster
         reached over ssh: read there)."""
-        there = job.cluster if job.cluster is not None and job.cluster in self.clusters.names() else None
-        self.tabs.select_job(selected_record(job, record_details(job), cluster=there))
+        self.tabs.select_job(selected_record(job, record_details(job), cluster=self.remote.board.record_cluster(job)))
 
     def open_history_entry(self, job_id: str) -> HistoryEntry | None:
         """*Thread-side*: ntui's history entry of ``job_id`` (a file read)."""
@@ -617,68 +527,28 @@ class JobsScreen(NtuiScreen):
     def _tick(self) -> None:
         if not self.is_mounted:
             return
+        board = self.remote.board
         banner = self.query_one("#jobs-banner", Static)
-        text = "\n".join(t for t in (self.model.polls.banner() if self.local else "", self.clusters.banner()) if t)
-        if text:
-            if text != self._banner_text:
-                self._banner_text = text
-                banner.update(text)
-            banner.add_class("-shown")
-        elif self._banner_text:
-            self._banner_text = ""
-            banner.update("")
-            banner.remove_class("-shown")
+        text = board.banner(self.model)
+        if text != banner.content:  # (the Static keeps the text it shows)
+            banner.update(text)
+        banner.set_class(bool(text), "-shown")
         table = self.table
-        ticked = self.model.ticked_elapsed()
-        if self.clusters:
-            ticked.update(self.clusters.ticked_elapsed())
-        for key, text in ticked.items():  # elapsed ticks between polls
+        for key, text in board.ticked_elapsed(self.model).items():  # elapsed ticks between polls
             if key in table and table.row_tag(key) != ENDED:
                 table.update_cell(key, "elapsed", text, update_width=False)
         self.waiting.tick()  # the details' elapsed and why, as of now
-        empty = self._empty_text()
+        empty = board.empty_text(self.model)
         if empty != table.empty_text:
             table.empty_text = empty
             if not table.row_count:
                 table.refresh()
         calls = getattr(self.runner, "calls", None)  # counted by test and demo runners only
-        status = self.model.status_line(filter_text=table.filter_text, shown=table.row_count,
-                                        slurm_calls=calls if isinstance(calls, int) else None)
-        if self.clusters:  # every cluster: its counts, or that its link is down
-            status = self._clusters_status(table.filter_text, table.row_count)
-        if status != self._status_text:
-            self._status_text = status
-            self.query_one("#jobs-status", Static).update(status)
-
-    def _clusters_status(self, filter_text: str, shown: int) -> str:
-        """The status line with clusters reached over ssh: whose jobs, each cluster's counts (the local one's
-        first), the filter, how old the local answer is."""
-        model = self.model
-        who = "everyone's jobs" if model.all_users else f"{model.user}'s jobs" if model.user else "my jobs"
-        parts = [who]
-        if self.local:
-            parts.append(cluster_status(self.local_name, model.polls))
-        parts.append(self.clusters.status())
-        if filter_text:
-            parts.append(f"filter {filter_text!r}: {shown} shown")
-        updated = [q.polls.last_update for q in self.clusters if q.polls.last_update is not None]
-        if self.local and model.last_update is not None:
-            updated.append(model.last_update)
-        if updated:
-            age = max(0, int((model.clock() - min(updated)).total_seconds()))
-            parts.append(f"updated {age} s ago")
-        return "  │  ".join(parts)
-
-    def _empty_text(self) -> str:
-        """What the empty queue says: the local cluster's words, or with clusters reached over ssh, whether any
-        answered."""
-        if self.local or not self.clusters:
-            return self.model.empty_text()
-        queues = list(self.clusters)
-        if any(q.polls.last_update is not None for q in queues):
-            return "no jobs in the queue"
-        return "no data: every cluster's link is down" if all(q.polls.error for q in queues) else \
-            "waiting for squeue…"
+        status = board.status_line(self.model, filter_text=table.filter_text, shown=table.row_count,
+                                   slurm_calls=calls if isinstance(calls, int) else None)
+        status_line = self.query_one("#jobs-status", Static)
+        if status != status_line.content:
+            status_line.update(status)
 
     @on(QueueBox.FilterChanged)
     def _filter_changed(self, msg: QueueBox.FilterChanged) -> None:
@@ -692,8 +562,7 @@ class JobsScreen(NtuiScreen):
 
     def action_toggle_all_users(self) -> None:
         self.model.toggle_all_users()
-        self.clusters.toggle_all_users()
-        self.queue_box.show_remote({})
+        self.remote.toggle_all_users()
         self.table.configure(self.all_users)
         self.queue_box.set_title()
         self.refresh_now()
@@ -705,23 +574,9 @@ class JobsScreen(NtuiScreen):
 
     # ------------------------------------------------------------ job actions (ntui/ui/screens/job_operations.py)
 
-    def action_cancel_job(self) -> None:
-        self.actions.cancel()
-
-    def action_signal_job(self) -> None:
-        self.actions.signal()
-
-    def action_hold_release(self) -> None:
-        self.actions.hold_release()
-
-    def action_requeue_job(self) -> None:
-        self.actions.requeue()
-
-    def action_what_if(self) -> None:
-        self.actions.what_if()
-
-    def action_shell(self) -> None:
-        self.actions.shell()
+    def action_job(self, operation: str) -> None:
+        """A key of a job action (``c``, ``C``, ``h``, ``R``, ``w``, ``x``): the operation of that name."""
+        getattr(self.actions, operation)()
 
     def action_resubmit(self) -> None:
         """The selected job (a recent one, or the queue's) in the compose view: its preset and overrides."""
@@ -739,10 +594,7 @@ class JobsScreen(NtuiScreen):
     def _submitted(self, job: SubmittedJob | None) -> None:
         if job is None or not job.job_id:
             return
-        if job.via is not None:  # submitted to a cluster reached over ssh: its queue is asked at once
-            if job.via in self.clusters.names():
-                self.table.move_cursor(key=cluster_key(job.via, str(job.job_id)))
-                self.cluster_workers.start_poll(job.via)
+        if self.remote.submitted(str(job.job_id), job.via):  # to a cluster reached over ssh: asked there
             return
         self.model.expect_submission(str(job.job_id))
         self.table.move_cursor(key=str(job.job_id))
@@ -750,43 +602,21 @@ class JobsScreen(NtuiScreen):
 
     # ------------------------------------------------------------ recent jobs (ntui/core/jobs/recent.py)
 
-    def _jobs_departed(self, gone: tuple[FinishedJob, ...]) -> None:
-        self.model_workers.load_recent(resolve=True)  # their records first, then the list
-
     @on(RecentLoaded)
     def _recent_loaded(self, msg: RecentLoaded) -> None:
         msg.stop()
         if msg.jobs is not None:
             for warning in msg.jobs.warnings:
                 self.log.warning(f"recent jobs: {warning}")
-            self._recent_here = msg.jobs
-            self._show_recent(merged_recent(msg.jobs, self._recent_there))
+            self._show_recent(self.remote.recent.here_loaded(msg.jobs))
         self.waiting.records(msg.jobs)
         self.model_workers.recent_done()
-
-    def load_cluster_history(self, cluster: str) -> None:
-        """Cluster ``cluster``'s recent jobs again, from its own history (a worker; the list shows them when read)."""
-        self.cluster_workers.load_history(cluster, days=self.full_settings.queue.recent_days,
-                                          now=lambda: self.model.clock().timestamp())
-
-    @on(ClusterHistoryLoaded)
-    def _cluster_history_loaded(self, msg: ClusterHistoryLoaded) -> None:
-        msg.stop()
-        if msg.jobs is not None:
-            self._recent_there[msg.cluster] = msg.jobs
-            self._recent_notes.pop(msg.cluster, None)
-        else:  # the link, or no agent there: said in the list's title; what it said before stays listed
-            self.log.warning(f"recent jobs: {msg.note}")
-            self._recent_notes[msg.cluster] = msg.note
-        self._show_recent(merged_recent(self._recent_here, self._recent_there))
-        self.cluster_workers.history_done(msg.cluster, days=self.full_settings.queue.recent_days,
-                                          now=lambda: self.model.clock().timestamp())
 
     def _show_recent(self, jobs: RecentJobs | None = None) -> None:
         """The recent jobs (``jobs``: a new load, else the last one) without those in the live queue."""
         if self.queue_box.show_recent(jobs, now=self.model.clock().timestamp(),
                                       days=self.full_settings.queue.recent_days, remote=self.clusters.names(),
-                                      notes=tuple(self._recent_notes.values())):
+                                      notes=self.remote.recent.notes()):
             self.call_after_refresh(self._fit)
 
     def action_recent_order(self) -> None:

@@ -41,6 +41,7 @@ from ntui.core.jobs.journals import JournalBoard, JournalBook, JournalRequest
 from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.polling import PollRequest
 from ntui.core.jobs.progress import ProgressBook, ProgressRequest
+from ntui.core.jobs.queue import FinishedJob
 from ntui.core.jobs.recent import MAX_RECENT, RecentLoads, RecentRequest, cluster_recent, load_recent
 from ntui.core.progress.board import ProgressBoard
 from ntui.core.records.outcome import Outcome
@@ -110,7 +111,6 @@ class WorkersView(Protocol):
 
     model: JobModel
     full_settings: Settings
-    local: bool  # this machine's Slurm is shown (False: only clusters reached over ssh; nothing is asked here)
 
     @property
     def runner(self) -> CommandRunner: ...
@@ -121,12 +121,14 @@ class WorkersView(Protocol):
 
 
 class ModelWorkers:
-    """The jobs view's workers (see the module docstring)."""
+    """The jobs view's workers (see the module docstring). ``local``: this machine's Slurm is shown (False: only
+    clusters reached over ssh; no Slurm is asked here)."""
 
-    def __init__(self, screen: NtuiScreen, view: WorkersView) -> None:
+    def __init__(self, screen: NtuiScreen, view: WorkersView, *, local: bool = True) -> None:
         self.screen = screen
         self.view = view
         self.model = view.model
+        self.local = local
         self._poll_timer: Timer | None = None
         self.recent_loads = RecentLoads()  # recent jobs (ntui/core/jobs/recent.py)
         self._journals = JournalBoard()  # own jobs' journals (ntui/core/jobs/journals.py)
@@ -270,6 +272,10 @@ class ModelWorkers:
         if request is not None:
             self._run(partial(self._recent, request), group=RECENT_GROUP, description="recent jobs")
 
+    def jobs_departed(self, gone: tuple[FinishedJob, ...]) -> None:
+        """Jobs left the queue: their records resolved first, then the list loaded again."""
+        self.load_recent(resolve=True)
+
     def recent_done(self) -> None:
         again = self.recent_loads.finished()
         if again is not None:
@@ -278,7 +284,7 @@ class ModelWorkers:
     def _recent(self, request: RecentRequest) -> None:
         history = self.view.open_history()
         try:
-            runner = self.view.runner if self.view.local else None  # no Slurm here: the records as they are
+            runner = self.view.runner if self.local else None  # no Slurm here: the records as they are
             got = load_recent(history, runner, request, days=self.view.full_settings.queue.recent_days,
                               now=self.model.clock().timestamp(), timeout=self.model.slurm_timeout)
         finally:
