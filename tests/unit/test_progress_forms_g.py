@@ -188,3 +188,92 @@ def test_a_lightning_bar_with_the_stop_signal_glued() -> None:
               "reached. Elapsed time is 1:00:00. Signaling Trainer to stop.", None, 1010.0)
     assert series.ended
     assert not math.isnan(series.metrics["loss"])
+
+
+# ---------------------------------------------------------------- counters and records
+
+
+def test_a_plural_counter_name_is_a_counter() -> None:
+    point = parse_line("iterations:12, train acc:0.512, train loss:83.125, train loss ctc:150.5, train loss att:20.25,")
+    assert point is not None and point.step == 12 and point.metrics.get("train_loss") == 83.125
+    steps = parse_line("Steps: 300, Loss: 0.4125, LR: 1e-4")
+    assert steps is not None and steps.step == 300
+
+
+def test_a_metric_record_nested_or_named() -> None:
+    nested = parse_line('{"name": "loss", "data": {"epoch": 0.5, "step": 41, "value": 2.25, "timestamp": '
+                        '"2025-01-01T00:00:00"}}')
+    assert nested is not None and (nested.step, nested.metrics.get("loss")) == (41, 2.25)
+    keyed = parse_line('{"key": "train_loss", "value": 1.5, "step": 7}')
+    assert keyed is not None and (keyed.step, keyed.metrics.get("train_loss")) == (7, 1.5)
+
+
+def test_olmo_console_record(tmp_path: Path) -> None:
+    lines = []
+    for step in range(10, 101, 10):
+        lines.append(f"2024-01-02 03:{step // 10:02d}:00.100\tnode07:0\tolmo.train:900\tINFO\t"
+                     f"[step={step}/5000,epoch=0]")
+        lines += [f"    train/CrossEntropyLoss={9 - step / 100:.3f}", "    train/Perplexity=1,234",
+                  "    throughput/total_tokens=10,485,760", "    System/Peak GPU Memory (MB)=40,123"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (100, 5000) and series.epoch == 0
+    assert series.metrics.get("train/CrossEntropyLoss") == 8.0
+    assert series.own_times and "finishes in" in words
+
+
+def test_the_current_loss_before_an_average() -> None:
+    point = parse_line("Epoch 3 | Iter 41 | Average Loss 1.250 | Current Loss 1.187500 | 201.5 ms/batch")
+    assert point is not None and point.metrics.get("loss") == 1.1875
+
+
+# ---------------------------------------------------------------- phases
+
+
+def test_an_evaluation_in_the_training_lines_form_is_not_a_restart(tmp_path: Path) -> None:
+    lines = ["Training..."]
+    for epoch in (1, 2, 3):
+        lines += [f"Epoch {epoch} | Iter {i} | Average Loss 2.000 | Current Loss {3 - epoch / 10 - i / 1000:.6f} | "
+                  "200.0 ms/batch" for i in range(1, 52, 10)]
+        if epoch < 3:
+            lines += ["Train Summary | End of Epoch 1 | Time 65.40s | Train Loss 2.000", "Cross validation..."]
+            lines += [f"Epoch {epoch} | Iter {i} | Average Loss 4.000 | Current Loss 4.000000 | 50.0 ms/batch"
+                      for i in (1, 11)]
+            lines += ["Valid Summary | End of Epoch 1 | Time 9.14s | Valid Loss 4.000", "Training..."]
+    series, _ = _read(tmp_path, ["Namespace(epochs=20, lr=0.001)", *lines])
+    assert (series.step, series.run_total, len(series.restarts)) == (3, 20, 0)
+    assert series.metrics.get("loss") == float(f"{3 - 0.3 - 51 / 1000:.6f}")
+
+
+def test_evaluation_said_in_a_word() -> None:
+    from ntui.core.progress.lines import eval_start
+
+    for said in ("Cross validation...", "Validating...", "Evaluating", "Running evaluation step..."):
+        assert eval_start(said), said
+    for other in ("Validation results: acc 0.9", "Validating runs/train/weights/best.pt...", "Evaluation finished"):
+        assert not eval_start(other), other
+
+
+def test_a_bar_over_the_runs_epochs(tmp_path: Path) -> None:
+    lines = [f"Epoch {e}: 100%|##########| 500/500 [02:00<00:00,  4.10batch/s, avg_loss=0.5, loss={0.4 - e / 100}]"
+             for e in range(4)]
+    lines.append("Training: 100%|##########| 4/4 [08:00<00:00, 120.00s/epoch]")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (4, 4, 0) and words.endswith("done")
+    assert series.metrics.get("loss") == 0.4 - 3 / 100
+    point = parse_line("Training:  50%|#####     | 2/4 [04:00<04:00, 120.00s/epoch]")
+    assert point is not None and point.counts_epochs and (point.step, point.total) == (2, 4)
+    _, running = _read(tmp_path, lines[:2] + ["Training:  50%|#####     | 2/4 [04:00<04:00, 120.00s/epoch]"])
+    assert "done" not in running
+
+
+def test_a_bar_that_ended_before_another_began_was_another_phase(tmp_path: Path) -> None:
+    lines = ["caching latents..."]
+    lines += [f"{100 * n // 40:3d}%|#####     | {n}/40 [00:0{n // 10}<00:01, 30.00it/s]" for n in (10, 20, 30, 40)]
+    lines += [f"steps:   {n // 10}%|          | {n}/1000 [00:{n // 10:02d}<10:00,  1.50it/s, avr_loss=0.1]"
+              for n in range(0, 121, 20)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (120, 1000, 0)
+    # a bar that had not ended, then another from its start: still a restart
+    cut = [line.replace("40/40", "35/40") for line in lines]
+    again, _ = _read(tmp_path, cut)
+    assert len(again.restarts) == 1

@@ -127,6 +127,8 @@ _PREP_DESC_RE = re.compile(
     r"|applying|writing|uploading|sharding|finding|truncat|adding eos|concatenat|formatting|deduplicat)")
 #: a bar's description that says the epoch and the run's step before its metrics: torchtune's "{epoch}|{step}|Loss: x"
 _EPOCH_STEP_DESC_RE = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|")
+#: the units of a bar over the run's epochs
+_EPOCH_UNITS = frozenset({"epoch", "epochs", "ep", "Epoch", "Epochs"})
 _PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shards", "samples", "docs", "tokens",
                          "images", "ba"})
 _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{NUM})")
@@ -335,6 +337,10 @@ def _tqdm(text: str) -> Point | None:
     metrics.pop("v_num", None)  # Lightning's run version, not a metric
     if phase == "train" and m["ratetail"] != "it/s" and _bar_unit(m) in _PREP_UNITS:
         phase = "preparation"
+    if phase == "train" and total is not None and _bar_unit(m) in _EPOCH_UNITS:
+        # a bar over the run's epochs (tqdm's unit="epoch": "Training: 100%|##| 6/6 [31:58<00:00, 319.78s/epoch]"):
+        # its count is the epochs done, its total the run's; the bars of each epoch's batches are not the run's
+        return Point("log", step, total, None, metrics, form="epochs-bar", counts_epochs=True, first_epoch=1)
     # a bar that moves the cursor up after itself is an inner bar (tqdm's position 1 and below: the evaluation
     # inside the run's bar), never the run's
     if phase == "train" and UP in text and text[m.end():m.end() + 4].lstrip().startswith(UP):
@@ -378,9 +384,12 @@ def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, flo
 
 
 def _bar_unit(m: re.Match[str]) -> str:
-    """The unit a bar counts in (``examples`` of ``5440.81 examples/s``, ``it`` by default)."""
+    """The unit a bar counts in (``examples`` of ``5440.81 examples/s``, ``epoch`` of ``319.78s/epoch``, ``it`` by
+    default)."""
     if m["ratetail"] and m["ratetail"].endswith("/s"):
         return m["ratetail"][:-2]
+    if m["ratetail"] and m["ratetail"].startswith("s/"):
+        return m["ratetail"][2:]
     return m["unit0"] or "it"
 
 
@@ -461,6 +470,7 @@ def _hf(text: str) -> Point | None:
                 return None
     if not isinstance(data, dict):
         return None
+    data = _record(data)
     metrics: dict[str, float] = {}
     for key, value in data.items():
         if isinstance(key, str) and isinstance(value, (int, float, str)) and not isinstance(value, bool):
@@ -481,6 +491,29 @@ def _hf(text: str) -> Point | None:
         named = int(data["epoch"])
         return Point("log", named, None, float(named), metrics, form="epoch-record", counts_epochs=True)
     return Point("hf", None, None, epoch, metrics) if metrics or epoch is not None else None
+
+
+#: the keys a metric record names its metric by, its number under "value" (caikit's training_logs.jsonl: {"name":
+#: "loss", "data": {"step": 3, "value": 3.72, ...}}; a tracker's {"key": "loss", "value": 0.5, "step": 10})
+_RECORD_NAMES = ("name", "key", "metric")
+
+
+def _record(data: dict[Any, Any]) -> dict[Any, Any]:
+    """A dict as one level of keys: the dicts it holds merged in (its own keys first), and a record that names its
+    metric (:data:`_RECORD_NAMES`) and gives its ``value`` as that metric."""
+    if any(isinstance(value, dict) for value in data.values()):
+        flat = {k: v for k, v in data.items() if not isinstance(v, dict)}
+        for inner in (v for v in data.values() if isinstance(v, dict)):
+            for key, value in inner.items():
+                flat.setdefault(key, value)
+        data = flat
+    value = data.get("value")
+    if value is not None and not isinstance(value, (bool, dict, list)):
+        named = next((data[k] for k in _RECORD_NAMES if isinstance(data.get(k), str)), None)
+        if named is not None and named not in data:
+            data = {k: v for k, v in data.items() if k != "value"}
+            data[named] = value
+    return data
 
 
 def _megatron(text: str) -> Point | None:
@@ -572,6 +605,9 @@ def _form_pairs(text: str) -> list[tuple[str, str]]:
             key = words.group() + key
         out.append((key, p["value"]))
     return out
+#: the loss of the step itself where a line says it beside an average ("Average Loss 0.803 | Current Loss 0.819749"):
+#: the newest value, as "Loss: 3.456 (3.51)" prints it first
+_CURRENT_LOSS_RE = re.compile(rf"\b(?:[Cc]urr(?:ent)?|[Cc]ur|[Ss]tep|[Bb]atch) [Ll]oss[ :=]+(?P<value>{NUM})")
 _TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{NUM})")
 #: a loss of its own name with its value after a space ("|| Mask_Loss 1.3689")
 _NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{NUM})")
@@ -608,7 +644,8 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         if "[" in rest and (section := _EVAL_SECTION_RE.search(rest)) is not None:
             rest = rest[:section.start()]  # the evaluation's own metrics after the training's ("[valid] loss=...")
         metrics = _metrics([(k, v) for k, v in _form_pairs(rest) if k not in _COUNTERS])
-        if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None:
+        if training_loss(metrics) is None and ((loss := _CURRENT_LOSS_RE.search(text)) is not None
+                                               or (loss := _TRAIN_LOSS_RE.search(text)) is not None):
             value = _number(loss["value"])
             if value is not None:
                 metrics["loss"] = value
@@ -738,10 +775,12 @@ def run_start(text: str) -> int | None:
 #: Evaluation *****" and "***** Running Prediction *****", its example scripts' "*** Evaluate ***" and "*** Predict ***"
 _EVAL_START_RE = re.compile(r"\*{3,} (?:Running (?:Evaluation|Prediction)|Evaluate|Predict) \*{3,}")
 #: the same said in words, as the message of its line (a logger's header taken off): "Running evaluation step...",
-#: "Starting validation", "Start evaluation." (not its end nor its results: "Evaluation finished", "Running evaluation
-#: done", "evaluation results:")
-_EVAL_WORDS_START_RE = re.compile(r"^\W{0,3}(?i:(?:running|starting|start|begin(?:ning)?|launching) (?:the )?"
-                                  r"(?:evaluation|validation|eval)\b(?: (?:step|loop|phase|run|on \w+))?)"
+#: "Starting validation", "Start evaluation.", or the word alone: "Validating...", "Cross validation..." (the
+#: Speech-Transformer solver's, before the epoch's validation lines in its training lines' form) (not its end nor its
+#: results: "Evaluation finished", "Running evaluation done", "evaluation results:")
+_EVAL_WORDS_START_RE = re.compile(r"^\W{0,3}(?i:(?:(?:running|starting|start|begin(?:ning)?|launching) (?:the )?"
+                                  r"|cross[- ])?(?:evaluation|validation|eval|evaluating|validating)\b"
+                                  r"(?: (?:step|loop|phase|run|on \w+))?)"
                                   r"\W{0,4}\s*$")
 
 
@@ -882,7 +921,8 @@ def declared_per_epoch(text: str) -> int | None:
 #: a counter of the run and its number, with its total where it says one: ``step 450``, ``global_step=450``,
 #: ``iteration: 450 / 10000``, ``'iter': 450``, ``update 450 of 10000``, ``[Step 450/10000]``, ``it 450/10000``
 _COUNTER_RE = re.compile(
-    r"(?<![\w/.-])(?P<key>global[_ ]step|num_updates|updates|update|train_step|step|iteration|iter|it|batch)"
+    r"(?<![\w/.-])(?P<key>global[_ ]step|num_updates|updates|update|train_step|steps|step|iterations|iteration|iters"
+    r"|iter|it|batch)"
     r"""['"]?(?:\s*[:=#]\s*|\s+#?)['"]?\[?\s*(?P<n>\d[\d,]*)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<t>\d[\d,]*)\b)?""",
     re.IGNORECASE)
 #: a count whose unit follows it: the PyTorch examples' "|   200/ 2983 batches |", "1200/5000 steps"
@@ -901,9 +941,13 @@ _LINE_EPOCH_RE = re.compile(
 _INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
 _GENERIC_HINT_RE = re.compile(r"(?i)loss|mlm|clm|tlm|nll|xent|entropy|:[\d.]+ - \w"
                               r"|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$"
-                              r"|^\s*\[epoch\s*[=:]\s*\d+\]\s*\[\w+\s*[=:]\s*\d+(?:/\d+)?\]:?\s*$")
+                              r"|^\s*\[epoch\s*[=:]\s*\d+\]\s*\[\w+\s*[=:]\s*\d+(?:/\d+)?\]:?\s*$"
+                              r"|^\s*\[\w+\s*[=:]\s*\d+(?:/\d+)?\s*,\s*epoch\s*[=:]\s*\d+\s*\]:?\s*$")
 #: what may stand around a counter alone on its line: brackets, a colon
 _HEADER_ONLY_RE = re.compile(r"[\s\[\]():|]*")
+#: what may follow a counter alone on its line: the epoch it is in, in the same bracket (OLMo's console record's
+#: first line, "[step=10/20000,epoch=0]", its metrics on the indented lines after it)
+_HEADER_EPOCH_AFTER_RE = re.compile(r"[\s,]*epoch\s*[=:]\s*(?P<e>\d+)[\s\]():|]*", re.IGNORECASE)
 #: the same with the epoch the counter counts in before it: "[epoch=2][batch=30/40]:"
 _HEADER_EPOCH_RE = re.compile(r"[\s\[(|]*epoch\s*[=:]\s*(?P<e>\d+)[\s\[\]():|]*", re.IGNORECASE)
 #: how many metrics a step's line names, with no training loss among them, to be a progress line (an RL driver's
@@ -923,7 +967,8 @@ def _counters(text: str) -> Point | None:
         return None
     best: tuple[int, re.Match[str]] | None = None
     for m in _COUNTER_RE.finditer(text):
-        rank = _COUNTER_RANK.get(m["key"].lower().replace(" ", "_"), len(COUNTER_NAMES))
+        name = m["key"].lower().replace(" ", "_")
+        rank = _COUNTER_RANK.get(_UNIT_KEYS.get(name, name), len(COUNTER_NAMES))
         if best is None or rank < best[0]:
             best = (rank, m)
     if best is None and (after := _UNIT_AFTER_RE.search(text)) is not None:  # "200/ 2983 batches"
@@ -934,7 +979,8 @@ def _counters(text: str) -> Point | None:
     m = found
     if _EVAL_WORDS_RE.search(text, 0, m.start()) is not None:
         return None
-    if best is not None and _HEADER_ONLY_RE.fullmatch(text, m.end()) is not None \
+    if best is not None and ((tail := _HEADER_ONLY_RE.fullmatch(text, m.end())) is not None
+                             or (tail := _HEADER_EPOCH_AFTER_RE.fullmatch(text, m.end())) is not None) \
             and ((head := _HEADER_ONLY_RE.fullmatch(text, 0, m.start())) is not None
                  or (head := _HEADER_EPOCH_RE.fullmatch(text, 0, m.start())) is not None):
         # a counter alone on its line, the header of the block of metrics that follows (Composer's "[batch=3/12]:"),
@@ -942,9 +988,11 @@ def _counters(text: str) -> Point | None:
         n, total = int(m["n"].replace(",", "")), int(m["t"].replace(",", "")) if m["t"] else None
         if head.groupdict().get("e") is not None and best[1]["key"].lower() in _INNER_COUNTERS and total is not None:
             return Point("log", n, total, float(head["e"]), per_epoch=True, first_epoch=1, form="counters")
-        return Point("log", n, total, form="counters")
+        named = tail.groupdict().get("e")  # (OLMo's "[step=10/20000,epoch=0]")
+        return Point("log", n, total, float(named) if named is not None else None, form="counters")
     metrics = _metrics([(k, v) for k, v in _form_pairs(text) if k not in _COUNTERS and _counter_key(k) is None])
-    if training_loss(metrics) is None and (loss := _TRAIN_LOSS_RE.search(text)) is not None \
+    if training_loss(metrics) is None and ((loss := _CURRENT_LOSS_RE.search(text)) is not None
+                                           or (loss := _TRAIN_LOSS_RE.search(text)) is not None) \
             and _EVAL_WORDS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
             and (value := _number(loss["value"])) is not None:  # (not an evaluation's "val loss 1.28")
         metrics["loss"] = value
@@ -973,7 +1021,7 @@ def _counters(text: str) -> Point | None:
 #: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
 _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
-                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$"
+                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$|\s+[\w./-]+={NUM}\s*$"
                            # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")
                            rf"|[\w./-]+ = {NUM}\s*$")
 
@@ -999,7 +1047,7 @@ _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d|\d ?epoch\b")
 #: the generic reader's counters that the filter above misses, searched only where it found nothing (the lines
 #: that are progress mostly match the first)
-_HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]tep|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
+_HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]teps?|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
                        r"|\s[-|]\s+\d+\s+[-|]\s|[━╸]{3}|\d\s+(?:batches|steps|iters|iterations|updates)\b")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
@@ -1059,6 +1107,7 @@ _HEAD_ITEM = (
     r"|\[[A-Za-z_<][\w.<>-]*(?::\d+)?\]"
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*(?::\d+)?(?= - )"
     rf"|[A-Za-z_][\w.]*(?= {_LEVEL}\b)"  # (a logger's name before its level: PaddlePaddle's "ppocr INFO: ")
+    r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*:\d+(?=\t)"  # (a tab-separated header's "host:0", "module:979": OLMo's)
 )
 _HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:\]|])))+")
 #: what a header must hold to be one: a time or a level (not a line that starts with a bracketed word)

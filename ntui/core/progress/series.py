@@ -120,6 +120,7 @@ class Series:
     _val_from: int | None = None  # the training batch a validation under way started at
     _bars_train_only: bool = False  # the epoch's bar counts training batches only (Lightning 2.x's bars)
     _end_step: int | None = None  # the step the run was at when an end was said
+    _last_bar: tuple[int, int | None] | None = None  # the last point of a bar taken as the run's: its count, its total
     _past_end: int = 0  # the points of the run's training past that step since
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
@@ -139,7 +140,7 @@ class Series:
             self.stopped_at = self.stopped = None
             self._early_end, self._end_on_trial = None, False
         self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
-        self._bar_epoch, self._epoch_base = None, 0
+        self._bar_epoch, self._epoch_base, self._last_bar = None, 0, None
         self._rank = None  # a new start: the ranks may print in another order
         self._evaluating = False
 
@@ -365,9 +366,40 @@ class Series:
         self._seen, self._stride, self._provisional = 0, 1, False
         return True
 
+    def _evaluation_line(self, point: Point) -> bool:
+        """While an evaluation said in words is under way (:meth:`evaluation`), whether a loop's own line is the
+        evaluation's, in the training lines' form (the Speech-Transformer solver's "Epoch 5 | Iter 1 | ..." after its
+        "Cross validation..."): one that goes back from the last training step, in the same epoch, without a start
+        said. One past it, or of a later epoch, is training's again: the evaluation is over."""
+        last = self.samples[-1] if self.samples else None
+        if last is None or point.step is None or not self._own_lines or self._fresh:
+            return False
+        if point.epoch is not None and self.epoch is not None and point.epoch > self.epoch:
+            self._evaluating = False
+            return False
+        back = point.step < last.step or (point.counts_epochs and point.step == last.step and point.batch is not None
+                                          and self._batch is not None and point.batch < self._batch)
+        if not back:
+            self._evaluating = False
+        return back
+
+    def _other_phase_before(self, point: Point) -> bool:
+        """Whether the bars taken so far were another phase's, over before this bar began: the last one reached its
+        total, and this one, of another total, starts below where it ended (sd-scripts' latents cache, "caching
+        latents..." then a bar of no words, before its "steps:" bar). Not a restart: a step that goes back in the same
+        process after a phase that ended is a new phase's count."""
+        prev = self._last_bar
+        return (point.format == "tqdm" and not point.per_epoch and prev is not None and prev[1] is not None
+                and prev[0] >= prev[1] and point.total is not None and point.total != prev[1]
+                and point.step is not None and bool(self.samples) and point.step < self.samples[-1].step
+                and not self._fresh)
+
     def _epoch_progress(self, point: Point) -> None:
         """Where an epoch-counted run is in its epoch: whether the epoch reached its last batch (a batch within one
         interval of the lines of its epoch's batches; a summary printed after an epoch; not its header)."""
+        if point.form == "epochs-bar":  # a bar's count of the epochs done: the last one it counted is over
+            self._epoch_complete = True
+            return
         if point.step == 0:
             self._zero_epoch = True
         elif point.step is not None and point.batch is None and not point.metrics:
@@ -465,6 +497,8 @@ class Series:
                 # the loop's step counts its epoch's batches (it went back as the epoch went on): the run counts
                 # epochs, the step its batch within the epoch
                 point = point.but(step=int(point.epoch), total=point.epochs, counts_epochs=True, batch=point.step)
+            if self._evaluating and point.format == "log" and self._evaluation_line(point):
+                return
             if point.batches and not point.counts_epochs and not point.per_epoch:
                 self._epoch_steps = point.batches
             if point.counts_epochs:
@@ -557,6 +591,11 @@ class Series:
                 last = self.samples[-1]
                 self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
+        if self._other_phase_before(point):  # its points were not the run's: no restart
+            self.samples, self.restarts, self.printed_rates = [], [], []
+            self._seen, self._stride, self._provisional = 0, 1, False
+        if point.format == "tqdm" and not point.per_epoch:
+            self._last_bar = (point.step, point.total)
         segment = len(self.restarts)
         if self._fresh or (self.samples and point.step < self.samples[-1].step) or self._batch_back(point):
             # a restart (or back to a step, or back within the epoch an epoch-counted run is in)
