@@ -277,3 +277,33 @@ def test_a_bar_that_ended_before_another_began_was_another_phase(tmp_path: Path)
     cut = [line.replace("40/40", "35/40") for line in lines]
     again, _ = _read(tmp_path, cut)
     assert len(again.restarts) == 1
+
+
+# ---------------------------------------------------------------- wrapped records, train logs
+
+
+def test_a_record_hard_wrapped_at_a_width_is_read_whole(tmp_path: Path) -> None:
+    lines = ["Namespace(arch='transformer', log_format='simple', max_update=9000, num_cores=8)"]
+    for step in (20, 40, 60):
+        for device in (0, 1):
+            lines += [f"| epoch 001 | training on xla:0/{device}:     {step} / 2400 loss={12 - step / 100:.3f},",
+                      "nll_loss=11.5, wps=900, ups=0, wpb=3500.1, bsz=128.000,",
+                      f"num_updates={step}, lr=2.5e-06, gnorm=6.1, oom=0.000, wall=180,", "train_wall=21"]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (60, 9000, 0)
+    assert series.metrics.get("loss") == 11.4
+
+
+def test_a_validations_prefix_is_not_the_fairseq_trainings() -> None:
+    point = parse_line("| epoch 002 | valid on 'valid' subset:     40 / 100 loss=5.1, num_updates=4000")
+    assert point is None or point.step != 40
+
+
+def test_speechbrain_train_log_counts_epochs_and_its_test_line_ends_it(tmp_path: Path) -> None:
+    lines = [f"epoch: {e}, lr: 1.00e-04, steps: {e * 1500}, optimizer: Adam - train loss: {50 - e:.2f} - valid loss: "
+             f"{40 - e:.2f}, valid ACC: 9.00e-01" + " " * 30 for e in range(1, 13)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (12, None) and "done" not in words
+    assert series.metrics.get("train_loss") == 38.0
+    _, ended = _read(tmp_path, [*lines, "Epoch loaded: 12 - test loss: 27.10, test ACC: 9.10e-01"])
+    assert "done" in ended

@@ -48,9 +48,10 @@ def _form(name: str, regex: str, first_epoch: int = 0, unit: Literal["step", "ep
 FORMS: tuple[LineForm, ...] = (
     # fairseq: "| epoch 001:    450 / 2240 loss=8.1, ..., num_updates=445" (its updates are the run's steps; the
     # batch counter of the epoch is not), the hydra era's "train_inner | epoch 001: ...", and the 2017 form without
-    # num_updates ("| epoch 010  2000 / 8223 loss=1.27 (1.50)")
-    _form("fairseq", r"\bepoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) "
-          rf".*?\bnum_updates=(?P<step>{INT})", 1),
+    # num_updates ("| epoch 010  2000 / 8223 loss=1.27 (1.50)"); a fork's longer prefix before the count (the TPU
+    # fork's "| epoch 001 | training on xla:0/3:     21 / 4830 loss=...", not a validation's "| valid on 'valid' ...")
+    _form("fairseq", r"\bepoch (?P<epoch>\d+)(?: \| (?![^|]*\b(?:valid|eval|test))[^|:]*(?::[^|:\s]*)*)?:?\s+"
+          rf"(?P<batch>\d+) / (?P<batches>\d+) .*?\bnum_updates=(?P<step>{INT})", 1),
     _form("fairseq", r"^\|? ?epoch (?P<epoch>\d+):?\s+(?P<batch>\d+) / (?P<batches>\d+) loss[=:]", 1, "epoch"),
     _form("fairseq", rf"\btrain_inner \| \{{.*?\"num_updates\": \"?(?P<step>{INT})"),
     # its epoch's summary, the JSON form: "| train | {"epoch": 13, "train_loss": "8.595", ..., "train_num_updates": ..."
@@ -146,6 +147,10 @@ FORMS: tuple[LineForm, ...] = (
     # SpeechBrain's epoch counter (its EpochCounter logs "Going into epoch N" as each epoch starts, epochs from 1; its
     # bars count one epoch's batches and its train logger sums the epoch: "epoch: 3, lr: 8.00e-01 - train loss: ...")
     _form("speechbrain", r"\bGoing into epoch (?P<epoch>\d+)\s*$", 1, "epoch"),
+    # its train logger's line of each epoch as its train_log.txt holds it, the epoch's meta fields first ("epoch: 40,
+    # lr: 8.37e-04, steps: 71880, optimizer: Adam - train loss: 21.23 - valid loss: ..."): the epoch's summary, not
+    # the optimizer's steps
+    _form("speechbrain", r"^[Ee]poch: (?P<epoch>\d+)(?:, [\w ]+: \S+)* - train [\w ]*?loss: ", 1, "epoch"),
     # ESPnet2's trainer: "3/35epoch started" (and "3/35 epoch started. Estimated time to finish: ..."), its reporter's
     # "3epoch:train:885-952batch: ..., loss=31.2, ..." every N batches (no epoch's length) and its summary
     # "3epoch results: [train] ..., loss=43.5, ..., [valid] loss=...": the run counts epochs, from 1

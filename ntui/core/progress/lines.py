@@ -719,7 +719,9 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      # Signaling Trainer to stop."; torch_xla's example trainers' last line, "Max Accuracy: 98.91%"
                      r"|^\W{0,3}(?i:early[ -]stop(?:ping|ped)"
                      r"(?: (?:triggered|activated|at (?:epoch|step|iter(?:ation)?) \d+))?)\W{0,3}$"
-                     r"|\bSignaling Trainer to stop\.|^Max Accuracy: \d+\.\d\d%$")
+                     r"|\bSignaling Trainer to stop\.|^Max Accuracy: \d+\.\d\d%$"
+                     # SpeechBrain's evaluation after its fit, the test set's line: "Epoch loaded: 40 - test loss: ..."
+                     r"|^Epoch loaded: \d+ - test\b")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
@@ -802,7 +804,7 @@ def run_end(text: str) -> tuple[str, int] | None:
     ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
     if "raining" not in text and "Trainer.fit" not in text and "arly stop" not in text \
             and "completed in" not in text and "RAINING" not in text and "Trainer to stop" not in text \
-            and "Max Accuracy" not in text and "ARLY STOP" not in text:
+            and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:

@@ -84,6 +84,13 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
     finishing."""
     if "#0" in text or "^" in text:
         text = unescape(text)
+    wrapped = series.wrapped
+    if wrapped is not None:  # the line before ended in a comma: this one may go on with the same record
+        series.wrapped = None
+        if _CONTINUES_RE.match(text) is not None and len(wrapped) < _WRAPPED_MAX:
+            text = f"{wrapped} {text.strip()}"  # read the record whole, so far
+    if text.endswith(",") or text.endswith(", "):
+        series.wrapped = text.rstrip()  # (a record hard-wrapped at a width, its fields going on on the next line)
     if parse_rank_header(text) is not None:
         series.new_start()
         return
@@ -134,6 +141,14 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False
+
+
+#: how a line that goes on with the record of the line before starts: its next ``key=value`` field (fairseq's records
+#: wrapped at 70 columns: "| epoch 001 | ... loss=15.528," then "nll_loss=15.491, wps=863, ...," then
+#: "num_updates=21, lr=2.6e-06, ...")
+_CONTINUES_RE = re.compile(r"[A-Za-z_][\w./-]*=[-+\d.]")
+#: a record glued longer than this is not one record
+_WRAPPED_MAX = 4000
 
 
 def _declarations(series: Series, text: str) -> bool:

@@ -121,6 +121,7 @@ class Series:
     _bars_train_only: bool = False  # the epoch's bar counts training batches only (Lightning 2.x's bars)
     _end_step: int | None = None  # the step the run was at when an end was said
     _last_bar: tuple[int, int | None] | None = None  # the last point of a bar taken as the run's: its count, its total
+    wrapped: str | None = None  # the record read so far, where the last line ended in a comma (read.py glues the next)
     _past_end: int = 0  # the points of the run's training past that step since
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
