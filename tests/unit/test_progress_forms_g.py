@@ -307,3 +307,43 @@ def test_speechbrain_train_log_counts_epochs_and_its_test_line_ends_it(tmp_path:
     assert series.metrics.get("train_loss") == 38.0
     _, ended = _read(tmp_path, [*lines, "Epoch loaded: 12 - test loss: 27.10, test ACC: 9.10e-01"])
     assert "done" in ended
+
+
+# ---------------------------------------------------------------- the Trainer's evaluation without its escapes
+
+
+def _trainer(upto: int, eval_at: int, eval_total: int) -> list[str]:
+    lines = []
+    for n in range(1, upto + 1):
+        lines.append(f"{n}%|#         | {n}/100 [00:{n % 60:02d}<01:00,  1.50it/s]")
+        if n % 20 == 0:
+            lines.append(f"{{'loss': {2 - n / 100:.4f}, 'learning_rate': 1e-05, 'epoch': {n / 100:.2f}}}")
+        if n == eval_at:  # its bar copied from a terminal: no cursor moves, nothing says it is nested
+            lines += [f"{k * 100 // eval_total}%|#   | {k}/{eval_total} [00:{k % 60:02d}<00:10, 25.0it/s]"
+                      for k in range(0, eval_total + 1, 10)]
+            lines.append(f"{{'eval_loss': 1.5, 'eval_runtime': 10.0, 'epoch': {n / 100:.2f}}}")
+    return lines
+
+
+def test_an_evaluation_bar_of_a_larger_total_mid_run_is_not_the_run(tmp_path: Path) -> None:
+    series, words = _read(tmp_path, _trainer(60, 50, 250))
+    assert (series.step, series.run_total, len(series.restarts)) == (60, 100, 0)
+    assert "done" not in words
+    assert series.metrics.get("loss") == 1.4
+
+
+def test_an_evaluation_bar_at_the_last_step_is_not_the_run(tmp_path: Path) -> None:
+    lines = [*_trainer(100, 100, 250), "{'train_runtime': 70.0, 'train_loss': 1.5, 'epoch': 1.0}"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (100, 100, 0) and "done" in words
+
+
+def test_a_bar_of_another_total_that_trains_stays_the_runs(tmp_path: Path) -> None:
+    lines = [f"{n * 100 // 40}%|#   | {n}/40 [00:0{n // 10}<00:01, 30.00it/s]" for n in (10, 20, 30, 40)]
+    for n in range(0, 61, 10):
+        lines.append(f"{n // 10}%|          | {n}/1000 [00:{n // 10:02d}<10:00,  1.50it/s]")
+        if n and n % 20 == 0:
+            lines.append(f"{{'loss': {3 - n / 100:.2f}, 'learning_rate': 1e-05, 'epoch': 0.01}}")
+    lines.append("{'eval_loss': 2.5, 'eval_runtime': 3.0, 'epoch': 0.01}")  # (its evaluation, a bar held inside)
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (60, 1000, 0)

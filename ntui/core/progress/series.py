@@ -122,6 +122,7 @@ class Series:
     _end_step: int | None = None  # the step the run was at when an end was said
     _last_bar: tuple[int, int | None] | None = None  # the last point of a bar taken as the run's: its count, its total
     wrapped: str | None = None  # the record read so far, where the last line ended in a comma (read.py glues the next)
+    _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
     _past_end: int = 0  # the points of the run's training past that step since
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
@@ -288,8 +289,27 @@ class Series:
             self._held = self._held_first = (point, at)
             self._held_count = 1
             return True
+        if self.samples and self._before_bar is None:
+            self._keep_before_bar()  # (the run's again, unless an evaluation's results follow it)
         self._bar_total = point.total
         return False
+
+    def _keep_before_bar(self) -> None:
+        """Keep the series as it is before a bar of another total is taken as the run's: where the program's next
+        dict is an evaluation's results, that bar was the evaluation's (:meth:`_evaluation_results`)."""
+        self._before_bar = {k: list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v
+                            for k, v in self.__dict__.items() if k != "_before_bar"}
+
+    def _evaluation_results(self, point: Point) -> None:
+        """A dict of the program's (the Trainer's), the first since a bar of another total was taken as the run's:
+        an evaluation's results (its keys ``eval_*``) say that bar was the evaluation's (the Trainer's, at a step or
+        at the last one, where its nesting escapes were lost: a log copied from a terminal), the series back as it
+        was before it; any other dict (the training's loss) says that bar was the run's."""
+        kept, self._before_bar = self._before_bar, None
+        if kept is not None and any(k.startswith("eval_") for k in point.metrics) \
+                and training_loss(point.metrics) is None:
+            self.__dict__.update(kept)
+            self._before_bar = None
 
     def _after_evaluation(self, point: Point) -> bool:
         """Whether a bar read while an evaluation is under way (:meth:`evaluation`) is the run's again: its bar's
@@ -473,6 +493,8 @@ class Series:
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
             return
+        if point.format == "hf":
+            self._evaluation_results(point)
         if self._evaluating and point.format == "tqdm" and not self._after_evaluation(point):
             return
         if self.ended and point.format == "tqdm" and not point.per_epoch and self._bar_total is not None \
@@ -593,6 +615,8 @@ class Series:
                 self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
         if self._other_phase_before(point):  # its points were not the run's: no restart
+            if self._before_bar is None:
+                self._keep_before_bar()
             self.samples, self.restarts, self.printed_rates = [], [], []
             self._seen, self._stride, self._provisional = 0, 1, False
         if point.format == "tqdm" and not point.per_epoch:
