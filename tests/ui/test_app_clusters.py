@@ -14,7 +14,7 @@ from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
 from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
-from tests.support.clusters_view import status_text
+from tests.support.clusters_view import clusters_view, status_text
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_clusters import (
     agent_answer,
@@ -361,12 +361,40 @@ async def test_the_recent_list_holds_each_clusters_own_history_and_a_dropped_lin
         await wait_until(pilot, lambda: details.selected.job_id == "555")
         assert details.selected.cluster is None
         screen.table.focus()
-        # a job of alpha's that leaves its queue: alpha's history is read again, over a link now down
+        # a job of alpha's that leaves its queue: alpha's history is read again (once for r, once for the job),
+        # over a link now down
         pipe.down = True
         alpha.add("squeue", result(stdout=job_line("77", "alpha-other", "RUNNING", reason="None") + "\n"))
         await pilot.press("r")
-        await wait_until(pilot, lambda: "alpha: history not read" in str(recent.border_title))
+        await wait_until(pilot, lambda: pipe.asked == 3 and "alpha: history not read" in str(recent.border_title))
         assert "the connection dropped" in str(recent.border_title)
-        assert pipe.asked == 2
         assert recent.row_count == 4  # what alpha's history said stays listed; alpha's 1234 has left its queue
         assert "1234" in screen.table.rows  # the local queue went on meanwhile
+
+
+async def test_r_reads_every_clusters_history_again(tmp_path: Path) -> None:
+    """``r`` reads each cluster's own history again, not only at start and when one of its jobs leaves its queue: a
+    record written there since (a job submitted on that cluster from another machine) is listed, though no job
+    left any queue."""
+    from ntui.core.records.history import History
+    from ntui.ui.widgets.recent_jobs import RecentJobsTable
+
+    here, there = tmp_path / "here", tmp_path / "alpha-home"
+    _write_history(here, ("a" * 32, "555", None))
+    _write_history(there, ("b" * 32, "556", None))
+    local, alpha, _ = _three()
+    app = clusters_app(local=local, clusters={"alpha": alpha}, clock=None, local_name="here",
+                       history_factory=lambda: History(here))
+    pipe = _AgentOverPipe("alpha", there)
+    app.cluster_files = lambda name: pipe  # type: ignore[method-assign]
+    async with clusters_view(app, "1234", "alpha/1234", "alpha/77", size=SIZE) as (pilot, screen):
+        recent = screen.query_one(RecentJobsTable)
+        await wait_until(pilot, lambda: recent.row_count == 2)
+        assert pipe.asked == 1
+        _write_history(there, ("c" * 32, "557", None))
+        await pilot.press("r")
+        await wait_until(pilot, lambda: recent.row_count == 3)
+        rows = sorted((str(recent.get_row_at(i)[0]), str(recent.get_row_at(i)[1])) for i in range(3))
+        assert rows == [("alpha", "556"), ("alpha", "557"), ("here", "555")]
+        assert pipe.asked == 2
+        assert set(screen.table.rows) == {"1234", "alpha/1234", "alpha/77"}  # no job left a queue meanwhile

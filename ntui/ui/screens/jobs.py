@@ -284,9 +284,8 @@ class JobsScreen(NtuiScreen):
             self.model_workers.start_poll()
         self.remote.refresh()
 
-    @on_cluster_answers
+    @on_cluster_answers  # a cluster's worker answered: to the clusters' owner (ntui/ui/screens/jobs_clusters.py)
     def _cluster_answer(self, msg: Message) -> None:
-        """A cluster's worker answered (ntui/ui/screens/jobs_clusters.py): to the clusters' owner."""
         msg.stop()
         self.remote.handle(msg)
 
@@ -559,6 +558,7 @@ class JobsScreen(NtuiScreen):
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
+        self.remote.reload_histories()  # the recent list: each cluster's own history again
 
     def action_toggle_all_users(self) -> None:
         self.model.toggle_all_users()

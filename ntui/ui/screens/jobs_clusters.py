@@ -9,7 +9,7 @@ cluster state of its own. It reads the view through :class:`ClustersView`.
 
 * each cluster's squeue, re-armed after each answer with its own back-off; the final states of its jobs that left
   its queue and the details of its selected job, asked there (:class:`~ntui.ui.screens.jobs_workers.ClusterWorkers`);
-* each cluster's own history for the recent list: at start, and when one of its jobs leaves its queue.
+* each cluster's own history for the recent list: at start, when one of its jobs leaves its queue, and on ``r``.
 """
 
 from __future__ import annotations
@@ -124,6 +124,12 @@ class RemoteClusters:
     def refresh(self) -> None:
         """Every cluster's squeue now (one running goes on, another follows it)."""
         self.workers.start_all()
+
+    def reload_histories(self) -> None:
+        """``r``: every cluster's own history read again (a record written there since: a job submitted on it from
+        another machine, one resolved there), as at start."""
+        for name in self.queues.names():
+            self.load_history(name)
 
     def toggle_all_users(self) -> None:
         """Own jobs <-> everyone's: nothing of the clusters' old answers is shown."""
