@@ -190,7 +190,7 @@ def cmd_wait(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
-    from ntui.core.slurm.srun import build_shell_argv, run_interactive
+    from ntui.core.remote.shell import job_shell
 
     settings = cli_settings()
     runner = cli_runner(settings)
@@ -207,23 +207,13 @@ def cmd_attach(args: argparse.Namespace) -> int:
     if args.node and args.node not in details.nodes:
         print(f"ntui: {args.node} is not one of job {details.job_id}'s nodes ({details.nodelist})", file=sys.stderr)
         return EXIT_PROBLEMS
-    try:
-        argv = build_shell_argv(details.job_id, node=args.node)
+    try:  # over --cluster: srun on the cluster's login node, on this terminal (ssh -t over the shared master)
+        shell = job_shell(runner, details.job_id, node=args.node, bin_dir=settings.slurm.bin_dir)
     except ValueError as exc:
         print(f"ntui: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
-    from ntui.cli.common import remote_cluster
-
-    cluster = remote_cluster()
-    print(f"ntui: {' '.join(argv)}{f' on {cluster}' if cluster else ''}  (exit the shell to come back)",
-          file=sys.stderr, flush=True)
-    if cluster is not None:  # srun on the cluster's login node, on this terminal (ssh -t over the shared master)
-        from ntui.core.remote.files import ssh_runner_of
-
-        ssh = ssh_runner_of(runner)
-        assert ssh is not None  # --cluster: the runner is ssh's
-        try:
-            return ssh.run_terminal(argv)
-        except SlurmError as exc:
-            return slurm_failed(exc)
-    return run_interactive(argv, bin_dir=settings.slurm.bin_dir)
+    print(f"ntui: {shell.words}  (exit the shell to come back)", file=sys.stderr, flush=True)
+    try:
+        return shell.run()
+    except SlurmError as exc:
+        return slurm_failed(exc)

@@ -21,7 +21,7 @@ from ntui.core.jobs.clusters import split_key
 from ntui.core.jobs.resubmit import ResubmitPlan, plan_resubmit
 from ntui.core.records.history import HistoryEntry
 from ntui.core.slurm.common import StateCategory
-from ntui.core.slurm.runner import CommandRunner
+from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.squeue import QueueJob
 from ntui.ui.messages import ActionDone
 from ntui.ui.screens.action_dialogs import ConfirmCancelScreen, ConfirmRequeueScreen, SignalPickerScreen
@@ -254,36 +254,44 @@ class JobOperations:
 
     def shell(self) -> None:
         """``x`` on a running job: the app steps aside for ``srun --jobid=ID --overlap --pty -N 1 -n 1 -w NODE
-        bash`` on its first node (another node: ``ntui attach ID --node N``), and comes back when it exits."""
+        bash`` on its first node (another node: ``ntui attach ID --node N``), and comes back when it exits. A job
+        of a cluster reached over ssh: the same step on that cluster's login node, ``ssh -t`` over its master, as
+        ``ntui --cluster NAME attach`` runs it (:func:`~ntui.core.remote.shell.job_shell`)."""
         from textual.app import SuspendNotSupported
 
-        from ntui.core.slurm.srun import build_shell_argv, run_interactive
+        from ntui.core.remote.shell import job_shell
 
         target = self.target("open a shell in")
         if target is None:
             return
         key, job = target
         screen = self.screen
-        if self.cluster_of(key) is not None:
-            screen.notify(f"Job {key} is on a cluster reached over ssh: a shell in it is not available from here "
-                          "yet (ntui attach on its login node).", severity="warning")
-            return
+        cluster = self.cluster_of(key)
+        job_id = split_key(key)[1] if cluster is not None else key
         if job.category is not StateCategory.RUNNING:
             screen.notify(f"Job {key} is {job.state}: a shell needs a running job.", severity="warning")
             return
         node = job.nodes[0] if job.nodes else None
-        argv = build_shell_argv(key, node=node)
+        shell = job_shell(self.view.runner_for(cluster), job_id, node=node,
+                          bin_dir=self.view.full_settings.slurm.bin_dir)
+        attach = f"ntui --cluster {cluster} attach {job_id}" if cluster is not None else f"ntui attach {key}"
+        if cluster is not None and shell.ssh is None:  # no ssh under the cluster's runner: nothing to hand over to
+            screen.notify(f"Job {key} is on {cluster}, but its runner is not an ssh login: run {attach}",
+                          severity="warning")
+            return
         try:
             with screen.app.suspend():
                 terminal = sys.__stderr__
                 if terminal is not None:
-                    terminal.write(f"ntui: {' '.join(argv)}\n"
+                    terminal.write(f"ntui: {shell.words}\n"
                                    f"ntui: a shell in job {key} on {node}; exit it to come back to ntui\n")
                     terminal.flush()
-                code = run_interactive(argv, bin_dir=self.view.full_settings.slurm.bin_dir)
+                code = shell.run()
         except SuspendNotSupported:
-            screen.notify(f"This terminal cannot hand over to a shell here: run ntui attach {key}",
-                          severity="warning")
+            screen.notify(f"This terminal cannot hand over to a shell here: run {attach}", severity="warning")
+            return
+        except SlurmError as exc:  # ssh not installed here: said, the app back
+            screen.notify(f"No shell in job {key}: {exc}", severity="error")
             return
         screen.notify(f"back from the shell on {node} (exit {code})", title=f"job {key}", timeout=4)
         self.view.refresh_now()
