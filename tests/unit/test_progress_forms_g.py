@@ -347,3 +347,47 @@ def test_a_bar_of_another_total_that_trains_stays_the_runs(tmp_path: Path) -> No
     lines.append("{'eval_loss': 2.5, 'eval_runtime': 3.0, 'epoch': 0.01}")  # (its evaluation, a bar held inside)
     series, _ = _read(tmp_path, lines)
     assert (series.step, series.run_total, len(series.restarts)) == (60, 1000, 0)
+
+
+# ---------------------------------------------------------------- more programs' own lines
+
+
+def test_ms_swift_dict_says_its_step_of_its_total() -> None:
+    point = parse_line("{'loss': 1.875, 'grad_norm': 2.5, 'learning_rate': 9.5e-05, 'epoch': 0.25, "
+                       "'global_step/max_steps': '30/120', 'percentage': '25.00%', 'elapsed_time': '1m 2s', "
+                       "'remaining_time': '3m 6s'}")
+    assert point is not None and (point.step, point.total, point.epoch) == (30, 120, 0.25)
+    assert point.metrics.get("loss") == 1.875
+
+
+def test_marian_updates_and_cost() -> None:
+    point = parse_line("[2024-05-01 09:00:00] [marian] Ep. 2 : Up. 4000 : Sen. 512,000 : Cost 3.25000000 : "
+                       "Time 100.00s : 20000.00 words/s")
+    assert point is not None and (point.step, point.epoch) == (4000, 2.0) and point.metrics["loss"] == 3.25
+
+
+def test_nnunet_log_counts_epochs(tmp_path: Path) -> None:
+    lines = []
+    for epoch in range(0, 4):
+        lines += [f"2024-03-01 10:0{epoch}:00.100000: ", f"2024-03-01 10:0{epoch}:00.100000: Epoch {epoch}",
+                  f"2024-03-01 10:0{epoch}:00.200000: Current learning rate: 0.00999",
+                  f"2024-03-01 10:0{epoch}:50.100000: train_loss {-0.1 * epoch:.4f}",
+                  f"2024-03-01 10:0{epoch}:50.200000: val_loss {-0.5:.4f}",
+                  f"2024-03-01 10:0{epoch}:50.300000: Pseudo dice [0.5, 0.6]",
+                  f"2024-03-01 10:0{epoch}:50.400000: Epoch time: 50.3 s"]
+    series, words = _read(tmp_path, lines)
+    assert series.step == 3 and series.metrics.get("loss") == -0.3 and "done" not in words
+    _, ended = _read(tmp_path, [*lines, "2024-03-01 10:05:00.000000: Training done."])
+    assert "done" in ended
+
+
+def test_keras_verbose_2_ends_each_epoch_with_one_line(tmp_path: Path) -> None:
+    lines = []
+    for epoch in (1, 2, 3):
+        lines += [f"Epoch {epoch}/3",
+                  f"469/469 - 2s - loss: {0.3 / epoch:.4f} - accuracy: 0.9148 - 2s/epoch - 4ms/step"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (3, 3) and words.endswith("done")
+    assert series.metrics.get("loss") == 0.1
+    keras3 = parse_line("469/469 - 2s - 4ms/step - accuracy: 0.9148 - loss: 0.2958")
+    assert keras3 is not None and keras3.batch == 469 and keras3.metrics["loss"] == 0.2958

@@ -144,6 +144,12 @@ FORMS: tuple[LineForm, ...] = (
     _form("cellpose", r"\bEpoch (?P<epoch>\d+), Time [\d.]+s, Loss ", unit="epoch"),
     # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
     _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
+    # nnU-Net's trainer, its log file's "<date>: Epoch 5" at each epoch's start (from 0), then "train_loss -0.2722",
+    # "val_loss ...", "Epoch time: 120.45 s" on lines of their own; and any loop's "Epoch N" alone as its header
+    _form("epoch-header", r"^\s*Epoch (?P<epoch>\d+)\s*$", unit="epoch"),
+    # Marian's "Ep. 1 : Up. 1000 : Sen. 123,456 : Cost 5.67812345 : Time 120.50s : 12345.67 words/s": its updates the
+    # run's steps, its cost the loss
+    _form("marian", r"\bEp\. (?P<epoch>\d+) : Up\. (?P<step>\d+) : Sen\. [\d,]+ : Cost (?P<loss>[\d.]+)", 1),
     # SpeechBrain's epoch counter (its EpochCounter logs "Going into epoch N" as each epoch starts, epochs from 1; its
     # bars count one epoch's batches and its train logger sums the epoch: "epoch: 3, lr: 8.00e-01 - train loss: ...")
     _form("speechbrain", r"\bGoing into epoch (?P<epoch>\d+)\s*$", 1, "epoch"),
@@ -157,7 +163,9 @@ FORMS: tuple[LineForm, ...] = (
     _form("espnet", r"(?<![\w/.])(?P<epoch>\d+)/(?P<epochs>\d+) ?epoch started\b", 1, "epoch"),
     _form("espnet", r"(?<![\w/.])(?P<epoch>\d+)epoch:train:\d+-(?P<batch>\d+)batch:", 1, "epoch"),
     _form("espnet", r"(?<![\w/.])(?P<epoch>\d+)epoch results: \[train\]", 1, "epoch"),
-    _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+)", 1, "epoch"),
+    # (and its verbose=2 line at each epoch's end, no bar: "469/469 - 2s - loss: 0.2958 - accuracy: 0.9148 - 2s/epoch",
+    # Keras 3's "469/469 - 2s - 4ms/step - accuracy: 0.9148 - loss: 0.2958")
+    _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+|- \d+m?s\b)", 1, "epoch"),
     # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
     # "epoch 3 | avg loss 0.2", MST's "===> Epoch 132 Complete: Avg. Loss: 0.0148", SpeechBrain's train logger's
     # "epoch: 3, lr: 8.00e-01 - train loss: 7.27e-01 - valid loss: 1.15" (its fields after " - "), the time-series

@@ -182,6 +182,22 @@ def _dict_counter(data: dict[Any, Any]) -> tuple[str, int] | None:
     return (best[1], best[2]) if best is not None else None
 
 
+#: a dict's value that says a step of a total, as a string: "10/100"
+_STEP_OF_RE = re.compile(r"\s*(?P<n>\d+)\s*/\s*(?P<t>\d+)\s*")
+
+
+def _dict_step_of_total(data: dict[Any, Any]) -> tuple[int, int] | None:
+    """The step and the total a dict says under one key that names both, its value the string "N/T" (ms-swift's
+    logging callback adds ``'global_step/max_steps': '10/100'`` to the Trainer's dict), or None."""
+    for key, value in data.items():
+        if isinstance(key, str) and key.count("/") == 1 and isinstance(value, str) and "/" in value:
+            counter, total = key.split("/")
+            if _counter_key(counter) is not None and _dict_total_key(total) \
+                    and (m := _STEP_OF_RE.fullmatch(value)) is not None and int(m["t"]) > 0:
+                return int(m["n"]), int(m["t"])
+    return None
+
+
 def _dict_total(data: dict[Any, Any]) -> int | None:
     """The run's total a dict says beside its step (``'max_steps': 5000``), or None."""
     for key, value in data.items():
@@ -478,6 +494,8 @@ def _hf(text: str) -> Point | None:
             if number is not None:
                 metrics[key] = number
     epoch = metrics.pop("epoch", None)
+    if (both := _dict_step_of_total(data)) is not None:  # ms-swift's 'global_step/max_steps': '10/100'
+        return Point("log", both[0], both[1], epoch, metrics, form="dict")
     counter = _dict_counter(data)
     if counter is not None:  # a dict that says the run's step (a loop's JSON record, a logger's dict of a step)
         step = counter[1]
@@ -584,7 +602,8 @@ _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step",
                        "update", "global_step", "batch", "Batch", "eta", "i"})
 _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
-                            r"|\d+/\d+ [\[━─]|epoch:? \d|\d ?epoch\b|global step \d|^steps: \d")
+                            r"|\d+/\d+ [\[━─]|\d+/\d+ - \d|epoch:? \d|\d ?epoch\b|global step \d|^steps: \d"
+                            r"|\bEp\. \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{NUM})(?![\w:/])")
@@ -639,11 +658,13 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         m = form.regex.search(text)
         if m is None or (form.generic and _EVAL_WORDS_RE.search(text, 0, m.end()) is not None):
             continue
-        groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v}
+        groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v and k != "loss"}
         rest = text[m.start():]
         if "[" in rest and (section := _EVAL_SECTION_RE.search(rest)) is not None:
             rest = rest[:section.start()]  # the evaluation's own metrics after the training's ("[valid] loss=...")
         metrics = _metrics([(k, v) for k, v in _form_pairs(rest) if k not in _COUNTERS])
+        if (named_loss := m.groupdict().get("loss")) is not None and (value := _number(named_loss)) is not None:
+            metrics["loss"] = value  # the row names its loss (Marian's "Cost 5.678")
         if training_loss(metrics) is None and ((loss := _CURRENT_LOSS_RE.search(text)) is not None
                                                or (loss := _TRAIN_LOSS_RE.search(text)) is not None):
             value = _number(loss["value"])
@@ -1024,6 +1045,8 @@ def _counters(text: str) -> Point | None:
 _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
                            rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$|\s+[\w./-]+={NUM}\s*$"
+                           # or a loss and its value as the whole message (nnU-Net's "train_loss -0.2722")
+                           rf"|train(?:ing)?_loss\s+{NUM}\s*$"
                            # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")
                            rf"|[\w./-]+ = {NUM}\s*$")
 
@@ -1046,7 +1069,8 @@ _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _l
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
-                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d|\d ?epoch\b")
+                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d|\d ?epoch\b"
+                      r"|^\s*\d+/\d+ - \d")
 #: the generic reader's counters that the filter above misses, searched only where it found nothing (the lines
 #: that are progress mostly match the first)
 _HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]teps?|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
