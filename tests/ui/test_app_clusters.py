@@ -5,6 +5,7 @@ final state asked of that cluster."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from tests.support.screenshots_clusters import (
     agent_answer,
     cluster_runner,
     clusters_app,
+    clusters_settings,
     job_line,
     link_down,
     show_job,
@@ -398,3 +400,26 @@ async def test_r_reads_every_clusters_history_again(tmp_path: Path) -> None:
         assert rows == [("alpha", "556"), ("alpha", "557"), ("here", "555")]
         assert pipe.asked == 2
         assert set(screen.table.rows) == {"1234", "alpha/1234", "alpha/77"}  # no job left a queue meanwhile
+
+
+async def test_everyones_view_keeps_a_clusters_ended_rows_without_an_own_jobs_answer() -> None:
+    """Started on everyone's jobs (queue.all-users), a cluster's own job that leaves its queue keeps its ended row
+    with its final state: which user is the login's is asked of the cluster's shell once (``id -un``, no Slurm
+    call), not waited for from an own-jobs answer this view never asks for; another user's job that leaves is
+    not the login's to end. The login's name there is not this machine's user's."""
+    base = clusters_settings(("alpha",))
+    settings = replace(base, queue=replace(base.queue, all_users=True))
+    both = (job_line("1234", "alpha-job", "RUNNING", reason="None", user="alice-there") + "\n"
+            + job_line("88", "bobs-job", "RUNNING", reason="None", user="bob") + "\n")
+    alpha = FakeRunner({"squeue": [result(stdout=both), result(stdout="")], "sacct": result(stdout=ALPHA_SACCT),
+                        "id -un": result(stdout="alice-there\n")}, default=result())
+    app = clusters_app(local=None, clusters={"alpha": alpha}, settings=settings)
+    async with clusters_view(app, "alpha/1234", "alpha/88", size=SIZE) as (pilot, screen):
+        assert screen.all_users and "everyone's jobs" in status_text(screen)
+        await pilot.press("r")  # the next answer: both jobs left alpha's queue
+        table = screen.table
+        await wait_until(pilot, lambda: "alpha/88" not in table.rows)
+        await wait_until(pilot, lambda: "alpha/1234" in table.rows and "FAILED" in table.get_row("alpha/1234"))
+        assert table.row_tag("alpha/1234") == ENDED
+        assert [a[:3] for a in _calls(alpha, "sacct")] == [("sacct", "-j", "1234")]  # bob's job not looked up
+        assert _calls(alpha, "id") == [("id", "-un")]  # asked once

@@ -118,3 +118,22 @@ def test_elapsed_ticks_of_the_local_model_and_every_cluster() -> None:
     _answer(board, "alpha", _line("1", used="1:00"))
     clock[0] = NOW + timedelta(seconds=5)
     assert board.ticked_elapsed(model) == {"alpha/1": "1:05"}
+
+
+def test_the_logins_user_is_asked_once_in_everyones_view_until_said() -> None:
+    from ntui.core.jobs.clusters import login_user
+
+    board, _ = _board(local=False)
+    alpha = board.queues["alpha"]
+    assert not alpha.user_request(False)  # own jobs: their answers name the user
+    assert alpha.user_request(True) and not alpha.user_request(True)  # one ask at a time
+    assert board.queues.busy()
+    alpha.user_answered(None)  # not said: asked again after the next answer
+    assert not board.queues.busy() and alpha.user is None and alpha.user_request(True)
+    alpha.user_answered("alice-there")
+    assert alpha.user == "alice-there" and not alpha.user_request(True)
+    said = FakeRunner({"id -un": result(stdout="alice-there\n")})
+    assert login_user(said, 5.0) == "alice-there" and said.argvs() == [("id", "-un")]
+    assert login_user(FakeRunner({"id": result(stdout="", returncode=1)}), 5.0) is None
+    assert login_user(FakeRunner({"id": SshError("ssh to a: dropped", host="a", words="the connection dropped")}),
+                      5.0) is None

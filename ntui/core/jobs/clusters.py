@@ -24,7 +24,9 @@ empty queue says). The UI's owner of the clusters (:mod:`ntui.ui.screens.jobs_cl
 their answers here.
 
 Which jobs count as own when everyone's jobs are listed: the user that cluster's own-jobs answers named (the login
-over ssh may not be this machine's user); until one named it, no departure is recorded in everyone's view.
+over ssh may not be this machine's user); before any did (the view started on everyone's jobs, or no own job was
+listed), the login's name as the cluster's shell says it (:func:`login_user`, asked once, no Slurm call). Until one of
+them named it, no departure is recorded in everyone's view.
 
 Thread-side methods (:meth:`ClusterQueue.fetch`, :meth:`ClusterQueue.fetch_details`) read their arguments only;
 everything else runs on the UI thread.
@@ -48,7 +50,7 @@ from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.records.record import RecentJob
 from ntui.core.slurm.common import StateCategory
 from ntui.core.slurm.durations import format_elapsed
-from ntui.core.slurm.runner import CommandRunner
+from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.squeue import QueueJob
 from ntui.core.slurm.ssh import SshError
 
@@ -60,6 +62,7 @@ __all__ = [
     "ClusterQueues",
     "ClusterRow",
     "cluster_key",
+    "login_user",
     "split_key",
     "with_cluster",
 ]
@@ -95,6 +98,21 @@ class ClusterRow:
     ended: FinishedJob | None = None
 
 
+#: The login's name on a cluster, from its shell (POSIX ``id``): no Slurm call, one channel over the cluster's master.
+LOGIN_USER_ARGV = ("id", "-un")
+
+
+def login_user(runner: CommandRunner, timeout: float) -> str | None:
+    """*Thread-side*: the user ``runner`` logs in as on its cluster (None: not said, the link or ``id`` failed; an
+    own-jobs answer names it too)."""
+    try:
+        res = runner.run(LOGIN_USER_ARGV, timeout=timeout)
+    except (SlurmError, OSError):
+        return None
+    name = res.stdout.strip()
+    return name if res.returncode == 0 and name and not any(c.isspace() for c in name) else None
+
+
 def cluster_status(name: str, polls: PollBook) -> str:
     """A cluster's part of the status line: its counts, or that it has not answered (in words)."""
     err = polls.error
@@ -123,6 +141,7 @@ class ClusterQueue:
         self.user: str | None = None  # the login's user there, as its own-jobs answers name it
         self._live_all_users = False  # the answer ``live`` holds listed everyone's jobs
         self._have_snapshot = False  # an answer was applied since the view (own / everyone's) last changed
+        self.asking_user = False  # the login's user is being asked of the cluster's shell (login_user)
 
     # ------------------------------------------------------------ polling
 
@@ -162,6 +181,21 @@ class ClusterQueue:
                 gone = departed(self.live, got.live.values(), None if both_own else self.user)
                 self.finished.announce(self.finished.record(gone))
         self.finished.back_in_queue(got.live)
+
+    def user_request(self, all_users: bool) -> bool:
+        """Whether to ask the login's user now (:func:`login_user`): everyone's jobs are listed, no answer has
+        named it, it is not being asked."""
+        if not all_users or self.user is not None or self.asking_user:
+            return False
+        self.asking_user = True
+        return True
+
+    def user_answered(self, user: str | None) -> None:
+        """The login's user as its shell said it (None: not said; asked again after the next answer). An own-jobs
+        answer that named it first keeps its name."""
+        self.asking_user = False
+        if self.user is None and user:
+            self.user = user
 
     def failed(self, error: BaseException, *, background: bool = False) -> float:
         """A refresh failed (a dropped link, the controller): the rows are kept; back off."""
@@ -347,7 +381,8 @@ class ClusterQueues:
         return out
 
     def busy(self) -> bool:
-        return any(q.polls.polling or q.details.inflight.busy or q.finished.busy for q in self.queues.values())
+        return any(q.polls.polling or q.details.inflight.busy or q.finished.busy or q.asking_user
+                   for q in self.queues.values())
 
     def toggle_all_users(self) -> None:
         for queue in self.queues.values():

@@ -9,6 +9,8 @@ cluster state of its own. It reads the view through :class:`ClustersView`.
 
 * each cluster's squeue, re-armed after each answer with its own back-off; the final states of its jobs that left
   its queue and the details of its selected job, asked there (:class:`~ntui.ui.screens.jobs_workers.ClusterWorkers`);
+  in everyone's view before any own-jobs answer named the login's user, that user asked of the cluster's shell once
+  (its own jobs that end there keep their ended rows);
 * each cluster's own history for the recent list: at start, when one of its jobs leaves its queue, and on ``r``.
 """
 
@@ -34,7 +36,12 @@ from ntui.core.remote.files import ClusterFiles
 from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.messages import ClusterDetailsFetched, ClusterQueueFailed, ClusterQueueFetched
 from ntui.ui.screens.base import NtuiScreen
-from ntui.ui.screens.jobs_workers import ClusterHistoryLoaded, ClusterOutcomesResolved, ClusterWorkers
+from ntui.ui.screens.jobs_workers import (
+    ClusterHistoryLoaded,
+    ClusterOutcomesResolved,
+    ClusterUserFound,
+    ClusterWorkers,
+)
 
 if TYPE_CHECKING:
     from ntui.ui.screens.jobs_waiting import WaitingWatch
@@ -46,7 +53,7 @@ __all__ = ["MESSAGES", "ClustersView", "RemoteClusters", "on_cluster_answers"]
 
 #: The messages of the clusters' workers, each handed to :meth:`RemoteClusters.handle` by the screen.
 MESSAGES: tuple[type[Message], ...] = (ClusterQueueFetched, ClusterQueueFailed, ClusterDetailsFetched,
-                                       ClusterOutcomesResolved, ClusterHistoryLoaded)
+                                       ClusterOutcomesResolved, ClusterHistoryLoaded, ClusterUserFound)
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Any])
 
@@ -177,15 +184,20 @@ class RemoteClusters:
             self._details_fetched(msg)
         elif isinstance(msg, ClusterHistoryLoaded):
             self._history_loaded(msg)
+        elif isinstance(msg, ClusterUserFound):
+            self.queues[msg.cluster].user_answered(msg.user)
 
     def _rows_changed(self) -> None:
         self.view.queue_box.show_remote(self.queues.rows(), self.queues.tags())
         self.view._selection_changed()
 
     def _fetched(self, msg: ClusterQueueFetched) -> None:
-        changed, delay = self.queues[msg.cluster].succeeded(msg.request, msg.got, background=not self.screen.is_current)
+        queue = self.queues[msg.cluster]
+        changed, delay = queue.succeeded(msg.request, msg.got, background=not self.screen.is_current)
         if changed:
             self._rows_changed()
+        if queue.user_request(msg.request.all_users):  # which of everyone's jobs are the login's, before it ends one
+            self.workers.ask_user(msg.cluster)
         self.workers.arm(msg.cluster, delay)
         self.workers.start_lookups(msg.cluster)  # the final states of its jobs that left its queue
         self.view._tick()

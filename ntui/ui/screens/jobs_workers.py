@@ -35,7 +35,7 @@ from textual.timer import Timer
 
 from ntui.core.config import Settings
 from ntui.core.errors import describe_error
-from ntui.core.jobs.clusters import ClusterQueues
+from ntui.core.jobs.clusters import ClusterQueues, login_user
 from ntui.core.jobs.details import DetailsRequest, EntryBook, HistoryLike
 from ntui.core.jobs.journals import JournalBoard, JournalBook, JournalRequest
 from ntui.core.jobs.model import JobModel
@@ -66,7 +66,7 @@ from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.recent_jobs import RecentLoaded
 
 __all__ = ["CLUSTER_GROUP", "JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ClusterHistoryLoaded",
-           "ClusterOutcomesResolved", "ClusterWorkers", "ModelWorkers", "WorkersView"]
+           "ClusterOutcomesResolved", "ClusterUserFound", "ClusterWorkers", "ModelWorkers", "WorkersView"]
 
 #: Workers' groups (the screen's error handler and the benchmark tell them apart by these).
 SQUEUE_GROUP = "ntui-squeue"
@@ -77,11 +77,20 @@ RECENT_GROUP = "ntui-recent"
 JOURNAL_GROUP = "ntui-journal"
 PROGRESS_GROUP = "ntui-progress"
 #: A cluster reached over ssh: its squeue's group is this plus ``-NAME``, its details' this plus ``-details``, its
-#: final-state look-ups' this plus ``-final:NAME``, its history's this plus ``-history:NAME`` (no cluster's name
-#: holds a ``:``).
+#: final-state look-ups' this plus ``-final:NAME``, its history's this plus ``-history:NAME``, its login's user's
+#: this plus ``-user:NAME`` (no cluster's name holds a ``:``).
 CLUSTER_GROUP = "ntui-cluster"
 _FINAL = f"{CLUSTER_GROUP}-final:"
 _HISTORY = f"{CLUSTER_GROUP}-history:"
+_USER = f"{CLUSTER_GROUP}-user:"
+
+
+@dataclass
+class ClusterUserFound(Message):
+    """The user the login on a cluster reached over ssh is, as its shell said it (None: not said)."""
+
+    cluster: str
+    user: str | None
 
 
 @dataclass
@@ -386,6 +395,20 @@ class ClusterWorkers:
         except Exception:  # its ssh login cannot be built: asked again after a refresh (ClusterQueue.resolve)
             runner = None
         self.screen.post_message(ClusterOutcomesResolved(name, queue.resolve(runner, batch)))
+
+    def ask_user(self, name: str) -> None:
+        """The user cluster ``name``'s login is, asked of its shell in a worker (everyone's jobs listed before any
+        own-jobs answer named it: :meth:`~ntui.core.jobs.clusters.ClusterQueue.user_request`)."""
+        timeout = self.queues[name].slurm_timeout
+        self.screen.run_worker(partial(self._ask_user, name, timeout), thread=True, exit_on_error=False,
+                               group=f"{_USER}{name}", description=f"login user on {name}")
+
+    def _ask_user(self, name: str, timeout: float) -> None:
+        try:
+            user = login_user(self.runner_of(name), timeout)
+        except Exception:  # its ssh login cannot be built: not said; asked again after the next answer
+            user = None
+        self.screen.post_message(ClusterUserFound(name, user))
 
     # ------------------------------------------------------------ recent jobs (each cluster's own history)
 
