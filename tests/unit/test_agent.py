@@ -19,7 +19,15 @@ import pytest
 from ntui.core.remote import agent
 from ntui.core.remote.files import FileRefused, LocalFiles
 from ntui.core.remote.logs import Mirror, RemoteTail, entry_from_dict
-from ntui.core.remote.protocol import MAX_CHUNK, MAX_REQUEST, VERSION, Chunk, ProtocolError, decode_line
+from ntui.core.remote.protocol import (
+    MAX_CHUNK,
+    MAX_REQUEST,
+    MAX_SWEEP_PART,
+    VERSION,
+    Chunk,
+    ProtocolError,
+    decode_line,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -209,3 +217,68 @@ def test_a_submissions_facts_are_written_to_the_history_there_and_read_back(tmp_
     assert entry is not None and (entry.job_id, entry.cluster, entry.status, entry.world_size, entry.overrides) == (
         "31", "c", "submitted", 8, ("a=1",))
     assert not (tmp_path / "x").exists() and not list(tmp_path.glob("**/*erase*"))
+
+
+# ---------------------------------------------------------------- a sweep's manifest, sent in parts
+
+
+def _manifest(seed: str) -> tuple[bytes, str]:
+    from ntui.core.jobfiles.manifest import Manifest, digest_of, encode_manifest
+
+    data = encode_manifest(Manifest(("lr", "note"), tuple((f"{i}e-4", f"{seed} {i:06d}") for i in range(4000)), ""))
+    assert len(data) > 2 * MAX_SWEEP_PART  # three parts at least
+    return data, digest_of(data)
+
+
+def _part(log_dir: Path, data: bytes, digest: str, offset: int, *, total: int | None = None) -> dict[str, object]:
+    part = data[offset:offset + MAX_SWEEP_PART]
+    return agent.sweep_file({"part": "manifest", "log_dir": str(log_dir), "log_stem": "train", "digest": digest,
+                             "offset": offset, "total": total or len(data), "data": base64.b64encode(part).decode()})
+
+
+def _send(log_dir: Path, data: bytes, digest: str) -> dict[str, object]:
+    """Every part, in order: the last answer."""
+    answers = [_part(log_dir, data, digest, offset) for offset in range(0, len(data), MAX_SWEEP_PART)]
+    return answers[-1]
+
+
+def _hidden(log_dir: Path) -> list[str]:
+    return sorted(p.name for p in log_dir.iterdir() if p.name.startswith("."))
+
+
+def test_a_cut_manifest_uploads_staging_file_goes_with_the_next_upload(tmp_path: Path) -> None:
+    """The link dropped after the first part: the hidden staging file stays while it may still be an upload's, and
+    the next upload of the stem removes it once it is stale (never another stem's, never a file not ntui's)."""
+    log_dir = tmp_path / "logs"
+    cut, cut_digest = _manifest("cut")
+    assert _part(log_dir, cut, cut_digest, 0)["done"] is False  # ... and no second part came
+    staging = log_dir / f".train-sweep-{cut_digest}.manifest.part"
+    assert _hidden(log_dir) == [staging.name]
+    other_stem = log_dir / f".eval-sweep-{cut_digest}.manifest.part"
+    other_stem.write_bytes(b"another stem's upload")
+    (log_dir / ".train-notes.part").write_bytes(b"not a staging file")
+
+    fresh, digest = _manifest("fresh")
+    assert _part(log_dir, fresh, digest, 0)["done"] is False  # written to a moment ago: maybe an upload's, kept
+    assert staging.exists()
+    old = time.time() - agent.STAGING_STALE_S - 1
+    for p in (staging, other_stem):
+        os.utime(p, (old, old))
+    assert _send(log_dir, fresh, digest)["done"] is True  # the next run: sent again from 0, to its end
+    assert not staging.exists()  # the cut upload's, stale: gone
+    assert _hidden(log_dir) == [".eval-sweep-" + cut_digest + ".manifest.part", ".train-notes.part"]
+    assert [p.name for p in log_dir.iterdir() if not p.name.startswith(".")] == [f"train-sweep-{digest}.manifest"]
+    assert (log_dir / f"train-sweep-{digest}.manifest").read_bytes() == fresh
+
+
+def test_a_manifest_upload_that_fails_there_leaves_no_staging_file(tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    data, digest = _manifest("x")
+    assert _part(log_dir, data, digest, 0)["done"] is False
+    with pytest.raises(agent.AgentError, match="send from 0 again"):  # a part past what the staging file holds
+        _part(log_dir, data, digest, 2 * MAX_SWEEP_PART)
+    assert _hidden(log_dir) == []
+    bad = bytes(data[:-1]) + bytes([data[-1] ^ 1])  # the last part's bytes are not the digest's
+    with pytest.raises(agent.AgentError, match="not the"):
+        _send(log_dir, bad, digest)
+    assert list(log_dir.iterdir()) == []

@@ -16,6 +16,7 @@ closed).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -263,6 +264,44 @@ def history_record(request: dict[str, Any]) -> dict[str, Any]:
 _DIGEST_RE = re.compile(r"[0-9a-f]{16}")
 _JOB_ID_RE = re.compile(r"[0-9]+")
 
+#: A manifest's staging file (``.NAME.part``) that an upload cut between its parts left behind (the link dropped,
+#: the client gave up) is removed by the next upload of a manifest of the same stem in that directory once nothing
+#: has written to it for this long (seconds): the parts of one upload follow each other within a request's time, so
+#: an older one is no upload's any more.
+STAGING_STALE_S = 600.0
+
+
+def _staging(log_dir: str, name: str) -> str:
+    """The hidden file a manifest's parts are gathered in, beside where it goes."""
+    return os.path.join(log_dir, f".{name}.part")
+
+
+def _drop_staging(path: str) -> None:
+    """Remove a staging file an upload will not finish (gone already: nothing to do)."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _drop_stale_staging(log_dir: str, stem: str, keep: str, now: float) -> None:
+    """Remove the staging files of ``stem``'s manifests in ``log_dir`` that cut uploads left (nothing written to them
+    for :data:`STAGING_STALE_S`), but ``keep`` (the one this upload writes)."""
+    from ntui.core.jobfiles.manifest import manifest_name
+
+    ours = re.compile(re.escape(f".{manifest_name(stem, '@')}.part").replace("@", "[0-9a-f]{16}"))
+    try:
+        entries = list(os.scandir(log_dir))
+    except OSError:
+        return
+    for e in entries:
+        if e.name == keep or not ours.fullmatch(e.name):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= STAGING_STALE_S:
+            _drop_staging(e.path)
+
 
 def _sweep_dir(request: dict[str, Any]) -> tuple[str, str]:
     """The sweep's log dir (made when missing: Slurm does not make it) and its file stem (one name, no ``/``)."""
@@ -298,8 +337,10 @@ def sweep_file(request: dict[str, Any]) -> dict[str, Any]:
     manifest (``data`` at ``offset`` of ``total`` bytes; parts come in order from 0 into a staging file beside it,
     so a part asked again over a reopened channel lands where it did); the last part's whole is checked (its
     digest, its format) and then put in place atomically, as ``ntui submit`` writes it on the login node. A
-    manifest already there with the same digest is kept, and said ``done`` at the first part. ``part`` ``job``:
-    the sweep's job file once sbatch gave its id."""
+    manifest already there with the same digest is kept, and said ``done`` at the first part. An upload that fails
+    here removes its staging file (it is sent again from 0); one cut between its parts (the link dropped) leaves it,
+    and the next upload of a manifest of the same stem removes it once stale (:data:`STAGING_STALE_S`). ``part``
+    ``job``: the sweep's job file once sbatch gave its id."""
     from ntui.core.jobfiles.manifest import (
         MAX_MANIFEST_BYTES,
         ManifestError,
@@ -353,9 +394,11 @@ def sweep_file(request: dict[str, Any]) -> dict[str, Any]:
         raise AgentError("bad-request", f"a part of {len(data)} bytes at {offset} of {total}")
     name = manifest_name(stem, digest)
     path = os.path.join(log_dir, name)
+    staging = _staging(log_dir, name)
+    if offset == 0:  # a new upload: what cut ones of this stem left there goes
+        _drop_stale_staging(log_dir, stem, os.path.basename(staging), time.time())
     if (offset == 0 or offset + len(data) == total) and _digest_of_file(path, total) == digest:
         return {"path": path, "done": True}  # already there (the last part asked again: its answer was lost)
-    staging = os.path.join(log_dir, f".{name}.part")
     try:
         fd = os.open(staging, os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if offset == 0 else 0), 0o600)
         try:
@@ -369,9 +412,13 @@ def sweep_file(request: dict[str, Any]) -> dict[str, Any]:
             return {"path": path, "done": False}
         with open(staging, "rb") as fh:
             whole = fh.read(total + 1)
-        os.unlink(staging)
     except OSError as exc:
+        _drop_staging(staging)  # this upload cannot finish: it is sent again from 0
         raise _os_error(exc, staging) from None
+    except AgentError:
+        _drop_staging(staging)
+        raise
+    _drop_staging(staging)
     if len(whole) != total or digest_of(whole) != digest:
         raise AgentError("bad-request", f"the manifest's {len(whole)} bytes there are not the {total} sent "
                                         f"(digest {digest}): send it again")
