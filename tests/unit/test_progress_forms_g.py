@@ -391,3 +391,24 @@ def test_keras_verbose_2_ends_each_epoch_with_one_line(tmp_path: Path) -> None:
     assert series.metrics.get("loss") == 0.1
     keras3 = parse_line("469/469 - 2s - 4ms/step - accuracy: 0.9148 - loss: 0.2958")
     assert keras3 is not None and keras3.batch == 469 and keras3.metrics["loss"] == 0.2958
+
+
+def test_the_vision_references_last_print_ends_the_run() -> None:
+    assert run_end("Training time 1 day, 2:03:04") == ("", 0)
+    assert run_end("Training time 0:12:34") == ("", 0)
+    assert run_end("Training time 0:12:34 for epoch 3") is None
+
+
+def test_every_ranks_bar_on_one_stream_is_no_restart(tmp_path: Path) -> None:
+    redraws = []
+    for n in range(1, 151):  # two ranks in step, each drawing its own bar, one a little behind the other
+        for behind in (0, 1 if n % 3 else 2):
+            k = max(1, n - behind)
+            redraws.append(f"\r{k * 100 // 200:3d}%|##   | {k}/200 [00:{k // 2 // 60:02d}:{k // 2 % 60:02d}<01:00, "
+                           f"2.00it/s, loss={3 - k / 200:.3f}]")
+    series, words = _read(tmp_path, ["".join(redraws)])
+    assert (series.step, series.run_total, len(series.restarts)) == (150, 200, 0) and "done" not in words
+    # a bar that starts again from its beginning is a restart still
+    again = "".join(redraws) + "".join(f"\r{k}%|#   | {k}/200 [00:{k // 2:02d}<01:00, 2.00it/s]" for k in range(1, 20))
+    series, _ = _read(tmp_path, [again])
+    assert len(series.restarts) == 1 and series.step == 19

@@ -742,7 +742,10 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      r"(?: (?:triggered|activated|at (?:epoch|step|iter(?:ation)?) \d+))?)\W{0,3}$"
                      r"|\bSignaling Trainer to stop\.|^Max Accuracy: \d+\.\d\d%$"
                      # SpeechBrain's evaluation after its fit, the test set's line: "Epoch loaded: 40 - test loss: ..."
-                     r"|^Epoch loaded: \d+ - test\b")
+                     r"|^Epoch loaded: \d+ - test\b"
+                     # the vision references' last print, after their loop only (torchvision's, DeiT's, MAE's: "Training
+                     # time 1 day, 2:03:04", a timedelta; not timm's best metric, printed after an interrupt too)
+                     r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d$")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"

@@ -39,6 +39,10 @@ PAUSE_FACTOR = 5.0
 SINCE_STEPS = 3
 #: A bar held apart as one inside the run's (an evaluation) that shows more points than this is the run's.
 INNER_MAX = 1000
+#: A bar's redraw this many steps behind the last (or a hundredth of its total), its elapsed time within JITTER_S
+#: seconds of the last's, is another rank's redraw of the same bar, not a restart.
+JITTER_STEPS = 3
+JITTER_S = 5.0
 #: An end said, then this many points of training past its step: the run was not over (the word was another's: an
 #: epoch's best result, a tuner's fit).
 PAST_END = 2
@@ -404,6 +408,20 @@ class Series:
             self._evaluating = False
         return back
 
+    def _jitter(self, point: Point) -> bool:
+        """Whether a bar's point is another process's redraw of the run's bar, a little behind the last one: where
+        every rank of a data-parallel run draws its own bar on the same stream without a prefix, their redraws
+        interleave a step or two apart (:data:`JITTER_STEPS`, or a hundredth of the total), their elapsed times
+        together. A restart goes back further (to 0, to a checkpoint's step) and its bar's time starts again."""
+        last = self.samples[-1] if self.samples else None
+        if point.format != "tqdm" or point.per_epoch or point.rank is not None or last is None or self._fresh \
+                or point.step is None or point.total is None or point.total != self._bar_total \
+                or point.step >= last.step or last.segment != len(self.restarts):
+            return False
+        if last.step - point.step > max(JITTER_STEPS, point.total // 100):
+            return False
+        return point.elapsed is None or self._last_elapsed is None or point.elapsed + JITTER_S >= self._last_elapsed
+
     def _other_phase_before(self, point: Point) -> bool:
         """Whether the bars taken so far were another phase's, over before this bar began: the last one reached its
         total, and this one, of another total, starts below where it ended (sd-scripts' latents cache, "caching
@@ -548,6 +566,8 @@ class Series:
             if self.samples and training_loss(point.metrics) is not None:
                 self.more_metrics(point.metrics)
             return
+        if self._jitter(point):
+            return  # another process's redraw of the same bar, a step or two behind
         if point.time is not None:
             at, self.own_times = point.time, True
         elif point.clock is not None:
