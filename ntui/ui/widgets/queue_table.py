@@ -41,6 +41,7 @@ from textual.strip import Strip
 from ntui.core.jobs.queue import ENDED, diff_rows
 from ntui.core.slurm.common import StateCategory, state_category
 from ntui.core.slurm.durations import parse_duration
+from ntui.core.textsafe import ellipsize
 
 __all__ = [
     "ALL_USERS_COLUMNS",
@@ -679,9 +680,11 @@ class VirtualTable(ScrollView, can_focus=True):
 
     @staticmethod
     def _fit(text: str, width: int, justify: str) -> str:
-        if text.isascii():
+        """``text`` in ``width`` cells: cut with ``…`` (a one-cell column keeps the first character, not a lone
+        ``…``), else padded to the column's side."""
+        if text.isascii():  # one character, one cell: the core's cut (ntui.core.textsafe.ellipsize)
             if len(text) > width:
-                return text[: width - 1] + "…" if width > 1 else text[:width]
+                return ellipsize(text, width) if width > 1 else text[:width]
             return text.rjust(width) if justify == "right" else text.ljust(width)
         if cell_len(text) > width:
             return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
