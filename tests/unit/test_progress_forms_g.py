@@ -412,3 +412,27 @@ def test_every_ranks_bar_on_one_stream_is_no_restart(tmp_path: Path) -> None:
     again = "".join(redraws) + "".join(f"\r{k}%|#   | {k}/200 [00:{k // 2:02d}<01:00, 2.00it/s]" for k in range(1, 20))
     series, _ = _read(tmp_path, [again])
     assert len(series.restarts) == 1 and series.step == 19
+
+
+# ---------------------------------------------------------------- numbers in their types' reprs, loss spellings
+
+
+def test_a_tensor_or_numpy_scalar_is_its_number() -> None:
+    point = parse_line("step 5 loss tensor(1.2500, device='cuda:0', grad_fn=<NllLossBackward0>)")
+    assert point is not None and point.step == 5 and point.metrics == {"loss": 1.25}
+    record = parse_line("{'loss': np.float64(0.123), 'grad_norm': np.float32(1.5), 'learning_rate': 1e-05, "
+                        "'epoch': 0.5}")
+    assert record is not None and record.metrics == {"loss": 0.123, "grad_norm": 1.5, "learning_rate": 1e-05}
+    nan = parse_line("{'loss': tensor(nan, device='cuda:0'), 'epoch': 0.5}")
+    assert nan is not None and math.isnan(nan.metrics["loss"])
+
+
+def test_loss_spellings_on_a_line_of_their_own() -> None:
+    from ntui.core.progress.lines import trailing_metrics
+
+    assert trailing_metrics("loss=2.31") == {"loss": 2.31}
+    assert trailing_metrics("train loss = 2.31") == {"train_loss": 2.31}
+    assert trailing_metrics("loss = tensor(2.3100, device='cuda:0')") == {"loss": 2.31}
+    assert trailing_metrics("val loss = 2.1") is None and trailing_metrics("best loss = 2.1") is None
+    point = parse_line("Step 100: loss = NaN")
+    assert point is not None and math.isnan(point.metrics["loss"])

@@ -14,8 +14,9 @@ from typing import Literal
 
 __all__ = ["BAR_COUNTED", "BAR_FORMS", "FORMS", "INT", "NUM", "LineForm"]
 
-#: a number as programs print it: digits with thousands' commas, a fraction, an exponent, or nan / inf
-NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+#: a number as programs print it: digits with thousands' commas, a fraction, an exponent, or nan / inf (as Python
+#: prints them, or as C, Java and JavaScript do: "-nan", "NaN", "Inf")
+NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf|NaN|Inf|NAN|INF)"
 #: a whole number with thousands' commas
 INT = r"\d[\d,]*"
 

@@ -50,7 +50,7 @@ __all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point",
            "declared_epochs", "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line",
            "pattern_problem",
            "run_banner", "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters",
-           "training_loss", "trailing_metrics", "unheader"]
+           "training_loss", "trailing_metrics", "unheader", "unwrap_numbers"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -353,7 +353,8 @@ def _tqdm(text: str) -> Point | None:
     metrics.pop("v_num", None)  # Lightning's run version, not a metric
     if phase == "train" and m["ratetail"] != "it/s" and _bar_unit(m) in _PREP_UNITS:
         phase = "preparation"
-    if phase == "train" and total is not None and _bar_unit(m) in _EPOCH_UNITS:
+    if phase == "train" and total is not None and "p" in (m["ratetail"] or m["unit0"] or "") \
+            and _bar_unit(m) in _EPOCH_UNITS:
         # a bar over the run's epochs (tqdm's unit="epoch": "Training: 100%|##| 6/6 [31:58<00:00, 319.78s/epoch]"):
         # its count is the epochs done, its total the run's; the bars of each epoch's batches are not the run's
         return Point("log", step, total, None, metrics, form="epochs-bar", counts_epochs=True, first_epoch=1)
@@ -1051,13 +1052,16 @@ _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/
                            # or a loss and its value as the whole message (nnU-Net's "train_loss -0.2722")
                            rf"|train(?:ing)?_loss\s+{NUM}\s*$"
                            # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")
-                           rf"|[\w./-]+ = {NUM}\s*$")
+                           rf"|(?:(?i:train|training|mean|avg|average|total|running|batch|step|current|curr) )?"
+                           rf"[\w./-]+ ?= ?{NUM}\s*$")
 
 
 def trailing_metrics(text: str) -> dict[str, float] | None:
     """The metrics of a line that names no counter but a training loss (``- ETA: 1s - loss: 0.0776 - accuracy:
     0.955``: the rest of a progress line a console wrapped, or a bar's metrics printed apart), the last value of
     each; None where it names a counter, no training loss, or an evaluation's words."""
+    if "tensor(" in text or "float" in text:
+        text = unwrap_numbers(text)
     if "oss" not in text or _CONTINUED_RE.match(text) is None or _EVAL_WORDS_RE.search(text) is not None \
             or _COUNTER_RE.search(text) is not None or ("poch" in text and _LINE_EPOCH_RE.search(text) is not None):
         return None
@@ -1072,12 +1076,12 @@ _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _l
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
-                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d|\d ?epoch\b"
-                      r"|^\s*\d+/\d+ - \d")
+                      r"|num_updates|[Ss]tep\s+\d|\bi = |\d/\d+ [\[━─]|^steps: \d|Train:\s+\d")
 #: the generic reader's counters that the filter above misses, searched only where it found nothing (the lines
 #: that are progress mostly match the first)
 _HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]teps?|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
-                       r"|\s[-|]\s+\d+\s+[-|]\s|[━╸]{3}|\d\s+(?:batches|steps|iters|iterations|updates)\b")
+                       r"|\s[-|]\s+\d+\s+[-|]\s|[━╸]{3}|\d\s+(?:batches|steps|iters|iterations|updates)\b"
+                       r"|\d ?epoch\b|^\s*\d+/\d+ - \d")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
@@ -1163,12 +1167,25 @@ def _ansi(m: re.Match[str]) -> str:
     return UP if m.group() == "\x1b[A" else ""
 
 
+#: a number printed inside its type's repr: a torch tensor's ("tensor(2.3100, device='cuda:0',
+#: grad_fn=<NllLossBackward0>)", a loop's print of its loss tensor) and NumPy 2's scalars' ("np.float64(0.123)")
+_WRAPPED_NUM_RE = re.compile(
+    rf"\b(?:tensor|(?:np|numpy)\.(?:float|int|uint)(?:16|32|64))\((?P<v>{NUM})(?:,[^()]*)?\)")
+
+
+def unwrap_numbers(text: str) -> str:
+    """``text`` with each number printed inside its type's repr (:data:`_WRAPPED_NUM_RE`) as the number alone."""
+    return _WRAPPED_NUM_RE.sub(r"\g<v>", text)
+
+
 def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
     """The progress a line reports (see the module docstring), or None."""
     up = "\x1b" in text
     if up:
         text = _ANSI_RE.sub(_ansi, text)
         up = UP in text
+    if "tensor(" in text or "float" in text:
+        text = unwrap_numbers(text)
     if pattern is not None:
         point = pattern.parse(text)
         if point is not None:

@@ -566,7 +566,8 @@ class Series:
             if self.samples and training_loss(point.metrics) is not None:
                 self.more_metrics(point.metrics)
             return
-        if self._jitter(point):
+        back = bool(self.samples) and point.step is not None and point.step < self.samples[-1].step
+        if back and self._jitter(point):
             return  # another process's redraw of the same bar, a step or two behind
         if point.time is not None:
             at, self.own_times = point.time, True
@@ -634,7 +635,7 @@ class Series:
                 last = self.samples[-1]
                 self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
-        if self._other_phase_before(point):  # its points were not the run's: no restart
+        if back and self._other_phase_before(point):  # its points were not the run's: no restart
             if self._before_bar is None:
                 self._keep_before_bar()
             self.samples, self.restarts, self.printed_rates = [], [], []
