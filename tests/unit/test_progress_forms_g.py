@@ -436,3 +436,10 @@ def test_loss_spellings_on_a_line_of_their_own() -> None:
     assert trailing_metrics("val loss = 2.1") is None and trailing_metrics("best loss = 2.1") is None
     point = parse_line("Step 100: loss = NaN")
     assert point is not None and math.isnan(point.metrics["loss"])
+
+
+def test_a_postfix_key_of_several_words() -> None:
+    point = parse_line("Epoch 0:  10%|#         | 100/1000 [01:40<15:00, reduced_train_loss=3.21, global_step=99.0, "
+                       "consumed_samples=3200.0, train_step_timing in s=1.02]")
+    assert point is not None and (point.step, point.total) == (100, 1000)
+    assert point.metrics.get("train_step_timing_in_s") == 1.02 and point.metrics.get("reduced_train_loss") == 3.21

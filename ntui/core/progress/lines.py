@@ -131,7 +131,9 @@ _EPOCH_STEP_DESC_RE = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|")
 _EPOCH_UNITS = frozenset({"epoch", "epochs", "ep", "Epoch", "Epochs"})
 _PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shards", "samples", "docs", "tokens",
                          "images", "ba"})
-_POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)=(?P<value>{NUM})")
+#: a bar's postfix pair (tqdm's set_postfix: "key=value" joined by ", "), its key of several words too (NeMo's
+#: "train_step_timing in s=1.02")
+_POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*(?: [A-Za-z_][\w./-]*)*)=(?P<value>{NUM})")
 _MEGATRON_RE = re.compile(r"\biteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|")
 _MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s*:\s*(?P<value>{NUM})\s*\|")
 _MEGATRON_MS_RE = re.compile(r"elapsed time per iteration \(ms\):\s*(?P<ms>[\d.]+)")
