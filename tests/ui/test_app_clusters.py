@@ -12,10 +12,9 @@ from typing import Any
 from ntui.core.jobs.clusters import ClusterQueue
 from ntui.core.jobs.queue import ENDED
 from ntui.ui.screens.action_dialogs import ConfirmCancelScreen
-from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from ntui.ui.widgets.log_pane import LogPane
-from tests.support.clusters_view import clusters_view, status_text
+from tests.support.clusters_view import clusters_view, select_row, status_text
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_clusters import (
     agent_answer,
@@ -29,12 +28,6 @@ from tests.support.screenshots_clusters import (
 from tests.support.screenshots_jobs import settle_jobs, wait_until
 
 SIZE = (150, 36)
-
-
-def _screen(app: Any) -> JobsScreen:
-    screen = next(s for s in app.screen_stack if isinstance(s, JobsScreen))
-    assert isinstance(screen, JobsScreen)
-    return screen
 
 
 def _calls(runner: FakeRunner, *prefix: str) -> list[tuple[str, ...]]:
@@ -52,11 +45,8 @@ def _three() -> tuple[FakeRunner, FakeRunner, FakeRunner]:
 async def test_every_cluster_in_one_queue_with_its_cluster() -> None:
     local, alpha, beta = _three()
     app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
+    async with clusters_view(app, "1234", "alpha/1234", "alpha/77", "beta/1234", size=SIZE) as (_, screen):
         table = screen.table
-        await wait_until(pilot, lambda: len(table.rows) == 4)
         assert [c.key for c in table.columns][:3] == ["cluster", "id", "name"]
         assert set(table.rows) == {"1234", "alpha/1234", "alpha/77", "beta/1234"}
         assert table.get_row("1234")[:3] == ["perlmutter", "1234", "here-job"]
@@ -71,13 +61,9 @@ async def test_every_cluster_in_one_queue_with_its_cluster() -> None:
 async def test_details_and_cancel_go_to_the_selected_jobs_cluster_only() -> None:
     local, alpha, beta = _three()
     app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "beta/1234" in screen.table.rows)
+    async with clusters_view(app, "beta/1234", size=SIZE) as (pilot, screen):
         local_shows = len(_calls(local, "scontrol", "show", "job"))  # the first row's, selected at start
-        screen.table.move_cursor(key="beta/1234")
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, "beta/1234")
         details = screen.query_one(JobDetailsPanel)
         await wait_until(pilot, lambda: details.selected.details_known)
         selected = details.selected
@@ -86,8 +72,7 @@ async def test_details_and_cancel_go_to_the_selected_jobs_cluster_only() -> None
         assert _calls(beta, "scontrol", "show", "job") and not _calls(alpha, "scontrol", "show", "job")
         assert len(_calls(local, "scontrol", "show", "job")) == local_shows
 
-        screen.table.move_cursor(key="alpha/1234")
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, "alpha/1234")
         await pilot.press("c")
         assert isinstance(app.screen, ConfirmCancelScreen)
         await pilot.press("y")
@@ -95,8 +80,7 @@ async def test_details_and_cancel_go_to_the_selected_jobs_cluster_only() -> None
         assert _calls(alpha, "scancel") == [("scancel", "1234")]
         assert not _calls(beta, "scancel") and not _calls(local, "scancel")
 
-        screen.table.move_cursor(key="beta/1234")  # held: h releases it, on beta
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, "beta/1234")  # held: h releases it, on beta
         await pilot.press("h")
         await settle_jobs(pilot)
         assert _calls(beta, "scontrol", "release") == [("scontrol", "release", "1234")]
@@ -108,10 +92,7 @@ async def test_a_dropped_link_is_that_clusters_alone_and_comes_back() -> None:
     ok = result(stdout=job_line("5", "beta-job") + "\n")
     beta = FakeRunner({"squeue": [link_down("beta"), link_down("beta"), ok]}, default=result())
     app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows)
+    async with clusters_view(app, "alpha/1234", size=SIZE) as (pilot, screen):
         banner = str(screen.query_one("#jobs-banner").render())
         assert "beta: link down" in banner and "alpha" not in banner
         assert screen.query_one("#jobs-banner").has_class("-shown")
@@ -131,10 +112,7 @@ async def test_a_dropped_link_is_that_clusters_alone_and_comes_back() -> None:
 async def test_without_slurm_here_only_the_clusters_are_asked() -> None:
     _, alpha, beta = _three()
     app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: len(screen.table.rows) == 3)
+    async with clusters_view(app, "alpha/1234", "alpha/77", "beta/1234", size=SIZE) as (_, screen):
         assert set(screen.table.rows) == {"alpha/1234", "alpha/77", "beta/1234"}
         assert isinstance(screen.runner, FakeRunner) and not screen.runner.argvs()
         assert "perlmutter" not in status_text(screen)
@@ -143,10 +121,7 @@ async def test_without_slurm_here_only_the_clusters_are_asked() -> None:
 async def test_one_cluster_over_ssh_alone_has_no_cluster_column() -> None:
     _, alpha, _ = _three()
     app = clusters_app(local=None, clusters={"alpha": alpha})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: len(screen.table.rows) == 2)
+    async with clusters_view(app, "alpha/1234", "alpha/77", size=SIZE) as (_, screen):
         assert [c.key for c in screen.table.columns][0] == "id"
         assert screen.table.get_row("alpha/1234")[:2] == ["1234", "alpha-job"]
 
@@ -175,12 +150,7 @@ async def test_the_logs_of_a_remote_job_are_read_through_its_clusters_files(tmp_
         return Tracked(name)
 
     app.cluster_files = files  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "beta/1234" in screen.table.rows)
-        screen.table.move_cursor(key="beta/1234")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "beta/1234", size=SIZE, select="beta/1234") as (pilot, screen):
         await pilot.press("l")
         pane = screen.query_one(LogPane)
         await wait_until(pilot, lambda: list(pane.log_lines) == [f"step {i}" for i in range(5)])
@@ -198,14 +168,11 @@ async def test_a_remote_jobs_time_is_its_own_even_with_the_local_jobs_id() -> No
     alpha = cluster_runner(job_line("1234", "alpha-job", "RUNNING", reason="None", used="5:07"),
                            shows={"1234": show_job("1234", "alpha-job", "RUNNING")})
     app = clusters_app(local=local, clusters={"alpha": alpha})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
+    async with clusters_view(app, size=SIZE) as (pilot, screen):
         details = screen.query_one(JobDetailsPanel)
         await wait_until(pilot, lambda: details.elapsed == "1:02:13")  # the local 1234, selected first
         await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows)
-        screen.table.move_cursor(key="alpha/1234")
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, "alpha/1234")
         await wait_until(pilot, lambda: details.elapsed == "5:07")
         assert details.view is not None and details.view.cluster == "alpha"
         assert details.selected.cluster == "alpha" and details.selected.job is not None
@@ -227,9 +194,8 @@ async def test_the_recent_list_says_each_records_cluster(tmp_path: Path) -> None
     local, alpha, _ = _three()
     app = clusters_app(local=local, clusters={"alpha": alpha}, clock=None, local_name="here",
                        history_factory=lambda: History(state))
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        recent = _screen(app).query_one(RecentJobsTable)
+    async with clusters_view(app, size=SIZE) as (pilot, screen):
+        recent = screen.query_one(RecentJobsTable)
         await wait_until(pilot, lambda: recent.row_count == 2)
         assert [str(c.label) for c in recent.columns.values()][:2] == ["Cluster", "Job"]
         rows = {str(recent.get_row_at(i)[1]): str(recent.get_row_at(i)[0]) for i in range(2)}
@@ -242,10 +208,7 @@ async def test_without_slurm_here_the_start_asks_nothing_of_this_machine(tmp_pat
     _, alpha, _ = _three()
     app = clusters_app(local=None, clusters={"alpha": alpha}, history_factory=lambda: History(tmp_path / "state"))
     app.reconcile_on_start = True  # as run_app sets it: the history's lost submissions looked for in squeue
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows)
+    async with clusters_view(app, "alpha/1234", size=SIZE) as (pilot, screen):
         await wait_until(pilot, lambda: not any(w.group == "reconcile" and not w.is_finished for w in app.workers))
         await settle_jobs(pilot)
         assert isinstance(screen.runner, FakeRunner) and not screen.runner.argvs()
@@ -263,11 +226,8 @@ async def test_a_remote_job_that_left_its_queue_keeps_an_ended_row_with_its_fina
     after = result(stdout=job_line("77", "alpha-other") + "\n")
     alpha = FakeRunner({"squeue": [before, after], "sacct": result(stdout=ALPHA_SACCT)}, default=result())
     app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
+    async with clusters_view(app, "alpha/1234", "1234", size=SIZE) as (pilot, screen):
         table = screen.table
-        await wait_until(pilot, lambda: "alpha/1234" in table.rows and "1234" in table.rows)
         await pilot.press("r")  # the next answer: 1234 left alpha's queue
         await wait_until(pilot, lambda: table.row_tag("alpha/1234") == ENDED)
         await wait_until(pilot, lambda: table.get_row("alpha/1234")[3] == "FAILED")
@@ -279,8 +239,7 @@ async def test_a_remote_job_that_left_its_queue_keeps_an_ended_row_with_its_fina
         assert table.row_tag("1234") != ENDED and table.get_row("1234")[:3] == ["perlmutter", "1234", "here-job"]
         assert table.row_tag("beta/1234") != ENDED
         # its row selected: the tabs show alpha's job, ended, not the local 1234
-        screen.table.move_cursor(key="alpha/1234")
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, "alpha/1234")
         details = screen.query_one(JobDetailsPanel)
         await wait_until(pilot, lambda: details.selected.row_key == "alpha/1234")
         selected = details.selected
@@ -342,11 +301,9 @@ async def test_the_recent_list_holds_each_clusters_own_history_and_a_dropped_lin
         return pipe
 
     app.cluster_files = files  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
+    async with clusters_view(app, "alpha/1234", size=SIZE) as (pilot, screen):
         recent = screen.query_one(RecentJobsTable)
-        await wait_until(pilot, lambda: "alpha/1234" in screen.table.rows and recent.row_count == 3)
+        await wait_until(pilot, lambda: recent.row_count == 3)
         rows = sorted((str(recent.get_row_at(i)[0]), str(recent.get_row_at(i)[1])) for i in range(3))
         assert rows == [("alpha", "555"), ("alpha", "556"), ("here", "555")]
         assert set(opened) == {"alpha"} and pipe.asked == 1

@@ -11,13 +11,13 @@ from typing import Any
 
 from ntui.core.gpu.watch import SAMPLES_NOT_OVER_SSH
 from ntui.core.slurm.ssh import SshError, classify_ssh
-from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.gpu_pane import GpuPane
 from tests.support.bigjob import STEM, make_bigjob
+from tests.support.clusters_view import clusters_view, select_row
 from tests.support.fakes import FakeRunner, result
 from tests.support.remote_samples import RecordedFiles
 from tests.support.screenshots_clusters import clusters_app, job_line, show_job
-from tests.support.screenshots_jobs import settle_jobs, wait_until
+from tests.support.screenshots_jobs import wait_until
 from tests.support.simulated_gpu import SCRIPT
 
 SIZE = (150, 40)
@@ -51,12 +51,6 @@ class SimulatedCluster(FakeRunner):
         return classify_ssh(self.name, returncode, stderr, argv=argv)
 
 
-def _screen(app: Any) -> JobsScreen:
-    screen = next(s for s in app.screen_stack if isinstance(s, JobsScreen))
-    assert isinstance(screen, JobsScreen)
-    return screen
-
-
 def _text(pane: GpuPane, selector: str) -> str:
     from textual.widgets import Static
 
@@ -70,12 +64,7 @@ async def test_the_gpu_tab_streams_a_remote_jobs_gpus_through_its_cluster_and_st
     app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
     files = RecordedFiles()  # no ntui job's record there: the watch step
     app.cluster_files = lambda name: files  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: {"alpha/77", "beta/77"} <= set(screen.table.rows))
-        screen.table.move_cursor(key="alpha/77")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "alpha/77", "beta/77", size=SIZE, select="alpha/77") as (pilot, screen):
         await pilot.press("g")
         pane = screen.query_one(GpuPane)
         await wait_until(pilot, lambda: pane.state == "streaming" and pane.board is not None
@@ -94,8 +83,7 @@ async def test_the_gpu_tab_streams_a_remote_jobs_gpus_through_its_cluster_and_st
         first = pane.gpu_watch.stream
         assert first is not None
 
-        screen.table.move_cursor(key="beta/77")  # the same id on the other cluster: its own step, alpha's ended
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, "beta/77")  # the same id on the other cluster: its own step, alpha's ended
         await wait_until(pilot, lambda: pane.cluster == "beta" and pane.state == "streaming" and pane.board
                          is not None and sum(len(g) for g in pane.board.latest().values()) == 3)
         assert pane.wait_stopped() and not first.running  # type: ignore[attr-defined]
@@ -117,12 +105,7 @@ async def test_a_dropped_link_is_said_in_the_gpu_tab_and_retried_later() -> None
     app = clusters_app(local=FakeRunner({"squeue": result()}, default=result()),
                        clusters={"alpha": alpha, "beta": beta})
     app.cluster_files = lambda name: RecordedFiles()  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
-        screen.table.move_cursor(key="alpha/77")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "alpha/77", size=SIZE, select="alpha/77") as (pilot, screen):
         await pilot.press("g")
         pane = screen.query_one(GpuPane)
         await wait_until(pilot, lambda: pane.state == "failed")
@@ -147,13 +130,8 @@ async def test_an_ntui_jobs_gpu_samples_on_its_cluster_are_read_through_its_file
 
     app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
     app.cluster_files = cluster_files  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        key = f"alpha/{job.job_id}"
-        await wait_until(pilot, lambda: key in screen.table.rows)
-        screen.table.move_cursor(key=key)
-        await settle_jobs(pilot)
+    key = f"alpha/{job.job_id}"
+    async with clusters_view(app, key, size=SIZE, select=key) as (pilot, screen):
         await pilot.press("g")
         pane = screen.query_one(GpuPane)
         await wait_until(pilot, lambda: pane.state == "streaming" and pane.source == "samples")

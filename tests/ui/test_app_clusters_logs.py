@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ntui.core.remote.files import LocalFiles
-from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.log_pane import LogPane
+from tests.support.clusters_view import clusters_view
 from tests.support.screenshots_clusters import (
     agent_answer,
     cluster_runner,
@@ -19,7 +19,7 @@ from tests.support.screenshots_clusters import (
     link_down,
     show_job,
 )
-from tests.support.screenshots_jobs import settle_jobs, wait_until
+from tests.support.screenshots_jobs import wait_until
 
 SIZE = (150, 36)
 
@@ -56,12 +56,6 @@ def _record(state: Path, job_id: str, cluster: str, log_dir: Path, stem: str) ->
     writer.close()
 
 
-def _screen(app: Any) -> JobsScreen:
-    screen = next(s for s in app.screen_stack if isinstance(s, JobsScreen))
-    assert isinstance(screen, JobsScreen)
-    return screen
-
-
 async def test_a_remote_jobs_rank_logs_are_listed_and_followed_once(tmp_path: Path) -> None:
     logs = tmp_path / "beta-logs"
     logs.mkdir()
@@ -82,12 +76,7 @@ async def test_a_remote_jobs_rank_logs_are_listed_and_followed_once(tmp_path: Pa
 
     app = clusters_app(local=local, clusters={"alpha": alpha, "beta": beta})
     app.cluster_files = opened.__getitem__  # type: ignore[assignment]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "beta/1234" in screen.table.rows)
-        screen.table.move_cursor(key="beta/1234")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "beta/1234", size=SIZE, select="beta/1234") as (pilot, screen):
         await pilot.press("l")
         pane = screen.query_one(LogPane)
         await wait_until(pilot, lambda: {0, 1} <= set(pane.rows) and pane.rows[1].exists)
@@ -128,12 +117,7 @@ async def test_a_remote_job_ntui_did_not_submit_keeps_its_batch_log_alone(tmp_pa
 
     app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
     app.cluster_files = opened.__getitem__  # type: ignore[assignment]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "beta/1234" in screen.table.rows)
-        screen.table.move_cursor(key="beta/1234")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "beta/1234", size=SIZE, select="beta/1234") as (pilot, screen):
         await pilot.press("l")
         pane = screen.query_one(LogPane)
         await wait_until(pilot, lambda: list(pane.log_lines) == ["batch only"] and pane.polls >= 2)

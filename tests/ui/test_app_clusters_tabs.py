@@ -16,15 +16,15 @@ from textual.widgets import Static
 from ntui.core.records.history import HistoryEntry
 from ntui.core.remote.protocol import Chunk
 from ntui.core.slurm.ssh import classify_ssh
-from ntui.ui.screens.jobs import JobsScreen
 from ntui.ui.widgets.progress_pane import ProgressPane
 from ntui.ui.widgets.report_pane import ReportPane
 from tests.support.bigjob import STEM as BIG_STEM
 from tests.support.bigjob import make_bigjob
+from tests.support.clusters_view import clusters_view, select_row
 from tests.support.fakes import FakeRunner, result
 from tests.support.remote_samples import RecordedFiles
 from tests.support.screenshots_clusters import clusters_app, job_line, show_job
-from tests.support.screenshots_jobs import settle_jobs, wait_until
+from tests.support.screenshots_jobs import wait_until
 
 SIZE = (150, 40)
 DATA = Path(__file__).resolve().parents[1] / "data" / "progress"
@@ -69,12 +69,6 @@ class DroppedFiles(RecordedFiles):
         raise AssertionError("no read after a dropped link")
 
 
-def _screen(app: Any) -> JobsScreen:
-    screen = next(s for s in app.screen_stack if isinstance(s, JobsScreen))
-    assert isinstance(screen, JobsScreen)
-    return screen
-
-
 def _words(pane: ProgressPane) -> str:
     return str(pane.query_one("#progress-words", Static).render())
 
@@ -86,12 +80,7 @@ async def test_the_progress_tab_reads_a_remote_jobs_rank_0_log_on_its_own_cluste
     by_name = {"alpha": alpha_files, "beta": beta_files}
     app = clusters_app(local=None, clusters={"alpha": _cluster("alpha", "77"), "beta": _cluster("beta", "77")})
     app.cluster_files = lambda name: by_name[name]  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: {"alpha/77", "beta/77"} <= set(screen.table.rows))
-        screen.table.move_cursor(key="alpha/77")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "alpha/77", "beta/77", size=SIZE, select="alpha/77") as (pilot, screen):
         await pilot.press("p")
         pane = screen.query_one(ProgressPane)
         await wait_until(pilot, lambda: pane.series is not None)
@@ -101,8 +90,7 @@ async def test_the_progress_tab_reads_a_remote_jobs_rank_0_log_on_its_own_cluste
         assert {p for p, _ in alpha_files.reads} == {str(tmp_path / "alpha" / f"{STEM}-77-rank-0.out")}
         assert beta_files.reads == []
 
-        screen.table.move_cursor(key="beta/77")  # the same id on the other cluster: its own log, not alpha's answer
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, "beta/77")  # the same id on the other cluster: its own log, not alpha's answer
         await wait_until(pilot, lambda: pane.series is not None and pane.series.total == 10000)
         assert {p for p, _ in beta_files.reads} == {str(tmp_path / "beta" / f"{STEM}-77-rank-0.out")}
         assert pane.series is not None and pane.series.step == 74
@@ -113,12 +101,7 @@ async def test_the_progress_tab_reads_a_remote_jobs_rank_0_log_on_its_own_cluste
 async def test_a_dropped_link_is_said_in_the_progress_tab(tmp_path: Path) -> None:
     app = clusters_app(local=None, clusters={"alpha": _cluster("alpha", "77"), "beta": _cluster("beta", "5")})
     app.cluster_files = lambda name: DroppedFiles()  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
-        screen.table.move_cursor(key="alpha/77")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "alpha/77", size=SIZE, select="alpha/77") as (pilot, screen):
         await pilot.press("p")
         pane = screen.query_one(ProgressPane)
         await wait_until(pilot, lambda: pane.failure is not None)
@@ -139,13 +122,8 @@ async def test_the_report_tab_reads_a_remote_jobs_gpu_samples_on_its_own_cluster
     alpha, beta = _cluster("alpha", job.job_id), _cluster("beta", job.job_id)
     app = clusters_app(local=None, clusters={"alpha": alpha, "beta": beta})
     app.cluster_files = lambda name: by_name[name]  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        key = f"alpha/{job.job_id}"
-        await wait_until(pilot, lambda: {key, f"beta/{job.job_id}"} <= set(screen.table.rows))
-        screen.table.move_cursor(key=key)
-        await settle_jobs(pilot)
+    key = f"alpha/{job.job_id}"
+    async with clusters_view(app, key, f"beta/{job.job_id}", size=SIZE, select=key) as (pilot, screen):
         await pilot.press("u")
         pane = screen.query_one(ReportPane)
         await wait_until(pilot, lambda: pane.usage is not None)
@@ -160,20 +138,14 @@ async def test_the_report_tab_reads_a_remote_jobs_gpu_samples_on_its_own_cluster
         text = _report_text(pane)
         assert f"job {job.job_id}" in text and "ntui-remote-" not in text
 
-        screen.table.move_cursor(key=f"beta/{job.job_id}")  # the same id on beta: not ntui's there, no report
-        await settle_jobs(pilot)
+        await select_row(pilot, screen, f"beta/{job.job_id}")  # the same id on beta: not ntui's there, no report
         await wait_until(pilot, lambda: pane.usage is None and "ntui did not submit it" in _report_text(pane))
 
 
 async def test_a_dropped_link_is_said_in_the_report_tab() -> None:
     app = clusters_app(local=None, clusters={"alpha": _cluster("alpha", "77"), "beta": _cluster("beta", "5")})
     app.cluster_files = lambda name: DroppedFiles()  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle_jobs(pilot)
-        screen = _screen(app)
-        await wait_until(pilot, lambda: "alpha/77" in screen.table.rows)
-        screen.table.move_cursor(key="alpha/77")
-        await settle_jobs(pilot)
+    async with clusters_view(app, "alpha/77", size=SIZE, select="alpha/77") as (pilot, screen):
         await pilot.press("u")
         pane = screen.query_one(ReportPane)
         await wait_until(pilot, lambda: pane.failure is not None)
