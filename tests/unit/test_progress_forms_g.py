@@ -443,3 +443,23 @@ def test_a_postfix_key_of_several_words() -> None:
                        "consumed_samples=3200.0, train_step_timing in s=1.02]")
     assert point is not None and (point.step, point.total) == (100, 1000)
     assert point.metrics.get("train_step_timing_in_s") == 1.02 and point.metrics.get("reduced_train_loss") == 3.21
+
+
+# ---------------------------------------------------------------- a table under its header
+
+
+def test_a_table_whose_header_names_the_epoch_and_a_loss(tmp_path: Path) -> None:
+    from ntui.core.progress.lines import table_header, table_row
+
+    names = table_header("epoch     train_loss  valid_loss  error_rate  time    ")
+    assert names == ("epoch", "train_loss", "valid_loss", "error_rate", "time")
+    row = table_row("3         0.412345    0.326789    0.093000    00:25     ", names)
+    assert row is not None and row.step == 3 and row.counts_epochs and row.metrics["train_loss"] == 0.412345
+    assert "time" not in row.metrics
+    assert table_row("3  0.41  0.32", names) is None and table_header("epoch is 3, loss 0.2 now") is None
+    stages = ["epoch     train_loss  valid_loss  time    ", "0         0.912345    0.456789    00:21     ",
+              "epoch     train_loss  valid_loss  time    "]
+    stages += [f"{e}         {0.5 - e / 10:.6f}    0.356789    00:25     " for e in range(3)]
+    series, words = _read(tmp_path, stages)
+    assert (series.step, len(series.restarts)) == (3, 0) and series.metrics["train_loss"] == 0.3
+    assert "done" not in words

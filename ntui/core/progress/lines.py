@@ -50,7 +50,7 @@ __all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point",
            "declared_epochs", "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "parse_line",
            "pattern_problem",
            "run_banner", "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters",
-           "training_loss", "trailing_metrics", "unheader", "unwrap_numbers"]
+           "table_header", "table_row", "training_loss", "trailing_metrics", "unheader", "unwrap_numbers"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -1044,6 +1044,37 @@ def _counters(text: str) -> Point | None:
         return Point("log", n, total, None, metrics, per_epoch=True, first_epoch=1, form="counters")
     return Point("log", n, total, float(epoch) if epoch is not None else None, metrics, epochs=epochs,
                  form="counters")
+
+
+#: a table's column name (fastai's "train_loss", "error_rate", "time")
+_COLUMN_RE = re.compile(r"[A-Za-z_][\w./()%-]*")
+
+
+def table_header(text: str) -> tuple[str, ...] | None:
+    """A table's header as a line of its own whose first column is the epoch and which names a loss (fastai's
+    console table, "epoch     train_loss  valid_loss  accuracy  time"): its column names, else None."""
+    if "loss" not in text or "poch" not in text:
+        return None
+    names = tuple(text.split())
+    if len(names) < 3 or names[0].lower() != "epoch" or not any("loss" in n.lower() for n in names[1:]) \
+            or not all(_COLUMN_RE.fullmatch(n) for n in names):
+        return None
+    return names
+
+
+def table_row(text: str, names: tuple[str, ...]) -> Point | None:
+    """A row of the table :func:`table_header` read (its epoch first, a number or a time in each column): the epoch
+    named (the run counts epochs) and the row's numbers under their columns' names; None for a line of another
+    layout, or without a training loss."""
+    fields = text.split()
+    if len(fields) != len(names) or not fields[0].isdigit():
+        return None
+    metrics = {name: value for name, field in zip(names[1:], fields[1:], strict=True)
+               if (value := _number(field)) is not None}
+    if training_loss(metrics) is None:
+        return None
+    epoch = int(fields[0])
+    return Point("log", epoch, None, float(epoch), metrics, form="table", counts_epochs=True)
 
 
 #: how the rest of a wrapped line starts: with a metric (or the end of one: "s: 0.0823", "209 - accuracy") or a

@@ -24,6 +24,8 @@ from ntui.core.progress.lines import (
     run_soft_end,
     run_start,
     run_stop,
+    table_header,
+    table_row,
     total_counts_iters,
     trailing_metrics,
     unheader,
@@ -120,6 +122,12 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             series.new_start(until_point=True)  # the program's first line again: it started again
             return
     text = _message(text)  # what the program said, without a launcher's prefix or a logger's header
+    if series.table is not None and (row := table_row(text, series.table)) is not None:
+        series.add(row.but(step=series.table_base + (row.step or 0)), at)  # a row of the table under its header
+        return
+    if (names := table_header(text)) is not None:
+        series.new_table(names)
+        return
     if (step := run_start(text)) is not None:
         if step == 0 and run_banner(text):
             series.banner()  # (each node of a multi-node run prints it: a start only where the step goes back)

@@ -127,6 +127,8 @@ class Series:
     _last_bar: tuple[int, int | None] | None = None  # the last point of a bar taken as the run's: its count, its total
     wrapped: str | None = None  # the record read so far, where the last line ended in a comma (read.py glues the next)
     _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
+    table: tuple[str, ...] | None = None  # the columns of the table the program prints a row of each epoch in
+    table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
     _past_end: int = 0  # the points of the run's training past that step since
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
@@ -149,6 +151,14 @@ class Series:
         self._bar_epoch, self._epoch_base, self._last_bar = None, 0, None
         self._rank = None  # a new start: the ranks may print in another order
         self._evaluating = False
+
+    def new_table(self, names: tuple[str, ...]) -> None:
+        """The program printed a table's header (fastai's console table: "epoch  train_loss  valid_loss  time"):
+        its rows are the run's epochs, named from 0. A header again after rows starts the table of the next stage
+        (fastai's fine_tune: a frozen epoch's table, then the others'): its epochs go on from the last."""
+        if self.table is not None and self.samples and self._unit == "epoch":
+            self.table_base = self.samples[-1].step + 1
+        self.table = names
 
     def banner(self) -> None:
         """The program printed its banner of a start (the Trainer's "***** Running training *****") and nothing says a
