@@ -463,3 +463,20 @@ def test_a_table_whose_header_names_the_epoch_and_a_loss(tmp_path: Path) -> None
     series, words = _read(tmp_path, stages)
     assert (series.step, len(series.restarts)) == (3, 0) and series.metrics["train_loss"] == 0.3
     assert "done" not in words
+
+
+def test_preparation_bars_of_the_datasets_library_and_around_training() -> None:
+    for bar in ("Casting the dataset: 100%|##########| 1000/1000 [00:00<00:00, 5000.00 examples/s]",
+                "Flattening the indices: 100%|##########| 800/800 [00:00<00:00, 9000.00 examples/s]",
+                "DDIM Sampler: 100%|##########| 50/50 [00:10<00:00,  5.00it/s]",
+                " 50%|#####     | 500/1000 [00:01<00:01, 400.12 examples/s]"):
+        point = parse_line(bar)
+        assert point is not None and point.phase == "preparation", bar
+    train = parse_line(" 45%|####5     | 450/1000 [01:00<01:13,  7.50it/s]")
+    assert train is not None and train.phase == "train"
+
+
+def test_the_estimators_last_word_ends_the_run() -> None:
+    assert run_end("Loss for final step: 0.31.") == ("", 0)
+    point = parse_line("INFO:tensorflow:loss = 0.5123, step = 100 (12.345 sec)")
+    assert point is not None and (point.step, point.metrics.get("loss")) == (100, 0.5123)

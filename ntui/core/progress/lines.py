@@ -99,7 +99,8 @@ _TQDM_RE = re.compile(  # the r_bar; the description is what precedes the bar's 
     r"(?<![\w.-])(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)(?:/(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?))?"
     r"(?:\s*(?P<unit0>[A-Za-z]+))?\s*\["
     r"(?P<elapsed>\d+:\d\d(?::\d\d)?)(?:<(?P<remaining>[\d:?]*))?"
-    r"(?:,\s*(?:(?P<rate>[\d.]+)(?P<rk>[kMGT]?)(?P<ratetail>[A-Za-z]+/s|s/[A-Za-z]+)|\?[A-Za-z]+/s))?"
+    # (a unit given with its space, unit=" examples" as the datasets library does: "5000.00 examples/s")
+    r"(?:,\s*(?:(?P<rate>[\d.]+) ?(?P<rk>[kMGT]?)(?P<ratetail>[A-Za-z]+/s|s/[A-Za-z]+)|\? ?[A-Za-z]+/s))?"
     r"(?:,\s*(?P<postfix>[^\]]*))?(?:\]|$)"
 )
 _RICH_RE = re.compile(
@@ -124,7 +125,12 @@ _PREP_DESC_RE = re.compile(
     r"(?i)^(?:(?:train|val|test)\w*:\s*)?"  # (a split's name before it: ultralytics' "train: Scanning ...")
     r"(?:loading|map|filter|tokeniz|download|generating|fetching|extracting|processing|preprocess|resolving"
     r"|computing|converting|saving|packing|grouping|shuffling|scanning|caching|creating|building|running tokenizer"
-    r"|applying|writing|uploading|sharding|finding|truncat|adding eos|concatenat|formatting|deduplicat)")
+    r"|applying|writing|uploading|sharding|finding|truncat|adding eos|concatenat|formatting|deduplicat"
+    # (the datasets library's other passes: "Casting the dataset", "Flattening the indices", "Sorting", "Selecting";
+    # and what a trainer does around its training: reading, indexing, encoding a dataset, sampling images from the
+    # model, "DDIM Sampler", compiling, quantizing, checking, counting, calculating a score)
+    r"|casting|flattening|sorting|selecting|verifying|preparing|reading|indexing|encoding|decoding|counting"
+    r"|collecting|merging|quantiz|compil|unpacking|copying|checking|calculating|sampl|\w+ sampler)")
 #: a bar's description that says the epoch and the run's step before its metrics: torchtune's "{epoch}|{step}|Loss: x"
 _EPOCH_STEP_DESC_RE = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|")
 #: the units of a bar over the run's epochs
@@ -748,7 +754,9 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      r"|^Epoch loaded: \d+ - test\b"
                      # the vision references' last print, after their loop only (torchvision's, DeiT's, MAE's: "Training
                      # time 1 day, 2:03:04", a timedelta; not timm's best metric, printed after an interrupt too)
-                     r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d$")
+                     r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d$"
+                     # the TensorFlow Estimator's last word of its train(): "Loss for final step: 0.31."
+                     r"|^Loss for final step: ")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
@@ -831,7 +839,8 @@ def run_end(text: str) -> tuple[str, int] | None:
     ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
     if "raining" not in text and "Trainer.fit" not in text and "arly stop" not in text \
             and "completed in" not in text and "RAINING" not in text and "Trainer to stop" not in text \
-            and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text:
+            and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text \
+            and "final step" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:
