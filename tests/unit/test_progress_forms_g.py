@@ -480,3 +480,16 @@ def test_the_estimators_last_word_ends_the_run() -> None:
     assert run_end("Loss for final step: 0.31.") == ("", 0)
     point = parse_line("INFO:tensorflow:loss = 0.5123, step = 100 (12.345 sec)")
     assert point is not None and (point.step, point.metrics.get("loss")) == (100, 0.5123)
+
+
+def test_a_configurations_count_alone_is_no_point_and_an_evaluations_count_no_total(tmp_path: Path) -> None:
+    assert parse_line("iters: 1000") is None and parse_line("steps: 500") is None
+    lines = ["iters: 1000"]
+    for it in range(10, 301, 10):
+        lines.append(f"2024-05-01 10:{it // 60:02d}:{it % 60:02d} [INFO]\t[TRAIN] epoch: {(it - 1) // 120 + 1}, "
+                     f"iter: {it}/1000, loss: {2 - it / 1000:.4f}, lr: 0.009000, batch_cost: 0.5000 | ETA 00:08:15")
+        if it == 200:
+            lines.append("2024-05-01 10:03:20 [INFO]\tStart evaluating (total_samples: 500, total_iters: 500)...")
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (300, 1000, 0)
+    assert series.declared_total is None

@@ -988,6 +988,9 @@ _HEADER_ONLY_RE = re.compile(r"[\s\[\]():|]*")
 _HEADER_EPOCH_AFTER_RE = re.compile(r"[\s,]*epoch\s*[=:]\s*(?P<e>\d+)[\s\]():|]*", re.IGNORECASE)
 #: the same with the epoch the counter counts in before it: "[epoch=2][batch=30/40]:"
 _HEADER_EPOCH_RE = re.compile(r"[\s\[(|]*epoch\s*[=:]\s*(?P<e>\d+)[\s\[\]():|]*", re.IGNORECASE)
+#: a counter's name in the plural: alone on its line with a number, a configuration's count ("iters: 1000"), not a
+#: position
+_PLURAL_COUNTS = frozenset({"steps", "iterations", "iters"})
 #: how many metrics a step's line names, with no training loss among them, to be a progress line (an RL driver's
 #: "step:41 - actor/pg_loss:0.01 - critic/score:0.4 - timing_s/step:66.5 - ...")
 _MANY_METRICS = 6
@@ -1017,7 +1020,8 @@ def _counters(text: str) -> Point | None:
     m = found
     if _EVAL_WORDS_RE.search(text, 0, m.start()) is not None:
         return None
-    if best is not None and ((tail := _HEADER_ONLY_RE.fullmatch(text, m.end())) is not None
+    if best is not None and m["key"].lower() not in _PLURAL_COUNTS \
+            and ((tail := _HEADER_ONLY_RE.fullmatch(text, m.end())) is not None
                              or (tail := _HEADER_EPOCH_AFTER_RE.fullmatch(text, m.end())) is not None) \
             and ((head := _HEADER_ONLY_RE.fullmatch(text, 0, m.start())) is not None
                  or (head := _HEADER_EPOCH_RE.fullmatch(text, 0, m.start())) is not None):

@@ -161,7 +161,10 @@ _WRAPPED_MAX = 4000
 
 def _declarations(series: Series, text: str) -> bool:
     """What a line says of the whole run, all of it (a configuration printed as one dict or one command line says
-    its steps, its epochs and an epoch's steps together): whether it said any."""
+    its steps, its epochs and an epoch's steps together): whether it said any. Not a line about an evaluation
+    (PaddleSeg's "Start evaluating (total_samples: 500, total_iters: 500)...": the evaluation's count)."""
+    if "valuat" in text or "alidat" in text:
+        return False
     said = False
     if (total := declared_total(text)) is not None:
         series.declare_total(total, iters=total_counts_iters(text))
