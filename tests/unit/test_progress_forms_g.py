@@ -493,3 +493,11 @@ def test_a_configurations_count_alone_is_no_point_and_an_evaluations_count_no_to
     series, _ = _read(tmp_path, lines)
     assert (series.step, series.run_total, len(series.restarts)) == (300, 1000, 0)
     assert series.declared_total is None
+
+
+def test_maxtext_configuration_and_step_lines(tmp_path: Path) -> None:
+    lines = ["Config param per_device_batch_size: 4", "Config param steps: 500", "Config param log_period: 100"]
+    lines += [f"completed step: {s}, seconds: 1.234, TFLOP/s/device: 150.2, Tokens/s/device: 5000.1, "
+              f"total_weights: 100000, loss: {9 - s / 100:.3f}" for s in range(0, 100)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (99, 500) and series.metrics["loss"] == 8.01

@@ -724,7 +724,8 @@ _TOTAL_RE = re.compile(
 #: lines count steps (a sampler's or a scheduler's steps are others); and a parameter "steps" as a line's whole
 #: message, as a logger prints the run's parameters ("steps: 4446", DLLogger's "<date> - PARAMETER steps : 4446")
 _STEPS_FLAG_RE = re.compile(r"(?:^|\s)--steps[= ](?P<n>\d+)\b"
-                            r"|(?:^|\s-\s+|\bPARAMETER\s+)steps\s*[:=]\s*(?P<p>\d+)\s*$")
+                            # (MaxText's configuration, one "Config param steps: 1000" line per key)
+                            r"|(?:^|\s-\s+|\bPARAMETER\s+|\bConfig param\s+)steps\s*[:=]\s*(?P<p>\d+)\s*$")
 #: what says the total above counts iterations (micro-batches), not optimizer steps: lit-gpt's "max_iters"
 _ITERS_TOTAL_RE = re.compile(r"\bmax_iters\b")
 #: what a configuration says of an epoch's steps (torchtune's "max_steps_per_epoch: 60"): with its epochs, the run's
