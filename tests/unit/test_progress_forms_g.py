@@ -501,3 +501,24 @@ def test_maxtext_configuration_and_step_lines(tmp_path: Path) -> None:
               f"total_weights: 100000, loss: {9 - s / 100:.3f}" for s in range(0, 100)]
     series, _ = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (99, 500) and series.metrics["loss"] == 8.01
+
+
+def _epochs_of_bars(epochs_done: int, cut: int, per: int = 200, val: int = 50) -> list[str]:
+    out = []
+    for e in range(epochs_done + 1):
+        last = per if e < epochs_done else cut
+        out.append("".join(f"\r{n * 100 // per:3d}%|##  | {n}/{per} [00:{n // 4 % 60:02d}<00:30, 4.00it/s, "
+                           f"loss={2 - e / 10 - n / 2000:.4f}]" for n in range(0, last + 1, 10)))
+        if e < epochs_done:  # the epoch's validation, its own bar of no description
+            out.append("".join(f"\r{k * 100 // val:3d}%|##  | {k}/{val} [00:0{k // 10}<00:03, 12.00it/s]"
+                               for k in range(0, val + 1, 10)))
+    return out
+
+
+def test_a_loops_bar_drawn_again_each_epoch_counts_on(tmp_path: Path) -> None:
+    series, words = _read(tmp_path, _epochs_of_bars(3, 120))
+    assert (series.step, series.run_total, len(series.restarts)) == (720, None, 0) and "done" not in words
+    series, words = _read(tmp_path, ["Namespace(epochs=10, lr=0.01)", *_epochs_of_bars(3, 120)])
+    assert (series.step, series.run_total) == (720, 2000) and "finishes in" in words
+    series, words = _read(tmp_path, ["Namespace(epochs=4, lr=0.01)", *_epochs_of_bars(3, 200)])
+    assert (series.step, series.run_total) == (800, 800) and words.endswith("done")

@@ -128,6 +128,9 @@ class Series:
     wrapped: str | None = None  # the record read so far, where the last line ended in a comma (read.py glues the next)
     _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
     table: tuple[str, ...] | None = None  # the columns of the table the program prints a row of each epoch in
+    _round_base: int = 0  # the batches of the epochs before, where the run's bar is an epoch's, drawn again each epoch
+    _round_total: int | None = None  # that bar's total
+    _after_inner: bool = False  # the run's bar came back after a bar held inside it
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
     _past_end: int = 0  # the points of the run's training past that step since
 
@@ -149,6 +152,7 @@ class Series:
             self._early_end, self._end_on_trial = None, False
         self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
         self._bar_epoch, self._epoch_base, self._last_bar = None, 0, None
+        self._round_base, self._round_total = 0, None
         self._rank = None  # a new start: the ranks may print in another order
         self._evaluating = False
 
@@ -282,6 +286,8 @@ class Series:
             return False
         current, held = self._bar_total, self._held
         if current is None or point.total == current:
+            if held is not None:
+                self._after_inner = True  # the run's bar again after a bar held inside it (its validation)
             self._bar_total, self._held, self._held_first, self._held_count = point.total, None, None, 0  # the run's
             return False
         if held is not None:
@@ -298,6 +304,8 @@ class Series:
             self.add(*held)
             return self._inner(point, at)
         last = self.step
+        if self._round_base and self._last_bar is not None:
+            last = self._last_bar[0]  # (where the run's bar counts each epoch again: where that bar is)
         if point.total < current and last is not None and last <= current:
             # (also where the run's bar is at its end: the Trainer's evaluation at the last step, before its end)
             self._held = self._held_first = (point, at)
@@ -432,6 +440,26 @@ class Series:
             return False
         return point.elapsed is None or self._last_elapsed is None or point.elapsed + JITTER_S >= self._last_elapsed
 
+    def _round(self, point: Point) -> Point:
+        """A bar of no epoch's name that starts again from its beginning right after it reached its total, of the
+        same total, with no start said, and a bar of its own between (the epoch's validation, held inside the
+        run's): a loop's bar over each epoch's batches (``for batch in tqdm(loader)`` inside the epochs' loop, its
+        validation's loop after it), not a restart. Its points then count on from the epochs before (the run's
+        total is its epochs times the bar's, where the configuration says its epochs; unknown else). The same bar
+        again with nothing between is a run started again (a requeued job appending to its log)."""
+        total = point.total
+        prev = self._last_bar
+        between, self._after_inner = self._after_inner, False
+        if between and prev is not None and prev[1] == total and prev[0] is not None and total is not None \
+                and prev[0] >= total and point.step is not None and point.step < prev[0] and not self._fresh \
+                and total == self._bar_total and self.samples:
+            self._round_base = (self._round_base if self._round_total == total else 0) + total
+            self._round_total, self.total = total, None
+        if self._round_total != total or not self._round_base or point.step is None or total is None:
+            return point
+        epochs = self.declared_epochs
+        return point.but(step=self._round_base + point.step, total=epochs * total if epochs else None)
+
     def _other_phase_before(self, point: Point) -> bool:
         """Whether the bars taken so far were another phase's, over before this bar began: the last one reached its
         total, and this one, of another total, starts below where it ended (sd-scripts' latents cache, "caching
@@ -538,6 +566,10 @@ class Series:
             return
         if self._reopen and point.step is not None:  # the program went on after it said it started again
             self._reopen, self.ended, self.stopped_at, self.stopped = False, False, None, None
+        raw = point
+        if (self._round_base or self._after_inner) and point.format == "tqdm" and not point.per_epoch \
+                and point.step is not None and point.total:
+            point = self._round(point)
         if point.format != "tqdm":
             if point.step is not None:
                 self._after_last = False
@@ -650,8 +682,8 @@ class Series:
                 self._keep_before_bar()
             self.samples, self.restarts, self.printed_rates = [], [], []
             self._seen, self._stride, self._provisional = 0, 1, False
-        if point.format == "tqdm" and not point.per_epoch:
-            self._last_bar = (point.step, point.total)
+        if point.format == "tqdm" and not point.per_epoch and raw.step is not None:
+            self._last_bar = (raw.step, raw.total)
         segment = len(self.restarts)
         if self._fresh or (self.samples and point.step < self.samples[-1].step) or self._batch_back(point):
             # a restart (or back to a step, or back within the epoch an epoch-counted run is in)
