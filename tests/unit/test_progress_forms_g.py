@@ -522,3 +522,18 @@ def test_a_loops_bar_drawn_again_each_epoch_counts_on(tmp_path: Path) -> None:
     assert (series.step, series.run_total) == (720, 2000) and "finishes in" in words
     series, words = _read(tmp_path, ["Namespace(epochs=4, lr=0.01)", *_epochs_of_bars(3, 200)])
     assert (series.step, series.run_total) == (800, 800) and words.endswith("done")
+
+
+def test_nemo_progress_printer(tmp_path: Path) -> None:
+    """NeMo 2's ProgressPrinter: '{Training} epoch {E}, iteration {n}/{max_steps}' then ' | key: value' per metric;
+    its validation's 'Validation: iteration n/N' lines are not the run's."""
+    lines = []
+    for n in range(10, 101, 10):
+        lines.append(f"Training epoch 0, iteration {n}/400 | lr: 3e-05 | global_batch_size: 8 | global_step: {n - 1} "
+                     f"| reduced_train_loss: {8 - n / 100:.4} | train_step_timing in s: 0.4521 | consumed_samples: "
+                     f"{n * 8}")
+        if n == 50:
+            lines += ["Validation: iteration 1/4", "Validation: iteration 2/4", "Validation: iteration 4/4"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (100, 400, 0) and "done" not in words
+    assert series.metrics.get("reduced_train_loss") == 7.0
