@@ -537,3 +537,29 @@ def test_nemo_progress_printer(tmp_path: Path) -> None:
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total, len(series.restarts)) == (100, 400, 0) and "done" not in words
     assert series.metrics.get("reduced_train_loss") == 7.0
+
+
+def test_torchtitan_validation_and_its_start_at_a_step(tmp_path: Path) -> None:
+    from ntui.core.progress.lines import run_start
+
+    assert parse_line("[rank0]:[titan] 2025-01-01 10:00:00,000 - root - INFO - \x1b[33mvalidate step: 100  "
+                      "\x1b[32mloss:  3.2000  \x1b[38;2;54;234;195mmemory: 10.50GiB(11.05%)  "
+                      "\x1b[34mtps: 1,234\x1b[39m") is None
+    assert run_start("Training starts at step 501, with local batch size 8, global batch size 64") == 500
+
+    def line(step: int) -> str:
+        return (f"[rank0]:[titan] 2025-01-01 10:{step // 60:02d}:{step % 60:02d},000 - root - INFO - step: {step:2}  "
+                f"loss: {9 - step / 100:7.4f}  grad_norm:  0.8000  memory: 10.50GiB(11.05%)  tps: 7,282  "
+                "tflops: 0.52  mfu: 0.17%")
+    lines = ["[rank0]:[titan] 2025-01-01 10:00:00,000 - root - INFO - Training starts at step 1, with local batch "
+             "size 8, global batch size 64, sequence length 2048, total steps 300 (warmup 20)"]
+    lines += [line(s) for s in range(10, 101, 10)]
+    lines.append("[rank0]:[titan] 2025-01-01 10:01:41,000 - root - INFO - validate step: 100  loss:  7.5000  "
+                 "memory: 10.50GiB(11.05%)  tps: 1,234")
+    lines += [line(s) for s in range(110, 131, 10)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (130, 300, 0)
+    assert series.metrics["loss"] == 7.7
+    again, _ = _read(tmp_path, [*lines, "[rank0]:[titan] 2025-01-01 11:00:00,000 - root - INFO - Training starts at "
+                                "step 101, with local batch size 8", line(110), line(120)])
+    assert len(again.restarts) == 1 and again.step == 120

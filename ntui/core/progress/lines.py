@@ -556,8 +556,8 @@ def _megatron(text: str) -> Point | None:
 
 def _torchtitan(text: str) -> Point | None:
     m = _TITAN_RE.search(text)
-    if m is None:
-        return None
+    if m is None or (m.start() and _EVAL_WORDS_RE.search(text, 0, m.start()) is not None):
+        return None  # (its validator's "validate step: 100  loss:  3.2000" is not a training step)
     pairs = [(p["key"], p["value"]) for p in _TITAN_METRIC_RE.finditer(text[m.start():]) if p["key"] != "step"]
     return Point("torchtitan", int(m["step"]), None, None, _metrics(pairs))
 
@@ -603,7 +603,8 @@ def pattern_problem(text: str) -> str | None:
 
 
 #: the words that say a line is an evaluation's, not training's
-_EVAL_WORDS_RE = re.compile(r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b")
+_EVAL_WORDS_RE = re.compile(
+    r"(?i)\b(?:val|valid|validate|validation|validating|eval|evaluation|evaluating|test|testing)\b")
 
 
 #: what a form's own counters are called: not metrics
@@ -784,7 +785,10 @@ _START_RE = re.compile(
     r"|(?i:\bresum(?:e|ing|ed)(?: training)? from\b|=> resuming checkpoint\b|\bresumed? from checkpoint\b"
     r"|\bresuming (?:training|from)\b)|\bInitializing from\s+\S*(?:checkpoint|\.t7|\.pt|\.ckpt)"
     # Megatron's --log-progress: "<date>\tJob ID: 412390\t# GPUs: 32\tStarting job" (a job of the run starts)
-    r"|\tStarting job\s*$")
+    r"|\tStarting job\s*$"
+    # torchtitan's train(), once a process: "Training starts at step 501, with local batch size 8, ..." (it goes on
+    # after step 500)
+    r"|\bTraining starts at step (?P<next>\d+)\b")
 
 
 #: the banner a program prints when it starts its training, that each node of a multi-node run prints too
@@ -806,6 +810,8 @@ def run_start(text: str) -> int | None:
     m = _START_RE.search(text)
     if m is None:
         return None
+    if m["next"]:
+        return max(0, int(m["next"]) - 1)
     return int(m["step"]) if m["step"] else 0
 
 

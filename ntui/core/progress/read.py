@@ -133,6 +133,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             series.banner()  # (each node of a multi-node run prints it: a start only where the step goes back)
         else:
             series.new_start(until_point=True, from_step=step)
+        _declarations(series, text)  # (a start that says the run's length: torchtitan's "..., total steps 300")
     elif eval_start(text):
         series.evaluation()
     elif (end := run_end(text)) is not None:
