@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import Pattern, Point, declared_total, parse_line, pattern_problem, run_ended
+from ntui.core.progress.lines import Pattern, Point, parse_line, pattern_problem
+from ntui.core.progress.runwords import declared_total, run_ended
 from ntui.core.progress.series import MAX_POINTS, Series, estimate
 from tests.conftest import REPO
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.progress.lines import eval_start, parse_line, training_loss
+from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import eval_start
 from ntui.core.progress.series import Series, estimate
 
 

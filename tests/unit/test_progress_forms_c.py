@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import (
-    declared_epochs,
-    declared_per_epoch,
-    declared_total,
-    parse_line,
-    training_loss,
-    unheader,
-)
+from ntui.core.progress.lines import parse_line, training_loss, unheader
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import declared_epochs, declared_per_epoch, declared_total
 from ntui.core.progress.series import Series, estimate
 
 

@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import (
-    declared_epochs,
-    declared_steps_flag,
-    declared_total,
-    eval_start,
-    parse_line,
-    training_loss,
-)
+from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress, unescape
+from ntui.core.progress.runwords import declared_epochs, declared_steps_flag, declared_total, eval_start
 from ntui.core.progress.series import Series, estimate
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ntui.core.progress.lines import declared_epochs, declared_per_epoch, parse_line, run_end, unheader
+from ntui.core.progress.lines import parse_line, unheader
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import declared_epochs, declared_per_epoch, run_end
 from ntui.core.progress.series import Series, estimate
 
 
@@ -245,7 +246,7 @@ def test_an_evaluation_in_the_training_lines_form_is_not_a_restart(tmp_path: Pat
 
 
 def test_evaluation_said_in_a_word() -> None:
-    from ntui.core.progress.lines import eval_start
+    from ntui.core.progress.runwords import eval_start
 
     for said in ("Cross validation...", "Validating...", "Evaluating", "Running evaluation step..."):
         assert eval_start(said), said
@@ -540,7 +541,7 @@ def test_nemo_progress_printer(tmp_path: Path) -> None:
 
 
 def test_torchtitan_validation_and_its_start_at_a_step(tmp_path: Path) -> None:
-    from ntui.core.progress.lines import run_start
+    from ntui.core.progress.runwords import run_start
 
     assert parse_line("[rank0]:[titan] 2025-01-01 10:00:00,000 - root - INFO - \x1b[33mvalidate step: 100  "
                       "\x1b[32mloss:  3.2000  \x1b[38;2;54;234;195mmemory: 10.50GiB(11.05%)  "

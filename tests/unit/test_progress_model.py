@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from ntui.core.progress.board import ProgressBoard
-from ntui.core.progress.lines import declared_steps_flag, declared_total, parse_line, run_start, training_loss
+from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import declared_steps_flag, declared_total, run_start
 from ntui.core.progress.series import Series, estimate
 
 
@@ -226,7 +227,7 @@ def test_ignites_own_bar_format_counts_epochs_and_its_evaluators_bar_is_no_step(
 def test_slurms_cancel_and_killed_tasks_stop_the_run_in_every_versions_words() -> None:
     """The cancel and srun's killed task are srunlines' forms: Slurm 26.05's 'DUE to TIME LIMIT' is a time limit too
     (progress had a regex of its own that read it as a plain cancel), and a task list ('tasks 0-3') is read."""
-    from ntui.core.progress.lines import run_stop
+    from ntui.core.progress.runwords import run_stop
 
     at = "CANCELLED AT 2026-12-05T01:00:00"
     assert run_stop(f"slurmstepd: error: *** JOB 12 ON nid001 {at} DUE to TIME LIMIT ***") == \

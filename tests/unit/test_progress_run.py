@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import declared_epochs, declared_total, parse_line, run_end, training_loss
+from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress, unescape
+from ntui.core.progress.runwords import declared_epochs, declared_total, run_end
 from ntui.core.progress.series import Series, estimate
 
 
@@ -299,7 +300,7 @@ def test_more_words_that_say_the_training_is_over(line: str, ended: bool) -> Non
     ("the traceback module", None), ("killed two birds", None),
 ])
 def test_what_says_the_run_was_stopped(line: str, why: str | None) -> None:
-    from ntui.core.progress.lines import run_stop
+    from ntui.core.progress.runwords import run_stop
 
     assert run_stop(line) == why
 

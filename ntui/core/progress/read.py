@@ -11,24 +11,19 @@ from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.loglines import parse_prefix
-from ntui.core.progress.lines import (
-    Pattern,
+from ntui.core.progress.lines import Pattern, parse_line, table_header, table_row, trailing_metrics, unheader
+from ntui.core.progress.runwords import (
     declared_epochs,
     declared_per_epoch,
     declared_steps_flag,
     declared_total,
     eval_start,
-    parse_line,
     run_banner,
     run_end,
     run_soft_end,
     run_start,
     run_stop,
-    table_header,
-    table_row,
     total_counts_iters,
-    trailing_metrics,
-    unheader,
 )
 from ntui.core.progress.series import Series
 

@@ -1,0 +1,278 @@
+"""What a training program says of its whole run on lines that are not progress points: the run's length as its
+configuration or banner states it (:func:`declared_total`: ``max_update=300000``, the Trainer's ``Total optimization
+steps``; :func:`declared_epochs`, :func:`declared_per_epoch`, :func:`declared_steps_flag`), that its training starts
+(again) (:func:`run_start`, :func:`run_banner`), that an evaluation starts (:func:`eval_start`: the Trainer's
+``***** Running Evaluation *****``: the bars after it are not the run's), that its training is over
+(:func:`run_end`: Lightning's ``max_epochs`` reached, ``Training completed``; :func:`run_soft_end`), and that it was
+stopped rather than finished (:func:`run_stop`). Each reads one line's message (a launcher's prefix and a logger's
+header taken off). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ntui.core.slurm.srunlines import TASK_END, parse_cancel
+
+__all__ = ["declared_epochs", "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "run_banner",
+           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters"]
+
+
+#: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
+_TOTAL_RE = re.compile(
+    r"\b(?:max_update|max_steps|max_iters|train_iters|total_steps|MAX_ITER|max_iter)\b['\"]?\s*[=:]\s*(?P<n>\d+)\b"
+    # the same in other words: max_train_steps, num_training_steps, total_iters, train_steps, max_updates (not a
+    # counter's name: fairseq's num_updates, a loop's num_steps); in a configuration, a Namespace, a dict, a table
+    r"|\b(?:(?:max|total)_(?:train(?:ing)?_|optim(?:izer)?_)?(?:steps|iters|iterations|updates)"
+    r"|(?:num|n)_(?:train(?:ing)?_|optim(?:izer)?_)(?:steps|iters|iterations)"
+    r"|train(?:ing)?_(?:steps|iters|iterations)"
+    r"|(?:[Mm]ax(?:imum)?|[Nn]um(?:ber)?(?: of)?) (?:train(?:ing)? )?(?:steps|iters|iterations|updates)(?=\s*[=:]))"
+    r"\b['\"]?\s*(?:[=:|]\s*)?['\"]?"
+    r"(?P<other>\d+)(?![\d.])"
+    r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
+    # a banner in words: "Total training steps: 348", "total train iterations = 5000", "Total updates: 900"
+    r"|\b[Tt]otal (?:training |train |optimi[sz]ation |optimizer )?(?:steps|iterations|iters|updates)\s*[:=]\s*"
+    r"(?P<words>\d[\d,]*)\b"
+    # a launcher's command line: "--max-update 50", "--train-iters=3000", "--max_steps 1000"
+    r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b"
+    # mlx-lm's "Starting training..., iters: 300", "Training for 12000 steps"
+    r"|\bStarting training\.*,? iters: (?P<mlx>\d+)|\b[Tt]raining for (?P<tf>\d+) (?:steps|iterations|iters)\b"
+    # Composer's time string in batches: "max_duration: 1200ba"
+    r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b")
+#: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
+#: lines count steps (a sampler's or a scheduler's steps are others); and a parameter "steps" as a line's whole
+#: message, as a logger prints the run's parameters ("steps: 4446", DLLogger's "<date> - PARAMETER steps : 4446")
+_STEPS_FLAG_RE = re.compile(r"(?:^|\s)--steps[= ](?P<n>\d+)\b"
+                            # (MaxText's configuration, one "Config param steps: 1000" line per key)
+                            r"|(?:^|\s-\s+|\bPARAMETER\s+|\bConfig param\s+)steps\s*[:=]\s*(?P<p>\d+)\s*$")
+#: what says the total above counts iterations (micro-batches), not optimizer steps: lit-gpt's "max_iters"
+_ITERS_TOTAL_RE = re.compile(r"\bmax_iters\b")
+#: what a configuration says of an epoch's steps (torchtune's "max_steps_per_epoch: 60"): with its epochs, the run's
+_PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*$"
+                           # in a dict, a Namespace, a line of several: steps_per_epoch=, iters_per_epoch, batches,
+                           # num_update_steps_per_epoch
+                           r"|(?<![\w-])['\"]?(?:max_|num_|num_update_|n_)?(?:steps|iters|iterations|batches|updates)"
+                           r"_per_epoch['\"]?\s*[:=]\s*(?P<other>\d+)(?![\d.])"
+                           # as the message that sizes the training's loader: PaddleOCR's "train dataloader has 43
+                           # iters"
+                           r"|^train(?:ing)? (?:data ?)?loader has (?P<loader>\d+) "
+                           r"(?:iters|iterations|batches|steps)\b")
+#: what a program says when its training is over: Lightning's "`Trainer.fit` stopped: `max_epochs=3` reached.",
+#: torchtitan's and the Trainer's "Training completed", fairseq's "done training in 812.3 seconds" (not detectron2's
+#: "Total training time": its hooks print it after a crash too)
+_END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
+                     r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
+                     r"|^\d+ epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b"
+                     # an early stop said as the message: "Early stopping", "Early stopping at epoch 45", "early
+                     # stopping triggered" (not a configuration's "early stopping patience: 10", nor a helper's
+                     # "EarlyStopping counter: 3 out of 10"); Lightning's EarlyStopping and Timer callbacks' "...
+                     # Signaling Trainer to stop."; torch_xla's example trainers' last line, "Max Accuracy: 98.91%"
+                     r"|^\W{0,3}(?i:early[ -]stop(?:ping|ped)"
+                     r"(?: (?:triggered|activated|at (?:epoch|step|iter(?:ation)?) \d+))?)\W{0,3}$"
+                     r"|\bSignaling Trainer to stop\.|^Max Accuracy: \d+\.\d\d%$"
+                     # SpeechBrain's evaluation after its fit, the test set's line: "Epoch loaded: 40 - test loss: ..."
+                     r"|^Epoch loaded: \d+ - test\b"
+                     # the vision references' last print, after their loop only (torchvision's, DeiT's, MAE's: "Training
+                     # time 1 day, 2:03:04", a timedelta; not timm's best metric, printed after an interrupt too)
+                     r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d$"
+                     # the TensorFlow Estimator's last word of its train(): "Loss for final step: 0.31."
+                     r"|^Loss for final step: ")
+#: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
+#: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
+_END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
+                           r"|(?:finished|done|completed?|ended) (?:the )?training)\b")
+
+
+#: what a program prints when its training loop is over, also after an error (detectron2's hooks run in a
+#: ``finally``): the end of the run only where no error was read after its last point
+_SOFT_END_RE = re.compile(r"\bOverall training speed: \d+ iterations in\b|\bTotal training time: \d")
+
+
+def run_soft_end(text: str) -> bool:
+    """Whether the line says the training loop is over, as a program says it also after an error
+    (:data:`_SOFT_END_RE`)."""
+    return ("training speed" in text or "training time" in text) and _SOFT_END_RE.search(text) is not None
+
+
+#: what a program says when it starts its training again from a checkpoint, or starts it at all (a new process
+#: appending to the same log): the Trainer's banner and "Continuing training from global step 200000", OpenCLIP's
+#: "=> resuming checkpoint 'epoch_2.pt'", torch-rnn's "Initializing from cv/checkpoint_6000.t7", "Resuming training
+#: from ...", "Resumed from checkpoint"; the step it names is where the run goes on from
+_START_RE = re.compile(
+    r"\*{5} Running training \*{5}|\bContinuing training from (?:global step (?P<step>\d+)|checkpoint)"
+    r"|(?i:\bresum(?:e|ing|ed)(?: training)? from\b|=> resuming checkpoint\b|\bresumed? from checkpoint\b"
+    r"|\bresuming (?:training|from)\b)|\bInitializing from\s+\S*(?:checkpoint|\.t7|\.pt|\.ckpt)"
+    # Megatron's --log-progress: "<date>\tJob ID: 412390\t# GPUs: 32\tStarting job" (a job of the run starts)
+    r"|\tStarting job\s*$"
+    # torchtitan's train(), once a process: "Training starts at step 501, with local batch size 8, ..." (it goes on
+    # after step 500)
+    r"|\bTraining starts at step (?P<next>\d+)\b")
+
+
+#: the banner a program prints when it starts its training, that each node of a multi-node run prints too
+_BANNER_RE = re.compile(r"\*{5} Running training \*{5}")
+
+
+def run_banner(text: str) -> bool:
+    """Whether the line is a start's banner (:data:`_BANNER_RE`), which says no more than that a process of the run
+    starts its training: not that the run started again."""
+    return "Running training" in text and _BANNER_RE.search(text) is not None
+
+
+def run_start(text: str) -> int | None:
+    """Whether the line says the program starts its training (again): None, else the step it goes on from (0 where
+    it names none)."""
+    if "raining" not in text and "esum" not in text and "nitializing from" not in text \
+            and "Starting job" not in text:
+        return None
+    m = _START_RE.search(text)
+    if m is None:
+        return None
+    if m["next"]:
+        return max(0, int(m["next"]) - 1)
+    return int(m["step"]) if m["step"] else 0
+
+
+#: what a program says on a line of its own when an evaluation or a prediction starts: the Trainer's "***** Running
+#: Evaluation *****" and "***** Running Prediction *****", its example scripts' "*** Evaluate ***" and "*** Predict ***"
+_EVAL_START_RE = re.compile(r"\*{3,} (?:Running (?:Evaluation|Prediction)|Evaluate|Predict) \*{3,}")
+#: the same said in words, as the message of its line (a logger's header taken off): "Running evaluation step...",
+#: "Starting validation", "Start evaluation.", or the word alone: "Validating...", "Cross validation..." (the
+#: Speech-Transformer solver's, before the epoch's validation lines in its training lines' form) (not its end nor its
+#: results: "Evaluation finished", "Running evaluation done", "evaluation results:")
+_EVAL_WORDS_START_RE = re.compile(r"^\W{0,3}(?i:(?:(?:running|starting|start|begin(?:ning)?|launching) (?:the )?"
+                                  r"|cross[- ])?(?:evaluation|validation|eval|evaluating|validating)\b"
+                                  r"(?: (?:step|loop|phase|run|on \w+))?)"
+                                  r"\W{0,4}\s*$")
+
+
+def eval_start(text: str) -> bool:
+    """Whether the line says an evaluation or a prediction starts (:data:`_EVAL_START_RE`, or in words:
+    :data:`_EVAL_WORDS_START_RE`): the bars after it are not the run's."""
+    if "** " in text and _EVAL_START_RE.search(text) is not None:
+        return True
+    return ("valuat" in text or "alidat" in text or "eval" in text) and _EVAL_WORDS_START_RE.match(text) is not None
+
+
+def run_ended(text: str) -> bool:
+    """Whether the line says the program's training is over (:data:`_END_RE`; Keras' "Epoch 40: early stopping")."""
+    return run_end(text) is not None
+
+
+def run_end(text: str) -> tuple[str, int] | None:
+    """Whether the line says the program's training is over: None, else what it stopped at (``("steps", 1000)``,
+    ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
+    if "raining" not in text and "Trainer.fit" not in text and "arly stop" not in text \
+            and "completed in" not in text and "RAINING" not in text and "Trainer to stop" not in text \
+            and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text \
+            and "final step" not in text:
+        return None
+    m = _END_RE.search(text)
+    if m is None:
+        return ("", 0) if _END_WORDS_RE.match(text) is not None and "poch" not in text.lower() else None
+    return (str(m["what"]), int(m["n"])) if m["what"] else ("", 0)
+
+
+#: what says that the run was stopped, not finished: Slurm's cancel (at the time limit or not), the kernel's kill, a
+#: Python traceback, the GPU's memory exhausted, NCCL's watchdog, torch elastic's failed children
+_STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("out of memory", re.compile(r"CUDA out of memory|OutOfMemoryError"), "out of GPU memory"),
+    ("OutOfMemory", re.compile(r"OutOfMemoryError"), "out of GPU memory"),
+    ("Watchdog", re.compile(r"Watchdog caught collective operation timeout"), "a collective timed out"),
+    ("Traceback", re.compile(r"^Traceback \(most recent call last\):"), "an error: a traceback"),
+    ("Exception during training", re.compile(r"\bException during training\b"), "an error: an exception"),
+    ("ChildFailedError", re.compile(r"\bChildFailedError\b"), "an error: a worker failed"),
+    ("Killed", re.compile(r"^Killed$"), "killed"),
+    # torch elastic's agent: "Received 15 death signal, shutting down workers", "Signal 15 (SIGTERM) received by PID"
+    ("death signal", re.compile(r"\bReceived \d+ death signal\b"), "killed by a signal"),
+    ("received by PID", re.compile(r"\bSignal \d+ \(SIG[A-Z]+\) received by PID\b"), "killed by a signal"),
+    # the process's own end by a fault, the kernel's memory killer (Slurm's cgroup: "Detected 1 oom-kill event(s)"),
+    # a CUDA or NCCL error, a failed worker of torch elastic ("failed (exitcode: 1)")
+    ("fault", re.compile(r"\b(?:Segmentation fault|Bus error|Floating point exception)\b"), "an error: a crash"),
+    ("oom-kill", re.compile(r"\boom[-_]kill\b|\bOut of memory: Killed process\b"), "out of memory (killed)"),
+    ("CUDA error", re.compile(r"\bCUDA error: "), "an error: a CUDA error"),
+    ("NCCL error", re.compile(r"\bNCCL error\b"), "an error: an NCCL error"),
+    ("exitcode", re.compile(r"\bfailed \(exitcode: -?[1-9]\d*\)"), "an error: a worker failed"),
+)
+
+
+def run_stop(text: str) -> str | None:
+    """What stopped the run, when the line says it was stopped rather than finished: slurmstepd's cancel and srun's
+    report of a killed task (their forms are :mod:`ntui.core.slurm.srunlines`'), or :data:`_STOPS`; else None."""
+    if "CANCELLED" in text and (cancel := parse_cancel(text)) is not None:
+        return "cancelled at its time limit" if (cancel.reason or "").upper() == "TIME LIMIT" else "cancelled"
+    if "srun: error:" in text and (end := TASK_END.search(text)) is not None and end["what"] == "Killed":
+        return "killed"
+    for hint, regex, why in _STOPS:
+        if hint in text and regex.search(text) is not None:
+            return why
+    return None
+
+
+#: what a program says of the run's epochs, on a line of its own: mmcv's runner "workflow: [('train', 1)], max: 12
+#: epochs", the MetricLogger scripts' "Start training for 100 epochs", timm's "Scheduled epochs: 300", the Trainer's
+#: "Num Epochs = 3", a configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90" / PaddleOCR's "epoch_num : 500"
+_EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
+                        r"|\b(?:[Ss]tart(?:ing)? training for|Scheduled epochs:) (?P<b>\d+)(?: epochs)?\b"
+                        r"|\bNum Epochs = (?P<c>\d+)"
+                        r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
+                        # in other words, in a dict, a Namespace or a configuration: 'num_epochs': 20, n_epochs=30,
+                        # total_epochs: 12, train_epochs, Namespace(epochs=90, ...)
+                        r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs|\bepoch_num"
+                        r"|[(,{]\s*epochs|\sepochs(?==)|(?i:\b(?:num(?:ber)?|total|max(?:imum)?)(?: of)? epochs))"
+                        r"['\"]?\s*[=:]\s*['\"]?(?P<e>\d+)(?![\d.])"
+                        r"|\b[Tt]rain(?:ing)? for (?P<f>\d+) epochs\b"
+                        # Composer's time string: "max_duration: 2ep" (its batches, "1000ba", are steps: below)
+                        r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<g>\d+)ep\b")
+
+
+def declared_epochs(text: str) -> int | None:
+    """The run's epochs a configuration or banner line states (mmcv's ``max: 12 epochs``, ``max_epochs=40``), or
+    None."""
+    if "poch" not in text and "max_duration" not in text:
+        return None
+    m = _EPOCHS_RE.search(text)
+    if m is None:
+        return None
+    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"] or m["g"])
+    return value if value > 0 else None
+
+
+def declared_total(text: str) -> int | None:
+    """The run's total steps a configuration or banner line states (``max_update=300000``, the Trainer's ``Total
+    optimization steps = 1,200``, a launcher's ``--train-iters 3000``), or None."""
+    if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text and "Max" not in text \
+            and "iter" not in text and "steps" not in text and "raining for" not in text and "updates" not in text:
+        return None
+    m = _TOTAL_RE.search(text)
+    if m is None:
+        return None
+    value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
+                 or m["words"] or m["ba"]).replace(",", ""))
+    return value if value > 0 else None
+
+
+def declared_steps_flag(text: str) -> int | None:
+    """A command line's bare ``--steps N``, or a parameter ``steps: N`` as a line's message (:data:`_STEPS_FLAG_RE`),
+    or None."""
+    if "steps" not in text:
+        return None
+    m = _STEPS_FLAG_RE.search(text)
+    return int(m["n"] or m["p"]) if m is not None and int(m["n"] or m["p"]) > 0 else None
+
+
+def total_counts_iters(text: str) -> bool:
+    """Whether the total a line states (:func:`declared_total`) counts iterations where the loop's lines say both
+    an iteration and an optimizer step (lit-gpt's ``max_iters``)."""
+    return _ITERS_TOTAL_RE.search(text) is not None
+
+
+def declared_per_epoch(text: str) -> int | None:
+    """An epoch's steps as a configuration states them (``max_steps_per_epoch: 60``), or None."""
+    if "per_epoch" not in text and "loader has" not in text:
+        return None
+    m = _PER_EPOCH_RE.search(text)
+    if m is None:
+        return None
+    value = int(m["n"] or m["other"] or m["loader"])
+    return value if value > 0 else None
