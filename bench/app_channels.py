@@ -4,13 +4,13 @@ side by side with the same app on the login node (issue #45).
     eval "$(scripts/dev-cluster env --slurm 22.05)"
     python bench/app_channels.py [--hold 25]
 
-Needs root (the tests' private sshd, ``tests/support/sshd.py``) and the dev cluster. One job of two ranks printing
-a line every 0.25 s, with two of the cluster's (simulated) GPUs, is submitted by ``ntui submit`` here, its history
-in a state directory that both sides read: the cluster's side through its agent over the master, the login-node
-side directly. The real app then runs headless (Textual's ``run_test``) twice, one after the other: over ssh (no
-Slurm client on its side, the cluster behind the sshd) and on the login node (Slurm here). Each run selects the job
-and opens every tab in turn (Details, Logs, GPUs, Progress, Report, Stacks), holding each ``--hold`` seconds, and
-counts over each hold:
+Needs root (the tests' private sshd, ``tests/support/sshd.py``) and the dev cluster. One job of two ranks printing a
+line every 0.25 s, with two of the cluster's (simulated) GPUs and its GPU sampler, is submitted by ``ntui submit``
+here, its history in a state directory that both sides read: the cluster's side through its agent over the master,
+the login-node side directly. The real app then runs headless (Textual's ``run_test``) twice, one after the other:
+over ssh (no Slurm client on its side, the cluster behind the sshd) and on the login node (Slurm here). Each run
+selects the job and opens every tab in turn (Details, Logs, GPUs, Progress, Report, Stacks), holding each ``--hold``
+seconds, and counts over each hold:
 
 * logins (sshd's ``Accepted publickey``) and channels (sshd's ``Starting session``): over ssh only;
 * link bytes: the TCP connections to the sshd, both ways (``ss -ti``'s ``bytes_sent`` and ``bytes_received`` of
@@ -160,6 +160,7 @@ async def drive(app: Any, key: str, hold: float, meter: Meter, sim: str, side: s
     from ntui.ui.widgets.gpu_pane import GpuPane
 
     rows: list[str] = []
+    shown: list[str] = []
     begin = meter.take()
     async with app.run_test(size=(160, 45)) as pilot:
         screen: Any = pilot.app.screen
@@ -183,6 +184,10 @@ async def drive(app: Any, key: str, hold: float, meter: Meter, sim: str, side: s
             b = meter.take()
             label, cells = delta_row(tab_name, a, b, over_ssh)
             rows.append(f"{side:<11} {label:<10} {' '.join(cells[:-1])}  {cells[-1]}")
+            if tab_key == "g":
+                gpu = screen.query_one(GpuPane)
+                board = gpu.board.latest() if gpu.board is not None else {}
+                shown.append(f"{side}: the GPU tab {gpu.state}, {sum(len(g) for g in board.values())} GPU(s) shown")
         end = meter.take()
     label, cells = delta_row("whole run", begin, end, over_ssh)
     rows.append(f"{side:<11} {label:<10} {' '.join(cells[:-1])}  {cells[-1]}")
@@ -191,7 +196,7 @@ async def drive(app: Any, key: str, hold: float, meter: Meter, sim: str, side: s
         rows.append(f"{side:<11} logins     {end.logins - begin.logins} in {end.at - begin.at:.0f} s (the first "
                     f"opens the master); after it {again}, {again * 3600 / (end.at - begin.at):.0f} per hour at "
                     "this rate (0 expected: 1 login per hour)")
-    return rows
+    return rows + shown
 
 
 def main() -> int:
@@ -220,7 +225,9 @@ def main() -> int:
         lines = int((len(TABS) + 2) * 2 * (args.hold + 10) * 4) + 400  # outlives both runs
         write_numbered_preset(JOB_NAME, home / "job", home / "logs", lines=lines, gpus=2,
                               minutes=min(59, lines // 240 + 3))
-        sub = subprocess.run([sys.executable, "-m", "ntui", "submit", JOB_NAME], env=dict(os.environ), cwd=REPO,
+        # the simulated nvidia-smi on the job's PATH (sbatch exports it): its GPU sampler's step records samples
+        submit_env = {**os.environ, "PATH": f"{sim}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+        sub = subprocess.run([sys.executable, "-m", "ntui", "submit", JOB_NAME], env=submit_env, cwd=REPO,
                              capture_output=True, text=True, timeout=120)
         if sub.returncode != 0 or not sub.stdout.strip().isdigit():
             print(f"submit failed: {sub.stdout} {sub.stderr}", file=sys.stderr)
