@@ -259,10 +259,33 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
         if len(named) == 1:
             found = (named[0], metrics[named[0]])
     if found is None:  # a loss of another name (LLaMA2-Accessory's "closs"): the one name that ends in "loss"
-        named = [n for n in metrics if n.lower().endswith("loss") and _OTHER_LOSS_RE.match(n) is None]
+        named = [n for n in metrics if n.lower().endswith("loss") and _training_phase(n)]
+        if len(named) == 1:
+            found = (named[0], metrics[named[0]])
+    if found is None:  # a loss with its kind after it, under a training phase's name ("train/loss_ssl",
+        # "train_loss_cls"): the one such name where a name says the training phase, else the one that holds "loss"
+        named = [n for n in metrics if "loss" in n.lower() and _training_phase(n)]
+        trained = [n for n in named if "train" in _name_words(n)]
+        named = trained if trained else named
         if len(named) == 1:
             found = (named[0], metrics[named[0]])
     return found
+
+
+#: a name's words: split at what is not a letter or a digit, and where a capital follows a small letter
+_NAME_WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+#: the words that name an evaluation's phase in a metric's name ("val_loss", "eval/loss", "results/x--val_loss")
+_EVAL_NAME_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev"})
+
+
+def _name_words(name: str) -> list[str]:
+    return [w.lower() for w in _NAME_WORD_RE.findall(name)]
+
+
+def _training_phase(name: str) -> bool:
+    """Whether a metric's name is not an evaluation's: it neither starts with an evaluation's word ("valloss") nor
+    holds one as a word of its own (a path's "checkpoints/model--val_loss", "eval/loss")."""
+    return _OTHER_LOSS_RE.match(name) is None and not _EVAL_NAME_WORDS.intersection(_name_words(name))
 
 
 #: the training loss as an average, a smoothing or a sum of it

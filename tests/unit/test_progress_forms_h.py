@@ -1,0 +1,54 @@
+"""General mechanisms of the progress reader, round h (issue [progress-real]): the gaps the fresh measuring sets
+showed, each closed as a rule of its own: a loss read by the phase its name says (an evaluation's word anywhere in
+it, a kind after "loss"), ... Every line here is written for the test, in the layouts those programs' format strings
+give, with values of our own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ntui.core.progress.lines import parse_line, training_loss
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+# ---------------------------------------------------------------- a loss by the phase its name says
+
+
+def test_a_loss_whose_name_holds_an_evaluation_word_is_no_training_loss() -> None:
+    # Lightning's ModelCheckpoint names its file from the monitored metric: "dir/ckpts/model--val_loss=2.11-..."
+    assert training_loss({"/out/run7/ckpts/model--val_loss": 2.11, "samples_seen": 4.0}) is None
+    assert training_loss({"eval/loss": 1.5}) is None
+    assert training_loss({"valLoss": 1.5}) is None
+
+
+def test_a_training_phase_name_with_the_loss_kind_after_it_is_the_loss() -> None:
+    # a metrics logger's "train/loss_<objective>" (an SSL method's), beside the learning rate and the step
+    assert training_loss({"train/loss_byol": 0.052, "train/lr": 0.3}) == ("train/loss_byol", 0.052)
+    # with parts of the loss beside it, the one whose name says the training phase
+    assert training_loss({"train/loss_main": 0.4, "aux_loss_weight": 0.1}) == ("train/loss_main", 0.4)
+    # two such names and nothing to choose between them: none
+    assert training_loss({"train/loss_a": 0.4, "train/loss_b": 0.1}) is None
+
+
+def test_a_checkpoint_callbacks_line_is_no_progress_line(tmp_path: Path) -> None:
+    # Lightning's ModelCheckpoint (verbose): "Epoch {e}, global step {s}: {monitor!r} reached {v:0.5f} (best ...),
+    # saving model to {path!r} as top {k}", between the redraws of the run's bar (NeMo's bar has no rate)
+    saved = ("Epoch 0, global step {s}: 'val_loss' reached 3.10000 (best 3.10000), saving model to "
+             "'/out/exp3/checkpoints/gpt--val_loss=3.10-step={s}-consumed_samples={c}.0.ckpt' as top 3")
+    assert parse_line(saved.format(s=500, c=32000)) is None
+    def bar(first: int, last: int) -> str:
+        return "".join(f"\rEpoch 0: :   {n // 400}%|          | {n}/40000 [00:{n // 100:02d}<9:00:00, v_num=2, "
+                       f"reduced_train_loss={4.0 - n / 1000:.3f}, global_step={n}.0]" for n in range(first, last, 100))
+    series, words = _read(tmp_path, ["  max_steps: 40000", bar(100, 600), saved.format(s=500, c=32000),
+                                     bar(600, 1300)])
+    assert series.step == 1200
+    assert not series.restarts
+    assert "of 40,000" in words
