@@ -52,3 +52,37 @@ def test_a_checkpoint_callbacks_line_is_no_progress_line(tmp_path: Path) -> None
     assert series.step == 1200
     assert not series.restarts
     assert "of 40,000" in words
+
+
+# ---------------------------------------------------------------- an epoch table of epoch indexes, from 0
+
+
+def _yolo(first: int, last: int, of: int, header: str) -> list[str]:
+    # YOLOv5's and YOLOv3's train.py: the header, then the bar's description f"{epoch}/{epochs - 1}" (ultralytics 8:
+    # f"{epoch + 1}/{self.epochs}"), the memory, the losses, the labels and the image size, the epoch's tqdm bar
+    lines: list[str] = []
+    for e in range(first, last + 1):
+        lines += ["", header, f"   {e}/{of}     5.02G   0.02310  0.008120  0.001100        14       640: 100%|"
+                  f"##########| 40/40 [00:21<00:00,  1.88it/s]"]
+    return lines
+
+
+def test_the_end_that_counts_one_more_epoch_than_the_rows_last_says_they_count_from_0(tmp_path: Path) -> None:
+    header = "     Epoch   gpu_mem       box       obj       cls    labels  img_size"
+    series, words = _read(tmp_path, [*_yolo(140, 149, 149, header), "150 epochs completed in 2.301 hours."])
+    assert (series.step, series.run_total) == (150, 150)
+    assert "done" in words and "before its total" not in words
+    # with the run's epochs said before the rows ("Starting training for 150 epochs..."), the same
+    series, words = _read(tmp_path, ["Starting training for 150 epochs...", *_yolo(140, 149, 149, header),
+                                     "150 epochs completed in 2.301 hours."])
+    assert (series.step, series.run_total) == (150, 150)
+    assert "before its total" not in words
+
+
+def test_rows_that_count_epochs_from_1_are_not_moved_by_the_end(tmp_path: Path) -> None:
+    header = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
+    series, _ = _read(tmp_path, [*_yolo(141, 150, 150, header), "150 epochs completed in 2.301 hours."])
+    assert (series.step, series.run_total) == (150, 150)
+    # a resumed run's process counts the epochs it ran itself: fewer than the rows' total
+    series, _ = _read(tmp_path, [*_yolo(141, 150, 150, header), "10 epochs completed in 0.150 hours."])
+    assert (series.step, series.run_total) == (150, 150)

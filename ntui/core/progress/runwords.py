@@ -62,7 +62,7 @@ _PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*
 #: "Total training time": its hooks print it after a crash too)
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
-                     r"|^\d+ epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b"
+                     r"|^(?P<done>\d+) epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b"
                      # an early stop said as the message: "Early stopping", "Early stopping at epoch 45", "early
                      # stopping triggered" (not a configuration's "early stopping patience: 10", nor a helper's
                      # "EarlyStopping counter: 3 out of 10"); Lightning's EarlyStopping and Timer callbacks' "...
@@ -161,7 +161,8 @@ def run_ended(text: str) -> bool:
 
 def run_end(text: str) -> tuple[str, int] | None:
     """Whether the line says the program's training is over: None, else what it stopped at (``("steps", 1000)``,
-    ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached) or ``("", 0)`` when it says no more."""
+    ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached; ``("completed", 10)``: the epochs the process
+    ran, ultralytics' count) or ``("", 0)`` when it says no more."""
     if "raining" not in text and "Trainer.fit" not in text and "arly stop" not in text \
             and "completed in" not in text and "RAINING" not in text and "Trainer to stop" not in text \
             and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text \
@@ -170,6 +171,8 @@ def run_end(text: str) -> tuple[str, int] | None:
     m = _END_RE.search(text)
     if m is None:
         return ("", 0) if _END_WORDS_RE.match(text) is not None and "poch" not in text.lower() else None
+    if m["done"]:  # ultralytics' "300 epochs completed in 4.912 hours.": the epochs this process ran
+        return ("completed", int(m["done"]))
     return (str(m["what"]), int(m["n"])) if m["what"] else ("", 0)
 
 

@@ -133,6 +133,7 @@ class Series:
     _after_inner: bool = False  # the run's bar came back after a bar held inside it
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
     _past_end: int = 0  # the points of the run's training past that step since
+    _rows_from_zero: bool = False  # the epoch table's rows named the epoch's index of the last one's ("299/299" of 300)
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -256,6 +257,13 @@ class Series:
         was_ended, self.ended, self.soft_end = self.ended, True, False
         if what == "steps" and n > 0:
             self.stopped_at = self.declared_total = n
+        elif what == "completed" and self._unit == "epoch" and not self._rows_from_zero and self.total is not None \
+                and self.samples[-1].step == n - 1 and (self.total == n - 1 or self._zero_epoch and self.total == n):
+            # the epochs done are one more than the last row named, of a total as many: the rows named the epoch's
+            # index, from 0, of the last one's (YOLOv5's "299/299" of 300), the run's epochs are the end's
+            self._rows_from_zero, self.total = True, n
+            last = self.samples[-1]
+            self.samples[-1] = Sample(last.time, n, last.metrics, last.segment)
         elif what == "epochs" and n > 0:
             self.epochs = n
             if self.per_epoch:
