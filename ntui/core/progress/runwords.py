@@ -62,7 +62,8 @@ _PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*
 #: "Total training time": its hooks print it after a crash too)
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
-                     r"|^(?P<done>\d+) epochs completed in [\d.]+ hours|\[after training is done\]|^Training time: [\d.]+ ?s\b"
+                     r"|^(?P<done>\d+) epochs completed in [\d.]+ hours"
+                     r"|\[after training is done\]|^Training time: [\d.]+ ?s\b"
                      # an early stop said as the message: "Early stopping", "Early stopping at epoch 45", "early
                      # stopping triggered" (not a configuration's "early stopping patience: 10", nor a helper's
                      # "EarlyStopping counter: 3 out of 10"); Lightning's EarlyStopping and Timer callbacks' "...
