@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import declared_epochs
 from ntui.core.progress.series import Series, estimate
 
 
@@ -86,3 +87,28 @@ def test_rows_that_count_epochs_from_1_are_not_moved_by_the_end(tmp_path: Path) 
     # a resumed run's process counts the epochs it ran itself: fewer than the rows' total
     series, _ = _read(tmp_path, [*_yolo(141, 150, 150, header), "10 epochs completed in 0.150 hours."])
     assert (series.step, series.run_total) == (150, 150)
+
+
+# ---------------------------------------------------------------- a command line's flags
+
+
+def test_an_argparse_flag_in_dashes_says_the_runs_epochs() -> None:
+    assert declared_epochs("+ python train.py /data/set --max-epochs 80 --batch-size 512") == 80
+    assert declared_epochs("python fit.py --num-epochs=12 --lr 3e-4") == 12
+    assert declared_epochs("--num-train-epochs 4") == 4
+    assert declared_epochs("--max-epochs-per-stage 4") is None  # another count
+
+
+def test_a_command_line_with_a_validation_flag_still_says_the_runs_epochs(tmp_path: Path) -> None:
+    # a script's echo under "set -x" (its validation data as one flag among the others), then Lightning's epoch bars
+    # printed as lines by the script's own logger, an epoch's 400 batches
+    lines = ["+ python train.py /data/a.bin --validation-data /data/b.bin --max-epochs 30 --batch-size 256"]
+    for epoch in range(3):
+        lines += [f"Epoch {epoch}: {25 * q}%|   {100 * q}/400  [00:0{q}<00:03,  70.00it/s, train_loss=0.0{q}1, v_num=3]"
+                  for q in range(1, 5 if epoch < 2 else 3)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (1000, 12000)
+    assert "of 12,000" in words
+    # a line about an evaluation alone keeps its count to itself
+    series, _ = _read(tmp_path, ["Start evaluating (total_samples: 500, total_iters: 500)...", *lines[1:]])
+    assert series.run_total is None

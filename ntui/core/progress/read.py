@@ -158,8 +158,9 @@ _WRAPPED_MAX = 4000
 def _declarations(series: Series, text: str) -> bool:
     """What a line says of the whole run, all of it (a configuration printed as one dict or one command line says
     its steps, its epochs and an epoch's steps together): whether it said any. Not a line about an evaluation
-    (PaddleSeg's "Start evaluating (total_samples: 500, total_iters: 500)...": the evaluation's count)."""
-    if "valuat" in text or "alidat" in text:
+    (PaddleSeg's "Start evaluating (total_samples: 500, total_iters: 500)...": the evaluation's count); a command line
+    of flags is one, each flag saying its own ("--validation-datasets x --max-epochs 120": the run's epochs)."""
+    if ("valuat" in text or "alidat" in text) and text.count(" --") < _FLAGS_MIN:
         return False
     said = False
     if (total := declared_total(text)) is not None:
@@ -172,6 +173,10 @@ def _declarations(series: Series, text: str) -> bool:
     if (per_epoch := declared_per_epoch(text)) is not None:
         series.declared_per_epoch, said = per_epoch, True
     return said
+
+
+#: a line with this many " --" flags is a command line, not a message
+_FLAGS_MIN = 2
 
 
 _PREFIX_FIRST = frozenset("[( 0123456789")

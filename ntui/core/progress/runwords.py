@@ -215,11 +215,14 @@ def run_stop(text: str) -> str | None:
 
 #: what a program says of the run's epochs, on a line of its own: mmcv's runner "workflow: [('train', 1)], max: 12
 #: epochs", the MetricLogger scripts' "Start training for 100 epochs", timm's "Scheduled epochs: 300", the Trainer's
-#: "Num Epochs = 3", a configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90" / PaddleOCR's "epoch_num : 500"
+#: "Num Epochs = 3", a configuration's "max_epochs: 40" / "epochs: 5" / "--epochs 90" / PaddleOCR's "epoch_num : 500",
+#: argparse's flags in dashes ("--max-epochs 120", Lightning's own Trainer flag as a script's argument)
 _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"|\b(?:[Ss]tart(?:ing)? training for|Scheduled epochs:) (?P<b>\d+)(?: epochs)?\b"
                         r"|\bNum Epochs = (?P<c>\d+)"
-                        r"|(?:\bmax_epochs|\bnum_train_epochs|(?:^|\||--|['\"])\s*epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
+                        r"|(?:\bmax[_-]epochs|\bnum[_-]train[_-]epochs|(?:^|\||--|['\"])\s*epochs"
+                        # a command line's flag, in dashes or underscores: "--max-epochs 120", "--num-epochs 30"
+                        r"|--(?:num|n|total|train(?:ing)?)[_-](?:train(?:ing)?[_-])?epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
                         # in other words, in a dict, a Namespace or a configuration: 'num_epochs': 20, n_epochs=30,
                         # total_epochs: 12, train_epochs, Namespace(epochs=90, ...)
                         r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs|\bepoch_num"
