@@ -222,7 +222,8 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"|\bNum Epochs = (?P<c>\d+)"
                         r"|(?:\bmax[_-]epochs|\bnum[_-]train[_-]epochs|(?:^|\||--|['\"])\s*epochs"
                         # a command line's flag, in dashes or underscores: "--max-epochs 120", "--num-epochs 30"
-                        r"|--(?:num|n|total|train(?:ing)?)[_-](?:train(?:ing)?[_-])?epochs)['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
+                        r"|--(?:num|n|total|train(?:ing)?)[_-](?:train(?:ing)?[_-])?epochs)"
+                        r"['\"]?\s*[=: ]\s*(?P<d>\d+)\b"
                         # in other words, in a dict, a Namespace or a configuration: 'num_epochs': 20, n_epochs=30,
                         # total_epochs: 12, train_epochs, Namespace(epochs=90, ...)
                         r"|(?:\b(?:max|num|n|total)_(?:train(?:ing)?_)?epochs?|\btrain(?:ing)?_epochs|\bnepochs|\bepoch_num"
