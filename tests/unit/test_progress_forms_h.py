@@ -112,3 +112,20 @@ def test_a_command_line_with_a_validation_flag_still_says_the_runs_epochs(tmp_pa
     # a line about an evaluation alone keeps its count to itself
     series, _ = _read(tmp_path, ["Start evaluating (total_samples: 500, total_iters: 500)...", *lines[1:]])
     assert series.run_total is None
+
+
+# ---------------------------------------------------------------- the run's epochs from its lines
+
+
+def test_an_epochs_steps_said_by_its_loader_times_the_epochs_its_lines_name_is_the_total(tmp_path: Path) -> None:
+    # PaddleOCR's program.py and its forks: "train dataloader has {} iters", then "epoch: [{}/{}], global_step: {},
+    # lr: ..., loss: ..., avg_reader_cost: ..." every print_batch_step steps (the global step counts the run's)
+    lines = ["[2025/01/02 10:00:00] ppocr INFO: train dataloader has 1200 iters"]
+    lines += [f"[2025/01/02 10:{n // 100:02d}:00] ppocr INFO: epoch: [{1 + n // 1200}/4], global_step: {n}, "
+              f"lr: 0.001000, loss: {9.0 - n / 1000:.6f}, avg_reader_cost: 0.01 s, ips: 300.1 samples/s"
+              for n in range(20, 1500, 20)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (1480, 4800)
+    # without the loader's length, no total
+    series, _ = _read(tmp_path, lines[1:])
+    assert series.run_total is None

@@ -215,11 +215,12 @@ class Series:
 
     @property
     def run_total(self) -> int | None:
-        """The run's total: its points', else its configuration's (its total, or its epochs times an epoch's
-        steps where the loop counts steps)."""
+        """The run's total: its points', else its configuration's (its total, or its epochs, said by it or by the
+        loop's lines, times an epoch's steps where the loop counts steps)."""
         total = self.total or self.declared_total
-        if total is None and self._unit != "epoch" and self.declared_per_epoch and self.declared_epochs:
-            total = self.declared_epochs * self.declared_per_epoch
+        epochs = self.declared_epochs or self.epochs  # (the lines' own "epoch: [1/3]" where nothing else said them)
+        if total is None and self._unit != "epoch" and self.declared_per_epoch and epochs:
+            total = epochs * self.declared_per_epoch
         if total is None and self._unit == "step" and self._epoch_steps and self.declared_epochs:
             total = self.declared_epochs * self._epoch_steps  # an epoch's steps as the loop's bar counts them
         if total is None and self._own_lines and self._unit == "step":
