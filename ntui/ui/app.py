@@ -38,6 +38,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from ntui import __version__
+from ntui.core.remote.link import LinkBoard
 from ntui.ui.messages import JobSubmitted
 from ntui.ui.screens.compose import ComposeScreen
 
@@ -163,6 +164,9 @@ class NtuiApp(App[int]):
         self._local_slurm = local_slurm
         self._local_name = local_name
         self._cluster_files: dict[str, ClusterFiles] = {}
+        self.links = LinkBoard()
+        """Each cluster's link state (up, slow, down, back), fed by its files and its squeue; the jobs view's banner
+        and status line and the Logs tab read it."""
         self._files_lock = threading.Lock()
         self._settings: Settings | None = settings
         self._settings_lock = threading.Lock()
@@ -255,7 +259,8 @@ class NtuiApp(App[int]):
 
                 configured = self._settings.cluster(name) if self._settings is not None else None
                 files = connect(runner, command=agent_command(configured.agent if configured else None),
-                                on_link=lambda words: self.log.warning(f"{name}: {words}"))
+                                on_link=lambda words: self.log.warning(f"{name}: {words}"),
+                                link=self.links.of(name))
                 self._cluster_files[name] = files
             return files
 

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from ntui.core.config import Settings
 from ntui.core.errors import describe_error
@@ -56,6 +57,7 @@ from ntui.core.slurm.ssh import SshError
 
 __all__ = [
     "SEP",
+    "ClusterLink",
     "cluster_status",
     "ClusterBoard",
     "ClusterQueue",
@@ -87,6 +89,19 @@ def with_cluster(rows: Mapping[str, Row], cluster_of: Callable[[str], str]) -> d
     return {key: (cluster_of(key), *row) for key, row in rows.items()}
 
 
+class ClusterLink(Protocol):
+    """A cluster's link state (:class:`ntui.core.remote.link.LinkWatch`): its squeue's answers and ssh failures
+    feed it, beside its files' requests; its banner line and status word are the view's while its squeue answers."""
+
+    def answered(self) -> None: ...
+
+    def dropped(self, words: str, *, login: bool = False) -> None: ...
+
+    def banner(self) -> str: ...
+
+    def status(self) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class ClusterRow:
     """A row of a cluster reached over ssh: its cluster, its job id there (an ended row's key there), the last
@@ -113,14 +128,20 @@ def login_user(runner: CommandRunner, timeout: float) -> str | None:
     return name if res.returncode == 0 and name and not any(c.isspace() for c in name) else None
 
 
-def cluster_status(name: str, polls: PollBook) -> str:
-    """A cluster's part of the status line: its counts, or that it has not answered (in words)."""
+def cluster_status(name: str, polls: PollBook, link: ClusterLink | None = None) -> str:
+    """A cluster's part of the status line: its counts, or that it has not answered (in words); its link's word
+    instead while the link is down or slow (its files' requests say so before a squeue does), after them a while
+    once it reconnected."""
     err = polls.error
     if err is not None:
         return f"{name}: " + ("link down" if isinstance(err, SshError) and err.link_down else "no answer")
+    said = link.status() if link is not None else None
+    if said is not None and said.startswith("link "):
+        return f"{name}: {said}"
     if polls.last_update is None:
         return f"{name}: waiting for squeue…"
-    return f"{name}: " + (" · ".join(f"{n} {label}" for label, n in polls.counts.items() if n) or "none queued")
+    counts = " · ".join(f"{n} {label}" for label, n in polls.counts.items() if n) or "none queued"
+    return f"{name}: {counts}" + (f" · {said}" if said else "")
 
 
 class ClusterQueue:
@@ -128,8 +149,9 @@ class ClusterQueue:
 
     def __init__(self, name: str, settings: Settings, *, clock: Callable[[], datetime] = datetime.now,
                  monotonic: Callable[[], float] = time.monotonic,
-                 resolver: FinalStateResolver | None = None) -> None:
+                 resolver: FinalStateResolver | None = None, link: ClusterLink | None = None) -> None:
         self.name = name
+        self.link = link  # its link state (None: not followed)
         self.slurm_timeout = settings.slurm.timeout
         self.polls = PollBook(settings.queue, clock)
         self.fetcher = QueueFetcher()
@@ -281,8 +303,8 @@ class ClusterQueue:
         """What the banner says of this cluster ("" while its last squeue answered)."""
         polls = self.polls
         err = polls.error
-        if err is None:
-            return ""
+        if err is None:  # squeue answers: what the link says (a request of its files dropped, stalled, came back)
+            return self.link.banner() if self.link is not None else ""
         if isinstance(err, SshError):
             what = "link down" if err.link_down else "cannot log in"
             words = err.words
@@ -293,7 +315,17 @@ class ClusterQueue:
 
     def status(self) -> str:
         """This cluster's part of the status line."""
-        return cluster_status(self.name, self.polls)
+        return cluster_status(self.name, self.polls, self.link)
+
+    def link_answered(self) -> None:
+        """*Thread-side*: a command through this cluster's runner was answered (the link holds)."""
+        if self.link is not None:
+            self.link.answered()
+
+    def link_failed(self, error: BaseException) -> None:
+        """*Thread-side*: a command through this cluster's runner failed: ssh's failure is the link's."""
+        if self.link is not None and isinstance(error, SshError):
+            self.link.dropped(error.words, login=not error.link_down)
 
     def ticked_seconds(self, job_id: str) -> int | None:
         """A running job's elapsed seconds now: squeue's (as of this cluster's last answer) plus the time since."""
@@ -310,9 +342,11 @@ class ClusterQueues:
     def __init__(self, names: Iterable[str], settings: Settings, *,
                  clock: Callable[[], datetime] = datetime.now,
                  monotonic: Callable[[], float] = time.monotonic,
-                 resolver: FinalStateResolver | None = None) -> None:
+                 resolver: FinalStateResolver | None = None,
+                 links: Callable[[str], ClusterLink] | None = None) -> None:
         self.queues: dict[str, ClusterQueue] = {
-            name: ClusterQueue(name, settings, clock=clock, monotonic=monotonic, resolver=resolver)
+            name: ClusterQueue(name, settings, clock=clock, monotonic=monotonic, resolver=resolver,
+                               link=links(name) if links is not None else None)
             for name in names}
 
     def __bool__(self) -> bool:

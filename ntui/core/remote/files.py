@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ntui.core.remote import agent as local_agent
+from ntui.core.remote.link import LinkWatch
 from ntui.core.remote.protocol import (
     MAX_CAT,
     MAX_CHUNK,
@@ -243,8 +244,10 @@ class AgentFiles:
 
     def __init__(self, runner: SshRunner, *, command: Sequence[str] = AGENT_COMMAND, slack_s: float = REQUEST_SLACK_S,
                  reconnects: int = RECONNECTS, backoff: Backoff | None = None,
-                 sleep: Callable[[float], None] = time.sleep, on_link: Callable[[str], None] | None = None) -> None:
+                 sleep: Callable[[float], None] = time.sleep, on_link: Callable[[str], None] | None = None,
+                 link: LinkWatch | None = None) -> None:
         self.runner = runner
+        self.link = link  # the cluster's link state, fed by every request (ntui.core.remote.link)
         self.command = tuple(command)
         self.slack_s = slack_s
         self.reconnects = reconnects
@@ -359,7 +362,9 @@ class AgentFiles:
         :class:`~ntui.core.slurm.ssh.SshError` for the link's or the login's failure, in words."""
         with self._lock:
             failures = 0
+            link = self.link
             while True:
+                token = link.begin(wait) if link is not None else 0
                 try:
                     if self._proc is None:
                         self._open()
@@ -368,6 +373,8 @@ class AgentFiles:
                 except LinkLost as exc:
                     self._end()
                     failures += 1
+                    if link is not None:
+                        link.dropped(f"the channel to the agent: {exc}")
                     if failures > self.reconnects:
                         raise SshError(f"ssh to {self.runner.target.host}: the link to the agent is down ({exc})",
                                        host=self.runner.target.host, words="the connection dropped") from None
@@ -378,13 +385,20 @@ class AgentFiles:
                 except SshError as exc:
                     self._end()
                     failures += 1
+                    if link is not None:
+                        link.dropped(exc.words, login=not exc.link_down)
                     if not exc.link_down or failures > self.reconnects:
                         raise
                     if self._on_link is not None:
                         self._on_link(f"{exc.words}; reopening")
                     self._sleep(self.backoff.delay())
                     continue
+                finally:
+                    if link is not None:
+                        link.end(token)
                 self.backoff.reset()
+                if link is not None:
+                    link.answered()
                 if answer.get("ok"):
                     return answer
                 error = answer.get("error")
@@ -599,15 +613,16 @@ def agent_command(configured: Sequence[str] | None = None,
 
 
 def connect(runner: CommandRunner, *, command: Sequence[str] = AGENT_COMMAND,
-            on_link: Callable[[str], None] | None = None) -> ClusterFiles:
+            on_link: Callable[[str], None] | None = None, link: LinkWatch | None = None) -> ClusterFiles:
     """The files of the cluster ``runner`` reaches: :class:`LocalFiles` when it runs Slurm here; the agent over
     ssh; else (no ntui there, or another protocol) :class:`CommandFiles`, whose ``note`` says why and what it
     cannot do. ssh's own failures (the login refused, the host unreachable) raise
-    :class:`~ntui.core.slurm.ssh.SshError` in words."""
+    :class:`~ntui.core.slurm.ssh.SshError` in words. ``link``: the cluster's link state, which the agent's requests
+    feed (:mod:`ntui.core.remote.link`)."""
     ssh = ssh_runner_of(runner)
     if ssh is None:
         return LocalFiles()
-    files = AgentFiles(ssh, command=command, on_link=on_link)
+    files = AgentFiles(ssh, command=command, on_link=on_link, link=link)
     try:
         files.request("hello", version=VERSION)
     except AgentUnavailable as exc:

@@ -33,6 +33,7 @@ from ntui.core.jobs.recent import RecentParts
 from ntui.core.jobs.selected import selected_on_cluster
 from ntui.core.records.record import RecentJobs
 from ntui.core.remote.files import ClusterFiles
+from ntui.core.remote.link import LinkBoard
 from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.messages import ClusterDetailsFetched, ClusterQueueFailed, ClusterQueueFetched
 from ntui.ui.screens.base import NtuiScreen
@@ -101,8 +102,10 @@ class RemoteClusters:
         self.view = view
         app = screen.ntui_app
         model = view.model
+        links = getattr(screen.app, "links", None)  # the app's (NtuiApp.links), fed by the clusters' files too
+        self.links: LinkBoard = links if isinstance(links, LinkBoard) else LinkBoard()
         self.queues = ClusterQueues(app.shown_clusters(), view.full_settings, clock=model.clock,
-                                    monotonic=model.monotonic, resolver=resolver)
+                                    monotonic=model.monotonic, resolver=resolver, links=self.links.of)
         local = app.local_slurm
         self.board = ClusterBoard(self.queues, local=local,
                                   local_name=app.local_cluster_name() if self.queues and local else "")

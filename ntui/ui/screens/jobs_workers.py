@@ -363,11 +363,14 @@ class ClusterWorkers:
             self.screen.call_later(self.start_poll, name)
 
     def _poll(self, name: str, request: PollRequest) -> None:
+        queue = self.queues[name]
         try:
-            got = self.queues[name].fetch(self.runner_of(name), request)
+            got = queue.fetch(self.runner_of(name), request)
         except Exception as exc:  # Slurm's or ssh's failure, or a runner that cannot be built: this cluster's alone
+            queue.link_failed(exc)
             self.screen.post_message(ClusterQueueFailed(name, request, exc))
             return
+        queue.link_answered()
         self.screen.post_message(ClusterQueueFetched(name, request, got))
 
     def details(self, name: str, request: DetailsRequest) -> None:

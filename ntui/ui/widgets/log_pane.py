@@ -66,6 +66,7 @@ from ntui.core.logs.rows import key_sort as _key_sort
 from ntui.core.logs.session import LogView, Reading, Shown, WatchSession
 from ntui.core.logs.statusline import status_line
 from ntui.core.logs.watch import watch_files
+from ntui.core.remote.link import LinkBoard
 from ntui.core.remote.rankfollow import RemoteJob, RemoteRanks
 from ntui.core.textsafe import ellipsize
 from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
@@ -81,6 +82,7 @@ RANKS_MAX_LINES = 12
 QUEUE_HIGH = 10  # backpressure: the watcher waits while the pane has more queued messages ...
 QUEUE_LOW = 2  # ... until it is down to this many
 LAST_LINE_CELLS = 160  # the table clips the last column at the pane's edge
+LINK_TICK_S = 1.0  # how often a remote job's rows look at its cluster's link (LogPane._link_tick)
 
 #: (label, key, width) of the rank table's columns
 COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -325,6 +327,7 @@ class LogPane(JobTab, Widget):
         self.files = files  # a cluster's files by its name (jobs of clusters reached over ssh)
         self._ready = False
         self._deferred: tuple[str | None, dict[str, Any]] | None = None
+        self._before_link: dict[Key, RankRow] | None = None  # the rows as the follow said them, while the link's show
 
     def compose(self) -> ComposeResult:
         yield Static("no job selected", id="lp-triage", markup=False)
@@ -342,6 +345,7 @@ class LogPane(JobTab, Widget):
             table.add_column(label, key=key, width=width)
         self._ready = True
         self.call_after_refresh(self._share_height)
+        self.set_interval(LINK_TICK_S, self._link_tick, name="link state")
         if self._deferred is not None:
             job_id, kwargs = self._deferred
             self._deferred = None
@@ -603,6 +607,7 @@ class LogPane(JobTab, Widget):
         self.workers.cancel_group(self, "log-pane")
         self._follow = _Follow(self._follow.token + 1, remote=remote)
         self._shown = shown
+        self._before_link = None
         self._reset_view_state()
         self._ranks.clear()
         self._log.clear()
@@ -708,9 +713,31 @@ class LogPane(JobTab, Widget):
 
     # -- message handlers ----------------------------------------------------------------------------
 
+    def _link_tick(self) -> None:
+        """A job of a cluster reached over ssh: while that cluster's link is down (or slow) every row says so (the
+        follow's poll waits inside its files' own reconnects meanwhile, so it says nothing itself); once the link
+        is back, the rows the follow said last come back, until its next poll replaces them."""
+        remote = self._follow.remote
+        links = getattr(self.app, "links", None)  # the app's link states (NtuiApp.links)
+        if remote is None or not self._shown.rows or not isinstance(links, LinkBoard):
+            return
+        said = links.of(remote.cluster).row_status()
+        rows = self._shown.rows
+        if said is None:
+            if self._before_link is not None:
+                before, self._before_link = self._before_link, None
+                self._apply_rows(list(before.values()))
+            return
+        if all(r.status == said or r.status.startswith("link down") for r in rows.values()):
+            return
+        if self._before_link is None:
+            self._before_link = dict(rows)
+        self._apply_rows([replace(r, status=said) for r in rows.values()])
+
     def on_log_pane_rows(self, message: LogPane.Rows) -> None:
         if message.token != self._follow.token:
             return
+        self._before_link = None  # the follow's own word again
         self._apply_rows(message.rows)
         self._set_triage(message.triage)
         self.polls += 1
