@@ -129,3 +129,20 @@ def test_an_epochs_steps_said_by_its_loader_times_the_epochs_its_lines_name_is_t
     # without the loader's length, no total
     series, _ = _read(tmp_path, lines[1:])
     assert series.run_total is None
+
+
+# ---------------------------------------------------------------- text glued after a bar's redraw
+
+
+def test_a_counter_alone_glued_after_a_bars_redraw_is_not_the_runs_step(tmp_path: Path) -> None:
+    # a UI that prints its own count (its micro-batches) in colour after each of the Trainer's redraws, no newline
+    glued = " 25%|##5       | 5/20 [01:40<05:00, 20.10s/it]\x1b[1;30;40mStep: 79 \x1b[0;37;0m"
+    point = parse_line(glued)
+    assert point is not None and (point.step, point.total) == (5, 20)
+    lines = ["".join(f"\r {5 * n}%|#         | {n}/20 [00:{n:02d}<05:00, 20.10s/it]" for n in range(1, 6)), glued,
+             "{'loss': 1.812, 'learning_rate': 0.0002, 'epoch': 0.5}"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (5, 20)
+    # the loop's own line glued after the bar, with its loss, still counts the run (torchtune's "Step 25 | loss:0.8")
+    point = parse_line(" 40%|####      | 8/20 [00:16<00:24,  2.00s/it]Step 33 | loss:0.8123")
+    assert point is not None and point.step == 33

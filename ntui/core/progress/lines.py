@@ -358,10 +358,11 @@ def _tqdm(text: str) -> Point | None:
     m = bars[-1]
     if (tail := text[m.end():]) and _FORM_HINT_RE.search(tail) is not None \
             and ((own := _log_form(tail)) is not None or (own := _counters(unheader(tail.lstrip()))) is not None) \
-            and own.step is not None:
+            and own.step is not None and (own.metrics or own.total is not None):
         # the loop's own line glued after the bar's redraw (torchtune's "...3.20s/it]Step 25 | loss:0.87", a
         # logger's "...6.73it/s]DLL <date> - Training Epoch: 1 Training Iteration: 3374 step_loss : 0.29"): the
-        # loop's line counts the run, the bar one epoch's batches
+        # loop's line counts the run, the bar one epoch's batches. Not a counter alone, with no metric nor total
+        # (a UI's own count printed after each redraw, "...35.1s/it]Step: 159 ", its micro-batches): the bar's
         return own
     step = int(_scaled(m["n"], m["nk"]))
     total = int(_scaled(m["total"], m["tk"])) if m["total"] is not None else None
