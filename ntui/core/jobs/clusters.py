@@ -183,14 +183,13 @@ class ClusterQueue:
             return False, polls.rearm(0.0, background=background)
         polls.applied(got.counts)
         self.finished.refreshed()
-        policy = polls.policy
         if got.unchanged and self.live:
-            policy.errors = 0
-            return False, polls.rearm(policy.delay(), background=background)
+            return False, polls.rearm(polls.paced(got.jobs, unchanged=True, user=None), background=background)
         self._departures(request.all_users, got)
         self.live, self.rows = dict(got.live), dict(got.rows)
         self._live_all_users, self._have_snapshot = request.all_users, True
-        return True, polls.rearm(policy.on_success(got.jobs), background=background)
+        delay = polls.paced(got.jobs, unchanged=False, user=self.user if request.all_users else None)
+        return True, polls.rearm(delay, background=background)
 
     def _departures(self, all_users: bool, got: Fetched) -> None:
         """Own jobs the last answer listed and this one does not: their ended rows, each looked up there; jobs

@@ -10,7 +10,7 @@ refreshes never overlap. It also words the back-off banner. Its one refresh in f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -18,6 +18,7 @@ from ntui.core.config import QueueSettings
 from ntui.core.errors import describe_error
 from ntui.core.jobs.queue import PollPolicy
 from ntui.core.slurm.runner import ControllerUnreachable, SlurmConfigError, SlurmTimeout
+from ntui.core.slurm.squeue import QueueJob
 
 __all__ = ["PollBook", "PollRequest"]
 
@@ -83,6 +84,16 @@ class PollBook:
         self._again = False
         self.next_poll = self.clock() + timedelta(seconds=delay)
         return delay
+
+    def paced(self, jobs: Iterable[QueueJob], *, unchanged: bool, user: str | None) -> float:
+        """The pace after an applied answer, before :meth:`rearm`: the one rule of the local queue and of every
+        cluster's (an answer like the last keeps the activity it found; another counts the active jobs anew, only
+        ``user``'s in everyone's view: others' jobs never speed the poll up)."""
+        policy = self.policy
+        if unchanged:
+            policy.errors = 0
+            return policy.delay()
+        return policy.on_success(jobs, user=user)
 
     def failed(self, error: BaseException, *, background: bool) -> float:
         """A refresh failed: keep the rows, back off; returns the delay before the next try."""
