@@ -146,3 +146,31 @@ def test_a_counter_alone_glued_after_a_bars_redraw_is_not_the_runs_step(tmp_path
     # the loop's own line glued after the bar, with its loss, still counts the run (torchtune's "Step 25 | loss:0.8")
     point = parse_line(" 40%|####      | 8/20 [00:16<00:24,  2.00s/it]Step 33 | loss:0.8123")
     assert point is not None and point.step == 33
+
+
+# ---------------------------------------------------------------- a checkpoint at the run's last epoch
+
+
+def _mmengine(epochs: int, saved: list[int], per: int = 205) -> list[str]:
+    # mmengine's LoggerHook every 10 iterations of the run ("Iter(train) [  N/T]" of an epoch-based loop's
+    # iterations), its CheckpointHook's f"Saving checkpoint at {runner.epoch + 1} epochs" after each epoch
+    lines = ["max_epochs = 3", "train_cfg = dict(by_epoch=True, max_epochs=3, val_interval=1)"]
+    for epoch in range(1, epochs + 1):
+        lines += [f"01/02 10:{n % 60:02d}:00 - mmengine - INFO - Iter(train) [{n:4d}/{3 * per}]  lr: 1.0e-04  "
+                  f"eta: 0:10:00  time: 1.2000  data_time: 0.0100  memory: 9000  loss: {1.5 - n / 1000:.4f}"
+                  for n in range(per * (epoch - 1) + 10, per * epoch + 1, 10)]
+        if epoch in saved:
+            lines.append(f"01/02 11:00:00 - mmengine - INFO - Saving checkpoint at {epoch} epochs")
+    return lines
+
+
+def test_a_checkpoint_saved_at_the_runs_last_epoch_ends_it(tmp_path: Path) -> None:
+    series, words = _read(tmp_path, _mmengine(3, [1, 2, 3]))
+    assert (series.step, series.run_total) == (610, 615)
+    assert "done" in words
+    # an earlier epoch's checkpoint is not the end
+    _, words = _read(tmp_path, _mmengine(2, [1, 2]))
+    assert "done" not in words
+    # an error after it is the run's end: not done
+    _, words = _read(tmp_path, [*_mmengine(3, [1, 2, 3]), "Traceback (most recent call last):", "RuntimeError: x"])
+    assert "done" not in words

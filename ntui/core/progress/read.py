@@ -13,6 +13,7 @@ from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.loglines import parse_prefix
 from ntui.core.progress.lines import Pattern, parse_line, table_header, table_row, trailing_metrics, unheader
 from ntui.core.progress.runwords import (
+    checkpoint_at,
     declared_epochs,
     declared_per_epoch,
     declared_steps_flag,
@@ -133,7 +134,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.evaluation()
     elif (end := run_end(text)) is not None:
         series.end(*end)
-    elif run_soft_end(text):
+    elif run_soft_end(text) or ((saved := checkpoint_at(text)) is not None and _at_last(series, *saved)):
+        # (a checkpoint saved at the run's last epoch or iteration: its training is over, an evaluation may follow)
         if series.samples and series.stopped is None:  # the loop's end, said also after an error: none was read
             series.end()
             series.soft_end = True
@@ -145,6 +147,15 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False
+
+
+def _at_last(series: Series, what: str, n: int) -> bool:
+    """Whether a checkpoint saved after ``n`` epochs or iterations is the run's last: its epochs, as its
+    configuration or its lines said them, or its total of iterations."""
+    if what == "epochs":
+        epochs = series.declared_epochs or series.epochs
+        return epochs is not None and n == epochs
+    return series.run_total is not None and n == series.run_total
 
 
 #: how a line that goes on with the record of the line before starts: its next ``key=value`` field (fairseq's records

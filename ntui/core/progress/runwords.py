@@ -89,6 +89,19 @@ _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|compl
 _SOFT_END_RE = re.compile(r"\bOverall training speed: \d+ iterations in\b|\bTotal training time: \d")
 
 
+#: mmengine's CheckpointHook: "Saving checkpoint at 3 epochs" (by epoch) or "Saving checkpoint at 8000 iterations"
+#: (by iteration), the epoch or the iteration done
+_CHECKPOINT_AT_RE = re.compile(r"\bSaving checkpoint at (?P<n>\d+) (?P<what>epochs|iterations)\b")
+
+
+def checkpoint_at(text: str) -> tuple[str, int] | None:
+    """Where a checkpoint is saved, as the line says it: ``("epochs", 3)``, ``("iterations", 8000)``, or None."""
+    if "Saving checkpoint at" not in text:
+        return None
+    m = _CHECKPOINT_AT_RE.search(text)
+    return (m["what"], int(m["n"])) if m is not None else None
+
+
 def run_soft_end(text: str) -> bool:
     """Whether the line says the training loop is over, as a program says it also after an error
     (:data:`_SOFT_END_RE`)."""
