@@ -186,8 +186,11 @@ async def drive(app: Any, key: str, hold: float, meter: Meter, sim: str, side: s
             rows.append(f"{side:<11} {label:<10} {' '.join(cells[:-1])}  {cells[-1]}")
             if tab_key == "g":
                 gpu = screen.query_one(GpuPane)
-                board = gpu.board.latest() if gpu.board is not None else {}
-                shown.append(f"{side}: the GPU tab {gpu.state}, {sum(len(g) for g in board.values())} GPU(s) shown")
+                with gpu.gpu_watch.lock:  # what the pane draws: the job's sample files, else the watch step's board
+                    drawn = gpu.gpu_watch.shown
+                    board = drawn.latest() if drawn is not None else {}
+                shown.append(f"{side}: the GPU tab {gpu.state} ({gpu.source or 'nothing'}), "
+                             f"{sum(len(g) for g in board.values())} GPU(s) shown")
         end = meter.take()
     label, cells = delta_row("whole run", begin, end, over_ssh)
     rows.append(f"{side:<11} {label:<10} {' '.join(cells[:-1])}  {cells[-1]}")
