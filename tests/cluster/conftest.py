@@ -106,6 +106,22 @@ def dev_cluster() -> DevCluster:
     return DevCluster(slurm_conf=Path(conf), state_dir=state_dir, env=env)
 
 
+@pytest.fixture(scope="session")
+def remote_login() -> str:
+    """The second local user the ssh tests log in as (the "cluster side" of a laptop's ntui, whose home holds the
+    records): skipped where the tests do not run as root (sshd must); a missing user is the dev cluster's to make
+    (``scripts/dev-cluster up`` and ``remote-user`` do), so it fails where the cluster is required."""
+    from tests.support import sshd as sshd_support
+
+    user = sshd_support.remote_user()
+    if os.geteuid() != 0:
+        pytest.skip(f"the ssh tests log in as a second local user ({user}) through a private sshd: they need root")
+    reason = sshd_support.why_not(user)
+    if reason is not None:
+        _skip(reason)
+    return user
+
+
 #: The file in a cluster's state dir whose lock says who may stop its daemons (see ``cluster_lock``).
 DISRUPTION_LOCK = "ntui-tests-disruption.lock"
 #: dev-cluster's commands that stop or kill a daemon: only under the exclusive lock (``disrupts_cluster``).

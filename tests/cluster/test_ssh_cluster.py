@@ -1,6 +1,8 @@
 """``ntui --cluster NAME`` against the real dev cluster, reached through a private sshd on the loopback address:
-the "laptop" side runs ntui with a PATH that holds ssh and no Slurm client; the "cluster" side (the sshd's
-sessions) sees the dev cluster's ``SLURM_CONF`` and runs its clients from the cluster's ``bin-dir``.
+the "laptop" side (root, these tests' own user) runs ntui with a PATH that holds ssh and no Slurm client; the
+"cluster" side (the sshd's sessions) logs in as a second local user (``ntuiremote``, made by ``scripts/dev-cluster
+remote-user``) whose home holds the records its agent writes, sees the dev cluster's ``SLURM_CONF`` and runs its
+clients from the cluster's ``bin-dir``. The jobs these tests follow, watch or cancel over ssh are that user's.
 
 A held job is submitted (the script on sbatch's standard input), listed, shown and cancelled; nothing of it runs.
 A short job's batch log is followed from the laptop side through ``ntui agent --stdio`` on the cluster's side
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -26,28 +29,22 @@ import pytest
 
 from tests.cluster.conftest import DevCluster
 from tests.support import sshd as sshd_support
+from tests.support.remote_app import cluster_record, cluster_side_env, laptop_path
 
 pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parents[2]
+#: ps, found once: a test may give this process the laptop's PATH (ssh alone)
+PS = shutil.which("ps") or "/bin/ps"
 
 
 @pytest.fixture(scope="module")
-def cluster_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The cluster's side's state dir: its history, written and read by the agent."""
-    return tmp_path_factory.mktemp("cluster-state")
-
-
-@pytest.fixture(scope="module")
-def cluster_sshd(dev_cluster: DevCluster, cluster_state: Path) -> Iterator[sshd_support.Sshd]:
-    reason = sshd_support.why_not()
-    if reason is not None:
-        pytest.skip(reason)
+def cluster_sshd(dev_cluster: DevCluster, remote_login: str) -> Iterator[sshd_support.Sshd]:
+    """The cluster's side: sessions of the second user, its history (written and read by the agent) in its home."""
     # the simulated nvidia-smi on the sessions' PATH: srun gives its PATH to the GPU watch step's tasks
     sim = dev_cluster.env.get("NTUI_DEV_SIM_PATH") or str(dev_cluster.state_dir / "simbin")
-    env = {"SLURM_CONF": str(dev_cluster.slurm_conf), "PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(cluster_state),
-           "PATH": f"{sim}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-    with sshd_support.private_sshd(environment=env) as server:
+    env = cluster_side_env(dev_cluster.slurm_conf, _slurm_bin_dir(dev_cluster), sim)
+    with sshd_support.private_sshd(environment=env, login_user=remote_login) as server:
         yield server
 
 
@@ -64,9 +61,7 @@ def _slurm_bin_dir(dev_cluster: DevCluster) -> str:
 @pytest.fixture
 def laptop(dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd, tmp_path: Path) -> dict[str, str]:
     """The environment of ntui on the "laptop": ssh on PATH, no Slurm, no SLURM_CONF, the cluster in its settings."""
-    bin_dir = tmp_path / "laptop-bin"
-    bin_dir.mkdir()
-    (bin_dir / "ssh").symlink_to(shutil.which("ssh") or "/usr/bin/ssh")
+    bin_dir = laptop_path(tmp_path / "laptop-bin")
     config = tmp_path / "config" / "ntui"
     config.mkdir(parents=True)
     (config / "config.yaml").write_text(
@@ -74,7 +69,7 @@ def laptop(dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd, tmp_path: P
         f"    ssh-config: {cluster_sshd.ssh_config}\n    persist: 900\n")
     runtime = cluster_sshd.directory / f"rt-{os.getpid()}-{tmp_path.name[-6:]}"  # short: the master's socket
     runtime.mkdir(mode=0o700)
-    return {"PATH": str(bin_dir), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    return {"PATH": bin_dir, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
             "XDG_RUNTIME_DIR": str(runtime), "NTUI_STATE_DIR": str(tmp_path / "state"), "LANG": "C.UTF-8",
             "PYTHONPATH": str(ROOT), "NTUI_REMOTE_AGENT": f"{sys.executable} -m ntui agent --stdio"}
 
@@ -90,11 +85,34 @@ def dev_cluster_name(dev_cluster: DevCluster) -> str | None:
     return cluster_name(env={"SLURM_CONF": str(dev_cluster.slurm_conf)})
 
 
+def _cluster_dir(server: sshd_support.Sshd, tmp_path: Path) -> Path:
+    """This test's directory on the cluster's side, the login user's (its jobs write their logs there)."""
+    return server.user_dir(tmp_path.name)
+
+
+def test_the_cluster_side_is_a_second_user_and_the_laptop_has_no_slurm(cluster_sshd: sshd_support.Sshd,
+                                                                      laptop: dict[str, str],
+                                                                      remote_login: str) -> None:
+    """The sessions run as the second user, in its own home; the laptop's PATH finds ssh and no Slurm client."""
+    me = pwd.getpwuid(os.getuid()).pw_name
+    assert remote_login != me
+    said = cluster_sshd.run("sh", "-c", 'id -un; echo "$HOME"; command -v squeue')
+    assert said.returncode == 0, said.stderr
+    user, home, squeue = said.stdout.split()
+    assert (user, home) == (remote_login, pwd.getpwnam(remote_login).pw_dir)
+    assert cluster_sshd.state_dir.is_relative_to(home)
+    assert os.path.basename(squeue) == "squeue"  # the cluster side has its Slurm
+    assert shutil.which("ssh", path=laptop["PATH"]) is not None
+    assert all(shutil.which(c, path=laptop["PATH"]) is None for c in ("squeue", "sbatch", "scontrol", "srun"))
+    assert "SLURM_CONF" not in laptop
+
+
 def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd,
                                                          laptop: dict[str, str], tmp_path: Path,
-                                                         cluster_state: Path) -> None:
-    logs = tmp_path / "cluster-logs"
-    marker = tmp_path / "pwned"
+                                                         remote_login: str) -> None:
+    there = _cluster_dir(cluster_sshd, tmp_path)
+    logs = there / "cluster-logs"
+    marker = there / "pwned"
     logins = cluster_sshd.logins()
     sub = ntui(laptop, "submit", str(ROOT / "presets/local-accelerate.yaml"), "--hold",
                "--set", f"logs.dir={logs}", "--set", f"env.NOTE=x; touch {marker}")
@@ -104,14 +122,21 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
     try:
         assert logs.is_dir()  # made on the cluster's side before sbatch
         assert not (tmp_path / "state").exists()  # no history entry on the laptop: it is the cluster's
-        from ntui.core.records.history import History
-
-        history = History(cluster_state)
-        try:
-            entry = history.get(job_id)
-        finally:
-            history.close()
-        assert entry is not None and entry.status == "submitted" and entry.cluster == dev_cluster_name(dev_cluster)
+        before = cluster_sshd.logins()
+        entry = cluster_record(cluster_sshd, job_id)
+        reads = cluster_sshd.logins() - before  # the record read in a session of its own, not ntui's
+        assert entry is not None and entry.get("status") == "submitted"
+        assert entry.get("cluster") == dev_cluster_name(dev_cluster)
+        # the records are the second user's, in its home (not root's): every file its agent wrote is its own
+        user = pwd.getpwnam(remote_login)
+        assert cluster_sshd.state_dir.is_relative_to(user.pw_dir)
+        assert not cluster_sshd.state_dir.is_relative_to(pwd.getpwuid(os.getuid()).pw_dir)
+        written = [p for p in cluster_sshd.state_dir.rglob("*")]
+        assert any(p.parent.name == "records" and p.suffix == ".json" for p in written), written
+        assert {p.stat().st_uid for p in written} == {user.pw_uid}
+        assert logs.stat().st_uid == user.pw_uid
+        owner = dev_cluster.run("squeue", "-h", "-j", job_id, "-o", "%u")
+        assert owner.stdout.strip() == remote_login, owner  # submitted as that user
         held = dev_cluster.run("scontrol", "write", "batch_script", job_id, "-")
         assert held.returncode == 0, held.stderr
         assert "#SBATCH" in held.stdout and f"x; touch {marker}" in held.stdout  # the rendered script, via stdin
@@ -142,7 +167,7 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
     assert cancelled.returncode == 0, cancelled.stderr
     assert not marker.exists()
     # one login for the ntui processes, their Slurm calls and the agent's channel: the master outlives each process
-    assert cluster_sshd.logins() - logins == 1
+    assert cluster_sshd.logins() - logins - reads == 1
 
 
 def _session_processes(server: sshd_support.Sshd) -> list[int]:
@@ -151,7 +176,7 @@ def _session_processes(server: sshd_support.Sshd) -> list[int]:
     todo = [server.pid]
     while todo:
         parent = todo.pop()
-        kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(parent)], capture_output=True, text=True,
+        kids = subprocess.run([PS, "-o", "pid=", "--ppid", str(parent)], capture_output=True, text=True,
                               check=False).stdout.split()
         for pid in map(int, kids):
             with contextlib.suppress(OSError):
@@ -174,14 +199,14 @@ def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: De
     from ntui.cli import common, logs
     from ntui.core.remote.files import AGENT_ENV
 
-    out_file = tmp_path / "cluster-logs" / "wrap-%j.out"
-    out_file.parent.mkdir()
+    out_file = cluster_sshd.user_dir(f"{tmp_path.name}/cluster-logs") / "wrap-%j.out"
     lines = 40 if not blocked_s else 4 * (blocked_s + 15)
-    sub = dev_cluster.run("sbatch", "--parsable", "-o", str(out_file), "-J", "ntui-ssh-follow",
-                          "--wrap", f"for i in $(seq 1 {lines}); do echo line $i; sleep 0.25; done")
+    # the second user's job, submitted on the cluster's side (a login of its own, before the follow's)
+    sub = cluster_sshd.run("sbatch", "--parsable", "-o", str(out_file), "-J", "ntui-ssh-follow",
+                           "--wrap", f"for i in $(seq 1 {lines}); do echo line $i; sleep 0.25; done")
     assert sub.returncode == 0, sub.stderr
     job_id = sub.stdout.strip().split(";")[0]
-    for key in ("HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "NTUI_STATE_DIR"):
+    for key in ("PATH", "HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "NTUI_STATE_DIR"):
         monkeypatch.setenv(key, laptop[key])
     monkeypatch.delenv("SLURM_CONF", raising=False)
     monkeypatch.setenv(AGENT_ENV, f"{sys.executable} -m ntui agent --stdio")
@@ -220,10 +245,12 @@ def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: De
 
 
 def test_gpus_over_ssh_streams_the_step_and_the_step_ends_on_the_cluster(dev_cluster: DevCluster,
+                                                                        cluster_sshd: sshd_support.Sshd,
                                                                         laptop: dict[str, str]) -> None:
     """``ntui --cluster dev gpus JOB --once``: the watch step runs on the cluster's side, its lines come over one
-    channel; once ntui has its sample and stops reading, the step ends there (no ``ntui-gpu-watch`` step left)."""
-    sub = dev_cluster.run("sbatch", "--parsable", "-N", "2", "--gres=gpu:4", "-J", "ntui-ssh-gpus", "-o", "/dev/null",
+    channel; once ntui has its sample and stops reading, the step ends there (no ``ntui-gpu-watch`` step left).
+    The job is the second user's (a step joins only its owner's job)."""
+    sub = cluster_sshd.run("sbatch", "--parsable", "-N", "2", "--gres=gpu:4", "-J", "ntui-ssh-gpus", "-o", "/dev/null",
                           "--wrap", "sleep 240")
     assert sub.returncode == 0, sub.stderr
     job_id = sub.stdout.strip().split(";")[0]
@@ -248,7 +275,7 @@ def test_gpus_over_ssh_streams_the_step_and_the_step_ends_on_the_cluster(dev_clu
 
 
 def test_a_sweep_over_ssh_runs_its_manifest_there_and_its_failed_task_is_resubmitted_there(
-        dev_cluster: DevCluster, laptop: dict[str, str], tmp_path: Path, cluster_state: Path) -> None:
+        dev_cluster: DevCluster, cluster_sshd: sshd_support.Sshd, laptop: dict[str, str], tmp_path: Path) -> None:
     """``ntui --cluster dev submit`` of a 2 x 3 sweep: its manifest and records are written on the cluster's side by
     the agent, the array is submitted once (checked against the cluster's MaxArraySize, asked there), every task
     reads its values from the manifest there; ``sweep`` shows the tasks from the cluster's files, ``resubmit
@@ -257,12 +284,12 @@ def test_a_sweep_over_ssh_runs_its_manifest_there_and_its_failed_task_is_resubmi
     import json
 
     from ntui.core.jobfiles.manifest import job_file_path, read_job_file
-    from ntui.core.records.history import History
 
-    logs = tmp_path / "cluster-logs"
-    (tmp_path / "fail").mkdir()
+    there = _cluster_dir(cluster_sshd, tmp_path)
+    logs = there / "cluster-logs"
+    fail = cluster_sshd.user_dir(f"{tmp_path.name}/fail")
     sets = ["--set", f"logs.dir={logs}", "--set", f"launcher.python={sys.executable}",
-            "--set", "env.NTUI_TRAIN_FAIL_TASK=4", "--set", f"env.NTUI_TRAIN_FAIL_DIR={tmp_path / 'fail'}",
+            "--set", "env.NTUI_TRAIN_FAIL_TASK=4", "--set", f"env.NTUI_TRAIN_FAIL_DIR={fail}",
             "--set", "env.NTUI_TRAIN_STEP_S=0.2"]
     preset = str(ROOT / "presets/local-sweep.yaml")
     jobs: list[str] = []
@@ -292,12 +319,8 @@ def test_a_sweep_over_ssh_runs_its_manifest_there_and_its_failed_task_is_resubmi
         assert sorted(rows) == list(range(6)) and rows[5]["values"] == {"lr": "1e-4", "seed": "3"}
         assert rows[4]["state"] == "FAILED" and all(rows[i]["state"] == "COMPLETED" for i in (0, 1, 2, 3, 5)), rows
         assert float(rows[0]["metric"]) > 0  # its rank-0 log there: the task ran with its values
-        history = History(cluster_state)
-        try:
-            entry = history.get(job)
-        finally:
-            history.close()
-        assert entry is not None and "#SBATCH --array=0-5%2" in entry.script
+        entry = cluster_record(cluster_sshd, job)
+        assert entry is not None and "#SBATCH --array=0-5%2" in entry["script"]
         assert not (tmp_path / "state").exists()  # nothing on the laptop's side
 
         again = ntui(laptop, "resubmit", job, "--failed")

@@ -1,6 +1,9 @@
 """The app with the lane's dev cluster reached over a private sshd (issue #45), for the recovery tests
 (``tests/cluster/test_app_clusters_recovery.py``) and the channels benchmark (``bench/app_channels.py``).
 
+* :func:`cluster_side_env` / :func:`laptop_path`: what the cluster's sessions see (its Slurm, its ``SLURM_CONF``)
+  and the laptop side's PATH (ssh, no Slurm client);
+* :func:`cluster_record`: a job's entry in the cluster's history, read there as the login user;
 * :func:`remote_settings` / :func:`remote_runners`: the app's settings and runners for clusters behind their sshd,
   the agent started as this interpreter's ``-m ntui agent --stdio`` there (the cluster side has no ``ntui`` on its
   PATH), every master's socket under ``runtime``;
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -29,12 +33,60 @@ from ntui.core.slurm.ssh import SshRunner
 from tests.support import sshd as sshd_support
 from tests.support.screenshots_jobs import wait_until
 
-__all__ = ["AGENT", "compose_submit", "master_pid", "remote_runners", "remote_settings", "session_processes",
-           "submitted_id", "write_numbered_preset"]
+__all__ = ["AGENT", "cluster_record", "cluster_side_env", "compose_submit", "laptop_path", "master_pid",
+           "remote_runners", "remote_settings", "session_processes", "submitted_id", "write_numbered_preset"]
 
 ROOT = Path(__file__).resolve().parents[2]
 #: How the agent starts on the cluster's side: this interpreter, with the repository on the sessions' PYTHONPATH.
 AGENT: tuple[str, ...] = (sys.executable, "-m", "ntui", "agent", "--stdio")
+#: ps, found once: a test may give this process the laptop's PATH (ssh alone)
+PS = shutil.which("ps") or "/bin/ps"
+
+
+#: The cluster side's PATH after its Slurm clients' directory and the simulated nvidia-smi: a login node's own.
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def cluster_side_env(slurm_conf: str | os.PathLike[str], bin_dir: str, sim: str) -> dict[str, str]:
+    """What the cluster's sessions see (sshd's ``SetEnv``): its ``SLURM_CONF``, its Slurm clients (``bin_dir``)
+    and the simulated ``nvidia-smi`` (``sim``: srun gives its PATH to a GPU watch step's tasks) on the PATH, the
+    repository on the PYTHONPATH (the agent runs from it)."""
+    return {"SLURM_CONF": str(slurm_conf), "PYTHONPATH": str(ROOT), "PATH": f"{bin_dir}:{sim}:{SYSTEM_PATH}"}
+
+
+def laptop_path(where: Path) -> str:
+    """A PATH for the laptop's side: a directory ``where`` holding ``ssh`` alone (no Slurm client)."""
+    where.mkdir(parents=True, exist_ok=True)
+    link = where / "ssh"
+    if not link.exists():
+        link.symlink_to(shutil.which("ssh") or "/usr/bin/ssh")
+    return str(where)
+
+
+#: Run as the cluster's login user: its history's entry for a job id (argv[1]), as JSON (null: none).
+_RECORD = """import json, sys
+from pathlib import Path
+from ntui.core.records.history import History
+h = History(Path(sys.argv[2]))
+try:
+    e = h.get(sys.argv[1])
+finally:
+    h.close()
+print(json.dumps(None if e is None else {k: getattr(e, k) for k in ("job_id", "status", "cluster", "job_name",
+                                                                        "script")}))
+"""
+
+
+def cluster_record(server: sshd_support.Sshd, job_id: str) -> dict[str, Any] | None:
+    """The cluster's history entry of ``job_id`` (its fields ``job_id``, ``status``, ``cluster``, ``job_name``,
+    ``script``), read in a session of its own as the login user: opening the history writes its index, which must
+    stay the login user's (a reader as root would leave a file the user's agent cannot write)."""
+    import json
+
+    said = server.run(sys.executable, "-c", _RECORD, job_id, str(server.state_dir))
+    assert said.returncode == 0, said.stderr
+    found: dict[str, Any] | None = json.loads(said.stdout.strip().splitlines()[-1])
+    return found
 
 
 def remote_settings(clusters: Mapping[str, tuple[str, sshd_support.Sshd]], *, timeout: float = 60) -> Settings:
@@ -73,7 +125,7 @@ def session_processes(server: sshd_support.Sshd) -> list[int]:
     todo = [server.pid]
     while todo:
         parent = todo.pop()
-        kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(parent)], capture_output=True, text=True,
+        kids = subprocess.run([PS, "-o", "pid=", "--ppid", str(parent)], capture_output=True, text=True,
                               check=False).stdout.split()
         for pid in map(int, kids):
             with contextlib.suppress(OSError):
