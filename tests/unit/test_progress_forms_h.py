@@ -174,3 +174,45 @@ def test_a_checkpoint_saved_at_the_runs_last_epoch_ends_it(tmp_path: Path) -> No
     # an error after it is the run's end: not done
     _, words = _read(tmp_path, [*_mmengine(3, [1, 2, 3]), "Traceback (most recent call last):", "RuntimeError: x"])
     assert "done" not in words
+
+
+# ---------------------------------------------------------------- labelled lines of redraws
+
+
+def _labelled_chunks(total: int = 900) -> list[str]:
+    # srun -l writes its task's label once at a physical line's start; the bar's redraws after the line's carriage
+    # returns carry none. Two nodes' bars (each node's rank 0 draws the whole run's), in chunks that alternate, one
+    # node a few steps behind the other, after each task's first lines
+    lines = ["1: 01/02/2025 10:00:00 - INFO - __main__ - Process index: 4",
+             "0: 01/02/2025 10:00:00 - INFO - __main__ - Process index: 0"]
+    for chunk in range(6):
+        for task, lag in ((1, 0), (0, 2)):
+            first, last = chunk * 20 + 1 - lag, chunk * 20 + 20 - lag
+            lines.append(f"{task}: " + "".join(f"\r  {n * 100 // total}%|          | {n}/{total} "
+                                              f"[00:{n % 60:02d}<20:00,  1.50s/it]" for n in range(max(first, 1),
+                                                                                                   last + 1)))
+    return lines
+
+
+def test_every_redraw_of_a_labelled_line_is_that_tasks(tmp_path: Path) -> None:
+    series, words = _read(tmp_path, _labelled_chunks())
+    assert not series.restarts
+    assert series.step in (118, 120) and series.run_total == 900
+    assert "of 900" in words
+
+
+def test_the_followed_log_reads_labelled_redraws_the_same(tmp_path: Path) -> None:
+    from ntui.core.progress.board import ProgressBoard
+
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(_labelled_chunks()) + "\n")
+    view = ProgressBoard().poll({"7": str(log)})["7"]
+    assert not view.restarts and view.step in (118, 120)
+
+
+def test_a_single_tasks_labelled_redraws_are_read_as_they_are(tmp_path: Path) -> None:
+    # one task's log (torch's "[rank0]:" on each physical line): its redraws are its own, no label carried
+    bar = "[rank0]:" + "".join(f"\rtrain:  {n}%|          | {n}/100 [00:{n:02d}<01:00,  2.00it/s, "
+                               f"loss={3 - n / 50:.3f}]" for n in range(1, 41))
+    series, words = _read(tmp_path, ["[rank0]:starting", bar])
+    assert (series.step, series.run_total) == (40, 100) and not series.restarts

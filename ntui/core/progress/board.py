@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ntui.core.progress.lines import Pattern
-from ntui.core.progress.read import feed_line
+from ntui.core.progress.read import Labels, feed_line, relabel
 from ntui.core.progress.series import Sample, Series
 
 __all__ = ["MAX_FOLLOWED", "START_BYTES", "TICK_BYTES", "ProgressBoard", "ProgressView"]
@@ -66,6 +66,7 @@ class _Follower:
     offset: int = -1  # -1: not read yet
     inode: int | None = None
     rest: bytes = b""
+    labels: Labels = field(default_factory=Labels)  # the launcher's labels of its lines so far (read.relabel)
     last_write: float | None = None
 
     def poll(self) -> bool:
@@ -97,15 +98,15 @@ class _Follower:
         except OSError:
             return False
         self.offset += len(data)
-        pieces = (self.rest + data).replace(b"\r", b"\n").split(b"\n")
+        pieces = (self.rest + data).replace(b"\r", b"\n\r").split(b"\n")  # (a redraw starts with its "\r")
         self.rest = pieces.pop()[-TICK_BYTES:]
         if first and pieces:
             pieces = pieces[1:]
         before = (self.series.step, len(self.series.samples), self.series.total)
         at = st.st_mtime
         for piece in pieces:
-            if piece:
-                feed_line(self.series, piece.decode("utf-8", "replace"), self.pattern, at)
+            if piece and piece != b"\r":
+                feed_line(self.series, relabel(piece.decode("utf-8", "replace"), self.labels), self.pattern, at)
         return (self.series.step, len(self.series.samples), self.series.total) != before or bool(pieces)
 
     def view(self, job_id: str) -> ProgressView:

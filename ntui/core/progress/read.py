@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
@@ -28,7 +29,7 @@ from ntui.core.progress.runwords import (
 )
 from ntui.core.progress.series import Series
 
-__all__ = ["TAIL_BYTES", "feed_line", "read_progress", "unescape"]
+__all__ = ["TAIL_BYTES", "Labels", "feed_line", "read_progress", "relabel", "unescape"]
 
 #: How much of the end of a file is read.
 TAIL_BYTES = 64 * 1024 * 1024
@@ -37,7 +38,7 @@ _CHUNK = 1024 * 1024
 
 def _segments(path: Path, tail_bytes: int) -> Iterator[str]:
     """The file's last ``tail_bytes`` as text pieces split at newlines and carriage returns (the first, cut, piece
-    of a tail dropped)."""
+    of a tail dropped); a piece that followed a carriage return starts with it (a redraw of the line it is on)."""
     with path.open("rb") as fh:
         size = fh.seek(0, os.SEEK_END)
         start = max(0, size - tail_bytes)
@@ -45,14 +46,14 @@ def _segments(path: Path, tail_bytes: int) -> Iterator[str]:
         rest = b""
         first = start > 0
         while chunk := fh.read(_CHUNK):
-            pieces = (rest + chunk).replace(b"\r", b"\n").split(b"\n")
+            pieces = (rest + chunk).replace(b"\r", b"\n\r").split(b"\n")
             rest = pieces.pop()
             if first and pieces:
                 pieces, first = pieces[1:], False
             for piece in pieces:
-                if piece:
+                if piece and piece != b"\r":
                     yield piece.decode("utf-8", "replace")
-        if rest and not first:
+        if rest and rest != b"\r" and not first:
             yield rest.decode("utf-8", "replace")
 
 
@@ -63,9 +64,44 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     series = Series()
     if path.stat().st_size > tail_bytes:
         series.first_line = ""  # a tail's first line is not the program's
+    labels = Labels()
     for text in _segments(path, tail_bytes):
-        feed_line(series, text, pattern, at)
+        feed_line(series, relabel(text, labels), pattern, at)
     return series
+
+
+@dataclass
+class Labels:
+    """The launcher's labels a log's lines began with so far (:func:`relabel`'s state)."""
+
+    label: str = ""  # the label of the line the last piece was on
+    first: str = ""  # the first label seen
+    several: bool = False  # another label was seen since: the log interleaves tasks
+
+
+def relabel(text: str, labels: Labels) -> str:
+    """A piece of a line as :func:`feed_line` reads it: a piece that followed a carriage return (it starts with it: a
+    redraw on the same line) gets the launcher's label its line began with (srun -l writes it once, before the first
+    redraw), so that every task's redraws stay that task's where the log interleaves several (one task's log is
+    read as it was)."""
+    if text[:1] == "\r":
+        text, label = text[1:], labels.label
+        return label + text if label and labels.several and not text.startswith(label) else text
+    if text[:1] in _LABEL_FIRST and (m := _LABEL_RE.match(text)) is not None:
+        labels.label = label = m.group()
+        if not labels.first:
+            labels.first = label
+        elif label != labels.first:
+            labels.several = True
+    else:
+        labels.label = ""
+    return text
+
+
+#: a launcher's label of the task a line is from, which it writes once at the line's start: srun -l's "3: ", torch
+#: elastic's "[rank3]:" (the redraws of a bar after the line's carriage returns are the same task's)
+_LABEL_RE = re.compile(r"(?:\d{1,5}: |\[(?:rank|default)\d+\]: ?)")
+_LABEL_FIRST = frozenset("[0123456789")
 
 
 #: a bar that Lightning 2.x draws before its total is known: an empty bar, then ``0/?`` (tqdm's own bar writes
