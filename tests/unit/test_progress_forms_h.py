@@ -216,3 +216,29 @@ def test_a_single_tasks_labelled_redraws_are_read_as_they_are(tmp_path: Path) ->
                                f"loss={3 - n / 50:.3f}]" for n in range(1, 41))
     series, words = _read(tmp_path, ["[rank0]:starting", bar])
     assert (series.step, series.run_total) == (40, 100) and not series.restarts
+
+
+# ---------------------------------------------------------------- the run's global step; a record wrapped by Rich
+
+
+def test_a_global_step_beside_an_epochs_step_is_the_runs() -> None:
+    point = parse_line("Train, Epoch: 2, Step: 40, Global_Step: 940, Loss: 1.25")
+    assert point is not None and point.step == 940
+    point = parse_line("epoch 2 step 40 global step: 940 loss 1.25")
+    assert point is not None and point.step == 940
+
+
+def test_a_record_wrapped_by_richs_log_handler_is_read_whole(tmp_path: Path) -> None:
+    # Rich's RichHandler: the time column blank where it repeats, the message wrapped at the console's width and
+    # its rest indented to the message's column; the loop prints "key=value" parts of its loss, the total last
+    lines = []
+    for g in range(1, 31):
+        lines += [f"[03/04/24 10:{g:02d}:00] INFO     trainer - INFO: train.py:88 main" if g % 2 else
+                  "                    INFO     trainer - INFO: train.py:88 main",
+                  f"                    INFO     trainer - INFO: Training, Epoch: {g // 20}, Step: {g % 20}, "
+                  f"Global_Step: {g}, Loss: part_a=1.{g:02d}",
+                  f"                             part_b=0.5 part_c=2.{g:02d} aux_loss=0.1 loss={90 - g}.5 "
+                  "metric_x=0.3"]
+    series, words = _read(tmp_path, lines)
+    assert series.step == 30 and not series.restarts
+    assert training_loss(series.metrics) == ("loss", 60.5)

@@ -713,9 +713,28 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         if "batch" in groups and "step" not in groups:
             return Point("log", groups["batch"], groups.get("batches"), epoch, metrics, per_epoch=True,
                          epochs=groups.get("epochs"), first_epoch=form.first_epoch, form=form.name)
-        return Point("log", groups.get("step"), groups.get("total"), epoch, metrics, epochs=groups.get("epochs"),
+        step = groups.get("step")
+        if form.generic and step is not None and "total" not in groups and ("lobal" in text or "LOBAL" in text) \
+                and (run_step := _global_step(text, metrics)) is not None and run_step >= step:
+            step = run_step  # the run's step beside an epoch's ("Step: 130, Global_Step: 380")
+        return Point("log", step, groups.get("total"), epoch, metrics, epochs=groups.get("epochs"),
                      first_epoch=form.first_epoch, form=form.name, iters=groups.get("iters"))
     return None
+
+
+#: the run's global step named on a line: "Global_Step: 380", "global step: 380", "globalstep=380"
+_GLOBAL_STEP_RE = re.compile(r"(?i)(?<![\w/.-])global[_ ]?step['\"]?\s*[:=]?\s*(?P<n>\d+)(?![\d.])")
+
+
+def _global_step(text: str, metrics: dict[str, float]) -> int | None:
+    """The run's global step a line names beside its own counter ("Global_Step: 380", "global step: 380"), taken
+    out of its metrics, or None."""
+    m = _GLOBAL_STEP_RE.search(text)
+    if m is None:
+        return None
+    for key in [k for k in metrics if _counter_key(k) == "global_step"]:
+        del metrics[key]
+    return int(m["n"])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -860,6 +879,9 @@ def table_row(text: str, names: tuple[str, ...]) -> Point | None:
 _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
                            rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$|\s+[\w./-]+={NUM}\s*$"
+                           # or a record's rest hard-wrapped at a width, its "key=value" fields apart (Rich's log
+                           # handler's indented continuation lines)
+                           rf"|\s*(?:[\w./-]+={NUM}\s+)+[\w./-]+={NUM}\s*$"
                            # or a loss and its value as the whole message (nnU-Net's "train_loss -0.2722")
                            rf"|train(?:ing)?_loss\s+{NUM}\s*$"
                            # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")

@@ -151,6 +151,11 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.after_points()
         first = series.first_line
         if first and text.rstrip().endswith(first) and _body(text) == first and not run_banner(text):
+            if series.points_seen - series.first_line_at <= _HEADER_EVERY:
+                series.first_line = ""  # printed again after a point or none: a logger's header of each record
+                # (Rich's handler's caller line), not the program's start
+                return
+            series.first_line_at = series.points_seen
             series.new_start(until_point=True)  # the program's first line again: it started again
             return
     text = _message(text)  # what the program said, without a launcher's prefix or a logger's header
@@ -242,6 +247,8 @@ def _message(text: str) -> str:
     return unheader(text)
 
 
+#: a first line printed again within this many points of its last time is a header printed before each record
+_HEADER_EVERY = 1
 #: a first line shorter than this says too little to know the program by when it prints it again (nor one that
 #: names the epoch: a table's header, printed again at each epoch)
 _FIRST_LINE_MIN = 16

@@ -133,6 +133,8 @@ class Series:
     _after_inner: bool = False  # the run's bar came back after a bar held inside it
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
     _past_end: int = 0  # the points of the run's training past that step since
+    points_seen: int = 0  # the points of new steps read, all along (never thinned nor reset)
+    first_line_at: int = 0  # points_seen when the program's first line was last printed (read.py)
     _rows_from_zero: bool = False  # the epoch table's rows named the epoch's index of the last one's ("299/299" of 300)
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
@@ -709,6 +711,7 @@ class Series:
             self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
         self._seen += 1
+        self.points_seen += 1
         self._batch = point.batch if point.counts_epochs else None
         sample = Sample(at, point.step, finite, segment)
         # thinned (every stride-th point kept), the newest point is kept too, in the last place: the step shown is
