@@ -242,3 +242,43 @@ def test_a_record_wrapped_by_richs_log_handler_is_read_whole(tmp_path: Path) -> 
     series, words = _read(tmp_path, lines)
     assert series.step == 30 and not series.restarts
     assert training_loss(series.metrics) == ("loss", 60.5)
+
+
+# ---------------------------------------------------------------- Rich's bars on a console that is not UTF-8
+
+
+def test_richs_bar_drawn_in_dashes_is_read() -> None:
+    # rich.progress_bar draws "-" and a space for its glyphs where the console is ASCII-only; Lightning 1.6's
+    # RichProgressBar describes its epoch as "Epoch N" (no "/last"), then its M-of-N, elapsed, remaining, rate
+    point = parse_line("Epoch 3    ---------- ----- 120/250 0:00:20 • 0:00:22 6.01it/s loss: 0.512 v_num: 2 ")
+    assert point is not None and (point.step, point.total, point.epoch, point.phase) == (120, 250, 3.0, "train")
+    assert point.metrics == {"loss": 0.512}
+    point = parse_line("Validation  -------- ----------- 9/50 0:00:01 • 0:00:05 8.00it/s ")
+    assert point is not None and point.phase == "validation"
+    # a rule of dashes before a fraction, no elapsed time after it, is no bar
+    assert parse_line("------------ 3/10 passed") is None
+
+
+def _rich_epochs(epochs: int, train: int = 200, val: int = 50, cut: int = 120) -> list[str]:
+    # a console that prints each render of the live display on its own lines: the epoch's bar (its total the
+    # training batches and the validation's, Lightning 1.x) and, during the validation, its bar too, drawn together
+    lines = ["config: max_epochs=6"]
+    for epoch in range(epochs + 1):
+        for n in range(1, (train if epoch < epochs else cut) + 1, 3):
+            lines.append(f"Epoch {epoch}    ------------ {n}/{train + val} 0:00:10 • 0:00:30 6.00it/s "
+                         f"loss: {1 - n / 1000:.3f} v_num: 1 ")
+        if epoch == epochs:
+            break
+        for k in range(2, val + 1, 2):
+            lines.append(f"Epoch {epoch}    ------------ {train + k - 1}/{train + val} 0:00:40 • 0:00:01 6.00it/s "
+                         "loss: 0.800 v_num: 1 ")
+            lines.append(f"Validation ------- ------- {k}/{val} 0:00:01 • 0:00:02 9.00it/s ")
+        lines.append(f"Epoch {epoch}    ------------ {train + val}/{train + val} 0:00:42 • 0:00:00 6.00it/s "
+                     "loss: 0.800 v_num: 1 ")
+    return lines
+
+
+def test_an_epoch_bar_that_counts_its_validation_too_is_read_without_restarts(tmp_path: Path) -> None:
+    series, words = _read(tmp_path, _rich_epochs(2))
+    assert not series.restarts
+    assert (series.step, series.run_total) == (2 * 200 + 118, 6 * 200)

@@ -97,8 +97,10 @@ _TQDM_RE = re.compile(  # the r_bar; the description is what precedes the bar's 
     r"(?:,\s*(?:(?P<rate>[\d.]+) ?(?P<rk>[kMGT]?)(?P<ratetail>[A-Za-z]+/s|s/[A-Za-z]+)|\? ?[A-Za-z]+/s))?"
     r"(?:,\s*(?P<postfix>[^\]]*))?(?:\]|$)"
 )
+#: (Lightning 1.6's description is "Epoch 6", later ones "Epoch 6/11"; Rich draws its bar in "-" and spaces where the
+#: console is not UTF-8: a log file's, a pipe's)
 _RICH_RE = re.compile(
-    r"\bEpoch (?P<epoch>\d+)/(?P<last>\d+)\s+[━╸╺─ ]+\s*(?P<n>\d+)/(?P<total>\d+)\s+[\d:]+ • [\d:-]+"
+    r"\bEpoch (?P<epoch>\d+)(?:/(?P<last>\d+))?\s+(?:[━╸╺─ ]+|-[- ]*)\s*(?P<n>\d+)/(?P<total>\d+)\s+[\d:]+ • [\d:-]+"
     r"(?:\s+(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?"
 )
 _RICH_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*): (?P<value>{NUM})")
@@ -459,19 +461,22 @@ def _rich(text: str) -> Point | None:
     18.83it/s train_loss: 0.012``."""
     m = _RICH_RE.search(text) if "poch" in text else None
     if m is None:
-        return _rich_any(text) if "━" in text else None
+        return _rich_any(text) if "━" in text or ("---" in text and ":" in text) else None
     value = float(m["rate"]) if m["rate"] else None
     rate = (1.0 / value if value else None) if value is not None and (m["unit"] or "").startswith("s/") else value
     pairs = [(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(text[m.end():])]
     metrics = _metrics(pairs)
     metrics.pop("v_num", None)
     return Point("tqdm", int(m["n"]), int(m["total"]), float(m["epoch"]), metrics, rate, per_epoch=True,
-                 epochs=int(m["last"]) + 1)
+                 epochs=int(m["last"]) + 1 if m["last"] else None)
 
 
 #: any Rich progress bar with its counts (rich.progress's MofNCompleteColumn; a trainer's own Rich columns): its
 #: description, the bar, a percentage perhaps, then "450/1000"
-_RICH_ANY_RE = re.compile(r"[━╸╺]{3,}[━╸╺─ ]*\s+(?:\d{1,3}%\s+)?(?P<n>\d+)/(?P<total>\d+)\b")
+_RICH_ANY_RE = re.compile(r"[━╸╺]{3,}[━╸╺─ ]*\s+(?:\d{1,3}%\s+)?(?P<n>\d+)/(?P<total>\d+)\b"
+                          # the same drawn in "-" where the console is not UTF-8, its elapsed time after the counts
+                          # (H:MM:SS, Rich's TimeElapsedColumn): not any rule of dashes before a fraction
+                          r"|(?<![-\w])-{3,}[- ]*\s+(?:\d{1,3}%\s+)?(?P<an>\d+)/(?P<atotal>\d+)\s+(?=\d+:\d\d:\d\d\b)")
 
 
 def _rich_any(text: str) -> Point | None:
@@ -480,11 +485,12 @@ def _rich_any(text: str) -> Point | None:
     m = _RICH_ANY_RE.search(text)
     if m is None:
         return None
-    desc, epoch, _, phase, _ = _describe(text[:m.start()].rstrip("━╸╺─ "), True)
+    desc, epoch, _, phase, _ = _describe(text[:m.start()].rstrip("━╸╺─- "), True)
     tail = text[m.end():]
     metrics = _metrics(_form_pairs(tail))
     metrics.pop("v_num", None)
-    return Point("tqdm", int(m["n"]), int(m["total"]), epoch, metrics, None, phase, per_epoch=epoch is not None)
+    n, total = (m["n"], m["total"]) if m["n"] is not None else (m["an"], m["atotal"])
+    return Point("tqdm", int(n), int(total), epoch, metrics, None, phase, per_epoch=epoch is not None)
 
 
 #: a dict's value that Python writes for a float that is no number (``nan``, ``inf``, ``-inf``): not a literal

@@ -383,7 +383,15 @@ class Series:
             return
         self._val_seen = True
         if self._val_from is None:
-            self._val_from = raw[0] - self._val_done
+            # the epoch's bar, drawn last before the validation's first count seen (k), had counted k - 1 of its
+            # batches where the two are drawn together (a Rich display; tqdm's validation bar shows its 0 first)
+            lag = max(0, min((point.step or 0) - 1, raw[0] - 1 - self._val_done))
+            self._val_from = raw[0] - self._val_done - lag
+            last = self.samples[-1] if self.samples else None
+            if lag and last is not None and not self._fresh:
+                # the points past the validation's start were its batches: the run's step is where it started
+                floor = self.samples[-2].step if len(self.samples) > 1 else 0
+                self.samples[-1] = Sample(last.time, max(floor, last.step - lag), last.metrics, last.segment)
         if point.step is not None and point.total and point.step >= point.total:
             self._val_done += point.total  # it ended: the epoch's bar goes on with training
             self._val_from = None
