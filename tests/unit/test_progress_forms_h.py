@@ -282,3 +282,14 @@ def test_an_epoch_bar_that_counts_its_validation_too_is_read_without_restarts(tm
     series, words = _read(tmp_path, _rich_epochs(2))
     assert not series.restarts
     assert (series.step, series.run_total) == (2 * 200 + 118, 6 * 200)
+
+
+def test_tqdms_bars_redraw_apart_and_keep_the_epochs_count_where_a_validation_is_first_seen_late(
+        tmp_path: Path) -> None:
+    # Lightning 1.x's tqdm bars: the epoch's (training and validation batches) and the validation's, each redrawn
+    # at its own pace: the validation's first count seen (5) says nothing of where the epoch's bar was drawn last
+    lines = [f"Epoch 0:  {n * 100 // 250}%|####      | {n}/250 [00:{n // 10:02d}<00:30,  6.00it/s, loss=0.9, v_num=1]"
+             for n in range(10, 201, 10)]
+    lines.append("Validation DataLoader 0:  10%|#         | 5/50 [00:01<00:09,  5.00it/s]")
+    series, _ = _read(tmp_path, lines)
+    assert series.step == 200

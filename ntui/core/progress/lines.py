@@ -468,7 +468,7 @@ def _rich(text: str) -> Point | None:
     metrics = _metrics(pairs)
     metrics.pop("v_num", None)
     return Point("tqdm", int(m["n"]), int(m["total"]), float(m["epoch"]), metrics, rate, per_epoch=True,
-                 epochs=int(m["last"]) + 1 if m["last"] else None)
+                 epochs=int(m["last"]) + 1 if m["last"] else None, form="rich")
 
 
 #: any Rich progress bar with its counts (rich.progress's MofNCompleteColumn; a trainer's own Rich columns): its
@@ -490,7 +490,7 @@ def _rich_any(text: str) -> Point | None:
     metrics = _metrics(_form_pairs(tail))
     metrics.pop("v_num", None)
     n, total = (m["n"], m["total"]) if m["n"] is not None else (m["an"], m["atotal"])
-    return Point("tqdm", int(n), int(total), epoch, metrics, None, phase, per_epoch=epoch is not None)
+    return Point("tqdm", int(n), int(total), epoch, metrics, None, phase, per_epoch=epoch is not None, form="rich")
 
 
 #: a dict's value that Python writes for a float that is no number (``nan``, ``inf``, ``-inf``): not a literal

@@ -384,8 +384,9 @@ class Series:
         self._val_seen = True
         if self._val_from is None:
             # the epoch's bar, drawn last before the validation's first count seen (k), had counted k - 1 of its
-            # batches where the two are drawn together (a Rich display; tqdm's validation bar shows its 0 first)
-            lag = max(0, min((point.step or 0) - 1, raw[0] - 1 - self._val_done))
+            # batches where the two are drawn together (a Rich display's render; tqdm's bars redraw apart, its
+            # validation's shows its 0 first)
+            lag = max(0, min((point.step or 0) - 1, raw[0] - 1 - self._val_done)) if point.form == "rich" else 0
             self._val_from = raw[0] - self._val_done - lag
             last = self.samples[-1] if self.samples else None
             if lag and last is not None and not self._fresh:
