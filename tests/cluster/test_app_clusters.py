@@ -1,6 +1,7 @@
 """The app with real clusters reached over ssh (issue #45): a private sshd per cluster on the loopback address, whose
-sessions see that cluster's ``SLURM_CONF``; the app's side runs no Slurm client (the local cluster is off), each
-cluster polled through its own ssh master.
+sessions log in as a second local user (``ntuiremote``: ``scripts/dev-cluster remote-user``), its home holding the
+records, and see that cluster's ``SLURM_CONF``; the app's side runs no Slurm client (the local cluster is off, its
+PATH holds ssh alone), each cluster polled through its own ssh master. The jobs the app acts on are that user's.
 
 Jobs that run (the GPU tab, compose to cancel) run on the lane's own cluster only, in every lane (22.05, 24.11,
 26.05): scripts/test runs the lanes side by side, and a job on another lane's cluster would take the nodes its
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import shutil
 import sys
 from collections.abc import Iterator
@@ -27,6 +29,7 @@ from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.widgets.job_details import JobDetailsPanel
 from tests.cluster.conftest import DevCluster
 from tests.support import sshd as sshd_support
+from tests.support.remote_app import AGENT, cluster_record, cluster_side_env, laptop_path
 from tests.support.screenshots_clusters import clusters_app
 from tests.support.screenshots_jobs import settle_jobs, wait_until
 
@@ -53,34 +56,47 @@ def _name(cluster: DevCluster) -> str:
 
 
 @contextmanager
-def _behind_sshd(found: dict[str, DevCluster], state: Path) -> Iterator[dict[str, tuple[DevCluster,
-                                                                                        sshd_support.Sshd]]]:
-    """Each cluster behind a private sshd of its own, whose sessions see that cluster's SLURM_CONF."""
-    reason = sshd_support.why_not()
+def _behind_sshd(found: dict[str, DevCluster], login_user: str) -> Iterator[dict[str, tuple[DevCluster,
+                                                                                           sshd_support.Sshd]]]:
+    """Each cluster behind a private sshd of its own, whose sessions log in as ``login_user`` (its records in that
+    user's home) and see that cluster's SLURM_CONF and Slurm clients."""
+    reason = sshd_support.why_not(login_user)
     if reason is not None:
         pytest.skip(reason)
     with contextlib.ExitStack() as stack:
-        yield {name: (cluster, stack.enter_context(sshd_support.private_sshd(environment={
-            "SLURM_CONF": str(cluster.slurm_conf), "PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(state / name)})))
+        yield {name: (cluster, stack.enter_context(sshd_support.private_sshd(environment=cluster_side_env(
+            cluster.slurm_conf, _bin_dir(cluster), cluster.env.get("NTUI_DEV_SIM_PATH")
+            or str(cluster.state_dir / "simbin")), login_user=login_user)))
                for name, cluster in found.items()}
 
 
+def _laptop(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """This process (the app's side) with the laptop's PATH: ssh, no Slurm client."""
+    path = laptop_path(tmp_path_factory.mktemp("laptop-bin"))
+    monkeypatch.setenv("PATH", path)
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+    assert shutil.which("squeue") is None and shutil.which("ssh") is not None
+
+
 @pytest.fixture
-def own(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory
-        ) -> Iterator[dict[str, tuple[DevCluster, sshd_support.Sshd]]]:
+def own(dev_cluster: DevCluster, remote_login: str, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, tuple[DevCluster, sshd_support.Sshd]]]:
     """The lane's own dev cluster behind a private sshd: the one cluster where these tests run jobs."""
-    with _behind_sshd({_name(dev_cluster): dev_cluster}, tmp_path_factory.mktemp("cluster-state")) as found:
+    with _behind_sshd({_name(dev_cluster): dev_cluster}, remote_login) as found:
+        _laptop(monkeypatch, tmp_path_factory)
         yield found
 
 
 @pytest.fixture
-def clusters(dev_cluster: DevCluster, other_dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory
+def clusters(dev_cluster: DevCluster, other_dev_cluster: DevCluster, remote_login: str,
+             tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
              ) -> Iterator[dict[str, tuple[DevCluster, sshd_support.Sshd]]]:
     """The lane's own cluster and another lane's of another version (held with its disruption lock shared), each
     behind a private sshd of its own."""
     found = {_name(dev_cluster): dev_cluster, _name(other_dev_cluster): other_dev_cluster}
     assert len(found) == 2, "two clusters of different versions"
-    with _behind_sshd(found, tmp_path_factory.mktemp("cluster-state")) as both:
+    with _behind_sshd(found, remote_login) as both:
+        _laptop(monkeypatch, tmp_path_factory)
         yield both
 
 
@@ -89,8 +105,9 @@ def _state_cell(table: Any, key: str) -> str:
     return str(table.get_row(key)[[c.key for c in table.columns].index("state")])
 
 
-def _submit_held(cluster: DevCluster, name: str) -> str:
-    done = cluster.run("sbatch", "--parsable", "--hold", f"--job-name={name}", "--time=5", "--nodes=1",
+def _submit_held(server: sshd_support.Sshd, name: str) -> str:
+    """A held job of the login user, submitted on the cluster's side (a login of its own)."""
+    done = server.run("sbatch", "--parsable", "--hold", f"--job-name={name}", "--time=5", "--nodes=1",
                        "--output=/dev/null", "--wrap", "sleep 30")
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().split(";")[0]
@@ -114,7 +131,7 @@ async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
                        for name, (cluster, server) in clusters.items()))
     environ = {"XDG_RUNTIME_DIR": str(runtime)}
     runners: dict[str, CommandRunner] = {name: cluster_runner(settings, name, environ=environ) for name in clusters}
-    jobs = {name: _submit_held(cluster, f"ntui-two-{name}") for name, (cluster, _) in clusters.items()}
+    jobs = {name: _submit_held(server, f"ntui-two-{name}") for name, (_, server) in clusters.items()}
     logins = {name: server.logins() for name, (_, server) in clusters.items()}
     app = clusters_app(local=None, clusters=runners, settings=settings, user=os.environ.get("USER", "root"),
                        clock=None)
@@ -179,8 +196,8 @@ async def test_the_gpu_tab_streams_a_remote_jobs_gpus_and_the_step_ends_on_its_c
     runners: dict[str, CommandRunner] = {n: cluster_runner(settings, n, environ={"XDG_RUNTIME_DIR": str(runtime)})
                                          for n in clusters}
     sim = cluster.env.get("NTUI_DEV_SIM_PATH") or str(cluster.state_dir / "simbin")
-    sub = cluster.run("sbatch", "--parsable", "-N", "1", "--gres=gpu:4", "-J", "ntui-two-gpus", "-t", "5",
-                      "-o", "/dev/null", "--wrap", "sleep 240")
+    sub = clusters[name][1].run("sbatch", "--parsable", "-N", "1", "--gres=gpu:4", "-J", "ntui-two-gpus", "-t", "5",
+                                "-o", "/dev/null", "--wrap", "sleep 240")  # the login user's: the step joins it
     assert sub.returncode == 0, sub.stderr
     job_id = sub.stdout.strip().split(";")[0]
 
@@ -248,7 +265,8 @@ async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
     """The app's own path to a cluster reached over ssh: the compose view chooses it (``c``), ``t`` asks sbatch
     --test-only there, ``s`` then ``y`` submits there; the jobs view (``2``) lists the job with its cluster, its
     Logs tab (``l``) shows the line the job printed on that cluster, and ``c`` then ``y`` cancels it there: an
-    ended row with CANCELLED."""
+    ended row with CANCELLED. ntui is installed there (its agent): the job's record is in the cluster's history, in
+    the login user's home."""
     from ntui.core.paths import user_presets_dir
     from ntui.ui.screens.compose import ComposeScreen
     from ntui.ui.screens.confirm import ConfirmSubmitScreen
@@ -257,7 +275,7 @@ async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
     clusters = own
     name = next(iter(clusters))
     cluster = clusters[name][0]
-    logs = tmp_path / "logs"
+    logs = clusters[name][1].user_dir(tmp_path.name) / "logs"  # made there, by the login user
     presets = user_presets_dir()
     presets.mkdir(parents=True, exist_ok=True)
     (presets / "ntui-remote.yaml").write_text(PRESET.replace("PYTHON", sys.executable).replace(
@@ -267,7 +285,7 @@ async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
     settings = Settings(
         slurm=SlurmSettings(timeout=60), notify=NotifySettings(bell=False, desktop=False, states=()),
         clusters=tuple(ClusterSettings(name=n, ssh=sshd_support.HOST, bin_dir=_bin_dir(c),
-                                       ssh_config=str(server.ssh_config), persist=900)
+                                       ssh_config=str(server.ssh_config), persist=900, agent=AGENT)
                        for n, (c, server) in clusters.items()))
     runners: dict[str, CommandRunner] = {n: cluster_runner(settings, n, environ={"XDG_RUNTIME_DIR": str(runtime)})
                                          for n in clusters}
@@ -327,6 +345,11 @@ async def test_compose_check_submit_queue_logs_and_cancel_over_ssh(
     finally:
         if job_id:
             cluster.run("scancel", job_id)
+    # the job's record: in the cluster's history, in the login user's home
+    server = clusters[name][1]
+    record = cluster_record(server, job_id)
+    assert record is not None and record["job_name"] == "ntui-remote" and record["cluster"], record
+    assert server.state_dir.is_relative_to(pwd.getpwnam(server.user).pw_dir)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,10 +1,11 @@
 """The Sweep and Stacks tabs and ``x`` of a job on a real cluster reached over ssh (issue #45): the lane's own dev
-cluster behind a private sshd on the loopback address (as ``tests/cluster/test_app_clusters.py``'s ``own``), the
-app's side running no Slurm client; every Slurm call, file read and the shell go over that cluster's one master.
+cluster behind a private sshd on the loopback address (as ``tests/cluster/test_app_clusters.py``'s ``own``), whose
+sessions log in as a second local user (``ntuiremote``), the app's side running no Slurm client; every Slurm call,
+file read and the shell go over that cluster's one master. The jobs are that user's, submitted on its side.
 
-* **Sweep**: a 2-task sweep submitted on the cluster (its record in the cluster's history, where the sshd's sessions
-  keep it), one task at a time, the first one running: the tab (``v`` on a task's row) shows both tasks with their
-  values, read from copies of the sweep's files there, and the running task's metric from its log there.
+* **Sweep**: a 2-task sweep submitted on the cluster by ntui there (its record in the cluster's history, in the
+  login user's home), one task at a time, the first one running: the tab (``v`` on a task's row) shows both tasks
+  with their values, read from copies of the sweep's files there, and the running task's metric from its log there.
 * **Stacks**: a running job whose one rank waits in a function of its own: the tab (``k``) takes its stack with the
   cluster's own interpreter and py-spy, as its agent says them. Where the node refuses ptrace (a container without
   ``SYS_PTRACE``), the refusal is what the tab shows, said with its reason (as ``tests/cluster/test_stacks.py``
@@ -31,8 +32,7 @@ import pytest
 from ntui.core.config import ClusterSettings, NotifySettings, Settings, SlurmSettings, cluster_runner
 from ntui.core.slurm.runner import CommandRunner
 from tests.cluster.conftest import REPO, DevCluster
-from tests.cluster.test_app_clusters import WAIT_S, _behind_sshd, _bin_dir, _name, _state
-from tests.cluster.test_e2e import ntui
+from tests.cluster.test_app_clusters import WAIT_S, _behind_sshd, _bin_dir, _laptop, _name, _state
 from tests.support import sshd as sshd_support
 from tests.support.notes import notified
 from tests.support.screenshots_clusters import clusters_app
@@ -53,18 +53,18 @@ wait_here()
 class There:
     name: str
     cluster: DevCluster
-    server: sshd_support.Sshd
-    state: Path  # the cluster's state directory (its history), where the sshd's sessions keep it
+    server: sshd_support.Sshd  # its sessions: the login user's, its history in that user's home
 
 
 @pytest.fixture
-def there(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[There]:
+def there(dev_cluster: DevCluster, remote_login: str, tmp_path_factory: pytest.TempPathFactory,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[There]:
     """The lane's own dev cluster behind a private sshd (the one cluster where these tests run jobs)."""
-    state = tmp_path_factory.mktemp("cluster-state")
-    with _behind_sshd({_name(dev_cluster): dev_cluster}, state) as found:
+    with _behind_sshd({_name(dev_cluster): dev_cluster}, remote_login) as found:
+        _laptop(monkeypatch, tmp_path_factory)
         name = next(iter(found))
         cluster, server = found[name]
-        yield There(name, cluster, server, state / name)
+        yield There(name, cluster, server)
 
 
 def _app(there: There) -> Any:
@@ -102,14 +102,16 @@ async def _select(pilot: Any, key_of: Any) -> tuple[Any, str]:
 async def test_the_sweep_tab_reads_a_sweep_on_its_cluster_over_ssh(there: There, tmp_path: Path) -> None:
     from ntui.ui.widgets.sweep_pane import SweepPane
 
-    logs = tmp_path / "logs"
-    preset = tmp_path / "sweep.yaml"
+    here = there.server.user_dir(tmp_path.name)  # the login user's: its jobs write there
+    logs = here / "logs"
+    preset = here / "sweep.yaml"
     preset.write_text(json.dumps({
         "extends": str(REPO / "presets" / "local-sweep.yaml"), "name": "tabs-sweep", "logs": {"dir": str(logs)},
-        "env": {"NTUI_TRAIN_STEP_S": "1"},
+        "launcher": {"type": "srun", "python": sys.executable}, "env": {"NTUI_TRAIN_STEP_S": "1"},
         "args": ["--lr", "{lr}", "--seed", "{seed}", "--steps", "90"],
         "sweep": {"grid": {"lr": ["3e-4", "1e-4"], "seed": ["7"]}, "parallel": 1}}))
-    sub = ntui(there.cluster, "submit", str(preset), env={"NTUI_STATE_DIR": str(there.state)}, timeout=120)
+    # ntui on the cluster's side, as the login user (a login of its own): the record in its history there
+    sub = there.server.run(sys.executable, "-m", "ntui", "submit", str(preset), timeout=120)
     assert sub.returncode == 0, sub.stdout + sub.stderr
     job = sub.stdout.strip().splitlines()[-1]
     try:
@@ -154,10 +156,12 @@ async def test_stacks_and_a_shell_of_a_running_job_over_ssh(there: There, tmp_pa
     from ntui.core.stacks.group import Stacks
     from ntui.ui.widgets.stacks_pane import StacksPane
 
-    script = tmp_path / "waiter.py"
+    here = there.server.user_dir(tmp_path.name)  # the login user's: its job writes there
+    script = here / "waiter.py"
     script.write_text(WAITER)
-    out = tmp_path / "waiter.out"
-    sub = there.cluster.run("sbatch", "--parsable", "-N", "1", "-n", "1", "-J", "ntui-tabs-stacks", "-t", "5",
+    out = here / "waiter.out"
+    # the login user's job (a step joins only its owner's job), submitted on its side (a login of its own)
+    sub = there.server.run("sbatch", "--parsable", "-N", "1", "-n", "1", "-J", "ntui-tabs-stacks", "-t", "5",
                             "-o", str(out), "--wrap", f"srun {sys.executable} {script}")
     assert sub.returncode == 0, sub.stderr
     job = sub.stdout.strip().split(";")[0]
