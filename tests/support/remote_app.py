@@ -47,11 +47,30 @@ PS = shutil.which("ps") or "/bin/ps"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+def python3_dir() -> str:
+    """A directory holding ``python3`` alone (this interpreter), as a login node's PATH has one: the simulated
+    ``nvidia-smi`` runs with ``env python3`` on the nodes, and a newer version's nodes (its Debian root) have none of
+    their own. Under /tmp, which every version's root sees; ``ntui`` stays off the PATH (the agent is configured)."""
+    import hashlib
+
+    d = Path(f"/tmp/ntui-python3-{os.getuid()}-{hashlib.sha256(sys.executable.encode()).hexdigest()[:10]}")
+    d.mkdir(mode=0o755, exist_ok=True)
+    link = d / "python3"
+    if not link.is_symlink() or os.readlink(link) != sys.executable:
+        tmp = d / f".python3.{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        tmp.symlink_to(sys.executable)
+        os.replace(tmp, link)  # lanes side by side: each sees a whole link
+    return str(d)
+
+
 def cluster_side_env(slurm_conf: str | os.PathLike[str], bin_dir: str, sim: str) -> dict[str, str]:
-    """What the cluster's sessions see (sshd's ``SetEnv``): its ``SLURM_CONF``, its Slurm clients (``bin_dir``)
-    and the simulated ``nvidia-smi`` (``sim``: srun gives its PATH to a GPU watch step's tasks) on the PATH, the
-    repository on the PYTHONPATH (the agent runs from it)."""
-    return {"SLURM_CONF": str(slurm_conf), "PYTHONPATH": str(ROOT), "PATH": f"{bin_dir}:{sim}:{SYSTEM_PATH}"}
+    """What the cluster's sessions see (sshd's ``SetEnv``): its ``SLURM_CONF``, its Slurm clients (``bin_dir``),
+    the simulated ``nvidia-smi`` (``sim``: srun gives its PATH to a GPU watch step's tasks) and a ``python3``
+    (:func:`python3_dir`) on the PATH, the repository on the PYTHONPATH (the agent runs from it)."""
+    return {"SLURM_CONF": str(slurm_conf), "PYTHONPATH": str(ROOT),
+            "PATH": f"{bin_dir}:{sim}:{python3_dir()}:{SYSTEM_PATH}"}
 
 
 def laptop_path(where: Path) -> str:
