@@ -1,7 +1,11 @@
 """General mechanisms of the progress reader, round h (issue [progress-real]): the gaps the fresh measuring sets
 showed, each closed as a rule of its own: a loss read by the phase its name says (an evaluation's word anywhere in
-it, a kind after "loss"), ... Every line here is written for the test, in the layouts those programs' format strings
-give, with values of our own."""
+it, a kind after "loss"); an epoch table that names epoch indexes from 0; a command line's flags in dashes; an
+epoch's length said by the loader times the epochs the lines name; a counter alone glued after a bar; a checkpoint
+at the run's last epoch; a launcher's label carried to a line's redraws; a global step beside an epoch's step, a
+record wrapped by Rich's log handler, a header line repeated before each record; Rich's bar drawn in ASCII and an
+epoch bar that counts its validation too. Every line here is written for the test, in the layouts those programs'
+format strings give, with values of our own."""
 
 from __future__ import annotations
 
