@@ -205,6 +205,13 @@ def test_every_redraw_of_a_labelled_line_is_that_tasks(tmp_path: Path) -> None:
     assert "of 900" in words
 
 
+def test_labels_padded_to_one_width_are_carried_too(tmp_path: Path) -> None:
+    # srun pads its labels to the width of the largest task number (" 1: " among "12: ")
+    lines = [(" " + line if line[:1] in "01" else line) for line in _labelled_chunks()]
+    series, _ = _read(tmp_path, ["12: starting", *lines])
+    assert not series.restarts and series.step in (118, 120)
+
+
 def test_the_followed_log_reads_labelled_redraws_the_same(tmp_path: Path) -> None:
     from ntui.core.progress.board import ProgressBoard
 

@@ -100,8 +100,8 @@ def relabel(text: str, labels: Labels) -> str:
 
 #: a launcher's label of the task a line is from, which it writes once at the line's start: srun -l's "3: ", torch
 #: elastic's "[rank3]:" (the redraws of a bar after the line's carriage returns are the same task's)
-_LABEL_RE = re.compile(r"(?:\d{1,5}: |\[(?:rank|default)\d+\]: ?)")
-_LABEL_FIRST = frozenset("[0123456789")
+_LABEL_RE = re.compile(r"(?: {0,4}\d{1,5}: |\[(?:rank|default)\d+\]: ?)")  # (srun pads its labels to one width)
+_LABEL_FIRST = frozenset("[ 0123456789")
 
 
 #: a bar that Lightning 2.x draws before its total is known: an empty bar, then ``0/?`` (tqdm's own bar writes
