@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress
-from ntui.core.progress.runwords import declared_epochs
+from ntui.core.progress.runwords import declared_epochs, declared_per_epoch, declared_total
 from ntui.core.progress.series import Series, estimate
 
 
@@ -101,6 +101,17 @@ def test_an_argparse_flag_in_dashes_says_the_runs_epochs() -> None:
     assert declared_epochs("python fit.py --num-epochs=12 --lr 3e-4") == 12
     assert declared_epochs("--num-train-epochs 4") == 4
     assert declared_epochs("--max-epochs-per-stage 4") is None  # another count
+
+
+def test_a_flag_in_dashes_says_the_runs_steps_as_its_underscored_name_does() -> None:
+    # argparse takes "--num-train-steps" and "--num_train_steps" for the same option
+    assert declared_total("python run.py --num-train-steps 3000 --lr 1e-4") == 3000
+    assert declared_total("python run.py --max-updates 12000") == 12000
+    assert declared_total("python run.py --train-steps=700") == 700
+    assert declared_total("python sample.py --num-steps 50") is None  # a sampler's steps, not the run's
+    assert declared_total("--eval-steps 100 --save-steps 500") is None
+    assert declared_per_epoch("python fit.py --steps-per-epoch 250") == 250
+    assert declared_per_epoch("--eval-steps-per-epoch 3") is None
 
 
 def test_a_command_line_with_a_validation_flag_still_says_the_runs_epochs(tmp_path: Path) -> None:

@@ -53,6 +53,9 @@ _PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*
                            # num_update_steps_per_epoch
                            r"|(?<![\w-])['\"]?(?:max_|num_|num_update_|n_)?(?:steps|iters|iterations|batches|updates)"
                            r"_per_epoch['\"]?\s*[:=]\s*(?P<other>\d+)(?![\d.])"
+                           # a command line's flag (its dashes read as underscores): "--steps-per-epoch 500"
+                           r"|--(?:max_|num_|n_)?(?:steps|iters|iterations|batches|updates)_per_epoch"
+                           r"[= ](?P<flag>\d+)\b"
                            # as the message that sizes the training's loader: PaddleOCR's "train dataloader has 43
                            # iters"
                            r"|^train(?:ing)? (?:data ?)?loader has (?P<loader>\d+) "
@@ -259,13 +262,23 @@ def declared_epochs(text: str) -> int | None:
     return value if value > 0 else None
 
 
+#: a command line's flag name (argparse's, in dashes or underscores)
+_FLAG_NAME_RE = re.compile(r"(?<!\S)--([A-Za-z][\w-]*)")
+
+
+def _flags_underscored(text: str) -> str:
+    """``text`` with its flags' names in underscores ("--num-train-steps 300" as "--num_train_steps 300"): argparse
+    takes either for the same option, the configuration's names are underscored."""
+    return _FLAG_NAME_RE.sub(lambda m: "--" + m.group(1).replace("-", "_"), text) if "--" in text else text
+
+
 def declared_total(text: str) -> int | None:
     """The run's total steps a configuration or banner line states (``max_update=300000``, the Trainer's ``Total
-    optimization steps = 1,200``, a launcher's ``--train-iters 3000``), or None."""
+    optimization steps = 1,200``, a launcher's ``--train-iters 3000``, ``--num-train-steps 300``), or None."""
     if "max" not in text and "MAX" not in text and "total" not in text and "Total" not in text and "Max" not in text \
             and "iter" not in text and "steps" not in text and "raining for" not in text and "updates" not in text:
         return None
-    m = _TOTAL_RE.search(text)
+    m = _TOTAL_RE.search(_flags_underscored(text))
     if m is None:
         return None
     value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
@@ -290,10 +303,10 @@ def total_counts_iters(text: str) -> bool:
 
 def declared_per_epoch(text: str) -> int | None:
     """An epoch's steps as a configuration states them (``max_steps_per_epoch: 60``), or None."""
-    if "per_epoch" not in text and "loader has" not in text:
+    if "per_epoch" not in text and "loader has" not in text and "per-epoch" not in text:
         return None
-    m = _PER_EPOCH_RE.search(text)
+    m = _PER_EPOCH_RE.search(_flags_underscored(text))
     if m is None:
         return None
-    value = int(m["n"] or m["other"] or m["loader"])
+    value = int(m["n"] or m["other"] or m["loader"] or m["flag"])
     return value if value > 0 else None
