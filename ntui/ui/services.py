@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ntui.core.problems import Problem
     from ntui.core.records.history import History
     from ntui.core.remote.files import ClusterFiles
+    from ntui.core.remote.link import LinkBoard
     from ntui.core.slurm.runner import CommandRunner
 
 __all__ = ["NtuiServices", "ReportsWorkerErrors"]
@@ -42,6 +43,7 @@ class NtuiServices(ReportsWorkerErrors, Protocol):
     cursor_blink_enabled: bool
     settings_problems: tuple[Problem, ...]
     first_frame_shown: bool
+    links: LinkBoard  # each cluster's link state (ntui.core.remote.link), fed by its squeue and its files
 
     @property
     def settings(self) -> Settings: ...

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.segment import Segment
 from rich.text import Text
@@ -73,6 +73,7 @@ from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
 
 if TYPE_CHECKING:
     from ntui.core.remote.files import ClusterFiles
+    from ntui.ui.services import NtuiServices
 
 #: The log's least height when the pane is short (the rank table gives up its lines first), and the rank table's
 #: bounds (its header and one row, the selected rank's, at least).
@@ -718,9 +719,9 @@ class LogPane(JobTab, Widget):
         follow's poll waits inside its files' own reconnects meanwhile, so it says nothing itself); once the link
         is back, the rows the follow said last come back, until its next poll replaces them."""
         remote = self._follow.remote
-        links = getattr(self.app, "links", None)  # the app's link states (NtuiApp.links)
-        if remote is None or not self._shown.rows or not isinstance(links, LinkBoard):
+        if remote is None or not self._shown.rows:
             return
+        links: LinkBoard = cast("NtuiServices", self.app).links  # a cluster's job: the app's link states
         said = links.of(remote.cluster).row_status()
         rows = self._shown.rows
         if said is None:
