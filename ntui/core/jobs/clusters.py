@@ -28,6 +28,13 @@ over ssh may not be this machine's user); before any did (the view started on ev
 listed), the login's name as the cluster's shell says it (:func:`login_user`, asked once, no Slurm call). Until one of
 them named it, no departure is recorded in everyone's view.
 
+A cluster whose files are read by its agent has its own active jobs' journals followed too (issue #45), on the local
+queue's journal tick and by the same :class:`~ntui.core.jobs.journals.JournalBook` rules
+(:meth:`ClusterQueue.journal_request`, :meth:`ClusterQueue.journal_done`): while every one of them is followed its
+squeue goes at the idle pace (:attr:`~ntui.core.jobs.queue.PollPolicy.covered`), and a start or an end a journal
+tells asks its squeue at once. Without an agent (plain commands) or while the link is down, its squeue keeps the
+active pace (:meth:`ClusterQueue.journal_failed`).
+
 Thread-side methods (:meth:`ClusterQueue.fetch`, :meth:`ClusterQueue.fetch_details`) read their arguments only;
 everything else runs on the UI thread.
 """
@@ -44,9 +51,11 @@ from ntui.core.config import Settings
 from ntui.core.errors import describe_error
 from ntui.core.jobs.details import DetailsBook, DetailsRequest, DetailsResult, DetailsView
 from ntui.core.jobs.finals import EndedBook, FinalStateResolver
-from ntui.core.jobs.model import JobModel
+from ntui.core.jobs.journals import JournalBook, JournalRequest, JournalResult
+from ntui.core.jobs.model import CONFIRM_END_S, JobModel
 from ntui.core.jobs.polling import PollBook, PollRequest
-from ntui.core.jobs.queue import ENDED, Fetched, FinishedJob, QueueFetcher, Row, departed, queue_row
+from ntui.core.jobs.queue import ACTIVE, ENDED, Fetched, FinishedJob, QueueFetcher, Row, departed, queue_row
+from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import UNKNOWN, Outcome
 from ntui.core.records.record import RecentJob
 from ntui.core.slurm.common import StateCategory
@@ -164,6 +173,9 @@ class ClusterQueue:
         self._live_all_users = False  # the answer ``live`` holds listed everyone's jobs
         self._have_snapshot = False  # an answer was applied since the view (own / everyone's) last changed
         self.asking_user = False  # the login's user is being asked of the cluster's shell (login_user)
+        self.journal = JournalBook()  # what its own jobs' journals said, read through its agent
+        self.entries: dict[str, HistoryEntry | None] = {}  # job id -> its history entry there (None: not ntui's)
+        self.journals_read = True  # False: its files cannot follow journals (plain commands): none asked again
 
     # ------------------------------------------------------------ polling
 
@@ -183,13 +195,70 @@ class ClusterQueue:
             return False, polls.rearm(0.0, background=background)
         polls.applied(got.counts)
         self.finished.refreshed()
-        if got.unchanged and self.live:
-            return False, polls.rearm(polls.paced(got.jobs, unchanged=True, user=None), background=background)
-        self._departures(request.all_users, got)
-        self.live, self.rows = dict(got.live), dict(got.rows)
-        self._live_all_users, self._have_snapshot = request.all_users, True
-        delay = polls.paced(got.jobs, unchanged=False, user=self.user if request.all_users else None)
-        return True, polls.rearm(delay, background=background)
+        # the journals' book of requeues and of ends squeue has not heard of yet (its rows stay squeue's)
+        self.journal.correct(dict(got.live), dict(got.rows), request.all_users)
+        changed = not (got.unchanged and self.live)
+        if changed:
+            self._departures(request.all_users, got)
+            self.live, self.rows = dict(got.live), dict(got.rows)
+            self._live_all_users, self._have_snapshot = request.all_users, True
+        policy = polls.policy
+        if policy.covered and any(k not in self.journal.states for k in self.own_active()):
+            policy.covered = False  # a job no journal tick has seen yet: squeue keeps its pace until one has
+        delay = polls.paced(got.jobs, unchanged=not changed, user=self.user if request.all_users else None)
+        if self.journal.unconfirmed:  # ended by its journal, still listed: requeued or not, squeue says so soon
+            delay = min(delay, CONFIRM_END_S)
+        return changed, polls.rearm(delay, background=background)
+
+    # ------------------------------------------------------------ journals (through its agent)
+
+    def own_active(self) -> list[str]:
+        """Its own active jobs in the last answer (only the login's user's in everyone's view)."""
+        return [k for k, j in self.live.items()
+                if j.category in ACTIVE and (not self._live_all_users or j.user == self.user)]
+
+    def journal_request(self) -> JournalRequest | None:
+        """A journal tick to start now: None while one runs, where its files follow no journal, or with no own
+        active job (nothing is asked of the cluster then)."""
+        own = tuple(self.own_active())
+        if not self.journals_read or not own:
+            self.polls.policy.covered = False
+            return None
+        pending = frozenset(k for k in own if self.live[k].category is StateCategory.PENDING)
+        return self.journal.request(own, pending, 0.0, self.entries, frozenset(self.finished.ended))
+
+    def journal_done(self, result: JournalResult) -> bool:
+        """Apply a journal tick: whether to ask squeue now (a journal told a start of a job squeue lists pending,
+        or an end it had not told before)."""
+        journal = self.journal
+        journal.read()
+        for job_id, entry in result.entries.items():
+            self.entries.setdefault(job_id, entry)
+        wake = False
+        for job_id, followed in result.followed.items():
+            state = journal.states[job_id] = followed.state
+            if journal.new_end(job_id, state):
+                if state.final() is not None:  # None: requeued, the job goes on in its next allocation
+                    journal.end(job_id, state.allocations)
+                    wake = True
+            elif state.started and not state.ended and job_id not in journal.started:
+                job = self.live.get(job_id)
+                if job is not None and job.category is StateCategory.PENDING:
+                    journal.started.add(job_id)
+                    wake = True
+        own = self.own_active()
+        pending = {k for k in own if self.live[k].category is StateCategory.PENDING}
+        self.polls.policy.covered = JournalBook.covers(own, result.followed, pending,
+                                                       all_users=self._live_all_users)
+        return wake
+
+    def journal_failed(self, *, unsupported: bool = False) -> None:
+        """A journal tick failed (the link dropped, the agent failed): squeue keeps the active pace.
+        ``unsupported``: its files follow no journal (plain commands): none is asked again."""
+        self.journal.failed()
+        self.polls.policy.covered = False
+        if unsupported:
+            self.journals_read = False
 
     def _departures(self, all_users: bool, got: Fetched) -> None:
         """Own jobs the last answer listed and this one does not: their ended rows, each looked up there; jobs

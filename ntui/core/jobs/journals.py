@@ -14,15 +14,28 @@ an end moves the row to the ended ones with the journal's final state until sque
 while squeue still lists it running stays ended; it is requeued only when squeue shows it pending again, or its
 journal a new allocation). :meth:`JournalBook.fetch` is the tick's thread-side half: it lists the history (the
 submissions since the view opened; the entries of own queued jobs not known yet) and reads the journals.
+
+A cluster reached over ssh has its own active jobs' journals read the same way through its agent (issue #45): its
+board makes an :class:`OffsetJournalReader` per journal (one ``read`` request from the offset reached per tick, the
+lines folded by the same parse) and its history is a :class:`LookupHistory` (its entries asked one job at a time,
+no listing). :meth:`JournalBook.covers` is the one rule, for the local queue and every cluster's, of when squeue may
+go at the idle pace.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from ntui.core.jobfiles.journal import JournalReader, JournalState, journal_path
+from ntui.core.jobfiles.journal import (
+    MAX_EVENT_BYTES,
+    JournalReader,
+    JournalState,
+    journal_path,
+    journal_state,
+    parse_events,
+)
 from ntui.core.jobs.details import HistoryOpener, history_key
 from ntui.core.jobs.inflight import InFlight
 from ntui.core.jobs.queue import Row, queue_row
@@ -39,6 +52,10 @@ __all__ = [
     "JournalBook",
     "JournalRequest",
     "JournalResult",
+    "LookupHistory",
+    "OffsetJournalReader",
+    "ReadAt",
+    "ReaderFactory",
 ]
 
 #: At most this many journals are followed (the newest jobs first); beyond that squeue alone tells.
@@ -60,12 +77,86 @@ class Followed:
     changed: bool  # new events this tick
 
 
+#: Bytes of a journal from an offset (path, offset, at most this many): b"" when nothing more is there, None when
+#: the file is not there (yet); raises when the other machine cannot be asked (the tick fails).
+ReadAt = Callable[[str, int, int], "bytes | None"]
+#: A journal's reader for (path, job id).
+ReaderFactory = Callable[[str, str], JournalReader]
+
+
+class OffsetJournalReader(JournalReader):
+    """A journal on another machine (a cluster's login node) read by offset through ``read_at`` (its agent's ``read``):
+    each :meth:`poll` asks from the offset reached (a file not there yet is asked at most once per ``retry_s``), and
+    the lines are folded by the journal's own parse (:func:`~ntui.core.jobfiles.journal.parse_events`,
+    :func:`~ntui.core.jobfiles.journal.journal_state`) as :class:`JournalReader` folds them. No descriptor is held:
+    :attr:`open` says the file was found."""
+
+    def __init__(self, path: str, job_id: str, read_at: ReadAt, *, retry_s: float = 4.0,
+                 clock: Callable[[], float] = time.monotonic, chunk: int = 65536) -> None:
+        super().__init__(path, job_id, retry_s=retry_s, clock=clock, chunk=chunk)
+        self._read_at = read_at
+        self.found = False
+
+    @property
+    def open(self) -> bool:
+        return self.found
+
+    def poll(self) -> bool:
+        if not self.found:
+            now = self._clock()
+            if now < self._next_open:
+                return False
+            self._next_open = now + self.retry_s
+            self.opens += 1
+        changed = False
+        while True:
+            data = self._read_at(self.path, self.offset, self._chunk)
+            self.reads += 1
+            if data is None:  # not there (yet), or gone: what was read stands
+                break
+            self.found = True
+            if not data:
+                break
+            self.offset += len(data)
+            events, bad, self._partial = parse_events(self._partial + data)
+            if len(self._partial) > MAX_EVENT_BYTES:  # a "line" this long is not ours: drop it
+                self._partial, bad = b"", bad + 1
+            if events or bad:
+                self._events.extend(events)
+                self._bad += bad
+                changed = True
+            if len(data) < self._chunk:
+                break
+        if changed:
+            self.state = journal_state(self.job_id, self._events, self._bad)
+        return changed
+
+    def close(self) -> None:
+        pass  # no descriptor: the offset is kept for the next poll
+
+
+class LookupHistory:
+    """A history whose entries are asked one job at a time (a cluster's, through its agent's ``job``): no listing,
+    so a tick sees no submission of another process there (that cluster's squeue does)."""
+
+    def __init__(self, get: Callable[[str], HistoryEntry | None]) -> None:
+        self._get = get
+
+    def get(self, job_id: str) -> HistoryEntry | None:
+        return self._get(job_id)
+
+    def close(self) -> None:
+        pass
+
+
 class JournalBoard:
     def __init__(self, *, budget: FdBudget | None = None, retry_s: float = 2.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, reader: ReaderFactory | None = None) -> None:
         self.budget = budget or FdBudget()
         self.retry_s = retry_s
         self.clock = clock
+        self._make: ReaderFactory = reader or (
+            lambda path, job_id: JournalReader(path, job_id, retry_s=self.retry_s, clock=self.clock))
         self.readers: dict[str, JournalReader] = {}
         self._held: set[str] = set()
 
@@ -79,8 +170,7 @@ class JournalBoard:
             if reader is None:
                 if not entry.log_dir or not entry.log_stem:
                     continue
-                reader = JournalReader(journal_path(entry.log_dir, entry.log_stem, job_id), job_id,
-                                       retry_s=self.retry_s, clock=self.clock)
+                reader = self._make(journal_path(entry.log_dir, entry.log_stem, job_id), job_id)
                 self.readers[job_id] = reader
             was_open = reader.open
             changed = reader.poll()
@@ -191,6 +281,16 @@ class JournalBook:
             if entry.job_id and entry.job_id not in wanted and entry.job_id not in request.done and entry.log_stem:
                 wanted[entry.job_id] = entry
         return JournalResult(entries, recent, board.poll(wanted))
+
+    @staticmethod
+    def covers(own_active: Iterable[str], followed: Mapping[str, Followed], pending: Container[str], *,
+               all_users: bool) -> bool:
+        """Whether squeue may go at the idle pace (:attr:`~ntui.core.jobs.queue.PollPolicy.covered`): there are own
+        active jobs, in the own-jobs view, and the tick followed each one's journal (found, or a pending job's
+        looked for)."""
+        own = list(own_active)
+        return bool(own) and not all_users and all(
+            k in followed and (followed[k].exists or k in pending) for k in own)
 
     def failed(self) -> None:
         self.inflight.clear()

@@ -243,11 +243,8 @@ class JobModel:
         policy = polls.policy
         if policy.covered and any(k not in self.journal.states for k in self._own_active()):
             policy.covered = False  # a job no journal tick has seen yet: squeue keeps its pace until one has
-        if got.unchanged:  # same jobs, same activity
-            policy.errors = 0
-            delay = policy.delay()
-        else:
-            delay = policy.on_success(got.jobs, user=self.user if request.all_users else None)
+        # same jobs: the activity found before; else counted anew (only own jobs in everyone's view)
+        delay = polls.paced(got.jobs, unchanged=got.unchanged, user=self.user if request.all_users else None)
         if self.journal.unconfirmed:  # ended by its journal, still listed: requeued or not, squeue says so soon
             delay = min(delay, CONFIRM_END_S)
         return applied, polls.rearm(delay, background=background)
@@ -403,9 +400,8 @@ class JobModel:
                     self.live[job_id] = journal.as_started(job)
                     changed = True
         own_active = self._own_active()
-        self.policy.covered = bool(own_active) and not self.all_users and all(
-            k in result.followed and (result.followed[k].exists or self.live[k].category is StateCategory.PENDING)
-            for k in own_active)
+        pending = {k for k in own_active if self.live[k].category is StateCategory.PENDING}
+        self.policy.covered = JournalBook.covers(own_active, result.followed, pending, all_users=self.all_users)
         # a new submission is expected in the queue; an end is confirmed by squeue at once (a job ended by a signal
         # may be requeued: a node failure, a preemption, scontrol requeue)
         poll_now = bool(gone) or any(j not in self.live and j not in self.ended for j in new)

@@ -63,6 +63,8 @@ __all__ = [
     "LocalFiles",
     "agent_command",
     "connect",
+    "follows_journals",
+    "journal_read_at",
     "send_manifest",
 ]
 
@@ -628,6 +630,28 @@ def connect(runner: CommandRunner, *, command: Sequence[str] = AGENT_COMMAND,
     except AgentUnavailable as exc:
         return CommandFiles(runner, name=ssh.name, why=exc.message)
     return files
+
+
+def follows_journals(files: ClusterFiles) -> bool:
+    """Whether a cluster's journals are read through ``files`` on the view's journal tick: its agent's (one request
+    per journal per tick on its one channel). Plain commands (a channel each) and this machine's own files (the
+    local queue's journals) are not."""
+    return files.live and not isinstance(files, LocalFiles)
+
+
+def journal_read_at(files: ClusterFiles) -> Callable[[str, int, int], bytes | None]:
+    """A journal's bytes from an offset through ``files`` (``read``, in every agent of protocol version 1): b"" when
+    nothing more is there, None when the file is not there or the cluster refuses it (permission denied, not a
+    regular file). The link's failure raises (:class:`~ntui.core.slurm.ssh.SshError`)."""
+
+    def read_at(path: str, offset: int, limit: int) -> bytes | None:
+        try:
+            chunk = files.read(path, offset, limit)
+        except FileRefused:
+            return None
+        return chunk.data if chunk.exists else None
+
+    return read_at
 
 
 def send_manifest(files: ClusterFiles, log_dir: str, stem: str, data: bytes) -> str | None:

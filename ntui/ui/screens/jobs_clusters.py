@@ -11,7 +11,10 @@ cluster state of its own. It reads the view through :class:`ClustersView`.
   its queue and the details of its selected job, asked there (:class:`~ntui.ui.screens.jobs_workers.ClusterWorkers`);
   in everyone's view before any own-jobs answer named the login's user, that user asked of the cluster's shell once
   (its own jobs that end there keep their ended rows);
-* each cluster's own history for the recent list: at start, when one of its jobs leaves its queue, and on ``r``.
+* each cluster's own history for the recent list: at start, when one of its jobs leaves its queue, and on ``r``;
+* every :data:`~ntui.ui.screens.jobs_workers.JOURNAL_TICK_S` each cluster's own active jobs' journals, read through
+  its agent: while they are all followed its squeue goes at the idle pace, and a start or an end one tells asks its
+  squeue at once (:meth:`~ntui.core.jobs.clusters.ClusterQueue.journal_done`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from ntui.core.slurm.runner import CommandRunner
 from ntui.ui.messages import ClusterDetailsFetched, ClusterQueueFailed, ClusterQueueFetched
 from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.screens.jobs_workers import (
+    JOURNAL_TICK_S,
     ClusterHistoryLoaded,
+    ClusterJournalsRead,
     ClusterOutcomesResolved,
     ClusterUserFound,
     ClusterWorkers,
@@ -54,7 +59,8 @@ __all__ = ["MESSAGES", "ClustersView", "RemoteClusters", "on_cluster_answers"]
 
 #: The messages of the clusters' workers, each handed to :meth:`RemoteClusters.handle` by the screen.
 MESSAGES: tuple[type[Message], ...] = (ClusterQueueFetched, ClusterQueueFailed, ClusterDetailsFetched,
-                                       ClusterOutcomesResolved, ClusterHistoryLoaded, ClusterUserFound)
+                                       ClusterOutcomesResolved, ClusterHistoryLoaded, ClusterUserFound,
+                                       ClusterJournalsRead)
 
 _Handler = TypeVar("_Handler", bound=Callable[..., Any])
 
@@ -102,8 +108,7 @@ class RemoteClusters:
         self.view = view
         app = screen.ntui_app
         model = view.model
-        links = getattr(screen.app, "links", None)  # the app's (NtuiApp.links), fed by the clusters' files too
-        self.links: LinkBoard = links if isinstance(links, LinkBoard) else LinkBoard()
+        self.links: LinkBoard = app.links  # the app's link states, fed by the clusters' files too
         self.queues = ClusterQueues(app.shown_clusters(), view.full_settings, clock=model.clock,
                                     monotonic=model.monotonic, resolver=resolver, links=self.links.of)
         local = app.local_slurm
@@ -127,6 +132,8 @@ class RemoteClusters:
         for queue in self.queues:
             queue.finished.on_departure(partial(self._departed, queue.name))
             self.load_history(queue.name)
+        if self.queues:
+            self.screen.set_interval(JOURNAL_TICK_S, self.workers.journal_tick, name="cluster journals")
 
     def _departed(self, cluster: str, gone: tuple[FinishedJob, ...]) -> None:
         self.load_history(cluster)
@@ -189,6 +196,15 @@ class RemoteClusters:
             self._history_loaded(msg)
         elif isinstance(msg, ClusterUserFound):
             self.queues[msg.cluster].user_answered(msg.user)
+        elif isinstance(msg, ClusterJournalsRead):
+            self._journals_read(msg)
+
+    def _journals_read(self, msg: ClusterJournalsRead) -> None:
+        queue = self.queues[msg.cluster]
+        if msg.result is None:  # the link or the agent failed, or no journal is followed there: today's pace
+            queue.journal_failed(unsupported=msg.unsupported)
+        elif queue.journal_done(msg.result):  # a start or an end squeue has not listed yet: ask it now
+            self.workers.start_poll(msg.cluster)
 
     def _rows_changed(self) -> None:
         self.view.queue_box.show_remote(self.queues.rows(), self.queues.tags())

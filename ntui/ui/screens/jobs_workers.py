@@ -18,6 +18,10 @@ them (the journal worker's history and descriptors, the recent-jobs loads, the s
   within a tick) and reads own jobs' journals through held descriptors (a start or an end shows within a tick, no
   Slurm call).
 
+The clusters reached over ssh (:class:`ClusterWorkers`) have the same journal tick: each cluster's own active jobs'
+journals read through its agent (its history's entry of each gives the path, then one ``read`` from the offset
+reached per journal), no Slurm call.
+
 A worker that raises something unexpected is handed back to the model by its group (:meth:`ModelWorkers.failed`).
 """
 
@@ -37,7 +41,14 @@ from ntui.core.config import Settings
 from ntui.core.errors import describe_error
 from ntui.core.jobs.clusters import ClusterQueues, login_user
 from ntui.core.jobs.details import DetailsRequest, EntryBook, HistoryLike
-from ntui.core.jobs.journals import JournalBoard, JournalBook, JournalRequest
+from ntui.core.jobs.journals import (
+    JournalBoard,
+    JournalBook,
+    JournalRequest,
+    JournalResult,
+    LookupHistory,
+    OffsetJournalReader,
+)
 from ntui.core.jobs.model import JobModel
 from ntui.core.jobs.polling import PollRequest
 from ntui.core.jobs.progress import ProgressBook, ProgressRequest
@@ -46,8 +57,8 @@ from ntui.core.jobs.recent import MAX_RECENT, RecentLoads, RecentRequest, cluste
 from ntui.core.progress.board import ProgressBoard
 from ntui.core.records.outcome import Outcome
 from ntui.core.records.record import RecentJob
-from ntui.core.remote.files import ClusterFiles, FileRefused, LocalFiles
-from ntui.core.remote.logs import entry_from_dict
+from ntui.core.remote.files import ClusterFiles, FileRefused, LocalFiles, follows_journals, journal_read_at
+from ntui.core.remote.logs import entry_from_dict, remote_entry
 from ntui.core.slurm.runner import CommandRunner, SlurmError
 from ntui.core.slurm.ssh import SshError
 from ntui.ui.messages import (
@@ -66,7 +77,8 @@ from ntui.ui.screens.base import NtuiScreen
 from ntui.ui.widgets.recent_jobs import RecentLoaded
 
 __all__ = ["CLUSTER_GROUP", "JOURNAL_TICK_S", "RECENT_GROUP", "SQUEUE_GROUP", "ClusterHistoryLoaded",
-           "ClusterOutcomesResolved", "ClusterUserFound", "ClusterWorkers", "ModelWorkers", "WorkersView"]
+           "ClusterJournalsRead", "ClusterOutcomesResolved", "ClusterUserFound", "ClusterWorkers", "ModelWorkers",
+           "WorkersView"]
 
 #: Workers' groups (the screen's error handler and the benchmark tell them apart by these).
 SQUEUE_GROUP = "ntui-squeue"
@@ -83,6 +95,7 @@ CLUSTER_GROUP = "ntui-cluster"
 _FINAL = f"{CLUSTER_GROUP}-final:"
 _HISTORY = f"{CLUSTER_GROUP}-history:"
 _USER = f"{CLUSTER_GROUP}-user:"
+_JOURNALS = f"{CLUSTER_GROUP}-journals:"
 
 
 @dataclass
@@ -101,6 +114,16 @@ class ClusterHistoryLoaded(Message):
     cluster: str
     jobs: tuple[RecentJob, ...] | None
     note: str = ""
+
+
+@dataclass
+class ClusterJournalsRead(Message):
+    """A journal tick of a cluster reached over ssh (``result`` None: it failed, the link or the agent;
+    ``unsupported``: its files follow no journal, plain commands)."""
+
+    cluster: str
+    result: JournalResult | None
+    unsupported: bool = False
 
 
 @dataclass
@@ -338,6 +361,7 @@ class ClusterWorkers:
         self.files_of = files_of
         self._timers: dict[str, Timer] = {}
         self._history: dict[str, bool] = {}  # cluster -> a history load runs (True: another follows it)
+        self._journals: dict[str, JournalBoard] = {}  # cluster -> its own jobs' journals, read through its agent
 
     def start_poll(self, name: str) -> None:
         """A refresh of cluster ``name`` now, unless one runs (then another follows right after it)."""
@@ -413,6 +437,38 @@ class ClusterWorkers:
             user = None
         self.screen.post_message(ClusterUserFound(name, user))
 
+    # ------------------------------------------------------------ journals (through each cluster's agent)
+
+    def journal_tick(self) -> None:
+        """Every cluster's journal tick (one in flight per cluster; none where no own job is active or its files
+        follow no journal)."""
+        if self.files_of is None:
+            return
+        for queue in self.queues:
+            request = queue.journal_request()
+            if request is not None:
+                self.screen.run_worker(partial(self._read_journals, self.files_of, queue.name, request),
+                                       thread=True, exit_on_error=False, group=f"{_JOURNALS}{queue.name}",
+                                       description=f"journals on {queue.name}")
+
+    def _read_journals(self, files_of: Callable[[str], ClusterFiles], name: str, request: JournalRequest) -> None:
+        """*Thread-side*: ticks of one cluster never overlap, so its board is one thread's at a time."""
+        try:
+            files = files_of(name)
+            if not follows_journals(files):  # plain commands: a channel per read, no follow
+                self.screen.post_message(ClusterJournalsRead(name, None, unsupported=True))
+                return
+            board = self._journals.get(name)
+            if board is None:
+                read_at = journal_read_at(files)
+                board = self._journals[name] = JournalBoard(reader=lambda path, job_id: OffsetJournalReader(
+                    path, job_id, read_at, retry_s=JOURNAL_TICK_S))
+            result = JournalBook.fetch(lambda: LookupHistory(partial(remote_entry, files)), board, request)
+        except Exception:  # the link (its banner says so), or the agent's failure: today's pace until a tick reads
+            self.screen.post_message(ClusterJournalsRead(name, None))
+            return
+        self.screen.post_message(ClusterJournalsRead(name, result))
+
     # ------------------------------------------------------------ recent jobs (each cluster's own history)
 
     def load_history(self, name: str, *, days: float, now: Callable[[], float]) -> None:
@@ -456,6 +512,9 @@ class ClusterWorkers:
         if group is not None and group.startswith(_FINAL) and group[len(_FINAL):] in self.queues.names():
             self.queues[group[len(_FINAL):]].finished.failed()
             return None
+        if group is not None and group.startswith(_JOURNALS) and group[len(_JOURNALS):] in self.queues.names():
+            self.queues[group[len(_JOURNALS):]].journal_failed()
+            return None
         if group == f"{CLUSTER_GROUP}-details":
             for queue in self.queues:
                 queue.details.failed()
@@ -464,3 +523,4 @@ class ClusterWorkers:
         if group is not None and group.startswith(prefix) and group[len(prefix):] in self.queues.names():
             return group[len(prefix):]
         return None
+
