@@ -39,6 +39,9 @@ def test_a_training_phase_name_with_the_loss_kind_after_it_is_the_loss() -> None
     assert training_loss({"train/loss_byol": 0.052, "train/lr": 0.3}) == ("train/loss_byol", 0.052)
     # with parts of the loss beside it, the one whose name says the training phase
     assert training_loss({"train/loss_main": 0.4, "aux_loss_weight": 0.1}) == ("train/loss_main", 0.4)
+    # a setting of the loss is not its value: fp16's loss scale, a weight
+    assert training_loss({"loss_scale": 128.0, "lr": 0.1}) is None
+    assert training_loss({"aux_loss_coef": 0.01, "train/loss_ce": 2.5}) == ("train/loss_ce", 2.5)
     # two such names and nothing to choose between them: none
     assert training_loss({"train/loss_a": 0.4, "train/loss_b": 0.1}) is None
 

@@ -266,7 +266,8 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
             found = (named[0], metrics[named[0]])
     if found is None:  # a loss with its kind after it, under a training phase's name ("train/loss_ssl",
         # "train_loss_cls"): the one such name where a name says the training phase, else the one that holds "loss"
-        named = [n for n in metrics if "loss" in n.lower() and _training_phase(n)]
+        named = [n for n in metrics if "loss" in n.lower() and _training_phase(n)
+                 and not _LOSS_SETTING_WORDS.intersection(_name_words(n))]
         trained = [n for n in named if "train" in _name_words(n)]
         named = trained if trained else named
         if len(named) == 1:
@@ -276,6 +277,10 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
 
 #: a name's words: split at what is not a letter or a digit, and where a capital follows a small letter
 _NAME_WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+#: the words that make a name with "loss" in it a setting of the loss, not its value (fp16's "loss_scale", a
+#: weight "aux_loss_coef")
+_LOSS_SETTING_WORDS = frozenset({"scale", "scaler", "weight", "weights", "coef", "coeff", "lambda", "factor", "alpha",
+                                 "beta"})
 #: the words that name an evaluation's phase in a metric's name ("val_loss", "eval/loss", "results/x--val_loss")
 _EVAL_NAME_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev"})
 
