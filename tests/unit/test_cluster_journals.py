@@ -36,7 +36,7 @@ ALLOC = '{"v":1,"ev":"alloc","t":100,"job":"7","restart":0,"nnodes":1,"nodes":"g
 END = '{"v":1,"ev":"end","t":160,"job":"7","rc":0,"sig":null,"phase":"after"}\n'
 
 
-class _PipeRunner:
+class PipeRunner:
     """The ssh runner's channel, here: the agent over a pipe with the cluster's state directory as its home's;
     ``drop()`` kills the channel and refuses new ones (ssh's link-down failure)."""
 
@@ -68,8 +68,8 @@ class _PipeRunner:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[_PipeRunner, AgentFiles]]:
-    runner = _PipeRunner("beta", tmp_path / "beta-home")
+def cluster(tmp_path: Path) -> Iterator[tuple[PipeRunner, AgentFiles]]:
+    runner = PipeRunner("beta", tmp_path / "beta-home")
     files = AgentFiles(runner, command=AGENT, reconnects=1, sleep=lambda _s: None)  # type: ignore[arg-type]
     yield runner, files
     runner.down = False
@@ -77,7 +77,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[_PipeRunner, AgentFiles]]:
     runner.drop()
 
 
-def _submitted(tmp_path: Path, job_id: str = "7") -> Path:
+def submitted(tmp_path: Path, job_id: str = "7") -> Path:
     """The cluster's history says ntui submitted ``job_id`` there; its journal's path there (not written yet)."""
     logs = tmp_path / "logs"
     logs.mkdir(exist_ok=True)
@@ -118,9 +118,9 @@ def _tick(queue: ClusterQueue, files: AgentFiles, board: JournalBoard) -> bool:
 
 
 def test_a_clusters_squeue_goes_idle_while_its_running_jobs_journal_is_read_through_its_agent(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
-    journal = _submitted(tmp_path)
+    journal = submitted(tmp_path)
     journal.write_text(ALLOC)
     queue = ClusterQueue("beta", SETTINGS, clock=lambda: NOW)
     assert _squeue(queue, _line("7", "R")) == 2  # before any journal tick: the active pace
@@ -138,9 +138,9 @@ def test_a_clusters_squeue_goes_idle_while_its_running_jobs_journal_is_read_thro
 
 
 def test_a_journals_end_asks_the_clusters_squeue_at_once_and_soon_again_while_it_still_lists_the_job(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
-    journal = _submitted(tmp_path)
+    journal = submitted(tmp_path)
     journal.write_text(ALLOC)
     queue = ClusterQueue("beta", SETTINGS, clock=lambda: NOW)
     _squeue(queue, _line("7", "R"))
@@ -156,9 +156,9 @@ def test_a_journals_end_asks_the_clusters_squeue_at_once_and_soon_again_while_it
 
 
 def test_a_journals_start_of_a_job_squeue_lists_pending_asks_the_clusters_squeue_at_once(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
-    journal = _submitted(tmp_path)
+    journal = submitted(tmp_path)
     queue = ClusterQueue("beta", SETTINGS, clock=lambda: NOW)
     _squeue(queue, _line("7", "PD"))
     board = _board(files)
@@ -170,9 +170,9 @@ def test_a_journals_start_of_a_job_squeue_lists_pending_asks_the_clusters_squeue
 
 
 def test_a_dropped_link_keeps_the_clusters_squeue_at_the_active_pace(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     runner, files = cluster
-    _submitted(tmp_path).write_text(ALLOC)
+    submitted(tmp_path).write_text(ALLOC)
     queue = ClusterQueue("beta", SETTINGS, clock=lambda: NOW)
     _squeue(queue, _line("7", "R"))
     board = _board(files)
@@ -202,9 +202,9 @@ def test_without_an_agent_no_journal_is_asked_and_the_pace_stays(tmp_path: Path)
 
 
 def test_in_everyones_view_a_cluster_follows_journals_but_keeps_the_active_pace(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
-    _submitted(tmp_path).write_text(ALLOC)
+    submitted(tmp_path).write_text(ALLOC)
     queue = ClusterQueue("beta", SETTINGS, clock=lambda: NOW)
     _squeue(queue, _line("7", "R"))
     queue.toggle_all_users()
@@ -218,10 +218,10 @@ def test_in_everyones_view_a_cluster_follows_journals_but_keeps_the_active_pace(
     assert _squeue(queue, _line("7", "R"), _line("8", "R", "carol"), all_users=True) == 2
 
 
-def test_the_offset_reader_folds_as_the_local_reader(tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]
+def test_the_offset_reader_folds_as_the_local_reader(tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]
                                                       ) -> None:
     _, files = cluster
-    journal = _submitted(tmp_path)
+    journal = submitted(tmp_path)
     journal.write_text(ALLOC + END[:30])  # a last line still being written
     local = JournalReader(str(journal), "7")
     remote = OffsetJournalReader(str(journal), "7", journal_read_at(files), retry_s=0.0)
