@@ -12,6 +12,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -119,6 +120,17 @@ def remote_login() -> str:
     reason = sshd_support.why_not(user)
     if reason is not None:
         _skip(reason)
+    # the cluster side runs this interpreter and this checkout (the agent, the jobs) as that user
+    runuser = shutil.which("runuser") or "/usr/sbin/runuser"  # util-linux's, in /usr/sbin
+    try:
+        probe = subprocess.run([runuser, "-u", user, "--", sys.executable, "-c", "import ntui"], cwd="/",
+                               env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, capture_output=True,
+                               text=True, errors="replace", timeout=120, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        _skip(f"cannot run {sys.executable} as {user}: {e}")
+    if probe.returncode != 0:
+        _skip(f"{user} cannot run {sys.executable} with the checkout {REPO} ({probe.stderr.strip()[-300:]}); "
+              "scripts/dev-cluster remote-user lets it search the directories above them")
     return user
 
 
