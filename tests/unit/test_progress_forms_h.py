@@ -318,3 +318,41 @@ def test_tqdms_bars_redraw_apart_and_keep_the_epochs_count_where_a_validation_is
     lines.append("Validation DataLoader 0:  10%|#         | 5/50 [00:01<00:09,  5.00it/s]")
     series, _ = _read(tmp_path, lines)
     assert series.step == 200
+
+
+# ---------------------------------------------------------------- several ranks' bars: one rank's series, all phases
+
+
+def _ranks_epochs_with_validation(train: int = 200, val: int = 40, epochs: int = 2, cut: int = 100) -> list[str]:
+    # Lightning 1.x under srun -l, every node's rank drawing its bars: the epoch's bar (its total the training batches
+    # and the validation's) redrawn after carriage returns on one labelled physical line; then the nested validation
+    # bar on lines of its own (newline, bar, cursor up), each of its redraws followed by the epoch bar's. The ranks'
+    # lines interleave, the second rank's validation first, its epoch bar a little ahead
+    total = train + val
+    lines = ["0: Namespace(batch_size=32, max_epochs=3, seed=1)", "1: Namespace(batch_size=32, max_epochs=3, seed=1)"]
+
+    def bar(epoch: int, n: int, rank: int) -> str:
+        return (f"\rEpoch {epoch}:  {n * 100 // total}%|#         | {n}/{total} [00:{n % 60:02d}<00:40,  "
+                f"{5 + rank}.00it/s, loss={2 - epoch / 4 - n / 1000 - rank / 10:.3f}, v_num=3]")
+
+    for epoch in range(epochs + 1):
+        last = train if epoch < epochs else cut
+        for rank in (0, 1):
+            lines.append(f"{rank}: " + "".join(bar(epoch, n, rank) for n in range(0, last + 1, 20)))
+        if epoch == epochs:
+            break
+        for k in range(0, val + 1, 10):
+            for rank in (1, 0):
+                lines.append(f"{rank}: \rValidating:  {k * 100 // val}%|#         | {k}/{val} [00:01<00:03, "
+                             f"9.00it/s]\x1b[A" + (bar(epoch, train + k + 5 * rank, rank) if k else ""))
+        lines += ["0: \r                    \r\x1b[A", "1: \r                    \r\x1b[A"]
+    return lines
+
+
+def test_the_followed_ranks_series_takes_no_other_ranks_validation(tmp_path: Path) -> None:
+    # the run's series is the first rank's that printed a training point, in every phase: the other rank's validation
+    # counts (drawn before the followed rank's, further on) do not move the followed rank's epoch bar's training part
+    series, words = _read(tmp_path, _ranks_epochs_with_validation())
+    assert not series.restarts
+    assert (series.step, series.run_total) == (2 * 200 + 100, 3 * 200)
+    assert series.metrics["loss"] == 2 - 2 / 4 - 100 / 1000

@@ -565,6 +565,8 @@ class Series:
             if not point.per_epoch and not point.counts_epochs and point.step < self.samples[-1].step:
                 # (the step it said it goes on from, after the banner, holds: "Continuing training from global step")
                 self.new_start(until_point=True, from_step=self._resumed_at)
+        if point.rank is not None and (point.phase == "train" or self._rank is not None) and not self._followed(point):
+            return  # another rank's bar, of any phase (its validation's batches are not the followed rank's)
         if point.phase != "train":
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
@@ -581,8 +583,7 @@ class Series:
             if self._after_end_bars <= INNER_MAX:
                 return
             self._undo_end()
-        if (point.rank is not None and not self._followed(point)) \
-                or (point.total is not None and point.format == "tqdm" and self._inner(point, at)):
+        if point.total is not None and point.format == "tqdm" and self._inner(point, at):
             return
         if self._reopen and point.step is not None:  # the program went on after it said it started again
             self._reopen, self.ended, self.stopped_at, self.stopped = False, False, None, None
