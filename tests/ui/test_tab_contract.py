@@ -27,7 +27,7 @@ from ntui.core.jobfiles.manifest import SHELL_PATH_VAR
 from ntui.core.jobs.selected import SelectedJob
 from ntui.core.records.history import History, HistoryEntry
 from ntui.core.slurm.runner import CommandResult
-from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displayed
+from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displayed, over_ssh_note
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from tests.support.fakes import FakeRunner, capture, result
 from tests.support.notes import notified
@@ -293,3 +293,30 @@ async def test_the_base_says_a_raising_worker_once_and_drops_a_stale_failure() -
         assert tab.failure is None and str(tab.render()) == "answer for c"
         assert [n.severity for n in notified(app) if "no answer" in n.message] == ["error"]
 
+
+class LocalOnlyTab(GatedTab):
+    """A tab made for the test that cannot show a job of a cluster reached over ssh (every registered tab can)."""
+
+    OVER_SSH = False
+
+
+class LocalOnlyHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield LocalOnlyTab()
+
+
+async def test_a_tab_that_cannot_show_a_remote_job_says_so_in_one_line_and_runs_nothing() -> None:
+    app = LocalOnlyHost()
+    async with app.run_test(size=(120, 10)) as pilot:
+        tab = app.query_one(LocalOnlyTab)
+        remote = SelectedJob("77", "queue", row_key="alpha/77", cluster="alpha")
+        tab.select_job(remote)
+        await _settle(pilot)
+        assert tab.failures == [over_ssh_note("Gated", remote)]
+        assert "job 77 is on alpha" in str(tab.render())
+        assert tab.computing is None and not tab.gates  # no worker started for it
+        assert not [n for n in notified(app) if "alpha" in n.message]  # not a failure of the tab: no notice
+        _pick(tab, "a")  # a job here is computed as before
+        tab.gates["a"].set()
+        await _settle(pilot)
+        assert str(tab.render()) == "answer for a"
