@@ -356,3 +356,45 @@ def test_the_followed_ranks_series_takes_no_other_ranks_validation(tmp_path: Pat
     assert not series.restarts
     assert (series.step, series.run_total) == (2 * 200 + 100, 3 * 200)
     assert series.metrics["loss"] == 2 - 2 / 4 - 100 / 1000
+
+
+# ---------------------------------------------------------------- a loop's step of an epoch's total
+
+
+def _epoch_steps_lines(epochs: int = 3, per: int = 120, first: int = 1, engine: bool = True) -> list[str]:
+    # a hand-written loop's logger line every 40 steps and at the epoch's end ("epoch E/N | step S/T | loss X", its
+    # step counting the epoch's batches), between an engine's own lines of the run's global step every 25 (DeepSpeed's
+    # "[Rank 0] step=N, skipped=0, lr=[...], mom=[...]")
+    lines = []
+    for epoch in range(epochs):
+        for s in range(1, per + 1):
+            run_step = epoch * per + s
+            if engine and run_step % 25 == 0:
+                lines.append(f"[2025-03-04 08:{run_step // 60 % 60:02d}:{run_step % 60:02d},100] [INFO] "
+                             f"[logging.py:96:log_dist] [Rank 0] step={run_step}, skipped=0, lr=[0.0002], "
+                             "mom=[(0.9, 0.99)]")
+            if s % 40 == 0 or s == per:
+                lines.append(f"2025-03-04 08:{run_step // 60 % 60:02d}:{run_step % 60:02d}.500 | INFO     | "
+                             f"__main__:fit:77 - epoch {epoch + first}/{epochs} | step {s}/{per} | "
+                             f"loss {3 - run_step / 200:.4f}")
+    return lines
+
+
+def test_a_line_of_its_epoch_and_a_step_of_an_epochs_total_counts_the_runs_steps(tmp_path: Path) -> None:
+    point = parse_line("epoch 2/3 | step 40/120 | loss 2.1000")
+    assert point is not None and (point.epoch, point.epochs, point.step, point.total) == (2.0, 3, 40, 120)
+    series, words = _read(tmp_path, _epoch_steps_lines())
+    assert not series.restarts
+    assert (series.step, series.run_total) == (360, 360)
+    assert series.metrics["loss"] == 3 - 360 / 200
+
+
+def test_epochs_named_from_0_and_no_engine_lines_count_the_same(tmp_path: Path) -> None:
+    series, _ = _read(tmp_path, _epoch_steps_lines(first=0, engine=False)[:-1])
+    assert not series.restarts and (series.step, series.run_total) == (2 * 120 + 80, 360)
+
+
+def test_a_step_of_a_total_that_goes_back_in_the_same_epoch_is_still_a_restart(tmp_path: Path) -> None:
+    lines = _epoch_steps_lines(epochs=2, engine=False)
+    series, _ = _read(tmp_path, [*lines, *lines[:2]])  # the run again from its start, appended to its log
+    assert len(series.restarts) == 1 and series.step == 80

@@ -717,6 +717,8 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         if epoch is None and (form.generic or form.name == "step-loss") and ("poch" in text or "POCH" in text) \
                 and (named := _LINE_EPOCH_RE.search(text)) is not None:
             epoch = float(named["e"])  # a hand-written loop's epoch, said anywhere on its line ("Epoch=2 Step=40")
+            if named["es"] and "epochs" not in groups:
+                groups["epochs"] = int(named["es"])  # and the run's epochs after it ("epoch 2/3")
         if form.unit == "epoch":  # the run counts epochs: the epoch named is the step, a batch line says metrics
             return Point("log", groups.get("epoch"), groups.get("epochs"), epoch, metrics, form=form.name,
                          counts_epochs=True, batch=groups.get("batch"), batches=groups.get("batches"),

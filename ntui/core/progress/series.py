@@ -90,6 +90,9 @@ class Series:
     _epoch_base: int = 0  # the steps of the epochs before it, as their bars counted
     _batch: int | None = None  # where in its epoch the last point of an epoch-counted run was
     _rank: int | None = None  # the rank whose lines the series follows (the first that printed a point)
+    _epoch_of_total: tuple[float, int, int] | None = None  # the last loop line's epoch, step, total (see below)
+    _epoch_first: float | None = None  # the first epoch such a line named
+    _epoch_steps_local: bool = False  # those lines' steps count each epoch's batches (:meth:`_epoch_step_of_total`)
     _from_zero: bool = False  # an epoch 0 was seen where the form numbers epochs from 1
     _unit: str = ""  # what the loop's own lines count the run in: "step" or "epoch"
     own_times: bool = False  # the points carry the log's own timestamps (not the time they were read)
@@ -429,6 +432,28 @@ class Series:
         self._seen, self._stride, self._provisional = 0, 1, False
         return True
 
+    def _epoch_step_of_total(self, point: Point) -> Point:
+        """A loop's line that names its epoch and a step of a total ("epoch 2/3 | step 50/234"): once its step went
+        back to a lower one as its epoch went on, of the same total (no start said between: the next epoch's
+        first lines), it counts each epoch's batches, the total an epoch's. The run's step is then the epochs before
+        times that total plus the step (epochs numbered from the first one named, 0 or 1), the run's total its epochs
+        times it (unknown where they are not said), so that the run's other lines that count the run's steps (an
+        engine's "step=N") go on with it and no epoch counts as a restart."""
+        assert point.epoch is not None and point.step is not None and point.total is not None
+        last, self._epoch_of_total = self._epoch_of_total, (point.epoch, point.step, point.total)
+        if self._epoch_first is None:
+            self._epoch_first = point.epoch
+        if not self._epoch_steps_local:
+            if last is None or self._fresh or point.epoch <= last[0] or point.step >= last[1] \
+                    or point.total != last[2]:
+                return point
+            self._epoch_steps_local = True
+        base = min(1, int(self._epoch_first))
+        epochs = point.epochs or self.epochs or self.declared_epochs
+        step = max(0, int(point.epoch) - base) * point.total + point.step
+        self.total = epochs * point.total if epochs else None
+        return point.but(step=step, total=self.total)
+
     def _evaluation_line(self, point: Point) -> bool:
         """While an evaluation said in words is under way (:meth:`evaluation`), whether a loop's own line is the
         evaluation's, in the training lines' form (the Speech-Transformer solver's "Epoch 5 | Iter 1 | ..." after its
@@ -596,6 +621,9 @@ class Series:
                 self._after_last = False
             if point.iters is not None and self._total_iters:
                 point = point.but(step=point.iters)  # the run's total counts iterations: so does its step
+            if point.format == "log" and point.epoch is not None and point.step is not None and point.total \
+                    and not point.counts_epochs and not point.per_epoch:
+                point = self._epoch_step_of_total(point)
             if point.format == "log" and point.epoch is not None and point.step is not None \
                     and not point.counts_epochs and not point.per_epoch and self._epoch_local(point):
                 # the loop's step counts its epoch's batches (it went back as the epoch went on): the run counts
