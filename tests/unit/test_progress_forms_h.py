@@ -398,3 +398,32 @@ def test_a_step_of_a_total_that_goes_back_in_the_same_epoch_is_still_a_restart(t
     lines = _epoch_steps_lines(epochs=2, engine=False)
     series, _ = _read(tmp_path, [*lines, *lines[:2]])  # the run again from its start, appended to its log
     assert len(series.restarts) == 1 and series.step == 80
+
+
+# ---------------------------------------------------------------- a loop stopped early at a step it names
+
+
+def test_a_loop_that_says_it_stopped_early_at_a_step_ended_there() -> None:
+    from ntui.core.progress.runwords import run_end
+
+    # the nanoGPT speedrun loops' last word at a time budget's cap: f"stopping_early: wallclock_cap
+    # train_time:{ms:.0f}ms step:{step}/{iterations}"
+    assert run_end("stopping_early: wallclock_cap train_time:412345ms step:3071/9000") == ("at", 3071)
+    assert run_end("Stopped early at step 480 (no improvement)") == ("at", 480)
+    assert run_end("early stopping patience: 10") is None
+    assert run_end("stopping_early: disabled") is None
+
+
+def test_a_run_stopped_early_at_its_cap_ends_at_that_step_short_of_its_total(tmp_path: Path) -> None:
+    lines = ["iterations:9000", "max_wallclock_seconds:300.000"]
+    lines += [f"step:{n}/9000 train_loss:{4 - n / 2000:.4f} train_time:{n * 97}ms step_avg:97.00ms"
+              for n in range(100, 3001, 100)]
+    lines += ["step:3071/9000 val_loss:2.4567 val_bpb:1.4012 train_time:297887ms step_avg:97.00ms",
+              "stopping_early: wallclock_cap train_time:297887ms step:3071/9000",
+              "peak memory allocated: 9001 MiB reserved: 9400 MiB"]
+    series, words = _read(tmp_path, lines)
+    assert series.ended and not series.restarts
+    assert (series.step, series.run_total) == (3071, 9000)
+    assert series.metrics["train_loss"] == 4 - 3000 / 2000
+    series, _ = _read(tmp_path, lines[:-2])  # cut before its end: the last training line's step, going on
+    assert not series.ended and series.step == 3000

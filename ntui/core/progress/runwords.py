@@ -74,6 +74,10 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      r"|^\W{0,3}(?i:early[ -]stop(?:ping|ped)"
                      r"(?: (?:triggered|activated|at (?:epoch|step|iter(?:ation)?) \d+))?)\W{0,3}$"
                      r"|\bSignaling Trainer to stop\.|^Max Accuracy: \d+\.\d\d%$"
+                     # the loop's own word that it stopped before its total, at the step it names (a time budget's
+                     # cap: the nanoGPT speedrun loops' "stopping_early: wallclock_cap train_time:600031ms
+                     # step:8635/20000"; "Stopped early at step 480")
+                     r"|^\W{0,3}(?i:stopp(?:ing|ed)[_ ]early)\b.{0,80}?\b(?i:at )?step[:= ]\s*(?P<at>\d+)(?:/\d+)?\b"
                      # SpeechBrain's evaluation after its fit, the test set's line: "Epoch loaded: 40 - test loss: ..."
                      r"|^Epoch loaded: \d+ - test\b"
                      # the vision references' last print, after their loop only (torchvision's, DeiT's, MAE's: "Training
@@ -179,17 +183,21 @@ def run_ended(text: str) -> bool:
 def run_end(text: str) -> tuple[str, int] | None:
     """Whether the line says the program's training is over: None, else what it stopped at (``("steps", 1000)``,
     ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached; ``("completed", 10)``: the epochs the process
-    ran, ultralytics' count) or ``("", 0)`` when it says no more."""
+    ran, ultralytics' count; ``("at", 8635)``: the step a loop stopped early at, short of its total) or ``("", 0)``
+    when it says no more."""
     if "raining" not in text and "Trainer.fit" not in text and "arly stop" not in text \
             and "completed in" not in text and "RAINING" not in text and "Trainer to stop" not in text \
             and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text \
-            and "final step" not in text:
+            and "final step" not in text and "opping_early" not in text and "opped early" not in text \
+            and "opping early" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:
         return ("", 0) if _END_WORDS_RE.match(text) is not None and "poch" not in text.lower() else None
     if m["done"]:  # ultralytics' "300 epochs completed in 4.912 hours.": the epochs this process ran
         return ("completed", int(m["done"]))
+    if m["at"]:  # stopped early at this step: the run's last, short of its total
+        return ("at", int(m["at"]))
     return (str(m["what"]), int(m["n"])) if m["what"] else ("", 0)
 
 

@@ -274,6 +274,11 @@ class Series:
             self.epochs = n
             if self.per_epoch:
                 self.total = n * self.per_epoch
+        elif what == "at" and self._unit != "epoch" and self.samples[-1].step < n:
+            # stopped early at a step past the last one its training lines printed (they print every N steps; its
+            # last step's line was an evaluation's): that step is the run's last
+            last = self.samples[-1]
+            self.samples[-1] = Sample(last.time, n, last.metrics, last.segment)
         if not was_ended:
             self._before_end = (before, (self.declared_total, self.epochs, self.total))
 
@@ -556,7 +561,7 @@ class Series:
         step = point.step
         if step is None:
             return False
-        if what == "steps":
+        if what in ("steps", "at"):
             return step == n
         if what == "epochs":
             return point.epoch is not None and (int(point.epoch) + 1 == n or point.epochs == n)
