@@ -425,7 +425,9 @@ def test_a_run_stopped_early_at_its_cap_ends_at_that_step_short_of_its_total(tmp
     assert series.ended and not series.restarts
     assert (series.step, series.run_total) == (3071, 9000)
     assert series.metrics["train_loss"] == 4 - 3000 / 2000
-    series, _ = _read(tmp_path, lines[:-2])  # cut before its end: the last training line's step, going on
+    series, _ = _read(tmp_path, lines[:-2])  # cut before its word: the evaluation's step, going on
+    assert not series.ended and series.step == 3071
+    series, _ = _read(tmp_path, lines[:-3])  # and before that: the last training line's step
     assert not series.ended and series.step == 3000
 
 
@@ -457,3 +459,30 @@ def test_that_floor_of_the_total_is_never_the_runs_end(tmp_path: Path) -> None:
 def test_the_runs_epochs_said_give_its_total_over_the_floor(tmp_path: Path) -> None:
     series, _ = _read(tmp_path, ["epochs: 3", *(_epoch_step_bar(1, n, n) for n in range(1, 301, 7))])
     assert series.run_total == 2700
+
+
+def _speedrun_lines(last: int, total: int = 9000) -> list[str]:
+    # a nanoGPT-style loop: its training line every 100 steps, an evaluation every 1000 and at its last step, after
+    # which it stops (its training line of that step never printed)
+    lines = []
+    for n in range(100, last + 1, 100):
+        if n % 1000 == 0:
+            lines.append(f"step:{n}/{total} val_loss:{3 - n / 5000:.4f} val_bpb:1.5000 train_time:{n * 90}ms "
+                         "step_avg:90.00ms")
+        if n < last:
+            lines.append(f"step:{n}/{total} train_loss:{4 - n / 4000:.4f} train_time:{n * 90}ms step_avg:90.00ms")
+    return lines
+
+
+def test_the_loops_evaluation_at_its_last_step_is_its_last_step(tmp_path: Path) -> None:
+    series, words = _read(tmp_path, [*_speedrun_lines(9000), "peak memory allocated: 9001 MiB"])
+    assert (series.step, series.run_total) == (9000, 9000) and "done" in words
+    assert series.metrics["train_loss"] == 4 - 8900 / 4000  # an evaluation's loss is not the training's
+
+
+def test_an_evaluation_line_behind_or_of_another_total_moves_nothing(tmp_path: Path) -> None:
+    lines = _speedrun_lines(4050)
+    series, _ = _read(tmp_path, [*lines, "step:3000/9000 val_loss:2.1000 val_bpb:1.2"])
+    assert series.step == 4000 and not series.restarts
+    series, _ = _read(tmp_path, [*lines, "step:4500/5000 val_loss:2.1000"])
+    assert series.step == 4000

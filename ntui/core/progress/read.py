@@ -165,6 +165,9 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
     if (names := table_header(text)) is not None:
         series.new_table(names)
         return
+    if series.samples and "/" in text and (m := _EVALUATED_AT_RE.match(text)) is not None:
+        series.evaluated_at(int(m["n"]), int(m["total"]), at)
+        return
     if (step := run_start(text)) is not None:
         if step == 0 and run_banner(text):
             series.banner()  # (each node of a multi-node run prints it: a start only where the step goes back)
@@ -188,6 +191,12 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False
+
+
+#: the loop's line of its counter and its total that names an evaluation's metrics, not the training's: nanoGPT-style
+#: loops' "step:2000/20000 val_loss:2.0238 val_bpb:1.1985 train_time:...", "iter 500/5000 | eval loss 2.1"
+_EVALUATED_AT_RE = re.compile(r"\W{0,3}(?i:step|iter(?:ation)?)\s*[:=]?\s*(?P<n>\d+)\s*/\s*(?P<total>\d+)\s*[,|]?\s+"
+                              r"(?i:val(?:id(?:ation)?)?|eval(?:uation)?|test)[_ ](?i:loss|bpb|ppl|acc\w*)\b")
 
 
 def _at_last(series: Series, what: str, n: int) -> bool:

@@ -235,6 +235,16 @@ class Series:
             total = self._epochs_floor()
         return total
 
+    def evaluated_at(self, step: int, total: int, at: float) -> None:
+        """The loop's own line in its training lines' counter (``step:N/T``, the run's total) that names an
+        evaluation's metrics only: the loop evaluated after ``step`` steps (nanoGPT's loops evaluate at their last step
+        and stop, their training lines printed every N steps only): past the last training line, the run's step."""
+        last = self.samples[-1] if self.samples else None
+        if last is None or not self._own_lines or self._unit != "step" or self.total != total or step <= last.step \
+                or step > total or self._fresh or self.ended:
+            return
+        self.add(Point("log", step, total, None, {}, form="evaluated-at"), at)
+
     def _epochs_floor(self) -> int | None:
         """Where nothing says the run's epochs: a bar over one epoch's steps whose description names the epoch and
         the run's step (torchtune's "1|488|Loss: ..." over its epoch's batches) says the run is at least the epochs
