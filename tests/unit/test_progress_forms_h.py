@@ -486,3 +486,14 @@ def test_an_evaluation_line_behind_or_of_another_total_moves_nothing(tmp_path: P
     assert series.step == 4000 and not series.restarts
     series, _ = _read(tmp_path, [*lines, "step:4500/5000 val_loss:2.1000"])
     assert series.step == 4000
+
+
+def test_rank_zeros_lines_are_the_runs_where_another_rank_printed_first(tmp_path: Path) -> None:
+    # the same log, each epoch's first bar line of rank 1 before rank 0's: the series is rank 0's all the same
+    lines = _ranks_epochs_with_validation()
+    first = next(i for i, line in enumerate(lines) if line.startswith("0: \rEpoch 0"))
+    lines[first], lines[first + 1] = lines[first + 1], lines[first]
+    series, _ = _read(tmp_path, lines)
+    assert not series.restarts
+    assert (series.step, series.run_total) == (2 * 200 + 100, 3 * 200)
+    assert series.metrics["loss"] == 2 - 2 / 4 - 100 / 1000

@@ -407,6 +407,17 @@ class Series:
             self._rank = point.rank
         return point.rank == self._rank
 
+    def _follow_rank_zero(self) -> None:
+        """Rank 0 drew its first training bar after another rank's: where every rank draws its bar, rank 0's is
+        the run's (its loggers print on rank 0 only, its loss is the one the run reports), so the series follows it
+        from now, its points so far (another rank's bar, a little ahead or behind) dropped: no restart where rank 0
+        is behind. (Loop lines printed by every rank keep the first rank's: each says the same step.)"""
+        self._rank = 0
+        self.samples, self.printed_rates = [], []
+        self._seen, self._stride, self._provisional = 0, 1, False
+        self._bar_origin = self._last_elapsed = None
+        self._raw, self._val_from, self._val_done = None, None, 0
+
     def _validation(self, point: Point) -> None:
         """A validation bar while an epoch's bar is short of its total (Lightning 1.x: its epoch's bar counts the
         validation's batches too, at the epoch's end or every ``val_check_interval``): the epoch's bar moves on
@@ -620,8 +631,11 @@ class Series:
             if not point.per_epoch and not point.counts_epochs and point.step < self.samples[-1].step:
                 # (the step it said it goes on from, after the banner, holds: "Continuing training from global step")
                 self.new_start(until_point=True, from_step=self._resumed_at)
-        if point.rank is not None and (point.phase == "train" or self._rank is not None) and not self._followed(point):
-            return  # another rank's bar, of any phase (its validation's batches are not the followed rank's)
+        if point.rank is not None and (point.phase == "train" or self._rank is not None):
+            if point.rank == 0 and self._rank and point.phase == "train" and point.format == "tqdm":
+                self._follow_rank_zero()
+            elif not self._followed(point):
+                return  # another rank's bar, of any phase (its validation's batches are not the followed rank's)
         if point.phase != "train":
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
