@@ -431,36 +431,6 @@ def test_a_run_stopped_early_at_its_cap_ends_at_that_step_short_of_its_total(tmp
     assert not series.ended and series.step == 3000
 
 
-# ---------------------------------------------------------------- a floor of the total from one epoch's bar
-
-
-def _epoch_step_bar(epoch: int, step: int, n: int, per: int = 900) -> str:
-    # torchtune's recipe bar: tqdm over one epoch's batches, its description f"{epoch}|{step}|Loss: {loss}" (the
-    # loss as Python prints a float), tqdm's default layout to a file
-    return (f"{epoch}|{step}|Loss: {2 - step / 1000!r}:  {n * 100 // per}%|###       | {n}/{per} "
-            f"[{n // 60:02d}:{n % 60:02d}<10:00,  1.50s/it]")
-
-
-def test_a_bar_over_one_epoch_of_a_run_whose_epochs_are_not_said_shows_that_epochs_total(tmp_path: Path) -> None:
-    series, words = _read(tmp_path, ["Learning rate scheduler is initialized.",
-                                     *(_epoch_step_bar(1, n, n) for n in range(1, 301, 7))])
-    assert (series.step, series.run_total) == (295, 900) and "of 900" in words
-
-
-def test_that_floor_of_the_total_is_never_the_runs_end(tmp_path: Path) -> None:
-    series, words = _read(tmp_path, [_epoch_step_bar(1, n, n) for n in range(850, 901, 10)])
-    assert series.step == 900 and "done" not in words
-    # its next epoch: the floor is two epochs'
-    series, words = _read(tmp_path, [*(_epoch_step_bar(1, n, n) for n in range(850, 901, 10)),
-                                     *(_epoch_step_bar(2, 900 + n, n) for n in range(1, 40, 10))])
-    assert (series.step, series.run_total) == (931, 1800) and not series.restarts
-
-
-def test_the_runs_epochs_said_give_its_total_over_the_floor(tmp_path: Path) -> None:
-    series, _ = _read(tmp_path, ["epochs: 3", *(_epoch_step_bar(1, n, n) for n in range(1, 301, 7))])
-    assert series.run_total == 2700
-
-
 def _speedrun_lines(last: int, total: int = 9000) -> list[str]:
     # a nanoGPT-style loop: its training line every 100 steps, an evaluation every 1000 and at its last step, after
     # which it stops (its training line of that step never printed)

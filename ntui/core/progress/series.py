@@ -109,7 +109,6 @@ class Series:
     _before_end: tuple[tuple[int | None, int | None, int | None], tuple[int | None, int | None, int | None]] | None \
         = None
     _epoch_steps: int | None = None  # an epoch's steps, as the bar of a loop whose lines say the run's step counts
-    _bar_epochs_seen: int = 0  # the epochs a bar over one epoch's steps named so far (:meth:`_epochs_floor`)
     _early_end: tuple[str, int] | None = None  # an end said before any point, held (see end)
     _after_end_bars: int = 0  # the points of bars held after the run's end
     _end_on_trial: bool = False  # the end held was applied on the one point after it, undone if training goes on
@@ -231,8 +230,6 @@ class Series:
             total = self.declared_epochs * self._epoch_steps  # an epoch's steps as the loop's bar counts them
         if total is None and self._own_lines and self._unit == "step":
             total = self.flag_total
-        if total is None:
-            total = self._epochs_floor()
         return total
 
     def evaluated_at(self, step: int, total: int, at: float) -> None:
@@ -245,16 +242,6 @@ class Series:
             return
         self.add(Point("log", step, total, None, {}, form="evaluated-at"), at)
 
-    def _epochs_floor(self) -> int | None:
-        """Where nothing says the run's epochs: a bar over one epoch's steps whose description names the epoch and
-        the run's step (torchtune's "1|488|Loss: ..." over its epoch's batches) says the run is at least the epochs
-        it named times that bar's total: the total shown (one epoch's, in the first: torchtune's recipes train one
-        epoch unless told otherwise), never taken for the run's end (:meth:`reached`)."""
-        if not self._bar_epochs_seen or not self._epoch_steps or self._unit != "step" or self.declared_epochs \
-                or self.epochs:
-            return None
-        return self._bar_epochs_seen * self._epoch_steps
-
     def reached(self, step: int, total: int) -> bool:
         """Whether ``step`` is the run's last of ``total``, in the run's unit: an epoch-counted run in its last
         epoch once that epoch reached its last batch (epochs named from 0 where an epoch 0 was seen); a loop that
@@ -263,8 +250,6 @@ class Series:
         counts something else than they do, optimizer steps where they count micro-batches)."""
         if self._unit == "epoch":
             return step + (1 if self._zero_epoch else 0) >= total and self._epoch_complete
-        if total == self._epochs_floor():
-            return False  # a floor of the run's total (its epochs not said): the next epoch may follow
         if self._zero_step and self._after_last and step == total - 1:
             return True
         if step > total and self.total is None and self._own_lines:
@@ -677,8 +662,6 @@ class Series:
                 return
             if point.batches and not point.counts_epochs and not point.per_epoch:
                 self._epoch_steps = point.batches
-                if point.form == "epoch-step-bar" and point.epoch is not None:
-                    self._bar_epochs_seen = max(self._bar_epochs_seen, int(point.epoch) - point.first_epoch + 1)
             if point.counts_epochs:
                 self._epoch_progress(point)
             elif point.step == 0 and not any(s.step for s in self.samples):
