@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -34,6 +35,7 @@ from tests.cluster.conftest import DevCluster
 from tests.support import sshd as sshd_support
 from tests.support.notes import notified
 from tests.support.remote_app import (
+    cluster_side_env,
     compose_submit,
     master_pid,
     remote_runners,
@@ -73,17 +75,14 @@ def _name(cluster: DevCluster) -> str:
 
 
 @pytest.fixture
-def remote(dev_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory
-           ) -> Iterator[tuple[str, DevCluster, sshd_support.Sshd, Path]]:
-    """The lane's cluster behind a private sshd of its own: (its name in the app, the cluster, the sshd, the
-    cluster side's state directory, where its agent keeps the history)."""
-    reason = sshd_support.why_not()
-    if reason is not None:
-        pytest.skip(reason)
-    state = tmp_path_factory.mktemp("cluster-state")
-    env = {"SLURM_CONF": str(dev_cluster.slurm_conf), "PYTHONPATH": str(ROOT), "NTUI_STATE_DIR": str(state)}
-    with sshd_support.private_sshd(environment=env) as server:
-        yield _name(dev_cluster), dev_cluster, server, state
+def remote(dev_cluster: DevCluster, remote_login: str) -> Iterator[tuple[str, DevCluster, sshd_support.Sshd, Path]]:
+    """The lane's cluster behind a private sshd of its own, its sessions the second local user's: (its name in the
+    app, the cluster, the sshd, the cluster side's state directory in that user's home, where its agent keeps the
+    history)."""
+    sim = dev_cluster.env.get("NTUI_DEV_SIM_PATH") or str(dev_cluster.state_dir / "simbin")
+    env = cluster_side_env(dev_cluster.slurm_conf, _bin_dir(dev_cluster), sim)
+    with sshd_support.private_sshd(environment=env, login_user=remote_login) as server:
+        yield _name(dev_cluster), dev_cluster, server, server.state_dir
 
 
 def _state(cluster: DevCluster, job_id: str) -> str:
@@ -141,8 +140,9 @@ async def test_the_logs_tab_follows_a_rank_log_through_a_broken_link(
     name, cluster, server, _state_dir = remote
     blocked_s = 30 if fault == "block-30s" else 0
     lines = 4 * (blocked_s + 45)  # one every 0.25 s: the job outlives the fault by half a minute or more
-    logs = tmp_path / "logs"
-    write_numbered_preset("ntui-recover", tmp_path / "job", logs, lines=lines)
+    here = server.user_dir(tmp_path.name)  # the login user's: its job writes there
+    logs = here / "logs"
+    write_numbered_preset("ntui-recover", here / "job", logs, lines=lines)
     settings = remote_settings({name: (_bin_dir(cluster), server)})
     runners = remote_runners(settings, server.directory / f"rt-{os.getpid()}")
     app = clusters_app(local=None, clusters=runners, settings=settings, user=os.environ.get("USER", "root"),
@@ -252,10 +252,11 @@ async def test_a_submit_whose_answer_is_lost_with_the_link_is_not_submitted_twic
     from ntui.core.records.history import History
 
     name, cluster, server, state_dir = remote
-    mark = tmp_path / "sbatch-ran"
-    bin_dir = _held_bin(_bin_dir(cluster), server.directory / "held-bin", mark)
+    here = server.user_dir(tmp_path.name)  # the login user's: its sbatch and its job write there
+    mark = here / "sbatch-ran"
+    bin_dir = _held_bin(_bin_dir(cluster), here / "held-bin", mark)
     job_name = f"ntui-lost-{uuid.uuid4().hex[:8]}"  # its own: the queue keeps ended jobs of earlier runs a while
-    write_numbered_preset(job_name, tmp_path / "job", tmp_path / "logs", lines=600)  # still queued at the end
+    write_numbered_preset(job_name, here / "job", here / "logs", lines=600)  # still queued at the end
     settings = remote_settings({name: (str(bin_dir), server)})
     runners = remote_runners(settings, server.directory / f"rt-{os.getpid()}")
     app = clusters_app(local=None, clusters=runners, settings=settings, user=os.environ.get("USER", "root"),
@@ -289,12 +290,13 @@ async def test_a_submit_whose_answer_is_lost_with_the_link_is_not_submitted_twic
     finally:
         for j in dict.fromkeys(jobs):
             cluster.run("scancel", j)
-    history = History(state_dir)
+    history = History(state_dir)  # the test's end: an index written here as root is removed with the user's dir
     try:
         mine = [e for e in history.entries() if e.job_name == job_name]
     finally:
         history.close()
     assert [(e.job_id, e.status) for e in mine] == [(job_id, "submitted")], mine
+    assert state_dir.is_relative_to(pwd.getpwnam(server.user).pw_dir)  # the records: in the login user's home
 
 
 if __name__ == "__main__":  # pragma: no cover
