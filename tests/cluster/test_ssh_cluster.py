@@ -29,7 +29,7 @@ import pytest
 
 from tests.cluster.conftest import DevCluster
 from tests.support import sshd as sshd_support
-from tests.support.remote_app import cluster_record, cluster_side_env, laptop_path
+from tests.support.remote_app import cluster_record, cluster_side_env, laptop_path, session_processes
 
 pytestmark = pytest.mark.cluster
 
@@ -170,22 +170,6 @@ def test_submit_list_show_and_cancel_a_held_job_over_ssh(dev_cluster: DevCluster
     assert cluster_sshd.logins() - logins - reads == 1
 
 
-def _session_processes(server: sshd_support.Sshd) -> list[int]:
-    """The sshd processes serving connections (the listener's descendants)."""
-    out: list[int] = []
-    todo = [server.pid]
-    while todo:
-        parent = todo.pop()
-        kids = subprocess.run([PS, "-o", "pid=", "--ppid", str(parent)], capture_output=True, text=True,
-                              check=False).stdout.split()
-        for pid in map(int, kids):
-            with contextlib.suppress(OSError):
-                if os.path.basename(os.readlink(f"/proc/{pid}/exe")).startswith("sshd"):
-                    out.append(pid)
-                    todo.append(pid)
-    return out
-
-
 @pytest.mark.parametrize("blocked_s", [0, 30])
 def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: DevCluster, laptop: dict[str, str],
                                                                  cluster_sshd: sshd_support.Sshd, tmp_path: Path,
@@ -215,7 +199,7 @@ def test_a_jobs_log_is_followed_on_the_cluster_through_the_agent(dev_cluster: De
 
     def block() -> None:
         time.sleep(5)
-        stopped.extend(_session_processes(cluster_sshd))
+        stopped.extend(session_processes(cluster_sshd))
         for pid in stopped:
             os.kill(pid, signal.SIGSTOP)
         time.sleep(blocked_s)
