@@ -494,19 +494,24 @@ class JournalReader:
             self.reads += 1
             if not data:
                 break
-            self.offset += len(data)
-            events, bad, self._partial = parse_events(self._partial + data)
-            if len(self._partial) > MAX_EVENT_BYTES:  # a "line" this long is not ours: drop it
-                self._partial, bad = b"", bad + 1
-            if events or bad:
-                self._events.extend(events)
-                self._bad += bad
-                changed = True
+            changed = self.feed(data) or changed
             if len(data) < self._chunk:
                 break
-        if changed:
-            self.state = journal_state(self.job_id, self._events, self._bad)
         return changed
+
+    def feed(self, data: bytes) -> bool:
+        """Fold one chunk read at the offset reached (however it was read): True when it held an event or a bad
+        line, :attr:`state` then folded again."""
+        self.offset += len(data)
+        events, bad, self._partial = parse_events(self._partial + data)
+        if len(self._partial) > MAX_EVENT_BYTES:  # a "line" this long is not ours: drop it
+            self._partial, bad = b"", bad + 1
+        if not events and not bad:
+            return False
+        self._events.extend(events)
+        self._bad += bad
+        self.state = journal_state(self.job_id, self._events, self._bad)
+        return True
 
     def close(self) -> None:
         if self.fd is not None:

@@ -29,12 +29,9 @@ from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ntui.core.jobfiles.journal import (
-    MAX_EVENT_BYTES,
     JournalReader,
     JournalState,
     journal_path,
-    journal_state,
-    parse_events,
 )
 from ntui.core.jobs.details import HistoryOpener, history_key
 from ntui.core.jobs.inflight import InFlight
@@ -87,8 +84,7 @@ ReaderFactory = Callable[[str, str], JournalReader]
 class OffsetJournalReader(JournalReader):
     """A journal on another machine (a cluster's login node) read by offset through ``read_at`` (its agent's ``read``):
     each :meth:`poll` asks from the offset reached (a file not there yet is asked at most once per ``retry_s``), and
-    the lines are folded by the journal's own parse (:func:`~ntui.core.jobfiles.journal.parse_events`,
-    :func:`~ntui.core.jobfiles.journal.journal_state`) as :class:`JournalReader` folds them. No descriptor is held:
+    each chunk is folded by :meth:`JournalReader.feed`, as a local journal's. No descriptor is held:
     :attr:`open` says the file was found."""
 
     def __init__(self, path: str, job_id: str, read_at: ReadAt, *, retry_s: float = 4.0,
@@ -117,18 +113,9 @@ class OffsetJournalReader(JournalReader):
             self.found = True
             if not data:
                 break
-            self.offset += len(data)
-            events, bad, self._partial = parse_events(self._partial + data)
-            if len(self._partial) > MAX_EVENT_BYTES:  # a "line" this long is not ours: drop it
-                self._partial, bad = b"", bad + 1
-            if events or bad:
-                self._events.extend(events)
-                self._bad += bad
-                changed = True
+            changed = self.feed(data) or changed
             if len(data) < self._chunk:
                 break
-        if changed:
-            self.state = journal_state(self.job_id, self._events, self._bad)
         return changed
 
     def close(self) -> None:
