@@ -6,14 +6,10 @@ while the link is down."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -26,55 +22,20 @@ from ntui.core.records.history import History
 from ntui.core.remote.files import AgentFiles, CommandFiles, LocalFiles, follows_journals, journal_read_at
 from ntui.core.remote.logs import remote_entry
 from ntui.core.slurm.ssh import SshError
+from tests.support.agent_pipe import PipeRunner, agent_cluster
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_jobs import squeue_line
 
-AGENT = (sys.executable, "-m", "ntui", "agent", "--stdio")
 NOW = datetime(2026, 3, 1, 12, 0, 0)
 SETTINGS = Settings(queue=QueueSettings(active_interval=2, idle_interval=10, max_backoff=60))
 ALLOC = '{"v":1,"ev":"alloc","t":100,"job":"7","restart":0,"nnodes":1,"nodes":"gpu-04","host":"gpu-04"}\n'
 END = '{"v":1,"ev":"end","t":160,"job":"7","rc":0,"sig":null,"phase":"after"}\n'
 
 
-class PipeRunner:
-    """The ssh runner's channel, here: the agent over a pipe with the cluster's state directory as its home's;
-    ``drop()`` kills the channel and refuses new ones (ssh's link-down failure)."""
-
-    def __init__(self, name: str, state: Path) -> None:
-        self.name = name
-        self.target = SimpleNamespace(host=name)
-        self.state = state
-        self.down = False
-        self.opened: list[subprocess.Popen[bytes]] = []
-
-    def open_channel(self, argv: Sequence[str]) -> subprocess.Popen[bytes]:
-        if self.down:
-            raise SshError(f"ssh to {self.name}: the connection dropped", host=self.name,
-                           words="the connection dropped (ssh: Broken pipe)")
-        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**os.environ, "NTUI_STATE_DIR": str(self.state)}, start_new_session=True)
-        self.opened.append(proc)
-        return proc
-
-    def classify(self, returncode: int, stderr: str) -> None:
-        return None
-
-    def drop(self) -> None:
-        self.down = True
-        for proc in self.opened:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-
-
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[tuple[PipeRunner, AgentFiles]]:
-    runner = PipeRunner("beta", tmp_path / "beta-home")
-    files = AgentFiles(runner, command=AGENT, reconnects=1, sleep=lambda _s: None)  # type: ignore[arg-type]
-    yield runner, files
-    runner.down = False
-    files.close()
-    runner.drop()
+    with agent_cluster(tmp_path / "beta-home") as pair:
+        yield pair
 
 
 def submitted(tmp_path: Path, job_id: str = "7") -> Path:

@@ -4,12 +4,8 @@ the ssh master's channel; the link dropped by killing that channel and refusing 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,53 +17,13 @@ from ntui.core.remote.logs import RemoteTail
 from ntui.core.remote.protocol import MAX_CHUNK, Chunk
 from ntui.core.remote.rankfollow import BACKOFF_CAP_S, RemoteJob, RemoteRanks
 from ntui.core.slurm.ssh import SshError
-
-AGENT = (sys.executable, "-m", "ntui", "agent", "--stdio")
-
-
-def _link_down(host: str) -> SshError:
-    return SshError(f"ssh to {host}: the connection dropped", host=host,
-                    words="the connection dropped (ssh: Broken pipe)")
-
-
-class _PipeRunner:
-    """The ssh runner's channel, here: the agent started over a pipe with the cluster's state directory as its home's.
-    ``drop()`` kills the open channel and refuses new ones (ssh's link-down failure) until ``down`` is cleared."""
-
-    def __init__(self, name: str, state: Path) -> None:
-        self.name = name
-        self.target = SimpleNamespace(host=name)
-        self.state = state
-        self.down = False
-        self.opened: list[subprocess.Popen[bytes]] = []
-
-    def open_channel(self, argv: Sequence[str]) -> subprocess.Popen[bytes]:
-        if self.down:
-            raise _link_down(self.name)
-        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**os.environ, "NTUI_STATE_DIR": str(self.state)}, start_new_session=True)
-        self.opened.append(proc)
-        return proc
-
-    def classify(self, returncode: int, stderr: str) -> None:
-        return None
-
-    def drop(self) -> None:
-        self.down = True
-        for proc in self.opened:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+from tests.support.agent_pipe import PipeRunner, agent_cluster, link_down
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[_PipeRunner, AgentFiles]]:
-    runner = _PipeRunner("beta", tmp_path / "beta-home")
-    files = AgentFiles(runner, command=AGENT, reconnects=1, sleep=lambda _s: None)  # type: ignore[arg-type]
-    yield runner, files
-    runner.down = False
-    files.close()
-    runner.drop()
+def cluster(tmp_path: Path) -> Iterator[tuple[PipeRunner, AgentFiles]]:
+    with agent_cluster(tmp_path / "beta-home") as pair:
+        yield pair
 
 
 def _record(state: Path, job_id: str, log_dir: Path, stem: str) -> None:
@@ -99,7 +55,7 @@ def _follow(files: ClusterFiles, batch: Path, *, active: bool = True, window: in
 
 
 def test_a_submitted_jobs_rank_logs_are_found_by_its_history_entry_and_read_once(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
     logs, batch = _job(tmp_path)
     follow = _follow(files, batch)
@@ -122,7 +78,7 @@ def test_a_submitted_jobs_rank_logs_are_found_by_its_history_entry_and_read_once
 
 
 def test_a_rank_log_written_after_the_start_is_found_at_a_later_listing(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
     logs, batch = _job(tmp_path)
     follow = _follow(files, batch)
@@ -133,7 +89,7 @@ def test_a_rank_log_written_after_the_start_is_found_at_a_later_listing(
 
 
 def test_a_dropped_link_is_said_on_every_row_and_the_follow_resumes_at_its_offsets(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     runner, files = cluster
     logs, batch = _job(tmp_path)
     follow = _follow(files, batch)
@@ -159,7 +115,7 @@ def test_a_dropped_link_is_said_on_every_row_and_the_follow_resumes_at_its_offse
 
 def test_the_wait_after_a_dropped_link_doubles_up_to_its_cap(tmp_path: Path) -> None:
     def unreachable(name: str) -> ClusterFiles:
-        raise _link_down(name)
+        raise link_down(name)
 
     follow = RemoteRanks(RemoteJob("beta", "7", "/logs/7.out"), unreachable, window=10, interval=4.0)
     waits = [follow.poll(0, BATCH).wait_s for _ in range(5)]
@@ -168,7 +124,7 @@ def test_the_wait_after_a_dropped_link_doubles_up_to_its_cap(tmp_path: Path) -> 
 
 
 def test_an_ended_jobs_follow_stops_at_the_first_poll_that_finds_nothing_new(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
     logs, batch = _job(tmp_path)
     follow = _follow(files, batch, active=False)
@@ -182,7 +138,7 @@ def test_an_ended_jobs_follow_stops_at_the_first_poll_that_finds_nothing_new(
 
 
 def test_a_job_ntui_did_not_submit_keeps_its_batch_log_alone(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
     _, batch = _job(tmp_path, submitted=False)
     follow = _follow(files, batch)
@@ -192,7 +148,7 @@ def test_a_job_ntui_did_not_submit_keeps_its_batch_log_alone(
 
 
 def test_a_shown_file_replaced_is_loaded_again_from_its_start(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
     logs, batch = _job(tmp_path)
     follow = _follow(files, batch)
@@ -204,7 +160,7 @@ def test_a_shown_file_replaced_is_loaded_again_from_its_start(
 
 
 def test_a_file_not_there_yet_is_said_and_read_once_it_is(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
     batch = tmp_path / "logs" / "train-1234.out"
     batch.parent.mkdir()
@@ -216,7 +172,7 @@ def test_a_file_not_there_yet_is_said_and_read_once_it_is(
 
 
 def test_a_rows_last_line_is_cut_to_what_the_table_shows(
-        tmp_path: Path, cluster: tuple[_PipeRunner, AgentFiles]) -> None:
+        tmp_path: Path, cluster: tuple[PipeRunner, AgentFiles]) -> None:
     _, files = cluster
     batch = tmp_path / "job.out"
     batch.write_text("  " + "x" * 300 + "  \n")
@@ -238,7 +194,7 @@ class _DropsOnReadOn(LocalFiles):
     def read(self, path: str, offset: int, limit: int = MAX_CHUNK, *, from_end: bool = False) -> Chunk:
         if self.fail:
             self.fail = False
-            raise _link_down("beta")
+            raise link_down("beta")
         return super().read(path, offset, limit, from_end=from_end)
 
     def follow(self, path: str, offset: int, *, inode: int = 0, wait: float = 5.0, limit: int = MAX_CHUNK,
@@ -274,7 +230,7 @@ class _DropsOnReread(LocalFiles):
     def read(self, path: str, offset: int, limit: int = MAX_CHUNK, *, from_end: bool = False) -> Chunk:
         if offset == 0 and self.drops:
             self.drops -= 1
-            raise _link_down("beta")
+            raise link_down("beta")
         return super().read(path, offset, limit, from_end=from_end)
 
 
