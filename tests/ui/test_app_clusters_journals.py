@@ -10,11 +10,12 @@ from pathlib import Path
 
 from ntui.core.config import QueueSettings
 from ntui.core.remote.files import AgentFiles
+from tests.support.agent_pipe import AGENT, PipeRunner
 from tests.support.clusters_view import clusters_view
 from tests.support.fakes import result
 from tests.support.screenshots_clusters import QUIET, cluster_runner, clusters_app, clusters_settings, job_line
 from tests.support.screenshots_jobs import wait_until
-from tests.unit.test_cluster_journals import AGENT, ALLOC, END, PipeRunner, submitted
+from tests.unit.test_cluster_journals import ALLOC, END, submitted
 
 SIZE = (150, 36)
 
