@@ -475,11 +475,8 @@ class JournalReader:
     def poll(self) -> bool:
         """Read what was appended; True when the state changed."""
         if self.fd is None:
-            now = self._clock()
-            if now < self._next_open:
+            if not self.try_now():
                 return False
-            self._next_open = now + self.retry_s
-            self.opens += 1
             try:
                 self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
             except OSError:
@@ -498,6 +495,15 @@ class JournalReader:
             if len(data) < self._chunk:
                 break
         return changed
+
+    def try_now(self) -> bool:
+        """Whether a file not found yet is tried at this poll: at most once per ``retry_s`` (the try counted)."""
+        now = self._clock()
+        if now < self._next_open:
+            return False
+        self._next_open = now + self.retry_s
+        self.opens += 1
+        return True
 
     def feed(self, data: bytes) -> bool:
         """Fold one chunk read at the offset reached (however it was read): True when it held an event or a bad

@@ -98,12 +98,8 @@ class OffsetJournalReader(JournalReader):
         return self.found
 
     def poll(self) -> bool:
-        if not self.found:
-            now = self._clock()
-            if now < self._next_open:
-                return False
-            self._next_open = now + self.retry_s
-            self.opens += 1
+        if not self.found and not self.try_now():
+            return False
         changed = False
         while True:
             data = self._read_at(self.path, self.offset, self._chunk)
