@@ -49,6 +49,37 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(_SESSION_HOME, ignore_errors=True)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """A test leaves the process environment as it found it, its fixtures' teardowns included.
+
+    The suite runs in one process: a variable a test sets and does not undo (``os.environ[...] =`` in a thread
+    that raced another, a ``del`` skipped by an exception) points every later test at its directories, and those
+    fail far from the cause. Such a change is undone here and reported as an error of the test that made it."""
+    before = dict(os.environ)
+    try:
+        return (yield)
+    finally:
+        after = dict(os.environ)
+        if after != before:
+            changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+            os.environ.clear()
+            os.environ.update(before)
+            _ENV_LEAKS.append(f"{item.nodeid}: " + ", ".join(
+                f"{k}={after.get(k)!r} (was {before.get(k)!r})" for k in changed))
+
+
+#: Tests that left the environment changed (see :func:`pytest_runtest_protocol`); the session fails on any.
+_ENV_LEAKS: list[str] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _ENV_LEAKS:
+        sys.stderr.write("\ntests that left the process environment changed (undone after each):\n  "
+                         + "\n  ".join(_ENV_LEAKS) + "\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that uses the dev cluster must be marked ``cluster``: scripts/test runs the tests not so marked in
     their own lane, beside the cluster lanes, so an unmarked one would never reach a cluster."""

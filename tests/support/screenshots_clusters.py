@@ -85,22 +85,14 @@ def agent_answer(state: Path, request: Mapping[str, Any]) -> dict[str, Any]:
     cluster's own state directory ``state`` (its home's history): what a cluster's files get from the agent."""
     import io
     import json
-    import os
 
     from ntui.core.remote import agent
     from ntui.core.remote.protocol import VERSION
 
     lines = [{"id": 1, "op": "hello", "version": VERSION}, {"id": 2, **request}]
     out = io.BytesIO()
-    before = os.environ.get("NTUI_STATE_DIR")
-    os.environ["NTUI_STATE_DIR"] = str(state)
-    try:
-        agent.serve(io.BytesIO(b"".join(json.dumps(x).encode() + b"\n" for x in lines)), out)
-    finally:
-        if before is None:
-            del os.environ["NTUI_STATE_DIR"]
-        else:
-            os.environ["NTUI_STATE_DIR"] = before
+    # the state directory given, not put into os.environ: the app's workers ask two clusters' agents at once
+    agent.serve(io.BytesIO(b"".join(json.dumps(x).encode() + b"\n" for x in lines)), out, state=state)
     answer: dict[str, Any] = json.loads(out.getvalue().splitlines()[-1])
     assert answer["ok"], answer
     return answer

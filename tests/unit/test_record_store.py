@@ -310,31 +310,28 @@ def test_damaged_files_are_set_aside_with_one_warning_each_and_the_rest_stays(tm
     assert quiet == []  # warned once: the files are gone from the records
 
 
-def test_a_damaged_old_database_and_a_damaged_index_break_nothing(tmp_path: Path,
+def test_a_damaged_old_database_and_a_damaged_index_break_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     from ntui import cli
 
     state = tmp_path / "state"
     state.mkdir()
     (state / "history.sqlite3").write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
-    os.environ["NTUI_STATE_DIR"] = str(state)
+    monkeypatch.setenv("NTUI_STATE_DIR", str(state))
+    assert cli.run(["history", "--no-resolve"]) == 0
+    err = capsys.readouterr().err
+    assert "history.sqlite3 cannot be read" in err and "moved to" in err and "Traceback" not in err
+    h = History(state, warn=lambda w: None)
+    h.record_intent(token="x", preset="p", preset_path=None, overrides=[], job_name="j", launcher="srun",
+                    nodes=1, world_size=1, log_dir="/l", log_stem="j", script="")
+    index = h.index_path
+    h.close()
+    index.write_bytes(b"not sqlite at all" * 100)
+    for side in index.parent.glob(index.name + "-*"):
+        side.unlink()
+    said: list[str] = []
+    again = History(state, warn=said.append)
     try:
-        assert cli.run(["history", "--no-resolve"]) == 0
-        err = capsys.readouterr().err
-        assert "history.sqlite3 cannot be read" in err and "moved to" in err and "Traceback" not in err
-        h = History(state, warn=lambda w: None)
-        h.record_intent(token="x", preset="p", preset_path=None, overrides=[], job_name="j", launcher="srun",
-                        nodes=1, world_size=1, log_dir="/l", log_stem="j", script="")
-        index = h.index_path
-        h.close()
-        index.write_bytes(b"not sqlite at all" * 100)
-        for side in index.parent.glob(index.name + "-*"):
-            side.unlink()
-        said: list[str] = []
-        again = History(state, warn=said.append)
-        try:
-            assert again.has_token("x") and any("index" in w and "rebuilt" in w for w in said)
-        finally:
-            again.close()
+        assert again.has_token("x") and any("index" in w and "rebuilt" in w for w in said)
     finally:
-        del os.environ["NTUI_STATE_DIR"]
+        again.close()

@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict
+from pathlib import Path
 from typing import IO, Any
 
 from ntui import __version__
@@ -174,13 +175,14 @@ def list_dir(path: str) -> tuple[list[Entry], int]:
     return out, total - len(out)
 
 
-def history_job(job_id: str, cluster: str | None) -> dict[str, Any] | None:
+def history_job(job_id: str, cluster: str | None, state: Path | None = None) -> dict[str, Any] | None:
     """The cluster's history entry of ``job_id`` (as :class:`~ntui.core.records.history.HistoryEntry`'s fields),
-    and the clusters of the other entries with this id; read from the records under this login's home."""
+    and the clusters of the other entries with this id; read from the records under this login's home (``state``:
+    that state directory instead of the environment's)."""
     from ntui.core.records.history import History
 
     warnings: list[str] = []
-    history = History(warn=warnings.append, cluster=cluster)
+    history = History(state, warn=warnings.append, cluster=cluster)
     try:
         entry = history.get(job_id, cluster)
         if entry is None:
@@ -190,7 +192,7 @@ def history_job(job_id: str, cluster: str | None) -> dict[str, Any] | None:
         history.close()
 
 
-def history_entries(limit: int | None) -> dict[str, Any]:
+def history_entries(limit: int | None, state: Path | None = None) -> dict[str, Any]:
     """The cluster's history, newest first: at most ``limit`` entries (None: all, at most
     :data:`~ntui.core.remote.protocol.MAX_ENTRIES`), as :class:`~ntui.core.records.history.HistoryEntry`'s fields;
     how many more were left out, and the history's warnings."""
@@ -200,7 +202,7 @@ def history_entries(limit: int | None) -> dict[str, Any]:
         raise AgentError("bad-request", "a limit is >= 0")
     cap = MAX_ENTRIES if limit is None else min(limit, MAX_ENTRIES)
     warnings: list[str] = []
-    history = History(warn=warnings.append)
+    history = History(state, warn=warnings.append)
     try:
         found = history.entries(limit=cap + 1)
     finally:
@@ -220,7 +222,7 @@ def _py_spy() -> str | None:
 _TOKEN_RE = re.compile(r"[0-9a-f]{32}")
 
 
-def history_record(request: dict[str, Any]) -> dict[str, Any]:
+def history_record(request: dict[str, Any], state: Path | None = None) -> dict[str, Any]:
     """One fact of a submission written to the cluster's history (the one-writer-per-file records under this
     login's home), as ``ntui submit`` on the login node writes it: ``intent`` before sbatch runs, then
     ``submitted`` with the job id (its cluster, when not given, from the slurm.conf the clients here read) or
@@ -233,7 +235,7 @@ def history_record(request: dict[str, Any]) -> dict[str, Any]:
     if not _TOKEN_RE.fullmatch(token):
         raise AgentError("bad-request", "a submission's token is 32 hex digits")
     warnings: list[str] = []
-    history = History(warn=warnings.append)
+    history = History(state, warn=warnings.append)
     try:
         if fact == "intent":
             overrides = field(request, "overrides", list)
@@ -433,9 +435,10 @@ def sweep_file(request: dict[str, Any]) -> dict[str, Any]:
     return {"path": path, "done": True}
 
 
-def handle(request: dict[str, Any]) -> dict[str, Any]:
+def handle(request: dict[str, Any], state: Path | None = None) -> dict[str, Any]:
     """The answer's fields for one request (``ok`` and ``id`` are added by :func:`serve`); :class:`AgentError`
-    or :class:`ProtocolError` when it cannot be answered."""
+    or :class:`ProtocolError` when it cannot be answered. ``state``: the history's state directory (default: the
+    environment's, :func:`~ntui.core.paths.state_dir`), given where several agents share one process."""
     op = field(request, "op", str)
     if op not in OPS:
         raise AgentError("bad-request", f"unknown op {op!r} (this agent knows {', '.join(sorted(OPS))})")
@@ -449,15 +452,15 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     if op == "bye":
         return {}
     if op == "record":
-        return history_record(request)
+        return history_record(request, state)
     if op == "sweep":
         return sweep_file(request)
     if op == "job":
         job_id = field(request, "job_id", str)
         cluster = field(request, "cluster", str, required=False)
-        return {"job": history_job(job_id, cluster)}
+        return {"job": history_job(job_id, cluster, state)}
     if op == "history":
-        return history_entries(field(request, "limit", int, required=False))
+        return history_entries(field(request, "limit", int, required=False), state)
     path = _path(request)
     if op == "stat":
         return file_stat(path).to_dict()
@@ -492,8 +495,9 @@ def _read_request(inp: IO[bytes]) -> bytes | None:
     return line
 
 
-def serve(inp: IO[bytes], out: IO[bytes]) -> int:
-    """Answer requests from ``inp`` on ``out`` until ``bye`` or the end of input. Returns 0."""
+def serve(inp: IO[bytes], out: IO[bytes], *, state: Path | None = None) -> int:
+    """Answer requests from ``inp`` on ``out`` until ``bye`` or the end of input (``state``: as :func:`handle`).
+    Returns 0."""
     while True:
         line = _read_request(inp)
         if line is None:
@@ -512,7 +516,7 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> int:
             if not isinstance(rid, int) or isinstance(rid, bool):
                 rid = None
             op = request.get("op")
-            answer: dict[str, Any] = {"id": rid, "ok": True, **handle(request)}
+            answer: dict[str, Any] = {"id": rid, "ok": True, **handle(request, state)}
         except AgentError as exc:
             answer = {"id": rid, "ok": False, "error": {"kind": exc.kind, "message": exc.message}}
         except ProtocolError as exc:
