@@ -23,6 +23,7 @@ from tests.cluster.conftest import (
     dev_cluster,
     require_disruption_lock,
 )
+from tests.support.waits import WAIT_BOUND_S
 
 __all__ = ["REPO", "DevCluster", "_disruption_lock", "dev_cluster", "dev_cluster_cmd", "ntui_env", "requires_root",
            "restore_cluster", "run_ntui", "wait_for", "write_settings"]
@@ -60,7 +61,7 @@ def write_settings(**sections: Mapping[str, object]) -> Path:
     return path
 
 
-async def wait_for(pilot: Any, what: str, cond: Callable[[], object], timeout: float = 30.0,
+async def wait_for(pilot: Any, what: str, cond: Callable[[], object], timeout: float = WAIT_BOUND_S,
                    step: float = 0.1) -> float:
     """Pause until ``cond()`` is true; the seconds it took (fails naming ``what`` after ``timeout``)."""
     start = time.monotonic()

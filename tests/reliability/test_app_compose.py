@@ -205,7 +205,7 @@ async def test_without_slurm_the_app_composes_renders_saves_and_says_it_cannot_s
         jobs = app.screen
         assert isinstance(jobs, JobsScreen)
         banner = jobs.query_one("#jobs-banner")
-        await wait_for(pilot, "the jobs view's banner", lambda: bool(banner.display), timeout=10)
+        await wait_for(pilot, "the jobs view's banner", lambda: bool(banner.display))
         assert NO_SLURM in str(banner.render())
         await pilot.press("1")
         assert app.screen is screen and app.is_running

@@ -106,12 +106,12 @@ async def test_log_directory_vanishes_is_a_file_and_comes_back(tmp_path: Path) -
         shutil.rmtree(log_dir)
         gone = f"log directory {log_dir} does not exist (moved or deleted?)"
         await wait_for(pilot, "the reason in the log pane", lambda: pane.triage_line.problem and
-                       pane.triage_line.text == gone, timeout=5)
+                       pane.triage_line.text == gone)
         assert _triage(pane) == f"✗ {gone}" and pane.query_one("#lp-triage").has_class("-failed")
         assert list(pane.log_lines) == kept  # what was read stays on screen
         log_dir.write_text("a file now\n")  # the directory replaced by a regular file
         await wait_for(pilot, "the 'not a directory' reason", lambda: pane.triage_line.text ==
-                       f"log directory {log_dir} is not a directory", timeout=5)
+                       f"log directory {log_dir} is not a directory")
         await pilot.press("d")  # the rest of the view goes on
         details = screen.query_one(JobDetailsPanel)
         assert details.view is not None and details.view.job_id == JOB
@@ -119,7 +119,7 @@ async def test_log_directory_vanishes_is_a_file_and_comes_back(tmp_path: Path) -
         log_dir.unlink()
         _write_logs(log_dir, b"rank 0 is back")  # restored (a backup, a remount): followed again
         await wait_for(pilot, "the files picked up again", lambda: not pane.triage_line.problem
-                       and "rank 0 is back" in pane.log_lines, timeout=5)
+                       and "rank 0 is back" in pane.log_lines)
         assert app.is_running
 
 
@@ -248,7 +248,7 @@ async def test_gpu_step_killed_then_cancel_while_the_log_pane_follows(dev_cluste
             assert pid, "no watch step process"
             t_kill = time.monotonic()
             os.kill(pid, signal.SIGKILL)
-            await wait_for(pilot, "the GPU pane to say the step died", lambda: gpu.state == "failed", timeout=15)
+            await wait_for(pilot, "the GPU pane to say the step died", lambda: gpu.state == "failed")
             figures["gpu_failed_after_s"] = round(time.monotonic() - t_kill, 2)
             body = str(gpu.query_one("#gpu-body").render())
             assert "killed by SIGKILL" in gpu.reason, gpu.reason
@@ -265,7 +265,7 @@ async def test_gpu_step_killed_then_cancel_while_the_log_pane_follows(dev_cluste
                            and table.get_row(job)[2] == "CANCELLED", timeout=60)
             figures["cancelled_shown_after_s"] = round(time.monotonic() - t_cancel, 2)
             await wait_for(pilot, "the log pane to stop calling the ranks running", lambda: all(
-                r.status != "running" for k, r in logs.rows.items() if k != "batch"), timeout=15)
+                r.status != "running" for k, r in logs.rows.items() if k != "batch"))
             beats = heartbeats(logs)
             assert logs.job_id == job and beats > 3  # the lines stay
             figures["rank_status_after_cancel"] = sorted({r.status for r in logs.rows.values()})
