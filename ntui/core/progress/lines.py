@@ -354,14 +354,14 @@ def _postfix_step(metrics: dict[str, float]) -> int | None:
 
 
 def _tqdm(text: str) -> Point | None:
-    if "[" not in text:  # every bar's times are in brackets
-        return None
+    if "[" not in text:  # every default bar's times are in brackets; a bar_format may leave them out
+        return _bare_bar(text) if "%|" in text else None
     pct = text.find("%|")
     if pct > 0 and text.find("] ", max(0, pct - 7), pct) >= 0 and (first := _counts_first(text, pct)) is not None:
         return first  # the counts before the percentage
     bars = list(_TQDM_RE.finditer(text))  # the last bar of the line (tqdm.write's redraws put several)
     if not bars:
-        return None
+        return _bare_bar(text) if "%|" in text else None
     m = bars[-1]
     if (tail := text[m.end():]) and _FORM_HINT_RE.search(tail) is not None \
             and ((own := _log_form(tail)) is not None or (own := _counters(unheader(tail.lstrip()))) is not None) \
@@ -379,21 +379,47 @@ def _tqdm(text: str) -> Point | None:
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
     head = text[:m.start()]
     bar_at = head.rfind("%|")
-    desc, epoch, desc_metrics, phase, epoch_of = _describe(head[:bar_at] if bar_at >= 0 else head, bar_at >= 0)
-    metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(m["postfix"] or "")])
+    return _bar(text, m.end(), step, total, rate, head[:bar_at] if bar_at >= 0 else head, bar_at >= 0, m["postfix"],
+                m["ratetail"] or m["unit0"] or "", _bar_unit(m), _clock(m["elapsed"]))
+
+
+#: a bar whose bar_format leaves out the bracketed times (tqdm's format_meter offers "{l_bar}{bar}| {n_fmt}/
+#: {total_fmt}", its postfix after it as ", key=value"): the counts after the bar's closing "|", at the line's end
+_BARE_BAR_RE = re.compile(r"(?P<pct>\d{1,3})%\|[^|\[\]]{1,200}\|\s?(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)/"
+                          r"(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?)(?:,\s*(?P<postfix>[^\]|]*?))?\s*$")
+
+
+def _bare_bar(text: str) -> Point | None:
+    """A bar of :data:`_BARE_BAR_RE`: read as any bar, its percentage agreeing with its counts (else it is some
+    other table's "|")."""
+    m = _BARE_BAR_RE.search(text)
+    if m is None:
+        return None
+    step, total = int(_scaled(m["n"], m["nk"])), int(_scaled(m["total"], m["tk"]))
+    if total <= 0 or abs(100 * step / total - int(m["pct"])) > 2:
+        return None
+    return _bar(text, m.end(), step, total, None, text[:m.start() + len(m["pct"])], True, m["postfix"], "", "it",
+                None)
+
+
+def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, head: str, glyphs: bool,
+         postfix: str | None, tail: str, unit: str, elapsed: float | None) -> Point:
+    """What a bar counts (``head``: what precedes its counts, up to its ``NN%|`` where it draws ``glyphs``; ``end``:
+    where its counts end; ``tail``: its rate's unit as printed, ``unit`` what it counts)."""
+    desc, epoch, desc_metrics, phase, epoch_of = _describe(head, glyphs)
+    metrics = _metrics([(p["key"], p["value"]) for p in _POSTFIX_RE.finditer(postfix or "")])
     if desc_metrics:  # a description that says its numbers ("1|40|Loss: 0.812"): the postfix's first
         metrics = {**desc_metrics, **metrics}
     metrics.pop("v_num", None)  # Lightning's run version, not a metric
-    if phase == "train" and m["ratetail"] != "it/s" and _bar_unit(m) in _PREP_UNITS:
+    if phase == "train" and tail != "it/s" and unit in _PREP_UNITS:
         phase = "preparation"
-    if phase == "train" and total is not None and "p" in (m["ratetail"] or m["unit0"] or "") \
-            and _bar_unit(m) in _EPOCH_UNITS:
+    if phase == "train" and total is not None and "p" in tail and unit in _EPOCH_UNITS:
         # a bar over the run's epochs (tqdm's unit="epoch": "Training: 100%|##| 6/6 [31:58<00:00, 319.78s/epoch]"):
         # its count is the epochs done, its total the run's; the bars of each epoch's batches are not the run's
         return Point("log", step, total, None, metrics, form="epochs-bar", counts_epochs=True, first_epoch=1)
     # a bar that moves the cursor up after itself is an inner bar (tqdm's position 1 and below: the evaluation
     # inside the run's bar), never the run's
-    if phase == "train" and UP in text and text[m.end():m.end() + 4].lstrip().startswith(UP):
+    if phase == "train" and UP in text and text[end:end + 4].lstrip().startswith(UP):
         phase = "evaluation"
     if phase == "train" and epoch_of is not None and epoch_of[1] > 1:
         # an epoch's bar that says the run's epochs: the run counts epochs (its rate per batch is not the run's); a
@@ -401,18 +427,17 @@ def _tqdm(text: str) -> Point | None:
         named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
-    if phase == "train" and m["postfix"] and (run_step := _postfix_step(metrics)) is not None:
+    if phase == "train" and postfix and (run_step := _postfix_step(metrics)) is not None:
         # a bar over one epoch's batches whose postfix counts the run's updates (fairseq's "num_updates=83"): the
         # run's step is the updates', an epoch's batches the bar's total (its rate counts batches: not the run's)
-        return Point("log", run_step, None, epoch, metrics, batches=total, elapsed=_clock(m["elapsed"]),
-                     first_epoch=1, form="bar-counter")
+        return Point("log", run_step, None, epoch, metrics, batches=total, elapsed=elapsed, first_epoch=1,
+                     form="bar-counter")
     if phase == "train" and desc[:1].isdigit() and (counters := _EPOCH_STEP_DESC_RE.match(desc)) is not None:
         # a bar over one epoch's steps whose description says the run's step (torchtune's "2|27|Loss: 0.78"):
         # the run's step is the description's, an epoch's steps the bar's total
         return Point("log", int(counters["step"]), None, float(counters["epoch"]), metrics, rate, batches=total,
-                     elapsed=_clock(m["elapsed"]), first_epoch=1, form="epoch-step-bar")
-    return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None,
-                 elapsed=_clock(m["elapsed"]))
+                     elapsed=elapsed, first_epoch=1, form="epoch-step-bar")
+    return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None, elapsed=elapsed)
 
 
 @functools.lru_cache(maxsize=1024)

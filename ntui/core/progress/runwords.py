@@ -20,14 +20,16 @@ __all__ = ["declared_epochs", "declared_per_epoch", "declared_steps_flag", "decl
 
 #: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
 _TOTAL_RE = re.compile(
-    r"\b(?:max_update|max_steps|max_iters|train_iters|total_steps|MAX_ITER|max_iter)\b['\"]?\s*[=:]\s*(?P<n>\d+)\b"
+    # (Megatron's and its forks' argument dump pads each name with dots: "  train_iters ........ 5000")
+    r"\b(?:max_update|max_steps|max_iters|train_iters|total_steps|MAX_ITER|max_iter)\b['\"]?\s*(?:[=:]|\s\.{3,}\s)\s*"
+    r"(?P<n>\d+)\b"
     # the same in other words: max_train_steps, num_training_steps, total_iters, train_steps, max_updates (not a
     # counter's name: fairseq's num_updates, a loop's num_steps); in a configuration, a Namespace, a dict, a table
     r"|\b(?:(?:max|total)_(?:train(?:ing)?_|optim(?:izer)?_)?(?:steps|iters|iterations|updates)"
     r"|(?:num|n)_(?:train(?:ing)?_|optim(?:izer)?_)(?:steps|iters|iterations)"
     r"|train(?:ing)?_(?:steps|iters|iterations)"
     r"|(?:[Mm]ax(?:imum)?|[Nn]um(?:ber)?(?: of)?) (?:train(?:ing)? )?(?:steps|iters|iterations|updates)(?=\s*[=:]))"
-    r"\b['\"]?\s*(?:[=:|]\s*)?['\"]?"
+    r"\b['\"]?\s*(?:(?:[=:|]|\.{3,})\s*)?['\"]?"
     r"(?P<other>\d+)(?![\d.])"
     r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
     # a banner in words: "Total training steps: 348", "total train iterations = 5000", "Total updates: 900"

@@ -1,0 +1,90 @@
+"""General mechanisms of the progress reader, round i (issue [progress-real]): forms found by reading the programs'
+own progress code, not any log: each test names the source file and function whose format strings its lines follow.
+Every line here is written for the test, in the layout those format strings give, with values of our own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ntui.core.progress.lines import parse_line
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import declared_total
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+# ---------------------------------------------------------------- tqdm's bar_format without the bracketed times
+
+
+def test_a_bar_format_of_counts_only_is_read_as_a_bar() -> None:
+    """tqdm/std.py, tqdm.format_meter: bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt}" (l_bar is "{desc}: {percentage:
+    3.0f}%|"), with its "{postfix}" (", key=value") after the counts where the format names it."""
+    point = parse_line("Training:  37%|###7      | 370/1000")
+    assert point is not None and (point.step, point.total, point.phase) == (370, 1000, "train")
+    point = parse_line("fit:  62%|######2   | 620/1000, loss=0.418, lr=2e-4")
+    assert point is not None and (point.step, point.total) == (620, 1000)
+    assert point.metrics == {"loss": 0.418, "lr": 2e-4}
+    # unit_scale's counts ("1.25k/20.0k"), ascii=True's glyphs
+    point = parse_line("  6%|6         | 1.25k/20.0k")
+    assert point is not None and (point.step, point.total) == (1250, 20000)
+
+
+def test_a_bare_bar_keeps_what_its_description_says() -> None:
+    """tqdm/std.py, tqdm.format_meter, the same bar_format: the description still names an evaluation, a dataset's
+    pass, or the epoch of the run's epochs ("Epoch 2/6", the hand-written loops' set_description)."""
+    point = parse_line("Evaluating:  50%|#####     | 20/40")
+    assert point is not None and point.phase == "evaluation"
+    point = parse_line("Tokenizing:  50%|#####     | 500/1000")
+    assert point is not None and point.phase == "preparation"
+    point = parse_line("Epoch 2/6:  25%|##5       | 75/300, loss=1.07")
+    assert point is not None and point.counts_epochs
+    assert (point.step, point.total, point.batch, point.batches) == (2, 6, 75, 300)
+
+
+def test_counts_after_a_pipe_that_disagree_with_the_percentage_are_no_bar() -> None:
+    """tqdm/std.py, tqdm.format_meter prints the percentage of n/total: a table's cells with a "NN%" and a "|"
+    whose counts say another share are not a bar."""
+    assert parse_line("| acc 40%| top | 3/100") is None
+    assert parse_line("coverage 90%|ok| 12/100") is None
+
+
+def test_a_run_drawn_in_bare_bars_reads_its_last_redraw(tmp_path: Path) -> None:
+    """tqdm/std.py, tqdm.format_meter and tqdm.refresh: each redraw after a "\\r", the bar_format's counts only."""
+    redraws = "".join(f"\rsteps: {n * 100 // 800:3d}%|{'#' * (n * 10 // 800):10}| {n}/800" for n in range(8, 300, 8))
+    series, words = _read(tmp_path, [redraws])
+    assert (series.step, series.run_total) == (296, 800)
+    assert "of 800" in words
+
+
+# ---------------------------------------------------------------- Megatron's argument dump
+
+
+def test_the_argument_dumps_dotted_total_is_the_runs_total() -> None:
+    """Megatron-LM megatron/training/arguments.py, _print_args: "  {arg} {'.' * (48 - len(arg))} {value}", one line per
+    argument, sorted; its train_iters is the run's total (not its eval_iters, lr_decay_iters, or a None)."""
+    assert declared_total("  train_iters ..................................... 6000") == 6000
+    assert declared_total("  max_steps ....................................... 250") == 250
+    assert declared_total("  eval_iters ...................................... 10") is None
+    assert declared_total("  lr_decay_iters .................................. 320000") is None
+    assert declared_total("  train_iters ..................................... None") is None
+
+
+def test_a_megatron_log_cut_before_its_first_iteration_line_knows_its_total(tmp_path: Path) -> None:
+    """Megatron-LM megatron/training/arguments.py, _print_args, then megatron/training/training.py,
+    training_log: "iteration {N:8d}/{train_iters:8d} |" once training logs; a log whose lines are DeepSpeed's steps
+    (Megatron-DeepSpeed) has only the dump to say the total."""
+    lines = ["------------------------ arguments ------------------------",
+             "  seq_length ...................................... 4096",
+             "  train_iters ..................................... 1200",
+             "-------------------- end of arguments ---------------------"]
+    lines += [f"[2025-03-02 08:1{i // 60}:{i % 60:02d},000] [INFO] [logging.py:128:log_dist] [Rank 0] step={i}, "
+              f"skipped=0, lr=[0.0003], mom=[(0.9, 0.95)]" for i in range(10, 90, 10)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (80, 1200)
+    assert "of 1,200" in words
