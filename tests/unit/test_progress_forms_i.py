@@ -88,3 +88,33 @@ def test_a_megatron_log_cut_before_its_first_iteration_line_knows_its_total(tmp_
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (80, 1200)
     assert "of 1,200" in words
+
+
+# ---------------------------------------------------------------- DeepSpeed's rank label
+
+
+def test_deepspeeds_rank_label_says_whose_line_it_is() -> None:
+    """deepspeed/utils/logging.py, log_dist: "[Rank {my_rank}] {message}" (rank -1 before torch.distributed is set
+    up), after the logger's "[date] [LEVEL] [file:line:func]" header; the engine's step line and the pipeline
+    engine's "steps: N loss: ..." go through it."""
+    point = parse_line("[2025-03-02 08:10:00,000] [INFO] [logging.py:128:log_dist] [Rank 3] step=40, skipped=0, "
+                       "lr=[0.0003], mom=[(0.9, 0.95)]")
+    assert point is not None and (point.step, point.rank) == (40, 3)
+    point = parse_line("[Rank 1] steps: 250 loss: 1.8812 iter time (s): 0.402 samples/sec: 79.600")
+    assert point is not None and (point.step, point.rank) == (250, 1)
+    point = parse_line("[Rank -1] step=5, skipped=0, lr=[0.001], mom=[(0.9, 0.999)]")
+    assert point is not None and point.step == 5 and point.rank is None
+
+
+def test_ranks_that_each_log_their_steps_are_no_restarts(tmp_path: Path) -> None:
+    """deepspeed/utils/logging.py, log_dist with ranks=[-1] (every rank logs): their lines interleave, one rank a
+    report behind the others; the run is one rank's series, not a restart at each line of the late one."""
+    lines = []
+    for i in range(20, 220, 20):
+        for rank in (1, 0, 2):
+            step = i - 20 if rank == 2 and i > 20 else i
+            lines.append(f"[2025-03-02 08:{i // 60:02d}:{i % 60:02d},000] [INFO] [logging.py:128:log_dist] "
+                         f"[Rank {rank}] step={step}, skipped=0, lr=[0.0003], mom=[(0.9, 0.95)]")
+    series, _ = _read(tmp_path, ["  train_iters ..................................... 400", *lines])
+    assert not series.restarts
+    assert (series.step, series.run_total) == (200, 400)

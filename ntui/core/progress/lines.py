@@ -1089,7 +1089,21 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             stamp, clock = _short_stamp(msg.text)
         if stamp is None and clock is None and body is not msg.text and point.format != "tqdm":
             stamp, clock = _short_stamp(msg.text, len(msg.text) - len(body))  # in the header taken off
-        if stamp is None and clock is None and msg.prefix.rank is None:
+        rank = msg.prefix.rank
+        if rank is None and point.format != "tqdm" and "[Rank " in msg.text:
+            rank = _deepspeed_rank(msg.text[:len(msg.text) - len(body) + 12])
+        if stamp is None and clock is None and rank is None:
             return point
-        return point.but(time=stamp, rank=msg.prefix.rank, clock=clock)
+        return point.but(time=stamp, rank=rank, clock=clock)
     return None
+
+
+#: DeepSpeed's log_dist labels each message with the rank that logs it ("[Rank 3] step=40, skipped=0, ...";
+#: "[Rank -1]" before torch.distributed is set up): where several ranks log, one rank's lines are the run's
+_DS_RANK_RE = re.compile(r"\[Rank (?P<rank>-?\d+)\] ")
+
+
+def _deepspeed_rank(text: str) -> int | None:
+    """The rank DeepSpeed's label names in the header of a message, or None (no label, or rank -1)."""
+    m = _DS_RANK_RE.search(text)
+    return int(m["rank"]) if m is not None and not m["rank"].startswith("-") else None
