@@ -27,6 +27,17 @@ in a process of its own running its own code (``git worktree add /tmp/ntui-old <
 shared, ``PYTHONPATH`` names the tree), one refresh each in turn, the order swapped every rep; medians, their
 ratio and the median of the per-rep ratios. No key latency or first paint there: the refresh only.
 
+**Offline** (``--offline [--compare OLD_TREE] [--after NEW_TREE]``; no cluster, nothing submitted): the same
+before/after compare, squeue answered at the process edge. The lines are generated once, in the form ``squeue -O``
+prints for ntui's argv (every field of ``SQUEUE_FIELDS`` followed by the separator): ``--tasks`` held tasks of one
+array for the own view, ``--distinct`` held one-task jobs of 40 users for the all-users view, as the cluster runs
+submit them. Each tree's serving process has a directory of stubs first on its ``PATH`` (``squeue`` prints the
+file, the other Slurm clients print nothing), no ``SLURM_CONF`` and config/state/cache directories of its own; the
+apps run their real ``SubprocessRunner``. Without ``--compare`` this tree is compared with itself (the noise floor).
+Every serving process (offline or not) also wraps ``QueueFetcher.parse`` to say what a refresh's parse + format
+costs around it: the worker thread's CPU time, the UI thread's CPU time meanwhile, the garbage collector's passes
+and their time (``gc.callbacks``), and how many objects the collector tracks once the view settled.
+
 Figures, 2026-12-05, dev cluster 26.05 (2 shared cores, load ~1.5), ``--compare`` f632d5d (before #46's reshape)
 against 6ee7977, 9 reps, ms:
 
@@ -53,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import random
@@ -60,6 +72,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -77,7 +90,12 @@ from ntui.core.jobs.queue import (  # noqa: E402
     squeue_argv,
 )
 from ntui.core.slurm.runner import SubprocessRunner  # noqa: E402
-from ntui.core.slurm.squeue import build_squeue_argv, parse_squeue  # noqa: E402
+from ntui.core.slurm.squeue import (  # noqa: E402
+    SQUEUE_FIELDS,
+    SQUEUE_SEPARATOR,
+    build_squeue_argv,
+    parse_squeue,
+)
 from ntui.ui.screens.jobs import JobsScreen  # noqa: E402
 from ntui.ui.widgets.queue_table import QueueTable
 from tests.support.screenshots_jobs import jobs_app, settle_jobs  # noqa: E402
@@ -344,9 +362,53 @@ def distinct_jobs(count: int, reps: int, presses: int) -> dict[str, Any]:
 _MARK = "QS "  # a line of the serving process's answer (anything else on its stdout is passed over)
 
 
+class Probe:
+    """What one refresh's parse + format costs around it, read in the worker thread (both trees' ``QueueFetcher.parse``
+    is wrapped the same way): the worker's own CPU time, the UI thread's CPU time meanwhile, and the garbage
+    collector's passes (any thread's) and their time."""
+
+    def __init__(self) -> None:
+        self.main = threading.main_thread().ident
+        self.gc_s = 0.0
+        self.gc_runs = [0, 0, 0]
+        self.gc_gen_s = [0.0, 0.0, 0.0]
+        self._gc_t0 = 0.0
+        self.last: dict[str, float] = {}
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_t0 = time.perf_counter()
+        else:
+            spent = time.perf_counter() - self._gc_t0
+            self.gc_s += spent
+            self.gc_runs[info["generation"]] += 1
+            self.gc_gen_s[info["generation"]] += spent
+
+    def wrap(self, parse: Any) -> Any:
+        def probed(fetcher: Any, *args: Any, **kwargs: Any) -> Any:
+            assert self.main is not None
+            ui_clock = time.pthread_getcpuclockid(self.main)
+            gc_s, runs, gen_s = self.gc_s, list(self.gc_runs), list(self.gc_gen_s)
+            t0, c0, u0 = time.perf_counter(), time.thread_time(), time.clock_gettime(ui_clock)
+            try:
+                return parse(fetcher, *args, **kwargs)
+            finally:
+                wall = time.perf_counter() - t0
+                self.last = {"p_wall": wall, "p_cpu": time.thread_time() - c0,
+                             "p_ui_cpu": time.clock_gettime(ui_clock) - u0, "p_gc_s": self.gc_s - gc_s,
+                             "p_gc2": float(self.gc_runs[2] - runs[2]),
+                             "p_gc01": float(self.gc_runs[0] + self.gc_runs[1] - runs[0] - runs[1]),
+                             "p_gc2_s": self.gc_gen_s[2] - gen_s[2]}
+
+        return probed
+
+
 async def serve(all_users: bool) -> None:
     """One app of this process's tree, settled on the queue; then one refresh per line on stdin (``warm``: with the
-    line cache, ``cold``: every line new), each answered with its timings as one JSON line."""
+    line cache, ``cold``: every line new), each answered with its timings (and :class:`Probe`'s) as one JSON line."""
+    probe = Probe()
+    QueueFetcher.parse = probe.wrap(QueueFetcher.parse)  # type: ignore[method-assign]
     app = jobs_app(runner=SubprocessRunner(), settings=QUIET, user=None, clock=None)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle_jobs(pilot, timeout=300)
@@ -357,7 +419,7 @@ async def serve(all_users: bool) -> None:
             screen.action_toggle_all_users()
             await wait_refresh(pilot, screen, before, timeout=300)
             await settle_jobs(pilot, timeout=300)
-        print(_MARK + json.dumps({"rows": screen.table.total_count}), flush=True)
+        print(_MARK + json.dumps({"rows": screen.table.total_count, "objects": len(gc.get_objects())}), flush=True)
         loop = asyncio.get_running_loop()
         while (cmd := (await loop.run_in_executor(None, sys.stdin.readline)).strip()) in ("warm", "cold"):
             if cmd == "cold":
@@ -368,15 +430,15 @@ async def serve(all_users: bool) -> None:
             st = screen.last_refresh
             assert st is not None
             print(_MARK + json.dumps({"total": st.total_s, "squeue": st.squeue_s, "parse": st.parse_s,
-                                      "apply": st.apply_s}), flush=True)
+                                      "apply": st.apply_s, **probe.last}), flush=True)
 
 
 class Side:
     """A serving process of one tree."""
 
-    def __init__(self, name: str, tree: Path, all_users: bool) -> None:
+    def __init__(self, name: str, tree: Path, all_users: bool, env: dict[str, str] | None = None) -> None:
         self.name = name
-        env = {**os.environ, "NTUI_BENCH_TREE": str(tree), "PYTHONPATH": str(tree)}
+        env = {**(env or os.environ), "NTUI_BENCH_TREE": str(tree), "PYTHONPATH": str(tree)}
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve",
                                       "all" if all_users else "own"], cwd=tree, env=env, text=True,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -407,18 +469,21 @@ class Side:
                 self.proc.kill()
 
 
-def compare_view(trees: tuple[Path, Path], reps: int, all_users: bool) -> dict[str, Any]:
+def compare_view(trees: tuple[Path, Path], reps: int, all_users: bool,
+                 env: dict[str, str] | None = None) -> dict[str, Any]:
     """The old tree's refresh and the new one's on the same queue, rep by rep, the order swapped each rep."""
-    sides = [Side("before", trees[0], all_users), Side("after", trees[1], all_users)]
+    sides = [Side("before", trees[0], all_users, env), Side("after", trees[1], all_users, env)]
     try:
-        rows = [side.answer()["rows"] for side in sides]
+        settled = [side.answer() for side in sides]
+        rows = [int(answer["rows"]) for answer in settled]
         bare: list[float] = []
         for rep in range(reps):
-            bare.append(bare_squeue(all_users)[0])
+            bare.append(bare_squeue(all_users)[0] if env is None else 0.0)
             for side in sides if rep % 2 == 0 else sides[::-1]:
                 side.ask("warm")
                 side.ask("cold")
-        return {"rows": rows, "bare": bare, "before": sides[0].times, "after": sides[1].times}
+        return {"rows": rows, "objects": [answer.get("objects", 0) for answer in settled], "bare": bare,
+                "before": sides[0].times, "after": sides[1].times}
     finally:
         for side in sides:
             side.close()
@@ -436,6 +501,21 @@ def report_compare(title: str, res: dict[str, Any]) -> None:
         b, a = before[key], after[key]
         paired = med([y / x for x, y in zip(b, a, strict=True) if x > 0])
         print(f"  {label:<32} {ms(med(b))}   {ms(med(a))}   {med(a) / med(b):8.2f}x      {paired:8.2f}x")
+    if "cold_p_cpu" not in before or "cold_p_cpu" not in after:
+        return
+    print("  every line new, around the thread's parse + format (medians; gc passes: totals over the reps)")
+    for key, label in (("cold_p_wall", "wall"), ("cold_p_cpu", "  the worker's CPU time"),
+                       ("cold_p_ui_cpu", "  the UI thread's CPU time meanwhile"), ("cold_p_gc_s", "  in gc")):
+        b, a = before[key], after[key]
+        paired = med([y / x for x, y in zip(b, a, strict=True) if x > 0] or [float("nan")])
+        print(f"  {label:<36} {ms(med(b))}   {ms(med(a))}   {med(a) / max(med(b), 1e-9):8.2f}x      {paired:8.2f}x")
+    print(f"  in gc's generation-2 passes, sum over the reps: before {sum(before['cold_p_gc2_s']) * 1000:.1f} ms, "
+          f"after {sum(after['cold_p_gc2_s']) * 1000:.1f} ms; generations 0-1: before "
+          f"{(sum(before['cold_p_gc_s']) - sum(before['cold_p_gc2_s'])) * 1000:.1f} ms, after "
+          f"{(sum(after['cold_p_gc_s']) - sum(after['cold_p_gc2_s'])) * 1000:.1f} ms")
+    print(f"  objects the gc tracks, settled: before {res['objects'][0]:,.0f}, after {res['objects'][1]:,.0f}")
+    print(f"  gc passes: generation 2 before {sum(before['cold_p_gc2']):.0f}, after {sum(after['cold_p_gc2']):.0f};"
+          f" generations 0-1 before {sum(before['cold_p_gc01']):.0f}, after {sum(after['cold_p_gc01']):.0f}")
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -473,6 +553,73 @@ def compare(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- offline: the same compare, squeue answered by a stub on PATH (no cluster, nothing submitted) -----------------
+
+#: the Slurm clients the app may run; each stub prints nothing and succeeds, except squeue, which prints its file
+_STUBBED = ("squeue", "sacct", "scontrol", "sinfo", "sacctmgr", "sprio", "sshare", "sstat", "sbatch", "scancel",
+            "srun", "sdiag")
+
+
+def held_line(job_id: str, user: str, *, array: tuple[str, str] | None = None) -> str:
+    """One line in the form ``squeue -O`` prints for ntui's argv (:data:`SQUEUE_FIELDS`, each field followed by the
+    separator), for a held one-task job, or an array's task, as the cluster benchmark submits them."""
+    values = {"JobID": job_id, "ArrayJobID": array[0] if array else job_id, "ArrayTaskID": array[1] if array else "N/A",
+              "Name": "ntui-scale" if array else "ntui-scale-1", "StateCompact": "PD", "State": "PENDING",
+              "Reason": "JobHeldUser", "TimeUsed": "0:00", "TimeLimit": "1:00", "StartTime": "N/A", "NumNodes": "1",
+              "NodeList": "", "tres-alloc": "", "Partition": "debug", "QOS": "normal",
+              "WorkDir": f"/home/{user}/scale", "UserName": user, "exit_code": "0:0"}
+    return "".join(values[f] + SQUEUE_SEPARATOR for f in SQUEUE_FIELDS)
+
+
+def offline_queues(root: Path, tasks: int, distinct: int) -> dict[str, Path]:
+    """The squeue answers, written once: ``tasks`` lines of one held array (own view: ``--array``, one line a task)
+    and ``distinct`` held jobs of 40 users (the all-users view)."""
+    files: dict[str, Path] = {}
+    if tasks:
+        files["own"] = root / "array.out"
+        files["own"].write_text("".join(held_line(f"30000_{i}", "scale", array=("30000", str(i))) + "\n"
+                                        for i in range(tasks)))
+    if distinct:
+        files["all"] = root / "distinct.out"
+        files["all"].write_text("".join(held_line(str(40000 + i), f"user{i % 40:02d}") + "\n"
+                                        for i in range(distinct)))
+    return files
+
+
+def offline_env(root: Path, answer: Path) -> dict[str, str]:
+    """The serving processes' environment: the stubs first on PATH (the apps run their real SubprocessRunner),
+    no SLURM_CONF, their own config/state/cache directories under ``root``."""
+    bin_dir = root / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name in _STUBBED:
+        stub = bin_dir / name
+        stub.write_text('#!/bin/sh\nexec cat "$NTUI_BENCH_SQUEUE_OUT"\n' if name == "squeue" else "#!/bin/sh\n")
+        stub.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", NTUI_BENCH_SQUEUE_OUT=str(answer),
+               XDG_CONFIG_HOME=str(root / "config"), XDG_STATE_HOME=str(root / "state"),
+               XDG_CACHE_HOME=str(root / "cache"), XDG_DATA_HOME=str(root / "data"))
+    return env
+
+
+def offline(args: argparse.Namespace) -> int:
+    here = Path(__file__).resolve().parents[1]
+    trees = (Path(args.compare or here).resolve(), Path(args.after or here).resolve())
+    with tempfile.TemporaryDirectory(prefix="ntui-qs-offline-") as tmp:
+        root = Path(tmp)
+        files = offline_queues(root, args.tasks, args.distinct)
+        results: list[tuple[str, dict[str, Any]]] = []
+        for view, title in (("own", f"a {args.tasks}-task held array (the user's own view)"),
+                            ("all", f"{args.distinct} distinct held jobs (the all-users view)")):
+            if view in files:
+                env = offline_env(root, files[view])
+                results.append((f"offline, {title}", compare_view(trees, args.reps, view == "all", env)))
+    print(f"before: {trees[0]}\nafter:  {trees[1]}")
+    for title, res in results:
+        report_compare(title, res)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
@@ -483,11 +630,16 @@ def main() -> int:
                         help="before/after: an older checkout's refresh against this one's, alternated (ratios)")
     parser.add_argument("--after", metavar="NEW_TREE",
                         help="with --compare: the newer checkout (default: this script's own)")
+    parser.add_argument("--offline", action="store_true",
+                        help="no cluster: squeue answered by a stub from generated lines (with --compare, or this "
+                             "tree against itself)")
     parser.add_argument("--serve", choices=("own", "all"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         asyncio.run(serve(args.serve == "all"))
         return 0
+    if args.offline:
+        return offline(args)
     if not os.environ.get("SLURM_CONF"):
         raise SystemExit('run: eval "$(scripts/dev-cluster env)"')
     random.seed(5)
