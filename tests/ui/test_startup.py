@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +40,20 @@ def test_creating_the_app_imports_neither_yaml_nor_the_slurm_layer() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+async def test_the_start_up_heap_is_frozen_once_the_first_frame_shows_and_freed_with_the_app() -> None:
+    """The collector's full passes leave out what start-up built (a refresh of 10,000 new squeue lines paid them
+    over the whole heap, bench/queue_scale.py --offline); the freeze ends with the app, so a process that runs apps
+    in turn frees each one's cycles."""
+    from tests.support.screenshots_jobs import demo_jobs_runner, jobs_app, settle_jobs
+
+    gc.unfreeze()  # whatever froze before this test: the count below is the app's own
+    app = jobs_app(runner=demo_jobs_runner())
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle_jobs(pilot)
+        assert app.first_frame_shown
+        assert gc.get_freeze_count() > 0
+        assert not any(obj is app for obj in gc.get_objects())  # frozen objects are not the collector's to scan
+    assert gc.get_freeze_count() == 0
+    assert any(obj is app for obj in gc.get_objects())
