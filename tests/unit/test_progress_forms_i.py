@@ -118,3 +118,68 @@ def test_ranks_that_each_log_their_steps_are_no_restarts(tmp_path: Path) -> None
     series, _ = _read(tmp_path, ["  train_iters ..................................... 400", *lines])
     assert not series.restarts
     assert (series.step, series.run_total) == (200, 400)
+
+
+# ---------------------------------------------------------------- the Trainer's dicts alone (disable_tqdm)
+
+
+def _banner(examples: int, epochs: int, batch: int, total: int) -> list[str]:
+    # transformers/trainer.py, Trainer._inner_training_loop: its banner, one "  key = value" line each
+    return ["***** Running training *****", f"  Num examples = {examples:,}", f"  Num Epochs = {epochs:,}",
+            "  Instantaneous batch size per device = 4",
+            f"  Total train batch size (w. parallel, distributed & accumulation) = {batch:,}",
+            "  Gradient Accumulation steps = 2", f"  Total optimization steps = {total:,}",
+            "  Number of trainable parameters = 6,738,415,616"]
+
+
+def _dict(epoch: float, loss: float) -> str:
+    # transformers/trainer_callback.py, PrinterCallback.on_log: print(logs), the dict Trainer.log made (its epoch
+    # state.epoch, the epochs done)
+    return f"{{'loss': {loss}, 'grad_norm': 0.812, 'learning_rate': 1.9e-05, 'epoch': {epoch}}}"
+
+
+def test_the_trainers_dicts_alone_say_the_step_through_their_epoch(tmp_path: Path) -> None:
+    """transformers/trainer_callback.py, PrinterCallback (disable_tqdm=True: no bar, the dicts printed alone) and
+    transformers/trainer.py, Trainer.log (logs["epoch"] = state.epoch): an epoch of 6,400 examples at 64 a step is
+    100 steps; the dict at epoch 1.4 is at step 140 of the banner's 400."""
+    lines = _banner(6400, 4, 64, 400) + [_dict(round(s / 100, 2), round(3.0 - s / 400, 4)) for s in range(20, 160, 20)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (140, 400)
+    assert "step 140 of 400" in words
+
+
+def test_a_max_steps_run_takes_an_epochs_steps_from_its_examples_not_its_epochs(tmp_path: Path) -> None:
+    """transformers/trainer.py, Trainer._inner_training_loop with max_steps: "Num Epochs" is max_steps over an
+    epoch's steps rounded up (here 3 for 250 steps of 100 an epoch): the epoch's steps are the examples over the
+    total train batch, not the total over the epochs."""
+    lines = _banner(6400, 3, 64, 250) + [_dict(e, 2.5) for e in (0.5, 1.0, 1.5, 2.0)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (200, 250)
+
+
+def test_an_evaluations_banner_does_not_change_an_epochs_steps(tmp_path: Path) -> None:
+    """transformers/trainer.py, Trainer.evaluation_loop: "***** Running Evaluation *****", "  Num examples = N",
+    "  Batch size = 8" between the training's dicts; then its summary dict at the end (train_runtime, train_loss)."""
+    lines = _banner(6400, 2, 64, 200) + [_dict(0.5, 2.9), _dict(1.0, 2.7), "***** Running Evaluation *****",
+                                         "  Num examples = 900", "  Batch size = 8",
+                                         "{'eval_loss': 2.81, 'eval_runtime': 9.1, 'eval_samples_per_second': 98.9, "
+                                         "'eval_steps_per_second': 12.4, 'epoch': 1.0}", _dict(1.5, 2.5)]
+    series, _ = _read(tmp_path, lines)
+    assert series.step == 150
+    done = [*lines, _dict(2.0, 2.4), "{'train_runtime': 812.3, 'train_samples_per_second': 15.8, "
+            "'train_steps_per_second': 0.246, 'train_loss': 2.61, 'epoch': 2.0}"]
+    series, words = _read(tmp_path, done)
+    assert (series.step, series.run_total) == (200, 200)
+    assert "done" in words
+
+
+def test_a_bar_says_the_step_and_the_dicts_epoch_is_not_used(tmp_path: Path) -> None:
+    """transformers/trainer_callback.py, ProgressCallback: where the bar is drawn, its count is the step (the dicts'
+    epoch only approximates it: logging_first_step's dict at epoch 0.01 is step 1 of the bar)."""
+    bar = "\r".join(f"{n * 100 // 400:3d}%|{'#' * (n // 40):10}| {n}/400 [00:{n % 60:02d}<01:00,  3.10it/s]"
+                    for n in range(0, 2))
+    more = "\r".join(f"{n * 100 // 400:3d}%|{'#' * (n // 40):10}| {n}/400 [00:{n % 60:02d}<01:00,  3.10it/s]"
+                     for n in range(2, 31))
+    series, _ = _read(tmp_path, [*_banner(6400, 4, 64, 400), bar, _dict(0.01, 3.2), more])
+    assert series.step == 30
+    assert not series.restarts

@@ -16,9 +16,11 @@ from ntui.core.progress.lines import Pattern, parse_line, table_header, table_ro
 from ntui.core.progress.runwords import (
     checkpoint_at,
     declared_epochs,
+    declared_examples,
     declared_per_epoch,
     declared_steps_flag,
     declared_total,
+    declared_train_batch,
     eval_start,
     run_banner,
     run_end,
@@ -233,6 +235,10 @@ def _declarations(series: Series, text: str) -> bool:
         series.flag_total, said = steps, True
     if (per_epoch := declared_per_epoch(text)) is not None:
         series.declared_per_epoch, said = per_epoch, True
+    if (examples := declared_examples(text)) is not None:
+        series.examples_said, said = examples, True
+    if (batch := declared_train_batch(text)) is not None and series.examples_said:
+        series.epoch_updates, said = series.examples_said / batch, True
     return said
 
 

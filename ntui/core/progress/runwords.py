@@ -14,7 +14,8 @@ import re
 
 from ntui.core.slurm.srunlines import TASK_END, parse_cancel
 
-__all__ = ["declared_epochs", "declared_per_epoch", "declared_steps_flag", "declared_total", "eval_start", "run_banner",
+__all__ = ["declared_epochs", "declared_examples", "declared_per_epoch", "declared_steps_flag", "declared_total",
+           "declared_train_batch", "eval_start", "run_banner",
            "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters"]
 
 
@@ -270,6 +271,26 @@ def declared_epochs(text: str) -> int | None:
         return None
     value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"] or m["g"])
     return value if value > 0 else None
+
+
+#: the Trainer's banner of its training (its _inner_training_loop): "  Num examples = 12,800" (also its evaluation's
+#: banner's, before "  Batch size = 8"), then "  Total train batch size (w. parallel, distributed & accumulation) =
+#: 64": an epoch is about the examples over that batch in optimizer steps
+_EXAMPLES_RE = re.compile(r"^\s*Num examples = (?P<n>\d[\d,]*)\s*$")
+_TRAIN_BATCH_RE = re.compile(r"^\s*Total train batch size \(w\. parallel, distributed & accumulation\) = "
+                             r"(?P<n>\d[\d,]*)\s*$")
+
+
+def declared_examples(text: str) -> int | None:
+    """The examples the Trainer's banner says (:data:`_EXAMPLES_RE`), or None."""
+    m = _EXAMPLES_RE.match(text) if "Num examples" in text else None
+    return int(m["n"].replace(",", "")) or None if m is not None else None
+
+
+def declared_train_batch(text: str) -> int | None:
+    """The examples of one optimizer step the Trainer's banner says (:data:`_TRAIN_BATCH_RE`), or None."""
+    m = _TRAIN_BATCH_RE.match(text) if "Total train batch" in text else None
+    return int(m["n"].replace(",", "")) or None if m is not None else None
 
 
 #: a command line's flag name (argparse's, in dashes or underscores)

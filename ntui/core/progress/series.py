@@ -128,6 +128,10 @@ class Series:
     _bars_train_only: bool = False  # the epoch's bar counts training batches only (Lightning 2.x's bars)
     _end_step: int | None = None  # the step the run was at when an end was said
     _last_bar: tuple[int, int | None] | None = None  # the last point of a bar taken as the run's: its count, its total
+    examples_said: int | None = None  # the examples the Trainer's banner said (its training's, or its evaluation's)
+    epoch_updates: float | None = None  # an epoch's optimizer steps as the Trainer's banner says (examples / batch)
+    _steps_printed: bool = False  # a training point that said its step came (a bar, a loop's line)
+    _from_epochs: bool = False  # the samples' steps are the Trainer's dicts' epochs in steps (:meth:`_step_of_epoch`)
     wrapped: str | None = None  # the record read so far, where the last line ended in a comma (read.py glues the next)
     _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
     table: tuple[str, ...] | None = None  # the columns of the table the program prints a row of each epoch in
@@ -350,6 +354,23 @@ class Series:
         dict is an evaluation's results, that bar was the evaluation's (:meth:`_evaluation_results`)."""
         self._before_bar = {k: list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v
                             for k, v in self.__dict__.items() if k != "_before_bar"}
+
+    def _step_of_epoch(self, point: Point) -> Point:
+        """The Trainer's log dict where nothing prints the step (``disable_tqdm``: its PrinterCallback prints the dicts
+        alone): its ``epoch`` is the epochs done (``epoch + (step + 1) / steps_in_epoch``, its Trainer.log), so the
+        run's step is about that times an epoch's optimizer steps: the banner's examples over its total train batch,
+        else its total over its epochs (``Total optimization steps`` / ``Num Epochs``). A training's dict only (its
+        loss), at step 1 at least (it logs after a step), never past the total."""
+        if point.step is not None or point.epoch is None or self._steps_printed or training_loss(point.metrics) is None:
+            return point
+        per = self.epoch_updates
+        if per is None and self.declared_total and self.declared_epochs:
+            per = self.declared_total / self.declared_epochs
+        if not per:
+            return point
+        step = max(1, round(point.epoch * per))
+        self._from_epochs = True
+        return point.but(step=min(step, self.declared_total) if self.declared_total else step)
 
     def _evaluation_results(self, point: Point) -> None:
         """A dict of the program's (the Trainer's), the first since a bar of another total was taken as the run's:
@@ -627,6 +648,13 @@ class Series:
             return
         if point.format == "hf":
             self._evaluation_results(point)
+            point = self._step_of_epoch(point)
+        elif point.step is not None and not self._steps_printed:
+            self._steps_printed = True
+            if self._from_epochs:  # the program's own steps from now: the ones read from the dicts' epochs go
+                self._from_epochs = False
+                self.samples, self.restarts, self.printed_rates = [], [], []
+                self._seen, self._stride, self._provisional = 0, 1, False
         if self._evaluating and point.format == "tqdm" and not self._after_evaluation(point):
             return
         if self.ended and point.format == "tqdm" and not point.per_epoch and self._bar_total is not None \
