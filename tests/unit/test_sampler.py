@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from ntui.core.jobfiles.samplefiles import (
     sample_path,
     sample_prefix,
 )
+from tests.support.waits import WAIT_BOUND_S
 
 SIM = Path(__file__).resolve().parents[2] / "scripts" / "simulated-nvidia-smi"
 
@@ -59,6 +60,21 @@ def test_paths_are_one_rule(tmp_path: Path) -> None:
     assert list(find_sample_files(str(tmp_path), "s", "9")) == ["nid001", "nid010"]
 
 
+#: The payloads the running test started (each its own session: it samples until told to stop).
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_payload_left() -> Iterator[None]:
+    """A test that fails before it stops its payload would leave it sampling for the rest of the run."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
 def _payload(tmp: Path, path_dirs: list[str], **env: str) -> subprocess.Popen[bytes]:
     full = {
         "PATH": ":".join([*path_dirs, "/usr/bin", "/bin"]),
@@ -68,10 +84,12 @@ def _payload(tmp: Path, path_dirs: list[str], **env: str) -> subprocess.Popen[by
         **env,
     }
     prefix = sample_prefix(str(tmp), "job", "7")
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         ["bash", "-c", SAMPLER_PAYLOAD, SAMPLER_NAME, prefix, "1", ",".join(SAMPLE_FIELDS)],
         env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
+    _STARTED.append(proc)
+    return proc
 
 
 def _sim_dir(tmp: Path) -> str:
@@ -81,7 +99,7 @@ def _sim_dir(tmp: Path) -> str:
     return str(d)
 
 
-def _wait_lines(path: Path, n: int, timeout: float = 20) -> None:
+def _wait_lines(path: Path, n: int, timeout: float = WAIT_BOUND_S) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().count("\n") >= n:
@@ -99,7 +117,7 @@ def test_payload_samples_until_usr1_then_ends_cleanly(tmp_path: Path, to_group: 
         os.killpg(proc.pid, signal.SIGUSR1)
     else:
         proc.send_signal(signal.SIGUSR1)
-    out, err = proc.communicate(timeout=20)
+    out, err = proc.communicate(timeout=WAIT_BOUND_S)
     assert proc.returncode == 0 and out == b"" and err == b""
     text = path.read_text()
     assert text.startswith(f"{HEADER_TAG} v1 job=7 node=nid001 interval=1 visible= status=sampling fields=")
@@ -114,7 +132,7 @@ def test_payload_without_nvidia_smi_writes_one_line_and_exits_0(tmp_path: Path) 
     empty = tmp_path / "empty"
     empty.mkdir()
     proc = _payload(tmp_path, [str(empty)], PATH=str(empty) + ":/usr/bin:/bin")
-    assert proc.wait(timeout=20) == 0
+    assert proc.wait(timeout=WAIT_BOUND_S) == 0
     path = Path(sample_path(str(tmp_path), "job", "7", "nid001"))
     (only,) = path.read_text().splitlines()
     assert "status=no-gpu-tool" in only and "none of nvidia-smi, amd-smi, rocm-smi, xpu-smi on PATH" in only
@@ -125,7 +143,7 @@ def test_payload_without_nvidia_smi_writes_one_line_and_exits_0(tmp_path: Path) 
 
 def test_payload_when_nvidia_smi_fails_exits_0_and_keeps_its_message(tmp_path: Path) -> None:
     proc = _payload(tmp_path, [_sim_dir(tmp_path)], SLURM_GPUS_ON_NODE="0")  # "No devices were found", exit 6
-    assert proc.wait(timeout=20) == 0
+    assert proc.wait(timeout=WAIT_BOUND_S) == 0
     path = Path(sample_path(str(tmp_path), "job", "7", "nid001"))
     lines = path.read_text().splitlines()
     assert lines[1:] == ["No devices were found", f"{HEADER_TAG} end status=nvidia-smi-exit-6"]
@@ -152,11 +170,12 @@ def test_payload_on_an_amd_or_intel_node_samples_its_tool_each_tick(
     (d / tool).symlink_to(VENDOR_SIM)
     proc = _payload(tmp_path, [str(d)], ROCR_VISIBLE_DEVICES="0,1")
     path = Path(sample_path(str(tmp_path), "job", "7", "nid001"))
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and (not path.exists() or path.read_text().count("@.\n") < 2):
+    deadline = time.monotonic() + WAIT_BOUND_S
+    while not path.exists() or path.read_text().count("@.\n") < 2:
+        assert time.monotonic() < deadline, path.read_text() if path.exists() else "no sample file"
         time.sleep(0.1)
     proc.send_signal(signal.SIGUSR1)
-    assert proc.wait(timeout=20) == 0
+    assert proc.wait(timeout=WAIT_BOUND_S) == 0
     text = path.read_text()
     assert text.startswith(f"{HEADER_TAG} v1 job=7 node=nid001 interval=1 visible=0,1 status=sampling tool={tool}")
     assert text.count(f"@ {tool} ") >= 2 and text.rstrip("\n").endswith(f"{HEADER_TAG} end")
