@@ -23,6 +23,7 @@ from ntui.core.compose.spec import validate
 from ntui.core.compose.yamlsrc import LoadedPreset
 from ntui.core.jobfiles.journal import journal_path, read_journal
 from ntui.core.jobfiles.runfile import read_run
+from tests.support.waits import WAIT_BOUND_S
 
 JOB_ID = "4242"
 
@@ -36,11 +37,6 @@ while i < len(args) and args[i].startswith("--"):
 cmd = args[i:]
 nodes = int(os.environ["SLURM_JOB_NUM_NODES"]); per = int(opts["ntasks-per-node"])
 procs = []
-for node in range(nodes):
-    for local in range(per):
-        env = dict(os.environ, SLURM_PROCID=str(node * per + local), SLURM_LOCALID=str(local),
-                   SLURM_NODEID=str(node), SLURM_NTASKS=str(nodes * per), SLURMD_NODENAME=f"nid{node + 1:03d}")
-        procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 def relay(sig, _frame):  # srun relays a signal to every process of the step (proctrack)
     with open(os.environ["LR_LOG"], "a") as fh:
         fh.write(f"srun relays {signal.Signals(sig).name}\n")
@@ -49,8 +45,13 @@ def relay(sig, _frame):  # srun relays a signal to every process of the step (pr
             os.killpg(p.pid, sig)
         except ProcessLookupError:
             pass
-for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM):
+for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM):  # before any task: a signal never finds it without
     signal.signal(s, relay)
+for node in range(nodes):
+    for local in range(per):
+        env = dict(os.environ, SLURM_PROCID=str(node * per + local), SLURM_LOCALID=str(local),
+                   SLURM_NODEID=str(node), SLURM_NTASKS=str(nodes * per), SLURMD_NODENAME=f"nid{node + 1:03d}")
+        procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 rc = 0
 for p in procs:
     while True:
@@ -167,10 +168,19 @@ class Job:
     def stubs(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
 
-    def wait_for(self, what: str, count: int, timeout: float = 20) -> None:
+    def wait_for(self, what: str, count: int, timeout: float = WAIT_BOUND_S) -> None:
         end = time.monotonic() + timeout
         while sum(what in line for line in self.lines()) < count:
             assert time.monotonic() < end, (what, self.lines())
+            time.sleep(0.05)
+
+    def wait_ranks_launched(self, count: int, timeout: float = WAIT_BOUND_S) -> None:
+        """Until ``count`` ranks' logs are there (the launch line opens them just before the program): the shell's
+        trap is set and the step's srun relays, while the programs have not yet installed their handlers."""
+        logs = self.tmp / "logs"
+        end = time.monotonic() + timeout
+        while len(list(logs.glob(f"lr-{JOB_ID}-rank-*.out"))) < count:
+            assert time.monotonic() < end, sorted(p.name for p in logs.iterdir())
             time.sleep(0.05)
 
     def signal(self, sig: int = signal.SIGUSR2) -> None:
@@ -219,7 +229,7 @@ def test_signal_reaches_every_rank_agents_survive_and_the_job_requeues(launcher:
 def test_a_signal_before_the_ranks_have_handlers_is_sent_again(stub_bin: Path, tmp_path: Path) -> None:
     job = Job(render(spec_for("torchrun", tmp_path, stub_bin, grace=30)), tmp_path, stub_bin, "save",
               LR_START_DELAY="1.5")
-    time.sleep(0.5)
+    job.wait_ranks_launched(4)  # not a fixed sleep: too early, the shell has no trap yet and dies of the signal
     job.signal()  # the ranks ignore it until their handler is in (ignored, not killed), then get it again
     rc, out = job.finish()
     assert rc == 0, out
@@ -283,7 +293,7 @@ def test_a_program_that_ignores_the_signal_is_not_continued(stub_bin: Path, tmp_
     job = Job(render(spec_for("torchrun", tmp_path, stub_bin, grace=10)), tmp_path, stub_bin, "ignore")
     job.wait_for("start", 4)
     job.signal()
-    end = time.monotonic() + 20
+    end = time.monotonic() + WAIT_BOUND_S
     while not any(e["ev"] == "stop" for e in (job.run_events() if (tmp_path / "logs" / f"lr-{JOB_ID}.run").exists()
                                               else [])):
         assert time.monotonic() < end
