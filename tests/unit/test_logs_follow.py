@@ -13,8 +13,7 @@ from ntui.core.logs.follow import follow_job
 from ntui.core.logs.rows import BATCH, Appended, Loaded, RankRow, TriageLine
 from ntui.core.logs.session import LogView, WatchSession
 from ntui.core.logs.watch import watch_files
-
-BOUND_S = 20.0  # how long a test waits for what it expects before it fails (never reached when it passes)
+from tests.support.waits import WAIT_BOUND_S
 
 
 def _write(path: str, *lines: str) -> None:
@@ -45,7 +44,7 @@ class _Seen:
 
     def wait(self, what: Callable[[list[tuple[object, ...]]], bool]) -> list[tuple[object, ...]]:
         with self.changed:
-            assert self.changed.wait_for(lambda: what(self.items), timeout=BOUND_S), self.items
+            assert self.changed.wait_for(lambda: what(self.items), timeout=WAIT_BOUND_S), self.items
             return list(self.items)
 
     def views(self) -> list[tuple[int, Loaded | Appended]]:
@@ -74,7 +73,9 @@ def _following(session: WatchSession, seen: _Seen) -> Iterator[threading.Thread]
         yield thread
     finally:
         session.stop()
-        thread.join(BOUND_S)
+        thread.join(WAIT_BOUND_S)
+    # a loop still running would go on handing on into this test's collector while the next tests run
+    assert not thread.is_alive(), "the follow loop did not stop when its session was stopped"
 
 
 def test_the_shown_file_goes_out_before_the_rows_then_its_new_lines_once(tmp_path: Path) -> None:
