@@ -24,6 +24,7 @@ from ntui.ui.app import make_app
 from ntui.ui.screens.jobs import JobsScreen
 from tests.reliability.conftest import wait_for, write_settings
 from tests.reliability.test_slurm_faults import _alive
+from tests.support.waits import WAIT_BOUND_S
 
 STUB = """#!{python}
 import os, subprocess, sys, time
@@ -121,7 +122,7 @@ async def test_hanging_squeue_in_the_jobs_view(hanging_squeue: tuple[Path, Path]
         assert screen.policy.errors == 0 and screen.table.row_count == 0
         assert "none queued" in str(screen.query_one("#jobs-status").render())
     stubs = _pids(pids)
-    await_gone = time.monotonic() + 5
+    await_gone = time.monotonic() + WAIT_BOUND_S
     while any(_alive(p) for p in stubs) and time.monotonic() < await_gone:
         time.sleep(0.05)
     assert not any(_alive(p) for p in stubs), f"orphans left: {[p for p in stubs if _alive(p)]}"

@@ -18,6 +18,7 @@ from ntui.cli.slurm import cli_runner
 from ntui.core.records.history import History
 from ntui.core.slurm.runner import SlurmTimeout, SubprocessRunner
 from tests.reliability.conftest import ntui_env, run_ntui
+from tests.support.waits import WAIT_BOUND_S
 
 
 def _no_slurm_env(tmp_path: Path) -> dict[str, str]:
@@ -88,7 +89,7 @@ def hanging_squeue(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _assert_stub_gone(pids: Path) -> None:
-    deadline = time.monotonic() + 30  # a bound on the wait for the kernel to reap them
+    deadline = time.monotonic() + WAIT_BOUND_S  # a bound on the wait for the kernel to reap them
     for line in pids.read_text().splitlines():
         stub_pid, grandchild = map(int, line.split())
         while _alive(stub_pid) or _alive(grandchild):
