@@ -27,6 +27,7 @@ import yaml
 from ntui.core.compose.presets import load_preset
 from ntui.core.compose.spec import validate
 from ntui.core.paths import atomic_write
+from tests.support.waits import WAIT_BOUND_S
 
 KILLS = 250
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ddp_check.py"
@@ -75,13 +76,18 @@ def _save_loop(tmp_path: Path) -> tuple[Path, list[int], list[int]]:
         first = 1 - current
         child = ctx.Process(target=_writer, args=(str(path), versions, first, done, started), daemon=True)
         child.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + WAIT_BOUND_S
         while not started.value:
             assert time.monotonic() < deadline, "writer did not start"
             time.sleep(0.0005)
+        # Every other kill comes after a completed write: the versions then change whatever a write costs on
+        # this machine (a write slower than the random delay would otherwise make every kill land in the first).
+        while i % 2 and not done.value:
+            assert time.monotonic() < deadline, "writer never completed a write"
+            time.sleep(0.0005)
         time.sleep(rng.uniform(0, 0.015))
         os.kill(child.pid or 0, signal.SIGKILL)
-        child.join(10)
+        child.join(WAIT_BOUND_S)
         assert child.exitcode == -signal.SIGKILL
         k = done.value
         last_done = current if k == 0 else (first + k - 1) % 2
