@@ -3,7 +3,6 @@ shape hid are gone (the log pane now knows the job's launcher; a failing report 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from tests.support.screenshots_jobs import (
     many_recent_history,
     many_recent_logs_scene,
     settle_jobs,
+    wait_until,
 )
 
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))
@@ -180,10 +180,7 @@ async def test_the_log_pane_reads_srun_tasks_as_the_launcher_says(tmp_path: Path
         await pilot.press("l")
         pane = screen.tabs.tab(LogPane)
         assert isinstance(pane, LogPane)
-        for _ in range(200):
-            await pilot.pause(0.05)
-            if pane.triage_line.failed:
-                break
+        await wait_until(pilot, lambda: pane.triage_line.failed)  # the watcher is a thread: its state, not a count
         assert pane.target is not None and pane.target.launcher == "torchrun"
         assert pane.triage_line.text == cli
 
@@ -206,11 +203,7 @@ async def test_a_failing_report_says_so_in_the_tab_and_once_in_a_notice(tmp_path
         screen.query_one("#jobs-recent", RecentJobsTable).move_cursor(row=0)
         await pilot.press("u")
         pane = screen.query_one("#jobs-report", report_pane.ReportPane)
-        for _ in range(100):
-            await asyncio.sleep(0.02)
-            await pilot.pause()
-            if pane.failure:
-                break
+        await wait_until(pilot, lambda: pane.failure is not None)  # the report's worker is a thread
         text = str(pane.query_one("#report-text").render())
         assert pane.failure is not None and "Input/output error" in text and "Reading" not in text
         assert [n.severity for n in notified(app) if "Input/output error" in n.message] == ["error"]

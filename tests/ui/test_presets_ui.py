@@ -17,6 +17,7 @@ from ntui.ui.screens.compose import ComposeScreen
 from ntui.ui.screens.dialogs import SaveAsScreen
 from ntui.ui.screens.editor import CHECK_DELAY_S, PresetEditorScreen
 from tests.support.demo import settle, type_into
+from tests.support.screenshots_jobs import wait_until
 from tests.ui.conftest import SHIPPED, AppFactory
 
 
@@ -61,7 +62,8 @@ async def test_invalid_yaml_never_overwrites(app_factory: AppFactory, ui_presets
         editor = await open_editor(pilot)
         broken = before.replace("  nodes: 4\n", "  nodes: [4\n")
         editor.editor.load_text(broken)
-        await pilot.pause(0.5)
+        # the live check runs after a pause in typing (a timer, then the screen's turn): wait for it, not a sleep
+        await wait_until(pilot, lambda: "YAML syntax error" in str(editor.query_one("#editor-problems").content))
         problems = str(editor.query_one("#editor-problems").content)
         assert "YAML syntax error" in problems and "line" in problems  # live check, before saving
         await pilot.press("ctrl+s")
