@@ -183,3 +183,45 @@ def test_a_bar_says_the_step_and_the_dicts_epoch_is_not_used(tmp_path: Path) -> 
     series, _ = _read(tmp_path, [*_banner(6400, 4, 64, 400), bar, _dict(0.01, 3.2), more])
     assert series.step == 30
     assert not series.restarts
+
+
+# ---------------------------------------------------------------- the programs' own word that they leave early
+
+
+def _megatron(iterations: range, of: int) -> list[str]:
+    # megatron/training/training.py, training_log: " iteration {:8d}/{:8d} |" then its fields, each " key: value |"
+    return [f" [2025-03-02 08:{i // 60 % 60:02d}:{i % 60:02d}] iteration {i:8d}/{of:8d} | consumed samples: "
+            f"{i * 256:12d} | elapsed time per iteration (ms): 812.4 | learning rate: 2.000000E-04 | global batch "
+            f"size:   256 | lm loss: {7.5 - i / 1000:.6E} | loss scale: 1.0 | grad norm: 0.912 | number of skipped "
+            f"iterations:   0 | number of nan iterations:   0 |" for i in iterations]
+
+
+def test_megatrons_exit_before_its_train_iters_is_a_stop_not_an_end(tmp_path: Path) -> None:
+    """megatron/training/training.py, train: print_datetime('exiting program at iteration {}') (exit_interval),
+    'exiting program after {} minutes' (exit_duration_in_mins), 'exiting program after receiving SIGTERM.'
+    (exit_signal_handler); print_datetime writes "[<message>] datetime: <date> ". The run saved its checkpoint and
+    left before its train_iters: not finished, not finishing."""
+    for said in ("[exiting program at iteration 300] datetime: 2025-03-02 08:05:00 ",
+                 "[exiting program after 5.0 minutes] datetime: 2025-03-02 08:05:00 ",
+                 "[exiting program after receiving SIGTERM.] datetime: 2025-03-02 08:05:00 "):
+        series, words = _read(tmp_path, [*_megatron(range(10, 310, 10), 5000), said])
+        assert series.step == 300 and not series.ended
+        assert "stopped" in words and "done" not in words
+
+
+def test_megatrons_end_of_training_is_its_end(tmp_path: Path) -> None:
+    """megatron/training/training.py, pretrain: print_datetime('after training is done') once train returns."""
+    series, words = _read(tmp_path, [*_megatron(range(50, 1050, 50), 1000),
+                                     "[after training is done] datetime: 2025-03-02 08:30:00 "])
+    assert series.step == 1000 and "done" in words and "stopped" not in words
+
+
+def test_lightnings_keyboard_interrupt_is_a_stop(tmp_path: Path) -> None:
+    """lightning/pytorch/trainer/call.py, _call_and_handle_interrupt: rank_zero_info("\\nDetected KeyboardInterrupt,
+    attempting graceful shutdown ...") (1.x: rank_zero_warn, "...shutdown..."), after the epoch's bar."""
+    bar = "\r".join(f"Epoch 2:  {n * 100 // 80:2d}%|###       | {n}/80 [00:{n % 60:02d}<00:20,  3.90it/s, v_num=4, "
+                    f"train_loss={1.0 - n / 200:.3f}]" for n in range(1, 41))
+    series, words = _read(tmp_path, ["  max_epochs: 6", bar, "", "Detected KeyboardInterrupt, attempting graceful "
+                                     "shutdown ..."])
+    assert series.step == 200 and series.stopped == "interrupted"
+    assert "stopped (interrupted)" in words

@@ -224,6 +224,14 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("CUDA error", re.compile(r"\bCUDA error: "), "an error: a CUDA error"),
     ("NCCL error", re.compile(r"\bNCCL error\b"), "an error: an NCCL error"),
     ("exitcode", re.compile(r"\bfailed \(exitcode: -?[1-9]\d*\)"), "an error: a worker failed"),
+    # Megatron's training loop leaving before its train_iters, its checkpoint saved: its exit_interval ("[exiting
+    # program at iteration 6000] datetime: ..."), its exit_duration_in_mins ("exiting program after 230.0 minutes"),
+    # its exit_signal_handler ("exiting program after receiving SIGTERM.")
+    ("exiting program", re.compile(r"\bexiting program (?:at iteration \d+|after [\d.]+ minutes|after receiving SIG)"),
+     "the program exited early: its exit interval, duration or a signal"),
+    # Lightning's trainer on a Ctrl-C (its call._call_and_handle_interrupt): "Detected KeyboardInterrupt, attempting
+    # graceful shutdown ..."
+    ("KeyboardInterrupt", re.compile(r"\bDetected KeyboardInterrupt, attempting graceful shutdown"), "interrupted"),
 )
 
 
