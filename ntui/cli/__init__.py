@@ -238,6 +238,16 @@ def run(argv: Sequence[str]) -> int:
             print(f"ntui: {refused}", file=sys.stderr)
             return EXIT_PROBLEMS
         select_cluster(cluster)
+    try:
+        return _run_selected(args, cluster)
+    finally:
+        # The target is this run's: a later run in the same process (an embedding, the tests) starts from none,
+        # and the agent's channel opened for it is closed.
+        select_cluster(None)
+
+
+def _run_selected(args: argparse.Namespace, cluster: str | None) -> int:
+    """The app or the subcommand, once the run's target is selected."""
     if args.command is None:
         from ntui.ui.app import run_app
 
