@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,14 +51,53 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(_SESSION_HOME, ignore_errors=True)
 
 
+#: The signals whose handlers a test may change (the CLI's Ctrl-C, a stub's relay) and must put back.
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2",
+                                                     "SIGPIPE", "SIGCHLD", "SIGALRM", "SIGWINCH", "SIGTSTP", "SIGCONT"))
+
+
+def _umask() -> str:
+    """The process's umask as the kernel reports it (reading it with os.umask would set it, racing threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next((line.split()[1] for line in fh if line.startswith("Umask:")), "?")
+    except OSError:
+        return "?"
+
+
+def _process_state() -> dict[str, object]:
+    """What else of the process a test could change for every later one: the directory, the umask, the signal
+    handlers, and the cluster a ``--cluster`` run of the CLI talks to (ntui.cli.common, when imported)."""
+    state: dict[str, object] = {"cwd": os.getcwd(), "umask": _umask()}
+    state.update({f"handler of {signal.Signals(s).name}": signal.getsignal(s) for s in _SIGNALS})
+    common = sys.modules.get("ntui.cli.common")
+    if common is not None:
+        state["the CLI's --cluster target"] = (common.remote_cluster(), common._TARGET.files is not None)
+    return state
+
+
+def _restore(before: dict[str, object]) -> None:
+    os.chdir(str(before["cwd"]))
+    if before["umask"] != "?":
+        os.umask(int(str(before["umask"]), 8))
+    for s in _SIGNALS:
+        with contextlib.suppress(TypeError, ValueError, OSError):  # None: a handler not set from Python
+            signal.signal(s, before[f"handler of {signal.Signals(s).name}"])  # type: ignore[arg-type]
+    common = sys.modules.get("ntui.cli.common")
+    if common is not None:
+        common.select_cluster(None)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
     """A test leaves the process environment as it found it, its fixtures' teardowns included.
 
     The suite runs in one process: a variable a test sets and does not undo (``os.environ[...] =`` in a thread
     that raced another, a ``del`` skipped by an exception) points every later test at its directories, and those
-    fail far from the cause. Such a change is undone here and reported as an error of the test that made it."""
+    fail far from the cause. Such a change is undone here and reported as an error of the test that made it.
+    The same for the rest of the process's state a test can change (:func:`_process_state`)."""
     before = dict(os.environ)
+    state = _process_state()
     try:
         return (yield)
     finally:
@@ -67,15 +108,22 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             os.environ.update(before)
             _ENV_LEAKS.append(f"{item.nodeid}: " + ", ".join(
                 f"{k}={after.get(k)!r} (was {before.get(k)!r})" for k in changed))
+        now = _process_state()
+        if now != state:
+            _restore(state)
+            _ENV_LEAKS.append(f"{item.nodeid}: " + ", ".join(
+                f"{k} {now.get(k)!r} (was {state.get(k)!r})" for k in state.keys() | now.keys()
+                if state.get(k) != now.get(k)))
 
 
-#: Tests that left the environment changed (see :func:`pytest_runtest_protocol`); the session fails on any.
+#: Tests that left the environment (or the process's state) changed (see :func:`pytest_runtest_protocol`); the
+#: session fails on any.
 _ENV_LEAKS: list[str] = []
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _ENV_LEAKS:
-        sys.stderr.write("\ntests that left the process environment changed (undone after each):\n  "
+        sys.stderr.write("\ntests that left the process environment or state changed (undone after each):\n  "
                          + "\n  ".join(_ENV_LEAKS) + "\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
