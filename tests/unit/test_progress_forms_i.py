@@ -225,3 +225,37 @@ def test_lightnings_keyboard_interrupt_is_a_stop(tmp_path: Path) -> None:
                                      "shutdown ..."])
     assert series.step == 200 and series.stopped == "interrupted"
     assert "stopped (interrupted)" in words
+
+
+# ---------------------------------------------------------------- Keras: evaluate()'s bar after fit()
+
+
+def _keras_epoch(epoch: int, epochs: int, batches: int) -> list[str]:
+    # keras/src/callbacks/progbar_logger.py, ProgbarLogger.on_epoch_begin: "Epoch {epoch + 1}/{epochs}"; then
+    # keras/src/utils/progbar.py, Progbar.update: "{current}/{target} [===>...] - ETA: 1s - loss: ..." redrawn
+    # after "\r", its last draw "... - 2s 40ms/step - loss: ... - val_loss: ..."
+    redraws = "".join(f"\r{b}/{batches} [{'=' * (b * 30 // batches):30}] - ETA: 1s - loss: {2.0 / (epoch + b):.4f}"
+                      for b in range(1, batches + 1))
+    last = f"\r{batches}/{batches} [{'=' * 30}] - 2s 40ms/step - loss: {0.9 / epoch:.4f} - val_loss: 0.5000"
+    return [f"Epoch {epoch}/{epochs}", redraws + last]
+
+
+def test_kerass_evaluate_bar_after_fit_is_not_the_training(tmp_path: Path) -> None:
+    """keras/src/trainers/trainer.py, evaluate (and predict): the same Progbar, with no "Epoch N/M" before it: its
+    "loss" is the test set's, not the training's; fit's last epoch's loss stays the run's."""
+    fit = [line for e in range(1, 5) for line in _keras_epoch(e, 4, 30)]
+    evaluate = "".join(f"\r{b}/12 [{'=' * (b * 30 // 12):30}] - ETA: 0s - loss: 0.0712 - accuracy: 0.9781"
+                       for b in range(1, 13)) + f"\r12/12 [{'=' * 30}] - 0s 3ms/step - loss: 0.0712 - accuracy: 0.9781"
+    series, words = _read(tmp_path, [*fit, evaluate])
+    assert (series.step, series.run_total) == (4, 4) and "done" in words
+    assert series.metrics["loss"] == 0.225
+
+
+def test_kerass_bars_of_each_fit_epoch_stay_the_training(tmp_path: Path) -> None:
+    """keras/src/callbacks/progbar_logger.py: each epoch's header before its bar: the bars of the next epoch, back at
+    1, are fit's (their loss the training's)."""
+    fit = [line for e in range(1, 4) for line in _keras_epoch(e, 6, 30)]
+    series, _ = _read(tmp_path, [*fit, "Epoch 4/6", "\r".join(f"{b}/30 [====>.........................] - ETA: 1s - "
+                                                             f"loss: 0.{b:04d}" for b in range(1, 9))])
+    assert series.step == 4
+    assert series.metrics["loss"] == 0.0008

@@ -130,6 +130,8 @@ class Series:
     _last_bar: tuple[int, int | None] | None = None  # the last point of a bar taken as the run's: its count, its total
     examples_said: int | None = None  # the examples the Trainer's banner said (its training's, or its evaluation's)
     epoch_updates: float | None = None  # an epoch's optimizer steps as the Trainer's banner says (examples / batch)
+    _keras_bar: tuple[int, int | None] | None = None  # the last Keras step bar's count and total in this epoch
+    _keras_other: bool = False  # Keras' bars since the epoch's ended are another phase's (evaluate, predict)
     _steps_printed: bool = False  # a training point that said its step came (a bar, a loop's line)
     _from_epochs: bool = False  # the samples' steps are the Trainer's dicts' epochs in steps (:meth:`_step_of_epoch`)
     wrapped: str | None = None  # the record read so far, where the last line ended in a comma (read.py glues the next)
@@ -563,6 +565,21 @@ class Series:
                 and point.step is not None and bool(self.samples) and point.step < self.samples[-1].step
                 and not self._fresh)
 
+    def _other_keras_bar(self, point: Point) -> bool:
+        """Whether a Keras step bar is not fit's: one that starts again (its count back, or another total) after the
+        epoch's bar reached its total, with no "Epoch N/M" before it. Fit prints that header as each epoch begins;
+        evaluate() and predict() draw the same bar without one, and their metrics are not the training's."""
+        if point.step is not None:  # the header: fit's epoch begins
+            self._keras_other, self._keras_bar = False, None
+            return False
+        if point.batch is None:
+            return False
+        last, self._keras_bar = self._keras_bar, (point.batch, point.batches)
+        if not self._keras_other and self._epoch_complete and self._unit == "epoch" and last is not None \
+                and (point.batches != last[1] or point.batch < last[0]):
+            self._keras_other = True
+        return self._keras_other
+
     def _epoch_progress(self, point: Point) -> None:
         """Where an epoch-counted run is in its epoch: whether the epoch reached its last batch (a batch within one
         interval of the lines of its epoch's batches; a summary printed after an epoch; not its header)."""
@@ -690,6 +707,8 @@ class Series:
                 return
             if point.batches and not point.counts_epochs and not point.per_epoch:
                 self._epoch_steps = point.batches
+            if point.form == "keras" and self._other_keras_bar(point):
+                return
             if point.counts_epochs:
                 self._epoch_progress(point)
             elif point.step == 0 and not any(s.step for s in self.samples):
