@@ -26,6 +26,7 @@ from ntui.core.config import GpuSettings
 from ntui.ui.widgets.gpu_pane import GpuPane
 from tests.support.bigjob import BigJob
 from tests.support.fakes import FakeRunner, FakeStream, result
+from tests.support.waits import WAIT_BOUND_S
 
 JOB_ID = "48213777"
 NODES = ("nid001140", "nid001141")
@@ -120,12 +121,15 @@ async def _stream_scene(pilot: Any, pane: GpuPane, clock: FrozenClock, job_id: s
                         lines: Callable[[int], Iterable[str]], samples: int) -> None:
     """Watch ``job_id``, then feed ``samples`` rounds of ``lines(step)`` through the pane's stream."""
     await pilot.pause()
+    before = len(FakeStream.made)  # streams of earlier scenes or tests stay in the list: only a new one is this one's
     pane.watch_job(job_id)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    stream = FakeStream.made[-1] if FakeStream.made else None
-    if stream is None or not stream.started:
-        raise RuntimeError(f"the GPU pane did not start its stream (state {pane.state}: {pane.reason})")
+    deadline = asyncio.get_running_loop().time() + WAIT_BOUND_S
+    while not (len(FakeStream.made) > before and FakeStream.made[-1].started):
+        if asyncio.get_running_loop().time() > deadline:
+            raise RuntimeError(f"the GPU pane did not start its stream (state {pane.state}: {pane.reason})")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+    stream = FakeStream.made[-1]
     for step in range(samples):
         clock.advance(INTERVAL)
         for line in lines(step):
