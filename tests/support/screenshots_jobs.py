@@ -526,10 +526,7 @@ async def many_recent_logs_scene(pilot: Pilot[Any]) -> None:
     await settle_jobs(pilot)
     await pilot.press("l")
     pane = screen.query_one(LogPane)
-    for _ in range(200):
-        await pilot.pause(0.05)
-        if pane.triage_line.failed:
-            break
+    await wait_until(pilot, lambda: pane.triage_line.failed)  # the watcher is a thread: its state, not a count
     await pilot.pause(0.2)
 
 

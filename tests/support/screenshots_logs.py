@@ -145,19 +145,22 @@ async def big_log_scene(pilot: Any, pane: LogPane, job: BigJob) -> None:
     await pilot.pause()
     pane.show_job(job.job_id, paths=job.paths, world_size=job.ranks, job_active=True)
     await wait_for(pilot, lambda: pane.triage_line.failed and len(pane.rows) == job.ranks + 1
-                   and all(r.exists for r in pane.rows.values()), timeout=30)
+                   and all(r.exists for r in pane.rows.values()))
     await pilot.press("E")
     await wait_for(pilot, lambda: pane.view_keys == (job.fail_rank,) and pane.marked_line is not None)
     await settle(pilot)
 
 
-async def settle(pilot: Any, *, stable: int = 3, gap: float = 0.1, timeout: float = 15.0) -> None:
+async def settle(pilot: Any, *, stable: int = 3, gap: float = 0.1, timeout: float = WAIT_BOUND_S) -> None:
     """Pause until the screen stops changing (DataTable column widths and the Log's width are computed
-    lazily, the latter in a worker thread): ``stable`` identical renders ``gap`` seconds apart."""
+    lazily, the latter in a worker thread): ``stable`` identical renders ``gap`` seconds apart. A screen still
+    changing at ``timeout`` fails here (it went on to a picture of whatever the screen was then)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     last, same = None, 0
-    while same < stable and loop.time() < deadline:
+    while same < stable:
+        if loop.time() > deadline:
+            raise TimeoutError("the log pane's screen did not stop changing")
         await pilot.pause(gap)
         shot = pilot.app.export_screenshot()
         same = same + 1 if shot == last else 0

@@ -30,6 +30,7 @@ from tests.support.screenshots_jobs import (
     recent_jobs_runner,
     recent_scene,
     settle_jobs,
+    wait_until,
 )
 
 __all__ = ["REQUEUED_ID", "RUN_ID", "RUN_LOG_DIR", "queue_app", "queue_scene", "run_app", "run_scene",
@@ -167,18 +168,12 @@ async def queue_scene(pilot: Any) -> None:
     def annotated() -> bool:
         return REQUEUED_ID in screen.table and "allocation 3 of" in " ".join(screen.table.get_row(REQUEUED_ID))
 
-    for _ in range(300):  # the tick every 2 s; a loaded machine may take a few
-        if annotated():
-            break
-        await pilot.pause(0.05)
-    assert annotated(), screen.table.get_row(REQUEUED_ID)
+    await wait_until(pilot, annotated)  # the tick every 2 s; a loaded machine may take a few
     screen.table.focus()
     screen.table.move_cursor(key=REQUEUED_ID)
     await settle_jobs(pilot)
-    for _ in range(100):  # the history entry (a worker of its own) gives the details ntui's preset
-        if screen.model.entries.get(REQUEUED_ID) is not None and not screen.busy:
-            break
-        await pilot.pause(0.05)
+    # the history entry (a worker of its own) gives the details ntui's preset
+    await wait_until(pilot, lambda: screen.model.entries.get(REQUEUED_ID) is not None and not screen.busy)
     await settle_jobs(pilot)
     screen._tick()
     await pilot.pause()

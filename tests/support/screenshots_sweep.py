@@ -35,6 +35,7 @@ from tests.support.screenshots_jobs import (
     _shoot,
     jobs_app,
     settle_jobs,
+    wait_until,
 )
 
 if TYPE_CHECKING:
@@ -192,10 +193,7 @@ def sweep_scene(what: str) -> Callable[[Pilot[Any]], Any]:
         elif what == "tab":
             await pilot.press("v")
             await settle_jobs(pilot)
-            for _ in range(100):
-                if screen.query_one("#jobs-sweep").table is not None:  # type: ignore[attr-defined]
-                    break
-                await pilot.pause(0.05)
+            await wait_until(pilot, lambda: screen.query_one("#jobs-sweep").table is not None)  # type: ignore[attr-defined]
         screen._tick()
         await pilot.pause()
 
