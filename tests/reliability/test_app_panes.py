@@ -190,8 +190,7 @@ async def test_hostile_log_lines_and_job_names_are_inert_in_the_app(tmp_path: Pa
                    history_factory=lambda: DemoHistory({JOB: _entry(log_dir)}))
     async with app.run_test(size=(120, 36)) as pilot:
         screen, pane = await _open_logs(pilot)
-        await wait_for(pilot, "the hostile lines read", lambda: any(x.startswith("big x") for x in pane.log_lines),
-                       timeout=10)
+        await wait_for(pilot, "the hostile lines read", lambda: any(x.startswith("big x") for x in pane.log_lines))
         for line in pane.log_lines:
             assert _FORBIDDEN.search(line) is None, repr(line[:200])
             assert len(line.encode()) <= 64 * 1024 + 64

@@ -35,7 +35,7 @@ async def test_app_start_does_not_reconcile_unless_asked(tmp_path: Path) -> None
         # (NoMatches: SelectOverlay) on a loaded machine. (No cluster answers here: the form, not the cluster.)
         screen = app.screen
         await wait_for(pilot, "the form", lambda: isinstance(screen, ComposeScreen) and screen.up_to_date
-                       and all(row.control.is_mounted for row in screen.form.rows.values()), timeout=30)
+                       and all(row.control.is_mounted for row in screen.form.rows.values()))
         await app.workers.wait_for_complete()
         await pilot.pause()
     assert not any(a[0] == "squeue" for a in runner.argvs())
