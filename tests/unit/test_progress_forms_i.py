@@ -259,3 +259,36 @@ def test_kerass_bars_of_each_fit_epoch_stay_the_training(tmp_path: Path) -> None
                                                              f"loss: 0.{b:04d}" for b in range(1, 9))])
     assert series.step == 4
     assert series.metrics["loss"] == 0.0008
+
+
+# ---------------------------------------------------------------- a rank named among a line's fields
+
+
+def test_a_rank_among_the_lines_fields_is_its_rank_not_a_metric() -> None:
+    """DeepSpeed-Chat's training/step1_supervised_finetuning/main.py, main: print(f"Epoch: {epoch}, Step: {step},
+    Rank: {torch.distributed.get_rank()}, loss = {loss}") on every rank, its loss a tensor's repr."""
+    point = parse_line("Epoch: 1, Step: 42, Rank: 5, loss = tensor(1.8125, device='cuda:5', dtype=torch.float16, "
+                       "grad_fn=<ToCopyBackward0>)")
+    assert point is not None and (point.step, point.rank) == (42, 5)
+    assert point.metrics == {"loss": 1.8125}
+    # a fraction is no rank: a metric of that name stays a metric
+    point = parse_line("step 30 | loss 0.91 | rank 0.25")
+    assert point is None or point.rank is None
+
+
+def test_every_ranks_lines_of_an_epochs_micro_batches_are_one_run(tmp_path: Path) -> None:
+    """DeepSpeed-Chat's main.py: print_rank_0(f"Beginning of Epoch {epoch+1}/{args.num_train_epochs}, Total Micro
+    Batches {len(train_dataloader)}"), then every rank's "Epoch: {epoch}, Step: {step}, Rank: ..." (step the epoch's
+    micro-batch from 0): one rank's series, the run's epochs said by the banner, no restart at each rank's line nor
+    at the next epoch's first step."""
+    lines = []
+    for epoch in range(2):
+        lines.append(f"Beginning of Epoch {epoch + 1}/3, Total Micro Batches 80")
+        for step in range(0, 80 if epoch == 0 else 30):
+            for rank in (2, 0, 3, 1):
+                lines.append(f"Epoch: {epoch}, Step: {step}, Rank: {rank}, loss = tensor({2.0 - step / 100:.4f}, "
+                             f"device='cuda:{rank}', dtype=torch.bfloat16, grad_fn=<ToCopyBackward0>)")
+    series, words = _read(tmp_path, lines)
+    assert not series.restarts
+    assert (series.step, series.run_total) == (1, 3)
+    assert "done" not in words

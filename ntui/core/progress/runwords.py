@@ -266,7 +266,10 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"['\"]?\s*[=:]\s*['\"]?(?P<e>\d+)(?![\d.])"
                         r"|\b[Tt]rain(?:ing)? for (?P<f>\d+) epochs\b"
                         # Composer's time string: "max_duration: 2ep" (its batches, "1000ba", are steps: below)
-                        r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<g>\d+)ep\b")
+                        r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<g>\d+)ep\b"
+                        # DeepSpeed-Chat's training scripts, as each epoch begins: "Beginning of Epoch 1/3, Total Micro
+                        # Batches 1200"
+                        r"|\bBeginning of Epoch \d+/(?P<h>\d+)\b")
 
 
 def declared_epochs(text: str) -> int | None:
@@ -277,7 +280,7 @@ def declared_epochs(text: str) -> int | None:
     m = _EPOCHS_RE.search(text)
     if m is None:
         return None
-    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"] or m["g"])
+    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"] or m["g"] or m["h"])
     return value if value > 0 else None
 
 
