@@ -18,6 +18,7 @@ from ntui.ui.screens.confirm import ConfirmSubmitScreen
 from ntui.ui.screens.jobs import JobsScreen
 from tests.support.demo import demo_runner, settle, type_into
 from tests.support.notes import notified
+from tests.support.screenshots_jobs import wait_until
 from tests.ui.conftest import AppFactory
 
 
@@ -327,22 +328,41 @@ async def test_footer_bindings_have_ids(app_factory: AppFactory) -> None:
         assert {"ntui.submit", "ntui.check", "ntui.edit", "ntui.save_as", "ntui.quit", "ntui.help"} <= shown
 
 
+async def _palette_search(pilot: Pilot[Any], text: str, pick: str) -> None:
+    """Type ``text`` into the command palette and wait until its search is over with ``pick`` highlighted: the
+    palette gathers its hits in a worker, and an enter before they are listed selects nothing (a fixed pause of
+    0.5 s, under load)."""
+    from textual.command import CommandList, CommandPalette
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+    palette = pilot.app.screen
+    await pilot.press(*text)
+    hits = palette.query_one(CommandList)
+
+    def listed() -> bool:
+        gathering = any(w.node is palette and not w.is_finished for w in pilot.app.workers)
+        shown = hits.highlighted is not None and pick in str(hits.get_option_at_index(hits.highlighted).prompt)
+        return palette.query_one(Input).value == text and not gathering and shown
+
+    while True:  # the same answer on two looks, a pause apart: the last keystroke's search had its turn
+        await wait_until(pilot, listed)
+        await pilot.pause()
+        if listed():
+            return
+
+
 @pytest.mark.usefixtures("fixture_scripts_exist")
 async def test_palette_loads_a_preset_and_runs_commands(app_factory: AppFactory) -> None:
     app = app_factory()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"load preset: demo-local")
-        await pilot.pause(0.5)
+        await _palette_search(pilot, "load preset: demo-local", "demo-local")
         await pilot.press("enter")
         await settle(pilot)
         assert compose(pilot).preset_name == "demo-local"
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"Submit")
-        await pilot.pause(0.5)
+        await _palette_search(pilot, "Submit", "Submit")
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(pilot.app.screen, ConfirmSubmitScreen)
