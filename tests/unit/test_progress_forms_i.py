@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ntui.core.progress.lines import parse_line
 from ntui.core.progress.read import read_progress
-from ntui.core.progress.runwords import declared_total
+from ntui.core.progress.runwords import declared_total, run_start
 from ntui.core.progress.series import Series, estimate
 
 
@@ -292,3 +292,32 @@ def test_every_ranks_lines_of_an_epochs_micro_batches_are_one_run(tmp_path: Path
     assert not series.restarts
     assert (series.step, series.run_total) == (1, 3)
     assert "done" not in words
+
+
+# ---------------------------------------------------------------- the engines' word that they resumed
+
+
+def test_the_engines_resume_lines_say_the_step_they_go_on_from() -> None:
+    """megatron/training/checkpointing.py, load_checkpoint; fairseq/trainer.py, Trainer.load_checkpoint;
+    mmengine/runner/runner.py, Runner.resume; lightning/pytorch/trainer/connectors/checkpoint_connector.py,
+    resume_end (as fit resumes; its tuner's restore of its own trial checkpoint is none)."""
+    assert run_start("  successfully loaded checkpoint from /lustre/ck/gpt [ t 1/4, p 1/2 ] at iteration 3000") == 3000
+    assert run_start(" loading checkpoint from /lustre/ck/gpt at iteration 3000") == 3000
+    assert run_start("2025-04-01 09:12:44 | INFO | fairseq.trainer | Loaded checkpoint /ck/checkpoint_last.pt "
+                     "(epoch 7 @ 52000 updates)") == 52000
+    assert run_start("2025/04/01 09:12:44 - mmengine - INFO - resumed epoch: 4, iter: 9200") == 9200
+    assert run_start("Restored all states from the checkpoint at /out/ck/last.ckpt") == 0
+    assert run_start("Restored all states from the checkpoint at /out/.lr_find_0c9e1d.ckpt") is None
+    assert run_start("  successfully saved checkpoint from iteration    3000 to /lustre/ck/gpt") is None
+
+
+def test_a_megatron_job_that_goes_on_in_the_same_log_is_a_restart_not_a_stop(tmp_path: Path) -> None:
+    """megatron/training/training.py (its exit_interval's exit) then a new job appending to the log:
+    checkpointing.load_checkpoint's "successfully loaded checkpoint ... at iteration N", training_log's iterations
+    from N on (the step does not go back: only the program's word says a new process started)."""
+    first = [*_megatron(range(10, 310, 10), 600), "[exiting program at iteration 300] datetime: 2025-03-02 08:05:00 "]
+    second = ["  successfully loaded checkpoint from /lustre/ck/gpt [ t 1/2, p 1/1 ] at iteration 300",
+              *_megatron(range(310, 460, 10), 600)]
+    series, words = _read(tmp_path, [*first, *second])
+    assert series.step == 450 and len(series.restarts) == 1
+    assert "stopped" not in words

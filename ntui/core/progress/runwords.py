@@ -130,7 +130,20 @@ _START_RE = re.compile(
     r"|\tStarting job\s*$"
     # torchtitan's train(), once a process: "Training starts at step 501, with local batch size 8, ..." (it goes on
     # after step 500)
-    r"|\bTraining starts at step (?P<next>\d+)\b")
+    r"|\bTraining starts at step (?P<next>\d+)\b"
+    # the engines' own word that they loaded the run's state to go on: Megatron's checkpointing.load_checkpoint
+    # ("  successfully loaded checkpoint from /ckpt [ t 1/2, p 1/1 ] at iteration 2000", " loading checkpoint from
+    # /ckpt at iteration 2000"), fairseq's Trainer.load_checkpoint ("Loaded checkpoint /ckpt/checkpoint_last.pt (epoch
+    # 3 @ 4000 updates)"), mmengine's Runner.resume ("resumed epoch: 3, iter: 1500"), Lightning's checkpoint
+    # connector as fit resumes ("Restored all states from the checkpoint at /ckpt/last.ckpt"; not its tuner's own
+    # restore, below)
+    r"|\b(?:(?:successfully )?loaded|loading) checkpoint from \S+(?: \[[^\]]*\])? at iteration (?P<meg>\d+)"
+    r"|\b[Ll]oaded checkpoint \S+ \(epoch \d+ @ (?P<updates>\d+) updates\)"
+    r"|\bresumed epoch: \d+, iter: (?P<iter>\d+)"
+    r"|\bRestored all states from the checkpoint (?:file )?at\b")
+#: Lightning's tuner restores the state it saved before its trials (".lr_find_<uuid>.ckpt",
+#: ".scale_batch_size_<uuid>.ckpt"): the run's fit has not started yet, it is no start again
+_TUNER_CKPT_RE = re.compile(r"\.(?:lr_find|scale_batch_size)_")
 
 
 #: the banner a program prints when it starts its training, that each node of a multi-node run prints too
@@ -147,14 +160,15 @@ def run_start(text: str) -> int | None:
     """Whether the line says the program starts its training (again): None, else the step it goes on from (0 where
     it names none)."""
     if "raining" not in text and "esum" not in text and "nitializing from" not in text \
-            and "Starting job" not in text:
+            and "Starting job" not in text and "checkpoint" not in text:
         return None
     m = _START_RE.search(text)
-    if m is None:
+    if m is None or (m.group(0).startswith("Restored") and _TUNER_CKPT_RE.search(text) is not None):
         return None
     if m["next"]:
         return max(0, int(m["next"]) - 1)
-    return int(m["step"]) if m["step"] else 0
+    said = m["step"] or m["meg"] or m["updates"] or m["iter"]
+    return int(said) if said else 0
 
 
 #: what a program says on a line of its own when an evaluation or a prediction starts: the Trainer's "***** Running
