@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import signal
 import sqlite3
 import subprocess
@@ -21,6 +22,7 @@ from ntui.core import fstype
 from ntui.core.fstype import filesystem_of, is_network_fs, is_network_type, parse_mountinfo
 from ntui.core.records.history import FinalRecord, GpuSummary, History, entry_from_facts
 from ntui.core.records.recordfiles import HOST_ENV, parse_name, read_fact
+from tests.support.waits import WAIT_BOUND_S
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,13 +61,29 @@ def _writers(state: Path, hosts: list[str], n: int, rng: random.Random, round_no
         env = dict(os.environ, NTUI_STATE_DIR=str(state), NTUI_HOSTNAME=host)
         procs.append(subprocess.Popen([sys.executable, "-c", WRITER, host, str(n), str(REPO)], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    # Every writer has written its first intent before the kills' random delays start: a writer still starting
+    # (an interpreter and the history's imports take seconds on a loaded machine) was killed before it wrote
+    # anything, and the round tested nothing.
+    first: list[str] = []
+    deadline = time.monotonic() + WAIT_BOUND_S
+    for p in procs:
+        assert p.stdout is not None
+        fd, line = p.stdout.fileno(), b""  # read from the pipe itself, byte by byte: communicate() reads it on
+        while not line.endswith(b"\n"):
+            while not select.select([fd], [], [], 0.1)[0]:
+                assert time.monotonic() < deadline, "a writer wrote nothing"
+            byte = os.read(fd, 1)
+            assert byte, f"a writer ended before its first intent (exit {p.wait()})"
+            line += byte
+        first.append(line.decode())
     time.sleep(rng.uniform(0.3, 1.5))
     for p in procs:
         time.sleep(rng.uniform(0.0, 0.2))
         p.send_signal(signal.SIGKILL)
     out: list[str] = []
-    for host, p in zip(hosts, procs, strict=True):
-        stdout, _ = p.communicate(timeout=60)
+    for host, p, line in zip(hosts, procs, first, strict=True):
+        stdout, _ = p.communicate(timeout=WAIT_BOUND_S)
+        stdout = line + stdout
         # Only whole lines: the kill may land inside a write, leaving a fragment without its newline (and with
         # PYTHONUNBUFFERED set in the environment, inside one of a print's several writes).
         whole = stdout.split("\n")[:-1]
@@ -92,14 +110,12 @@ def test_several_hosts_writing_at_once_and_killed_lose_nothing_and_list_nothing_
     first.close()
     # Two final files from two hosts whatever the random kills below do: a record and Slurm's confirmation of it.
     for host, confirmed_by in (("login08", None), ("login09", "sacct")):
-        os.environ[HOST_ENV] = host
-        try:
+        with pytest.MonkeyPatch.context() as mp:  # undone whatever happens, and put back as it was, not deleted
+            mp.setenv(HOST_ENV, host)
             h = History(state, warn=lambda w: None)
             rec = FinalRecord("COMPLETED", "0:0", None, None, None, 5, "nid001", "", "job", confirmed_by)
             assert (h.record_confirmation if confirmed_by else h.record_final)("1", rec)
             h.close()
-        finally:
-            del os.environ[HOST_ENV]
     rng = random.Random(int(os.environ.get("NTUI_RELIABILITY_SEED", "21")))
     lines: list[str] = []
     for round_no in range(3):  # three rounds of four "login nodes", each killed at a random point
