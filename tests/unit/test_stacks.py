@@ -23,6 +23,7 @@ from ntui.core.stacks.group import Frame, StackClass, rank_ranges, read_docs
 from ntui.core.stacks.probe import CHUNK, MARK, Proc, classify, decode_lines, encode_lines
 from ntui.core.stacks.take import NotRunning, build_stacks_argv, parse_stacks_output, take_stacks
 from tests.support.fakes import FakeRunner, result
+from tests.support.waits import WAIT_BOUND_S
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "stacks"
 HANG = Path(__file__).resolve().parents[2] / "examples" / "hang_train.py"
@@ -83,11 +84,17 @@ def test_the_probe_samples_a_running_interpreter_twice_and_leaves_it_running(tmp
     """The probe's main, here: a process of 'job 77' waits in a function of its own; py-spy (ntui's dependency)
     takes its stack twice; it is still running, not stopped, afterwards."""
     script = tmp_path / "waits.py"
-    script.write_text("import time\n\ndef waits_here():\n    while True:\n        time.sleep(0.1)\n\nwaits_here()\n")
+    # the ready file is made in the function the stack shows: sampled before, the stack is the interpreter's start
+    ready = tmp_path / "ready"
+    script.write_text("import os, sys, time\n\ndef waits_here():\n    os.close(os.open(sys.argv[1], os.O_CREAT))\n"
+                      "    while True:\n        time.sleep(0.1)\n\nwaits_here()\n")
     env = {**os.environ, "SLURM_JOB_ID": "77", "SLURM_PROCID": "5", "SLURM_STEP_ID": "0"}
-    target = subprocess.Popen([sys.executable, str(script)], env=env)
+    target = subprocess.Popen([sys.executable, str(script), str(ready)], env=env)
     try:
-        time.sleep(0.5)
+        deadline = time.monotonic() + WAIT_BOUND_S
+        while not ready.exists():
+            assert time.monotonic() < deadline and target.poll() is None, "the sampled process never got going"
+            time.sleep(0.05)
         out = subprocess.run([sys.executable, "-m", "ntui.core.stacks.probe", "--interval", "0.2",
                               "--py-spy", str(Path(sys.executable).parent / "py-spy")],
                              env={**env, "SLURM_STEP_ID": "9", "SLURMD_NODENAME": ""}, capture_output=True,
@@ -95,7 +102,7 @@ def test_the_probe_samples_a_running_interpreter_twice_and_leaves_it_running(tmp
         docs = decode_lines(out.stdout.splitlines())
         assert len(docs) == 1, out.stdout + out.stderr
         stacks = read_docs("77", docs)
-        assert [c.words for c in stacks.classes] == ["rank 5: waits_here (waits.py:5) ← <module> · waiting"]
+        assert [c.words for c in stacks.classes] == ["rank 5: waits_here (waits.py:6) ← <module> · waiting"]
         assert probe.state_of(target.pid) in ("S", "R")
         assert target.poll() is None
     finally:
