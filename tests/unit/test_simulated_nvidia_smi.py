@@ -15,6 +15,7 @@ from ntui.core.gpu.smi import QUERY_FIELDS, GpuBoard, parse_gpu_line
 from ntui.core.gpu.usage import read_node_file
 from ntui.core.jobfiles.samplefiles import SAMPLE_FIELDS
 from tests.support.simulated_gpu import simulator
+from tests.support.waits import WAIT_BOUND_S
 
 SCRIPT = Path(__file__).resolve().parent.parent.parent / "scripts" / "simulated-nvidia-smi"
 QUERY = ["--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
@@ -105,7 +106,7 @@ def test_loop_streams_blocks_and_exits_cleanly_on_signal(sig: signal.Signals) ->
             assert board.feed("0: " + line, now=float(len(lines))) is not None, line
     finally:
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=10)
+        _, err = proc.communicate(timeout=WAIT_BOUND_S)
     assert proc.returncode == 0 and err == ""
     assert board.util_history("nid001", 1) == (0.0, 0.0)  # NTUI_SIM_IDLE=1
     assert lines[0] != lines[2]  # values vary between samples
@@ -122,7 +123,7 @@ def test_closed_pipe_exits_cleanly() -> None:
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.readline()
     proc.stdout.close()  # the reader goes away; the next block's write fails
-    assert proc.wait(timeout=10) == 0
+    assert proc.wait(timeout=WAIT_BOUND_S) == 0
     assert proc.stderr.read() == b""
 
 
@@ -174,5 +175,5 @@ def test_usr1_and_a_second_signal_exit_cleanly() -> None:
     proc.stdout.readline()
     proc.send_signal(signal.SIGUSR1)
     proc.send_signal(signal.SIGTERM)  # a step's signal reaches every process: the wrapper sends one more
-    _, err = proc.communicate(timeout=10)
+    _, err = proc.communicate(timeout=WAIT_BOUND_S)
     assert proc.returncode == 0 and err == b""
