@@ -321,3 +321,33 @@ def test_a_megatron_job_that_goes_on_in_the_same_log_is_a_restart_not_a_stop(tmp
     series, words = _read(tmp_path, [*first, *second])
     assert series.step == 450 and len(series.restarts) == 1
     assert "stopped" not in words
+
+
+# ---------------------------------------------------------------- NeMo 2's progress printer
+
+
+def test_nemos_progress_printer_of_either_release_is_read() -> None:
+    """nemo/lightning/pytorch/callbacks/progress_printer.py, ProgressPrinter.on_train_batch_end: prefix
+    f"Training epoch {e}, iteration {n-1}/{self.total-1}", then format_string's " | key: value" each (shown as
+    printed); its first release printed f"iteration {n}/{self.total}:", a colon after the counts."""
+    point = parse_line("Training epoch 0, iteration 249/4999 | lr: 0.0003 | global_step: 249 | reduced_train_loss: "
+                       "3.871 | train_step_timing in s: 0.8125 | consumed_samples: 128000")
+    assert point is not None and (point.step, point.total) == (249, 4999)
+    assert point.metrics["reduced_train_loss"] == 3.871
+    point = parse_line("Training epoch 0, iteration 250/5000: | lr: 0.0003 | reduced_train_loss: 3.871")
+    assert point is not None and (point.step, point.total) == (250, 5000)
+    assert point.metrics == {"reduced_train_loss": 3.871}
+
+
+def test_nemos_validation_lines_are_not_the_training(tmp_path: Path) -> None:
+    """progress_printer.py, on_validation_batch_end: print(self.validation_description + f": iteration {n}/{total}")
+    ("Sanity checking Validation" before the training): no point, and the run's last iteration is its end."""
+    assert parse_line("Validation: iteration 4/20") is None
+    assert parse_line("Sanity checking Validation: iteration 1/2") is None
+    lines = ["Sanity checking Validation: iteration 1/2", "Sanity checking Validation: iteration 2/2"]
+    lines += [f"Training epoch 0, iteration {n}/999 | lr: 0.0003 | global_step: {n} | reduced_train_loss: "
+              f"{4.0 - n / 500:.4}" for n in range(49, 1000, 50)]
+    lines += [f"Validation: iteration {n}/20" for n in range(1, 21)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (999, 999) and not series.restarts
+    assert "done" in words

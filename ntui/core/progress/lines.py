@@ -597,10 +597,22 @@ def _record(data: dict[Any, Any]) -> dict[Any, Any]:
     return data
 
 
+#: NeMo 2's ProgressPrinter (nemo/lightning/pytorch/callbacks/progress_printer.py, on_train_batch_end): "Training
+#: epoch 0, iteration 99/9999 | lr: 0.0003 | global_step: 99 | reduced_train_loss: 3.41" (shown as printed, as the
+#: Megatron form below reads it), and its first release's "Training epoch 0, iteration 100/10000: | lr: ..." (a colon
+#: after the counts, f"iteration {n}/{self.total}:"), which the Megatron form does not match. Its validation's
+#: "Validation: iteration 5/10" is not the training's
+_NEMO_RE = re.compile(r"\bTraining epoch \d+, iteration (?P<n>\d+)/(?P<t>\d+):(?= \||\s*$)")
+
+
 def _megatron(text: str) -> Point | None:
     m = _MEGATRON_RE.search(text)
     if m is None:
-        return None
+        m = _NEMO_RE.search(text) if "Training epoch" in text else None
+        if m is None:
+            return None
+        pairs = [(p["key"], p["value"]) for p in _MEGATRON_METRIC_RE.finditer(text + " |")]
+        return Point("megatron", int(m["n"]), int(m["t"]), None, _metrics(pairs))
     pairs = [(p["key"], p["value"]) for p in _MEGATRON_METRIC_RE.finditer(text + " |")]
     per_ms = _MEGATRON_MS_RE.search(text)
     ms = _number(per_ms["ms"]) if per_ms is not None else None
