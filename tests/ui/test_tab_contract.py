@@ -31,7 +31,7 @@ from ntui.ui.widgets.job_tab import Computed, JobTab, TabDeps, TabSpec, displaye
 from ntui.ui.widgets.job_tabs import JOB_TABS, JobTabs
 from tests.support.fakes import FakeRunner, capture, result
 from tests.support.notes import notified
-from tests.support.screenshots_jobs import FROZEN_NOW
+from tests.support.screenshots_jobs import FROZEN_NOW, wait_until
 
 HOUR = Settings(queue=QueueSettings(active_interval=3600, idle_interval=3600))
 SLURM_DOWN = "slurmctld is down (the test's runner)"
@@ -166,6 +166,7 @@ async def test_a_raising_worker_of_any_tab_is_said_by_the_base_once(tab_class: t
         if tab_class.TAB.groups:  # a tab with workers started one here: the check is not vacuous
             assert groups, tab_class.TAB.title
         if groups:
+            await wait_until(pilot, lambda: tab.failure is not None)  # said when a worker's thread has raised
             assert tab.failure is not None and WORKER_RAISED in tab.failure, (tab_class.TAB.title, tab.failure)
             said = _said(app, tab_class, WORKER_RAISED)
             assert len(said) == 1 and said[0].severity == "error", said
@@ -183,6 +184,7 @@ async def test_no_tab_swallows_a_failure_inside_its_worker(tab_class: type[JobTa
         tabs, tab = await _shown(app, pilot, tab_class)
         await _select(pilot, tabs, tab, _running(_entry(tmp_path, "61"), "61"), rounds=12)
         if runner.calls:
+            await wait_until(pilot, lambda: tab.failure is not None)  # the call raised in a worker's thread
             assert tab.failure is not None and SLURM_DOWN in tab.failure, (tab_class.TAB.title, tab.failure)
             assert [n.severity for n in _said(app, tab_class, SLURM_DOWN)] == ["error"]
             assert SLURM_DOWN in _text(tab) or tab_class.TAB.title == "GPUs" and "No GPU usage" in _text(tab)
@@ -266,8 +268,9 @@ async def test_the_base_drops_a_late_answer_and_keeps_it_for_when_the_job_comes_
         assert tab.computing == "a"
         _pick(tab, "b")
         tab.gates["b"].set()
-        await _settle(pilot)
+        await wait_until(pilot, lambda: tab.shown != [])  # the answers come from worker threads: their states
         tab.gates["a"].set()  # a's answer comes after b's
+        await wait_until(pilot, lambda: tab.result("a") is not None)
         await _settle(pilot)
         assert tab.shown == [("b", "b")] and str(tab.render()) == "answer for b"
         kept = tab.result("a")
@@ -282,13 +285,14 @@ async def test_the_base_says_a_raising_worker_once_and_drops_a_stale_failure() -
         tab = app.query_one(GatedTab)
         _pick(tab, "boom-1")
         tab.gates["boom-1"].set()
-        await _settle(pilot)
+        await wait_until(pilot, lambda: tab.failure is not None)  # the worker's thread raised
         assert tab.failure is not None and "no answer for boom-1" in tab.failure and tab.failures
         _pick(tab, "boom-2")  # a failure of a job no longer selected is not said
         _pick(tab, "c")
         tab.gates["c"].set()
-        await _settle(pilot)
+        await wait_until(pilot, lambda: str(tab.render()) == "answer for c")
         tab.gates["boom-2"].set()
+        await app.workers.wait_for_complete()  # every gate is open: boom-2's worker has raised by then
         await _settle(pilot)
         assert tab.failure is None and str(tab.render()) == "answer for c"
         assert [n.severity for n in notified(app) if "no answer" in n.message] == ["error"]
@@ -318,5 +322,5 @@ async def test_a_tab_that_cannot_show_a_remote_job_says_so_in_one_line_and_runs_
         assert not [n for n in notified(app) if "alpha" in n.message]  # not a failure of the tab: no notice
         _pick(tab, "a")  # a job here is computed as before
         tab.gates["a"].set()
-        await _settle(pilot)
-        assert str(tab.render()) == "answer for a"
+        await wait_until(pilot, lambda: str(tab.render()) == "answer for a")  # from a worker's thread
+        assert tab.computing is None and tab.failures == [over_ssh_note("Gated", remote)]
