@@ -351,3 +351,29 @@ def test_nemos_validation_lines_are_not_the_training(tmp_path: Path) -> None:
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (999, 999) and not series.restarts
     assert "done" in words
+
+
+# ---------------------------------------------------------------- vLLM's bars inside an online trainer
+
+
+def test_vllms_generation_bars_are_not_the_runs_steps(tmp_path: Path) -> None:
+    """vllm/entrypoints/llm.py, LLM._run_engine: tqdm(total=n, desc="Processed prompts", postfix="est. speed input:
+    ... toks/s, output: ... toks/s"); LLM._validate_and_add_requests: desc="Adding requests"; its model runner's
+    "Capturing CUDA graph shapes" at start. TRL's GRPOTrainer (use_vllm) generates between the Trainer's steps: those
+    bars are generation, the Trainer's bar is the run's."""
+    for line in ("Processed prompts: 100%|██████████| 16/16 [00:03<00:00,  4.12it/s, est. speed input: 512.40 toks/s, "
+                 "output: 1402.77 toks/s]", "Adding requests: 100%|██████████| 16/16 [00:00<00:00, 2201.50it/s]",
+                 "Capturing CUDA graph shapes: 100%|██████████| 67/67 [00:21<00:00,  3.12it/s]"):
+        point = parse_line(line)
+        assert point is not None and point.phase == "preparation"
+    lines = ["Capturing CUDA graph shapes: 100%|██████████| 67/67 [00:21<00:00,  3.12it/s]",
+             *_banner(4000, 1, 16, 250)]
+    for n in range(1, 41):
+        lines.append("Adding requests: 100%|██████████| 16/16 [00:00<00:00, 2201.50it/s]")
+        lines.append("Processed prompts: 100%|██████████| 16/16 [00:03<00:00,  4.12it/s, est. speed input: 512.40 "
+                     "toks/s, output: 1402.77 toks/s]")
+        lines.append(f"{n * 100 // 250:3d}%|{'#' * (n // 25):10}| {n}/250 [{n // 6:02d}:{n * 10 % 60:02d}<20:00, "
+                     f" 5.10s/it]")
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (40, 250) and not series.restarts
+    assert "of 250" in words

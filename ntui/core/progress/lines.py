@@ -126,7 +126,10 @@ _PREP_DESC_RE = re.compile(
     # and what a trainer does around its training: reading, indexing, encoding a dataset, sampling images from the
     # model, "DDIM Sampler", compiling, quantizing, checking, counting, calculating a score)
     r"|casting|flattening|sorting|selecting|verifying|preparing|reading|indexing|encoding|decoding|counting"
-    r"|collecting|merging|quantiz|compil|unpacking|copying|checking|calculating|sampl|\w+ sampler)")
+    r"|collecting|merging|quantiz|compil|unpacking|copying|checking|calculating|sampl|\w+ sampler"
+    # vLLM's engine inside an online trainer (TRL's GRPO with use_vllm): LLM.generate's "Processed prompts", its
+    # "Adding requests", its start's "Capturing CUDA graph shapes": generation, not the training's steps
+    r"|processed prompts|adding requests|capturing)")
 #: a bar's description that says the epoch and the run's step before its metrics: torchtune's "{epoch}|{step}|Loss: x"
 _EPOCH_STEP_DESC_RE = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|")
 #: the units of a bar over the run's epochs
