@@ -137,6 +137,7 @@ import asyncio, json, sys
 from ntui.core.config import LogSettings
 from ntui.core.compose.render import LogPaths
 from tests.support.screenshots_logs import LogPaneHost
+from tests.support.waits import WAIT_BOUND_S
 
 async def main() -> None:
     app = LogPaneHost(settings=LogSettings(poll_interval=0.05))
@@ -144,10 +145,9 @@ async def main() -> None:
         pane = app.pane
         await pilot.pause()
         pane.show_job(sys.argv[2], paths=LogPaths(sys.argv[1], "run"), world_size=2, job_active=True)
-        for _ in range(200):
+        deadline = asyncio.get_running_loop().time() + WAIT_BOUND_S
+        while not pane.triage_line.problem and asyncio.get_running_loop().time() < deadline:
             await pilot.pause(0.05)
-            if pane.triage_line.problem:
-                break
         print(json.dumps({"triage": pane.triage_line.text, "problem": pane.triage_line.problem,
                           "lines": list(pane.log_lines), "running": app.is_running}))
 

@@ -27,6 +27,7 @@ from tests.support.screenshots_jobs import (
     jobs_app,
     settle_jobs,
 )
+from tests.support.waits import WAIT_BOUND_S
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -143,7 +144,7 @@ async def whatif_scene(pilot: Pilot[Any]) -> None:
     await why_scene(pilot)
     await pilot.press("w")
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 10
+    deadline = loop.time() + WAIT_BOUND_S
     while not (isinstance(pilot.app.screen, WhatIfScreen) and pilot.app.screen.done):
         if loop.time() > deadline:
             raise TimeoutError("the what-if dialog did not finish")

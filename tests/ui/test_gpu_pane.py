@@ -36,6 +36,7 @@ from tests.support.screenshots_gpu import (
     gpu_pane_scene,
     gpu_pane_screenshot,
 )
+from tests.support.screenshots_jobs import wait_until
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHOW_RUNNING = (DATA / "slurm" / "scontrol_show_job_running_2node_gpu.stdout").read_text()
@@ -755,11 +756,7 @@ async def test_hidden_the_files_are_not_read_and_no_descriptor_is_held(tmp_path:
         await pilot.pause()
         pane._tick()
         assert pane.state == "paused"
-        for _ in range(100):
-            if pane.budget.held == 0:
-                break
-            await pilot.pause(0.01)
-        assert pane.budget.held == 0
+        await wait_until(pilot, lambda: pane.budget.held == 0)  # given back as the paused reads end
         read = board.tail.bytes_read()
         clock.now += 60
         pane._tick()
