@@ -377,3 +377,18 @@ def test_vllms_generation_bars_are_not_the_runs_steps(tmp_path: Path) -> None:
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (40, 250) and not series.restarts
     assert "of 250" in words
+
+
+def test_kerass_bar_of_an_unknown_length_gives_its_epochs_metrics(tmp_path: Path) -> None:
+    """keras/src/utils/progbar.py, Progbar.update with target None (a dataset of unknown cardinality, the first
+    epoch): bar = "%7d/Unknown" % current, then the time and the metrics (Keras 2: " - 12s 100ms/step - loss: ...";
+    Keras 3: " 12s 100ms/step - loss: ...", in bold escapes)."""
+    point = parse_line("    240/Unknown - 31s 129ms/step - loss: 0.7712 - accuracy: 0.7313")
+    assert point is not None and point.counts_epochs and point.batch == 240 and point.batches is None
+    assert point.metrics == {"loss": 0.7712, "accuracy": 0.7313}
+    point = parse_line("\x1b[1m    240/Unknown\x1b[0m \x1b[1m31s\x1b[0m 129ms/step - accuracy: 0.7313 - loss: 0.7712")
+    assert point is not None and point.metrics["loss"] == 0.7712
+    redraws = "\r".join(f"{b:7d}/Unknown - {b // 8}s 129ms/step - loss: {1.0 - b / 1000:.4f}" for b in range(1, 241))
+    series, words = _read(tmp_path, ["Epoch 1/12", redraws])
+    assert (series.step, series.run_total) == (1, 12) and "done" not in words
+    assert series.metrics["loss"] == 0.76

@@ -167,6 +167,9 @@ FORMS: tuple[LineForm, ...] = (
     # (and its verbose=2 line at each epoch's end, no bar: "469/469 - 2s - loss: 0.2958 - accuracy: 0.9148 - 2s/epoch",
     # Keras 3's "469/469 - 2s - 4ms/step - accuracy: 0.9148 - loss: 0.2958")
     _form("keras", r"^\s*(?P<batch>\d+)/(?P<batches>\d+) (?:\[[=>.]*\]|[━─]+|- \d+m?s\b)", 1, "epoch"),
+    # (and its Progbar of a dataset whose length it does not know yet, its first epoch's: "%7d/Unknown" then the time,
+    # Keras 2's "    120/Unknown - 12s 100ms/step - loss: 0.5", Keras 3's "    120/Unknown 12s 100ms/step - loss: 0.5")
+    _form("keras", r"^\s*(?P<batch>\d+)/Unknown (?:- )?\d+m?s\b", 1, "epoch"),
     # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
     # "epoch 3 | avg loss 0.2", MST's "===> Epoch 132 Complete: Avg. Loss: 0.0148", SpeechBrain's train logger's
     # "epoch: 3, lr: 8.00e-01 - train loss: 7.27e-01 - valid loss: 1.15" (its fields after " - "), the time-series

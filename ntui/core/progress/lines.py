@@ -682,7 +682,7 @@ _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step",
 _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
                             r"|\d+/\d+ [\[━─]|\d+/\d+ - \d|epoch:? \d|\d ?epoch\b|global step \d|^steps: \d"
-                            r"|\bEp\. \d")
+                            r"|\bEp\. \d|\d/Unknown ")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
 _FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{NUM})(?![\w:/])")
@@ -967,7 +967,7 @@ _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
 #: that are progress mostly match the first)
 _HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]teps?|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
                        r"|\s[-|]\s+\d+\s+[-|]\s|[━╸]{3}|\d\s+(?:batches|steps|iters|iterations|updates)\b"
-                       r"|\d ?epoch\b|^\s*\d+/\d+ - \d")
+                       r"|\d ?epoch\b|^\s*\d+/\d+ - \d|\d/Unknown ")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
