@@ -10,10 +10,12 @@ The UI tests reuse :func:`demo_runner`, :data:`FROZEN_NOW`, :func:`settle` and :
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tests.support.fakes import FakeRunner, result
+from tests.support.waits import WAIT_BOUND_S
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -82,11 +84,15 @@ def demo_app(*, runner: FakeRunner | None = None, preset: str | None = "alice-dd
 
 
 async def settle(pilot: Pilot[Any], rounds: int = 40) -> None:
-    """Wait until every worker, debounce timer and render of the current view has finished."""
+    """Wait until every worker, debounce timer and render of the current view has finished: gives up after
+    ``rounds`` looks, and no sooner than the suite's bound (a count of looks alone gave up early under load)."""
     from ntui.ui.screens.compose import ComposeScreen
 
     app = pilot.app
-    for _ in range(rounds):
+    deadline = asyncio.get_running_loop().time() + WAIT_BOUND_S
+    looked = 0
+    while looked < rounds or asyncio.get_running_loop().time() < deadline:
+        looked += 1
         await pilot.pause(0.05)
         await app.workers.wait_for_complete()
         await pilot.pause()
