@@ -392,3 +392,15 @@ def test_kerass_bar_of_an_unknown_length_gives_its_epochs_metrics(tmp_path: Path
     series, words = _read(tmp_path, ["Epoch 1/12", redraws])
     assert (series.step, series.run_total) == (1, 12) and "done" not in words
     assert series.metrics["loss"] == 0.76
+
+
+# ---------------------------------------------------------------- a logger's caller column
+
+
+def test_a_source_files_line_is_no_metric() -> None:
+    """rich/logging.py, RichHandler (rich/_log_render.py, LogRender): "[time] LEVEL    message    path:lineno", the
+    caller's file and line after the message; a logger's "%(filename)s:%(lineno)d" likewise: a place, not a metric
+    (not a loss where the file's name holds "loss")."""
+    point = parse_line("[03/02/25 08:10:00] INFO     step 300 | loss 0.4120                         train_loss.py:88")
+    assert point is not None and point.step == 300
+    assert point.metrics == {"loss": 0.412}

@@ -309,10 +309,12 @@ _OTHER_LOSS_RE = re.compile(r"(?i)(?:val|valid|eval|test|dev)")
 
 
 def _metrics(pairs: list[tuple[str, str]]) -> dict[str, float]:
+    """The pairs' numbers by name; not a source file's line (Rich's RichHandler prints the caller, "train.py:88",
+    after each record's message; a logger's "%(filename)s:%(lineno)d"): a place, not a metric."""
     out: dict[str, float] = {}
     for key, text in pairs:
         value = _number(text)
-        if value is not None:
+        if value is not None and not key.endswith(".py"):
             out[key.strip().replace(" ", "_")] = value
     return out
 
