@@ -3,6 +3,7 @@ captures from ``tests/data/slurm/``, Slurm 22.05.8), fake resolvers and runners.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -172,6 +173,22 @@ def test_a_byte_identical_answer_is_not_diffed() -> None:
     second, _ = refresh(m, MIX)
     assert not first.unchanged and second.unchanged
     assert m.refresh_count == 2
+
+
+def test_the_line_cache_reuses_unchanged_lines_and_keeps_one_tracked_object_a_line() -> None:
+    """A line seen last time keeps its parsed job and cells; what the cache keeps besides the job is strings only, so
+    the collector stops tracking it (one tracked object a line: fewer full gc passes in a refresh of 10,000 new
+    lines, bench/queue_scale.py --offline)."""
+    fetcher = QueueFetcher()
+    first = fetcher.parse(MIX, False)
+    second = fetcher.parse(without(MIX, "34") + job_line("77"), False)
+    assert "34" in first.live and "34" not in second.live and second.rows["77"][0] == "77"
+    for key in first.live.keys() - {"34"}:
+        assert second.live[key] is first.live[key] and second.rows[key] is first.rows[key]
+    assert second.counts == first.counts  # a running job left, another came
+    gc.collect()
+    gc.collect()
+    assert fetcher._cells and not any(gc.is_tracked(cells) for cells in fetcher._cells.values())
 
 
 def test_stale_after_the_active_interval() -> None:

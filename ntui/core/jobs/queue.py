@@ -173,7 +173,10 @@ def _count_label(job: QueueJob) -> str:
     return "pending" if cat is StateCategory.PENDING else "other"
 
 
-_Entry = tuple[QueueJob, Row, str]  # job, cells, count label
+#: a line's table cells and count label: strings only, so the collector stops tracking it once it has seen it (kept
+#: apart from the job, which it tracks: a tuple holding both was one more tracked object per line, which brought the
+#: collector's full passes sooner in a refresh of 10,000 new lines, bench/queue_scale.py --offline)
+_Cells = tuple[Row, str]
 
 
 def squeue_argv(all_users: bool) -> list[str]:
@@ -192,7 +195,8 @@ class QueueFetcher:
     """
 
     def __init__(self) -> None:
-        self._cache: dict[str, _Entry] = {}
+        self._jobs: dict[str, QueueJob] = {}  # line -> its job
+        self._cells: dict[str, _Cells] = {}  # line -> its cells and count label
         self._view: bool | None = None
         self._stdout: str | None = None
         self._last: Fetched | None = None
@@ -207,34 +211,38 @@ class QueueFetcher:
         """Parse one squeue answer, reusing the lines of the previous one."""
         t1 = time.perf_counter()
         if all_users != self._view:
-            self._cache, self._view, self._stdout, self._last = {}, all_users, None, None
+            self._jobs, self._cells, self._view, self._stdout, self._last = {}, {}, all_users, None, None
         last = self._last
         if last is not None and stdout == self._stdout:
             return Fetched(last.jobs, last.live, last.rows, last.counts, True, squeue_s, time.perf_counter() - t1)
         lines = [ln for ln in stdout.split("\n") if ln]
-        cache = self._cache
-        missing = [ln for ln in lines if ln not in cache] if cache else lines
-        fresh: dict[str, _Entry] = {}
+        jobs, cells = self._jobs, self._cells
+        missing = [ln for ln in lines if ln not in jobs] if jobs else lines
+        fresh_jobs: dict[str, QueueJob] = {}
+        fresh_cells: dict[str, _Cells] = {}
         if missing:
             parsed = parse_squeue("\n".join(missing))
             pairs: Iterable[tuple[str, QueueJob]] = zip(missing, parsed, strict=False)
             if len(parsed) != len(missing):  # some lines did not parse: pair them one by one
                 pairs = ((ln, job) for ln in missing for job in parse_squeue(ln))
             for line, job in pairs:
-                fresh[line] = (job, queue_row(job, all_users), _count_label(job))
-        keep: dict[str, _Entry] = {}
+                fresh_jobs[line] = job
+                fresh_cells[line] = (queue_row(job, all_users), _count_label(job))
+        keep_jobs: dict[str, QueueJob] = {}
+        keep_cells: dict[str, _Cells] = {}
         live: dict[str, QueueJob] = {}
         rows: dict[str, Row] = {}
         counts: dict[str, int] = {}
         for line in lines:
-            hit = cache.get(line) or fresh.get(line)
+            hit = jobs.get(line) or fresh_jobs.get(line)
             if hit is None:
                 continue
-            keep[line] = hit
-            job, cells, label = hit
-            live[job.job_id] = job
-            rows[job.job_id] = cells
+            keep_jobs[line] = hit
+            keep_cells[line] = row_label = cells.get(line) or fresh_cells[line]
+            live[hit.job_id] = hit
+            rows[hit.job_id] = row_label[0]
+            label = row_label[1]
             counts[label] = counts.get(label, 0) + 1
         got = Fetched(tuple(live.values()), live, rows, counts, False, squeue_s, time.perf_counter() - t1)
-        self._cache, self._stdout, self._last = keep, stdout, got
+        self._jobs, self._cells, self._stdout, self._last = keep_jobs, keep_cells, stdout, got
         return got
