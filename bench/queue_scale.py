@@ -501,14 +501,20 @@ def report_compare(title: str, res: dict[str, Any]) -> None:
         b, a = before[key], after[key]
         paired = med([y / x for x, y in zip(b, a, strict=True) if x > 0])
         print(f"  {label:<32} {ms(med(b))}   {ms(med(a))}   {med(a) / med(b):8.2f}x      {paired:8.2f}x")
+    mean = statistics.fmean
+    b, a = mean(before["cold_total"]), mean(after["cold_total"])
+    print(f"  refresh, every line new, means: before {ms(b)}, after {ms(a)}, {a / b:.2f}x (a full gc pass lands in some"
+          " refreshes only: the medians can miss it, the means spread it)")
     if "cold_p_cpu" not in before or "cold_p_cpu" not in after:
         return
-    print("  every line new, around the thread's parse + format (medians; gc passes: totals over the reps)")
+    print("  every line new, around the thread's parse + format (medians, paired ratio; gc: means and totals)")
     for key, label in (("cold_p_wall", "wall"), ("cold_p_cpu", "  the worker's CPU time"),
                        ("cold_p_ui_cpu", "  the UI thread's CPU time meanwhile"), ("cold_p_gc_s", "  in gc")):
         b, a = before[key], after[key]
         paired = med([y / x for x, y in zip(b, a, strict=True) if x > 0] or [float("nan")])
         print(f"  {label:<36} {ms(med(b))}   {ms(med(a))}   {med(a) / max(med(b), 1e-9):8.2f}x      {paired:8.2f}x")
+    b, a = mean(before["cold_p_gc_s"]), mean(after["cold_p_gc_s"])
+    print(f"  in gc, mean: before {ms(b)}, after {ms(a)} ms")
     print(f"  in gc's generation-2 passes, sum over the reps: before {sum(before['cold_p_gc2_s']) * 1000:.1f} ms, "
           f"after {sum(after['cold_p_gc2_s']) * 1000:.1f} ms; generations 0-1: before "
           f"{(sum(before['cold_p_gc_s']) - sum(before['cold_p_gc2_s'])) * 1000:.1f} ms, after "
