@@ -12,6 +12,7 @@ import pytest
 from ntui.cli import logs as cli_logs
 from ntui.core.jobfiles.lognames import LogPaths, node_of
 from ntui.core.logs.joblogs import job_logs, triage_job
+from tests.support.waits import WAIT_BOUND_S
 
 TRACEBACK = """Traceback (most recent call last):
   File "/opt/train.py", line 41, in <module>
@@ -79,10 +80,10 @@ def test_logs_triage_follow_prints_each_new_verdict(tmp_path: Path) -> None:
         assert "rank 3 on nid002 failed first: RuntimeError: loss is nan at step 120" in second, second
         proc.send_signal(signal.SIGINT)
         try:
-            assert proc.wait(timeout=30) == 1
+            assert proc.wait(timeout=WAIT_BOUND_S) == 1
         except subprocess.TimeoutExpired:  # say where it hangs: faulthandler prints every thread on SIGABRT
             proc.send_signal(signal.SIGABRT)
-            pytest.fail(f"still running 30 s after Ctrl-C:\n{proc.communicate(timeout=10)[1]}")
+            pytest.fail(f"still running {WAIT_BOUND_S:g} s after Ctrl-C:\n{proc.communicate(timeout=10)[1]}")
     finally:
         proc.kill()
         proc.communicate()

@@ -33,6 +33,7 @@ from ntui.core.jobfiles.journal import (
     parse_line,
     read_journal,
 )
+from tests.support.waits import WAIT_BOUND_S
 
 JOB = "4242"
 
@@ -178,7 +179,7 @@ def test_hostile_values_from_the_environment_stay_json(tmp_path: Path) -> None:
     nasty = 'nid"001\\x\t$(id)`id`\x1b[31m' + "é" * 300
     env = {"PATH": "/usr/bin:/bin", "SLURM_JOB_ID": "12", "SLURM_JOB_NODELIST": nasty, "SLURMD_NODENAME": nasty,
            "SLURM_RESTART_COUNT": "2x", "SLURM_ARRAY_JOB_ID": "11", "SLURM_ARRAY_TASK_ID": "3;x"}  # C locale: bytes
-    assert subprocess.run(["bash", str(script)], env=env, timeout=30).returncode == 0
+    assert subprocess.run(["bash", str(script)], env=env, timeout=WAIT_BOUND_S).returncode == 0
     files = list(log_dir.iterdir())
     assert [f.name for f in files] == ["job-12.events"]
     lines = files[0].read_bytes().splitlines()

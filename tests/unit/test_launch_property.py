@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from ntui.core.compose.render import render
 from ntui.core.compose.spec import validate
 from ntui.core.compose.yamlsrc import LoadedPreset
+from tests.support.waits import WAIT_BOUND_S
 
 STUB_LAUNCHER = r'''#!{python}
 # Stub for {name}: skip the launcher's own options, then exec the program as "rank 0".
@@ -86,8 +87,8 @@ def run_script(script: str, stub_bin: Path, work: Path) -> dict[str, Any]:
     }
     path = work / "job.sbatch"
     path.write_text(script)
-    subprocess.run(["bash", "-n", str(path)], check=True, timeout=10)
-    res = subprocess.run(["bash", str(path)], env=env, cwd=work, capture_output=True, text=True, timeout=30)
+    subprocess.run(["bash", "-n", str(path)], check=True, timeout=WAIT_BOUND_S)
+    res = subprocess.run(["bash", str(path)], env=env, cwd=work, capture_output=True, text=True, timeout=WAIT_BOUND_S)
     assert res.returncode == 0, res.stderr
     data: dict[str, Any] = json.loads(out.read_text())
     return data

@@ -13,6 +13,7 @@ from ntui.core.compose.presets import list_presets, load_preset
 from ntui.core.compose.render import render
 from ntui.core.compose.spec import validate
 from tests.conftest import REPO
+from tests.support.waits import WAIT_BOUND_S
 
 GOLDEN = REPO / "tests" / "data" / "golden"
 SHIPPED = sorted(p.stem for p in (REPO / "presets").glob("*.yaml"))
@@ -47,7 +48,7 @@ def test_golden(name: str) -> None:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_bash_syntax(name: str) -> None:
-    subprocess.run(["bash", "-n"], input=render_preset(name), text=True, check=True, timeout=10)
+    subprocess.run(["bash", "-n"], input=render_preset(name), text=True, check=True, timeout=WAIT_BOUND_S)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -103,7 +104,7 @@ def test_user_rdzv_conf_joins_is_host_per_node(preset: str, launcher: str, tmp_p
         res = subprocess.run(
             ["bash", "-c", f"{export}\nbash -c {m.group(1)} echo"], env={"PATH": "/usr/bin:/bin",
             "SLURM_NODEID": str(node), "NTUI_ACCELERATE_CONFIG": "c.yaml"},
-            cwd=tmp_path, capture_output=True, text=True, timeout=30,
+            cwd=tmp_path, capture_output=True, text=True, timeout=WAIT_BOUND_S,
         )
         option = "--rdzv-conf" if launcher == "torchrun" else "--rdzv_conf"
         assert f"{option}=join_timeout=600,{hostile},is_host={int(node == 0)}" in res.stdout, res

@@ -44,14 +44,14 @@ def test_runs_and_captures(tmp_path: Path) -> None:
         "sys.stdout.write('out ' + ' '.join(sys.argv[1:]) + '\\n'); sys.stderr.write('warn\\n'); sys.exit(3)",
     )
     runner = SubprocessRunner()
-    res = runner.run([str(prog), "--me", "a b"], timeout=10)
+    res = runner.run([str(prog), "--me", "a b"], timeout=WAIT_BOUND_S)
     assert res.returncode == 3
     assert res.stdout == "out --me a b\n"  # argv element with a space stays one argument: no shell
     assert res.stderr == "warn\n"
     assert res.argv == (str(prog), "--me", "a b")
     assert res.duration_s > 0
     assert runner.calls == 1
-    runner.run([str(prog)], timeout=10)
+    runner.run([str(prog)], timeout=WAIT_BOUND_S)
     assert runner.calls == 2
 
 
@@ -59,7 +59,7 @@ def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
     prog = stub(
         tmp_path, "bytes", "sys.stdout.buffer.write(b'job\\xff\\xfename\\n'); sys.stderr.buffer.write(b'\\xc3')"
     )
-    res = SubprocessRunner().run([str(prog)], timeout=10)
+    res = SubprocessRunner().run([str(prog)], timeout=WAIT_BOUND_S)
     assert res.stdout == "job\ufffd\ufffdname\n"
     assert res.stderr == "\ufffd"
 
@@ -67,15 +67,15 @@ def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
 def test_stdin_is_devnull_unless_input(tmp_path: Path) -> None:
     prog = stub(tmp_path, "cat", "data = sys.stdin.read(); print(repr(data))")
     runner = SubprocessRunner()
-    assert runner.run([str(prog)], timeout=10).stdout.strip() == "''"  # would hang on a TTY/pipe otherwise
-    assert runner.run([str(prog)], timeout=10, input="#!/bin/bash\nhostname\n").stdout.strip() == repr(
+    assert runner.run([str(prog)], timeout=WAIT_BOUND_S).stdout.strip() == "''"  # would hang on a TTY/pipe otherwise
+    assert runner.run([str(prog)], timeout=WAIT_BOUND_S, input="#!/bin/bash\nhostname\n").stdout.strip() == repr(
         "#!/bin/bash\nhostname\n"
     )
 
 
 def test_env_is_passed_exactly(tmp_path: Path) -> None:
     prog = stub(tmp_path, "env", "print(os.environ.get('SLURM_CONF'), os.environ.get('SBATCH_ACCOUNT'))")
-    res = SubprocessRunner().run([str(prog)], timeout=10, env={"SLURM_CONF": "/x/slurm.conf"})
+    res = SubprocessRunner().run([str(prog)], timeout=WAIT_BOUND_S, env={"SLURM_CONF": "/x/slurm.conf"})
     assert res.stdout.split() == ["/x/slurm.conf", "None"]
 
 
@@ -84,7 +84,7 @@ def test_slurm_bin_dir_override(tmp_path: Path) -> None:
     bindir.mkdir()
     stub(bindir, "squeue", "print('site squeue', *sys.argv[1:])")
     runner = SubprocessRunner(slurm_bin_dir=bindir)
-    res = runner.run(["squeue", "--me"], timeout=10)
+    res = runner.run(["squeue", "--me"], timeout=WAIT_BOUND_S)
     assert res.stdout.strip() == "site squeue --me"
     assert res.argv[0] == str(bindir / "squeue")
     # a program not in the bin dir falls back to PATH

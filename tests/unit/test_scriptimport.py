@@ -19,6 +19,7 @@ from ntui.core.compose.scriptread import Launch, ScriptError, ScriptFacts, read_
 from ntui.core.compose.shellwords import ShellSyntax, commands, split_words
 from ntui.core.compose.spec import JobSpec, validate
 from ntui.core.slurm.durations import parse_time_limit
+from tests.support.waits import WAIT_BOUND_S
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scripts"
 EXPECTED: dict[str, dict[str, Any]] = json.loads((DATA / "expected.json").read_text())
@@ -375,10 +376,10 @@ def test_setup_lines_run_in_the_shell_the_script_ran_them_in(tmp_path: Path) -> 
     setup = import_script(read_script(text, "/w/job.sh")).preset["setup"]
     body = "set -euo pipefail\n" + "\n".join(setup) + "\necho launched; case $- in *e*u*|*u*e*) echo strict;; esac\n"
     env = {k: v for k, v in os.environ.items() if k not in ("RESUME", "SCRATCH_X")}
-    res = subprocess.run(["bash", "-c", body], capture_output=True, text=True, timeout=30, env=env)
+    res = subprocess.run(["bash", "-c", body], capture_output=True, text=True, timeout=WAIT_BOUND_S, env=env)
     assert res.returncode == 0 and res.stdout.split() == ["launched", "strict"], (res.stdout, res.stderr)
     unbracketed = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(setup[1:-1]) + "\necho launched\n"],
-                                 capture_output=True, text=True, timeout=30, env=env)
+                                 capture_output=True, text=True, timeout=WAIT_BOUND_S, env=env)
     assert unbracketed.returncode != 0  # the same lines under ntui's options: the job would have ended
 
 

@@ -36,6 +36,7 @@ from ntui.core.jobfiles.manifest import (
     write_job_file,
 )
 from tests.conftest import REPO
+from tests.support.waits import WAIT_BOUND_S
 from tests.unit.test_launch_matrix import STUBS
 
 HOSTILE = ["a b", "it's", 'say "hi"', "$(id)", "`id`", "${HOME}", "line1\nline2", "*", "-x", "", "tab\there",
@@ -304,13 +305,13 @@ def test_a_task_outside_the_manifest_or_without_one_stops(sweep_bin: Path, tmp_p
     base = {"PATH": f"{sweep_bin}:/usr/bin:/bin", "SLURM_JOB_ID": "1", "SLURM_JOB_NUM_NODES": "1",
             "SLURM_JOB_NODELIST": "nid001", "SLURM_CPUS_PER_TASK": "1", "NTUI_DUMP_DIR": str(tmp_path)}
     res = subprocess.run(["bash", str(path)], env=base | {"SLURM_ARRAY_TASK_ID": "0"}, capture_output=True,
-                         text=True, timeout=30)
+                         text=True, timeout=WAIT_BOUND_S)
     assert res.returncode == 1 and "manifest" in res.stderr and "missing" in res.stderr
     Path(spec.sweep.manifest_path(str(tmp_path), "s")).write_bytes(spec.sweep.manifest_bytes())
     res = subprocess.run(["bash", str(path)], env=base | {"SLURM_ARRAY_TASK_ID": "2"}, capture_output=True,
-                         text=True, timeout=30)
+                         text=True, timeout=WAIT_BOUND_S)
     assert res.returncode == 1 and "task 2 has no values" in res.stderr
-    res = subprocess.run(["bash", str(path)], env=base, capture_output=True, text=True, timeout=30)
+    res = subprocess.run(["bash", str(path)], env=base, capture_output=True, text=True, timeout=WAIT_BOUND_S)
     assert res.returncode == 1 and "array task" in res.stderr
 
 
@@ -326,7 +327,7 @@ def test_same_sweep_same_script_and_manifest_name() -> None:
 def test_repo_preset_renders_with_bash_syntax() -> None:
     spec = validate(load_preset(str(REPO / "presets" / "local-sweep.yaml")))[0]
     assert spec is not None
-    subprocess.run(["bash", "-n"], input=render(spec), text=True, check=True, timeout=10)
+    subprocess.run(["bash", "-n"], input=render(spec), text=True, check=True, timeout=WAIT_BOUND_S)
 
 
 def test_max_array_size_from_one_cached_scontrol_show_config() -> None:

@@ -13,10 +13,11 @@ import pytest
 
 from ntui.core.logs.rankdetector import scan_lines
 from ntui.core.logs.triage import triage
+from tests.support.waits import WAIT_BOUND_S
 
 
 def _stderr(argv: list[str], tmp_path: Path) -> tuple[int, list[str]]:
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=tmp_path,
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=WAIT_BOUND_S, cwd=tmp_path,
                          env={"PATH": str(tmp_path / "empty"), "LANG": "C"})
     return res.returncode, res.stderr.splitlines()
 
@@ -50,7 +51,8 @@ def test_a_program_that_is_not_executable(tmp_path: Path) -> None:
 
 
 def test_python_given_a_script_that_does_not_exist(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, str(tmp_path / "trian.py")], capture_output=True, text=True, timeout=30)
+    res = subprocess.run([sys.executable, str(tmp_path / "trian.py")], capture_output=True, text=True,
+                         timeout=WAIT_BOUND_S)
     assert res.returncode == 2
     text = triage(scan_lines(res.stderr.splitlines())).summary()
     assert "could not open the program file" in text and "trian.py" in text, text
