@@ -58,6 +58,19 @@ After the fix (a duration cell parsed and spelled once per distinct text), the s
 ms (medians; paired ratio in brackets): array, every line new 276.6 -> 263.6 (0.95x, 1.07x), line cache 55.4 -> 65.3
 (1.18x, 1.26x: 0.1 ms of it ntui's, the rest squeue's own time); distinct jobs, every line new 337.5 -> 364.8 (1.08x,
 1.17x; the thread's parse + format 1.31x, the UI's diff + table update 0.45x), line cache 147.4 -> 144.0 (0.98x).
+
+Offline, 2026-12-05 (no cluster; 2 cores shared with other work, load ~2.5), against f632d5d, 21 reps, the refresh
+with every line new, ms, medians (paired ratio; the means' ratio). Before the fix (ba35d11): array 139.9 -> 146.7
+(1.09x; means 1.13x), distinct 148.2 -> 128.6 (1.02x; means 0.95x); an 11-rep run gave 1.06x and 1.18x (the thread's
+parse + format 1.44x). What differed was the garbage collector's time inside the parse: the worker's CPU time less
+gc at parity, the UI thread idle meanwhile (~1 ms of CPU: no GIL contention), the gc's full passes over the app's
+~150k tracked objects 50-100 ms each, landing in half the refreshes or more (gc's mean 24 -> 29 and 35 -> 27 ms).
+After the fix (3cbf7d5: the start-up heap frozen once the first frame shows; d0ea39c: one tracked object a cached
+line instead of two): array 216.0 -> 187.2 (0.87x; means 0.82x), distinct 198.6 -> 176.9 (0.85x; means 0.87x);
+the tracked objects once settled 118,571 -> 24,166 and 159,560 -> 60,169, gc's mean 48 -> 24 and 48 -> 36 ms; the
+line-cache refresh 0.94x and 1.04x. The noise floor (this tree against itself, 11 reps): paired 0.98x and 1.05x,
+the parse + format alone 0.85x-1.00x. (In the all-users view, these apps keep 10,000 more objects: with no user
+set, the own view's jobs count as departed when the view changes; both trees alike.)
 """
 
 from __future__ import annotations
