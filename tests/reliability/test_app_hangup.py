@@ -19,6 +19,7 @@ import pytest
 
 from ntui.ui.app import EXIT_GRACE_S
 from tests.conftest import REPO
+from tests.support.waits import WAIT_BOUND_S
 
 
 def _app_on_a_pty() -> tuple[subprocess.Popen[bytes], int]:
@@ -28,7 +29,7 @@ def _app_on_a_pty() -> tuple[subprocess.Popen[bytes], int]:
     proc = subprocess.Popen([sys.executable, "-m", "ntui"], stdin=slave, stdout=slave, stderr=slave, env=env,
                             cwd=REPO, start_new_session=True)
     os.close(slave)
-    seen, deadline = b"", time.monotonic() + 60
+    seen, deadline = b"", time.monotonic() + WAIT_BOUND_S
     while b"Presets" not in seen:
         assert time.monotonic() < deadline, f"no first frame: {seen[-300:]!r}"
         if select.select([master], [], [], 1)[0]:
@@ -55,7 +56,7 @@ def test_the_app_ends_when_its_terminal_goes_or_it_is_told_to(how: str) -> None:
             master = -1
         else:
             proc.send_signal(signal.SIGTERM)
-        code = _ended_within(proc, EXIT_GRACE_S + 10)
+        code = _ended_within(proc, max(WAIT_BOUND_S, EXIT_GRACE_S + 10))  # ends it does: not a claim of how soon
         assert code is not None, "the app did not end"
         assert code != 0 or how == "sigterm"
     finally:
