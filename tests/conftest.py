@@ -111,9 +111,17 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         now = _process_state()
         if now != state:
             _restore(state)
-            _ENV_LEAKS.append(f"{item.nodeid}: " + ", ".join(
-                f"{k} {now.get(k)!r} (was {state.get(k)!r})" for k in state.keys() | now.keys()
-                if state.get(k) != now.get(k)))
+            left = [k for k in state.keys() | now.keys() if state.get(k) != now.get(k) and _left_changed(k, now[k])]
+            if left:
+                _ENV_LEAKS.append(f"{item.nodeid}: " + ", ".join(
+                    f"{k} {now.get(k)!r} (was {state.get(k)!r})" for k in sorted(left)))
+
+
+def _left_changed(key: str, now: object) -> bool:
+    """Whether a change is one the test left: any but a signal's handler put back to the default (asyncio's
+    remove_signal_handler does that when an app ends, also where the process started with the signal ignored, as
+    under nohup; it is undone all the same)."""
+    return not key.startswith("handler of ") or now is not signal.SIG_DFL
 
 
 #: Tests that left the environment (or the process's state) changed (see :func:`pytest_runtest_protocol`); the
