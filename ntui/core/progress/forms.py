@@ -74,7 +74,10 @@ FORMS: tuple[LineForm, ...] = (
     # OpenPCDet's timm-style logger: "Train:    2/6 ( 33%) [ 149/412 ( 36%)]  Loss: 9.7 (23.7)" (epochs from 1)
     _form("openpcdet", r"\bTrain:\s+(?P<epoch>\d+)/(?P<epochs>\d+) \(\s*\d+%\) \[\s*(?P<batch>\d+)/(?P<batches>\d+) ",
           unit="epoch"),
-    # (and the PyTorch ImageNet example's ProgressMeter, "Epoch: [3][ 120/5005]\tTime ...\tLoss 6.1e+00 (6.3e+00)")
+    # (and the PyTorch ImageNet example's ProgressMeter, "Epoch: [3][ 120/5005]\tTime ...\tLoss 6.1e+00 (6.3e+00)");
+    # DINO's and its forks' header names the run's epochs too, its epochs from 0 ("Epoch: [3/100]  [ 100/1251]")
+    _form("metriclogger", r"\bEpoch: \[(?P<epoch>\d+)/(?P<epochs>\d+)\]\s*\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]",
+          unit="epoch"),
     _form("metriclogger", r"\bEpoch: \[(?P<epoch>\d+)\]\s*\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
     # timm's train.py: "Train: 12 [ 400/1251 ( 32%)]  Loss: 3.456 (3.51)  Time: ..." (epochs from 0)
     _form("timm", r"\bTrain: (?P<epoch>\d+) \[\s*(?P<batch>\d+)/(?P<batches>\d+) \(\s*\d+%\)\]", unit="epoch"),
@@ -92,6 +95,13 @@ FORMS: tuple[LineForm, ...] = (
           unit="epoch"),
     # TF-slim and the TF object detection API: "global step 1234: loss = 0.8 (1.2 sec/step)"
     _form("tf-slim", r"\bglobal step (?P<step>\d+): loss = "),
+    # PaddleNLP's example loops: "global step 100/5000, epoch: 0, batch: 100, loss: 0.51, speed: 2.5 step/s" (the
+    # run's optimizer steps, of its num_training_steps where printed; the epoch's batch counter is not the step)
+    _form("paddle", rf"\bglobal step (?P<step>{INT})(?:/(?P<total>{INT}))?, epoch: \d+, batch: \d+,"),
+    # big_vision's BigVisionMetricWriter.measure: one metric a line, "[120] training_loss = 4.21" (its step in
+    # brackets), and its Chrono's note "Steps:120/5000 [2.4%]" (the run's total)
+    _form("big_vision", rf"^\[(?P<step>\d+)\] (?=[A-Za-z][\w/@.:-]* = {NUM}\s*$)"),
+    _form("big_vision", r"\bSteps:(?P<step>\d+)/(?P<total>\d+) \[[\d.]+%\]"),
     # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
     _form("deepspeed-pipe", r"^steps: (?P<step>\d+) loss: "),
     # pytorch-tabnet: "epoch 12  | loss: 0.57291 | val_auc: 0.8 |  0:04:59s" (epochs from 0)

@@ -1,0 +1,129 @@
+"""General mechanisms of the progress reader, round j (issue [progress-real]): the training loops research code runs
+on clusters most, read from their own source, not from any log: each test names the repository, the file and the
+function whose format strings its lines follow. Every line here is written for the test, in the layout those format
+strings give, with values of our own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ntui.core.progress.lines import parse_line, training_loss
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+# ---------------------------------------------------------------- PaddleNLP's example loops
+
+
+def test_paddlenlps_global_step_is_the_runs_step_not_its_epoch() -> None:
+    """PaddlePaddle/PaddleNLP, the examples' and model_zoo's run_pretrain.py / train.py, do_train: "global step
+    %d/%d, epoch: %d, batch: %d, rank_id: %s, loss: %f, lr: %.10f, speed: %.4f step/s" (global_step,
+    num_training_steps, epoch, step, ...), and the older "global step %d, epoch: %d, batch: %d, loss: %.5f, ..."
+    with no total: the optimizer's step is the run's, the epoch's batch counter is not."""
+    point = parse_line("global step 340/12000, epoch: 0, batch: 340, rank_id: 0, loss: 6.834120, lr: 0.0000340000, "
+                       "speed: 3.1250 step/s")
+    assert point is not None and (point.step, point.total, point.counts_epochs) == (340, 12000, False)
+    assert training_loss(point.metrics) == ("loss", 6.83412)
+    point = parse_line("global step 70, epoch: 2, batch: 12, loss: 0.41322, accu: 0.81250, speed: 4.12 step/s")
+    assert point is not None and (point.step, point.total) == (70, None)
+    assert "batch" not in point.metrics and "epoch" not in point.metrics
+
+
+def test_a_paddlenlp_run_reads_its_step_across_epochs(tmp_path: Path) -> None:
+    """PaddleNLP do_train, the same line every logging_steps: the step goes on across epochs (its batch counter
+    starts again at each), no restart."""
+    lines = [f"global step {g}/3000, epoch: {g // 250}, batch: {g % 250}, loss: 1.{g % 97:02d}, speed: 2.1 step/s"
+             for g in range(10, 710, 10)]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (700, 3000, 0)
+    assert "of 3,000" in words
+
+
+# ---------------------------------------------------------------- flax's examples
+
+
+def test_flaxs_epoch_line_with_a_padded_number_is_an_epochs_summary() -> None:
+    """google/flax, examples/mnist/train.py, train_and_evaluate: "epoch:% 3d, train_loss: %.4f, train_accuracy: %.2f,
+    test_loss: %.4f, test_accuracy: %.2f" (the epoch padded to three places: "epoch:  3"); its loss the training's."""
+    point = parse_line("epoch:  7, train_loss: 0.0512, train_accuracy: 98.41, test_loss: 0.0633, test_accuracy: 97.96")
+    assert point is not None and point.counts_epochs and point.step == 7
+    assert training_loss(point.metrics) == ("train_loss", 0.0512)
+    point = parse_line("I1205 08:12:44.551203 139872 train.py:151] epoch: 12, train_loss: 0.0105, train_accuracy: "
+                       "99.70, test_loss: 0.0301, test_accuracy: 99.02")
+    assert point is not None and point.step == 12
+
+
+# ---------------------------------------------------------------- big_vision's metric writer
+
+
+def test_big_visions_measure_lines_give_the_step_and_one_metric_each() -> None:
+    """google-research/big_vision, big_vision/utils.py, BigVisionMetricWriter.measure: logging.info of
+    "\\x1b[35m[{step}]\\x1b[0m {name} = {value}" behind absl's header, one metric a line; Chrono.inform/tick's note
+    "Steps:{step}/{total_steps} [{pct:.1%}]" says the run's total."""
+    point = parse_line("I1205 09:00:01.000123 140221 utils.py:1050] \x1b[35m[2400]\x1b[0m training_loss = 3.0125")
+    assert point is not None and (point.step, point.total) == (2400, None)
+    assert training_loss(point.metrics) == ("training_loss", 3.0125)
+    point = parse_line("I1205 09:00:01.000123 140221 train.py:520] NOTE: Steps:2400/90000 [2.7%]")
+    assert point is not None and (point.step, point.total) == (2400, 90000)
+    # an evaluator's metric at its step is a metric of that step, not the training loss
+    point = parse_line("I1205 09:00:01.000123 140221 utils.py:1050] [2500] val/prec@1 = 0.4125")
+    assert point is not None and point.step == 2500 and training_loss(point.metrics) is None
+    # a bracketed number before words that are no "name = number" is not the writer's line
+    assert parse_line("[12] loading shard = done") is None
+
+
+def test_a_big_vision_run_reads_its_steps_total_and_loss(tmp_path: Path) -> None:
+    """big_vision/utils.py, BigVisionMetricWriter.measure and Chrono.tick, as big_vision/train.py calls them each
+    log_training_steps: the step's metrics one a line, then the note of the steps done of the run's."""
+    lines = []
+    for step in range(100, 1100, 100):
+        head = f"I1205 09:{step // 100:02d}:00.000000 140221 utils.py:1050] \x1b[35m[{step}]\x1b[0m"
+        lines += [f"{head} learning_rate = 0.001", f"{head} training_loss = {6 - step / 1000:.4f}",
+                  f"{head} progress = {step / 20000}",
+                  f"I1205 09:{step // 100:02d}:00.000000 140221 train.py:520] NOTE: Steps:{step}/20000 "
+                  f"[{step / 200:.1f}%]"]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (1000, 20000, 0)
+    assert training_loss(series.metrics) == ("training_loss", 5.0)
+
+
+# ---------------------------------------------------------------- the MetricLogger's copies
+
+
+def test_dinos_metriclogger_header_names_the_runs_epochs() -> None:
+    """facebookresearch/dino, main_dino.py, train_one_epoch: header 'Epoch: [{}/{}]'.format(epoch, args.epochs)
+    (epochs from 0), then utils.py, MetricLogger.log_every's "[{0:4d}/{1}]  eta: ..  {meters}  time: ..  data: ..
+    max mem: .." joined by two spaces: the run counts epochs, of the ones the header names."""
+    point = parse_line("Epoch: [4/100]  [ 600/1251]  eta: 0:05:01  loss: 9.1020 (9.3311)  lr: 0.000412 (0.000410)  "
+                       "wd: 0.041200 (0.041100)  time: 0.4811  data: 0.0019  max mem: 11873")
+    assert point is not None and point.counts_epochs
+    assert (point.step, point.total, point.batch, point.batches) == (4, 100, 600, 1251)
+    assert training_loss(point.metrics) == ("loss", 9.102)
+    # the torchvision references' header without the run's epochs is read as before
+    point = parse_line("Epoch: [4]  [ 600/5005]  eta: 0:30:12  lr: 0.1  img/s: 611.2  loss: 2.1034 (2.2101)  "
+                       "acc1: 51.5625 (49.1120)  time: 0.4011  data: 0.0021  max mem: 9120")
+    assert point is not None and point.counts_epochs and (point.step, point.total) == (4, None)
+
+
+def test_the_metricloggers_test_lines_are_no_training(tmp_path: Path) -> None:
+    """pytorch/vision, references/classification/train.py, evaluate: header f"Test: {log_suffix}" through
+    utils.py's MetricLogger.log_every ("Test:  [ 50/196]  eta: ..  loss: ..  acc1: .."), its "{header} Total time:"
+    and the " * Acc@1 .. Acc@5 .." summary: the training's epoch and loss stay the last training line's."""
+    lines = ["Namespace(data_path='/scratch/imnet', model='resnet50', batch_size=64, epochs=40, lr=0.2)"]
+    for epoch in range(3):
+        lines += [f"Epoch: [{epoch}]  [{b:4d}/2502]  eta: 0:10:00  lr: 0.2  img/s: 700.1  loss: {3 - epoch / 2:.4f} "
+                  f"(3.0000)  acc1: 30.0 (29.0)  time: 0.3  data: 0.01  max mem: 8000" for b in range(0, 2502, 500)]
+        lines += [f"Epoch: [{epoch}] Total time: 0:12:30"]
+        lines += [f"Test:   [{b:3d}/196]  eta: 0:00:30  loss: 0.9000 (0.9500)  acc1: 75.0 (74.0)  time: 0.1  "
+                  "data: 0.05  max mem: 8000" for b in range(0, 196, 50)]
+        lines += ["Test:  Total time: 0:00:40", "Test:  Acc@1 40.120 Acc@5 66.010"]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total) == (2, 40)
+    assert training_loss(series.metrics) == ("loss", 2.0)
