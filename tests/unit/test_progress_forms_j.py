@@ -127,3 +127,33 @@ def test_the_metricloggers_test_lines_are_no_training(tmp_path: Path) -> None:
     series, _ = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (2, 40)
     assert training_loss(series.metrics) == ("loss", 2.0)
+
+
+# ---------------------------------------------------------------- YOLOv5's epoch table
+
+
+def _yolo_rows(header: str, first: int, last: int, of: int) -> list[str]:
+    rows = []
+    for epoch in range(first, last + 1):
+        count = f"{epoch}/{of}"
+        rows += [header, f"{count:>11}      3.81G    0.04{epoch % 10}12    0.02311    0.01012        96        640: "
+                         "100%|##########| 58/58 [00:21<00:00,  2.71it/s]",
+                 "                 Class     Images  Instances          P          R      mAP50   mAP50-95: 100%|"
+                 "##########| 6/6 [00:02<00:00,  2.90it/s]",
+                 "                   all        181       1204      0.612      0.533      0.571      0.322"]
+    return rows
+
+
+def test_yolov5s_header_says_its_rows_number_epochs_from_zero(tmp_path: Path) -> None:
+    """ultralytics/yolov5, train.py, train: the header ("%11s" * 7) % ("Epoch", "GPU_mem", "box_loss", "obj_loss",
+    "cls_loss", "Instances", "Size") and each row's f"{epoch}/{epochs - 1}": a tail with no "0/299" row and no
+    "Starting training for N epochs" still has 300 epochs (its "obj_loss" column is YOLOv3/v5/v7's only), its loss
+    given in parts only (none is the run's: no sum is made)."""
+    header = "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size"
+    series, words = _read(tmp_path, _yolo_rows(header, 40, 42, 299))
+    assert series.run_total == 300 and "of 300" in words
+    assert training_loss(series.metrics) is None
+    # ultralytics 8's header names no objectness loss: its rows count from 1 of the run's epochs
+    header = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
+    series, words = _read(tmp_path, _yolo_rows(header, 40, 42, 299))
+    assert series.run_total == 299

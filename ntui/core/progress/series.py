@@ -145,6 +145,8 @@ class Series:
     points_seen: int = 0  # the points of new steps read, all along (never thinned nor reset)
     first_line_at: int = 0  # points_seen when the program's first line was last printed (read.py)
     _rows_from_zero: bool = False  # the epoch table's rows named the epoch's index of the last one's ("299/299" of 300)
+    _rows_said_from_zero: bool = False  # the epoch table's header is YOLOv3/v5/v7's (an "obj" loss column): its rows
+    # name the epoch's index from 0 of the last one's ("3/299" of 300 epochs)
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
@@ -175,6 +177,10 @@ class Series:
         if self.table is not None and self.samples and self._unit == "epoch":
             self.table_base = self.samples[-1].step + 1
         self.table = names
+        # YOLOv3/v5/v7's train.py: its header names the objectness loss ("obj_loss", "obj") and each row's epoch is
+        # f"{epoch}/{epochs - 1}", from 0 (ultralytics 8's header has none, its rows f"{epoch + 1}/{self.epochs}")
+        if any(name.lower() in ("obj", "obj_loss") for name in names):
+            self._rows_said_from_zero = True
 
     def banner(self) -> None:
         """The program printed its banner of a start (the Trainer's "***** Running training *****") and nothing says a
@@ -785,10 +791,12 @@ class Series:
             point = point.but(total=None)
         elif point.counts_epochs and point.total is None and self.declared_epochs:
             point = point.but(total=self.declared_epochs)  # the run's epochs, said before its lines
-        elif point.counts_epochs and point.total and self.declared_epochs == point.total + 1:
-            # the line names its epoch of the last one's index ("0/79" of 80 epochs said before): from 0
+        elif point.counts_epochs and point.total and (self.declared_epochs == point.total + 1 or (
+                not self.declared_epochs and self._rows_said_from_zero and point.form == "ultralytics")):
+            # the line names its epoch of the last one's index ("0/79" of 80 epochs said before, or the table's header
+            # is one whose rows number so): from 0
             self._zero_epoch = True
-            point = point.but(total=self.declared_epochs)
+            point = point.but(total=point.total + 1)
         if point.total:
             self.total = point.total
         finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}
