@@ -157,3 +157,24 @@ def test_yolov5s_header_says_its_rows_number_epochs_from_zero(tmp_path: Path) ->
     header = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
     series, words = _read(tmp_path, _yolo_rows(header, 40, 42, 299))
     assert series.run_total == 299
+
+
+# ---------------------------------------------------------------- every rank's own loss
+
+
+def test_where_every_rank_prints_its_loss_the_runs_is_the_lowest_ranks(tmp_path: Path) -> None:
+    """Slurm's srun --label ("3: ") before a loop's print that every rank runs (the PyTorch DDP tutorial's
+    multinode.py, Trainer._run_epoch; the hand-written loops without a rank guard): each rank's loss is its own
+    batch's; the run's is rank 0's, as the frameworks' loggers report it (rank_zero_only), not the first rank's to
+    print. Followed from the step where rank 0 is level with the run: no step goes back, no restart."""
+    lines = [f"{rank}: step {step} | loss {2 + rank / 10 - step / 1000:.4f} | lr 0.0003"
+             for step in range(10, 110, 10) for rank in (3, 1, 0, 2)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, len(series.restarts)) == (100, 0)
+    assert training_loss(series.metrics) == ("loss", 1.9)
+    # where only ranks other than 0 print, the lowest of them
+    lines = [f"{rank}: step {step} | loss {2 + rank / 10 - step / 1000:.4f} | lr 0.0003"
+             for step in range(10, 110, 10) for rank in (3, 2)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, len(series.restarts)) == (100, 0)
+    assert training_loss(series.metrics) == ("loss", 2.1)

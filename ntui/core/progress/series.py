@@ -663,6 +663,12 @@ class Series:
         if point.rank is not None and (point.phase == "train" or self._rank is not None):
             if point.rank == 0 and self._rank and point.phase == "train" and point.format == "tqdm":
                 self._follow_rank_zero()
+            elif self._rank is not None and point.rank < self._rank and point.format == "log" \
+                    and point.phase == "train" and point.step is not None and self.samples \
+                    and point.step >= self.samples[-1].step:
+                # a lower rank's loop line, level with the run: where every rank prints its own loss, the run's is
+                # rank 0's (the lowest printed), as its loggers report; followed from here, its steps never behind
+                self._rank = point.rank
             elif not self._followed(point):
                 return  # another rank's bar, of any phase (its validation's batches are not the followed rank's)
         if point.phase != "train":
