@@ -178,3 +178,15 @@ def test_where_every_rank_prints_its_loss_the_runs_is_the_lowest_ranks(tmp_path:
     series, _ = _read(tmp_path, lines)
     assert (series.step, len(series.restarts)) == (100, 0)
     assert training_loss(series.metrics) == ("loss", 2.1)
+
+
+def test_a_loss_under_an_evaluations_path_is_not_the_training_loss() -> None:
+    """big_vision/train.py's evaluators, through BigVisionMetricWriter.measure: "[{step}] val/loss = {value}" (the
+    evaluator's name, a slash, its metric): a loss under another name's path ("val/", "eval-") is that name's, never
+    read as a bare "loss = x" of the training."""
+    point = parse_line("I1205 09:00:01.000123 140221 utils.py:1050] [2000] val/loss = 4.11203")
+    assert point is not None and point.metrics == {"val/loss": 4.11203}
+    assert training_loss(point.metrics) is None
+    # a training loop's own "loss = x" is still its loss
+    point = parse_line("Iteration 300/5000, loss = 0.51")
+    assert point is not None and training_loss(point.metrics) == ("loss", 0.51)

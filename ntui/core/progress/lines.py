@@ -708,7 +708,9 @@ def _form_pairs(text: str) -> list[tuple[str, str]]:
 #: the loss of the step itself where a line says it beside an average ("Average Loss 0.803 | Current Loss 0.819749"):
 #: the newest value, as "Loss: 3.456 (3.51)" prints it first
 _CURRENT_LOSS_RE = re.compile(rf"\b(?:[Cc]urr(?:ent)?|[Cc]ur|[Ss]tep|[Bb]atch) [Ll]oss[ :=]+(?P<value>{NUM})")
-_TRAIN_LOSS_RE = re.compile(rf"\b(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+(?P<value>{NUM})")
+#: (not a loss under another name's path: big_vision's "val/loss = 4.1", an evaluator's "eval-loss")
+_TRAIN_LOSS_RE = re.compile(rf"(?<![\w/.-])(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+"
+                            rf"(?P<value>{NUM})")
 #: a loss of its own name with its value after a space ("|| Mask_Loss 1.3689")
 _NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{NUM})")
 
