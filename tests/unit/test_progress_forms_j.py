@@ -190,3 +190,44 @@ def test_a_loss_under_an_evaluations_path_is_not_the_training_loss() -> None:
     # a training loop's own "loss = x" is still its loss
     point = parse_line("Iteration 300/5000, loss = 0.51")
     assert point is not None and training_loss(point.metrics) == ("loss", 0.51)
+
+
+# ---------------------------------------------------------------- CLU's logging writer (flax's examples, JAX loops)
+
+
+def test_clus_logging_writer_line_gives_the_step_and_its_scalars() -> None:
+    """google/CommonLoopUtils, clu/metric_writers/logging_writer.py, LoggingWriter.write_scalars: logging.info("[%d]%s
+    %s", step, " collection=NAME" or "", ", ".join of the scalars "k=v" sorted, floats as "{v:.6g}"); behind absl's
+    header. An evaluation's scalars at its step say no training loss."""
+    head = "I1205 10:11:12.000321 140001 logging_writer.py:48] "
+    point = parse_line(head + "[4800] learning_rate=0.0891, steps_per_second=9.4121, train_accuracy=0.41, "
+                              "train_loss=2.71843")
+    assert point is not None and (point.step, point.total) == (4800, None)
+    assert training_loss(point.metrics) == ("train_loss", 2.71843)
+    point = parse_line(head + "[4800] collection=train learning_rate=0.0891, loss=2.71843")
+    assert point is not None and point.step == 4800 and point.metrics == {"learning_rate": 0.0891, "loss": 2.71843}
+    point = parse_line(head + "[5000] eval_accuracy=0.4412, eval_loss=2.5123")
+    assert point is not None and point.step == 5000 and training_loss(point.metrics) is None
+    # its other writes name no scalars: no step read from them
+    assert parse_line(head + "[5000] Got images: {'samples': (4, 64, 64, 3)}.") is None
+
+
+def test_a_clu_run_reads_its_last_training_loss_past_an_evaluation(tmp_path: Path) -> None:
+    """clu LoggingWriter.write_scalars as flax's examples/imagenet/train.py, train_and_evaluate, calls it: the
+    training's summary every log_every_steps, the evaluation's at each epoch's end; the run's loss is the training's,
+    read from its last summary."""
+    head = "I1205 10:11:12.000321 140001 logging_writer.py:48] "
+    lines = [head + f"[{s}] learning_rate=0.1, steps_per_second=9.1, train_accuracy=0.3, train_loss={5 - s / 1000:.4f}"
+             for s in range(100, 2100, 100)]
+    lines.append(head + "[2000] eval_accuracy=0.31, eval_loss=3.8812")
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, len(series.restarts)) == (2000, 0)
+    assert training_loss(series.metrics) == ("train_loss", 3.0)
+
+
+def test_accelerates_example_prints_each_epochs_evaluation() -> None:
+    """huggingface/accelerate, examples/nlp_example.py, training_function: accelerator.print(f"epoch {epoch}:",
+    eval_metric) after each epoch's evaluation (epochs from 0), the metric's dict: the run counts epochs."""
+    point = parse_line("epoch 1: {'accuracy': 0.8112745098039216, 'f1': 0.8701517706576728}")
+    assert point is not None and point.counts_epochs and point.step == 1
+    assert point.metrics == {"accuracy": 0.8112745098039216, "f1": 0.8701517706576728}

@@ -102,6 +102,12 @@ FORMS: tuple[LineForm, ...] = (
     # brackets), and its Chrono's note "Steps:120/5000 [2.4%]" (the run's total)
     _form("big_vision", rf"^\[(?P<step>\d+)\] (?=[A-Za-z][\w/@.:-]* = {NUM}\s*$)"),
     _form("big_vision", r"\bSteps:(?P<step>\d+)/(?P<total>\d+) \[[\d.]+%\]"),
+    # CLU's LoggingWriter.write_scalars (the flax examples', scenic's, a JAX loop's metric writer): "[%d]%s %s" of the
+    # step, " collection=NAME" where it has one, and the scalars "k=v" sorted, comma-separated
+    _form("clu", rf"^\[(?P<step>\d+)\](?: collection=[\w/.-]+)? (?=[A-Za-z][\w/@.:-]*={NUM}(?:,|\s*$))"),
+    # accelerate's examples (nlp_example.py, training_function): accelerator.print(f"epoch {epoch}:", eval_metric),
+    # the epoch's evaluation dict and nothing else of its progress (epochs from 0)
+    _form("accelerate-example", r"^epoch (?P<epoch>\d+): \{", unit="epoch"),
     # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
     _form("deepspeed-pipe", r"^steps: (?P<step>\d+) loss: "),
     # pytorch-tabnet: "epoch 12  | loss: 0.57291 | val_auc: 0.8 |  0:04:59s" (epochs from 0)
