@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import declared_total
 from ntui.core.progress.series import Series, estimate
 
 
@@ -231,3 +232,28 @@ def test_accelerates_example_prints_each_epochs_evaluation() -> None:
     point = parse_line("epoch 1: {'accuracy': 0.8112745098039216, 'f1': 0.8701517706576728}")
     assert point is not None and point.counts_epochs and point.step == 1
     assert point.metrics == {"accuracy": 0.8112745098039216, "f1": 0.8701517706576728}
+
+
+# ---------------------------------------------------------------- the run's total, said in the programs' words
+
+
+def test_the_runs_total_in_fairseq2s_regime_and_big_visions_note() -> None:
+    """facebookresearch/fairseq2, its recipes' regime config ("max_num_steps: 5000", printed with the run's config);
+    google-research/big_vision, big_vision/train.py, main: info("Running for %d steps, that means %f epochs",
+    total_steps, ...). Not a loop's own counter ("num_steps")."""
+    assert declared_total("  max_num_steps: 5000") == 5000
+    assert declared_total("I1205 08:00:00.000001 140001 train.py:181] \x1b[33mNOTE\x1b[0m: Running for 45000 steps, "
+                          "that means 71.942446 epochs") == 45000
+    assert declared_total("num_steps: 500") is None
+
+
+def test_fairseq2s_metric_recorder_line_is_read_its_validation_not() -> None:
+    """facebookresearch/fairseq2, src/fairseq2/metrics/recorders/log.py, LogMetricRecorder.record_metric_values:
+    "{Title} Metrics (step {step_nr}) - {display}: {value} | ..." ("Train", "Validation" for "valid", "Evaluation"
+    for "eval"), the loss first (priority 90): the training's line gives the step and its loss; a validation's is no
+    training step."""
+    point = parse_line("[12/05/26 10:00:00] INFO     fairseq2 - Train Metrics (step 400) - Loss: 2.341 | NLL Loss: "
+                       "2.101 | Learning Rate: 1.0e-04 | Elapsed Time: 12s")
+    assert point is not None and point.step == 400 and training_loss(point.metrics) == ("Loss", 2.341)
+    assert parse_line("[12/05/26 10:00:00] INFO     fairseq2 - Validation Metrics (step 1000) - Loss: 2.9 | NLL "
+                      "Loss: 2.7") is None

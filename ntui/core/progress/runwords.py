@@ -26,7 +26,8 @@ _TOTAL_RE = re.compile(
     r"(?P<n>\d+)\b"
     # the same in other words: max_train_steps, num_training_steps, total_iters, train_steps, max_updates (not a
     # counter's name: fairseq's num_updates, a loop's num_steps); in a configuration, a Namespace, a dict, a table
-    r"|\b(?:(?:max|total)_(?:train(?:ing)?_|optim(?:izer)?_)?(?:steps|iters|iterations|updates)"
+    # (fairseq2's regime: "max_num_steps: 5000")
+    r"|\b(?:(?:max|total)_(?:num_|train(?:ing)?_|optim(?:izer)?_)?(?:steps|iters|iterations|updates)"
     r"|(?:num|n)_(?:train(?:ing)?_|optim(?:izer)?_)(?:steps|iters|iterations)"
     r"|train(?:ing)?_(?:steps|iters|iterations)"
     r"|(?:[Mm]ax(?:imum)?|[Nn]um(?:ber)?(?: of)?) (?:train(?:ing)? )?(?:steps|iters|iterations|updates)(?=\s*[=:]))"
@@ -40,6 +41,8 @@ _TOTAL_RE = re.compile(
     r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b"
     # mlx-lm's "Starting training..., iters: 300", "Training for 12000 steps"
     r"|\bStarting training\.*,? iters: (?P<mlx>\d+)|\b[Tt]raining for (?P<tf>\d+) (?:steps|iterations|iters)\b"
+    # big_vision's train.py: "Running for 45000 steps, that means 71.942446 epochs"
+    r"|\bRunning for (?P<bv>\d+) steps, that means\b"
     # Composer's time string in batches: "max_duration: 1200ba"
     r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b")
 #: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
@@ -338,7 +341,7 @@ def declared_total(text: str) -> int | None:
     if m is None:
         return None
     value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
-                 or m["words"] or m["ba"]).replace(",", ""))
+                 or m["words"] or m["ba"] or m["bv"]).replace(",", ""))
     return value if value > 0 else None
 
 
