@@ -257,3 +257,31 @@ def test_fairseq2s_metric_recorder_line_is_read_its_validation_not() -> None:
     assert point is not None and point.step == 400 and training_loss(point.metrics) == ("Loss", 2.341)
     assert parse_line("[12/05/26 10:00:00] INFO     fairseq2 - Validation Metrics (step 1000) - Loss: 2.9 | NLL "
                       "Loss: 2.7") is None
+
+
+# ---------------------------------------------------------------- t5x's periods
+
+
+def test_t5xs_training_for_n_steps_is_a_periods_not_the_runs(tmp_path: Path) -> None:
+    """google-research/t5x, t5x/train.py, train: logging.info('Epoch %d of %d', epoch, num_epochs) as each period of
+    eval_period steps begins (from 0), then logging.info('Training for %d steps.', num_steps) of that period (the
+    last maybe fewer), and the steps' scalars through clu's LoggingWriter ("[%d] collection=train k=v, ..."): the
+    run's total is its periods times a period's steps, never the period's (was "step 6,000 of 2,000")."""
+    head = "I1205 10:11:12.000321 140001 {}] "
+    lines = [head.format("train.py:410") + "Compiling train loop."]
+    step = 0
+    for period in range(3):
+        lines += [head.format("train.py:450") + f"Epoch {period} of 10",
+                  head.format("train.py:456") + "BEGIN Train loop.",
+                  head.format("train.py:462") + "Training for 2000 steps."]
+        for k in range(10):
+            step += 200
+            lines.append(head.format("logging_writer.py:48") + f"[{step}] collection=train accuracy=0.41, "
+                         f"cross_ent_loss=2.{k}1, learning_rate=0.001, loss=2.{k}3, timing/seconds=30.1")
+        lines += [head.format("train.py:490") + "END Train loop.", head.format("train.py:503") + "Saving checkpoint."]
+    series, words = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (6000, 20000, 0)
+    assert training_loss(series.metrics) == ("loss", 2.93)
+    assert "of 20,000" in words
+    # elsewhere "Training for N steps" still says the run's total
+    assert declared_total("Training for 12000 steps") == 12000

@@ -18,10 +18,12 @@ from ntui.core.progress.runwords import (
     declared_epochs,
     declared_examples,
     declared_per_epoch,
+    declared_periods,
     declared_steps_flag,
     declared_total,
     declared_train_batch,
     eval_start,
+    period_steps,
     run_banner,
     run_end,
     run_soft_end,
@@ -226,6 +228,13 @@ def _declarations(series: Series, text: str) -> bool:
     if ("valuat" in text or "alidat" in text) and text.count(" --") < _FLAGS_MIN:
         return False
     said = False
+    if (periods := declared_periods(text)) is not None:
+        series.declared_epochs, series.in_periods = periods, True
+        return True
+    if series.in_periods and (steps := period_steps(text)) is not None:
+        # a period's steps, not the run's (the last period's may be fewer): the run's total is the periods' steps
+        series.declared_per_epoch = max(steps, series.declared_per_epoch or 0)
+        return True
     if (total := declared_total(text)) is not None:
         series.declare_total(total, iters=total_counts_iters(text))
         said = True

@@ -289,6 +289,25 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"|\bBeginning of Epoch \d+/(?P<h>\d+)\b")
 
 
+#: t5x's train loop (t5x/train.py, train): "Epoch %d of %d" as each of its periods of eval_period steps begins (its
+#: "epochs", from 0), then "Training for %d steps." of that period (the last one's maybe fewer): the run's steps are
+#: its periods times a period's steps, not the steps said
+_PERIOD_RE = re.compile(r"(?:^|\] )Epoch \d+ of (?P<n>\d+)\s*$")
+_PERIOD_STEPS_RE = re.compile(r"(?:^|\] )Training for (?P<n>\d+) steps\.\s*$")
+
+
+def declared_periods(text: str) -> int | None:
+    """The periods of a loop that trains in periods of steps between evaluations (t5x's "Epoch 3 of 20"), or None."""
+    m = _PERIOD_RE.search(text) if "poch" in text else None
+    return int(m["n"]) if m is not None and int(m["n"]) > 0 else None
+
+
+def period_steps(text: str) -> int | None:
+    """The steps of one such period ("Training for 2000 steps."), or None."""
+    m = _PERIOD_STEPS_RE.search(text) if "raining for" in text else None
+    return int(m["n"]) if m is not None else None
+
+
 def declared_epochs(text: str) -> int | None:
     """The run's epochs a configuration or banner line states (mmcv's ``max: 12 epochs``, ``max_epochs=40``), or
     None."""

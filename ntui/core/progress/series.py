@@ -102,6 +102,7 @@ class Series:
     first_line: str | None = None  # the program's first line (read.py: printed again, the program started again)
     declared_per_epoch: int | None = None  # an epoch's steps as the configuration says (max_steps_per_epoch)
     flag_total: int | None = None  # a command line's bare "--steps N": the total where the loop's lines count steps
+    in_periods: bool = False  # the loop trains in periods of steps it calls epochs (t5x's "Epoch 3 of 20")
     _total_iters: bool = False  # the declared total counts iterations (max_iters), not optimizer steps
     _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
     _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
