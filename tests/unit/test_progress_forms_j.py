@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.progress.lines import parse_line, training_loss
+from ntui.core.progress.lines import loss_parts, parse_line, training_loss
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.runwords import declared_total
 from ntui.core.progress.series import Series, estimate
@@ -285,3 +285,32 @@ def test_t5xs_training_for_n_steps_is_a_periods_not_the_runs(tmp_path: Path) -> 
     assert "of 20,000" in words
     # elsewhere "Training for N steps" still says the run's total
     assert declared_total("Training for 12000 steps") == 12000
+
+
+def test_the_yolo_tables_loss_is_said_in_its_parts_and_no_sum_is_made(tmp_path: Path) -> None:
+    """ultralytics/yolov5, train.py, train: the row's losses are mloss's parts under the header's names ("box_loss",
+    "obj_loss", "cls_loss"), their sum never printed: the reader says the parts (loss_parts) and makes no loss of
+    them; its first releases' header ('Epoch', 'gpu_mem', 'box', 'obj', 'cls', 'total', 'targets', 'img_size'), as
+    YOLOv7's, prints the sum as "total": that is the loss."""
+    header = "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size"
+    series, _ = _read(tmp_path, _yolo_rows(header, 40, 42, 299))
+    assert training_loss(series.metrics) is None
+    assert loss_parts(series.metrics) == {"box_loss": 0.04212, "obj_loss": 0.02311, "cls_loss": 0.01012}
+    old = "     Epoch   gpu_mem       box       obj       cls     total   targets  img_size"
+    rows = [old, "    41/299     3.81G   0.04112   0.02311   0.01012   0.07435        96       640: 100%|##########| "
+                 "58/58 [00:21<00:00,  2.71it/s]"]
+    series, _ = _read(tmp_path, rows)
+    assert training_loss(series.metrics) == ("loss_total", 0.07435)
+    assert series.run_total == 300  # its "obj" column: rows from 0 of the last one's index
+    assert loss_parts(series.metrics) is None
+
+
+def test_loss_parts_needs_two_training_parts_and_no_loss() -> None:
+    """The rule for a loss printed in parts only (mmdetection's "loss_cls", "loss_bbox" with its "loss" beside them,
+    detectron2's parts with its "total_loss"): where the program prints the loss, that is the loss and no parts
+    are said; an evaluation's losses are no parts of the training's; one part alone is no set of parts."""
+    assert loss_parts({"loss_cls": 0.3, "loss_bbox": 0.2, "loss": 0.5}) is None
+    assert loss_parts({"loss_cls": 0.3, "loss_bbox": 0.2, "total_loss": 0.5}) is None
+    assert loss_parts({"loss_cls": 0.3, "loss_bbox": 0.2, "lr": 0.01}) == {"loss_cls": 0.3, "loss_bbox": 0.2}
+    assert loss_parts({"val_box_loss": 0.2, "val_cls_loss": 0.1}) is None
+    assert loss_parts({"loss_scale": 65536.0, "box_loss": 0.3, "cls_loss": 0.1}) == {"box_loss": 0.3, "cls_loss": 0.1}

@@ -43,8 +43,9 @@ from ntui.core.loglines import read_line
 from ntui.core.progress.forms import BAR_FORMS, FORMS, NUM, LineForm
 from ntui.core.timestamps import iso_stamp, local_epoch
 
-__all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "parse_line", "pattern_problem",
-           "table_header", "table_row", "training_loss", "trailing_metrics", "unheader", "unwrap_numbers"]
+__all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "loss_parts", "parse_line", "pattern_problem",
+           "table_bar_metrics", "table_header", "table_row", "trailing_metrics", "training_loss", "unheader",
+           "unwrap_numbers"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -907,14 +908,55 @@ _COLUMN_RE = re.compile(r"[A-Za-z_][\w./()%-]*")
 
 def table_header(text: str) -> tuple[str, ...] | None:
     """A table's header as a line of its own whose first column is the epoch and which names a loss (fastai's
-    console table, "epoch     train_loss  valid_loss  accuracy  time"): its column names, else None."""
-    if "loss" not in text or "poch" not in text:
+    console table, "epoch     train_loss  valid_loss  accuracy  time"), or the YOLO family's epoch table's, its
+    losses in parts by their names alone ("Epoch gpu_mem box obj cls total labels img_size"): its column names,
+    else None."""
+    if "poch" not in text or ("loss" not in text and "mem" not in text):
         return None
     names = tuple(text.split())
-    if len(names) < 3 or names[0].lower() != "epoch" or not any("loss" in n.lower() for n in names[1:]) \
-            or not all(_COLUMN_RE.fullmatch(n) for n in names):
+    if len(names) < 3 or names[0].lower() != "epoch" or not all(_COLUMN_RE.fullmatch(n) for n in names) \
+            or not (names[1].lower() == "gpu_mem" or any("loss" in n.lower() for n in names[1:])):
         return None
     return names
+
+
+#: the YOLO family's names of its loss's parts in its epoch table (YOLOv5's "box_loss", its first releases' "box"),
+#: and of the sum its first releases print beside them ("total")
+_YOLO_PARTS = frozenset({"box", "obj", "cls", "dfl", "seg", "pose", "kobj", "box_loss", "obj_loss", "cls_loss",
+                         "dfl_loss", "seg_loss", "pose_loss", "kobj_loss", "sem_loss"})
+
+
+def table_bar_metrics(text: str, names: tuple[str, ...]) -> dict[str, float]:
+    """The numbers of an epoch table's row drawn as its bar's description (YOLO's "  3/299  4.2G  0.0512  0.0301
+    0.0123  64  640: 100%|..."), under the header's names (``names``, from :func:`table_header`): its losses' parts
+    by their names; the sum the program printed among them ("total", YOLOv5's first releases, YOLOv7) as the loss,
+    none made where it printed none. Empty where the row's columns are not the header's."""
+    row = text.rsplit("\r", 1)[-1]
+    fields = row.split(":", 1)[0].split()
+    if len(fields) != len(names):
+        return {}
+    out: dict[str, float] = {}
+    parts = [name for name in names if name.lower() in _YOLO_PARTS]
+    for name, cell in zip(names[1:], fields[1:], strict=True):
+        value = _number(cell)
+        if value is None:
+            continue
+        if name.lower() == "total" and parts:
+            out["loss_total"] = value
+        elif name.lower() in _YOLO_PARTS:
+            out[name if name.lower().endswith("_loss") else f"{name}_loss"] = value
+    return out
+
+
+def loss_parts(metrics: dict[str, float]) -> dict[str, float] | None:
+    """Where a program prints its training loss in parts only (YOLO's "box_loss obj_loss cls_loss", a detector's
+    "loss_cls loss_bbox" without their "loss"), those parts by name, for the reader to say as they are: no sum is made
+    of them. None where the metrics hold the training loss itself (:func:`training_loss`) or fewer than two parts."""
+    if training_loss(metrics) is not None:
+        return None
+    named = {n: v for n, v in metrics.items() if "loss" in n.lower() and _training_phase(n)
+             and not _LOSS_SETTING_WORDS.intersection(_name_words(n))}
+    return named if len(named) >= 2 else None
 
 
 def table_row(text: str, names: tuple[str, ...]) -> Point | None:

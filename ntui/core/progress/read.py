@@ -12,7 +12,15 @@ from pathlib import Path
 
 from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.loglines import parse_prefix
-from ntui.core.progress.lines import Pattern, parse_line, table_header, table_row, trailing_metrics, unheader
+from ntui.core.progress.lines import (
+    Pattern,
+    parse_line,
+    table_bar_metrics,
+    table_header,
+    table_row,
+    trailing_metrics,
+    unheader,
+)
 from ntui.core.progress.runwords import (
     checkpoint_at,
     declared_epochs,
@@ -137,6 +145,9 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         body = _body(text)
         series.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body else ""
     if point is not None:
+        if point.form == "ultralytics" and series.table is not None and not point.metrics:
+            # the YOLO family's row under its header: its columns' numbers by the header's names (its losses' parts)
+            point = point.but(metrics=table_bar_metrics(text, series.table))
         series.add(point, at)
         if ("stopped" in text or "Trainer to stop" in text) and (end := run_end(text)) is not None:
             # Lightning's, glued to its bar's redraw
