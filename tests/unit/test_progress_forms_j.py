@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ntui.core.progress.lines import loss_parts, parse_line, training_loss
 from ntui.core.progress.read import read_progress
-from ntui.core.progress.runwords import declared_total
+from ntui.core.progress.runwords import declared_total, run_start
 from ntui.core.progress.series import Series, estimate
 
 
@@ -314,3 +314,28 @@ def test_loss_parts_needs_two_training_parts_and_no_loss() -> None:
     assert loss_parts({"loss_cls": 0.3, "loss_bbox": 0.2, "lr": 0.01}) == {"loss_cls": 0.3, "loss_bbox": 0.2}
     assert loss_parts({"val_box_loss": 0.2, "val_cls_loss": 0.1}) is None
     assert loss_parts({"loss_scale": 65536.0, "box_loss": 0.3, "cls_loss": 0.1}) == {"box_loss": 0.3, "cls_loss": 0.1}
+
+
+# ---------------------------------------------------------------- Composer's other units, the resumes' steps
+
+
+def test_composers_console_in_tokens_or_samples_counts_its_run() -> None:
+    """mosaicml/composer, composer/loggers/console_logger.py, ConsoleLogger._get_progress_string: where max_duration
+    is not in epochs, f"[{unit.name.lower()}={curr_duration}/{total}]" of max_duration's unit ("token", "sample",
+    "batch"), then ":" where metrics follow; its evaluation's "[Eval batch=3/10] Eval on eval data" is not the run's."""
+    point = parse_line("[token=52428800/2621440000]:")
+    assert point is not None and (point.step, point.total) == (52428800, 2621440000)
+    point = parse_line("[sample=12800/1000000]:")
+    assert point is not None and (point.step, point.total) == (12800, 1000000)
+    assert parse_line("[Eval batch=3/10] Eval on eval data:") is None
+
+
+def test_the_resume_lines_say_the_step_the_run_goes_on_from() -> None:
+    """huggingface/diffusers, examples/*/train_*.py, main: accelerator.print(f"Resuming from checkpoint {path}") where
+    path is "checkpoint-{global_step}" (global_step = int(path.split("-")[1])); facebookresearch/detectron2,
+    detectron2/engine/train_loop.py, TrainerBase.train: "Starting training from iteration {start_iter}" (0 afresh)."""
+    assert run_start("Resuming from checkpoint checkpoint-500") == 500
+    assert run_start("12/05/2026 10:00:00 - INFO - __main__ - Resuming from checkpoint out/checkpoint-1500") == 1500
+    assert run_start("[12/05 10:00:00 d2.engine.train_loop]: Starting training from iteration 5000") == 5000
+    assert run_start("[12/05 10:00:00 d2.engine.train_loop]: Starting training from iteration 0") == 0
+    assert run_start("Resuming training from checkpoint") == 0

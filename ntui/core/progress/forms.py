@@ -102,6 +102,9 @@ FORMS: tuple[LineForm, ...] = (
     # brackets), and its Chrono's note "Steps:120/5000 [2.4%]" (the run's total)
     _form("big_vision", rf"^\[(?P<step>\d+)\] (?=[A-Za-z][\w/@.:-]* = {NUM}\s*$)"),
     _form("big_vision", r"\bSteps:(?P<step>\d+)/(?P<total>\d+) \[[\d.]+%\]"),
+    # Composer's ConsoleLogger where max_duration is in tokens or samples: "[token=1048576/100000000]:", its metrics on
+    # the tab-indented lines after it (in batches it is "[batch=N/T]:", read by the generic counter reader)
+    _form("composer", r"^\[(?:token|sample)=(?P<step>\d+)/(?P<total>\d+)\]:?\s*$"),
     # CLU's LoggingWriter.write_scalars (the flax examples', scenic's, a JAX loop's metric writer): "[%d]%s %s" of the
     # step, " collection=NAME" where it has one, and the scalars "k=v" sorted, comma-separated
     _form("clu", rf"^\[(?P<step>\d+)\](?: collection=[\w/.-]+)? (?=[A-Za-z][\w/@.:-]*={NUM}(?:,|\s*$))"),

@@ -126,7 +126,11 @@ def run_soft_end(text: str) -> bool:
 #: "=> resuming checkpoint 'epoch_2.pt'", torch-rnn's "Initializing from cv/checkpoint_6000.t7", "Resuming training
 #: from ...", "Resumed from checkpoint"; the step it names is where the run goes on from
 _START_RE = re.compile(
-    r"\*{5} Running training \*{5}|\bContinuing training from (?:global step (?P<step>\d+)|checkpoint)"
+    # (the diffusers and accelerate example scripts: accelerator.print(f"Resuming from checkpoint {path}"), the step
+    # it goes on from in the checkpoint's name, "checkpoint-500"; detectron2's TrainerBase.train: "Starting training
+    # from iteration 5000", 0 where it starts afresh)
+    r"\bResuming from checkpoint (?:\S*/)?checkpoint-(?P<ckpt>\d+)\b|\bStarting training from iteration (?P<d2>\d+)\b"
+    r"|\*{5} Running training \*{5}|\bContinuing training from (?:global step (?P<step>\d+)|checkpoint)"
     r"|(?i:\bresum(?:e|ing|ed)(?: training)? from\b|=> resuming checkpoint\b|\bresumed? from checkpoint\b"
     r"|\bresuming (?:training|from)\b)|\bInitializing from\s+\S*(?:checkpoint|\.t7|\.pt|\.ckpt)"
     # Megatron's --log-progress: "<date>\tJob ID: 412390\t# GPUs: 32\tStarting job" (a job of the run starts)
@@ -170,7 +174,7 @@ def run_start(text: str) -> int | None:
         return None
     if m["next"]:
         return max(0, int(m["next"]) - 1)
-    said = m["step"] or m["meg"] or m["updates"] or m["iter"]
+    said = m["step"] or m["meg"] or m["updates"] or m["iter"] or m["ckpt"] or m["d2"]
     return int(said) if said else 0
 
 
