@@ -339,3 +339,17 @@ def test_the_resume_lines_say_the_step_the_run_goes_on_from() -> None:
     assert run_start("[12/05 10:00:00 d2.engine.train_loop]: Starting training from iteration 5000") == 5000
     assert run_start("[12/05 10:00:00 d2.engine.train_loop]: Starting training from iteration 0") == 0
     assert run_start("Resuming training from checkpoint") == 0
+
+
+def test_paddlenlps_rank_id_says_whose_line_it_is(tmp_path: Path) -> None:
+    """PaddleNLP's run_pretrain.py, do_train: "global step %d/%d, epoch: %d, batch: %d, rank_id: %s, loss: %f, ..."
+    with paddle.distributed.get_rank(), on every rank that logs: the line's rank, not a metric; the run's loss is
+    rank 0's."""
+    point = parse_line("global step 340/12000, epoch: 0, batch: 340, rank_id: 2, loss: 6.834120, lr: 0.0000340000, "
+                       "speed: 3.1250 step/s")
+    assert point is not None and point.rank == 2 and "rank_id" not in point.metrics
+    lines = [f"global step {g}/3000, epoch: 0, batch: {g}, rank_id: {r}, loss: {5 + r - g / 1000:.6f}, lr: 0.0001, "
+             "speed: 2.1 step/s" for g in range(10, 210, 10) for r in (1, 0)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, len(series.restarts)) == (200, 0)
+    assert training_loss(series.metrics) == ("loss", 4.8)

@@ -1154,12 +1154,15 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
         rank = msg.prefix.rank
         if rank is None and point.format != "tqdm" and "[Rank " in msg.text:
             rank = _deepspeed_rank(msg.text[:len(msg.text) - len(body) + 12])
-        if rank is None and point.format == "log" and ("Rank" in point.metrics or "rank" in point.metrics):
+        if rank is None and point.format == "log" and ("Rank" in point.metrics or "rank" in point.metrics
+                                                        or "rank_id" in point.metrics):
             # a loop that prints its rank among its fields, each rank its own line (DeepSpeed-Chat's "Epoch: 0,
-            # Step: 10, Rank: 3, loss = ..."): the line's rank, not a metric
+            # Step: 10, Rank: 3, loss = ...", PaddleNLP's examples' "..., rank_id: 3, loss: ..."): the line's rank,
+            # not a metric
             metrics = dict(point.metrics)
             said = metrics.pop("Rank", None)
             said = metrics.pop("rank", None) if said is None else said
+            said = metrics.pop("rank_id", None) if said is None else said
             if said is not None and said >= 0 and said == int(said):
                 rank, point = int(said), point.but(metrics=metrics)
         if stamp is None and clock is None and rank is None:
