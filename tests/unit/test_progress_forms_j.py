@@ -353,3 +353,14 @@ def test_paddlenlps_rank_id_says_whose_line_it_is(tmp_path: Path) -> None:
     series, _ = _read(tmp_path, lines)
     assert (series.step, len(series.restarts)) == (200, 0)
     assert training_loss(series.metrics) == ("loss", 4.8)
+
+
+def test_an_evaluations_clu_collection_is_no_training_point() -> None:
+    """clu LoggingWriter.write_scalars with its collection (" collection=NAME"), as t5x's MetricsManager names its
+    writers: the training's "train" collection is the run's, an evaluation's ("training_eval/<task>", "eval") gives
+    no training point, its loss not the training's."""
+    head = "I1204 07:00:00.000001 140318 logging_writer.py:48] "
+    point = parse_line(head + "[5000] collection=train accuracy=0.6, loss=2.31, z_loss=0.0001")
+    assert point is not None and point.step == 5000 and training_loss(point.metrics) == ("loss", 2.31)
+    assert parse_line(head + "[5000] collection=training_eval/c4_v220_span_corruption accuracy=0.58, loss=2.4") is None
+    assert parse_line(head + "[5000] collection=eval accuracy=0.58, loss=2.4") is None

@@ -107,7 +107,9 @@ FORMS: tuple[LineForm, ...] = (
     _form("composer", r"^\[(?:token|sample)=(?P<step>\d+)/(?P<total>\d+)\]:?\s*$"),
     # CLU's LoggingWriter.write_scalars (the flax examples', scenic's, a JAX loop's metric writer): "[%d]%s %s" of the
     # step, " collection=NAME" where it has one, and the scalars "k=v" sorted, comma-separated
-    _form("clu", rf"^\[(?P<step>\d+)\](?: collection=[\w/.-]+)? (?=[A-Za-z][\w/@.:-]*={NUM}(?:,|\s*$))"),
+    # (a collection that names an evaluation, t5x's "collection=training_eval/c4", is no training point)
+    _form("clu", rf"^\[(?P<step>\d+)\](?: collection=(?P<collection>[\w/.-]+))? "
+          rf"(?=[A-Za-z][\w/@.:-]*={NUM}(?:,|\s*$))"),
     # accelerate's examples (nlp_example.py, training_function): accelerator.print(f"epoch {epoch}:", eval_metric),
     # the epoch's evaluation dict and nothing else of its progress (epochs from 0)
     _form("accelerate-example", r"^epoch (?P<epoch>\d+): \{", unit="epoch"),

@@ -743,7 +743,10 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         m = form.regex.search(text)
         if m is None or (form.generic and _EVAL_WORDS_RE.search(text, 0, m.end()) is not None):
             continue
-        groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v and k != "loss"}
+        if (collection := m.groupdict().get("collection")) is not None \
+                and _EVAL_NAME_WORDS.intersection(_name_words(collection)):
+            return None  # an evaluation's scalars under its collection's name (clu's LoggingWriter)
+        groups = {k: int(v.replace(",", "")) for k, v in m.groupdict().items() if v and k not in ("loss", "collection")}
         rest = text[m.start():]
         if "[" in rest and (section := _EVAL_SECTION_RE.search(rest)) is not None:
             rest = rest[:section.start()]  # the evaluation's own metrics after the training's ("[valid] loss=...")
