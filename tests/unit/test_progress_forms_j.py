@@ -364,3 +364,20 @@ def test_an_evaluations_clu_collection_is_no_training_point() -> None:
     assert point is not None and point.step == 5000 and training_loss(point.metrics) == ("loss", 2.31)
     assert parse_line(head + "[5000] collection=training_eval/c4_v220_span_corruption accuracy=0.58, loss=2.4") is None
     assert parse_line(head + "[5000] collection=eval accuracy=0.58, loss=2.4") is None
+
+
+def test_a_metriclogger_run_that_finished_its_last_epoch_is_at_its_total(tmp_path: Path) -> None:
+    """facebookresearch/dino, main_dino.py, train_dino: 'Epoch: [{}/{}]'.format(epoch, args.epochs) for epoch in
+    range(start_epoch, epochs), utils.py MetricLogger.log_every's last line of each epoch ("[1250/1251]", i ==
+    len(iterable) - 1) and "{header} Total time: ...", then after the loop "Training time {}": the last epoch's
+    index from 0 is one short of the run's epochs, which are all done."""
+    lines = []
+    for epoch in range(3):
+        lines += [f"Epoch: [{epoch}/3]  [{b:4d}/1251]  eta: 0:05:01  loss: {9 - epoch - b / 1251:.4f} (9.3311)  "
+                  "lr: 0.000412 (0.000410)  time: 0.4811  data: 0.0019  max mem: 11873"
+                  for b in [*range(0, 1251, 100), 1250]]
+        lines += [f"Epoch: [{epoch}/3] Total time: 0:10:12 (0.4891 s / it)", "Averaged stats: loss: 8.1 (8.1)"]
+    series, words = _read(tmp_path, [*lines, "Training time 0:31:02"])
+    assert (series.step, series.run_total) == (3, 3) and "done" in words
+    series, _ = _read(tmp_path, lines)  # no word of the loop's end yet: the last epoch as named
+    assert (series.step, series.run_total) == (2, 3)

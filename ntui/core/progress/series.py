@@ -293,6 +293,12 @@ class Series:
             self._rows_from_zero, self.total = True, n
             last = self.samples[-1]
             self.samples[-1] = Sample(last.time, n, last.metrics, last.segment)
+        elif not what and self._unit == "epoch" and self._zero_epoch and self._epoch_complete \
+                and self.run_total is not None and self.samples[-1].step == self.run_total - 1:
+            # the program's word that its loop is over after its last epoch, named by its index from 0 (the
+            # MetricLogger scripts' "Epoch: [99]" of 100, then "Training time 1 day, 2:03:04"): its epochs are done
+            last = self.samples[-1]
+            self.samples[-1] = Sample(last.time, self.run_total, last.metrics, last.segment)
         elif what == "epochs" and n > 0:
             self.epochs = n
             if self.per_epoch:
