@@ -5,7 +5,8 @@
 Each fixture is read as ``ntui progress FILE`` reads it (:func:`ntui.core.progress.read.read_progress`, then
 :func:`ntui.core.progress.series.estimate` with no time limit). Five things are compared with the entry's
 ``expect``: the last step (``step``), the run's ``total``, ``finished`` (the words say "done"), the ``restarts``
-and the last training ``loss`` (within 0.1 %; not judged where the entry has none). An entry is **right** when all
+and the last training ``loss`` (within 0.1 %; not judged where the entry has none; where every rank prints its own
+loss, the lowest rank's, as the frameworks' rank-zero loggers report it). An entry is **right** when all
 hold, **partly** when the step does (or three of the five), **wrong** otherwise, **nothing** when no step was read
 from a log that prints steps. A "done" said of a run that is not finished is counted apart (``false done``): the
 answer a user acts on.
