@@ -38,11 +38,14 @@ class LineForm:
     first_epoch: int = 0
     unit: Literal["step", "epoch"] = "step"
     generic: bool = False  # a hand-written loop's words: not when an evaluation's words lead the line
+    # a counter of the whole run's: not where the line names its epoch of the run's epochs before it (a hand-written
+    # loop's "Epoch[3/120] Iter[45/383]": its iterations are then the epoch's, read by a form that says both)
+    run_counter: bool = False
 
 
 def _form(name: str, regex: str, first_epoch: int = 0, unit: Literal["step", "epoch"] = "step", *,
-          generic: bool = False) -> LineForm:
-    return LineForm(name, re.compile(regex), first_epoch, unit, generic)
+          generic: bool = False, run_counter: bool = False) -> LineForm:
+    return LineForm(name, re.compile(regex), first_epoch, unit, generic, run_counter)
 
 
 #: Every form, first match wins (the more specific before the general); see each row's name for its program.
@@ -67,7 +70,7 @@ FORMS: tuple[LineForm, ...] = (
     # mmengine / mmcv: "Epoch(train)  [83][ 150/2693]", "Epoch [1][1500/14659]", "Iter [N/40000]", "Iter(train) [..]"
     _form("mmengine", r"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\](?:/\d+)?\s*"
           r"\[\s*(?P<batch>\d+)/(?P<batches>\d+)\]", 1),
-    _form("mmengine", r"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<total>\d+)\]"),
+    _form("mmengine", r"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<total>\d+)\]", run_counter=True),
     # Swin-style "Train: [30/300][210/2859]" (epochs from 0) and the torchvision MetricLogger's
     # "Epoch: [7]  [ 600/2916]"
     _form("swin", r"\bTrain: \[(?P<epoch>\d+)/(?P<epochs>\d+)\]\[(?P<batch>\d+)/(?P<batches>\d+)\]", unit="epoch"),
@@ -86,7 +89,7 @@ FORMS: tuple[LineForm, ...] = (
     # BasicSR: "[..][epoch:  3, iter:  20,100, lr:(...)]"; VISSL "[ep: 0] iter: 400;"; scepter "iter: [N/800]"
     _form("basicsr", rf"\[epoch:\s*(?P<epoch>\d+), iter:\s*(?P<step>{INT}),"),
     _form("vissl", r"\[ep: (?P<epoch>\d+)\] iter: (?P<step>\d+);"),
-    _form("scepter", r"\biter: \[(?P<step>\d+)/(?P<total>\d+)\]"),
+    _form("scepter", r"\biter: \[(?P<step>\d+)/(?P<total>\d+)\]", run_counter=True),
     # detectron2's events: "eta: 8:08:27  iter: 639  total_loss: 1.2", maskrcnn-benchmark's "iter: 220  loss: 1.45"
     _form("detectron2", r"\biter: (?P<step>\d+)\s+(?:total_)?loss:"),
     # the PyTorch examples' "Train Epoch: 3 [2560/60000 (4%)]\tLoss: 0.21" (and OpenCLIP's, counting samples; VITS'

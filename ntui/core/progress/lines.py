@@ -734,6 +734,10 @@ def _bar_form(text: str) -> Point | None:
 _EVAL_SECTION_RE = re.compile(r"\[(?:valid|validation|eval|evaluation|dev|test)\w*\]")
 
 
+#: an epoch of the run's epochs named on a line ("Epoch[3/120]", "epoch: 3 / 120", "Epoch (3/120)")
+_EPOCH_OF_RE_BEFORE = re.compile(r"\b[Ee]poch\s*:?\s*[\[(]?\s*\d+\s*/\s*\d+")
+
+
 def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
     """A training loop's own progress line (:data:`FORMS`)."""
     if forms is FORMS and _FORM_HINT_RE.search(text) is None \
@@ -743,6 +747,8 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
         m = form.regex.search(text)
         if m is None or (form.generic and _EVAL_WORDS_RE.search(text, 0, m.end()) is not None):
             continue
+        if form.run_counter and "poch" in text[:m.start()] and _EPOCH_OF_RE_BEFORE.search(text, 0, m.start()):
+            continue  # the epoch's iterations after its epoch of the run's: a form that reads both says the run's
         if (collection := m.groupdict().get("collection")) is not None \
                 and _EVAL_NAME_WORDS.intersection(_name_words(collection)):
             return None  # an evaluation's scalars under its collection's name (clu's LoggingWriter)

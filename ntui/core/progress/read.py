@@ -183,26 +183,30 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
     if series.samples and "/" in text and (m := _EVALUATED_AT_RE.match(text)) is not None:
         series.evaluated_at(int(m["n"]), int(m["total"]), at)
         return
-    if (step := run_start(text)) is not None:
-        if step == 0 and run_banner(text):
+    # what the program says, read from its first word: a log indented as a whole (a notebook's output pasted as a
+    # markdown code block, a wrapper that indents its child's output) says its start, its end, its length as it
+    # would unindented (the indentation itself still tells a record's continued line: trailing_metrics)
+    said = text.lstrip() if text[:1].isspace() else text
+    if (step := run_start(said)) is not None:
+        if step == 0 and run_banner(said):
             series.banner()  # (each node of a multi-node run prints it: a start only where the step goes back)
         else:
             series.new_start(until_point=True, from_step=step)
-        _declarations(series, text)  # (a start that says the run's length: torchtitan's "..., total steps 300")
-    elif eval_start(text):
+        _declarations(series, said)  # (a start that says the run's length: torchtitan's "..., total steps 300")
+    elif eval_start(said):
         series.evaluation()
-    elif (end := run_end(text)) is not None:
+    elif (end := run_end(said)) is not None:
         series.end(*end)
-    elif run_soft_end(text) or ((saved := checkpoint_at(text)) is not None and _at_last(series, *saved)):
+    elif run_soft_end(said) or ((saved := checkpoint_at(said)) is not None and _at_last(series, *saved)):
         # (a checkpoint saved at the run's last epoch or iteration: its training is over, an evaluation may follow)
         if series.samples and series.stopped is None:  # the loop's end, said also after an error: none was read
             series.end()
             series.soft_end = True
-    elif _declarations(series, text):
+    elif _declarations(series, said):
         pass
     elif series.samples and (metrics := trailing_metrics(text)) is not None:
         series.more_metrics(metrics)  # the rest of the last point's line, wrapped (or its metrics printed apart)
-    elif series.samples and (why := run_stop(text)) is not None:
+    elif series.samples and (why := run_stop(said)) is not None:
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False

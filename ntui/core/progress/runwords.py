@@ -90,7 +90,11 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      # time 1 day, 2:03:04", a timedelta; not timm's best metric, printed after an interrupt too)
                      r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d$"
                      # the TensorFlow Estimator's last word of its train(): "Loss for final step: 0.31."
-                     r"|^Loss for final step: ")
+                     r"|^Loss for final step: "
+                     # the YOLO family's EarlyStopping (its __call__ when patience is exceeded; the loop breaks
+                     # after it): YOLOv5's "Stopping training early as no improvement observed in last 20 epochs.",
+                     # ultralytics' "EarlyStopping: Training stopped early as no improvement observed in ..."
+                     r"|\b(?:Stopping training early|Training stopped early) as no improvement\b")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
@@ -290,7 +294,11 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<g>\d+)ep\b"
                         # DeepSpeed-Chat's training scripts, as each epoch begins: "Beginning of Epoch 1/3, Total Micro
                         # Batches 1200"
-                        r"|\bBeginning of Epoch \d+/(?P<h>\d+)\b")
+                        r"|\bBeginning of Epoch \d+/(?P<h>\d+)\b"
+                        # an epoch's header as the whole message, its number of the run's epochs, spaced or not
+                        # (H2O LLM Studio's train.py: logger.info(f"Training Epoch: {epoch + 1} / {epochs}"); "Train
+                        # epoch 3 / 20", "Starting epoch 2/5"; Keras' bare "Epoch 2/5" is a form's line before this)
+                        r"|^(?:(?:Train(?:ing)?|Start(?:ing)?) )?[Ee]poch:? \[?\d+ ?/ ?(?P<i>\d+)\]?\.{0,3}\s*$")
 
 
 #: t5x's train loop (t5x/train.py, train): "Epoch %d of %d" as each of its periods of eval_period steps begins (its
@@ -320,7 +328,8 @@ def declared_epochs(text: str) -> int | None:
     m = _EPOCHS_RE.search(text)
     if m is None:
         return None
-    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"] or m["g"] or m["h"])
+    value = int(m["a"] or m["b"] or m["c"] or m["d"] or m["e"] or m["f"] or m["g"] or m["h"]
+                or m["i"])
     return value if value > 0 else None
 
 

@@ -556,7 +556,10 @@ class Series:
         again with nothing between is a run started again (a requeued job appending to its log)."""
         total = point.total
         prev = self._last_bar
-        between, self._after_inner = self._after_inner, False
+        between = self._after_inner
+        if prev is None or point.step != prev[0] or total != prev[1]:
+            # (not the same count again: tqdm's close() redraws the bar's last state after the validation's loop)
+            self._after_inner = False
         if between and prev is not None and prev[1] == total and prev[0] is not None and total is not None \
                 and prev[0] >= total and point.step is not None and point.step < prev[0] and not self._fresh \
                 and total == self._bar_total and self.samples:
@@ -681,6 +684,11 @@ class Series:
         if point.phase != "train":
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
+            if point.format == "tqdm" and (last_bar := self._last_bar) is not None and last_bar[1] is not None \
+                    and last_bar[0] >= last_bar[1]:
+                # an evaluation's own bar after the run's bar reached its total: the epoch's validation, between
+                # that bar and the next epoch's (see _round), as a bar held inside the run's is
+                self._after_inner = True
             return
         if point.format == "hf":
             self._evaluation_results(point)
