@@ -185,3 +185,50 @@ def test_a_run_of_epoch_and_iteration_lines_counts_on_across_epochs(tmp_path: Pa
     assert len(series.restarts) == 0
     assert series.step is not None and series.step > 2 * 500
     assert training_loss(series.metrics) == ("loss_pix", 27.0)
+
+
+# ---------------------------------------------------------------- each process's own bar (accelerate, no disable=)
+
+
+def _bar(n: int, total: int, elapsed: int, desc: str = "") -> str:
+    """tqdm's default format_meter: "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"."""
+    pct = 100 * n // total
+    return (f"{desc}{pct:3d}%|{'█' * (pct // 10):<10}| {n}/{total} [00:{elapsed:02d}<00:{max(0, 60 - elapsed):02d}, "
+            " 9.80it/s]")
+
+
+def _processes(total: int, lags: tuple[int, ...], epochs: int = 1, desc: str = "") -> str:
+    """huggingface/accelerate, examples/by_feature/*.py and diffusers' train scripts: tqdm(..., disable=not
+    accelerator.is_local_main_process) draws rank 0's bar only; without it every process draws its own bar on the
+    same stream, each redrawn at its own count every mininterval (tqdm's default 0.1 s), their times together."""
+    redraws = []
+    for epoch in range(epochs):
+        for n in range(0, total + 1, 10):
+            redraws += [_bar(max(0, n - lag), total, n // 10, desc.format(epoch)) for lag in lags]
+        redraws.append("\n")
+    return "\r".join(redraws)
+
+
+def test_each_processs_own_bar_of_the_run_is_no_restart(tmp_path: Path) -> None:
+    """accelerate without disable=: four processes' bars over the run's steps, interleaved, their counts up to 50
+    steps apart (a redraw interval at a fast loop's rate): the run's bar, its step the furthest drawn, no restart."""
+    for lags in ((0, 3, 6, 9), (0, 20, 40, 50)):
+        series, _ = _read(tmp_path, [_processes(500, lags)])
+        assert (series.step, series.run_total, len(series.restarts)) == (500, 500, 0)
+
+
+def test_each_processs_own_bar_of_an_epoch_is_no_restart(tmp_path: Path) -> None:
+    """The same with each epoch's bar ("Epoch {epoch}: " its description, accelerate's nlp_example.py style loops
+    over train_dataloader): no restart within an epoch, nor at the next epoch's bar."""
+    series, _ = _read(tmp_path, [_processes(300, (0, 20, 40, 50), epochs=3, desc="Epoch {}: ")])
+    assert (series.step, len(series.restarts)) == (900, 0)
+
+
+def test_a_bar_whose_time_starts_again_is_a_restart(tmp_path: Path) -> None:
+    """A bar that goes back and whose elapsed time starts again is a new process's (a requeued job appending to its
+    log; tqdm(initial=200) where it resumes at a checkpoint's step), however far behind: a restart."""
+    lines = [_bar(n, 500, n // 10) for n in range(0, 301, 20)]
+    series, _ = _read(tmp_path, [*lines, *(_bar(n, 500, (n - 200) // 10) for n in range(200, 261, 20))])
+    assert (series.step, len(series.restarts)) == (260, 1)
+    series, _ = _read(tmp_path, [*lines, *(_bar(n, 500, n // 10) for n in range(0, 61, 20))])
+    assert (series.step, len(series.restarts)) == (60, 1)

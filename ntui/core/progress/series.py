@@ -539,13 +539,29 @@ class Series:
         interleave a step or two apart (:data:`JITTER_STEPS`, or a hundredth of the total), their elapsed times
         together. A restart goes back further (to 0, to a checkpoint's step) and its bar's time starts again."""
         last = self.samples[-1] if self.samples else None
-        if point.format != "tqdm" or point.per_epoch or point.rank is not None or last is None or self._fresh \
-                or point.step is None or point.total is None or point.total != self._bar_total \
-                or point.step >= last.step or last.segment != len(self.restarts):
+        if point.format != "tqdm" or point.rank is not None or last is None or self._fresh or point.step is None \
+                or point.total is None or last.segment != len(self.restarts):
             return False
-        if last.step - point.step > max(JITTER_STEPS, point.total // 100):
+        ahead = last.step
+        if point.per_epoch:  # an epoch's bar ("Epoch 3: 40%|..."): behind this epoch's last count, of its total
+            raw = self._raw
+            if raw is None or point.epoch != raw[2] or point.total != raw[1] or point.step >= raw[0]:
+                return False
+            ahead = raw[0]
+        elif point.total != self._bar_total or point.step >= last.step or self._last_bar is None \
+                or self._last_bar[1] != point.total:
             return False
-        return point.elapsed is None or self._last_elapsed is None or point.elapsed + JITTER_S >= self._last_elapsed
+        timed = point.elapsed is not None and self._last_elapsed is not None
+        if point.elapsed is not None and self._last_elapsed is not None \
+                and point.elapsed + JITTER_S < self._last_elapsed:
+            return False  # its time started again: a restart's bar
+        if ahead - point.step <= max(JITTER_STEPS, point.total // 100):
+            return True
+        # further behind: another process's bar over the same steps where both bars' times are known, its time
+        # with the run's (a restart's bar starts its time again, tqdm's elapsed from 0, also where it starts at a
+        # checkpoint's step). accelerate's loops draw one bar a process unless they pass disable=not
+        # accelerator.is_local_main_process; each redraws every mininterval, at its own count
+        return timed
 
     def _round(self, point: Point) -> Point:
         """A bar of no epoch's name that starts again from its beginning right after it reached its total, of the
