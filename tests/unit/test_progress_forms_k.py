@@ -72,7 +72,10 @@ def test_an_indented_log_says_its_end_as_it_would_unindented(tmp_path: Path) -> 
     series, words = _read(tmp_path, lines)
     assert (series.step, series.run_total) == (14, 50)
     assert "done" in words
-    series, words = _read(tmp_path, lines[:-1])
+    series, words = _read(tmp_path, lines[:-1])  # the early stop's line alone
+    assert "done" in words
+    series, words = _read(tmp_path, [*_ultralytics_rows(50, 14, "    "), "", lines[-1]])  # its count alone
+    assert (series.step, series.run_total) == (14, 50)
     assert "done" in words
     series, words = _read(tmp_path, _ultralytics_rows(50, 14, "    "))  # cut mid-run: not done
     assert series.step == 14 and "done" not in words
@@ -138,6 +141,19 @@ def test_an_epochs_bar_again_after_its_validation_is_the_next_epoch(tmp_path: Pa
              *_llmstudio_epoch(2, 3, 80, mid_eval=False, closed=False)]
     series, _ = _read(tmp_path, lines)
     assert (series.step, series.run_total, len(series.restarts)) == (240 + 80, 3 * 240, 0)
+
+
+def test_an_epochs_bar_again_after_its_epoch_header_is_the_next_epoch(tmp_path: Path) -> None:
+    """h2o-llmstudio train.py with no validation between two epochs (its evaluation every few epochs): the loop's
+    "Training Epoch: 2 / 3" header between the bar's end and its next start says the next epoch begins."""
+    bar = "2024-03-02 10:00:{:02d},000 - INFO: train loss: 1.{:02d}: {:3d}%|{:<10}| {}/200 [00:{:02d}<00:10,  2.00it/s]"
+    lines = []
+    for epoch, upto in ((1, 200), (2, 200), (3, 120)):
+        lines.append(f"2024-03-02 10:00:00,000 - INFO: Training Epoch: {epoch} / 3")
+        lines += [bar.format(n // 10, 90 - n // 10, n // 2, "#" * (n // 20), n, n // 20)
+                  for n in range(0, upto + 1, 40)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.step, series.run_total, len(series.restarts)) == (2 * 200 + 120, 600, 0)
 
 
 def test_an_epochs_bar_again_with_nothing_between_is_still_a_restart(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from ntui.core.progress.runwords import (
     declared_steps_flag,
     declared_total,
     declared_train_batch,
+    epoch_header,
     eval_start,
     period_steps,
     run_banner,
@@ -203,7 +204,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             series.end()
             series.soft_end = True
     elif _declarations(series, said):
-        pass
+        if epoch_header(said):  # (an epoch begins: the run's bar from 0 after its total is that epoch's)
+            series.epoch_begins()
     elif series.samples and (metrics := trailing_metrics(text)) is not None:
         series.more_metrics(metrics)  # the rest of the last point's line, wrapped (or its metrics printed apart)
     elif series.samples and (why := run_stop(said)) is not None:

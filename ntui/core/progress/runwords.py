@@ -15,7 +15,7 @@ import re
 from ntui.core.slurm.srunlines import TASK_END, parse_cancel
 
 __all__ = ["declared_epochs", "declared_examples", "declared_per_epoch", "declared_steps_flag", "declared_total",
-           "declared_train_batch", "eval_start", "run_banner",
+           "declared_train_batch", "epoch_header", "eval_start", "run_banner",
            "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters"]
 
 
@@ -295,10 +295,17 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
                         # DeepSpeed-Chat's training scripts, as each epoch begins: "Beginning of Epoch 1/3, Total Micro
                         # Batches 1200"
                         r"|\bBeginning of Epoch \d+/(?P<h>\d+)\b"
-                        # an epoch's header as the whole message, its number of the run's epochs, spaced or not
-                        # (H2O LLM Studio's train.py: logger.info(f"Training Epoch: {epoch + 1} / {epochs}"); "Train
-                        # epoch 3 / 20", "Starting epoch 2/5"; Keras' bare "Epoch 2/5" is a form's line before this)
+                        # an epoch's header (_EPOCH_HEADER_RE): the run's epochs
                         r"|^(?:(?:Train(?:ing)?|Start(?:ing)?) )?[Ee]poch:? \[?\d+ ?/ ?(?P<i>\d+)\]?\.{0,3}\s*$")
+#: an epoch's header as the whole message, its number of the run's epochs, spaced or not (H2O LLM Studio's train.py:
+#: logger.info(f"Training Epoch: {epoch + 1} / {epochs}"); "Train epoch 3 / 20", "Starting epoch 2/5"; Keras' bare
+#: "Epoch 2/5" is a form's line, read before this): the run's epochs, and that an epoch begins
+_EPOCH_HEADER_RE = re.compile(r"^(?:(?:Train(?:ing)?|Start(?:ing)?) )?[Ee]poch:? \[?\d+ ?/ ?\d+\]?\.{0,3}\s*$")
+
+
+def epoch_header(text: str) -> bool:
+    """Whether the line is an epoch's header of the run's epochs (:data:`_EPOCH_HEADER_RE`): an epoch begins."""
+    return "poch" in text and _EPOCH_HEADER_RE.match(text) is not None
 
 
 #: t5x's train loop (t5x/train.py, train): "Epoch %d of %d" as each of its periods of eval_period steps begins (its

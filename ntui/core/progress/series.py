@@ -219,6 +219,13 @@ class Series:
         known yet (an evaluation before the training), the bar after the evaluation's end, of another total."""
         self._evaluating, self._eval_bar, self._eval_held = True, None, 0
 
+    def epoch_begins(self) -> None:
+        """The loop said that an epoch begins (its header, "Training Epoch: 2 / 3"): where the run's bar reached its
+        total, its bar from 0 next is that epoch's (:meth:`_round`), as after a validation's bar between."""
+        last_bar = self._last_bar
+        if last_bar is not None and last_bar[1] is not None and last_bar[0] >= last_bar[1]:
+            self._after_inner = True
+
     def more_metrics(self, metrics: dict[str, float]) -> None:
         """Metrics said on a line of their own after the last point: the last step's."""
         self.metrics.update(metrics)
