@@ -880,7 +880,11 @@ def _counters(text: str) -> Point | None:
         # a counter alone on its line, the header of the block of metrics that follows (Composer's "[batch=3/12]:"),
         # or after the epoch it counts in ("[epoch=2][batch=30/40]:": a batch of the epoch's, from 1)
         n, total = int(m["n"].replace(",", "")), int(m["t"].replace(",", "")) if m["t"] else None
-        if head.groupdict().get("e") is not None and best[1]["key"].lower() in _INNER_COUNTERS and total is not None:
+        if head.groupdict().get("e") is not None and best[1]["key"].lower() in _INNER_COUNTERS:
+            if total is None:  # a batch of its epoch, the epoch's length unknown ("[epoch=2][batch=30]:", Composer's
+                # where its dataloader has no len): the run counts epochs, the next epoch's batch 1 no restart
+                return Point("log", int(head["e"]), None, float(head["e"]), form="counters", counts_epochs=True,
+                             batch=n)
             return Point("log", n, total, float(head["e"]), per_epoch=True, first_epoch=1, form="counters")
         named = tail.groupdict().get("e")  # (OLMo's "[step=10/20000,epoch=0]")
         return Point("log", n, total, float(named) if named is not None else None, form="counters")
@@ -1076,6 +1080,10 @@ _HEAD_ITEM = (
     r"\[?\d{4}[-/]\d\d[-/]\d\d[ T,_]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
     r"|\[?\d\d/\d\d(?:/\d{2,4})?[ ,]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: [AP]M)?\]?"
     r"|\[?\d+:\d\d:\d\d(?:[.,]\d+)?\]?"  # (a time, or the time elapsed: "0:41:03", "101:20:00")
+    # syslog's time (moreutils' ts default "%b %d %H:%M:%S", journalctl's short form, logger's), with the host and
+    # the program's tag journald and syslog write after it: "Dec 05 10:11:12 node01 python3[4121]: "
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
+    r"(?: [A-Za-z][\w.-]* [\w./-]+\[\d+\]:)?"
     r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"
     rf"|{_LEVEL}:[\w.<>-]+:"
     rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
@@ -1087,9 +1095,10 @@ _HEAD_ITEM = (
 _HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:\]|])))+")
 #: what a header must hold to be one: a time or a level (not a line that starts with a bracketed word)
 _HEADER_SAYS_RE = re.compile(rf"\d\d:\d\d:\d\d|{_LEVEL}")
-_HEADER_FIRST = frozenset("[(|0123456789DIWEFCNT")
+_HEADER_FIRST = frozenset("[(|0123456789DIWEFCNTJMASO")
 _STAMP_THIRD = frozenset("0123456789-/:")
 _LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "FATAL", "NOTICE", "TRACE")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def unheader(text: str) -> str:
@@ -1097,7 +1106,8 @@ def unheader(text: str) -> str:
     it has none, or where nothing follows it."""
     first = text[:1]
     if first not in _HEADER_FIRST or (first.isdigit() and text[2:3] not in _STAMP_THIRD) \
-            or (first.isalpha() and not text[1:2].isdigit() and not text.startswith(_LEVELS)):
+            or (first.isalpha() and not text[1:2].isdigit() and not text.startswith(_LEVELS)
+                and (text[3:4] != " " or not text.startswith(_MONTHS))):
         return text  # (a date or a time has a digit, a "-", "/" or ":" third: not a bar's "45%|"; a word a level)
     m = _HEADER_RE.match(text)
     if m is None or m.end() >= len(text) or _HEADER_SAYS_RE.search(text, 0, m.end()) is None:
@@ -1161,6 +1171,8 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
         if stamp is None and clock is None and body is not msg.text and point.format != "tqdm":
             stamp, clock = _short_stamp(msg.text, len(msg.text) - len(body))  # in the header taken off
         rank = msg.prefix.rank
+        if rank is None:  # torch elastic's --tee/--redirects label of the worker alone ("[default1]:", "[host:1]:"):
+            rank = msg.prefix.local_rank  # its local rank tells its lines from the other workers' it interleaves with
         if rank is None and point.format != "tqdm" and "[Rank " in msg.text:
             rank = _deepspeed_rank(msg.text[:len(msg.text) - len(body) + 12])
         if rank is None and point.format == "log" and ("Rank" in point.metrics or "rank" in point.metrics

@@ -85,27 +85,22 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
 
 @dataclass
 class Labels:
-    """The launcher's labels a log's lines began with so far (:func:`relabel`'s state)."""
+    """The launcher's label the line of the last piece began with (:func:`relabel`'s state)."""
 
-    label: str = ""  # the label of the line the last piece was on
-    first: str = ""  # the first label seen
-    several: bool = False  # another label was seen since: the log interleaves tasks
+    label: str = ""
 
 
 def relabel(text: str, labels: Labels) -> str:
     """A piece of a line as :func:`feed_line` reads it: a piece that followed a carriage return (it starts with it: a
     redraw on the same line) gets the launcher's label its line began with (srun -l writes it once, before the first
-    redraw), so that every task's redraws stay that task's where the log interleaves several (one task's log is
-    read as it was)."""
+    redraw; torch elastic's tail of a worker's file once per piece it read, a chunk of redraws), so that every task's
+    redraws stay that task's, also those drawn before a second task's first line showed that the log interleaves
+    several."""
     if text[:1] == "\r":
         text, label = text[1:], labels.label
-        return label + text if label and labels.several and not text.startswith(label) else text
+        return label + text if label and not text.startswith(label) else text
     if text[:1] in _LABEL_FIRST and (m := _LABEL_RE.match(text)) is not None:
-        labels.label = label = m.group()
-        if not labels.first:
-            labels.first = label
-        elif label != labels.first:
-            labels.several = True
+        labels.label = m.group()
     else:
         labels.label = ""
     return text
@@ -198,6 +193,10 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.evaluation()
     elif (end := run_end(said)) is not None:
         series.end(*end)
+    elif series.in_periods and series.samples and said.rstrip() == "Finished.":
+        # t5x's train loop's last word (its _cleanup after the loop over its periods of steps: "Epoch 3 of 20"); a
+        # bare "Finished." says nothing of a training outside such a loop
+        series.end()
     elif run_soft_end(said) or ((saved := checkpoint_at(said)) is not None and _at_last(series, *saved)):
         # (a checkpoint saved at the run's last epoch or iteration: its training is over, an evaluation may follow)
         if series.samples and series.stopped is None:  # the loop's end, said also after an error: none was read

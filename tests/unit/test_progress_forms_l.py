@@ -1,0 +1,217 @@
+"""General mechanisms of the progress reader, round l (issue [progress-real]): the ways logs get into files, the layer
+between the program and the reader (a launcher's tee, a timestamping pipe, syslog, a requeued job's appended output,
+a console logger with no total), each read from the source of the program that writes it; each test names the
+repository, the file and the function. Every line here is written for the test, in the layout those sources give,
+with values of our own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ntui.core.progress.lines import parse_line, training_loss, unheader
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import Series, estimate
+
+
+def _read(tmp_path: Path, data: str | bytes) -> tuple[Series, str]:
+    log = tmp_path / "run.log"
+    if isinstance(data, str):
+        log.write_text(data)
+    else:
+        log.write_bytes(data)
+    series = read_progress(log)
+    return series, estimate(series, now=0.0, time_left_s=None).words
+
+
+def _hf_run(upto: int, total: int = 800, start: int = 40) -> list[str]:
+    """huggingface/transformers, trainer.py, Trainer._inner_training_loop and Trainer.log: the run's banner with its
+    "Total optimization steps", then the log dicts and the tqdm bar's redraws (each on its own line, as tqdm writes
+    to a file that is no terminal)."""
+    lines = ["***** Running training *****", "  Num examples = 12,800", "  Num Epochs = 1",
+             f"  Total optimization steps = {total:,}"]
+    for s in range(start, upto + 1, 40):
+        lines += [f"{{'loss': {3.0 - s / 1000:.4f}, 'grad_norm': 0.81, 'learning_rate': 3e-05, "
+                  f"'epoch': {s / total:.2f}}}",
+                  f" {s * 100 // total}%|███▏      | {s}/{total} [02:{s % 60:02d}<04:10,  3.17it/s]"]
+    return lines
+
+
+# ---------------------------------------------------------------- timestamps added outside the program
+
+
+def test_moreutils_ts_and_syslog_times_are_a_header_taken_off() -> None:
+    """joeyh/moreutils, ts (its default format "%b %d %H:%M:%S" before each line it reads); systemd/systemd,
+    src/journal/journalctl (the short output: "%b %d %H:%M:%S host tag[pid]: message", as syslog writes it): the
+    time and the journal's host and tag are a header before the program's message; a month's word that starts a
+    message is not one."""
+    assert unheader("Dec 05 10:11:12 {'loss': 1.2}") == "{'loss': 1.2}"
+    assert unheader("Mar  7 09:00:01 gpu-b03 python3[30121]: Training completed.") == "Training completed."
+    assert unheader("Dec 05 10:11:12.250 Saving model checkpoint") == "Saving model checkpoint"
+    assert unheader("May the loss go down") == "May the loss go down"
+    assert unheader("Sept 5 runs") == "Sept 5 runs"
+
+
+def test_a_run_under_ts_reads_its_loss_dicts(tmp_path: Path) -> None:
+    """joeyh/moreutils, ts: "python train.py | ts" puts its time before every line, the Trainer's log dicts
+    (transformers trainer.py, Trainer.log) too: the dicts are read behind it, as are the bar's counts."""
+    lines = _hf_run(480)
+    series, _ = _read(tmp_path, "\n".join(f"Dec 05 10:{i // 60:02d}:{i % 60:02d} {line}"
+                                          for i, line in enumerate(lines)) + "\n")
+    assert (series.step, series.run_total) == (480, 800)
+    assert training_loss(series.metrics) == ("loss", 2.52)
+
+
+def test_a_run_through_journald_reads_its_loss_dicts(tmp_path: Path) -> None:
+    """systemd/systemd, journalctl's short output of a unit's (or systemd-run's, or logger's) stdout: "Dec 05
+    10:11:12 host tag[pid]: " before each line."""
+    lines = _hf_run(480)
+    series, _ = _read(tmp_path, "\n".join(f"Dec 05 10:11:{i % 60:02d} node07 python3[4242]: {line}"
+                                          for i, line in enumerate(lines)) + "\n")
+    assert (series.step, series.run_total) == (480, 800)
+    assert training_loss(series.metrics) == ("loss", 2.52)
+
+
+def test_kubectl_timestamps_and_crlf_line_ends_change_nothing(tmp_path: Path) -> None:
+    """kubernetes/kubectl, pkg/cmd/logs (--timestamps: the RFC 3339 time with nanoseconds and "Z" before each line);
+    a log written with CRLF line ends (a Windows-side copy): the same run read."""
+    lines = _hf_run(480)
+    series, _ = _read(tmp_path, "".join(f"2024-05-01T10:11:{i % 60:02d}.123456789Z {line}\r\n"
+                                        for i, line in enumerate(lines)))
+    assert (series.step, series.run_total, len(series.restarts)) == (480, 800, 0)
+    assert training_loss(series.metrics) == ("loss", 2.52)
+
+
+def test_nul_padding_after_a_crash_is_no_line(tmp_path: Path) -> None:
+    """A file whose last blocks a crashed node's filesystem left as NULs (Lustre, NFS after a client's crash), then a
+    requeued job's output appended after them (Slurm's --open-mode=append): the NULs say nothing; the run's start
+    again is read as one."""
+    first = "\n".join(_hf_run(480)) + "\n"
+    again = "\n".join(["  Continuing training from global step 400", *_hf_run(640, start=440)[4:]]) + "\n"
+    series, _ = _read(tmp_path, first.encode() + b"\0" * 512)
+    assert (series.step, len(series.restarts)) == (480, 0)
+    series, _ = _read(tmp_path, first.encode() + b"\0" * 512 + again.encode())
+    assert (series.step, series.run_total, len(series.restarts)) == (640, 800, 1)
+
+
+# ---------------------------------------------------------------- torchrun's --tee / --redirects
+
+
+def test_torchrun_tee_labels_each_workers_chunk_of_redraws(tmp_path: Path) -> None:
+    """pytorch/pytorch, torch/distributed/elastic/multiprocessing/tail_log.py, tail_logfile: each readline() of a
+    worker's file is written with the header "[{name}{local_rank}]:" before it; a tqdm bar's redraws (\\r, no
+    newline) come as one chunk per read, the header before the chunk only. Two workers' chunks interleave: each
+    worker's redraws stay its own (no restart where the second worker's bar starts behind the first's), also those
+    of the first chunk, drawn before the second worker's label was ever seen."""
+    bars = [f"\r {s * 100 // 900}%|██        | {s}/900 [00:{s % 60:02d}<01:40,  6.02it/s]" for s in range(1, 601)]
+    text = ""
+    for i in range(0, 600, 30):
+        text += "[default0]:" + "".join(bars[i:i + 30]) + "\n" + "[default1]:" + "".join(bars[i:i + 30]) + "\n"
+    series, _ = _read(tmp_path, text)
+    assert (series.step, series.run_total, len(series.restarts)) == (600, 900, 0)
+
+
+def test_torchrun_tee_label_without_a_global_rank_says_the_worker() -> None:
+    """pytorch/pytorch, torch/distributed/elastic/multiprocessing/api.py (the default log line prefix
+    "[{role}{local_rank}]:") and tail_log.py: a point read behind the label is that worker's."""
+    point = parse_line("[default3]: 40%|████      | 360/900 [01:00<01:30,  6.02it/s]")
+    assert point is not None
+    assert (point.step, point.rank) == (360, 3)
+    point = parse_line("[rank2]:[default0]: 40%|████      | 360/900 [01:00<01:30,  6.02it/s]")
+    assert point is not None and point.rank == 2  # the global rank, where the line says it
+
+
+# ---------------------------------------------------------------- Slurm's --open-mode=append over requeues
+
+
+def test_a_requeued_jobs_appended_output_is_a_restart_and_goes_on(tmp_path: Path) -> None:
+    """SchedMD/slurm, src/slurmd/slurmstepd/req.c (and step_terminate_monitor): "*** JOB %u ON %s CANCELLED AT %s DUE
+    TO PREEMPTION ***" (or TIME LIMIT) between the first allocation's output and the requeued job's, appended to the
+    same file under --open-mode=append; the Trainer resumed from its checkpoint ("Continuing training from global
+    step", transformers trainer.py): one restart, the run's step the second allocation's."""
+    stop = "slurmstepd: error: *** JOB 55120 ON gpu-c011 CANCELLED AT 2024-05-01T10:11:12 DUE TO PREEMPTION ***"
+    again = ["  Continuing training from global step 400", *_hf_run(640, start=440)]
+    series, words = _read(tmp_path, "\n".join([*_hf_run(480), stop, *again]) + "\n")
+    assert (series.step, series.run_total, len(series.restarts)) == (640, 800, 1)
+    assert "stopped" not in words and "done" not in words
+    series, words = _read(tmp_path, "\n".join([*_hf_run(480), stop]) + "\n")
+    assert series.step == 480 and "stopped" in words
+
+
+# ---------------------------------------------------------------- Composer's console logger with no epoch length
+
+
+def _composer(epochs: int, batches: int, total: bool) -> list[str]:
+    """mosaicml/composer, composer/loggers/console_logger.py, ConsoleLogger._get_progress_string and log_to_console:
+    with max_duration in epochs, "[epoch={e}][batch={b}/{len}]:" where the dataloader has a length, else
+    "[epoch={e}][batch={b}]:", its metrics on the tab-indented lines after it; the evaluation's
+    "[Eval batch={b}/{n}] Eval on {label} data"."""
+    lines = ["******************************", "Config:", f"max_duration: {epochs}ep",
+             "******************************"]
+    for e in range(1, epochs + 1):
+        for b in range(8, batches + 1, 8):
+            lines += [f"[epoch={e}][batch={b}{f'/{batches}' if total else ''}]:",
+                      f"\t Train loss/train/total: {4.0 - e * 0.4 - b / 1000:.4f}", "\t Train time/batch: 1"]
+        lines += ["[Eval batch=1/4] Eval on eval data", "[Eval batch=4/4] Eval on eval data:",
+                  "\t Eval metrics/eval/LanguageCrossEntropy: 2.71"]
+    return lines
+
+
+def test_composers_batch_of_an_epoch_with_no_length_is_no_restart(tmp_path: Path) -> None:
+    """mosaicml/composer, console_logger.py, _get_progress_string: where the dataloader has no length the batch is
+    the epoch's (batch_in_epoch) with no total: the next epoch's batch from the start is that epoch's, not a restart;
+    the run counts epochs."""
+    series, words = _read(tmp_path, "\n".join(_composer(4, 48, total=False)[:-12]) + "\n")
+    assert len(series.restarts) == 0
+    assert (series.step, series.run_total) == (4, 4)
+    assert training_loss(series.metrics) == ("loss/train/total", 2.376)  # epoch 4, batch 24
+    assert "done" not in words
+    point = parse_line("[epoch=2][batch=16]:")
+    assert point is not None and point.counts_epochs and (point.step, point.batch) == (2, 16)
+
+
+def test_composers_batch_of_an_epoch_with_its_length_counts_batches(tmp_path: Path) -> None:
+    """The same logger where the dataloader has a length ("[epoch=2][batch=16/48]:"): the run's batches."""
+    series, _ = _read(tmp_path, "\n".join(_composer(3, 48, total=True)[:-9]) + "\n")
+    assert len(series.restarts) == 0
+    assert (series.step, series.run_total) == (128, 144)  # epoch 3, batch 32 of 48
+
+
+# ---------------------------------------------------------------- t5x's end
+
+
+def _t5x(periods: int, done: int) -> list[str]:
+    """google-research/t5x, t5x/train.py, train: "Epoch %d of %d" as each period of steps begins, "Training for %d
+    steps.", clu's LoggingWriter scalars "[step] collection=train ...", "END Train loop."; after the loop _cleanup()
+    logs "Finished."."""
+    head = "I1205 10:11:12.000321 140001 {}] "
+    lines: list[str] = []
+    step = 0
+    for period in range(done):
+        lines += [head.format("train.py:450") + f"Epoch {period} of {periods}",
+                  head.format("train.py:462") + "Training for 1000 steps."]
+        for k in range(5):
+            step += 200
+            lines.append(head.format("logging_writer.py:48") + f"[{step}] collection=train accuracy=0.52, "
+                         f"cross_ent_loss=1.{k}4, learning_rate=0.001, loss=1.{k}6, timing/seconds=21.3")
+        lines += [head.format("train.py:490") + "END Train loop.", head.format("train.py:503") + "Saving checkpoint."]
+    return lines
+
+
+def test_t5xs_finished_after_its_loop_ends_the_run(tmp_path: Path) -> None:
+    """t5x/train.py, train's _cleanup: logging.info('Finished.') after the loop over the periods, all of them or
+    fewer (trainer.stop_training: "Stopping training loop early since `stop_training` is requested."): the run is
+    over where it stopped; without it, a run two periods into three is not."""
+    end = "I1205 10:41:12.000321 140001 train.py:231] Finished."
+    series, words = _read(tmp_path, "\n".join([*_t5x(3, 2), end]) + "\n")
+    assert (series.step, series.run_total) == (2000, 3000)
+    assert "done" in words
+    series, words = _read(tmp_path, "\n".join(_t5x(3, 2)) + "\n")
+    assert "done" not in words
+
+
+def test_a_bare_finished_outside_t5xs_loop_says_no_end(tmp_path: Path) -> None:
+    """A "Finished." that no periods' loop printed (a data step's, a download's) ends nothing: the run goes on."""
+    lines = [*_hf_run(480), "Finished."]
+    series, words = _read(tmp_path, "\n".join(lines) + "\n")
+    assert series.step == 480
+    assert "done" not in words
