@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss, unheader
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import run_stop
 from ntui.core.progress.series import Series, estimate
 
 
@@ -215,3 +216,56 @@ def test_a_bare_finished_outside_t5xs_loop_says_no_end(tmp_path: Path) -> None:
     series, words = _read(tmp_path, "\n".join(lines) + "\n")
     assert series.step == 480
     assert "done" not in words
+
+
+# ---------------------------------------------------------------- what the layer around the program says of its end
+
+
+def test_slurmstepds_cancel_reasons_are_said() -> None:
+    """SchedMD/slurm, src/slurmd/slurmstepd/req.c, _handle_signal_container: "*** %s ON %s CANCELLED AT %s DUE TO
+    TIME LIMIT ***", "... DUE TO PREEMPTION ***" (a requeue may follow), "... DUE TO NODE FAILURE, SEE SLURMCTLD LOG
+    FOR DETAILS ***"; a plain cancel has no reason."""
+    at = "slurmstepd: error: *** JOB 60311 ON gpu-d004 CANCELLED AT 2024-06-02T08:09:10"
+    assert run_stop(f"{at} DUE TO PREEMPTION ***") == "cancelled: preempted"
+    assert run_stop(f"{at} DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***") == "cancelled: a node failed"
+    assert run_stop(f"{at} DUE TO TIME LIMIT ***") == "cancelled at its time limit"
+    assert run_stop(f"{at} ***") == "cancelled"
+
+
+def test_sruns_report_of_a_tasks_non_zero_exit_stops_the_run(tmp_path: Path) -> None:
+    """SchedMD/slurm, src/srun (its task exit report): "srun: error: %s: task %s: Exited with exit code %d" for a
+    non-zero code only: the run stopped with an error where its training had not ended; after the Trainer's summary
+    of a finished run (a failure at teardown) the run is done all the same."""
+    assert run_stop("srun: error: gpu-d004: tasks 0-3: Exited with exit code 2") \
+        == "an error: a task exited with code 2"
+    assert run_stop("srun: error: gpu-d004: task 1: Exited with exit code 0") is None
+    exit_line = "srun: error: gpu-d004: task 0: Exited with exit code 1"
+    _, words = _read(tmp_path, "\n".join([*_hf_run(480), exit_line]) + "\n")
+    assert "stopped" in words and "exited with code 1" in words
+    summary = "{'train_runtime': 512.3, 'train_samples_per_second': 25.0, 'train_steps_per_second': 1.56, " \
+              "'train_loss': 2.61, 'epoch': 1.0}"
+    _, words = _read(tmp_path, "\n".join([*_hf_run(800), summary, exit_line]) + "\n")
+    assert "done" in words
+
+
+def test_slurmstepds_oom_kill_event_in_both_spellings() -> None:
+    """SchedMD/slurm, src/plugins/task/cgroup (22.05: "Detected %u oom-kill event(s) in %ps cgroup."; later releases:
+    "Detected %u oom_kill event in %ps. Some of the step tasks have been OOM Killed.")."""
+    assert run_stop("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=60311.0 cgroup.") \
+        == "out of memory (killed)"
+    assert run_stop("slurmstepd: error: Detected 2 oom_kill events in StepId=60311.batch. Some of the step tasks "
+                    "have been OOM Killed.") == "out of memory (killed)"
+
+
+def test_systemds_main_process_exit_in_the_journal_stops_the_run(tmp_path: Path) -> None:
+    """systemd/systemd, src/core/service.c, service_sigchld_event: "Main process exited, code=%s, status=%i/%s" of a
+    run under systemd-run or a user unit, in the journal with the program's lines: killed or dumped by a signal, or
+    exited with a failure, stops the run; status 0 says nothing."""
+    assert run_stop("train.service: Main process exited, code=killed, status=9/KILL") == "killed by a signal"
+    assert run_stop("train.service: Main process exited, code=dumped, status=11/SEGV") == "killed by a signal"
+    assert run_stop("train.service: Main process exited, code=exited, status=1/FAILURE") == "an error: it exited"
+    assert run_stop("train.service: Main process exited, code=exited, status=0/SUCCESS") is None
+    lines = [f"Dec 05 10:11:{i % 60:02d} node07 python3[4242]: {line}" for i, line in enumerate(_hf_run(480))]
+    lines.append("Dec 05 10:12:00 node07 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL")
+    series, words = _read(tmp_path, "\n".join(lines) + "\n")
+    assert series.step == 480 and "stopped (killed by a signal)" in words

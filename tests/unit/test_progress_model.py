@@ -236,4 +236,5 @@ def test_slurms_cancel_and_killed_tasks_stop_the_run_in_every_versions_words() -
         "cancelled at its time limit"
     assert run_stop(f"slurmstepd: error: *** JOB 12 ON nid001 {at} ***") == "cancelled"
     assert run_stop("srun: error: nid001: tasks 0-3: Killed") == "killed"
-    assert run_stop("srun: error: nid001: task 3: Exited with exit code 1") is None
+    # (srun reports a task's exit only where its code is not 0: the step failed; round l)
+    assert run_stop("srun: error: nid001: task 3: Exited with exit code 1") == "an error: a task exited with code 1"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ntui.core.slurm.srunlines import TASK_END, parse_cancel
+from ntui.core.slurm.srunlines import EXIT_CODE, TASK_END, parse_cancel
 
 __all__ = ["declared_epochs", "declared_examples", "declared_per_epoch", "declared_steps_flag", "declared_total",
            "declared_train_batch", "epoch_header", "eval_start", "run_banner",
@@ -245,7 +245,8 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # the process's own end by a fault, the kernel's memory killer (Slurm's cgroup: "Detected 1 oom-kill event(s)"),
     # a CUDA or NCCL error, a failed worker of torch elastic ("failed (exitcode: 1)")
     ("fault", re.compile(r"\b(?:Segmentation fault|Bus error|Floating point exception)\b"), "an error: a crash"),
-    ("oom-kill", re.compile(r"\boom[-_]kill\b|\bOut of memory: Killed process\b"), "out of memory (killed)"),
+    # (slurmstepd's "oom-kill event(s)" of 22.05, "oom_kill event" of later releases; systemd's result 'oom-kill')
+    ("oom", re.compile(r"\boom[-_]kill\b|\bOut of memory: Killed process\b"), "out of memory (killed)"),
     ("CUDA error", re.compile(r"\bCUDA error: "), "an error: a CUDA error"),
     ("NCCL error", re.compile(r"\bNCCL error\b"), "an error: an NCCL error"),
     ("exitcode", re.compile(r"\bfailed \(exitcode: -?[1-9]\d*\)"), "an error: a worker failed"),
@@ -257,16 +258,30 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # Lightning's trainer on a Ctrl-C (its call._call_and_handle_interrupt): "Detected KeyboardInterrupt, attempting
     # graceful shutdown ..."
     ("KeyboardInterrupt", re.compile(r"\bDetected KeyboardInterrupt, attempting graceful shutdown"), "interrupted"),
+    # systemd's end of a unit's main process (service.c's "Main process exited, code=%s, status=%i/%s", seen in the
+    # journal of a run under systemd-run or a user unit): killed by a signal, dumped core, or exited with a failure
+    ("Main process exited", re.compile(r"\bMain process exited, code=(?:killed|dumped), status="),
+     "killed by a signal"),
+    ("Main process exited", re.compile(r"\bMain process exited, code=exited, status=[1-9]"), "an error: it exited"),
 )
+
+
+#: slurmstepd's reasons of a cancel (req.c: TIME LIMIT, PREEMPTION, NODE FAILURE; a signal's otherwise) as words
+_CANCEL_WORDS = {"TIME LIMIT": "cancelled at its time limit", "PREEMPTION": "cancelled: preempted",
+                 "NODE FAILURE": "cancelled: a node failed"}
 
 
 def run_stop(text: str) -> str | None:
     """What stopped the run, when the line says it was stopped rather than finished: slurmstepd's cancel and srun's
     report of a killed task (their forms are :mod:`ntui.core.slurm.srunlines`'), or :data:`_STOPS`; else None."""
     if "CANCELLED" in text and (cancel := parse_cancel(text)) is not None:
-        return "cancelled at its time limit" if (cancel.reason or "").upper() == "TIME LIMIT" else "cancelled"
-    if "srun: error:" in text and (end := TASK_END.search(text)) is not None and end["what"] == "Killed":
-        return "killed"
+        reason = (cancel.reason or "").upper()
+        return _CANCEL_WORDS.get(reason.split(",")[0], "cancelled")
+    if "srun: error:" in text and (end := TASK_END.search(text)) is not None:
+        if end["what"] == "Killed":
+            return "killed"
+        if (code := EXIT_CODE.match(end["what"])) is not None and code["code"] != "0":
+            return "an error: a task exited with code " + code["code"]  # (srun reports a non-zero exit only)
     for hint, regex, why in _STOPS:
         if hint in text and regex.search(text) is not None:
             return why
