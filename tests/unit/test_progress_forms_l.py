@@ -269,3 +269,35 @@ def test_systemds_main_process_exit_in_the_journal_stops_the_run(tmp_path: Path)
     lines.append("Dec 05 10:12:00 node07 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL")
     series, words = _read(tmp_path, "\n".join(lines) + "\n")
     assert series.step == 480 and "stopped (killed by a signal)" in words
+
+
+# ---------------------------------------------------------------- wandb's console
+
+
+def _wandb_footer(loss: str) -> list[str]:
+    """wandb/wandb, wandb/sdk/wandb_run.py, Run._footer_history_summary_info: "wandb: Run history:" (each key and its
+    sparkline), "wandb: Run summary:" (each key right-aligned, its last value, keys in order), then "wandb: 🚀 View run
+    {name} at: {url}" and "wandb: Find logs at: {dir}"."""
+    return ["wandb: ", "wandb: Run history:", "wandb:  train/epoch ▁▂▄▅▇█", "wandb:   train/loss █▇▅▄▂▁", "wandb: ",
+            "wandb: Run summary:", "wandb:   eval/loss 2.204", "wandb:  train/epoch 1.0", f"wandb:   train/loss {loss}",
+            "wandb: ", "wandb: 🚀 View run quiet-pond-7 at: https://wandb.ai/lab/proj/runs/k2m9x1",
+            "wandb: Find logs at: ./wandb/run-20240501_101112-k2m9x1/logs"]
+
+
+def test_wandbs_summary_gives_the_loss_a_bar_alone_never_printed(tmp_path: Path) -> None:
+    """A loop whose bar prints no loss (tqdm's bar without a postfix) logging to wandb: the summary's last training
+    loss is the run's; the evaluation's is not; the history's sparklines and the footer's links are no points."""
+    bars = [f" {s * 100 // 900}%|██        | {s}/900 [00:{s % 60:02d}<01:40,  6.02it/s]" for s in range(30, 901, 30)]
+    series, words = _read(tmp_path, "\n".join([*bars, *_wandb_footer("1.873")]) + "\n")
+    assert (series.step, series.run_total) == (900, 900)
+    assert training_loss(series.metrics) == ("train/loss", 1.873)
+    assert "done" in words
+
+
+def test_wandbs_summary_never_replaces_the_loss_the_loop_printed(tmp_path: Path) -> None:
+    """The Trainer's own log dicts said the loss (transformers trainer.py, Trainer.log): the summary after them (wandb
+    keeps what it was sent; a run's finish after an error prints it too) changes nothing, and is no end."""
+    series, words = _read(tmp_path, "\n".join([*_hf_run(480), *_wandb_footer("9.999")]) + "\n")
+    assert series.step == 480
+    assert training_loss(series.metrics) == ("loss", 2.52)
+    assert "done" not in words

@@ -19,6 +19,7 @@ from ntui.core.progress.lines import (
     table_header,
     table_row,
     trailing_metrics,
+    training_loss,
     unheader,
 )
 from ntui.core.progress.runwords import (
@@ -170,6 +171,11 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
             series.new_start(until_point=True)  # the program's first line again: it started again
             return
     text = _message(text)  # what the program said, without a launcher's prefix or a logger's header
+    if text[:6] == "wandb:":
+        if series.samples and (m := _WANDB_SUMMARY_RE.match(text)) is not None \
+                and training_loss(series.metrics) is None and (value := _float(m["value"])) is not None:
+            series.more_metrics({m["key"]: value})  # (a run whose own lines print no loss: its summary's last)
+        return  # wandb's own lines say nothing else of the run's progress (its summary is no end: printed on errors)
     if series.table is not None and (row := table_row(text, series.table)) is not None:
         series.add(row.but(step=series.table_base + (row.step or 0)), at)  # a row of the table under its header
         return
@@ -211,6 +217,18 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False
+
+
+#: wandb's run summary at its finish (wandb_run.py's footer: "wandb: Run summary:", then each key right-aligned and its
+#: last value, "wandb:          train/loss 0.1234"); its history's lines hold a sparkline, not a number
+_WANDB_SUMMARY_RE = re.compile(r"wandb:\s+(?P<key>[A-Za-z_][\w./-]*) (?P<value>-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*$")
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 #: the loop's line of its counter and its total that names an evaluation's metrics, not the training's: nanoGPT-style
