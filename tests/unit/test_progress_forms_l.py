@@ -72,6 +72,31 @@ def test_a_run_through_journald_reads_its_loss_dicts(tmp_path: Path) -> None:
     assert training_loss(series.metrics) == ("loss", 2.52)
 
 
+def test_dates_default_form_is_a_header_taken_off() -> None:
+    """coreutils, date (its default "+%a %b %e %H:%M:%S %Z %Y"), and gawk's strftime() with no format (the same): a
+    wrapper's "$(date) $line" or "awk '{ print strftime(), $0 }'" before each line; a day's word that starts a
+    message is not one."""
+    assert unheader("Sat Dec  5 10:11:12 UTC 2026 {'loss': 1.2}") == "{'loss': 1.2}"
+    assert unheader("Tue Jun 17 08:14:03 +0200 2025 Training completed.") == "Training completed."
+    assert unheader("Mon Dec  5 then the run") == "Mon Dec  5 then the run"
+
+
+def test_a_loop_under_ts_or_date_is_timed_by_their_stamps(tmp_path: Path) -> None:
+    """joeyh/moreutils, ts; coreutils, date; systemd's journal: the stamp a wrapper put before each of a loop's lines
+    that print no time of their own is the time the line was written: the rate is read from them (one step a second
+    here: 400 steps left, about 7 minutes), where the same lines without stamps give none."""
+    def loop(stamp: str) -> str:
+        return "\n".join(stamp.format(m=s // 60, s=s % 60) + f"step {s}/1000 | loss {3 - s / 1000:.3f}"
+                         for s in range(10, 601, 10)) + "\n"
+    for stamp in ("Dec 05 10:{m:02d}:{s:02d} ", "Sat Dec  5 10:{m:02d}:{s:02d} UTC 2026 ",
+                  "Dec 05 10:{m:02d}:{s:02d} node07 python3[4242]: "):
+        series, words = _read(tmp_path, loop(stamp))
+        assert (series.step, series.run_total) == (600, 1000)
+        assert "about 7 min" in words, stamp
+    _, words = _read(tmp_path, loop(""))
+    assert "about 7 min" not in words
+
+
 def test_kubectl_timestamps_and_crlf_line_ends_change_nothing(tmp_path: Path) -> None:
     """kubernetes/kubectl, pkg/cmd/logs (--timestamps: the RFC 3339 time with nanoseconds and "Z" before each line);
     a log written with CRLF line ends (a Windows-side copy): the same run read."""

@@ -1042,7 +1042,13 @@ _SHORT_STAMP_RE = re.compile(
     r"|(?P<y>(?:19|20)\d\d)(?:-(?P<ymo>\d\d)-(?P<yd>\d\d),|/(?P<smo>\d\d)/(?P<sd>\d\d)[ ,])"
     r"(?P<yh>\d\d):(?P<ymi>\d\d):(?P<ys>\d\d)"
     # and the US date of Python's logging ("%m/%d/%Y %H:%M:%S", "%x %X"): "06/22/2025 09:14:05", "02/17/20 09:30:12"
-    r"|(?P<umo>\d\d)/(?P<ud>\d\d)/(?P<uy>\d\d(?:\d\d)?)[ ,](?P<uh>\d\d):(?P<umi>\d\d):(?P<us>\d\d))\b")
+    r"|(?P<umo>\d\d)/(?P<ud>\d\d)/(?P<uy>\d\d(?:\d\d)?)[ ,](?P<uh>\d\d):(?P<umi>\d\d):(?P<us>\d\d)"
+    # and syslog's (moreutils' ts, journalctl), without a year, and date(1)'s, with one after the time and its zone
+    r"|(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?P<bmo>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (?P<bd>[ \d]\d) "
+    r"(?P<bh>\d\d):(?P<bmi>\d\d):(?P<bs>\d\d)(?P<bf>[.,]\d+)?"
+    r"(?:(?: [A-Z]{1,5}| [+-]\d\d(?::?\d\d)?)? (?P<by>\d{4}))?)\b")
+_MONTH_NUMBERS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
+                                              "Nov", "Dec"), 1)}
 
 
 _STAMP_FIRST = frozenset("[0123456789IWEF")
@@ -1064,6 +1070,12 @@ def _short_stamp(text: str, within: int = 0) -> tuple[float | None, tuple[int, i
     if m["gmo"]:
         return None, (int(m["gmo"]), int(m["gd"]), int(m["gh"]), int(m["gmi"]), int(m["gs"]),
                       float("0." + m["gf"][:9]))
+    if m["bmo"]:
+        month, day = _MONTH_NUMBERS[m["bmo"]], int(m["bd"])
+        if m["by"]:
+            return local_epoch(int(m["by"]), month, day, int(m["bh"]), int(m["bmi"]), int(m["bs"]), None), None
+        return None, (month, day, int(m["bh"]), int(m["bmi"]), int(m["bs"]), float("0." + m["bf"][1:10]) if m["bf"]
+                      else 0.0)
     hour = int(m["h"])
     if m["ap"]:
         hour = hour % 12 + (12 if m["ap"] == "PM" else 0)
@@ -1084,6 +1096,10 @@ _HEAD_ITEM = (
     # the program's tag journald and syslog write after it: "Dec 05 10:11:12 node01 python3[4121]: "
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
     r"(?: [A-Za-z][\w.-]* [\w./-]+\[\d+\]:)?"
+    # date(1)'s default (and awk's strftime() with no format, a wrapper's "$(date) $line"): "Sat Dec  5 10:11:12 UTC
+    # 2026"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
+    r"(?: [A-Z]{1,5}| [+-]\d\d(?::?\d\d)?)? \d{4}"
     r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"
     rf"|{_LEVEL}:[\w.<>-]+:"
     rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
@@ -1095,10 +1111,11 @@ _HEAD_ITEM = (
 _HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:\]|])))+")
 #: what a header must hold to be one: a time or a level (not a line that starts with a bracketed word)
 _HEADER_SAYS_RE = re.compile(rf"\d\d:\d\d:\d\d|{_LEVEL}")
-_HEADER_FIRST = frozenset("[(|0123456789DIWEFCNTJMASO")
+_HEADER_FIRST = frozenset("[(|0123456789DIWEFCNTJMASO")  # (a level's, a month's, a day's first letter)
 _STAMP_THIRD = frozenset("0123456789-/:")
 _LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "FATAL", "NOTICE", "TRACE")
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTHS_DAYS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec", "Mon", "Tue", "Wed",
+                "Thu", "Fri", "Sat", "Sun")
 
 
 def unheader(text: str) -> str:
@@ -1107,7 +1124,7 @@ def unheader(text: str) -> str:
     first = text[:1]
     if first not in _HEADER_FIRST or (first.isdigit() and text[2:3] not in _STAMP_THIRD) \
             or (first.isalpha() and not text[1:2].isdigit() and not text.startswith(_LEVELS)
-                and (text[3:4] != " " or not text.startswith(_MONTHS))):
+                and (text[3:4] != " " or not text.startswith(_MONTHS_DAYS))):
         return text  # (a date or a time has a digit, a "-", "/" or ":" third: not a bar's "45%|"; a word a level)
     m = _HEADER_RE.match(text)
     if m is None or m.end() >= len(text) or _HEADER_SAYS_RE.search(text, 0, m.end()) is None:
