@@ -326,3 +326,35 @@ def test_wandbs_summary_never_replaces_the_loss_the_loop_printed(tmp_path: Path)
     assert series.step == 480
     assert training_loss(series.metrics) == ("loss", 2.52)
     assert "done" not in words
+
+
+# ---------------------------------------------------------------- a file cut mid-line
+
+
+def _loop_lines(upto: int) -> str:
+    """A loop's own line per ten steps ("step {n}/{total} | loss {x} | lr {y}", print to a file: block-buffered)."""
+    return "\n".join(f"step {s}/1000 | loss {3 - s / 1000:.3f} | lr 3e-4" for s in range(10, upto + 1, 10))
+
+
+def test_a_cut_last_line_says_no_restart_nor_another_total(tmp_path: Path) -> None:
+    """CPython's io.BufferedWriter: a program's stdout redirected to a file is written in blocks (8 KiB), so a running
+    job's file (and a killed one's) ends mid-line: "step 61" of "step 610/1000 ...", "610/10" of "610/1000". Such a
+    last line with no line end after it is read only where it agrees with the lines before (no restart, no step back,
+    no other total, no step past its total): the run stays at its last whole line, never "done"."""
+    text = _loop_lines(600) + "\n"
+    for cut in ("step 61", "step 610/10", "step 610/1000 | lo"):
+        series, words = _read(tmp_path, text + cut)
+        assert (series.step, series.run_total, len(series.restarts)) == (600, 1000, 0), cut
+        assert "done" not in words
+    series, _ = _read(tmp_path, text + "step 610/1000 | loss 2.391 | lr")  # cut after its counts: read
+    assert series.step == 610
+
+
+def test_a_last_line_without_its_line_end_still_says_the_end(tmp_path: Path) -> None:
+    """A whole last line that only lacks its newline (an echo -n, a tail cut at its end) is read where it agrees: the
+    Trainer's last bar and its end word (transformers trainer.py: "Training completed. ...")."""
+    lines = _hf_run(800)
+    series, words = _read(tmp_path, "\n".join(lines) + "\n\nTraining completed. Do not forget to share your model!")
+    assert series.step == 800 and "done" in words
+    series, _ = _read(tmp_path, "\n".join(lines[:-1]) + "\n" + lines[-1])  # the bar's last line, no newline
+    assert (series.step, series.run_total) == (800, 800)

@@ -4,6 +4,7 @@ every bar), streamed line by line, each bar redraw (``\\r``) a line of its own."
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Iterator
@@ -50,9 +51,11 @@ TAIL_BYTES = 64 * 1024 * 1024
 _CHUNK = 1024 * 1024
 
 
-def _segments(path: Path, tail_bytes: int) -> Iterator[str]:
+def _segments(path: Path, tail_bytes: int) -> Iterator[tuple[str, bool]]:
     """The file's last ``tail_bytes`` as text pieces split at newlines and carriage returns (the first, cut, piece
-    of a tail dropped); a piece that followed a carriage return starts with it (a redraw of the line it is on)."""
+    of a tail dropped); a piece that followed a carriage return starts with it (a redraw of the line it is on). Each
+    with whether it may be cut: the file's last line, no line end after it and no redraw (a bar's redraw is written
+    whole), is what a block-buffered stdout or a killed job left: maybe only its start."""
     with path.open("rb") as fh:
         size = fh.seek(0, os.SEEK_END)
         start = max(0, size - tail_bytes)
@@ -66,9 +69,9 @@ def _segments(path: Path, tail_bytes: int) -> Iterator[str]:
                 pieces, first = pieces[1:], False
             for piece in pieces:
                 if piece and piece != b"\r":
-                    yield piece.decode("utf-8", "replace")
+                    yield piece.decode("utf-8", "replace"), False
         if rest and rest != b"\r" and not first:
-            yield rest.decode("utf-8", "replace")
+            yield rest.decode("utf-8", "replace"), rest[:1] != b"\r"
 
 
 def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int = TAIL_BYTES) -> Series:
@@ -79,9 +82,29 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     if path.stat().st_size > tail_bytes:
         series.first_line = ""  # a tail's first line is not the program's
     labels = Labels()
-    for text in _segments(path, tail_bytes):
-        feed_line(series, relabel(text, labels), pattern, at)
+    for text, cut in _segments(path, tail_bytes):
+        if not cut:
+            feed_line(series, relabel(text, labels), pattern, at)
+            continue
+        trial = copy.deepcopy(series)
+        feed_line(trial, relabel(text, labels), pattern, at)
+        if _whole_enough(series, trial):
+            series = trial
     return series
+
+
+def _whole_enough(before: Series, after: Series) -> bool:
+    """Whether the file's last line, maybe cut (``"step 61"`` of ``"step 610/1000 ..."``, ``"610/10"`` of
+    ``"610/1000"``), said what the run's lines before it agree with: no restart, no step back, no other total, no step
+    past its total; else it is left unread (its words of the run's end or stop are read all the same)."""
+    if len(after.restarts) != len(before.restarts):
+        return False
+    if before.step is not None and (after.step is None or after.step < before.step):
+        return False
+    total = after.run_total
+    if before.run_total is not None and total != before.run_total:
+        return False
+    return total is None or after.step is None or after.step <= total
 
 
 @dataclass
