@@ -66,7 +66,7 @@ class _Follower:
     offset: int = -1  # -1: not read yet
     inode: int | None = None
     rest: bytes = b""
-    labels: Labels = field(default_factory=Labels)  # the launcher's labels of its lines so far (read.relabel)
+    labels: Labels = field(default_factory=Labels)  # the launcher's label of its last line (read.relabel)
     last_write: float | None = None
 
     def poll(self) -> bool:
@@ -106,7 +106,8 @@ class _Follower:
         at = st.st_mtime
         for piece in pieces:
             if piece and piece != b"\r":
-                feed_line(self.series, relabel(piece.decode("utf-8", "replace"), self.labels), self.pattern, at)
+                text, rank = relabel(piece.decode("utf-8", "replace"), self.labels)
+                feed_line(self.series, text, self.pattern, at, rank)
         return (self.series.step, len(self.series.samples), self.series.total) != before or bool(pieces)
 
     def view(self, job_id: str) -> ProgressView:

@@ -83,11 +83,12 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
         series.first_line = ""  # a tail's first line is not the program's
     labels = Labels()
     for text, cut in _segments(path, tail_bytes):
+        piece, rank = relabel(text, labels)
         if not cut:
-            feed_line(series, relabel(text, labels), pattern, at)
+            feed_line(series, piece, pattern, at, rank)
             continue
         trial = copy.deepcopy(series)
-        feed_line(trial, relabel(text, labels), pattern, at)
+        feed_line(trial, piece, pattern, at, rank)
         if _whole_enough(series, trial):
             series = trial
     return series
@@ -109,30 +110,34 @@ def _whole_enough(before: Series, after: Series) -> bool:
 
 @dataclass
 class Labels:
-    """The launcher's label the line of the last piece began with (:func:`relabel`'s state)."""
+    """The launcher's label the line of the last piece began with, and the rank it says (:func:`relabel`'s state)."""
 
     label: str = ""
+    rank: int | None = None
 
 
-def relabel(text: str, labels: Labels) -> str:
-    """A piece of a line as :func:`feed_line` reads it: a piece that followed a carriage return (it starts with it: a
-    redraw on the same line) gets the launcher's label its line began with (srun -l writes it once, before the first
-    redraw; torch elastic's tail of a worker's file once per piece it read, a chunk of redraws), so that every task's
-    redraws stay that task's, also those drawn before a second task's first line showed that the log interleaves
-    several."""
+def relabel(text: str, labels: Labels) -> tuple[str, int | None]:
+    """A piece of a line as :func:`feed_line` reads it, and the rank its line's label says where the piece has none
+    of its own: a piece that followed a carriage return (it starts with it: a redraw on the same line) is of the task
+    that the launcher's label its line began with says (srun -l writes it once, before the first redraw; torch
+    elastic's tail of a worker's file once per piece it read, a chunk of redraws), so that every task's redraws stay
+    that task's, also those drawn before a second task's first line showed that the log interleaves several."""
     if text[:1] == "\r":
-        text, label = text[1:], labels.label
-        return label + text if label and not text.startswith(label) else text
+        text = text[1:]
+        return text, labels.rank if labels.label and not text.startswith(labels.label) else None
     if text[:1] in _LABEL_FIRST and (m := _LABEL_RE.match(text)) is not None:
-        labels.label = m.group()
+        if m.group() != labels.label:
+            labels.label = m.group()
+            labels.rank = int(m["task"] if m["task"] is not None else m["worker"])
     else:
-        labels.label = ""
-    return text
+        labels.label, labels.rank = "", None
+    return text, None
 
 
 #: a launcher's label of the task a line is from, which it writes once at the line's start: srun -l's "3: ", torch
-#: elastic's "[rank3]:" (the redraws of a bar after the line's carriage returns are the same task's)
-_LABEL_RE = re.compile(r"(?: {0,4}\d{1,5}: |\[(?:rank|default)\d+\]: ?)")  # (srun pads its labels to one width)
+#: elastic's "[rank3]:" and "[default3]:" (the redraws of a bar after the line's carriage returns are the same
+#: task's; srun pads its labels to one width)
+_LABEL_RE = re.compile(r"(?: {0,4}(?P<task>\d{1,5}): |\[(?:rank|default)(?P<worker>\d+)\]: ?)")
 _LABEL_FIRST = frozenset("[ 0123456789")
 
 
@@ -141,13 +146,13 @@ _LABEL_FIRST = frozenset("[ 0123456789")
 _UNKNOWN_TOTAL_BAR_RE = re.compile(r"\|\s*\| 0/\? \[")
 
 
-def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> None:
+def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, rank: int | None = None) -> None:
     """One line of a rank log into ``series`` (both readers': this one and the view's board): ntui's rank header
     again is a new start (a requeue, a run's next allocation), and so are the program's own word that it starts its
     training (again: from a checkpoint) and its first line printed again after points; a progress line a point read
     at ``at``, a line that says the run's total, its epochs or its end (also after a bar on the same line) what it
     says, and a line that says the run was stopped (a cancel, a kill, an error) after its points, that it is not
-    finishing."""
+    finishing. ``rank``: the task a redraw is of, where the piece says none (:func:`relabel`)."""
     if "#0" in text or "^" in text:
         text = unescape(text)
     wrapped = series.wrapped
@@ -165,6 +170,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float) -> 
         body = _body(text)
         series.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body else ""
     if point is not None:
+        if rank is not None and point.rank is None:
+            point = point.but(rank=rank)
         if point.form == "ultralytics" and series.table is not None and not point.metrics:
             # the YOLO family's row under its header: its columns' numbers by the header's names (its losses' parts)
             point = point.but(metrics=table_bar_metrics(text, series.table))
