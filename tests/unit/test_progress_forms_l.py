@@ -358,3 +358,41 @@ def test_a_last_line_without_its_line_end_still_says_the_end(tmp_path: Path) -> 
     assert series.step == 800 and "done" in words
     series, _ = _read(tmp_path, "\n".join(lines[:-1]) + "\n" + lines[-1])  # the bar's last line, no newline
     assert (series.step, series.run_total) == (800, 800)
+
+
+# ---------------------------------------------------------------- a bar over the run's epochs, by its word alone
+
+
+def _outer_inner(epochs: int, done: int, batches: int) -> str:
+    """tqdm/tqdm, tqdm/std.py, tqdm.__init__ and format_meter: an outer bar over the epochs (trange(E, desc="Epoch"),
+    as transformers 3's Trainer.train drew it, its batches' bar desc="Iteration" inside) redrawn as each epoch ends,
+    the inner bar's redraws on one line after their carriage returns."""
+    out = ""
+    for e in range(done + 1):
+        out += f"Epoch:  {e * 100 // epochs}%|██        | {e}/{epochs} [0{e}:00<20:00, 62.0s/it]\n"
+        if e == done:
+            break
+        out += "".join(f"\rIteration: {b * 100 // batches}%|████      | {b}/{batches} [00:{b % 60:02d}<00:30, "
+                       f" 8.00it/s]" for b in range(20, batches + 1, 20)) + "\n"
+    return out
+
+
+def test_a_bar_whose_description_is_the_epochs_word_counts_the_runs_epochs(tmp_path: Path) -> None:
+    """huggingface/transformers v3, trainer.py, Trainer.train: train_iterator = trange(..., desc="Epoch"), the
+    batches' epoch_iterator = tqdm(..., desc="Iteration"): the outer bar's count is the epochs done and its total the
+    run's epochs (its rate's unit is tqdm's default "it", not "epoch"); the inner bars are an epoch's batches."""
+    point = parse_line("Epoch:  20%|██        | 2/10 [03:00<20:00, 60.0s/it]")
+    assert point is not None and point.form == "epochs-bar" and (point.step, point.total) == (2, 10)
+    point = parse_line("Epochs 3 of 10:  20%|██        | 2/10 [03:00<20:00, 60.0s/it]")
+    assert point is None or point.form != "epochs-bar"  # a description that names its epoch is not the word alone
+    series, _ = _read(tmp_path, _outer_inner(10, 3, 400))
+    assert (series.step, series.run_total, len(series.restarts)) == (3, 10, 0)
+
+
+def test_a_rich_task_over_the_epochs_counts_the_runs_epochs() -> None:
+    """Textualize/rich, rich/progress.py, MofNCompleteColumn and Progress.add_task("Epochs", total=E): the task's
+    row is its description, the bar, "2/10": the epochs done of the run's; a task of its batches is not."""
+    point = parse_line("Epochs  ━━━━━━━━━━╺━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  2/10 0:03:00")
+    assert point is not None and point.form == "epochs-bar" and (point.step, point.total) == (2, 10)
+    point = parse_line("Batches ━━━━━━━━━━━━━━━━━━━━━━━━━━╺━━━━━━━━━━━━━  320/500 0:00:40")
+    assert point is not None and point.form != "epochs-bar" and (point.step, point.total) == (320, 500)

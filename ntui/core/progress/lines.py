@@ -408,6 +408,10 @@ def _bare_bar(text: str) -> Point | None:
                 None)
 
 
+#: a bar's description that is the word for the epochs alone, no epoch's number ("Epoch", "Epochs", "Training epochs")
+_EPOCHS_DESC_RE = re.compile(r"(?:[Tt]rain(?:ing)? )?(?:[Ee]pochs?|EPOCHS?)")
+
+
 def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, head: str, glyphs: bool,
          postfix: str | None, tail: str, unit: str, elapsed: float | None) -> Point:
     """What a bar counts (``head``: what precedes its counts, up to its ``NN%|`` where it draws ``glyphs``; ``end``:
@@ -419,9 +423,12 @@ def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, 
     metrics.pop("v_num", None)  # Lightning's run version, not a metric
     if phase == "train" and tail != "it/s" and unit in _PREP_UNITS:
         phase = "preparation"
-    if phase == "train" and total is not None and "p" in tail and unit in _EPOCH_UNITS:
-        # a bar over the run's epochs (tqdm's unit="epoch": "Training: 100%|##| 6/6 [31:58<00:00, 319.78s/epoch]"):
-        # its count is the epochs done, its total the run's; the bars of each epoch's batches are not the run's
+    if phase == "train" and total is not None and (("p" in tail and unit in _EPOCH_UNITS)
+                                                   or (desc[-1:] in "hsHS" and _EPOCHS_DESC_RE.fullmatch(desc))):
+        # a bar over the run's epochs (tqdm's unit="epoch": "Training: 100%|##| 6/6 [31:58<00:00, 319.78s/epoch]"; a
+        # bar whose description is the word alone, the loop over the epochs of transformers 3's Trainer, trange(...,
+        # desc="Epoch"), and of many scripts, desc="Epochs"): its count is the epochs done, its total the run's; the
+        # bars of each epoch's batches are not the run's
         return Point("log", step, total, None, metrics, form="epochs-bar", counts_epochs=True, first_epoch=1)
     # a bar that moves the cursor up after itself is an inner bar (tqdm's position 1 and below: the evaluation
     # inside the run's bar), never the run's
@@ -526,6 +533,10 @@ def _rich_any(text: str) -> Point | None:
     metrics = _metrics(_form_pairs(tail))
     metrics.pop("v_num", None)
     n, total = (m["n"], m["total"]) if m["n"] is not None else (m["an"], m["atotal"])
+    if phase == "train" and desc[-1:] in "hsHS" and _EPOCHS_DESC_RE.fullmatch(desc) is not None:
+        # a Rich task over the run's epochs (progress.add_task("Epochs", total=E), its batches' task below it): its
+        # count is the epochs done, as tqdm's bar of the word alone (_bar)
+        return Point("log", int(n), int(total), None, metrics, form="epochs-bar", counts_epochs=True, first_epoch=1)
     return Point("tqdm", int(n), int(total), epoch, metrics, None, phase, per_epoch=epoch is not None, form="rich")
 
 
