@@ -113,6 +113,9 @@ PREFIXES: tuple[PrefixRow, ...] = (
     # torch's [rank1]:, torch elastic's --tee [default3]: / [<host>:3]:, srun's --label 3:, ntui's [r3]
     PrefixRow("ntui-merged", re.compile(r"\[r(?P<rank>\d+)\] "), "["),
     PrefixRow("torch-rank", re.compile(r"\[rank(?P<rank>\d+)\]:[ ]?"), "["),
+    # Lightning's rank_prefixed_message "[rank: N] " (torch elastic's "[${rank}]:" template is not read: its
+    # failure summary lists "[N]:" entries)
+    PrefixRow("lightning-rank", re.compile(r"\[rank: (?P<rank>\d+)\] "), "["),
     PrefixRow("elastic-host", re.compile(r"\[(?P<host>[A-Za-z][\w.-]*):(?P<local>\d+)\]:[ ]?"), "["),
     PrefixRow("elastic-role", re.compile(r"\[(?!rank\d)[A-Za-z_][\w-]*?(?P<local>\d+)\]:[ ]?"), "["),
     PrefixRow("srun-label", re.compile(r"\s*(?P<rank>\d+): "), ""),

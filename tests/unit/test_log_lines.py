@@ -239,6 +239,13 @@ def test_mpichs_rank_label_gives_the_rank_before_nccls_prefix() -> None:
     assert parse_prefix("[3]: rank 3 entry")[0].rank is None  # torch elastic's summary entry is not a label
 
 
+def test_lightnings_rank_prefix_gives_the_rank() -> None:
+    """lightning_utilities' rank_prefixed_message: "[rank: N] " before the message (a warning of one rank)."""
+    prefix, text = parse_prefix("[rank: 2] Epoch 3: 41%|####      | 41/100 [00:12<00:17, 3.40it/s, loss=0.5]")
+    assert (prefix.rank, text) == (2, "Epoch 3: 41%|####      | 41/100 [00:12<00:17, 3.40it/s, loss=0.5]")
+    assert parse_prefix("[rank: x] y")[0].rank is None
+
+
 def test_srun_label_under_a_launcher_per_node_is_that_nodes_launcher_not_a_rank(tmp_path: Path) -> None:
     from ntui.core.logs.joblogs import files_verdict
 
