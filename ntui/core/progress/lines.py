@@ -43,9 +43,9 @@ from ntui.core.loglines import read_line
 from ntui.core.progress.forms import BAR_FORMS, FORMS, NUM, LineForm
 from ntui.core.timestamps import iso_stamp, local_epoch
 
-__all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "loss_parts", "parse_line", "pattern_problem",
-           "table_bar_metrics", "table_header", "table_row", "trailing_metrics", "training_loss", "unheader",
-           "unwrap_numbers"]
+__all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "loss_parts", "notebook_table_header",
+           "notebook_table_row", "parse_line", "pattern_problem", "table_bar_metrics", "table_header", "table_row",
+           "trailing_metrics", "training_loss", "unheader", "unwrap_numbers"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -983,6 +983,46 @@ def loss_parts(metrics: dict[str, float]) -> dict[str, float] | None:
     return named if len(named) >= 2 else None
 
 
+#: the Trainer's notebook table's columns (NotebookProgressCallback): its first the step or the epoch it logged at
+#: ("Step", or "Epoch" where it evaluates each epoch), its training loss ("No log" where none was logged yet), its
+#: validation loss and its other evaluation metrics by their names capitalized ("Accuracy", "F1")
+_NOTEBOOK_TABLE_FIRST = frozenset({"Step", "Epoch"})
+_CELLS_RE = re.compile(r"\t|\s{2,}")
+
+
+def notebook_table_header(text: str) -> tuple[str, ...] | None:
+    """The header of the Trainer's notebook table as its text shows (cells apart by tabs or by two spaces or more:
+    "Step\tTraining Loss\tValidation Loss\tAccuracy"): its column names, else None."""
+    if "Training Loss" not in text:
+        return None
+    names = tuple(_CELLS_RE.split(text.strip()))
+    if len(names) < 2 or names[0] not in _NOTEBOOK_TABLE_FIRST or names[1] != "Training Loss":
+        return None
+    return names
+
+
+def notebook_table_row(text: str, names: tuple[str, ...]) -> Point | None:
+    """A row of the Trainer's notebook table (:func:`notebook_table_header`): the step it was logged at (a "Step"
+    table; None in an "Epoch" table, its epoch then) and its training loss as "loss", the validation's as
+    "eval_loss" and the other columns as evaluation metrics ("eval_accuracy"); None for a line of another layout."""
+    cells = _CELLS_RE.split(text.strip())
+    if len(cells) != len(names) or not cells[0].isdigit():
+        return None
+    metrics: dict[str, float] = {}
+    for name, cell in zip(names[1:], cells[1:], strict=True):
+        value = _number(cell)
+        if value is None:
+            if cell != "No log":
+                return None
+            continue
+        key = {"Training Loss": "loss", "Validation Loss": "eval_loss"}.get(name)
+        metrics[key if key is not None else "eval_" + "_".join(name.lower().split())] = value
+    first = int(cells[0])
+    if names[0] == "Step":
+        return Point("log", first, None, None, metrics, form="notebook-table")
+    return Point("log", None, None, float(first), metrics, form="notebook-table")
+
+
 def table_row(text: str, names: tuple[str, ...]) -> Point | None:
     """A row of the table :func:`table_header` read (its epoch first, a number or a time in each column): the epoch
     named (the run counts epochs) and the row's numbers under their columns' names; None for a line of another
@@ -1029,7 +1069,37 @@ def trailing_metrics(text: str) -> dict[str, float] | None:
     return metrics if training_loss(metrics) is not None else None
 
 
-_READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form, _counters)
+#: the Trainer's notebook progress bar as its text shows (a notebook's output exported or copied as text): its label
+#: "[value/total elapsed < remaining, rate it/s, comment]" (the value padded to the total's width; ": < :" before
+#: any time; no remaining once at its total); the training bar's comment says its epoch ("Epoch 0.33/3"), the
+#: evaluation's bar (under the training's, or alone) has none
+_NOTEBOOK_BAR_RE = re.compile(
+    r"\[\s*(?P<n>\d+)/(?P<total>\d+) (?::\s*<\s*:|(?P<elapsed>\d+(?::\d\d)+)(?: < [\d:]+)?)"
+    r"(?:, (?:(?P<rate>[\d.]+)|\+inf) it/s)?"
+    r"(?:, Epoch (?P<epoch>\d+(?:\.\d+)?)/(?P<epochs>\d+)|, (?P<other>[^\]]*))?\]\s*$")
+
+
+def _notebook_bar(text: str) -> Point | None:
+    """The Trainer's notebook progress bar as text (:data:`_NOTEBOOK_BAR_RE`): the training bar's step of the run's
+    steps, its epoch and rate; an evaluation's bar (no epoch in its comment) as an evaluation's point."""
+    body = text.lstrip()
+    if body[:1] != "[" or " " not in body or not body[1:2].isdigit() and body[1:2] != " ":
+        return None
+    m = _NOTEBOOK_BAR_RE.fullmatch(body.rstrip())
+    if m is None or m["other"] is not None:  # (another program's use of the bar, its comment its own)
+        return None
+    elapsed = _clock(m["elapsed"]) if m["elapsed"] else None
+    rate = float(m["rate"]) if m["rate"] else None
+    if m["epoch"] is None:
+        return Point("tqdm", int(m["n"]), int(m["total"]), None, {}, rate, "evaluation", elapsed=elapsed,
+                     form="notebook")
+    epochs = int(m["epochs"])
+    return Point("tqdm", int(m["n"]), int(m["total"]), float(m["epoch"]), {}, rate, epochs=epochs, elapsed=elapsed,
+                 form="notebook")
+
+
+_READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form, _counters,
+            _notebook_bar)
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"

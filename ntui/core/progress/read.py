@@ -15,6 +15,8 @@ from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.loglines import parse_prefix
 from ntui.core.progress.lines import (
     Pattern,
+    notebook_table_header,
+    notebook_table_row,
     parse_line,
     table_bar_metrics,
     table_header,
@@ -165,6 +167,12 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     if parse_rank_header(text) is not None:
         series.new_start()
         return
+    if "TrainOutput(" in text and _TRAIN_OUTPUT_RE.search(text) is not None:
+        # the Trainer's return value, printed by a notebook's cell or a script: its training is over (its
+        # training_loss is the run's mean, not its last loss)
+        if series.stopped is None:
+            series.summary_end()
+        return
     point = parse_line(text, pattern)
     if series.first_line is None:  # the program's first line: a start, where it prints it again after points
         body = _body(text)
@@ -206,6 +214,18 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
                 and training_loss(series.metrics) is None and (value := _float(m["value"])) is not None:
             series.more_metrics({m["key"]: value})  # (a run whose own lines print no loss: its summary's last)
         return  # wandb's own lines say nothing else of the run's progress (its summary is no end: printed on errors)
+    if series.notebook_table is not None \
+            and (row := notebook_table_row(text, series.notebook_table)) is not None:
+        # a row of the Trainer's notebook table: its step where it names one past the last point's, else its
+        # metrics are the last step's (the table is drawn under its bar, which says the step)
+        if row.step is not None and (not series.samples or row.step > series.samples[-1].step):
+            series.add(row, at)
+        elif row.metrics:
+            series.more_metrics(row.metrics)
+        return
+    if "Training Loss" in text and (names := notebook_table_header(text)) is not None:
+        series.notebook_table = names
+        return
     if series.table is not None and (row := table_row(text, series.table)) is not None:
         series.add(row.but(step=series.table_base + (row.step or 0)), at)  # a row of the table under its header
         return
@@ -251,6 +271,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
 
 #: wandb's run summary at its finish (wandb_run.py's footer: "wandb: Run summary:", then each key right-aligned and its
 #: last value, "wandb:          train/loss 0.1234"); its history's lines hold a sparkline, not a number
+#: the Trainer's return value as Python writes it: "TrainOutput(global_step=450, training_loss=0.97, metrics={...})"
+_TRAIN_OUTPUT_RE = re.compile(r"\bTrainOutput\(global_step=\d+, training_loss=")
 _WANDB_SUMMARY_RE = re.compile(r"wandb:\s+(?P<key>[A-Za-z_][\w./-]*) (?P<value>-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*$")
 
 

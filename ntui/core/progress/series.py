@@ -142,6 +142,7 @@ class Series:
     _round_total: int | None = None  # that bar's total
     _after_inner: bool = False  # the run's bar came back after a bar held inside it
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
+    notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table (read.py)
     _past_end: int = 0  # the points of the run's training past that step since
     points_seen: int = 0  # the points of new steps read, all along (never thinned nor reset)
     first_line_at: int = 0  # points_seen when the program's first line was last printed (read.py)

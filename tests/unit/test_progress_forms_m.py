@@ -1,0 +1,94 @@
+"""General mechanisms of the progress reader, round m (issue [progress-real]): forms the sixth fresh set showed that
+the reader did not know, each read from the source of the program that prints it; each test names the repository,
+the file and the function. Every line here is written for the test, in the layout those sources give, with values
+of our own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ntui.core.progress.lines import notebook_table_header, notebook_table_row, parse_line, training_loss
+from ntui.core.progress.read import read_progress
+from ntui.core.progress.series import Series
+
+
+def _read(tmp_path: Path, text: str) -> Series:
+    log = tmp_path / "run.log"
+    log.write_text(text)
+    return read_progress(log)
+
+
+# ---------------------------------------------------------------- the Trainer's notebook progress, as text
+
+
+def test_notebook_training_bar_says_step_total_and_epoch() -> None:
+    """huggingface/transformers, src/transformers/utils/notebook.py, NotebookProgressBar.update_bar and
+    NotebookProgressCallback.on_step_end: the label "[value/total elapsed < remaining, rate it/s, Epoch e/E]", the
+    value padded to the total's width, no remaining once at the total."""
+    point = parse_line(" [ 37/620 00:41 < 10:52, 0.89 it/s, Epoch 0.12/2]")
+    assert point is not None
+    assert (point.step, point.total, point.epoch, point.epochs, point.phase) == (37, 620, 0.12, 2, "train")
+    assert point.rate == 0.89
+    assert point.elapsed == 41.0
+    done = parse_line("[620/620 1:12:05, Epoch 2/2]")
+    assert done is not None
+    assert (done.step, done.total, done.elapsed, done.phase) == (620, 620, 4325.0, "train")
+
+
+def test_notebook_bar_before_any_time_and_the_evaluation_bar() -> None:
+    """huggingface/transformers, src/transformers/utils/notebook.py, NotebookProgressBar.update_bar (": < :" before
+    the first time is known) and NotebookProgressCallback.on_prediction_step (the evaluation's bar, a child of the
+    training's or alone, has no comment: it is no training step)."""
+    first = parse_line("[  1/620 : < :, Epoch 0.01/2]")
+    assert first is not None and (first.step, first.total, first.phase) == (1, 620, "train")
+    evaluation = parse_line("[19/25 00:03 < 00:01]")
+    assert evaluation is not None and evaluation.phase == "evaluation"
+    assert parse_line("[3/9 00:02, some words of another program]") is None
+
+
+def test_notebook_table_header_and_rows() -> None:
+    """huggingface/transformers, src/transformers/utils/notebook.py, NotebookProgressCallback.on_train_begin (the
+    first column "Step", or "Epoch" where it evaluates each epoch, then "Training Loss" and "Validation Loss"),
+    on_evaluate ("No log" before a loss was logged; the other metrics by their names capitalized) and
+    text_to_html_table (floats with six decimals): the table's cells as a notebook's text export writes them."""
+    names = notebook_table_header("Step\tTraining Loss\tValidation Loss\tAccuracy\tF1")
+    assert names == ("Step", "Training Loss", "Validation Loss", "Accuracy", "F1")
+    row = notebook_table_row("200\t0.412300\t0.398811\t0.861000\t0.840205", names)
+    assert row is not None and row.step == 200
+    assert training_loss(row.metrics) == ("loss", 0.4123)
+    assert row.metrics["eval_loss"] == 0.398811 and row.metrics["eval_f1"] == 0.840205
+    early = notebook_table_row("50\tNo log\t0.702100\t0.511000\t0.498000", names)
+    assert early is not None and training_loss(early.metrics) is None
+    spaced = notebook_table_header("Epoch   Training Loss   Validation Loss")
+    assert spaced == ("Epoch", "Training Loss", "Validation Loss")
+    by_epoch = notebook_table_row("2       0.615000        0.644100", spaced)
+    assert by_epoch is not None and (by_epoch.step, by_epoch.epoch) == (None, 2.0)
+    assert notebook_table_header("epoch  train_loss  valid_loss  time") is None
+    assert notebook_table_row("2\tnot a number\t0.6", spaced) is None
+
+
+def test_notebook_cell_output_reads_step_total_last_loss_and_end(tmp_path: Path) -> None:
+    """huggingface/transformers, src/transformers/utils/notebook.py (the bar's label, then its table under it, one
+    row per evaluation) and src/transformers/trainer.py, Trainer.train (its return value TrainOutput(global_step,
+    training_loss, metrics), which a notebook's cell prints: the end; its training_loss is the run's mean)."""
+    text = "\n".join([
+        " [620/620 14:02, Epoch 2/2]",
+        "Epoch\tTraining Loss\tValidation Loss",
+        "1\t0.920400\t0.873300",
+        "2\t0.611700\t0.702900",
+        "TrainOutput(global_step=620, training_loss=0.7660421, metrics={'train_runtime': 842.3, "
+        "'train_loss': 0.7660421, 'epoch': 2.0})",
+    ]) + "\n"
+    series = _read(tmp_path, text)
+    assert (series.step, series.run_total, series.ended) == (620, 620, True)
+    assert training_loss(series.metrics) == ("loss", 0.6117)
+
+
+def test_notebook_step_table_without_its_bar_counts_its_rows(tmp_path: Path) -> None:
+    """huggingface/transformers, src/transformers/utils/notebook.py, NotebookProgressCallback.on_log (no evaluation:
+    a row per logged loss under "Step"): where the bar's text is lost, the rows' steps are the run's."""
+    text = "Step\tTraining Loss\n100\t1.250000\n200\t1.104400\n300\t0.998000\n"
+    series = _read(tmp_path, text)
+    assert series.step == 300
+    assert training_loss(series.metrics) == ("loss", 0.998)
+    assert not series.ended
