@@ -92,3 +92,41 @@ def test_notebook_step_table_without_its_bar_counts_its_rows(tmp_path: Path) -> 
     assert series.step == 300
     assert training_loss(series.metrics) == ("loss", 0.998)
     assert not series.ended
+
+
+# ---------------------------------------------------------------- a log copied with an editor's line numbers
+
+
+def _hf_dicts(first: int, count: int) -> list[str]:
+    """huggingface/transformers, src/transformers/trainer.py, Trainer.log: the log dict printed alone (no bar: tqdm
+    disabled), the epoch rounded to two places."""
+    return [f"{{'loss': {2.0 - n / 100:.4f}, 'learning_rate': 1.5e-05, 'epoch': {n / 100:.2f}}}"
+            for n in range(first, first + count)]
+
+
+def test_vim_numbered_lines_read_as_the_log_under_them(tmp_path: Path) -> None:
+    """vim/vim, src/drawline.c (the 'number' option: each line's number right-aligned in a column of 'numberwidth'
+    less one, then a space), the view copied with the log: the numbers are no part of the program's lines."""
+    lines = ["[2026-01-02 10:00:00,120] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: version=0.12.1",
+             *_hf_dicts(1, 120)]
+    text = "\n".join(f"{n:3d} {line}" for n, line in enumerate(lines, 1)) + "\n"
+    series = _read(tmp_path, text)
+    assert training_loss(series.metrics) == ("loss", 0.8)
+    assert series.step is None
+
+
+def test_cat_n_numbered_lines_read_as_the_log_under_them(tmp_path: Path) -> None:
+    """coreutils/coreutils, src/cat.c (-n: each line's number in a column of six, then a tab)."""
+    text = "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(_hf_dicts(5, 6), 1)) + "\n"
+    series = _read(tmp_path, text)
+    assert training_loss(series.metrics) == ("loss", 1.9)
+
+
+def test_counters_and_epoch_rows_are_no_line_numbers(tmp_path: Path) -> None:
+    """A loop's own lines that start with their step, one a line ("101 [02:11] loss 2.31"), and a table's rows named by
+    their epoch, padded ("  1    0.6931  0.7012"), keep their numbers: neither is an editor's line numbers."""
+    steps = _read(tmp_path, "".join(f"{n} [02:{n - 60}] loss {3 - n / 100:.2f}\n" for n in range(101, 111)))
+    assert steps.step == 110
+    rows = _read(tmp_path, "  epoch  train_loss  valid_loss\n"
+                 + "".join(f"{n:7d}  {1 - n / 10:.4f}  {1.1 - n / 10:.4f}\n" for n in range(0, 4)))
+    assert rows.step == 3

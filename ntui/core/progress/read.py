@@ -157,6 +157,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     finishing. ``rank``: the task a redraw is of, where the piece says none (:func:`relabel`)."""
     if "#0" in text or "^" in text:
         text = unescape(text)
+    if text[:1] in _GUTTER_FIRST:
+        text = _ungutter(series, text)
     wrapped = series.wrapped
     if wrapped is not None:  # the line before ended in a comma: this one may go on with the same record
         series.wrapped = None
@@ -271,6 +273,39 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
 
 #: wandb's run summary at its finish (wandb_run.py's footer: "wandb: Run summary:", then each key right-aligned and its
 #: last value, "wandb:          train/loss 0.1234"); its history's lines hold a sparkline, not a number
+#: a line number an editor or a pager shows before each line, right-aligned in a column of its own (vim's 'number'
+#: "  9 ", cat -n's "     9\t", less -N's), copied with the log's text
+_GUTTER_RE = re.compile(r"( *)(\d{1,7})(?:[\t ]|$)")
+_GUTTER_FIRST = frozenset(" 0123456789")
+
+
+def _ungutter(series: Series, text: str) -> str:
+    """``text`` without the line number before it, where the log was copied with an editor's line numbers: two lines
+    in a row numbered n and n + 1 in a column of one width (three characters or more, padded, or before a record: a
+    loop's own counter that starts its lines is not) and the second's text no number (a table's rows named by their
+    epoch are not); from then on, each line numbered the next."""
+    m = _GUTTER_RE.match(text)
+    if m is None:
+        if series.gutter is None:
+            series.gutter_seen = None
+        return text
+    width, number, rest = m.end(2), int(m[2]), text[m.end():]
+    if series.gutter is not None:
+        if series.gutter == (width, number):
+            series.gutter = (width, number + 1)
+            return rest
+        return text
+    seen, series.gutter_seen = series.gutter_seen, (width, number + 1)
+    if seen == (width, number) and width >= 3 and (m[1] or rest[:1] == "{") \
+            and rest.lstrip()[:1] not in _NUMBER_FIRST:
+        series.gutter = (width, number + 1)
+        return rest
+    return text
+
+
+_NUMBER_FIRST = frozenset("0123456789-+.")
+
+
 #: the Trainer's return value as Python writes it: "TrainOutput(global_step=450, training_loss=0.97, metrics={...})"
 _TRAIN_OUTPUT_RE = re.compile(r"\bTrainOutput\(global_step=\d+, training_loss=")
 _WANDB_SUMMARY_RE = re.compile(r"wandb:\s+(?P<key>[A-Za-z_][\w./-]*) (?P<value>-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*$")

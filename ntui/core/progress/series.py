@@ -143,6 +143,8 @@ class Series:
     _after_inner: bool = False  # the run's bar came back after a bar held inside it
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
     notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table (read.py)
+    gutter: tuple[int, int] | None = None  # an editor's line numbers before each line: their width, the next
+    gutter_seen: tuple[int, int] | None = None  # the last line's number as one (its width, the next), not yet known
     _past_end: int = 0  # the points of the run's training past that step since
     points_seen: int = 0  # the points of new steps read, all along (never thinned nor reset)
     first_line_at: int = 0  # points_seen when the program's first line was last printed (read.py)
