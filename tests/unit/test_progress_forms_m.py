@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ntui.core.progress.lines import notebook_table_header, notebook_table_row, parse_line, training_loss
 from ntui.core.progress.read import read_progress
+from ntui.core.progress.runwords import declared_total
 from ntui.core.progress.series import Series
 
 
@@ -130,3 +131,45 @@ def test_counters_and_epoch_rows_are_no_line_numbers(tmp_path: Path) -> None:
     rows = _read(tmp_path, "  epoch  train_loss  valid_loss\n"
                  + "".join(f"{n:7d}  {1 - n / 10:.4f}  {1.1 - n / 10:.4f}\n" for n in range(0, 4)))
     assert rows.step == 3
+
+
+# ---------------------------------------------------------------- a resumed run's bar over the steps left
+
+
+def _kohya_banner(total: int) -> list[str]:
+    """kohya-ss/sd-scripts, train_network.py, NetworkTrainer.train: the banner, each line in English then " / " and
+    its Japanese."""
+    return ["running training / 学習開始", "  num batches per epoch / 1epochのバッチ数: 500",
+            "  num epochs / epoch数: 6", f"  total optimization steps / 学習ステップ数: {total}"]
+
+
+def test_kohya_banner_says_the_run_total() -> None:
+    """kohya-ss/sd-scripts, train_network.py (accelerator.print of "total optimization steps / ...: N")."""
+    assert declared_total("  total optimization steps / 学習ステップ数: 3000") == 3000
+    assert declared_total("  total optimization steps / 学習ステップ数 = 3000") == 3000
+    assert declared_total("  num epochs / epoch数: 6") is None
+
+
+def test_kohya_resumed_bar_counts_the_steps_left(tmp_path: Path) -> None:
+    """kohya-ss/sd-scripts, train_network.py, NetworkTrainer.train: resumed from a saved state, it logs "skipping N
+    steps / ..." and draws its bar, desc "steps", over max_train_steps less the steps skipped: the run is at the
+    steps skipped plus the bar's count, of the run's total."""
+    first = [*_kohya_banner(3000), "epoch 1/6"]
+    first += [f"steps:  {n // 30}%|▍    | {n}/3000 [01:{n % 60:02d}<40:00,  1.21it/s, avr_loss=0.1{n % 7}2]"
+              for n in range(10, 1010, 10)]
+    second = ["resume training from local state: /scratch/out/run-000002-state", *_kohya_banner(3000),
+              "steps:   0%|          | 0/2000 [00:00<?, ?it/s]skipping 1000 steps / 1000ステップをスキップします",
+              "skipping epoch 1 because initial_step (multiplied) is 1000", "epoch 3/6"]
+    second += [f"steps:  {n // 20}%|▍    | {n}/2000 [00:{n % 60:02d}<30:00,  1.21it/s, avr_loss=0.098]"
+               for n in range(10, 460, 10)]
+    series = _read(tmp_path, "\n".join(first + second) + "\n")
+    assert (series.step, series.run_total, len(series.restarts)) == (1450, 3000, 1)
+
+
+def test_a_skip_that_the_bar_already_counts_adds_nothing(tmp_path: Path) -> None:
+    """kohya-ss/sd-scripts, train_network.py (later releases: the bar drawn over the run's whole total after the
+    skip) and any bar whose total is the run's: the steps skipped are in its count already."""
+    lines = [*_kohya_banner(3000), "skipping 1000 steps / 1000ステップをスキップします"]
+    lines += [f"steps:  40%|▍    | {n}/3000 [00:10<30:00,  1.21it/s, avr_loss=0.098]" for n in range(1010, 1100, 10)]
+    series = _read(tmp_path, "\n".join(lines) + "\n")
+    assert (series.step, series.run_total) == (1090, 3000)

@@ -169,6 +169,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     if parse_rank_header(text) is not None:
         series.new_start()
         return
+    if "kipping " in text and (skip := _SKIPPING_RE.search(text)) is not None:
+        series.skipped_steps(int(skip["n"]))  # (kohya's is glued to its bar's first draw: read before it)
     if "TrainOutput(" in text and _TRAIN_OUTPUT_RE.search(text) is not None:
         # the Trainer's return value, printed by a notebook's cell or a script: its training is over (its
         # training_loss is the run's mean, not its last loss)
@@ -306,6 +308,9 @@ def _ungutter(series: Series, text: str) -> str:
 _NUMBER_FIRST = frozenset("0123456789-+.")
 
 
+#: a program's word that it skips the steps done before its state was saved, to go on from there (kohya's
+#: sd-scripts, train_network.py: "skipping 1600 steps / ...")
+_SKIPPING_RE = re.compile(r"(?:^|\W)[Ss]kipping (?P<n>\d+) (?:steps|updates|iterations)\b")
 #: the Trainer's return value as Python writes it: "TrainOutput(global_step=450, training_loss=0.97, metrics={...})"
 _TRAIN_OUTPUT_RE = re.compile(r"\bTrainOutput\(global_step=\d+, training_loss=")
 _WANDB_SUMMARY_RE = re.compile(r"wandb:\s+(?P<key>[A-Za-z_][\w./-]*) (?P<value>-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*$")

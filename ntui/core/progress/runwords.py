@@ -35,7 +35,10 @@ _TOTAL_RE = re.compile(
     r"(?P<other>\d+)(?![\d.])"
     r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
     # a banner in words: "Total training steps: 348", "total train iterations = 5000", "Total updates: 900"
-    r"|\b[Tt]otal (?:training |train |optimi[sz]ation |optimizer )?(?:steps|iterations|iters|updates)\s*[:=]\s*"
+    # (kohya's sd-scripts say each banner line in English, then " / " and its Japanese: "total optimization steps /
+    # 学習ステップ数: 8000")
+    r"|\b[Tt]otal (?:training |train |optimi[sz]ation |optimizer )?(?:steps|iterations|iters|updates)"
+    r"(?: / [^:=/\d]{1,30})?\s*[:=]\s*"
     r"(?P<words>\d[\d,]*)\b"
     # a launcher's command line: "--max-update 50", "--train-iters=3000", "--max_steps 1000"
     r"|--(?:max[-_]update|max[-_]steps|train[-_]iters|max[-_]iters|total[-_]steps)[= ](?P<flag>\d+)\b"

@@ -144,6 +144,7 @@ class Series:
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
     notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table (read.py)
     gutter: tuple[int, int] | None = None  # an editor's line numbers before each line: their width, the next
+    _skipped: int = 0  # the steps the program said it skips to go on from where its state was saved
     gutter_seen: tuple[int, int] | None = None  # the last line's number as one (its width, the next), not yet known
     _past_end: int = 0  # the points of the run's training past that step since
     points_seen: int = 0  # the points of new steps read, all along (never thinned nor reset)
@@ -162,6 +163,7 @@ class Series:
             self._fresh = True
             self._bar_origin = self._last_elapsed = None
         self._resumed_at = from_step or None
+        self._skipped = 0
         if until_point and self.samples:
             self._reopen = True
         elif not until_point:
@@ -203,6 +205,12 @@ class Series:
             self.end()
         else:
             self.ended = True
+
+    def skipped_steps(self, n: int) -> None:
+        """The program said it skips ``n`` steps, the ones done before its state was saved (kohya's sd-scripts'
+        "skipping N steps"): a bar that counts the rest (its total the run's declared one less ``n``) is at ``n``
+        plus its count."""
+        self._skipped = n
 
     def declare_total(self, total: int, *, iters: bool = False) -> None:
         """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
@@ -691,6 +699,11 @@ class Series:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
+        skipped = self._skipped
+        if skipped and point.format == "tqdm" and point.phase == "train" and not point.per_epoch \
+                and point.step is not None and point.total is not None \
+                and self.declared_total == point.total + skipped:
+            point = point.but(step=point.step + skipped, total=point.total + skipped)
         if self._banner and point.phase == "train" and point.step is not None and self.samples:
             self._banner = False  # another node's banner goes on at the same step or after it; a new run goes back
             if not point.per_epoch and not point.counts_epochs and point.step < self.samples[-1].step:
