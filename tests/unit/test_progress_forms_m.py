@@ -173,3 +173,30 @@ def test_a_skip_that_the_bar_already_counts_adds_nothing(tmp_path: Path) -> None
     lines += [f"steps:  40%|▍    | {n}/3000 [00:10<30:00,  1.21it/s, avr_loss=0.098]" for n in range(1010, 1100, 10)]
     series = _read(tmp_path, "\n".join(lines) + "\n")
     assert (series.step, series.run_total) == (1090, 3000)
+
+
+# ---------------------------------------------------------------- an epoch's bar at its end beside epoch summaries
+
+
+def _epoch_loop(epochs_done: int, last_bar_at: int, per: int = 180) -> str:
+    """accelerate's examples' custom loops (tqdm over the epoch's dataloader, desc "epoch E", a loss postfix; a
+    summary printed after each epoch's evaluation): the bars' redraws on one physical line, the summaries apart."""
+    lines = ["training for 8 epochs, 180 batches per epoch"]
+    for e in range(1, epochs_done + 2):
+        last = per if e <= epochs_done else last_bar_at
+        lines.append("\r".join(f"epoch {e}:  40%|████      | {n}/{per} [00:21<00:31,  3.38it/s, loss=3.1{e}]"
+                               for n in (0, per // 2, last)))
+        if e <= epochs_done:
+            lines.append(f"epoch {e} | train loss 3.1{e} | val loss 3.3{e} | val ppl 27.1")
+    return "\n".join(lines) + "\n"
+
+
+def test_epoch_bar_at_its_end_counts_that_epoch_done(tmp_path: Path) -> None:
+    """huggingface/accelerate, examples/nlp_example.py and complete_nlp_example.py (the loop's per-epoch bar and its
+    print after the evaluation): where the evaluation after an epoch hangs, the bar at its total says the epoch's
+    training was done; a bar short of its end does not."""
+    done = _read(tmp_path, _epoch_loop(2, 180))
+    assert (done.step, done.run_total) == (3, 8)
+    assert training_loss(done.metrics) == ("loss", 3.13)
+    short = _read(tmp_path, _epoch_loop(2, 179))
+    assert short.step == 2

@@ -206,6 +206,15 @@ class Series:
         else:
             self.ended = True
 
+    def _epoch_bar_done(self, point: Point) -> int | None:
+        """The epoch ``point`` names where it is the training bar of the epoch after the last one the loop's own
+        lines counted, at its total; else None."""
+        last = self.samples[-1].step if self.samples else None
+        if self._unit != "epoch" or not point.per_epoch or point.phase != "train" or last is None \
+                or point.step is None or point.total is None or point.step != point.total or point.epoch is None:
+            return None
+        return int(point.epoch) if point.epoch == last + 1 else None
+
     def skipped_steps(self, n: int) -> None:
         """The program said it skips ``n`` steps, the ones done before its state was saved (kohya's sd-scripts'
         "skipping N steps"): a bar that counts the rest (its total the run's declared one less ``n``) is at ``n``
@@ -793,6 +802,12 @@ class Series:
             elif unit != self._unit:  # an epoch's summary beside the lines that count steps: its metrics only
                 point = point.but(step=None, total=None, counts_epochs=False)
         elif point.format == "tqdm" and self._own_lines:
+            if (done := self._epoch_bar_done(point)) is not None:
+                # an epoch's training bar at its end where the loop's own lines count epochs (its summary after
+                # each epoch's evaluation): that epoch's training is done, as its summary would name it
+                self.add(point.but(format="log", step=done, total=None, rate=None, per_epoch=False,
+                                   counts_epochs=True, elapsed=None, form="epoch-bar"), at)
+                return
             # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches): not the run's step; a
             # training bar's postfix that says the training loss (SpeechBrain's "train_loss=0.603" between its epoch
             # lines) is the latest one printed
