@@ -200,3 +200,30 @@ def test_epoch_bar_at_its_end_counts_that_epoch_done(tmp_path: Path) -> None:
     assert training_loss(done.metrics) == ("loss", 3.13)
     short = _read(tmp_path, _epoch_loop(2, 179))
     assert short.step == 2
+
+
+# ---------------------------------------------------------------- pdsh's host labels: the run's node
+
+
+def _pdsh_run(first: str = "node-a") -> str:
+    """deepspeedai/DeepSpeed, deepspeed/launcher/multinode_runner.py, PDSHRunner.get_cmd (pdsh -S -f 1024 -w
+    <hosts in the hostfile's order>) and deepspeed/launcher/runner.py, main (logger.info of "cmd = ..."); pdsh labels
+    each line of a host's output "host: "; each node's local rank 0 prints the script's own step line, its loss
+    its own."""
+    lines = ["[2026-03-01 08:00:00,100] [INFO] [runner.py:568:main] cmd = pdsh -S -f 1024 -w node-a,node-b export "
+             "PYTHONPATH=/work/x; cd /work/x; /usr/bin/python -u -m deepspeed.launcher.launch --world_info=e30= "
+             "train.py --epochs 2"]
+    for step in range(20, 200, 20):  # (the last step's lines: node-b's after node-a's)
+        mine = f"epoch: 0, step: {step}/400, global_step: {step}, loss: {2 - step / 1000:.4f}, lr: 1.0e-05"
+        other = f"epoch: 0, step: {step}/400, global_step: {step}, loss: {2.5 - step / 1000:.4f}, lr: 1.0e-05"
+        pair = [f"node-a: {mine}", f"node-b: {other}"]
+        lines += pair if (step // 20) % 2 else pair[::-1]
+    return "\n".join(lines) + "\n"
+
+
+def test_pdsh_first_host_holds_the_run_loss(tmp_path: Path) -> None:
+    """The first host of pdsh's -w list is the node DeepSpeed's launcher numbers 0 (node_rank=0, ranks from 0): its
+    lines' loss is the run's, whichever host printed last."""
+    series = _read(tmp_path, _pdsh_run())
+    assert series.step == 180
+    assert training_loss(series.metrics) == ("loss", 1.82)

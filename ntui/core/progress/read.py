@@ -169,6 +169,12 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     if parse_rank_header(text) is not None:
         series.new_start()
         return
+    if series.pdsh_hosts is not None and rank is None and (host := _PDSH_LABEL_RE.match(text)) is not None:
+        rank = series.pdsh_hosts.get(host["host"])  # (pdsh's label of the host a line is from: its node's rank)
+    elif "pdsh " in text and (hosts := _PDSH_HOSTS_RE.search(text)) is not None:
+        # DeepSpeed's multi-node runner: "cmd = pdsh ... -w host0,host1 ...", its hosts in its hostfile's order, the
+        # order its launcher numbers the nodes in (node_rank): the first host's lines hold rank 0, the run's
+        series.pdsh_hosts = {h: n for n, h in enumerate(hosts["hosts"].split(","))}
     if "kipping " in text and (skip := _SKIPPING_RE.search(text)) is not None:
         series.skipped_steps(int(skip["n"]))  # (kohya's is glued to its bar's first draw: read before it)
     if "TrainOutput(" in text and _TRAIN_OUTPUT_RE.search(text) is not None:
@@ -308,6 +314,10 @@ def _ungutter(series: Series, text: str) -> str:
 _NUMBER_FIRST = frozenset("0123456789-+.")
 
 
+#: pdsh's command line as DeepSpeed's runner logs it, its hosts after -w; and the label pdsh puts before each line
+#: of a host's output ("host0: ...")
+_PDSH_HOSTS_RE = re.compile(r"\bpdsh\b.*? -w (?P<hosts>[\w.-]+(?:,[\w.-]+)+)(?:\s|$)")
+_PDSH_LABEL_RE = re.compile(r"(?P<host>[\w.-]+): ")
 #: a program's word that it skips the steps done before its state was saved, to go on from there (kohya's
 #: sd-scripts, train_network.py: "skipping 1600 steps / ...")
 _SKIPPING_RE = re.compile(r"(?:^|\W)[Ss]kipping (?P<n>\d+) (?:steps|updates|iterations)\b")

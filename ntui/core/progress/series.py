@@ -144,6 +144,7 @@ class Series:
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
     notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table (read.py)
     gutter: tuple[int, int] | None = None  # an editor's line numbers before each line: their width, the next
+    pdsh_hosts: dict[str, int] | None = None  # pdsh's hosts in its -w list's order: their nodes' ranks (read.py)
     _skipped: int = 0  # the steps the program said it skips to go on from where its state was saved
     gutter_seen: tuple[int, int] | None = None  # the last line's number as one (its width, the next), not yet known
     _past_end: int = 0  # the points of the run's training past that step since
