@@ -227,3 +227,20 @@ def test_pdsh_first_host_holds_the_run_loss(tmp_path: Path) -> None:
     series = _read(tmp_path, _pdsh_run())
     assert series.step == 180
     assert training_loss(series.metrics) == ("loss", 1.82)
+
+
+# ---------------------------------------------------------------- an end word glued after a bar's redraw
+
+
+def test_early_stopping_glued_to_the_bar_is_the_end(tmp_path: Path) -> None:
+    """Lightning-AI/pytorch-lightning 0.5, pytorch_lightning/callbacks/pt_callbacks.py, EarlyStopping.on_train_end
+    (Keras' form: print("Epoch %05d: early stopping" % (stopped_epoch + 1))), printed while the trainer's tqdm bar
+    is drawn: on the bar's line, after its last redraw. A bar with no such word is not over."""
+    bars = [f"Epoch {e}: {n * 100 // 300}%|███       | {n}/300 [00:20<00:00, 14.1batch/s, batch_nb={min(n, 249)}, "
+            f"epoch={e - 1}, gpu=0, loss=1.{90 - e}, v_nb=2]" for e in (1, 2, 3) for n in (100, 200, 300)]
+    line = "\r".join(bars)
+    over = _read(tmp_path, line + "Epoch 00003: early stopping\n")
+    assert over.ended
+    assert training_loss(over.metrics) == ("loss", 1.87)
+    going = _read(tmp_path, line + "\n")
+    assert not going.ended

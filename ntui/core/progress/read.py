@@ -197,6 +197,10 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         if ("stopped" in text or "Trainer to stop" in text) and (end := run_end(text)) is not None:
             # Lightning's, glued to its bar's redraw
             series.end(*end)
+        elif "early stopping" in text and (end := run_end(text[text.rfind("]") + 1:])) is not None:
+            # Keras' EarlyStopping's "Epoch 00012: early stopping" (Lightning 0.5's, a copy of it), printed while
+            # the bar is drawn: glued after its last redraw
+            series.end(*end)
         elif "CANCELLED" in text and (why := run_stop(text)) is not None:  # Slurm's, glued to a bar's redraw
             series.stopped = why
         elif point.format == "hf":  # a configuration as a dict, or the Trainer's summary of the run at its end
