@@ -112,3 +112,30 @@ async def test_a_local_job_between_two_selections_of_a_remote_one_shows_it_afres
         await wait_for(pilot, lambda: list(pane.log_lines) == ["here 0"])
         pane.show_selected(_remote(batch, active=True))
         await wait_for(pilot, lambda: list(pane.log_lines) == ["batch 0", "batch 1"] and pane.job_id == "77")
+
+
+async def test_a_remote_jobs_rows_say_the_link_state_the_pane_was_given_and_nothing_without_one(
+        tmp_path: Path) -> None:
+    """The link state comes with the pane's dependencies (``TabDeps.links``), not from the app it runs in: a pane
+    in an app that keeps none (this host) says nothing of a link; one given the board says when the link drops and
+    shows its own rows again once it is back."""
+    from ntui.core.remote.link import ROW_DOWN, LinkBoard
+
+    batch, state = _logs(tmp_path)
+    app = LogPaneHost()
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.pane
+        pane.files = {"beta": _Cluster(state)}.__getitem__
+        pane.show_selected(_remote(batch, active=True))
+        await wait_for(pilot, lambda: list(pane.log_lines) == ["batch 0", "batch 1"] and bool(pane.rows))
+        pane._link_tick()  # no board: the tick looks at nothing (it read the app's attribute, which this host lacks)
+        assert ROW_DOWN not in {r.status for r in pane.rows.values()}
+        board = LinkBoard()
+        pane.links = board
+        own = {k: r.status for k, r in pane.rows.items()}
+        board.of("beta").dropped("the connection dropped")
+        pane._link_tick()
+        assert {r.status for r in pane.rows.values()} == {ROW_DOWN}
+        board.of("beta").answered()
+        pane._link_tick()
+        assert {k: r.status for k, r in pane.rows.items()} == own

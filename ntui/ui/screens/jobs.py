@@ -230,7 +230,8 @@ class JobsScreen(NtuiScreen):
         with Vertical(id="jobs-body"):
             yield QueueBox(self.model, empty_text=self.model.empty_text(), id="jobs-queue",
                            cluster_of=self.remote.board.column())
-            yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock, files=self.remote.files),
+            yield JobTabs(TabDeps(self.runner, self.full_settings, self.model.clock, files=self.remote.files,
+                                  links=self.remote.links),
                           id="jobs-tabs")
         yield Static("", id="jobs-status", markup=False)
         yield Footer()

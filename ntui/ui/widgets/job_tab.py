@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ntui.core.remote.files import ClusterFiles
+    from ntui.core.remote.link import LinkBoard
 
 __all__ = ["Computed", "JobTab", "TabDeps", "TabKey", "TabSpec", "Tick", "displayed", "over_ssh_note"]
 
@@ -103,6 +104,8 @@ class TabDeps:
     #: the files of a cluster reached over ssh, by its name (its agent over that cluster's master; built on first
     #: use, from a worker thread); None: no cluster reached over ssh is shown
     files: Callable[[str], ClusterFiles] | None = None
+    #: each cluster's link state (the app's, fed by its squeue and its files); None: no cluster's link is watched
+    links: LinkBoard | None = None
 
 
 def over_ssh_note(title: str, selected: SelectedJob) -> str:

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
@@ -73,7 +73,6 @@ from ntui.ui.widgets.job_tab import JobTab, TabDeps, TabKey, TabSpec
 
 if TYPE_CHECKING:
     from ntui.core.remote.files import ClusterFiles
-    from ntui.ui.services import NtuiServices
 
 #: The log's least height when the pane is short (the rank table gives up its lines first), and the rank table's
 #: bounds (its header and one row, the selected rank's, at least).
@@ -312,12 +311,14 @@ class LogPane(JobTab, Widget):
         *,
         clock: Callable[[], float] = time.time,
         files: Callable[[str], ClusterFiles] | None = None,
+        links: LinkBoard | None = None,
         id: str | None = None,  # noqa: A002
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
         self.settings = settings
         self.clock = clock
+        self.links = links  # each cluster's link state (the app's); None: the rows say nothing of a link
         self.target: LogTarget | None = None  # the selected job's logs, as last shown
         self._follow = _Follow()  # how the shown job is followed: a new value for each job
         self._shown = Shown()  # the job shown and the pane's state for it: a new value for each job
@@ -470,7 +471,7 @@ class LogPane(JobTab, Widget):
     def build(cls, deps: TabDeps) -> LogPane:
         clock = deps.clock
         return cls(deps.settings.logs, clock=(lambda: clock().timestamp()) if clock is not None else time.time,
-                   files=deps.files, id=cls.TAB.widget_id)
+                   files=deps.files, links=deps.links, id=cls.TAB.widget_id)
 
     def show_selected(self, selected: SelectedJob) -> None:
         """The selected job's logs, once it is known where they are (:func:`log_target`); a job of a cluster
@@ -719,10 +720,9 @@ class LogPane(JobTab, Widget):
         follow's poll waits inside its files' own reconnects meanwhile, so it says nothing itself); once the link
         is back, the rows the follow said last come back, until its next poll replaces them."""
         remote = self._follow.remote
-        if remote is None or not self._shown.rows:
+        if remote is None or not self._shown.rows or self.links is None:
             return
-        links: LinkBoard = cast("NtuiServices", self.app).links  # a cluster's job: the app's link states
-        said = links.of(remote.cluster).row_status()
+        said = self.links.of(remote.cluster).row_status()
         rows = self._shown.rows
         if said is None:
             if self._before_link is not None:
