@@ -124,10 +124,11 @@ async def test_the_sweep_tab_reads_a_sweep_on_its_cluster_over_ssh(there: There,
             await pilot.press("v")
             pane = screen.query_one(SweepPane)
             # accounting lists a task a moment after it starts (slurmdbd hears of it later than the log has a
-            # line): until then its state is unknown, and the tab asks again (every REFRESH_S)
+            # line): until then its state is unknown or still PENDING there, and the tab asks again (every
+            # REFRESH_S); the task runs 90 s, so it is seen RUNNING
             await wait_until(pilot, lambda: pane.table is not None and any(
                 r.metric is not None for r in pane.table.rows) and any(
-                r.index == 0 and r.state for r in pane.table.rows), timeout=WAIT_S)
+                r.index == 0 and r.state == "RUNNING" for r in pane.table.rows), timeout=WAIT_S)
             table = pane.table
             assert table is not None and table.job_id == job and pane.failure is None, pane.error
             rows = {r.index: r for r in table.rows}
