@@ -17,6 +17,7 @@ from ntui.core.compose.render import render
 from ntui.core.compose.rules import BY_ID, RULES, blocks_submit
 from ntui.core.compose.rulesdoc import markdown, readme_section
 from ntui.core.compose.spec import validate
+from ntui.core.jobfiles.journal import launch_begin_line
 from ntui.core.problems import PresetError, Severity
 from tests.conftest import REPO
 
@@ -146,7 +147,7 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
     "L5": lambda: "#SBATCH --open-mode=append" in _script("local-srun"),
     "J2": lambda: _script("local-srun").split("set -euo pipefail\n\n", 1)[1].startswith(
         "# [ntui] The job's event journal")
-    and "ntui_journal_launch srun\nsrun " in _launch(_script("local-srun"))
+    and launch_begin_line("srun") + "\nsrun " in _launch(_script("local-srun"))
     and _launch(_script("local-srun")).rstrip().endswith("\nntui_journal_launched"),
     "N2": lambda: "--network=disable_rdzv_get" in _launch(_script("local-srun", "nccl.slingshot=true"))
     and "--network=disable_rdzv_get" in _launch(_script("local-srun", "env.FI_CXI_RDZV_PROTO=alt_read"))

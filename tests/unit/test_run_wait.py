@@ -73,9 +73,11 @@ def _after_the_wait(tmp: Path, step: str) -> str:
     """The script's lines from the launch on (the wait, what a failure or a done run does), the step's status
     being the given bash code's; the run file's last event."""
     from ntui.core.compose.longrun import continue_line, launch_lines
+    from ntui.core.jobfiles.journal import journal_lines
 
     script = "\n".join([
         "set -euo pipefail",
+        *journal_lines(str(tmp), "lr"),  # as in every rendered script: the failure path calls into it
         *run_lines(RunConf(grace=5, time_limit_s=3600), str(tmp), "lr"),
         *launch_lines(f"bash -c {step!r}"),
         continue_line(),

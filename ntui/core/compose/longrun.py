@@ -366,7 +366,7 @@ def launch_lines(launch: str) -> list[str]:
         # the program said its work is done (the done marker) and then died of the signal as it shut down: done
         "ntui_run_wait || { rc=$?; [ -e \"$NTUI_RUN_DONE\" ] && [ \"$rc\" -eq $(( 128 + "
         "$(kill -l \"$NTUI_CHECKPOINT_SIGNAL\") )) ] || {"
-        " ntui_run_note stop \"\\\"why\\\":\\\"failed\\\",\\\"rc\\\":$rc\";"
+        " ntui_journal_hold_term; ntui_run_note stop \"\\\"why\\\":\\\"failed\\\",\\\"rc\\\":$rc\";"
         " exit \"$rc\"; }; }",
     ]
 

@@ -463,7 +463,9 @@ guarantee("J2", _E, ("logs.dir", "setup"), "The batch shell keeps an event journ
           "that shell only, never on the program's output; ntui reads a job's end from it with no Slurm call. Its "
           "EXIT trap keeps the exit status and runs the EXIT traps set after it (the GPU sampler's, the setup's "
           "once the setup is done) instead of being replaced; signal traps only where the setup set none, and none "
-          "during the launch step (a signal there ends the shell at once, as before).",
+          "during the launch step (a signal there ends the shell at once, as before); from the launch line on, an "
+          "ERR trap (where the setup set none) takes SIGTERM the moment the step fails, so Slurm's SIGTERM landing "
+          "as the shell begins to exit is noted, never lost.",
           "bash(1) (trap, EXIT, signals during a foreground command); sbatch.1 (SLURM_RESTART_COUNT); "
           "ntui.core.jobfiles.journal")
 

@@ -42,9 +42,14 @@ SIGTERM arrive inside the EXIT trap: when the step died of a signal, the trap wa
 have), else the step's status. The EXIT trap takes SIGTERM first thing (unless the setup trapped it itself):
 Slurm signals the job's processes more than once, and a second SIGTERM arriving while the trap ran killed the shell
 before it wrote ``end`` (or before the chained traps ran: a sampler left running); it is noted now, and the shell
-dies of it after. Array tasks, the later ``srun ... &`` + ``wait`` form and checkpoint signals fit the same
-vocabulary (``array_*``, ``signal``,
-``requeue``).
+dies of it after. That left a gap: a SIGTERM landing after the launch step failed and before the EXIT trap's
+first line ended the shell with nothing written (bash does not run an EXIT trap that is already running; measured
+here, one time in three for a signal 100-200 us after the step's end, and once in a full test run, a 1-minute job
+at its time limit). So from the launch line on, an ERR trap (where the setup set none) takes SIGTERM the moment
+the step has failed, before the shell exits: a SIGTERM before that runs the whole EXIT trap (none is running
+yet), one after it is noted (``ntui_journal_hold_term``; the long-run form calls it before its own exit).
+Array tasks, the later ``srun ... &`` + ``wait`` form and checkpoint signals fit the same vocabulary
+(``array_*``, ``signal``, ``requeue``).
 
 **Reading.** :func:`parse_events` takes whole lines (a garbage or cut line is counted and skipped, never an
 error); :func:`journal_state` folds them into the last allocation's :class:`JournalState`; :meth:`JournalState.final`
@@ -122,6 +127,7 @@ _SIGS = " ".join(SIGNALS)
 # Definitions (single-quoted nowhere: plain bash functions). Every value from outside ntui (node list, host) goes
 # through ntui_journal_q; numbers are reduced to their digits; event names and phases are ntui's constants.
 _FUNCTIONS = rf"""NTUI_JOURNAL_JOB=${{SLURM_JOB_ID//[!0-9]/}} NTUI_JOURNAL_PHASE=setup NTUI_JOURNAL_SIG=
+NTUI_JOURNAL_LATE=
 NTUI_JOURNAL_CHAIN=()
 ntui_journal_q() {{  # $1 as a JSON string in NTUI_Q: cut, backslash and quote escaped, control characters replaced
     local s=${{1:0:{MAX_FIELD}}}
@@ -157,17 +163,20 @@ ntui_journal_signal() {{  # note the signal, then die of it as the shell would h
     trap - "$1"
     kill -s "$1" "$$"
 }}
+ntui_journal_hold_term() {{  # a TERM from now on is noted and the shell goes on (Slurm signals more than once)
+    [ -n "${{NTUI_JOURNAL_TERM_OWN:-}}" ] \
+        || trap 'NTUI_JOURNAL_SIG=${{NTUI_JOURNAL_SIG:-TERM}} NTUI_JOURNAL_LATE=1' TERM
+}}
 ntui_journal_exit() {{  # the end first, then the chained traps (last set first, $? = the status); status kept
-    local rc=$? i late=
-    # first: a TERM from here on (Slurm signals the job's processes, more than once) is noted, never cuts this short
-    [ -n "${{NTUI_JOURNAL_TERM_OWN:-}}" ] || trap 'NTUI_JOURNAL_SIG=${{NTUI_JOURNAL_SIG:-TERM}} late=1' TERM
+    local rc=$? i
+    ntui_journal_hold_term  # first: a TERM from here on is noted, never cuts this short
     if [ -z "$NTUI_JOURNAL_SIG" ] && [ "$NTUI_JOURNAL_PHASE" = launch ] && [ "$rc" -gt 128 ] \
         && [ -z "${{NTUI_JOURNAL_TERM_OWN:-}}" ]; then  # the step died of a signal: Slurm ending the job signals
         sleep {LATE_SIGNAL_WAIT_S} & wait "$!" 2>/dev/null || true  # this shell too, a moment later
         kill "$!" 2>/dev/null || true
     fi
     if [ -n "$NTUI_JOURNAL_SIG" ]; then
-        [ -z "$late" ] || [ "$NTUI_JOURNAL_PHASE" != launch ] || ntui_journal launch-end "\"rc\":$rc"
+        [ -z "$NTUI_JOURNAL_LATE" ] || [ "$NTUI_JOURNAL_PHASE" != launch ] || ntui_journal launch-end "\"rc\":$rc"
         ntui_journal end "\"rc\":null,\"sig\":\"$NTUI_JOURNAL_SIG\",\"phase\":\"$NTUI_JOURNAL_PHASE\""
     elif [ "$NTUI_JOURNAL_PHASE" = launch ] && [ "$rc" -eq 0 ]; then
         ntui_journal end '"rc":null,"sig":null,"phase":"launch"'  # only a signal ends the shell mid-step with 0
@@ -181,14 +190,16 @@ ntui_journal_exit() {{  # the end first, then the chained traps (last set first,
         else ntui_journal_status "$rc" || eval "${{NTUI_JOURNAL_CHAIN[i]}}" || true; fi
     done
     [ -n "${{NTUI_JOURNAL_TERM_OWN:-}}" ] || trap - TERM
-    [ -z "$late" ] || kill -s TERM "$$"  # die of the signal, as the shell would have
+    [ -z "$NTUI_JOURNAL_LATE" ] || kill -s TERM "$$"  # die of the signal, as the shell would have
 }}
-ntui_journal_launch() {{  # before the launch line: ntui's signal traps lifted (a trap would wait for srun)
+ntui_journal_launch() {{  # LAUNCHER SETUP_ERR_TRAP, before the launch line: ntui's signal traps lifted (a trap
+    # would wait for srun); the ERR trap set, unless the setup set its own: a failed step's SIGTERM is noted (J2)
     local s
     ntui_journal_traps
     for s in {_SIGS}; do
         case "$(trap -p "$s")" in "trap -- 'ntui_journal_signal $s' "*) trap - "$s" ;; esac
     done
+    [ -n "${{2:-}}" ] || trap ntui_journal_hold_term ERR
     NTUI_JOURNAL_PHASE=launch
     ntui_journal launch "\"launcher\":\"$1\""
 }}
@@ -232,10 +243,11 @@ def compose_line() -> str:
 
 
 def launch_begin_line(launcher: str) -> str:
-    """The line before the launch line (``launcher``: ntui's name for it, a plain word)."""
+    """The line before the launch line (``launcher``: ntui's name for it, a plain word). It hands the function the
+    ERR trap the setup set, if any: inside a function bash shows none."""
     if not launcher.replace("-", "").isalnum():
         raise ValueError(f"not a launcher name: {launcher!r}")
-    return f"ntui_journal_launch {launcher}"
+    return f'ntui_journal_launch {launcher} "$(trap -p ERR)"'
 
 
 def launch_end_line() -> str:
