@@ -99,8 +99,17 @@ def test_failing_rank_fails_the_job(dev_cluster: DevCluster, tmp_path: Path) -> 
         assert "fails on purpose" not in text
 
 
-#: A torch log line (glog's form: I1204 22:51:50.708000 10795 torch/...:747] ...) that starts inside another line.
-_INSERTED_GLOG_LINE = re.compile(r"(?<=[^\n])[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]+\][^\n]*\n")
+#: torch's log lines (glog's form: I1204 22:51:50.708000 10795 torch/...:747] ...), one or several, starting inside
+#: another line, then that line's rest: the other node's agent's chunk that srun wrote in the middle of a line.
+_GLOG_LINE = r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]+\][^\n]*\n"
+_INSERTED_GLOG_LINES = re.compile(rf"(?<=[^\n])(?P<chunk>(?:{_GLOG_LINE})+)(?P<rest>(?![IWEF]\d{{4}} )[^\n]*\n)")
+
+
+def rejoin_cut_lines(text: str) -> str:
+    """``text`` with each line cut by another agent's chunk whole again, the chunk's lines after it."""
+    while (joined := _INSERTED_GLOG_LINES.sub(r"\g<rest>\g<chunk>", text)) != text:
+        text = joined
+    return text
 
 
 def test_user_rdzv_conf_is_merged_on_two_nodes(dev_cluster: DevCluster, tmp_path: Path) -> None:
@@ -116,9 +125,9 @@ def test_user_rdzv_conf_is_merged_on_two_nodes(dev_cluster: DevCluster, tmp_path
     assert sorted(r["rank"] for r in rank_records(log_dir, "local-torchrun", job_id)) == [0, 1, 2, 3]
     batch = (log_dir / f"local-torchrun-{job_id}.out").read_text(errors="replace")
     # The two nodes' agents write into the one batch log through srun, which forwards what it reads as it comes: one
-    # agent's log line can land inside the other's (seen once: "{'timeout': '900', 'is_host" + a whole line of the
-    # other agent + "': '1'}"). Such an inserted line, never at a line's start, is taken out before reading.
-    batch = _INSERTED_GLOG_LINE.sub("", batch)
+    # agent's lines can land inside the other's line (seen: "{'timeout': '900', 'is_host" + a whole line of the other
+    # agent + "': '1'}"; and "'is_hos" + eleven lines of it + "t': '1'}"). The cut line is made whole before reading.
+    batch = rejoin_cut_lines(batch)
     configs = [ast.literal_eval(line.split("rdzv_configs", 1)[1].split(":", 1)[1].strip())
                for line in batch.splitlines() if "rdzv_configs" in line]
     assert sorted(c.get("is_host") for c in configs) == ["0", "1"], batch
