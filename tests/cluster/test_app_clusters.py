@@ -149,8 +149,10 @@ async def test_two_clusters_in_one_queue_and_cancel_on_its_own_cluster(
             # the details of the other cluster's job: scontrol show job asked of that cluster, over its master
             details = screen.query_one(JobDetailsPanel)
             table.move_cursor(key=keys[other])
+            # (the panel shows the row the cursor was on until the selection settles: another lane's held job of the
+            # same name on that cluster, a job id apart, had been shown; so the view waited for is this job's)
             await wait_until(pilot, lambda: details.view is not None and details.view.details is not None
-                             and details.view.cluster == other, timeout=WAIT_S)
+                             and details.view.cluster == other and details.view.job_id == jobs[other], timeout=WAIT_S)
             assert details.view is not None and details.view.details is not None
             assert details.view.details.job_id == jobs[other] and details.view.details.name == f"ntui-two-{other}"
             table.move_cursor(key=keys[here])

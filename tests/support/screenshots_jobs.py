@@ -27,6 +27,7 @@ from ntui.core.slurm.runner import CommandRunner
 from ntui.core.slurm.squeue import SQUEUE_FIELDS, SQUEUE_SEPARATOR
 from tests.support.demo import FROZEN_NOW  # the other screenshots' frozen clock
 from tests.support.fakes import FakeRunner, capture, result
+from tests.support.scene_paths import shown
 from tests.support.waits import WAIT_BOUND_S
 
 if TYPE_CHECKING:
@@ -272,7 +273,7 @@ async def _shoot(app: NtuiApp, scene: Callable[[Pilot[Any]], Any], path: Path, s
                  title: str) -> Path:
     async with app.run_test(size=size) as pilot:
         await scene(pilot)
-        svg = app.export_screenshot(title=title)
+        svg = shown(app.export_screenshot(title=title))  # (a scene's log paths as the pictures show them)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(svg, encoding="utf-8")
     return path

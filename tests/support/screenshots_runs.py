@@ -21,6 +21,7 @@ from typing import Any
 from ntui.core.jobfiles.runfile import run_path
 from ntui.core.records.history import FinalRecord, History
 from tests.support.demo import FROZEN_NOW
+from tests.support.scene_paths import ROOT as SCENE_ROOT
 from tests.support.screenshots_jobs import (
     SQUEUE_AFTER,
     _job,
@@ -37,7 +38,7 @@ __all__ = ["REQUEUED_ID", "RUN_ID", "RUN_LOG_DIR", "queue_app", "queue_scene", "
            "write_run_file"]
 
 RUN_ID = "48213600"
-RUN_LOG_DIR = "/tmp/ntui-snapshots/run-logs"
+RUN_LOG_DIR = f"{SCENE_ROOT}/run-logs"  # shown as /tmp/ntui-snapshots/run-logs
 STEM = "lr-long"
 LINKS = ("48213600", "48213620", "48213640")
 

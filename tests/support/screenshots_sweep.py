@@ -27,8 +27,11 @@ from ntui.core.jobfiles.manifest import (
 )
 from ntui.core.records.history import HistoryEntry
 from ntui.core.records.outcome import Outcome
+from ntui.core.records.sweeps import LIVE_FIELDS
 from ntui.core.slurm.runner import CommandRunner
+from ntui.core.slurm.squeue import SQUEUE_SEPARATOR
 from tests.support.fakes import FakeRunner, result
+from tests.support.scene_paths import ROOT as SCENE_ROOT
 from tests.support.screenshots_jobs import (
     DemoHistory,
     _job,
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["SWEEP_ID", "SWEEP_LOG_DIR", "sweep_app", "sweep_scene", "write_sweep_files"]
 
 SWEEP_ID = "48213802"
-SWEEP_LOG_DIR = "/tmp/ntui-snapshots/sweep-logs"
+SWEEP_LOG_DIR = f"{SCENE_ROOT}/sweep-logs"  # shown as /tmp/ntui-snapshots/sweep-logs
 STEM = "lr-sweep"
 NAMES = ("lr", "seed")
 TASKS = (("3e-4", "1"), ("3e-4", "2"), ("3e-4", "3"), ("1e-4", "1"), ("1e-4", "2"), ("1e-4", "3"))
@@ -79,6 +82,19 @@ SACCT_TASKS = (
     f"{SWEEP_ID}_[3-5%2]|{STEM}|PENDING|0:0|JobArrayTaskLimit|2026-06-01T08:40:00|Unknown|Unknown|00:00:00|"
     f"None assigned{_F}\n"
 )
+
+
+def live_line(task: int, state: str, reason: str = "None", node: str = "", used: str = "0:42") -> str:
+    """One line of the controller's answer for a live sweep (``squeue --array -O`` with ``LIVE_FIELDS``)."""
+    cells = (str(int(SWEEP_ID) + 1 + task), SWEEP_ID, str(task), state, reason, used, "2026-06-01T08:48:51", node)
+    assert len(cells) == len(LIVE_FIELDS)
+    return "".join(c + SQUEUE_SEPARATOR for c in cells) + "\n"
+
+
+#: The controller's word on the sweep's tasks, as SACCT_TASKS has them (task 2 has left the queue).
+SQUEUE_TASKS = (live_line(0, "RUNNING", node="nid200101", used="41:09")
+                + live_line(1, "RUNNING", node="nid200102", used="38:40")
+                + "".join(live_line(t, "PENDING", "JobArrayTaskLimit", used="0:00") for t in (3, 4, 5)))
 
 
 def _show_task(task: int, job: int, node: str, state: str = "RUNNING") -> str:
@@ -159,8 +175,11 @@ def sweep_runner() -> FakeRunner:
     def sacct(argv: tuple[str, ...]) -> Any:
         return result(stdout=SACCT_TASKS if SWEEP_ID in argv[argv.index("-j") + 1] else "")
 
+    def live(argv: tuple[str, ...]) -> Any:  # the Sweep tab's question of the controller (its tasks only)
+        return result(stdout=SQUEUE_TASKS) if argv[0] == "squeue" and f"--jobs={SWEEP_ID}" in argv else None
+
     return FakeRunner({"squeue": [result(stdout=SQUEUE_BEFORE), result(stdout=SQUEUE_AFTER)],
-                       ("scontrol", "show", "job"): scontrol, "sacct": sacct})
+                       ("scontrol", "show", "job"): scontrol, "sacct": sacct}, handler=live)
 
 
 def _resolver(runner: CommandRunner, job_id: str) -> Outcome:

@@ -21,6 +21,7 @@ from ntui.ui.app import NtuiApp, make_app
 from tests.cluster.conftest import dev_cluster  # noqa: F401  (re-exported fixture for the cluster test)
 from tests.support.demo import FROZEN_NOW, demo_runner, settle
 from tests.support.fakes import FakeRunner
+from tests.support.scene_paths import shown
 
 DATA = Path(__file__).parent / "data"
 SHIPPED = DATA / "shipped"
@@ -86,3 +87,18 @@ def snapshots_never_wait_on_the_progress_timer(monkeypatch: pytest.MonkeyPatch, 
     (``open_tab_after_progress_tick``), so every picture is of the same moment on any machine."""
     if "snap_compare" in request.fixturenames:
         monkeypatch.setattr("ntui.ui.screens.jobs.PROGRESS_TICK_S", 24 * 3600.0)
+
+
+@pytest.fixture(autouse=True)
+def snapshots_show_the_scenes_paths(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """A scene's log files live in this process's own directory (tests/support/scene_paths.py: two runs of the suite
+    on one machine never share them); the pictures compared show them where every run's picture does."""
+    if "snap_compare" in request.fixturenames:
+        import textual._doc
+
+        take = textual._doc.take_svg_screenshot
+
+        def taken(*args: Any, **kwargs: Any) -> str:
+            return shown(take(*args, **kwargs))
+
+        monkeypatch.setattr(textual._doc, "take_svg_screenshot", taken)

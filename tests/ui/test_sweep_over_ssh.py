@@ -18,7 +18,7 @@ from ntui.ui.widgets.sweep_pane import SweepPane
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_clusters import agent_answer, clusters_app, job_line, link_down, show_job
 from tests.support.screenshots_jobs import settle_jobs, squeue_line, wait_until
-from tests.support.screenshots_sweep import SACCT_TASKS, SWEEP_ID, sweep_entry, write_sweep_files
+from tests.support.screenshots_sweep import SACCT_TASKS, SWEEP_ID, SWEEP_LOG_DIR, sweep_entry, write_sweep_files
 
 SIZE = (150, 40)
 TASK_ROW = f"{SWEEP_ID}_0"
@@ -63,7 +63,7 @@ def _record_sweep(state: Path, log_dir: Path) -> None:
         history.record_intent(token="tsweep", preset=e.preset, preset_path=None, overrides=e.overrides,
                               job_name=e.job_name, launcher=e.launcher, nodes=1, world_size=1,
                               log_dir=str(log_dir), log_stem=e.log_stem,
-                              script=e.script.replace("/tmp/ntui-snapshots/sweep-logs", "/nonexistent/logs"))
+                              script=e.script.replace(SWEEP_LOG_DIR, "/nonexistent/logs"))
         history.record_submitted("tsweep", SWEEP_ID, "alpha", None)
     finally:
         history.close()

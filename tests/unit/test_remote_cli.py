@@ -236,7 +236,7 @@ def test_a_sweeps_table_reads_its_manifest_logs_and_samples_on_the_cluster(
 
     from ntui.cli import sweep
     from tests.support.fakes import FakeRunner, result
-    from tests.support.screenshots_sweep import SACCT_TASKS, SWEEP_ID, sweep_entry, write_sweep_files
+    from tests.support.screenshots_sweep import SACCT_TASKS, SWEEP_ID, SWEEP_LOG_DIR, sweep_entry, write_sweep_files
 
     log_dir = cluster_home / "sweep-logs"
     write_sweep_files(str(log_dir))
@@ -248,7 +248,7 @@ def test_a_sweeps_table_reads_its_manifest_logs_and_samples_on_the_cluster(
                                   job_name=e.job_name, launcher=e.launcher, nodes=1, world_size=1,
                                   log_dir=str(log_dir), log_stem=e.log_stem,
                                   # the manifest the script names: a path no reader here may fall back on
-                                  script=e.script.replace("/tmp/ntui-snapshots/sweep-logs", "/nonexistent/logs"))
+                                  script=e.script.replace(SWEEP_LOG_DIR, "/nonexistent/logs"))
             history.record_submitted("tsweep", SWEEP_ID, "dev", None)
     finally:
         history.close()

@@ -28,7 +28,17 @@ from ntui.core.records.sweeps import counts_text, failed_indices, state_counts, 
 from ntui.core.slurm.squeue import parse_squeue
 from tests.support.fakes import FakeRunner, result
 from tests.support.screenshots_jobs import squeue_line
-from tests.support.screenshots_sweep import SACCT_TASKS, SQUEUE_AFTER, SWEEP_ID, sweep_entry, write_sweep_files
+from tests.support.screenshots_sweep import (
+    _F,
+    SACCT_TASKS,
+    SQUEUE_AFTER,
+    STEM,
+    SWEEP_ID,
+    SWEEP_LOG_DIR,
+    live_line,
+    sweep_entry,
+    write_sweep_files,
+)
 
 
 def _jobs(text: str) -> dict[str, Any]:
@@ -112,6 +122,62 @@ def test_task_states_from_one_sacct_call() -> None:
     assert failed_indices(states) == (2,)
 
 
+#: Accounting behind the controller: tasks 0 and 1 run, sacct still has them in the array's pending record.
+SACCT_LAGGING = SACCT_TASKS.replace(f"{SWEEP_ID}_0|", "DROP|").replace(f"{SWEEP_ID}_1|", "DROP|").replace(
+    f"{SWEEP_ID}_[3-5%2]", f"{SWEEP_ID}_[0-1,3-5%2]")
+SQUEUE_LIVE = (live_line(0, "RUNNING", node="nid200101") + live_line(1, "RUNNING", node="nid200102")
+               + live_line(2, "RUNNING", node="nid200103")  # sacct says it ended: accounting's word stays
+               + "".join(live_line(t, "PENDING", "JobArrayTaskLimit") for t in (3, 4, 5)))
+
+
+def test_a_live_view_takes_the_controllers_word_for_tasks_accounting_has_not_seen_end() -> None:
+    write_sweep_files()
+    ref = sweep_of(sweep_entry())
+    assert ref is not None
+    lagging = "".join(line for line in SACCT_LAGGING.splitlines(keepends=True) if not line.startswith("DROP|"))
+    runner = FakeRunner({"sacct": result(stdout=lagging), "squeue": result(stdout=SQUEUE_LIVE)})
+    kept = task_states(runner, [ref]).tasks[SWEEP_ID]  # the record's use: accounting only
+    assert [kept[i].state for i in range(3)] == ["PENDING", "PENDING", "FAILED"] and runner.calls == 1
+
+    found = task_states(runner, [ref], live=True)
+    states = found.tasks[SWEEP_ID]
+    assert [states[i].state for i in range(6)] == ["RUNNING", "RUNNING", "FAILED", "PENDING", "PENDING", "PENDING"]
+    assert states[0].source == "squeue" and states[0].node_list == "nid200101" and states[0].elapsed_s == 42
+    assert states[2].source == "sacct" and states[5].reason == "JobArrayTaskLimit"
+    assert found.sacct_calls == 1 and found.squeue_calls == 1 and runner.calls == 3
+    argv = runner.argvs()[-1]
+    assert argv[0] == "squeue" and "--array" in argv and f"--jobs={SWEEP_ID}" in argv and "--me" not in argv
+
+    # the view's own table takes the same word
+    table = sweep_table(sweep_entry(), FakeRunner({"sacct": result(stdout=lagging),
+                                                   "squeue": result(stdout=SQUEUE_LIVE)}))
+    assert table is not None and [r.state for r in table.rows][:2] == ["RUNNING", "RUNNING"]
+
+
+def test_a_live_view_asks_the_controller_nothing_once_accounting_saw_every_task_end() -> None:
+    write_sweep_files()
+    ref = sweep_of(sweep_entry())
+    assert ref is not None
+    ended = "".join(f"{SWEEP_ID}_{t}|{STEM}|COMPLETED|0:0|None|2026-06-01T08:40:00|2026-06-01T08:48:51|"
+                    f"2026-06-01T09:48:51|01:00:00|nid200101{_F}\n" for t in range(6))
+    runner = FakeRunner({"sacct": result(stdout=ended), "squeue": result(stdout=SQUEUE_LIVE)})
+    found = task_states(runner, [ref], live=True)
+    assert {s.state for s in found.tasks[SWEEP_ID].values()} == {"COMPLETED"}
+    assert found.squeue_calls == 0 and runner.calls == 1
+
+
+def test_a_controller_that_does_not_answer_leaves_accountings_word_and_says_so() -> None:
+    write_sweep_files()
+    ref = sweep_of(sweep_entry())
+    assert ref is not None
+    runner = FakeRunner({"sacct": result(stdout=SACCT_TASKS),
+                         "squeue": result(stderr="slurm_load_jobs error: Socket timed out on send/recv operation\n",
+                                          returncode=1)})
+    found = task_states(runner, [ref], live=True)
+    assert [found.tasks[SWEEP_ID][i].state for i in range(3)] == ["RUNNING", "RUNNING", "FAILED"]
+    assert found.squeue_calls == 1 and any(w.startswith("squeue:") for w in found.warnings), found.warnings
+
+
 def test_without_accounting_the_controller_then_the_batch_logs(tmp_path: Path) -> None:
     write_sweep_files(str(tmp_path))
     entry = sweep_entry()
@@ -138,7 +204,7 @@ def test_the_sweep_is_resolved_once_every_task_ended(tmp_path: Path) -> None:
     e = sweep_entry()
     history.record_intent(token="t", preset=e.preset, preset_path=None, overrides=e.overrides, job_name=e.job_name,
                           launcher=e.launcher, nodes=1, world_size=1, log_dir=str(tmp_path), log_stem=e.log_stem,
-                          script=e.script.replace("/tmp/ntui-snapshots/sweep-logs", str(tmp_path)))
+                          script=e.script.replace(SWEEP_LOG_DIR, str(tmp_path)))
     history.record_submitted("t", SWEEP_ID, None, None)
     report = resolve_records(history, _runner())
     assert not report.resolved and report.sweeps[SWEEP_ID] == "6 tasks: 2 running, 3 pending, 1 failed"

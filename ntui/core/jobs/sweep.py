@@ -6,8 +6,9 @@ far its training is (step of total, from the end of its rank-0 log: :mod:`ntui.c
 the last value of the sweep's metric (``sweep.metric``, a regex over the tail of the task's rank-0 log: a
 :class:`~ntui.core.logs.tail.FileTail` reads only the end of the file, never all of it). Failed tasks are grouped
 by their verdict (:mod:`ntui.core.logs.verdict`, numbers ignored, so "rank 0 failed: CUDA OOM at step 812" and "...
-step 90" are one group). Slurm is asked once for every task (:func:`~ntui.core.records.sweeps.task_states`); one
-scan of the log directory finds every task's files.
+step 90" are one group). Slurm is asked once for every task (:func:`~ntui.core.records.sweeps.task_states`:
+one sacct, then one squeue for the tasks accounting has not seen end, as it lags the controller); one scan of the
+log directory finds every task's files.
 
 :func:`plan_failed` decides what ``ntui resubmit JOBID --failed`` and the jobs view's ``ctrl+r`` on a sweep submit:
 the indices of the tasks that ended unsuccessfully (``--array=1,4%P``), with the same manifest (the preset
@@ -181,13 +182,14 @@ def sweep_table(
     verdict: Callable[[HistoryEntry, str, SlurmFinal | None], str] = verdict_for,
 ) -> SweepTable | None:
     """*Thread-side*: the sweep ``entry`` submitted, one row per task (None: not a sweep). ``states``: the tasks'
-    states when the caller has them (else one Slurm call: :func:`~ntui.core.records.sweeps.task_states`)."""
+    states when the caller has them (else :func:`~ntui.core.records.sweeps.task_states`, live: sacct, then the
+    controller for the tasks accounting has not seen end)."""
     ref = sweep_of(entry)
     if ref is None:
         return None
     warnings: list[str] = []
     if states is None:
-        found = task_states(runner, [ref], env=env, timeout=timeout, infer=infer_from_batch_log)
+        found = task_states(runner, [ref], env=env, timeout=timeout, infer=infer_from_batch_log, live=True)
         states = found.tasks.get(ref.job_id, {})
         warnings.extend(found.warnings)
     names = ref.manifest.names if ref.manifest is not None else ()

@@ -5,15 +5,18 @@ to the script (:mod:`ntui.core.jobfiles.manifest`): the job file ``<stem>-<jobid
 task indices ran) and the manifest (task index -> values). :func:`sweep_of` finds both from the entry's log dir and
 stem (the script names the manifest, for a job file that was never written).
 
-:func:`task_states` asks Slurm about every task of many sweeps at once: **one** ``sacct -j A,B,... -X`` (pending
-tasks come back folded as ``A_[2-5%2]``), else, without accounting, one ``scontrol show job A`` per sweep while the
+:func:`task_states` asks Slurm about every task of many sweeps at once: **one** ``sacct -j A,B,... -X`` (pending tasks
+come back folded as ``A_[2-5%2]``); for a live view (``live=True``: the Sweep tab, ``ntui sweep``) the tasks accounting
+has not seen end are then asked of the controller in **one** ``squeue --array --jobs=A,B,...``, since slurmdbd hears of
+a start later than the controller (on a busy 22.05 cluster a task whose log already had its loss lines read PENDING, or
+was missing, in sacct for over a minute); else, without accounting, one ``scontrol show job A`` per sweep while the
 controller remembers it (every task's record in one answer), else each task's batch log (inferred by the reader the
-caller passes: :func:`~ntui.core.records.record.infer_from_batch_log`, as for a job). A sweep whose tasks all ended
-is resolved once (:func:`resolve_sweeps`): its record in the history is the whole array's (state COMPLETED only
-when every task completed, else the first unsuccessful task's; ``reason`` holds the counts, e.g. ``6 tasks: 5
-completed, 1 failed``; the verdict is the first failed task's), and every task's final state goes into the job
-file, where ``ntui sweep`` and ``ntui resubmit --failed`` find it after Slurm forgot the tasks. The history's own
-columns are all it uses: nothing in its schema is sweep-specific.
+caller passes: :func:`~ntui.core.records.record.infer_from_batch_log`, as for a job). A sweep whose tasks all ended is
+resolved once (:func:`resolve_sweeps`): its record in the history is the whole array's (state COMPLETED only when every
+task completed, else the first unsuccessful task's; ``reason`` holds the counts, e.g. ``6 tasks: 5 completed, 1
+failed``; the verdict is the first failed task's), and every task's final state goes into the job file, where ``ntui
+sweep`` and ``ntui resubmit --failed`` find it after Slurm forgot the tasks. The history's own columns are all it uses:
+nothing in its schema is sweep-specific.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from ntui.core.slurm.durations import parse_duration
 from ntui.core.slurm.runner import CommandRunner, JobNotFound, SlurmError
 from ntui.core.slurm.sacct import SacctRecord, SacctUnavailable, sacct_records
 from ntui.core.slurm.scontrol import JobDetails, show_jobs
+from ntui.core.slurm.squeue import QueueJob, query_queue
 
 __all__ = [
     "SweepRef",
@@ -142,6 +146,7 @@ class SweepStates:
     scontrol_calls: int = 0
     accounting: bool | None = None
     warnings: tuple[str, ...] = ()
+    squeue_calls: int = 0
 
 
 _PENDING_RANGE = re.compile(r"^(\d+)_\[([0-9,\-:%]+)\]$")
@@ -160,6 +165,15 @@ def _from_scontrol(index: int, job_id: str, d: JobDetails) -> TaskState:
                      d.nodelist or None, reason, "scontrol", index=index, job_id=job_id)
 
 
+def _from_squeue(index: int, job_id: str, job: QueueJob) -> TaskState:
+    return TaskState(job.state, job.exit_code, job.elapsed_s, job.start, None, job.nodelist or None,
+                     job.reason or None, "squeue", index=index, job_id=job_id)
+
+
+#: What the controller is asked of a live sweep's tasks (fields every supported squeue knows).
+LIVE_FIELDS = ("JobID", "ArrayJobID", "ArrayTaskID", "State", "Reason", "TimeUsed", "StartTime", "NodeList")
+
+
 def _tasks_of(array_id: str, key: str) -> tuple[int, ...]:
     """The task indices a sacct/scontrol job id names: ``A_4`` -> (4,), ``A_[2-5%2]`` -> (2, 3, 4, 5)."""
     base, index = split_task_id(key)
@@ -176,6 +190,11 @@ def _tasks_of(array_id: str, key: str) -> tuple[int, ...]:
         return ()
 
 
+def _all_ended(ref: SweepRef, states: Mapping[int, TaskState]) -> bool:
+    """Whether every task of ``ref``'s job has a final state in ``states``."""
+    return all(i in states and states[i].finished for i in ref.job.indices)
+
+
 def task_states(
     runner: CommandRunner | None,
     refs: Sequence[SweepRef],
@@ -183,19 +202,20 @@ def task_states(
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     infer: Callable[[str], FinalRecord] | None = None,
+    live: bool = False,
 ) -> SweepStates:
     """Every task of every sweep in ``refs`` (see the module doc). A sweep whose job file already holds every
     task's final state asks nothing. ``runner`` None: only what the files say. ``infer``: the batch log reader
     for tasks Slurm no longer knows (:func:`~ntui.core.records.record.infer_from_batch_log`; None: leave them
-    unknown)."""
+    unknown). ``live``: the tasks accounting has not seen end take the controller's word where it has one."""
     out: dict[str, dict[int, TaskState]] = {}
     ask: list[SweepRef] = []
     for ref in refs:
         known = {i: TaskState(**vars(r), index=i, job_id=ref.task_id(i)) for i, r in ref.job.states.items()}
         out[ref.job_id] = known
-        if not all(i in known and known[i].finished for i in ref.job.indices):
+        if not _all_ended(ref, known):
             ask.append(ref)
-    sacct_calls = scontrol_calls = 0
+    sacct_calls = scontrol_calls = squeue_calls = 0
     accounting: bool | None = None
     warnings: list[str] = []
     if ask and runner is not None:
@@ -245,8 +265,26 @@ def task_states(
                 got[index] = TaskState(rec_.state, rec_.exit_code, rec_.elapsed_s, rec_.start_time, rec_.end_time,
                                        rec_.node_list, rec_.reason, "inferred", index=index,
                                        job_id=ref.task_id(index))
+        unended = [ref for ref in ask if not _all_ended(ref, out[ref.job_id])]
+        if live and accounting is not False and unended:  # without accounting the controller was asked above
+            squeue_calls += 1
+            try:
+                queue = query_queue(runner, all_users=True, job_ids=[r.job_id for r in unended], fields=LIVE_FIELDS,
+                                    env=env, timeout=timeout)
+            except SlurmError as exc:
+                warnings.append(f"squeue: {exc}")
+                queue = ()
+            by_id = {ref.job_id: ref for ref in unended}
+            for job in queue:
+                ref_ = by_id.get(job.array_job_id or "")
+                task = job.array_task_id
+                if ref_ is None or task is None or not task.isdigit():
+                    continue
+                got, index = out[ref_.job_id], int(task)
+                if index not in got or not got[index].finished:  # accounting lags the controller
+                    got[index] = _from_squeue(index, ref_.task_id(index), job)
     return SweepStates({k: dict(sorted(v.items())) for k, v in out.items()}, sacct_calls, scontrol_calls,
-                       accounting, tuple(warnings))
+                       accounting, tuple(warnings), squeue_calls)
 
 
 _ORDER = ("running", "pending", "completed")

@@ -1,11 +1,11 @@
 """The Sweep tab: the selected sweep's tasks side by side (the same table as ``ntui sweep``).
 
 One row per task: its values, state, elapsed, mean GPU utilisation and the last value of the sweep's metric
-(:func:`ntui.core.jobs.sweep.sweep_table`, computed in a thread worker only while the tab is shown: one Slurm call
-for every task, the tail of each rank-0 log, again every :data:`REFRESH_S` while the sweep runs); the failed tasks
-grouped by verdict under it. ``s``/``S`` sort by the next column / reverse (numbers as numbers, rows without a
-value last); the rows are a :class:`~ntui.ui.widgets.queue_table.VirtualTable`, so a 1,000-task sweep draws only
-the lines on screen.
+(:func:`ntui.core.jobs.sweep.sweep_table`, computed in a thread worker only while the tab is shown: one sacct for every
+task and, while some task has not ended, one squeue; the tail of each rank-0 log; again every :data:`REFRESH_S` while
+the sweep runs); the failed tasks grouped by verdict under it. ``s``/``S`` sort by the next column / reverse (numbers as
+numbers, rows without a value last); the rows are a :class:`~ntui.ui.widgets.queue_table.VirtualTable`, so a 1,000-task
+sweep draws only the lines on screen.
 
 A sweep of a cluster reached over ssh (``SelectedJob.cluster``) is read there, as ``ntui --cluster NAME sweep``
 does: its history entry asked of that cluster's files (``TabDeps.files``: its agent) when the row has none, copies
