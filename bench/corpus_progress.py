@@ -10,6 +10,18 @@ loss, the lowest rank's, as the frameworks' rank-zero loggers report it). An ent
 hold, **partly** when the step does (or three of the five), **wrong** otherwise, **nothing** when no step was read
 from a log that prints steps. A "done" said of a run that is not finished is counted apart (``false done``): the
 answer a user acts on.
+
+The run's unit is the one the study entries of the same framework use, which is how the framework itself sizes the
+run: in epochs where its run is set and shown in epochs and its step bar counts one epoch (Keras' ``Epoch 3/10``,
+the YOLO family's epoch table, fastai's table, loops that print one summary line per epoch); in steps or iterations
+where the framework counts them over the run (the Trainer, Lightning's bars turned into the global step, Megatron,
+DeepSpeed, mmengine's iterations, fairseq's ``num_updates``, nanoGPT-style loops). A hand-written loop whose line
+says both ``epoch e/E`` and ``step s/S`` of the epoch is counted in its global steps (the epochs before times an
+epoch's steps, plus this epoch's; the total the epochs times an epoch's steps where both are said, else null). A
+count within an epoch that is not the training's alone (Lightning 0.x's bar, which counts the validation's batches
+too) is counted in epochs. The entries' ``unit`` says which applied. The run's ``total`` is what the program says of
+the whole run: its steps, else its epochs times an epoch's steps where it says both (fairseq's ``max_epoch`` times
+the updates of an epoch's bar where ``max_update`` is 0), else null.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from ntui.core.progress.chart import (
     summary_lines,
     thin,
 )
+from ntui.core.progress.lines import Point
 from ntui.core.progress.read import read_progress
 from ntui.core.progress.series import Sample, Series, estimate
 from ntui.core.slurm.squeue import QueueJob
@@ -276,3 +277,20 @@ def test_the_cli_draws_the_chart_and_exits_1_for_a_cut_run(tmp_path: Path) -> No
     missing = subprocess.run([sys.executable, "-m", "ntui", "progress", str(LONG), "--chart", "acc"],
                              capture_output=True, text=True, cwd=REPO, timeout=60)
     assert missing.returncode == 0 and "no chart: no 'acc' values" in missing.stderr
+
+
+def test_the_training_loss_or_its_parts_are_said_first_and_charted() -> None:
+    # a YOLO-style table row's metrics: the loss in parts only, printed after the learning rate and the GPU memory
+    series = Series()
+    parts = {"lr": 0.01, "gpu_mem": 3.1, "box_loss": 0.05, "obj_loss": 0.02, "cls_loss": 0.01}
+    for step in (1, 2, 3):
+        series.add(Point("log", step=step, total=10, metrics=parts), float(step))
+    guess = estimate(series, now=3.0, time_left_s=None)
+    assert summary_lines(series, guess, time_left_s=None)[1].split()[::2][:3] == ["box_loss", "obj_loss", "cls_loss"]
+    assert default_metric(series) == "box_loss"
+    # a loss of its own name is said first, ahead of what was printed before it
+    named = Series()
+    for step in (1, 2):
+        named.add(Point("log", step=step, total=10, metrics={"lr": 0.01, "lm_loss": 2.0 / step}), float(step))
+    said = summary_lines(named, estimate(named, now=2.0, time_left_s=None), time_left_s=None)[1]
+    assert said.split()[:2] == ["lm_loss", "1"] and default_metric(named) == "lm_loss"

@@ -5,11 +5,12 @@ here in its program's form (the corpus index names public sources that show it),
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from ntui.core.progress.lines import parse_line, training_loss
+from ntui.core.progress.lines import Pattern, parse_line, training_loss
 from ntui.core.progress.read import read_progress, unescape
 from ntui.core.progress.runwords import declared_epochs, declared_total, run_end
 from ntui.core.progress.series import Series, estimate
@@ -458,3 +459,30 @@ def test_a_yearless_stamp_takes_the_year_it_was_read_in_or_the_one_before() -> N
     assert [t.year for t in times] == [2025, 2025, 2025, 2026], times
     guess = estimate(series, now=read, time_left_s=None)
     assert guess.rate == pytest.approx(10 / 60), guess  # 10 iterations a minute, across the new year
+
+
+def _allocation(restart: int, first: int, last: int, total: int, *, saved: int | None) -> list[str]:
+    """One allocation's rank-0 log as examples/longrun_train.py and ntui's rank header print it (appended)."""
+    said = f"resumed from step {first - 2} (restart {restart})" if restart else f"fresh start (restart {restart})"
+    lines = ["ntui: rank 0 on nid001", said, f"rank 0/2 on nid001: run 7, allocation {restart + 1}"]
+    lines += [f"step {n}/{total} loss {1.0 / (1 + n / 20):.4f}" for n in range(first, last + 1)]
+    lines += [f"checkpoint at step {saved}: saved; exiting"] if saved is not None else [f"done: {total} steps"]
+    return lines
+
+
+@pytest.mark.parametrize("last_steps", [(80, 150, 185), (80, 150, 184)])
+def test_every_allocation_after_the_first_is_a_restart_even_one_that_prints_no_step(tmp_path: Path,
+                                                                                   last_steps: tuple[int, ...]) -> None:
+    # the requeue's signal came during the run's last step: it saved that step, and the next allocation resumed past
+    # it, had no step left, and said only that the run is done (a fourth allocation of 185 steps, and 3 restarts)
+    pattern = Pattern(re.compile(r"^step (?P<step>\d+)/(?P<total>\d+) loss (?P<loss>\S+)$"))
+    total, lines, first = 185, [], 1
+    for restart, last in enumerate(last_steps):
+        lines += _allocation(restart, first, last, total, saved=last - 1)
+        first = last + 1
+    lines += _allocation(len(last_steps), first, total, total, saved=None)
+    log = tmp_path / "run-rank-0.out"
+    log.write_text("\n".join(lines) + "\n")
+    series = read_progress(log, pattern=pattern)
+    assert len(series.restarts) == len(last_steps), series.restarts
+    assert estimate(series, now=0.0, time_left_s=None).words == f"step {total} of {total}: done"

@@ -86,8 +86,8 @@ class _Follower:
             self.rest = b""
             budget = START_BYTES
             first = self.offset > 0  # the first piece of a tail is cut
-            if first and self.series.first_line is None:
-                self.series.first_line = ""  # a tail's first line is not the program's
+            if first and self.series.lines.first_line is None:
+                self.series.lines.first_line = ""  # a tail's first line is not the program's
         else:
             first = False
         if st.st_size <= self.offset:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ntui.core.progress.lines import LOSS_NAMES
+from ntui.core.progress.lines import loss_parts, training_loss
 from ntui.core.progress.series import Estimate, Series
 from ntui.core.slurm.durations import format_span
 
@@ -32,8 +32,6 @@ __all__ = ["EVAL_MARKER", "LOG_DECADES", "MIN_HEIGHT", "MIN_WIDTH", "RESTART_MAR
            "Chart", "Palette", "chart_lines", "chart_of", "default_metric", "draw", "eval_metric", "legend_lines",
            "log_ticks", "nice_ticks", "step_label", "summary_lines", "thin", "too_few_words"]
 
-#: The metrics preferred for the chart, in order (the first the series has; else the first that names a loss).
-PREFERRED = LOSS_NAMES
 #: The y axis is logarithmic when the values span this many decades or more (and all are above zero).
 LOG_DECADES = 2.0
 #: plotext's markers: the training metric a line of braille dots (2x4 dots a cell), each evaluation a diamond, each
@@ -102,11 +100,23 @@ class Chart:
 
 
 def default_metric(series: Series) -> str | None:
-    """The metric a chart shows unless told: the loss if the run prints one, else its first metric."""
+    """The metric a chart shows unless told: the run's training loss as the reader names it (:func:`training_loss`),
+    else the first of its parts (:func:`loss_parts`), else the first loss printed, else its first metric."""
     names = [n for n in series.metrics if any(n in s.metrics for s in series.samples)]
+    drawn = {n: series.metrics[n] for n in names}
+    if (loss := training_loss(drawn)) is not None:
+        return loss[0]
+    if (parts := loss_parts(drawn)) is not None:
+        return next(iter(parts))
     losses = [n for n in names if "loss" in n.lower() and not _EVAL_RE.match(n)]
-    fallback = (losses or [n for n in names if not _EVAL_RE.match(n)] or names)[0] if names else None
-    return next((n for n in PREFERRED if n in names), fallback)
+    return (losses or [n for n in names if not _EVAL_RE.match(n)] or names)[0] if names else None
+
+
+def _said_first(metrics: dict[str, float]) -> list[tuple[str, float]]:
+    """The metrics in the order they are said: the training loss (or its parts) first, the others as printed."""
+    loss = training_loss(metrics)
+    first = [loss[0]] if loss is not None else list(loss_parts(metrics) or ())
+    return [(n, metrics[n]) for n in first] + [(n, v) for n, v in metrics.items() if n not in first]
 
 
 def eval_metric(series: Series, metric: str) -> str | None:
@@ -375,7 +385,7 @@ def _number(v: float) -> str:
 
 def summary_lines(series: Series, guess: Estimate, *, time_left_s: float | None) -> list[str]:
     """Where the run is: the estimate's words, then its latest metrics, its rate and the time left."""
-    shown = "  ".join(f"{k} {_number(v)}" for k, v in list(series.metrics.items())[:6])
+    shown = "  ".join(f"{k} {_number(v)}" for k, v in _said_first(series.metrics)[:6])
     rate = f"  {guess.rate:.3g} steps/s" if guess.rate else ""
     left = f"  {format_span(time_left_s)} left" if time_left_s is not None else ""
     detail = f"  {shown}{rate}{left}".rstrip()

@@ -116,6 +116,22 @@ FORMS: tuple[LineForm, ...] = (
     # accelerate's examples (nlp_example.py, training_function): accelerator.print(f"epoch {epoch}:", eval_metric),
     # the epoch's evaluation dict and nothing else of its progress (epochs from 0)
     _form("accelerate-example", r"^epoch (?P<epoch>\d+): \{", unit="epoch"),
+    # RETURNN's engine (its _print_process): "ep 55 train, step 1610, ce 0.357, fer 0.103, ..., complete 96.74%", the
+    # step the epoch's (from 0), the epoch the run's unit (from 1; an evaluation's "ep 55 dev eval, step 3" is not it),
+    # the fields "key value" apart by ", "
+    _form("returnn", r"^ep (?P<epoch>\d+) train, step (?P<batch>\d+)(?=,|\s*$)", 1, "epoch"),
+    # (its TF engine's Runner: "train epoch 3, step 120, cost:output 1.234, error:output 0.31, 0.412 sec/step, ...",
+    # "pretrain epoch 1, ..." in its pretraining; an evaluation's "epoch 3 'dev' eval, step 4" is not it)
+    _form("returnn", r"^(?:pre)?train epoch (?P<epoch>\d+), step (?P<batch>\d+)(?=,|\s*$)", 1, "epoch"),
+    # CleanRL's single-file agents (ppo.py, dqn.py, ...): print(f"global_step={global_step}, episodic_return=...") as
+    # each episode ends, its value a float or an array ("[-200.]"): the run's environment steps
+    _form("cleanrl", r"\bglobal_step=(?P<step>\d+), episodic_return="),
+    # Stable-Baselines3's HumanOutputFormat.write: a table of "| key | value |" rows between dashes, its keys sorted
+    # under their tags ("| time/ |", then "|    total_timesteps | 10240 |"): the run's environment steps
+    _form("sb3", r"^\|\s+total_timesteps\s+\|\s+(?P<step>\d+)\s*\|\s*$"),
+    # MONAI's tutorials' loops: "epoch 3/600" as an epoch begins (a declaration), then each step's
+    # f"{step}/{len(train_ds) // batch_size}, train_loss: {loss:.4f}", the epoch's batches from 1
+    _form("monai", r"^(?P<batch>\d+)/(?P<batches>\d+), train_loss: ", 1, "epoch"),
     # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
     _form("deepspeed-pipe", r"^steps: (?P<step>\d+) loss: "),
     # pytorch-tabnet: "epoch 12  | loss: 0.57291 | val_auc: 0.8 |  0:04:59s" (epochs from 0)
@@ -125,7 +141,10 @@ FORMS: tuple[LineForm, ...] = (
     # (and lit-gpt 2023's "iter 59 step 30: loss 9.3", "Epoch 12 | iter 960750 step 192150 | loss train"): the
     # optimizer steps, or the iterations where the run's total counts those (max_iters); mlx-lm's "Iter 180: Train
     # loss 0.001, Learning Rate ..."
-    _form("litgpt", r"\biter (?P<iters>\d+)\s*\|?\s*step (?P<step>\d+)\s*[:|]\s*loss\b"),
+    # (lit-gpt's XLA scripts, xla/finetune/*.py, print no loss, its .item() a sync they leave out: "iter 210 step 211:
+    # iter time: 2142.35ms (optimizer.step)"; TinyLlama's pretrain script brackets the counters: "[iter 40 step 10]:
+    # loss 9.3, lr ...")
+    _form("litgpt", r"\biter (?P<iters>\d+)\s*\|?\s*step (?P<step>\d+)\]?\s*[:|]\s*(?:loss\b|iter time: [\d.]+ ?ms)"),
     _form("nanogpt", r"\b[Ii]ter (?P<step>\d+): (?:[Tt]rain )?[Ll]oss\b"),
     # char-rnn-tensorflow and its forks: "890/892 (epoch 3), train_loss = 1.440, time/batch = 0.163", the batches of
     # the whole run (epochs x an epoch's batches) counted from 0
@@ -165,13 +184,21 @@ FORMS: tuple[LineForm, ...] = (
     # the same as a banner between rules: "======== Epoch  41 / 250 ========", "--- Epoch 3/20 ---" (epochs from 1)
     _form("epoch-banner", r"^\s*[=*#~-]{3,}\s*Epoch\s+(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*[=*#~-]{3,}\s*$", 1,
           "epoch"),
+    # (and without the run's epochs, a block of the epoch's results under it: yl4579's AuxiliaryASR, StyleTTS,
+    # PL-BERT train.py: logger.info('--- epoch %d ---' % epoch) then '%-15s: %.4f' of each result; epochs from 1)
+    _form("epoch-banner", r"^\s*[=*#~-]{3,}\s*[Ee]poch\s+(?P<epoch>\d+)\s*[=*#~-]{3,}\s*$", 1, "epoch"),
+    # NeMo-RL's algorithms (grpo.py, sft.py, dpo.py): "=========== Step 5/500 ===========" (25 "=" each side) as
+    # each step begins, of its dataloader's length or max_num_steps (an epoch's, where its epoch's banner before it
+    # says the run's epochs: read.py gives the step that epoch), its results on bulleted lines after it
+    _form("step-banner", r"^\s*[=*#~-]{3,}\s*Step\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*[=*#~-]{3,}\s*$"),
     # cellpose: "[INFO] Epoch 40, Time 44303.8s, Loss 0.4555, LR 0.2000" (every 10 epochs)
     _form("cellpose", r"\bEpoch (?P<epoch>\d+), Time [\d.]+s, Loss ", unit="epoch"),
     # the PyTorch DDP tutorial's trainer: "[RANK 3] Epoch 4 | Batchsize: 32 | Steps: 235 | Loss: 0.1" once an epoch
     _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
     # nnU-Net's trainer, its log file's "<date>: Epoch 5" at each epoch's start (from 0), then "train_loss -0.2722",
-    # "val_loss ...", "Epoch time: 120.45 s" on lines of their own; and any loop's "Epoch N" alone as its header
-    _form("epoch-header", r"^\s*Epoch (?P<epoch>\d+)\s*$", unit="epoch"),
+    # "val_loss ...", "Epoch time: 120.45 s" on lines of their own; nnU-Net v1's (network_trainer.py's "\nepoch: ",
+    # its epoch: "epoch:  5", then "train loss : -0.2722"); and any loop's "Epoch N" alone as its header
+    _form("epoch-header", r"^\s*[Ee]poch:? +(?P<epoch>\d+)\s*$", unit="epoch"),
     # Marian's "Ep. 1 : Up. 1000 : Sen. 123,456 : Cost 5.67812345 : Time 120.50s : 12345.67 words/s": its updates the
     # run's steps, its cost the loss
     _form("marian", r"\bEp\. (?P<epoch>\d+) : Up\. (?P<step>\d+) : Sen\. [\d,]+ : Cost (?P<loss>[\d.]+)", 1),
@@ -195,17 +222,32 @@ FORMS: tuple[LineForm, ...] = (
     # Keras 2's "    120/Unknown - 12s 100ms/step - loss: 0.5", Keras 3's "    120/Unknown 12s 100ms/step - loss: 0.5")
     _form("keras", r"^\s*(?P<batch>\d+)/Unknown (?:- )?\d+m?s\b", 1, "epoch"),
     # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
-    # "epoch 3 | avg loss 0.2", MST's "===> Epoch 132 Complete: Avg. Loss: 0.0148", SpeechBrain's train logger's
+    # "epoch 3 | avg loss 0.2", "epoch 3 avg train loss: 0.2" (two qualifiers), MST's "===> Epoch 132 Complete: Avg.
+    # Loss: 0.0148", SpeechBrain's train logger's
     # "epoch: 3, lr: 8.00e-01 - train loss: 7.27e-01 - valid loss: 1.15" (its fields after " - "), the time-series
-    # loops' "Epoch: 5/200 | Train loss: 41.10 | Val loss: 21.66 | Time: 31.8s"
+    # loops' "Epoch: 5/200 | Train loss: 41.10 | Val loss: 21.66 | Time: 31.8s"; one field before the loss, its
+    # unit after its number too (luxonis-train's "[Epoch 5/240] Duration: 0.61s | Train Loss: 4.59"); the training
+    # phase's name after the epoch's number (a loop with several stages: "Epoch 3 Pretrain | Loss: 0.71 | Best Loss:",
+    # "Epoch 3 Finetune | Loss:"), never an evaluation's ("Epoch 3 Val | Loss:" is not the training's)
     _form("epoch-summary", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*"
-          r"(?:[Cc]omplete[d]?|[Dd]one|[Ff]inished)?\s*[,|:-]?\s+(?:[\w ]*?[:=] ?[\d.e+-]+\s*[,|-]?\s+)??"
-          r"(?:[Tt]rain(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage )?[Ll]oss\b", unit="epoch", generic=True),
+          r"(?:[Cc]omplete[d]?|[Dd]one|[Ff]inished"
+          r"|(?:[Pp]re-?|[Ff]ine-?)?[Tt]rain(?:ing)?|[Ff]ine-?tun(?:e|ing)|[Pp]re-?train(?:ing)?)?\s*[,|:-]?\s+"
+          r"(?:[\w ]*?[:=] ?[\d.e+-]+(?:[a-z]{1,3}\b|%)?\s*[,|-]?\s+)??"
+          r"(?:[Tt]rain(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage |[Mm]ean ){0,2}[Ll]oss\b", unit="epoch", generic=True),
+    # a Lightning callback's line at each training epoch's end, its metrics by the names its config gives them, each
+    # "name 1.234e+00", three spaces between (TEMOS' ProgressLogger and the projects that copy it: "   Epoch 12:
+    # Train_total 3.605e+00   Val_total 3.877e+00   Memory 6.3%"; trainer.current_epoch, from 0)
+    _form("epoch-fields", r"^\s*Epoch\s+(?P<epoch>\d+): (?=[A-Za-z]\w* -?\d\.\d+e[+-]\d+(?: {3}|\s*$))",
+          unit="epoch", generic=True),
 )
 #: forms whose line also holds a tqdm bar that counts something else (an epoch's batches): read before the bar.
 #: ultralytics' epoch table: "   12/300   6.81G   1.582   1.086 ...  640: 100%|####| 26/26 [00:08<00:00, 2.95it/s]"
 BAR_FORMS: tuple[LineForm, ...] = (
     _form("ultralytics", r"^\s*(?P<epoch>\d+)/(?P<epochs>\d+)\s+(?:[\d.]+G|0)\s+[\d.]+\s", 1, "epoch"),
+    # the same table with no memory column: YOLOv6's engine (Trainer.print_details) describes its bar as
+    # "%10s %10.4g%10.4g..." % (f"{epoch}/{max_epoch - 1}", lr, *mean_loss): numbers only, then the bar
+    _form("ultralytics", r"^\s*(?P<epoch>\d+)/(?P<epochs>\d+)(?:\s+-?\d[\d.]*(?:e[+-]?\d+)?){2,}:\s+\d{1,3}%\|",
+          1, "epoch"),
 )
 #: the forms whose batch is a bar's count (Keras' step bar, an epoch's tqdm bar, ultralytics' bar): drawn exactly, its
 #: epoch over at its total only (a loop's own lines, printed every N batches, end within one interval of it)

@@ -45,7 +45,8 @@ from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "loss_parts", "notebook_table_header",
            "notebook_table_row", "parse_line", "pattern_problem", "table_bar_metrics", "table_header", "table_row",
-           "trailing_metrics", "training_loss", "unheader", "unwrap_numbers"]
+           "epoch_phase_metrics", "evaluation_record", "rank_label", "trailing_metrics", "training_loss", "unheader",
+           "unwrap_numbers"]
 
 Format = Literal["tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log"]
 FORMATS: tuple[Format, ...] = ("tqdm", "hf", "megatron", "torchtitan", "deepspeed", "pattern", "log")
@@ -77,6 +78,7 @@ class Point:
     clock: tuple[int, int, int, int, int, float] | None = None  # a stamp without its year: month, day, h, min, s
     batches: int | None = None  # an epoch-counted line's batches in its epoch, where it says (its batch's total)
     iters: int | None = None  # the line's other counter (litgpt's "iter N step M": the micro-batch iterations)
+    percent: float | None = None  # a bar that says its percentage only (Rich's default columns): no step of its own
 
     def but(self, **changes: Any) -> Point:
         """This point with ``changes`` (:func:`dataclasses.replace`, without its look-up of the fields: a point is
@@ -113,7 +115,9 @@ _EPOCH_DESC_RE = re.compile(r"\bEpoch\s+#?(?P<epoch>\d+)", re.IGNORECASE)
 #: a bar whose description names its epoch of the run's ("Epoch [3/25]", pytorch-ignite's ProgressBar and the loops
 #: that write "Epoch 3/25" before their batches): the bar counts that epoch's batches, the run counts epochs
 _EPOCH_OF_RE = re.compile(r"\bEpoch\s*\[\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]"
-                          r"|\bEpoch\s+(?P<epoch2>\d+)\s*/\s*(?P<epochs2>\d+)\b", re.IGNORECASE)
+                          r"|\bEpoch\s+(?P<epoch2>\d+)\s*/\s*(?P<epochs2>\d+)\b"
+                          # or the two before the word (Catalyst's "3/10 * Epoch (train)", its epoch of the stage's)
+                          r"|(?<![\d/])(?P<epoch3>\d+)/(?P<epochs3>\d+) \* Epoch\b", re.IGNORECASE)
 #: what a bar counts when its description or its unit says it is not training: an evaluation, or the preparation
 #: before it (loading a checkpoint's shards, a dataset's map, filter, tokenizing or truncating, a download, generating a
 #: split)
@@ -143,6 +147,11 @@ _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*(?: [A-Za-z_][\w./-]*)*)=(?
 _MEGATRON_RE = re.compile(r"\biteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|")
 _MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s*:\s*(?P<value>{NUM})\s*\|")
 _MEGATRON_MS_RE = re.compile(r"elapsed time per iteration \(ms\):\s*(?P<ms>[\d.]+)")
+#: a field of the Megatron line with its name and value apart by a space, no colon: the 2019-20 Megatron-LM's
+#: pretrain scripts and the codebases built on them (GLM, CogView, Megatron-DeepSpeed's first examples), ``' learning
+#: rate {:.3E} |'``, ``' lm loss {:.6E} |'``, ``' nsp loss {:.6E} |'``, ``' {key} {:.6E} |'`` and ``' loss scale
+#: {:.1f} |'`` (a setting of the loss: its name does not end in one, so not read): the whole field, between pipes
+_MEGATRON_SPACED_RE = re.compile(rf"\|\s*(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s+(?P<value>{NUM})\s*(?=\|)")
 _TITAN_RE = re.compile(r"\bstep:\s*(?P<step>\d+)\s+loss:")
 _TITAN_METRIC_RE = re.compile(rf"\b(?P<key>[a-z_]+):\s+(?P<value>{NUM})")
 _DS_STEP_RE = re.compile(r"\bstep=(?P<step>\d+), skipped=\d+")
@@ -155,7 +164,11 @@ COUNTER_NAMES = ("global_step", "num_updates", "updates", "update", "step", "tra
 _COUNTER_RANK = {name: i for i, name in enumerate(COUNTER_NAMES)}
 #: a dict's key that may be a counter ('step', "global_step", 'train/global_step'): a cheap test before reading it
 _DICT_COUNTER_HINT_RE = re.compile(
-    r"""['"](?:[\w]+/)?_?(?:global_step|num_updates|step|iter|iteration|update)['"]\s*:""")
+    r"""['"](?:[\w]+/)?_?(?:(?:current|curr|cur|completed)_)?(?:global_step|num_updates|step|iter|iteration|update)s?"""
+    r"""['"]\s*:""")
+#: a counter's name with a word before it that says it is the count so far ("current_steps", LLaMA-Factory's record;
+#: "completed_steps", accelerate's examples'), in the plural as such names often are ("global_steps")
+_COUNTER_SO_FAR_RE = re.compile(r"(?:current|curr|cur|completed)_(?P<name>\w+?)s?|(?P<global>global_step)s")
 #: a dict's keys that say the run's total steps
 _DICT_TOTALS = frozenset({"max_steps", "total_steps", "max_iters", "train_iters", "max_update", "num_training_steps",
                           "total_iters", "max_iterations"})
@@ -165,7 +178,13 @@ _DICT_TOTALS = frozenset({"max_steps", "total_steps", "max_iters", "train_iters"
 def _counter_key(name: str) -> str | None:
     """The counter a key names (``global_step``, ``train/global_step``, ``Step``), or None."""
     base = name.rsplit("/", 1)[-1].lower().replace(" ", "_").lstrip("_")  # (a logger's own "_step" too)
-    return base if base in _COUNTER_RANK else None
+    if base in _COUNTER_RANK:
+        return base
+    so_far = _COUNTER_SO_FAR_RE.fullmatch(base)
+    if so_far is None:
+        return None
+    counter = so_far["global"] or so_far["name"]
+    return counter if counter in _COUNTER_RANK else None
 
 
 def _dict_total_key(name: str) -> bool:
@@ -240,9 +259,9 @@ def _scaled(value: str, scale: str) -> float:
 
 #: the names programs give the training loss, in order of preference: Megatron's "lm loss", Lightning's logged
 #: "train_loss", detectron2's "total_loss"; NeMo's "reduced_train_loss" (the step's) before the "loss" its Lightning bar
-#: adds (a running mean)
+#: adds (a running mean); the total's short spelling, MiniLLM's ``stats["tot_loss"]`` (the rl and pt losses' sum)
 LOSS_NAMES = ("reduced_train_loss", "loss", "train_loss", "lm_loss", "total_loss", "training_loss", "train/loss",
-              "loss_total")
+              "loss_total", "tot_loss")
 
 
 def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
@@ -264,8 +283,11 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
         named = [n for n in metrics if _LOSS_KIND_RE.match(n) is not None]
         if len(named) == 1:
             found = (named[0], metrics[named[0]])
-    if found is None:  # a loss of another name (LLaMA2-Accessory's "closs"): the one name that ends in "loss"
+    if found is None:  # a loss of another name (LLaMA2-Accessory's "closs"): the one name that ends in "loss"; of
+        # several, the one that says it is the step's own beside an average ("batch_loss" beside "running_loss")
         named = [n for n in metrics if n.lower().endswith("loss") and _training_phase(n)]
+        if len(named) > 1:
+            named = [n for n in named if _name_words(n)[0] in _OWN_LOSS_WORDS]
         if len(named) == 1:
             found = (named[0], metrics[named[0]])
     if found is None:  # a loss with its kind after it, under a training phase's name ("train/loss_ssl",
@@ -276,7 +298,33 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
         named = trained if trained else named
         if len(named) == 1:
             found = (named[0], metrics[named[0]])
+    if found is None:  # the loss terms' sum under the training phase's name, "loss" left out ("Train_total",
+        # "train/total", "total/train": a config's name for the summed loss, as TEMOS' ProgressLogger prints it)
+        named = [n for n in metrics if sorted(_name_words(n)) in (["total", "train"], ["total", "training"])]
+        if len(named) == 1:
+            found = (named[0], metrics[named[0]])
+    if found is None:  # several losses, one of them their sum by its word ("loss/total", "Tot Loss", "loss_sum"
+        # beside "loss/recon", "loss/commit": a MetricLogger's meters as a script names them): the sum is the run's
+        named = [n for n in metrics if "loss" in (words := [w.lower() for w in _name_words(n)])
+                 and _SUM_WORDS.intersection(words) and _training_phase(n)
+                 and not _LOSS_SETTING_WORDS.intersection(words)]
+        if len(named) == 1:
+            found = (named[0], metrics[named[0]])
+    if found is None:  # a GAN's losses, its generator's the one it trains toward (ParallelWaveGAN's, HiFi-GAN's
+        # "generator_loss" beside its terms and the discriminator's): of several losses, the generator's, its terms'
+        # sum
+        named = [n for n in metrics if "loss" in (words := [w.lower() for w in _name_words(n)])
+                 and _GENERATOR_WORDS.intersection(words) and _training_phase(n)
+                 and not _LOSS_SETTING_WORDS.intersection(words)]
+        if len(named) == 1:
+            found = (named[0], metrics[named[0]])
     return found
+
+
+#: the words that name a loss as the sum of its terms
+_SUM_WORDS = frozenset({"total", "tot", "sum", "overall", "all"})
+#: the words that name a GAN's generator's loss
+_GENERATOR_WORDS = frozenset({"generator", "gen"})
 
 
 #: a name's words: split at what is not a letter or a digit, and where a capital follows a small letter
@@ -285,6 +333,9 @@ _NAME_WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 #: weight "aux_loss_coef")
 _LOSS_SETTING_WORDS = frozenset({"scale", "scaler", "weight", "weights", "coef", "coeff", "lambda", "factor", "alpha",
                                  "beta"})
+#: the words before a loss's name that say it is the step's own, not an average (as :data:`_CURRENT_LOSS_RE` reads
+#: them in words: "Batch Loss 0.3", "Current Loss 0.82")
+_OWN_LOSS_WORDS = frozenset({"batch", "step", "cur", "curr", "current"})
 #: the words that name an evaluation's phase in a metric's name ("val_loss", "eval/loss", "results/x--val_loss")
 _EVAL_NAME_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev"})
 
@@ -299,12 +350,26 @@ def _training_phase(name: str) -> bool:
     return _OTHER_LOSS_RE.match(name) is None and not _EVAL_NAME_WORDS.intersection(_name_words(name))
 
 
+#: the names a record gives its epoch among its scalars ("ep=3.0")
+_RECORD_EPOCHS = frozenset({"ep", "epoch", "Epoch"})
+
+
+def evaluation_record(metrics: dict[str, float]) -> bool:
+    """Whether a line's scalars are an evaluation's alone: every one under an evaluation's name, but the epoch's (the
+    flax examples' write_scalars(step + 1, {f"eval_{k}": v}), "[3753] eval_accuracy=0.36, eval_loss=3.76")."""
+    named = [name for name in metrics if name not in _RECORD_EPOCHS]
+    return bool(named) and all(not _training_phase(name) for name in named)
+
+
 #: the training loss as an average, a smoothing or a sum of it
 _LOSS_KIND_RE = re.compile(
     r"(?i)(?:train(?:ing)?[_/ ])?loss[_/.( -]?(?:avg|average|mean|ema|smooth(?:ed)?|running|sum|step)\)?$")
 #: the names of training objectives a program prints as its loss: masked, causal, translation language modelling
 #: (XLM's "MLM-de", "CLM-en"), negative log-likelihood, cross-entropy (alone or with a language or task after a dash)
-_OBJECTIVE_RE = re.compile(r"(?i)(?:mlm|clm|tlm|nll|xent|cross[_-]?entropy)(?:[-_][A-Za-z]{2,8})?$")
+#: (and alone, the cross-entropy's and CTC's short names as RETURNN's engine prints its losses: "ce 0.357", "ctc 1.2";
+#: its TF engine's cost of its output layer, "cost:output 1.234")
+_OBJECTIVE_RE = re.compile(r"(?i)(?:(?:mlm|clm|tlm|nll|xent|cross[_-]?entropy)(?:[-_][A-Za-z]{2,8})?|ce|ctc"
+                           r"|cost:[\w/-]+)$")
 #: a loss that is not the training loss: an evaluation's, or a part the loss sums ("loss_cls" ends otherwise)
 _OTHER_LOSS_RE = re.compile(r"(?i)(?:val|valid|eval|test|dev)")
 
@@ -389,6 +454,30 @@ def _tqdm(text: str) -> Point | None:
                 m["ratetail"] or m["unit0"] or "", _bar_unit(m), _clock(m["elapsed"]))
 
 
+#: tqdm-loggable's bar as a log record (tqdm_loggable/tqdm_logging.py, logging_tqdm.display: "Progress on:%s %s/%s
+#: rate:%s remaining:%s elapsed:%s postfix:%s", the counts by tqdm's format_sizeof with their unit, "1.20kit/10.0kit";
+#: its first releases' "%f/%f" and no remaining): levanter's, openpi's bars where the output is no terminal
+_LOGGABLE_RE = re.compile(r"\bProgress on:\s?(?P<desc>.*?) (?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)[A-Za-z]*/"
+                          r"(?:(?P<total>\d+(?:\.\d+)?)(?P<tk>[kMGT]?)[A-Za-z]*|-|None) "
+                          r"rate:(?:(?P<rate>[\d,]+(?:\.\d+)?)(?P<rtail>\S*)|\S+)(?: it/s)? (?:remaining:\S+ )?"
+                          r"elapsed:(?P<elapsed>[\d:.]+) postfix:(?P<postfix>.*)$")
+
+
+def _loggable(text: str) -> Point | None:
+    """A bar of :data:`_LOGGABLE_RE`: read as the bar it logs."""
+    m = _LOGGABLE_RE.search(text) if "Progress on:" in text else None
+    if m is None:
+        return None
+    total = int(_scaled(m["total"], m["tk"])) if m["total"] is not None else None
+    rate: float | None = None
+    if m["rate"] is not None and (value := float(m["rate"].replace(",", ""))) > 0:
+        rate = 1.0 / value if m["rtail"].startswith("s/") else value
+    elapsed = float(m["elapsed"]) if ":" not in m["elapsed"] else _clock(m["elapsed"])
+    postfix = m["postfix"] if m["postfix"] not in ("-", "None") else None
+    return _bar(text, m.end(), int(_scaled(m["n"], m["nk"])), total, rate, m["desc"], True, postfix,
+                (m["rtail"] or "").lstrip("0123456789.,"), "it", elapsed)
+
+
 #: a bar whose bar_format leaves out the bracketed times (tqdm's format_meter offers "{l_bar}{bar}| {n_fmt}/
 #: {total_fmt}", its postfix after it as ", key=value"): the counts after the bar's closing "|", at the line's end
 _BARE_BAR_RE = re.compile(r"(?P<pct>\d{1,3})%\|[^|\[\]]{1,200}\|\s?(?P<n>\d+(?:\.\d+)?)(?P<nk>[kMGT]?)/"
@@ -440,6 +529,15 @@ def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, 
         named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
                      batches=total, first_epoch=1)
+    if phase == "train" and ("v_nb" in metrics or "batch_nb" in metrics) \
+            and (loop := metrics.get("epoch")) is not None and loop == int(loop) >= 0 \
+            and (epoch is None or epoch == loop + 1):
+        # Lightning 0.x's bar of each epoch (its trainer's tqdm, postfix "batch_nb=, epoch=, v_nb=" its test-tube era
+        # names, the epoch the loop's own from 0; desc "Epoch {epoch + 1}" from 0.5; its total the epoch's training
+        # and validation batches): the run counts epochs, from 1 as its description names them, a batch no step
+        metrics.pop("epoch")
+        return Point("log", int(loop) + 1, None, loop + 1, metrics, form="epoch-bar", counts_epochs=True, batch=step,
+                     batches=total, first_epoch=1)
     if phase == "train" and postfix and (run_step := _postfix_step(metrics)) is not None:
         # a bar over one epoch's batches whose postfix counts the run's updates (fairseq's "num_updates=83"): the
         # run's step is the updates', an epoch's batches the bar's total (its rate counts batches: not the run's)
@@ -450,7 +548,15 @@ def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, 
         # the run's step is the description's, an epoch's steps the bar's total
         return Point("log", int(counters["step"]), None, float(counters["epoch"]), metrics, rate, batches=total,
                      elapsed=elapsed, first_epoch=1, form="epoch-step-bar")
-    return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None, elapsed=elapsed)
+    # an epoch's number padded with zeros ("epoch 001": fairseq's progress_bar prefix "epoch {:03d}") is a count
+    # formatted for people, from 1 (a program that pads from 0 names "000" first: the series then counts from 0)
+    first = 1 if epoch is not None and _PADDED_EPOCH_RE.search(desc) is not None else 0
+    return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None, elapsed=elapsed,
+                 first_epoch=first)
+
+
+#: an epoch's number padded with zeros to a width in a bar's description ("epoch 001", "Epoch 07")
+_PADDED_EPOCH_RE = re.compile(r"\b[Ee]poch\s+0\d")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -460,15 +566,24 @@ def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, flo
     it says, the phase it names (:func:`_bar_phase`), and the epoch and the run's epochs where it names both
     (:data:`_EPOCH_OF_RE`). Cached: a bar's descriptions repeat."""
     of = _EPOCH_OF_RE.search(head[-40:]) if "poch" in head and "/" in head else None
-    epoch_of = (int(of["epoch"] or of["epoch2"]), int(of["epochs"] or of["epochs2"])) if of is not None else None
+    epoch_of = (int(of["epoch"] or of["epoch2"] or of["epoch3"]), int(of["epochs"] or of["epochs2"] or of["epochs3"])) \
+        if of is not None else None
     desc = head if glyphs else _PCT_END_RE.sub("", head)
     desc = _PCT_TAIL_RE.sub("", desc[max(desc.rfind("]"), desc.rfind(UP)) + 1:]).strip().rstrip(":").strip()
+    if not desc and (whole := _BRACKETED_DESC_RE.search(head)) is not None:
+        desc = whole["desc"].strip()  # a description in brackets (ColossalAI's "[Epoch 3 / Train]"): its words
     epoch_m = _EPOCH_DESC_RE.search(desc)
     metrics = _metrics([(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(desc)]) if ":" in desc else {}
     phase = _bar_phase(desc)
     if of is not None and phase == "train":  # "Validation Epoch [1/25]": its words before the epoch's brackets
         phase = _bar_phase(head[-40:][:of.start()].strip())
     return desc, float(epoch_m["epoch"]) if epoch_m else None, metrics, phase, epoch_of
+
+
+#: a bar's description in brackets, all of what precedes its percentage (ColossalAI's legacy Trainer and its examples:
+#: tqdm(..., desc=f"[Epoch {epoch} / Train]"), its evaluation's "[Epoch {epoch} / Test]", "[Train]"): not an earlier
+#: redraw's times and rate ("[00:46<00:00, 2.05it/s]", "[00:00, ?it/s]"), whose brackets hold a time or a "<"
+_BRACKETED_DESC_RE = re.compile(r"\[(?![^\]]*\d:\d\d)(?P<desc>[^\[\]<]*[A-Za-z][^\[\]<]*)\]\s*:?\s*(?:\d{1,3}%?)?\s*$")
 
 
 def _bar_unit(m: re.Match[str]) -> str:
@@ -481,6 +596,10 @@ def _bar_unit(m: re.Match[str]) -> str:
     return m["unit0"] or "it"
 
 
+#: a description's part after a separator that names a test or a prediction ("[Epoch 3 / Test]", "epoch 3 | test")
+_PHASE_PART_RE = re.compile(r"[/|]\s*(?:test|predict)")
+
+
 def _bar_phase(desc: str) -> str:
     """What a bar counts, as its description says: the run's training ("train"), or another phase."""
     if not desc:
@@ -490,7 +609,7 @@ def _bar_phase(desc: str) -> str:
         return "sanity check"
     if "validat" in lowered:
         return "validation"
-    if lowered.startswith(("test", "predict")):
+    if lowered.startswith(("test", "predict")) or _PHASE_PART_RE.search(lowered) is not None:
         return "test"
     if _EVAL_DESC_RE.search(desc) is not None:
         return "evaluation"
@@ -516,7 +635,8 @@ def _rich(text: str) -> Point | None:
 
 #: any Rich progress bar with its counts (rich.progress's MofNCompleteColumn; a trainer's own Rich columns): its
 #: description, the bar, a percentage perhaps, then "450/1000"
-_RICH_ANY_RE = re.compile(r"[━╸╺]{3,}[━╸╺─ ]*\s+(?:\d{1,3}%\s+)?(?P<n>\d+)/(?P<total>\d+)\b"
+#: (tqdm.rich's FractionColumn writes its counts with thousands' commas: "1,261,568/3,000,000")
+_RICH_ANY_RE = re.compile(r"[━╸╺]{3,}[━╸╺─ ]*\s+(?:\d{1,3}%\s+)?(?P<n>\d[\d,]*)/(?P<total>\d[\d,]*)\b"
                           # the same drawn in "-" where the console is not UTF-8, its elapsed time after the counts
                           # (H:MM:SS, Rich's TimeElapsedColumn): not any rule of dashes before a fraction
                           r"|(?<![-\w])-{3,}[- ]*\s+(?:\d{1,3}%\s+)?(?P<an>\d+)/(?P<atotal>\d+)\s+(?=\d+:\d\d:\d\d\b)")
@@ -527,17 +647,35 @@ def _rich_any(text: str) -> Point | None:
     (an evaluation's, a preparation's, else the run's), the ``key: value`` / ``key=value`` pairs after it."""
     m = _RICH_ANY_RE.search(text)
     if m is None:
-        return None
+        return _rich_percent(text)
     desc, epoch, _, phase, _ = _describe(text[:m.start()].rstrip("━╸╺─- "), True)
     tail = text[m.end():]
     metrics = _metrics(_form_pairs(tail))
     metrics.pop("v_num", None)
-    n, total = (m["n"], m["total"]) if m["n"] is not None else (m["an"], m["atotal"])
+    n, total = (m["n"].replace(",", ""), m["total"].replace(",", "")) if m["n"] is not None else (m["an"], m["atotal"])
     if phase == "train" and desc[-1:] in "hsHS" and _EPOCHS_DESC_RE.fullmatch(desc) is not None:
         # a Rich task over the run's epochs (progress.add_task("Epochs", total=E), its batches' task below it): its
         # count is the epochs done, as tqdm's bar of the word alone (_bar)
         return Point("log", int(n), int(total), None, metrics, form="epochs-bar", counts_epochs=True, first_epoch=1)
     return Point("tqdm", int(n), int(total), epoch, metrics, None, phase, per_epoch=epoch is not None, form="rich")
+
+
+#: a Rich bar of its default columns (rich.progress, Progress.get_default_columns: the description, the bar,
+#: TaskProgressColumn's "NN%", TimeRemainingColumn's "0:01:02" or "-:--:--"): a percentage, no count
+_RICH_PCT_RE = re.compile(r"[━╸╺]{3,}[━╸╺─ ]*\s+(?P<pct>\d{1,3})%\s+(?:-:--:--|\d+:\d\d:\d\d)\s*$")
+
+
+def _rich_percent(text: str) -> Point | None:
+    """A Rich bar of :data:`_RICH_PCT_RE` whose description names no epoch nor another phase: the run's training at
+    its percentage (a step only where the run's total is said elsewhere: :meth:`ntui.core.progress.series.Series.add`),
+    else None."""
+    m = _RICH_PCT_RE.search(text) if "%" in text else None
+    if m is None or int(m["pct"]) > 100:
+        return None
+    _, epoch, _, phase, _ = _describe(text[:m.start()].rstrip("━╸╺─ "), True)
+    if phase != "train" or epoch is not None:
+        return None
+    return Point("tqdm", None, None, None, {}, form="rich-percent", percent=float(m["pct"]))
 
 
 #: a dict's value that Python writes for a float that is no number (``nan``, ``inf``, ``-inf``): not a literal
@@ -567,6 +705,8 @@ def _hf(text: str) -> Point | None:
     if not isinstance(data, dict):
         return None
     data = _record(data)
+    if _other_mode(data):
+        return Point("log", None, None, None, {}, phase="evaluation", form="dict")
     metrics: dict[str, float] = {}
     for key, value in data.items():
         if isinstance(key, str) and isinstance(value, (int, float, str)) and not isinstance(value, bool):
@@ -589,6 +729,16 @@ def _hf(text: str) -> Point | None:
         named = int(data["epoch"])
         return Point("log", named, None, float(named), metrics, form="epoch-record", counts_epochs=True)
     return Point("hf", None, None, epoch, metrics) if metrics or epoch is not None else None
+
+
+#: a record's mode that is no training's: mmcv 1.x's TextLoggerHook writes each *.log.json record with
+#: mode=self.get_mode(runner), "train" or "val" (the validation's metrics, its "iter" the validation's batches)
+_OTHER_MODES = frozenset(("val", "valid", "validation", "eval", "evaluation", "test", "predict"))
+
+
+def _other_mode(data: dict[Any, Any]) -> bool:
+    """Whether a record says in its ``mode`` (or ``phase``) that it is another phase's than the training's."""
+    return any(isinstance(v := data.get(k), str) and v.lower() in _OTHER_MODES for k in ("mode", "phase"))
 
 
 #: the keys a metric record names its metric by, its number under "value" (caikit's training_logs.jsonl: {"name":
@@ -631,6 +781,8 @@ def _megatron(text: str) -> Point | None:
         pairs = [(p["key"], p["value"]) for p in _MEGATRON_METRIC_RE.finditer(text + " |")]
         return Point("megatron", int(m["n"]), int(m["t"]), None, _metrics(pairs))
     pairs = [(p["key"], p["value"]) for p in _MEGATRON_METRIC_RE.finditer(text + " |")]
+    if " loss " in text:  # (fields without a colon: the early form, :data:`_MEGATRON_SPACED_RE`)
+        pairs += [(p["key"], p["value"]) for p in _MEGATRON_SPACED_RE.finditer(text + " |")]
     per_ms = _MEGATRON_MS_RE.search(text)
     ms = _number(per_ms["ms"]) if per_ms is not None else None
     return Point("megatron", int(m["step"]), int(m["total"]), None, _metrics(pairs),
@@ -642,7 +794,10 @@ def _torchtitan(text: str) -> Point | None:
     if m is None or (m.start() and _EVAL_WORDS_RE.search(text, 0, m.start()) is not None):
         return None  # (its validator's "validate step: 100  loss:  3.2000" is not a training step)
     pairs = [(p["key"], p["value"]) for p in _TITAN_METRIC_RE.finditer(text[m.start():]) if p["key"] != "step"]
-    return Point("torchtitan", int(m["step"]), None, None, _metrics(pairs))
+    metrics = _metrics(pairs)
+    if metrics.get("loss") == -1.0:  # a pipeline stage without the last one prints -1 in the loss's place: no loss
+        del metrics["loss"]
+    return Point("torchtitan", int(m["step"]), None, None, metrics)
 
 
 def _deepspeed(text: str) -> Point | None:
@@ -697,12 +852,35 @@ _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
                             r"|\d+/\d+ [\[━─]|\d+/\d+ - \d|epoch:? {1,3}\d|\d ?epoch\b|global step \d|^steps: \d"
                             r"|\bEp\. \d|\d/Unknown |Steps:\d|^epoch \d+: \{|^\[(?:token|sample)="
-                            r"|\] (?:collection=\S+ )?[A-Za-z][\w/@.:-]* ?= ?[-+\d.na]")
+                            r"|\] (?:collection=\S+ )?[A-Za-z][\w/@.:-]* ?= ?[-+\d.na]"
+                            r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
-_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{NUM})(?![\w:/])")
+#: (a value with a unit's letter after it, nanotron's human_format "consumed_tokens: 1.2M", is no number: not its "1")
+_FORM_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*)['\"]?\s*[:=]\s*['\"]?(?P<value>{NUM})(?![\w:/]|\.\d)")
 #: the words before a loss that name it with it ("Mono " of "Mono Loss: 0.05"), right before it
 _LOSS_WORDS_RE = re.compile(r"(?:[A-Za-z_][\w.-]* ){1,2}$")
+
+
+#: a field "key value" of a line whose fields are apart by ", " or " | ", no ":" nor "=" (RETURNN's "ce 0.357",
+#: "num_seqs 29"): one word, then a number alone
+_SPACED_FIELD_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*(?::[\w./-]+)*) (?P<value>{NUM})")
+_FIELD_SEP_RE = re.compile(r",\s+|\s+\|\s+")
+
+
+def _spaced_metrics(text: str, metrics: dict[str, float]) -> dict[str, float]:
+    """The metrics of a line's fields of the form ``key value`` where ", " or " | " part its fields
+    (:data:`_SPACED_FIELD_RE`), each field that and nothing else: RETURNN's "ep 3 train, step 40, ce 0.36, fer 0.10";
+    where the line holds such fields and ``metrics`` (what its other fields said) no training loss. Its counters and
+    the names ``metrics`` has already are left out."""
+    if (", " not in text and " | " not in text) or training_loss(metrics) is not None:
+        return {}
+    out: list[tuple[str, str]] = []
+    for part in _FIELD_SEP_RE.split(text):  # (the first field after the line's own "Step 500: ")
+        if (m := _SPACED_FIELD_RE.fullmatch(part.rsplit(": ", 1)[-1].strip())) is not None \
+                and m["key"] not in _COUNTERS and _counter_key(m["key"]) is None and m["key"] not in metrics:
+            out.append((m["key"], m["value"]))
+    return _metrics(out)
 
 
 def _form_pairs(text: str) -> list[tuple[str, str]]:
@@ -721,8 +899,10 @@ def _form_pairs(text: str) -> list[tuple[str, str]]:
 #: the loss of the step itself where a line says it beside an average ("Average Loss 0.803 | Current Loss 0.819749"):
 #: the newest value, as "Loss: 3.456 (3.51)" prints it first
 _CURRENT_LOSS_RE = re.compile(rf"\b(?:[Cc]urr(?:ent)?|[Cc]ur|[Ss]tep|[Bb]atch) [Ll]oss[ :=]+(?P<value>{NUM})")
-#: (not a loss under another name's path: big_vision's "val/loss = 4.1", an evaluator's "eval-loss")
-_TRAIN_LOSS_RE = re.compile(rf"(?<![\w/.-])(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?[ :=]+"
+#: (not a loss under another name's path: big_vision's "val/loss = 4.1", an evaluator's "eval-loss"); also said in
+#: words, "loss is x" (MindSpore's LossMonitor: "epoch: 1 step: 100, loss is 0.52"; BigDL's DistriOptimizer: "...
+#: Throughput is 1148.4 records/second. Loss is 2.2156.")
+_TRAIN_LOSS_RE = re.compile(rf"(?<![\w/.-])(?:train(?:ing)?[ _]?)?[Ll]oss(?: train)?(?: \(curr\))?(?: is)?[ :=]+"
                             rf"(?P<value>{NUM})")
 #: a loss of its own name with its value after a space ("|| Mask_Loss 1.3689")
 _NAMED_LOSS_RE = re.compile(rf"\b(?P<key>[A-Za-z][A-Za-z0-9]*_[Ll]oss)[ :=]+(?P<value>{NUM})")
@@ -779,6 +959,10 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
             value = _number(named["value"])
             if value is not None:
                 metrics[named["key"]] = value
+        metrics.update(_spaced_metrics(rest, metrics))  # RETURNN's "ce 0.36, fer 0.10"
+        if form.name == "epoch-fields":  # its fields "name value", three spaces apart
+            metrics.update(_metrics([(f["key"], f["value"]) for part in re.split(r"\s{3,}", rest[rest.find(": ") + 2:])
+                                     if (f := _SPACED_FIELD_RE.fullmatch(part.strip())) is not None]))
         epoch = float(groups["epoch"]) if "epoch" in groups else None
         if epoch is None and (form.generic or form.name == "step-loss") and ("poch" in text or "POCH" in text) \
                 and (named := _LINE_EPOCH_RE.search(text)) is not None:
@@ -797,7 +981,8 @@ def _log_form(text: str, forms: tuple[LineForm, ...] = FORMS) -> Point | None:
                 and (run_step := _global_step(text, metrics)) is not None and run_step >= step:
             step = run_step  # the run's step beside an epoch's ("Step: 130, Global_Step: 380")
         return Point("log", step, groups.get("total"), epoch, metrics, epochs=groups.get("epochs"),
-                     first_epoch=form.first_epoch, form=form.name, iters=groups.get("iters"))
+                     first_epoch=form.first_epoch, form=form.name, iters=groups.get("iters"),
+                     batches=groups.get("batches"))  # (an epoch's length beside the run's step: fairseq's "b / N")
     return None
 
 
@@ -820,11 +1005,13 @@ def _global_step(text: str, metrics: dict[str, float]) -> int | None:
 # the generic reader: a line that names a step counter and a training loss, in whatever words and layout
 
 #: a counter of the run and its number, with its total where it says one: ``step 450``, ``global_step=450``,
-#: ``iteration: 450 / 10000``, ``'iter': 450``, ``update 450 of 10000``, ``[Step 450/10000]``, ``it 450/10000``
+#: ``iteration: 450 / 10000``, ``'iter': 450``, ``update 450 of 10000``, ``[Step 450/10000]``, ``it 450/10000``; a
+#: whole number printed as a float, its fraction zero (``step=450.0000``: a logger that formats every value "%.4f")
 _COUNTER_RE = re.compile(
-    r"(?<![\w/.-])(?P<key>global[_ ]step|num_updates|updates|update|train_step|steps|step|iterations|iteration|iters"
+    r"(?<![\w/.-])(?P<key>global[_ ]step|global[_ ]iter(?:ation)?"
+    r"|num_updates|updates|update|train_step|steps|step|iterations|iteration|iters"
     r"|iter|it|batch)"
-    r"""['"]?(?:\s*[:=#]\s*|\s+#?)['"]?\[?\s*(?P<n>\d[\d,]*)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<t>\d[\d,]*)\b)?""",
+    r"""['"]?(?:\s*[:=#]\s*|\s+#?)['"]?\[?\s*(?P<n>\d[\d,]*)(?:\.0+)?(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<t>\d[\d,]*)\b)?""",
     re.IGNORECASE)
 #: a count whose unit follows it: the PyTorch examples' "|   200/ 2983 batches |", "1200/5000 steps"
 _UNIT_AFTER_RE = re.compile(
@@ -834,21 +1021,26 @@ _UNIT_KEYS = {"batches": "batch", "steps": "step", "iters": "iter", "iterations"
 _LEAD_COUNT_RE = re.compile(r"^[\[(]\s*(?P<n>\d+)\s*/\s*(?P<t>\d+)\s*[\])]")
 #: a number alone that leads the message, a field of its own (a logger's "   3860 -   56.10 sent/s - MLM-de: 6.84")
 _BARE_COUNT_RE = re.compile(r"^\s*(?P<n>\d+)(?P<t>)\s+[-|]\s")
-#: the epoch the line names (and the run's epochs, where it says): ``epoch 3``, ``Epoch: 3/10``, ``'epoch': 3``
+#: the epoch the line names (and the run's epochs, where it says): ``epoch 3``, ``Epoch: 3/10``, ``'epoch': 3``,
+#: ``epoch[3]`` (pytorch-ignite's examples' "Epoch[{}] Iteration[{}/{}] Loss: {:.2f}")
 _LINE_EPOCH_RE = re.compile(
-    r"""(?<![\w/.-])epoch['"]?(?:\s*[:=#]\s*|\s+)['"]?\[?\s*(?P<e>\d+)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<es>\d+)\b)?""",
+    r"""(?<![\w/.-])epoch['"]?(?:\s*[:=#]\s*|\s+|(?=\[))['"]?\[?\s*(?P<e>\d+)(?![\d.]|\w)(?:\s*(?:/|\bof\b)\s*(?P<es>\d+)\b)?""",
     re.IGNORECASE)
 #: counters that count the batches of one epoch where the line names its epoch and their total
 _INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
-_GENERIC_HINT_RE = re.compile(r"(?i)loss|mlm|clm|tlm|nll|xent|entropy|:[\d.]+ - \w"
+_GENERIC_HINT_RE = re.compile(r"(?i)loss|mlm|clm|tlm|nll|xent|entropy|:[\d.]+ - \w|[,|] (?:ce|ctc) [\d.]"
                               r"|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$"
                               r"|^\s*\[epoch\s*[=:]\s*\d+\]\s*\[\w+\s*[=:]\s*\d+(?:/\d+)?\]:?\s*$"
-                              r"|^\s*\[\w+\s*[=:]\s*\d+(?:/\d+)?\s*,\s*epoch\s*[=:]\s*\d+\s*\]:?\s*$")
+                              r"|^\s*\[\w+\s*[=:]\s*\d+(?:/\d+|/\?+)?\s*,\s*epoch\s*[=:]\s*\d+(?:,\s*\w+=[^\],=]*)*\s*\]"
+                              r":?\s*$")
 #: what may stand around a counter alone on its line: brackets, a colon
 _HEADER_ONLY_RE = re.compile(r"[\s\[\]():|]*")
 #: what may follow a counter alone on its line: the epoch it is in, in the same bracket (OLMo's console record's
 #: first line, "[step=10/20000,epoch=0]", its metrics on the indented lines after it)
-_HEADER_EPOCH_AFTER_RE = re.compile(r"[\s,]*epoch\s*[=:]\s*(?P<e>\d+)[\s\]():|]*", re.IGNORECASE)
+#: (and OLMo-core's ConsoleLoggerCallback's "[step=10/20000,epoch=1,eta=13h12m]", its total "???" where it has none:
+#: the fields after the epoch in the same bracket)
+_HEADER_EPOCH_AFTER_RE = re.compile(r"(?:/\?+)?[\s,]*epoch\s*[=:]\s*(?P<e>\d+)(?:,\s*\w+=[^\],=]*)*[\s\]():|]*",
+                                    re.IGNORECASE)
 #: the same with the epoch the counter counts in before it: "[epoch=2][batch=30/40]:"
 _HEADER_EPOCH_RE = re.compile(r"[\s\[(|]*epoch\s*[=:]\s*(?P<e>\d+)[\s\[\]():|]*", re.IGNORECASE)
 #: a counter's name in the plural: alone on its line with a number, a configuration's count ("iters: 1000"), not a
@@ -872,6 +1064,8 @@ def _counters(text: str) -> Point | None:
     best: tuple[int, re.Match[str]] | None = None
     for m in _COUNTER_RE.finditer(text):
         name = m["key"].lower().replace(" ", "_")
+        if name.startswith("global_"):  # the run's count beside an inner loop's (MiniLLM's "global iter: g/T")
+            name = "global_step"
         rank = _COUNTER_RANK.get(_UNIT_KEYS.get(name, name), len(COUNTER_NAMES))
         if best is None or rank < best[0]:
             best = (rank, m)
@@ -905,9 +1099,13 @@ def _counters(text: str) -> Point | None:
             and _EVAL_WORDS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
             and (value := _number(loss["value"])) is not None:  # (not an evaluation's "val loss 1.28")
         metrics["loss"] = value
-    if training_loss(metrics) is None and (len(metrics) < _MANY_METRICS or m["key"] is None
-                                           or _counter_key(m["key"]) not in _RUN_COUNTERS):
-        return None  # a counter alone, or with a few numbers, is no progress line; with many (an RL driver's) it is
+    metrics.update(_spaced_metrics(text, metrics))  # "step 40, ce 0.36, fer 0.10"
+    if training_loss(metrics) is None and (len(metrics) < _MANY_METRICS or best is None
+                                           or _counter_key(m["key"]) not in _RUN_COUNTERS) \
+            and (best is None or loss_parts(metrics) is None):
+        # a counter alone, or with a few numbers, is no progress line; with many (an RL driver's) it is, and with its
+        # loss in parts (a GAN's "(step=12000) Loss_G: 0.4, Loss_D: 0.2")
+        return None
     n = int(m["n"].replace(",", ""))
     total = int(m["t"].replace(",", "")) if m["t"] else None
     key = _UNIT_KEYS.get(best[1]["key"].lower(), best[1]["key"].lower()) if best is not None \
@@ -930,14 +1128,23 @@ def _counters(text: str) -> Point | None:
 _COLUMN_RE = re.compile(r"[A-Za-z_][\w./()%-]*")
 
 
+#: spaCy's training table's header (spacy/training/loggers.py, console_logger: "E", "#", a "LOSS <PIPE>" column for
+#: each component, its scores, "SCORE", upper-cased): its rows are its evaluations, "#" the run's step
+_SPACY_HEADER_RE = re.compile(r"^\s*E\s+#\s+LOSS \S+(?:\s+\S+)*\s*$")
+_SPACY_LOSS_RE = re.compile(r"\bLOSS (\S+)")
+
+
 def table_header(text: str) -> tuple[str, ...] | None:
     """A table's header as a line of its own whose first column is the epoch and which names a loss (fastai's
     console table, "epoch     train_loss  valid_loss  accuracy  time"), or the YOLO family's epoch table's, its
-    losses in parts by their names alone ("Epoch gpu_mem box obj cls total labels img_size"): its column names,
+    losses in parts by their names alone ("Epoch gpu_mem box obj cls total labels img_size"), or spaCy's ("E  #
+    LOSS TOK2VEC  LOSS NER  ENTS_F  SCORE", its loss columns named "loss_tok2vec", "loss_ner"): its column names,
     else None."""
-    if "poch" not in text or ("loss" not in text and "mem" not in text):
+    if text[:1] in " E" and "LOSS " in text and _SPACY_HEADER_RE.match(text) is not None:
+        return tuple(_SPACY_LOSS_RE.sub(lambda m: f"loss_{m[1].lower()}", text).split())
+    if "poch" not in text or ("loss" not in text and "Loss" not in text and "mem" not in text):
         return None
-    names = tuple(text.split())
+    names = tuple(_cells(text))
     if len(names) < 3 or names[0].lower() != "epoch" or not all(_COLUMN_RE.fullmatch(n) for n in names) \
             or not (names[1].lower() == "gpu_mem" or any("loss" in n.lower() for n in names[1:])):
         return None
@@ -1023,18 +1230,33 @@ def notebook_table_row(text: str, names: tuple[str, ...]) -> Point | None:
     return Point("log", None, None, float(first), metrics, form="notebook-table")
 
 
+def _cells(text: str) -> list[str]:
+    """A table's line split into its cells: apart by commas where it has any (a CSV-like table, its cells padded,
+    "Epoch ,LR ,Loss ,Mode"; a comma that ends the line ends the last cell), else by spaces."""
+    if "," not in text:
+        return text.split()
+    cells = [cell.strip() for cell in text.split(",")]
+    return cells[:-1] if cells and not cells[-1] else cells
+
+
 def table_row(text: str, names: tuple[str, ...]) -> Point | None:
     """A row of the table :func:`table_header` read (its epoch first, a number or a time in each column): the epoch
     named (the run counts epochs) and the row's numbers under their columns' names; None for a line of another
     layout, or without a training loss."""
-    fields = text.split()
+    fields = _cells(text)
     if len(fields) != len(names) or not fields[0].isdigit():
         return None
+    epoch = int(fields[0])
+    if names[:2] == ("E", "#"):  # spaCy's: its epoch, the run's step, each component's loss
+        if not fields[1].isdigit():
+            return None
+        metrics = {name: value for name, field in zip(names[2:], fields[2:], strict=True)
+                   if (value := _number(field)) is not None}
+        return Point("log", int(fields[1]), None, float(epoch), metrics, form="spacy")
     metrics = {name: value for name, field in zip(names[1:], fields[1:], strict=True)
                if (value := _number(field)) is not None}
     if training_loss(metrics) is None:
         return None
-    epoch = int(fields[0])
     return Point("log", epoch, None, float(epoch), metrics, form="table", counts_epochs=True)
 
 
@@ -1042,15 +1264,50 @@ def table_row(text: str, names: tuple[str, ...]) -> Point | None:
 #: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
 _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
-                           rf"|\s+(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$|\s+[\w./-]+={NUM}\s*$"
+                           rf"|\s+(?:• )?(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$|\s+(?:[\w./-]+ )?[\w./-]+={NUM}\s*$"
+                           # or one metric, its name padded to a column ('%-15s: %.4f': "train/loss     : 6.40")
+                           rf"|[\w./-]+ +:\s*{NUM}\s*$"
                            # or a record's rest hard-wrapped at a width, its "key=value" fields apart (Rich's log
                            # handler's indented continuation lines)
                            rf"|\s*(?:[\w./-]+={NUM}\s+)+[\w./-]+={NUM}\s*$"
-                           # or a loss and its value as the whole message (nnU-Net's "train_loss -0.2722")
-                           rf"|train(?:ing)?_loss\s+{NUM}\s*$"
+                           # or a loss and its value as the whole message (nnU-Net's "train_loss -0.2722", its
+                           # v1's "train loss : -0.2722")
+                           rf"|train(?:ing)?_loss\s+{NUM}\s*$|train(?:ing)? loss ?: {NUM}\s*$"
                            # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")
                            rf"|(?:(?i:train|training|mean|avg|average|total|running|batch|step|current|curr) )?"
-                           rf"[\w./-]+ ?= ?{NUM}\s*$")
+                           rf"[\w./-]+ ?= ?{NUM}\s*$"
+                           # or a loss said in words as the message's start, what follows it the script's own
+                           # ("Total loss is  6.13 ETA is  8:29:52", a loop's print after "Epoch 1/60, Batch 63/180")
+                           rf"|(?:(?i:train|training|mean|avg|average|total|running|batch|step|current|curr) )?"
+                           rf"[Ll]oss is\s+{NUM}(?![\w.])")
+
+
+#: a row of a table of two columns, a key and its value, between "|" (Stable-Baselines3's HumanOutputFormat.write:
+#: "|    value_loss           | 49.3        |", the key indented under its tag's row)
+_KEY_VALUE_ROW_RE = re.compile(rf"^\|\s+(?P<key>[A-Za-z_][\w./-]*)\s+\|\s+(?P<value>{NUM})\s*\|\s*$")
+
+
+def key_value_row(text: str) -> tuple[str, float] | None:
+    """The key and the value of a two-column table's row (:data:`_KEY_VALUE_ROW_RE`), or None."""
+    m = _KEY_VALUE_ROW_RE.match(text) if text[:1] == "|" else None
+    if m is None or (value := _number(m["value"])) is None:
+        return None
+    return m["key"], value
+
+
+#: a loop's line of its epoch and phase and the phase's metrics, no step of its own ("Epoch 6 train Loc Loss: 1.92
+#: Cls Loss: 1.97 Tot Loss: 1.94 Accu :0.56", a hand-written loop's print('Epoch {} {} ...'.format(epoch, phase, ...))
+#: every few steps, its steps said by another line of its)
+_EPOCH_PHASE_RE = re.compile(r"\s*[Ee]poch:?\s+\d+\s*[,:]?\s+(?:[Tt]rain|[Tt]raining|TRAIN)\b[:,]?\s+(?P<rest>\S.*)$")
+
+
+def epoch_phase_metrics(text: str) -> dict[str, float] | None:
+    """The training metrics of a line that names its epoch and the training phase, then metrics that hold a
+    training loss, no counter of steps (:data:`_EPOCH_PHASE_RE`); else None."""
+    if "oss" not in text or (m := _EPOCH_PHASE_RE.match(text)) is None or _COUNTER_RE.search(m["rest"]) is not None:
+        return None
+    metrics = _metrics(_form_pairs(m["rest"]))
+    return metrics if training_loss(metrics) is not None else None
 
 
 def trailing_metrics(text: str) -> dict[str, float] | None:
@@ -1099,7 +1356,7 @@ def _notebook_bar(text: str) -> Point | None:
 
 
 _READERS = (_bar_form, _tqdm, _rich, _hf, _megatron, _torchtitan, _deepspeed, _log_form, _counters,
-            _notebook_bar)
+            _notebook_bar, _loggable)
 #: a cheap pre-filter: a line that can be progress has one of these
 _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
                       r"|it/s|s/it|\d\]|\b[Ii]ter(?:ation)?[\s:\[=]|\b[Ss]tep[:=]|global[_ ]step|^\s*\{|\b[Ee]poch"
@@ -1108,7 +1365,11 @@ _HINT_RE = re.compile(r"%\|| updates \||progress: \d"
 #: that are progress mostly match the first)
 _HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]teps?|[Ii]ter\w*)['\"]?[\s:=#]+\d|^[\[(]\s*\d"
                        r"|\s[-|]\s+\d+\s+[-|]\s|[━╸]{3}|\d\s+(?:batches|steps|iters|iterations|updates)\b"
-                       r"|\d ?epoch\b|^\s*\d+/\d+ - \d|\d/Unknown ")
+                       r"|\d ?epoch\b|^\s*\d+/\d+ - \d|\d/Unknown |total_timesteps|^\d+/\d+, train_loss: "
+                       # (a count that leads its message before a pipe: llama2.c's train.py, f"{iter_num} |
+                       # loss {lossf:.4f} | lr {lr:e} | {dt*1000:.2f}ms", behind a stamp where ts(1) or a logger adds
+                       # one)
+                       r"|Progress on:|(?:^|\s)\d+ \| [A-Za-z]")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
@@ -1125,9 +1386,11 @@ _SHORT_STAMP_RE = re.compile(
     # and the US date of Python's logging ("%m/%d/%Y %H:%M:%S", "%x %X"): "06/22/2025 09:14:05", "02/17/20 09:30:12"
     r"|(?P<umo>\d\d)/(?P<ud>\d\d)/(?P<uy>\d\d(?:\d\d)?)[ ,](?P<uh>\d\d):(?P<umi>\d\d):(?P<us>\d\d)"
     # and syslog's (moreutils' ts, journalctl), without a year, and date(1)'s, with one after the time and its zone
-    r"|(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?P<bmo>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (?P<bd>[ \d]\d) "
-    r"(?P<bh>\d\d):(?P<bmi>\d\d):(?P<bs>\d\d)(?P<bf>[.,]\d+)?"
-    r"(?:(?: [A-Z]{1,5}| [+-]\d\d(?::?\d\d)?)? (?P<by>\d{4}))?)\b")
+    # (a year only where the weekday or the zone says it is date(1)'s: ts(1)'s stamp before a count, "Feb 18
+    # 01:54:05 1230 | loss 3.84", is no year 1230)
+    r"|(?P<bw>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?P<bmo>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+    r"(?P<bd>[ \d]\d) (?P<bh>\d\d):(?P<bmi>\d\d):(?P<bs>\d\d)(?P<bf>[.,]\d+)?"
+    r"(?:(?P<bz> [A-Z]{1,5}| [+-]\d\d(?::?\d\d)?)? (?P<by>\d{4}))?)\b")
 _MONTH_NUMBERS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                               "Nov", "Dec"), 1)}
 
@@ -1153,7 +1416,7 @@ def _short_stamp(text: str, within: int = 0) -> tuple[float | None, tuple[int, i
                       float("0." + m["gf"][:9]))
     if m["bmo"]:
         month, day = _MONTH_NUMBERS[m["bmo"]], int(m["bd"])
-        if m["by"]:
+        if m["by"] and (m["bw"] or m["bz"]):
             return local_epoch(int(m["by"]), month, day, int(m["bh"]), int(m["bmi"]), int(m["bs"]), None), None
         return None, (month, day, int(m["bh"]), int(m["bmi"]), int(m["bs"]), float("0." + m["bf"][1:10]) if m["bf"]
                       else 0.0)
@@ -1184,10 +1447,16 @@ _HEAD_ITEM = (
     r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"
     rf"|{_LEVEL}:[\w.<>-]+:"
     rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
-    r"|\[[A-Za-z_<][\w.<>-]*(?::\d+)?\]"
+    r"|\[[A-Za-z_<][\w.<>-]*(?::\d+(?::[\w<>.-]+)?)?\]"  # (DeepSpeed's "[%(filename)s:%(lineno)d:%(funcName)s]")
+    # ESPnet's and the speech toolkits' logging format, "%(asctime)s (%(module)s:%(lineno)d) %(levelname)s:"
+    r"|\([A-Za-z_][\w.]*:\d+\)"
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*(?::\d+)?(?= - )"
     rf"|[A-Za-z_][\w.]*(?= {_LEVEL}\b)"  # (a logger's name before its level: PaddlePaddle's "ppocr INFO: ")
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*:\d+(?=\t)"  # (a tab-separated header's "host:0", "module:979": OLMo's)
+    # the process's rank of the world's after the bracketed "[file.py:N]", icefall's and k2's setup_logger:
+    # "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] ({rank}/{world_size}) %(message)s" (not a count of the
+    # message's; after another bracket, a time's, "(3/100)" is the loop's own count)
+    r"|(?:(?<=\.py:\d\] )|(?<=\.py:\d\d\] )|(?<=\.py:\d{3}\] )|(?<=\.py:\d{4}\] ))\(\d{1,5}/\d{1,5}\)(?= )"
 )
 _HEADER_RE = re.compile(rf"(?:(?:{_HEAD_ITEM})(?:\s*[-|:]\s+|:|\s+|(?=\[)|(?<=[:\]|])))+")
 #: what a header must hold to be one: a time or a level (not a line that starts with a bracketed word)
@@ -1199,18 +1468,41 @@ _MONTHS_DAYS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
                 "Thu", "Fri", "Sat", "Sun")
 
 
+#: a header that leads with its level and the time in brackets and ends in " >> " before the message (LLaMA-Factory's
+#: logging formatter, "[%(levelname)s|%(asctime)s] %(name)s:%(lineno)s >> ", its older "[INFO|trainer.py:2134] <date>
+#: >> "): all of it up to the arrows
+_ARROW_HEADER_RE = re.compile(rf"\[{_LEVEL}\|")
+_ARROW_HEADER_MAX = 160
+#: a log exporter's entry header: its severity's first letter and its RFC 3339 UTC time, to the nanosecond (Cloud
+#: Logging's entries as exported, "E 2020-11-20T07:54:00.424000021Z " before each line a container wrote to stderr)
+_SEVERITY_LETTERS = frozenset("DIWENCAF")
+_LETTER_STAMP_RE = re.compile(r"[DIWENCAF] \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ")
+
+
 def unheader(text: str) -> str:
     """``text`` without a logger's header before its message (:data:`_HEAD_ITEM`, one or several), as it was where
     it has none, or where nothing follows it."""
     first = text[:1]
+    if text[1:2] == " " and first in _SEVERITY_LETTERS and (lettered := _LETTER_STAMP_RE.match(text)) is not None \
+            and lettered.end() < len(text):
+        return text[lettered.end():]
     if first not in _HEADER_FIRST or (first.isdigit() and text[2:3] not in _STAMP_THIRD) \
             or (first.isalpha() and not text[1:2].isdigit() and not text.startswith(_LEVELS)
                 and (text[3:4] != " " or not text.startswith(_MONTHS_DAYS))):
         return text  # (a date or a time has a digit, a "-", "/" or ":" third: not a bar's "45%|"; a word a level)
+    if first == "[" and (cut := text.find(" >> ", 0, _ARROW_HEADER_MAX)) > 0 and _ARROW_HEADER_RE.match(text):
+        return text[cut + 4:].lstrip() or text  # (the message after a level-led header's " >> ")
     m = _HEADER_RE.match(text)
     if m is None or m.end() >= len(text) or _HEADER_SAYS_RE.search(text, 0, m.end()) is None:
         return text
+    if "]" in text[:m.end()] and (tag := _PHASE_TAG_RE.search(text, 0, m.end())) is not None:
+        return text[tag.start():]  # (a bracketed evaluation's tag is the message's first word, no logger's name)
     return text[m.end():]
+
+
+#: a message's leading tag of an evaluation's phase, in brackets as a logger's name would be (PaddleClas's
+#: "[Eval][Epoch {}][Iter: {}/{}]" beside its "[Train][Epoch {}/{}][Iter: {}/{}]"): the message's, not its header's
+_PHASE_TAG_RE = re.compile(r"\[(?i:val|valid|validation|validate|eval|evaluation|evaluate|test|testing)\]")
 
 
 def _ansi(m: re.Match[str]) -> str:
@@ -1284,10 +1576,39 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             said = metrics.pop("rank_id", None) if said is None else said
             if said is not None and said >= 0 and said == int(said):
                 rank, point = int(said), point.but(metrics=metrics)
+        if rank is None and point.format == "tqdm" and (said_bar := _bar_rank(msg.text)) is not None:
+            # a bar whose description names its rank or device, every rank drawing its own on the same stream
+            # (tqdm(desc=f"Training (GPU={rank})"), "[rank 3] train", "Rank 1 epoch 2"): the bar's rank
+            rank = said_bar
+        if rank is None and point.format == "log" and "ank" in body[:7] \
+                and (said_rank := _LEADING_RANK_RE.match(body)) is not None:
+            # a loop that starts its line with its rank, each rank its own line ("rank 3 | epoch 0 | step 52 | loss
+            # 0.25", "[RANK 3] Epoch 4 | ...", "Rank 1: step 10, loss ..."): the line's rank
+            rank = int(said_rank["rank"])
         if stamp is None and clock is None and rank is None:
             return point
         return point.but(time=stamp, rank=rank, clock=clock)
     return None
+
+
+#: a rank or device a bar's description names: "(GPU=2)", "[rank 3]", "Rank 1", "gpu:0", "cuda:1", "device 2"
+_BAR_RANK_RE = re.compile(r"(?<![A-Za-z])(?:rank|gpu|cuda|device)[ :=#]?\s?(?P<rank>\d{1,4})(?![\d.%/])", re.I)
+
+
+def _bar_rank(text: str) -> int | None:
+    """The rank the description of the line's last bar names, or None: the last named before its "%|", after the
+    previous redraw's bar."""
+    pct = text.rfind("%|")
+    if pct < 0:
+        return None
+    said = None
+    for m in _BAR_RANK_RE.finditer(text, text.rfind("%|", 0, pct) + 1, pct):
+        said = int(m["rank"])
+    return said
+
+
+#: a rank that starts a line, as a script prints its own: "rank 3 | ", "[RANK 3] ", "Rank 1: ", "[rank 0]:"
+_LEADING_RANK_RE = re.compile(r"\s*\[?(?:rank|Rank|RANK)[ :=#]?\s*(?P<rank>\d+)\]?(?: ?[|:,\]-] ?| )")
 
 
 #: DeepSpeed's log_dist labels each message with the rank that logs it ("[Rank 3] step=40, skipped=0, ...";
@@ -1299,3 +1620,20 @@ def _deepspeed_rank(text: str) -> int | None:
     """The rank DeepSpeed's label names in the header of a message, or None (no label, or rank -1)."""
     m = _DS_RANK_RE.search(text)
     return int(m["rank"]) if m is not None and not m["rank"].startswith("-") else None
+
+
+#: DeepSpeed's log_dist label before a message ("[Rank 0] Loss: 8.68"; "[Rank -1]" before torch.distributed is set
+#: up): the whole label, at the message's start
+_DS_LABEL_RE = re.compile(r"\[Rank (?P<rank>-?\d+)\] ")
+
+
+def rank_label(text: str) -> tuple[int | None, str]:
+    """A message's leading rank label and the message without it: DeepSpeed's log_dist "[Rank 0] " (HelloDeepSpeed's
+    ``log_dist(f"Loss: {loss:.4f}", ranks=[0])``), a script's own "rank 3 | ", "[RANK 3] " (:data:`_LEADING_RANK_RE`);
+    ``(None, text)`` where it starts with none (or DeepSpeed's rank -1: no rank yet)."""
+    if "ank" not in text[:8] and "ANK" not in text[:8]:
+        return None, text
+    if (m := _DS_LABEL_RE.match(text)) is not None or (m := _LEADING_RANK_RE.match(text)) is not None:
+        rank = int(m["rank"])
+        return (rank if rank >= 0 else None), text[m.end():]
+    return None, text

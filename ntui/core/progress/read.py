@@ -15,9 +15,13 @@ from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.loglines import parse_prefix
 from ntui.core.progress.lines import (
     Pattern,
+    Point,
+    epoch_phase_metrics,
+    key_value_row,
     notebook_table_header,
     notebook_table_row,
     parse_line,
+    rank_label,
     table_bar_metrics,
     table_header,
     table_row,
@@ -34,8 +38,8 @@ from ntui.core.progress.runwords import (
     declared_steps_flag,
     declared_total,
     declared_train_batch,
-    epoch_header,
     eval_start,
+    header_epoch,
     period_steps,
     run_banner,
     run_end,
@@ -82,7 +86,7 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     at = path.stat().st_mtime
     series = Series()
     if path.stat().st_size > tail_bytes:
-        series.first_line = ""  # a tail's first line is not the program's
+        series.lines.first_line = ""  # a tail's first line is not the program's
     labels = Labels()
     for text, cut in _segments(path, tail_bytes):
         piece, rank = relabel(text, labels)
@@ -127,10 +131,13 @@ def relabel(text: str, labels: Labels) -> tuple[str, int | None]:
     if text[:1] == "\r":
         text = text[1:]
         return text, labels.rank if labels.label and not text.startswith(labels.label) else None
+    if text[:1] in _STAMPED_FIRST and (stamp := _PIPE_STAMP_RE.match(text)) is not None \
+            and (label := _LABEL_RE.match(text, stamp.end())) is not None:
+        text = label.group().lstrip() + stamp.group() + text[label.end():]  # the label first, as srun wrote it
     if text[:1] in _LABEL_FIRST and (m := _LABEL_RE.match(text)) is not None:
         if m.group() != labels.label:
             labels.label = m.group()
-            labels.rank = int(m["task"] if m["task"] is not None else m["worker"])
+            labels.rank = _label_rank(m)
     else:
         labels.label, labels.rank = "", None
     return text, None
@@ -141,6 +148,39 @@ def relabel(text: str, labels: Labels) -> tuple[str, int | None]:
 #: task's; srun pads its labels to one width)
 _LABEL_RE = re.compile(r"(?: {0,4}(?P<task>\d{1,5}): |\[(?:rank|default)(?P<worker>\d+)\]: ?)")
 _LABEL_FIRST = frozenset("[ 0123456789")
+
+
+def _label_rank(label: re.Match[str]) -> int:
+    """The task a launcher's label (:data:`_LABEL_RE`) names."""
+    return int(label["task"] if label["task"] is not None else label["worker"])
+
+
+#: a time stamped before the launcher's label by a pipe the output went through (moreutils' ts, whose default format
+#: is "%b %d %H:%M:%S": "srun -l python train.py | ts" writes "Nov 03 19:02:41 2: msg"; its "%Y-%m-%d %H:%M:%S",
+#: bracketed forms and -s's time since it started, "00:01:02 2: msg", alike): read as the label's line
+_PIPE_STAMP_RE = re.compile(r"\[?(?:(?:[A-Z][a-z]{2} [ \d]\d|\d{4}-\d\d-\d\d)[ T])?\d\d:\d\d:\d\d(?:[.,]\d+)?\]? ")
+_STAMPED_FIRST = frozenset("[0123456789ADFJMNOS")
+
+
+#: DeepSpeed-Chat's training scripts as each epoch begins: "Beginning of Epoch 1/4, Total Micro Batches 115" (its
+#: loader's length, micro-batches); DeepSpeed's ThroughputTimer each steps_per_print optimizer steps:
+#: "epoch=0/micro_step=460/global_step=230, RunningAvgSamplesPerSec=..." (their ratio, the gradient accumulation):
+#: with the run's epochs, its optimizer steps
+_MICRO_BATCHES_RE = re.compile(r"\bBeginning of Epoch \d+/\d+, Total Micro Batches (?P<n>\d+)\b")
+_DS_TIMER_RE = re.compile(r"\bmicro_step=(?P<m>\d+)/global_step=(?P<g>\d+)\b")
+#: DeepSpeed-Chat's RLHF (PPO) step as each epoch begins: "Beginning of Epoch 1/1, Total Generation Batches 1187"
+#: (main.py: its prompt loader's length; each batch one "epoch: 0|step: s|ppo_ep: ..." step, from 0 in each epoch):
+#: an epoch's steps
+_GENERATION_BATCHES_RE = re.compile(r"\bBeginning of Epoch \d+/\d+, Total Generation Batches (?P<n>\d+)\b")
+
+
+#: a logger's header that names the process's global and local rank, as vall-e's and its kin's formatters print it:
+#: "%(asctime)s - %(name)s - %(levelname)s - GR=0;LR=0 - \n%(message)s" (the message on the next line) and
+#: "%(asctime)s :: %(levelname)s :: GR=1;LR=1 :: %(message)s": where every rank logs, the line's rank
+_GR_LR_RE = re.compile(r"\bGR=(?P<rank>\d+);LR=\d+ (?:-|::)(?= |$)")
+#: icefall's and k2's setup_logger under torch.distributed: "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d]
+#: ({rank}/{world_size}) %(message)s": the line's rank
+_RANK_OF_WORLD_RE = re.compile(r"\.py:\d{1,5}\] \((?P<rank>\d{1,5})/(?P<world>\d{1,5})\) ")
 
 
 #: a bar that Lightning 2.x draws before its total is known: an empty bar, then ``0/?`` (tqdm's own bar writes
@@ -157,24 +197,53 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     finishing. ``rank``: the task a redraw is of, where the piece says none (:func:`relabel`)."""
     if "#0" in text or "^" in text:
         text = unescape(text)
+    if text[:1] == ">":  # a log pasted as a Markdown quote (an issue's, a forum's, a mail's "> " before each line)
+        text = _QUOTE_RE.sub("", text, count=1)
     if text[:1] in _GUTTER_FIRST:
         text = _ungutter(series, text)
-    wrapped = series.wrapped
+    if "]{" in text and (cut := _glued_record(text)) is not None:
+        # the Trainer's log dict glued after its bar's redraw: two messages, the bar's and the dict's, read in turn
+        feed_line(series, text[:cut], pattern, at, rank)
+        if rank is None and text[:1] in _LABEL_FIRST and (label := _LABEL_RE.match(text)) is not None:
+            rank = _label_rank(label)
+        feed_line(series, text[cut:], pattern, at, rank)
+        return
+    wrapped = series.lines.wrapped
     if wrapped is not None:  # the line before ended in a comma: this one may go on with the same record
-        series.wrapped = None
+        series.lines.wrapped = None
         if _CONTINUES_RE.match(text) is not None and len(wrapped) < _WRAPPED_MAX:
             text = f"{wrapped} {text.strip()}"  # read the record whole, so far
     if text.endswith(",") or text.endswith(", "):
-        series.wrapped = text.rstrip()  # (a record hard-wrapped at a width, its fields going on on the next line)
+        series.lines.wrapped = text.rstrip()  # (a record hard-wrapped at a width, its fields going on on the next line)
     if parse_rank_header(text) is not None:
-        series.new_start()
+        series.new_start(at=at)
         return
-    if series.pdsh_hosts is not None and rank is None and (host := _PDSH_LABEL_RE.match(text)) is not None:
-        rank = series.pdsh_hosts.get(host["host"])  # (pdsh's label of the host a line is from: its node's rank)
+    if "Micro Batches" in text and (micro := _MICRO_BATCHES_RE.search(text)) is not None and int(micro["n"]) > 0:
+        series.micro_per_epoch = int(micro["n"])
+    elif "Generation Batches" in text and (generation := _GENERATION_BATCHES_RE.search(text)) is not None \
+            and int(generation["n"]) > 0:
+        series.declared_per_epoch = int(generation["n"])
+    elif "micro_step=" in text and (timer := _DS_TIMER_RE.search(text)) is not None and int(timer["g"]) > 0:
+        series.micro_per_step = max(1, round(int(timer["m"]) / int(timer["g"])))
+    header_rank, series.lines.header_rank = series.lines.header_rank, None
+    if "R=" in text and (gr_lr := _GR_LR_RE.search(text)) is not None:
+        if gr_lr.end() >= len(text.rstrip()):
+            series.lines.header_rank = int(gr_lr["rank"])  # the header alone: its message, the next line, that rank's
+        elif rank is None:
+            rank = int(gr_lr["rank"])
+    elif rank is None:
+        rank = header_rank
+    if rank is None and "] (" in text and (of_world := _RANK_OF_WORLD_RE.search(text, 0, 120)) is not None \
+            and int(of_world["rank"]) < int(of_world["world"]):
+        rank = int(of_world["rank"])
+    host_cut = 0  # the length of pdsh's label of a host before the line (taken off its message below)
+    if series.lines.pdsh_hosts is not None and rank is None and (host := _PDSH_LABEL_RE.match(text)) is not None:
+        rank = series.lines.pdsh_hosts.get(host["host"])  # (pdsh's label of the host a line is from: its node's rank)
+        host_cut = host.end() if rank is not None else 0
     elif "pdsh " in text and (hosts := _PDSH_HOSTS_RE.search(text)) is not None:
         # DeepSpeed's multi-node runner: "cmd = pdsh ... -w host0,host1 ...", its hosts in its hostfile's order, the
         # order its launcher numbers the nodes in (node_rank): the first host's lines hold rank 0, the run's
-        series.pdsh_hosts = {h: n for n, h in enumerate(hosts["hosts"].split(","))}
+        series.lines.pdsh_hosts = {h: n for n, h in enumerate(hosts["hosts"].split(","))}
     if "kipping " in text and (skip := _SKIPPING_RE.search(text)) is not None:
         series.skipped_steps(int(skip["n"]))  # (kohya's is glued to its bar's first draw: read before it)
     if "TrainOutput(" in text and _TRAIN_OUTPUT_RE.search(text) is not None:
@@ -184,16 +253,24 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             series.summary_end()
         return
     point = parse_line(text, pattern)
-    if series.first_line is None:  # the program's first line: a start, where it prints it again after points
+    if series.lines.first_line is None:  # the program's first line: a start, where it prints it again after points
         body = _body(text)
-        series.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body else ""
+        series.lines.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body else ""
+        if point is None and ("$ " in text or "# " in text) and (typed := _PROMPT_RE.match(text)) is not None:
+            series.lines.shell_prompt = typed["prompt"]
     if point is not None:
         if rank is not None and point.rank is None:
             point = point.but(rank=rank)
+        if point.form == "epoch-banner" and point.step is not None:
+            series.lines.banner_epoch = (point.step, point.total)  # (NeMo-RL's "===== Epoch 2/3 =====")
+        elif point.form == "step-banner" and series.lines.banner_epoch is not None:
+            # its "===== Step 5/250 =====" after it counts that epoch's steps
+            point = point.but(epoch=float(series.lines.banner_epoch[0]), epochs=series.lines.banner_epoch[1])
         if point.form == "ultralytics" and series.table is not None and not point.metrics:
             # the YOLO family's row under its header: its columns' numbers by the header's names (its losses' parts)
             point = point.but(metrics=table_bar_metrics(text, series.table))
         series.add(point, at)
+        series.lines.in_eval_section = False
         if ("stopped" in text or "Trainer to stop" in text) and (end := run_end(text)) is not None:
             # Lightning's, glued to its bar's redraw
             series.end(*end)
@@ -213,23 +290,44 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         series.bars_train_only()
     if series.samples:
         series.after_points()
-        first = series.first_line
+        first = series.lines.first_line
         if first and text.rstrip().endswith(first) and _body(text) == first and not run_banner(text):
-            if series.points_seen - series.first_line_at <= _HEADER_EVERY:
-                series.first_line = ""  # printed again after a point or none: a logger's header of each record
+            if series.points_seen - series.lines.first_line_at <= _HEADER_EVERY:
+                series.lines.first_line = ""  # printed again after a point or none: a logger's header of each record
                 # (Rich's handler's caller line), not the program's start
                 return
-            series.first_line_at = series.points_seen
-            series.new_start(until_point=True)  # the program's first line again: it started again
+            series.lines.first_line_at = series.points_seen
+            series.printed_again()  # the program's first line again: it started again (or a child printed it)
             return
-    text = _message(text)  # what the program said, without a launcher's prefix or a logger's header
+    raw, text = text, _message(text[host_cut:])  # what the program said, without a launcher's prefix (pdsh's
+    # host label too) or a logger's header
+    if series.lines.shell_prompt is not None:
+        if raw.startswith("^C"):
+            series.lines.interrupted = True
+        elif raw.strip() == series.lines.shell_prompt:
+            _prompt_back(series)
+            return
+    if ("oss" in text or "OSS" in text or "/" in text or " of " in text) and (shaped := series.lines.shapes.feed(
+            text, at, _line_rank(rank, raw), others_read=bool(series.samples))):
+        for got, when, by in shaped:  # the last reader: the shape of the line the program prints at each record
+            series.add(Point("log", got.step, got.total, float(got.step) if got.epochs else None,
+                             {} if got.loss is None else {"loss": got.loss}, form="shape", counts_epochs=got.epochs,
+                             rank=by), when)
+        return
     if text[:6] == "wandb:":
         if series.samples and (m := _WANDB_SUMMARY_RE.match(text)) is not None \
                 and training_loss(series.metrics) is None and (value := _float(m["value"])) is not None:
             series.more_metrics({m["key"]: value})  # (a run whose own lines print no loss: its summary's last)
+        if _wandb_exit_ok(series, text):
+            series.end()
         return  # wandb's own lines say nothing else of the run's progress (its summary is no end: printed on errors)
-    if series.notebook_table is not None \
-            and (row := notebook_table_row(text, series.notebook_table)) is not None:
+    if text[:1] == "|" and series.samples and (cell := key_value_row(text)) is not None:
+        # a key's row of a table the program prints each record in, after the row that said the step
+        # (Stable-Baselines3's "|    loss | 6.12 |" under "train/", after "time/"'s total_timesteps)
+        series.more_metrics({cell[0]: cell[1]})
+        return
+    if series.lines.notebook_table is not None \
+            and (row := notebook_table_row(text, series.lines.notebook_table)) is not None:
         # a row of the Trainer's notebook table: its step where it names one past the last point's, else its
         # metrics are the last step's (the table is drawn under its bar, which says the step)
         if row.step is not None and (not series.samples or row.step > series.samples[-1].step):
@@ -238,7 +336,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             series.more_metrics(row.metrics)
         return
     if "Training Loss" in text and (names := notebook_table_header(text)) is not None:
-        series.notebook_table = names
+        series.lines.notebook_table = names
         return
     if series.table is not None and (row := table_row(text, series.table)) is not None:
         series.add(row.but(step=series.table_base + (row.step or 0)), at)  # a row of the table under its header
@@ -273,18 +371,61 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             series.end()
             series.soft_end = True
     elif _declarations(series, said):
-        if epoch_header(said):  # (an epoch begins: the run's bar from 0 after its total is that epoch's)
-            series.epoch_begins()
-    elif series.samples and (metrics := trailing_metrics(text)) is not None:
-        series.more_metrics(metrics)  # the rest of the last point's line, wrapped (or its metrics printed apart)
+        if (epoch := header_epoch(said)) is not None:  # (an epoch begins: the run's bar from 0 after its total is
+            series.epoch_begins(epoch, at)  # that epoch's)
+    elif text[:1] in _RULE_FIRST and (rule := _TITLED_RULE_RE.match(said)) is not None:
+        # a rule with a title (Rich's Console.rule, a "===== Test =====" banner): a section begins; an evaluation's
+        # (its title's words) holds its results, not the training's
+        series.lines.in_eval_section = _EVAL_TITLE_RE.search(rule["title"]) is not None
+    elif series.samples and not series.lines.in_eval_section and "poch" in said[:8] \
+            and (metrics := epoch_phase_metrics(said)) is not None:
+        # the loop's line of its epoch's training metrics between the lines that say its steps: the latest step's
+        if series.follows(_line_rank(rank, raw)):
+            series.more_metrics(metrics)
+    elif series.samples and not series.lines.in_eval_section \
+            and (metrics := trailing_metrics((labelled := rank_label(text))[1])) is not None:
+        # the rest of the last point's line, wrapped (or its metrics printed apart, a rank's label before them: the
+        # followed rank's only, where each rank prints its own)
+        if series.follows(labelled[0] if labelled[0] is not None else _line_rank(rank, raw)):
+            series.more_metrics(metrics)
     elif series.samples and (why := run_stop(said)) is not None:
         series.stopped = why
         if series.soft_end:  # the error came after the loop's end was said: it was the error's end
             series.ended = series.soft_end = False
 
 
-#: wandb's run summary at its finish (wandb_run.py's footer: "wandb: Run summary:", then each key right-aligned and its
-#: last value, "wandb:          train/loss 0.1234"); its history's lines hold a sparkline, not a number
+def _line_rank(rank: int | None, raw: str) -> int | None:
+    """The rank of a line: the one read before, else its launcher's prefix's (read only where asked: few lines)."""
+    return rank if rank is not None else parse_prefix(raw)[0].rank
+
+
+#: a shell's prompt (bash's default PS1, "\u@\h:\w\$ ", and Red Hat's, "[\u@\h \W]\$ "; a conda or virtual
+#: environment's name before it) with a command typed after it: a terminal's session pasted as the log
+_PROMPT_RE = re.compile(r"(?P<prompt>(?:\([\w.-]+\) )?(?:[\w.-]+@[\w.-]+:[^\s$#]*|\[[\w.-]+@[\w.-]+ [^\]]*\])[$#]) \S")
+
+
+def _prompt_back(series: Series) -> None:
+    """The shell's prompt again, alone, after the command the log began with: the program exited. With no error nor
+    interrupt said and the run's length unknown or reached (its last step within a print's interval of its total),
+    its training is over (a script that prints no word at its end: HelloDeepSpeed's train_bert_ds.py returns after
+    its loop)."""
+    if not series.samples or series.stopped is not None or series.ended or series.lines.interrupted:
+        return
+    total, last = series.run_total, series.samples[-1].step
+    interval = last - series.samples[-2].step if len(series.samples) > 1 else 0
+    if total is None or last + max(interval, 1) >= total:
+        series.end()
+
+
+#: a rule drawn across the line with a title in it (Rich's Console.rule: "───── Validation ─────", cut at any width;
+#: a banner "===== Test =====")
+_TITLED_RULE_RE = re.compile(r"\s*[─━═=*#~-]{3,} ?(?P<title>[^─━═=*#~\s][^─━═=*#~]{0,60}?) ?[─━═=*#~-]{3,}")
+_RULE_FIRST = frozenset(" ─━═=*#~-")
+#: the words that title an evaluation's section
+_EVAL_TITLE_RE = re.compile(r"(?i)\b(?:valid\w*|val|eval\w*|test\w*|inference|predict\w*)\b")
+#: the marks of a Markdown quote before a line: ">" and a space, nested ("> > ", ">> "), or a bare ">" (an empty
+#: line of the quote); the rest is the line as the program printed it
+_QUOTE_RE = re.compile(r"^(?:> ?)+")
 #: a line number an editor or a pager shows before each line, right-aligned in a column of its own (vim's 'number'
 #: "  9 ", cat -n's "     9\t", less -N's), copied with the log's text
 _GUTTER_RE = re.compile(r"( *)(\d{1,7})(?:[\t ]|$)")
@@ -298,24 +439,27 @@ def _ungutter(series: Series, text: str) -> str:
     epoch are not); from then on, each line numbered the next."""
     m = _GUTTER_RE.match(text)
     if m is None:
-        if series.gutter is None:
-            series.gutter_seen = None
+        if series.lines.gutter is None:
+            series.lines.gutter_seen = None
         return text
     width, number, rest = m.end(2), int(m[2]), text[m.end():]
-    if series.gutter is not None:
-        if series.gutter == (width, number):
-            series.gutter = (width, number + 1)
+    if series.lines.gutter is not None:
+        if series.lines.gutter == (width, number):
+            series.lines.gutter = (width, number + 1)
             return rest
         return text
-    seen, series.gutter_seen = series.gutter_seen, (width, number + 1)
+    seen, series.lines.gutter_seen = series.lines.gutter_seen, (width, number + 1)
     if seen == (width, number) and width >= 3 and (m[1] or rest[:1] == "{") \
-            and rest.lstrip()[:1] not in _NUMBER_FIRST:
-        series.gutter = (width, number + 1)
+            and rest.lstrip()[:1] not in _NUMBER_FIRST and rest.lstrip()[:1] not in _CELL_SEPARATORS:
+        series.lines.gutter = (width, number + 1)
         return rest
     return text
 
 
 _NUMBER_FIRST = frozenset("0123456789-+.")
+#: what goes on a table's row after its first cell (a CSV-like table's rows, "    3 ,0.001 ,..."): a number before it
+#: is that cell, no line number
+_CELL_SEPARATORS = frozenset(",;|")
 
 
 #: pdsh's command line as DeepSpeed's runner logs it, its hosts after -w; and the label pdsh puts before each line
@@ -327,7 +471,25 @@ _PDSH_LABEL_RE = re.compile(r"(?P<host>[\w.-]+): ")
 _SKIPPING_RE = re.compile(r"(?:^|\W)[Ss]kipping (?P<n>\d+) (?:steps|updates|iterations)\b")
 #: the Trainer's return value as Python writes it: "TrainOutput(global_step=450, training_loss=0.97, metrics={...})"
 _TRAIN_OUTPUT_RE = re.compile(r"\bTrainOutput\(global_step=\d+, training_loss=")
+#: wandb's run summary at its finish (wandb_run.py's footer: "wandb: Run summary:", then each key right-aligned and its
+#: last value, "wandb:          train/loss 0.1234"); its history's lines hold a sparkline, not a number
 _WANDB_SUMMARY_RE = re.compile(r"wandb:\s+(?P<key>[A-Za-z_][\w./-]*) (?P<value>-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*$")
+
+
+#: wandb's word of the process's exit status at its finish (wandb_run.py, _display_exit_status: "Waiting for W&B
+#: process to finish... (success)." where the exit code is 0, "(failed N)" else; before 0.10, "Program ended
+#: successfully.")
+_WANDB_EXIT_OK_RE = re.compile(r"wandb:\s+(?:Waiting for W&B process to finish\.\.\. \(success\)"
+                               r"|Program ended successfully)")
+
+
+def _wandb_exit_ok(series: Series, text: str) -> bool:
+    """Whether wandb says the program exited with code 0 where the run is at its total: its training is over (said
+    of a run short of its total, it is no end: wandb.finish() may close one run of several in a process)."""
+    if "succe" not in text or _WANDB_EXIT_OK_RE.match(text) is None or series.ended:
+        return False
+    step, total = series.step, series.run_total
+    return step is not None and total is not None and step == total
 
 
 def _float(text: str) -> float | None:
@@ -356,6 +518,20 @@ def _at_last(series: Series, what: str, n: int) -> bool:
 #: wrapped at 70 columns: "| epoch 001 | ... loss=15.528," then "nll_loss=15.491, wps=863, ...," then
 #: "num_updates=21, lr=2.6e-06, ...")
 _CONTINUES_RE = re.compile(r"[A-Za-z_][\w./-]*=[-+\d.]")
+#: a bar's redraw (its r_bar's closing bracket, after its rate) with a dict glued after it: transformers'
+#: ProgressCallback.on_log writes each log dict with the bar's tqdm.write, which clears the bar with a carriage return
+#: and blanks on the bar's stream (stderr) and writes the dict on stdout; a paste of the terminal, or a log where the
+#: two streams meet out of order, shows "  3%|▎  | 10/352 [02:12<1:09:47, 12.24s/it]{'loss': 2.189, ...}" (also
+#: LlamaFactory's and sentence-transformers' trainers, which keep the Trainer's callback)
+_GLUED_RECORD_RE = re.compile(r"%\|[^\r{}]*?\]\s*(?=\{['\"][A-Za-z_][^{}]*\}\s*$)")
+
+
+def _glued_record(text: str) -> int | None:
+    """Where a dict glued after a bar's redraw starts (:data:`_GLUED_RECORD_RE`), or None."""
+    m = _GLUED_RECORD_RE.search(text)
+    return m.end() if m is not None else None
+
+
 #: a record glued longer than this is not one record
 _WRAPPED_MAX = 4000
 
@@ -364,9 +540,11 @@ def _declarations(series: Series, text: str) -> bool:
     """What a line says of the whole run, all of it (a configuration printed as one dict or one command line says
     its steps, its epochs and an epoch's steps together): whether it said any. Not a line about an evaluation
     (PaddleSeg's "Start evaluating (total_samples: 500, total_iters: 500)...": the evaluation's count); a command line
-    of flags is one, each flag saying its own ("--validation-datasets x --max-epochs 120": the run's epochs)."""
-    if ("valuat" in text or "alidat" in text) and text.count(" --") < _FLAGS_MIN:
-        return False
+    of flags is one, each flag saying its own ("--validation-datasets x --max-epochs 120": the run's epochs), and so is
+    a configuration printed whole (:data:`_CONFIG_PAIRS_MIN` pairs or more), its evaluation's settings among them."""
+    if ("valuat" in text or "alidat" in text) and text.count(" --") < _FLAGS_MIN \
+            and len(_PAIR_RE.findall(text)) < _CONFIG_PAIRS_MIN:
+        return False  # (a configuration printed whole names its evaluation's settings among the run's: read it)
     said = False
     if (periods := declared_periods(text)) is not None:
         series.declared_epochs, series.in_periods = periods, True
@@ -379,7 +557,8 @@ def _declarations(series: Series, text: str) -> bool:
         series.declare_total(total, iters=total_counts_iters(text))
         said = True
     if (epochs := declared_epochs(text)) is not None:
-        series.declared_epochs, said = epochs, True
+        series.declare_epochs(epochs)
+        said = True
     if (steps := declared_steps_flag(text)) is not None:
         series.flag_total, said = steps, True
     if (per_epoch := declared_per_epoch(text)) is not None:
@@ -393,6 +572,10 @@ def _declarations(series: Series, text: str) -> bool:
 
 #: a line with this many " --" flags is a command line, not a message
 _FLAGS_MIN = 2
+#: a line with this many "key: value" or "key=value" pairs is a configuration printed whole (a dict, a Namespace,
+#: Hydra's config, JSON: fairseq's "'validate_interval': 1, ..., 'max_update': 250000"), not a message
+_CONFIG_PAIRS_MIN = 4
+_PAIR_RE = re.compile(r"""['"]?[A-Za-z_][\w.-]*['"]?\s*[:=]\s*[\w'"\[({-]""")
 
 
 _PREFIX_FIRST = frozenset("[( 0123456789")

@@ -15,7 +15,7 @@ import re
 from ntui.core.slurm.srunlines import EXIT_CODE, TASK_END, parse_cancel
 
 __all__ = ["declared_epochs", "declared_examples", "declared_per_epoch", "declared_steps_flag", "declared_total",
-           "declared_train_batch", "epoch_header", "eval_start", "run_banner",
+           "declared_train_batch", "eval_start", "header_epoch", "run_banner",
            "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters"]
 
 
@@ -94,10 +94,18 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      r"|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d$"
                      # the TensorFlow Estimator's last word of its train(): "Loss for final step: 0.31."
                      r"|^Loss for final step: "
+                     # MONAI's tutorials' loops, after their last epoch: "train completed, best_metric: 0.9 at epoch: 3"
+                     r"|^train completed, best_metric: "
+                     # spaCy's train (spacy/training/loop.py): "✔ Saved pipeline to output directory", written after its
+                     # loop only where no error came (its "Aborting and saving the final best model" otherwise)
+                     r"|\bSaved pipeline to output directory\b"
                      # the YOLO family's EarlyStopping (its __call__ when patience is exceeded; the loop breaks
                      # after it): YOLOv5's "Stopping training early as no improvement observed in last 20 epochs.",
                      # ultralytics' "EarlyStopping: Training stopped early as no improvement observed in ..."
-                     r"|\b(?:Stopping training early|Training stopped early) as no improvement\b")
+                     r"|\b(?:Stopping training early|Training stopped early) as no improvement\b"
+                     # DeepSpeed's launcher (deepspeed/launcher/launch.py, main) as a worker it spawned exits with 0:
+                     # "Process 40311 exits successfully." (a non-zero exit kills the others instead, no such line)
+                     r"|\bProcess \d+ exits successfully\.")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
@@ -154,10 +162,15 @@ _START_RE = re.compile(
     r"|\b(?:(?:successfully )?loaded|loading) checkpoint from \S+(?: \[[^\]]*\])? at iteration (?P<meg>\d+)"
     r"|\b[Ll]oaded checkpoint \S+ \(epoch \d+ @ (?P<updates>\d+) updates\)"
     r"|\bresumed epoch: \d+, iter: (?P<iter>\d+)"
-    r"|\bRestored all states from the checkpoint (?:file )?at\b")
+    r"|\bRestored all states from the checkpoint (?:file )?at\b"
+    # Lightning 1.x's checkpoint connector: "Restored states from the checkpoint file at /ckpt/last.ckpt" (its
+    # resume_from_checkpoint) and, where a SLURM requeue saved the run's state, "restored hpc model from:
+    # /runs/hpc_ckpt_1.ckpt" (the requeued job's new process goes on from it)
+    r"|\bRestored states from the checkpoint file at\b|\brestored hpc model from:")
 #: Lightning's tuner restores the state it saved before its trials (".lr_find_<uuid>.ckpt",
-#: ".scale_batch_size_<uuid>.ckpt"): the run's fit has not started yet, it is no start again
-_TUNER_CKPT_RE = re.compile(r"\.(?:lr_find|scale_batch_size)_")
+#: ".scale_batch_size_<uuid>.ckpt"; 1.x's "lr_find_temp_model.ckpt", "scale_batch_size_temp_model.ckpt"): the run's
+#: fit has not started yet, it is no start again
+_TUNER_CKPT_RE = re.compile(r"[./\\](?:lr_find|scale_batch_size)_")
 
 
 #: the banner a program prints when it starts its training, that each node of a multi-node run prints too
@@ -174,7 +187,7 @@ def run_start(text: str) -> int | None:
     """Whether the line says the program starts its training (again): None, else the step it goes on from (0 where
     it names none)."""
     if "raining" not in text and "esum" not in text and "nitializing from" not in text \
-            and "Starting job" not in text and "checkpoint" not in text:
+            and "Starting job" not in text and "checkpoint" not in text and "hpc model" not in text:
         return None
     m = _START_RE.search(text)
     if m is None or (m.group(0).startswith("Restored") and _TUNER_CKPT_RE.search(text) is not None):
@@ -206,6 +219,13 @@ def eval_start(text: str) -> bool:
     return ("valuat" in text or "alidat" in text or "eval" in text) and _EVAL_WORDS_START_RE.match(text) is not None
 
 
+#: a batch script's or a wrapper's sentence of how the program ended: its subject, a verb of ending, its exit code
+#: ("=== job 7720194 finished with exit code 0 at ... ===", "the training process exited with exit status 0")
+_EXITED = (r"(?i)\b(?:job|script|program|process|command|training|run|task)\b[^\n]{0,60}?"
+           r"\b(?:finished|exited|ended|completed|terminated|done)\b[^\n]{0,20}?\bexit (?:code|status)[:=]?\s*")
+_EXITED_OK_RE = re.compile(_EXITED + r"0\b")
+
+
 def run_ended(text: str) -> bool:
     """Whether the line says the program's training is over (:data:`_END_RE`; Keras' "Epoch 40: early stopping")."""
     return run_end(text) is not None
@@ -216,11 +236,14 @@ def run_end(text: str) -> tuple[str, int] | None:
     ``("epochs", 10)``: Lightning's ``max_steps``/``max_epochs`` reached; ``("completed", 10)``: the epochs the process
     ran, ultralytics' count; ``("at", 8635)``: the step a loop stopped early at, short of its total) or ``("", 0)``
     when it says no more."""
+    if "xit " in text and _EXITED_OK_RE.search(text) is not None:
+        return ("", 0)  # the program ended with exit code 0, as its batch script or wrapper says
     if "raining" not in text and "Trainer.fit" not in text and "arly stop" not in text \
             and "completed in" not in text and "RAINING" not in text and "Trainer to stop" not in text \
             and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text \
             and "final step" not in text and "opping_early" not in text and "opped early" not in text \
-            and "opping early" not in text:
+            and "opping early" not in text and "train completed" not in text and "Saved pipeline" not in text \
+            and "exits successfully" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:
@@ -266,6 +289,9 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("Main process exited", re.compile(r"\bMain process exited, code=(?:killed|dumped), status="),
      "killed by a signal"),
     ("Main process exited", re.compile(r"\bMain process exited, code=exited, status=[1-9]"), "an error: it exited"),
+    # a batch script's or a wrapper's own word of the program's end, with its exit code ("=== job 42 finished with
+    # exit code 1 ===", "training script exited with exit status 2"): not zero, a failure (zero: run_end's)
+    ("xit ", re.compile(_EXITED + r"[1-9]"), "an error: it exited with a failure"),
 )
 
 
@@ -318,12 +344,14 @@ _EPOCHS_RE = re.compile(r"\bmax: (?P<a>\d+) epochs\b"
 #: an epoch's header as the whole message, its number of the run's epochs, spaced or not (H2O LLM Studio's train.py:
 #: logger.info(f"Training Epoch: {epoch + 1} / {epochs}"); "Train epoch 3 / 20", "Starting epoch 2/5"; Keras' bare
 #: "Epoch 2/5" is a form's line, read before this): the run's epochs, and that an epoch begins
-_EPOCH_HEADER_RE = re.compile(r"^(?:(?:Train(?:ing)?|Start(?:ing)?) )?[Ee]poch:? \[?\d+ ?/ ?\d+\]?\.{0,3}\s*$")
+_EPOCH_HEADER_RE = re.compile(r"^(?:(?:Train(?:ing)?|Start(?:ing)?) )?[Ee]poch:? \[?(?P<e>\d+) ?/ ?\d+\]?\.{0,3}\s*$")
 
 
-def epoch_header(text: str) -> bool:
-    """Whether the line is an epoch's header of the run's epochs (:data:`_EPOCH_HEADER_RE`): an epoch begins."""
-    return "poch" in text and _EPOCH_HEADER_RE.match(text) is not None
+def header_epoch(text: str) -> int | None:
+    """Where the line is an epoch's header of the run's epochs (:data:`_EPOCH_HEADER_RE`: "epoch 3/600", an epoch
+    begins): the epoch it names; None for any other line."""
+    m = _EPOCH_HEADER_RE.match(text) if "poch" in text else None
+    return int(m["e"]) if m is not None else None
 
 
 #: t5x's train loop (t5x/train.py, train): "Epoch %d of %d" as each of its periods of eval_period steps begins (its

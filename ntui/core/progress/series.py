@@ -21,8 +21,9 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ntui.core.progress.context import LineContext
 from ntui.core.progress.forms import BAR_COUNTED
-from ntui.core.progress.lines import Point, training_loss
+from ntui.core.progress.lines import Point, evaluation_record, training_loss
 from ntui.core.slurm.durations import format_span
 from ntui.core.timestamps import local_epoch
 
@@ -75,7 +76,12 @@ class Series:
     _bar_origin: float | None = None
     _last_elapsed: float | None = None
     _fresh: bool = False  # the program started again (new_start) and no point came since
+    _counted: bool = False  # that start is counted in restarts already (ntui's header of an allocation said it)
     _banner: bool = False  # a start's banner came after points (banner): a new start if the next step goes back
+    _latest: Point | None = None  # the last point added, as read
+    # the program's first line printed again after this point: a start, undone (the fields a start sets back as they
+    # were) where the next point goes on with its bar (:meth:`printed_again`)
+    _again: tuple[Point, dict[str, object]] | None = None
     _steps_per_epoch_seen: bool = False  # the loop's step went back as its epoch went on: it counts an epoch's batches
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
     declared_total: int | None = None  # the run's total as its configuration says (max_steps, max_update, ...)
@@ -90,6 +96,7 @@ class Series:
     _epoch_base: int = 0  # the steps of the epochs before it, as their bars counted
     _batch: int | None = None  # where in its epoch the last point of an epoch-counted run was
     _rank: int | None = None  # the rank whose lines the series follows (the first that printed a point)
+    _loss_rank: int | None = None  # the rank whose loop lines say the loss the followed rank's do not (see add)
     _epoch_of_total: tuple[float, int, int] | None = None  # the last loop line's epoch, step, total (see below)
     _epoch_first: float | None = None  # the first epoch such a line named
     _epoch_steps_local: bool = False  # those lines' steps count each epoch's batches (:meth:`_epoch_step_of_total`)
@@ -99,8 +106,9 @@ class Series:
     _held: tuple[Point, float] | None = None  # the latest point of a bar inside the run's, and when it was read
     _held_count: int = 0  # how many points that bar has shown
     _held_first: tuple[Point, float] | None = None  # its first point
-    first_line: str | None = None  # the program's first line (read.py: printed again, the program started again)
     declared_per_epoch: int | None = None  # an epoch's steps as the configuration says (max_steps_per_epoch)
+    micro_per_epoch: int | None = None  # an epoch's micro-batches as DeepSpeed-Chat's scripts say them
+    micro_per_step: int | None = None  # the micro-batches of an optimizer step, as DeepSpeed's timer line counts them
     flag_total: int | None = None  # a command line's bare "--steps N": the total where the loop's lines count steps
     in_periods: bool = False  # the loop trains in periods of steps it calls epochs (t5x's "Epoch 3 of 20")
     _total_iters: bool = False  # the declared total counts iterations (max_iters), not optimizer steps
@@ -123,6 +131,11 @@ class Series:
     _min_batch: int | None = None  # the smallest batch an epoch-counted run named (its lines' interval)
     _train_batches: int | None = None  # an epoch's training batches where its bar also counts the validation's
     _raw: tuple[int, int, float] | None = None  # the last point of an epoch's bar as it counted (batch, total, epoch)
+    _raw_prev: int | None = None  # the count that epoch's bar showed before its last (another), in the same epoch
+    _counter_raw: tuple[float, int, int] | None = None  # a loop's last "epoch e ... iter i/N" line as it counted
+    _counter_runs: bool = False  # those lines' counter went on across an epoch's change: it counts the run's steps
+    _declared_last: tuple[float, int] | None = None  # a loop's last "epoch e ... step s" line, where an epoch's steps
+    # were said (:meth:`_declared_epoch_steps`)
     _val_seen: bool = False  # a validation bar came while an epoch's bar was short of its total
     _val_done: int = 0  # the batches of this epoch's validations that ended (its bar counted them too)
     _val_from: int | None = None  # the training batch a validation under way started at
@@ -133,35 +146,46 @@ class Series:
     epoch_updates: float | None = None  # an epoch's optimizer steps as the Trainer's banner says (examples / batch)
     _keras_bar: tuple[int, int | None] | None = None  # the last Keras step bar's count and total in this epoch
     _keras_other: bool = False  # Keras' bars since the epoch's ended are another phase's (evaluate, predict)
+    _keras_fit: tuple[int, int | None] | None = None  # Keras' fit call: the run's epochs before it, and its epochs
     _steps_printed: bool = False  # a training point that said its step came (a bar, a loop's line)
+    _summary_losses: frozenset[str] = frozenset()  # the loss names an epoch's summary said (:meth:`_latest_loss`)
     _from_epochs: bool = False  # the samples' steps are the Trainer's dicts' epochs in steps (:meth:`_step_of_epoch`)
-    wrapped: str | None = None  # the record read so far, where the last line ended in a comma (read.py glues the next)
     _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
     table: tuple[str, ...] | None = None  # the columns of the table the program prints a row of each epoch in
     _round_base: int = 0  # the batches of the epochs before, where the run's bar is an epoch's, drawn again each epoch
+    _step_begins: bool = False  # the last step was said as it began (NeMo-RL's banner): it is under way, not done
+    _side_total: int | None = None  # the total of a bar that counts the same steps as the loop's own lines beside it
+    _side_bar_other: bool = False  # a bar beside those lines counted less than their step: it counts something else
     _round_total: int | None = None  # that bar's total
     _after_inner: bool = False  # the run's bar came back after a bar held inside it
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
-    notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table (read.py)
-    gutter: tuple[int, int] | None = None  # an editor's line numbers before each line: their width, the next
-    pdsh_hosts: dict[str, int] | None = None  # pdsh's hosts in its -w list's order: their nodes' ranks (read.py)
     _skipped: int = 0  # the steps the program said it skips to go on from where its state was saved
-    gutter_seen: tuple[int, int] | None = None  # the last line's number as one (its width, the next), not yet known
     _past_end: int = 0  # the points of the run's training past that step since
     points_seen: int = 0  # the points of new steps read, all along (never thinned nor reset)
-    first_line_at: int = 0  # points_seen when the program's first line was last printed (read.py)
+    lines: LineContext = field(default_factory=LineContext)  # the file reader's state between lines (read.py)
     _rows_from_zero: bool = False  # the epoch table's rows named the epoch's index of the last one's ("299/299" of 300)
     _rows_said_from_zero: bool = False  # the epoch table's header is YOLOv3/v5/v7's (an "obj" loss column): its rows
     # name the epoch's index from 0 of the last one's ("3/299" of 300 epochs)
 
-    def new_start(self, *, until_point: bool = False, from_step: int | None = None) -> None:
+    def _forget_points(self) -> None:
+        """The points so far were not the run's (another phase's, an epoch's count, the dicts' epochs): gone, with the
+        restarts and rates read from them."""
+        self.samples, self.restarts, self.printed_rates, self._counted = [], [], [], False
+        self._seen, self._stride, self._provisional = 0, 1, False
+
+    def new_start(self, *, until_point: bool = False, from_step: int | None = None, at: float | None = None) -> None:
         """The program started again: its rank log's header line once more after points (a requeued job, or a run's
         next allocation, appending to the same log), or its own word (``until_point``: the end or stop read before
         holds until a point comes, as a checkpoint restored for a test after the run does not reopen it). The next
         point opens a new segment, also where the step goes on from a checkpoint instead of going back;
-        ``from_step``: the step the program said it goes on from."""
+        ``from_step``: the step the program said it goes on from. ``at``: when ntui's own header of an allocation was
+        read: that allocation is a restart from then, whether or not it prints a point (a requeue whose signal came in
+        the run's last step: the next allocation has no step left, and only says the run is done)."""
         if self.samples:
             self._fresh = True
+            if at is not None:
+                self.restarts.append(at)
+                self._counted = True
             self._bar_origin = self._last_elapsed = None
         self._resumed_at = from_step or None
         self._skipped = 0
@@ -174,7 +198,7 @@ class Series:
         self._bar_total, self._held, self._held_first, self._held_count = None, None, None, 0
         self._bar_epoch, self._epoch_base, self._last_bar = None, 0, None
         self._round_base, self._round_total = 0, None
-        self._rank = None  # a new start: the ranks may print in another order
+        self._rank = self._loss_rank = None  # a new start: the ranks may print in another order
         self._evaluating = False
 
     def new_table(self, names: tuple[str, ...]) -> None:
@@ -222,6 +246,14 @@ class Series:
         plus its count."""
         self._skipped = n
 
+    def declare_epochs(self, epochs: int) -> None:
+        """The run's epochs a configuration or banner line says. Fewer than said before, once the training's points
+        came (no start said since), are another loop's, not the run's: an evaluator engine's own run (ignite's
+        Engine.run logs "Engine run starting with max_epochs=1." for the evaluator as for the trainer)."""
+        if self.declared_epochs and epochs < self.declared_epochs and self.samples and not self._fresh:
+            return
+        self.declared_epochs = epochs
+
     def declare_total(self, total: int, *, iters: bool = False) -> None:
         """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
         loop's lines say iterations and optimizer steps both."""
@@ -240,12 +272,34 @@ class Series:
         known yet (an evaluation before the training), the bar after the evaluation's end, of another total."""
         self._evaluating, self._eval_bar, self._eval_held = True, None, 0
 
-    def epoch_begins(self) -> None:
+    def epoch_begins(self, epoch: int | None = None, at: float = 0.0) -> None:
         """The loop said that an epoch begins (its header, "Training Epoch: 2 / 3"): where the run's bar reached its
-        total, its bar from 0 next is that epoch's (:meth:`_round`), as after a validation's bar between."""
+        total, its bar from 0 next is that epoch's (:meth:`_round`), as after a validation's bar between. Where the
+        loop's own lines count the run in epochs and the last one named is over, the header's ``epoch``, the next,
+        is where the run is (MONAI's tutorials' "epoch 3/600", then lines that name their batch alone)."""
         last_bar = self._last_bar
         if last_bar is not None and last_bar[1] is not None and last_bar[0] >= last_bar[1]:
             self._after_inner = True
+        if epoch is not None and self._own_lines and self._unit == "epoch" and self.samples \
+                and self._epoch_complete and self.samples[-1].step == epoch - 1:
+            self.add(Point("log", epoch, None, float(epoch), form="epoch-header", counts_epochs=True), at)
+
+    def _latest_loss(self, point: Point) -> None:
+        """An epoch's summary loss ("Epoch[3/120] Average Training Loss: x", the epoch's mean) is the run's until the
+        loop's next line of another form says its own loss: that line's is then the latest, the summary's name
+        forgotten (else the names' order in :func:`training_loss` keeps the stale mean)."""
+        if point.form == "epoch-summary":
+            said = training_loss(point.metrics)
+            self._summary_losses = frozenset({said[0]}) if said is not None else self._summary_losses
+            while said is not None and (before := training_loss({**self.metrics, **point.metrics})) is not None \
+                    and before[0] != said[0] and before[0] not in point.metrics:
+                # and the other way: the summary after the epoch's bar is the latest, the bar's running loss under
+                # another name ("loss=0.42" of its postfix before "Epoch 10: Train loss: 0.47") forgotten
+                self.metrics.pop(before[0], None)
+        elif self._summary_losses and point.metrics and training_loss(point.metrics) is not None:
+            for name in self._summary_losses - point.metrics.keys():
+                self.metrics.pop(name, None)
+            self._summary_losses = frozenset()
 
     def more_metrics(self, metrics: dict[str, float]) -> None:
         """Metrics said on a line of their own after the last point: the last step's."""
@@ -267,10 +321,12 @@ class Series:
         epochs = self.declared_epochs or self.epochs  # (the lines' own "epoch: [1/3]" where nothing else said them)
         if total is None and self._unit != "epoch" and self.declared_per_epoch and epochs:
             total = epochs * self.declared_per_epoch
+        if total is None and self._unit != "epoch" and self.micro_per_epoch and self.micro_per_step and epochs:
+            total = epochs * (self.micro_per_epoch // self.micro_per_step)  # (its steps are optimizer steps)
         if total is None and self._unit == "step" and self._epoch_steps and self.declared_epochs:
             total = self.declared_epochs * self._epoch_steps  # an epoch's steps as the loop's bar counts them
         if total is None and self._own_lines and self._unit == "step":
-            total = self.flag_total
+            total = self.flag_total or self._side_total
         return total
 
     def evaluated_at(self, step: int, total: int, at: float) -> None:
@@ -295,6 +351,10 @@ class Series:
             return True
         if step > total and self.total is None and self._own_lines:
             return False  # past a total only a configuration said: it counts something else (optimizer steps)
+        if self._step_begins:
+            return False  # the last step said is the one under way (its banner as it begins): over at the end's word
+        if self.total is None and self.declared_total is None and total == self._side_total:
+            return False  # a bar's beside the loop's lines: an epoch's may count the same steps up to its end
         return step >= total
 
     def end(self, what: str = "", n: int = 0) -> None:
@@ -456,6 +516,36 @@ class Series:
             self._rank = point.rank
         return point.rank == self._rank
 
+    def printed_again(self) -> None:
+        """The program's first line printed again after points: it started again, unless the next point goes on
+        with the bar the last one was drawn on (:func:`_goes_on`): then a child process printed it, not a new run
+        (Windows' spawn start method runs the main module's top level again in each DataLoader worker, its prints
+        too: ultralytics' banner and its trainer's arguments once per worker, glued into the epoch's first redraws)."""
+        before = dict(vars(self))
+        self.new_start(until_point=True)
+        if self._latest is not None and self.samples and not before["_fresh"]:
+            # what the start set, as it was: the fields whose value it replaced
+            self._again = (self._latest, {name: value for name, value in before.items()
+                                          if vars(self)[name] is not value})
+
+    def follows(self, rank: int | None) -> bool:
+        """Whether a line of ``rank`` (None: a line that names none) is of the rank the series follows, or of any
+        where it follows none yet: metrics printed apart on another rank's line are that rank's, not the run's."""
+        return rank is None or self._rank is None or rank == self._rank
+
+    def _loss_of_other_rank(self, point: Point) -> bool:
+        """Whether another rank's loop line says the run's loss where the followed rank's lines say none: a pipeline
+        parallel run's loss is computed on its last stage only (torchtitan's first stages print no loss in its place,
+        the lines of the ranks otherwise alike), so that rank's loss is the run's, its other metrics not."""
+        if point.format == "tqdm" or point.phase != "train" or point.step is None or not self.samples:
+            return False
+        if self._loss_rank is None:
+            if training_loss(self.samples[-1].metrics) is not None or training_loss(point.metrics) is None \
+                    or abs(point.step - self.samples[-1].step) > 1:
+                return False
+            self._loss_rank = point.rank
+        return point.rank == self._loss_rank
+
     def _follow_rank_zero(self) -> None:
         """Rank 0 drew its first training bar after another rank's: where every rank draws its bar, rank 0's is
         the run's (its loggers print on rank 0 only, its loss is the one the run reports), so the series follows it
@@ -478,8 +568,13 @@ class Series:
         if self._val_from is None:
             # the epoch's bar, drawn last before the validation's first count seen (k), had counted k - 1 of its
             # batches where the two are drawn together (a Rich display's render; tqdm's bars redraw apart, its
-            # validation's shows its 0 first)
-            lag = max(0, min((point.step or 0) - 1, raw[0] - 1 - self._val_done)) if point.form == "rich" else 0
+            # validation's shows its 0 first). Where the epoch's bar went on in steps of k and the validation's first
+            # count seen is that k, both are drawn each k batches (Lightning 1.0-1.4's refresh_rate), and the epoch's
+            # draw before it had counted those k too: 1.0 updates the epoch's bar then the validation's at each k-th
+            # batch; 1.1-1.4 add a step of k to the epoch's as the validation starts, then update the two each k
+            k = point.step or 0
+            paced = k > 0 and self._raw_prev is not None and raw[0] - self._raw_prev == k
+            lag = max(0, min(k - 1 if point.form == "rich" else k if paced else 0, raw[0] - 1 - self._val_done))
             self._val_from = raw[0] - self._val_done - lag
             last = self.samples[-1] if self.samples else None
             if lag and last is not None and not self._fresh:
@@ -490,16 +585,31 @@ class Series:
             self._val_done += point.total  # it ended: the epoch's bar goes on with training
             self._val_from = None
 
+    def _rebase_epochs(self, counted: int, per: int) -> None:
+        """The epochs' training share first known (``per`` of the bar's ``counted``): this start's points so far
+        counted each epoch before theirs as the bar's whole total; each now counts them as ``per`` (a log that starts
+        within the run: its first epoch's points, else the next epoch's would seem a step back, a restart)."""
+        segment = len(self.restarts)
+        self.samples = [Sample(s.time, s.step - (s.step // counted) * (counted - per), s.metrics, s.segment)
+                        if s.segment == segment else s for s in self.samples]
+
     def _train_part(self, n: int, total: int, epoch: float) -> tuple[int, int | None]:
         """An epoch's bar's point as training batches: less the validations' batches it counted; and the epoch's
         training batches (None: its validations' share not known yet)."""
+        raw = self._raw
+        if raw is None or raw[2] != epoch:
+            self._raw_prev = None
+        elif n != raw[0]:
+            self._raw_prev = raw[0]
         if not self._val_seen:  # no validation counted in the bar (the most): as it counts
             self._raw = (n, total, epoch)
             return n, total
-        raw = self._raw
         if raw is not None and epoch != raw[2]:  # a new epoch: the last one says its share
             last_total = raw[1]
+            known = self._train_batches is not None
             self._train_batches = self._val_from if self._val_from is not None else last_total - self._val_done
+            if not known and 0 < self._train_batches < last_total:
+                self._rebase_epochs(last_total, self._train_batches)
             self._val_done, self._val_from = 0, None
         self._raw = (n, total, epoch)
         done = self._val_from if self._val_from is not None else n - self._val_done
@@ -518,9 +628,48 @@ class Series:
                 or self._fresh:
             return False
         self._steps_per_epoch_seen, self._unit = True, "epoch"
-        self.samples, self.restarts, self.printed_rates = [], [], []
-        self._seen, self._stride, self._provisional = 0, 1, False
+        self._forget_points()
         return True
+
+    def _declared_epoch_steps(self, point: Point) -> Point | None:
+        """A loop's line that names its epoch and a step of no total, where the run said an epoch's steps
+        (:attr:`declared_per_epoch`: DeepSpeed-Chat's "Total Generation Batches 1187" before its "epoch: 0|step: s"
+        lines, from 0 in each epoch): once its step went back as its epoch went on, the run's step is the epochs
+        before (from the first one named, 0 or 1) times an epoch's steps, plus the step; its total the run's epochs
+        times them. None before that (the step is the run's so far) and where the step outruns an epoch's."""
+        per = self.declared_per_epoch
+        assert per is not None and point.epoch is not None and point.step is not None
+        if self._epoch_first is None:
+            self._epoch_first = point.epoch
+        last = self._declared_last
+        self._declared_last = (point.epoch, point.step)
+        if not self._epoch_steps_local:
+            if last is None or self._fresh or point.epoch <= last[0] or point.step >= last[1] or last[1] > per:
+                return None
+            self._epoch_steps_local = True
+        if point.step > per:
+            return None
+        base = min(1, int(self._epoch_first))
+        epochs = point.epochs or self.epochs or self.declared_epochs
+        return point.but(step=max(0, int(point.epoch) - base) * per + point.step,
+                         total=epochs * per if epochs else None)
+
+    def _runs_on(self, point: Point) -> bool:
+        """Whether a loop's line that names its epoch and a counter of a total ("epoch 2/10 ... iter 2020/20000", read
+        as that epoch's batches) counts the run's steps after all: once its epoch went on while its counter went on
+        from where it was, short of its total, of the same total (an epoch's batches start again at each epoch, after
+        reaching their total; a counter of the whole run's, the epoch its share of the run's, does not: a few-shot
+        loop's one pass over its tasks, the epoch its tasks' block). Its total is then the run's."""
+        if point.format != "log" or not point.per_epoch or point.step is None or point.total is None \
+                or point.epoch is None or point.phase != "train":
+            return False
+        last, self._counter_raw = self._counter_raw, (point.epoch, point.step, point.total)
+        if not self._counter_runs and last is not None and not self._fresh and point.epoch > last[0] \
+                and last[1] < point.step < point.total == last[2]:
+            self._counter_runs = True
+            if self.samples and self.samples[-1].step > point.step:
+                self._forget_points()  # (an epoch's steps counted from a later epoch than the first)
+        return self._counter_runs
 
     def _epoch_step_of_total(self, point: Point) -> Point:
         """A loop's line that names its epoch and a step of a total ("epoch 2/3 | step 50/234"): once its step went
@@ -625,6 +774,22 @@ class Series:
                 and point.step is not None and bool(self.samples) and point.step < self.samples[-1].step
                 and not self._fresh)
 
+    def _keras_fit_again(self, point: Point) -> Point:
+        """Keras' epoch header ("Epoch 1/1") as the run's epoch: fit called again (a loop of the script's own, each
+        call's epochs numbered from 1, each call's "Train on N samples" before them) after the last call's last epoch
+        ended goes on from the epochs before, and the run's epochs are no longer any call's. An epoch 1 after an
+        epoch not over is the same call started again (a restart), as before."""
+        fit, step = self._keras_fit, point.step or 0
+        base = fit[0] if fit is not None else 0
+        if step == 1 and fit is not None and self.samples and self._epoch_complete and fit[1] \
+                and self.samples[-1].step == base + fit[1]:
+            base += fit[1]
+            self.total = None  # (the last call's epochs were not the run's)
+        self._keras_fit = (base, point.total)
+        if not base:
+            return point
+        return point.but(step=base + step, epoch=float(base + step), total=None)
+
     def _other_keras_bar(self, point: Point) -> bool:
         """Whether a Keras step bar is not fit's: one that starts again (its count back, or another total) after the
         epoch's bar reached its total, with no "Epoch N/M" before it. Fit prints that header as each epoch begins;
@@ -699,6 +864,37 @@ class Series:
         self.ended, self.soft_end, self.stopped_at, self._before_end = False, False, None, None
         self._end_on_trial, self._end_step, self._past_end = False, None, 0
 
+    def _same_count_bar(self, point: Point) -> Point | None:
+        """A training bar beside the loop's own lines that count steps of a total, its total theirs and its count
+        ahead of their last step by no more than their interval (ms-swift's Trainer's bar between its dicts that
+        say "global_step/max_steps"): it counts the same steps, drawn at each one, they every few: its count is the
+        run's latest step, at the time its rate says. None where it is not such a bar."""
+        if self._unit != "step" or point.phase != "train" or point.per_epoch or point.epoch is not None \
+                or point.step is None or point.total is None or point.total != (self.total or self._side_total) \
+                or len(self.samples) < 2:
+            return None
+        last, before = self.samples[-1], self.samples[-2]
+        if not last.step < point.step <= last.step + max(1, last.step - before.step):
+            return None
+        at = last.time + ((point.step - last.step) / point.rate if point.rate else 0.0)
+        # (its total the run's where the lines said it; where a bar beside them said it, it stays theirs: an
+        # epoch's bar's total may be its epoch's, the run's said by a declaration)
+        return point.but(format="log", form="same-count-bar", time=at, elapsed=None, rate=None, total=self.total)
+
+    def _beside_bar(self, point: Point) -> None:
+        """A training bar beside the loop's own lines that count steps with no total: where its count keeps with
+        their step (within one of their intervals), it counts the same steps and its total is the run's; once it
+        counts less than their step (it started again: an epoch's batches), it is not the run's, never again."""
+        if self._side_bar_other or self._unit != "step" or point.phase != "train" or point.per_epoch \
+                or point.epoch is not None or point.step is None or point.total is None or len(self.samples) < 2 \
+                or self._fresh:  # (a new start's bar, from its checkpoint: judged by that start's lines)
+            return
+        last, before = self.samples[-1].step, self.samples[-2].step
+        if point.step < last - 1:
+            self._side_bar_other, self._side_total = True, None
+        elif point.step <= last + max(1, last - before) and point.total >= last:
+            self._side_total = point.total
+
     def _batch_back(self, point: Point) -> bool:
         """Whether an epoch-counted run went back within its epoch (a relaunch that repeats the epoch from its
         checkpoint): the same epoch named, an earlier batch."""
@@ -709,6 +905,18 @@ class Series:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
+        if point.percent is not None and point.step is None:
+            # a bar of its percentage only (Rich's default columns): a step where the run's total is said, else none
+            total = self.total or self.declared_total
+            if total is None:
+                return
+            point = point.but(step=round(total * point.percent / 100), total=total, percent=None)
+        if self._again is not None:
+            (again, kept), self._again = self._again, None
+            if _goes_on(again, point):
+                for name, value in kept.items():
+                    setattr(self, name, value)
+        self._latest = point
         skipped = self._skipped
         if skipped and point.format == "tqdm" and point.phase == "train" and not point.per_epoch \
                 and point.step is not None and point.total is not None \
@@ -729,7 +937,14 @@ class Series:
                 # rank 0's (the lowest printed), as its loggers report; followed from here, its steps never behind
                 self._rank = point.rank
             elif not self._followed(point):
+                if self._loss_of_other_rank(point) and (loss := training_loss(point.metrics)) is not None:
+                    self.more_metrics(dict((loss,)))
                 return  # another rank's bar, of any phase (its validation's batches are not the followed rank's)
+        if point.format == "log" and point.step is not None and self.samples and not self._fresh \
+                and point.step < self.samples[-1].step and evaluation_record(point.metrics):
+            # an evaluation's scalars at the step it evaluated, behind the training's last: an asynchronous metric
+            # writer's late write (clu's, the flax examples' default), not a run started again
+            return
         if point.phase != "train":
             if point.phase == "validation" and point.format == "tqdm":
                 self._validation(point)
@@ -746,8 +961,7 @@ class Series:
             self._steps_printed = True
             if self._from_epochs:  # the program's own steps from now: the ones read from the dicts' epochs go
                 self._from_epochs = False
-                self.samples, self.restarts, self.printed_rates = [], [], []
-                self._seen, self._stride, self._provisional = 0, 1, False
+                self._forget_points()
         if self._evaluating and point.format == "tqdm" and not self._after_evaluation(point):
             return
         if self.ended and point.format == "tqdm" and not point.per_epoch and self._bar_total is not None \
@@ -774,7 +988,11 @@ class Series:
             if point.format == "log" and point.epoch is not None and point.step is not None and point.total \
                     and not point.counts_epochs and not point.per_epoch:
                 point = self._epoch_step_of_total(point)
-            if point.format == "log" and point.epoch is not None and point.step is not None \
+            if point.format == "log" and point.epoch is not None and point.step is not None and point.total is None \
+                    and not point.counts_epochs and not point.per_epoch and self.declared_per_epoch \
+                    and (composed := self._declared_epoch_steps(point)) is not None:
+                point = composed
+            elif point.format == "log" and point.epoch is not None and point.step is not None \
                     and not point.counts_epochs and not point.per_epoch and self._epoch_local(point):
                 # the loop's step counts its epoch's batches (it went back as the epoch went on): the run counts
                 # epochs, the step its batch within the epoch
@@ -785,6 +1003,10 @@ class Series:
                 self._epoch_steps = point.batches
             if point.form == "keras" and self._other_keras_bar(point):
                 return
+            if point.form == "keras" and point.batch is None and point.step is not None:
+                point = self._keras_fit_again(point)
+            elif point.form == "keras" and self._keras_fit is not None and self._keras_fit[0]:
+                point = point.but(total=None)
             if point.counts_epochs:
                 self._epoch_progress(point)
             elif point.step == 0 and not any(s.step for s in self.samples):
@@ -797,11 +1019,12 @@ class Series:
                 # steps count it finer than its epoch summaries before them
                 self._own_lines, self._unit = True, unit
                 if self.samples:  # (a bar's "0/25" too: its total is an epoch's)
-                    self.samples, self.restarts, self.printed_rates = [], [], []
+                    self._forget_points()
                     self.total = self.per_epoch = None
-                    self._seen, self._stride, self._provisional = 0, 1, False
             elif unit != self._unit:  # an epoch's summary beside the lines that count steps: its metrics only
                 point = point.but(step=None, total=None, counts_epochs=False)
+        elif point.format == "tqdm" and self._own_lines and (same := self._same_count_bar(point)) is not None:
+            point = same  # the bar counts the steps the loop's lines count, of their total: it is ahead of them
         elif point.format == "tqdm" and self._own_lines:
             if (done := self._epoch_bar_done(point)) is not None:
                 # an epoch's training bar at its end where the loop's own lines count epochs (its summary after
@@ -812,6 +1035,7 @@ class Series:
             # a bar beside the loop's own lines (ultralytics' validation, an epoch's batches): not the run's step; a
             # training bar's postfix that says the training loss (SpeechBrain's "train_loss=0.603" between its epoch
             # lines) is the latest one printed
+            self._beside_bar(point)
             if self.samples and training_loss(point.metrics) is not None:
                 self.more_metrics(point.metrics)
             return
@@ -839,6 +1063,8 @@ class Series:
             return  # an epoch's bar reset for the next epoch, still labelled with the last one (Lightning)
         epoch = point.epoch if point.epoch is not None else self.epoch  # Keras says its epoch on a line before
         epochs = self.epochs or self.declared_epochs
+        if self._runs_on(point):
+            point = point.but(per_epoch=False)
         if point.per_epoch and point.step is not None and point.total and epoch is not None:
             # an epoch's bar (Lightning, Keras, mmengine): the run's step is the epochs before times an epoch's
             # batches, plus this one's; the run's total is its epochs times an epoch's batches, else unknown (never
@@ -876,6 +1102,7 @@ class Series:
         if point.total:
             self.total = point.total
         finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}
+        self._latest_loss(point)
         self.metrics.update(point.metrics)  # a nan loss is shown as what it is
         if point.rate is not None and point.rate > 0 and point.step:
             self.printed_rates = [*self.printed_rates[-(PRINTED_RATES - 1):], point.rate]
@@ -889,8 +1116,7 @@ class Series:
         if back and self._other_phase_before(point):  # its points were not the run's: no restart
             if self._before_bar is None:
                 self._keep_before_bar()
-            self.samples, self.restarts, self.printed_rates = [], [], []
-            self._seen, self._stride, self._provisional = 0, 1, False
+            self._forget_points()
         if point.format == "tqdm" and not point.per_epoch and raw.step is not None:
             self._last_bar = (raw.step, raw.total)
         segment = len(self.restarts)
@@ -900,9 +1126,12 @@ class Series:
             # an end said before it was not this training's: the program trains again (a tuner's fit before the
             # run's, as Lightning's batch-size finder runs, whose bars look like the run's; a run appended to the log)
             self._undo_end()
-            self.restarts.append(at)
+            if self._counted:  # (its allocation's header counted it: the segment is numbered already)
+                self._counted = False
+            else:
+                self.restarts.append(at)
+                segment += 1
             self.printed_rates = self.printed_rates[-1:]
-            segment += 1
         elif self.samples and point.step == self.samples[-1].step:  # the same step again (a bar's redraw)
             self._batch = point.batch if point.counts_epochs else None
             last = self.samples[-1]
@@ -910,6 +1139,7 @@ class Series:
             return
         self._seen += 1
         self.points_seen += 1
+        self._step_begins = point.form == "step-banner"
         self._batch = point.batch if point.counts_epochs else None
         sample = Sample(at, point.step, finite, segment)
         # thinned (every stride-th point kept), the newest point is kept too, in the last place: the step shown is
@@ -998,8 +1228,12 @@ def _rate(samples: list[Sample], own_times: bool = False) -> float | None:
 
 def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estimate:
     """The rate, the ETA and the verdict at ``now`` with ``time_left_s`` seconds left in the allocation (None: no
-    limit known)."""
+    limit known). A total the step went past, where the program has not said its training is over, is not the
+    run's (it counts something else: an inner loop's, a stage's, an epoch's), so it is said unknown, and never
+    "done" for reaching it (a run resumed past a smaller new total, which the Trainer ends at once, says its end)."""
     step, total = series.step, series.run_total
+    if total is not None and step is not None and step > total and not series.ended:
+        total = None
     # the program's own smoothed rate where it prints one (tqdm: per update, not rounded to the second as its
     # elapsed time is), else the pace of the points over the recent window
     rate = statistics.median(series.printed_rates) if series.printed_rates else _rate(series.samples, series.own_times)
@@ -1038,3 +1272,21 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
     return Estimate(step, total, rate, eta, margin, cut,
                     f"will be cut at about step {cut:,}{of} ({100 * cut // total} %): add {short} to the time "
                     "limit, or set up run: to continue in a new allocation")
+
+
+
+def _goes_on(before: Point, point: Point) -> bool:
+    """Whether ``point`` goes on with the bar ``before`` was drawn on, as one process's bar does and a program
+    started again does not (its bars begin again): the same form and phase, the same total, the same epoch and its
+    batches, its count ahead; a tqdm bar's elapsed time not behind (a new bar's clock starts from 0, also where a
+    resumed run's bar starts at its checkpoint's step); a loop's line of an epoch's batches, a later batch of the same
+    epoch (a run resumed starts its epoch's batches again)."""
+    if (point.format, point.form, point.phase, point.total, point.epoch, point.batches, point.rank) != \
+            (before.format, before.form, before.phase, before.total, before.epoch, before.batches, before.rank):
+        return False
+    if point.counts_epochs and before.counts_epochs:
+        return point.step == before.step and point.batch is not None and before.batch is not None \
+            and point.batch > before.batch
+    return point.format == "tqdm" and point.elapsed is not None and before.elapsed is not None \
+        and point.elapsed >= before.elapsed and point.step is not None and before.step is not None \
+        and point.step > before.step
