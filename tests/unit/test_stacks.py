@@ -19,7 +19,7 @@ from ntui.core.compose.render import render
 from ntui.core.compose.spec import validate
 from ntui.core.slurm.runner import CommandResult, SlurmTimeout, TimeoutRunner
 from ntui.core.stacks import probe
-from ntui.core.stacks.group import Frame, StackClass, rank_ranges, read_docs
+from ntui.core.stacks.group import Frame, ProcStack, StackClass, place, rank_ranges, read_docs
 from ntui.core.stacks.probe import CHUNK, MARK, Proc, classify, decode_lines, encode_lines
 from ntui.core.stacks.take import NotRunning, build_stacks_argv, parse_stacks_output, take_stacks
 from tests.support.fakes import FakeRunner, result
@@ -174,6 +174,34 @@ def test_a_class_is_said_by_the_library_call_the_users_code_waits_in() -> None:
               Frame("load_batch", "train.py", "/home/u/train.py", 41))
     assert StackClass((), frames).where == "_Iter._get_data ← load_batch (train.py:41)"
     assert StackClass((), ()).where == "(no Python frame)"
+
+
+def _polled(*samples: tuple[Frame, ...]) -> ProcStack:
+    return ProcStack("nid002", 40, "rank", 3, 1, "python train.py", samples, None, 1)
+
+
+def test_a_rank_polling_in_its_own_loop_waits_though_one_sample_caught_the_check() -> None:
+    """The second of two samples 3 s apart may find a polling rank in its check (``path.exists()``: the library's
+    frames under the loop's line) rather than its sleep: it is still in the same place of its own code."""
+    lib = "/usr/lib/python3.11/pathlib.py"
+    calls = (Frame("train_step", "train.py", "/home/u/train.py", 60), Frame("main", "train.py", "/home/u/train.py", 90))
+    sleeping = (Frame("wait_for_release", "train.py", "/home/u/train.py", 30), *calls)
+    checking = (Frame("stat", "pathlib.py", lib, 1013), Frame("exists", "pathlib.py", lib, 1235),
+                Frame("wait_for_release", "train.py", "/home/u/train.py", 29), *calls)
+    assert place(sleeping) == place(checking)
+    assert _polled(checking, sleeping).waiting is True
+    assert StackClass((_polled(sleeping, checking), _polled(sleeping, sleeping)), sleeping).state == "waiting"
+    # its own code went elsewhere: another function, or the same one called from another line
+    saving = (Frame("save", "train.py", "/home/u/train.py", 12), *calls)
+    assert _polled(sleeping, saving).waiting is False
+    elsewhere = (sleeping[0], Frame("train_step", "train.py", "/home/u/train.py", 64), calls[1])
+    assert _polled(sleeping, elsewhere).waiting is False
+    assert StackClass((_polled(sleeping, saving),), saving).state == "moving"
+    # no frame of the user's own: the stacks are compared whole
+    inner = (Frame("select", "selectors.py", "/usr/lib/python3.11/selectors.py", 415),)
+    moved = (Frame("select", "selectors.py", inner[0].path, 416),)
+    assert place(inner) == inner and _polled(inner, moved).waiting is False
+    assert _polled(sleeping).waiting is None  # one sample: nothing to compare
 
 
 # ---------------------------------------------------------------- the step

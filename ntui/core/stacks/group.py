@@ -8,7 +8,11 @@ the user's own code (a file outside the interpreter's library and installed pack
     ranks 0-2: all_reduce ← train_step (hang_train.py:88) · waiting
     rank 3: stuck_here (hang_train.py:41) ← train_step · waiting
 
-A rank is *waiting* when its two samples, a few seconds apart, show the same stack, *moving* when they differ.
+A rank is *waiting* when its two samples, a few seconds apart, find it in the same place of its own code: the same
+function, called from the same lines (:func:`place`). The line within that function and the library frames under it
+may differ: a rank polling (``while not ready(): time.sleep(1)``) is caught now in the sleep, now in the check, and
+it waits all the same. It is *moving* when its own code has gone elsewhere. A stack with no frame of the user's own
+code is compared whole.
 A worker (a DataLoader worker: any interpreter a rank started) is grouped apart from the ranks, named by its rank.
 Launcher agents (torchrun's, accelerate's) are counted, never sampled. Pure: no I/O.
 """
@@ -22,7 +26,7 @@ from typing import Any
 
 from ntui.core.hosts import format_index_ranges
 
-__all__ = ["Frame", "NodeStacks", "ProcStack", "StackClass", "Stacks", "group", "rank_ranges", "read_docs"]
+__all__ = ["Frame", "NodeStacks", "ProcStack", "StackClass", "Stacks", "group", "place", "rank_ranges", "read_docs"]
 
 _LIBRARY = re.compile(r"/(lib|lib64)/(pypy|python)[0-9.]*/|/site-packages/|/dist-packages/")
 
@@ -69,9 +73,9 @@ class ProcStack:
 
     @property
     def waiting(self) -> bool | None:
-        """Same stack in both samples (None: fewer than two)."""
+        """The first and last samples in the same :func:`place` (None: fewer than two)."""
         got = [s for s in self.samples if s is not None]
-        return got[0] == got[-1] if len(got) >= 2 else None
+        return place(got[0]) == place(got[-1]) if len(got) >= 2 else None
 
     @property
     def label(self) -> str:
@@ -107,7 +111,7 @@ class StackClass:
 
     @property
     def state(self) -> str:
-        """``waiting`` (every member's two samples equal), ``moving`` (none), ``some moving``, or ``""``."""
+        """``waiting`` (every member's two samples in one place), ``moving`` (none), ``some moving``, or ``""``."""
         seen = [m.waiting for m in self.members if m.waiting is not None]
         if not seen:
             return ""
@@ -197,6 +201,16 @@ class Stacks:
                            "continued": list(n.continued), "error": n.error} for n in self.nodes],
                 "classes": [cls(c) for c in self.classes], "workers": [cls(c) for c in self.worker_classes],
                 "problems": list(self.problems)}
+
+
+def place(stack: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """Where a stack is in the user's own code: its innermost own frame without its line, and every frame that
+    called it with theirs; the library frames under it dropped. A stack with no own frame is its own place."""
+    at = next((i for i, f in enumerate(stack) if f.own), None)
+    if at is None:
+        return stack
+    own = stack[at]
+    return (Frame(own.name, own.file, own.path, None), *stack[at + 1:])
 
 
 def _package(frame: Frame) -> str:
