@@ -13,7 +13,8 @@ answer a user acts on.
 
 The run's unit is the one the study entries of the same framework use, which is how the framework itself sizes the
 run: in epochs where its run is set and shown in epochs and its step bar counts one epoch (Keras' ``Epoch 3/10``,
-the YOLO family's epoch table, fastai's table, loops that print one summary line per epoch); in steps or iterations
+the YOLO family's epoch table, fastai's table, the MetricLogger's and PaddleDetection's ``Epoch: [e] [i/n]``
+with no epoch count or one set in epochs, loops that print one summary line per epoch); in steps or iterations
 where the framework counts them over the run (the Trainer, Lightning's bars turned into the global step, Megatron,
 DeepSpeed, mmengine's iterations, fairseq's ``num_updates``, nanoGPT-style loops). A hand-written loop whose line
 says both ``epoch e/E`` and ``step s/S`` of the epoch is counted in its global steps (the epochs before times an
