@@ -88,3 +88,41 @@ def test_the_validation_s_own_counter_is_no_restart(tmp_path: Path) -> None:
     assert series.samples[-1].step == 80
     assert training_loss(series.metrics) == ("train_loss", 0.82)
     assert "of 400" in words
+
+
+# ---------------------------------------------------------------- the dev set's loss; an epoch's iter that counts on
+
+
+def test_the_dev_set_s_loss_line_is_no_training_step() -> None:
+    """The SQuAD baselines' qa_model.py, logging.info("Epoch %d, Iter %d, dev loss: %f" % (epoch, global_step,
+    dev_loss)): the dev set's loss at that step, not a training point with its loss."""
+    assert parse_line("INFO:root:Epoch 2, Iter 1500, dev loss: 4.871200") is None
+    point = parse_line("INFO:root:Epoch 2, Iter 1500, val loss: 4.871200")  # (as before: any evaluation's word)
+    assert point is None or "loss" not in point.metrics
+
+
+def _squad_style(first: int, last: int, per_epoch: int) -> list[str]:
+    """The same loop's 'epoch %d, iter %d, loss %.5f, smoothed loss %.5f, grad norm %.5f, param norm %.5f, batch
+    time %.3f' of its global_step (epochs from 1), with a dev-loss line every 100 iterations."""
+    lines = ["INFO:root:Beginning training loop..."]
+    for it in range(first, last + 1):
+        epoch = 1 + (it - 1) // per_epoch
+        lines.append(f"INFO:root:epoch {epoch}, iter {it}, loss {4 + it / 10000:.5f}, smoothed loss 4.20000, grad "
+                     f"norm 3.10000, param norm 40.00000, batch time 0.812")
+        if it % 100 == 0:
+            lines.append(f"INFO:root:Epoch {epoch}, Iter {it}, dev loss: 4.500000")
+    return lines
+
+
+def test_an_epoch_s_iter_that_counts_on_past_the_epoch_is_the_run_s_step(tmp_path: Path) -> None:
+    """The loop's iter goes on from one epoch to the next (2900, 2901 of epoch 2 after 2899 of epoch 1): it counts
+    the run's iterations, not the epoch's batches. The run reads in those steps, with no restart."""
+    series, words = _read(tmp_path, _squad_style(2801, 3050, 2900))
+    assert series.restarts == []
+    assert series.samples[-1].step == 3050
+    assert training_loss(series.metrics) == ("loss", 4.305)
+    assert words.startswith("step 3,050")
+    # (icefall-style "Epoch 3, batch 450, ..." lines whose batch starts again each epoch stay counted in epochs)
+    lines = [f"Epoch {e}, batch {b}, loss[loss=0.5] tot_loss[loss=0.4]" for e in (1, 2, 3) for b in (0, 50, 100)]
+    series, _ = _read(tmp_path, lines)
+    assert series.samples[-1].step == 3

@@ -853,6 +853,9 @@ def pattern_problem(text: str) -> str | None:
 #: the words that say a line is an evaluation's, not training's
 _EVAL_WORDS_RE = re.compile(
     r"(?i)\b(?:val|valid|validate|validation|validating|eval|evaluation|evaluating|test|testing)\b")
+#: the dev set's name right before a loss: an evaluation's (the SQuAD baselines' "Epoch %i, Iter %i, dev loss: %f");
+#: not the word anywhere before it (a host's "dev-node3")
+_DEV_LOSS_RE = re.compile(r"(?i)\bdev[ _]?$")
 
 
 #: what a form's own counters are called: not metrics
@@ -1107,6 +1110,7 @@ def _counters(text: str) -> Point | None:
     if training_loss(metrics) is None and ((loss := _CURRENT_LOSS_RE.search(text)) is not None
                                            or (loss := _TRAIN_LOSS_RE.search(text)) is not None) \
             and _EVAL_WORDS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
+            and _DEV_LOSS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
             and (value := _number(loss["value"])) is not None:  # (not an evaluation's "val loss 1.28")
         metrics["loss"] = value
     metrics.update(_spaced_metrics(text, metrics))  # "step 40, ce 0.36, fer 0.10"
