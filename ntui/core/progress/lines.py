@@ -318,9 +318,19 @@ def training_loss(metrics: dict[str, float]) -> tuple[str, float] | None:
                  and not _LOSS_SETTING_WORDS.intersection(words)]
         if len(named) == 1:
             found = (named[0], metrics[named[0]])
+    if found is None:  # an actor-critic's losses (DeepSpeed-Chat's PPO step: "act_loss: x|cri_loss: y|unsuper_loss:
+        # z"): the actor's, the policy being trained, where a critic's loss is beside it
+        words_of = {n: [w.lower() for w in _name_words(n)] for n in metrics}
+        named = [n for n, words in words_of.items() if "loss" in words and _ACTOR_WORDS.intersection(words)
+                 and _training_phase(n)]
+        if len(named) == 1 and any("loss" in w and _CRITIC_WORDS.intersection(w) for w in words_of.values()):
+            found = (named[0], metrics[named[0]])
     return found
 
 
+#: the words that name an actor-critic's two losses: the actor's (the policy trained) and the critic's (its value)
+_ACTOR_WORDS = frozenset({"act", "actor"})
+_CRITIC_WORDS = frozenset({"cri", "critic"})
 #: the words that name a loss as the sum of its terms
 _SUM_WORDS = frozenset({"total", "tot", "sum", "overall", "all"})
 #: the words that name a GAN's generator's loss
@@ -843,6 +853,9 @@ def pattern_problem(text: str) -> str | None:
 #: the words that say a line is an evaluation's, not training's
 _EVAL_WORDS_RE = re.compile(
     r"(?i)\b(?:val|valid|validate|validation|validating|eval|evaluation|evaluating|test|testing)\b")
+#: the dev set's name right before a loss: an evaluation's (the SQuAD baselines' "Epoch %i, Iter %i, dev loss: %f");
+#: not the word anywhere before it (a host's "dev-node3")
+_DEV_LOSS_RE = re.compile(r"(?i)\bdev[ _]?$")
 
 
 #: what a form's own counters are called: not metrics
@@ -1097,9 +1110,16 @@ def _counters(text: str) -> Point | None:
     if training_loss(metrics) is None and ((loss := _CURRENT_LOSS_RE.search(text)) is not None
                                            or (loss := _TRAIN_LOSS_RE.search(text)) is not None) \
             and _EVAL_WORDS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
+            and _DEV_LOSS_RE.search(text, max(0, loss.start() - 12), loss.start()) is None \
             and (value := _number(loss["value"])) is not None:  # (not an evaluation's "val loss 1.28")
         metrics["loss"] = value
     metrics.update(_spaced_metrics(text, metrics))  # "step 40, ce 0.36, fer 0.10"
+    if training_loss(metrics) is None \
+            and not _training_phase(next((n for n in metrics if "loss" in n.lower()), "loss")):
+        # the line's first loss an evaluation's, the training's none: the evaluation's record, its terms after it
+        # (a TransUNet-style trainer's "epoch : 4, iteration : 2, val loss : 0.73, val loss_ce: 0.61", its own
+        # counter)
+        return None
     if training_loss(metrics) is None and (len(metrics) < _MANY_METRICS or best is None
                                            or _counter_key(m["key"]) not in _RUN_COUNTERS) \
             and (best is None or loss_parts(metrics) is None):

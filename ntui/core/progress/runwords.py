@@ -46,6 +46,8 @@ _TOTAL_RE = re.compile(
     r"|\bStarting training\.*,? iters: (?P<mlx>\d+)|\b[Tt]raining for (?P<tf>\d+) (?:steps|iterations|iters)\b"
     # big_vision's train.py: "Running for 45000 steps, that means 71.942446 epochs"
     r"|\bRunning for (?P<bv>\d+) steps, that means\b"
+    # TransUNet's trainer and its many forks: "{} iterations per epoch. {} max iterations "
+    r"|\biterations per epoch\. (?P<tu>\d+) max iterations\b"
     # Composer's time string in batches: "max_duration: 1200ba"
     r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b")
 #: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
@@ -426,7 +428,7 @@ def declared_total(text: str) -> int | None:
     if m is None:
         return None
     value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
-                 or m["words"] or m["ba"] or m["bv"]).replace(",", ""))
+                 or m["words"] or m["ba"] or m["bv"] or m["tu"]).replace(",", ""))
     return value if value > 0 else None
 
 

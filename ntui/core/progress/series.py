@@ -83,6 +83,7 @@ class Series:
     # were) where the next point goes on with its bar (:meth:`printed_again`)
     _again: tuple[Point, dict[str, object]] | None = None
     _steps_per_epoch_seen: bool = False  # the loop's step went back as its epoch went on: it counts an epoch's batches
+    _run_batches_seen: bool = False  # an epoch's batch counter went on as its epoch went on: it counts the run's steps
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
     declared_total: int | None = None  # the run's total as its configuration says (max_steps, max_update, ...)
     ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
@@ -631,6 +632,20 @@ class Series:
         self._forget_points()
         return True
 
+    def _run_batches(self, point: Point) -> bool:
+        """Whether a loop's "epoch e, iter i" line, read as a batch within its epoch (the run counted in epochs),
+        counts the run's steps instead: once the next epoch's batch went on past the last one of the epoch before
+        (no restart at the epoch: the SQuAD baselines' 'epoch %d, iter %d, loss %.5f, ...' of their global_step).
+        Then the run counts those steps, its points so far (in epochs) dropped."""
+        if self._run_batches_seen:
+            return True
+        if not self.samples or self._batch is None or self.epoch is None or point.epoch is None \
+                or point.batch is None or point.epoch <= self.epoch or point.batch <= self._batch or self._fresh:
+            return False
+        self._run_batches_seen = True
+        self._forget_points()
+        return True
+
     def _declared_epoch_steps(self, point: Point) -> Point | None:
         """A loop's line that names its epoch and a step of no total, where the run said an epoch's steps
         (:attr:`declared_per_epoch`: DeepSpeed-Chat's "Total Generation Batches 1187" before its "epoch: 0|step: s"
@@ -1007,6 +1022,8 @@ class Series:
                 point = self._keras_fit_again(point)
             elif point.form == "keras" and self._keras_fit is not None and self._keras_fit[0]:
                 point = point.but(total=None)
+            if point.form == "epoch-batch" and self._run_batches(point):
+                point = point.but(step=point.batch, total=None, counts_epochs=False, batch=None)
             if point.counts_epochs:
                 self._epoch_progress(point)
             elif point.step == 0 and not any(s.step for s in self.samples):
