@@ -119,3 +119,22 @@ def test_a_total_time_line_without_a_table_ends_nothing(tmp_path: Path) -> None:
     lines = [f"step {n}/100 loss 0.{n + 10}" for n in range(10, 60, 10)] + ["Total time: 12:00"]
     series, words = _read(tmp_path, lines)
     assert series.step == 50 and not series.ended and "done" not in words
+
+
+# ---------------------------------------------------------------- a loss said on a line of its own, then the loop's
+
+
+def test_the_loop_line_loss_after_an_epoch_block_loss_is_the_latest(tmp_path: Path) -> None:
+    """pytorch-template base/base_trainer.py and trainer/trainer.py: the loop's self.logger.debug('Train Epoch: {}
+    {} Loss: {:.6f}'.format(epoch, self._progress(batch_idx), loss.item())), '[{}/{} ({:.0f}%)]' its progress; after
+    each epoch self.logger.info('    {:15s}: {}'.format(str(key), value)) for each of the epoch's results ("loss", its
+    mean, beside "val_loss"). Cut in the next epoch, the loop's last line's "Loss" is the latest training loss, not
+    the block's "loss" before it."""
+    head = "2031-06-01 12:00:00,000 - trainer - "
+    lines = [f"{head}DEBUG - Train Epoch: 1 [{n}/800 ({n * 100 // 800}%)] Loss: 0.{500 - n // 10}"
+             for n in range(0, 800, 200)]
+    lines += [f"{head}INFO -     {k:15s}: {v}" for k, v in (("epoch", 1), ("loss", 0.4712), ("val_loss", 0.5233))]
+    lines += [f"{head}DEBUG - Train Epoch: 2 [{n}/800 ({n * 100 // 800}%)] Loss: 0.{300 - n // 10}"
+              for n in range(0, 600, 200)]
+    series, _ = _read(tmp_path, lines)
+    assert training_loss(series.metrics) == ("Loss", 0.26)

@@ -307,8 +307,12 @@ class Series:
             self._summary_losses = frozenset()
 
     def more_metrics(self, metrics: dict[str, float]) -> None:
-        """Metrics said on a line of their own after the last point: the last step's."""
+        """Metrics said on a line of their own after the last point: the last step's. A loss among them is the
+        latest until the next point says its own under another name (:meth:`_latest_loss`: an epoch's block of
+        "key : value" lines, pytorch-template's "loss : x" after its "Train Epoch: e [n/N (p%)] Loss: x" lines)."""
         self.metrics.update(metrics)
+        if (said := training_loss(metrics)) is not None:
+            self._summary_losses = self._summary_losses | {said[0]}
         finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
         if self.samples and finite:
             last = self.samples[-1]
