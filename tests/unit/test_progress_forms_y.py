@@ -1,7 +1,8 @@
 """General mechanisms of the progress reader, round U (issue [progress-real]): a logger's line it repeats every so
 many iterations is no start; the Trainer's dict after what is left of a cleared bar; DeepSpeed-Chat's epoch loss
-beside DeepSpeed's step lines; fastprogress' "Total time" as the fit's end. Every line here is written for the
-test, in the layout the named program's format strings give, with values of our own."""
+beside DeepSpeed's step lines; fastprogress' "Total time" as the fit's end; an epoch block's loss the latest only
+until the loop's next line; torch_xla's ordinal as the line's rank. Every line here is written for the test, in the
+layout the named program's format strings give, with values of our own."""
 
 from __future__ import annotations
 
@@ -138,3 +139,32 @@ def test_the_loop_line_loss_after_an_epoch_block_loss_is_the_latest(tmp_path: Pa
               for n in range(0, 600, 200)]
     series, _ = _read(tmp_path, lines)
     assert training_loss(series.metrics) == ("Loss", 0.26)
+
+
+# ---------------------------------------------------------------- torch_xla's ordinal after its device
+
+
+def test_torch_xla_training_update_names_its_rank_by_the_ordinal() -> None:
+    """torch_xla test/test_utils.py, print_training_update(): '| Training Device={} Epoch={} Step={} Loss={:.5f}
+    Rate={:.2f} GlobalRate={:.2f} Time={}', its device as _get_device_spec(device) gives it, '{}/{}'.format(device,
+    ordinal): the process's ordinal is the line's rank."""
+    point = parse_line("| Training Device=xla:0/3 Epoch=2 Step=400 Loss=3.21875 Rate=250.10 GlobalRate=248.55 "
+                       "Time=01:02:03")
+    assert point is not None and point.rank == 3
+    point = parse_line("| Training Device=xla:1/0 Epoch=2 Step=400 Loss=3.09375 Rate=251.00 GlobalRate=249.00 "
+                       "Time=01:02:03")
+    assert point is not None and point.rank == 0
+
+
+def test_torch_xla_cores_in_any_order_give_ordinal_zero_loss(tmp_path: Path) -> None:
+    """Every core's line, in the order the processes flushed them: the run's loss is ordinal 0's, as its rank-zero
+    loggers report it, whichever core printed first."""
+    lines = []
+    for step in (0, 100, 200):
+        for ordinal in (5, 2, 0, 7):
+            device = "xla:1" if ordinal == 0 else "xla:0"
+            loss = 4 + ordinal / 10 - step / 1000
+            lines.append(f"| Training Device={device}/{ordinal} Epoch=1 Step={step} Loss={loss:.5f} Rate=300.00 "
+                         f"GlobalRate=298.00 Time=00:0{step // 100}:10")
+    series, _ = _read(tmp_path, lines)
+    assert training_loss(series.metrics) == ("Loss", 3.8)
