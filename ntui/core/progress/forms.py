@@ -228,11 +228,13 @@ FORMS: tuple[LineForm, ...] = (
     # loops' "Epoch: 5/200 | Train loss: 41.10 | Val loss: 21.66 | Time: 31.8s"; one field before the loss, its
     # unit after its number too (luxonis-train's "[Epoch 5/240] Duration: 0.61s | Train Loss: 4.59"); the training
     # phase's name after the epoch's number (a loop with several stages: "Epoch 3 Pretrain | Loss: 0.71 | Best Loss:",
-    # "Epoch 3 Finetune | Loss:"), never an evaluation's ("Epoch 3 Val | Loss:" is not the training's)
+    # "Epoch 3 Finetune | Loss:"), never an evaluation's ("Epoch 3 Val | Loss:" is not the training's); the loss
+    # "with" its epoch (DeepSpeed-Chat's reward model's step 2, print_rank_0(f"Epoch {epoch+1}/{num_train_epochs} with
+    # loss {mean_loss/(step+1)}"), the epoch's mean: its only training loss
     _form("epoch-summary", r"\b[Ee]poch\s*:?\s*\[?\s*(?P<epoch>\d+)\s*(?:/\s*(?P<epochs>\d+))?\s*\]?\s*"
           r"(?:[Cc]omplete[d]?|[Dd]one|[Ff]inished"
           r"|(?:[Pp]re-?|[Ff]ine-?)?[Tt]rain(?:ing)?|[Ff]ine-?tun(?:e|ing)|[Pp]re-?train(?:ing)?)?\s*[,|:-]?\s+"
-          r"(?:[\w ]*?[:=] ?[\d.e+-]+(?:[a-z]{1,3}\b|%)?\s*[,|-]?\s+)??"
+          r"(?:[\w ]*?[:=] ?[\d.e+-]+(?:[a-z]{1,3}\b|%)?\s*[,|-]?\s+)??(?:with )?"
           r"(?:[Tt]rain(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage |[Mm]ean ){0,2}[Ll]oss\b", unit="epoch", generic=True),
     # a Lightning callback's line at each training epoch's end, its metrics by the names its config gives them, each
     # "name 1.234e+00", three spaces between (TEMOS' ProgressLogger and the projects that copy it: "   Epoch 12:

@@ -1600,6 +1600,9 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
             # a bar whose description names its rank or device, every rank drawing its own on the same stream
             # (tqdm(desc=f"Training (GPU={rank})"), "[rank 3] train", "Rank 1 epoch 2"): the bar's rank
             rank = said_bar
+        if rank is None and point.format == "log" and "Device=xla:" in body \
+                and (ordinal := _XLA_ORDINAL_RE.search(body)) is not None:
+            rank = int(ordinal["ordinal"])  # (the process's ordinal after its device: :data:`_XLA_ORDINAL_RE`)
         if rank is None and point.format == "log" and "ank" in body[:7] \
                 and (said_rank := _LEADING_RANK_RE.match(body)) is not None:
             # a loop that starts its line with its rank, each rank its own line ("rank 3 | epoch 0 | step 52 | loss
@@ -1611,6 +1614,10 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
     return None
 
 
+#: torch_xla's test_utils.print_training_update()/print_test_update(): "| Training Device={} Epoch={} Step={} Loss=..."
+#: with the device as _get_device_spec(device) gives it, "{device}/{ordinal}" where the process has an ordinal
+#: ("xla:1/0", "xla:0/5"): every process prints its own line, the ordinal its rank
+_XLA_ORDINAL_RE = re.compile(r"\bDevice=xla:\d+/(?P<ordinal>\d+)\b")
 #: a rank or device a bar's description names: "(GPU=2)", "[rank 3]", "Rank 1", "gpu:0", "cuda:1", "device 2"
 _BAR_RANK_RE = re.compile(r"(?<![A-Za-z])(?:rank|gpu|cuda|device)[ :=#]?\s?(?P<rank>\d{1,4})(?![\d.%/])", re.I)
 

@@ -201,7 +201,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         text = _QUOTE_RE.sub("", text, count=1)
     if text[:1] in _GUTTER_FIRST:
         text = _ungutter(series, text)
-    if "]{" in text and (cut := _glued_record(text)) is not None:
+    if ("]{" in text or "%|  " in text) and (cut := _glued_record(text)) is not None:
         # the Trainer's log dict glued after its bar's redraw: two messages, the bar's and the dict's, read in turn
         feed_line(series, text[:cut], pattern, at, rank)
         if rank is None and text[:1] in _LABEL_FIRST and (label := _LABEL_RE.match(text)) is not None:
@@ -255,7 +255,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     point = parse_line(text, pattern)
     if series.lines.first_line is None:  # the program's first line: a start, where it prints it again after points
         body = _body(text)
-        series.lines.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body else ""
+        series.lines.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body \
+            and _PERIODIC_LINE not in body else ""
         if point is None and ("$ " in text or "# " in text) and (typed := _PROMPT_RE.match(text)) is not None:
             series.lines.shell_prompt = typed["prompt"]
     if point is not None:
@@ -340,6 +341,9 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         return
     if series.table is not None and (row := table_row(text, series.table)) is not None:
         series.add(row.but(step=series.table_base + (row.step or 0)), at)  # a row of the table under its header
+        return
+    if series.table is not None and series.samples and text[:12] == "Total time: " and _FIT_TIME_RE.match(text):
+        series.end()  # the fit's table ended by its master bar at its last epoch: the training is over
         return
     if (names := table_header(text)) is not None:
         series.new_table(names)
@@ -522,8 +526,10 @@ _CONTINUES_RE = re.compile(r"[A-Za-z_][\w./-]*=[-+\d.]")
 #: ProgressCallback.on_log writes each log dict with the bar's tqdm.write, which clears the bar with a carriage return
 #: and blanks on the bar's stream (stderr) and writes the dict on stdout; a paste of the terminal, or a log where the
 #: two streams meet out of order, shows "  3%|▎  | 10/352 [02:12<1:09:47, 12.24s/it]{'loss': 2.189, ...}" (also
-#: LlamaFactory's and sentence-transformers' trainers, which keep the Trainer's callback)
-_GLUED_RECORD_RE = re.compile(r"%\|[^\r{}]*?\]\s*(?=\{['\"][A-Za-z_][^{}]*\}\s*$)")
+#: LlamaFactory's and sentence-transformers' trainers, which keep the Trainer's callback); or after what is left of
+#: the bar its clearing blanked out, its "  0%|" and blanks alone (a paste where the bar's redraw and the clearing's
+#: carriage returns were lost: TRL's GRPOTrainer's "  0%|<blanks>{'loss': 0.0, 'grad_norm': ...}")
+_GLUED_RECORD_RE = re.compile(r"%\|(?:[^\r{}]*?\]|(?=\s))\s*(?=\{['\"][A-Za-z_][^{}]*\}\s*$)")
 
 
 def _glued_record(text: str) -> int | None:
@@ -599,6 +605,14 @@ _HEADER_EVERY = 1
 #: a first line shorter than this says too little to know the program by when it prints it again (nor one that
 #: names the epoch: a table's header, printed again at each epoch)
 _FIRST_LINE_MIN = 16
+#: fastprogress' master bar (fastai's fit) at its last epoch: "Total time: {format_time(elapsed)}", its time "mm:ss"
+#: or "h:mm:ss", printed under the epoch table once the bar over the epochs reached its total (not where the fit broke
+#: off early), so what follows it (a checkpoint reloaded, its error) comes after the training's end
+_FIT_TIME_RE = re.compile(r"Total time: (?:\d+:)?\d\d:\d\d\s*$")
+#: a logger's line that it prints again every so many iterations, never the program's start: mmcv's TextLoggerHook
+#: and mmengine's LoggerHook log f"Exp name: {exp_name}" every ``interval_exp_name`` iterations (1000) and at each
+#: epoch's end, so a log that starts at one (a run's excerpt) has it first
+_PERIODIC_LINE = "Exp name: "
 #: a line's leading stamp (ISO, a logger's, a log viewer's): the first line printed again has another
 _LEAD_STAMP_RE = re.compile(r"^[^A-Za-z]{0,6}\d\d(?:\d\d)?[-/]\d\d[-/]\d\d[ T,]\d\d:\d\d:\d\d(?:[.,]\d+)?\S*\s*")
 

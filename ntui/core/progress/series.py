@@ -44,6 +44,9 @@ INNER_MAX = 1000
 #: seconds of the last's, is another rank's redraw of the same bar, not a restart.
 JITTER_STEPS = 3
 JITTER_S = 5.0
+#: the formats of an engine's lines that count the run's optimizer steps (DeepSpeed's log_dist "step=N", Megatron's
+#: "iteration N/T", torchtitan's "step: N"), never an epoch's batches
+_RUN_STEP_FORMATS = frozenset(("deepspeed", "megatron", "torchtitan"))
 #: An end said, then this many points of training past its step: the run was not over (the word was another's: an
 #: epoch's best result, a tuner's fit).
 PAST_END = 2
@@ -149,6 +152,7 @@ class Series:
     _keras_other: bool = False  # Keras' bars since the epoch's ended are another phase's (evaluate, predict)
     _keras_fit: tuple[int, int | None] | None = None  # Keras' fit call: the run's epochs before it, and its epochs
     _steps_printed: bool = False  # a training point that said its step came (a bar, a loop's line)
+    _run_steps: bool = False  # an engine's lines counted the run's steps (:data:`_RUN_STEP_FORMATS`)
     _summary_losses: frozenset[str] = frozenset()  # the loss names an epoch's summary said (:meth:`_latest_loss`)
     _from_epochs: bool = False  # the samples' steps are the Trainer's dicts' epochs in steps (:meth:`_step_of_epoch`)
     _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
@@ -303,8 +307,12 @@ class Series:
             self._summary_losses = frozenset()
 
     def more_metrics(self, metrics: dict[str, float]) -> None:
-        """Metrics said on a line of their own after the last point: the last step's."""
+        """Metrics said on a line of their own after the last point: the last step's. A loss among them is the
+        latest until the next point says its own under another name (:meth:`_latest_loss`: an epoch's block of
+        "key : value" lines, pytorch-template's "loss : x" after its "Train Epoch: e [n/N (p%)] Loss: x" lines)."""
         self.metrics.update(metrics)
+        if (said := training_loss(metrics)) is not None:
+            self._summary_losses = self._summary_losses | {said[0]}
         finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
         if self.samples and finite:
             last = self.samples[-1]
@@ -998,6 +1006,8 @@ class Series:
         if point.format != "tqdm":
             if point.step is not None:
                 self._after_last = False
+                if point.format in _RUN_STEP_FORMATS:
+                    self._run_steps = True
             if point.iters is not None and self._total_iters:
                 point = point.but(step=point.iters)  # the run's total counts iterations: so does its step
             if point.format == "log" and point.epoch is not None and point.step is not None and point.total \
@@ -1030,7 +1040,11 @@ class Series:
                 self._zero_step = True  # the loop's lines count from 0 (a bar counts what is done: not this)
         if point.format == "log" and point.step is not None:
             unit = "epoch" if point.counts_epochs else "step"
-            if not self._own_lines or (unit == "step" and self._unit == "epoch"):
+            if unit == "epoch" and point.form == "epoch-summary" and self._run_steps and not self._own_lines:
+                # an epoch's summary after an engine's lines that count the run's optimizer steps (DeepSpeed's
+                # log_dist "step=N", under DeepSpeed-Chat's "Epoch 1/1 with loss x"): its metrics only
+                point = point.but(step=None, total=None, counts_epochs=False)
+            elif not self._own_lines or (unit == "step" and self._unit == "epoch"):
                 # the loop's own line counts the run; the bars before it counted something else (a dataset's map,
                 # an epoch's batches, an evaluation): they are not the run's points. A loop's lines that count
                 # steps count it finer than its epoch summaries before them
