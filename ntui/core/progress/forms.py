@@ -199,6 +199,12 @@ FORMS: tuple[LineForm, ...] = (
     # "val_loss ...", "Epoch time: 120.45 s" on lines of their own; nnU-Net v1's (network_trainer.py's "\nepoch: ",
     # its epoch: "epoch:  5", then "train loss : -0.2722"); and any loop's "Epoch N" alone as its header
     _form("epoch-header", r"^\s*[Ee]poch:? +(?P<epoch>\d+)\s*$", unit="epoch"),
+    # a hand-written loop's header of each epoch on a line of its own, its epoch of the run's said with a colon or
+    # in words: print(f"Epoch: {epoch}/{epochs}"), print(f"Epoch {epoch+1} of {epochs}"), then its bars over the
+    # epoch's batches and its summary lines: the run counts epochs, from 1 (as Keras' "Epoch 3/10" header)
+    # (not sd-scripts' "epoch 1/40" before its bar over the run's steps: a colon, or the word "of")
+    _form("epoch-of-header", r"^\s*[Ee]poch(?::\s*|\s+(?=\d+ +of ))(?P<epoch>\d+)(?:\s*/\s*| +of +)(?P<epochs>\d+)\s*$",
+          1, "epoch"),
     # Marian's "Ep. 1 : Up. 1000 : Sen. 123,456 : Cost 5.67812345 : Time 120.50s : 12345.67 words/s": its updates the
     # run's steps, its cost the loss
     _form("marian", r"\bEp\. (?P<epoch>\d+) : Up\. (?P<step>\d+) : Sen\. [\d,]+ : Cost (?P<loss>[\d.]+)", 1),

@@ -43,8 +43,9 @@ from ntui.core.loglines import read_line
 from ntui.core.progress.forms import BAR_FORMS, FORMS, NUM, LineForm
 from ntui.core.timestamps import iso_stamp, local_epoch
 
-__all__ = ["FORMATS", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "loss_parts", "notebook_table_header",
-           "notebook_table_row", "parse_line", "pattern_problem", "table_bar_metrics", "table_header", "table_row",
+__all__ = ["FORMATS", "LOOP_EPOCH_BAR", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "loss_parts",
+           "notebook_table_header", "notebook_table_row", "parse_line", "pattern_problem", "table_bar_metrics",
+           "table_header", "table_row",
            "epoch_phase_metrics", "evaluation_record", "rank_label", "trailing_metrics", "training_loss", "unheader",
            "unwrap_numbers"]
 
@@ -533,8 +534,17 @@ def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, 
     # inside the run's bar), never the run's
     if phase == "train" and UP in text and text[end:end + 4].lstrip().startswith(UP):
         phase = "evaluation"
+    if phase == "train" and epoch_of is not None and epoch_of[1] > 1 and total \
+            and _LOOP_EPOCH_OF_RE.search(head[-40:]) is not None:
+        # a hand-written loop's bar over an epoch's batches whose description it writes as "Epoch e/E" (tqdm(loader,
+        # desc=f"Epoch {e}/{E} [train]")), no framework's: the line says the epoch of the run's and the batch of the
+        # epoch's, so the run counts its global steps (the epochs before times the bar's total, plus its count), of
+        # the epochs times it (the series makes it an epoch's bar of the run's epochs: :meth:`Series.add`)
+        return Point("log", epoch_of[0], epoch_of[1], float(epoch_of[0]), metrics, rate, form=LOOP_EPOCH_BAR,
+                     counts_epochs=True, batch=step, batches=total, elapsed=elapsed, first_epoch=1)
     if phase == "train" and epoch_of is not None and epoch_of[1] > 1:
-        # an epoch's bar that says the run's epochs: the run counts epochs (its rate per batch is not the run's); a
+        # an epoch's bar that says the run's epochs in a framework's form (pytorch-ignite's ProgressBar "Epoch
+        # [3/25]", Catalyst's "3/10 * Epoch"): the run counts epochs (its rate per batch is not the run's); a
         # run of one epoch ("Train epoch [1/1]") counts that epoch's batches, its bar the run's
         named, epochs = epoch_of
         return Point("log", named, epochs, float(named), metrics, form="epoch-bar", counts_epochs=True, batch=step,
@@ -565,6 +575,10 @@ def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, 
                  first_epoch=first)
 
 
+#: the form of a loop's bar over an epoch's batches described "Epoch e/E" (:func:`_bar`)
+LOOP_EPOCH_BAR = "loop-epoch-bar"
+#: a loop's own "Epoch e/E" in a bar's description, the two numbers bare (not pytorch-ignite's "Epoch [e/E]")
+_LOOP_EPOCH_OF_RE = re.compile(r"\bEpoch\s+\d+\s*/\s*\d+\b", re.IGNORECASE)
 #: an epoch's number padded with zeros to a width in a bar's description ("epoch 001", "Epoch 07")
 _PADDED_EPOCH_RE = re.compile(r"\b[Ee]poch\s+0\d")
 
@@ -617,7 +631,9 @@ def _bar_phase(desc: str) -> str:
     lowered = desc.lower()
     if "sanity" in lowered:
         return "sanity check"
-    if "validat" in lowered:
+    if "validat" in lowered or lowered == "val" or lowered.startswith("val ") or "[val]" in lowered:
+        # (a loop's own short word: tqdm(loader, desc="val"), desc=f"Epoch {e}/{E} [val]", whose brackets are all
+        # of the description)
         return "validation"
     if lowered.startswith(("test", "predict")) or _PHASE_PART_RE.search(lowered) is not None:
         return "test"
@@ -1285,6 +1301,10 @@ def table_row(text: str, names: tuple[str, ...]) -> Point | None:
 _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
                            rf"|\s+(?:• )?(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$|\s+(?:[\w./-]+ )?[\w./-]+={NUM}\s*$"
+                           # or a hand-written loop's summary of its epoch's training under its "Epoch e of E"
+                           # header, the training loss named in words first (print(f"Train Loss: {loss:.4f}, Train
+                           # Acc: {acc:.2f}"), print(f"Train Loss: {loss:.4f}"))
+                           rf"|(?:[Tt]rain(?:ing)?|TRAIN) [Ll]oss:\s*{NUM}(?:,\s|\s*$)"
                            # or one metric, its name padded to a column ('%-15s: %.4f': "train/loss     : 6.40")
                            rf"|[\w./-]+ +:\s*{NUM}\s*$"
                            # or a record's rest hard-wrapped at a width, its "key=value" fields apart (Rich's log

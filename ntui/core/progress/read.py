@@ -253,10 +253,14 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             series.summary_end()
         return
     point = parse_line(text, pattern)
+    if point is not None and point.form == "epoch-of-header" and " of " in text and unheader(text) != text.strip():
+        # "Epoch 3 of 20" as a logger's record (t5x's train loop logs it through absl, each of its periods of steps):
+        # a period's start (:func:`declared_periods`), not a loop's print of its epoch's header
+        point = None
     if series.lines.first_line is None:  # the program's first line: a start, where it prints it again after points
         body = _body(text)
         series.lines.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body \
-            and _PERIODIC_LINE not in body else ""
+            and not any(line in body for line in _PERIODIC_LINES) else ""
         if point is None and ("$ " in text or "# " in text) and (typed := _PROMPT_RE.match(text)) is not None:
             series.lines.shell_prompt = typed["prompt"]
     if point is not None:
@@ -611,8 +615,10 @@ _FIRST_LINE_MIN = 16
 _FIT_TIME_RE = re.compile(r"Total time: (?:\d+:)?\d\d:\d\d\s*$")
 #: a logger's line that it prints again every so many iterations, never the program's start: mmcv's TextLoggerHook
 #: and mmengine's LoggerHook log f"Exp name: {exp_name}" every ``interval_exp_name`` iterations (1000) and at each
-#: epoch's end, so a log that starts at one (a run's excerpt) has it first
-_PERIODIC_LINE = "Exp name: "
+#: epoch's end, so a log that starts at one (a run's excerpt) has it first; and ultralytics' HUB callback, whose
+#: on_model_save logs f"{PREFIX}Uploading checkpoint {HUB_WEB_ROOT}/models/{id}" at an epoch's end once its upload
+#: timer ran out (every few epochs), so an excerpt of a HUB run may start at one
+_PERIODIC_LINES = ("Exp name: ", "Uploading checkpoint ")
 #: a line's leading stamp (ISO, a logger's, a log viewer's): the first line printed again has another
 _LEAD_STAMP_RE = re.compile(r"^[^A-Za-z]{0,6}\d\d(?:\d\d)?[-/]\d\d[-/]\d\d[ T,]\d\d:\d\d:\d\d(?:[.,]\d+)?\S*\s*")
 

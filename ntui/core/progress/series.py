@@ -23,7 +23,7 @@ from datetime import datetime
 
 from ntui.core.progress.context import LineContext
 from ntui.core.progress.forms import BAR_COUNTED
-from ntui.core.progress.lines import Point, evaluation_record, training_loss
+from ntui.core.progress.lines import LOOP_EPOCH_BAR, Point, evaluation_record, training_loss
 from ntui.core.slurm.durations import format_span
 from ntui.core.timestamps import local_epoch
 
@@ -132,6 +132,7 @@ class Series:
     _zero_step: bool = False  # the loop's own lines count steps from 0 (its last step is its total less one)
     _zero_epoch: bool = False  # an epoch-counted run named an epoch 0
     _epoch_complete: bool = False  # the epoch an epoch-counted run is in has reached its last batch
+    _header_open: bool = False  # the last point was a loop's "Epoch e of E" header, no summary of that epoch yet
     _min_batch: int | None = None  # the smallest batch an epoch-counted run named (its lines' interval)
     _train_batches: int | None = None  # an epoch's training batches where its bar also counts the validation's
     _raw: tuple[int, int, float] | None = None  # the last point of an epoch's bar as it counted (batch, total, epoch)
@@ -153,6 +154,7 @@ class Series:
     _keras_fit: tuple[int, int | None] | None = None  # Keras' fit call: the run's epochs before it, and its epochs
     _steps_printed: bool = False  # a training point that said its step came (a bar, a loop's line)
     _run_steps: bool = False  # an engine's lines counted the run's steps (:data:`_RUN_STEP_FORMATS`)
+    _loop_epoch_bars: bool = False  # a loop's bars said "Epoch e/E" of an epoch's batches: the run counts their steps
     _summary_losses: frozenset[str] = frozenset()  # the loss names an epoch's summary said (:meth:`_latest_loss`)
     _from_epochs: bool = False  # the samples' steps are the Trainer's dicts' epochs in steps (:meth:`_step_of_epoch`)
     _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
@@ -313,6 +315,8 @@ class Series:
         self.metrics.update(metrics)
         if (said := training_loss(metrics)) is not None:
             self._summary_losses = self._summary_losses | {said[0]}
+            if self._header_open:  # the epoch's training summary under a loop's "Epoch e of E" header: it is over
+                self._header_open, self._epoch_complete = False, True
         finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
         if self.samples and finite:
             last = self.samples[-1]
@@ -831,6 +835,7 @@ class Series:
     def _epoch_progress(self, point: Point) -> None:
         """Where an epoch-counted run is in its epoch: whether the epoch reached its last batch (a batch within one
         interval of the lines of its epoch's batches; a summary printed after an epoch; not its header)."""
+        self._header_open = point.form == "epoch-of-header"
         if point.form == "epochs-bar":  # a bar's count of the epochs done: the last one it counted is over
             self._epoch_complete = True
             return
@@ -934,6 +939,11 @@ class Series:
             if total is None:
                 return
             point = point.but(step=round(total * point.percent / 100), total=total, percent=None)
+        if point.form == LOOP_EPOCH_BAR:
+            # a loop's bar over an epoch's batches that says "Epoch e/E": an epoch's bar (its count and total the
+            # epoch's batches) of the run's epochs, so that the run counts its global steps
+            point = point.but(format="tqdm", step=point.batch, total=point.batches, epochs=point.total, per_epoch=True,
+                              counts_epochs=False, batch=None, batches=None, form="")
         if self._again is not None:
             (again, kept), self._again = self._again, None
             if _goes_on(again, point):
@@ -1003,6 +1013,8 @@ class Series:
         if (self._round_base or self._after_inner) and point.format == "tqdm" and not point.per_epoch \
                 and point.step is not None and point.total:
             point = self._round(point)
+        if point.format == "tqdm" and point.per_epoch and point.epochs and point.total:
+            self._loop_epoch_bars = True
         if point.format != "tqdm":
             if point.step is not None:
                 self._after_last = False
@@ -1040,9 +1052,11 @@ class Series:
                 self._zero_step = True  # the loop's lines count from 0 (a bar counts what is done: not this)
         if point.format == "log" and point.step is not None:
             unit = "epoch" if point.counts_epochs else "step"
-            if unit == "epoch" and point.form == "epoch-summary" and self._run_steps and not self._own_lines:
+            if unit == "epoch" and point.form == "epoch-summary" and (self._run_steps or self._loop_epoch_bars) \
+                    and not self._own_lines:
                 # an epoch's summary after an engine's lines that count the run's optimizer steps (DeepSpeed's
-                # log_dist "step=N", under DeepSpeed-Chat's "Epoch 1/1 with loss x"): its metrics only
+                # log_dist "step=N", under DeepSpeed-Chat's "Epoch 1/1 with loss x"), or after a loop's bars that say
+                # "Epoch e/E" over each epoch's batches (counted in the run's steps): its metrics only
                 point = point.but(step=None, total=None, counts_epochs=False)
             elif not self._own_lines or (unit == "step" and self._unit == "epoch"):
                 # the loop's own line counts the run; the bars before it counted something else (a dataset's map,
@@ -1110,6 +1124,8 @@ class Series:
             self.per_epoch = per
             if epoch < point.first_epoch:  # the program numbers its epochs from 0 after all
                 self._from_zero = True
+            if self._from_zero and epochs and point.epochs == epochs and self.declared_epochs == epochs + 1:
+                epochs = self.declared_epochs  # its bar names the last epoch's index ("Epoch 0/39" of 40 said)
             before = max(0, int(epoch) - (0 if self._from_zero else point.first_epoch))
             point = point.but(step=before * per + n, total=epochs * per if epochs else None)
             self.total = point.total
