@@ -10,16 +10,8 @@ from pathlib import Path
 import pytest
 
 from ntui.core.progress.lines import parse_line, training_loss, unheader
-from ntui.core.progress.read import read_progress
 from ntui.core.progress.runwords import declared_epochs, declared_per_epoch, declared_total
-from ntui.core.progress.series import Series, estimate
-
-
-def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
-    log = tmp_path / "run.log"
-    log.write_text("\n".join(lines) + "\n")
-    series = read_progress(log)
-    return series, estimate(series, now=0.0, time_left_s=None).words
+from tests.support.progress_logs import read_lines as _read
 
 
 @pytest.mark.parametrize(("line", "step", "total"), [

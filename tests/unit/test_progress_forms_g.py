@@ -11,17 +11,9 @@ import math
 from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, unheader
-from ntui.core.progress.read import read_progress
 from ntui.core.progress.runwords import declared_epochs, declared_per_epoch, run_end
-from ntui.core.progress.series import Series, estimate
-
-
-def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
-    log = tmp_path / "run.log"
-    log.write_text("\n".join(lines) + "\n")
-    series = read_progress(log)
-    return series, estimate(series, now=0.0, time_left_s=None).words
-
+from ntui.core.progress.series import Series
+from tests.support.progress_logs import read_lines as _read
 
 # ---------------------------------------------------------------- SpeechBrain
 

@@ -8,17 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss
-from ntui.core.progress.read import read_progress
 from ntui.core.progress.runwords import declared_epochs, run_end
-from ntui.core.progress.series import Series, estimate
-
-
-def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
-    log = tmp_path / "run.log"
-    log.write_text("\n".join(lines) + "\n")
-    series = read_progress(log)
-    return series, estimate(series, now=0.0, time_left_s=None).words
-
+from tests.support.progress_logs import read_lines as _read
 
 # ---------------------------------------------------------------- the YOLO family's early stop, a log indented whole
 

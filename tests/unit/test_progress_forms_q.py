@@ -8,16 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss
-from ntui.core.progress.read import read_progress
 from ntui.core.progress.runwords import run_end, run_start
-from ntui.core.progress.series import Series
-
-
-def _read(tmp_path: Path, text: str) -> Series:
-    log = tmp_path / "run.log"
-    log.write_text(text)
-    return read_progress(log)
-
+from tests.support.progress_logs import read_text as _read
 
 # ------------------------------------------ Lightning 1.x: a SLURM requeue's new process restores the run's state
 

@@ -8,15 +8,8 @@ import json
 from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss
-from ntui.core.progress.read import read_progress
-from ntui.core.progress.series import Series, estimate
-
-
-def _read(tmp_path: Path, lines: list[str]) -> Series:
-    log = tmp_path / "run.log"
-    log.write_text("\n".join(lines) + "\n")
-    return read_progress(log)
-
+from ntui.core.progress.series import estimate
+from tests.support.progress_logs import read_series as _read
 
 # ---------------------------------------------- a record that says it is the validation's is not the training's
 

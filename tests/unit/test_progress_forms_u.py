@@ -7,15 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ntui.core.progress.lines import parse_line
-from ntui.core.progress.read import read_progress
-from ntui.core.progress.series import Series
-
-
-def _read(tmp_path: Path, lines: list[str]) -> Series:
-    log = tmp_path / "run.log"
-    log.write_text("\n".join(lines) + "\n")
-    return read_progress(log)
-
+from tests.support.progress_logs import read_series as _read
 
 # ---------------------------------------------- a bar whose description names its rank is that rank's
 

@@ -10,16 +10,10 @@ from pathlib import Path
 
 from ntui.core.progress.lines import parse_line, training_loss
 from ntui.core.progress.read import read_progress
-from ntui.core.progress.series import Series, estimate
+from tests.support.progress_logs import read_lines as _read
 
 BAR = "██████████"
 
-
-def _read(tmp_path: Path, lines: list[str]) -> tuple[Series, str]:
-    log = tmp_path / "run.log"
-    log.write_text("\n".join(lines) + "\n")
-    series = read_progress(log)
-    return series, estimate(series, now=0.0, time_left_s=None).words
 
 
 # ---------------------------------------------------------------- a loop's bar described "Epoch e/E [phase]"
