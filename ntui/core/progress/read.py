@@ -47,6 +47,7 @@ from ntui.core.progress.runwords import (
     run_start,
     run_stop,
     total_counts_iters,
+    widget_counts,
 )
 from ntui.core.progress.series import Series
 
@@ -573,6 +574,13 @@ def _declarations(series: Series, text: str) -> bool:
         series.flag_total, said = steps, True
     if (per_epoch := declared_per_epoch(text)) is not None:
         series.declared_per_epoch, said = per_epoch, True
+    if "FloatProgress(" in text:  # (a notebook bar's widget repr: its total of the epochs, or of an epoch's steps)
+        epochs, per_epoch = widget_counts(text)
+        if epochs is not None:
+            series.declare_epochs(epochs)
+        if per_epoch is not None:
+            series.declared_per_epoch = per_epoch
+        said = said or epochs is not None or per_epoch is not None
     if (examples := declared_examples(text)) is not None:
         series.examples_said, said = examples, True
     if (batch := declared_train_batch(text)) is not None and series.examples_said:

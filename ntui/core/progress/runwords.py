@@ -16,7 +16,7 @@ from ntui.core.slurm.srunlines import EXIT_CODE, TASK_END, parse_cancel
 
 __all__ = ["declared_epochs", "declared_examples", "declared_per_epoch", "declared_steps_flag", "declared_total",
            "declared_train_batch", "eval_start", "header_epoch", "run_banner",
-           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters"]
+           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "widget_counts"]
 
 
 #: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
@@ -49,7 +49,12 @@ _TOTAL_RE = re.compile(
     # TransUNet's trainer and its many forks: "{} iterations per epoch. {} max iterations "
     r"|\biterations per epoch\. (?P<tu>\d+) max iterations\b"
     # Composer's time string in batches: "max_duration: 1200ba"
-    r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b")
+    r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b"
+    # R3Net's train.py and the saliency trainers built on it (BMPM, GateNet, ...): the args dict they print or write
+    # first, "{'iter_num': 30000, 'train_batch_size': 10, 'last_iter': 0, ...}", the run's iterations beside the one
+    # it resumes from (its loop: "if curr_iter == args['iter_num']: ... return"); a loop's own 'iter_num' of now is
+    # no such dict's
+    r"|'iter_num': (?P<r3>\d+),(?=.*'last_iter': \d+)")
 #: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
 #: lines count steps (a sampler's or a scheduler's steps are others); and a parameter "steps" as a line's whole
 #: message, as a logger prints the run's parameters ("steps: 4446", DLLogger's "<date> - PARAMETER steps : 4446")
@@ -428,7 +433,7 @@ def declared_total(text: str) -> int | None:
     if m is None:
         return None
     value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
-                 or m["words"] or m["ba"] or m["bv"] or m["tu"]).replace(",", ""))
+                 or m["words"] or m["ba"] or m["bv"] or m["tu"] or m["r3"]).replace(",", ""))
     return value if value > 0 else None
 
 
@@ -445,6 +450,28 @@ def total_counts_iters(text: str) -> bool:
     """Whether the total a line states (:func:`declared_total`) counts iterations where the loop's lines say both
     an iteration and an optimizer step (lit-gpt's ``max_iters``)."""
     return _ITERS_TOTAL_RE.search(text) is not None
+
+
+#: a tqdm.notebook bar pasted as text where no widget frontend drew it: the ipywidgets repr of its container,
+#: "HBox(children=(FloatProgress(value=0.0, description='Epoch', max=2.0, style=...), HTML(value='')))" (tqdm's
+#: status_printer sets the FloatProgress's max to the bar's total and its description to the bar's desc), often cut
+#: at the display's width; the Trainer of transformers 3.x draws two: trange(..., desc="Epoch") over the run's epochs
+#: and tqdm(train_dataloader, desc="Iteration") over an epoch's steps
+_WIDGET_RE = re.compile(r"FloatProgress\(value=[\d.]+, (?:bar_style='\w*', )?description='(?P<desc>[^']*)', "
+                        r"max=(?P<max>\d+)(?:\.0)?\b")
+_WIDGET_EPOCHS = frozenset({"Epoch", "Epochs", "epoch", "epochs"})
+_WIDGET_EPOCH_STEPS = frozenset({"Iteration", "Iterations", "iteration", "iterations"})
+
+
+def widget_counts(text: str) -> tuple[int | None, int | None]:
+    """The run's epochs and an epoch's steps a notebook bar's widget repr says (:data:`_WIDGET_RE`): its total where
+    it counts the epochs ("Epoch") or an epoch's steps ("Iteration"), else (None, None)."""
+    m = _WIDGET_RE.search(text) if "FloatProgress(" in text else None
+    if m is None or not int(m["max"]):
+        return None, None
+    if m["desc"] in _WIDGET_EPOCHS:
+        return int(m["max"]), None
+    return (None, int(m["max"])) if m["desc"] in _WIDGET_EPOCH_STEPS else (None, None)
 
 
 def declared_per_epoch(text: str) -> int | None:
