@@ -15,8 +15,9 @@ import re
 from ntui.core.slurm.srunlines import EXIT_CODE, TASK_END, parse_cancel
 
 __all__ = ["declared_epochs", "declared_examples", "declared_per_epoch", "declared_steps_flag", "declared_total",
-           "declared_train_batch", "eval_start", "header_epoch", "run_banner",
-           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters", "widget_counts"]
+           "declared_train_batch", "eval_start", "header_epoch", "model_checkpoint", "run_banner",
+           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "stage_start", "total_counts_iters",
+           "widget_counts"]
 
 
 #: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
@@ -127,6 +128,18 @@ _SOFT_END_RE = re.compile(r"\bOverall training speed: \d+ iterations in\b|\bTota
 #: mmengine's CheckpointHook: "Saving checkpoint at 3 epochs" (by epoch) or "Saving checkpoint at 8000 iterations"
 #: (by iteration), the epoch or the iteration done
 _CHECKPOINT_AT_RE = re.compile(r"\bSaving checkpoint at (?P<n>\d+) (?P<what>epochs|iterations)\b")
+
+
+#: Lightning's ModelCheckpoint(verbose=True) after its check: f"Epoch {epoch:d}, global step {step:d}: {monitor!r}
+#: reached {current:0.5f} (best {best:0.5f}), saving model to {filepath!r} as top {k}", or "... {monitor!r} was not in
+#: top {save_top_k}"
+_MODEL_CHECKPOINT_RE = re.compile(r"\bEpoch (?P<e>\d+), global step (?P<s>\d+): '[^']*' (?:reached |was not in top )")
+
+
+def model_checkpoint(text: str) -> tuple[int, int] | None:
+    """The epoch and global step ModelCheckpoint's line names (:data:`_MODEL_CHECKPOINT_RE`), or None."""
+    m = _MODEL_CHECKPOINT_RE.search(text) if "global step" in text else None
+    return (int(m["e"]), int(m["s"])) if m is not None else None
 
 
 def checkpoint_at(text: str) -> tuple[str, int] | None:
@@ -472,6 +485,17 @@ def widget_counts(text: str) -> tuple[int | None, int | None]:
     if m["desc"] in _WIDGET_EPOCHS:
         return int(m["max"]), None
     return (None, int(m["max"])) if m["desc"] in _WIDGET_EPOCH_STEPS else (None, None)
+
+
+#: IRN's run_sample.py and the weakly supervised segmentation pipelines built on it (PSA, ReCAM, AMN, ...): each
+#: stage a pyutils.Timer('step.train_cam:') whose start prints its message and time.ctime(), "step.make_cam: Tue Mar
+#: 9 13:15:58 2021"; the stages run one after another in one process
+_STAGE_START_RE = re.compile(r"step\.\w+: [A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*")
+
+
+def stage_start(text: str) -> bool:
+    """Whether a line is a staged pipeline's start of a stage (:data:`_STAGE_START_RE`)."""
+    return text[:5] == "step." and _STAGE_START_RE.fullmatch(text) is not None
 
 
 def declared_per_epoch(text: str) -> int | None:
