@@ -29,6 +29,7 @@ class LineContext:
     in_eval_section: bool = False
     banner_epoch: tuple[int, int | None] | None = None  # the epoch, of the run's epochs, the last epoch's banner named
     notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table
+    checkpoint_at: tuple[int, int] | None = None  # the epoch and global step ModelCheckpoint's last line named
     gutter: tuple[int, int] | None = None  # an editor's line numbers before each line: their width, the next
     gutter_seen: tuple[int, int] | None = None  # the last line's number as one (its width, the next), not yet known
     pdsh_hosts: dict[str, int] | None = None  # pdsh's hosts in its -w list's order: their nodes' ranks

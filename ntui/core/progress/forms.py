@@ -197,8 +197,9 @@ FORMS: tuple[LineForm, ...] = (
     _form("ddp-tutorial", r"\bEpoch (?P<epoch>\d+) \| Batchsize: \d+ \| Steps: \d+", unit="epoch"),
     # nnU-Net's trainer, its log file's "<date>: Epoch 5" at each epoch's start (from 0), then "train_loss -0.2722",
     # "val_loss ...", "Epoch time: 120.45 s" on lines of their own; nnU-Net v1's (network_trainer.py's "\nepoch: ",
-    # its epoch: "epoch:  5", then "train loss : -0.2722"); and any loop's "Epoch N" alone as its header
-    _form("epoch-header", r"^\s*[Ee]poch:? +(?P<epoch>\d+)\s*$", unit="epoch"),
+    # its epoch: "epoch:  5", then "train loss : -0.2722"); and any loop's "Epoch N" alone as its header, also
+    # between a banner's rules (a hand-written loop's print('*' * 12 + 'epoch: ' + str(epoch) + ' ' + '*' * 15))
+    _form("epoch-header", r"^\s*(?:[=*#~-]{3,} ?)?[Ee]poch:? +(?P<epoch>\d+)\s*(?:[=*#~-]{3,}\s*)?$", unit="epoch"),
     # a hand-written loop's header of each epoch on a line of its own, its epoch of the run's said with a colon or
     # in words: print(f"Epoch: {epoch}/{epochs}"), print(f"Epoch {epoch+1} of {epochs}"), then its bars over the
     # epoch's batches and its summary lines: the run counts epochs, from 1 (as Keras' "Epoch 3/10" header)

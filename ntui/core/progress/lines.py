@@ -1313,6 +1313,9 @@ _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/
                            # or a loss and its value as the whole message (nnU-Net's "train_loss -0.2722", its
                            # v1's "train loss : -0.2722")
                            rf"|train(?:ing)?_loss\s+{NUM}\s*$|train(?:ing)? loss ?: {NUM}\s*$"
+                           # (or the sum of the losses so, a loop's print('total loss:', loss.item()) as the
+                           # first of its epoch's block of metrics under its header)
+                           rf"|[Tt]otal loss ?: {NUM}\s*$"
                            # or a script's own print of one metric as an assignment, the whole line ("loss = 3.96")
                            rf"|(?:(?i:train|training|mean|avg|average|total|running|batch|step|current|curr) )?"
                            rf"[\w./-]+ ?= ?{NUM}\s*$"

@@ -40,13 +40,16 @@ from ntui.core.progress.runwords import (
     declared_train_batch,
     eval_start,
     header_epoch,
+    model_checkpoint,
     period_steps,
     run_banner,
     run_end,
     run_soft_end,
     run_start,
     run_stop,
+    stage_start,
     total_counts_iters,
+    widget_counts,
 )
 from ntui.core.progress.series import Series
 
@@ -373,6 +376,14 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         # t5x's train loop's last word (its _cleanup after the loop over its periods of steps: "Epoch 3 of 20"); a
         # bare "Finished." says nothing of a training outside such a loop
         series.end()
+    elif (saved_at := model_checkpoint(said)) is not None and (not series.samples or series.lines.checkpoint_at):
+        # Lightning's ModelCheckpoint lines where they are the only progress (no bar drawn): the run's global step
+        # at each epoch's end; beside a bar, the bar says it
+        _checkpoint_epoch(series, *saved_at, at)
+    elif stage_start(said):
+        # a staged pipeline's next stage begins (IRN's "step.make_cam: <ctime>"): the stage before it that trained is
+        # over where its steps reached its total (its last within a print's interval of it)
+        _prompt_back(series, need_total=True)
     elif run_soft_end(said) or ((saved := checkpoint_at(said)) is not None and _at_last(series, *saved)):
         # (a checkpoint saved at the run's last epoch or iteration: its training is over, an evaluation may follow)
         if series.samples and series.stopped is None:  # the loop's end, said also after an error: none was read
@@ -412,16 +423,27 @@ def _line_rank(rank: int | None, raw: str) -> int | None:
 _PROMPT_RE = re.compile(r"(?P<prompt>(?:\([\w.-]+\) )?(?:[\w.-]+@[\w.-]+:[^\s$#]*|\[[\w.-]+@[\w.-]+ [^\]]*\])[$#]) \S")
 
 
-def _prompt_back(series: Series) -> None:
+def _checkpoint_epoch(series: Series, epoch: int, step: int, at: float) -> None:
+    """ModelCheckpoint's line at an epoch's end (epochs from 0) as the run's point. Where two in turn say consecutive
+    epochs a like number of steps apart, each the epochs done times it, that is an epoch's optimizer steps
+    (accumulated batches counted as the steps they make; a check every N steps within an epoch says no such)."""
+    before, series.lines.checkpoint_at = series.lines.checkpoint_at, (epoch, step)
+    if before is not None and epoch == before[0] + 1 and (per := step - before[1]) > 0 and step == (epoch + 1) * per:
+        series.declared_per_epoch = per
+    series.add(Point("log", step, None, float(epoch), form="model-checkpoint"), at)
+
+
+def _prompt_back(series: Series, *, need_total: bool = False) -> None:
     """The shell's prompt again, alone, after the command the log began with: the program exited. With no error nor
     interrupt said and the run's length unknown or reached (its last step within a print's interval of its total),
     its training is over (a script that prints no word at its end: HelloDeepSpeed's train_bert_ds.py returns after
-    its loop)."""
+    its loop). A staged pipeline's next stage said after the training's steps reads the same, but only where the
+    run's total is known and reached."""
     if not series.samples or series.stopped is not None or series.ended or series.lines.interrupted:
         return
     total, last = series.run_total, series.samples[-1].step
     interval = last - series.samples[-2].step if len(series.samples) > 1 else 0
-    if total is None or last + max(interval, 1) >= total:
+    if (total is None and not need_total) or (total is not None and last + max(interval, 1) >= total):
         series.end()
 
 
@@ -573,6 +595,13 @@ def _declarations(series: Series, text: str) -> bool:
         series.flag_total, said = steps, True
     if (per_epoch := declared_per_epoch(text)) is not None:
         series.declared_per_epoch, said = per_epoch, True
+    if "FloatProgress(" in text:  # (a notebook bar's widget repr: its total of the epochs, or of an epoch's steps)
+        epochs, per_epoch = widget_counts(text)
+        if epochs is not None:
+            series.declare_epochs(epochs)
+        if per_epoch is not None:
+            series.declared_per_epoch = per_epoch
+        said = said or epochs is not None or per_epoch is not None
     if (examples := declared_examples(text)) is not None:
         series.examples_said, said = examples, True
     if (batch := declared_train_batch(text)) is not None and series.examples_said:

@@ -15,8 +15,9 @@ import re
 from ntui.core.slurm.srunlines import EXIT_CODE, TASK_END, parse_cancel
 
 __all__ = ["declared_epochs", "declared_examples", "declared_per_epoch", "declared_steps_flag", "declared_total",
-           "declared_train_batch", "eval_start", "header_epoch", "run_banner",
-           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "total_counts_iters"]
+           "declared_train_batch", "eval_start", "header_epoch", "model_checkpoint", "run_banner",
+           "run_end", "run_ended", "run_soft_end", "run_start", "run_stop", "stage_start", "total_counts_iters",
+           "widget_counts"]
 
 
 #: what a program says of the whole run's length, on a line of its own (its configuration or its banner)
@@ -49,7 +50,12 @@ _TOTAL_RE = re.compile(
     # TransUNet's trainer and its many forks: "{} iterations per epoch. {} max iterations "
     r"|\biterations per epoch\. (?P<tu>\d+) max iterations\b"
     # Composer's time string in batches: "max_duration: 1200ba"
-    r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b")
+    r"|\bmax_duration['\"]?\s*[=:]\s*['\"]?(?P<ba>\d+)ba\b"
+    # R3Net's train.py and the saliency trainers built on it (BMPM, GateNet, ...): the args dict they print or write
+    # first, "{'iter_num': 30000, 'train_batch_size': 10, 'last_iter': 0, ...}", the run's iterations beside the one
+    # it resumes from (its loop: "if curr_iter == args['iter_num']: ... return"); a loop's own 'iter_num' of now is
+    # no such dict's
+    r"|'iter_num': (?P<r3>\d+),(?=.*'last_iter': \d+)")
 #: a command line's bare "--steps 200" (the DeepSpeed pipeline example's): the run's total only where the loop's own
 #: lines count steps (a sampler's or a scheduler's steps are others); and a parameter "steps" as a line's whole
 #: message, as a logger prints the run's parameters ("steps: 4446", DLLogger's "<date> - PARAMETER steps : 4446")
@@ -122,6 +128,18 @@ _SOFT_END_RE = re.compile(r"\bOverall training speed: \d+ iterations in\b|\bTota
 #: mmengine's CheckpointHook: "Saving checkpoint at 3 epochs" (by epoch) or "Saving checkpoint at 8000 iterations"
 #: (by iteration), the epoch or the iteration done
 _CHECKPOINT_AT_RE = re.compile(r"\bSaving checkpoint at (?P<n>\d+) (?P<what>epochs|iterations)\b")
+
+
+#: Lightning's ModelCheckpoint(verbose=True) after its check: f"Epoch {epoch:d}, global step {step:d}: {monitor!r}
+#: reached {current:0.5f} (best {best:0.5f}), saving model to {filepath!r} as top {k}", or "... {monitor!r} was not in
+#: top {save_top_k}"
+_MODEL_CHECKPOINT_RE = re.compile(r"\bEpoch (?P<e>\d+), global step (?P<s>\d+): '[^']*' (?:reached |was not in top )")
+
+
+def model_checkpoint(text: str) -> tuple[int, int] | None:
+    """The epoch and global step ModelCheckpoint's line names (:data:`_MODEL_CHECKPOINT_RE`), or None."""
+    m = _MODEL_CHECKPOINT_RE.search(text) if "global step" in text else None
+    return (int(m["e"]), int(m["s"])) if m is not None else None
 
 
 def checkpoint_at(text: str) -> tuple[str, int] | None:
@@ -428,7 +446,7 @@ def declared_total(text: str) -> int | None:
     if m is None:
         return None
     value = int((m["n"] or m["hf"] or m["titan"] or m["flag"] or m["mlx"] or m["tf"] or m["other"]
-                 or m["words"] or m["ba"] or m["bv"] or m["tu"]).replace(",", ""))
+                 or m["words"] or m["ba"] or m["bv"] or m["tu"] or m["r3"]).replace(",", ""))
     return value if value > 0 else None
 
 
@@ -445,6 +463,39 @@ def total_counts_iters(text: str) -> bool:
     """Whether the total a line states (:func:`declared_total`) counts iterations where the loop's lines say both
     an iteration and an optimizer step (lit-gpt's ``max_iters``)."""
     return _ITERS_TOTAL_RE.search(text) is not None
+
+
+#: a tqdm.notebook bar pasted as text where no widget frontend drew it: the ipywidgets repr of its container,
+#: "HBox(children=(FloatProgress(value=0.0, description='Epoch', max=2.0, style=...), HTML(value='')))" (tqdm's
+#: status_printer sets the FloatProgress's max to the bar's total and its description to the bar's desc), often cut
+#: at the display's width; the Trainer of transformers 3.x draws two: trange(..., desc="Epoch") over the run's epochs
+#: and tqdm(train_dataloader, desc="Iteration") over an epoch's steps
+_WIDGET_RE = re.compile(r"FloatProgress\(value=[\d.]+, (?:bar_style='\w*', )?description='(?P<desc>[^']*)', "
+                        r"max=(?P<max>\d+)(?:\.0)?\b")
+_WIDGET_EPOCHS = frozenset({"Epoch", "Epochs", "epoch", "epochs"})
+_WIDGET_EPOCH_STEPS = frozenset({"Iteration", "Iterations", "iteration", "iterations"})
+
+
+def widget_counts(text: str) -> tuple[int | None, int | None]:
+    """The run's epochs and an epoch's steps a notebook bar's widget repr says (:data:`_WIDGET_RE`): its total where
+    it counts the epochs ("Epoch") or an epoch's steps ("Iteration"), else (None, None)."""
+    m = _WIDGET_RE.search(text) if "FloatProgress(" in text else None
+    if m is None or not int(m["max"]):
+        return None, None
+    if m["desc"] in _WIDGET_EPOCHS:
+        return int(m["max"]), None
+    return (None, int(m["max"])) if m["desc"] in _WIDGET_EPOCH_STEPS else (None, None)
+
+
+#: IRN's run_sample.py and the weakly supervised segmentation pipelines built on it (PSA, ReCAM, AMN, ...): each
+#: stage a pyutils.Timer('step.train_cam:') whose start prints its message and time.ctime(), "step.make_cam: Tue Mar
+#: 9 13:15:58 2021"; the stages run one after another in one process
+_STAGE_START_RE = re.compile(r"step\.\w+: [A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*")
+
+
+def stage_start(text: str) -> bool:
+    """Whether a line is a staged pipeline's start of a stage (:data:`_STAGE_START_RE`)."""
+    return text[:5] == "step." and _STAGE_START_RE.fullmatch(text) is not None
 
 
 def declared_per_epoch(text: str) -> int | None:
