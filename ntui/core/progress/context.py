@@ -29,6 +29,7 @@ class LineContext:
     in_eval_section: bool = False
     banner_epoch: tuple[int, int | None] | None = None  # the epoch, of the run's epochs, the last epoch's banner named
     notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table
+    table_starts: tuple[int, ...] | None = None  # where each column of the last table's header starts
     checkpoint_at: tuple[int, int] | None = None  # the epoch and global step ModelCheckpoint's last line named
     gutter: tuple[int, int] | None = None  # an editor's line numbers before each line: their width, the next
     gutter_seen: tuple[int, int] | None = None  # the last line's number as one (its width, the next), not yet known

@@ -116,6 +116,14 @@ FORMS: tuple[LineForm, ...] = (
     # accelerate's examples (nlp_example.py, training_function): accelerator.print(f"epoch {epoch}:", eval_metric),
     # the epoch's evaluation dict and nothing else of its progress (epochs from 0)
     _form("accelerate-example", r"^epoch (?P<epoch>\d+): \{", unit="epoch"),
+    # diffusers' Flax training scripts (train_text_to_image_flax.py, train_dreambooth_flax.py): at each epoch's end
+    # the epochs bar's write(f"Epoch... ({epoch + 1}/{num_train_epochs} | Loss: {train_metric['loss']})"), the
+    # loss's full repr; the run counts epochs, from 1
+    _form("diffusers-flax", r"^Epoch\.\.\. \((?P<epoch>\d+)/(?P<epochs>\d+) \| (?=Loss: )", 1, "epoch"),
+    # the legacy (epoch-based) OpenNMT-py's Statistics.output(): "Epoch %2d, %5d/%5d; acc: %6.2f; ppl: %6.2f; %3.0f
+    # src tok/s; %3.0f tgt tok/s; %6.0f s elapsed" of the epoch's batches every report_every; the run counts epochs
+    # (its -epochs), from 1
+    _form("opennmt-legacy", r"^Epoch\s*(?P<epoch>\d+),\s*(?P<batch>\d+)/\s*(?P<batches>\d+); acc:", 1, "epoch"),
     # RETURNN's engine (its _print_process): "ep 55 train, step 1610, ce 0.357, fer 0.103, ..., complete 96.74%", the
     # step the epoch's (from 0), the epoch the run's unit (from 1; an evaluation's "ep 55 dev eval, step 3" is not it),
     # the fields "key value" apart by ", "
@@ -132,6 +140,10 @@ FORMS: tuple[LineForm, ...] = (
     # MONAI's tutorials' loops: "epoch 3/600" as an epoch begins (a declaration), then each step's
     # f"{step}/{len(train_ds) // batch_size}, train_loss: {loss:.4f}", the epoch's batches from 1
     _form("monai", r"^(?P<batch>\d+)/(?P<batches>\d+), train_loss: ", 1, "epoch"),
+    # AllenNLP 0.x's Trainer with no_tqdm: logger.info("Batch %d/%d: %s", batch_num, num_training_batches,
+    # description), its description the metrics "name: %.2f" joined by ", " and " ||" after them, under its epoch's
+    # header logger.info("Epoch %d/%d", epoch, num_epochs - 1): the epoch's batches; the run counts epochs
+    _form("allennlp", r"^Batch (?P<batch>\d+)/(?P<batches>\d+): (?=.*\|\|\s*$)", unit="epoch"),
     # DeepSpeed's pipeline engine: "steps: 120 loss: 2.1829 iter time (s): 0.212 samples/sec: 302.1"
     _form("deepspeed-pipe", r"^steps: (?P<step>\d+) loss: "),
     # pytorch-tabnet: "epoch 12  | loss: 0.57291 | val_auc: 0.8 |  0:04:59s" (epochs from 0)

@@ -45,7 +45,7 @@ from ntui.core.timestamps import iso_stamp, local_epoch
 
 __all__ = ["FORMATS", "LOOP_EPOCH_BAR", "LOSS_NAMES", "UP", "Format", "Pattern", "Point", "loss_parts",
            "notebook_table_header", "notebook_table_row", "parse_line", "pattern_problem", "table_bar_metrics",
-           "table_header", "table_row",
+           "column_starts", "table_header", "table_row",
            "epoch_phase_metrics", "evaluation_record", "rank_label", "trailing_metrics", "training_loss", "unheader",
            "unwrap_numbers"]
 
@@ -882,7 +882,7 @@ _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|\d+/\d+ [\[━─]|\d+/\d+ - \d|epoch:? {1,3}\d|\d ?epoch\b|global step \d|^steps: \d"
                             r"|\bEp\. \d|\d/Unknown |Steps:\d|^epoch \d+: \{|^\[(?:token|sample)="
                             r"|\] (?:collection=\S+ )?[A-Za-z][\w/@.:-]* ?= ?[-+\d.na]"
-                            r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d")
+                            r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d|^Batch \d+/\d+: ")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
 #: (a value with a unit's letter after it, nanotron's human_format "consumed_tokens: 1.2M", is no number: not its "1")
@@ -1275,14 +1275,41 @@ def _cells(text: str) -> list[str]:
     return cells[:-1] if cells and not cells[-1] else cells
 
 
-def table_row(text: str, names: tuple[str, ...]) -> Point | None:
+def column_starts(text: str) -> tuple[int, ...] | None:
+    """Where each column of a table's header starts, its names apart by two spaces or more (chainer's PrintReport
+    pads each name to its column's width, then two spaces), else None."""
+    if "," in text or "\t" in text:
+        return None
+    return tuple(m.start() for m in _COLUMN_START_RE.finditer(text))
+
+
+#: a column's name at the line's start or after two spaces or more
+_COLUMN_START_RE = re.compile(r"(?:(?<=\s\s)|^)\S")
+
+
+def table_row(text: str, names: tuple[str, ...], starts: tuple[int, ...] | None = None) -> Point | None:
     """A row of the table :func:`table_header` read (its epoch first, a number or a time in each column): the epoch
     named (the run counts epochs) and the row's numbers under their columns' names; None for a line of another
-    layout, or without a training loss."""
+    layout, or without a training loss. A row with fewer cells than the header's columns, where ``starts`` says
+    where each column begins, is cut at those (chainer's PrintReport writes a value not reported yet, a validation
+    column before the first evaluation, as blanks of its width). A table whose second column is the iteration
+    (chainer's "epoch  iteration  main/loss ...", the iteration of the whole run) counts in iterations: the row's
+    step is its iteration. A row drawn after a bar's cursor moves (chainer's ProgressBar's "\x1b[4A\x1b[J" before
+    it) is read without them."""
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
     fields = _cells(text)
+    if starts is not None and len(starts) == len(names) and 2 < len(fields) < len(names):
+        fields = [text[a:b].strip() for a, b in zip(starts, (*starts[1:], None), strict=True)]
     if len(fields) != len(names) or not fields[0].isdigit():
         return None
     epoch = int(fields[0])
+    if names[1].lower() == "iteration" and fields[1].isdigit():
+        metrics = {name: value for name, field in zip(names[2:], fields[2:], strict=True)
+                   if (value := _number(field)) is not None}
+        if training_loss(metrics) is None:
+            return None
+        return Point("log", int(fields[1]), None, float(epoch), metrics, form="table")
     if names[:2] == ("E", "#"):  # spaCy's: its epoch, the run's step, each component's loss
         if not fields[1].isdigit():
             return None
@@ -1496,6 +1523,9 @@ _HEAD_ITEM = (
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*(?::\d+)?(?= - )"
     rf"|[A-Za-z_][\w.]*(?= {_LEVEL}\b)"  # (a logger's name before its level: PaddlePaddle's "ppocr INFO: ")
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*:\d+(?=\t)"  # (a tab-separated header's "host:0", "module:979": OLMo's)
+    # (the same with its tabs turned into spaces, as a terminal pastes them: "host:0  olmo.train:943  INFO    ", an
+    # item before the next "name:N" item or the level only, not a message's "epoch:3  loss")
+    rf"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*:\d+(?=\s+(?:[A-Za-z_][\w.-]*:\d+\s|{_LEVEL}\s))"
     # the process's rank of the world's after the bracketed "[file.py:N]", icefall's and k2's setup_logger:
     # "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] ({rank}/{world_size}) %(message)s" (not a count of the
     # message's; after another bracket, a time's, "(3/100)" is the loop's own count)

@@ -16,6 +16,7 @@ from ntui.core.loglines import parse_prefix
 from ntui.core.progress.lines import (
     Pattern,
     Point,
+    column_starts,
     epoch_phase_metrics,
     key_value_row,
     notebook_table_header,
@@ -211,6 +212,13 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             rank = _label_rank(label)
         feed_line(series, text[cut:], pattern, at, rank)
         return
+    if "Epoch " in text and (glued := _GLUED_HEADER_RE.search(text)) is not None \
+            and _BAR_BEFORE_RE.match(text, 0, glued.start()) is not None:
+        # Keras' next epoch's header glued after its last bar's padding ("13/13 [====] - 31s - loss: 5.2<spaces>Epoch
+        # 38/60", a terminal's line that did not break): the bar, then the header
+        feed_line(series, text[:glued.start()], pattern, at, rank)
+        feed_line(series, text[glued.end():], pattern, at, rank)
+        return
     wrapped = series.lines.wrapped
     if wrapped is not None:  # the line before ended in a comma: this one may go on with the same record
         series.lines.wrapped = None
@@ -346,7 +354,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     if "Training Loss" in text and (names := notebook_table_header(text)) is not None:
         series.lines.notebook_table = names
         return
-    if series.table is not None and (row := table_row(text, series.table)) is not None:
+    if series.table is not None and (row := table_row(text, series.table, series.lines.table_starts)) is not None:
         series.add(row.but(step=series.table_base + (row.step or 0)), at)  # a row of the table under its header
         return
     if series.table is not None and series.samples and text[:12] == "Total time: " and _FIT_TIME_RE.match(text):
@@ -354,6 +362,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         return
     if (names := table_header(text)) is not None:
         series.new_table(names)
+        series.lines.table_starts = column_starts(text)
         return
     if series.samples and "/" in text and (m := _EVALUATED_AT_RE.match(text)) is not None:
         series.evaluated_at(int(m["n"]), int(m["total"]), at)
@@ -458,8 +467,14 @@ _EVAL_TITLE_RE = re.compile(r"(?i)\b(?:valid\w*|val|eval\w*|test\w*|inference|pr
 _QUOTE_RE = re.compile(r"^(?:> ?)+")
 #: a line number an editor or a pager shows before each line, right-aligned in a column of its own (vim's 'number'
 #: "  9 ", cat -n's "     9\t", less -N's), copied with the log's text
+#: Keras' header of an epoch ("Epoch 38/60") at the end of a line after two spaces or more, and its step bar ("13/13
+#: [====]", Keras 3's "13/13 ━━━━") at the start of the line it is glued to
+_GLUED_HEADER_RE = re.compile(r"\s{2,}(?=Epoch \d+/\d+\s*$)")
+_BAR_BEFORE_RE = re.compile(r"\s*\d+/\d+ (?:\[[=>.]*\]|[━─]+)")
 _GUTTER_RE = re.compile(r"( *)(\d{1,7})(?:[\t ]|$)")
-_GUTTER_FIRST = frozenset(" 0123456789")
+#: (and a log viewer's, bracketed, "[3208] " before each line: its width grows with the number, no padding)
+_BRACKET_GUTTER_RE = re.compile(r"\[(\d{1,7})\](?: |$)")
+_GUTTER_FIRST = frozenset(" 0123456789[")
 
 
 def _ungutter(series: Series, text: str) -> str:
@@ -467,20 +482,27 @@ def _ungutter(series: Series, text: str) -> str:
     in a row numbered n and n + 1 in a column of one width (three characters or more, padded, or before a record: a
     loop's own counter that starts its lines is not) and the second's text no number (a table's rows named by their
     epoch are not); from then on, each line numbered the next."""
-    m = _GUTTER_RE.match(text)
+    if text[:1] == "[":
+        m = _BRACKET_GUTTER_RE.match(text)
+        bracketed = True
+    else:
+        m, bracketed = _GUTTER_RE.match(text), False
     if m is None:
         if series.lines.gutter is None:
             series.lines.gutter_seen = None
         return text
-    width, number, rest = m.end(2), int(m[2]), text[m.end():]
+    width, number, rest = (0, int(m[1]), text[m.end():]) if bracketed else (m.end(2), int(m[2]), text[m.end():])
     if series.lines.gutter is not None:
         if series.lines.gutter == (width, number):
             series.lines.gutter = (width, number + 1)
             return rest
         return text
     seen, series.lines.gutter_seen = series.lines.gutter_seen, (width, number + 1)
-    if seen == (width, number) and width >= 3 and (m[1] or rest[:1] == "{") \
-            and rest.lstrip()[:1] not in _NUMBER_FIRST and rest.lstrip()[:1] not in _CELL_SEPARATORS:
+    if seen == (width, number) and ((bracketed and number >= 100 and rest[:1] in ("", " ", "{")) or (
+            width >= 3 and (m[1] or rest[:1] == "{") and rest.lstrip()[:1] not in _NUMBER_FIRST
+            and rest.lstrip()[:1] not in _CELL_SEPARATORS)):
+        # (bracketed: three digits or more, as a padded number's width, not a launcher's rank label "[1] "; padded
+        # after its bracket, a record or nothing after it, not a loop's own "[120] loss=0.5")
         series.lines.gutter = (width, number + 1)
         return rest
     return text

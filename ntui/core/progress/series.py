@@ -105,6 +105,7 @@ class Series:
     _epoch_first: float | None = None  # the first epoch such a line named
     _epoch_steps_local: bool = False  # those lines' steps count each epoch's batches (:meth:`_epoch_step_of_total`)
     _from_zero: bool = False  # an epoch 0 was seen where the form numbers epochs from 1
+    _header_from_zero: bool = False  # an epoch's header said "Epoch 0/E": its epochs from 0, of the last one's index
     _unit: str = ""  # what the loop's own lines count the run in: "step" or "epoch"
     own_times: bool = False  # the points carry the log's own timestamps (not the time they were read)
     _held: tuple[Point, float] | None = None  # the latest point of a bar inside the run's, and when it was read
@@ -1140,6 +1141,12 @@ class Series:
             point = point.but(total=None)
         elif point.counts_epochs and point.total is None and self.declared_epochs:
             point = point.but(total=self.declared_epochs)  # the run's epochs, said before its lines
+        elif point.counts_epochs and point.total and point.form == "keras" and point.batch is None \
+                and (point.step == 0 or self._header_from_zero):
+            # an epoch's header "Epoch 0/74" (Keras' from 1 never says 0): the program numbers its epochs from 0 and
+            # names the last one's index, AllenNLP's Trainer's logger.info("Epoch %d/%d", epoch, num_epochs - 1)
+            self._header_from_zero = self._zero_epoch = True
+            point = point.but(total=point.total + 1)
         elif point.counts_epochs and point.total and (self.declared_epochs == point.total + 1 or (
                 not self.declared_epochs and self._rows_said_from_zero and point.form == "ultralytics")):
             # the line names its epoch of the last one's index ("0/79" of 80 epochs said before, or the table's header
