@@ -40,4 +40,7 @@ class LineContext:
     # whether a Ctrl-C was echoed since ("^C": the command interrupted, its prompt back no end)
     shell_prompt: str | None = None
     interrupted: bool = False
+    # the braces still open of a learning-rate scheduler's parameters printed over several lines (DeepSpeed's user
+    # json, '"scheduler": {'): what they say of steps is the scheduler's, not the run's
+    scheduler_braces: int = 0
     shapes: ShapeReader = field(default_factory=ShapeReader)  # the last reader's state: the lines' shapes

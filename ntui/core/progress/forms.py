@@ -191,8 +191,11 @@ FORMS: tuple[LineForm, ...] = (
     # "Epoch [3] loss: 0.21"; the DARTS family's "epoch 3 lr 9.7e-02" before its unnamed "train 050 ..." numbers
     _form("epoch-loss", r"\bEpoch\s?\[(?P<epoch>\d+)\]\s+[Ll]oss\s*[=:]", unit="epoch"),
     _form("epoch-lr", r"\bepoch (?P<epoch>\d+) lr [\d.]+(?:e[-+]?\d+)?\s*$", unit="epoch"),
-    # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."
-    _form("keras", r"^Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
+    # Keras: "Epoch 66/150" on a line of its own (epochs from 1), then its step bar "125/125 [=====] - 4s ..."; the
+    # same header as the PyTorch fine-tuning tutorials' train_model() prints it, print(f"Epoch {epoch}/{num_epochs -
+    # 1}") before print("-" * 10) (from 0, the last one's index: read as Keras' "Epoch 0/E"), and as loops that train
+    # several models print it, the model's name first (print(f"{name} - Epoch {epoch}/{num_epochs - 1}"))
+    _form("keras", r"^(?:[\w.-]+ - )?Epoch (?P<epoch>\d+)/(?P<epochs>\d+)\s*$", 1, "epoch"),
     # the same as a banner between rules: "======== Epoch  41 / 250 ========", "--- Epoch 3/20 ---" (epochs from 1)
     _form("epoch-banner", r"^\s*[=*#~-]{3,}\s*Epoch\s+(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*[=*#~-]{3,}\s*$", 1,
           "epoch"),

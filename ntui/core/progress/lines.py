@@ -1331,7 +1331,11 @@ _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/
                            # or a hand-written loop's summary of its epoch's training under its "Epoch e of E"
                            # header, the training loss named in words first (print(f"Train Loss: {loss:.4f}, Train
                            # Acc: {acc:.2f}"), print(f"Train Loss: {loss:.4f}"))
-                           rf"|(?:[Tt]rain(?:ing)?|TRAIN) [Ll]oss:\s*{NUM}(?:,\s|\s*$)"
+                           rf"|(?:[Tt]rain(?:ing)?|TRAIN) [Ll]oss:\s*{NUM}(?:,\s|\s*$"
+                           # (or the phase's summary of the PyTorch fine-tuning tutorials' train_model(), its
+                           # print(f"{phase} Loss: {epoch_loss:.4f} Acc: {epoch_acc:.4f}"), the next metric after a
+                           # space: "train Loss: 0.41 Acc: 0.87", "train Loss: 0.41 Top-1 Acc: 87.1 Top-5 Acc: 98.2")
+                           rf"|\s(?=(?:[\w-]+ )?[\w-]+:\s*{NUM}))"
                            # or one metric, its name padded to a column ('%-15s: %.4f': "train/loss     : 6.40")
                            rf"|[\w./-]+ +:\s*{NUM}\s*$"
                            # or a record's rest hard-wrapped at a width, its "key=value" fields apart (Rich's log

@@ -590,6 +590,30 @@ def _glued_record(text: str) -> int | None:
 _WRAPPED_MAX = 4000
 
 
+#: a learning-rate scheduler's parameters opened: DeepSpeed's config dump (runtime/config.py's print():
+#: "  scheduler_params ............. {'total_num_steps': 240, ...}"), its user json ("scheduler": {"type": ...,
+#: "params": {"total_num_steps": 240, ...}}) whose WarmupDecayLR sizes its decay, not the loop's steps
+_SCHEDULER_OPEN_RE = re.compile(r"scheduler\w*['\"]?\s*(?:[=:]|\.{3,})\s*\{")
+
+
+def _outside_scheduler(text: str, braces: int) -> tuple[str, int]:
+    """``text`` less what lies within a learning-rate scheduler's braces (:data:`_SCHEDULER_OPEN_RE`, ``braces`` of
+    them still open from the lines before), and the braces still open after it."""
+    kept, at = [], 0
+    while True:
+        if not braces:
+            if (m := _SCHEDULER_OPEN_RE.search(text, at)) is None:
+                kept.append(text[at:])
+                return "".join(kept), 0
+            kept.append(text[at:m.start()])
+            braces, at = 1, m.end()
+        while at < len(text) and braces:
+            braces += {"{": 1, "}": -1}.get(text[at], 0)
+            at += 1
+        if braces:
+            return "".join(kept), braces
+
+
 def _declarations(series: Series, text: str) -> bool:
     """What a line says of the whole run, all of it (a configuration printed as one dict or one command line says
     its steps, its epochs and an epoch's steps together): whether it said any. Not a line about an evaluation
@@ -599,6 +623,8 @@ def _declarations(series: Series, text: str) -> bool:
     if ("valuat" in text or "alidat" in text) and text.count(" --") < _FLAGS_MIN \
             and len(_PAIR_RE.findall(text)) < _CONFIG_PAIRS_MIN:
         return False  # (a configuration printed whole names its evaluation's settings among the run's: read it)
+    if series.lines.scheduler_braces or ("cheduler" in text and "{" in text):
+        text, series.lines.scheduler_braces = _outside_scheduler(text, series.lines.scheduler_braces)
     said = False
     if (periods := declared_periods(text)) is not None:
         series.declared_epochs, series.in_periods = periods, True
