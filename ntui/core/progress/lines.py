@@ -461,8 +461,19 @@ def _tqdm(text: str) -> Point | None:
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
     head = text[:m.start()]
     bar_at = head.rfind("%|")
-    return _bar(text, m.end(), step, total, rate, head[:bar_at] if bar_at >= 0 else head, bar_at >= 0, m["postfix"],
-                m["ratetail"] or m["unit0"] or "", _bar_unit(m), _clock(m["elapsed"]))
+    point = _bar(text, m.end(), step, total, rate, head[:bar_at] if bar_at >= 0 else head, bar_at >= 0, m["postfix"],
+                 m["ratetail"] or m["unit0"] or "", _bar_unit(m), _clock(m["elapsed"]))
+    if tail and tail[:1].isdigit() and point is not None and (write := _STEP_LOSS_WRITE_RE.match(tail)) is not None \
+            and int(write["i"]) == step - 1:
+        point = point.but(metrics={**point.metrics, "loss": float(write["loss"])})
+    return point
+
+
+#: unsloth_zoo's unsloth_train: ``progress_bar.write(f"{step}, {round(accumulated_loss.cpu().item(), 4)}")`` every
+#: logging_steps steps, before its bar's update: the step's index from 0 and its loss, which a notebook's output shows
+#: glued after the bar's last redraw ("...10.79s/it]40, 2.6929" on the bar at 41/398): that step's loss (only where the
+#: index is the bar's count less one, so that no other number pair glued there is taken)
+_STEP_LOSS_WRITE_RE = re.compile(r"(?P<i>\d+), (?P<loss>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan)\s*$")
 
 
 #: tqdm-loggable's bar as a log record (tqdm_loggable/tqdm_logging.py, logging_tqdm.display: "Progress on:%s %s/%s
