@@ -92,3 +92,43 @@ def test_the_unsloth_run_shows_its_last_written_loss(tmp_path: Path) -> None:
     series, _ = _read(tmp_path, lines)
     assert series.samples[-1].step == 121
     assert training_loss(series.metrics) == ("loss", 1.4)
+
+
+# ---------------------------------------------------------------- a loop's bar description "epoch:e loss:x"
+
+
+def test_a_bar_description_with_the_epoch_and_loss_glued_to_their_colons_is_read() -> None:
+    """A horovod example loop's bar: tqdm(loader, desc=f"epoch:{epoch} loss:{loss.item()}"), no space after either
+    colon: the bar counts that epoch's batches (an epoch's bar), and its loss is the loss."""
+    point = parse_line("epoch:3 loss:0.6172839403152466:  40%|####  | 84/210 [00:12<00:18,  6.71it/s]")
+    assert point is not None and point.epoch == 3.0 and point.per_epoch
+    assert training_loss(point.metrics) == ("loss", 0.6172839403152466)
+    assert "epoch" not in point.metrics
+
+
+def test_the_glued_description_counts_the_run_in_global_steps(tmp_path: Path) -> None:
+    """Such bars over epochs 0 and 1 (each 210 batches): the run's step is the epochs before times the bar's total
+    plus its count, never a restart as the bar of the next epoch starts again."""
+    lines = [f"epoch:{e} loss:{1.5 - e / 10 - n / 1000:.4f}:  {100 * n // 210:>2}%|#   | {n}/210 [00:10<00:10,  "
+             "6.70it/s]" for e in (0, 1) for n in (50, 150, 210) if not (e == 1 and n == 210)]
+    series, _ = _read(tmp_path, lines)
+    assert series.restarts == []
+    assert series.samples[-1].step == 210 + 150
+    assert training_loss(series.metrics) == ("loss", 1.25)
+
+
+# ---------------------------------------------------------------- a dict printed by pprint over several lines
+
+
+def test_a_metrics_dict_pretty_printed_over_lines_gives_its_training_loss(tmp_path: Path) -> None:
+    """raster-vision's Learner (pytorch_learner/learner.py): log.info(f'metrics:\\n{pformat(metrics)}') after each
+    epoch; pprint breaks a dict wider than 80 columns into "{'epoch': 2," then one " 'key': value," a line, the last
+    closing it: read as the one dict it is, its train_loss the loss."""
+    lines = ["2025-02-03 10:00:00:rastervision.pytorch_learner.learner: INFO - metrics:",
+             "{'epoch': 2,",
+             " 'train_loss': 0.4321987654,",
+             " 'train_time': '0:00:31.120044',",
+             " 'val_loss': 0.5123456789,",
+             " 'avg_f1': 0.7012345678}"]
+    series, _ = _read(tmp_path, lines)
+    assert training_loss(series.metrics) == ("train_loss", 0.4321987654)

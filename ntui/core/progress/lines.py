@@ -112,7 +112,11 @@ _PCT_TAIL_RE = re.compile(r"\s*\d{1,3}$")
 _PCT_END_RE = re.compile(r"\s*\d{1,3}%\s*$")
 #: what the escape that moves the cursor up a line (ESC [ A) becomes when the others are taken off a line
 UP = "\u21e1"
-_EPOCH_DESC_RE = re.compile(r"\bEpoch\s+#?(?P<epoch>\d+)", re.IGNORECASE)
+#: (or glued to its colon, as a loop writes its description tqdm(loader, desc=f"epoch:{epoch} loss:{loss}"))
+_EPOCH_DESC_RE = re.compile(r"\bEpoch(?:\s+#?|:)(?P<epoch>\d+)", re.IGNORECASE)
+#: a description's "key:value" with no space after the colon (that loop's "loss:2.3488094806671143"), its value a
+#: number that ends the word
+_GLUED_PAIR_RE = re.compile(rf"(?<![\w.:])(?P<key>[A-Za-z_][\w./-]*):(?P<value>{NUM})(?![\w:.])")
 #: a bar whose description names its epoch of the run's ("Epoch [3/25]", pytorch-ignite's ProgressBar and the loops
 #: that write "Epoch 3/25" before their batches): the bar counts that epoch's batches, the run counts epochs
 _EPOCH_OF_RE = re.compile(r"\bEpoch\s*\[\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]"
@@ -609,6 +613,8 @@ def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, flo
         desc = whole["desc"].strip()  # a description in brackets (ColossalAI's "[Epoch 3 / Train]"): its words
     epoch_m = _EPOCH_DESC_RE.search(desc)
     metrics = _metrics([(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(desc)]) if ":" in desc else {}
+    if not metrics and ":" in desc and (glued := _GLUED_PAIR_RE.findall(desc)):
+        metrics = _metrics([(key, value) for key, value in glued if key.lower() != "epoch"])  # (the epoch: above)
     phase = _bar_phase(desc)
     if of is not None and phase == "train":  # "Validation Epoch [1/25]": its words before the epoch's brackets
         phase = _bar_phase(head[-40:][:of.start()].strip())

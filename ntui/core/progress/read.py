@@ -222,7 +222,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     wrapped = series.lines.wrapped
     if wrapped is not None:  # the line before ended in a comma: this one may go on with the same record
         series.lines.wrapped = None
-        if _CONTINUES_RE.match(text) is not None and len(wrapped) < _WRAPPED_MAX:
+        pprinted = wrapped[:2] == "{'" and _PPRINT_ITEM_RE.match(text) is not None  # (pprint's next item)
+        if (pprinted or _CONTINUES_RE.match(text) is not None) and len(wrapped) < _WRAPPED_MAX:
             text = f"{wrapped} {text.strip()}"  # read the record whole, so far
     if text.endswith(",") or text.endswith(", "):
         series.lines.wrapped = text.rstrip()  # (a record hard-wrapped at a width, its fields going on on the next line)
@@ -592,6 +593,9 @@ def _glued_record(text: str) -> int | None:
     return m.end() if m is not None else None
 
 
+#: Python's pprint of a dict too wide for its line (pformat's width 80: a loop's log.info(f"metrics:\n{pformat(d)}")):
+#: "{'epoch': 0," on the first line, then one " 'key': value," a line, the last one closing it "}"
+_PPRINT_ITEM_RE = re.compile(r" '[^']{1,80}': ")
 #: a record glued longer than this is not one record
 _WRAPPED_MAX = 4000
 
