@@ -112,7 +112,11 @@ _PCT_TAIL_RE = re.compile(r"\s*\d{1,3}$")
 _PCT_END_RE = re.compile(r"\s*\d{1,3}%\s*$")
 #: what the escape that moves the cursor up a line (ESC [ A) becomes when the others are taken off a line
 UP = "\u21e1"
-_EPOCH_DESC_RE = re.compile(r"\bEpoch\s+#?(?P<epoch>\d+)", re.IGNORECASE)
+#: (or glued to its colon, as a loop writes its description tqdm(loader, desc=f"epoch:{epoch} loss:{loss}"))
+_EPOCH_DESC_RE = re.compile(r"\bEpoch(?:\s+#?|:)(?P<epoch>\d+)", re.IGNORECASE)
+#: a description's "key:value" with no space after the colon (that loop's "loss:2.3488094806671143"), its value a
+#: number that ends the word
+_GLUED_PAIR_RE = re.compile(rf"(?<![\w.:])(?P<key>[A-Za-z_][\w./-]*):(?P<value>{NUM})(?![\w:.])")
 #: a bar whose description names its epoch of the run's ("Epoch [3/25]", pytorch-ignite's ProgressBar and the loops
 #: that write "Epoch 3/25" before their batches): the bar counts that epoch's batches, the run counts epochs
 _EPOCH_OF_RE = re.compile(r"\bEpoch\s*\[\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]"
@@ -461,8 +465,19 @@ def _tqdm(text: str) -> Point | None:
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
     head = text[:m.start()]
     bar_at = head.rfind("%|")
-    return _bar(text, m.end(), step, total, rate, head[:bar_at] if bar_at >= 0 else head, bar_at >= 0, m["postfix"],
-                m["ratetail"] or m["unit0"] or "", _bar_unit(m), _clock(m["elapsed"]))
+    point = _bar(text, m.end(), step, total, rate, head[:bar_at] if bar_at >= 0 else head, bar_at >= 0, m["postfix"],
+                 m["ratetail"] or m["unit0"] or "", _bar_unit(m), _clock(m["elapsed"]))
+    if tail and tail[:1].isdigit() and point is not None and (write := _STEP_LOSS_WRITE_RE.match(tail)) is not None \
+            and int(write["i"]) == step - 1:
+        point = point.but(metrics={**point.metrics, "loss": float(write["loss"])})
+    return point
+
+
+#: unsloth_zoo's unsloth_train: ``progress_bar.write(f"{step}, {round(accumulated_loss.cpu().item(), 4)}")`` every
+#: logging_steps steps, before its bar's update: the step's index from 0 and its loss, which a notebook's output shows
+#: glued after the bar's last redraw ("...10.79s/it]40, 2.6929" on the bar at 41/398): that step's loss (only where the
+#: index is the bar's count less one, so that no other number pair glued there is taken)
+_STEP_LOSS_WRITE_RE = re.compile(r"(?P<i>\d+), (?P<loss>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan)\s*$")
 
 
 #: tqdm-loggable's bar as a log record (tqdm_loggable/tqdm_logging.py, logging_tqdm.display: "Progress on:%s %s/%s
@@ -598,6 +613,8 @@ def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, flo
         desc = whole["desc"].strip()  # a description in brackets (ColossalAI's "[Epoch 3 / Train]"): its words
     epoch_m = _EPOCH_DESC_RE.search(desc)
     metrics = _metrics([(p["key"], p["value"]) for p in _RICH_METRIC_RE.finditer(desc)]) if ":" in desc else {}
+    if not metrics and ":" in desc and (glued := _GLUED_PAIR_RE.findall(desc)):
+        metrics = _metrics([(key, value) for key, value in glued if key.lower() != "epoch"])  # (the epoch: above)
     phase = _bar_phase(desc)
     if of is not None and phase == "train":  # "Validation Epoch [1/25]": its words before the epoch's brackets
         phase = _bar_phase(head[-40:][:of.start()].strip())

@@ -222,7 +222,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     wrapped = series.lines.wrapped
     if wrapped is not None:  # the line before ended in a comma: this one may go on with the same record
         series.lines.wrapped = None
-        if _CONTINUES_RE.match(text) is not None and len(wrapped) < _WRAPPED_MAX:
+        pprinted = wrapped[:2] == "{'" and _PPRINT_ITEM_RE.match(text) is not None  # (pprint's next item)
+        if (pprinted or _CONTINUES_RE.match(text) is not None) and len(wrapped) < _WRAPPED_MAX:
             text = f"{wrapped} {text.strip()}"  # read the record whole, so far
     if text.endswith(",") or text.endswith(", "):
         series.lines.wrapped = text.rstrip()  # (a record hard-wrapped at a width, its fields going on on the next line)
@@ -263,7 +264,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         if series.stopped is None:
             series.summary_end()
         return
-    point = parse_line(text, pattern)
+    point = parse_line(text, pattern) if "across cluster]" not in text or _RAY_REPEATED_RE.search(text) is None \
+        else None
     if point is not None and point.form == "epoch-of-header" and " of " in text and unheader(text) != text.strip():
         # "Epoch 3 of 20" as a logger's record (t5x's train loop logs it through absl, each of its periods of steps):
         # a period's start (:func:`declared_periods`), not a loop's print of its epoch's header
@@ -522,6 +524,11 @@ _PDSH_LABEL_RE = re.compile(r"(?P<host>[\w.-]+): ")
 #: sd-scripts, train_network.py: "skipping 1600 steps / ...")
 _SKIPPING_RE = re.compile(r"(?:^|\W)[Ss]kipping (?P<n>\d+) (?:steps|updates|iterations)\b")
 #: the Trainer's return value as Python writes it: "TrainOutput(global_step=450, training_loss=0.97, metrics={...})"
+#: Ray's log deduplicator (ray._private.ray_logging.LogDeduplicator): a line that several workers printed alike is
+#: printed once as it comes, and its repeats are summed up later, when its buffer flushes, as that line again with
+#: f" [repeated {count}x across cluster]" after it (and, the first time, a note on RAY_DEDUP_LOGS): a bar's redraw
+#: printed again there is an earlier one's (another worker's, or a download's), no point of the run's now
+_RAY_REPEATED_RE = re.compile(r" \[repeated \d+x across cluster\]")
 _TRAIN_OUTPUT_RE = re.compile(r"\bTrainOutput\(global_step=\d+, training_loss=")
 #: wandb's run summary at its finish (wandb_run.py's footer: "wandb: Run summary:", then each key right-aligned and its
 #: last value, "wandb:          train/loss 0.1234"); its history's lines hold a sparkline, not a number
@@ -586,6 +593,9 @@ def _glued_record(text: str) -> int | None:
     return m.end() if m is not None else None
 
 
+#: Python's pprint of a dict too wide for its line (pformat's width 80: a loop's log.info(f"metrics:\n{pformat(d)}")):
+#: "{'epoch': 0," on the first line, then one " 'key': value," a line, the last one closing it "}"
+_PPRINT_ITEM_RE = re.compile(r" '[^']{1,80}': ")
 #: a record glued longer than this is not one record
 _WRAPPED_MAX = 4000
 

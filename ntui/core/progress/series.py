@@ -791,14 +791,15 @@ class Series:
         epochs = self.declared_epochs
         return point.but(step=self._round_base + point.step, total=epochs * total if epochs else None)
 
-    def _other_phase_before(self, point: Point) -> bool:
+    def _other_phase_before(self, point: Point, total: int | None) -> bool:
         """Whether the bars taken so far were another phase's, over before this bar began: the last one reached its
         total, and this one, of another total, starts below where it ended (sd-scripts' latents cache, "caching
-        latents..." then a bar of no words, before its "steps:" bar). Not a restart: a step that goes back in the same
-        process after a phase that ended is a new phase's count."""
+        latents..." then a bar of no words, before its "steps:" bar; a dataset's download, torchvision's bar of no
+        words, before Lightning's epoch bar). Not a restart: a step that goes back in the same process after a phase
+        that ended is a new phase's count. ``total``: the bar's own, as it counted (an epoch's bar's, not the run's)."""
         prev = self._last_bar
-        return (point.format == "tqdm" and not point.per_epoch and prev is not None and prev[1] is not None
-                and prev[0] >= prev[1] and point.total is not None and point.total != prev[1]
+        return (point.format == "tqdm" and prev is not None and prev[1] is not None
+                and prev[0] >= prev[1] and total is not None and total != prev[1]
                 and point.step is not None and bool(self.samples) and point.step < self.samples[-1].step
                 and not self._fresh)
 
@@ -1167,12 +1168,14 @@ class Series:
                 last = self.samples[-1]
                 self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
             return
-        if back and self._other_phase_before(point):  # its points were not the run's: no restart
+        if back and self._other_phase_before(point, raw.total):  # its points were not the run's: no restart
             if self._before_bar is None:
                 self._keep_before_bar()
             self._forget_points()
         if point.format == "tqdm" and not point.per_epoch and raw.step is not None:
             self._last_bar = (raw.step, raw.total)
+        elif point.format == "tqdm" and point.per_epoch:
+            self._last_bar = None  # (the epoch's bar is the run's: a bar before it that ended is no longer the last)
         segment = len(self.restarts)
         if self._fresh or (self.samples and point.step < self.samples[-1].step) or self._batch_back(point):
             # a restart (or back to a step, or back within the epoch an epoch-counted run is in)
