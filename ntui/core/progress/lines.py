@@ -1074,6 +1074,9 @@ _LINE_EPOCH_RE = re.compile(
     re.IGNORECASE)
 #: counters that count the batches of one epoch where the line names its epoch and their total
 _INNER_COUNTERS = frozenset({"batch", "iter", "iteration", "it"})
+#: a step counter that counts its epoch's steps where the line names that epoch before it, with the step's total
+#: ("Epoch: 3, Step: 40/612"): the total an epoch's, not the run's
+_EPOCH_STEP_COUNTERS = frozenset({"step"})
 _GENERIC_HINT_RE = re.compile(r"(?i)loss|mlm|clm|tlm|nll|xent|entropy|:[\d.]+ - \w|[,|] (?:ce|ctc) [\d.]"
                               r"|^\s*\[?\s*\w+\s*[=:]?\s*\d+(?:/\d+)?\s*\]?:?\s*$"
                               r"|^\s*\[epoch\s*[=:]\s*\d+\]\s*\[\w+\s*[=:]\s*\d+(?:/\d+)?\]:?\s*$"
@@ -1171,6 +1174,13 @@ def _counters(text: str) -> Point | None:
             return Point("log", epoch, epochs, float(epoch), metrics, form="counters", counts_epochs=True, batch=n)
         return Point("log", n, total, float(epoch), metrics, per_epoch=True, epochs=epochs, first_epoch=1,
                      form="counters")
+    if epoch is not None and key in _EPOCH_STEP_COUNTERS and total is not None and epochs is None \
+            and ep is not None and ep.start() < m.start():
+        # a step of its total after the epoch the line names, no epochs' count said (pytorch-ssd's train_ssd.py,
+        # "Epoch: {epoch}, Step: {i}/{len(loader)}, Avg Loss: ..."): the steps are that epoch's, their total an
+        # epoch's, not the run's; the run counts its epochs
+        return Point("log", epoch, None, float(epoch), metrics, form="counters", counts_epochs=True, batch=n,
+                     batches=total)
     if key == "batch" and total is not None:  # a batch of its total: an epoch's, whose epoch a line before named
         return Point("log", n, total, None, metrics, per_epoch=True, first_epoch=1, form="counters")
     return Point("log", n, total, float(epoch) if epoch is not None else None, metrics, epochs=epochs,
@@ -1399,6 +1409,27 @@ def epoch_phase_metrics(text: str) -> dict[str, float] | None:
         return None
     metrics = _metrics(_form_pairs(m["rest"]))
     return metrics if training_loss(metrics) is not None else None
+
+
+#: a loop's summary of an epoch that is over, as the message's whole: the epoch first ("Epoch: 4/4 --- time: 812.5,
+#: lr: 0.0005, avg_loss: 0.12", PccAI's train pipeline's 'Epoch: %d/%d --- time: %f, lr: %f, ' then 'avg_%s: %f, '
+#: of each loss), then the epoch's averages
+_EPOCH_OVER_RE = re.compile(r"\s*[Ee]poch:?\s*\[?(?P<e>\d+)(?:\s*/\s*\d+)?\]?\s*(?:-{2,}|[,|:])\s+(?P<rest>\S.*)$")
+#: the name of an epoch's average of a metric: "avg_loss", "avg loss", "mean_loss", "average_loss"
+_AVERAGE_NAME_RE = re.compile(r"(?i)^(?:avg|mean|average)[ _]")
+
+
+def epoch_over(text: str) -> int | None:
+    """The epoch a loop's summary line says is over (:data:`_EPOCH_OVER_RE`): the message names the epoch first, then
+    the epoch's averages, a training loss's among them ("avg_loss"), and no counter of steps; else None."""
+    if "oss" not in text or (m := _EPOCH_OVER_RE.match(text)) is None or _COUNTER_RE.search(m["rest"]) is not None:
+        return None
+    metrics = _metrics(_form_pairs(m["rest"]))
+    averages = {k: v for k, v in metrics.items() if _AVERAGE_NAME_RE.match(k) is not None}
+    if not averages or len(averages) < len([k for k in metrics if "oss" in k]) \
+            or training_loss({_AVERAGE_NAME_RE.sub("", k): v for k, v in averages.items()}) is None:
+        return None
+    return int(m["e"])
 
 
 def trailing_metrics(text: str) -> dict[str, float] | None:

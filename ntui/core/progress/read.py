@@ -17,6 +17,7 @@ from ntui.core.progress.lines import (
     Pattern,
     Point,
     column_starts,
+    epoch_over,
     epoch_phase_metrics,
     key_value_row,
     notebook_table_header,
@@ -407,6 +408,11 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         # a rule with a title (Rich's Console.rule, a "===== Test =====" banner): a section begins; an evaluation's
         # (its title's words) holds its results, not the training's
         series.lines.in_eval_section = _EVAL_TITLE_RE.search(rule["title"]) is not None
+    elif series.samples and not series.lines.in_eval_section and "poch" in said[:8] \
+            and (over := epoch_over(said)) is not None:
+        # a loop's summary of an epoch that is over (its averages): a count that starts again after it is the next
+        # epoch's, no restart
+        series.epoch_over(over)
     elif series.samples and not series.lines.in_eval_section and "poch" in said[:8] \
             and (metrics := epoch_phase_metrics(said)) is not None:
         # the loop's line of its epoch's training metrics between the lines that say its steps: the latest step's

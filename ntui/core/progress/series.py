@@ -85,6 +85,7 @@ class Series:
     # the program's first line printed again after this point: a start, undone (the fields a start sets back as they
     # were) where the next point goes on with its bar (:meth:`printed_again`)
     _again: tuple[Point, dict[str, object]] | None = None
+    _summary_epoch: int | None = None  # the last epoch a loop's summary said is over, its lines naming no epoch
     _steps_per_epoch_seen: bool = False  # the loop's step went back as its epoch went on: it counts an epoch's batches
     _run_batches_seen: bool = False  # an epoch's batch counter went on as its epoch went on: it counts the run's steps
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
@@ -291,6 +292,23 @@ class Series:
         if epoch is not None and self._own_lines and self._unit == "epoch" and self.samples \
                 and self._epoch_complete and self.samples[-1].step == epoch - 1:
             self.add(Point("log", epoch, None, float(epoch), form="epoch-header", counts_epochs=True), at)
+
+    def epoch_over(self, epoch: int) -> None:
+        """The loop said that its epoch ``epoch`` is over (its summary of the epoch's averages, PccAI's "Epoch: 4/4 ---
+        time: ..., avg_loss: ..."), where its own lines name no epoch: a count of them that goes back after it is the
+        next epoch's batches (:meth:`_next_epoch_count`), no restart."""
+        if self._own_lines and self.samples and (self._unit == "step" or self._summary_epoch is not None):
+            self._summary_epoch = self.epoch = epoch
+
+    def _next_epoch_count(self, point: Point) -> Point:
+        """A loop's line of a count and no epoch after its epoch's summary (:meth:`epoch_over`): where it went back
+        (or the loop's counts went back so before), the batch of the next epoch's, that epoch named (then
+        :meth:`_epoch_local` counts the run in epochs)."""
+        last = self.samples[-1] if self.samples else None
+        if self._steps_per_epoch_seen or (last is not None and point.step is not None and point.step < last.step):
+            assert self._summary_epoch is not None
+            return point.but(epoch=float(self._summary_epoch + 1))
+        return point
 
     def _latest_loss(self, point: Point) -> None:
         """An epoch's summary loss ("Epoch[3/120] Average Training Loss: x", the epoch's mean) is the run's until the
@@ -1027,6 +1045,10 @@ class Series:
             if point.format == "log" and point.epoch is not None and point.step is not None and point.total \
                     and not point.counts_epochs and not point.per_epoch:
                 point = self._epoch_step_of_total(point)
+            if self._summary_epoch is not None and point.format == "log" and point.epoch is None \
+                    and point.step is not None and point.total is None and not point.counts_epochs \
+                    and not point.per_epoch:
+                point = self._next_epoch_count(point)
             if point.format == "log" and point.epoch is not None and point.step is not None and point.total is None \
                     and not point.counts_epochs and not point.per_epoch and self.declared_per_epoch \
                     and (composed := self._declared_epoch_steps(point)) is not None:
