@@ -22,7 +22,8 @@ epoch's steps, plus this epoch's; the total the epochs times an epoch's steps wh
 count within an epoch that is not the training's alone (Lightning 0.x's bar, which counts the validation's batches
 too) is counted in epochs. The entries' ``unit`` says which applied. The run's ``total`` is what the program says of
 the whole run: its steps, else its epochs times an epoch's steps where it says both (fairseq's ``max_epoch`` times
-the updates of an epoch's bar where ``max_update`` is 0), else null.
+the updates of an epoch's bar where ``max_update`` is 0; DeepSpeed-Chat's epochs times its ``Total Micro Batches``
+over the gradient accumulation its timer lines show), else null.
 """
 
 from __future__ import annotations
