@@ -300,6 +300,25 @@ class Series:
         if self._own_lines and self.samples and (self._unit == "step" or self._summary_epoch is not None):
             self._summary_epoch = self.epoch = epoch
 
+    def epoch_evaluated(self, epoch: int, at: float = 0.0) -> None:
+        """The loop said it evaluates its epoch ``epoch`` (from 0) right after its own lines' count reached their
+        total (the last within a print's interval of it): where that epoch is not the first, the count was not the
+        run's (it would have been over after the first epoch) but an epoch's batches, started again each epoch and
+        no epoch said on them. The run counts epochs then, at the epoch named (its points in the count dropped, its
+        total unknown)."""
+        samples = self.samples
+        if epoch < 1 or not self._own_lines or self._unit != "step" or self.total is None or len(samples) < 2 \
+                or self._fresh or self.ended or self.stopped is not None:
+            return
+        last, total = samples[-1].step, self.total
+        interval = last - samples[-2].step
+        if interval <= 0 or not 0 <= total - last < interval:
+            return
+        self._steps_per_epoch_seen, self._unit = True, "epoch"
+        self._forget_points()
+        self.total = self.per_epoch = None
+        self.add(Point("log", epoch, None, float(epoch), form="epoch-header", counts_epochs=True), at)
+
     def _next_epoch_count(self, point: Point) -> Point:
         """A loop's line of a count and no epoch after its epoch's summary (:meth:`epoch_over`): where it went back
         (or the loop's counts went back so before), the batch of the next epoch's, that epoch named (then
