@@ -59,3 +59,43 @@ def test_the_early_megatron_deepspeed_lm_loss_with_a_hyphen_is_the_loss() -> Non
                        " loss scale: -1.0 | grad norm: 0.000 | number of skipped iterations:   0 |")
     assert point is not None and point.step == 12 and point.total == 800
     assert training_loss(point.metrics) == ("lm-loss", 8.412345)
+
+
+# ---------------------------------------------------------------- YOLOX: an epoch's iterations across an elision
+
+
+def _yolox(epoch: int, it: int, epochs: int = 40, per: int = 300) -> str:
+    """YOLOX trainer.py, Trainer.after_iter() through loguru's default format, indented as a README pastes it:
+    '{time} | INFO     | yolox.core.trainer:after_iter:261 - epoch: {}/{}, iter: {}/{}, {mem}, {time}, {loss},
+    lr: {:.3e}, size: {:d}, {eta}'."""
+    return (f"    2024-02-01 08:{it % 60:02d}:10.250 | INFO     | yolox.core.trainer:after_iter:261 - epoch: "
+            f"{epoch}/{epochs}, iter: {it}/{per}, mem: 5120Mb, iter_time: 0.210s, data_time: 0.002s, total_loss: "
+            f"{3.0 + it / 1000:.1f}, iou_loss: 1.5, l1_loss: 0.0, conf_loss: 0.9, cls_loss: 0.6, lr: 1.250e-04, "
+            f"size: 640, ETA: 0:10:00")
+
+
+def test_an_epochs_iterations_beyond_its_share_of_the_total_are_that_epochs(tmp_path: Path) -> None:
+    """YOLOX's lines of epoch 1's iterations 20 to 120 (of 300), an elision ("..."), then epoch 40's last ones:
+    the iteration went on across the epochs, short of its total, but epoch 1 alone said more iterations than 300
+    over 40 epochs could give it: each epoch's iterations, the run's step 39 x 300 + 280 of 40 x 300."""
+    lines = [_yolox(1, i) for i in range(20, 121, 20)] + ["    ..."] + [_yolox(40, i) for i in range(200, 281, 20)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.samples[-1].step, series.total) == (39 * 300 + 280, 40 * 300)
+
+
+def test_a_counter_within_its_share_of_the_total_stays_the_runs(tmp_path: Path) -> None:
+    """The same form where the iterations said in an epoch fit its share (epoch 1's 2 to 6 of 300 over 40 epochs:
+    under 7.5 each): a counter of the whole run's going on across the epochs, its total the run's."""
+    lines = [_yolox(1, i) for i in range(2, 7, 2)] + [_yolox(9, i) for i in range(62, 67, 2)]
+    series, _ = _read(tmp_path, lines)
+    assert (series.samples[-1].step, series.total) == (66, 300)
+
+
+def test_yolox_says_its_training_is_done(tmp_path: Path) -> None:
+    """YOLOX trainer.py, Trainer.after_train(): 'Training of experiment is done and the best AP is {:.2f}' after
+    the last epoch's save: the run is over."""
+    lines = [_yolox(40, i) for i in range(240, 281, 20)]
+    lines.append("    2024-02-01 09:00:00.100 | INFO     | yolox.core.trainer:after_train:196 - Training of "
+                 "experiment is done and the best AP is 37.50")
+    _, words = _read(tmp_path, lines)
+    assert "done" in words
