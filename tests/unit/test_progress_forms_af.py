@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ntui.core.progress.lines import parse_line, training_loss
+from ntui.core.progress.lines import parse_line, training_loss, unheader
 from tests.support.progress_logs import read_lines as _read
 
 # ---------------------------------------------------------------- an epoch's count, the epoch said on its evaluation
@@ -99,3 +99,28 @@ def test_yolox_says_its_training_is_done(tmp_path: Path) -> None:
                  "experiment is done and the best AP is 37.50")
     _, words = _read(tmp_path, lines)
     assert "done" in words
+
+
+# ---------------------------------------------------------------- OLMo's rich handler: its location with the rank
+
+
+def test_olmos_rich_location_with_its_rank_comes_off() -> None:
+    """OLMo's rank-0 console through its rich handler: '[{time}] {LEVEL}  [{logger}:{lineno}, rank={local_rank}]'
+    before the message; the record's message is what is read."""
+    assert unheader("[2026-03-04 05:06:07] INFO     [olmo.train:903, rank=0] [step=7/40000]") == "[step=7/40000]"
+    assert unheader("[2026-03-04 05:06:07] INFO     [olmo.train:903, rank=0] Saving checkpoint") \
+        == "Saving checkpoint"
+
+
+def test_olmo_step_headers_and_their_indented_metrics_give_the_step_and_loss(tmp_path: Path) -> None:
+    """OLMo's trainer.log_metrics_to_console() under that handler: the '[step={step}/{max_steps}]' record, then one
+    indented '{name}={value}' line per metric (numbers with thousands commas): the step of the total and the
+    cross-entropy loss of the last record."""
+    lines: list[str] = []
+    for step in range(1, 5):
+        lines += [f"[2026-03-04 05:06:0{step}] INFO     [olmo.train:903, rank=0] [step={step}/40000]",
+                  f"    train/CrossEntropyLoss={9.5 - step / 10:.2f}", "    train/Perplexity=12,345",
+                  f"    throughput/total_tokens={step * 1_048_576:,}"]
+    series, words = _read(tmp_path, lines)
+    assert series.samples[-1].step == 4 and series.total == 40000
+    assert training_loss(series.metrics) == ("train/CrossEntropyLoss", 9.1)

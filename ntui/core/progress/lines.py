@@ -1583,6 +1583,8 @@ _HEAD_ITEM = (
     rf"|{_LEVEL}:[\w.<>-]+:"
     rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
     r"|\[[A-Za-z_<][\w.<>-]*(?::\d+(?::[\w<>.-]+)?)?\]"  # (DeepSpeed's "[%(filename)s:%(lineno)d:%(funcName)s]")
+    # (OLMo's rich handler's location, the logger's name and line with the local rank: "[olmo.train:816, rank=0]")
+    r"|\[[A-Za-z_][\w.]*:\d+, rank=\d+\]"
     # ESPnet's and the speech toolkits' logging format, "%(asctime)s (%(module)s:%(lineno)d) %(levelname)s:"
     r"|\([A-Za-z_][\w.]*:\d+\)"
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*(?::\d+)?(?= - )"
