@@ -150,7 +150,7 @@ _PREP_UNITS = frozenset({"examples", "ex", "B", "kB", "MB", "GB", "files", "shar
 #: "train_step_timing in s=1.02")
 _POSTFIX_RE = re.compile(rf"(?P<key>[A-Za-z_][\w./-]*(?: [A-Za-z_][\w./-]*)*)=(?P<value>{NUM})")
 _MEGATRON_RE = re.compile(r"\biteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|")
-_MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w ]*?(?:loss|rate|norm))\s*:\s*(?P<value>{NUM})\s*\|")
+_MEGATRON_METRIC_RE = re.compile(rf"(?P<key>[A-Za-z][\w -]*?(?:loss|rate|norm))\s*:\s*(?P<value>{NUM})\s*\|")
 _MEGATRON_MS_RE = re.compile(r"elapsed time per iteration \(ms\):\s*(?P<ms>[\d.]+)")
 #: a field of the Megatron line with its name and value apart by a space, no colon: the 2019-20 Megatron-LM's
 #: pretrain scripts and the codebases built on them (GLM, CogView, Megatron-DeepSpeed's first examples), ``' learning
@@ -1432,6 +1432,19 @@ def epoch_over(text: str) -> int | None:
     return int(m["e"])
 
 
+#: a loop's line that names an epoch's evaluation as it begins, the epoch first ("Epoch 2 evaluation <evaluator>": a
+#: SentenceTransformer subclass's fit() logs it after each epoch's batches, its epochs from 0)
+#: (the message first, after a logger's header where one is left: "- INFO - lib.trainer : Epoch 2 ...")
+_EPOCH_EVALUATED_RE = re.compile(r"(?:^|.*? [:-] )\s*[Ee]poch:?\s*(?P<e>\d+)\s*[,:-]?\s*"
+                                 r"(?:evaluation|evaluating|validation|validating)\b")
+
+
+def epoch_evaluated(text: str) -> int | None:
+    """The epoch a loop's line says it evaluates (:data:`_EPOCH_EVALUATED_RE`), or None."""
+    m = _EPOCH_EVALUATED_RE.match(text)
+    return int(m["e"]) if m is not None else None
+
+
 def trailing_metrics(text: str) -> dict[str, float] | None:
     """The metrics of a line that names no counter but a training loss (``- ETA: 1s - loss: 0.0776 - accuracy:
     0.955``: the rest of a progress line a console wrapped, or a bar's metrics printed apart), the last value of
@@ -1570,6 +1583,8 @@ _HEAD_ITEM = (
     rf"|{_LEVEL}:[\w.<>-]+:"
     rf"|\[{_LEVEL}(?:\|[^\]]*)?\]|\(?{_LEVEL}\)?(?=[\s:|\]-])|\|\s*{_LEVEL}\s*\|"
     r"|\[[A-Za-z_<][\w.<>-]*(?::\d+(?::[\w<>.-]+)?)?\]"  # (DeepSpeed's "[%(filename)s:%(lineno)d:%(funcName)s]")
+    # (OLMo's rich handler's location, the logger's name and line with the local rank: "[olmo.train:816, rank=0]")
+    r"|\[[A-Za-z_][\w.]*:\d+, rank=\d+\]"
     # ESPnet's and the speech toolkits' logging format, "%(asctime)s (%(module)s:%(lineno)d) %(levelname)s:"
     r"|\([A-Za-z_][\w.]*:\d+\)"
     r"|[A-Za-z_<][\w.<>-]*(?::[\w<>]+)*(?::\d+)?(?= - )"

@@ -17,6 +17,7 @@ from ntui.core.progress.lines import (
     Pattern,
     Point,
     column_starts,
+    epoch_evaluated,
     epoch_over,
     epoch_phase_metrics,
     key_value_row,
@@ -408,6 +409,10 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         # a rule with a title (Rich's Console.rule, a "===== Test =====" banner): a section begins; an evaluation's
         # (its title's words) holds its results, not the training's
         series.lines.in_eval_section = _EVAL_TITLE_RE.search(rule["title"]) is not None
+    elif series.samples and ("valuat" in said or "alidat" in said) and "poch" in said \
+            and (evaluated := epoch_evaluated(said)) is not None:
+        # an epoch's evaluation named after the loop's count reached its total: the count may be that epoch's
+        series.epoch_evaluated(evaluated, at)
     elif series.samples and not series.lines.in_eval_section and "poch" in said[:8] \
             and (over := epoch_over(said)) is not None:
         # a loop's summary of an epoch that is over (its averages): a count that starts again after it is the next

@@ -84,6 +84,9 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
                      r"|^(?P<done>\d+) epochs completed in [\d.]+ hours"
                      r"|\[after training is done\]|^Training time: [\d.]+ ?s\b"
+                     # YOLOX's Trainer.after_train(), its loop over: "Training of experiment is done and the best AP
+                     # is {:.2f}"
+                     r"|\bTraining of experiment is done\b"
                      # an early stop said as the message: "Early stopping", "Early stopping at epoch 45", "early
                      # stopping triggered" (not a configuration's "early stopping patience: 10", nor a helper's
                      # "EarlyStopping counter: 3 out of 10"); Lightning's EarlyStopping and Timer callbacks' "...

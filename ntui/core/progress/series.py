@@ -141,6 +141,7 @@ class Series:
     _raw_prev: int | None = None  # the count that epoch's bar showed before its last (another), in the same epoch
     _counter_raw: tuple[float, int, int] | None = None  # a loop's last "epoch e ... iter i/N" line as it counted
     _counter_runs: bool = False  # those lines' counter went on across an epoch's change: it counts the run's steps
+    _counter_span: tuple[float, int] | None = None  # the epoch of those lines and the first counter said in it
     _declared_last: tuple[float, int] | None = None  # a loop's last "epoch e ... step s" line, where an epoch's steps
     # were said (:meth:`_declared_epoch_steps`)
     _val_seen: bool = False  # a validation bar came while an epoch's bar was short of its total
@@ -299,6 +300,25 @@ class Series:
         next epoch's batches (:meth:`_next_epoch_count`), no restart."""
         if self._own_lines and self.samples and (self._unit == "step" or self._summary_epoch is not None):
             self._summary_epoch = self.epoch = epoch
+
+    def epoch_evaluated(self, epoch: int, at: float = 0.0) -> None:
+        """The loop said it evaluates its epoch ``epoch`` (from 0) right after its own lines' count reached their
+        total (the last within a print's interval of it): where that epoch is not the first, the count was not the
+        run's (it would have been over after the first epoch) but an epoch's batches, started again each epoch and
+        no epoch said on them. The run counts epochs then, at the epoch named (its points in the count dropped, its
+        total unknown)."""
+        samples = self.samples
+        if epoch < 1 or not self._own_lines or self._unit != "step" or self.total is None or len(samples) < 2 \
+                or self._fresh or self.ended or self.stopped is not None:
+            return
+        last, total = samples[-1].step, self.total
+        interval = last - samples[-2].step
+        if interval <= 0 or not 0 <= total - last < interval:
+            return
+        self._steps_per_epoch_seen, self._unit = True, "epoch"
+        self._forget_points()
+        self.total = self.per_epoch = None
+        self.add(Point("log", epoch, None, float(epoch), form="epoch-header", counts_epochs=True), at)
 
     def _next_epoch_count(self, point: Point) -> Point:
         """A loop's line of a count and no epoch after its epoch's summary (:meth:`epoch_over`): where it went back
@@ -710,8 +730,18 @@ class Series:
                 or point.epoch is None or point.phase != "train":
             return False
         last, self._counter_raw = self._counter_raw, (point.epoch, point.step, point.total)
+        span = self._counter_span
+        if span is None or span[0] != point.epoch or self._fresh:
+            self._counter_span = (point.epoch, point.step)
+        epochs = point.epochs or self.epochs or self.declared_epochs
         if not self._counter_runs and last is not None and not self._fresh and point.epoch > last[0] \
-                and last[1] < point.step < point.total == last[2]:
+                and last[1] < point.step < point.total == last[2] \
+                and not (epochs and span is not None and span[0] == last[0]
+                         and (last[1] - span[1]) * epochs > point.total):
+            # (the steps said within the epoch before were more than its share of the total over the epochs said: a
+            # run's counter over epochs of like size gives each at most that; more is an epoch's batches, its lines
+            # apart from the next epoch's by an elision (YOLOX's "epoch: 1/150, iter: 80/774", then "...", then
+            # "epoch: 150/150, iter: 710/774"))
             self._counter_runs = True
             if self.samples and self.samples[-1].step > point.step:
                 self._forget_points()  # (an epoch's steps counted from a later epoch than the first)
