@@ -101,6 +101,21 @@ def test_yolox_says_its_training_is_done(tmp_path: Path) -> None:
     assert "done" in words
 
 
+def test_yolox_says_its_training_is_done_after_a_crash_too(tmp_path: Path) -> None:
+    """YOLOX trainer.py, Trainer.train(): after_train() runs in the ``finally`` around train_in_epoch(), so its
+    'Training of experiment is done ...' is logged when an epoch's evaluation raises as well, and the error's
+    traceback follows it: the run stopped, it is not done."""
+    lines = [_yolox(5, i) for i in range(40, 81, 20)]
+    lines.append("    2024-02-01 09:00:00.100 | INFO     | yolox.core.trainer:after_train:196 - Training of "
+                 "experiment is done and the best AP is 0.00")
+    lines += ["Traceback (most recent call last):",
+              '  File "tools/train.py", line 141, in <module>',
+              "    launch(main, num_gpu)",
+              "IndexError: index 3 is out of bounds for axis 0 with size 3"]
+    _, words = _read(tmp_path, lines)
+    assert "done" not in words and "stopped" in words
+
+
 # ---------------------------------------------------------------- OLMo's rich handler: its location with the rank
 
 

@@ -84,9 +84,6 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
                      r"|^(?P<done>\d+) epochs completed in [\d.]+ hours"
                      r"|\[after training is done\]|^Training time: [\d.]+ ?s\b"
-                     # YOLOX's Trainer.after_train(), its loop over: "Training of experiment is done and the best AP
-                     # is {:.2f}"
-                     r"|\bTraining of experiment is done\b"
                      # an early stop said as the message: "Early stopping", "Early stopping at epoch 45", "early
                      # stopping triggered" (not a configuration's "early stopping patience: 10", nor a helper's
                      # "EarlyStopping counter: 3 out of 10"); Lightning's EarlyStopping and Timer callbacks' "...
@@ -124,8 +121,10 @@ _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|compl
 
 
 #: what a program prints when its training loop is over, also after an error (detectron2's hooks run in a
-#: ``finally``): the end of the run only where no error was read after its last point
-_SOFT_END_RE = re.compile(r"\bOverall training speed: \d+ iterations in\b|\bTotal training time: \d")
+#: ``finally``; so does YOLOX's Trainer.train(), whose after_train() logs "Training of experiment is done and the
+#: best AP is {:.2f}" after a crash too): the end of the run only where no error was read after it
+_SOFT_END_RE = re.compile(r"\bOverall training speed: \d+ iterations in\b|\bTotal training time: \d"
+                          r"|\bTraining of experiment is done\b")
 
 
 #: mmengine's CheckpointHook: "Saving checkpoint at 3 epochs" (by epoch) or "Saving checkpoint at 8000 iterations"
@@ -156,7 +155,8 @@ def checkpoint_at(text: str) -> tuple[str, int] | None:
 def run_soft_end(text: str) -> bool:
     """Whether the line says the training loop is over, as a program says it also after an error
     (:data:`_SOFT_END_RE`)."""
-    return ("training speed" in text or "training time" in text) and _SOFT_END_RE.search(text) is not None
+    return ("training speed" in text or "training time" in text or "experiment is done" in text) \
+        and _SOFT_END_RE.search(text) is not None
 
 
 #: what a program says when it starts its training again from a checkpoint, or starts it at all (a new process
