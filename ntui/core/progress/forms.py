@@ -116,6 +116,11 @@ FORMS: tuple[LineForm, ...] = (
     # accelerate's examples (nlp_example.py, training_function): accelerator.print(f"epoch {epoch}:", eval_metric),
     # the epoch's evaluation dict and nothing else of its progress (epochs from 0)
     _form("accelerate-example", r"^epoch (?P<epoch>\d+): \{", unit="epoch"),
+    # the PEFT example notebooks' own loops (examples/causal_language_modeling/peft_*_clm.ipynb and others): at each
+    # epoch's end print(f"{epoch=}: {train_ppl=} {train_epoch_loss=} {eval_ppl=} {eval_epoch_loss=}"), Python's
+    # self-documenting f-string: "epoch=3: train_ppl=tensor(1.2, device='cuda:0') train_epoch_loss=tensor(0.18, ...)"
+    # (epochs from 0; the epoch's train and eval bars around it count batches, not the run)
+    _form("epoch-fstring", r"^epoch=(?P<epoch>\d+): (?=[A-Za-z]\w*=)", unit="epoch"),
     # diffusers' Flax training scripts (train_text_to_image_flax.py, train_dreambooth_flax.py): at each epoch's end
     # the epochs bar's write(f"Epoch... ({epoch + 1}/{num_train_epochs} | Loss: {train_metric['loss']})"), the
     # loss's full repr; the run counts epochs, from 1

@@ -897,7 +897,7 @@ _COUNTERS = frozenset({"iter", "Iter", "iteration", "Iteration", "step", "Step",
 _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|Epoch|Iter|iter|Train: \[|Train:\s+\d|\bi = |[Ss]tep\s*[:=]?\s*\d|\[ep: "
                             r"|\d+/\d+ [\[━─]|\d+/\d+ - \d|epoch:? {1,3}\d|\d ?epoch\b|global step \d|^steps: \d"
-                            r"|\bEp\. \d|\d/Unknown |Steps:\d|^epoch \d+: \{|^\[(?:token|sample)="
+                            r"|^epoch=\d|\bEp\. \d|\d/Unknown |Steps:\d|^epoch \d+: \{|^\[(?:token|sample)="
                             r"|\] (?:collection=\S+ )?[A-Za-z][\w/@.:-]* ?= ?[-+\d.na]"
                             r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d|^Batch \d+/\d+: ")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)

@@ -385,6 +385,11 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         series.evaluation()
     elif (end := run_end(said)) is not None:
         series.end(*end)
+    elif series.samples and said.rstrip() == "Done!" and "[train" in raw and _TRAIN_DONE_RE.search(raw) is not None:
+        # icefall's recipes' training scripts (egs/*/ASR/*/train.py, run()): logging.info("Done!") after their loop
+        # over the epochs, under the "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s" format; the
+        # training script's own record only (a decode.py says the same of its decoding; a bare "Done!" says nothing)
+        series.end()
     elif series.in_periods and series.samples and said.rstrip() == "Finished.":
         # t5x's train loop's last word (its _cleanup after the loop over its periods of steps: "Epoch 3 of 20"); a
         # bare "Finished." says nothing of a training outside such a loop
@@ -531,6 +536,9 @@ _CELL_SEPARATORS = frozenset(",;|")
 #: of a host's output ("host0: ...")
 _PDSH_HOSTS_RE = re.compile(r"\bpdsh\b.*? -w (?P<hosts>[\w.-]+(?:,[\w.-]+)+)(?:\s|$)")
 _PDSH_LABEL_RE = re.compile(r"(?P<host>[\w.-]+): ")
+#: the logger's header naming the training script as the record's file: icefall's "[train.py:553] " before its message
+_TRAIN_DONE_RE = re.compile(r"\[train\w*\.py:\d+\] Done!\s*$")
+
 #: a program's word that it skips the steps done before its state was saved, to go on from there (kohya's
 #: sd-scripts, train_network.py: "skipping 1600 steps / ...")
 _SKIPPING_RE = re.compile(r"(?:^|\W)[Ss]kipping (?P<n>\d+) (?:steps|updates|iterations)\b")
