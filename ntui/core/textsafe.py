@@ -4,19 +4,19 @@
 character survives (nothing can move the cursor or set the terminal title), ``\\r`` progress bars keep
 their last state, lines are capped for display (``… [+N bytes]``). :class:`LineAccumulator` builds one line
 across read chunks keeping only its head, so a 10 MB line costs ``cap`` bytes. :func:`inert` does the same
-for a one-line value that is already text. :func:`ellipsize` is the one way text is cut to a width: the
-cut is marked with ``…``.
+for a one-line value that is already text; :func:`without_escapes` takes off the sequences only.
+:func:`ellipsize` is the one way text is cut to a width: the cut is marked with ``…``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["DISPLAY_CAP", "LineAccumulator", "clean_line", "ellipsize", "inert"]
+__all__ = ["DISPLAY_CAP", "LineAccumulator", "clean_line", "ellipsize", "inert", "without_escapes"]
 
 DISPLAY_CAP = 64 * 1024
 
-_ESC_RE = re.compile(
+_SEQUENCES = (
     r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI (also unterminated)
     r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
     r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (title, hyperlinks ...) to BEL / ST / end
@@ -24,8 +24,12 @@ _ESC_RE = re.compile(
     r"|\x1b[PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # DCS, SOS, PM, APC
     r"|[\x90\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # 8-bit DCS, SOS, PM, APC
     r"|\x1b[ -/]*[0-~]?"  # any other ESC sequence (or a lone ESC)
-    r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # remaining C0 (tab kept) and C1 controls, DEL
 )
+_ESC_RE = re.compile(
+    _SEQUENCES
+    + r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # remaining C0 (tab kept) and C1 controls, DEL
+)
+_SEQ_RE = re.compile(_SEQUENCES)
 
 
 def clean_line(raw: bytes, *, max_bytes: int = DISPLAY_CAP, dropped: int = 0) -> str:
@@ -57,6 +61,12 @@ def inert(text: str) -> str:
     """Text from elsewhere (job names, reasons, paths) made safe to print on one line: no escape
     sequence or control character (newlines included) survives."""
     return _ESC_RE.sub("", text)
+
+
+def without_escapes(text: str) -> str:
+    """``text`` without its terminal escape sequences (colours, cursor moves, titles), the sequences
+    :func:`inert` takes off, its control characters kept (a reader that splits at ``\\r`` after this)."""
+    return _SEQ_RE.sub("", text)
 
 
 def ellipsize(text: str, width: int) -> str:

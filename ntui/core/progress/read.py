@@ -5,9 +5,10 @@ every bar), streamed line by line, each bar redraw (``\\r``) a line of its own."
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,7 @@ from ntui.core.progress.runwords import (
     widget_counts,
 )
 from ntui.core.progress.series import Series
+from ntui.core.textsafe import without_escapes
 
 __all__ = ["TAIL_BYTES", "Labels", "feed_line", "read_progress", "relabel", "unescape"]
 
@@ -94,7 +96,7 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
     if path.stat().st_size > tail_bytes:
         series.lines.first_line = ""  # a tail's first line is not the program's
     labels = Labels()
-    for text, cut in _segments(path, tail_bytes):
+    for text, cut in _unindented(_segments(path, tail_bytes)):
         piece, rank = relabel(text, labels)
         if not cut:
             feed_line(series, piece, pattern, at, rank)
@@ -104,6 +106,44 @@ def read_progress(path: Path, *, pattern: Pattern | None = None, tail_bytes: int
         if _whole_enough(series, trial):
             series = trial
     return series
+
+
+#: The lines a paste's margin is judged on (:func:`_unindented`), and the least of them that must say it.
+MARGIN_LINES = 64
+_MARGIN_LEAST = 3
+
+
+def paste_margin(starts: list[str]) -> str:
+    """The margin a paste put before every line (``starts``: the first lines of the log, not their redraws): the
+    blanks they all begin with, where they are a tab or two blanks at least (a Markdown code block's four, a list
+    item's eight); else "" (one blank is a program's own: srun pads its labels with one)."""
+    lines = [line for line in starts if line.strip()]
+    if len(lines) < _MARGIN_LEAST:
+        return ""
+    common = os.path.commonprefix(lines)
+    margin = common[:len(common) - len(common.lstrip(" \t"))]
+    return margin if margin[:1] == "\t" or len(margin) >= 2 else ""
+
+
+def _unindented(pieces: Iterable[tuple[str, bool]]) -> Iterator[tuple[str, bool]]:
+    """The pieces with a paste's margin (:func:`paste_margin`, judged on the first :data:`MARGIN_LINES` lines) taken
+    off each line that begins with it, so that the forms that read a line from its start read an indented paste's
+    (an issue's code block) as the program printed it; a redraw (a piece after a carriage return) has none."""
+    stream = iter(pieces)
+    head: list[tuple[str, bool]] = []
+    starts: list[str] = []
+    for piece in stream:
+        head.append(piece)
+        if piece[0][:1] != "\r" and piece[0].strip():
+            starts.append(piece[0])
+            if len(starts) >= MARGIN_LINES:
+                break
+    margin = paste_margin(starts)
+    if not margin:
+        yield from itertools.chain(head, stream)
+        return
+    for text, cut in itertools.chain(head, stream):
+        yield (text[len(margin):] if text.startswith(margin) else text), cut
 
 
 def _whole_enough(before: Series, after: Series) -> bool:
@@ -203,6 +243,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     finishing. ``rank``: the task a redraw is of, where the piece says none (:func:`relabel`)."""
     if "#0" in text or "^" in text:
         text = unescape(text)
+    if "\x1b" in text:  # a terminal's colours, in a copy of its screen or a logger's coloured level
+        text = without_escapes(text)
     if text[:1] == ">":  # a log pasted as a Markdown quote (an issue's, a forum's, a mail's "> " before each line)
         text = _QUOTE_RE.sub("", text, count=1)
     if text[:1] in _GUTTER_FIRST:
