@@ -3,10 +3,10 @@
 :func:`ntui.core.progress.read.feed_line` reads a log one line at a time; a few of its rules need the lines before:
 a record hard-wrapped at a comma, a logger's header on the line before its message, a section titled as an
 evaluation's, an epoch's banner, the columns of a table drawn before its rows, an editor's line numbers, pdsh's
-hosts, the program's first line (printed again: a start again) and the shapes of the lines no form reads
-(:mod:`ntui.core.progress.shapes`). They live here, one value in each :class:`~ntui.core.progress.series.Series`
-(its ``lines``), so that the series' own fields say the run only and the reader's state is copied with it (the file
-reader's trial of a cut last line, the followed log's series).
+hosts, ignite's engines running, the program's first line (printed again: a start again) and the shapes of the
+lines no form reads (:mod:`ntui.core.progress.shapes`). They live here, one value in each
+:class:`~ntui.core.progress.series.Series` (its ``lines``), so that the series' own fields say the run only and the
+reader's state is copied with it (the file reader's trial of a cut last line, the followed log's series).
 """
 
 from __future__ import annotations
@@ -43,4 +43,8 @@ class LineContext:
     # the braces still open of a learning-rate scheduler's parameters printed over several lines (DeepSpeed's user
     # json, '"scheduler": {'): what they say of steps is the scheduler's, not the run's
     scheduler_braces: int = 0
+    # ignite's engines running, outermost first: each run's max_epochs (its Engine.run's "Engine run starting with
+    # max_epochs=N."): an evaluator's run inside the trainer's says its own epochs, not the run's
+    engines: list[int] = field(default_factory=list)
+    engine_points: bool = False  # the trainer's "Epoch[N] Complete" lines are the run's points (no other line is)
     shapes: ShapeReader = field(default_factory=ShapeReader)  # the last reader's state: the lines' shapes

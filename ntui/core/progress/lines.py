@@ -1199,12 +1199,14 @@ _SPACY_LOSS_RE = re.compile(r"\bLOSS (\S+)")
 
 def table_header(text: str) -> tuple[str, ...] | None:
     """A table's header as a line of its own whose first column is the epoch and which names a loss (fastai's
-    console table, "epoch     train_loss  valid_loss  accuracy  time"), or the YOLO family's epoch table's, its
-    losses in parts by their names alone ("Epoch gpu_mem box obj cls total labels img_size"), or spaCy's ("E  #
-    LOSS TOK2VEC  LOSS NER  ENTS_F  SCORE", its loss columns named "loss_tok2vec", "loss_ner"): its column names,
-    else None."""
+    console table, "epoch     train_loss  valid_loss  accuracy  time"), or the step (:func:`_step_table_header`),
+    or the YOLO family's epoch table's, its losses in parts by their names alone ("Epoch gpu_mem box obj cls total
+    labels img_size"), or spaCy's ("E  #  LOSS TOK2VEC  LOSS NER  ENTS_F  SCORE", its loss columns named
+    "loss_tok2vec", "loss_ner"): its column names, else None."""
     if text[:1] in " E" and "LOSS " in text and _SPACY_HEADER_RE.match(text) is not None:
         return tuple(_SPACY_LOSS_RE.sub(lambda m: f"loss_{m[1].lower()}", text).split())
+    if text[:1] in _STEP_COLUMN_FIRST and ("loss" in text or "Loss" in text):
+        return _step_table_header(text)
     if "poch" not in text or ("loss" not in text and "Loss" not in text and "mem" not in text):
         return None
     names = tuple(_cells(text))
@@ -1212,6 +1214,23 @@ def table_header(text: str) -> tuple[str, ...] | None:
             or not (names[1].lower() == "gpu_mem" or any("loss" in n.lower() for n in names[1:])):
         return None
     return names
+
+
+#: the names a table's first column counts the run's steps by (a metrics file's "step", "iter", "global_step")
+_STEP_COLUMNS = frozenset({"step", "steps", "iter", "iters", "iteration", "global_step", "update", "updates"})
+_STEP_COLUMN_FIRST = frozenset("sSiIgGuU")
+
+
+def _step_table_header(text: str) -> tuple[str, ...] | None:
+    """A step's table header: a metrics file's first line as loops write it beside their checkpoints and print it
+    (a TSV's "step<tab>loss", a CSV's "iter,loss,lr", a padded "step  train_loss  lr"): its first column the step,
+    a loss among the others; two columns only where a tab or a comma sets them apart (two words with a space are a
+    sentence's as well). Its column names, else None."""
+    names = tuple(_cells(text))
+    if not names or names[0].lower() not in _STEP_COLUMNS or not all(_COLUMN_RE.fullmatch(n) for n in names) \
+            or not any("loss" in n.lower() for n in names[1:]):
+        return None
+    return names if len(names) >= 3 or "\t" in text or "," in text else None
 
 
 #: the YOLO family's names of its loss's parts in its epoch table (YOLOv5's "box_loss", its first releases' "box"),
@@ -1316,7 +1335,8 @@ _COLUMN_START_RE = re.compile(r"(?:(?<=\s\s)|^)\S")
 
 def table_row(text: str, names: tuple[str, ...], starts: tuple[int, ...] | None = None) -> Point | None:
     """A row of the table :func:`table_header` read (its epoch first, a number or a time in each column): the epoch
-    named (the run counts epochs) and the row's numbers under their columns' names; None for a line of another
+    named (the run counts epochs) and the row's numbers under their columns' names (a step's table: the step named,
+    the run counting steps); None for a line of another
     layout, or without a training loss. A row with fewer cells than the header's columns, where ``starts`` says
     where each column begins, is cut at those (chainer's PrintReport writes a value not reported yet, a validation
     column before the first evaluation, as blanks of its width). A table whose second column is the iteration
@@ -1330,6 +1350,12 @@ def table_row(text: str, names: tuple[str, ...], starts: tuple[int, ...] | None 
         fields = [text[a:b].strip() for a, b in zip(starts, (*starts[1:], None), strict=True)]
     if len(fields) != len(names) or not fields[0].isdigit():
         return None
+    if names[0].lower() in _STEP_COLUMNS:  # a step's table: the run's step, its numbers under their names
+        metrics = {name: value for name, field in zip(names[1:], fields[1:], strict=True)
+                   if (value := _number(field)) is not None}
+        if training_loss(metrics) is None:
+            return None
+        return Point("log", int(fields[0]), None, None, metrics, form="table")
     epoch = int(fields[0])
     if names[1].lower() == "iteration" and fields[1].isdigit():
         metrics = {name: value for name, field in zip(names[2:], fields[2:], strict=True)

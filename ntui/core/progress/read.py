@@ -369,8 +369,9 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         elif raw.strip() == series.lines.shell_prompt:
             _prompt_back(series)
             return
-    if ("oss" in text or "OSS" in text or "/" in text or " of " in text) and (shaped := series.lines.shapes.feed(
-            text, at, _line_rank(rank, raw), others_read=bool(series.samples))):
+    if ("oss" in text or "OSS" in text or "/" in text or " of " in text or "rain" in text or "trn" in text) \
+            and (shaped := series.lines.shapes.feed(text, at, _line_rank(rank, raw),
+                                                    others_read=bool(series.samples))):
         for got, when, by in shaped:  # the last reader: the shape of the line the program prints at each record
             series.add(Point("log", got.step, got.total, float(got.step) if got.epochs else None,
                              {} if got.loss is None else {"loss": got.loss}, form="shape", counts_epochs=got.epochs,
@@ -412,6 +413,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         return
     if series.samples and "/" in text and (m := _EVALUATED_AT_RE.match(text)) is not None:
         series.evaluated_at(int(m["n"]), int(m["total"]), at)
+        return
+    if ("Engine run " in text or "] Complete. " in text) and _ignite(series, text, at):
         return
     # what the program says, read from its first word: a log indented as a whole (a notebook's output pasted as a
     # markdown code block, a wrapper that indents its child's output) says its start, its end, its length as it
@@ -490,6 +493,45 @@ def _line_rank(rank: int | None, raw: str) -> int | None:
 #: a shell's prompt (bash's default PS1, "\u@\h:\w\$ ", and Red Hat's, "[\u@\h \W]\$ "; a conda or virtual
 #: environment's name before it) with a command typed after it: a terminal's session pasted as the log
 _PROMPT_RE = re.compile(r"(?P<prompt>(?:\([\w.-]+\) )?(?:[\w.-]+@[\w.-]+:[^\s$#]*|\[[\w.-]+@[\w.-]+ [^\]]*\])[$#]) \S")
+
+
+#: ignite's Engine.run, its own records (ignite/engine/engine.py): "Engine run starting with max_epochs=20." as a run
+#: starts (an evaluator's engine says its own, max_epochs=1), "Epoch[3] Complete. Time taken: 00:00:21.604" at each
+#: of its epochs' end (epochs from 1; "%02d:%02d:%02d" before 0.4.3), "Engine run finished. Time taken: ..." as it
+#: ends ("complete" before 0.5)
+_IGNITE_START_RE = re.compile(r"\bEngine run starting with max_(?:epochs|iters)=(?P<n>\d+)\.")
+_IGNITE_EPOCH_RE = re.compile(r"\bEpoch\[(?P<epoch>\d+)\] Complete\. Time taken: \d+:\d\d:\d\d")
+_IGNITE_END_RE = re.compile(r"\bEngine run (?:complete|finished)\. Time taken: \d+:\d\d:\d\d")
+
+
+def _ignite(series: Series, text: str, at: float) -> bool:
+    """ignite's engines' own records (:data:`_IGNITE_START_RE`): which engine runs, the epochs of the outermost one
+    (the trainer's; an evaluator's run inside it counts its own epoch 1), and its end. Where no other line says the
+    run's progress, the trainer's "Epoch[N] Complete" lines are its points, in epochs (its max_epochs their total);
+    beside the loop's own lines (a handler's "epoch[1] - iteration[10/1370] loss: ..."), each says that epoch is over.
+    The trainer's run finished is the run's end. Whether the line was one of them."""
+    engines = series.lines.engines
+    if (start := _IGNITE_START_RE.search(text)) is not None:
+        engines.append(int(start["n"]))
+        return False  # (its epochs are read as the run's declarations are, where they are the run's)
+    if (epoch := _IGNITE_EPOCH_RE.search(text)) is not None:
+        if len(engines) > 1:
+            return True  # an evaluator's epoch, inside the trainer's
+        n = int(epoch["epoch"])
+        if series.samples and not series.lines.engine_points:
+            series.epoch_over(n)
+        else:
+            series.lines.engine_points = True
+            series.add(Point("log", n, None, float(n), form="ignite", counts_epochs=True, first_epoch=1,
+                             epochs=engines[0] if engines else None), at)
+        return True
+    if _IGNITE_END_RE.search(text) is not None:
+        if len(engines) == 1 and engines[0] > 1 and series.samples:
+            series.end()  # the trainer's own run over
+        if engines:
+            engines.pop()
+        return True
+    return False
 
 
 def _checkpoint_epoch(series: Series, epoch: int, step: int, at: float) -> None:

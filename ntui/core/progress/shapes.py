@@ -10,7 +10,8 @@ taken out, its runs of blanks as one): a shape whose lines
   not a part of a date, a time or a total) that went up at each of the first :data:`PROMOTE_AT` lines of the lowest
   rank printing it, and
 * name a loss (a number after the word, or before it where the word ends its field: "8.31 loss, ..."; no
-  evaluation's word before it: not a validation's), or else count of a
+  evaluation's word before it: not a validation's; where none is named a loss, a number named by the training's
+  phase alone beside an evaluation's after it: "train 0.0437  val 0.0512"), or else count of a
   total that stays the same ("step:120/1536"), with another number that changes (a time, a rate: a loop that
   prints no loss, modded-nanogpt's "step:N/T train_time:Tms step_avg:Ams"), no evaluation's word in it,
 
@@ -56,6 +57,10 @@ _LOSS_WORD_RE = re.compile(r"(?i)loss")
 _LOSS_AFTER_RE = re.compile(r"(?i)^\s*\w*loss\w*\s*(?:[,;|)]|$)")
 #: an evaluation's words: a shape that says one before its loss is an evaluation's line, not the training's
 _EVAL_RE = re.compile(r"(?i)\b(?:val\w*|valid\w*|eval\w*|test\w*|dev)\b")
+#: a number's name that is a phase alone, the training's ("train 0.0437", "trn: 0.61", "training=0.5"), and an
+#: evaluation's ("val 0.0512", "dev: 0.70"): the word right before the number
+_TRAIN_PHASE_RE = re.compile(r"(?i)(?:^|[\s|,;(\[])(?:train|training|trn)\s*[:=]?\s*$")
+_EVAL_PHASE_RE = re.compile(r"(?i)(?:^|[\s|,;(\[])(?:val|valid|validation|eval|test|dev)\s*[:=]?\s*$")
 #: the words that introduce a total after a count ("5/240", "5 of 240", "5 out of 240")
 _TOTAL_JOINT_RE = re.compile(r"^\s*(?:/|of|out of)\s*$")
 
@@ -91,7 +96,8 @@ class Shape:
 
     def loss_at(self) -> int | None:
         """The number that is the loss: the first after the word (or before it, where the word ends its field), no
-        evaluation's word before it in the line."""
+        evaluation's word before it in the line; where no number is named a loss, the training's named by its phase
+        alone beside an evaluation's after it (:func:`_phase_loss_at`)."""
         for i, gap in enumerate((*self.gaps, self.tail)):
             if _LOSS_WORD_RE.search(gap) is None:
                 continue
@@ -99,6 +105,18 @@ class Shape:
             if at >= len(self.gaps):
                 return None
             return None if _EVAL_RE.search("".join(self.gaps[: at + 1])) is not None else at
+        return self._phase_loss_at()
+
+    def _phase_loss_at(self) -> int | None:
+        """A loop's summary that names its losses by their phase alone, the training's first, then an evaluation's
+        ("epoch 3/240  train 0.0437  val 0.0512  lr 7.9e-04", "ep 3 | trn 0.61 | dev 0.70"): the training's
+        number, not a percentage (an accuracy's, "train 91.2%"); None where no such pair is."""
+        after = (*self.gaps[1:], self.tail)
+        for i, gap in enumerate(self.gaps):
+            if _TRAIN_PHASE_RE.search(gap) is None or after[i].startswith("%"):
+                continue
+            if any(_EVAL_PHASE_RE.search(later) is not None for later in self.gaps[i + 1:]):
+                return i
         return None
 
     def counters(self) -> list[int]:
@@ -147,7 +165,8 @@ class ShapeReader:
         shape is taken then)."""
         if self.taken is None and others_read:
             return []
-        if _LOSS_WORD_RE.search(text) is None and "/" not in text and " of " not in text:
+        if _LOSS_WORD_RE.search(text) is None and "/" not in text and " of " not in text and "rain" not in text \
+                and "trn" not in text:
             return []
         numbers = list(_NUMBER_RE.finditer(text))
         if not numbers:
