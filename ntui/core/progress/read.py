@@ -331,6 +331,10 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         if point.form == "ultralytics" and series.table is not None and not point.metrics:
             # the YOLO family's row under its header: its columns' numbers by the header's names (its losses' parts)
             point = point.but(metrics=table_bar_metrics(text, series.table))
+        if point.iters is not None and point.form == "litgpt" and "(optimizer.step)" in text:
+            # lit-gpt's 2023 loops (pretrain/*.py, finetune/*.py): "iter {iter_num} step {step_count}: loss ...,
+            # iter time: ...ms (optimizer.step)", their run sized in iterations (max_iters), said or not
+            series.counts_iterations()
         series.add(point, at)
         series.lines.in_eval_section = False
         if ("stopped" in text or "Trainer to stop" in text) and (end := run_end(text)) is not None:
@@ -342,6 +346,10 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             series.end(*end)
         elif "CANCELLED" in text and (why := run_stop(text)) is not None:  # Slurm's, glued to a bar's redraw
             series.stopped = why
+        elif "Error happened" in text and (why := run_stop(text)) is not None:
+            # an error's report glued to the bar's last redraw (swanlab's excepthook): the loop raised at that step,
+            # its total reached or not, with nothing of the program's own between (no end of its training said)
+            series.stopped, series.stopped_on = why, series.step
         elif point.format == "hf":  # a configuration as a dict, or the Trainer's summary of the run at its end
             if "train_runtime" in point.metrics and series.stopped is None:
                 series.summary_end()

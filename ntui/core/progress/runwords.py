@@ -285,6 +285,9 @@ _STOPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("OutOfMemory", re.compile(r"OutOfMemoryError"), "out of GPU memory"),
     ("Watchdog", re.compile(r"Watchdog caught collective operation timeout"), "a collective timed out"),
     ("Traceback", re.compile(r"^Traceback \(most recent call last\):"), "an error: a traceback"),
+    # swanlab's excepthook (its run's _except_handler) on an uncaught exception, before the traceback is printed:
+    # swanlog's "swanlab: Error happened while training"
+    ("Error happened", re.compile(r"\bswanlab: Error happened while training\b"), "an error: swanlab saw an exception"),
     ("Exception during training", re.compile(r"\bException during training\b"), "an error: an exception"),
     ("ChildFailedError", re.compile(r"\bChildFailedError\b"), "an error: a worker failed"),
     ("Killed", re.compile(r"^Killed$"), "killed"),

@@ -93,6 +93,7 @@ class Series:
     ended: bool = False  # the program said its training is over (Lightning's "max_epochs reached", ...)
     declared_epochs: int | None = None  # the run's epochs as its configuration or banner says ("max: 12 epochs")
     stopped_at: int | None = None  # the step the program said it stopped at (Lightning's "max_steps=N reached")
+    stopped_on: int | None = None  # the step whose bar line an error's report is glued to (stopped there, at its total)
     stopped: str | None = None  # what stopped the run after its last point (a cancel, a kill, an error), if anything
     soft_end: bool = False  # the end was said as a program says it also after an error: a stop after it undoes it
     _own_lines: bool = False  # the program prints its own progress lines (a row of FORMS): its bars are not the run
@@ -268,6 +269,11 @@ class Series:
         """The run's total as its configuration says; ``iters``: it counts iterations (micro-batches), where the
         loop's lines say iterations and optimizer steps both."""
         self.declared_total, self._total_iters = total, iters
+
+    def counts_iterations(self) -> None:
+        """The loop's lines say iterations and optimizer steps both, its run sized in iterations (lit-gpt 2023's
+        max_iters) where no total is said: its step is the iteration."""
+        self._total_iters = True
 
     def bars_train_only(self) -> None:
         """The program draws its bars in Lightning 2.x's format (a bar of no total written ``| 0/? [``, its
@@ -1354,7 +1360,7 @@ def estimate(series: Series, *, now: float, time_left_s: float | None) -> Estima
     if series.ended:  # the program said so: where it stopped is the end of the run (its total unknown where unsaid)
         early = " (before its total: the program said its training is over)" if total and step < total else ""
         return Estimate(step, total, rate, 0.0, time_left_s, None, f"step {step:,}{of}: done{early}")
-    if series.stopped is not None and (total is None or step < total):
+    if series.stopped is not None and (total is None or step < total or series.stopped_on == step):
         # the log says the run was stopped after its last point: no finish time for a run that is not finishing
         return Estimate(step, total, rate, None, None, None, f"step {step:,}{of}: stopped ({series.stopped})")
     if total is not None and series.reached(step, total):  # over: no rate (a log read after the fact has none)
