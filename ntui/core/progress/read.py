@@ -335,6 +335,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             # lit-gpt's 2023 loops (pretrain/*.py, finetune/*.py): "iter {iter_num} step {step_count}: loss ...,
             # iter time: ...ms (optimizer.step)", their run sized in iterations (max_iters), said or not
             series.counts_iterations()
+        if point.format == "hf" and "train_runtime" in point.metrics and "train_loss" in point.metrics:
+            series.mean_loss_said(point.metrics["train_loss"])  # (before the summary's own metrics are the latest)
         series.add(point, at)
         series.lines.in_eval_section = False
         if ("stopped" in text or "Trainer to stop" in text) and (end := run_end(text)) is not None:
@@ -410,7 +412,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         series.lines.notebook_table = names
         return
     if series.table is not None and (row := table_row(text, series.table, series.lines.table_starts)) is not None:
-        series.add(row.but(step=series.table_base + (row.step or 0)), at)  # a row of the table under its header
+        series.add(row.but(step=series.table_step(row.step or 0)), at)  # a row of the table under its header
         return
     if series.table is not None and series.samples and text[:12] == "Total time: " and _FIT_TIME_RE.match(text):
         series.end()  # the fit's table ended by its master bar at its last epoch: the training is over

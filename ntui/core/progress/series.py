@@ -170,6 +170,8 @@ class Series:
     _round_total: int | None = None  # that bar's total
     _after_inner: bool = False  # the run's bar came back after a bar held inside it
     table_base: int = 0  # the epochs of the tables before it (a header printed again after rows: a next stage)
+    _metrics_before: dict[str, float] = field(default_factory=dict)  # the metrics before the last point that said any
+    _table_first: bool = False  # no row under the table's header yet (its first row says how it numbers its epochs)
     _skipped: int = 0  # the steps the program said it skips to go on from where its state was saved
     _past_end: int = 0  # the points of the run's training past that step since
     points_seen: int = 0  # the points of new steps read, all along (never thinned nor reset)
@@ -217,12 +219,34 @@ class Series:
         its rows are the run's epochs, named from 0. A header again after rows starts the table of the next stage
         (fastai's fine_tune: a frozen epoch's table, then the others'): its epochs go on from the last."""
         if self.table is not None and self.samples and self._unit == "epoch":
-            self.table_base = self.samples[-1].step + 1
+            if self.ended and self.stopped is None:
+                # the fit before it said its end (fastprogress' "Total time: ..." once its bar over the epochs is
+                # done, as fastai v1's every fit prints it; fastai 2's fine_tune prints none between its stages): this
+                # table is a fit of its own (another learner's, the classifier's after the language model's, a
+                # gradual unfreezing's next fit), not the same run's epochs going on: its rows are the run's now
+                self.samples, self.printed_rates = [], []
+                self._seen, self._stride, self._provisional = 0, 1, False
+                self._undo_end()
+                self.table_base = 0
+            else:
+                self.table_base = self.samples[-1].step + 1
+        self._table_first = True
         self.table = names
         # YOLOv3/v5/v7's train.py: its header names the objectness loss ("obj_loss", "obj") and each row's epoch is
         # f"{epoch}/{epochs - 1}", from 0 (ultralytics 8's header has none, its rows f"{epoch + 1}/{self.epochs}")
         if any(name.lower() in ("obj", "obj_loss") for name in names):
             self._rows_said_from_zero = True
+
+    def table_step(self, epoch: int) -> int:
+        """The run's step of a table's row that names ``epoch``: the epochs of the tables before it plus its own,
+        unless the new table's first row names an epoch past the start (0, or 1 where the rows count from 1): the
+        program numbers its epochs across fits (skorch's history table, whose second fit resumed from a checkpoint's
+        history goes on from the epoch after it: "16" after a first fit's 1-18), so its rows name the run's epochs."""
+        if self._table_first:
+            self._table_first = False
+            if epoch > 1:
+                self.table_base = 0
+        return self.table_base + epoch
 
     def banner(self) -> None:
         """The program printed its banner of a start (the Trainer's "***** Running training *****") and nothing says a
@@ -233,6 +257,21 @@ class Series:
             self.new_start(until_point=True)
         else:
             self._banner = True
+
+    def mean_loss_said(self, mean: float) -> None:
+        """The Trainer's summary of the run said its mean training loss (``train_loss``). The Trainer hands that
+        summary to its callbacks' ``on_log`` as it prints it (``self.log(metrics)`` at the end of its loop): a
+        script's callback that prints the loss it is given ("step=742 | loss=0.714568") printed the mean as its
+        last step's. Where the last point's loss is that mean (to the summary's printed digits) and the one before
+        it is not, the last training loss is the one before."""
+        said, before = training_loss(self.metrics), training_loss(self._metrics_before)
+        if said is None or before is None or said[0] != before[0] or not self.samples \
+                or not math.isclose(said[1], mean, rel_tol=5e-4) or math.isclose(before[1], mean, rel_tol=5e-4):
+            return
+        self.metrics[said[0]] = before[1]
+        last = self.samples[-1]
+        if said[0] in last.metrics:
+            self.samples[-1] = Sample(last.time, last.step, {**last.metrics, said[0]: before[1]}, last.segment)
 
     def summary_end(self) -> None:
         """The program printed its summary of the run, which it prints once its training is over (the Trainer's
@@ -1216,7 +1255,8 @@ class Series:
             self.total = point.total
         finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}
         self._latest_loss(point)
-        self.metrics.update(point.metrics)  # a nan loss is shown as what it is
+        if point.metrics:  # a nan loss is shown as what it is
+            self._metrics_before, self.metrics = self.metrics, {**self.metrics, **point.metrics}
         if point.rate is not None and point.rate > 0 and point.step:
             self.printed_rates = [*self.printed_rates[-(PRINTED_RATES - 1):], point.rate]
         if point.step is not None:
