@@ -86,3 +86,55 @@ def test_verl_run_cut_before_its_last_step_is_not_done(tmp_path: Path) -> None:
                                      "Saving checkpoint to: ./out/global_step_20"])
     assert series.samples[-1].step == 20
     assert "of 36" in words and "done" not in words
+
+
+# ---------------------------------------------------------------- ignite's trainer of one epoch
+
+
+def _ignite_one_epoch() -> list[str]:
+    """ignite/engine/engine.py's records through setup_logger's "%(asctime)s %(name)s %(levelname)s: %(message)s":
+    "Engine run starting with max_epochs={}.", "Epoch[{}] Complete. Time taken: {}", "Engine run complete. Time taken:
+    {}"; between them the notebook's ProgressBar (contrib/handlers/tqdm_logger.py: no "Epoch [e/E]" desc where
+    max_epochs is 1, bar_format "[{n_fmt}/{total_fmt}] {percentage:3.0f}%|{bar}{postfix} [{elapsed}<{remaining}]")
+    frozen at its first redraw."""
+    return ["2026-01-05 10:00:01,100 Translate INFO: Engine run starting with max_epochs=1.",
+            "[1/450]   0%|           [00:00<?]",
+            "2026-01-05 10:06:12,400 Translate INFO: Epoch[1] Complete. Time taken: 00:06:11"]
+
+
+def test_ignite_one_epoch_trainer_counts_its_epoch_not_the_frozen_bar(tmp_path: Path) -> None:
+    """The trainer's only epoch complete while the bar sits at 1 of 450: the bar counted that epoch's iterations;
+    the run is 1 epoch of 1, not iteration 1 of 450 (and no end yet: the engine's run is not said over)."""
+    series, words = _read(tmp_path, _ignite_one_epoch())
+    assert series.samples[-1].step == 1
+    assert words.startswith("step 1 of 1") and "done" not in words
+
+
+def test_ignite_outermost_engine_of_one_epoch_ending_ends_the_run(tmp_path: Path) -> None:
+    """The same trainer's "Engine run complete": the outermost engine's run, whose epoch was the run's point, is
+    over, whatever its max_epochs."""
+    _, words = _read(tmp_path, [*_ignite_one_epoch(),
+                                "2026-01-05 10:06:15,900 Translate INFO: Engine run complete. Time taken: 00:06:14"])
+    assert "of 1" in words and "done" in words
+
+
+def test_ignite_evaluator_of_one_epoch_inside_the_trainer_ends_nothing(tmp_path: Path) -> None:
+    """An evaluator's run (max_epochs=1) inside a trainer's of 4 epochs: its end is not the run's."""
+    lines = ["2026-01-05 10:00:01,100 Train INFO: Engine run starting with max_epochs=4.",
+             "2026-01-05 10:03:01,100 Train INFO: Epoch[1] Complete. Time taken: 00:03:00",
+             "2026-01-05 10:03:01,200 Train INFO: Engine run starting with max_epochs=1.",
+             "2026-01-05 10:03:09,200 Train INFO: Epoch[1] Complete. Time taken: 00:00:08",
+             "2026-01-05 10:03:09,300 Train INFO: Engine run complete. Time taken: 00:00:08"]
+    _, words = _read(tmp_path, lines)
+    assert "done" not in words
+
+
+def test_ignite_standalone_evaluator_before_the_trainer_ends_nothing(tmp_path: Path) -> None:
+    """An evaluator's run of one epoch on its own, before the trainer's starts (no training count inside it): its
+    end is not the run's, nor after the trainer's start."""
+    lines = ["2026-01-05 10:00:01,100 Train INFO: Engine run starting with max_epochs=1.",
+             "2026-01-05 10:00:09,100 Train INFO: Epoch[1] Complete. Time taken: 00:00:08",
+             "2026-01-05 10:00:09,200 Train INFO: Engine run complete. Time taken: 00:00:08"]
+    assert "done" not in _read(tmp_path, lines)[1]
+    assert "done" not in _read(tmp_path, [*lines, "2026-01-05 10:00:10,100 Train INFO: Engine run starting with "
+                                                  "max_epochs=6."])[1]
