@@ -528,6 +528,12 @@ def _ignite(series: Series, text: str, at: float) -> bool:
         if len(engines) > 1:
             return True  # an evaluator's epoch, inside the trainer's
         n = int(epoch["epoch"])
+        if engines == [1] and n == 1 and series.samples and not series.lines.engine_points \
+                and series.total is not None and series.samples[-1].step < series.total:
+            # the trainer's one epoch over while the count read sits short of its total: ignite's ProgressBar (its
+            # desc names no epoch where max_epochs is 1) frozen in a notebook, an epoch's iterations, not the run's
+            series.epochs_instead()
+            series.lines.one_epoch_trainer = True
         if series.samples and not series.lines.engine_points:
             series.epoch_over(n)
         else:
@@ -536,8 +542,9 @@ def _ignite(series: Series, text: str, at: float) -> bool:
                              epochs=engines[0] if engines else None), at)
         return True
     if _IGNITE_END_RE.search(text) is not None:
-        if len(engines) == 1 and engines[0] > 1 and series.samples:
-            series.end()  # the trainer's own run over
+        if len(engines) == 1 and (engines[0] > 1 or series.lines.one_epoch_trainer) and series.samples:
+            # the trainer's own run over (of one epoch: where training lines ran inside it, an evaluator's has none)
+            series.end()
         if engines:
             engines.pop()
         return True

@@ -34,7 +34,9 @@ _TOTAL_RE = re.compile(
     r"|(?:[Mm]ax(?:imum)?|[Nn]um(?:ber)?(?: of)?) (?:train(?:ing)? )?(?:steps|iters|iterations|updates)(?=\s*[=:]))"
     r"\b['\"]?\s*(?:(?:[=:|]|\.{3,})\s*)?['\"]?"
     r"(?P<other>\d+)(?![\d.])"
-    r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal steps (?P<titan>\d+)\b"
+    # (torchtitan's "total steps 1000"; verl's SFT trainer's banner, fsdp_sft_trainer.py: "Number of steps/epoch 29,
+    # number of epochs 4, total number of steps 116")
+    r"|Total optimization steps = (?P<hf>[\d,]+)|\btotal (?:number of )?steps (?P<titan>\d+)\b"
     # a banner in words: "Total training steps: 348", "total train iterations = 5000", "Total updates: 900"
     # (kohya's sd-scripts say each banner line in English, then " / " and its Japanese: "total optimization steps /
     # 学習ステップ数: 8000")
@@ -113,7 +115,14 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      r"|\b(?:Stopping training early|Training stopped early) as no improvement\b"
                      # DeepSpeed's launcher (deepspeed/launcher/launch.py, main) as a worker it spawned exits with 0:
                      # "Process 40311 exits successfully." (a non-zero exit kills the others instead, no such line)
-                     r"|\bProcess \d+ exits successfully\.")
+                     r"|\bProcess \d+ exits successfully\."
+                     # skorch's EarlyStopping (skorch/callbacks/training.py, on_epoch_end): "Stopping since valid_loss
+                     # has not improved in the last 5 epochs.", then a KeyboardInterrupt that the net's partial_fit
+                     # catches: the fit's end
+                     r"|^Stopping since \w+ has not improved in the last \d+ epochs\.$"
+                     # verl's trainers (fsdp_sft_trainer.py, ppo/ray_trainer.py): "Final validation metrics: {...}",
+                     # printed at the last step only, just before fit() returns
+                     r"|^Final validation metrics: [{N]")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
@@ -266,7 +275,8 @@ def run_end(text: str) -> tuple[str, int] | None:
             and "Max Accuracy" not in text and "ARLY STOP" not in text and "Epoch loaded" not in text \
             and "final step" not in text and "opping_early" not in text and "opped early" not in text \
             and "opping early" not in text and "train completed" not in text and "Saved pipeline" not in text \
-            and "exits successfully" not in text:
+            and "exits successfully" not in text and "has not improved in" not in text \
+            and "Final validation metrics" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:

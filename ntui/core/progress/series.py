@@ -346,6 +346,13 @@ class Series:
         if self._own_lines and self.samples and (self._unit == "step" or self._summary_epoch is not None):
             self._summary_epoch = self.epoch = epoch
 
+    def epochs_instead(self) -> None:
+        """The count read so far was an epoch's, not the run's (ignite's trainer says its only epoch complete while the
+        count sits short of its total): its points gone, the run counted in epochs from the next point on."""
+        self._steps_per_epoch_seen, self._unit = True, "epoch"
+        self._forget_points()
+        self.total = self.per_epoch = None
+
     def epoch_evaluated(self, epoch: int, at: float = 0.0) -> None:
         """The loop said it evaluates its epoch ``epoch`` (from 0) right after its own lines' count reached their
         total (the last within a print's interval of it): where that epoch is not the first, the count was not the
