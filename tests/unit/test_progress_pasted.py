@@ -98,6 +98,16 @@ def test_escapes_between_a_bar_s_redraws_keep_the_redraws(tmp_path: Path) -> Non
     assert series.step == 60 and series.run_total == 100
 
 
+def test_a_bar_drawn_below_the_run_s_keeps_its_cursor_move(tmp_path: Path) -> None:
+    """tqdm's bar at position 1 (an evaluation inside the run's bar, no description) moves the cursor up after each
+    redraw: taking a terminal's colours off keeps that move, so the bar is read as the inner one it is, not as the
+    run (no restart, the run's step and total, not the evaluation's 50 of 2,000)."""
+    run = [f" {s // 10}%|#         | {s}/1000 [00:{s // 10:02d}<01:30,  9.90it/s]" for s in range(10, 210, 10)]
+    inner = [f" {e // 20}%|          | {e}/2000 [00:0{e % 10}<00:20,  9.10it/s]\x1b[A" for e in range(10, 60, 10)]
+    series, _ = read_lines(tmp_path, run + inner)
+    assert (series.step, series.run_total, series.restarts) == (200, 1000, [])
+
+
 def test_without_escapes_keeps_the_control_characters_inert_takes_off() -> None:
     """The sequences go (a colour, a cursor move, a title), a carriage return and a tab stay; ``inert`` takes off
     both."""

@@ -243,8 +243,9 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     finishing. ``rank``: the task a redraw is of, where the piece says none (:func:`relabel`)."""
     if "#0" in text or "^" in text:
         text = unescape(text)
-    if "\x1b" in text:  # a terminal's colours, in a copy of its screen or a logger's coloured level
-        text = without_escapes(text)
+    if "\x1b" in text:  # a terminal's colours, in a copy of its screen or a logger's coloured level, taken off; the
+        # cursor's move up kept: it says a bar is drawn below the run's (tqdm's position 1), which parse_line reads
+        text = _CURSOR_UP.join(without_escapes(part) for part in text.split(_CURSOR_UP))
     if text[:1] == ">":  # a log pasted as a Markdown quote (an issue's, a forum's, a mail's "> " before each line)
         text = _QUOTE_RE.sub("", text, count=1)
     if text[:1] in _GUTTER_FIRST:
@@ -637,6 +638,8 @@ _CELL_SEPARATORS = frozenset(",;|")
 #: of a host's output ("host0: ...")
 _PDSH_HOSTS_RE = re.compile(r"\bpdsh\b.*? -w (?P<hosts>[\w.-]+(?:,[\w.-]+)+)(?:\s|$)")
 _PDSH_LABEL_RE = re.compile(r"(?P<host>[\w.-]+): ")
+#: the escape that moves the cursor up a line, after a bar drawn below another (kept for :func:`parse_line`)
+_CURSOR_UP = "\x1b[A"
 #: the logger's header naming the training script as the record's file: icefall's "[train.py:553] " before its message
 _TRAIN_DONE_RE = re.compile(r"\[train\w*\.py:\d+\] Done!\s*$")
 

@@ -367,9 +367,7 @@ class Series:
         interval = last - samples[-2].step
         if interval <= 0 or not 0 <= total - last < interval:
             return
-        self._steps_per_epoch_seen, self._unit = True, "epoch"
-        self._forget_points()
-        self.total = self.per_epoch = None
+        self.epochs_instead()
         self.add(Point("log", epoch, None, float(epoch), form="epoch-header", counts_epochs=True), at)
 
     def _next_epoch_count(self, point: Point) -> Point:
