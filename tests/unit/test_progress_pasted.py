@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ntui.core.progress.lines import training_loss
 from ntui.core.progress.read import paste_margin
 from ntui.core.textsafe import inert, without_escapes
 from tests.support.progress_logs import read_lines, read_text
@@ -114,3 +115,24 @@ def test_without_escapes_keeps_the_control_characters_inert_takes_off() -> None:
     text = "\x1b[32mstep 5\x1b[0m\r\x1b[Astep 6\t\x1b]0;title\x07loss 1.0"
     assert without_escapes(text) == "step 5\rstep 6\tloss 1.0"
     assert inert(text) == "step 5step 6\tloss 1.0"
+
+
+def _monai(epochs: int, done: int, steps: int = 8) -> list[str]:
+    """MONAI's segmentation tutorial loop as a script prints it: a rule, "epoch e/E", then each step's "s/S,
+    train_loss: x" (a line that starts with its counter) and the epoch's average."""
+    lines: list[str] = []
+    for e in range(1, done + 1):
+        lines += ["-" * 10, f"epoch {e}/{epochs}"]
+        lines += [f"{s}/{steps}, train_loss: 0.{700 - 9 * e - s}" for s in range(1, steps + 1)]
+        lines.append(f"epoch {e} average loss: 0.{690 - 9 * e}")
+    return lines
+
+
+def test_a_counter_that_leads_its_line_is_read_after_srun_s_label(tmp_path: Path) -> None:
+    """Under ``srun -l`` every line starts with the task's label ("0: "); the lines whose own text starts with a
+    counter ("0: 3/8, train_loss: ...") are read past it, and the run reads as without the label: epoch 6 of 40,
+    no restarts (each step's line had been dropped, and each epoch's first step then read as a restart)."""
+    plain, _ = read_lines(tmp_path, _monai(40, 6))
+    labelled, _ = read_lines(tmp_path, ["0: " + line for line in _monai(40, 6)])
+    assert (labelled.step, labelled.run_total, len(labelled.restarts)) == (plain.step, plain.run_total, 0) == (6, 40, 0)
+    assert training_loss(labelled.metrics) == training_loss(plain.metrics) is not None

@@ -1534,6 +1534,21 @@ _HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]teps?|[Ii]ter\w*)['\"]
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")
+#: a launcher's label of the task a line is from, which it writes once at the line's start: srun -l's "3: ", torch
+#: elastic's "[rank3]:" and "[default3]:" (the redraws of a bar after the line's carriage returns are the same
+#: task's; srun pads its labels to one width)
+LABEL_RE = re.compile(r"(?: {0,4}(?P<task>\d{1,5}): |\[(?:rank|default)(?P<worker>\d+)\]: ?)")
+LABEL_FIRST = frozenset("[ 0123456789")
+
+
+def _may_be_progress(text: str) -> bool:
+    """Whether a line may report progress (the cheap pre-filter of :func:`parse_line`), also where a launcher's label
+    stands before the message the filters' anchored forms read from its start (srun -l's "0: 3/16, train_loss: ")."""
+    if _HINT_RE.search(text) is not None or (text[:1].isdigit() and _COUNTERS_FIRST_RE.match(text)) \
+            or _HINT2_RE.search(text) is not None:
+        return True
+    label = LABEL_RE.match(text) if text[:1] in LABEL_FIRST else None
+    return label is not None and label.end() < len(text) and _may_be_progress(text[label.end():])
 
 
 #: the stamps loggers print at a line's start that the ISO reader leaves: without a year, mmengine's and
@@ -1698,8 +1713,7 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
         point = pattern.parse(text)
         if point is not None:
             return point
-    if _HINT_RE.search(text) is None and not (text[:1].isdigit() and _COUNTERS_FIRST_RE.match(text)) \
-            and _HINT2_RE.search(text) is None:
+    if not _may_be_progress(text):
         return None
     if "\r" in text:  # an unfinished bar's redraws: the last segment that says something
         for piece in reversed(text.split("\r")):

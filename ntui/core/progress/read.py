@@ -15,6 +15,8 @@ from pathlib import Path
 from ntui.core.jobfiles.lognames import parse_rank_header
 from ntui.core.loglines import parse_prefix
 from ntui.core.progress.lines import (
+    LABEL_FIRST,
+    LABEL_RE,
     Pattern,
     Point,
     column_starts,
@@ -178,9 +180,9 @@ def relabel(text: str, labels: Labels) -> tuple[str, int | None]:
         text = text[1:]
         return text, labels.rank if labels.label and not text.startswith(labels.label) else None
     if text[:1] in _STAMPED_FIRST and (stamp := _PIPE_STAMP_RE.match(text)) is not None \
-            and (label := _LABEL_RE.match(text, stamp.end())) is not None:
+            and (label := LABEL_RE.match(text, stamp.end())) is not None:
         text = label.group().lstrip() + stamp.group() + text[label.end():]  # the label first, as srun wrote it
-    if text[:1] in _LABEL_FIRST and (m := _LABEL_RE.match(text)) is not None:
+    if text[:1] in LABEL_FIRST and (m := LABEL_RE.match(text)) is not None:
         if m.group() != labels.label:
             labels.label = m.group()
             labels.rank = _label_rank(m)
@@ -189,15 +191,10 @@ def relabel(text: str, labels: Labels) -> tuple[str, int | None]:
     return text, None
 
 
-#: a launcher's label of the task a line is from, which it writes once at the line's start: srun -l's "3: ", torch
-#: elastic's "[rank3]:" and "[default3]:" (the redraws of a bar after the line's carriage returns are the same
-#: task's; srun pads its labels to one width)
-_LABEL_RE = re.compile(r"(?: {0,4}(?P<task>\d{1,5}): |\[(?:rank|default)(?P<worker>\d+)\]: ?)")
-_LABEL_FIRST = frozenset("[ 0123456789")
 
 
 def _label_rank(label: re.Match[str]) -> int:
-    """The task a launcher's label (:data:`_LABEL_RE`) names."""
+    """The task a launcher's label (:data:`LABEL_RE`) names."""
     return int(label["task"] if label["task"] is not None else label["worker"])
 
 
@@ -253,7 +250,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     if ("]{" in text or "%|  " in text) and (cut := _glued_record(text)) is not None:
         # the Trainer's log dict glued after its bar's redraw: two messages, the bar's and the dict's, read in turn
         feed_line(series, text[:cut], pattern, at, rank)
-        if rank is None and text[:1] in _LABEL_FIRST and (label := _LABEL_RE.match(text)) is not None:
+        if rank is None and text[:1] in LABEL_FIRST and (label := LABEL_RE.match(text)) is not None:
             rank = _label_rank(label)
         feed_line(series, text[cut:], pattern, at, rank)
         return
