@@ -1037,9 +1037,8 @@ class Series:
         """A bar drawn below a bar over the run's epochs (a loop's ``for epoch in trange(E): for batch in
         tqdm(loader)``, tqdm placing the inner bar at position 1 by itself): the epoch's training bar, not an
         evaluation's. The run counts its global steps (the epochs done, as the bar above counts them or as the inner
-        bar went back after its total since, times the
-        epoch's steps, plus this bar's count; its total the epochs times the epoch's steps); the epochs bar's points so
-        far were a coarser count of the same run: gone."""
+        bar went back after its total since, times the epoch's steps, plus this bar's count; its total the epochs
+        times the epoch's steps); the epochs bar's points so far were a coarser count of the same run: gone."""
         done, epochs = self._epochs_bar or (0, None)
         last, self._inner_last = self._inner_last, (point.step or 0, point.total or 0)
         if last is not None and last[1] and last[0] >= last[1] and (point.step or 0) < last[0]:
