@@ -546,8 +546,10 @@ def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, 
         # bars of each epoch's batches are not the run's
         return Point("log", step, total, None, metrics, form="epochs-bar", counts_epochs=True, first_epoch=1)
     # a bar that moves the cursor up after itself is an inner bar (tqdm's position 1 and below: the evaluation
-    # inside the run's bar), never the run's
-    if phase == "train" and UP in text and text[end:end + 4].lstrip().startswith(UP):
+    # inside the run's bar), never the run's; marked as such (INNER_BAR): under a bar over the epochs, it is the
+    # epoch's training after all (:meth:`Series.add`)
+    inner = phase == "train" and UP in text and text[end:end + 4].lstrip().startswith(UP)
+    if inner:
         phase = "evaluation"
     if phase == "train" and epoch_of is not None and epoch_of[1] > 1 and total \
             and _LOOP_EPOCH_OF_RE.search(head[-40:]) is not None:
@@ -587,9 +589,12 @@ def _bar(text: str, end: int, step: int, total: int | None, rate: float | None, 
     # formatted for people, from 1 (a program that pads from 0 names "000" first: the series then counts from 0)
     first = 1 if epoch is not None and _PADDED_EPOCH_RE.search(desc) is not None else 0
     return Point("tqdm", step, total, epoch, metrics, rate, phase, per_epoch=epoch is not None, elapsed=elapsed,
-                 first_epoch=first)
+                 first_epoch=first, form=INNER_BAR if inner else "")
 
 
+#: the form of a training bar drawn below another (it moves the cursor up after itself: tqdm's position 1), read as an
+#: evaluation's (:func:`_bar`) unless the bar above it counts the run's epochs
+INNER_BAR = "inner-bar"
 #: the form of a loop's bar over an epoch's batches described "Epoch e/E" (:func:`_bar`)
 LOOP_EPOCH_BAR = "loop-epoch-bar"
 #: a loop's own "Epoch e/E" in a bar's description, the two numbers bare (not pytorch-ignite's "Epoch [e/E]")

@@ -23,7 +23,7 @@ from datetime import datetime
 
 from ntui.core.progress.context import LineContext
 from ntui.core.progress.forms import BAR_COUNTED
-from ntui.core.progress.lines import LOOP_EPOCH_BAR, Point, evaluation_record, training_loss
+from ntui.core.progress.lines import INNER_BAR, LOOP_EPOCH_BAR, Point, evaluation_record, training_loss
 from ntui.core.slurm.durations import format_span
 from ntui.core.timestamps import local_epoch
 
@@ -159,6 +159,10 @@ class Series:
     _steps_printed: bool = False  # a training point that said its step came (a bar, a loop's line)
     _run_steps: bool = False  # an engine's lines counted the run's steps (:data:`_RUN_STEP_FORMATS`)
     _loop_epoch_bars: bool = False  # a loop's bars said "Epoch e/E" of an epoch's batches: the run counts their steps
+    _epochs_bar: tuple[int, int | None] | None = None  # the last count of a bar over the run's epochs, and its total
+    _nested: bool = False  # a bar drawn below that bar (INNER_BAR) counts each epoch's steps: it is the run's
+    _inner_last: tuple[int, int] | None = None  # that inner bar's last count and total
+    _inner_epochs: int = 0  # the inner bars that reached their total since the epochs bar last changed its count
     _summary_losses: frozenset[str] = frozenset()  # the loss names an epoch's summary said (:meth:`_latest_loss`)
     _from_epochs: bool = False  # the samples' steps are the Trainer's dicts' epochs in steps (:meth:`_step_of_epoch`)
     _before_bar: dict[str, object] | None = None  # the series before a bar of another total was taken as the run's
@@ -1029,6 +1033,26 @@ class Series:
         return (point.counts_epochs and point.batch is not None and self._batch is not None and bool(self.samples)
                 and point.step == self.samples[-1].step and point.batch < self._batch)
 
+    def _epoch_of_epochs_bar(self, point: Point) -> Point:
+        """A bar drawn below a bar over the run's epochs (a loop's ``for epoch in trange(E): for batch in
+        tqdm(loader)``, tqdm placing the inner bar at position 1 by itself): the epoch's training bar, not an
+        evaluation's. The run counts its global steps (the epochs done, as the bar above counts them or as the inner
+        bar went back after its total since, times the epoch's steps, plus this bar's count; its total the epochs
+        times the epoch's steps); the epochs bar's points so far were a coarser count of the same run: gone."""
+        done, epochs = self._epochs_bar or (0, None)
+        last, self._inner_last = self._inner_last, (point.step or 0, point.total or 0)
+        if last is not None and last[1] and last[0] >= last[1] and (point.step or 0) < last[0]:
+            # the inner bar went back after its total, the bar above not redrawn since (tqdm redraws a bar at most
+            # each mininterval: a short epoch's end may go unsaid): the next epoch's bar
+            self._inner_epochs += 1
+        done += self._inner_epochs
+        if not self._nested:
+            self._nested = True
+            self._forget_points()
+            self._own_lines, self._unit, self.total = False, "", None
+        return point.but(phase="train", epoch=float(done + 1), epochs=epochs, per_epoch=True, first_epoch=1,
+                         form="")
+
     def add(self, point: Point, at: float) -> None:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
@@ -1044,6 +1068,18 @@ class Series:
             # epoch's batches) of the run's epochs, so that the run counts its global steps
             point = point.but(format="tqdm", step=point.batch, total=point.batches, epochs=point.total, per_epoch=True,
                               counts_epochs=False, batch=None, batches=None, form="")
+        if point.form == "epochs-bar" and point.step is not None:
+            if self._epochs_bar is None or point.step != self._epochs_bar[0]:
+                # (its count moved: the epochs done are its; an inner bar at its total is the one it counted)
+                self._inner_epochs, self._inner_last = 0, None
+            self._epochs_bar = (point.step, point.total)
+            if self._nested:
+                return  # the epochs done, said by the bar above the run's (the epoch's bar counts them already)
+        elif point.step is not None and point.total and self._epochs_bar is not None and (
+                point.form == INNER_BAR or (point.format == "tqdm" and point.phase == "train" and self._nested
+                                            and self._inner_last is not None and point.total == self._inner_last[1])):
+            # (an inner bar's last draw, as it closes, moves the cursor up no more: of its total, it is the same bar)
+            point = self._epoch_of_epochs_bar(point)
         if self._again is not None:
             (again, kept), self._again = self._again, None
             if _goes_on(again, point):
