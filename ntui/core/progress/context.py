@@ -29,6 +29,8 @@ class LineContext:
     in_eval_section: bool = False
     banner_epoch: tuple[int, int | None] | None = None  # the epoch, of the run's epochs, the last epoch's banner named
     notebook_table: tuple[str, ...] | None = None  # the columns of the Trainer's notebook table
+    # the cells of the notebook table's HTML row read so far (its <th> or <td> lines, one a line), until its </tr>
+    html_cells: list[str] = field(default_factory=list)
     table_starts: tuple[int, ...] | None = None  # where each column of the last table's header starts
     checkpoint_at: tuple[int, int] | None = None  # the epoch and global step ModelCheckpoint's last line named
     gutter: tuple[int, int] | None = None  # an editor's line numbers before each line: their width, the next

@@ -399,12 +399,9 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         return
     if series.lines.notebook_table is not None \
             and (row := notebook_table_row(text, series.lines.notebook_table)) is not None:
-        # a row of the Trainer's notebook table: its step where it names one past the last point's, else its
-        # metrics are the last step's (the table is drawn under its bar, which says the step)
-        if row.step is not None and (not series.samples or row.step > series.samples[-1].step):
-            series.add(row, at)
-        elif row.metrics:
-            series.more_metrics(row.metrics)
+        _notebook_row(series, row, at)
+        return
+    if ("<t" in text or "</t" in text) and _notebook_html(series, text, at):
         return
     if "Training Loss" in text and (names := notebook_table_header(text)) is not None:
         series.lines.notebook_table = names
@@ -506,10 +503,53 @@ _PROMPT_RE = re.compile(r"(?P<prompt>(?:\([\w.-]+\) )?(?:[\w.-]+@[\w.-]+:[^\s$#]
 #: ignite's Engine.run, its own records (ignite/engine/engine.py): "Engine run starting with max_epochs=20." as a run
 #: starts (an evaluator's engine says its own, max_epochs=1), "Epoch[3] Complete. Time taken: 00:00:21.604" at each
 #: of its epochs' end (epochs from 1; "%02d:%02d:%02d" before 0.4.3), "Engine run finished. Time taken: ..." as it
-#: ends ("complete" before 0.5)
-_IGNITE_START_RE = re.compile(r"\bEngine run starting with max_(?:epochs|iters)=(?P<n>\d+)\.")
+#: ends ("complete" before 0.5); an engine whose state is already set (a checkpoint's loaded, or set before its run as
+#: MONAI's workflows do, an evaluator run again after each of the trainer's epochs) says "Engine run resuming from
+#: iteration 0, epoch 3 until 4 epochs" (or "... until N iterations") instead of its start
+_IGNITE_START_RE = re.compile(r"\bEngine run (?:starting with max_(?:epochs|iters)=(?P<n>\d+)\."
+                              r"|resuming from iteration (?P<iteration>\d+), epoch \d+ until (?P<until>\d+) "
+                              r"(?:epochs|iterations)\b)")
 _IGNITE_EPOCH_RE = re.compile(r"\bEpoch\[(?P<epoch>\d+)\] Complete\. Time taken: \d+:\d\d:\d\d")
 _IGNITE_END_RE = re.compile(r"\bEngine run (?:complete|finished)\. Time taken: \d+:\d\d:\d\d")
+
+
+def _notebook_row(series: Series, row: Point, at: float) -> None:
+    """A row of the Trainer's notebook table: its step where it names one past the last point's, else its metrics are
+    the last step's (the table is drawn under its bar, which says the step)."""
+    if row.step is not None and (not series.samples or row.step > series.samples[-1].step):
+        series.add(row, at)
+    elif row.metrics:
+        series.more_metrics(row.metrics)
+
+
+#: a cell of the Trainer's notebook table as its HTML shows (transformers/utils/notebook.py, text_to_html_table: one
+#: "<th>name</th>" or "<td>value</td>" a line, each row between "<tr>" and "</tr>", floats as "%.6f"), where a
+#: notebook's output is exported as its HTML (a notebook saved as Markdown or HTML)
+_HTML_CELL_RE = re.compile(r"\s*<t[hd]>(?P<cell>[^<]*)</t[hd]>\s*")
+
+
+def _notebook_html(series: Series, text: str, at: float) -> bool:
+    """The Trainer's notebook table as its HTML (:data:`_HTML_CELL_RE`): its header's cells are its columns' names
+    (:func:`notebook_table_header`), each row's cells that row (:func:`notebook_table_row`), read at the row's
+    "</tr>". Whether the line was one of the table's."""
+    cells = series.lines.html_cells
+    if (cell := _HTML_CELL_RE.fullmatch(text)) is not None:
+        cells.append(cell["cell"].strip())
+        return True
+    said = text.strip()
+    if said.startswith("<tr"):
+        cells.clear()  # a row begins
+        return True
+    if said != "</tr>" or not cells:
+        return False
+    line = "\t".join(cells)
+    cells.clear()
+    if "Training Loss" in line and (names := notebook_table_header(line)) is not None:
+        series.lines.notebook_table = names
+    elif series.lines.notebook_table is not None \
+            and (row := notebook_table_row(line, series.lines.notebook_table)) is not None:
+        _notebook_row(series, row, at)
+    return True
 
 
 def _ignite(series: Series, text: str, at: float) -> bool:
@@ -520,8 +560,15 @@ def _ignite(series: Series, text: str, at: float) -> bool:
     The trainer's run finished is the run's end. Whether the line was one of them."""
     engines = series.lines.engines
     if (start := _IGNITE_START_RE.search(text)) is not None:
-        engines.append(int(start["n"]))
-        return False  # (its epochs are read as the run's declarations are, where they are the run's)
+        if start["n"] is not None:
+            engines.append(int(start["n"]))
+            return False  # (its epochs are read as the run's declarations are, where they are the run's)
+        nested = bool(engines)
+        engines.append(int(start["until"]))
+        # a run resumed inside another engine's (an evaluator's after each of the trainer's epochs), or from
+        # iteration 0 (its state set before its run, not loaded), is that engine's start, never the run's restart;
+        # the outermost one resumed from a checkpoint's iteration is read as the program's words of a resume are
+        return nested or int(start["iteration"]) == 0
     if (epoch := _IGNITE_EPOCH_RE.search(text)) is not None:
         if len(engines) > 1:
             return True  # an evaluator's epoch, inside the trainer's
