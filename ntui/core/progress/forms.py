@@ -263,6 +263,12 @@ FORMS: tuple[LineForm, ...] = (
           r"|(?:[Pp]re-?|[Ff]ine-?)?[Tt]rain(?:ing)?|[Ff]ine-?tun(?:e|ing)|[Pp]re-?train(?:ing)?)?\s*[,|:-]?\s+"
           r"(?:[\w ]*?[:=] ?[\d.e+-]+(?:[a-z]{1,3}\b|%)?\s*[,|-]?\s+)??(?:with )?"
           r"(?:[Tt]rain(?:ing)?[ _]|[Aa]vg\.?[ _]?|[Aa]verage |[Mm]ean ){0,2}[Ll]oss\b", unit="epoch", generic=True),
+    # a reinforcement-learning loop's line as each episode ends, its episode of the run's episodes then its fields:
+    # print(f"Episode {ep + 1}/{episodes} | Reward: {r:.2f} | Loss: {loss:.4f} | Epsilon: {eps:.3f}"), "Episode:
+    # 12/500, Reward: 3.0", "[Episode 12/500] reward=3.0 loss=0.1": the run counts episodes as others count epochs
+    # (one summary line each, from 1); not an evaluation's episodes ("Eval Episode 3/10" leads with other words)
+    _form("episode", r"^\s*\[?(?:Train(?:ing)? )?Episode\s*:?\s*(?P<epoch>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?\s*[,|:-]?\s+"
+          r"(?=[^\W\d][\w ().%/-]*?\s*[:=]\s*[-+]?(?:\d|nan|inf))", 1, "epoch"),
     # a Lightning callback's line at each training epoch's end, its metrics by the names its config gives them, each
     # "name 1.234e+00", three spaces between (TEMOS' ProgressLogger and the projects that copy it: "   Epoch 12:
     # Train_total 3.605e+00   Val_total 3.877e+00   Memory 6.3%"; trainer.current_epoch, from 0)

@@ -904,7 +904,7 @@ _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|\d+/\d+ [\[━─]|\d+/\d+ - \d|epoch:? {1,3}\d|\d ?epoch\b|global step \d|^steps: \d"
                             r"|^epoch=\d|\bEp\. \d|\d/Unknown |Steps:\d|^epoch \d+: \{|^\[(?:token|sample)="
                             r"|\] (?:collection=\S+ )?[A-Za-z][\w/@.:-]* ?= ?[-+\d.na]"
-                            r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d|^Batch \d+/\d+: ")
+                            r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d|^Batch \d+/\d+: |Episode")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
 #: (a value with a unit's letter after it, nanotron's human_format "consumed_tokens: 1.2M", is no number: not its "1")
@@ -1535,7 +1535,9 @@ _HINT2_RE = re.compile(r"\b(?:[Uu]pdates?|it|[Bb]atch|[Ss]teps?|[Ii]ter\w*)['\"]
                        # (a count that leads its message before a pipe: llama2.c's train.py, f"{iter_num} |
                        # loss {lossf:.4f} | lr {lr:e} | {dt*1000:.2f}ms", behind a stamp where ts(1) or a logger adds
                        # one)
-                       r"|Progress on:|(?:^|\s)\d+ \| [A-Za-z]")
+                       r"|Progress on:|(?:^|\s)\d+ \| [A-Za-z]"
+                       # (a reinforcement-learning loop's "Episode 12/500 | Reward: ...": the forms' "episode")
+                       r"|\bEpisode\s*:?\s*\d+\s*/\s*\d")
 #: a line that starts with two counters and a date (the foundation-model-stack's report), apart: the filters above are
 #: searched at every position of every line, this one is anchored
 _COUNTERS_FIRST_RE = re.compile(r"\d+ \d+ \d{4}-\d\d-\d\d ")

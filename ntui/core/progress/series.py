@@ -86,6 +86,7 @@ class Series:
     # were) where the next point goes on with its bar (:meth:`printed_again`)
     _again: tuple[Point, dict[str, object]] | None = None
     _summary_epoch: int | None = None  # the last epoch a loop's summary said is over, its lines naming no epoch
+    _one_unit_form: str | None = None  # the last point's form where it said the first and last unit of a run of one
     _steps_per_epoch_seen: bool = False  # the loop's step went back as its epoch went on: it counts an epoch's batches
     _run_batches_seen: bool = False  # an epoch's batch counter went on as its epoch went on: it counts the run's steps
     _provisional: bool = False  # the last sample is the newest point, kept although the stride skips it
@@ -1316,7 +1317,14 @@ class Series:
         elif point.format == "tqdm" and point.per_epoch:
             self._last_bar = None  # (the epoch's bar is the run's: a bar before it that ended is no longer the last)
         segment = len(self.restarts)
-        if self._fresh or (self.samples and point.step < self.samples[-1].step) or self._batch_back(point):
+        # a run of one epoch-like unit, its summary line "1/1" (a loop's "Episode 1/1 | ...", "Epoch 1/1, loss ..."),
+        # then the same loop's line of its first unit again: nothing comes after a run's last unit, so a launch again
+        # (a run of more units has its step go back instead)
+        one_again = self._one_unit_form is not None and point.form == self._one_unit_form and point.step == 1
+        self._one_unit_form = point.form if (point.format == "log" and point.counts_epochs and point.batch is None
+                                             and point.step == 1 and point.total == 1) else None
+        if self._fresh or (self.samples and point.step < self.samples[-1].step) or self._batch_back(point) \
+                or one_again:
             # a restart (or back to a step, or back within the epoch an epoch-counted run is in)
             self._fresh = False
             # an end said before it was not this training's: the program trains again (a tuner's fit before the
