@@ -63,16 +63,33 @@ def test_a_run_of_one_episode_launched_again_is_a_restart(tmp_path: Path) -> Non
 # ---------------------------------------------------------------- ms-swift's words after its training
 
 
-def test_ms_swift_says_its_checkpoints_and_its_end_after_training() -> None:
-    """ms-swift 2.x swift/llm/sft.py, llm_sft(): after trainer.train() returns, logger.info(f'last_model_checkpoint:
-    {last_model_checkpoint}') and logger.info(f'best_model_checkpoint: {...}'); swift/utils/run_utils.py's x_main:
-    logger.info(f'End time of running main: {datetime.now()...}'), under its "[INFO:swift] " prefix. Its start's
-    words and a checkpoint's JSON field are not an end."""
-    assert run_end("[INFO:swift] last_model_checkpoint: /runs/demo/v2-20260101-100000/checkpoint-60") == ("", 0)
-    assert run_end("[INFO:swift] best_model_checkpoint: None") == ("", 0)
+def test_ms_swift_says_its_end_once_its_main_returned() -> None:
+    """ms-swift's swift/utils/run_utils.py x_main (2.x) and SwiftPipeline.main (3.x): logger.info(f'End time of
+    running main: {datetime.now()...}') after its run returned, under its "[INFO:swift] " prefix. Its start's words,
+    and the checkpoints' lines that 3.x's SwiftSft.train logs in a ``finally:`` (after a crash too:
+    logger.info(f'last_model_checkpoint: {...}'), f'best_model_checkpoint: {...}'), are not an end."""
     assert run_end("[INFO:swift] End time of running main: 2026-01-01 10:30:00.123456") == ("", 0)
     assert run_end("[INFO:swift] Start time of running main: 2026-01-01 10:00:00.123456") is None
+    assert run_end("[INFO:swift] last_model_checkpoint: /runs/demo/v2-20260101-100000/checkpoint-60") is None
+    assert run_end("[INFO:swift] best_model_checkpoint: None") is None
     assert run_end('  "best_model_checkpoint": "/runs/demo/checkpoint-40",') is None
+
+
+def test_an_ms_swift_run_that_crashed_after_its_checkpoint_lines_is_not_done(tmp_path: Path) -> None:
+    """ms-swift 3.x whose training raised at step 40 of 120: its ``finally:`` logs the last and best checkpoints,
+    then the traceback comes: not done (the error stops it)."""
+    lines = [f"{{'loss': {1.2 - s / 100:.4f}, 'token_acc': 0.61, 'grad_norm': 0.9, 'learning_rate': 1e-05, "
+             f"'memory(GiB)': 12.5, 'train_speed(iter/s)': 0.31, 'epoch': {s / 40:.2f}, "
+             f"'global_step/max_steps': '{s}/120'}}" for s in range(5, 41, 5)]
+    lines += ["Train:  33%|███▎      | 40/120 [02:10<04:20,  3.26s/it]"
+              "[INFO:swift] last_model_checkpoint: /runs/demo/v3-20260101-100000/checkpoint-40",
+              "[INFO:swift] best_model_checkpoint: /runs/demo/v3-20260101-100000/checkpoint-40",
+              "Traceback (most recent call last):",
+              '  File "/opt/swift/cli/sft.py", line 10, in <module>',
+              "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    series, words = _read(tmp_path, lines)
+    assert series.step == 40
+    assert "done" not in words
 
 
 def test_an_ms_swift_run_that_logged_its_end_is_done(tmp_path: Path) -> None:

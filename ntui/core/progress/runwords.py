@@ -123,11 +123,11 @@ _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n
                      # verl's trainers (fsdp_sft_trainer.py, ppo/ray_trainer.py): "Final validation metrics: {...}",
                      # printed at the last step only, just before fit() returns
                      r"|^Final validation metrics: [{N]"
-                     # ms-swift's sft (swift/llm/sft.py, llm_sft / SwiftSft.train): once trainer.train() returns,
-                     # logger.info(f'last_model_checkpoint: {...}') and f'best_model_checkpoint: {...}', and its main's
-                     # logger.info(f'End time of running main: {datetime.now()...}') as the command returns, under
-                     # its logger's "[INFO:swift] " prefix (a crash raises before any of them)
-                     r"|^(?:\[INFO:swift\] )?(?:(?:last|best)_model_checkpoint: |End time of running main: \d)")
+                     # ms-swift's main (swift/utils/run_utils.py's x_main, SwiftPipeline.main):
+                     # logger.info(f'End time of running main: {datetime.now()...}') once its run returned, under its
+                     # logger's "[INFO:swift] " prefix (a crash raises before it). Not its "last_model_checkpoint: "
+                     # and "best_model_checkpoint: ": 3.x's SwiftSft.train logs them in a finally: after a crash too
+                     r"|^(?:\[INFO:swift\] )?End time of running main: \d")
 #: the same in other words, as the message itself: "Training finished.", "training is complete", "Done training!",
 #: "TRAINING COMPLETE" (not where the line names an epoch: "Training done for epoch 3" is an epoch's end)
 _END_WORDS_RE = re.compile(r"^\W{0,3}(?i:training (?:is |has )?(?:finished|complete[d]?|done|over|ended)"
@@ -281,8 +281,7 @@ def run_end(text: str) -> tuple[str, int] | None:
             and "final step" not in text and "opping_early" not in text and "opped early" not in text \
             and "opping early" not in text and "train completed" not in text and "Saved pipeline" not in text \
             and "exits successfully" not in text and "has not improved in" not in text \
-            and "Final validation metrics" not in text and "_model_checkpoint: " not in text \
-            and "End time of running main" not in text:
+            and "Final validation metrics" not in text and "End time of running main" not in text:
         return None
     m = _END_RE.search(text)
     if m is None:
