@@ -136,3 +136,24 @@ def test_a_counter_that_leads_its_line_is_read_after_srun_s_label(tmp_path: Path
     labelled, _ = read_lines(tmp_path, ["0: " + line for line in _monai(40, 6)])
     assert (labelled.step, labelled.run_total, len(labelled.restarts)) == (plain.step, plain.run_total, 0) == (6, 40, 0)
     assert training_loss(labelled.metrics) == training_loss(plain.metrics) is not None
+
+
+def _wrapped_fairseq(updates: range) -> list[str]:
+    """fairseq's simple progress record hard-wrapped over three lines at a comma ("| epoch 001 | training on ...:
+    N / T loss=x," then "nll_loss=..., wps=...," then "num_updates=N, lr=..."): the run's step on its last line."""
+    lines: list[str] = []
+    for u in updates:
+        lines += [f"| epoch 001 | training on xla:0/0:     {u} / 3900 loss={12 - u / 100:.3f},",
+                  f"nll_loss={11.9 - u / 100:.3f}, wps=812, ups=0, wpb=3012.5, bsz=96.000,",
+                  f"num_updates={u}, lr=3.1e-06, gnorm=5.402, oom=0.000, wall={100 + u}"]
+    return lines
+
+
+def test_a_wrapped_record_goes_on_behind_the_same_label(tmp_path: Path) -> None:
+    """Under ``srun -l`` each physical line of a record the program wrapped carries the label ("0: nll_loss=...,"):
+    the record is read whole as without it, its step the update count its last line says."""
+    plain, _ = read_lines(tmp_path, _wrapped_fairseq(range(20, 201, 20)))
+    for label in ("0: ", "[default0]:"):
+        labelled, _ = read_lines(tmp_path, [label + line for line in _wrapped_fairseq(range(20, 201, 20))])
+        assert labelled.step == plain.step == 200, label
+        assert training_loss(labelled.metrics) == training_loss(plain.metrics) is not None, label

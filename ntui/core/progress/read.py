@@ -264,9 +264,13 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     wrapped = series.lines.wrapped
     if wrapped is not None:  # the line before ended in a comma: this one may go on with the same record
         series.lines.wrapped = None
-        pprinted = wrapped[:2] == "{'" and _PPRINT_ITEM_RE.match(text) is not None  # (pprint's next item)
-        if (pprinted or _CONTINUES_RE.match(text) is not None) and len(wrapped) < _WRAPPED_MAX:
-            text = f"{wrapped} {text.strip()}"  # read the record whole, so far
+        going_on = text
+        if text[:1] in LABEL_FIRST and (label := LABEL_RE.match(text)) is not None \
+                and wrapped.startswith(label.group()):
+            going_on = text[label.end():]  # (a launcher's label before each line of it: srun -l's "0: ")
+        pprinted = wrapped[:2] == "{'" and _PPRINT_ITEM_RE.match(going_on) is not None  # (pprint's next item)
+        if (pprinted or _CONTINUES_RE.match(going_on) is not None) and len(wrapped) < _WRAPPED_MAX:
+            text = f"{wrapped} {going_on.strip()}"  # read the record whole, so far
     if text.endswith(",") or text.endswith(", "):
         series.lines.wrapped = text.rstrip()  # (a record hard-wrapped at a width, its fields going on on the next line)
     if parse_rank_header(text) is not None:
