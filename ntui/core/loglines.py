@@ -150,6 +150,8 @@ PREFIXES: tuple[PrefixRow, ...] = (
     PrefixRow("host", re.compile(rf"(?P<host>{_HOST}): "), ""),
 )
 
+#: pytest's failure marker as it writes it: "E" then blanks to its eighth column
+_PYTEST_E_WIDTH = 8
 _HOST_COLON = re.compile(rf"(?:{_HOST}): |(?:{_HOST}):\d+:\d+ \[")
 _MAX_PREFIXES = 8
 _CACHE: dict[tuple[int | None, int | None, str | None, int | None], Prefix] = {}
@@ -195,6 +197,9 @@ def parse_prefix(line: str) -> tuple[Prefix, str]:
                 continue
             if row.name == "srun-label" and rank is not None:
                 continue  # "3: " after a rank was said is the program's own text
+            if row.name == "pytest-e" and (rank is not None or local is not None) and m.end() != _PYTEST_E_WIDTH:
+                continue  # after a rank's label, pytest's marker is its own "E" and seven blanks; a shorter gap is
+                # the program's text (a table's first column named "E": spaCy's "E    #       LOSS ...")
             if said.get("rank") is not None and (rank is None or (row.name == "torch-rank" and not rank_torch)):
                 rank = int(said["rank"])
                 rank_torch = row.name == "torch-rank"

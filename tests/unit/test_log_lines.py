@@ -25,6 +25,10 @@ from ntui.core.logs.triage import triage
     ("(head, rank=2, pid=77) ValueError: y", 2, None, None, "ValueError: y"),
     ("box-a7:3121:3188 [2] NCCL WARN Cuda failure", None, 2, "box-a7", "NCCL WARN Cuda failure"),
     ("worker-12: [2024-01-01 00:00:00,000] [ERROR] [launch.py:1:f] bad", None, None, "worker-12", "bad"),
+    # behind a rank's label pytest's marker is its "E" and seven blanks; a shorter gap is the program's own text
+    ("0: E       assert x == 2", 0, None, None, "assert x == 2"),
+    ("0: E    #       LOSS NER  SCORE", 0, None, None, "E    #       LOSS NER  SCORE"),
+    ("[default1]:E    #       LOSS NER", None, 1, None, "E    #       LOSS NER"),
     # the program's own words that look like a host are not one
     ("rank0: loss 1.5", None, None, None, "rank0: loss 1.5"),
     ("slurmstepd-nid001: error: x", None, None, None, "slurmstepd-nid001: error: x"),

@@ -157,3 +157,23 @@ def test_a_wrapped_record_goes_on_behind_the_same_label(tmp_path: Path) -> None:
         labelled, _ = read_lines(tmp_path, [label + line for line in _wrapped_fairseq(range(20, 201, 20))])
         assert labelled.step == plain.step == 200, label
         assert training_loss(labelled.metrics) == training_loss(plain.metrics) is not None, label
+
+
+def _spacy(rows: int) -> list[str]:
+    """spaCy's console logger: its table's header (first column "E", the epoch), a rule, a row every 200 steps,
+    then loop.py's words once the pipeline is saved."""
+    lines = ["E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE ",
+             "---  ------  ------------  --------  ------  ------  ------  ------"]
+    lines += [f"{r // 5:>3}  {r * 200:>6}  {90 - r:>12.2f}  {900 - 7 * r:>8.2f}  {40 + r:>6.2f}  {41 + r:>6.2f}  "
+              f"{39 + r:>6.2f}  {0.4 + r / 100:>6.2f}" for r in range(rows)]
+    return [*lines, "✔ Saved pipeline to output directory", "training/model-last"]
+
+
+def test_a_table_whose_first_column_is_e_behind_a_label_is_no_pytest_failure(tmp_path: Path) -> None:
+    """Behind a launcher's label ("0: ", "[default0]:") the header "E    #  LOSS ..." is spaCy's table, not pytest's
+    "E" failure marker (pytest writes "E" and seven blanks): the table reads as without the label."""
+    plain, plain_words = read_lines(tmp_path, _spacy(12))
+    for label in ("0: ", "[default0]:"):
+        labelled, words = read_lines(tmp_path, [label + line for line in _spacy(12)])
+        assert labelled.step == plain.step == 2200, label
+        assert ("done" in words) == ("done" in plain_words) is True, label
