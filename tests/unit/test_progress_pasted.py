@@ -177,3 +177,13 @@ def test_a_table_whose_first_column_is_e_behind_a_label_is_no_pytest_failure(tmp
         labelled, words = read_lines(tmp_path, [label + line for line in _spacy(12)])
         assert labelled.step == plain.step == 2200, label
         assert ("done" in words) == ("done" in plain_words) is True, label
+
+
+def test_keras_next_header_glued_after_its_bar_behind_a_label(tmp_path: Path) -> None:
+    """Keras 2's bar at an epoch's end with fit's next "Epoch e/E" header glued after the line's padding (a
+    terminal's line that did not break), the line behind srun -l's label: the run is in that epoch, as without it."""
+    bar = "11/11 [==============================] - 41s 4s/step - loss: {:.4f} - val_loss: 9.1000"
+    lines = ["Epoch 1/25", bar.format(12.5), "Epoch 2/25", bar.format(11.25) + " " * 20 + "Epoch 3/25"]
+    plain, _ = read_lines(tmp_path, lines)
+    labelled, _ = read_lines(tmp_path, ["0: " + line for line in lines])
+    assert labelled.step == plain.step == 3

@@ -636,9 +636,9 @@ _QUOTE_RE = re.compile(r"^(?:> ?)+")
 #: a line number an editor or a pager shows before each line, right-aligned in a column of its own (vim's 'number'
 #: "  9 ", cat -n's "     9\t", less -N's), copied with the log's text
 #: Keras' header of an epoch ("Epoch 38/60") at the end of a line after two spaces or more, and its step bar ("13/13
-#: [====]", Keras 3's "13/13 ━━━━") at the start of the line it is glued to
+#: [====]", Keras 3's "13/13 ━━━━") at the start of the line it is glued to (after a launcher's label too)
 _GLUED_HEADER_RE = re.compile(r"\s{2,}(?=Epoch \d+/\d+\s*$)")
-_BAR_BEFORE_RE = re.compile(r"\s*\d+/\d+ (?:\[[=>.]*\]|[━─]+)")
+_BAR_BEFORE_RE = re.compile(rf"(?:{LABEL_RE.pattern})?\s*\d+/\d+ (?:\[[=>.]*\]|[━─]+)")
 _GUTTER_RE = re.compile(r"( *)(\d{1,7})(?:[\t ]|$)")
 #: (and a log viewer's, bracketed, "[3208] " before each line: its width grows with the number, no padding)
 _BRACKET_GUTTER_RE = re.compile(r"\[(\d{1,7})\](?: |$)")
