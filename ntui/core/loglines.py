@@ -144,6 +144,10 @@ PREFIXES: tuple[PrefixRow, ...] = (
     # TensorFlow's and absl's C++ log header on an error line: 2024-05-01 12:00:00.123456: E file.cc:12] (an info or
     # warning line keeps its header: not a failure, and the detectors read its level)
     PrefixRow("absl", re.compile(rf"(?P<time>{_ISO}): [EF] [\w./-]+:\d+\] "), "0123456789"),
+    # Metaflow's local runtime before each line of a task's output (runtime.py, Task.log: "[%s (pid %s)] " % (the
+    # task's run-id/step/task-id, its pid), after its logger's "%Y-%m-%d %H:%M:%S.%f" time cut to milliseconds)
+    PrefixRow("metaflow", re.compile(
+        r"(?:(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) )?\[[\w.-]+/\w+/\d+ \(pid \d+\)\] ?"), "0123456789["),
     # NCCL's own: host:pid:tid [device]
     PrefixRow("nccl", re.compile(r"(?P<host>[A-Za-z][\w.-]*):\d+:\d+ \[(?P<local>\d+)\] "), ""),
     # pdsh (the DeepSpeed launcher's multi-node runner) and mpirun's per-host output: host:

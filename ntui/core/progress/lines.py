@@ -80,6 +80,7 @@ class Point:
     batches: int | None = None  # an epoch-counted line's batches in its epoch, where it says (its batch's total)
     iters: int | None = None  # the line's other counter (litgpt's "iter N step M": the micro-batch iterations)
     percent: float | None = None  # a bar that says its percentage only (Rich's default columns): no step of its own
+    version: int | None = None  # Lightning's bar's "v_num": the version of its Trainer's logger (each fit's its own)
 
     def but(self, **changes: Any) -> Point:
         """This point with ``changes`` (:func:`dataclasses.replace`, without its look-up of the fields: a point is
@@ -465,12 +466,24 @@ def _tqdm(text: str) -> Point | None:
         rate = (1.0 / value if value else None) if m["ratetail"].startswith("s/") else value
     head = text[:m.start()]
     bar_at = head.rfind("%|")
+    if bar_at < 0 and "||" not in head and _ROW_OVER_BAR_RE.search(head) is not None:
+        return None  # a table's row printed over the bar's start: what the bar counted is not known
     point = _bar(text, m.end(), step, total, rate, head[:bar_at] if bar_at >= 0 else head, bar_at >= 0, m["postfix"],
                  m["ratetail"] or m["unit0"] or "", _bar_unit(m), _clock(m["elapsed"]))
+    if point is not None and m["postfix"] and "v_num=" in m["postfix"] \
+            and (version := _V_NUM_RE.search(m["postfix"])) is not None:
+        point = point.but(version=int(version[1]))
     if tail and tail[:1].isdigit() and point is not None and (write := _STEP_LOSS_WRITE_RE.match(tail)) is not None \
             and int(write["i"]) == step - 1:
         point = point.but(metrics={**point.metrics, "loss": float(write["loss"])})
     return point
+
+
+#: Lightning's bar's postfix "v_num=3" (its logger's version; 1.x: TensorBoardLogger's int, a "version_3" dir)
+_V_NUM_RE = re.compile(r"(?:^|[ ,])v_num=(\d+)\b")
+#: a table's row (cells between "|", Lightning's ModelSummary "| Name | Type | Params") printed over the start of a
+#: bar's last redraw, tqdm's "{desc}: {percentage}%" gone, its glyphs and counts left ("| Name | Params|████| 310/310")
+_ROW_OVER_BAR_RE = re.compile(r"\|[^|]+\|[^|]+\|[█▏▎▍▌▋▊▉]+\|\s*$")
 
 
 #: unsloth_zoo's unsloth_train: ``progress_bar.write(f"{step}, {round(accumulated_loss.cpu().item(), 4)}")`` every

@@ -245,6 +245,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         text = _CURSOR_UP.join(without_escapes(part) for part in text.split(_CURSOR_UP))
     if text[:1] == ">":  # a log pasted as a Markdown quote (an issue's, a forum's, a mail's "> " before each line)
         text = _QUOTE_RE.sub("", text, count=1)
+    elif text[:2] == "# ":  # a log pasted as comments (a script's or a README's code block: "# " before its lines)
+        text = text[2:]
     if text[:1] in _GUTTER_FIRST:
         text = _ungutter(series, text)
     if ("]{" in text or "%|  " in text) and (cut := _glued_record(text)) is not None:
@@ -443,6 +445,10 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         # icefall's recipes' training scripts (egs/*/ASR/*/train.py, run()): logging.info("Done!") after their loop
         # over the epochs, under the "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s" format; the
         # training script's own record only (a decode.py says the same of its decoding; a bare "Done!" says nothing)
+        series.end()
+    elif series.samples and said[:5] == "Done!" and _METAFLOW_DONE_RE.match(raw) is not None:
+        # Metaflow's local runtime (runtime.py, NativeRuntime.execute): "Done!" under its logger's time once the flow's
+        # end step finished, after its loop and its try/finally (a failed or interrupted flow raises before it)
         series.end()
     elif series.in_periods and series.samples and said.rstrip() == "Finished.":
         # t5x's train loop's last word (its _cleanup after the loop over its periods of steps: "Epoch 3 of 20"); a
@@ -688,6 +694,8 @@ _PDSH_HOSTS_RE = re.compile(r"\bpdsh\b.*? -w (?P<hosts>[\w.-]+(?:,[\w.-]+)+)(?:\
 _PDSH_LABEL_RE = re.compile(r"(?P<host>[\w.-]+): ")
 #: the escape that moves the cursor up a line, after a bar drawn below another (kept for :func:`parse_line`)
 _CURSOR_UP = "\x1b[A"
+#: Metaflow's last word of a flow whose end step finished, under its logger's time (cut to milliseconds)
+_METAFLOW_DONE_RE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} Done!(?: See the run in the UI at \S+)?\s*$")
 #: the logger's header naming the training script as the record's file: icefall's "[train.py:553] " before its message
 _TRAIN_DONE_RE = re.compile(r"\[train\w*\.py:\d+\] Done!\s*$")
 

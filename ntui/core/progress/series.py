@@ -121,6 +121,10 @@ class Series:
     in_periods: bool = False  # the loop trains in periods of steps it calls epochs (t5x's "Epoch 3 of 20")
     _total_iters: bool = False  # the declared total counts iterations (max_iters), not optimizer steps
     _resumed_at: int | None = None  # the step the program said it goes on from ("Continuing ... global step N")
+    # the segments of a point or two, each point with two metrics or more, that a restart closed: maybe an excerpt of
+    # the run pasted before it (:meth:`_excerpt_again`): the restart's index, and its points' metrics not seen again
+    _excerpts: list[tuple[int, list[dict[str, float]]]] = field(default_factory=list)
+    _version: int | None = None  # the version of the logger the last Lightning bar said ("v_num"): its fit's
     _reopen: bool = False  # a start was said: the end or stop read before holds until a point comes
     # the declared total, the epochs and the total before an end said them, and as it left them
     _before_end: tuple[tuple[int | None, int | None, int | None], tuple[int | None, int | None, int | None]] | None \
@@ -189,6 +193,7 @@ class Series:
         """The points so far were not the run's (another phase's, an epoch's count, the dicts' epochs): gone, with the
         restarts and rates read from them."""
         self.samples, self.restarts, self.printed_rates, self._counted = [], [], [], False
+        self._excerpts = []
         self._seen, self._stride, self._provisional = 0, 1, False
 
     def new_start(self, *, until_point: bool = False, from_step: int | None = None, at: float | None = None) -> None:
@@ -894,6 +899,35 @@ class Series:
         epochs = self.declared_epochs
         return point.but(step=self._round_base + point.step, total=epochs * total if epochs else None)
 
+    def _another_fit(self, point: Point) -> bool:
+        """Whether a training bar whose step goes back is another fit's in the same program: Lightning's bar says the
+        version of its Trainer's logger ("v_num"), and a new Trainer (a cross-validation's folds, a fit again after a
+        test) logs under the next; the same fit's bar keeps it. That fit is the run's now: the points before were
+        an earlier fit's (:meth:`new_table`'s fits of fastai), not a restart. A start said before it (ntui's header of
+        an allocation, the program's word) is one still."""
+        return (point.version is not None and self._version is not None and point.version != self._version
+                and not self._fresh and point.phase == "train")
+
+    def _excerpt_again(self) -> None:
+        """The last point's metrics are, all of them, those of a point of a short segment a restart closed at the top
+        of the log (:attr:`_excerpts`): where every point of that segment is printed again so, it was an excerpt of
+        this run pasted before it (a README's or an issue's quoted epochs, then the whole run), not a start of its
+        own: its points and its restart go. (No run prints the same values of every metric twice: a new start would
+        not.)"""
+        last = self.samples[-1]
+        for k, (index, waiting) in enumerate(self._excerpts):
+            if last.segment <= index or last.metrics not in waiting:
+                continue
+            waiting.remove(last.metrics)
+            if waiting:
+                return
+            del self._excerpts[k]
+            del self.restarts[index]
+            self.samples = [x if x.segment < index else Sample(x.time, x.step, x.metrics, x.segment - 1)
+                            for x in self.samples if x.segment != index]
+            self._excerpts = [(i - 1 if i > index else i, w) for i, w in self._excerpts]
+            return
+
     def _other_phase_before(self, point: Point, total: int | None) -> bool:
         """Whether the bars taken so far were another phase's, over before this bar began: the last one reached its
         total, and this one, of another total, starts below where it ended (sd-scripts' latents cache, "caching
@@ -1307,11 +1341,18 @@ class Series:
             if self.samples and finite:
                 last = self.samples[-1]
                 self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
+                if self._excerpts:
+                    self._excerpt_again()
             return
-        if back and self._other_phase_before(point, raw.total):  # its points were not the run's: no restart
+        if back and self._another_fit(point):  # the points were an earlier fit's, its end too: no restart
+            self._forget_points()
+            self._undo_end()
+        elif back and self._other_phase_before(point, raw.total):  # its points were not the run's: no restart
             if self._before_bar is None:
                 self._keep_before_bar()
             self._forget_points()
+        if point.version is not None:
+            self._version = point.version
         if point.format == "tqdm" and not point.per_epoch and raw.step is not None:
             self._last_bar = (raw.step, raw.total)
         elif point.format == "tqdm" and point.per_epoch:
@@ -1333,6 +1374,10 @@ class Series:
             if self._counted:  # (its allocation's header counted it: the segment is numbered already)
                 self._counted = False
             else:
+                closed = [x.metrics for x in self.samples[-(EXCERPT_POINTS + 1):] if x.segment == segment]
+                if 0 < len(closed) <= EXCERPT_POINTS and len(self.samples) == len(closed) + sum(
+                        len(e[1]) for e in self._excerpts) and all(len(m) >= 2 for m in closed):
+                    self._excerpts.append((len(self.restarts), closed))
                 self.restarts.append(at)
                 segment += 1
             self.printed_rates = self.printed_rates[-1:]
@@ -1340,6 +1385,8 @@ class Series:
             self._batch = point.batch if point.counts_epochs else None
             last = self.samples[-1]
             self.samples[-1] = Sample(last.time, last.step, {**last.metrics, **finite}, last.segment)
+            if self._excerpts and finite:
+                self._excerpt_again()
             return
         self._seen += 1
         self.points_seen += 1
@@ -1353,6 +1400,8 @@ class Series:
         else:
             self.samples.append(sample)
         self._provisional = self._seen % self._stride != 0
+        if self._excerpts and finite:
+            self._excerpt_again()
         if self._early_end is not None:  # the first point after an end said before any
             what, n = self._early_end
             self._early_end = None
@@ -1370,6 +1419,10 @@ class Series:
         if len(self.samples) > MAX_POINTS:  # halve the resolution: every other point, the last kept
             self.samples = self.samples[::2] if len(self.samples) % 2 else [*self.samples[:-1:2], self.samples[-1]]
             self._stride *= 2
+
+
+#: the most points a segment at the top of a log may have to be taken as an excerpt of the run pasted before it
+EXCERPT_POINTS = 2
 
 
 def _in_year(clock: tuple[int, int, int, int, int, float], at: float) -> float:
