@@ -104,3 +104,13 @@ def test_the_trainer_resumed_from_iteration_zero_runs_to_its_end(tmp_path: Path)
     assert series.restarts == []
     assert (series.step, series.total) == (9, 9)
     assert "done" in words
+
+
+def test_an_excerpt_without_the_trainer_s_start_is_not_ended_by_an_evaluator(tmp_path: Path) -> None:
+    """A paste of the run's later part (the trainer's "Engine run resuming ..." cut off before it): the first engine
+    run seen is an evaluator's ("... until 2 epochs", more than one epoch), and its "Engine run complete" ends no
+    training, since no training point was read inside it. The run cut in its 6th epoch of 10 is not done."""
+    lines = _monai(6)[7:]  # from the 2nd epoch's iterations on: the trainer's and the 1st evaluator's starts cut off
+    series, words = _read(tmp_path, lines)
+    assert series.step == 18
+    assert "done" not in words

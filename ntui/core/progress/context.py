@@ -48,6 +48,9 @@ class LineContext:
     # ignite's engines running, outermost first: each run's max_epochs (its Engine.run's "Engine run starting with
     # max_epochs=N."): an evaluator's run inside the trainer's says its own epochs, not the run's
     engines: list[int] = field(default_factory=list)
+    # the series' points_seen as each of them started: a run that ends with no point read inside it (an evaluator's,
+    # its trainer's start before the excerpt) ran no training
+    engine_marks: list[int] = field(default_factory=list)
     # an outermost engine of one epoch is the trainer: the count read inside its run was its epoch's iterations
     one_epoch_trainer: bool = False
     engine_points: bool = False  # the trainer's "Epoch[N] Complete" lines are the run's points (no other line is)

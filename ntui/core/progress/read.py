@@ -568,8 +568,9 @@ def _ignite(series: Series, text: str, at: float) -> bool:
     run's progress, the trainer's "Epoch[N] Complete" lines are its points, in epochs (its max_epochs their total);
     beside the loop's own lines (a handler's "epoch[1] - iteration[10/1370] loss: ..."), each says that epoch is over.
     The trainer's run finished is the run's end. Whether the line was one of them."""
-    engines = series.lines.engines
+    engines, marks = series.lines.engines, series.lines.engine_marks
     if (start := _IGNITE_START_RE.search(text)) is not None:
+        marks.append(series.points_seen)
         if start["n"] is not None:
             engines.append(int(start["n"]))
             return False  # (its epochs are read as the run's declarations are, where they are the run's)
@@ -597,11 +598,15 @@ def _ignite(series: Series, text: str, at: float) -> bool:
                              epochs=engines[0] if engines else None), at)
         return True
     if _IGNITE_END_RE.search(text) is not None:
-        if len(engines) == 1 and (engines[0] > 1 or series.lines.one_epoch_trainer) and series.samples:
-            # the trainer's own run over (of one epoch: where training lines ran inside it, an evaluator's has none)
+        ran = bool(marks) and series.points_seen > marks[-1]
+        if len(engines) == 1 and (engines[0] > 1 or series.lines.one_epoch_trainer) and series.samples and ran:
+            # the trainer's own run over (of one epoch: where training lines ran inside it, an evaluator's has none;
+            # a run with no point read inside it is an evaluator's, the trainer's start cut off before an excerpt)
             series.end()
         if engines:
             engines.pop()
+        if marks:
+            marks.pop()
         return True
     return False
 
