@@ -636,7 +636,15 @@ def _describe(head: str, glyphs: bool) -> tuple[str, float | None, dict[str, flo
     phase = _bar_phase(desc)
     if of is not None and phase == "train":  # "Validation Epoch [1/25]": its words before the epoch's brackets
         phase = _bar_phase(head[-40:][:of.start()].strip())
+    if phase == "train" and "]" in head and (tag := _TAG_BEFORE_DESC_RE.search(head[-80:])) is not None:
+        phase = _bar_phase(tag["tag"])  # "[Eval] Best Model at Epoch 3": its tag in brackets names its phase
     return desc, float(epoch_m["epoch"]) if epoch_m else None, metrics, phase, epoch_of
+
+
+#: a bracketed tag of words before a bar's description, the tag the description cut off as it cuts an earlier
+#: redraw's bracketed times (a loop's tqdm(loader, desc=f"[Eval] Best Model at Epoch {e}"), its phase's word in
+#: brackets before the rest): words only, never a time, a count or an epoch's number
+_TAG_BEFORE_DESC_RE = re.compile(r"\[(?P<tag>[A-Za-z][A-Za-z _-]{0,30})\][^\[\]]*$")
 
 
 #: a bar's description in brackets, all of what precedes its percentage (ColossalAI's legacy Trainer and its examples:
@@ -666,9 +674,10 @@ def _bar_phase(desc: str) -> str:
     lowered = desc.lower()
     if "sanity" in lowered:
         return "sanity check"
-    if "validat" in lowered or lowered == "val" or lowered.startswith("val ") or "[val]" in lowered:
+    if "validat" in lowered or lowered == "val" or lowered.startswith("val ") or "[val]" in lowered \
+            or lowered.endswith(" val"):
         # (a loop's own short word: tqdm(loader, desc="val"), desc=f"Epoch {e}/{E} [val]", whose brackets are all
-        # of the description)
+        # of the description, desc=f"Epoch {e}/{E} val" after the epoch, the word its training bar has as "train")
         return "validation"
     if lowered.startswith(("test", "predict")) or _PHASE_PART_RE.search(lowered) is not None:
         return "test"
@@ -1783,11 +1792,12 @@ def parse_line(text: str, pattern: Pattern | None = None) -> Point | None:
         if rank is None and point.format == "log" and "Device=xla:" in body \
                 and (ordinal := _XLA_ORDINAL_RE.search(body)) is not None:
             rank = int(ordinal["ordinal"])  # (the process's ordinal after its device: :data:`_XLA_ORDINAL_RE`)
-        if rank is None and point.format == "log" and "ank" in body[:7] \
+        if rank is None and point.format == "log" and ("ank" in body[:7] or "[GPU" in body[:5]) \
                 and (said_rank := _LEADING_RANK_RE.match(body)) is not None:
             # a loop that starts its line with its rank, each rank its own line ("rank 3 | epoch 0 | step 52 | loss
-            # 0.25", "[RANK 3] Epoch 4 | ...", "Rank 1: step 10, loss ..."): the line's rank
-            rank = int(said_rank["rank"])
+            # 0.25", "[RANK 3] Epoch 4 | ...", "Rank 1: step 10, loss ...", PyTorch's DDP examples' "[GPU3] Epoch 4
+            # | ...", the process's rank after the word GPU): the line's rank
+            rank = int(said_rank["rank"] or said_rank["gpu"])
         if stamp is None and clock is None and rank is None:
             return point
         return point.but(time=stamp, rank=rank, clock=clock)
@@ -1814,8 +1824,9 @@ def _bar_rank(text: str) -> int | None:
     return said
 
 
-#: a rank that starts a line, as a script prints its own: "rank 3 | ", "[RANK 3] ", "Rank 1: ", "[rank 0]:"
-_LEADING_RANK_RE = re.compile(r"\s*\[?(?:rank|Rank|RANK)[ :=#]?\s*(?P<rank>\d+)\]?(?: ?[|:,\]-] ?| )")
+#: a rank that starts a line, as a script prints its own: "rank 3 | ", "[RANK 3] ", "Rank 1: ", "[rank 0]:", "[GPU3] "
+_LEADING_RANK_RE = re.compile(r"\s*(?:\[?(?:rank|Rank|RANK)[ :=#]?\s*(?P<rank>\d+)\]?|\[GPU(?P<gpu>\d+)\])"
+                              r"(?: ?[|:,\]-] ?| )")
 
 
 #: DeepSpeed's log_dist labels each message with the rank that logs it ("[Rank 3] step=40, skipped=0, ...";

@@ -730,14 +730,18 @@ class Series:
 
     def _epoch_local(self, point: Point) -> bool:
         """Whether a loop's line that names its epoch and a step counts that epoch's batches, not the run's steps:
-        once its step went back to a lower one as its epoch went on (no restart: the next epoch's first batch).
+        once its step went back to a lower one (or to 0 again) as its epoch went on (no restart: the next epoch's first
+        batch).
         Then the run counts epochs, its points so far (in the loop's steps) dropped."""
         if self._steps_per_epoch_seen:
             return True
         last = self.samples[-1] if self.samples else None
         if last is None or self._unit != "step" or self.epoch is None or point.total is not None \
-                or point.step is None or point.epoch is None or point.epoch <= self.epoch or point.step >= last.step \
-                or self._fresh:
+                or point.step is None or point.epoch is None or point.epoch <= self.epoch \
+                or (point.step >= last.step and not point.step == last.step == 0) or self._fresh:
+            # (a step 0 again as the epoch went on is the epoch's first batch, no run's count: the run trained since;
+            # PyTorch's minGPT-ddp example prints "Epoch {epoch} | Iter {iter}" every 100 of an epoch's batches,
+            # "Iter 0" alone where an epoch has fewer)
             return False
         self._steps_per_epoch_seen, self._unit = True, "epoch"
         self._forget_points()
