@@ -1406,6 +1406,9 @@ def table_row(text: str, names: tuple[str, ...], starts: tuple[int, ...] | None 
 #: how the rest of a wrapped line starts: with a metric (or the end of one: "s: 0.0823", "209 - accuracy") or a
 #: separator, not with words of its own ("Train Error: Avg loss: 0.21" is an epoch's summary)
 _CONTINUED_RE = re.compile(rf"\s*(?:-\s|\|\s|:\s*[\d.]|[\w./-]*:\s*{NUM}(?![\w:/])|\d[\d.]*\s+-\s)"
+                           # or Keras 1.x's epoch line at verbose=2 (Progbar.update: '%ds' % (now - start), then ' -
+                           # %s: %.4f' of each metric: "2170s - loss: 0.0189 - acc: 0.9940")
+                           r"|\d+s - [\w.]+: "
                            # or a block's indented line of one metric under its header ("\t Train loss/train: 9.2")
                            rf"|\s+(?:• )?(?:[A-Za-z]+ )?[\w./-]+:\s*{NUM}\s*$|\s+(?:[\w./-]+ )?[\w./-]+={NUM}\s*$"
                            # or a hand-written loop's summary of its epoch's training under its "Epoch e of E"

@@ -356,6 +356,8 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
             # an error's report glued to the bar's last redraw (swanlab's excepthook): the loop raised at that step,
             # its total reached or not, with nothing of the program's own between (no end of its training said)
             series.stopped, series.stopped_on = why, series.step
+        elif point.form == "dict" and '"remaining_time"' in text and _trainer_log_end(text):
+            series.summary_end()
         elif point.format == "hf":  # a configuration as a dict, or the Trainer's summary of the run at its end
             if "train_runtime" in point.metrics and series.stopped is None:
                 series.summary_end()
@@ -724,6 +726,19 @@ _WANDB_SUMMARY_RE = re.compile(r"wandb:\s+(?P<key>[A-Za-z_][\w./-]*) (?P<value>-
 #: successfully.")
 _WANDB_EXIT_OK_RE = re.compile(r"wandb:\s+(?:Waiting for W&B process to finish\.\.\. \(success\)"
                                r"|Program ended successfully)")
+
+
+#: what a LLaMA-Factory trainer_log.jsonl record of the training's steps, its evaluations or its predictions says
+#: (LogCallback.on_log keeps only the keys of a value): a record with none of them is the Trainer's summary of the run
+_TRAINER_LOG_STEP_KEYS = ('"loss"', '"lr"', '_loss"', '"reward"', '"accuracy"')
+
+
+def _trainer_log_end(text: str) -> bool:
+    """Whether a LLaMA-Factory trainer_log.jsonl record ("current_steps", "total_steps", ..., "remaining_time") is
+    the one LogCallback.on_log writes for the Trainer's last log, its summary of the run (train_runtime, train_loss,
+    epoch) logged after its loop on a normal return: the record keeps only "epoch" of it, no loss, no learning rate
+    (every step's record says both; an evaluation's its eval_loss, a prediction's its predict_loss)."""
+    return '"current_steps"' in text and '"epoch"' in text and not any(k in text for k in _TRAINER_LOG_STEP_KEYS)
 
 
 def _wandb_exit_ok(series: Series, text: str) -> bool:

@@ -161,6 +161,8 @@ class Series:
     _keras_bar: tuple[int, int | None] | None = None  # the last Keras step bar's count and total in this epoch
     _keras_other: bool = False  # Keras' bars since the epoch's ended are another phase's (evaluate, predict)
     _keras_fit: tuple[int, int | None] | None = None  # Keras' fit call: the run's epochs before it, and its epochs
+    _epoch_line_last: tuple[int, int] | None = None  # a loop's last "Epoch e/E | Step s/S" line's e and E, where
+    # the run counts global steps of them
     _steps_printed: bool = False  # a training point that said its step came (a bar, a loop's line)
     _run_steps: bool = False  # an engine's lines counted the run's steps (:data:`_RUN_STEP_FORMATS`)
     _loop_epoch_bars: bool = False  # a loop's bars said "Epoch e/E" of an epoch's batches: the run counts their steps
@@ -944,6 +946,29 @@ class Series:
                 and point.step is not None and bool(self.samples) and point.step < self.samples[-1].step
                 and not self._fresh)
 
+    def _last_epoch_summary(self, point: Point) -> bool:
+        """Whether an epoch's summary line ("Epoch 3/3 | train_loss: ... | test_acc: ...") names the run's last epoch,
+        E of E, after the loop's own "Epoch e/E | Step s/S" lines (counted in the run's steps, of a total the epochs
+        times an epoch's steps) reached that epoch: a hand-written loop prints it after the epoch's batches and its
+        evaluation, so the last epoch's loop is over and the run's training with it. A log cut in its last epoch
+        ends on a step line, before any such summary."""
+        last = self._epoch_line_last
+        return (point.form == "epoch-summary" and self._unit == "step" and last is not None and bool(point.total)
+                and point.step == point.total == last[0] == last[1] and bool(self.per_epoch)
+                and self.total == point.total * (self.per_epoch or 0) and bool(self.samples)
+                and self.samples[-1].step > (point.total - 1) * (self.per_epoch or 0))
+
+    def _writer_behind(self, point: Point) -> bool:
+        """Whether a record is a second writer's copy of one already read: two processes that append the same
+        records to one file (LLaMA-Factory's trainer_log.jsonl written by every rank that saves), one of them a
+        record behind, interleave them ("410, 420, 410, 430, 420"): a record whose step is the one before the last
+        step read, one logging interval back, is that copy, no restart (a resume goes back to its checkpoint's step,
+        and the records after it go on from there). Records (a dict a line) only."""
+        if point.form != "dict" or point.step is None or len(self.samples) < 3:
+            return False
+        before, last = self.samples[-2].step, self.samples[-1].step
+        return point.step == before < last and last - before == before - self.samples[-3].step
+
     def _keras_fit_again(self, point: Point) -> Point:
         """Keras' epoch header ("Epoch 1/1") as the run's epoch: fit called again (a loop of the script's own, each
         call's epochs numbered from 1, each call's "Train on N samples" before them) after the last call's last epoch
@@ -1246,6 +1271,8 @@ class Series:
                     self._forget_points()
                     self.total = self.per_epoch = None
             elif unit != self._unit:  # an epoch's summary beside the lines that count steps: its metrics only
+                if self._last_epoch_summary(point):
+                    self.end()
                 point = point.but(step=None, total=None, counts_epochs=False)
         elif point.format == "tqdm" and self._own_lines and (same := self._same_count_bar(point)) is not None:
             point = same  # the bar counts the steps the loop's lines count, of their total: it is ahead of them
@@ -1306,6 +1333,8 @@ class Series:
             if self._from_zero and epochs and point.epochs == epochs and self.declared_epochs == epochs + 1:
                 epochs = self.declared_epochs  # its bar names the last epoch's index ("Epoch 0/39" of 40 said)
             before = max(0, int(epoch) - (0 if self._from_zero else point.first_epoch))
+            if point.format == "log" and point.epochs:
+                self._epoch_line_last = (int(epoch), point.epochs)
             point = point.but(step=before * per + n, total=epochs * per if epochs else None)
             self.total = point.total
         elif point.per_epoch and point.step is not None and point.total is None and epoch is not None:
@@ -1333,6 +1362,8 @@ class Series:
             point = point.but(total=point.total + 1)
         if point.total:
             self.total = point.total
+        if not self._fresh and self._writer_behind(point):
+            return
         finite = {k: v for k, v in point.metrics.items() if math.isfinite(v)}
         self._latest_loss(point)
         if point.metrics:  # a nan loss is shown as what it is
