@@ -321,7 +321,7 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
     if series.lines.first_line is None:  # the program's first line: a start, where it prints it again after points
         body = _body(text)
         series.lines.first_line = body if point is None and len(body) >= _FIRST_LINE_MIN and "poch" not in body \
-            and not any(line in body for line in _PERIODIC_LINES) else ""
+            and not any(line in body for line in _PERIODIC_LINES) and _PER_CALL_LINE_RE.match(body) is None else ""
         if point is None and ("$ " in text or "# " in text) and (typed := _PROMPT_RE.match(text)) is not None:
             series.lines.shell_prompt = typed["prompt"]
     if point is not None:
@@ -905,6 +905,9 @@ _FIT_TIME_RE = re.compile(r"Total time: (?:\d+:)?\d\d:\d\d\s*$")
 #: on_model_save logs f"{PREFIX}Uploading checkpoint {HUB_WEB_ROOT}/models/{id}" at an epoch's end once its upload
 #: timer ran out (every few epochs), so an excerpt of a HUB run may start at one
 _PERIODIC_LINES = ("Exp name: ", "Uploading checkpoint ")
+#: a line a training call prints each time it is called, never the program's start: Keras 1.x's Model.fit
+#: (``print('Train on %d samples, validate on %d samples' % ...)`` in _fit_loop, before its first "Epoch 1/N")
+_PER_CALL_LINE_RE = re.compile(r"^Train on \d+ samples(?:, validate on \d+ samples)?$")
 #: a line's leading stamp (ISO, a logger's, a log viewer's): the first line printed again has another
 _LEAD_STAMP_RE = re.compile(r"^[^A-Za-z]{0,6}\d\d(?:\d\d)?[-/]\d\d[-/]\d\d[ T,]\d\d:\d\d:\d\d(?:[.,]\d+)?\S*\s*")
 

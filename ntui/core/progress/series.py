@@ -976,6 +976,16 @@ class Series:
         epoch not over is the same call started again (a restart), as before."""
         fit, step = self._keras_fit, point.step or 0
         base = fit[0] if fit is not None else 0
+        if step == 1 and fit is not None and self.samples and not self._fresh and fit[1] and fit[1] > 1 \
+                and (self.ended or (point.total == fit[1] and bool(self.samples[-1].metrics)
+                                    and self.samples[-1].step == base + fit[1])):
+            # a call of several epochs again, after one that ended early (EarlyStopping said so) or ran all its
+            # epochs, of the same length: another fit of the same program (a sweep's next model, a retraining), not a
+            # restart and not a stage that goes on; the run is this fit's, the earlier fits' points dropped
+            self._forget_points()
+            self._undo_end()
+            self._keras_fit, self.total = (0, point.total), None
+            return point
         if step == 1 and fit is not None and self.samples and self._epoch_complete and fit[1] \
                 and self.samples[-1].step == base + fit[1]:
             base += fit[1]
