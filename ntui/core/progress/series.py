@@ -137,6 +137,9 @@ class Series:
     _eval_bar: tuple[int | None, bool] | None = None  # that evaluation's bar: its total, and whether it ended
     _eval_held: int = 0  # the points of other bars held while that evaluation is under way
     _after_last: bool = False  # a line that is not a point came after the last point
+    _lines_after: int = 0  # the lines that are not points since the last point
+    _header_again: bool = False  # the program's first line again right after a Keras fit's last epoch: a restart
+    # unless the next point is a new fit's first epoch of the same length (:meth:`printed_again`)
     _zero_step: bool = False  # the loop's own lines count steps from 0 (its last step is its total less one)
     _zero_epoch: bool = False  # an epoch-counted run named an epoch 0
     _epoch_complete: bool = False  # the epoch an epoch-counted run is in has reached its last batch
@@ -426,6 +429,7 @@ class Series:
     def after_points(self) -> None:
         """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
         self._after_last = True
+        self._lines_after += 1
 
     @property
     def run_total(self) -> int | None:
@@ -634,7 +638,19 @@ class Series:
         """The program's first line printed again after points: it started again, unless the next point goes on
         with the bar the last one was drawn on (:func:`_goes_on`): then a child process printed it, not a new run
         (Windows' spawn start method runs the main module's top level again in each DataLoader worker, its prints
-        too: ultralytics' banner and its trainer's arguments once per worker, glued into the epoch's first redraws)."""
+        too: ultralytics' banner and its trainer's arguments once per worker, glued into the epoch's first redraws).
+        Printed again right after a Keras fit's last epoch (its result line, a blank one, then it), it is a loop's
+        header of each fit (a sweep that builds, compiles and fits a model per setting, its first line the block's)
+        where the next point is a new fit's first epoch of the same length: decided at that point."""
+        fit = self._keras_fit
+        if fit is not None and fit[1] and fit[1] > 1 and self._lines_after <= 3 and self.samples \
+                and not self._fresh and not self.ended and self.stopped is None and self.samples[-1].metrics \
+                and self.samples[-1].step == fit[0] + fit[1]:
+            self._header_again = True
+            return
+        self._started_again()
+
+    def _started_again(self) -> None:
         before = dict(vars(self))
         self.new_start(until_point=True)
         if self._latest is not None and self.samples and not before["_fresh"]:
@@ -1154,6 +1170,12 @@ class Series:
                                             and self._inner_last is not None and point.total == self._inner_last[1])):
             # (an inner bar's last draw, as it closes, moves the cursor up no more: of its total, it is the same bar)
             point = self._epoch_of_epochs_bar(point)
+        if self._header_again:
+            self._header_again = False
+            fit = self._keras_fit
+            if not (point.form == "keras" and point.batch is None and point.step == 1 and fit is not None
+                    and point.total == fit[1]):
+                self._started_again()  # not a new fit of the same length: the program started again
         if self._again is not None:
             (again, kept), self._again = self._again, None
             if _goes_on(again, point):
@@ -1227,7 +1249,7 @@ class Series:
             self._loop_epoch_bars = True
         if point.format != "tqdm":
             if point.step is not None:
-                self._after_last = False
+                self._after_last, self._lines_after = False, 0
                 if point.format in _RUN_STEP_FORMATS:
                     self._run_steps = True
             if point.iters is not None and self._total_iters:
