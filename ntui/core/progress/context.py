@@ -42,6 +42,8 @@ class LineContext:
     # whether a Ctrl-C was echoed since ("^C": the command interrupted, its prompt back no end)
     shell_prompt: str | None = None
     interrupted: bool = False
+    # LightGBM's "... Best iteration is:" was the last line: the round line after it restates the best round, no step
+    best_round_next: bool = False
     # the braces still open of a learning-rate scheduler's parameters printed over several lines (DeepSpeed's user
     # json, '"scheduler": {'): what they say of steps is the scheduler's, not the run's
     scheduler_braces: int = 0

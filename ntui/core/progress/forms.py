@@ -105,6 +105,13 @@ FORMS: tuple[LineForm, ...] = (
     # brackets), and its Chrono's note "Steps:120/5000 [2.4%]" (the run's total)
     _form("big_vision", rf"^\[(?P<step>\d+)\] (?=[A-Za-z][\w/@.:-]* = {NUM}\s*$)"),
     _form("big_vision", r"\bSteps:(?P<step>\d+)/(?P<total>\d+) \[[\d.]+%\]"),
+    # XGBoost's evaluation log (learner.cc's EvalOneIter, python's EvaluationMonitor: f"[{epoch}]" then
+    # f"\t{data}-{metric}:{score:.5f}" for each watched set and metric): "[17]\ttrain-rmse:0.12345", its boosting
+    # rounds from 0 as printed (a metric on a set is no loss: an evaluation of the model after the round)
+    _form("xgboost", rf"^\[(?P<step>\d+)\]\t(?=[A-Za-z][\w.@]*-[\w@.:-]+:{NUM}(?:\+{NUM})?(?:\t|\s*$))"),
+    # LightGBM's log_evaluation (callback.py): f"[{env.iteration + 1}]\t{result}", each result "{set}'s {metric}:
+    # {score:g}" tab-joined: "[750]\tvalid_0's auc: 0.81", its rounds from 1
+    _form("lightgbm", rf"^\[(?P<step>\d+)\]\t(?=[\w.@-]+'s [\w@.:-]+: {NUM})"),
     # Composer's ConsoleLogger where max_duration is in tokens or samples: "[token=1048576/100000000]:", its metrics on
     # the tab-indented lines after it (in batches it is "[batch=N/T]:", read by the generic counter reader)
     _form("composer", r"^\[(?:token|sample)=(?P<step>\d+)/(?P<total>\d+)\]:?\s*$"),

@@ -926,7 +926,8 @@ _FORM_HINT_RE = re.compile(r"num_updates| updates \||progress: \d"
                             r"|\d+/\d+ [\[━─]|\d+/\d+ - \d|epoch:? {1,3}\d|\d ?epoch\b|global step \d|^steps: \d"
                             r"|^epoch=\d|\bEp\. \d|\d/Unknown |Steps:\d|^epoch \d+: \{|^\[(?:token|sample)="
                             r"|\] (?:collection=\S+ )?[A-Za-z][\w/@.:-]* ?= ?[-+\d.na]"
-                            r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d|^Batch \d+/\d+: |Episode")
+                            r"|total_timesteps|^\d+/\d+, train_loss: |[=*#~-] Step \d|^Batch \d+/\d+: |Episode"
+                            r"|^\[\d+\]\t")
 #: a line's "key: value" / "key=value" pairs, quoted too (fairseq's JSON lines, a dict of strings)
 #: (a loss of several words is one name: "Mono Loss: 0.05", "train loss: 3.2", "val loss: 1.1", not "Loss")
 #: (a value with a unit's letter after it, nanotron's human_format "consumed_tokens: 1.2M", is no number: not its "1")

@@ -314,6 +314,12 @@ def feed_line(series: Series, text: str, pattern: Pattern | None, at: float, ran
         return
     point = parse_line(text, pattern) if "across cluster]" not in text or _RAY_REPEATED_RE.search(text) is None \
         else None
+    if series.lines.best_round_next:  # LightGBM's best round restated after its end word: no step, no restart
+        series.lines.best_round_next = False
+        if point is not None and point.form == "lightgbm":
+            return
+    if text.endswith(("est iteration is:", "est iteration is:\n")) and "arly stopping" in text:
+        series.lines.best_round_next = True
     if point is not None and point.form == "epoch-of-header" and " of " in text and unheader(text) != text.strip():
         # "Epoch 3 of 20" as a logger's record (t5x's train loop logs it through absl, each of its periods of steps):
         # a period's start (:func:`declared_periods`), not a loop's print of its epoch's header

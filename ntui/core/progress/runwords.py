@@ -84,6 +84,11 @@ _PER_EPOCH_RE = re.compile(r"^\s*(?:max_)?steps_per_epoch\s*[:=]\s*(?P<n>\d+)\s*
 #: "Total training time": its hooks print it after a crash too)
 _END_RE = re.compile(r"`Trainer\.fit` stopped: `max_(?P<what>epochs|steps)=(?P<n>\d+)` reached|\bTraining completed\b"
                      r"|\bFinished training\b|\bdone training in\b|^Epoch \d+: early stopping"
+                     # LightGBM's early_stopping callback after its last round, before it raises EarlyStopException
+                     # to end train() normally: "Did not meet early stopping. Best iteration is:" at the round budget,
+                     # "Early stopping, best iteration is:" when the score stopped improving (the best round's line
+                     # follows it)
+                     r"|^Did not meet early stopping\. Best iteration is:\s*$|^Early stopping, best iteration is:\s*$"
                      r"|^(?P<done>\d+) epochs completed in [\d.]+ hours"
                      r"|\[after training is done\]|^Training time: [\d.]+ ?s\b"
                      # an early stop said as the message: "Early stopping", "Early stopping at epoch 45", "early
