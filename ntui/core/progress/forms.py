@@ -255,6 +255,11 @@ FORMS: tuple[LineForm, ...] = (
     # (and its Progbar of a dataset whose length it does not know yet, its first epoch's: "%7d/Unknown" then the time,
     # Keras 2's "    120/Unknown - 12s 100ms/step - loss: 0.5", Keras 3's "    120/Unknown 12s 100ms/step - loss: 0.5")
     _form("keras", r"^\s*(?P<batch>\d+)/Unknown (?:- )?\d+m?s\b", 1, "epoch"),
+    # Demucs' solver's LogProgress (its _log: f"{self.name} | {index}/{total} | {speed} | {infos}", the name
+    # f"Train | Epoch {epoch + 1}", each info "Loss 0.2571"; printed num_prints times an epoch, its summary
+    # "Train Summary | Epoch N | Loss=..." after): the run counts epochs, from 1; its "Valid | Epoch N" lines are
+    # the evaluation's
+    _form("demucs", r"^\s*(?:- )?Train \| Epoch (?P<epoch>\d+) \| (?P<batch>\d+)/(?P<batches>\d+) \| ", 1, "epoch"),
     # last, a hand-written loop's summary of each epoch: "Epoch 5, loss: 0.31", "Epoch: 5/100 - train_loss 0.3",
     # "epoch 3 | avg loss 0.2", "epoch 3 avg train loss: 0.2" (two qualifiers), MST's "===> Epoch 132 Complete: Avg.
     # Loss: 0.0148", SpeechBrain's train logger's

@@ -493,10 +493,13 @@ class Series:
         if what == "steps" and n > 0:
             self.stopped_at = self.declared_total = n
         elif what == "completed" and self._unit == "epoch" and not self._rows_from_zero and self.total is not None \
-                and self.samples[-1].step == n - 1 and (self.total == n - 1 or self._zero_epoch and self.total == n):
-            # the epochs done are one more than the last row named, of a total as many: the rows named the epoch's
-            # index, from 0, of the last one's (YOLOv5's "299/299" of 300), the run's epochs are the end's
-            self._rows_from_zero, self.total = True, n
+                and self.samples[-1].step == n - 1 and (self.total == n - 1 or self._zero_epoch):
+            # the epochs done are one more than the last row named, of a total as many, or of rows that named an
+            # epoch 0: the rows named the epoch's index, from 0 (YOLOv5's "299/299" of 300; its "35/1999" then
+            # "36 epochs completed" after an early stop), the run's epochs done are the end's
+            self._rows_from_zero = True
+            if self.total == n - 1:
+                self.total = n
             last = self.samples[-1]
             self.samples[-1] = Sample(last.time, n, last.metrics, last.segment)
         elif not what and self._unit == "epoch" and self._zero_epoch and self._epoch_complete \
