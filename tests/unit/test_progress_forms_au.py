@@ -64,3 +64,26 @@ def test_forecasting_models_after_their_smape_score_are_no_restart(tmp_path: Pat
     assert series.restarts == []
     assert series.step == 30
     assert training_loss(series.metrics) == ("Training_loss", 4.25)
+
+
+def test_xgboost_counting_from_zero_again_under_other_eval_names_is_another_fit(tmp_path: Path) -> None:
+    """XGBoost's EvaluationMonitor ('[%d]\\t%s-%s:%.5f' per evaluation set and metric): a native xgb.train fit with a
+    "train" watchlist, then an XGBRegressor fit in the same process whose eval_set is named "validation_0", from
+    [0] again after its learner.cc warning. Other names: another model's fit, not a relaunch and not a late
+    evaluation record: the run is the second fit's rounds as printed, no restart, no loss (an eval-set metric)."""
+    lines = [*(f"[{i}]\ttrain-rmse:{9.0 - i / 4:.5f}" for i in range(12)),
+             "[09:15:02] WARNING: /work/xgboost/src/learner.cc:767: ", 'Parameters: { "silent" } are not used.', "",
+             *(f"[{i}]\tvalidation_0-rmse:{7.5 - i / 5:.5f}" for i in range(9))]
+    series, _ = _read(tmp_path, lines)
+    assert series.restarts == []
+    assert series.step == 8
+    assert training_loss(series.metrics) is None
+
+
+def test_xgboost_counting_from_zero_again_under_the_same_names_stays_a_restart(tmp_path: Path) -> None:
+    """The same EvaluationMonitor lines, the same "train-rmse" name from [0] again: a launch again of the same
+    program (its fit evaluates the same sets), a restart as before."""
+    lines = [*(f"[{i}]\ttrain-rmse:{9.0 - i / 4:.5f}" for i in range(12)),
+             *(f"[{i}]\ttrain-rmse:{9.1 - i / 4:.5f}" for i in range(5))]
+    series, _ = _read(tmp_path, lines)
+    assert len(series.restarts) == 1

@@ -1217,7 +1217,12 @@ class Series:
                 if self._loss_of_other_rank(point) and (loss := training_loss(point.metrics)) is not None:
                     self.more_metrics(dict((loss,)))
                 return  # another rank's bar, of any phase (its validation's batches are not the followed rank's)
-        if point.format == "log" and point.step is not None and self.samples and not self._fresh \
+        # XGBoost's evaluation log counting from [0] again under other names of its evaluation sets and metrics
+        # ("[0]\tvalidation_0-rmse:..." after "[21]\ttrain-rmse:..."): another model's fit in the same process (a
+        # relaunch of the program evaluates the same sets under the same names), no restart (see fit_result)
+        xgb_again = point.form == "xgboost" and point.step == 0 and bool(self.samples) and not self._fresh \
+            and self.samples[-1].step > 0 and bool(point.metrics) and not set(point.metrics) & set(self.metrics)
+        if point.format == "log" and point.step is not None and self.samples and not self._fresh and not xgb_again \
                 and point.step < self.samples[-1].step and evaluation_record(point.metrics):
             # an evaluation's scalars at the step it evaluated, behind the training's last: an asynchronous metric
             # writer's late write (clu's, the flax examples' default), not a run started again
@@ -1262,7 +1267,7 @@ class Series:
         if point.format != "tqdm":
             if point.step is not None:
                 self._after_last, self._lines_after = False, 0
-                fit_again, self._fit_result = self._fit_result, False
+                fit_again, self._fit_result = self._fit_result or xgb_again, False
                 if point.format in _RUN_STEP_FORMATS:
                     self._run_steps = True
             if point.iters is not None and self._total_iters:
