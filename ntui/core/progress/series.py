@@ -138,6 +138,9 @@ class Series:
     _eval_held: int = 0  # the points of other bars held while that evaluation is under way
     _after_last: bool = False  # a line that is not a point came after the last point
     _lines_after: int = 0  # the lines that are not points since the last point
+    # since the last point: the fit's own result line came ("Test Accuracy: 0.81", "smape score:  2.4"), and no
+    # sign of the program's start (a line that says a start, a Python warning) after it (:meth:`fit_result`)
+    _fit_result: bool = False
     _header_again: bool = False  # the program's first line again right after a Keras fit's last epoch: a restart
     # unless the next point is a new fit's first epoch of the same length (:meth:`printed_again`)
     _zero_step: bool = False  # the loop's own lines count steps from 0 (its last step is its total less one)
@@ -430,6 +433,14 @@ class Series:
         """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
         self._after_last = True
         self._lines_after += 1
+
+    def fit_result(self, said: bool) -> None:
+        """A line after the last point that is a fit's result (``said``: its test score) or says a start (not):
+        a script that trains several models one after another in one process prints each model's score after its
+        last point, and the next model's counter starts again right after it, nothing of the program's start
+        between (a relaunch prints its banner, its start time, its warnings first): that count is a new fit's, no
+        restart, and the run is the last fit's (:meth:`add`)."""
+        self._fit_result = said and bool(self.samples)
 
     @property
     def run_total(self) -> int | None:
@@ -1150,6 +1161,7 @@ class Series:
         """One point read at ``at`` (a bar of another phase, Lightning's validation, is not the run's). Its time is
         the line's own when it has one, else the bar's start plus its elapsed (so that a log read at once, after the
         fact, still has its pace), else ``at``."""
+        fit_again = False  # (a fit's result line came right before this point: fit_result)
         if point.percent is not None and point.step is None:
             # a bar of its percentage only (Rich's default columns): a step where the run's total is said, else none
             total = self.total or self.declared_total
@@ -1208,7 +1220,12 @@ class Series:
                 if self._loss_of_other_rank(point) and (loss := training_loss(point.metrics)) is not None:
                     self.more_metrics(dict((loss,)))
                 return  # another rank's bar, of any phase (its validation's batches are not the followed rank's)
-        if point.format == "log" and point.step is not None and self.samples and not self._fresh \
+        # XGBoost's evaluation log counting from [0] again under other names of its evaluation sets and metrics
+        # ("[0]\tvalidation_0-rmse:..." after "[21]\ttrain-rmse:..."): another model's fit in the same process (a
+        # relaunch of the program evaluates the same sets under the same names), no restart (see fit_result)
+        xgb_again = point.form == "xgboost" and point.step == 0 and bool(self.samples) and not self._fresh \
+            and self.samples[-1].step > 0 and bool(point.metrics) and not set(point.metrics) & set(self.metrics)
+        if point.format == "log" and point.step is not None and self.samples and not self._fresh and not xgb_again \
                 and point.step < self.samples[-1].step and evaluation_record(point.metrics):
             # an evaluation's scalars at the step it evaluated, behind the training's last: an asynchronous metric
             # writer's late write (clu's, the flax examples' default), not a run started again
@@ -1253,6 +1270,7 @@ class Series:
         if point.format != "tqdm":
             if point.step is not None:
                 self._after_last, self._lines_after = False, 0
+                fit_again, self._fit_result = self._fit_result or xgb_again, False
                 if point.format in _RUN_STEP_FORMATS:
                     self._run_steps = True
             if point.iters is not None and self._total_iters:
@@ -1414,7 +1432,10 @@ class Series:
                 if self._excerpts:
                     self._excerpt_again()
             return
-        if back and self._another_fit(point):  # the points were an earlier fit's, its end too: no restart
+        if back and self._another_fit(point) or (
+                point.format != "tqdm" and fit_again and not self._fresh and point.step is not None
+                and bool(self.samples) and point.step < self.samples[-1].step):
+            # the points were an earlier fit's, its end too: no restart
             self._forget_points()
             self._undo_end()
         elif back and self._other_phase_before(point, raw.total):  # its points were not the run's: no restart
