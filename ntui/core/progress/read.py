@@ -205,18 +205,20 @@ _PIPE_STAMP_RE = re.compile(r"\[?(?:(?:[A-Z][a-z]{2} [ \d]\d|\d{4}-\d\d-\d\d)[ T
 _STAMPED_FIRST = frozenset("[0123456789ADFJMNOS")
 
 
+#: a fit's result line printed after its last point by a script that fits several models in one process: its score
+#: on the test data, "name: value" (a hand-written PyG loop's print(f'Test Accuracy: {acc:.4f}'), a
+#: forecasting comparison's print('smape score: ', score))
+_FIT_RESULT_RE = re.compile(r"(?i)\s*(?:test[ _](?:acc(?:uracy)?|score|loss|error)|[a-z0-9]+[ _]score):\s+"
+                            r"-?\d+(?:\.\d+)?%?\s*$")
+#: a sign of the program's start between two counts: a line that says a start ("Training Session Started: ..."), a
+#: Python warning, a traceback: the next count is a launch again, not a fit in the same process
+_START_SIGN_RE = re.compile(r"(?i)\bstart(?:ed|ing)?\b|Warning: |^Traceback ")
+
+
 #: DeepSpeed-Chat's training scripts as each epoch begins: "Beginning of Epoch 1/4, Total Micro Batches 115" (its
 #: loader's length, micro-batches); DeepSpeed's ThroughputTimer each steps_per_print optimizer steps:
 #: "epoch=0/micro_step=460/global_step=230, RunningAvgSamplesPerSec=..." (their ratio, the gradient accumulation):
 #: with the run's epochs, its optimizer steps
-# a fit's result line printed after its last point by a script that fits several models in one process: its score
-# on the test data, "name: value" (a hand-written PyG loop's print(f'Test Accuracy: {acc:.4f}'), a
-# forecasting comparison's print('smape score: ', score))
-_FIT_RESULT_RE = re.compile(r"(?i)\s*(?:test[ _](?:acc(?:uracy)?|score|loss|error)|[a-z0-9]+[ _]score):\s+"
-                            r"-?\d+(?:\.\d+)?%?\s*$")
-# a sign of the program's start between two counts: a line that says a start ("Training Session Started: ..."), a
-# Python warning, a traceback: the next count is a launch again, not a fit in the same process
-_START_SIGN_RE = re.compile(r"(?i)\bstart(?:ed|ing)?\b|Warning: |^Traceback ")
 _MICRO_BATCHES_RE = re.compile(r"\bBeginning of Epoch \d+/\d+, Total Micro Batches (?P<n>\d+)\b")
 _DS_TIMER_RE = re.compile(r"\bmicro_step=(?P<m>\d+)/global_step=(?P<g>\d+)\b")
 #: DeepSpeed-Chat's RLHF (PPO) step as each epoch begins: "Beginning of Epoch 1/1, Total Generation Batches 1187"
