@@ -136,8 +136,7 @@ class Series:
     _evaluating: bool = False  # the program said an evaluation starts: its bars are not the run's
     _eval_bar: tuple[int | None, bool] | None = None  # that evaluation's bar: its total, and whether it ended
     _eval_held: int = 0  # the points of other bars held while that evaluation is under way
-    _after_last: bool = False  # a line that is not a point came after the last point
-    _lines_after: int = 0  # the lines that are not points since the last point
+    _lines_after: int = 0  # the lines that are not points since the last point (none: the last line was a point)
     # since the last point: the fit's own result line came ("Test Accuracy: 0.81", "smape score:  2.4"), and no
     # sign of the program's start (a line that says a start, a Python warning) after it (:meth:`fit_result`)
     _fit_result: bool = False
@@ -431,7 +430,6 @@ class Series:
 
     def after_points(self) -> None:
         """A line that is not a point came after the points (a checkpoint saved, an evaluation, the end)."""
-        self._after_last = True
         self._lines_after += 1
 
     def fit_result(self, said: bool) -> None:
@@ -476,7 +474,7 @@ class Series:
         counts something else than they do, optimizer steps where they count micro-batches)."""
         if self._unit == "epoch":
             return step + (1 if self._zero_epoch else 0) >= total and self._epoch_complete
-        if self._zero_step and self._after_last and step == total - 1:
+        if self._zero_step and self._lines_after > 0 and step == total - 1:
             return True
         if step > total and self.total is None and self._own_lines:
             return False  # past a total only a configuration said: it counts something else (optimizer steps)
@@ -1269,7 +1267,7 @@ class Series:
             self._loop_epoch_bars = True
         if point.format != "tqdm":
             if point.step is not None:
-                self._after_last, self._lines_after = False, 0
+                self._lines_after = 0
                 fit_again, self._fit_result = self._fit_result or xgb_again, False
                 if point.format in _RUN_STEP_FORMATS:
                     self._run_steps = True
