@@ -81,7 +81,7 @@ def test_an_ms_swift_run_that_crashed_after_its_checkpoint_lines_is_not_done(tmp
     lines = [f"{{'loss': {1.2 - s / 100:.4f}, 'token_acc': 0.61, 'grad_norm': 0.9, 'learning_rate': 1e-05, "
              f"'memory(GiB)': 12.5, 'train_speed(iter/s)': 0.31, 'epoch': {s / 40:.2f}, "
              f"'global_step/max_steps': '{s}/120'}}" for s in range(5, 41, 5)]
-    lines += ["Train:  33%|███▎      | 40/120 [02:10<04:20,  3.26s/it]"
+    lines += ["Train:  33%|███▎      | 40/120 [02:10<04:20,  3.26s/it]"  # (the logger's line glued to the bar's)
               "[INFO:swift] last_model_checkpoint: /runs/demo/v3-20260101-100000/checkpoint-40",
               "[INFO:swift] best_model_checkpoint: /runs/demo/v3-20260101-100000/checkpoint-40",
               "Traceback (most recent call last):",
