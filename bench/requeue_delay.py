@@ -5,7 +5,7 @@
 Slurm holds a requeued job pending (``Reason=BeginTime``) for the step credential's lifetime, slurm.conf
 ``AuthInfo=cred_expire`` (default 120 s). The dev clusters run ``cred_expire=10`` so that the long-run tests
 (a requeue every allocation) take minutes less; this measures both on private clusters of one version, started
-one after the other beside any running dev cluster (own state dir, ports 16897-16901, job ids from 15001 —
+one after the other beside any running dev cluster (own state dir, ports 14897-14901, job ids from 15001 —
 the range no dev cluster uses), one job each: submitted, running, ``scontrol requeue``, then the seconds until
 it runs again. Prints both delays and their ratio. Needs root (it starts Slurm's daemons), like scripts/dev-cluster.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "dev-cluster"
-PORT_BASE = "16897"
+PORT_BASE = "14897"
 FIRST_JOB_ID = "15001"
 DEFAULT_CRED_EXPIRE = 120  # Slurm's default (slurm.conf(5), AuthInfo)
 
