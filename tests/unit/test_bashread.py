@@ -167,3 +167,25 @@ def test_a_function_that_runs_the_launch_is_not_setup_and_one_that_does_not_is()
             "prep\n[[ -d data ]] || ln -s /data data\ngo fit.py\n")
     setup = import_script(read_script(text, "/w/job.sh")).preset["setup"]
     assert setup[1:-1] == ["prep() {", "  mkdir -p out", "}", "prep", "[[ -d data ]] || ln -s /data data"]
+
+
+@pytest.mark.parametrize("text", [
+    "A=1 B=2\necho hi\n",  # two assignments: the grammar takes the next line's command as theirs
+    "A=1 B=2  # set both\necho hi\n",
+    "a | grep x | head -3\necho hi\n",  # three stages: the same
+])
+def test_a_command_ends_at_its_line_end_as_bash_ends_it(text: str) -> None:
+    found = [(c.line, [w.text for w in c.words]) for c in commands(text)]
+    assert found[-1] == (2, ["echo", "hi"]), found
+    assert all("echo" not in words for _, words in found[:-1]), found
+
+
+def test_a_loop_after_a_line_of_assignments_is_a_loop_not_a_stray_do() -> None:
+    """The form ntui's own rendezvous lines have (R4): refused as "`do` closes nothing" before."""
+    script = ("#!/bin/bash\n#SBATCH -N 2\nif [ -n \"$X\" ]; then\n    A=$MASTER_PORT N=0\n"
+              "    while [ \"$N\" -lt 3 ] && f \"$A\"; do\n        N=$(( N + 1 )) A=$(( A + 1 ))\n    done\nfi\n"
+              "srun python t.py\n")
+    read = read_script(script, "t.sh")
+    assert read.stray_closer is None
+    assert [(c.line, c.words[0].text) for c in commands(script)][-1] == (9, "srun")
+

@@ -74,12 +74,51 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+#: How many run-on commands one text may have cut before the tree is taken as it is.
+_MAX_CUTS = 256
+
+
+def _run_on(node: Any, src: bytes) -> int | None:
+    """Where the first simple command under ``node`` runs on past an unescaped line end, as bash never does: the
+    byte its line's own words end at. The grammar does so after a line of two or more assignments (``A=1 B=2``) and
+    after a pipeline of three or more stages: the next line's command, ``while`` or ``if`` included, becomes that
+    command's name and arguments (tree-sitter-bash issues 228, 342 and 347)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "command":
+            last: int | None = None
+            for c in n.children:
+                if c.type == "comment":
+                    continue
+                if last is not None:
+                    gap = src[last:c.start_byte]
+                    if any(b == 0x0A and (i == 0 or gap[i - 1] != 0x5C) for i, b in enumerate(gap)):
+                        return last
+                last = c.end_byte
+        stack.extend(reversed(n.children))
+    return None
+
+
+def _parse(src: bytes) -> tuple[Any, bytes, list[int]]:
+    """The grammar's tree of ``src`` with every run-on command (:func:`_run_on`) cut where its line ends, by a ``;``
+    put there; the text read, and where each ``;`` went (in the order put, each in the text as it was then)."""
+    cuts: list[int] = []
+    tree = _parser().parse(src)
+    while len(cuts) < _MAX_CUTS and (at := _run_on(tree.root_node, src)) is not None:
+        src = src[:at] + b";" + src[at:]
+        cuts.append(at)
+        tree = _parser().parse(src)
+    return tree, src, cuts
+
+
 def commands(text: str) -> list[Command]:
     """The simple commands of a batch script in the order its shell runs them (a function's body at its calls),
     each with its words as written and as expanded (module docstring). Never raises for a line it cannot read:
     the grammar recovers, and what it could not read is left out."""
-    reader = _Reader(text.encode(), {}, None, lambda line: line)
-    reader.block(_parser().parse(text.encode()).root_node, 0, None)
+    tree, src, _ = _parse(text.encode())
+    reader = _Reader(src, {}, None, lambda line: line)
+    reader.block(tree.root_node, 0, None)
     return reader.out
 
 
@@ -124,7 +163,9 @@ def _reread(word: Word, env: dict[str, Var], positional: list[list[_Seg]] | None
             piece = p.text
         text.append(piece)
         lines += [p.line or word.line] * len(piece.encode())
-    src = "".join(text).encode()
+    tree, src, cuts = _parse("".join(text).encode())
+    for at in cuts:  # each ";" put in at the line its words end on
+        lines.insert(at, lines[at - 1] if 0 < at <= len(lines) else word.line)
 
     def line_of(row_byte: int) -> int:
         return lines[row_byte] if 0 <= row_byte < len(lines) else word.line
@@ -132,7 +173,7 @@ def _reread(word: Word, env: dict[str, Var], positional: list[list[_Seg]] | None
     reader = _Reader(src, env, positional, line_of, unknowns or [Part("", BATCH)])
     reader.unknown = unknown
     reader.calls = calls  # eval inside eval, a function calling itself: bounded as one nesting
-    reader.block(_parser().parse(src).root_node, 0, None)
+    reader.block(tree.root_node, 0, None)
     return reader
 
 
