@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from ntui.core.compose.rules import PORT_BASE, PORT_SPAN
 from tests.cluster.conftest import REPO, DevCluster
 
 pytestmark = pytest.mark.cluster
@@ -132,6 +134,42 @@ def test_user_rdzv_conf_is_merged_on_two_nodes(dev_cluster: DevCluster, tmp_path
                for line in batch.splitlines() if "rdzv_configs" in line]
     assert sorted(c.get("is_host") for c in configs) == ["0", "1"], batch
     assert all(c.get("timeout") == "900" for c in configs), configs
+
+
+@pytest.mark.parametrize("preset", ["local-torchrun", "local-accelerate"])
+def test_a_derived_port_in_use_on_the_first_node_is_stepped_over(dev_cluster: DevCluster, tmp_path: Path,
+                                                                  preset: str) -> None:
+    """R4 with real rendezvous: the ports the next jobs' ids derive are held by listening sockets on this host (where
+    both dev nodes live, as a service or another job's store would hold one on a real first node); the batch shell
+    steps over them, says so in the batch log, and the job trains on the port it took."""
+    probe = dev_cluster.run("sbatch", "--parsable", "--hold", "-J", "ntui-port-probe", "-o", "/dev/null",
+                            "--wrap", "true")
+    assert probe.returncode == 0, probe.stderr
+    last = int(probe.stdout.strip().split(";")[0])
+    dev_cluster.run("scancel", str(last))
+    ports = {PORT_BASE + job_id % PORT_SPAN for job_id in range(last + 1, last + 21)}  # this lane's next jobs
+    held = []
+    try:
+        for port in sorted(ports):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            held.append(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the TIME_WAIT of a job's own store
+            s.bind(("0.0.0.0", port))
+            s.listen()
+        log_dir = tmp_path / "logs"
+        res = ntui(dev_cluster, "submit", preset, "--wait", "--set", f"logs.dir={log_dir}")
+    finally:
+        for s in held:
+            s.close()
+    assert res.returncode == 0, res.stdout + res.stderr
+    job_id = res.stdout.strip().splitlines()[0]
+    derived = PORT_BASE + int(job_id) % PORT_SPAN
+    assert derived in ports, (last, job_id)
+    batch = (log_dir / f"{preset}-{job_id}.out").read_text(errors="replace")
+    said = re.search(rf"^ntui: port {derived} is in use on nid001; MASTER_PORT=(\d+) \(R4\)$", batch, flags=re.M)
+    assert said is not None, batch
+    assert int(said[1]) not in ports
+    assert sorted(r["rank"] for r in rank_records(log_dir, preset, job_id)) == [0, 1, 2, 3]
 
 
 def test_test_only(dev_cluster: DevCluster, tmp_path: Path) -> None:

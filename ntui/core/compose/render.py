@@ -59,6 +59,37 @@ IS_HOST = "is_host=$(( SLURM_NODEID == 0 ))"
 RDZV_CONF_ENV = "NTUI_RDZV_CONF"
 
 
+#: How many ports after the derived one the batch shell tries before it keeps the last (R4).
+PORT_TRIES = 100
+# Where the batch shell runs on the first node (it does, unless a site moves the batch step), a derived port some
+# process there already listens on (another job's store whose id is 17000 away, a service) is stepped over to the
+# next free one in the span before any task starts, so every node gets the same port (R4). Read from the kernel's
+# socket tables (state 0A, LISTEN): nothing is bound or connected.
+_PORT_PROBE = r"""# A derived port that something on the first node already listens on would fail the rendezvous:
+# the batch shell, on that node, takes the next free one before any task starts (R4).
+ntui_port_listened() {  # PORT: a socket of this node listens on it (the kernel's tables, state 0A)
+    local f files=()
+    for f in /proc/net/tcp /proc/net/tcp6; do if [ -r "$f" ]; then files+=("$f"); fi; done
+    [ "${#files[@]}" -gt 0 ] || return 1
+    awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
+        "${files[@]}"
+}
+if [ "${SLURMD_NODENAME:-}" = "$MASTER_ADDR" ]; then
+    NTUI_DERIVED=$MASTER_PORT NTUI_PROBES=0
+    while [ "$NTUI_PROBES" -lt @TRIES@ ] && ntui_port_listened "$MASTER_PORT"; do
+        MASTER_PORT=$(( @BASE@ + (MASTER_PORT - @BASE@ + 1) % @SPAN@ )) NTUI_PROBES=$(( NTUI_PROBES + 1 ))
+    done
+    [ "$MASTER_PORT" = "$NTUI_DERIVED" ] \
+        || echo "ntui: port $NTUI_DERIVED is in use on $MASTER_ADDR; MASTER_PORT=$MASTER_PORT (R4)" >&2
+fi"""
+
+
+def port_probe_lines() -> list[str]:
+    """The lines after the derived ``MASTER_PORT`` that step over a port the first node already listens on (R4)."""
+    text = _PORT_PROBE.replace("@TRIES@", str(PORT_TRIES)).replace("@BASE@", str(PORT_BASE))
+    return text.replace("@SPAN@", str(PORT_SPAN)).splitlines()
+
+
 def _rdzv_conf_word(option: str, user: bool) -> str:
     """The one rendezvous-configuration word of a payload: the user's keys (if any), then ntui's."""
     value = merge_rdzv_conf(f"${RDZV_CONF_ENV}" if user else "", IS_HOST)
@@ -145,6 +176,7 @@ def render(spec: JobSpec) -> str:
     out.append("export MASTER_ADDR")
     if spec.master_port is None:
         out.append(f"export MASTER_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))")
+        out.extend(port_probe_lines())
     else:
         out.append(f"export MASTER_PORT={spec.master_port}")
     out.append("# srun of Slurm 22.05-23.02 does not inherit --cpus-per-task (C1).")

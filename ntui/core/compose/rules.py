@@ -312,7 +312,8 @@ guarantee("R1", _E, ("launcher.type",), "MASTER_ADDR is the first host of SLURM_
 
 
 @rule("R4", _W, ("launcher.master-port",), "MASTER_PORT = 15000 + job id % 17000 (15000-31999): two jobs on "
-      "one node differ, and the port is below the kernel's ephemeral range. A fixed port warns.",
+      "one node differ, and the port is below the kernel's ephemeral range; a port some process on the first node "
+      "already listens on is stepped over to the next free one, by the batch shell there. A fixed port warns.",
       "Lightning-AI slurm.py environment; rwth-i6/i6_core#552")
 def _r4(d: Draft) -> Iterable[RuleFinding]:
     if d.master_port is not None:
