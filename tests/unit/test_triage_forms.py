@@ -50,6 +50,16 @@ def test_torchrun_captures_name_the_rank_and_its_error(case: str, said: str, tor
     assert _verdict(torch_dir, case).startswith(said)
 
 
+def test_a_rendezvous_port_in_use_is_said_as_such_not_as_an_unreachable_store() -> None:
+    """The store's own listen() failed (EADDRINUSE: something on the first node held the port); captured with the
+    torch installed here only (the other versions' venvs are not on this machine: capture.py makes it with each)."""
+    verdict = _verdict(ELASTIC / "torch-2.13.0", "port-in-use.out")
+    assert verdict.startswith("the job could not open the store: its port (MASTER_PORT) is in use on the first node "
+                              "first: torch.distributed.DistNetworkError: The server socket has failed to listen"), \
+        verdict
+    assert "could not reach" not in verdict
+
+
 #: Where a version's log does not prove the rank. torch 2.0 and 2.2's plain-raise: no ``@record``, no ``--tee``;
 #: both workers exit 1 in the same second and its "Root Cause" names rank 0 (the first it polled, the one that lost
 #: its peer; 2.4 and later pick the failure that came first); the exception is in the log, its rank is not: said

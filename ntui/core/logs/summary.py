@@ -164,6 +164,8 @@ def what_happened(f: LogFailure, *, likely: bool = True) -> str:
             return "could not reach the rendezvous"
         if "waiting for clients" in text or "waiting for" in text and "Timed out after" in text:
             return "timed out waiting for the other ranks at the store"
+        if "EADDRINUSE" in text or "address already in use" in text.lower():  # the store's own listen(), not a peer
+            return "could not open the store: its port (MASTER_PORT) is in use on the first node"
         if "DistNetworkError" in text or "socket has timed out" in text:
             return "could not reach the store (MASTER_ADDR:MASTER_PORT)"
     return "failed"

@@ -10,8 +10,8 @@ The torch version is the interpreter's: one folder per version, each tested alik
 ``scripts/torch-matrix venvs`` makes a venv per torch version (2.0.1, 2.2.2, 2.4.1, 2.6.0, 2.9.1: PyPI's builds, run on
 the CPU); ``scripts/torch-matrix elastic`` runs this file with each. The kinds: an exception with and without
 ``@record`` (and with the workers' output redirected), a missing module, SIGKILL (as the OOM killer), SIGSEGV, SIGABRT,
-a rank that never enters the barrier (the other's gloo collective times out after 8 s), and a rendezvous that never
-completes (two nodes asked, one comes).
+a rank that never enters the barrier (the other's gloo collective times out after 8 s), a rendezvous that never
+completes (two nodes asked, one comes), and a rendezvous port something else already listens on.
 The forms of older torch versions that cannot be installed here are in ``older-forms/``, written from their source
 (its README says which).
 """
@@ -19,6 +19,7 @@ The forms of older torch versions that cannot be installed here are in ``older-f
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -79,7 +80,13 @@ CASES: dict[str, tuple[str, list[str]]] = {
     # two nodes asked for, one ever comes: the rendezvous never completes (no worker starts)
     "rdzv-timeout": ("raise", ["--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=localhost:29531",
                                "--rdzv-conf=join_timeout=5"]),
+    # the rendezvous port already listened on (another job's store, a service): the store cannot open (EADDRINUSE)
+    # (is_host=1, as ntui says on node 0: without it the agent falls back to a client of the port's listener)
+    "port-in-use": ("raise", ["--nnodes=1", "--rdzv-backend=c10d", "--rdzv-endpoint=localhost:29533",
+                              "--rdzv-conf=is_host=1"]),
 }
+#: The cases run while this script itself listens on a port: the case's rendezvous port.
+HELD_PORT = {"port-in-use": 29533}
 
 
 def capture(case: str, into: Path) -> None:
@@ -90,8 +97,12 @@ def capture(case: str, into: Path) -> None:
         alone = [] if any(o.startswith("--nnodes") for o in opts) else ["--standalone"]
         argv = [sys.executable, "-m", "torch.distributed.run", *alone, "--nproc-per-node=2", *opts, str(prog), how]
         env = dict(os.environ, PYTHONFAULTHANDLER="1", LOGLEVEL="INFO")
-        res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
-                             env=env, cwd=tmp)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+            if case in HELD_PORT:
+                held.bind(("0.0.0.0", HELD_PORT[case]))
+                held.listen()
+            res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                                 env=env, cwd=tmp)
     text = res.stdout.replace(tmp, "/tmp/ntui-elastic")  # the same bytes whichever temporary dir ran it
     (into / f"{case}.out").write_text(text)
     print(f"{case}: torchrun exit {res.returncode}, {len(text.splitlines())} lines")
