@@ -132,9 +132,11 @@ def case_signal(case: str, preset: str, launcher: str, rank: int, how: str, tmp:
 
 #: NTUI_CHECK_FAIL_HOW -> the signal that ends the rank
 SIGNALS = {"abort": "SIGABRT", "segv": "SIGSEGV", "kill": "SIGKILL"}
-#: the signal cases: (how, failing rank, extra --set); the segfaults run with Python's faulthandler, so the rank's
-#: own log ends in "Fatal Python error: Segmentation fault" (abort and kill leave the rank's log silent)
-SIGNAL_CASES = {"abort": (3, ()), "segv": (1, ("env.PYTHONFAULTHANDLER=1",)), "kill": (2, ())}
+#: the signal cases: (how, failing rank, extra --set); the segfaults run with Python's faulthandler (ntui's scripts
+#: set it, D3), so the rank's own log ends in "Fatal Python error: Segmentation fault"; abort runs without it, as a
+#: script of a user's would, so the rank's log stops silent (and SIGKILL leaves nothing to say in any case)
+SIGNAL_CASES = {"abort": (3, ("env.PYTHONFAULTHANDLER=0",)), "segv": (1, ("env.PYTHONFAULTHANDLER=1",)),
+                "kill": (2, ("env.PYTHONFAULTHANDLER=0",))}
 
 
 def case_cancel(case: str, preset: str, launcher: str, tmp: Path) -> None:

@@ -164,6 +164,10 @@ GUARANTEED: dict[str, Callable[[], bool]] = {
         "local-torchrun", "monitor.allow-attach=true", "env.PYTHONPATH=/mine")
     and _script("local-torchrun", "monitor.allow-attach=true", "env.PYTHONPATH=/mine").index("PYTHONPATH=/mine")
     < _script("local-torchrun", "monitor.allow-attach=true", "env.PYTHONPATH=/mine").index("NTUI_PTRACER_DIR="),
+    "D3": lambda: all("\nexport PYTHONFAULTHANDLER=1 " in _script(p) for p in ("local-srun", "local-torchrun",
+                                                                                "local-accelerate"))
+    and _script("local-srun", "env.PYTHONFAULTHANDLER=0").index("export PYTHONFAULTHANDLER=1")
+    < _script("local-srun", "env.PYTHONFAULTHANDLER=0").index("export PYTHONFAULTHANDLER=0"),  # the preset's wins
     "N5": lambda: 'export OMP_NUM_THREADS="$SLURM_CPUS_PER_TASK"' in _script("local-srun", "env={}"),
     "N7": lambda: "export PYTHONUNBUFFERED=1 SLURM_UNBUFFEREDIO=1" in _script("local-torchrun"),
     "Q7": lambda: " python -u " in _launch(_script("local-srun", "launcher.python=python -u")),

@@ -357,3 +357,51 @@ def test_oom_kill_names_the_rank_the_killer_took(tmp_path: Path) -> None:
     assert v.kind == "oom" and (v.rank, v.node) == (2, "nid001")
     assert v.line == ("killed by the out-of-memory killer (cgroup memory limit) · rank 2 on nid001 was killed by "
                       "SIGKILL (local rank 0): exitcode -9 (SIGKILL) in torch elastic's root cause")
+
+
+def _abort_with_the_other_agent_first(tmp_path: Path, *, faulthandler: bool) -> Case:
+    """The torchrun abort job as a loaded machine once wrote it (a full run's 22.05 lane): nid001's agent ended first,
+    its traceback's exception line came after srun's word on its task, and srun stopped nid002's agent before that
+    one printed torch elastic's summary. Rank 3's own log stops (faulthandler off) or says its signal (on)."""
+    c = case("signal-abort-torchrun")
+    for src in sorted((DATA / "signal-abort-torchrun").glob("*.out")):
+        (tmp_path / src.name).write_text(src.read_text())
+    batch = tmp_path / Path(c.paths.batch(c.job_id)).name
+    lines = batch.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "Received 15 death signal" in line)
+    agent = lines[start:]
+    exc = next(i for i, line in enumerate(agent) if "SignalException: Process" in line)
+    srun = next(i for i, line in enumerate(agent) if "task 0: Exited with exit code 1" in line)
+    agent[exc], agent[srun] = agent[srun], agent[exc]  # srun's line before the traceback's last
+    batch.write_text("\n".join([*agent, "srun: error: nid002: task 1: Terminated"]) + "\n")
+    if faulthandler:  # the form Python's faulthandler gives os.abort(), in this job's rank log
+        rank3 = tmp_path / Path(c.paths.rank(c.job_id, 3)).name
+        rank3.write_text(rank3.read_text() + "Fatal Python error: Aborted\n\nCurrent thread 0x00007f3a5c1d2740 (most "
+                         "recent call first):\n  File \"/work/main/examples/ddp_check.py\", line 32 in fail\n")
+    return Case(LogPaths(str(tmp_path), c.paths.stem), c.job_id, c.world_size, c.launcher, c.meta, c.sacct)
+
+
+def test_srun_s_line_inside_a_traceback_is_never_its_exception(tmp_path: Path) -> None:
+    """srun's "task 0: Exited with exit code 1" between a traceback's frames and its exception line is srun's word
+    on the task (a finding of its own), not the traceback's error: the verdict was "the job failed first: srun:
+    error: nid001: task 0: ... (traceback, line 29)"."""
+    c = _abort_with_the_other_agent_first(tmp_path, faulthandler=False)
+    found = scan_lines(Path(c.paths.batch(c.job_id)).read_text().splitlines())
+    srun = [f for f in found if f.first_line == "srun: error: nid001: task 0: Exited with exit code 1"]
+    assert [f.kind for f in srun] == ["srun_exit"], found
+    assert any(f.kind == "signal" and f.first_line.endswith("got signal: 15") for f in found), found
+    assert "(traceback, line" not in verdict(c).line
+
+
+def test_a_lost_peer_names_the_rank_that_never_reported(tmp_path: Path) -> None:
+    """Ranks 0-2 only lost a peer; rank 3's log stops without a word: it is where to look."""
+    v = verdict(_abort_with_the_other_agent_first(tmp_path, faulthandler=False))
+    assert v.root is not None and v.root.kind == "peer_failure"
+    assert "· rank 3 never reported: it likely stopped first" in v.line
+    assert v.rank == 3
+
+
+def test_the_rank_s_own_faulthandler_line_names_the_signal_when_no_launcher_could(tmp_path: Path) -> None:
+    v = verdict(_abort_with_the_other_agent_first(tmp_path, faulthandler=True))
+    assert (v.rank, v.node, v.signal) == (3, "nid002", "SIGABRT"), v.line
+    assert v.line.startswith("rank 3 on nid002 was killed by SIGABRT ("), v.line

@@ -23,7 +23,7 @@ CONTAINER_KEYS = ("runtime", "image", "mounts", "workdir", "options")
 #: SLURM_PROCID, SLURM_NODEID, ...), ntui's own, the rendezvous, and the families ntui or a site sets for torch,
 #: NCCL and libfabric. Trailing ``*``: podman's prefix form of ``--env``.
 PODMAN_PASS = ("SLURM*", "NTUI*", "MASTER_ADDR", "MASTER_PORT", "TORCH*", "NCCL*", "FI_*", "PYTHONUNBUFFERED",
-               "OMP_NUM_THREADS")
+               "PYTHONFAULTHANDLER", "OMP_NUM_THREADS")
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,7 @@ def render(spec: JobSpec) -> str:
     out.append("# srun of Slurm 22.05-23.02 does not inherit --cpus-per-task (C1).")
     out.append('export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"')
     out.append("export PYTHONUNBUFFERED=1 SLURM_UNBUFFEREDIO=1")
+    out.append("export PYTHONFAULTHANDLER=1  # a rank killed by SIGSEGV or SIGABRT says so in its own log (D3)")
     out.append("# A timed-out collective's flight-recorder dump goes next to the logs, not to ~/.cache (D1).")
     out.append(f"export TORCH_FR_DUMP_TEMP_FILE={q(paths.rank_prefix_dir)}{paths.job_id_shell}"
                f"{q(FLIGHT_RECORDER_SUFFIX)}")

@@ -588,6 +588,10 @@ guarantee("D2", _E, ("monitor.allow-attach",), "`monitor: {allow-attach: true}` 
           "written next to the logs and put first on PYTHONPATH (the environment's own sitecustomize still runs), so "
           "that `ntui stacks` can attach where Yama's ptrace_scope is 1 (tracing by ancestors only).",
           "man PR_SET_PTRACER(2const); Linux Documentation/admin-guide/LSM/Yama.rst")
+guarantee("D3", _E, ("env.PYTHONFAULTHANDLER",), "PYTHONFAULTHANDLER=1: a rank killed by a fault signal (SIGSEGV, "
+          "SIGABRT, SIGFPE, SIGBUS, SIGILL) writes `Fatal Python error: ...` and its Python stack to its own log, so "
+          "triage names the rank and the signal even when srun stops the launcher that would have reported it; a "
+          "preset's env wins.", "Python docs: faulthandler, PYTHONFAULTHANDLER")
 
 
 @rule("F1", _W, ("script",), "The script exists on the submitting host: a warning for check/render, an "

@@ -58,10 +58,11 @@ PER_TASK_VARS = {"SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID", "SLURM_TASK_PI
                  "SLURM_STEP_NODELIST", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK"}
 #: Launcher options that name a node's rank: a literal number or a batch-shell value is the same on every node.
 RANK_OPTIONS = {"--node-rank", "--machine_rank"}
-#: The rendezvous and layout ntui computes (R1, R4, R6, R8): variables a script exports for it are not imported.
+#: The rendezvous and layout ntui computes (R1, R4, R6, R8), and what it sets for every job (N7, D3): variables a
+#: script exports for them are not imported.
 NTUI_ENV = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "LOCAL_WORLD_SIZE",
             "NNODES", "GPUS_PER_NODE", "NUM_NODES", "NODES", "HEAD_NODE", "HEAD_NODE_IP", "PYTHONUNBUFFERED",
-            "SLURM_UNBUFFEREDIO", "SRUN_CPUS_PER_TASK"}
+            "PYTHONFAULTHANDLER", "SLURM_UNBUFFEREDIO", "SRUN_CPUS_PER_TASK"}
 #: Runtimes and what prefixes them.
 CONTAINERS = ("shifter", "podman-hpc", "podman", "apptainer", "singularity", "ch-run")
 #: torch.distributed.launch's flags that torchrun no longer has.

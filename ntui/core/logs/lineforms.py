@@ -125,6 +125,9 @@ TB_HEADER = "Traceback (most recent call last):"
 TB_CHAINS = ("The above exception was the direct cause of the following exception:",
               "During handling of the above exception, another exception occurred:")
 EXC_LINE_RE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::(?: .*)?)?$")
+#: A line Slurm's own tools write (``srun: error: nid001: task 0: Exited with exit code 1``, ``slurmstepd-nid001:
+#: error: ...``): it lands anywhere in a batch log, inside a task's traceback too, and is never its exception line.
+SLURM_TOOL_LINE_RE = re.compile(r"^(?:srun|sbatch|salloc|slurmstepd(?:-[^\s:]+)?): ")
 OOM_RE = re.compile(r"CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|HIP out of memory")
 NCCL_TIMEOUT_RE = re.compile(
     r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*(?:timed out|timeout)"

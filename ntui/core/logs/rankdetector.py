@@ -32,6 +32,7 @@ from ntui.core.logs.lineforms import (
     OOM_GPU_RE,
     OWN_START,
     SEVERAL_NODES_RE,
+    SLURM_TOOL_LINE_RE,
     SPAWN_ERROR_RE,
     SPAWN_EXIT_RE,
     TB_CHAINS,
@@ -402,6 +403,8 @@ class RankDetector:
         if text.startswith(TB_HEADER):  # a new traceback without an exception line: restart
             del self._tb[key]
             return False
+        if SLURM_TOOL_LINE_RE.match(text):
+            return False  # srun's word on a task, between the traceback's lines: read as itself, the traceback open
         m = EXC_LINE_RE.match(text)
         if m is not None and ":" not in text and "." not in text and text.islower():
             m = None  # a bare lowercase word ("zvous"): the tail of a frame line a terminal wrapped, no exception

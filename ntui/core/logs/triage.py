@@ -420,5 +420,9 @@ def triage(
             note = note.replace("never reported", "reported nothing before the timeouts")
             note += (f"; {'rank' if len(after) == 1 else 'ranks'} {format_index_ranges(after)} erred only after "
                      "them (a consequence)")
+    elif first.kind == "peer_failure" and (gone := _silent(causal, ranks)):
+        # a lost connection says only that a peer went away: a rank that said nothing of its own is likely that peer
+        silent = tuple(gone)
+        note = note or _waited_for(causal, ranks)
     return TriageSummary(first=first, per_rank=per_rank, total=len(flat), note=note, silent=silent)
 

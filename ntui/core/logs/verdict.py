@@ -340,8 +340,9 @@ def decide(
         line += f" · Slurm's exit code {slurm.exit_code}: {slurm_signal}"
     when = datetime.fromtimestamp(root.time).isoformat(timespec="seconds") if root.time is not None else None
     rank, node = root.rank, root.node
-    if len(summary.silent) == 1 and root.kind in ("nccl_timeout", "dist_timeout") and root.rank != summary.silent[0]:
-        rank, node = summary.silent[0], None  # the one rank the others waited for (the line says so)
+    if len(summary.silent) == 1 and root.kind in ("nccl_timeout", "dist_timeout", "peer_failure") \
+            and root.rank != summary.silent[0]:
+        rank, node = summary.silent[0], None  # the one rank the others waited for or lost (the line says so)
     return JobVerdict("rank_error", line, rank=rank, node=node, root=root, consequences=consequences,
                       source=source, when=when)
 
