@@ -423,3 +423,19 @@ def test_every_finding_kind_is_written_once_and_has_its_tier() -> None:
     # the detector table gives only those kinds, each row named once
     assert all(set(row.kinds) <= set(t.KINDS) for row in (*d.DETECTORS, d.LAST_ERROR))
     assert len({row.name for row in d.DETECTORS}) == len(d.DETECTORS)
+
+
+_LOST_PEER = ["0: Traceback (most recent call last):", '0:   File "t.py", line 3, in <module>', "0:     dist.barrier()",
+              "0: RuntimeError: [../gloo/transport/tcp/pair.cc:537] Read error [127.0.0.1]:13722: Connection reset by "
+              "peer", "srun: error: nid001: task 0: Exited with exit code 1", "srun: error: nid002: task 1: Terminated"]
+
+
+def test_a_lost_peer_names_a_rank_that_said_nothing_never_one_srun_stopped() -> None:
+    """srun's "task 1: Terminated" is its kill of a rank still alive after rank 0 exited: not the peer rank 0 lost.
+    Rank 2, in a job of three, said nothing at all: it is."""
+    found = scan_lines(_LOST_PEER)
+    two = triage(found, ranks=(0, 1))
+    assert two.first is not None and two.first.kind == "peer_failure"
+    assert (two.silent, two.note) == ((), "")
+    three = triage(found, ranks=(0, 1, 2))
+    assert three.silent == (2,) and three.note == "rank 2 never reported: it likely stopped first"

@@ -308,6 +308,12 @@ def _silent(per_rank: Mapping[int | None, LogFailure], ranks: Collection[int]) -
     return sorted(r for r in known if r not in per_rank or per_rank[r].tier >= 2)
 
 
+def _stopped(f: LogFailure | None) -> bool:
+    """A launcher's or srun's word that it stopped this rank (SIGTERM, SIGINT: ``task 1: Terminated``), no error of its
+    own: the rank was alive until then."""
+    return f is not None and f.kind == "signal" and f.signal in ("SIGTERM", "SIGINT")
+
+
 def _waited_for(per_rank: Mapping[int | None, LogFailure], ranks: Collection[int]) -> str:
     """The first finding is a wait and no rank reported a cause: who it waited for, as far as the log knows."""
     silent = _silent(per_rank, ranks)
@@ -420,9 +426,10 @@ def triage(
             note = note.replace("never reported", "reported nothing before the timeouts")
             note += (f"; {'rank' if len(after) == 1 else 'ranks'} {format_index_ranges(after)} erred only after "
                      "them (a consequence)")
-    elif first.kind == "peer_failure" and (gone := _silent(causal, ranks)):
-        # a lost connection says only that a peer went away: a rank that said nothing of its own is likely that peer
+    elif first.kind == "peer_failure" and (gone := [r for r in _silent(causal, ranks) if not _stopped(causal.get(r))]):
+        # a lost connection says only that a peer went away: a rank that said nothing of its own is likely that
+        # peer; not one its launcher or srun stopped (it was alive until then)
         silent = tuple(gone)
-        note = note or _waited_for(causal, ranks)
+        note = note or _waited_for({r: f for r, f in causal.items() if not _stopped(f)}, gone)
     return TriageSummary(first=first, per_rank=per_rank, total=len(flat), note=note, silent=silent)
 
