@@ -405,3 +405,15 @@ def test_the_rank_s_own_faulthandler_line_names_the_signal_when_no_launcher_coul
     v = verdict(_abort_with_the_other_agent_first(tmp_path, faulthandler=True))
     assert (v.rank, v.node, v.signal) == (3, "nid002", "SIGABRT"), v.line
     assert v.line.startswith("rank 3 on nid002 was killed by SIGABRT ("), v.line
+
+
+def test_after_srun_s_line_only_an_exception_closes_the_traceback() -> None:
+    """A task cut mid-traceback: srun's word on it, then another line of the log ("ntui: ..." of a requeued run's
+    script) that has the shape of ``Name: text`` but is no exception; the traceback is reported cut, not closed by it.
+    An exception's line after srun's still closes it."""
+    head = ["Traceback (most recent call last):", '  File "t.py", line 3, in <module>', "    x()",
+            "srun: error: nid001: task 0: Killed"]
+    cut = scan_lines([*head, "ntui: port 15003 is in use on nid001; MASTER_PORT=15004 (R4)"])
+    assert [f.first_line for f in cut if f.kind == "traceback"] == ["Traceback (most recent call last): (incomplete)"]
+    closed = scan_lines([*head, "ValueError: boom"])
+    assert [f.first_line for f in closed if f.kind == "traceback"] == ["ValueError: boom"]

@@ -60,6 +60,7 @@ class _Traceback:
     frames: int = 0
     count: int = 1
     rank_hint: int | None = None  # mp.spawn named the process whose traceback this is
+    slurm_seen: bool = False  # srun's or slurmstepd's line came inside it: the task may have been cut mid-print
 
 
 class RankDetector:
@@ -404,10 +405,13 @@ class RankDetector:
             del self._tb[key]
             return False
         if SLURM_TOOL_LINE_RE.match(text):
+            tb.slurm_seen = True
             return False  # srun's word on a task, between the traceback's lines: read as itself, the traceback open
         m = EXC_LINE_RE.match(text)
         if m is not None and ":" not in text and "." not in text and text.islower():
             m = None  # a bare lowercase word ("zvous"): the tail of a frame line a terminal wrapped, no exception
+        if m is not None and tb.slurm_seen and "." not in m["name"] and not m["name"][:1].isupper():
+            m = None  # after srun's word the task may be gone: only an exception's name ends it ("ntui: ..." does not)
         if tb.frames == 0 or m is None:
             if tb.count > MAX_TB_LINES:
                 del self._tb[key]
