@@ -6,7 +6,8 @@ Slurm holds a requeued job pending (``Reason=BeginTime``) for the step credentia
 ``AuthInfo=cred_expire`` (default 120 s). The dev clusters run ``cred_expire=10`` so that the long-run tests
 (a requeue every allocation) take minutes less; this measures both on private clusters of one version, started
 one after the other beside any running dev cluster (own state dir, ports 14897-14901, job ids from 15001 —
-the range no dev cluster uses), one job each: submitted, running, ``scontrol requeue``, then the seconds until
+the range the three version clusters leave free; scripts/test's private cluster takes it too, so not beside a full
+test run), one job each: submitted, running, ``scontrol requeue``, then the seconds until
 it runs again. Prints both delays and their ratio. Needs root (it starts Slurm's daemons), like scripts/dev-cluster.
 """
 

@@ -172,6 +172,7 @@ def test_a_function_that_runs_the_launch_is_not_setup_and_one_that_does_not_is()
 @pytest.mark.parametrize("text", [
     "A=1 B=2\necho hi\n",  # two assignments: the grammar takes the next line's command as theirs
     "A=1 B=2  # set both\necho hi\n",
+    "A=1 B=2  # a comment's backslash continues nothing \\\necho hi\n",
     "a | grep x | head -3\necho hi\n",  # three stages: the same
 ])
 def test_a_command_ends_at_its_line_end_as_bash_ends_it(text: str) -> None:
@@ -189,3 +190,9 @@ def test_a_loop_after_a_line_of_assignments_is_a_loop_not_a_stray_do() -> None:
     assert read.stray_closer is None
     assert [(c.line, c.words[0].text) for c in commands(script)][-1] == (9, "srun")
 
+
+
+def test_every_run_on_line_of_a_long_script_is_cut() -> None:
+    text = "".join(f"A{i}=1 B{i}=2\n" for i in range(300)) + "echo end\n"
+    found = commands(text)
+    assert len(found) == 301 and [w.text for w in found[-1].words] == ["echo", "end"] and found[-1].line == 301

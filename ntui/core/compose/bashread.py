@@ -74,30 +74,35 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-#: How many run-on commands one text may have cut before the tree is taken as it is.
-_MAX_CUTS = 256
+#: How many times a text is read again for its run-on commands before the tree is taken as it is.
+_MAX_PASSES = 8
 
 
-def _run_on(node: Any, src: bytes) -> int | None:
-    """Where the first simple command under ``node`` runs on past an unescaped line end, as bash never does: the
-    byte its line's own words end at. The grammar does so after a line of two or more assignments (``A=1 B=2``) and
+def _run_on(node: Any, src: bytes) -> list[int]:
+    """Where simple commands under ``node`` run on past an unescaped line end, as bash never does: the byte each
+    one's line's own words end at. The grammar does so after a line of two or more assignments (``A=1 B=2``) and
     after a pipeline of three or more stages: the next line's command, ``while`` or ``if`` included, becomes that
-    command's name and arguments (tree-sitter-bash issues 228, 342 and 347)."""
+    command's name and arguments (tree-sitter-bash issues 228, 342 and 347). A comment between two of its words
+    ends the line whatever it ends with."""
+    found: list[int] = []
     stack = [node]
     while stack:
         n = stack.pop()
         if n.type == "command":
             last: int | None = None
+            commented = False
             for c in n.children:
                 if c.type == "comment":
+                    commented = True
                     continue
                 if last is not None:
                     gap = src[last:c.start_byte]
-                    if any(b == 0x0A and (i == 0 or gap[i - 1] != 0x5C) for i, b in enumerate(gap)):
-                        return last
-                last = c.end_byte
+                    if commented or any(b == 0x0A and (i == 0 or gap[i - 1] != 0x5C) for i, b in enumerate(gap)):
+                        found.append(last)
+                        break  # the rest of it is read again once cut
+                last, commented = c.end_byte, False
         stack.extend(reversed(n.children))
-    return None
+    return found
 
 
 def _parse(src: bytes) -> tuple[Any, bytes, list[int]]:
@@ -105,9 +110,13 @@ def _parse(src: bytes) -> tuple[Any, bytes, list[int]]:
     put there; the text read, and where each ``;`` went (in the order put, each in the text as it was then)."""
     cuts: list[int] = []
     tree = _parser().parse(src)
-    while len(cuts) < _MAX_CUTS and (at := _run_on(tree.root_node, src)) is not None:
-        src = src[:at] + b";" + src[at:]
-        cuts.append(at)
+    for _ in range(_MAX_PASSES):
+        found = _run_on(tree.root_node, src)
+        if not found:
+            break
+        for at in sorted(set(found), reverse=True):  # from the end: each place still where it was found
+            src = src[:at] + b";" + src[at:]
+            cuts.append(at)
         tree = _parser().parse(src)
     return tree, src, cuts
 
