@@ -173,9 +173,7 @@ def _nccl_timeouts(first: LogFailure, per_rank: Mapping[int | None, LogFailure],
                                        f"{format_index_ranges(many)} waited in {at_collective(seq, op_b)}: the ranks' "
                                        f"collectives diverged, rank {odd} is where to look")
     silent = _silent(per_rank, ranks)
-    said = (f"{'rank' if len(silent) == 1 else 'ranks'} {format_index_ranges(silent)} never reported: "
-            f"{'it' if len(silent) == 1 else 'one of them'} likely stopped first") if silent else \
-        "the rank that stopped first is not in this log"
+    said = _never_reported(silent) if silent else "the rank that stopped first is not in this log"
     reported = format_index_ranges(sorted(timed_out))
     where_ = f"at {at_collective(seq, op)}" if seq >= 0 else f"in {at_collective(seq, op)}"
     return first, f"ranks {reported} all timed out {where_}; {said}"
@@ -314,12 +312,17 @@ def _stopped(f: LogFailure | None) -> bool:
     return f is not None and f.kind == "signal" and f.signal in ("SIGTERM", "SIGINT")
 
 
+def _never_reported(silent: Sequence[int]) -> str:
+    """``rank 3 never reported: it likely stopped first`` (``ranks 2, 3 ...: one of them ...``)."""
+    return (f"{'rank' if len(silent) == 1 else 'ranks'} {format_index_ranges(silent)} never reported: "
+            f"{'it' if len(silent) == 1 else 'one of them'} likely stopped first")
+
+
 def _waited_for(per_rank: Mapping[int | None, LogFailure], ranks: Collection[int]) -> str:
     """The first finding is a wait and no rank reported a cause: who it waited for, as far as the log knows."""
     silent = _silent(per_rank, ranks)
     if silent:
-        return (f"{'rank' if len(silent) == 1 else 'ranks'} {format_index_ranges(silent)} never reported: "
-                f"{'it' if len(silent) == 1 else 'one of them'} likely stopped first")
+        return _never_reported(silent)
     return "the rank it waited for reported no error in this log"
 
 
@@ -430,6 +433,6 @@ def triage(
         # a lost connection says only that a peer went away: a rank that said nothing of its own is likely that
         # peer; not one its launcher or srun stopped (it was alive until then)
         silent = tuple(gone)
-        note = note or _waited_for({r: f for r, f in causal.items() if not _stopped(f)}, gone)
+        note = note or _never_reported(gone)
     return TriageSummary(first=first, per_rank=per_rank, total=len(flat), note=note, silent=silent)
 
