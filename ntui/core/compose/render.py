@@ -61,10 +61,8 @@ RDZV_CONF_ENV = "NTUI_RDZV_CONF"
 
 #: How many ports after the derived one the batch shell tries before it keeps the last (R4).
 PORT_TRIES = 100
-# Where the batch shell runs on the first node (it does, unless a site moves the batch step), a derived port some
-# process there already listens on (another job's store whose id is 17000 away, a service) is stepped over to the
-# next free one in the span before any task starts, so every node gets the same port (R4). Read from the kernel's
-# socket tables (state 0A, LISTEN): nothing is bound or connected.
+# The batch shell runs on the first node unless a site moves the batch step; the LISTEN entries (state 0A) of the
+# kernel's socket tables say what is taken there, with nothing bound or connected.
 _PORT_PROBE = r"""# A derived port that something on the first node already listens on would fail the rendezvous:
 # the batch shell, on that node, takes the next free one before any task starts (R4).
 ntui_port_listened() {  # PORT: a socket of this node listens on it (the kernel's tables, state 0A)
